@@ -1,0 +1,104 @@
+// Package fault is Coffer's error model: every failure a caller can see carries a Code,
+// and each Code maps, in one table, to the HTTP status of the REST layer and the
+// connect.Code of the Connect/gRPC layer. Services return *Error; transports translate.
+package fault
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"connectrpc.com/connect"
+)
+
+// Code is a stable, documented error code (the REST envelope's data.code and the
+// ErrorInfo reason over Connect).
+type Code struct {
+	name    string
+	status  int
+	connect connect.Code
+}
+
+// The codes. Adding one is a contract change: document it in the README.
+var (
+	InvalidArgument      = Code{"INVALID_ARGUMENT", http.StatusBadRequest, connect.CodeInvalidArgument}
+	Unauthenticated      = Code{"UNAUTHENTICATED", http.StatusUnauthorized, connect.CodeUnauthenticated}
+	Forbidden            = Code{"FORBIDDEN", http.StatusForbidden, connect.CodePermissionDenied}
+	NotFound             = Code{"NOT_FOUND", http.StatusNotFound, connect.CodeNotFound}
+	MethodNotAllowed     = Code{"METHOD_NOT_ALLOWED", http.StatusMethodNotAllowed, connect.CodeUnimplemented}
+	Conflict             = Code{"CONFLICT", http.StatusConflict, connect.CodeAlreadyExists}
+	SessionExpired       = Code{"SESSION_EXPIRED", http.StatusGone, connect.CodeFailedPrecondition}
+	PayloadTooLarge      = Code{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted}
+	UnsupportedMediaType = Code{"UNSUPPORTED_MEDIA_TYPE", http.StatusUnsupportedMediaType, connect.CodeInvalidArgument}
+	WithdrawDenied       = Code{"WITHDRAW_DENIED", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
+	RateLimited          = Code{"RATE_LIMITED", http.StatusTooManyRequests, connect.CodeResourceExhausted}
+	Internal             = Code{"INTERNAL", http.StatusInternalServerError, connect.CodeInternal}
+	NotImplemented       = Code{"NOT_IMPLEMENTED", http.StatusNotImplemented, connect.CodeUnimplemented}
+	Unavailable          = Code{"UNAVAILABLE", http.StatusServiceUnavailable, connect.CodeUnavailable}
+)
+
+// String is the wire name, e.g. "SESSION_EXPIRED".
+func (c Code) String() string { return c.name }
+
+// HTTPStatus is the REST layer's status for the code.
+func (c Code) HTTPStatus() int { return c.status }
+
+// ConnectCode is the Connect/gRPC code for the code.
+func (c Code) ConnectCode() connect.Code { return c.connect }
+
+// Error is a caller-visible failure. Message is safe to show to the caller; Cause is for logs.
+type Error struct {
+	Code    Code
+	Message string
+	// Field names the offending request field for INVALID_ARGUMENT (JSON name).
+	Field string
+	// Details are extra string fields for the REST envelope's data and the ErrorInfo metadata
+	// (for example errorCode of WITHDRAW_DENIED).
+	Details map[string]string
+	// RetryAfter, in seconds, for RATE_LIMITED.
+	RetryAfter int
+	Cause      error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code.name, e.Message, e.Cause)
+	}
+	return e.Code.name + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// New returns an error with a code and a caller-facing message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid reports a bad request field; field is the JSON name ("amount").
+func Invalid(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if field != "" {
+		msg = field + ": " + msg
+	}
+	return &Error{Code: InvalidArgument, Message: msg, Field: field}
+}
+
+// Wrap hides an unexpected error behind INTERNAL; the cause goes to logs only.
+func Wrap(err error, format string, args ...any) *Error {
+	return &Error{Code: Internal, Message: "internal error", Cause: fmt.Errorf(format+": %w", append(args, err)...)}
+}
+
+// As returns the *Error in err's chain, or an INTERNAL error wrapping err.
+func As(err error) *Error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &Error{Code: Internal, Message: "internal error", Cause: err}
+}
+
+// Is reports whether err carries the given code.
+func Is(err error, code Code) bool {
+	var fe *Error
+	return errors.As(err, &fe) && fe.Code == code
+}

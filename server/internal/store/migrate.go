@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrationLock serialises migrations of replicas starting together.
+const migrationLock = 0x636f66666572 // "coffer"
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, e := range entries {
+		prefix, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(prefix)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number and _", e.Name())
+		}
+		b, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// SchemaFingerprint identifies the migration set (tests key template databases on it).
+func SchemaFingerprint() string {
+	ms, _ := migrations()
+	h := sha256.New()
+	for _, m := range ms {
+		h.Write([]byte(m.name))
+		h.Write([]byte(m.sql))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Migrate brings the database up to date: River's tables, then Coffer's migrations, each in
+// its own transaction, under an advisory lock so concurrent replicas migrate once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+		return nil, err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck
+
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("river migrations: %w", err)
+	}
+	var applied []string
+	for _, v := range res.Versions {
+		applied = append(applied, fmt.Sprintf("river %03d %s", v.Version, v.Name))
+	}
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS coffer_migrations (
+		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, err
+	}
+	ms, err := migrations()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, "INSERT INTO coffer_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING", m.version, m.name)
+			if err != nil || tag.RowsAffected() == 0 {
+				return err
+			}
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			applied = append(applied, "coffer "+m.name)
+			return nil
+		})
+		if err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}

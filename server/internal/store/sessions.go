@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Session is a deposit or withdraw session.
+type Session struct {
+	ID                string
+	OperatorID        string
+	Kind              string // DEPOSIT or WITHDRAW
+	SessionRef        string
+	ExternalUserID    string
+	Lang              string
+	FiatCurrency      string
+	UserBalance       decimal.Decimal
+	Amount            decimal.Decimal
+	Email             string
+	OperatorReference string
+	CreatedAt         time.Time
+	ExpiresAt         time.Time
+	CancelledAt       *time.Time
+}
+
+// NewSession is the input of InsertSession.
+type NewSession struct {
+	ID                string
+	OperatorID        string
+	Kind              string
+	SessionRef        string
+	ExternalUserID    string
+	Lang              string
+	FiatCurrency      string
+	UserBalance       decimal.Decimal
+	Amount            decimal.Decimal
+	Email             string
+	OperatorReference string
+	TTL               time.Duration
+}
+
+const sessionColumns = `id::text, operator_id::text, kind, session_ref, external_user_id, lang, fiat_currency,
+	user_balance, amount, COALESCE(email, ''), COALESCE(operator_reference, ''), created_at, expires_at, cancelled_at`
+
+func scanSession(row interface{ Scan(...any) error }) (Session, error) {
+	var s Session
+	err := row.Scan(&s.ID, &s.OperatorID, &s.Kind, &s.SessionRef, &s.ExternalUserID, &s.Lang, &s.FiatCurrency,
+		&s.UserBalance, &s.Amount, &s.Email, &s.OperatorReference, &s.CreatedAt, &s.ExpiresAt, &s.CancelledAt)
+	return s, notFound(err)
+}
+
+// InsertSession creates a session in one statement, registering the depositor of a deposit
+// session on the way. When the operator already used the operator reference, nothing is
+// written and ErrNotFound is returned: the caller then loads the existing session.
+func (q *Queries) InsertSession(ctx context.Context, n NewSession) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `
+		WITH depositor AS (
+			INSERT INTO depositors (operator_id, external_user_id, email)
+			SELECT $2, $5, NULLIF($10, '') WHERE $3 = 'DEPOSIT'
+			ON CONFLICT (operator_id, external_user_id) DO NOTHING
+		)
+		INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
+			user_balance, amount, email, operator_reference, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
+		ON CONFLICT (operator_id, operator_reference) DO NOTHING
+		RETURNING `+sessionColumns,
+		n.ID, n.OperatorID, n.Kind, n.SessionRef, n.ExternalUserID, n.Lang, n.FiatCurrency, n.UserBalance,
+		n.Amount, n.Email, n.OperatorReference, n.TTL))
+}
+
+// SessionByReference finds an operator's session by its operator reference.
+func (q *Queries) SessionByReference(ctx context.Context, operatorID, reference string) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions
+		WHERE operator_id = $1 AND operator_reference = $2`, operatorID, reference))
+}
+
+// SessionByID finds a session by sid. The sid is the widget's credential, so this lookup is
+// not scoped by operator; operator-facing callers use SessionForOperators.
+func (q *Queries) SessionByID(ctx context.Context, sid string) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, sid))
+}
+
+// SessionForOperators finds a session owned by one of the given operators.
+func (q *Queries) SessionForOperators(ctx context.Context, operatorIDs []string, sid string) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions
+		WHERE id = $1 AND operator_id = ANY($2::uuid[])`, sid, operatorIDs))
+}
+
+// CancelSession marks an open session cancelled; it returns the session as it now stands.
+func (q *Queries) CancelSession(ctx context.Context, sid string) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `
+		UPDATE sessions SET cancelled_at = COALESCE(cancelled_at, now())
+		WHERE id = $1 AND expires_at > now()
+		RETURNING `+sessionColumns, sid))
+}
