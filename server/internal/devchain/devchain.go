@@ -34,7 +34,6 @@ import (
 	gethlog "github.com/ethereum/go-ethereum/log"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/cofferhq/coffer/server/internal/contracts"
 )
@@ -44,11 +43,13 @@ var errClosed = errors.New("devchain: chain is closed")
 // ChainID is the chain id of every dev chain (fixed by the simulated backend).
 const ChainID int64 = 1337
 
-// HTTPModules are the JSON-RPC namespaces served over HTTP.
-var HTTPModules = []string{"eth", "net", "web3"}
+// httpModules are the JSON-RPC namespaces served over HTTP.
+func httpModules() []string { return []string{"eth", "net", "web3"} }
 
-// FaucetBalance is the genesis balance of the faucet account: 1e9 ETH.
-var FaucetBalance = new(big.Int).Mul(big.NewInt(1_000_000_000), big.NewInt(params.Ether))
+// faucetBalance is the genesis balance of the faucet account: 1e9 ETH.
+func faucetBalance() *big.Int {
+	return new(big.Int).Mul(big.NewInt(1_000_000_000), big.NewInt(params.Ether))
+}
 
 // Token and feed parameters deployed by Start.
 const (
@@ -95,7 +96,12 @@ type Options struct {
 	HTTPAddr string
 
 	// FaucetKey is the faucet account; nil generates a fresh key. The faucet
-	// is funded with FaucetBalance in genesis and owns all deployed contracts.
+	// is funded with 1e9 ETH in genesis and owns all deployed contracts.
+	//
+	// Contract addresses derive from the faucet address and nonce, so with a
+	// fixed key (and no faucet nonce in Alloc) they are the same on every
+	// start: USDT, USDC, ETH/USD, USDT/USD, USDC/USD are created with faucet
+	// nonces 0..4.
 	FaucetKey *ecdsa.PrivateKey
 
 	// Alloc holds extra prefunded genesis accounts (optional). An entry for
@@ -162,15 +168,15 @@ type Chain struct {
 // before Start returns), starts the optional HTTP server and the block ticker.
 // ctx bounds the startup only; call Close to stop the chain.
 func Start(ctx context.Context, opts Options) (*Chain, error) {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	baseLogger := opts.Logger
+	if baseLogger == nil {
+		baseLogger = slog.New(slog.DiscardHandler)
 	}
-	logger = logger.With("component", "devchain")
+	logger := baseLogger.With("component", "devchain")
 	if opts.BlockTime < 0 {
 		return nil, fmt.Errorf("devchain: negative BlockTime %v", opts.BlockTime)
 	}
-	var httpHost string
+	var httpHost string // "" = no HTTP
 	var httpPort int
 	if opts.HTTPAddr != "" {
 		var err error
@@ -196,20 +202,17 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	}
 	faucetAddr := crypto.PubkeyToAddress(faucet.PublicKey)
 
-	alloc := types.GenesisAlloc{faucetAddr: {Balance: new(big.Int).Set(FaucetBalance)}}
+	alloc := types.GenesisAlloc{faucetAddr: {Balance: faucetBalance()}}
 	for addr, acc := range opts.Alloc {
 		alloc[addr] = acc
 	}
 
 	// Route the node's own logs (HTTP server start/stop etc.) to our logger.
 	// Most of geth logs through its global root logger, which we leave alone.
-	nodeLogger := gethlog.NewLogger(logger.Handler())
-	backend, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
+	nodeLogger := gethlog.NewLogger(baseLogger.With("component", "devchain/node").Handler())
+	backend, rpcURL, err := startBackend(alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
 		ec.Genesis.Config = chainConfig
 		nc.Logger = nodeLogger
-		// HTTP is started later through the admin API (see startHTTP), which
-		// reports errors instead of panicking and lets us pick the port.
-		nc.HTTPHost = ""
 		nc.WSHost = ""
 		nc.IPCPath = ""
 	})
@@ -220,6 +223,7 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	c := &Chain{
 		backend:    backend,
 		client:     backend.Client(),
+		rpcURL:     rpcURL,
 		log:        logger,
 		faucet:     faucet,
 		faucetAddr: faucetAddr,
@@ -245,12 +249,6 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 
 	if err := c.deploy(ctx); err != nil {
 		return fail(err)
-	}
-
-	if opts.HTTPAddr != "" {
-		if err := c.startHTTP(ctx, httpHost, httpPort); err != nil {
-			return fail(err)
-		}
 	}
 
 	if opts.BlockTime > 0 {
@@ -290,7 +288,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 		addr common.Address
 	}
 	usdFeed := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(AggregatorDecimals)), nil) // 1.00000000
-	ethFeed := new(big.Int).Mul(big.NewInt(3000), usdFeed)                                   // 3000.00000000
+	ethFeed := new(big.Int).Mul(big.NewInt(3000), usdFeed)                                  // 3000.00000000
 
 	tokens := []Token{
 		{Symbol: "USDT", Decimals: TokenDecimals},
@@ -322,7 +320,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 
 	for _, d := range ds {
 		bin := common.FromHex(d.bin)
-		err := c.sendFromFaucet(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
+		_, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
 			gas, err := c.estimateWithMargin(ctx, nil, append(bin[:len(bin):len(bin)], d.args...))
 			if err != nil {
 				return nil, err
@@ -362,16 +360,12 @@ func (c *Chain) deploy(ctx context.Context) error {
 	return nil
 }
 
-// sendFromFaucet runs send with transact options carrying the faucet's next
+// sendFromFaucetTx runs send with transact options carrying the faucet's next
 // nonce, under the nonce lock; on success the nonce is advanced.
 //
-// If the node rejects the nonce (e.g. after Rollback/Fork through Backend()),
-// the cached nonce is resynchronised from the node and send is retried once.
-func (c *Chain) sendFromFaucet(ctx context.Context, send func(*bind.TransactOpts) (*types.Transaction, error)) error {
-	_, err := c.sendFromFaucetTx(ctx, send)
-	return err
-}
-
+// If the node rejects the nonce (e.g. the faucet key was also used by another
+// client, or the chain was manipulated through Backend()), the nonce is
+// resynchronised from the node and send is retried once.
 func (c *Chain) sendFromFaucetTx(ctx context.Context, send func(*bind.TransactOpts) (*types.Transaction, error)) (*types.Transaction, error) {
 	c.txMu.Lock()
 	defer c.txMu.Unlock()
@@ -428,16 +422,22 @@ func (c *Chain) ResetNonce() {
 	c.txMu.Unlock()
 }
 
-// startHTTP starts the node's HTTP JSON-RPC server via the in-process admin
-// API. For port 0 a free port is reserved first (the admin API cannot report
-// the port it bound), retrying if another process grabs it in between.
-func (c *Chain) startHTTP(ctx context.Context, host string, port int) error {
-	rc, ok := c.client.(interface{ Client() *rpc.Client })
-	if !ok {
-		return errors.New("devchain: simulated client does not expose its RPC client")
+// startBackend creates the simulated backend. With a non-empty host the
+// node's own HTTP JSON-RPC server is enabled through node.Config (HTTPHost,
+// HTTPPort, HTTPModules, HTTPVirtualHosts), serving eth, net and web3.
+//
+// The simulated backend gives no access to its node after construction, so
+// the bound port cannot be read back. For port 0 a free port is therefore
+// reserved (listen on :0, close) and handed to the node; if another process
+// grabs it in between, node start fails and we retry with a new port.
+func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*simulated.Backend, string, error) {
+	if host == "" {
+		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
+			opt(nc, ec)
+			nc.HTTPHost = ""
+		})
+		return b, "", err
 	}
-	modules := strings.Join(HTTPModules, ",")
-	vhosts := "localhost"
 	attempts := 1
 	if port == 0 {
 		attempts = 10
@@ -448,26 +448,23 @@ func (c *Chain) startHTTP(ctx context.Context, host string, port int) error {
 		if p == 0 {
 			var err error
 			if p, err = freePort(host); err != nil {
-				return fmt.Errorf("devchain: reserve port: %w", err)
+				return nil, "", fmt.Errorf("devchain: reserve HTTP port: %w", err)
 			}
 		}
-		var started bool
-		// admin_startHTTP(host, port, cors, apis, vhosts); nil cors keeps the
-		// node default (none).
-		err := rc.Client().CallContext(ctx, &started, "admin_startHTTP", host, p, nil, modules, vhosts)
-		if err == nil && started {
-			c.rpcURL = "http://" + net.JoinHostPort(host, strconv.Itoa(p))
-			return nil
-		}
+		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
+			opt(nc, ec)
+			nc.HTTPHost = host
+			nc.HTTPPort = p
+			nc.HTTPModules = httpModules()
+			nc.HTTPVirtualHosts = []string{"localhost"} // IP hosts are always accepted
+			nc.HTTPCors = nil
+		})
 		if err == nil {
-			err = errors.New("admin_startHTTP returned false")
+			return b, "http://" + net.JoinHostPort(host, strconv.Itoa(p)), nil
 		}
 		lastErr = err
-		if ctx.Err() != nil {
-			break
-		}
 	}
-	return fmt.Errorf("devchain: start HTTP on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), lastErr)
+	return nil, "", fmt.Errorf("devchain: start HTTP JSON-RPC on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), lastErr)
 }
 
 func freePort(host string) (int, error) {
@@ -588,8 +585,10 @@ func (c *Chain) AdjustTime(d time.Duration) error {
 }
 
 // Fork resets the head to parent so that subsequent Commits build a side
-// chain (reorg tests). It fails if transactions are pending. The faucet nonce
-// is resynchronised afterwards.
+// chain (reorg tests). It fails if transactions are pending. Transactions of
+// the abandoned blocks return to the pool and are re-included by the next
+// Commit; call Commit before sending new faucet transactions, as the faucet
+// nonce is resynchronised from the pool.
 func (c *Chain) Fork(parent common.Hash) error {
 	c.sealMu.Lock()
 	defer c.sealMu.Unlock()

@@ -161,7 +161,10 @@ func TestChainOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Commit()
-	mustReceipt(t, ctx, ec, ethHash)
+	// Mainnet (Osaka) gas rules: a plain ETH transfer to a fresh account costs 21000.
+	if r := mustReceipt(t, ctx, ec, ethHash); r.GasUsed != params.TxGas {
+		t.Fatalf("ETH transfer used %d gas, want %d", r.GasUsed, params.TxGas)
+	}
 	mustReceipt(t, ctx, ec, mintHash)
 	if bal, err := ec.BalanceAt(ctx, alice, nil); err != nil || bal.Cmp(big.NewInt(params.Ether)) != 0 {
 		t.Fatalf("alice ETH = %v (%v)", bal, err)
@@ -416,7 +419,7 @@ func TestForkAndRollbackKeepNonceInSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A transaction that is dropped by Rollback must not leave a nonce gap.
+	// A transaction dropped by Rollback must not leave a nonce gap.
 	if _, err := c.SendNative(ctx, to, big.NewInt(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -425,26 +428,51 @@ func TestForkAndRollbackKeepNonceInSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Commit()
+	orig := c.Commit()
 	mustReceipt(t, ctx, client, h)
 
-	// Reorg: fork from the parent and build a longer side chain.
+	// Reorg: fork from the parent and build a longer side chain. The
+	// reorged-out transaction goes back to the pool and is re-included.
 	if err := c.Fork(parent.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	c.Commit()
 	c.Commit()
-	if bal, err := client.BalanceAt(ctx, to, nil); err != nil || bal.Sign() != 0 {
-		t.Fatalf("balance after reorg = %v (%v), want 0", bal, err)
+	reorged, err := client.HeaderByNumber(ctx, new(big.Int).Add(parent.Number, big.NewInt(1)))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if reorged.Hash() == orig {
+		t.Fatal("no reorg happened")
+	}
+	if r := mustReceipt(t, ctx, client, h); r.BlockHash != reorged.Hash() {
+		t.Fatalf("tx re-included in %s, want %s", r.BlockHash, reorged.Hash())
+	}
+
+	// The faucet keeps working after the reorg.
 	h, err = c.SendNative(ctx, to, big.NewInt(3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Commit()
 	mustReceipt(t, ctx, client, h)
+	if bal, err := client.BalanceAt(ctx, to, nil); err != nil || bal.Int64() != 5 {
+		t.Fatalf("balance = %v (%v), want 5", bal, err)
+	}
+
+	before, err := client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.AdjustTime(time.Hour); err != nil {
 		t.Fatal(err)
+	}
+	after, err := client.HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Time < before.Time+3600 {
+		t.Fatalf("AdjustTime: block time %d -> %d", before.Time, after.Time)
 	}
 }
 

@@ -54,7 +54,7 @@ type Error struct {
 	Field string
 	// Details are extra string fields for the REST envelope's data and the ErrorInfo metadata
 	// (for example errorCode of WITHDRAW_DENIED).
-	Details map[string]string
+	Details map[string]any
 	// RetryAfter, in seconds, for RATE_LIMITED.
 	RetryAfter int
 	Cause      error

@@ -114,3 +114,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	}
 	return applied, nil
 }
+
+// MigrationCount is the number of Coffer migrations embedded in this binary.
+func MigrationCount() int {
+	ms, _ := migrations()
+	return len(ms)
+}

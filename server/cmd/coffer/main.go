@@ -1,0 +1,97 @@
+// Command coffer is the one Coffer binary: the service (dev, serve), its migrations, and the
+// service team's tools (operator, admin, deposit replay).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// errUsage marks a usage error: exit code 2.
+var errUsage = errors.New("usage")
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, out io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"dev", "run everything on this machine: private PostgreSQL, dev chain, demo operator", runDev},
+		{"serve", "run the service (config from the environment; --role api|worker|all)", runServe},
+		{"migrate", "apply database migrations", runMigrate},
+		{"keygen", "print a new master key and ops token", runKeygen},
+		{"operator", "manage operators: create, update, get, list, rotate-key", runOperator},
+		{"admin", "manage panel admins: create", runAdmin},
+		{"deposit", "missed deposits: replay --chain-id N --tx-hash H", runDeposit},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: coffer <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `coffer <command> -h` for a command's flags.")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, out, errOut io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(errOut)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], out)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				fmt.Fprintln(errOut, "coffer "+c.name+":", err)
+				return 2
+			default:
+				fmt.Fprintln(errOut, "coffer "+c.name+":", err)
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(errOut, "coffer: unknown command %q\n\n", args[0])
+	usage(errOut)
+	return 2
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("coffer "+name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// operatorJSON is the --json form of an operator.
+type operatorJSON struct {
+	ID              string    `json:"id"`
+	OperatorKey     string    `json:"operatorKey,omitempty"`
+	Name            string    `json:"name"`
+	ParentID        string    `json:"parentId"`
+	WebhookURL      string    `json:"webhookUrl"`
+	ApprovalMode    string    `json:"approvalMode"`
+	ApprovalEnabled bool      `json:"approvalEnabled"`
+	PerTxCap        string    `json:"perTxCap"`
+	DailyCap        string    `json:"dailyCap"`
+	FiatCurrency    string    `json:"fiatCurrency"`
+	RedirectURL     string    `json:"redirectUrl"`
+	ThemeSlug       string    `json:"themeSlug"`
+	DepositFeeBps   int32     `json:"depositFeeBps"`
+	Active          bool      `json:"active"`
+	KeyPrefixes     []string  `json:"keyPrefixes"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+func toJSON(o store.Operator, key string, prefixes []string) operatorJSON {
+	j := operatorJSON{ID: o.ID, OperatorKey: key, Name: o.Name, ParentID: o.ParentID, WebhookURL: o.WebhookURL,
+		ApprovalMode: o.ApprovalMode, ApprovalEnabled: o.ApprovalEnabled, FiatCurrency: o.FiatCurrency,
+		RedirectURL: o.RedirectURL, ThemeSlug: o.ThemeSlug, DepositFeeBps: o.DepositFeeBps, Active: o.Active,
+		KeyPrefixes: prefixes, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+	if o.PerTxCap.Valid {
+		j.PerTxCap = o.PerTxCap.Decimal.String()
+	}
+	if o.DailyCap.Valid {
+		j.DailyCap = o.DailyCap.Decimal.String()
+	}
+	return j
+}
+
+// settingsFlags are the operator settings as flags; only flags given on the command line are
+// applied (so update changes exactly what it is told).
+type settingsFlags struct {
+	fs                                                   *flag.FlagSet
+	name, webhookURL, mode, perTx, daily, fiat, redirect string
+	theme, parent                                        string
+	approvalEnabled, inactive, active                    bool
+	feeBps                                               int
+}
+
+func addSettingsFlags(fs *flag.FlagSet, update bool) *settingsFlags {
+	s := &settingsFlags{fs: fs}
+	fs.StringVar(&s.name, "name", "", "display name")
+	fs.StringVar(&s.webhookURL, "webhook-url", "", "webhook URL (http or https)")
+	fs.StringVar(&s.mode, "approval-mode", "", "withdrawal approval mode: sync (default) or external")
+	fs.BoolVar(&s.approvalEnabled, "approval-enabled", false, "allow external-approval APPROVEs to release funds")
+	fs.StringVar(&s.perTx, "per-tx-cap", "", `per-transaction approval cap in platform fiat ("" removes it)`)
+	fs.StringVar(&s.daily, "daily-cap", "", `rolling 24-hour approval cap in platform fiat ("" removes it)`)
+	fs.StringVar(&s.fiat, "fiat", "", "platform fiat currency (default USD)")
+	fs.StringVar(&s.redirect, "redirect-url", "", `redirect URL of full-page flows ("" removes it)`)
+	fs.StringVar(&s.theme, "theme", "", `default widget theme slug ("" removes it)`)
+	fs.StringVar(&s.parent, "parent", "", "parent operator id (makes a sub-operator)")
+	fs.IntVar(&s.feeBps, "fee-bps", 0, "deposit fee in basis points")
+	fs.BoolVar(&s.inactive, "inactive", false, "create or set the operator inactive")
+	if update {
+		fs.BoolVar(&s.active, "active", false, "set the operator active (--active=false to deactivate)")
+	}
+	return s
+}
+
+func (s *settingsFlags) settings() store.OperatorSettings {
+	set := map[string]bool{}
+	s.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	str := func(name, v string) *string {
+		if !set[name] {
+			return nil
+		}
+		return &v
+	}
+	var out store.OperatorSettings
+	out.Name, out.WebhookURL, out.PerTxCap, out.DailyCap = str("name", s.name), str("webhook-url", s.webhookURL), str("per-tx-cap", s.perTx), str("daily-cap", s.daily)
+	out.FiatCurrency, out.RedirectURL, out.ThemeSlug, out.ParentID = str("fiat", s.fiat), str("redirect-url", s.redirect), str("theme", s.theme), str("parent", s.parent)
+	if m := str("approval-mode", strings.ToUpper(s.mode)); m != nil {
+		out.ApprovalMode = m
+	}
+	if set["approval-enabled"] {
+		out.ApprovalEnabled = &s.approvalEnabled
+	}
+	if set["fee-bps"] {
+		bps := int32(s.feeBps)
+		out.DepositFeeBps = &bps
+	}
+	if set["inactive"] {
+		active := !s.inactive
+		out.Active = &active
+	}
+	if set["active"] {
+		out.Active = &s.active
+	}
+	return out
+}
+
+func runOperator(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: coffer operator create|update|get|list|rotate-key [flags]", errUsage)
+	}
+	sub, args := args[0], args[1:]
+	fs := newFlags("operator " + sub)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var id, parentFilter *string
+	var settings *settingsFlags
+	var grace *time.Duration
+	switch sub {
+	case "create":
+		settings = addSettingsFlags(fs, false)
+	case "update":
+		id = fs.String("id", "", "operator id (required)")
+		settings = addSettingsFlags(fs, true)
+	case "get":
+		id = fs.String("id", "", "operator id (required)")
+	case "list":
+		parentFilter = fs.String("parent", "", "only the sub-operators of this operator")
+	case "rotate-key":
+		id = fs.String("id", "", "operator id (required)")
+		grace = fs.Duration("grace", operator.DefaultGrace, "how long the previous key keeps working (0 revokes it now)")
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q (create, update, get, list, rotate-key)", errUsage, sub)
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if id != nil && *id == "" {
+		return fmt.Errorf("%w: --id is required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, true)
+	if err != nil {
+		return err
+	}
+	defer env.pool.Close()
+	ops := env.services.Operators
+	show := func(o store.Operator, key string) error {
+		prefixes, err := ops.KeyPrefixes(ctx, o.ID)
+		if err != nil {
+			return err
+		}
+		return printOperator(out, toJSON(o, key, prefixes), *asJSON)
+	}
+	switch sub {
+	case "create":
+		o, key, err := ops.Create(ctx, settings.settings())
+		if err != nil {
+			return err
+		}
+		return show(o, key)
+	case "update":
+		o, err := ops.Update(ctx, *id, settings.settings())
+		if err != nil {
+			return err
+		}
+		return show(o, "")
+	case "get":
+		o, err := ops.Get(ctx, *id)
+		if err != nil {
+			return err
+		}
+		return show(o, "")
+	case "list":
+		list, err := ops.List(ctx, *parentFilter)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			items := make([]operatorJSON, 0, len(list))
+			for _, o := range list {
+				prefixes, err := ops.KeyPrefixes(ctx, o.ID)
+				if err != nil {
+					return err
+				}
+				items = append(items, toJSON(o, "", prefixes))
+			}
+			return json.NewEncoder(out).Encode(items)
+		}
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tPARENT\tMODE\tACTIVE\tWEBHOOK")
+		for _, o := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", o.ID, o.Name, o.ParentID, o.ApprovalMode, o.Active, o.WebhookURL)
+		}
+		return tw.Flush()
+	default: // rotate-key
+		key, exp, err := ops.RotateKey(ctx, *id, *grace)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(out).Encode(map[string]any{"id": *id, "operatorKey": key, "previousKeyExpiresAt": exp})
+		}
+		fmt.Fprintf(out, "operator key: %s\n(shown once; the previous key works until %s)\n", key, exp.Format(time.RFC3339))
+		return nil
+	}
+}
+
+func printOperator(out io.Writer, o operatorJSON, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(out).Encode(o)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	rows := [][2]string{{"id", o.ID}, {"name", o.Name}, {"parent", o.ParentID}, {"webhook url", o.WebhookURL},
+		{"approval mode", o.ApprovalMode}, {"approval enabled", fmt.Sprint(o.ApprovalEnabled)}, {"per-tx cap", o.PerTxCap},
+		{"daily cap", o.DailyCap}, {"fiat", o.FiatCurrency}, {"redirect url", o.RedirectURL}, {"theme", o.ThemeSlug},
+		{"deposit fee (bps)", fmt.Sprint(o.DepositFeeBps)}, {"active", fmt.Sprint(o.Active)}, {"keys", strings.Join(o.KeyPrefixes, ", ")}}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
+	}
+	if o.OperatorKey != "" {
+		fmt.Fprintf(tw, "operator key:\t%s\t(shown once: store it now)\n", o.OperatorKey)
+	}
+	return tw.Flush()
+}
+
+func runAdmin(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return fmt.Errorf("%w: coffer admin create --email E --password P [--operator-id ID] [--totp] [--json]", errUsage)
+	}
+	fs := newFlags("admin create")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	email := fs.String("email", "", "login email (required)")
+	password := fs.String("password", "", "password, at least 12 characters (default $COFFER_ADMIN_PASSWORD)")
+	operatorID := fs.String("operator-id", "", "limit the admin to this operator and its sub-operators (default: service team)")
+	totp := fs.Bool("totp", false, "enrol TOTP and print its otpauth:// URI once")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if *password == "" {
+		*password = lookupEnv("COFFER_ADMIN_PASSWORD")
+	}
+	if *email == "" || *password == "" {
+		return fmt.Errorf("%w: --email and --password (or $COFFER_ADMIN_PASSWORD) are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, true)
+	if err != nil {
+		return err
+	}
+	defer env.pool.Close()
+	a, uri, err := env.services.Admins.Create(ctx, *email, *password, *operatorID, *totp)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(out).Encode(map[string]any{"id": a.ID, "email": a.Email, "operatorId": a.OperatorID, "totpUri": uri})
+	}
+	fmt.Fprintf(out, "admin %s created (id %s)\n", a.Email, a.ID)
+	if uri != "" {
+		fmt.Fprintf(out, "TOTP enrolment URI (shown once): %s\n", uri)
+	}
+	return nil
+}
+
+func runDeposit(_ context.Context, args []string, _ io.Writer) error {
+	if len(args) == 0 || args[0] != "replay" {
+		return fmt.Errorf("%w: coffer deposit replay --chain-id N --tx-hash H", errUsage)
+	}
+	fs := newFlags("deposit replay")
+	fs.Int64("chain-id", 0, "chain id")
+	fs.String("tx-hash", "", "transaction hash")
+	fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	return fmt.Errorf("missed-deposit replay is not available in this build yet")
+}

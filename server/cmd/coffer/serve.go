@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/devenv"
+	"github.com/cofferhq/coffer/server/internal/secret"
+)
+
+func runDev(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("dev")
+	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev.json, secrets)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
+	blockTime := fs.Duration("block-time", time.Second, "dev chain block interval")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, BlockTime: *blockTime,
+		DatabaseURL: os.Getenv("DATABASE_URL"), Log: log, Out: out})
+}
+
+func runServe(ctx context.Context, args []string, _ io.Writer) error {
+	fs := newFlags("serve")
+	role := fs.String("role", "", "api, worker or all (default $COFFER_ROLE, else all)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: coffer serve [--role api|worker|all]\n\nEnvironment:")
+		for _, e := range config.Env {
+			fmt.Fprintf(fs.Output(), "  %-30s %s (default %q)\n", e.Name, e.Help, e.Default)
+		}
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *role != "" {
+		if err := config.CheckRole(*role); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		cfg.Role = *role
+	}
+	log := cfg.Logger()
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	var ln net.Listener
+	if cfg.Role != config.RoleWorker {
+		if ln, err = a.Listen(); err != nil {
+			a.Pool.Close()
+			return err
+		}
+	}
+	return a.Run(ctx, ln)
+}
+
+func runMigrate(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("migrate")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	env, err := openCLIEnv(ctx, *dataDir, false)
+	if err != nil {
+		return err
+	}
+	defer env.pool.Close()
+	applied, err := migrate(ctx, env)
+	for _, m := range applied {
+		fmt.Fprintln(out, "applied", m)
+	}
+	if err == nil && len(applied) == 0 {
+		fmt.Fprintln(out, "database is up to date")
+	}
+	return err
+}
+
+func runKeygen(_ context.Context, args []string, out io.Writer) error {
+	if err := parse(newFlags("keygen"), args); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "COFFER_MASTER_KEY=%s\nCOFFER_OPS_TOKEN=%s\n", secret.NewMasterKey(), secret.Token("ops_"))
+	return nil
+}

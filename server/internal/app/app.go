@@ -1,0 +1,211 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/legacy"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// App is one Coffer process.
+type App struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Pool     *pgxpool.Pool
+	Services *Services
+	River    *jobs.Client
+	Metrics  *metrics.Metrics
+
+	handler  http.Handler
+	schemaOK atomic.Bool
+}
+
+// New connects to PostgreSQL (migrating when configured) and assembles the process.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	pool, err := store.Open(ctx, cfg.DatabaseURL, cfg.MaxDBConns)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.AutoMigrate {
+		applied, err := store.Migrate(ctx, pool)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		for _, m := range applied {
+			log.Info("migration applied", "migration", m)
+		}
+	}
+	box, err := secret.NewBox(cfg.MasterKey)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	a := &App{
+		Config:   cfg,
+		Log:      log,
+		Pool:     pool,
+		Metrics:  metrics.New(),
+		Services: NewServices(pool, box, cfg.Chains, session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL}),
+	}
+	a.River, err = jobs.NewClient(jobs.Deps{Pool: pool, Log: log}, jobs.Options{
+		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("river: %w", err)
+	}
+	a.handler = a.routes()
+	return a, nil
+}
+
+// Handler is the HTTP handler of the API role.
+func (a *App) Handler() http.Handler { return a.handler }
+
+func (a *App) routes() http.Handler {
+	authn := &rpc.Authenticator{Operators: a.Services.Operators, Admins: a.Services.Admins, OpsToken: a.Config.OpsToken}
+	servers := a.Services.servers()
+	mux := http.NewServeMux()
+	rpc.Mount(mux, servers, authn, a.Metrics, a.Log)
+	legacy.Mount(mux, servers, authn, a.Metrics, a.Log)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
+	})
+	mux.HandleFunc("GET /readyz", a.ready)
+	mux.Handle("GET /metrics", a.Metrics.Handler())
+	return securityHeaders(widgetCORS(mux))
+}
+
+// ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.
+func (a *App) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	w.Header().Set("Content-Type", "application/json")
+	fail := func(reason string) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `{"status":"unavailable","reason":%q}`+"\n", reason)
+	}
+	if err := a.Pool.Ping(ctx); err != nil {
+		fail("database unreachable")
+		return
+	}
+	if !a.schemaOK.Load() {
+		var n int
+		if err := a.Pool.QueryRow(ctx, `SELECT count(*) FROM coffer_migrations`).Scan(&n); err != nil || n < store.MigrationCount() {
+			fail("database schema is not migrated: run `coffer migrate`")
+			return
+		}
+		a.schemaOK.Store(true)
+	}
+	w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
+}
+
+// widgetOrigins: the widget may be served from another origin (a CDN, the operator's
+// domain) and calls these sid-authenticated or public operations with Connect-Web. They carry
+// no cookies, so any origin may call them; operator, admin and ops endpoints get no CORS.
+var widgetPaths = []string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer"}
+
+func widgetCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" || !isWidgetPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Retry-After")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, Connect-Protocol-Version, Connect-Timeout-Ms, X-User-Agent, X-Grpc-Web, Grpc-Timeout")
+			h.Set("Access-Control-Max-Age", "7200")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isWidgetPath(p string) bool {
+	for _, prefix := range widgetPaths {
+		if p == prefix || (strings.HasSuffix(prefix, "/") && strings.HasPrefix(p, prefix)) {
+			return true
+		}
+	}
+	return false
+}
+
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Listen binds the API address (host:port; port 0 picks a free one).
+func (a *App) Listen() (net.Listener, error) {
+	return net.Listen("tcp", a.Config.Addr)
+}
+
+// Run serves until ctx ends, then shuts down gracefully: the HTTP server stops taking
+// requests and drains, River finishes running jobs, and the pool closes. ln is the API
+// listener (nil for a worker-only process).
+func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 2)
+	var srv *http.Server
+	if ln != nil {
+		protocols := new(http.Protocols)
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
+		srv = &http.Server{Handler: a.handler, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+		go func() {
+			a.Log.Info("API listening", "addr", ln.Addr().String(), "role", a.Config.Role)
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	if a.Config.Role != config.RoleAPI {
+		if err := a.River.Start(ctx); err != nil {
+			return fmt.Errorf("start River: %w", err)
+		}
+		a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	a.Log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if srv != nil {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			a.Log.Warn("HTTP shutdown", "error", err)
+		}
+	}
+	if a.Config.Role != config.RoleAPI {
+		if err := a.River.Stop(shutdownCtx); err != nil {
+			a.Log.Warn("River shutdown", "error", err)
+		}
+	}
+	a.Pool.Close()
+	return runErr
+}

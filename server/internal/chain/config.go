@@ -1,0 +1,148 @@
+// Package chain describes the EVM networks Coffer serves. The chains file (COFFER_CHAINS_FILE)
+// is a JSON array of networks; `coffer dev` builds the list from its embedded chain.
+package chain
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// Token is an ERC20 contract accepted on a network.
+type Token struct {
+	Symbol          string         `json:"symbol"`
+	ContractAddress common.Address `json:"contractAddress"`
+	Decimals        int32          `json:"decimals"`
+}
+
+// Network is one EVM chain of the chains file.
+type Network struct {
+	ChainID        int64    `json:"chainId"`
+	Name           string   `json:"name"`
+	RPCURLs        []string `json:"rpcUrls"`
+	Confirmations  int32    `json:"confirmations"`
+	Finalized      bool     `json:"finalized"`
+	NativeSymbol   string   `json:"nativeSymbol"`
+	NativeDecimals int32    `json:"nativeDecimals"`
+	Tokens         []Token  `json:"tokens"`
+	// BankrollAddress receives swept deposits.
+	BankrollAddress common.Address `json:"bankrollAddress"`
+}
+
+// Registry is the validated, ordered list of networks.
+type Registry struct{ networks []Network }
+
+// LoadFile reads and validates a chains file.
+func LoadFile(path string) (*Registry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chains file: %w", err)
+	}
+	var networks []Network
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&networks); err != nil {
+		return nil, fmt.Errorf("chains file %s: %w", path, err)
+	}
+	return NewRegistry(networks)
+}
+
+// NewRegistry validates networks and orders them by chain id.
+func NewRegistry(networks []Network) (*Registry, error) {
+	seen := map[int64]bool{}
+	for i := range networks {
+		n := &networks[i]
+		if err := n.validate(); err != nil {
+			return nil, fmt.Errorf("chain %d (%s): %w", n.ChainID, n.Name, err)
+		}
+		if seen[n.ChainID] {
+			return nil, fmt.Errorf("chain %d listed twice", n.ChainID)
+		}
+		seen[n.ChainID] = true
+	}
+	slices.SortFunc(networks, func(a, b Network) int { return int(a.ChainID - b.ChainID) })
+	return &Registry{networks: networks}, nil
+}
+
+func (n *Network) validate() error {
+	if n.ChainID <= 0 {
+		return errors.New("chainId must be positive")
+	}
+	if strings.TrimSpace(n.Name) == "" {
+		return errors.New("name is required")
+	}
+	if len(n.RPCURLs) == 0 {
+		return errors.New("at least one RPC URL is required")
+	}
+	for _, raw := range n.RPCURLs {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return fmt.Errorf("RPC URL %q must be an http(s) or ws(s) URL", raw)
+		}
+	}
+	if n.Confirmations < 0 || (n.Confirmations == 0 && !n.Finalized) {
+		return errors.New("confirmations must be positive, or finalized true")
+	}
+	if n.NativeSymbol == "" {
+		return errors.New("nativeSymbol is required")
+	}
+	if n.NativeDecimals == 0 {
+		n.NativeDecimals = 18
+	}
+	symbols := map[string]bool{strings.ToUpper(n.NativeSymbol): true}
+	for _, t := range n.Tokens {
+		if t.Symbol == "" || t.ContractAddress == (common.Address{}) {
+			return fmt.Errorf("token %q needs a symbol and a contract address", t.Symbol)
+		}
+		if t.Decimals < 0 || t.Decimals > 36 {
+			return fmt.Errorf("token %s: decimals must be 0..36", t.Symbol)
+		}
+		if symbols[strings.ToUpper(t.Symbol)] {
+			return fmt.Errorf("symbol %s listed twice", t.Symbol)
+		}
+		symbols[strings.ToUpper(t.Symbol)] = true
+	}
+	return nil
+}
+
+// Networks returns every network, ordered by chain id.
+func (r *Registry) Networks() []Network { return r.networks }
+
+// Network returns the network with a chain id.
+func (r *Registry) Network(chainID int64) (Network, bool) {
+	for _, n := range r.networks {
+		if n.ChainID == chainID {
+			return n, true
+		}
+	}
+	return Network{}, false
+}
+
+// Asset is what a user can pay or be paid in on a network: a token or the native currency.
+type Asset struct {
+	Symbol   string
+	Decimals int32
+	// Contract is the zero address for the native currency.
+	Contract common.Address
+	Native   bool
+}
+
+// Asset finds a currency (case-insensitive symbol) on a network.
+func (n Network) Asset(symbol string) (Asset, bool) {
+	if strings.EqualFold(symbol, n.NativeSymbol) {
+		return Asset{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true}, true
+	}
+	for _, t := range n.Tokens {
+		if strings.EqualFold(symbol, t.Symbol) {
+			return Asset{Symbol: t.Symbol, Decimals: t.Decimals, Contract: t.ContractAddress}, true
+		}
+	}
+	return Asset{}, false
+}

@@ -1,0 +1,57 @@
+package chain
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, err string
+	}{
+		{"ok", `[{"chainId":2,"name":"B","rpcUrls":["http://b"],"confirmations":3,"nativeSymbol":"ETH",
+			"tokens":[{"symbol":"USDT","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":6}]},
+			{"chainId":1,"name":"A","rpcUrls":["https://a"],"finalized":true,"nativeSymbol":"ETH"}]`, ""},
+		{"unknown field", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH","bogus":1}]`, "unknown field"},
+		{"no rpc", `[{"chainId":1,"name":"A","confirmations":1,"nativeSymbol":"ETH"}]`, "RPC URL"},
+		{"bad rpc", `[{"chainId":1,"name":"A","rpcUrls":["ftp://a"],"confirmations":1,"nativeSymbol":"ETH"}]`, "http(s)"},
+		{"no depth", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"nativeSymbol":"ETH"}]`, "confirmations"},
+		{"duplicate chain", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH"},
+			{"chainId":1,"name":"B","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH"}]`, "twice"},
+		{"duplicate symbol", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
+			"tokens":[{"symbol":"eth","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":18}]}]`, "twice"},
+		{"bad address", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
+			"tokens":[{"symbol":"X","contractAddress":"0x12","decimals":18}]}]`, "hex string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "chains.json")
+			os.WriteFile(path, []byte(tc.body), 0o600)
+			r, err := LoadFile(path)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := r.Networks()
+			if ns[0].ChainID != 1 || ns[1].ChainID != 2 || ns[0].NativeDecimals != 18 {
+				t.Fatalf("networks %+v", ns)
+			}
+			n, _ := r.Network(2)
+			if a, ok := n.Asset("usdt"); !ok || a.Decimals != 6 || a.Native {
+				t.Fatalf("asset %+v", a)
+			}
+			if a, ok := n.Asset("ETH"); !ok || !a.Native || a.Decimals != 18 {
+				t.Fatalf("native %+v", a)
+			}
+			if _, ok := n.Asset("DOGE"); ok {
+				t.Fatal("unknown asset found")
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+// Package config reads `coffer serve`'s configuration from the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/secret"
+)
+
+// Roles of a process.
+const (
+	RoleAPI    = "api"
+	RoleWorker = "worker"
+	RoleAll    = "all"
+)
+
+// Config is the whole configuration of a Coffer process.
+type Config struct {
+	DatabaseURL string
+	MaxDBConns  int32
+	// Addr is the listen address of the API (host:port).
+	Addr string
+	// BaseURL is the public address of the API; WidgetURL of the widget.
+	BaseURL   string
+	WidgetURL string
+	MasterKey []byte
+	OpsToken  string
+	Chains    *chain.Registry
+	// SessionTTL is the widget session lifetime.
+	SessionTTL time.Duration
+	Role       string
+	// AutoMigrate runs migrations at start-up.
+	AutoMigrate bool
+	// AllowPrivateWebhooks lets webhooks reach private, loopback and link-local addresses.
+	AllowPrivateWebhooks bool
+	// WorkerConcurrency is River's workers per queue.
+	WorkerConcurrency int
+	LogLevel          slog.Level
+	LogFormat         string // json or text
+}
+
+// Env documents every variable FromEnv reads, for the README and --help.
+var Env = []struct{ Name, Default, Help string }{
+	{"DATABASE_URL", "", "PostgreSQL URL (required)"},
+	{"COFFER_DB_MAX_CONNS", "20", "pool size per process"},
+	{"COFFER_ADDR", ":8080", "listen address"},
+	{"COFFER_BASE_URL", "http://localhost:8080", "public base URL of the API"},
+	{"COFFER_WIDGET_URL", "$COFFER_BASE_URL/widget", "public URL of the widget"},
+	{"COFFER_MASTER_KEY", "", "32-byte key (hex or base64) sealing operator keys and wallet secrets (required)"},
+	{"COFFER_OPS_TOKEN", "", "Bearer token of the internal OpsService; OpsService refuses every call when empty"},
+	{"COFFER_CHAINS_FILE", "", "JSON chains file; no chains when empty"},
+	{"COFFER_SESSION_TTL", "30m", "widget session lifetime"},
+	{"COFFER_ROLE", "all", "api, worker or all (overridden by --role)"},
+	{"COFFER_AUTO_MIGRATE", "false", "run migrations at start-up"},
+	{"COFFER_WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on private/loopback addresses"},
+	{"COFFER_WORKER_CONCURRENCY", "20", "River workers per queue"},
+	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"COFFER_LOG_FORMAT", "json", "json or text"},
+}
+
+// FromEnv reads the configuration; getenv is os.Getenv in production.
+func FromEnv(getenv func(string) string) (Config, error) {
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	var errs []error
+	c := Config{
+		DatabaseURL: get("DATABASE_URL", ""),
+		Addr:        get("COFFER_ADDR", ":8080"),
+		BaseURL:     strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
+		OpsToken:    get("COFFER_OPS_TOKEN", ""),
+		Role:        get("COFFER_ROLE", RoleAll),
+		LogFormat:   get("COFFER_LOG_FORMAT", "json"),
+	}
+	c.WidgetURL = strings.TrimRight(get("COFFER_WIDGET_URL", c.BaseURL+"/widget"), "/")
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is required"))
+	}
+	if raw := get("COFFER_MASTER_KEY", ""); raw == "" {
+		errs = append(errs, errors.New("COFFER_MASTER_KEY is required (generate one with `coffer keygen`)"))
+	} else if k, err := secret.ParseMasterKey(raw); err != nil {
+		errs = append(errs, fmt.Errorf("COFFER_MASTER_KEY: %w", err))
+	} else {
+		c.MasterKey = k
+	}
+	if path := get("COFFER_CHAINS_FILE", ""); path != "" {
+		r, err := chain.LoadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.Chains = r
+	} else {
+		c.Chains, _ = chain.NewRegistry(nil)
+	}
+	var err error
+	if c.SessionTTL, err = time.ParseDuration(get("COFFER_SESSION_TTL", "30m")); err != nil || c.SessionTTL <= 0 {
+		errs = append(errs, errors.New("COFFER_SESSION_TTL must be a positive duration such as 30m"))
+	}
+	if err := CheckRole(c.Role); err != nil {
+		errs = append(errs, err)
+	}
+	n, err := strconv.Atoi(get("COFFER_DB_MAX_CONNS", "20"))
+	if err != nil || n < 2 {
+		errs = append(errs, errors.New("COFFER_DB_MAX_CONNS must be an integer >= 2"))
+	}
+	c.MaxDBConns = int32(n)
+	if c.WorkerConcurrency, err = strconv.Atoi(get("COFFER_WORKER_CONCURRENCY", "20")); err != nil || c.WorkerConcurrency < 1 {
+		errs = append(errs, errors.New("COFFER_WORKER_CONCURRENCY must be a positive integer"))
+	}
+	for name, dst := range map[string]*bool{"COFFER_AUTO_MIGRATE": &c.AutoMigrate, "COFFER_WEBHOOK_ALLOW_PRIVATE": &c.AllowPrivateWebhooks} {
+		if *dst, err = strconv.ParseBool(get(name, "false")); err != nil {
+			errs = append(errs, fmt.Errorf("%s must be true or false", name))
+		}
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("COFFER_LOG_LEVEL", "info"))); err != nil {
+		errs = append(errs, errors.New("COFFER_LOG_LEVEL must be debug, info, warn or error"))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, errors.New("COFFER_LOG_FORMAT must be json or text"))
+	}
+	return c, errors.Join(errs...)
+}
+
+// CheckRole validates a role name.
+func CheckRole(role string) error {
+	switch role {
+	case RoleAPI, RoleWorker, RoleAll:
+		return nil
+	}
+	return fmt.Errorf("role %q: must be api, worker or all", role)
+}
+
+// Logger builds the process logger.
+func (c Config) Logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}

@@ -1,0 +1,286 @@
+// Package devenv runs the whole service on one machine with no set-up (`coffer dev`): a
+// private PostgreSQL cluster under the data directory (unless DATABASE_URL is set), the
+// embedded EVM dev chain, a demo operator and a panel admin, all described in dev.json.
+package devenv
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/pgcluster"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Options configure `coffer dev`.
+type Options struct {
+	DataDir   string
+	Addr      string        // API listen address; port 0 picks a free one
+	BlockTime time.Duration // dev chain block interval
+	// DatabaseURL, when set, replaces the private cluster.
+	DatabaseURL string
+	Log         *slog.Logger
+	// Out receives the human-readable summary.
+	Out io.Writer
+}
+
+// Confirmations required on the dev chain.
+const Confirmations = 3
+
+// state is what `coffer dev` keeps between runs in <data-dir>/state.json (mode 0600).
+type state struct {
+	MasterKey     string `json:"masterKey"`
+	OpsToken      string `json:"opsToken"`
+	FaucetKey     string `json:"faucetPrivateKey"`
+	OperatorID    string `json:"operatorId"`
+	OperatorKey   string `json:"operatorKey"`
+	AdminEmail    string `json:"adminEmail"`
+	AdminPassword string `json:"adminPassword"`
+}
+
+// File is dev.json.
+type File struct {
+	BaseURL          string      `json:"baseUrl"`
+	WidgetURL        string      `json:"widgetUrl"`
+	PanelURL         string      `json:"panelUrl"`
+	DatabaseURL      string      `json:"databaseUrl"`
+	OpsToken         string      `json:"opsToken"`
+	MasterKey        string      `json:"masterKey"`
+	FaucetPrivateKey string      `json:"faucetPrivateKey"`
+	Chains           []FileChain `json:"chains"`
+	Operator         struct {
+		ID         string `json:"id"`
+		Key        string `json:"key"`
+		WebhookURL string `json:"webhookUrl"`
+	} `json:"operator"`
+	Admin struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	} `json:"admin"`
+}
+
+// FileChain is a chain of dev.json.
+type FileChain struct {
+	ChainID      int64       `json:"chainId"`
+	Name         string      `json:"name"`
+	RPCURL       string      `json:"rpcUrl"`
+	NativeSymbol string      `json:"nativeSymbol"`
+	Tokens       []FileToken `json:"tokens"`
+}
+
+// FileToken is a token of dev.json.
+type FileToken struct {
+	Symbol          string `json:"symbol"`
+	ContractAddress string `json:"contractAddress"`
+	Decimals        int    `json:"decimals"`
+}
+
+// ReadFile reads a data directory's dev.json.
+func ReadFile(dataDir string) (File, error) {
+	var f File
+	b, err := os.ReadFile(filepath.Join(dataDir, "dev.json"))
+	if err != nil {
+		return f, err
+	}
+	return f, json.Unmarshal(b, &f)
+}
+
+func loadState(dir string) (state, error) {
+	var s state
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(b, &s)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Run starts everything and serves until ctx ends, then stops it all.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Log
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return fmt.Errorf("read %s/state.json: %w", dir, err)
+	}
+	if st.MasterKey == "" {
+		st.MasterKey = secret.NewMasterKey()
+	}
+	if st.OpsToken == "" {
+		st.OpsToken = secret.Token("ops_")
+	}
+	if st.FaucetKey == "" {
+		k, _ := crypto.GenerateKey()
+		st.FaucetKey = hex.EncodeToString(crypto.FromECDSA(k))
+	}
+	faucet, err := crypto.HexToECDSA(st.FaucetKey)
+	if err != nil {
+		return fmt.Errorf("state.json faucetPrivateKey: %w", err)
+	}
+
+	dbURL := opts.DatabaseURL
+	if dbURL == "" {
+		cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Logger: log})
+		if err != nil {
+			return err
+		}
+		defer cluster.Stop()
+		dbURL = cluster.URL
+	}
+
+	dev, err := devchain.Start(ctx, devchain.Options{BlockTime: opts.BlockTime, HTTPAddr: "127.0.0.1:0", FaucetKey: faucet, Logger: log})
+	if err != nil {
+		return fmt.Errorf("dev chain: %w", err)
+	}
+	defer dev.Close()
+	registry, err := chainRegistry(dev, faucet)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	baseURL := "http://" + ln.Addr().String()
+	masterKey, _ := secret.ParseMasterKey(st.MasterKey)
+	cfg := config.Config{
+		DatabaseURL: dbURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: baseURL, WidgetURL: baseURL + "/widget",
+		MasterKey: masterKey, OpsToken: st.OpsToken, Chains: registry, SessionTTL: 30 * time.Minute,
+		Role: config.RoleAll, AutoMigrate: true, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
+	}
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	webhookURL := baseURL + "/dev/webhook"
+	if err := ensureDemo(ctx, a.Services, &st, webhookURL); err != nil {
+		ln.Close()
+		a.Pool.Close()
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, "state.json"), st); err != nil {
+		return err
+	}
+	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", DatabaseURL: dbURL,
+		OpsToken: st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey}
+	f.Operator.ID, f.Operator.Key, f.Operator.WebhookURL = st.OperatorID, st.OperatorKey, webhookURL
+	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
+	for _, n := range registry.Networks() {
+		fc := FileChain{ChainID: n.ChainID, Name: n.Name, RPCURL: dev.RPCURL(), NativeSymbol: n.NativeSymbol}
+		for _, t := range n.Tokens {
+			fc.Tokens = append(fc.Tokens, FileToken{Symbol: t.Symbol, ContractAddress: t.ContractAddress.Hex(), Decimals: int(t.Decimals)})
+		}
+		f.Chains = append(f.Chains, fc)
+	}
+	if err := writeJSON(filepath.Join(dir, "dev.json"), f); err != nil {
+		return err
+	}
+	if opts.Out != nil {
+		printSummary(opts.Out, f, filepath.Join(dir, "dev.json"))
+	}
+	return a.Run(ctx, ln)
+}
+
+func chainRegistry(dev *devchain.Chain, faucet *ecdsa.PrivateKey) (*chain.Registry, error) {
+	n := chain.Network{
+		ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: Confirmations,
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: crypto.PubkeyToAddress(faucet.PublicKey),
+	}
+	for _, t := range dev.Tokens() {
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
+	}
+	return chain.NewRegistry([]chain.Network{n})
+}
+
+// ensureDemo creates the demo operator and admin on first run (or when the database was
+// reset), and points the operator's webhook at this run's address.
+func ensureDemo(ctx context.Context, s *app.Services, st *state, webhookURL string) error {
+	exists := false
+	if st.OperatorID != "" {
+		_, err := s.Operators.Update(ctx, st.OperatorID, store.OperatorSettings{WebhookURL: &webhookURL})
+		if err != nil && !fault.Is(err, fault.NotFound) {
+			return err
+		}
+		exists = err == nil
+	}
+	if !exists {
+		name := "Demo Operator"
+		op, key, err := s.Operators.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
+		if err != nil {
+			return err
+		}
+		st.OperatorID, st.OperatorKey = op.ID, key
+	}
+	if st.AdminEmail == "" {
+		st.AdminEmail = "admin@coffer.local"
+		st.AdminPassword = secret.Token("")[:24]
+	}
+	if _, _, err := s.Admins.Create(ctx, st.AdminEmail, st.AdminPassword, "", false); err != nil && !fault.Is(err, fault.Conflict) {
+		return err
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, f File, path string) {
+	fmt.Fprintf(w, `
+Coffer dev is running.
+
+  API         %s
+  Widget      %s/?sid=<sid>
+  Panel       %s   (admin %s / %s)
+  Database    %s
+  Dev chain   %s (chain id %d)
+
+  Operator    %s
+  Operator key (Bearer): %s
+
+Create a deposit session:
+
+  curl -s %s/session/deposit \
+    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
+    -d '{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}'
+
+Everything above is in %s. Ctrl-C stops it all.
+
+`, f.BaseURL, f.WidgetURL, f.PanelURL, f.Admin.Email, f.Admin.Password, f.DatabaseURL, f.Chains[0].RPCURL, f.Chains[0].ChainID,
+		f.Operator.ID, f.Operator.Key, f.BaseURL, f.Operator.Key, path)
+}

@@ -1,0 +1,314 @@
+package legacy
+
+import (
+	"net/http"
+	"time"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+)
+
+type sessionData struct {
+	URL        string `json:"url"`
+	SessionRef string `json:"sessionRef"`
+}
+
+func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.CreateDepositSessionRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Session.CreateDepositSession(ctx, &req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	return nil
+}
+
+func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.CreateWithdrawSessionRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Session.CreateWithdrawSession(ctx, &req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	return nil
+}
+
+type testWebhookData struct {
+	Delivered bool   `json:"delivered"`
+	Status    int32  `json:"status"`
+	Event     string `json:"event"`
+}
+
+func (h *Handler) sendTestWebhook(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	req := cofferv1.SendTestWebhookRequest{}
+	if err := decodeBody(r, &req, true, "sid"); err != nil {
+		return err
+	}
+	req.Sid = r.PathValue("uuid")
+	if err := rpc.Validate(&req); err != nil {
+		return err
+	}
+	res, err := h.s.Session.SendTestWebhook(ctx, &req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Test webhook sent", testWebhookData{Delivered: res.Delivered, Status: res.Status, Event: res.Event})
+	return nil
+}
+
+type depositorData struct {
+	ExternalUserID string     `json:"externalUserId"`
+	Email          *string    `json:"email"`
+	DepositAddress *string    `json:"depositAddress"`
+	CreatedAt      *time.Time `json:"createdAt"`
+}
+
+func depositorJSON(d *cofferv1.Depositor) depositorData {
+	out := depositorData{ExternalUserID: d.GetExternalUserId()}
+	if d.GetEmail() != "" {
+		out.Email = &d.Email
+	}
+	if d.GetDepositAddress() != "" {
+		out.DepositAddress = &d.DepositAddress
+	}
+	if d.GetCreatedAt() != nil {
+		t := d.GetCreatedAt().AsTime()
+		out.CreatedAt = &t
+	}
+	return out
+}
+
+func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.CreateDepositorRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Depositor.CreateDepositor(ctx, &req)
+	if err != nil {
+		return err
+	}
+	message := "Depositor created"
+	if !res.Created {
+		message = "Depositor already exists"
+	}
+	writeSuccess(w, message, struct {
+		depositorData
+		Created bool `json:"created"`
+	}{depositorJSON(res.Depositor), res.Created})
+	return nil
+}
+
+func (h *Handler) checkDepositor(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	req := cofferv1.CheckDepositorRequest{ExternalUserId: r.PathValue("externalUserId")}
+	if err := rpc.Validate(&req); err != nil {
+		return err
+	}
+	res, err := h.s.Depositor.CheckDepositor(ctx, &req)
+	if err != nil {
+		return err
+	}
+	type checkData struct {
+		Exists bool `json:"exists"`
+		depositorData
+	}
+	if !res.Exists {
+		writeSuccess(w, "Depositor not found", checkData{Exists: false, depositorData: depositorData{ExternalUserID: req.ExternalUserId}})
+		return nil
+	}
+	writeSuccess(w, "Depositor found", checkData{Exists: true, depositorData: depositorJSON(res.Depositor)})
+	return nil
+}
+
+type depositAddressData struct {
+	Address         string    `json:"address"`
+	ChainID         int64     `json:"chainId"`
+	Currency        string    `json:"currency"`
+	ContractAddress *string   `json:"contractAddress"`
+	Decimals        int32     `json:"decimals"`
+	ExpectedAmount  string    `json:"expectedAmount"`
+	PaymentURI      string    `json:"paymentUri"`
+	ExpiresAt       time.Time `json:"expiresAt"`
+}
+
+func (h *Handler) depositAddress(w http.ResponseWriter, r *http.Request) error {
+	var req cofferv1.GetDepositAddressRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Widget.GetDepositAddress(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	data := depositAddressData{Address: res.Address, ChainID: res.ChainId, Currency: res.Currency, Decimals: res.Decimals,
+		ExpectedAmount: res.ExpectedAmount, PaymentURI: res.PaymentUri, ExpiresAt: res.GetExpiresAt().AsTime()}
+	if res.ContractAddress != "" {
+		data.ContractAddress = &res.ContractAddress
+	}
+	writeSuccess(w, "Deposit address ready", data)
+	return nil
+}
+
+type tokenJSON struct {
+	Symbol          string `json:"symbol"`
+	ContractAddress string `json:"contractAddress"`
+	Decimals        int32  `json:"decimals"`
+}
+
+type chainJSON struct {
+	ChainID        int64       `json:"chainId"`
+	Name           string      `json:"name"`
+	NativeSymbol   string      `json:"nativeSymbol"`
+	NativeDecimals int32       `json:"nativeDecimals"`
+	Confirmations  int32       `json:"confirmations"`
+	Finalized      bool        `json:"finalized"`
+	Tokens         []tokenJSON `json:"tokens"`
+}
+
+func (h *Handler) listChains(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.s.Chain.ListChains(r.Context(), &cofferv1.ListChainsRequest{})
+	if err != nil {
+		return err
+	}
+	out := make([]chainJSON, 0, len(res.Chains))
+	for _, c := range res.Chains {
+		cj := chainJSON{ChainID: c.ChainId, Name: c.Name, NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals,
+			Confirmations: c.Confirmations, Finalized: c.Finalized, Tokens: []tokenJSON{}}
+		for _, t := range c.Tokens {
+			cj.Tokens = append(cj.Tokens, tokenJSON{Symbol: t.Symbol, ContractAddress: t.ContractAddress, Decimals: t.Decimals})
+		}
+		out = append(out, cj)
+	}
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Handler) submitWithdrawal(w http.ResponseWriter, r *http.Request) error {
+	var req cofferv1.SubmitWithdrawalRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Widget.SubmitWithdrawal(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Withdrawal submitted", struct {
+		WithdrawRequestID string `json:"withdrawRequestId"`
+		Status            string `json:"status"`
+	}{res.WithdrawRequestId, shortEnum(res.Status)})
+	return nil
+}
+
+type decisionData struct {
+	WithdrawRequestID string  `json:"withdrawRequestId"`
+	WithdrawStatus    string  `json:"withdrawStatus"`
+	SettlementTxHash  string  `json:"settlementTxHash"`
+	Held              bool    `json:"held"`
+	HeldReason        *string `json:"heldReason"`
+}
+
+func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.operator(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.DecideWithdrawalRequest
+	if err := decodeBody(r, &req, false, "withdrawRequestId"); err != nil {
+		return err
+	}
+	req.WithdrawRequestId = r.PathValue("id")
+	if err := rpc.Validate(&req); err != nil {
+		return err
+	}
+	res, err := h.s.Withdrawal.DecideWithdrawal(ctx, &req)
+	if err != nil {
+		return err
+	}
+	data := decisionData{WithdrawRequestID: res.WithdrawRequestId, WithdrawStatus: shortEnum(res.WithdrawStatus),
+		SettlementTxHash: res.SettlementTxHash, Held: res.Held}
+	if reason := shortEnum(res.HeldReason); reason != "" {
+		data.HeldReason = &reason
+	}
+	writeSuccess(w, "Decision recorded", data)
+	return nil
+}
+
+func (h *Handler) adminLogin(w http.ResponseWriter, r *http.Request) error {
+	var req cofferv1.LoginRequest
+	if err := bind(r, &req, false); err != nil {
+		return err
+	}
+	res, err := h.s.Admin.Login(r.Context(), &req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Token     string    `json:"token"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}{res.Token, res.GetExpiresAt().AsTime()})
+	return nil
+}
+
+func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.admin(r)
+	if err != nil {
+		return err
+	}
+	res, err := h.s.Admin.ListWithdrawals(ctx, &cofferv1.ListWithdrawalsRequest{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res.Withdrawals)
+	return nil
+}
+
+func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.admin(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.UpdateWithdrawalStatusRequest
+	if err := decodeBody(r, &req, false, "withdrawRequestId"); err != nil {
+		return err
+	}
+	req.WithdrawRequestId = r.PathValue("id")
+	if err := rpc.Validate(&req); err != nil {
+		return err
+	}
+	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)
+	if err != nil {
+		return err
+	}
+	if res.Withdrawal == nil {
+		return fault.New(fault.Internal, "no withdrawal returned")
+	}
+	writeJSON(w, http.StatusOK, res.Withdrawal)
+	return nil
+}

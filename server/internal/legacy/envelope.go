@@ -1,0 +1,64 @@
+package legacy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+)
+
+// envelope is the spec's response wrapper of the operator and session endpoints.
+type envelope struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"status":"error","message":"internal error","data":{"code":"INTERNAL"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes()) //nolint:errcheck
+}
+
+func writeSuccess(w http.ResponseWriter, message string, data any) {
+	writeJSON(w, http.StatusOK, envelope{Status: "success", Message: message, Data: data})
+}
+
+// writeError writes the error envelope: {"status":"error","message":...,"data":{"code":...}}.
+// It returns the HTTP status written.
+func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, err error) int {
+	if errors.Is(err, context.Canceled) {
+		err = fault.New(fault.Unavailable, "request cancelled")
+	}
+	fe := fault.As(err)
+	if fe.Code == fault.Internal {
+		log.ErrorContext(ctx, "request failed", "error", err)
+	}
+	data := map[string]any{"code": fe.Code.String()}
+	if fe.Field != "" {
+		data["field"] = fe.Field
+	}
+	for k, v := range fe.Details {
+		data[k] = v
+	}
+	if fe.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
+	}
+	status := fe.Code.HTTPStatus()
+	writeJSON(w, status, envelope{Status: "error", Message: fe.Message, Data: data})
+	return status
+}

@@ -1,0 +1,49 @@
+// Package metrics exposes Coffer's Prometheus metrics at /metrics: request counts and latency
+// per operation and transport, plus the Go runtime and process collectors.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is one registry of Coffer's metrics.
+type Metrics struct {
+	Registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// New builds a registry with the request metrics and the runtime collectors.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "coffer_requests_total",
+			Help: "Requests handled, by transport (rest, connect), operation and result code.",
+		}, []string{"transport", "operation", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "coffer_request_duration_seconds",
+			Help:    "Request latency by transport and operation.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"transport", "operation"}),
+	}
+	m.Registry.MustRegister(m.requests, m.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe records one request.
+func (m *Metrics) Observe(transport, operation, code string, d time.Duration) {
+	m.requests.WithLabelValues(transport, operation, code).Inc()
+	m.latency.WithLabelValues(transport, operation).Observe(d.Seconds())
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,110 @@
+package rpc
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+var approvalModes = map[string]cofferv1.ApprovalMode{
+	"SYNC":     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
+	"EXTERNAL": cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
+}
+
+var sessionKinds = map[string]cofferv1.SessionKind{
+	"DEPOSIT":  cofferv1.SessionKind_SESSION_KIND_DEPOSIT,
+	"WITHDRAW": cofferv1.SessionKind_SESSION_KIND_WITHDRAW,
+}
+
+var sessionStatuses = map[string]cofferv1.SessionStatus{
+	"OPEN":      cofferv1.SessionStatus_SESSION_STATUS_OPEN,
+	"EXPIRED":   cofferv1.SessionStatus_SESSION_STATUS_EXPIRED,
+	"CANCELLED": cofferv1.SessionStatus_SESSION_STATUS_CANCELLED,
+}
+
+func operatorProto(o store.Operator, keyPrefixes []string) *cofferv1.Operator {
+	p := &cofferv1.Operator{
+		Id:              o.ID,
+		Name:            o.Name,
+		ParentId:        o.ParentID,
+		WebhookUrl:      o.WebhookURL,
+		ApprovalMode:    approvalModes[o.ApprovalMode],
+		ApprovalEnabled: o.ApprovalEnabled,
+		FiatCurrency:    o.FiatCurrency,
+		RedirectUrl:     o.RedirectURL,
+		ThemeSlug:       o.ThemeSlug,
+		DepositFeeBps:   o.DepositFeeBps,
+		Active:          o.Active,
+		KeyPrefixes:     keyPrefixes,
+		CreatedAt:       ts(o.CreatedAt),
+		UpdatedAt:       ts(o.UpdatedAt),
+	}
+	if o.PerTxCap.Valid {
+		p.PerTxCap = o.PerTxCap.Decimal.String()
+	}
+	if o.DailyCap.Valid {
+		p.DailyCap = o.DailyCap.Decimal.String()
+	}
+	return p
+}
+
+// OperatorSettings converts the proto settings to the store's partial update.
+func OperatorSettings(s *cofferv1.OperatorSettings) store.OperatorSettings {
+	out := store.OperatorSettings{
+		Name:            s.Name,
+		ParentID:        s.ParentId,
+		WebhookURL:      s.WebhookUrl,
+		ApprovalEnabled: s.ApprovalEnabled,
+		PerTxCap:        s.PerTxCap,
+		DailyCap:        s.DailyCap,
+		FiatCurrency:    s.FiatCurrency,
+		RedirectURL:     s.RedirectUrl,
+		ThemeSlug:       s.ThemeSlug,
+		DepositFeeBps:   s.DepositFeeBps,
+		Active:          s.Active,
+	}
+	if s.ApprovalMode != nil {
+		for name, v := range approvalModes {
+			if v == *s.ApprovalMode {
+				out.ApprovalMode = &name
+			}
+		}
+	}
+	return out
+}
+
+func adminProto(a store.Admin) *cofferv1.Admin {
+	return &cofferv1.Admin{Id: a.ID, Email: a.Email, OperatorId: a.OperatorID, TotpEnabled: a.TOTPSealed != nil, CreatedAt: ts(a.CreatedAt)}
+}
+
+func themeProto(t store.Theme) *cofferv1.Theme {
+	return &cofferv1.Theme{
+		Id: t.ID, OperatorId: t.OperatorID, Slug: t.Slug, Name: t.Name,
+		Style: &cofferv1.ThemeStyle{
+			PrimaryColor: t.Style.PrimaryColor, BackgroundColor: t.Style.BackgroundColor, TextColor: t.Style.TextColor,
+			LogoUrl: t.Style.LogoURL, BorderRadius: t.Style.BorderRadius, FontFamily: t.Style.FontFamily,
+		},
+		CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt),
+	}
+}
+
+func themeStyle(s *cofferv1.ThemeStyle) store.ThemeStyle {
+	return store.ThemeStyle{
+		PrimaryColor: s.GetPrimaryColor(), BackgroundColor: s.GetBackgroundColor(), TextColor: s.GetTextColor(),
+		LogoURL: s.GetLogoUrl(), BorderRadius: s.GetBorderRadius(), FontFamily: s.GetFontFamily(),
+	}
+}
+
+func depositorProto(d store.Depositor) *cofferv1.Depositor {
+	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, CreatedAt: ts(d.CreatedAt)}
+}

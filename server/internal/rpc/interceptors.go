@@ -1,0 +1,154 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+)
+
+// ErrorDomain is the ErrorInfo domain of Coffer's errors.
+const ErrorDomain = "coffer.v1"
+
+// ToConnect turns any error into a *connect.Error carrying an ErrorInfo whose reason is the
+// fault code (the same CODE the REST envelope shows).
+func ToConnect(err error) *connect.Error {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, err)
+	}
+	fe := fault.As(err)
+	ce = connect.NewError(fe.Code.ConnectCode(), errors.New(fe.Message))
+	info := &errdetails.ErrorInfo{Reason: fe.Code.String(), Domain: ErrorDomain, Metadata: map[string]string{}}
+	for k, v := range fe.Details {
+		info.Metadata[k] = fmt.Sprint(v)
+	}
+	if fe.Field != "" {
+		info.Metadata["field"] = fe.Field
+	}
+	if d, derr := connect.NewErrorDetail(info); derr == nil {
+		ce.AddDetail(d)
+	}
+	if fe.RetryAfter > 0 {
+		ce.Meta().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
+	}
+	return ce
+}
+
+// errorInterceptor maps service errors to Connect errors and logs internal ones.
+type errorInterceptor struct{ log *slog.Logger }
+
+func (i errorInterceptor) report(ctx context.Context, procedure string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if fe := fault.As(err); fe.Code == fault.Internal && !errors.Is(err, context.Canceled) {
+		i.log.ErrorContext(ctx, "request failed", "procedure", procedure, "error", err)
+	}
+	return ToConnect(err)
+}
+
+func (i errorInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		res, err := next(ctx, req)
+		return res, i.report(ctx, req.Spec().Procedure, err)
+	}
+}
+
+func (i errorInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i errorInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return i.report(ctx, conn.Spec().Procedure, next(ctx, conn))
+	}
+}
+
+// metricsInterceptor counts requests and their latency per operation.
+type metricsInterceptor struct{ m *metrics.Metrics }
+
+func operationName(procedure string) string {
+	return strings.TrimPrefix(procedure, "/coffer.v1.")
+}
+
+func codeOf(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return connect.CodeOf(err).String()
+}
+
+func (i metricsInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		start := time.Now()
+		res, err := next(ctx, req)
+		i.m.Observe("connect", operationName(req.Spec().Procedure), codeOf(err), time.Since(start))
+		return res, err
+	}
+}
+
+func (i metricsInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i metricsInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		start := time.Now()
+		err := next(ctx, conn)
+		i.m.Observe("connect", operationName(conn.Spec().Procedure), codeOf(err), time.Since(start))
+		return err
+	}
+}
+
+// validateInterceptor checks unary and streaming requests against their protovalidate rules.
+type validateInterceptor struct{}
+
+func (validateInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if msg, ok := req.Any().(proto.Message); ok {
+			if err := Validate(msg); err != nil {
+				return nil, err
+			}
+		}
+		return next(ctx, req)
+	}
+}
+
+func (validateInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (validateInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		return next(ctx, &validatingConn{StreamingHandlerConn: conn})
+	}
+}
+
+type validatingConn struct{ connect.StreamingHandlerConn }
+
+func (c *validatingConn) Receive(msg any) error {
+	if err := c.StreamingHandlerConn.Receive(msg); err != nil {
+		return err
+	}
+	if m, ok := msg.(proto.Message); ok {
+		return Validate(m)
+	}
+	return nil
+}

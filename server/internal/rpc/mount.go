@@ -1,0 +1,58 @@
+// Package rpc serves Coffer's Connect services (Connect, gRPC and gRPC-Web on one handler each).
+// Handlers are thin: protobuf in, one service-layer call, protobuf out. Requests pass, in
+// order, the metrics, error-mapping, authentication and protovalidate interceptors. The REST
+// layer (package legacy) calls the same handler methods after its own decoding.
+package rpc
+
+import (
+	"log/slog"
+	"net/http"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+)
+
+// MaxRequestBytes bounds every request body.
+const MaxRequestBytes = 64 << 10
+
+// Servers are the service implementations.
+type Servers struct {
+	Session    *SessionServer
+	Depositor  *DepositorServer
+	Chain      *ChainServer
+	Widget     *WidgetServer
+	Withdrawal *WithdrawalServer
+	Admin      *AdminServer
+	Ops        *OpsServer
+}
+
+// Mount registers every service on mux.
+func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metrics, log *slog.Logger) {
+	opts := func(authenticate connect.Interceptor) []connect.HandlerOption {
+		chain := []connect.Interceptor{metricsInterceptor{m}, errorInterceptor{log}}
+		if authenticate != nil {
+			chain = append(chain, authenticate)
+		}
+		chain = append(chain, validateInterceptor{})
+		return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
+	}
+	operatorAuth := authInterceptor(authn.Operator)
+	mux.Handle(cofferv1connect.NewSessionServiceHandler(s.Session, opts(operatorAuth)...))
+	mux.Handle(cofferv1connect.NewDepositorServiceHandler(s.Depositor, opts(operatorAuth)...))
+	mux.Handle(cofferv1connect.NewWithdrawalServiceHandler(s.Withdrawal, opts(operatorAuth)...))
+	mux.Handle(cofferv1connect.NewChainServiceHandler(s.Chain, opts(nil)...))
+	mux.Handle(cofferv1connect.NewWidgetServiceHandler(s.Widget, opts(nil)...))
+	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(authInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
+	mux.Handle(cofferv1connect.NewOpsServiceHandler(s.Ops, opts(authInterceptor(authn.Ops))...))
+
+	// Reflection lets `buf curl` and grpcurl discover the schema.
+	reflector := grpcreflect.NewStaticReflector(
+		cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
+		cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
+		cofferv1connect.OpsServiceName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+}

@@ -1,0 +1,117 @@
+package rpc
+
+import (
+	"context"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// OpsServer implements coffer.v1.OpsService for the service team.
+type OpsServer struct {
+	Operators *operator.Service
+	Admins    *admin.Service
+}
+
+func (s *OpsServer) operatorProto(ctx context.Context, op store.Operator) (*cofferv1.Operator, error) {
+	prefixes, err := s.Operators.KeyPrefixes(ctx, op.ID)
+	if err != nil {
+		return nil, err
+	}
+	return operatorProto(op, prefixes), nil
+}
+
+// CreateOperator creates an operator and returns its key once.
+func (s *OpsServer) CreateOperator(ctx context.Context, req *cofferv1.CreateOperatorRequest) (*cofferv1.CreateOperatorResponse, error) {
+	op, key, err := s.Operators.Create(ctx, OperatorSettings(req.GetSettings()))
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.operatorProto(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.CreateOperatorResponse{Operator: p, OperatorKey: key}, nil
+}
+
+// UpdateOperator changes settings.
+func (s *OpsServer) UpdateOperator(ctx context.Context, req *cofferv1.UpdateOperatorRequest) (*cofferv1.UpdateOperatorResponse, error) {
+	op, err := s.Operators.Update(ctx, req.GetId(), OperatorSettings(req.GetSettings()))
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.operatorProto(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.UpdateOperatorResponse{Operator: p}, nil
+}
+
+// GetOperator returns an operator.
+func (s *OpsServer) GetOperator(ctx context.Context, req *cofferv1.GetOperatorRequest) (*cofferv1.GetOperatorResponse, error) {
+	op, err := s.Operators.Get(ctx, req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.operatorProto(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.GetOperatorResponse{Operator: p}, nil
+}
+
+// ListOperators lists operators.
+func (s *OpsServer) ListOperators(ctx context.Context, req *cofferv1.ListOperatorsRequest) (*cofferv1.ListOperatorsResponse, error) {
+	ops, err := s.Operators.List(ctx, req.GetParentId())
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.ListOperatorsResponse{}
+	for _, op := range ops {
+		p, err := s.operatorProto(ctx, op)
+		if err != nil {
+			return nil, err
+		}
+		res.Operators = append(res.Operators, p)
+	}
+	return res, nil
+}
+
+// RotateOperatorKey issues a new key.
+func (s *OpsServer) RotateOperatorKey(ctx context.Context, req *cofferv1.RotateOperatorKeyRequest) (*cofferv1.RotateOperatorKeyResponse, error) {
+	grace := operator.DefaultGrace
+	if req.GracePeriod != nil {
+		grace = req.GracePeriod.AsDuration()
+	}
+	key, exp, err := s.Operators.RotateKey(ctx, req.GetId(), grace)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.RotateOperatorKeyResponse{OperatorKey: key, PreviousKeyExpiresAt: ts(exp)}, nil
+}
+
+// CreateAdmin creates a panel admin.
+func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRequest) (*cofferv1.CreateAdminResponse, error) {
+	a, uri, err := s.Admins.Create(ctx, req.GetEmail(), req.GetPassword(), req.GetOperatorId(), req.GetEnableTotp())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.CreateAdminResponse{Admin: adminProto(a), TotpUri: uri}, nil
+}
+
+// ListDeadLetteredWebhooks is delivered by the deposits milestone (webhook outbox).
+func (s *OpsServer) ListDeadLetteredWebhooks(context.Context, *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
+	return nil, notYet("the dead-letter list")
+}
+
+// RedeliverDeadLetter is delivered by the deposits milestone (webhook outbox).
+func (s *OpsServer) RedeliverDeadLetter(context.Context, *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
+	return nil, notYet("webhook redelivery")
+}
+
+// ReplayMissedDeposit is delivered by the deposits milestone.
+func (s *OpsServer) ReplayMissedDeposit(context.Context, *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
+	return nil, notYet("missed-deposit replay")
+}

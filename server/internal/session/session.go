@@ -1,0 +1,198 @@
+// Package session opens deposit and withdraw sessions for an operator's user and resolves
+// the sid the widget presents. A session lives for a fixed TTL (30 minutes by default); after
+// that, or once cancelled, every widget call on it answers SESSION_EXPIRED.
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Kinds of session.
+const (
+	Deposit  = "DEPOSIT"
+	Withdraw = "WITHDRAW"
+)
+
+// DefaultTTL is the session lifetime when none is configured.
+const DefaultTTL = 30 * time.Minute
+
+// Config configures the service.
+type Config struct {
+	TTL time.Duration
+	// WidgetURL is the widget's base address; the session URL is WidgetURL + "/?sid=<sid>".
+	WidgetURL string
+}
+
+// Service is the session service.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	cfg.WidgetURL = strings.TrimRight(cfg.WidgetURL, "/")
+	return &Service{pool: pool, cfg: cfg}
+}
+
+// Input is what an operator sends to open a session.
+type Input struct {
+	ExternalUserID    string
+	Lang              string
+	FiatCurrency      string
+	UserBalance       string
+	Amount            string
+	Email             string
+	OperatorReference string
+}
+
+// Opened is a created (or, for a repeated operator reference, existing) session.
+type Opened struct {
+	Session  store.Session
+	URL      string
+	Existing bool
+}
+
+// Open opens a session of kind for the operator. A repeated operator reference returns the
+// session it first opened, unchanged (and CONFLICT if that session is of the other kind).
+func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in Input) (Opened, error) {
+	if !op.Active {
+		return Opened{}, fault.New(fault.Forbidden, "operator account is inactive")
+	}
+	amount, err := decimal.NewFromString(in.Amount)
+	if err != nil || !amount.IsPositive() {
+		return Opened{}, fault.Invalid("amount", "must be a positive decimal string such as \"25.00\"")
+	}
+	balance, err := decimal.NewFromString(in.UserBalance)
+	if err != nil {
+		return Opened{}, fault.Invalid("userBalance", "must be a decimal string such as \"120.50\"")
+	}
+	q := store.New(s.pool)
+	sess, err := q.InsertSession(ctx, store.NewSession{
+		ID:                uuid.NewString(),
+		OperatorID:        op.ID,
+		Kind:              kind,
+		SessionRef:        secret.Token("sr_")[:3+32],
+		ExternalUserID:    in.ExternalUserID,
+		Lang:              in.Lang,
+		FiatCurrency:      strings.ToUpper(in.FiatCurrency),
+		UserBalance:       balance,
+		Amount:            amount,
+		Email:             in.Email,
+		OperatorReference: in.OperatorReference,
+		TTL:               s.cfg.TTL,
+	})
+	existing := false
+	if errors.Is(err, store.ErrNotFound) && in.OperatorReference != "" {
+		existing = true
+		sess, err = q.SessionByReference(ctx, op.ID, in.OperatorReference)
+		if err == nil && sess.Kind != kind {
+			return Opened{}, fault.New(fault.Conflict, "operatorReference %q already belongs to a %s session",
+				in.OperatorReference, strings.ToLower(sess.Kind))
+		}
+	}
+	if err != nil {
+		return Opened{}, fault.Wrap(err, "open session")
+	}
+	return Opened{Session: sess, URL: s.URL(sess.ID), Existing: existing}, nil
+}
+
+// URL is the widget URL of a session.
+func (s *Service) URL(sid string) string { return s.cfg.WidgetURL + "/?sid=" + sid }
+
+// Status of a session at a moment.
+func Status(sess store.Session, now time.Time) string {
+	switch {
+	case sess.CancelledAt != nil:
+		return "CANCELLED"
+	case !now.Before(sess.ExpiresAt):
+		return "EXPIRED"
+	default:
+		return "OPEN"
+	}
+}
+
+// ForWidget resolves the sid a widget call presents. An unknown sid is UNAUTHENTICATED (the sid
+// is the credential); an expired or cancelled session is SESSION_EXPIRED; a session of the
+// other kind is FORBIDDEN. kind "" accepts either kind.
+func (s *Service) ForWidget(ctx context.Context, sid, kind string) (store.Session, error) {
+	sess, err := s.Lookup(ctx, sid)
+	if err != nil {
+		return sess, err
+	}
+	switch Status(sess, time.Now()) {
+	case "EXPIRED":
+		return sess, fault.New(fault.SessionExpired, "session expired; create a new session")
+	case "CANCELLED":
+		return sess, fault.New(fault.SessionExpired, "session was cancelled; create a new session")
+	}
+	if kind != "" && sess.Kind != kind {
+		return sess, fault.New(fault.Forbidden, "this is a %s session", strings.ToLower(sess.Kind))
+	}
+	return sess, nil
+}
+
+// Lookup resolves a sid whatever the session's state.
+func (s *Service) Lookup(ctx context.Context, sid string) (store.Session, error) {
+	if _, err := uuid.Parse(sid); err != nil {
+		return store.Session{}, fault.Invalid("sid", "must be a UUID")
+	}
+	sess, err := store.New(s.pool).SessionByID(ctx, sid)
+	if errors.Is(err, store.ErrNotFound) {
+		return sess, fault.New(fault.Unauthenticated, "unknown session id")
+	}
+	if err != nil {
+		return sess, fault.Wrap(err, "load session")
+	}
+	return sess, nil
+}
+
+// ForOperators returns a session owned by one of the operators (an operator and its
+// sub-operators); anything else is NOT_FOUND, so other operators' sessions stay invisible.
+func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid string) (store.Session, error) {
+	if _, err := uuid.Parse(sid); err != nil {
+		return store.Session{}, fault.Invalid("sid", "must be a UUID")
+	}
+	sess, err := store.New(s.pool).SessionForOperators(ctx, operatorIDs, sid)
+	if errors.Is(err, store.ErrNotFound) {
+		return sess, fault.New(fault.NotFound, "session not found")
+	}
+	if err != nil {
+		return sess, fault.Wrap(err, "load session")
+	}
+	return sess, nil
+}
+
+// Cancel records that the user cancelled the session. Cancelling twice is harmless; an
+// expired session stays expired.
+func (s *Service) Cancel(ctx context.Context, sid string) (string, error) {
+	sess, err := s.Lookup(ctx, sid)
+	if err != nil {
+		return "", err
+	}
+	if Status(sess, time.Now()) != "OPEN" {
+		return Status(sess, time.Now()), nil
+	}
+	sess, err = store.New(s.pool).CancelSession(ctx, sid)
+	if errors.Is(err, store.ErrNotFound) {
+		return "EXPIRED", nil
+	}
+	if err != nil {
+		return "", fault.Wrap(err, "cancel session")
+	}
+	return Status(sess, time.Now()), nil
+}
