@@ -1,0 +1,55 @@
+package app_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func TestHealthReadyMetrics(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	for _, path := range []string{"/healthz", "/readyz"} {
+		res := env.Do(t, "GET", path, "", "")
+		var body map[string]string
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != 200 || body["status"] != "ok" {
+			t.Fatalf("%s: %d %v", path, res.StatusCode, body)
+		}
+	}
+	_, key := env.Operator(t, store.OperatorSettings{})
+	env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`).Body.Close()
+	res := env.Do(t, "GET", "/metrics", "", "")
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`coffer_requests_total{code="OK",operation="POST /session/deposit",transport="rest"} 1`,
+		`coffer_request_duration_seconds_count{operation="POST /session/deposit",transport="rest"} 1`,
+		"go_goroutines",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestReadyzReportsUnmigratedSchema(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	if _, err := env.Pool.Exec(t.Context(), `DELETE FROM coffer_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	res := env.Do(t, "GET", "/readyz", "", "")
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz on an unmigrated schema: %d", res.StatusCode)
+	}
+}

@@ -1,0 +1,196 @@
+// Package apptest runs a real Coffer process (the same app, HTTP server and River client as
+// `coffer serve`) on a fresh test database and a loopback port, for end-to-end tests of the
+// transports. It also creates the operators, admins and sessions tests need.
+package apptest
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+// Env is a running Coffer.
+type Env struct {
+	// URL is the API's base URL, e.g. http://127.0.0.1:41234.
+	URL      string
+	App      *app.App
+	Pool     *pgxpool.Pool
+	Services *app.Services
+	OpsToken string
+}
+
+// Options adjust the process.
+type Options struct {
+	Role       string
+	SessionTTL time.Duration
+	Chains     []chain.Network
+}
+
+// TestChains is the chain list of test processes: one network with two 6-decimal tokens.
+// Nothing in the foundation contacts its RPC URL.
+func TestChains() []chain.Network {
+	return []chain.Network{{
+		ChainID: 1337, Name: "Coffer Dev Chain", RPCURLs: []string{"http://127.0.0.1:8545"}, Confirmations: 3,
+		NativeSymbol: "ETH", NativeDecimals: 18,
+		Tokens: []chain.Token{
+			{Symbol: "USDT", ContractAddress: common.HexToAddress("0x00000000000000000000000000000000000000a1"), Decimals: 6},
+			{Symbol: "USDC", ContractAddress: common.HexToAddress("0x00000000000000000000000000000000000000a2"), Decimals: 6},
+		},
+	}}
+}
+
+// Start runs Coffer until the test ends.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	if opts.Role == "" {
+		opts.Role = config.RoleAll
+	}
+	if opts.SessionTTL == 0 {
+		opts.SessionTTL = 30 * time.Minute
+	}
+	if opts.Chains == nil {
+		opts.Chains = TestChains()
+	}
+	registry, err := chain.NewRegistry(opts.Chains)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	cfg := config.Config{
+		DatabaseURL: testdb.URL(t), MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
+		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
+		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 4,
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("app.Run: %v", err)
+		}
+	})
+	env := &Env{URL: base, App: a, Pool: a.Pool, Services: a.Services, OpsToken: cfg.OpsToken}
+	env.waitReady(t)
+	return env
+}
+
+func (e *Env) waitReady(t testing.TB) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get(e.URL + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("server not ready")
+}
+
+// Operator creates an operator with the given settings (name and webhook URL defaulted) and
+// returns it with its key.
+func (e *Env) Operator(t testing.TB, s store.OperatorSettings) (store.Operator, string) {
+	t.Helper()
+	if s.Name == nil {
+		name := "Operator " + uuid.NewString()[:8]
+		s.Name = &name
+	}
+	if s.WebhookURL == nil {
+		u := "https://operator.example/webhook"
+		s.WebhookURL = &u
+	}
+	op, key, err := e.Services.Operators.Create(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op, key
+}
+
+// AdminPassword is the password of the admins Admin creates.
+const AdminPassword = "correct horse battery staple"
+
+// Admin creates an admin (service team when operatorID is "") and logs it in.
+func (e *Env) Admin(t testing.TB, operatorID string) (store.Admin, string) {
+	t.Helper()
+	ctx := context.Background()
+	a, _, err := e.Services.Admins.Create(ctx, "admin-"+uuid.NewString()[:8]+"@coffer.test", AdminPassword, operatorID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _, _, err := e.Services.Admins.Login(ctx, a.Email, AdminPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, token
+}
+
+// ExpireSession moves a session's expiry into the past.
+func (e *Env) ExpireSession(t testing.TB, sid string) {
+	t.Helper()
+	if _, err := e.Pool.Exec(context.Background(), `UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, sid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Count returns the number of rows of a table (tests check that bad input writes nothing).
+func (e *Env) Count(t testing.TB, table string) int {
+	t.Helper()
+	var n int
+	if err := e.Pool.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Do sends a request with an optional Bearer credential and JSON body.
+func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response {
+	t.Helper()
+	var r *http.Request
+	var err error
+	if body == "" {
+		r, err = http.NewRequest(method, e.URL+path, nil)
+	} else {
+		r, err = http.NewRequest(method, e.URL+path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bearer != "" {
+		r.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
