@@ -67,5 +67,3 @@ func openCLIEnv(ctx context.Context, dataDir string, needKey bool) (*cliEnv, err
 func migrate(ctx context.Context, env *cliEnv) ([]string, error) {
 	return store.Migrate(ctx, env.pool)
 }
-
-func lookupEnv(name string) string { return os.Getenv(name) }

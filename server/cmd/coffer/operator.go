@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -244,7 +245,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *password == "" {
-		*password = lookupEnv("COFFER_ADMIN_PASSWORD")
+		*password = os.Getenv("COFFER_ADMIN_PASSWORD")
 	}
 	if *email == "" || *password == "" {
 		return fmt.Errorf("%w: --email and --password (or $COFFER_ADMIN_PASSWORD) are required", errUsage)

@@ -82,11 +82,36 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 	return created, uri, nil
 }
 
-// Login checks the credentials and returns a new admin token.
+// Login checks the credentials and returns a new admin token. After maxFailedLogins failures
+// for an email within loginWindow, every attempt for it is refused until the window ends,
+// whether or not the password is right, so guessing cannot continue.
 func (s *Service) Login(ctx context.Context, email, password, totp string) (string, time.Time, store.Admin, error) {
 	q := store.New(s.pool)
-	throttleKey := "admin-login:" + strings.ToLower(strings.TrimSpace(email))
-	a, err := q.AdminByEmail(ctx, strings.TrimSpace(email))
+	email = strings.TrimSpace(email)
+	throttleKey := "admin-login:" + strings.ToLower(email)
+	throttled := func(reset time.Time) error {
+		e := fault.New(fault.RateLimited, "too many failed logins; try again later")
+		e.RetryAfter = int(time.Until(reset).Seconds()) + 1
+		return e
+	}
+	hits, reset, err := q.RateLimitHits(ctx, throttleKey, loginWindow)
+	if err != nil {
+		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login throttle")
+	}
+	if hits >= maxFailedLogins {
+		return "", time.Time{}, store.Admin{}, throttled(reset)
+	}
+	fail := func(msg string) (string, time.Time, store.Admin, error) {
+		hits, reset, err := q.HitRateLimit(ctx, throttleKey, loginWindow)
+		if err != nil {
+			return "", time.Time{}, store.Admin{}, fault.Wrap(err, "count failed login")
+		}
+		if hits > maxFailedLogins {
+			return "", time.Time{}, store.Admin{}, throttled(reset)
+		}
+		return "", time.Time{}, store.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
+	}
+	a, err := q.AdminByEmail(ctx, email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", time.Time{}, a, fault.Wrap(err, "load admin")
 	}
@@ -95,18 +120,6 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 		hash = a.PasswordHash
 	}
 	ok, _ := CheckPassword(hash, password)
-	fail := func(msg string) (string, time.Time, store.Admin, error) {
-		hits, reset, err := q.HitRateLimit(ctx, throttleKey, loginWindow)
-		if err != nil {
-			return "", time.Time{}, store.Admin{}, fault.Wrap(err, "count failed login")
-		}
-		if hits > maxFailedLogins {
-			e := fault.New(fault.RateLimited, "too many failed logins; try again later")
-			e.RetryAfter = int(time.Until(reset).Seconds()) + 1
-			return "", time.Time{}, store.Admin{}, e
-		}
-		return "", time.Time{}, store.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
-	}
 	if err != nil || !ok || !a.Active {
 		return fail("invalid email or password")
 	}

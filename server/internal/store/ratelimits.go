@@ -21,3 +21,12 @@ func (q *Queries) DeleteOldRateLimits(ctx context.Context, before time.Time) (in
 	tag, err := q.db.Exec(ctx, `DELETE FROM rate_limits WHERE window_start < $1`, before)
 	return tag.RowsAffected(), err
 }
+
+// RateLimitHits returns the hits counted against key in the current window, without counting one.
+func (q *Queries) RateLimitHits(ctx context.Context, key string, window time.Duration) (hits int, resetAt time.Time, err error) {
+	err = q.db.QueryRow(ctx, `
+		SELECT COALESCE(max(hits), 0), to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) + make_interval(secs => $2)
+		FROM rate_limits WHERE key = $1 AND window_start = to_timestamp(floor(extract(epoch FROM now()) / $2) * $2)`,
+		key, window.Seconds()).Scan(&hits, &resetAt)
+	return hits, resetAt, err
+}

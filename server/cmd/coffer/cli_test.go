@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func coffer(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestOperatorAndAdminCommands(t *testing.T) {
+	t.Setenv("DATABASE_URL", testdb.URL(t))
+	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+
+	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook",
+		"--approval-mode", "external", "--approval-enabled", "--per-tx-cap", "500", "--daily-cap", "5000.50", "--fiat", "eur",
+		"--redirect-url", "https://acme.example/done", "--theme", "acme", "--fee-bps", "150", "--json")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	var created map[string]any
+	if err := json.Unmarshal([]byte(out), &created); err != nil {
+		t.Fatalf("create --json: %v: %s", err, out)
+	}
+	for k, want := range map[string]any{"name": "Acme", "approvalMode": "EXTERNAL", "approvalEnabled": true, "perTxCap": "500",
+		"dailyCap": "5000.5", "fiatCurrency": "EUR", "redirectUrl": "https://acme.example/done", "themeSlug": "acme",
+		"depositFeeBps": 150.0, "active": true} {
+		if created[k] != want {
+			t.Errorf("%s = %v, want %v", k, created[k], want)
+		}
+	}
+	id, key := created["id"].(string), created["operatorKey"].(string)
+	if !strings.HasPrefix(key, "sk_") {
+		t.Fatalf("operatorKey %q", key)
+	}
+
+	// A sub-operator, then an update that changes only what it names.
+	out, _, code = coffer(t, "operator", "create", "--name", "Acme EU", "--webhook-url", "https://eu.acme.example/hook", "--parent", id, "--inactive", "--json")
+	var child map[string]any
+	json.Unmarshal([]byte(out), &child)
+	if code != 0 || child["parentId"] != id || child["active"] != false {
+		t.Fatalf("sub-operator: %d %v", code, child)
+	}
+	out, _, code = coffer(t, "operator", "update", "--id", id, "--per-tx-cap", "", "--active=false", "--json")
+	var updated map[string]any
+	json.Unmarshal([]byte(out), &updated)
+	if code != 0 || updated["perTxCap"] != "" || updated["dailyCap"] != "5000.5" || updated["active"] != false || updated["operatorKey"] != nil {
+		t.Fatalf("update: %d %v", code, updated)
+	}
+	out, _, _ = coffer(t, "operator", "list", "--parent", id, "--json")
+	var list []map[string]any
+	json.Unmarshal([]byte(out), &list)
+	if len(list) != 1 || list[0]["id"] != child["id"] {
+		t.Fatalf("list --parent: %s", out)
+	}
+	out, _, code = coffer(t, "operator", "rotate-key", "--id", id, "--grace", "1h", "--json")
+	var rotated map[string]any
+	json.Unmarshal([]byte(out), &rotated)
+	if code != 0 || rotated["operatorKey"] == key || !strings.HasPrefix(rotated["operatorKey"].(string), "sk_") {
+		t.Fatalf("rotate-key: %s", out)
+	}
+	out, _, _ = coffer(t, "operator", "get", "--id", id)
+	if !strings.Contains(out, "keys:") || !strings.Contains(out, key[:7]) {
+		t.Fatalf("get shows key prefixes: %s", out)
+	}
+
+	out, errOut, code = coffer(t, "admin", "create", "--email", "ops@acme.example", "--password", "a long enough password", "--operator-id", id, "--totp", "--json")
+	var adm map[string]any
+	json.Unmarshal([]byte(out), &adm)
+	if code != 0 || adm["operatorId"] != id || !strings.HasPrefix(adm["totpUri"].(string), "otpauth://totp/") {
+		t.Fatalf("admin create: %d %s %s", code, out, errOut)
+	}
+
+	// Usage errors exit 2 with a message; service errors exit 1.
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"operator"}, 2, "create|update"},
+		{[]string{"operator", "explode"}, 2, "unknown subcommand"},
+		{[]string{"operator", "update"}, 2, "--id is required"},
+		{[]string{"operator", "create", "--name", "X"}, 1, "webhookUrl: is required"},
+		{[]string{"operator", "create", "--name", "X", "--webhook-url", "https://x.example", "--approval-mode", "later"}, 1, "approvalMode"},
+		{[]string{"operator", "get", "--id", "00000000-0000-4000-8000-000000000000"}, 1, "operator not found"},
+		{[]string{"admin", "create", "--email", "x@y.z"}, 2, "--password"},
+		{[]string{"nope"}, 2, "unknown command"},
+	} {
+		_, errOut, code := coffer(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.msg)
+		}
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	t.Setenv("DATABASE_URL", testdb.URL(t)) // already migrated: a second run changes nothing
+	out, errOut, code := coffer(t, "migrate")
+	if code != 0 || !strings.Contains(out, "up to date") {
+		t.Fatalf("migrate: %d %s %s", code, out, errOut)
+	}
+}

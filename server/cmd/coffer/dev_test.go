@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cofferhq/coffer/server/internal/devenv"
+)
+
+// TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
+func TestDevSubprocess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
+	}
+	bin := filepath.Join(t.TempDir(), "coffer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+
+	first, stop := startDev(t, bin, dataDir)
+	createSession(t, first)
+	stop()
+	// The second run on the same data directory keeps the operator, its key and the admin.
+	second, _ := startDev(t, bin, dataDir)
+	if second.Operator.ID != first.Operator.ID || second.Operator.Key != first.Operator.Key || second.Admin != first.Admin {
+		t.Fatalf("restart changed the demo identities: %+v vs %+v", second.Operator, first.Operator)
+	}
+	createSession(t, second)
+}
+
+// startDev starts `coffer dev` and waits for its dev.json; stop sends SIGTERM and checks a
+// clean exit with PostgreSQL stopped (it also runs at the end of the test).
+func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
+	t.Helper()
+	os.Remove(filepath.Join(dataDir, "dev.json"))
+	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--block-time", "200ms")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var exitErr error
+	go func() { exitErr = cmd.Wait(); close(exited) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+			if err := exitErr; err != nil {
+				t.Errorf("coffer dev exited with %v\n%s", err, stderr.String())
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("coffer dev did not stop within 30 s\n%s", stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, "pg", "postmaster.pid")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("PostgreSQL still running after coffer dev stopped (postmaster.pid: %v)", err)
+		}
+	}
+	t.Cleanup(stop)
+
+	var f devenv.File
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var err error
+		if f, err = devenv.ReadFile(dataDir); err == nil && f.BaseURL != "" {
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("coffer dev exited early: %v\n%s", exitErr, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no dev.json after 60 s\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(stdout.String(), f.Operator.Key) {
+		t.Errorf("the printed summary lacks the operator key:\n%s", stdout.String())
+	}
+	if len(f.Chains) != 1 || f.Chains[0].ChainID != 1337 || len(f.Chains[0].Tokens) != 2 || f.Admin.Email == "" || f.OpsToken == "" {
+		t.Errorf("dev.json: %+v", f)
+	}
+	return f, stop
+}
+
+func createSession(t *testing.T, f devenv.File) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.BaseURL+"/session/deposit", strings.NewReader(
+		`{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}`))
+	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Status string
+		Data   struct{ URL, SessionRef string }
+	}
+	json.NewDecoder(res.Body).Decode(&body)
+	if res.StatusCode != 200 || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
+		t.Fatalf("create session on coffer dev: %d %+v", res.StatusCode, body)
+	}
+	// The dev chain answers JSON-RPC on loopback.
+	rpc, err := http.Post(f.Chains[0].RPCURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rpc.Body.Close()
+	var chainID struct{ Result string }
+	json.NewDecoder(rpc.Body).Decode(&chainID)
+	if chainID.Result != "0x539" {
+		t.Fatalf("eth_chainId = %q", chainID.Result)
+	}
+}

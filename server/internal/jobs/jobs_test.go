@@ -1,0 +1,92 @@
+package jobs_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func TestWebhookSchedule(t *testing.T) {
+	failed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Attempts at 0, +5 s, +5 min, +30 min, +2 h after the previous failure.
+	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 2 * time.Hour}
+	for i, d := range want {
+		attempt := i + 1
+		if got := jobs.WebhookSchedule.Next(attempt, failed); got != failed.Add(d) {
+			t.Errorf("after attempt %d: %v, want +%v", attempt, got.Sub(failed), d)
+		}
+		row := &rivertype.JobRow{Attempt: attempt, AttemptedAt: &failed}
+		if got := jobs.WebhookSchedule.NextRetry(row); got != failed.Add(d) {
+			t.Errorf("NextRetry after attempt %d: +%v", attempt, got.Sub(failed))
+		}
+	}
+	if got := jobs.RetrySchedule(nil).Next(3, failed); got != failed {
+		t.Errorf("empty schedule: %v", got)
+	}
+}
+
+func TestCleanupJobRunsOnWorkers(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	_, err := pool.Exec(ctx, `
+		INSERT INTO admins (id, email, password_hash) VALUES ('00000000-0000-4000-8000-000000000001', 'a@b.c', 'x');
+		INSERT INTO admin_sessions (digest, admin_id, expires_at) VALUES
+			('\x01', '00000000-0000-4000-8000-000000000001', now() - interval '1 minute'),
+			('\x02', '00000000-0000-4000-8000-000000000001', now() + interval '1 hour');
+		INSERT INTO rate_limits (key, window_start, hits) VALUES ('old', now() - interval '2 hours', 3), ('new', now(), 1);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	client, err := jobs.NewClient(jobs.Deps{Pool: pool, Log: log}, jobs.Options{Work: true, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	defer cancel()
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer client.Stop(ctx)
+	select {
+	case ev := <-completed:
+		if ev.Kind != river.EventKindJobCompleted || ev.Job.Kind != "cleanup" {
+			t.Fatalf("event %s for %s: %v", ev.Kind, ev.Job.Kind, ev.Job.Errors)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cleanup job did not run")
+	}
+	var sessions, windows int
+	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions)
+	pool.QueryRow(ctx, `SELECT count(*) FROM rate_limits`).Scan(&windows)
+	if sessions != 1 || windows != 1 {
+		t.Fatalf("after cleanup: %d sessions, %d windows", sessions, windows)
+	}
+}
+
+func TestInsertOnlyClientForAPIRole(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	client, err := jobs.NewClient(jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)}, jobs.Options{Work: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Insert(ctx, jobs.CleanupArgs{}, nil); err != nil {
+		t.Fatalf("api role cannot enqueue: %v", err)
+	}
+	var n int
+	pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'cleanup' AND state = 'available'`).Scan(&n)
+	if n != 1 {
+		t.Fatalf("%d cleanup jobs available", n)
+	}
+}

@@ -1,0 +1,151 @@
+package operator_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func ptr[T any](v T) *T { return &v }
+
+func setup(t *testing.T) (*operator.Service, func(string) []byte) {
+	pool := testdb.New(t)
+	box, _ := secret.NewBox(secret.Random(32))
+	dump := func(id string) []byte { // every stored byte of an operator's keys
+		var b []byte
+		rows, _ := pool.Query(context.Background(), `SELECT digest || sealed || convert_to(prefix, 'UTF8') FROM operator_keys WHERE operator_id = $1`, id)
+		for rows.Next() {
+			var r []byte
+			rows.Scan(&r)
+			b = append(b, r...)
+		}
+		rows.Close()
+		return b
+	}
+	return operator.New(pool, box), dump
+}
+
+func TestCreateAndAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	s, dump := setup(t)
+	op, key, err := s.Create(ctx, store.OperatorSettings{Name: ptr(" Acme "), WebhookURL: ptr("https://acme.example/hook"),
+		ApprovalMode: ptr("external"), FiatCurrency: ptr("eur"), PerTxCap: ptr("100.50")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.Name != "Acme" || op.ApprovalMode != "EXTERNAL" || op.FiatCurrency != "EUR" || !op.Active {
+		t.Fatalf("operator %+v", op)
+	}
+	if !strings.HasPrefix(key, "sk_") || len(key) != 67 {
+		t.Fatalf("key %q", key)
+	}
+	if bytes.Contains(dump(op.ID), []byte(key[3:])) {
+		t.Fatal("the key is stored in clear")
+	}
+	got, err := s.Authenticate(ctx, key)
+	if err != nil || got.ID != op.ID {
+		t.Fatalf("authenticate: %v %v", got.ID, err)
+	}
+	for _, bad := range []string{"", "sk_", key + "x", "adm_" + key[3:], strings.ToUpper(key)} {
+		if _, err := s.Authenticate(ctx, bad); !fault.Is(err, fault.Unauthenticated) {
+			t.Errorf("key %q: %v", bad, err)
+		}
+	}
+	// An inactive operator still authenticates (it may query and decide; it cannot open sessions).
+	if _, err := s.Update(ctx, op.ID, store.OperatorSettings{Active: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Authenticate(ctx, key); err != nil || got.Active {
+		t.Fatalf("inactive: %+v %v", got, err)
+	}
+}
+
+func TestRotateKey(t *testing.T) {
+	ctx := context.Background()
+	s, _ := setup(t)
+	op, oldKey, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example")})
+	newKey, exp, err := s.RotateKey(ctx, op.ID, time.Hour)
+	if err != nil || newKey == oldKey {
+		t.Fatal(err)
+	}
+	if d := time.Until(exp); d < 59*time.Minute || d > time.Hour {
+		t.Fatalf("grace ends in %v", d)
+	}
+	for _, k := range []string{oldKey, newKey} {
+		if _, err := s.Authenticate(ctx, k); err != nil {
+			t.Fatalf("during grace: %v", err)
+		}
+	}
+	keys, err := s.SigningKeys(ctx, op.ID)
+	if err != nil || len(keys) != 2 || string(keys[0]) != newKey || string(keys[1]) != oldKey {
+		t.Fatalf("signing keys: %q %v", keys, err)
+	}
+	prefixes, _ := s.KeyPrefixes(ctx, op.ID)
+	if len(prefixes) != 2 || prefixes[0] != operator.Prefix(newKey) {
+		t.Fatalf("prefixes %v", prefixes)
+	}
+	// Rotating again with no grace revokes every earlier key at once.
+	newest, _, err := s.RotateKey(ctx, op.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{oldKey, newKey} {
+		if _, err := s.Authenticate(ctx, k); !fault.Is(err, fault.Unauthenticated) {
+			t.Fatalf("revoked key still works: %v", err)
+		}
+	}
+	if keys, _ := s.SigningKeys(ctx, op.ID); len(keys) != 1 || string(keys[0]) != newest {
+		t.Fatalf("signing keys after revocation: %q", keys)
+	}
+	if _, _, err := s.RotateKey(ctx, "00000000-0000-4000-8000-000000000000", 0); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("rotate unknown operator: %v", err)
+	}
+}
+
+func TestSettingsValidationAndTree(t *testing.T) {
+	ctx := context.Background()
+	s, _ := setup(t)
+	for name, in := range map[string]store.OperatorSettings{
+		"no name":        {WebhookURL: ptr("https://a.example")},
+		"no webhook":     {Name: ptr("A")},
+		"ftp webhook":    {Name: ptr("A"), WebhookURL: ptr("ftp://a.example")},
+		"relative url":   {Name: ptr("A"), WebhookURL: ptr("/hook")},
+		"credentials":    {Name: ptr("A"), WebhookURL: ptr("https://u:p@a.example")},
+		"mode":           {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ApprovalMode: ptr("MANUAL")},
+		"negative cap":   {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DailyCap: ptr("-1")},
+		"fee":            {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DepositFeeBps: ptr(int32(10001))},
+		"unknown parent": {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ParentID: ptr("00000000-0000-4000-8000-000000000000")},
+	} {
+		if _, _, err := s.Create(ctx, in); !fault.Is(err, fault.InvalidArgument) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	root, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Root"), WebhookURL: ptr("https://r.example")})
+	child, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Child"), WebhookURL: ptr("https://c.example"), ParentID: &root.ID})
+	grandchild, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Grandchild"), WebhookURL: ptr("https://g.example"), ParentID: &child.ID})
+	if _, err := s.Update(ctx, root.ID, store.OperatorSettings{ParentID: &grandchild.ID}); !fault.Is(err, fault.InvalidArgument) {
+		t.Fatalf("cycle accepted: %v", err)
+	}
+	tree, _ := s.Tree(ctx, root.ID)
+	if len(tree) != 3 {
+		t.Fatalf("tree %v", tree)
+	}
+	// Detaching makes the child a root.
+	if op, err := s.Update(ctx, child.ID, store.OperatorSettings{ParentID: ptr("")}); err != nil || op.ParentID != "" {
+		t.Fatalf("detach: %+v %v", op, err)
+	}
+	if tree, _ := s.Tree(ctx, root.ID); len(tree) != 1 {
+		t.Fatalf("tree after detach %v", tree)
+	}
+}
