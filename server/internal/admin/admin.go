@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,8 +31,9 @@ const (
 )
 
 // dummyHash is checked when the email is unknown, so response time does not reveal which
-// emails exist.
-var dummyHash = HashPassword("coffer-dummy-password")
+// emails exist. It is made on first use: argon2id takes 19 MiB, which no process should pay
+// at start-up.
+var dummyHash = sync.OnceValue(func() string { return HashPassword("coffer-dummy-password") })
 
 // Service is the admin service.
 type Service struct {
@@ -115,9 +117,11 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", time.Time{}, a, fault.Wrap(err, "load admin")
 	}
-	hash := dummyHash
+	var hash string
 	if err == nil {
 		hash = a.PasswordHash
+	} else {
+		hash = dummyHash()
 	}
 	ok, _ := CheckPassword(hash, password)
 	if err != nil || !ok || !a.Active {

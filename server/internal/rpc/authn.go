@@ -26,12 +26,22 @@ type Authenticator struct {
 	OpsToken string
 }
 
-func kindOf(cred string) string {
-	switch {
-	case strings.HasPrefix(cred, operator.KeyPrefix):
-		return "the operator key"
-	case strings.HasPrefix(cred, admin.TokenPrefix):
-		return "an admin token"
+// otherKind names the kind of a valid credential that is not of the kind wanted ("the
+// operator key", "an admin token", "the ops token"), or "" when cred is valid for no other
+// kind. Only failed authentications pay for these lookups.
+func (a *Authenticator) otherKind(ctx context.Context, cred, wanted string) string {
+	if wanted != "ops" && a.OpsToken != "" && secret.Equal(cred, a.OpsToken) {
+		return "the ops token"
+	}
+	if wanted != "operator" && strings.HasPrefix(cred, operator.KeyPrefix) {
+		if _, err := a.Operators.Authenticate(ctx, cred); err == nil {
+			return "the operator key"
+		}
+	}
+	if wanted != "admin" && strings.HasPrefix(cred, admin.TokenPrefix) {
+		if _, err := a.Admins.Authenticate(ctx, cred); err == nil {
+			return "an admin token"
+		}
 	}
 	return ""
 }
@@ -42,11 +52,11 @@ func (a *Authenticator) Operator(ctx context.Context, h http.Header) (context.Co
 	if !ok {
 		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <operator key>")
 	}
-	if k := kindOf(cred); k != "" && k != "the operator key" {
-		return ctx, fault.New(fault.Forbidden, "%s is not accepted here: send the operator key", k)
-	}
 	op, err := a.Operators.Authenticate(ctx, cred)
 	if err != nil {
+		if k := a.otherKind(ctx, cred, "operator"); k != "" {
+			return ctx, fault.New(fault.Forbidden, "%s is not accepted here: send the operator key", k)
+		}
 		return ctx, err
 	}
 	return auth.WithOperator(ctx, op), nil
@@ -58,11 +68,11 @@ func (a *Authenticator) Admin(ctx context.Context, h http.Header) (context.Conte
 	if !ok {
 		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <admin token> from /admin/login")
 	}
-	if k := kindOf(cred); k != "" && k != "an admin token" {
-		return ctx, fault.New(fault.Forbidden, "%s is not accepted on admin endpoints: log in to the panel", k)
-	}
 	adm, err := a.Admins.Authenticate(ctx, cred)
 	if err != nil {
+		if k := a.otherKind(ctx, cred, "admin"); k != "" {
+			return ctx, fault.New(fault.Forbidden, "%s is not accepted on admin endpoints: log in to the panel", k)
+		}
 		return ctx, err
 	}
 	return auth.WithAdmin(ctx, adm), nil
@@ -75,7 +85,7 @@ func (a *Authenticator) Ops(ctx context.Context, h http.Header) (context.Context
 		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <ops token>")
 	}
 	if a.OpsToken == "" || !secret.Equal(cred, a.OpsToken) {
-		if k := kindOf(cred); k != "" {
+		if k := a.otherKind(ctx, cred, "ops"); k != "" {
 			return ctx, fault.New(fault.Forbidden, "%s is not accepted on the ops API", k)
 		}
 		return ctx, fault.New(fault.Unauthenticated, "invalid ops token")
@@ -83,21 +93,47 @@ func (a *Authenticator) Ops(ctx context.Context, h http.Header) (context.Context
 	return ctx, nil
 }
 
-// authInterceptor authenticates unary calls with check, except the procedures in public.
-func authInterceptor(check func(context.Context, http.Header) (context.Context, error), public ...string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			for _, p := range public {
-				if req.Spec().Procedure == p {
-					return next(ctx, req)
-				}
-			}
-			ctx, err := check(ctx, req.Header())
-			if err != nil {
-				return nil, err
-			}
-			return next(ctx, req)
+// authInterceptor authenticates every call of a service, unary and streaming, with check,
+// except the procedures in public.
+type authInterceptor struct {
+	check  func(context.Context, http.Header) (context.Context, error)
+	public []string
+}
+
+func newAuthInterceptor(check func(context.Context, http.Header) (context.Context, error), public ...string) authInterceptor {
+	return authInterceptor{check: check, public: public}
+}
+
+func (i authInterceptor) authenticate(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
+	for _, p := range i.public {
+		if procedure == p {
+			return ctx, nil
 		}
+	}
+	return i.check(ctx, h)
+}
+
+func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		ctx, err := i.authenticate(ctx, req.Spec().Procedure, req.Header())
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (i authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		ctx, err := i.authenticate(ctx, conn.Spec().Procedure, conn.RequestHeader())
+		if err != nil {
+			return err
+		}
+		return next(ctx, conn)
 	}
 }
 

@@ -39,14 +39,14 @@ func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metri
 		chain = append(chain, validateInterceptor{})
 		return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
 	}
-	operatorAuth := authInterceptor(authn.Operator)
+	operatorAuth := newAuthInterceptor(authn.Operator)
 	mux.Handle(cofferv1connect.NewSessionServiceHandler(s.Session, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewDepositorServiceHandler(s.Depositor, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewWithdrawalServiceHandler(s.Withdrawal, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewChainServiceHandler(s.Chain, opts(nil)...))
 	mux.Handle(cofferv1connect.NewWidgetServiceHandler(s.Widget, opts(nil)...))
-	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(authInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
-	mux.Handle(cofferv1connect.NewOpsServiceHandler(s.Ops, opts(authInterceptor(authn.Ops))...))
+	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(newAuthInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
+	mux.Handle(cofferv1connect.NewOpsServiceHandler(s.Ops, opts(newAuthInterceptor(authn.Ops))...))
 
 	// Reflection lets `buf curl` and grpcurl discover the schema.
 	reflector := grpcreflect.NewStaticReflector(

@@ -1,0 +1,611 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// The credentials of the matrix's columns.
+const (
+	credNone     = iota // no Authorization header
+	credOperator        // Bearer <operator A's key>
+	credOtherOp         // Bearer <operator B's key>
+	credAdmin           // Bearer <service-team admin token>
+	credOps             // Bearer <ops token>
+	credSid             // no Authorization header; session-scoped endpoints get a valid sid of operator A in the body
+	numCreds
+)
+
+var credNames = [numCreds]string{"none", "operator key", "other operator's key", "admin token", "ops token", "valid sid"}
+
+// authMatrix is the authentication contract of every endpoint: per credential presented (the
+// columns), the HTTP status of each REST route of legacy.go and the outcome of each Connect
+// procedure (ok, or a connect.Code: unauth = Unauthenticated, denied = PermissionDenied,
+// notfound = NotFound, unimpl = Unimplemented).
+//
+//   - Operator endpoints take only the operator key: none → 401, admin/ops token → 403.
+//   - Session-scoped endpoints (/depositor/address, /withdraw/direct-transfer, WidgetService)
+//     authenticate by the sid alone. In every column but "sid" the body carries an unknown sid,
+//     so a Bearer credential gets 401: it does not stand in for the sid.
+//   - GET /chain, ChainService, /admin/login and AdminService.Login are public.
+//   - /admin/* and AdminService take only the admin token; OpsService only the ops token.
+//   - 501 / unimpl (later milestones) appears only where authentication succeeded:
+//     authentication runs first.
+//   - The other operator's key is a valid key: it opens its own sessions, and meets operator
+//     A's session on test-webhook as 404 (see isolation_test.go).
+const authMatrix = `
+endpoint                                  none      opKey     otherOp   admin     ops       sid
+POST  /session/deposit                    401       200       200       403       403       401
+POST  /session/withdraw                   401       200       200       403       403       401
+POST  /session/{uuid}/test-webhook        401       501       404       403       403       401
+POST  /depositor/create                   401       200       200       403       403       401
+GET   /depositor/{externalUserId}/check   401       200       200       403       403       401
+POST  /depositor/address                  401       401       401       401       401       501
+GET   /chain                              200       200       200       200       200       200
+POST  /withdraw/direct-transfer           401       401       401       401       401       501
+POST  /withdraw/{id}/decision             401       501       501       403       403       401
+POST  /admin/login                        200       200       200       200       200       200
+GET   /admin/withdrawals                  401       403       403       501       403       401
+PATCH /admin/withdrawals/{id}/status      401       403       403       501       403       401
+
+SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
+SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
+SessionService.SendTestWebhook            unauth    unimpl    notfound  denied    denied    unauth
+DepositorService.CreateDepositor          unauth    ok        ok        denied    denied    unauth
+DepositorService.CheckDepositor           unauth    ok        ok        denied    denied    unauth
+WithdrawalService.DecideWithdrawal        unauth    unimpl    unimpl    denied    denied    unauth
+WithdrawalService.GetWithdrawal           unauth    unimpl    unimpl    denied    denied    unauth
+ChainService.ListChains                   ok        ok        ok        ok        ok        ok
+WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.WatchDeposits               unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.ListSessionDeposits         unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.QuoteWithdrawal             unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.SubmitWithdrawal            unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.CancelSession               unauth    unauth    unauth    unauth    unauth    ok
+AdminService.Login                        ok        ok        ok        ok        ok        ok
+AdminService.Logout                       unauth    denied    denied    ok        denied    unauth
+AdminService.GetMe                        unauth    denied    denied    ok        denied    unauth
+AdminService.ListWithdrawals              unauth    denied    denied    unimpl    denied    unauth
+AdminService.GetAdminWithdrawal           unauth    denied    denied    unimpl    denied    unauth
+AdminService.UpdateWithdrawalStatus       unauth    denied    denied    unimpl    denied    unauth
+AdminService.OverrideDecision             unauth    denied    denied    unimpl    denied    unauth
+AdminService.ListDeposits                 unauth    denied    denied    unimpl    denied    unauth
+AdminService.ReplayDeposit                unauth    denied    denied    unimpl    denied    unauth
+AdminService.ListThemes                   unauth    denied    denied    ok        denied    unauth
+AdminService.CreateTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.UpdateTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.DeleteTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.ListDeadLetters              unauth    denied    denied    unimpl    denied    unauth
+AdminService.RedeliverWebhook             unauth    denied    denied    unimpl    denied    unauth
+OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
+OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
+OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
+OpsService.ListOperators                  unauth    denied    denied    denied    ok        unauth
+OpsService.RotateOperatorKey              unauth    denied    denied    denied    ok        unauth
+OpsService.CreateAdmin                    unauth    denied    denied    denied    ok        unauth
+OpsService.ListDeadLetteredWebhooks       unauth    denied    denied    denied    unimpl    unauth
+OpsService.RedeliverDeadLetter            unauth    denied    denied    denied    unimpl    unauth
+OpsService.ReplayMissedDeposit            unauth    denied    denied    denied    unimpl    unauth
+`
+
+// matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
+// procedure ("/coffer.v1.SessionService/CreateDepositSession") for a Connect one.
+type matrixRow struct {
+	endpoint string
+	want     [numCreds]string
+}
+
+func parseAuthMatrix(t *testing.T) []matrixRow {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(authMatrix), "\n")
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "endpoint none opKey otherOp admin ops sid" {
+		t.Fatalf("authMatrix columns are %q", got)
+	}
+	var rows []matrixRow
+	for i, line := range lines[1:] {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		var r matrixRow
+		if fields[0] == strings.ToUpper(fields[0]) { // REST: METHOD /path
+			r.endpoint, fields = fields[0]+" "+fields[1], fields[2:]
+		} else { // Connect: Service.Method
+			svc, method, _ := strings.Cut(fields[0], ".")
+			r.endpoint, fields = "/coffer.v1."+svc+"/"+method, fields[1:]
+		}
+		if len(fields) != numCreds {
+			t.Fatalf("authMatrix line %d: %d outcomes, want %d: %q", i+2, len(fields), numCreds, line)
+		}
+		copy(r.want[:], fields)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// connectOutcomes are the matrix's names of Connect outcomes.
+var connectOutcomes = map[connect.Code]string{
+	connect.CodeUnauthenticated: "unauth", connect.CodePermissionDenied: "denied",
+	connect.CodeNotFound: "notfound", connect.CodeUnimplemented: "unimpl",
+}
+
+// sessionIDs are the sids a session-scoped request carries: operator A's real sessions in the
+// "sid" column, unknown UUIDs in the others.
+type sessionIDs struct{ deposit, withdraw, cancel string }
+
+// matrixFixture is the world the matrix runs in.
+type matrixFixture struct {
+	env           *apptest.Env
+	opA           store.Operator
+	opC           store.Operator // a bystander operator for OpsService's writes
+	bearer        [numCreds]string
+	real, unknown sessionIDs
+	// testWebhookSid is operator A's session that test-webhook targets in every column.
+	testWebhookSid string
+	adminEmail     string
+	themeToUpdate  string
+	themeToDelete  string
+	rpc            matrixClients
+}
+
+type matrixClients struct {
+	session    cofferv1connect.SessionServiceClient
+	depositor  cofferv1connect.DepositorServiceClient
+	withdrawal cofferv1connect.WithdrawalServiceClient
+	chain      cofferv1connect.ChainServiceClient
+	widget     cofferv1connect.WidgetServiceClient
+	admin      cofferv1connect.AdminServiceClient
+	ops        cofferv1connect.OpsServiceClient
+}
+
+func newMatrixFixture(t *testing.T) *matrixFixture {
+	t.Helper()
+	env := apptest.Start(t, apptest.Options{})
+	ctx := t.Context()
+	f := &matrixFixture{env: env}
+	var keyA, keyB string
+	f.opA, keyA = env.Operator(t, store.OperatorSettings{})
+	_, keyB = env.Operator(t, store.OperatorSettings{})
+	f.opC, _ = env.Operator(t, store.OperatorSettings{})
+	adm, adminToken := env.Admin(t, "")
+	f.adminEmail = adm.Email
+	f.bearer = [numCreds]string{credOperator: keyA, credOtherOp: keyB, credAdmin: adminToken, credOps: env.OpsToken}
+
+	open := func(kind string) string {
+		o, err := env.Services.Sessions.Open(ctx, f.opA, kind, session.Input{ExternalUserID: "matrix-user", Lang: "en",
+			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.Session.ID
+	}
+	f.real = sessionIDs{deposit: open(session.Deposit), withdraw: open(session.Withdraw), cancel: open(session.Deposit)}
+	f.unknown = sessionIDs{deposit: uuid.NewString(), withdraw: uuid.NewString(), cancel: uuid.NewString()}
+	f.testWebhookSid = open(session.Deposit)
+
+	theme := func(slug string) string {
+		th, err := env.Services.Themes.Create(ctx, auth.Admin{}, f.opA.ID, slug, "Matrix", matrixStyle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return th.ID
+	}
+	f.themeToUpdate, f.themeToDelete = theme("matrix-update"), theme("matrix-delete")
+
+	hc, base := http.DefaultClient, env.URL
+	f.rpc = matrixClients{
+		session:    cofferv1connect.NewSessionServiceClient(hc, base),
+		depositor:  cofferv1connect.NewDepositorServiceClient(hc, base),
+		withdrawal: cofferv1connect.NewWithdrawalServiceClient(hc, base),
+		chain:      cofferv1connect.NewChainServiceClient(hc, base),
+		widget:     cofferv1connect.NewWidgetServiceClient(hc, base),
+		admin:      cofferv1connect.NewAdminServiceClient(hc, base),
+		ops:        cofferv1connect.NewOpsServiceClient(hc, base),
+	}
+	return f
+}
+
+var matrixStyle = store.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
+
+var matrixStyleProto = &cofferv1.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
+
+const (
+	matrixAddress = "0x00000000000000000000000000000000000000b1"
+	matrixTxHash  = "0x1111111111111111111111111111111111111111111111111111111111111111"
+)
+
+// restRequests builds each REST route's request: method, path and a valid JSON body, so that
+// only the credential varies.
+var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path, body string){
+	"POST /session/deposit": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "POST", "/session/deposit", `{"externalUserId":"matrix-user","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`
+	},
+	"POST /session/withdraw": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "POST", "/session/withdraw", `{"externalUserId":"matrix-user","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`
+	},
+	"POST /session/{uuid}/test-webhook": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
+		return "POST", "/session/" + f.testWebhookSid + "/test-webhook", `{"amount":"10"}`
+	},
+	"POST /depositor/create": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "POST", "/depositor/create", `{"externalUserId":"matrix-user","email":"matrix@example.com"}`
+	},
+	"GET /depositor/{externalUserId}/check": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/depositor/matrix-user/check", ""
+	},
+	"POST /depositor/address": func(_ *matrixFixture, s sessionIDs) (string, string, string) {
+		return "POST", "/depositor/address", `{"sid":"` + s.deposit + `","currency":"USDT","chainId":1337}`
+	},
+	"GET /chain": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/chain", ""
+	},
+	"POST /withdraw/direct-transfer": func(_ *matrixFixture, s sessionIDs) (string, string, string) {
+		return "POST", "/withdraw/direct-transfer", `{"sid":"` + s.withdraw + `","address":"` + matrixAddress + `","currency":"USDT","chainId":1337}`
+	},
+	"POST /withdraw/{id}/decision": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "POST", "/withdraw/" + uuid.NewString() + "/decision", `{"decision":"APPROVE"}`
+	},
+	"POST /admin/login": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
+		return "POST", "/admin/login", `{"email":"` + f.adminEmail + `","password":"` + apptest.AdminPassword + `"}`
+	},
+	"GET /admin/withdrawals": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/admin/withdrawals", ""
+	},
+	"PATCH /admin/withdrawals/{id}/status": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "PATCH", "/admin/withdrawals/" + uuid.NewString() + "/status", `{"status":"PROCESSING","adminNote":"matrix"}`
+	},
+}
+
+// rpcCalls makes each Connect procedure's call with a valid request. WatchDeposits is a
+// server stream: its error arrives on the stream.
+var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionIDs) error{
+	cofferv1connect.SessionServiceCreateDepositSessionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.session.CreateDepositSession(ctx, &cofferv1.CreateDepositSessionRequest{ExternalUserId: "matrix-user",
+			Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+		return err
+	},
+	cofferv1connect.SessionServiceCreateWithdrawSessionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.session.CreateWithdrawSession(ctx, &cofferv1.CreateWithdrawSessionRequest{ExternalUserId: "matrix-user",
+			Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+		return err
+	},
+	cofferv1connect.SessionServiceSendTestWebhookProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.session.SendTestWebhook(ctx, &cofferv1.SendTestWebhookRequest{Sid: f.testWebhookSid})
+		return err
+	},
+	cofferv1connect.DepositorServiceCreateDepositorProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.depositor.CreateDepositor(ctx, &cofferv1.CreateDepositorRequest{ExternalUserId: "matrix-user"})
+		return err
+	},
+	cofferv1connect.DepositorServiceCheckDepositorProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.depositor.CheckDepositor(ctx, &cofferv1.CheckDepositorRequest{ExternalUserId: "matrix-user"})
+		return err
+	},
+	cofferv1connect.WithdrawalServiceDecideWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.withdrawal.DecideWithdrawal(ctx, &cofferv1.DecideWithdrawalRequest{WithdrawRequestId: uuid.NewString(),
+			Decision: cofferv1.Decision_DECISION_APPROVE})
+		return err
+	},
+	cofferv1connect.WithdrawalServiceGetWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.withdrawal.GetWithdrawal(ctx, &cofferv1.GetWithdrawalRequest{WithdrawRequestId: uuid.NewString()})
+		return err
+	},
+	cofferv1connect.ChainServiceListChainsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.chain.ListChains(ctx, &cofferv1.ListChainsRequest{})
+		return err
+	},
+	cofferv1connect.WidgetServiceGetSessionProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.GetSession(ctx, &cofferv1.GetSessionRequest{Sid: s.deposit})
+		return err
+	},
+	cofferv1connect.WidgetServiceGetDepositAddressProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.GetDepositAddress(ctx, &cofferv1.GetDepositAddressRequest{Sid: s.deposit, Currency: "USDT", ChainId: 1337})
+		return err
+	},
+	cofferv1connect.WidgetServiceWatchDepositsProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		stream, err := f.rpc.widget.WatchDeposits(ctx, &cofferv1.WatchDepositsRequest{Sid: s.deposit})
+		if err != nil {
+			return err
+		}
+		defer stream.Close()
+		for stream.Receive() {
+		}
+		return stream.Err()
+	},
+	cofferv1connect.WidgetServiceListSessionDepositsProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.ListSessionDeposits(ctx, &cofferv1.ListSessionDepositsRequest{Sid: s.deposit})
+		return err
+	},
+	cofferv1connect.WidgetServiceQuoteWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.QuoteWithdrawal(ctx, &cofferv1.QuoteWithdrawalRequest{Sid: s.withdraw, Currency: "USDT", ChainId: 1337})
+		return err
+	},
+	cofferv1connect.WidgetServiceSubmitWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.SubmitWithdrawal(ctx, &cofferv1.SubmitWithdrawalRequest{Sid: s.withdraw, Address: matrixAddress,
+			Currency: "USDT", ChainId: 1337, Type: cofferv1.WithdrawalType_WITHDRAWAL_TYPE_DIRECT_TRANSFER})
+		return err
+	},
+	cofferv1connect.WidgetServiceCancelSessionProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
+		_, err := f.rpc.widget.CancelSession(ctx, &cofferv1.CancelSessionRequest{Sid: s.cancel})
+		return err
+	},
+	cofferv1connect.AdminServiceLoginProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.Login(ctx, &cofferv1.LoginRequest{Email: f.adminEmail, Password: apptest.AdminPassword})
+		return err
+	},
+	cofferv1connect.AdminServiceLogoutProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.Logout(ctx, &cofferv1.LogoutRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceGetMeProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.GetMe(ctx, &cofferv1.GetMeRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceListWithdrawalsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListWithdrawals(ctx, &cofferv1.ListWithdrawalsRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceGetAdminWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.GetAdminWithdrawal(ctx, &cofferv1.GetAdminWithdrawalRequest{WithdrawRequestId: uuid.NewString()})
+		return err
+	},
+	cofferv1connect.AdminServiceUpdateWithdrawalStatusProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.UpdateWithdrawalStatus(ctx, &cofferv1.UpdateWithdrawalStatusRequest{WithdrawRequestId: uuid.NewString(),
+			Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING, AdminNote: "matrix"})
+		return err
+	},
+	cofferv1connect.AdminServiceOverrideDecisionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.OverrideDecision(ctx, &cofferv1.OverrideDecisionRequest{WithdrawRequestId: uuid.NewString(),
+			Decision: cofferv1.Decision_DECISION_REJECT, AdminNote: "matrix"})
+		return err
+	},
+	cofferv1connect.AdminServiceListDepositsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListDeposits(ctx, &cofferv1.ListDepositsRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceReplayDepositProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ReplayDeposit(ctx, &cofferv1.ReplayDepositRequest{ChainId: 1337, TxHash: matrixTxHash})
+		return err
+	},
+	cofferv1connect.AdminServiceListThemesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListThemes(ctx, &cofferv1.ListThemesRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceCreateThemeProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.CreateTheme(ctx, &cofferv1.CreateThemeRequest{OperatorId: f.opA.ID,
+			Slug: "matrix-" + uuid.NewString()[:8], Name: "Matrix", Style: matrixStyleProto})
+		return err
+	},
+	cofferv1connect.AdminServiceUpdateThemeProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.UpdateTheme(ctx, &cofferv1.UpdateThemeRequest{Id: f.themeToUpdate, Name: "Matrix 2", Style: matrixStyleProto})
+		return err
+	},
+	cofferv1connect.AdminServiceDeleteThemeProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.DeleteTheme(ctx, &cofferv1.DeleteThemeRequest{Id: f.themeToDelete})
+		return err
+	},
+	cofferv1connect.AdminServiceListDeadLettersProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListDeadLetters(ctx, &cofferv1.ListDeadLettersRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceRedeliverWebhookProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.RedeliverWebhook(ctx, &cofferv1.RedeliverWebhookRequest{EventId: uuid.NewString()})
+		return err
+	},
+	cofferv1connect.OpsServiceCreateOperatorProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		name, hook := "Matrix operator", "https://operator.example/matrix"
+		_, err := f.rpc.ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: &name, WebhookUrl: &hook}})
+		return err
+	},
+	cofferv1connect.OpsServiceUpdateOperatorProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		name := "Matrix bystander"
+		_, err := f.rpc.ops.UpdateOperator(ctx, &cofferv1.UpdateOperatorRequest{Id: f.opC.ID, Settings: &cofferv1.OperatorSettings{Name: &name}})
+		return err
+	},
+	cofferv1connect.OpsServiceGetOperatorProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.GetOperator(ctx, &cofferv1.GetOperatorRequest{Id: f.opC.ID})
+		return err
+	},
+	cofferv1connect.OpsServiceListOperatorsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListOperators(ctx, &cofferv1.ListOperatorsRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceRotateOperatorKeyProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.RotateOperatorKey(ctx, &cofferv1.RotateOperatorKeyRequest{Id: f.opC.ID})
+		return err
+	},
+	cofferv1connect.OpsServiceCreateAdminProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.CreateAdmin(ctx, &cofferv1.CreateAdminRequest{Email: "matrix-" + uuid.NewString()[:8] + "@coffer.test",
+			Password: apptest.AdminPassword, OperatorId: f.opC.ID})
+		return err
+	},
+	cofferv1connect.OpsServiceListDeadLetteredWebhooksProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListDeadLetteredWebhooks(ctx, &cofferv1.ListDeadLetteredWebhooksRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceRedeliverDeadLetterProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.RedeliverDeadLetter(ctx, &cofferv1.RedeliverDeadLetterRequest{EventId: uuid.NewString()})
+		return err
+	},
+	cofferv1connect.OpsServiceReplayMissedDepositProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ReplayMissedDeposit(ctx, &cofferv1.ReplayMissedDepositRequest{ChainId: 1337, TxHash: matrixTxHash})
+		return err
+	},
+}
+
+// sidScoped are the endpoints the sid authenticates.
+func sidScoped(endpoint string) bool {
+	return endpoint == "POST /depositor/address" || endpoint == "POST /withdraw/direct-transfer" ||
+		strings.HasPrefix(endpoint, "/"+cofferv1connect.WidgetServiceName+"/")
+}
+
+// errorCodes are the reasons (REST data.code, Connect ErrorInfo) each failing outcome carries,
+// so a 501 from Coffer is told apart from a missing route.
+var errorCodes = map[string]string{
+	"401": "UNAUTHENTICATED", "403": "FORBIDDEN", "404": "NOT_FOUND", "501": "NOT_IMPLEMENTED",
+	"unauth": "UNAUTHENTICATED", "denied": "FORBIDDEN", "notfound": "NOT_FOUND", "unimpl": "NOT_IMPLEMENTED",
+}
+
+// call sends endpoint's request with the column's credential and returns the outcome and the
+// error reason it carried ("" on success).
+func (f *matrixFixture) call(t *testing.T, endpoint string, bearer string, s sessionIDs) (outcome, reason string) {
+	t.Helper()
+	if strings.HasPrefix(endpoint, "/") { // a Connect procedure
+		call, ok := rpcCalls[endpoint]
+		if !ok {
+			t.Fatalf("no request for %s", endpoint)
+		}
+		err := call(withBearer(t.Context(), bearer), f, s)
+		if err == nil {
+			return "ok", ""
+		}
+		code, reason := connectErrorInfo(err)
+		if name, ok := connectOutcomes[code]; ok {
+			return name, reason
+		}
+		return code.String(), reason
+	}
+	build, ok := restRequests[endpoint]
+	if !ok {
+		t.Fatalf("no request for %s", endpoint)
+	}
+	method, path, body := build(f, s)
+	res := f.env.Do(t, method, path, bearer, body)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		var env struct {
+			Status string `json:"status"`
+			Data   struct {
+				Code string `json:"code"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &env); err != nil || env.Status != "error" {
+			t.Errorf("%s: error body is not the error envelope: %s", endpoint, b)
+		}
+		reason = env.Data.Code
+	}
+	return strconv.Itoa(res.StatusCode), reason
+}
+
+// bearerFor is the credential a cell presents. Logout revokes the token it presents, so it
+// gets a token of its own.
+func (f *matrixFixture) bearerFor(t *testing.T, endpoint string, cred int) string {
+	if cred == credAdmin && endpoint == cofferv1connect.AdminServiceLogoutProcedure {
+		_, token := f.env.Admin(t, "")
+		return token
+	}
+	return f.bearer[cred]
+}
+
+func TestAuthMatrix(t *testing.T) {
+	matrix := parseAuthMatrix(t)
+	checkMatrixCoversEveryEndpoint(t, matrix)
+	f := newMatrixFixture(t)
+
+	for _, row := range matrix {
+		t.Run(row.endpoint, func(t *testing.T) {
+			var got [numCreds]string
+			for cred := range numCreds {
+				s := f.real
+				if sidScoped(row.endpoint) && cred != credSid {
+					s = f.unknown
+				}
+				outcome, reason := f.call(t, row.endpoint, f.bearerFor(t, row.endpoint, cred), s)
+				got[cred] = outcome
+				if outcome != row.want[cred] {
+					t.Errorf("%s: got %s, want %s", credNames[cred], outcome, row.want[cred])
+				} else if want := errorCodes[outcome]; reason != want {
+					t.Errorf("%s: %s carries reason %q, want %q", credNames[cred], outcome, reason, want)
+				}
+			}
+			if t.Failed() {
+				t.Logf("observed row: %q", got)
+			}
+		})
+	}
+
+	// On session-scoped endpoints a Bearer header is irrelevant: with the valid sid, every
+	// credential gets what the sid alone gets.
+	t.Run("bearer is irrelevant with a valid sid", func(t *testing.T) {
+		for _, row := range matrix {
+			if !sidScoped(row.endpoint) {
+				continue
+			}
+			for _, cred := range []int{credOperator, credOtherOp, credAdmin, credOps} {
+				outcome, _ := f.call(t, row.endpoint, f.bearer[cred], f.real)
+				if outcome != row.want[credSid] {
+					t.Errorf("%s with a valid sid and the %s: got %s, want %s", row.endpoint, credNames[cred], outcome, row.want[credSid])
+				}
+			}
+		}
+	})
+}
+
+// checkMatrixCoversEveryEndpoint fails when an endpoint lacks a row or a request: the REST
+// routes of legacy.go, and every procedure of every coffer.v1 service.
+func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
+	t.Helper()
+	rows := map[string]bool{}
+	for _, row := range matrix {
+		if rows[row.endpoint] {
+			t.Errorf("matrix: %s has two rows", row.endpoint)
+		}
+		rows[row.endpoint] = true
+	}
+	var procedures []string
+	protoregistry.GlobalFiles.RangeFilesByPackage("coffer.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			svc := fd.Services().Get(i)
+			for j := range svc.Methods().Len() {
+				procedures = append(procedures, fmt.Sprintf("/%s/%s", svc.FullName(), svc.Methods().Get(j).Name()))
+			}
+		}
+		return true
+	})
+	if len(procedures) < 30 {
+		t.Fatalf("found only %d coffer.v1 procedures: are the generated files registered?", len(procedures))
+	}
+	for _, p := range procedures {
+		if !rows[p] {
+			t.Errorf("matrix: no row for procedure %s", p)
+		}
+		if rpcCalls[p] == nil {
+			t.Errorf("matrix: no request for procedure %s", p)
+		}
+	}
+	if len(restRequests) != 12 {
+		t.Errorf("matrix: %d REST routes, want the 12 of legacy.go", len(restRequests))
+	}
+	for route := range restRequests {
+		if !rows[route] {
+			t.Errorf("matrix: no row for route %s", route)
+		}
+	}
+	for endpoint := range rows {
+		if restRequests[endpoint] == nil && rpcCalls[endpoint] == nil {
+			t.Errorf("matrix: row %s names no endpoint", endpoint)
+		}
+	}
+	if n := len(rows) - len(restRequests); n != len(procedures) {
+		t.Errorf("matrix: %d Connect rows for %d procedures", n, len(procedures))
+	}
+}

@@ -1,0 +1,167 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// restOutcome sends a REST request and returns its status and the envelope's data.
+func restOutcome(t *testing.T, env *apptest.Env, method, path, bearer, body string) (int, map[string]any) {
+	t.Helper()
+	res := env.Do(t, method, path, bearer, body)
+	defer res.Body.Close()
+	var envelope struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return res.StatusCode, envelope.Data
+}
+
+// wantConnectError checks a Connect call's code and ErrorInfo reason.
+func wantConnectError(t *testing.T, what string, err error, code connect.Code, reason string) {
+	t.Helper()
+	if got, gotReason := connectErrorInfo(err); err == nil || got != code || gotReason != reason {
+		t.Errorf("%s: err %v (code %v, reason %q), want %v / %s", what, err, got, gotReason, code, reason)
+	}
+}
+
+// TestTenantIsolation: operator B's key neither sees nor touches operator A's data; the
+// test-webhook scope covers an operator's sub-operators but not its parent; an operator-scoped
+// admin sees and manages only its operator's themes.
+func TestTenantIsolation(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	opA, keyA := env.Operator(t, store.OperatorSettings{})
+	opB, keyB := env.Operator(t, store.OperatorSettings{})
+	_, subKey := env.Operator(t, store.OperatorSettings{ParentID: &opA.ID})
+
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	depositors := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	as := func(key string) context.Context { return withBearer(t.Context(), key) }
+
+	openSession := func(key string) string {
+		t.Helper()
+		res, err := sessions.CreateDepositSession(as(key), depositSessionRequest(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Sid
+	}
+	sidA, sidSub := openSession(keyA), openSession(subKey)
+
+	t.Run("depositors", func(t *testing.T) {
+		if _, err := depositors.CreateDepositor(as(keyA), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice", Email: "alice@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := depositors.CheckDepositor(as(keyA), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"}); err != nil || !res.Exists {
+			t.Fatalf("A checks its own depositor: %v, %v", res, err)
+		}
+		res, err := depositors.CheckDepositor(as(keyB), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"})
+		if err != nil || res.Exists || res.Depositor != nil {
+			t.Errorf("B checks A's depositor over Connect: %v, %v; want exists=false and no depositor", res, err)
+		}
+		status, data := restOutcome(t, env, "GET", "/depositor/alice/check", keyB, "")
+		if status != 200 || data["exists"] != false || data["email"] != nil {
+			t.Errorf("B checks A's depositor over REST: %d %v; want exists=false", status, data)
+		}
+		// B's "alice" is B's own user: creating it makes a new depositor, not A's.
+		created, err := depositors.CreateDepositor(as(keyB), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice"})
+		if err != nil || !created.Created || created.Depositor.GetEmail() != "" {
+			t.Errorf("B creates its own alice: %v, %v; want a new depositor without A's email", created, err)
+		}
+	})
+
+	t.Run("test-webhook scope", func(t *testing.T) {
+		cases := []struct {
+			name       string
+			key, sid   string
+			status     int
+			connect    connect.Code
+			wantReason string
+		}{
+			{"another operator's session", keyB, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
+			{"a sub-operator's session with the parent's key", keyA, sidSub, 501, connect.CodeUnimplemented, "NOT_IMPLEMENTED"},
+			{"the parent's session with the sub-operator's key", subKey, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
+			{"a sub-operator's session with an unrelated key", keyB, sidSub, 404, connect.CodeNotFound, "NOT_FOUND"},
+		}
+		for _, c := range cases {
+			status, data := restOutcome(t, env, "POST", "/session/"+c.sid+"/test-webhook", c.key, "")
+			if status != c.status || data["code"] != c.wantReason {
+				t.Errorf("REST, %s: %d %v, want %d %s", c.name, status, data, c.status, c.wantReason)
+			}
+			_, err := sessions.SendTestWebhook(as(c.key), &cofferv1.SendTestWebhookRequest{Sid: c.sid})
+			wantConnectError(t, "Connect, "+c.name, err, c.connect, c.wantReason)
+		}
+	})
+
+	t.Run("admin themes", func(t *testing.T) {
+		_, teamToken := env.Admin(t, "")
+		_, adminA := env.Admin(t, opA.ID)
+		create := func(token, operatorID, slug string) (*cofferv1.Theme, error) {
+			res, err := admins.CreateTheme(as(token), &cofferv1.CreateThemeRequest{OperatorId: operatorID, Slug: slug, Name: slug,
+				Style: &cofferv1.ThemeStyle{PrimaryColor: "#102030", BackgroundColor: "#ffffff", TextColor: "#000000"}})
+			return res.GetTheme(), err
+		}
+		themeA, err := create(teamToken, opA.ID, "a-by-team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		themeB, err := create(teamToken, opB.ID, "b-by-team")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ownA, err := create(adminA, "", "a-by-own-admin") // defaults to the admin's operator
+		if err != nil || ownA.OperatorId != opA.ID {
+			t.Fatalf("A's admin creates a theme: %v, %v", ownA, err)
+		}
+
+		list, err := admins.ListThemes(as(adminA), &cofferv1.ListThemesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, th := range list.Themes {
+			ids = append(ids, th.Id)
+			if th.OperatorId != opA.ID {
+				t.Errorf("A's admin lists theme %s of operator %s", th.Slug, th.OperatorId)
+			}
+		}
+		slices.Sort(ids)
+		want := []string{themeA.Id, ownA.Id}
+		slices.Sort(want)
+		if !slices.Equal(ids, want) {
+			t.Errorf("A's admin lists %v, want A's themes %v", ids, want)
+		}
+		if all, err := admins.ListThemes(as(teamToken), &cofferv1.ListThemesRequest{}); err != nil || len(all.Themes) != 3 {
+			t.Errorf("the service team lists %d themes (err %v), want all 3", len(all.GetThemes()), err)
+		}
+
+		_, err = admins.ListThemes(as(adminA), &cofferv1.ListThemesRequest{OperatorId: opB.ID})
+		wantConnectError(t, "A's admin lists B's themes", err, connect.CodeNotFound, "NOT_FOUND")
+		_, err = create(adminA, opB.ID, "a-for-b")
+		wantConnectError(t, "A's admin creates a theme for B", err, connect.CodeNotFound, "NOT_FOUND")
+		_, err = admins.UpdateTheme(as(adminA), &cofferv1.UpdateThemeRequest{Id: themeB.Id, Name: "taken",
+			Style: &cofferv1.ThemeStyle{PrimaryColor: "#000000", BackgroundColor: "#000000", TextColor: "#000000"}})
+		wantConnectError(t, "A's admin updates B's theme", err, connect.CodeNotFound, "NOT_FOUND")
+		_, err = admins.DeleteTheme(as(adminA), &cofferv1.DeleteThemeRequest{Id: themeB.Id})
+		wantConnectError(t, "A's admin deletes B's theme", err, connect.CodeNotFound, "NOT_FOUND")
+
+		// B's theme is untouched.
+		listB, err := admins.ListThemes(as(teamToken), &cofferv1.ListThemesRequest{OperatorId: opB.ID})
+		if err != nil || len(listB.Themes) != 1 || listB.Themes[0].Name != "b-by-team" {
+			t.Errorf("B's themes after A's admin tried: %v, %v", listB, err)
+		}
+	})
+}
