@@ -116,7 +116,7 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
 }
 
-// widgetOrigins: the widget may be served from another origin (a CDN, the operator's
+// widgetPaths: the widget may be served from another origin (a CDN, the operator's
 // domain) and calls these sid-authenticated or public operations with Connect-Web. They carry
 // no cookies, so any origin may call them; operator, admin and ops endpoints get no CORS.
 var widgetPaths = []string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer"}
@@ -182,16 +182,23 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			}
 		}()
 	}
-	if a.Config.Role != config.RoleAPI {
-		if err := a.River.Start(ctx); err != nil {
-			return fmt.Errorf("start River: %w", err)
-		}
-		a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
-	}
 	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-errc:
+	workers := a.Config.Role != config.RoleAPI
+	if workers {
+		if err := a.River.Start(ctx); err != nil {
+			workers = false
+			if ctx.Err() == nil {
+				runErr = fmt.Errorf("start River: %w", err)
+			}
+		} else {
+			a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
+		}
+	}
+	if runErr == nil {
+		select {
+		case <-ctx.Done():
+		case runErr = <-errc:
+		}
 	}
 	a.Log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -201,7 +208,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			a.Log.Warn("HTTP shutdown", "error", err)
 		}
 	}
-	if a.Config.Role != config.RoleAPI {
+	if workers {
 		if err := a.River.Stop(shutdownCtx); err != nil {
 			a.Log.Warn("River shutdown", "error", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -43,91 +44,124 @@ func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...s
 	return decodeJSON(body, msg, excluded...)
 }
 
+// decodeJSON reads a JSON object into msg. Fields are checked in document order, so the first
+// problem reported is the same on every call; a field given twice is refused.
 func decodeJSON(body []byte, msg proto.Message, excluded ...string) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var fields map[string]json.RawMessage
-	if err := dec.Decode(&fields); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			return fault.New(fault.InvalidArgument, "request body must be a JSON object")
-		}
+	if !utf8.Valid(body) {
+		return fault.New(fault.InvalidArgument, "request body is not valid UTF-8")
+	}
+	malformed := func(err error) error {
 		return fault.New(fault.InvalidArgument, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if fields == nil {
-		return fault.New(fault.InvalidArgument, "request body must be a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	// Syntax first, so a malformed body is reported as such whatever its fields.
+	if !json.Valid(body) {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if err := dec.Decode(&v); err != nil {
+			return malformed(err)
+		}
+		if _, ok := v.(map[string]any); !ok {
+			return fault.New(fault.InvalidArgument, "request body must be a JSON object")
+		}
 		return fault.New(fault.InvalidArgument, "malformed JSON: unexpected data after the object")
 	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil {
+		return malformed(err)
+	} else if tok != json.Delim('{') {
+		return fault.New(fault.InvalidArgument, "request body must be a JSON object")
+	}
 	desc := msg.ProtoReflect().Descriptor()
-	clean := make(map[string]any, len(fields))
-	for name, raw := range fields {
+	fields := map[string]any{}
+	rewritten := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return malformed(err)
+		}
+		name := tok.(string) // object keys are always strings
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return malformed(err)
+		}
+		if _, dup := fields[name]; dup {
+			return fault.Invalid(name, "given more than once")
+		}
 		fd := desc.Fields().ByJSONName(name)
 		if fd == nil || contains(excluded, name) {
 			return fault.Invalid(name, "unknown field")
 		}
-		v, err := checkValue(fd, raw)
+		enumName, err := checkValue(fd, v)
 		if err != nil {
 			return fault.Invalid(name, "%s", err)
 		}
-		if v != nil {
-			clean[name] = v
+		fields[name] = v
+		if enumName != "" {
+			fields[name], rewritten = enumName, true
 		}
 	}
-	normalized, _ := json.Marshal(clean)
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return malformed(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fault.New(fault.InvalidArgument, "malformed JSON: unexpected data after the object")
+	}
+	// protojson reads the body as sent unless a value had to be spelled out; bodies that
+	// encoding/json reads more leniently (a lone UTF-16 surrogate) go through the same path.
+	if !rewritten && protojson.Unmarshal(body, msg) == nil {
+		return nil
+	}
+	proto.Reset(msg)
+	normalized, _ := json.Marshal(fields)
 	if err := protojson.Unmarshal(normalized, msg); err != nil {
-		return fault.New(fault.InvalidArgument, "invalid request: %v", err)
+		return fault.New(fault.InvalidArgument, "request body does not match %s", desc.Name())
 	}
 	return nil
 }
 
-// checkValue checks a JSON value against a field's kind and returns it in the form protojson
-// accepts; nil for a JSON null (absent).
-func checkValue(fd protoreflect.FieldDescriptor, raw json.RawMessage) (any, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
+// checkValue checks a JSON value against a field's kind. For an enum given by its short name
+// it returns the full value name protojson needs; otherwise "".
+func checkValue(fd protoreflect.FieldDescriptor, v any) (string, error) {
 	if v == nil {
-		return nil, nil
+		return "", nil // JSON null: the field is absent
 	}
 	if fd.IsList() || fd.IsMap() || fd.Kind() == protoreflect.MessageKind {
-		return v, nil // no legacy endpoint takes these; protojson checks them
+		return "", nil // no legacy endpoint takes these; protojson checks them
 	}
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		if _, ok := v.(string); !ok {
-			return nil, errors.New("must be a string")
+			return "", errors.New("must be a string")
 		}
 	case protoreflect.BoolKind:
 		if _, ok := v.(bool); !ok {
-			return nil, errors.New("must be true or false")
+			return "", errors.New("must be true or false")
 		}
 	case protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind,
 		protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind,
 		protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:
 		n, ok := v.(json.Number)
 		if !ok {
-			return nil, errors.New("must be a number")
+			return "", errors.New("must be a number")
 		}
 		if _, err := n.Int64(); err != nil {
-			return nil, errors.New("must be an integer")
+			return "", errors.New("must be an integer")
 		}
 	case protoreflect.EnumKind:
 		s, ok := v.(string)
 		if !ok {
-			return nil, errors.New("must be a string")
+			return "", errors.New("must be a string")
 		}
 		name, ok := enumValue(fd.Enum(), s)
 		if !ok {
-			return nil, errors.New("must be one of " + strings.Join(enumNames(fd.Enum()), ", "))
+			return "", errors.New("must be one of " + strings.Join(enumNames(fd.Enum()), ", "))
 		}
-		return name, nil
+		if name != s {
+			return name, nil
+		}
 	}
-	return v, nil
+	return "", nil
 }
 
 // enumPrefix is the prefix protobuf style puts on an enum's values: DECISION_ for Decision.

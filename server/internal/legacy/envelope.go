@@ -29,7 +29,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"status":"error","message":"internal error","data":{"code":"INTERNAL"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	if w.Header().Get("Cache-Control") == "" {
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes()) //nolint:errcheck
 }

@@ -100,40 +100,40 @@ func notYet(what string) error {
 
 // ListWithdrawals is delivered by the withdrawals milestone.
 func (s *AdminServer) ListWithdrawals(context.Context, *cofferv1.ListWithdrawalsRequest) (*cofferv1.ListWithdrawalsResponse, error) {
-	return nil, notYet("the withdrawals list")
+	return nil, notYet("Listing withdrawals")
 }
 
 // GetAdminWithdrawal is delivered by the withdrawals milestone.
 func (s *AdminServer) GetAdminWithdrawal(context.Context, *cofferv1.GetAdminWithdrawalRequest) (*cofferv1.GetAdminWithdrawalResponse, error) {
-	return nil, notYet("withdrawal details")
+	return nil, notYet("Reading a withdrawal")
 }
 
 // UpdateWithdrawalStatus is delivered by the withdrawals milestone.
 func (s *AdminServer) UpdateWithdrawalStatus(context.Context, *cofferv1.UpdateWithdrawalStatusRequest) (*cofferv1.UpdateWithdrawalStatusResponse, error) {
-	return nil, notYet("withdrawal status changes")
+	return nil, notYet("Changing a withdrawal's status")
 }
 
 // OverrideDecision is delivered by the withdrawals milestone.
 func (s *AdminServer) OverrideDecision(context.Context, *cofferv1.OverrideDecisionRequest) (*cofferv1.OverrideDecisionResponse, error) {
-	return nil, notYet("decision overrides")
+	return nil, notYet("Overriding a decision")
 }
 
 // ListDeposits is delivered by the deposits milestone.
 func (s *AdminServer) ListDeposits(context.Context, *cofferv1.ListDepositsRequest) (*cofferv1.ListDepositsResponse, error) {
-	return nil, notYet("the deposits list")
+	return nil, notYet("Listing deposits")
 }
 
 // ReplayDeposit is delivered by the deposits milestone.
 func (s *AdminServer) ReplayDeposit(context.Context, *cofferv1.ReplayDepositRequest) (*cofferv1.ReplayDepositResponse, error) {
-	return nil, notYet("missed-deposit replay")
+	return nil, notYet("Replaying a missed deposit")
 }
 
 // ListDeadLetters is delivered by the deposits milestone (webhook outbox).
 func (s *AdminServer) ListDeadLetters(context.Context, *cofferv1.ListDeadLettersRequest) (*cofferv1.ListDeadLettersResponse, error) {
-	return nil, notYet("the dead-letter list")
+	return nil, notYet("Listing dead-lettered webhooks")
 }
 
 // RedeliverWebhook is delivered by the deposits milestone (webhook outbox).
 func (s *AdminServer) RedeliverWebhook(context.Context, *cofferv1.RedeliverWebhookRequest) (*cofferv1.RedeliverWebhookResponse, error) {
-	return nil, notYet("webhook redelivery")
+	return nil, notYet("Redelivering a webhook")
 }

@@ -103,15 +103,15 @@ func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRe
 
 // ListDeadLetteredWebhooks is delivered by the deposits milestone (webhook outbox).
 func (s *OpsServer) ListDeadLetteredWebhooks(context.Context, *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
-	return nil, notYet("the dead-letter list")
+	return nil, notYet("Listing dead-lettered webhooks")
 }
 
 // RedeliverDeadLetter is delivered by the deposits milestone (webhook outbox).
 func (s *OpsServer) RedeliverDeadLetter(context.Context, *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
-	return nil, notYet("webhook redelivery")
+	return nil, notYet("Redelivering a webhook")
 }
 
 // ReplayMissedDeposit is delivered by the deposits milestone.
 func (s *OpsServer) ReplayMissedDeposit(context.Context, *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
-	return nil, notYet("missed-deposit replay")
+	return nil, notYet("Replaying a missed deposit")
 }

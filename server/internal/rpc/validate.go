@@ -3,9 +3,11 @@ package rpc
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"buf.build/go/protovalidate"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
@@ -17,6 +19,9 @@ var validator, validatorErr = protovalidate.New()
 func Validate(msg proto.Message) error {
 	if validatorErr != nil {
 		return fault.Wrap(validatorErr, "protovalidate")
+	}
+	if err := checkText(msg.ProtoReflect(), ""); err != nil {
+		return err
 	}
 	err := validator.Validate(msg)
 	if err == nil {
@@ -66,4 +71,38 @@ func lowerCamel(snake string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// checkText refuses text PostgreSQL cannot store: NUL characters and invalid UTF-8 (which
+// binary protobuf refuses already, but REST path parameters can carry).
+func checkText(m protoreflect.Message, prefix string) error {
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		name := prefix + fd.JSONName()
+		check := func(v protoreflect.Value) bool {
+			switch fd.Kind() {
+			case protoreflect.StringKind:
+				if s := v.String(); !utf8.ValidString(s) {
+					err = fault.Invalid(name, "must be valid UTF-8")
+				} else if strings.ContainsRune(s, 0) {
+					err = fault.Invalid(name, "must not contain NUL characters")
+				}
+			case protoreflect.MessageKind:
+				err = checkText(v.Message(), name+".")
+			}
+			return err == nil
+		}
+		switch {
+		case fd.IsMap():
+			return true
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && check(l.Get(i)); i++ {
+			}
+			return err == nil
+		default:
+			return check(v)
+		}
+	})
+	return err
 }

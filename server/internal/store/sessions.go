@@ -52,20 +52,22 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 }
 
 // InsertSession creates a session in one statement, registering the depositor of a deposit
-// session on the way. When the operator already used the operator reference, nothing is
-// written and ErrNotFound is returned: the caller then loads the existing session.
+// session on the way. When the operator already used the operator reference, nothing at all
+// is written and ErrNotFound is returned: the caller then loads the existing session.
 func (q *Queries) InsertSession(ctx context.Context, n NewSession) (Session, error) {
 	return scanSession(q.db.QueryRow(ctx, `
-		WITH depositor AS (
+		WITH inserted AS (
+			INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
+				user_balance, amount, email, operator_reference, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
+			ON CONFLICT (operator_id, operator_reference) DO NOTHING
+			RETURNING *
+		), depositor AS (
 			INSERT INTO depositors (operator_id, external_user_id, email)
-			SELECT $2, $5, NULLIF($10, '') WHERE $3 = 'DEPOSIT'
+			SELECT operator_id, external_user_id, email FROM inserted WHERE kind = 'DEPOSIT'
 			ON CONFLICT (operator_id, external_user_id) DO NOTHING
 		)
-		INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
-			user_balance, amount, email, operator_reference, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
-		ON CONFLICT (operator_id, operator_reference) DO NOTHING
-		RETURNING `+sessionColumns,
+		SELECT `+sessionColumns+` FROM inserted`,
 		n.ID, n.OperatorID, n.Kind, n.SessionRef, n.ExternalUserID, n.Lang, n.FiatCurrency, n.UserBalance,
 		n.Amount, n.Email, n.OperatorReference, n.TTL))
 }

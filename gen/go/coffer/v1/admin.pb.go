@@ -2021,10 +2021,11 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x12\n" +
 	"\x04note\x18\x04 \x01(\tR\x04note\x129\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xcb\x01\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x92\x02\n" +
 	"\x1dUpdateWithdrawalStatusRequest\x12;\n" +
-	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\x12D\n" +
-	"\x06status\x18\x02 \x01(\x0e2\x1b.coffer.v1.WithdrawalStatusB\x0f\xbaH\f\xc8\x01\x01\x82\x01\x06\x18\x02\x18\x04\x18\x05R\x06status\x12'\n" +
+	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\x12\x8a\x01\n" +
+	"\x06status\x18\x02 \x01(\x0e2\x1b.coffer.v1.WithdrawalStatusBU\xbaHR\xba\x01L\n" +
+	"\fadmin_status\x12)must be PROCESSING, COMPLETED or REJECTED\x1a\x11this in [2, 4, 5]\xc8\x01\x01R\x06status\x12'\n" +
 	"\n" +
 	"admin_note\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xd0\x0fR\tadminNote\"W\n" +
 	"\x1eUpdateWithdrawalStatusResponse\x125\n" +

@@ -1,0 +1,118 @@
+# Coffer. The two set-up commands on a fresh machine with Go:
+#   make run    start everything (private PostgreSQL, dev chain, demo operator)
+#   make test   run every test against a throwaway PostgreSQL cluster
+# Everything else they need is installed from this repository's own pins.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+TOOLS := $(CURDIR)/.tools
+
+# Pinned tools. Plugin versions follow the runtime libraries in go.mod, so generated code
+# always matches what it is compiled against.
+BUF_VERSION           := v1.75.0
+GETH_VERSION          := v1.16.7
+PROTOVALIDATE_VERSION := v1.2.2
+PROTOBUF_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
+CONNECT_VERSION       := $(shell $(GO) list -m -f '{{.Version}}' connectrpc.com/connect)
+GETH_LIB_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' github.com/ethereum/go-ethereum)
+
+BUF                  := $(TOOLS)/buf
+STAMP                := $(TOOLS)/.stamps
+PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
+
+.PHONY: run test gen check-gen lint bench ci tools postgres npm geth clean help
+
+help:
+	@echo "make run        start Coffer with embedded defaults (coffer dev)"
+	@echo "make test       run every test (throwaway PostgreSQL cluster)"
+	@echo "make gen        regenerate protobuf code, contract bindings"
+	@echo "make lint       buf lint, go vet, gofmt"
+	@echo "make bench      run the benchmarks and print the figures"
+	@echo "make ci         what .ci/run runs: generation check, lint, tests"
+
+run: postgres
+	$(GO) run ./server/cmd/coffer dev
+
+test: postgres
+	$(GO) test -count=1 ./...
+
+# --- tools -----------------------------------------------------------------------------
+
+$(STAMP)/buf@$(BUF_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	@touch $@
+
+$(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOBUF_VERSION)
+	@touch $@
+
+$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(CONNECT_VERSION)
+	@touch $@
+
+$(STAMP)/abigen@$(GETH_LIB_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install github.com/ethereum/go-ethereum/cmd/abigen@$(GETH_LIB_VERSION)
+	@touch $@
+
+$(STAMP)/geth@$(GETH_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
+	@touch $@
+
+tools: $(STAMP)/buf@$(BUF_VERSION) $(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION) \
+	$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION) $(STAMP)/abigen@$(GETH_LIB_VERSION)
+
+# geth --dev for end-to-end tests.
+geth: $(STAMP)/geth@$(GETH_VERSION)
+
+# buf/validate/validate.proto comes from the protovalidate Go module (BSR deps are unreachable).
+$(PROTOVALIDATE_PROTO):
+	@dir=$$($(GO) mod download -json github.com/bufbuild/protovalidate@$(PROTOVALIDATE_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+	mkdir -p .deps/protovalidate && cp -r "$$dir/proto/protovalidate/buf" .deps/protovalidate/ && chmod -R u+w .deps
+
+# npm packages from the committed lockfiles.
+npm: sdk/ts/node_modules/.package-lock.json server/internal/contracts/node_modules/.package-lock.json
+
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# PostgreSQL server binaries for the private clusters of `coffer dev` and the tests.
+postgres:
+	@if command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; else \
+		echo "Installing PostgreSQL server binaries (apt-get install postgresql)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
+# --- generation --------------------------------------------------------------------------
+
+gen: tools npm $(PROTOVALIDATE_PROTO)
+	$(BUF) generate
+	ABIGEN=$(TOOLS)/abigen server/internal/contracts/generate.sh
+
+# Fails when the committed generated code differs from what the sources generate.
+check-gen: gen
+	@if [ -n "$$(git status --porcelain -- gen sdk server/internal/contracts)" ]; then \
+		echo "Generated code is stale; run 'make gen' and commit:"; git status --porcelain -- gen sdk server/internal/contracts; \
+		git --no-pager diff --stat -- gen sdk server/internal/contracts; exit 1; fi
+
+lint: tools $(PROTOVALIDATE_PROTO)
+	$(BUF) lint
+	$(GO) vet ./...
+	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$bad" ]; then echo "gofmt:"; echo "$$bad"; exit 1; fi
+
+# --- benchmarks --------------------------------------------------------------------------
+
+bench: postgres
+	$(GO) test -run '^$$' -bench . -benchtime 5s -count 1 ./server/bench/
+
+ci: check-gen lint test
+
+clean:
+	rm -rf .tools .deps
