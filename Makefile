@@ -110,7 +110,7 @@ lint: tools $(PROTOVALIDATE_PROTO)
 # --- benchmarks --------------------------------------------------------------------------
 
 bench: postgres
-	$(GO) test -run '^$$' -bench . -benchtime 5s -count 1 ./server/bench/
+	$(GO) test -run '^$$' -bench . -benchtime 6x -count 1 ./server/bench/
 
 ci: check-gen lint test
 

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,83 +40,109 @@ const concurrency = 32
 
 const sessionBody = `{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"10.00","amount":"25.00"}`
 
-type loadResult struct {
-	throughput float64 // requests per second
-	p50, p99   time.Duration
+// window is how long each side is loaded in a round.
+const window = 2 * time.Second
+
+type sample struct {
+	requests  int
+	elapsed   time.Duration
+	latencies []time.Duration
 }
 
-var (
-	resultsMu sync.Mutex
-	results   = map[string]loadResult{}
-)
+func (s *sample) add(o sample) {
+	s.requests += o.requests
+	s.elapsed += o.elapsed
+	s.latencies = append(s.latencies, o.latencies...)
+}
 
-// BenchmarkCreateDepositSession: POST /session/deposit on Coffer and on the floor server,
-// 32 requests in flight, one machine. Reports req/s, p50 and p99, then the ratio.
+func (s sample) throughput() float64 { return float64(s.requests) / s.elapsed.Seconds() }
+
+func (s sample) percentile(p int) time.Duration {
+	if len(s.latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(s.latencies)
+	slices.Sort(l)
+	return l[min(len(l)-1, len(l)*p/100)]
+}
+
+// BenchmarkCreateDepositSession: POST /session/deposit on Coffer and on the floor server with
+// 32 requests in flight, on one machine. Each iteration is a round that loads Coffer, then the
+// floor, for the same window; the ratio is the median of the rounds' ratios, so drift of the
+// machine's speed during the run (PostgreSQL housekeeping, GC) cancels out. Run it with
+// -benchtime Nx for N rounds.
 func BenchmarkCreateDepositSession(b *testing.B) {
 	env := apptest.Start(b, apptest.Options{})
 	_, key := env.Operator(b, store.OperatorSettings{})
 	floor := startFloor(b, env.Pool)
-	for _, target := range []struct{ name, url string }{
-		{"coffer", env.URL + "/session/deposit"},
-		{"floor", floor + "/session/deposit"},
-	} {
-		b.Run(target.name, func(b *testing.B) {
-			r := load(b, target.url, key)
-			resultsMu.Lock()
-			results[target.name] = r
-			resultsMu.Unlock()
-		})
+	targets := []string{env.URL + "/session/deposit", floor + "/session/deposit"}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+	for _, url := range targets { // warm up connections, caches and the planner
+		load(b, client, url, key, window/4)
 	}
-	c, f := results["coffer"], results["floor"]
-	if f.throughput > 0 {
-		fmt.Printf("\nPOST /session/deposit at %d in flight: coffer %.0f req/s (p50 %v, p99 %v); floor %.0f req/s (p50 %v, p99 %v); ratio %.2f (target >= 0.60)\n\n",
-			concurrency, c.throughput, c.p50.Round(10*time.Microsecond), c.p99.Round(10*time.Microsecond),
-			f.throughput, f.p50.Round(10*time.Microsecond), f.p99.Round(10*time.Microsecond), c.throughput/f.throughput)
+	var total [2]sample
+	var ratios []float64
+	for b.Loop() {
+		var round [2]sample
+		for i, url := range targets {
+			round[i] = load(b, client, url, key, window)
+			total[i].add(round[i])
+		}
+		ratios = append(ratios, round[0].throughput()/round[1].throughput())
 	}
+	slices.Sort(ratios)
+	ratio := ratios[len(ratios)/2]
+	c, f := total[0], total[1]
+	b.ReportMetric(c.throughput(), "coffer-req/s")
+	b.ReportMetric(float64(c.percentile(50).Microseconds())/1000, "coffer-p50-ms")
+	b.ReportMetric(float64(c.percentile(99).Microseconds())/1000, "coffer-p99-ms")
+	b.ReportMetric(f.throughput(), "floor-req/s")
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(0, "ns/op")
+	fmt.Printf("\nPOST /session/deposit, %d in flight, %d rounds of %v each: coffer %.0f req/s (p50 %v, p99 %v); floor %.0f req/s (p50 %v, p99 %v); median ratio %.2f (rounds %.2f..%.2f; target >= 0.60)\n\n",
+		concurrency, len(ratios), window, c.throughput(), c.percentile(50).Round(10*time.Microsecond), c.percentile(99).Round(10*time.Microsecond),
+		f.throughput(), f.percentile(50).Round(10*time.Microsecond), f.percentile(99).Round(10*time.Microsecond), ratio, ratios[0], ratios[len(ratios)-1])
 }
 
-func load(b *testing.B, url, key string) loadResult {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+// load keeps concurrency requests in flight against url for d.
+func load(b *testing.B, client *http.Client, url, key string, d time.Duration) sample {
 	var mu sync.Mutex
-	var latencies []time.Duration
-	b.SetParallelism(max(1, concurrency/runtime.GOMAXPROCS(0)))
-	b.ResetTimer()
+	var out sample
+	deadline := time.Now().Add(d)
 	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		var mine []time.Duration
-		for pb.Next() {
-			t0 := time.Now()
-			req, _ := http.NewRequest("POST", url, strings.NewReader(sessionBody))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				t0 := time.Now()
+				req, _ := http.NewRequest("POST", url, strings.NewReader(sessionBody))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					b.Errorf("%s: status %d", url, res.StatusCode)
+					return
+				}
+				mine = append(mine, time.Since(t0))
 			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
-				b.Errorf("status %d", res.StatusCode)
-				return
-			}
-			mine = append(mine, time.Since(t0))
-		}
-		mu.Lock()
-		latencies = append(latencies, mine...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(latencies)
-	r := loadResult{throughput: float64(len(latencies)) / elapsed.Seconds()}
-	if n := len(latencies); n > 0 {
-		r.p50, r.p99 = latencies[n/2], latencies[min(n-1, n*99/100)]
+			mu.Lock()
+			out.latencies = append(out.latencies, mine...)
+			mu.Unlock()
+		}()
 	}
-	b.ReportMetric(r.throughput, "req/s")
-	b.ReportMetric(float64(r.p50.Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(r.p99.Microseconds())/1000, "p99-ms")
-	return r
+	wg.Wait()
+	out.elapsed = time.Since(start)
+	out.requests = len(out.latencies)
+	return out
 }
 
 // startFloor serves the bare minimum of session creation on the same pool: read the body,

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -44,124 +44,153 @@ func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...s
 	return decodeJSON(body, msg, excluded...)
 }
 
-// decodeJSON reads a JSON object into msg. Fields are checked in document order, so the first
-// problem reported is the same on every call; a field given twice is refused.
+// decodeJSON reads a JSON object into msg in one pass, setting each field as it is read. Fields
+// are checked in document order, so the first problem reported is the same on every call; a
+// field given twice is refused; a malformed body is reported as malformed whatever its fields.
 func decodeJSON(body []byte, msg proto.Message, excluded ...string) error {
 	if !utf8.Valid(body) {
 		return fault.New(fault.InvalidArgument, "request body is not valid UTF-8")
 	}
-	malformed := func(err error) error {
-		return fault.New(fault.InvalidArgument, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	err := decodeObject(body, msg.ProtoReflect(), excluded)
+	if err != nil && fault.As(err).Field != "" && !json.Valid(body) {
+		err = syntaxError(body)
 	}
-	// Syntax first, so a malformed body is reported as such whatever its fields.
-	if !json.Valid(body) {
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(body))
-		if err := dec.Decode(&v); err != nil {
-			return malformed(err)
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return fault.New(fault.InvalidArgument, "request body must be a JSON object")
-		}
-		return fault.New(fault.InvalidArgument, "malformed JSON: unexpected data after the object")
+	if err != nil {
+		proto.Reset(msg)
 	}
+	return err
+}
+
+func decodeObject(body []byte, m protoreflect.Message, excluded []string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil {
-		return malformed(err)
+		return syntaxError(body)
 	} else if tok != json.Delim('{') {
 		return fault.New(fault.InvalidArgument, "request body must be a JSON object")
 	}
-	desc := msg.ProtoReflect().Descriptor()
-	fields := map[string]any{}
-	rewritten := false
+	fields := m.Descriptor().Fields()
+	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return malformed(err)
+			return syntaxError(body)
 		}
 		name := tok.(string) // object keys are always strings
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return malformed(err)
+			return syntaxError(body)
 		}
-		if _, dup := fields[name]; dup {
+		if seen[name] {
 			return fault.Invalid(name, "given more than once")
 		}
-		fd := desc.Fields().ByJSONName(name)
+		seen[name] = true
+		fd := fields.ByJSONName(name)
 		if fd == nil || contains(excluded, name) {
 			return fault.Invalid(name, "unknown field")
 		}
-		enumName, err := checkValue(fd, v)
-		if err != nil {
+		if err := assign(m, fd, v); err != nil {
 			return fault.Invalid(name, "%s", err)
-		}
-		fields[name] = v
-		if enumName != "" {
-			fields[name], rewritten = enumName, true
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
-		return malformed(err)
+		return syntaxError(body)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return fault.New(fault.InvalidArgument, "malformed JSON: unexpected data after the object")
 	}
-	// protojson reads the body as sent unless a value had to be spelled out; bodies that
-	// encoding/json reads more leniently (a lone UTF-16 surrogate) go through the same path.
-	if !rewritten && protojson.Unmarshal(body, msg) == nil {
-		return nil
-	}
-	proto.Reset(msg)
-	normalized, _ := json.Marshal(fields)
-	if err := protojson.Unmarshal(normalized, msg); err != nil {
-		return fault.New(fault.InvalidArgument, "request body does not match %s", desc.Name())
-	}
 	return nil
 }
 
-// checkValue checks a JSON value against a field's kind. For an enum given by its short name
-// it returns the full value name protojson needs; otherwise "".
-func checkValue(fd protoreflect.FieldDescriptor, v any) (string, error) {
+// syntaxError describes what is wrong with a body that is not one JSON object.
+func syntaxError(body []byte) error {
+	var v any
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&v); err != nil {
+		return fault.New(fault.InvalidArgument, "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fault.New(fault.InvalidArgument, "request body must be a JSON object")
+	}
+	return fault.New(fault.InvalidArgument, "malformed JSON: unexpected data after the object")
+}
+
+// assign checks a JSON value against a field's kind and sets it; JSON null leaves the field
+// absent. Enum fields take the spec's short names ("APPROVE") as well as protobuf names.
+func assign(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) error {
 	if v == nil {
-		return "", nil // JSON null: the field is absent
+		return nil
 	}
-	if fd.IsList() || fd.IsMap() || fd.Kind() == protoreflect.MessageKind {
-		return "", nil // no legacy endpoint takes these; protojson checks them
+	if fd.IsList() || fd.IsMap() || fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
+		return errors.New("is not accepted on this endpoint")
 	}
-	switch fd.Kind() {
-	case protoreflect.StringKind:
-		if _, ok := v.(string); !ok {
-			return "", errors.New("must be a string")
-		}
-	case protoreflect.BoolKind:
-		if _, ok := v.(bool); !ok {
-			return "", errors.New("must be true or false")
-		}
-	case protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind,
-		protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Sfixed32Kind, protoreflect.Sfixed64Kind,
-		protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:
+	integer := func() (int64, error) {
 		n, ok := v.(json.Number)
 		if !ok {
-			return "", errors.New("must be a number")
+			return 0, errors.New("must be a number")
 		}
-		if _, err := n.Int64(); err != nil {
-			return "", errors.New("must be an integer")
+		i, err := n.Int64()
+		if err != nil {
+			return 0, errors.New("must be an integer")
+		}
+		return i, nil
+	}
+	var value protoreflect.Value
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		s, ok := v.(string)
+		if !ok {
+			return errors.New("must be a string")
+		}
+		value = protoreflect.ValueOfString(s)
+	case protoreflect.BoolKind:
+		b, ok := v.(bool)
+		if !ok {
+			return errors.New("must be true or false")
+		}
+		value = protoreflect.ValueOfBool(b)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		i, err := integer()
+		if err != nil {
+			return err
+		}
+		value = protoreflect.ValueOfInt64(i)
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		i, err := integer()
+		if err != nil {
+			return err
+		}
+		if i < math.MinInt32 || i > math.MaxInt32 {
+			return errors.New("is out of range")
+		}
+		value = protoreflect.ValueOfInt32(int32(i))
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		i, err := integer()
+		if err != nil {
+			return err
+		}
+		if i < 0 || (i > math.MaxUint32 && (fd.Kind() == protoreflect.Uint32Kind || fd.Kind() == protoreflect.Fixed32Kind)) {
+			return errors.New("is out of range")
+		}
+		if fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind {
+			value = protoreflect.ValueOfUint64(uint64(i))
+		} else {
+			value = protoreflect.ValueOfUint32(uint32(i))
 		}
 	case protoreflect.EnumKind:
 		s, ok := v.(string)
 		if !ok {
-			return "", errors.New("must be a string")
+			return errors.New("must be a string")
 		}
-		name, ok := enumValue(fd.Enum(), s)
-		if !ok {
-			return "", errors.New("must be one of " + strings.Join(enumNames(fd.Enum()), ", "))
+		ev := enumValue(fd.Enum(), s)
+		if ev == nil {
+			return errors.New("must be one of " + strings.Join(enumNames(fd.Enum()), ", "))
 		}
-		if name != s {
-			return name, nil
-		}
+		value = protoreflect.ValueOfEnum(ev.Number())
+	default:
+		return errors.New("is not accepted on this endpoint")
 	}
-	return "", nil
+	m.Set(fd, value)
+	return nil
 }
 
 // enumPrefix is the prefix protobuf style puts on an enum's values: DECISION_ for Decision.
@@ -176,14 +205,13 @@ func enumPrefix(e protoreflect.EnumDescriptor) string {
 	return strings.ToUpper(b.String()) + "_"
 }
 
-func enumValue(e protoreflect.EnumDescriptor, s string) (string, bool) {
-	prefix := enumPrefix(e)
-	for _, name := range []string{s, prefix + s} {
+func enumValue(e protoreflect.EnumDescriptor, s string) protoreflect.EnumValueDescriptor {
+	for _, name := range []string{s, enumPrefix(e) + s} {
 		if v := e.Values().ByName(protoreflect.Name(name)); v != nil && v.Number() != 0 {
-			return name, true
+			return v
 		}
 	}
-	return "", false
+	return nil
 }
 
 func enumNames(e protoreflect.EnumDescriptor) []string {

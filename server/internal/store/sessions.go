@@ -55,21 +55,25 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 // session on the way. When the operator already used the operator reference, nothing at all
 // is written and ErrNotFound is returned: the caller then loads the existing session.
 func (q *Queries) InsertSession(ctx context.Context, n NewSession) (Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `
+	s := Session{ID: n.ID, OperatorID: n.OperatorID, Kind: n.Kind, SessionRef: n.SessionRef, ExternalUserID: n.ExternalUserID,
+		Lang: n.Lang, FiatCurrency: n.FiatCurrency, UserBalance: n.UserBalance, Amount: n.Amount, Email: n.Email,
+		OperatorReference: n.OperatorReference}
+	err := q.db.QueryRow(ctx, `
 		WITH inserted AS (
 			INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
 				user_balance, amount, email, operator_reference, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
 			ON CONFLICT (operator_id, operator_reference) DO NOTHING
-			RETURNING *
+			RETURNING operator_id, kind, external_user_id, email, created_at, expires_at
 		), depositor AS (
 			INSERT INTO depositors (operator_id, external_user_id, email)
 			SELECT operator_id, external_user_id, email FROM inserted WHERE kind = 'DEPOSIT'
 			ON CONFLICT (operator_id, external_user_id) DO NOTHING
 		)
-		SELECT `+sessionColumns+` FROM inserted`,
+		SELECT created_at, expires_at FROM inserted`,
 		n.ID, n.OperatorID, n.Kind, n.SessionRef, n.ExternalUserID, n.Lang, n.FiatCurrency, n.UserBalance,
-		n.Amount, n.Email, n.OperatorReference, n.TTL))
+		n.Amount, n.Email, n.OperatorReference, n.TTL).Scan(&s.CreatedAt, &s.ExpiresAt)
+	return s, notFound(err)
 }
 
 // SessionByReference finds an operator's session by its operator reference.
