@@ -20,7 +20,7 @@ func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	var req cofferv1.CreateDepositSessionRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Session.CreateDepositSession(ctx, &req)
@@ -37,7 +37,7 @@ func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	var req cofferv1.CreateWithdrawSessionRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Session.CreateWithdrawSession(ctx, &req)
@@ -59,12 +59,8 @@ func (h *Handler) sendTestWebhook(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	req := cofferv1.SendTestWebhookRequest{}
-	if err := decodeBody(r, &req, true, "sid"); err != nil {
-		return err
-	}
-	req.Sid = r.PathValue("uuid")
-	if err := rpc.Validate(&req); err != nil {
+	var req cofferv1.SendTestWebhookRequest
+	if err := bindWithPath(r, &req, true, func() { req.Sid = r.PathValue("uuid") }, "sid"); err != nil {
 		return err
 	}
 	res, err := h.s.Session.SendTestWebhook(ctx, &req)
@@ -103,7 +99,7 @@ func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	var req cofferv1.CreateDepositorRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Depositor.CreateDepositor(ctx, &req)
@@ -159,7 +155,7 @@ type depositAddressData struct {
 
 func (h *Handler) depositAddress(w http.ResponseWriter, r *http.Request) error {
 	var req cofferv1.GetDepositAddressRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Widget.GetDepositAddress(r.Context(), &req)
@@ -212,7 +208,7 @@ func (h *Handler) listChains(w http.ResponseWriter, r *http.Request) error {
 
 func (h *Handler) submitWithdrawal(w http.ResponseWriter, r *http.Request) error {
 	var req cofferv1.SubmitWithdrawalRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Widget.SubmitWithdrawal(r.Context(), &req)
@@ -240,11 +236,7 @@ func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var req cofferv1.DecideWithdrawalRequest
-	if err := decodeBody(r, &req, false, "withdrawRequestId"); err != nil {
-		return err
-	}
-	req.WithdrawRequestId = r.PathValue("id")
-	if err := rpc.Validate(&req); err != nil {
+	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
 		return err
 	}
 	res, err := h.s.Withdrawal.DecideWithdrawal(ctx, &req)
@@ -262,7 +254,7 @@ func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error
 
 func (h *Handler) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	var req cofferv1.LoginRequest
-	if err := bind(r, &req, false); err != nil {
+	if err := bind(r, &req); err != nil {
 		return err
 	}
 	res, err := h.s.Admin.Login(r.Context(), &req)
@@ -295,11 +287,7 @@ func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	var req cofferv1.UpdateWithdrawalStatusRequest
-	if err := decodeBody(r, &req, false, "withdrawRequestId"); err != nil {
-		return err
-	}
-	req.WithdrawRequestId = r.PathValue("id")
-	if err := rpc.Validate(&req); err != nil {
+	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
 		return err
 	}
 	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)

@@ -88,10 +88,20 @@ func (h *Handler) wrap(operation string, fn func(http.ResponseWriter, *http.Requ
 }
 
 // bind decodes and validates a request body into msg.
-func bind(r *http.Request, msg proto.Message, optional bool, excluded ...string) error {
-	if err := decodeBody(r, msg, optional, excluded...); err != nil {
+func bind(r *http.Request, msg proto.Message) error {
+	if err := decodeBody(r, msg, false); err != nil {
 		return err
 	}
+	return rpc.Validate(msg)
+}
+
+// bindWithPath decodes a body that must not carry the fields the path binds (pathFields), lets
+// fromPath set them, and validates the whole request. optional allows an empty body.
+func bindWithPath(r *http.Request, msg proto.Message, optional bool, fromPath func(), pathFields ...string) error {
+	if err := decodeBody(r, msg, optional, pathFields...); err != nil {
+		return err
+	}
+	fromPath()
 	return rpc.Validate(msg)
 }
 

@@ -58,8 +58,8 @@ func operatorProto(o store.Operator, keyPrefixes []string) *cofferv1.Operator {
 	return p
 }
 
-// OperatorSettings converts the proto settings to the store's partial update.
-func OperatorSettings(s *cofferv1.OperatorSettings) store.OperatorSettings {
+// operatorSettings converts the proto settings to the store's partial update.
+func operatorSettings(s *cofferv1.OperatorSettings) store.OperatorSettings {
 	out := store.OperatorSettings{
 		Name:            s.Name,
 		ParentID:        s.ParentId,

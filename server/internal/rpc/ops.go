@@ -25,7 +25,7 @@ func (s *OpsServer) operatorProto(ctx context.Context, op store.Operator) (*coff
 
 // CreateOperator creates an operator and returns its key once.
 func (s *OpsServer) CreateOperator(ctx context.Context, req *cofferv1.CreateOperatorRequest) (*cofferv1.CreateOperatorResponse, error) {
-	op, key, err := s.Operators.Create(ctx, OperatorSettings(req.GetSettings()))
+	op, key, err := s.Operators.Create(ctx, operatorSettings(req.GetSettings()))
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (s *OpsServer) CreateOperator(ctx context.Context, req *cofferv1.CreateOper
 
 // UpdateOperator changes settings.
 func (s *OpsServer) UpdateOperator(ctx context.Context, req *cofferv1.UpdateOperatorRequest) (*cofferv1.UpdateOperatorResponse, error) {
-	op, err := s.Operators.Update(ctx, req.GetId(), OperatorSettings(req.GetSettings()))
+	op, err := s.Operators.Update(ctx, req.GetId(), operatorSettings(req.GetSettings()))
 	if err != nil {
 		return nil, err
 	}

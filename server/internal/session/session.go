@@ -82,7 +82,7 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 		return Opened{}, fault.Invalid("userBalance", "must be a decimal string such as \"120.50\"")
 	}
 	q := store.New(s.pool)
-	sess, err := q.InsertSession(ctx, store.NewSession{
+	sess, err := q.InsertSession(ctx, store.Session{
 		ID:                uuid.NewString(),
 		OperatorID:        op.ID,
 		Kind:              kind,
@@ -94,8 +94,7 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 		Amount:            amount,
 		Email:             in.Email,
 		OperatorReference: in.OperatorReference,
-		TTL:               s.cfg.TTL,
-	})
+	}, s.cfg.TTL)
 	existing := false
 	if errors.Is(err, store.ErrNotFound) && in.OperatorReference != "" {
 		existing = true

@@ -25,22 +25,6 @@ type Session struct {
 	CancelledAt       *time.Time
 }
 
-// NewSession is the input of InsertSession.
-type NewSession struct {
-	ID                string
-	OperatorID        string
-	Kind              string
-	SessionRef        string
-	ExternalUserID    string
-	Lang              string
-	FiatCurrency      string
-	UserBalance       decimal.Decimal
-	Amount            decimal.Decimal
-	Email             string
-	OperatorReference string
-	TTL               time.Duration
-}
-
 const sessionColumns = `id::text, operator_id::text, kind, session_ref, external_user_id, lang, fiat_currency,
 	user_balance, amount, COALESCE(email, ''), COALESCE(operator_reference, ''), created_at, expires_at, cancelled_at`
 
@@ -54,10 +38,8 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 // InsertSession creates a session in one statement, registering the depositor of a deposit
 // session on the way. When the operator already used the operator reference, nothing at all
 // is written and ErrNotFound is returned: the caller then loads the existing session.
-func (q *Queries) InsertSession(ctx context.Context, n NewSession) (Session, error) {
-	s := Session{ID: n.ID, OperatorID: n.OperatorID, Kind: n.Kind, SessionRef: n.SessionRef, ExternalUserID: n.ExternalUserID,
-		Lang: n.Lang, FiatCurrency: n.FiatCurrency, UserBalance: n.UserBalance, Amount: n.Amount, Email: n.Email,
-		OperatorReference: n.OperatorReference}
+// CreatedAt and ExpiresAt (creation plus ttl) are set from the database clock.
+func (q *Queries) InsertSession(ctx context.Context, s Session, ttl time.Duration) (Session, error) {
 	err := q.db.QueryRow(ctx, `
 		WITH inserted AS (
 			INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
@@ -71,8 +53,8 @@ func (q *Queries) InsertSession(ctx context.Context, n NewSession) (Session, err
 			ON CONFLICT (operator_id, external_user_id) DO NOTHING
 		)
 		SELECT created_at, expires_at FROM inserted`,
-		n.ID, n.OperatorID, n.Kind, n.SessionRef, n.ExternalUserID, n.Lang, n.FiatCurrency, n.UserBalance,
-		n.Amount, n.Email, n.OperatorReference, n.TTL).Scan(&s.CreatedAt, &s.ExpiresAt)
+		s.ID, s.OperatorID, s.Kind, s.SessionRef, s.ExternalUserID, s.Lang, s.FiatCurrency, s.UserBalance,
+		s.Amount, s.Email, s.OperatorReference, ttl).Scan(&s.CreatedAt, &s.ExpiresAt)
 	return s, notFound(err)
 }
 

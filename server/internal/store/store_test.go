@@ -98,10 +98,10 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	q := store.New(testdb.New(t))
 	a := newOperator(t, q, store.OperatorSettings{})
 	b := newOperator(t, q, store.OperatorSettings{})
-	n := store.NewSession{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
+	n := store.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
-		OperatorReference: "order-1", TTL: 30 * time.Minute}
-	s, err := q.InsertSession(ctx, n)
+		OperatorReference: "order-1"}
+	s, err := q.InsertSession(ctx, n, 30*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,13 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	}
 	again := n
 	again.ID, again.SessionRef = uuid.NewString(), "sr_2"
-	if _, err := q.InsertSession(ctx, again); !errors.Is(err, store.ErrNotFound) {
+	if _, err := q.InsertSession(ctx, again, time.Minute); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("duplicate reference inserted: %v", err)
 	}
 	// Another operator may use the same reference.
 	other := again
 	other.OperatorID = b.ID
-	if _, err := q.InsertSession(ctx, other); err != nil {
+	if _, err := q.InsertSession(ctx, other, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.SessionForOperators(ctx, []string{b.ID}, s.ID); !errors.Is(err, store.ErrNotFound) {
