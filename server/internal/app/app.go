@@ -64,8 +64,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Metrics:  metrics.New(),
 		Services: NewServices(pool, box, cfg.Chains, session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL}),
 	}
-	a.River, err = jobs.NewClient(jobs.Deps{Pool: pool, Log: log}, jobs.Options{
-		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency})
+	w, periodic := workers(pool, log)
+	a.River, err = jobs.NewClient(pool, log, jobs.Options{
+		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic})
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("river: %w", err)

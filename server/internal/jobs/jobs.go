@@ -1,6 +1,7 @@
 // Package jobs wires River, Coffer's only background-job mechanism, onto the service's
-// PostgreSQL pool. Every worker is registered here; API-only replicas get an insert-only
-// client (no queues, no workers), worker replicas work the queues.
+// PostgreSQL pool. Domain packages define their job args and workers; the app registers them
+// all in one place (app/workers.go). API-only replicas get an insert-only client (no queues),
+// worker replicas work the queues.
 package jobs
 
 import (
@@ -12,15 +13,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Client is River's client on a pgx pool.
 type Client = river.Client[pgx.Tx]
 
-// Deps are what workers need.
-type Deps struct {
-	Pool *pgxpool.Pool
-	Log  *slog.Logger
+// Inserter enqueues jobs inside a caller's transaction (the outbox pattern): the job exists
+// exactly when the state change that asked for it commits. *Client implements it.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Options configure the client.
@@ -31,33 +33,24 @@ type Options struct {
 	Concurrency int
 	// PollInterval overrides River's fetch poll interval (tests use a short one).
 	PollInterval time.Duration
-}
-
-// Register adds every worker. Keep this the one place where workers are listed.
-func Register(workers *river.Workers, d Deps) {
-	river.AddWorker(workers, &CleanupWorker{Pool: d.Pool, Log: d.Log})
-}
-
-// periodic lists the periodic jobs.
-func periodic() []*river.PeriodicJob {
-	return []*river.PeriodicJob{
-		river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
-			func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
-			&river.PeriodicJobOpts{ID: "cleanup", RunOnStart: true}),
-	}
+	// Workers and Periodic are every worker and periodic job (see app/workers.go).
+	Workers  *river.Workers
+	Periodic []*river.PeriodicJob
 }
 
 // NewClient builds the River client.
-func NewClient(d Deps, opts Options) (*Client, error) {
-	workers := river.NewWorkers()
-	Register(workers, d)
+func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, error) {
+	workers := opts.Workers
+	if workers == nil {
+		workers = river.NewWorkers()
+	}
 	cfg := &river.Config{
 		// River reports routine progress at info; keep only its warnings and errors.
-		Logger:       slog.New(minLevel{d.Log.Handler(), slog.LevelWarn}).With("component", "river"),
+		Logger:       slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "river"),
 		Workers:      workers,
 		MaxAttempts:  25,
 		JobTimeout:   5 * time.Minute,
-		PeriodicJobs: periodic(),
+		PeriodicJobs: opts.Periodic,
 	}
 	if opts.Work {
 		n := opts.Concurrency
@@ -70,7 +63,7 @@ func NewClient(d Deps, opts Options) (*Client, error) {
 			cfg.FetchCooldown = min(opts.PollInterval, 100*time.Millisecond)
 		}
 	}
-	return river.NewClient(riverpgxv5.New(d.Pool), cfg)
+	return river.NewClient(riverpgxv5.New(pool), cfg)
 }
 
 // minLevel drops records below a level.

@@ -48,7 +48,10 @@ func TestCleanupJobRunsOnWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	client, err := jobs.NewClient(jobs.Deps{Pool: pool, Log: log}, jobs.Options{Work: true, PollInterval: 50 * time.Millisecond})
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &jobs.CleanupWorker{Pool: pool, Log: log})
+	client, err := jobs.NewClient(pool, log, jobs.Options{Work: true, PollInterval: 50 * time.Millisecond,
+		Workers: workers, Periodic: []*river.PeriodicJob{jobs.CleanupPeriodic()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +80,9 @@ func TestCleanupJobRunsOnWorkers(t *testing.T) {
 func TestInsertOnlyClientForAPIRole(t *testing.T) {
 	ctx := context.Background()
 	pool := testdb.New(t)
-	client, err := jobs.NewClient(jobs.Deps{Pool: pool, Log: slog.New(slog.DiscardHandler)}, jobs.Options{Work: false})
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &jobs.CleanupWorker{Pool: pool})
+	client, err := jobs.NewClient(pool, slog.New(slog.DiscardHandler), jobs.Options{Work: false, Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}

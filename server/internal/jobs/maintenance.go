@@ -23,6 +23,13 @@ func (CleanupArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByPeriod: time.Minute}}
 }
 
+// CleanupPeriodic runs the cleanup every ten minutes (and at start).
+func CleanupPeriodic() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
+		func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "cleanup", RunOnStart: true})
+}
+
 // CleanupWorker works CleanupArgs.
 type CleanupWorker struct {
 	river.WorkerDefaults[CleanupArgs]
