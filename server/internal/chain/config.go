@@ -34,6 +34,9 @@ type Network struct {
 	Tokens         []Token  `json:"tokens"`
 	// BankrollAddress receives swept deposits.
 	BankrollAddress common.Address `json:"bankrollAddress"`
+	// FeeAddress receives the operators' deposit fees; without it, fees stay in the deposit
+	// addresses (service-controlled) until collected.
+	FeeAddress common.Address `json:"feeAddress,omitempty"`
 }
 
 // Registry is the validated, ordered list of networks.

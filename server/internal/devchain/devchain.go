@@ -334,12 +334,16 @@ func (c *Chain) deploy(ctx context.Context) error {
 			return fmt.Errorf("devchain: deploy %s: %w", d.what, err)
 		}
 	}
-	c.Commit()
-	for _, d := range ds {
-		r, err := c.client.TransactionReceipt(ctx, d.tx.Hash())
-		if err != nil {
-			return fmt.Errorf("devchain: deploy %s: receipt: %w", d.what, err)
-		}
+	hashes := make([]common.Hash, len(ds))
+	for i, d := range ds {
+		hashes[i] = d.tx.Hash()
+	}
+	receipts, err := c.Mine(ctx, hashes...)
+	if err != nil {
+		return fmt.Errorf("devchain: deploy: %w", err)
+	}
+	for i, d := range ds {
+		r := receipts[i]
 		if r.Status != types.ReceiptStatusSuccessful || r.ContractAddress != d.addr {
 			return fmt.Errorf("devchain: deploy %s failed (status %d)", d.what, r.Status)
 		}
@@ -571,6 +575,39 @@ func (c *Chain) Commit() common.Hash {
 		return common.Hash{}
 	}
 	return c.backend.Commit()
+}
+
+// Mine seals blocks until every given transaction has a receipt (the transaction pool admits
+// transactions asynchronously, so one block may come too early), and returns the receipts.
+func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Receipt, error) {
+	receipts := make([]*types.Receipt, len(hashes))
+	for round := 0; round < 50; round++ {
+		c.Commit()
+		missing := 0
+		for i, h := range hashes {
+			if receipts[i] != nil {
+				continue
+			}
+			r, err := c.client.TransactionReceipt(ctx, h)
+			if errors.Is(err, ethereum.NotFound) {
+				missing++
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			receipts[i] = r
+		}
+		if missing == 0 {
+			return receipts, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil, fmt.Errorf("devchain: transactions not mined after 50 blocks")
 }
 
 // AdjustTime seals an empty block whose timestamp is moved forward by d.

@@ -160,7 +160,9 @@ func TestChainOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Commit()
+	if _, err := c.Mine(ctx, ethHash, mintHash); err != nil {
+		t.Fatal(err)
+	}
 	// Mainnet (Osaka) gas rules: a plain ETH transfer to a fresh account costs 21000.
 	if r := mustReceipt(t, ctx, ec, ethHash); r.GasUsed != params.TxGas {
 		t.Fatalf("ETH transfer used %d gas, want %d", r.GasUsed, params.TxGas)
@@ -177,10 +179,13 @@ func TestChainOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("transfer: %v", err)
 	}
-	blockHash := c.Commit()
+	mined, err := c.Mine(ctx, tx.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
 	rcpt := mustReceipt(t, ctx, ec, tx.Hash())
-	if rcpt.BlockHash != blockHash {
-		t.Fatalf("transfer in block %s, Commit returned %s", rcpt.BlockHash, blockHash)
+	if head, err := ec.HeaderByNumber(ctx, nil); err != nil || rcpt.BlockHash != head.Hash() || mined[0].BlockHash != rcpt.BlockHash {
+		t.Fatalf("transfer in block %s, head %v (%v)", rcpt.BlockHash, head, err)
 	}
 
 	if got := balanceOf(t, ec, usdt.Address, alice); got.Cmp(big.NewInt(750_000_000)) != 0 {
@@ -192,7 +197,7 @@ func TestChainOverHTTP(t *testing.T) {
 
 	// The block is visible over HTTP with the transaction in it.
 	blk, err := ec.BlockByNumber(ctx, nil)
-	if err != nil || blk.Hash() != blockHash || len(blk.Transactions()) != 1 || blk.Transactions()[0].Hash() != tx.Hash() {
+	if err != nil || blk.Hash() != rcpt.BlockHash || len(blk.Transactions()) != 1 || blk.Transactions()[0].Hash() != tx.Hash() {
 		t.Fatalf("latest block = %v (%v)", blk, err)
 	}
 
@@ -260,7 +265,9 @@ func TestChainOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Commit()
+	if _, err := c.Mine(ctx, setHash); err != nil {
+		t.Fatal(err)
+	}
 	setRcpt := mustReceipt(t, ctx, ec, setHash)
 	setBlock, err := ec.HeaderByHash(ctx, setRcpt.BlockHash)
 	if err != nil {
@@ -396,9 +403,14 @@ func TestConcurrentFaucetTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.Commit()
-	for _, h := range hashes {
-		mustReceipt(t, ctx, c.Client(), h)
+	receipts, err := c.Mine(ctx, hashes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range receipts {
+		if r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("transaction %s failed", r.TxHash)
+		}
 	}
 	if bal, err := c.Client().BalanceAt(ctx, to, nil); err != nil || bal.Int64() != n {
 		t.Fatalf("ETH balance = %v (%v), want %d", bal, err, n)

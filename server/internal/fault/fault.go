@@ -31,6 +31,7 @@ var (
 	PayloadTooLarge      = Code{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted}
 	UnsupportedMediaType = Code{"UNSUPPORTED_MEDIA_TYPE", http.StatusUnsupportedMediaType, connect.CodeInvalidArgument}
 	WithdrawDenied       = Code{"WITHDRAW_DENIED", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
+	FailedPrecondition   = Code{"FAILED_PRECONDITION", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
 	RateLimited          = Code{"RATE_LIMITED", http.StatusTooManyRequests, connect.CodeResourceExhausted}
 	Internal             = Code{"INTERNAL", http.StatusInternalServerError, connect.CodeInternal}
 	NotImplemented       = Code{"NOT_IMPLEMENTED", http.StatusNotImplemented, connect.CodeUnimplemented}

@@ -1,0 +1,321 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// CallTimeout bounds every RPC call.
+const CallTimeout = 10 * time.Second
+
+// Client talks to one network through its RPC URLs. A call goes to the first healthy
+// endpoint; transport failures, HTTP 429/5xx and node rate-limit errors mark the endpoint
+// down for an exponentially growing pause (1 s up to 1 min) and the call moves on to the
+// next one. Answers from the node (reverts, "not found", "nonce too low") are returned as is.
+type Client struct {
+	Network   Network
+	log       *slog.Logger
+	endpoints []*endpoint
+	now       func() time.Time
+}
+
+type endpoint struct {
+	url string
+
+	mu        sync.Mutex
+	client    *ethclient.Client
+	failures  int
+	downUntil time.Time
+}
+
+// Dial prepares a client for the network; connections open on first use.
+func Dial(n Network, log *slog.Logger) *Client {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{Network: n, log: log.With("chain", n.ChainID), now: time.Now}
+	for _, u := range n.RPCURLs {
+		c.endpoints = append(c.endpoints, &endpoint{url: u})
+	}
+	return c
+}
+
+// Close closes the open connections.
+func (c *Client) Close() {
+	for _, e := range c.endpoints {
+		e.mu.Lock()
+		if e.client != nil {
+			e.client.Close()
+			e.client = nil
+		}
+		e.mu.Unlock()
+	}
+}
+
+var rpcHTTPClient = &http.Client{Transport: &http.Transport{
+	Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
+	DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+}}
+
+func (e *endpoint) get(ctx context.Context) (*ethclient.Client, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.client != nil {
+		return e.client, nil
+	}
+	rc, err := rpc.DialOptions(ctx, e.url, rpc.WithHTTPClient(rpcHTTPClient))
+	if err != nil {
+		return nil, err
+	}
+	e.client = ethclient.NewClient(rc)
+	return e.client, nil
+}
+
+func (e *endpoint) available(now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !now.Before(e.downUntil)
+}
+
+func (e *endpoint) fail(now time.Time) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures++
+	pause := min(time.Second<<min(e.failures-1, 6), time.Minute)
+	e.downUntil = now.Add(pause)
+	return pause
+}
+
+func (e *endpoint) succeed() {
+	e.mu.Lock()
+	e.failures, e.downUntil = 0, time.Time{}
+	e.mu.Unlock()
+}
+
+// ErrUnavailable is returned when no endpoint of the network answered.
+var ErrUnavailable = errors.New("chain: no RPC endpoint available")
+
+// retryable tells transport-level failures (try another endpoint) from node answers.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, ethereum.NotFound) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var httpErr rpc.HTTPError
+	if errors.As(err, &httpErr) {
+		return httpErr.StatusCode == http.StatusTooManyRequests || httpErr.StatusCode >= 500
+	}
+	var rpcErr rpc.Error
+	if errors.As(err, &rpcErr) {
+		// -32005: limit exceeded (Infura, Alchemy); -32603 internal errors are node-side trouble.
+		msg := strings.ToLower(rpcErr.Error())
+		return rpcErr.ErrorCode() == -32005 || rpcErr.ErrorCode() == -32603 ||
+			strings.Contains(msg, "rate limit") || strings.Contains(msg, "too many requests")
+	}
+	return true // transport: connection refused, reset, timeout, malformed response
+}
+
+// call runs fn against the endpoints until one answers: healthy endpoints first, then paused
+// ones, so a call is not refused while some endpoint might still answer.
+func (c *Client) call(ctx context.Context, what string, fn func(context.Context, *ethclient.Client) error) error {
+	now := c.now()
+	order := make([]*endpoint, 0, len(c.endpoints))
+	for _, healthy := range []bool{true, false} {
+		for _, e := range c.endpoints {
+			if e.available(now) == healthy {
+				order = append(order, e)
+			}
+		}
+	}
+	lastErr := errors.New("no RPC URL configured")
+	for _, e := range order {
+		ec, err := e.get(ctx)
+		if err == nil {
+			callCtx, cancel := context.WithTimeout(ctx, CallTimeout)
+			err = fn(callCtx, ec)
+			cancel()
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			if err == nil {
+				e.succeed()
+			}
+			return err
+		}
+		lastErr = err
+		pause := e.fail(c.now())
+		c.log.Warn("RPC endpoint failed; trying the next", "call", what, "endpoint", redact(e.url), "pause", pause, "error", err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, lastErr)
+}
+
+// redact drops the path and query of an RPC URL, where providers put API keys.
+func redact(raw string) string {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if j := strings.IndexAny(raw[i+3:], "/?"); j >= 0 {
+			return raw[:i+3+j]
+		}
+	}
+	return raw
+}
+
+// BlockNumber is the latest block number.
+func (c *Client) BlockNumber(ctx context.Context) (uint64, error) {
+	var n uint64
+	err := c.call(ctx, "eth_blockNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		n, err = ec.BlockNumber(ctx)
+		return err
+	})
+	return n, err
+}
+
+// Header returns a block header; nil number is the latest, rpc.FinalizedBlockNumber the finalized one.
+func (c *Client) Header(ctx context.Context, number *big.Int) (*types.Header, error) {
+	var h *types.Header
+	err := c.call(ctx, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		h, err = ec.HeaderByNumber(ctx, number)
+		return err
+	})
+	return h, err
+}
+
+// Finalized returns the finalized block's header.
+func (c *Client) Finalized(ctx context.Context) (*types.Header, error) {
+	return c.Header(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+}
+
+// Block returns a block with its transactions.
+func (c *Client) Block(ctx context.Context, number uint64) (*types.Block, error) {
+	var b *types.Block
+	err := c.call(ctx, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		b, err = ec.BlockByNumber(ctx, new(big.Int).SetUint64(number))
+		return err
+	})
+	return b, err
+}
+
+// Logs runs eth_getLogs.
+func (c *Client) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	var logs []types.Log
+	err := c.call(ctx, "eth_getLogs", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		logs, err = ec.FilterLogs(ctx, q)
+		return err
+	})
+	return logs, err
+}
+
+// Receipt returns a transaction's receipt (ethereum.NotFound while pending or unknown).
+func (c *Client) Receipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	var r *types.Receipt
+	err := c.call(ctx, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		r, err = ec.TransactionReceipt(ctx, hash)
+		return err
+	})
+	return r, err
+}
+
+// Transaction returns a transaction and whether it is still pending.
+func (c *Client) Transaction(ctx context.Context, hash common.Hash) (*types.Transaction, bool, error) {
+	var tx *types.Transaction
+	var pending bool
+	err := c.call(ctx, "eth_getTransactionByHash", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		tx, pending, err = ec.TransactionByHash(ctx, hash)
+		return err
+	})
+	return tx, pending, err
+}
+
+// Send broadcasts a signed transaction.
+func (c *Client) Send(ctx context.Context, tx *types.Transaction) error {
+	return c.call(ctx, "eth_sendRawTransaction", func(ctx context.Context, ec *ethclient.Client) error {
+		return ec.SendTransaction(ctx, tx)
+	})
+}
+
+// Nonce is the account's nonce at the latest block (pending=false) or in the pool (pending=true).
+func (c *Client) Nonce(ctx context.Context, account common.Address, pending bool) (uint64, error) {
+	var n uint64
+	err := c.call(ctx, "eth_getTransactionCount", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		if pending {
+			n, err = ec.PendingNonceAt(ctx, account)
+		} else {
+			n, err = ec.NonceAt(ctx, account, nil)
+		}
+		return err
+	})
+	return n, err
+}
+
+// Balance is the account's native balance at the latest block.
+func (c *Client) Balance(ctx context.Context, account common.Address) (*big.Int, error) {
+	var b *big.Int
+	err := c.call(ctx, "eth_getBalance", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		b, err = ec.BalanceAt(ctx, account, nil)
+		return err
+	})
+	return b, err
+}
+
+// CallContract runs a read-only call at the latest block.
+func (c *Client) CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error) {
+	var out []byte
+	err := c.call(ctx, "eth_call", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		out, err = ec.CallContract(ctx, msg, block)
+		return err
+	})
+	return out, err
+}
+
+// CodeAt implements bind.ContractCaller.
+func (c *Client) CodeAt(ctx context.Context, account common.Address, block *big.Int) ([]byte, error) {
+	var out []byte
+	err := c.call(ctx, "eth_getCode", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		out, err = ec.CodeAt(ctx, account, block)
+		return err
+	})
+	return out, err
+}
+
+// EstimateGas estimates a call's gas.
+func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
+	var g uint64
+	err := c.call(ctx, "eth_estimateGas", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		g, err = ec.EstimateGas(ctx, msg)
+		return err
+	})
+	return g, err
+}
+
+// Fees suggests EIP-1559 fees: the tip, and a fee cap of twice the latest base fee plus the
+// tip, which survives several full blocks of base-fee growth.
+func (c *Client) Fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
+	head, err := c.Header(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = c.call(ctx, "eth_maxPriorityFeePerGas", func(ctx context.Context, ec *ethclient.Client) (err error) {
+		tip, err = ec.SuggestGasTipCap(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	base := head.BaseFee
+	if base == nil {
+		base = new(big.Int)
+	}
+	feeCap = new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip)
+	return tip, feeCap, nil
+}

@@ -1,0 +1,326 @@
+// Package chaintx sends Coffer's on-chain transactions (sweeps, gas top-ups, payouts) so that
+// each is sent at most once whatever crashes:
+//
+//   - one transaction per (purpose, ref), enforced by a unique key: a deposit is swept once and
+//     a withdrawal paid once, however many times a job retries;
+//   - its nonce is allocated in PostgreSQL, and the transaction is signed and stored in the same
+//     database transaction, so it exists before anything is broadcast and a rolled-back
+//     attempt leaves no nonce gap;
+//   - a retry re-broadcasts the stored bytes; a stuck transaction is replaced by a new signed
+//     attempt with the same nonce and higher fees, so at most one of them can be mined;
+//   - it is settled by the receipt of whichever attempt was mined.
+package chaintx
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Keys gives the private key of a service-controlled address.
+type Keys interface {
+	Key(ctx context.Context, addr common.Address) (*ecdsa.PrivateKey, error)
+}
+
+// Engine creates and advances transactions.
+type Engine struct {
+	pool   *pgxpool.Pool
+	chains map[int64]*chain.Client
+	keys   Keys
+	log    *slog.Logger
+
+	// StuckAfter is how long an attempt may stay unmined before it is replaced with higher fees.
+	StuckAfter time.Duration
+	// RebroadcastAfter is how long after a broadcast an unmined attempt is sent again (nodes drop
+	// transactions from their pools).
+	RebroadcastAfter time.Duration
+	// Crash, when set, is called at each step of sending; tests make it stop the process there.
+	Crash func(step string)
+	now   func() time.Time
+}
+
+// Steps at which Crash is called.
+const (
+	StepNonce     = "after-nonce"     // nonce allocated, nothing stored (the transaction rolls back)
+	StepSigned    = "after-sign"      // signed, not stored (rolls back)
+	StepStored    = "after-store"     // committed, not broadcast
+	StepBroadcast = "after-broadcast" // broadcast, not recorded as broadcast
+	StepReceipt   = "before-receipt"  // about to look for receipts
+)
+
+// New returns an engine for the given chains.
+func New(pool *pgxpool.Pool, chains map[int64]*chain.Client, keys Keys, log *slog.Logger) *Engine {
+	return &Engine{pool: pool, chains: chains, keys: keys, log: log,
+		StuckAfter: 2 * time.Minute, RebroadcastAfter: 30 * time.Second, now: time.Now}
+}
+
+// Request describes a transaction to send.
+type Request struct {
+	ChainID  int64
+	From     common.Address
+	To       common.Address
+	Value    *big.Int
+	Data     []byte
+	GasLimit uint64
+	// Purpose and Ref identify the transaction: there is at most one per pair.
+	Purpose string
+	Ref     string
+}
+
+// Prepared is a request with what signing needs from the chain, fetched before the database
+// transaction so no RPC call runs while rows are locked.
+type Prepared struct {
+	Request
+	key          *ecdsa.PrivateKey
+	tip, feeCap  *big.Int
+	chainNonce   uint64
+	chainChainID *big.Int
+}
+
+func (e *Engine) client(chainID int64) (*chain.Client, error) {
+	c, ok := e.chains[chainID]
+	if !ok {
+		return nil, fmt.Errorf("chaintx: chain %d is not configured", chainID)
+	}
+	return c, nil
+}
+
+func (e *Engine) step(name string) {
+	if e.Crash != nil {
+		e.Crash(name)
+	}
+}
+
+// FeeCap is the fee cap per gas the transaction will be signed with.
+func (p Prepared) FeeCap() *big.Int { return p.feeCap }
+
+// Prepare fetches fees, the sender's on-chain nonce and its key.
+func (e *Engine) Prepare(ctx context.Context, req Request) (Prepared, error) {
+	c, err := e.client(req.ChainID)
+	if err != nil {
+		return Prepared{}, err
+	}
+	key, err := e.keys.Key(ctx, req.From)
+	if err != nil {
+		return Prepared{}, fmt.Errorf("chaintx: no key for %s: %w", req.From, err)
+	}
+	tip, feeCap, err := c.Fees(ctx)
+	if err != nil {
+		return Prepared{}, err
+	}
+	n, err := c.Nonce(ctx, req.From, false)
+	if err != nil {
+		return Prepared{}, err
+	}
+	if req.Value == nil {
+		req.Value = new(big.Int)
+	}
+	return Prepared{Request: req, key: key, tip: tip, feeCap: feeCap, chainNonce: n, chainChainID: big.NewInt(req.ChainID)}, nil
+}
+
+// Create stores the transaction of p in dbtx: the nonce is allocated, the transaction signed
+// and stored, all committing (or not) with the caller's transaction. If the (purpose, ref)
+// transaction exists already it is returned unchanged and created is false.
+func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t store.ChainTx, created bool, err error) {
+	q := store.New(dbtx)
+	if existing, err := q.ChainTxByRef(ctx, p.Purpose, p.Ref); err == nil {
+		return existing, false, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return t, false, err
+	}
+	from := p.From.Hex()
+	// A new sequence starts at the chain's nonce: the address may have sent before Coffer knew it.
+	if err := q.EnsureNonce(ctx, p.ChainID, from, p.chainNonce); err != nil {
+		return t, false, err
+	}
+	nonce, err := q.AllocateNonce(ctx, p.ChainID, from)
+	if err != nil {
+		return t, false, err
+	}
+	e.step(StepNonce)
+	signed, err := e.sign(p, nonce, p.tip, p.feeCap)
+	if err != nil {
+		return t, false, err
+	}
+	e.step(StepSigned)
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return t, false, err
+	}
+	t = store.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
+		GasLimit: p.GasLimit, Purpose: p.Purpose, Ref: p.Ref, State: "pending"}
+	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, TipCap: p.tip, FeeCap: p.feeCap}
+	if t.ID, err = q.InsertChainTx(ctx, t, a); err != nil {
+		return t, false, err
+	}
+	t.Attempts = []store.TxAttempt{a}
+	return t, true, nil
+}
+
+// Submit prepares and stores a transaction in its own database transaction.
+func (e *Engine) Submit(ctx context.Context, req Request) (store.ChainTx, error) {
+	if t, err := store.New(e.pool).ChainTxByRef(ctx, req.Purpose, req.Ref); err == nil {
+		return t, nil
+	}
+	p, err := e.Prepare(ctx, req)
+	if err != nil {
+		return store.ChainTx{}, err
+	}
+	var t store.ChainTx
+	err = store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		t, _, err = e.Create(ctx, tx, p)
+		return err
+	})
+	if err == nil {
+		e.step(StepStored)
+	}
+	return t, err
+}
+
+func (e *Engine) sign(p Prepared, nonce uint64, tip, feeCap *big.Int) (*types.Transaction, error) {
+	to := p.To
+	tx := types.NewTx(&types.DynamicFeeTx{ChainID: p.chainChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+		Gas: p.GasLimit, To: &to, Value: p.Value, Data: p.Data})
+	return types.SignTx(tx, types.LatestSignerForChainID(p.chainChainID), p.key)
+}
+
+// Advance moves a stored transaction on: it settles it from the receipt of any mined attempt,
+// or (re)broadcasts the newest attempt, replacing it with higher fees once it is stuck. It
+// returns the transaction as it now stands; callers poll until State is not pending.
+func (e *Engine) Advance(ctx context.Context, id int64) (store.ChainTx, error) {
+	q := store.New(e.pool)
+	t, err := q.ChainTx(ctx, id)
+	if err != nil || t.State != "pending" {
+		return t, err
+	}
+	c, err := e.client(t.ChainID)
+	if err != nil {
+		return t, err
+	}
+	e.step(StepReceipt)
+	for i := len(t.Attempts) - 1; i >= 0; i-- {
+		r, err := c.Receipt(ctx, common.HexToHash(t.Attempts[i].Hash))
+		if errors.Is(err, ethereum.NotFound) {
+			continue
+		}
+		if err != nil {
+			return t, err
+		}
+		state := "mined"
+		if r.Status != types.ReceiptStatusSuccessful {
+			state = "reverted"
+			e.log.Error("transaction reverted", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", r.TxHash)
+		}
+		if err := q.MarkMined(ctx, t.ID, state, r.TxHash.Hex(), r.BlockNumber.Uint64(), r.GasUsed, r.EffectiveGasPrice); err != nil {
+			return t, err
+		}
+		return q.ChainTx(ctx, id)
+	}
+	latest := t.Latest()
+	now := e.now()
+	if latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter {
+		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
+			return t, err // an attempt is mined; its receipt shows up on the next call
+		}
+		if latest, err = e.replace(ctx, t); err != nil {
+			return t, err
+		}
+	} else if latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter {
+		return t, nil
+	}
+	if err := e.broadcast(ctx, c, t, latest); err != nil {
+		return t, err
+	}
+	return q.ChainTx(ctx, id)
+}
+
+// nonceUsed reports whether the chain has moved past the transaction's nonce.
+func (e *Engine) nonceUsed(ctx context.Context, c *chain.Client, t store.ChainTx) (bool, error) {
+	n, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	return n > t.Nonce, err
+}
+
+func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t store.ChainTx, a store.TxAttempt) error {
+	var signed types.Transaction
+	if err := signed.UnmarshalBinary(a.Raw); err != nil {
+		return fmt.Errorf("chaintx: stored attempt %d: %w", a.ID, err)
+	}
+	err := c.Send(ctx, &signed)
+	switch {
+	case err == nil, alreadySent(err):
+	default:
+		e.log.Warn("broadcast failed", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", a.Hash, "error", err)
+		return fmt.Errorf("chaintx: broadcast %s: %w", a.Hash, err)
+	}
+	e.step(StepBroadcast)
+	return store.New(e.pool).MarkBroadcast(ctx, a.ID)
+}
+
+// alreadySent recognises node answers meaning this nonce is taken care of: the same bytes are
+// in the pool, or an attempt with this nonce is pooled or mined.
+func alreadySent(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"already known", "known transaction", "nonce too low", "replacement transaction underpriced", "already imported"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// replace signs a new attempt with the same nonce and fees raised by at least 12.5% (nodes
+// require 10%), or to the current suggestion if that is higher.
+func (e *Engine) replace(ctx context.Context, t store.ChainTx) (store.TxAttempt, error) {
+	req := Request{ChainID: t.ChainID, From: common.HexToAddress(t.From), To: common.HexToAddress(t.To), Value: t.Value,
+		Data: t.Data, GasLimit: t.GasLimit, Purpose: t.Purpose, Ref: t.Ref}
+	p, err := e.Prepare(ctx, req)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	prev := t.Latest()
+	bump := func(old, suggested *big.Int) *big.Int {
+		raised := new(big.Int).Div(new(big.Int).Mul(old, big.NewInt(1125)), big.NewInt(1000))
+		raised.Add(raised, big.NewInt(1))
+		if suggested.Cmp(raised) > 0 {
+			return suggested
+		}
+		return raised
+	}
+	tip, feeCap := bump(prev.TipCap, p.tip), bump(prev.FeeCap, p.feeCap)
+	if feeCap.Cmp(tip) < 0 {
+		feeCap = new(big.Int).Set(tip)
+	}
+	signed, err := e.sign(p, t.Nonce, tip, feeCap)
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	raw, err := signed.MarshalBinary()
+	if err != nil {
+		return store.TxAttempt{}, err
+	}
+	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
+	if err := store.New(e.pool).InsertTxAttempt(ctx, t.ID, a); err != nil {
+		return a, err
+	}
+	t2, err := store.New(e.pool).ChainTx(ctx, t.ID)
+	if err != nil {
+		return a, err
+	}
+	e.log.Info("transaction replaced with higher fees", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref,
+		"nonce", t.Nonce, "hash", a.Hash, "attempts", len(t2.Attempts))
+	return t2.Latest(), nil
+}

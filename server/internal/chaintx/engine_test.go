@@ -1,0 +1,212 @@
+package chaintx_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+type keyMap map[common.Address]*ecdsa.PrivateKey
+
+func (k keyMap) Key(_ context.Context, a common.Address) (*ecdsa.PrivateKey, error) {
+	if key, ok := k[a]; ok {
+		return key, nil
+	}
+	return nil, fmt.Errorf("unknown address %s", a)
+}
+
+type fixture struct {
+	pool   *pgxpool.Pool
+	dev    *devchain.Chain
+	engine *chaintx.Engine
+	client *chain.Client
+	from   common.Address
+	keys   keyMap
+}
+
+func setup(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	key, _ := crypto.GenerateKey()
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	if _, err := dev.SendNative(ctx, from, new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18))); err != nil {
+		t.Fatal(err)
+	}
+	dev.Commit()
+	client := chain.Dial(chain.Network{ChainID: dev.ChainID(), RPCURLs: []string{dev.RPCURL()}}, nil)
+	t.Cleanup(client.Close)
+	keys := keyMap{from: key}
+	pool := testdb.New(t)
+	engine := chaintx.New(pool, map[int64]*chain.Client{dev.ChainID(): client}, keys, slog.New(slog.DiscardHandler))
+	return fixture{pool: pool, dev: dev, engine: engine, client: client, from: from, keys: keys}
+}
+
+func (f fixture) request(ref string, wei int64) chaintx.Request {
+	return chaintx.Request{ChainID: f.dev.ChainID(), From: f.from, To: common.HexToAddress("0x00000000000000000000000000000000000000b0"),
+		Value: big.NewInt(wei), GasLimit: 21000, Purpose: "test", Ref: ref}
+}
+
+func (f fixture) settle(t *testing.T, id int64) store.ChainTx {
+	t.Helper()
+	for i := 0; i < 20; i++ {
+		tx, err := f.engine.Advance(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tx.State != "pending" {
+			return tx
+		}
+		f.dev.Commit()
+	}
+	t.Fatalf("transaction %d not mined", id)
+	return store.ChainTx{}
+}
+
+func TestSubmitIsIdempotentAndMines(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	tx, err := f.engine.Submit(ctx, f.request("once", 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.engine.Submit(ctx, f.request("once", 999999))
+	if err != nil || again.ID != tx.ID || again.Value.Int64() != 1000 || len(again.Attempts) != 1 {
+		t.Fatalf("second submit: %+v %v", again, err)
+	}
+	mined := f.settle(t, tx.ID)
+	if mined.State != "mined" || mined.MinedHash != tx.Attempts[0].Hash || mined.GasUsed != 21000 {
+		t.Fatalf("mined: %+v", mined)
+	}
+	bal, _ := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
+	if bal.Int64() != 1000 {
+		t.Fatalf("paid %v, want exactly one payment of 1000", bal)
+	}
+}
+
+func TestConcurrentSubmitsGetGaplessNonces(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	const n = 12
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tx, err := f.engine.Submit(ctx, f.request(fmt.Sprint("c", i), 1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = tx.ID
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids { // each has its own job in production: all are broadcast before any is mined
+		if _, err := f.engine.Advance(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nonces := map[uint64]bool{}
+	for _, id := range ids {
+		tx := f.settle(t, id)
+		nonces[tx.Nonce] = true
+	}
+	for i := range uint64(n) {
+		if !nonces[i] {
+			t.Fatalf("nonce %d missing: %v", i, nonces)
+		}
+	}
+	if got, _ := f.client.Nonce(ctx, f.from, false); got != n {
+		t.Fatalf("chain nonce %d, want %d", got, n)
+	}
+}
+
+func TestStoredBeforeBroadcastSurvivesACrash(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	// The process dies right after the transaction is stored, before any broadcast.
+	f.engine.Crash = func(step string) {
+		if step == chaintx.StepStored {
+			panic("crash")
+		}
+	}
+	func() {
+		defer func() { recover() }()
+		f.engine.Submit(ctx, f.request("crash", 7))
+	}()
+	f.engine.Crash = nil
+	stored, err := store.New(f.pool).ChainTxByRef(ctx, "test", "crash")
+	if err != nil || stored.Latest().BroadcastAt != nil {
+		t.Fatalf("stored: %+v %v", stored, err)
+	}
+	// After the restart, advancing broadcasts the very bytes that were stored.
+	mined := f.settle(t, stored.ID)
+	if mined.MinedHash != stored.Latest().Hash {
+		t.Fatalf("mined %s, stored %s", mined.MinedHash, stored.Latest().Hash)
+	}
+}
+
+func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	tx, err := f.engine.Submit(ctx, f.request("stuck", 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, err = f.engine.Advance(ctx, tx.ID); err != nil || tx.Latest().BroadcastAt == nil {
+		t.Fatalf("broadcast: %v", err)
+	}
+	// Nothing is mined for longer than StuckAfter: the next Advance replaces it.
+	f.engine.StuckAfter = 0
+	time.Sleep(10 * time.Millisecond)
+	replaced, err := f.engine.Advance(ctx, tx.ID)
+	if err != nil || len(replaced.Attempts) != 2 || nonceOf(t, replaced.Attempts[1]) != replaced.Nonce {
+		t.Fatalf("replace: %d attempts, %v", len(replaced.Attempts), err)
+	}
+	first, second := replaced.Attempts[0], replaced.Attempts[1]
+	if second.TipCap.Cmp(first.TipCap) <= 0 || second.FeeCap.Cmp(first.FeeCap) <= 0 {
+		t.Fatalf("fees not raised: %v/%v -> %v/%v", first.TipCap, first.FeeCap, second.TipCap, second.FeeCap)
+	}
+	f.engine.StuckAfter = time.Hour
+	mined := f.settle(t, tx.ID)
+	if mined.MinedHash != second.Hash {
+		t.Fatalf("mined %s, want the replacement %s", mined.MinedHash, second.Hash)
+	}
+	bal, _ := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
+	if bal.Int64() != 5000 {
+		t.Fatalf("destination received %v, want exactly 5000", bal)
+	}
+}
+
+func nonceOf(t *testing.T, a store.TxAttempt) uint64 {
+	var tx types.Transaction
+	if err := tx.UnmarshalBinary(a.Raw); err != nil {
+		t.Fatal(err)
+	}
+	return tx.Nonce()
+}

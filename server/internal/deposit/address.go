@@ -1,0 +1,103 @@
+package deposit
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// AddressFor returns the deposit address of an operator's user, assigning the next derivation
+// index the first time. The same address serves every EVM chain and is watched forever.
+func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID string) (common.Address, error) {
+	var addr common.Address
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		index, existing, err := q.LockDepositor(ctx, operatorID, externalUserID)
+		if err != nil {
+			return err
+		}
+		if index != nil {
+			addr = common.HexToAddress(existing)
+			return nil
+		}
+		i, err := q.NextAddressIndex(ctx)
+		if err != nil {
+			return err
+		}
+		if i > int64(^uint32(0)>>1) {
+			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
+		}
+		if _, addr, err = s.keys.Deposit(uint32(i)); err != nil {
+			return err
+		}
+		return q.AssignAddress(ctx, operatorID, externalUserID, i, addr.Hex())
+	})
+	if err != nil {
+		return addr, fault.Wrap(err, "assign deposit address")
+	}
+	s.watched.add(addr)
+	return addr, nil
+}
+
+// AddressInfo is where and how much a deposit session's user pays.
+type AddressInfo struct {
+	Address         common.Address
+	ChainID         int64
+	Currency        string
+	ContractAddress common.Address // zero for the native currency
+	Decimals        int32
+	// ExpectedUnits is the session's fiat amount in the asset's smallest unit at the current
+	// rate, rounded up so paying it covers the amount.
+	ExpectedUnits *big.Int
+	Expected      string // in token units, e.g. "25.000000"
+	PaymentURI    string // EIP-681
+	ExpiresAt     time.Time
+}
+
+// Address answers GetDepositAddress for an open deposit session.
+func (s *Service) Address(ctx context.Context, sess store.Session, currency string, chainID int64) (AddressInfo, error) {
+	n, ok := s.chains.Network(chainID)
+	if !ok {
+		return AddressInfo{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)
+	}
+	asset, ok := n.Asset(currency)
+	if !ok {
+		return AddressInfo{}, fault.Invalid("currency", "%s is not accepted on %s (chain %d)", currency, n.Name, chainID)
+	}
+	usd, err := s.prices.USD(ctx, asset.Symbol)
+	if err != nil {
+		return AddressInfo{}, unavailable(err, "price of %s", asset.Symbol)
+	}
+	perUSD, err := s.prices.PerUSD(ctx, sess.FiatCurrency)
+	if err != nil {
+		return AddressInfo{}, unavailable(err, "rate of %s", sess.FiatCurrency)
+	}
+	addr, err := s.AddressFor(ctx, sess.OperatorID, sess.ExternalUserID)
+	if err != nil {
+		return AddressInfo{}, err
+	}
+	units := rates.FiatToTokenUnits(sess.Amount, perUSD, usd.Value, asset.Decimals)
+	info := AddressInfo{Address: addr, ChainID: chainID, Currency: asset.Symbol, ContractAddress: asset.Contract,
+		Decimals: asset.Decimals, ExpectedUnits: units, Expected: rates.FormatUnits(units, asset.Decimals), ExpiresAt: sess.ExpiresAt}
+	if asset.Native {
+		info.PaymentURI = fmt.Sprintf("ethereum:%s@%d?value=%s", addr.Hex(), chainID, units)
+	} else {
+		info.PaymentURI = fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", asset.Contract.Hex(), chainID, addr.Hex(), units)
+	}
+	return info, nil
+}
+
+// unavailable reports a rate that cannot be read now as UNAVAILABLE (the caller may retry).
+func unavailable(err error, format string, args ...any) error {
+	e := fault.New(fault.Unavailable, "the %s is not available right now; try again shortly", fmt.Sprintf(format, args...))
+	e.Cause = err
+	return e
+}

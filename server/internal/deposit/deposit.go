@@ -1,0 +1,136 @@
+// Package deposit turns on-chain payments into credited deposits: it assigns deposit
+// addresses, scans each chain (reorg-safe), waits for the confirmation depth, sweeps the funds
+// to the operator's bankroll, and queues exactly one signed DEPOSIT webhook per transfer in the
+// same transaction that credits it. Missed transfers can be replayed by hash.
+//
+// A deposit moves CONFIRMING → SWEEPING → CREDITED; a deposit whose block leaves the chain
+// before confirmation becomes ORPHANED; a native deposit too small to pay its own sweep,
+// UNSWEEPABLE.
+package deposit
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/rates"
+)
+
+// Keys derives the service's keys (package wallet).
+type Keys interface {
+	Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error)
+	GasTank() (*ecdsa.PrivateKey, common.Address)
+	HotWallet() (*ecdsa.PrivateKey, common.Address)
+}
+
+// Prices values assets and converts between USD and fiat currencies (rates.Chain).
+type Prices interface {
+	// USD is the USD value of one unit of an asset ("USDT", "ETH").
+	USD(ctx context.Context, symbol string) (rates.Price, error)
+	// PerUSD is the units of a fiat currency per USD (1 for USD).
+	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
+}
+
+// Webhooks queues a webhook event in the caller's transaction (package webhook's outbox).
+type Webhooks interface {
+	EnqueueDeposit(ctx context.Context, tx pgx.Tx, operatorID string, ev *cofferv1.DepositEvent) error
+}
+
+// Config tunes the pipeline.
+type Config struct {
+	// ScanInterval is how often each chain is scanned.
+	ScanInterval time.Duration
+	// LogWindow is the most blocks one eth_getLogs call covers.
+	LogWindow uint64
+	// KeepBlocks is how many recent block hashes are kept to detect reorgs.
+	KeepBlocks uint64
+	// SettlePoll is how often a deposit waiting for confirmations or a sweep is looked at.
+	SettlePoll time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.ScanInterval <= 0 {
+		c.ScanInterval = time.Second
+	}
+	if c.LogWindow == 0 {
+		c.LogWindow = 500
+	}
+	if c.KeepBlocks == 0 {
+		c.KeepBlocks = 256
+	}
+	if c.SettlePoll <= 0 {
+		c.SettlePoll = time.Second
+	}
+}
+
+// Service is the deposit pipeline.
+type Service struct {
+	pool     *pgxpool.Pool
+	chains   *chain.Registry
+	clients  map[int64]*chain.Client
+	engine   *chaintx.Engine
+	keys     Keys
+	prices   Prices
+	webhooks Webhooks
+	river    jobs.Inserter
+	cfg      Config
+	log      *slog.Logger
+	watched  *watchSet
+}
+
+// Deps are the service's collaborators.
+type Deps struct {
+	Pool     *pgxpool.Pool
+	Chains   *chain.Registry
+	Clients  map[int64]*chain.Client
+	Engine   *chaintx.Engine
+	Keys     Keys
+	Prices   Prices
+	Webhooks Webhooks
+	River    jobs.Inserter
+	Log      *slog.Logger
+}
+
+// New returns the service.
+func New(d Deps, cfg Config) *Service {
+	cfg.defaults()
+	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, keys: d.Keys, prices: d.Prices,
+		webhooks: d.Webhooks, river: d.River, cfg: cfg, log: d.Log.With("component", "deposit"), watched: newWatchSet()}
+}
+
+// SetRiver sets the job inserter (the River client is built after the services).
+func (s *Service) SetRiver(r jobs.Inserter) { s.river = r }
+
+func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
+	n, ok := s.chains.Network(chainID)
+	c := s.clients[chainID]
+	if !ok || c == nil {
+		return n, nil, fmt.Errorf("deposit: chain %d is not configured", chainID)
+	}
+	return n, c, nil
+}
+
+// serviceWallets are the senders whose transfers to deposit addresses are Coffer's own (gas
+// top-ups), never deposits.
+func (s *Service) serviceWallets() map[common.Address]bool {
+	_, gas := s.keys.GasTank()
+	_, hot := s.keys.HotWallet()
+	return map[common.Address]bool{gas: true, hot: true}
+}
+
+// IdempotencyKey of a transfer: derived from (chainId, txHash, logIndex), so a replay of a
+// deposit already credited can never produce a second key.
+func IdempotencyKey(chainID int64, txHash common.Hash, logIndex int64) string {
+	return fmt.Sprintf("%d:%s:%d", chainID, txHash.Hex(), logIndex)
+}

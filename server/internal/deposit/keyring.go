@@ -1,0 +1,41 @@
+package deposit
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// KeyRing gives the transaction engine the key of any address Coffer controls: the service
+// wallets, and deposit addresses (re-derived from their index after a restart).
+type KeyRing struct {
+	Keys interface {
+		Keys
+		Signer(addr common.Address) (*ecdsa.PrivateKey, bool)
+	}
+	Pool *pgxpool.Pool
+}
+
+// Key implements chaintx.Keys.
+func (k KeyRing) Key(ctx context.Context, addr common.Address) (*ecdsa.PrivateKey, error) {
+	if key, ok := k.Keys.Signer(addr); ok {
+		return key, nil
+	}
+	owner, err := store.New(k.Pool).DepositAddressByAddress(ctx, addr.Hex())
+	if err != nil {
+		return nil, fmt.Errorf("%s is not an address of this service: %w", addr.Hex(), err)
+	}
+	key, derived, err := k.Keys.Deposit(owner.Index)
+	if err != nil {
+		return nil, err
+	}
+	if derived != addr {
+		return nil, fmt.Errorf("deposit index %d derives %s, not %s: wrong seed for this database", owner.Index, derived.Hex(), addr.Hex())
+	}
+	return key, nil
+}

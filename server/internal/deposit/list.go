@@ -1,0 +1,84 @@
+package deposit
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Progress is a deposit as the widget shows it.
+type Progress struct {
+	store.Deposit
+	// Confirmations so far and required; with a finalized-tag chain, Required is 0.
+	Confirmations, Required int32
+}
+
+// SessionProgress lists a session's deposits with their confirmation counts.
+func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Progress, error) {
+	q := store.New(s.pool)
+	deps, err := q.SessionDeposits(ctx, sessionID)
+	if err != nil {
+		return nil, fault.Wrap(err, "session deposits")
+	}
+	heads := map[int64]uint64{}
+	out := make([]Progress, 0, len(deps))
+	for _, d := range deps {
+		head, ok := heads[d.ChainID]
+		if !ok {
+			if head, err = q.ChainHead(ctx, d.ChainID); err != nil {
+				return nil, fault.Wrap(err, "chain head")
+			}
+			heads[d.ChainID] = head
+		}
+		p := Progress{Deposit: d}
+		if n, ok := s.chains.Network(d.ChainID); ok && !n.Finalized {
+			p.Required = n.Confirmations
+		}
+		if head >= d.BlockNumber {
+			p.Confirmations = int32(min(head-d.BlockNumber+1, 1<<20))
+		}
+		if d.Status != "CONFIRMING" && p.Confirmations < p.Required {
+			p.Confirmations = p.Required
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// List pages through deposits within an admin's scope (nil: every operator), newest first.
+// The page token is the last id of the previous page.
+func (s *Service) List(ctx context.Context, scope []string, f store.DepositFilter, pageToken string) ([]store.Deposit, string, error) {
+	if pageToken != "" {
+		id, err := strconv.ParseInt(pageToken, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+		}
+		f.BeforeID = id
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	switch {
+	case len(f.OperatorIDs) == 1 && scope != nil:
+		allowed := false
+		for _, id := range scope {
+			allowed = allowed || id == f.OperatorIDs[0]
+		}
+		if !allowed {
+			return nil, "", fault.New(fault.NotFound, "operator not found")
+		}
+	case len(f.OperatorIDs) == 0:
+		f.OperatorIDs = scope
+	}
+	deps, err := store.New(s.pool).ListDeposits(ctx, f)
+	if err != nil {
+		return nil, "", fault.Wrap(err, "list deposits")
+	}
+	next := ""
+	if len(deps) == f.Limit {
+		next = strconv.FormatInt(deps[len(deps)-1].ID, 10)
+	}
+	return deps, next, nil
+}

@@ -1,0 +1,500 @@
+package deposit_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"log/slog"
+	"math/big"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/wallet"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// recorder stands in for the outbox: it records the DEPOSIT events queued in committed
+// transactions (the outbox itself is tested in package webhook, and end to end).
+type recorder struct {
+	mu     sync.Mutex
+	events []*cofferv1.DepositEvent
+}
+
+func (r *recorder) EnqueueDeposit(_ context.Context, tx pgx.Tx, _ string, ev *cofferv1.DepositEvent) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+	return nil
+}
+
+func (r *recorder) all() []*cofferv1.DepositEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*cofferv1.DepositEvent(nil), r.events...)
+}
+
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	dev      *devchain.Chain
+	pool     *pgxpool.Pool
+	svc      *deposit.Service
+	hooks    *recorder
+	sessions *session.Service
+	op       store.Operator
+	client   *chain.Client
+	bankroll common.Address
+	usdt     devchain.Token
+}
+
+const confirmations = 3
+
+func setup(t *testing.T, feeBps int32) *env {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	pool := testdb.New(t)
+	box, _ := secret.NewBox(secret.Random(32))
+	name, hook := "Op", "https://op.example/hook"
+	op, _, err := operator.New(pool, box).Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook, DepositFeeBps: &feeBps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := wallet.FromSeed(secret.Random(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gasTank := keys.GasTank()
+	_, bankroll := keys.DevBankroll()
+	funding, err := dev.SendNative(ctx, gasTank, eth(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Mine(ctx, funding); err != nil {
+		t.Fatal(err)
+	}
+	usdt, _ := dev.Token("USDT")
+	usdc, _ := dev.Token("USDC")
+	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
+		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+	registry, err := chain.NewRegistry([]chain.Network{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := chain.Dial(n, nil)
+	t.Cleanup(client.Close)
+	clients := map[int64]*chain.Client{n.ChainID: client}
+	log := slog.New(slog.DiscardHandler)
+	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
+	hooks := &recorder{}
+	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Keys: keys,
+		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, Log: log}, deposit.Config{})
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})
+	river.AddWorker(workers, &deposit.SettleWorker{Service: svc})
+	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.SetRiver(rc)
+	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt,
+		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
+	e.scan() // the first pass starts watching at the current head
+	return e
+}
+
+func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
+
+func (e *env) scan() {
+	e.t.Helper()
+	if err := e.svc.Scan(e.ctx, e.dev.ChainID()); err != nil {
+		e.t.Fatalf("scan: %v", err)
+	}
+}
+
+// settleAll advances every deposit not yet settled.
+func (e *env) settleAll() {
+	e.t.Helper()
+	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	for _, id := range ids {
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			e.t.Fatalf("settle %d: %v", id, err)
+		}
+	}
+}
+
+// run mines blocks, scanning and settling after each, until cond holds.
+func (e *env) run(cond func() bool) {
+	e.t.Helper()
+	for i := 0; i < 20; i++ {
+		e.scan()
+		e.settleAll()
+		if cond() {
+			return
+		}
+		e.dev.Commit()
+	}
+	e.t.Fatal("condition not reached after 20 blocks")
+}
+
+func (e *env) deposit(id int64) store.Deposit {
+	e.t.Helper()
+	d, err := store.New(e.pool).GetDeposit(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+func (e *env) depositsWhere(status string) []store.Deposit {
+	e.t.Helper()
+	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
+	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	out := make([]store.Deposit, len(ids))
+	for i, id := range ids {
+		out[i] = e.deposit(id)
+	}
+	return out
+}
+
+func (e *env) tokenBalance(owner common.Address) *big.Int {
+	e.t.Helper()
+	tok := contracts.NewTestToken()
+	out, err := e.client.CallContract(e.ctx, ethereum.CallMsg{To: &e.usdt.Address, Data: tok.PackBalanceOf(owner)}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	bal, err := tok.UnpackBalanceOf(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return bal
+}
+
+// user is a funded outside wallet that pays into deposit addresses.
+type user struct {
+	key  *ecdsa.PrivateKey
+	addr common.Address
+}
+
+func (e *env) newUser() user {
+	e.t.Helper()
+	key, _ := crypto.GenerateKey()
+	u := user{key: key, addr: crypto.PubkeyToAddress(key.PublicKey)}
+	fund, err := e.dev.SendNative(e.ctx, u.addr, eth(10))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	mint, err := e.dev.Mint(e.ctx, "USDT", u.addr, big.NewInt(1_000_000_000))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, fund, mint); err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+// send signs and sends a transaction from u with an explicit nonce and tip.
+func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data []byte, tipGwei int64) *types.Transaction {
+	e.t.Helper()
+	tip := big.NewInt(tipGwei * 1e9)
+	tx := types.MustSignNewTx(u.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+		ChainID: big.NewInt(e.dev.ChainID()), Nonce: nonce, GasTipCap: tip, GasFeeCap: new(big.Int).Add(tip, big.NewInt(100e9)),
+		Gas: 100000, To: &to, Value: value, Data: data})
+	if err := e.client.Send(e.ctx, tx); err != nil {
+		e.t.Fatal(err)
+	}
+	return tx
+}
+
+// mine seals blocks until the transactions are included.
+func (e *env) mine(txs ...*types.Transaction) {
+	e.t.Helper()
+	hashes := make([]common.Hash, len(txs))
+	for i, tx := range txs {
+		hashes[i] = tx.Hash()
+	}
+	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) openSession(userID string) store.Session {
+	e.t.Helper()
+	o, err := e.sessions.Open(e.ctx, e.op, session.Deposit, session.Input{ExternalUserID: userID, Lang: "en", FiatCurrency: "EUR",
+		UserBalance: "0", Amount: "23.00"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o.Session
+}
+
+func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
+	e := setup(t, 150) // 1.5% deposit fee
+	sess := e.openSession("user-1")
+	info, err := e.svc.Address(e.ctx, sess, "usdt", e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 23.00 EUR at 0.92 EUR/USD and 1 USD/USDT is exactly 25 USDT.
+	if info.Expected != "25.000000" || info.ExpectedUnits.Int64() != 25_000_000 || info.Decimals != 6 || info.ContractAddress != e.usdt.Address {
+		t.Fatalf("address info %+v", info)
+	}
+	wantURI := "ethereum:" + e.usdt.Address.Hex() + "@1337/transfer?address=" + info.Address.Hex() + "&uint256=25000000"
+	if info.PaymentURI != wantURI {
+		t.Fatalf("payment URI %s, want %s", info.PaymentURI, wantURI)
+	}
+	again, _ := e.svc.Address(e.ctx, sess, "ETH", e.dev.ChainID())
+	if again.Address != info.Address {
+		t.Fatal("one address per user, on every asset")
+	}
+
+	u := e.newUser()
+	tx := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(info.Address, 25_000_000), 2)
+	e.mine(tx)
+	e.scan()
+	detected := e.depositsWhere("CONFIRMING")
+	if len(detected) != 1 || detected[0].TxHash != tx.Hash().Hex() || detected[0].SessionID != sess.ID || detected[0].GrossAmount.Int64() != 25_000_000 {
+		t.Fatalf("detected %+v", detected)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.deposit(detected[0].ID)
+	if d.Status != "CREDITED" || d.FeeAmount.Int64() != 375_000 || d.Amount.Int64() != 24_625_000 {
+		t.Fatalf("credited %+v fee %v amount %v", d.Status, d.FeeAmount, d.Amount)
+	}
+	// The bankroll holds the net amount; the deposit address keeps the fee (no fee address set).
+	if got := e.tokenBalance(e.bankroll); got.Int64() != 24_625_000 {
+		t.Fatalf("bankroll holds %v", got)
+	}
+	if got := e.tokenBalance(info.Address); got.Int64() != 375_000 {
+		t.Fatalf("deposit address holds %v", got)
+	}
+	ev := e.hooks.all()[0]
+	want := map[string]string{"event": "DEPOSIT", "amount": "24625000", "grossAmount": "25000000", "feeAmount": "375000",
+		"amountInDollar": "24.625000", "amountInLocalCurrency": "22.655000", "localCurrencyCode": "EUR", "currentRate": "0.92",
+		"pair": "USD/EUR", "feeInDollar": "0.375000", "type": "ERC20", "contractAddress": e.usdt.Address.Hex(),
+		"transactionHash": tx.Hash().Hex(), "sessionRef": sess.SessionRef, "sessionAmount": "23.00", "externalUserId": "user-1"}
+	got := map[string]string{"event": ev.Event, "amount": ev.Amount, "grossAmount": ev.GrossAmount, "feeAmount": ev.FeeAmount,
+		"amountInDollar": ev.GetAmountInDollar(), "amountInLocalCurrency": ev.GetAmountInLocalCurrency(), "localCurrencyCode": ev.LocalCurrencyCode,
+		"currentRate": ev.CurrentRate, "pair": ev.Pair, "feeInDollar": ev.GetFeeInDollar(), "type": ev.Type, "contractAddress": ev.GetContractAddress(),
+		"transactionHash": ev.GetTransactionHash(), "sessionRef": ev.GetSessionRef(), "sessionAmount": ev.GetSessionAmount(), "externalUserId": ev.ExternalUserId}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if ev.DepositId != d.ID || ev.ChainId != 1337 || ev.IdempotencyKey != deposit.IdempotencyKey(1337, tx.Hash(), 0) || ev.ConfirmedAt == nil {
+		t.Errorf("ids: %+v", ev)
+	}
+	// Settling again, or scanning the same blocks again, changes nothing.
+	for i := 0; i < 3; i++ {
+		e.dev.Commit()
+		e.scan()
+		if _, err := e.svc.Settle(e.ctx, d.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want 1", n)
+	}
+}
+
+func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
+	e := setup(t, 0)
+	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "direct-user") // no session: a direct send
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.client.Balance(e.ctx, e.bankroll)
+	u := e.newUser()
+	e.send(u, 0, addr, eth(1), nil, 2)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.depositsWhere("CREDITED")[0]
+	after, _ := e.client.Balance(e.ctx, e.bankroll)
+	received := new(big.Int).Sub(after, before)
+	if received.Cmp(d.Amount) != 0 || new(big.Int).Add(d.Amount, d.FeeAmount).Cmp(eth(1)) != 0 || d.FeeAmount.Sign() <= 0 {
+		t.Fatalf("bankroll received %v; amount %v fee %v", received, d.Amount, d.FeeAmount)
+	}
+	ev := e.hooks.all()[0]
+	if ev.Type != "NATIVE" || ev.ContractAddress != nil || ev.SessionRef != nil || ev.SessionAmount != nil ||
+		ev.LocalCurrencyCode != "USD" || ev.CurrentRate != "1" || ev.GetAmountInDollar() != ev.GetAmountInLocalCurrency() {
+		t.Fatalf("event %+v", ev)
+	}
+}
+
+func TestGasTopUpIsNeverADeposit(t *testing.T) {
+	e := setup(t, 0)
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	u := e.newUser()
+	e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	var n int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&n)
+	if n != 1 {
+		t.Fatalf("%d deposits; the gas top-up to the deposit address must not count", n)
+	}
+}
+
+// A reorg shallower than the confirmation depth: the transfer that does not survive it is never
+// credited; the one re-mined in the new branch is credited once.
+func TestReorgOrphansAndRecredits(t *testing.T) {
+	e := setup(t, 0)
+	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
+	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	alice, bob := e.newUser(), e.newUser()
+	parent, err := e.client.Header(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doomed := e.send(alice, 0, addrA, eth(1), nil, 2)
+	survivor := e.send(bob, 0, addrB, eth(2), nil, 2)
+	e.mine(doomed, survivor)
+	e.scan()
+	if got := e.depositsWhere("CONFIRMING"); len(got) != 2 {
+		t.Fatalf("%d deposits detected before the reorg", len(got))
+	}
+	// The branch is abandoned one block deep. In the new branch alice spends the same nonce
+	// elsewhere (so her transfer can never be mined again) while bob's is re-mined.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	doubleSpend := e.send(alice, 0, common.HexToAddress("0x00000000000000000000000000000000000000c0"), eth(1), nil, 50)
+	e.mine(doubleSpend)
+	e.dev.Commit() // the new branch is now the longer one
+	e.scan()       // detects the reorg and rolls back
+	if got := e.deposit(e.findDeposit(doomed.Hash())); got.Status != "ORPHANED" {
+		t.Fatalf("doomed transfer is %s after the reorg", got.Status)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	for i := 0; i < confirmations+2; i++ {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	events := e.hooks.all()
+	if len(events) != 1 || events[0].GetTransactionHash() != survivor.Hash().Hex() {
+		t.Fatalf("events after the reorg: %d (want exactly the re-mined transfer)", len(events))
+	}
+	if got := e.deposit(e.findDeposit(doomed.Hash())); got.Status != "ORPHANED" {
+		t.Fatalf("doomed transfer ended %s", got.Status)
+	}
+	receipt, err := e.client.Receipt(e.ctx, survivor.Hash())
+	if err != nil || e.deposit(e.findDeposit(survivor.Hash())).BlockHash != receipt.BlockHash.Hex() {
+		t.Fatalf("the credited deposit must point at the block that holds it now: %v", err)
+	}
+}
+
+func (e *env) findDeposit(tx common.Hash) int64 {
+	e.t.Helper()
+	var id int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT id FROM deposits WHERE tx_hash = $1`, tx.Hex()).Scan(&id); err != nil {
+		e.t.Fatalf("deposit of %s: %v", tx.Hex(), err)
+	}
+	return id
+}
+
+func TestReplay(t *testing.T) {
+	e := setup(t, 0)
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	u := e.newUser()
+	reason := func(err error) string {
+		fe := fault.As(err)
+		r, _ := fe.Details["reason"].(string)
+		return fe.Code.String() + "/" + r
+	}
+
+	// A transfer the scanner never saw (it started watching after it): too fresh first, then credited.
+	missed := e.send(u, 0, addr, eth(1), nil, 2)
+	e.mine(missed)
+	if _, err := e.svc.Replay(e.ctx, 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
+		t.Fatalf("fresh: %v", err)
+	}
+	e.dev.Commit()
+	e.dev.Commit()
+	// Pretend the scanner skipped those blocks.
+	e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`)
+	out, err := e.svc.Replay(e.ctx, 1337, missed.Hash())
+	if err != nil || out.AlreadyKnown || len(out.Deposits) != 1 || !out.Deposits[0].Manual || out.Deposits[0].Status != "SWEEPING" {
+		t.Fatalf("replay: %+v %v", out, err)
+	}
+	for i := 0; i < 5 && len(e.hooks.all()) == 0; i++ {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if len(e.hooks.all()) != 1 {
+		t.Fatal("the replayed deposit was not credited")
+	}
+	// Known hash: nothing changes.
+	again, err := e.svc.Replay(e.ctx, 1337, missed.Hash())
+	if err != nil || !again.AlreadyKnown || again.Deposits[0].ID != out.Deposits[0].ID || len(e.hooks.all()) != 1 {
+		t.Fatalf("known: %+v %v", again, err)
+	}
+
+	// A failed transaction: a transfer of more tokens than the sender holds reverts.
+	failed := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 1<<62), 2)
+	// A transfer to a stranger's address.
+	stranger := e.send(u, 2, common.HexToAddress("0x00000000000000000000000000000000000000d0"), eth(1), nil, 2)
+	e.mine(failed, stranger)
+	for i := 0; i < confirmations; i++ {
+		e.dev.Commit()
+	}
+	for _, c := range []struct {
+		hash common.Hash
+		want string
+	}{
+		{failed.Hash(), "FAILED_PRECONDITION/TX_FAILED"},
+		{stranger.Hash(), "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS"},
+		{common.HexToHash("0x1234"), "NOT_FOUND/TX_NOT_FOUND"},
+	} {
+		if _, err := e.svc.Replay(e.ctx, 1337, c.hash); reason(err) != c.want {
+			t.Errorf("replay %s: %v, want %s", c.hash.Hex(), err, c.want)
+		}
+	}
+	if _, err := e.svc.Replay(e.ctx, 99, missed.Hash()); !fault.Is(err, fault.InvalidArgument) {
+		t.Errorf("unknown chain: %v", err)
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d events after refused replays", n)
+	}
+}
+
+func erc20Transfer(to common.Address, amount int64) []byte {
+	data := make([]byte, 68)
+	copy(data, []byte{0xa9, 0x05, 0x9c, 0xbb})
+	copy(data[16:36], to.Bytes())
+	new(big.Int).SetInt64(amount).FillBytes(data[36:])
+	return data
+}

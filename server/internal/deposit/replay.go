@@ -1,0 +1,206 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Reasons a replayed transaction does not qualify (data.reason / ErrorInfo metadata).
+const (
+	ReasonTxFailed           = "TX_FAILED"
+	ReasonConfirmations      = "INSUFFICIENT_CONFIRMATIONS"
+	ReasonNotDepositAddress  = "NOT_A_DEPOSIT_ADDRESS"
+	ReasonUnknownToken       = "UNKNOWN_TOKEN"
+	ReasonTransactionMissing = "TX_NOT_FOUND"
+)
+
+func refuse(code fault.Code, reason, format string, args ...any) error {
+	e := fault.New(code, format, args...)
+	e.Details = map[string]any{"reason": reason}
+	return e
+}
+
+// Replayed is the outcome of a replay.
+type Replayed struct {
+	Deposits []store.Deposit
+	// AlreadyKnown is true when every qualifying transfer was known: nothing changed.
+	AlreadyKnown bool
+}
+
+// Replay credits a transaction the scanner missed. It is verified on-chain first: it exists,
+// succeeded, has the chain's confirmations, and pays a deposit address in a configured asset.
+// Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
+// known are returned unchanged; a replay never credits a transfer twice.
+func (s *Service) Replay(ctx context.Context, chainID int64, txHash common.Hash) (Replayed, error) {
+	n, ok := s.chains.Network(chainID)
+	if !ok {
+		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	_, c, err := s.network(chainID)
+	if err != nil {
+		return Replayed{}, fault.Wrap(err, "replay")
+	}
+	tx, pending, err := c.Transaction(ctx, txHash)
+	if errors.Is(err, ethereum.NotFound) {
+		return Replayed{}, refuse(fault.NotFound, ReasonTransactionMissing, "transaction %s was not found on chain %d", txHash.Hex(), chainID)
+	}
+	if err != nil {
+		return Replayed{}, unavailable(err, "chain %d", chainID)
+	}
+	if pending {
+		return Replayed{}, refuse(fault.FailedPrecondition, ReasonConfirmations, "transaction %s is still pending", txHash.Hex())
+	}
+	receipt, err := c.Receipt(ctx, txHash)
+	if err != nil {
+		return Replayed{}, unavailable(err, "receipt of %s", txHash.Hex())
+	}
+	if receipt.Status != types.ReceiptStatusSuccessful {
+		return Replayed{}, refuse(fault.FailedPrecondition, ReasonTxFailed, "transaction %s failed on-chain (reverted): it moved no funds", txHash.Hex())
+	}
+	if err := s.checkDepth(ctx, n, c, receipt.BlockNumber.Uint64()); err != nil {
+		return Replayed{}, err
+	}
+	header, err := c.Header(ctx, receipt.BlockNumber)
+	if err != nil {
+		return Replayed{}, unavailable(err, "block %s", receipt.BlockNumber)
+	}
+	block := types.NewBlockWithHeader(header)
+	q := store.New(s.pool)
+	found, err := s.replayTransfers(ctx, q, n, block, tx, receipt)
+	if err != nil {
+		return Replayed{}, err
+	}
+	out := Replayed{AlreadyKnown: true}
+	err = store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
+		q := store.New(dbtx)
+		for _, d := range found {
+			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
+			if err == nil && known.Status != "ORPHANED" {
+				out.Deposits = append(out.Deposits, known)
+				continue
+			}
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			out.AlreadyKnown = false
+			d.Manual = true
+			saved, _, err := q.UpsertDeposit(ctx, d)
+			if err != nil {
+				return err
+			}
+			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil {
+				return err
+			}
+			if _, err := s.river.InsertTx(ctx, dbtx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
+				return err
+			}
+			if saved, err = q.GetDeposit(ctx, saved.ID); err != nil {
+				return err
+			}
+			s.log.Info("missed deposit replayed", "deposit", saved.ID, "chain", chainID, "tx", txHash.Hex(), "log_index", saved.LogIndex)
+			out.Deposits = append(out.Deposits, saved)
+		}
+		return nil
+	})
+	if err != nil {
+		return Replayed{}, fault.Wrap(err, "replay %s", txHash.Hex())
+	}
+	return out, nil
+}
+
+func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Client, block uint64) error {
+	if n.Finalized {
+		f, err := c.Finalized(ctx)
+		if err != nil {
+			return unavailable(err, "finalized block of chain %d", n.ChainID)
+		}
+		if block > f.Number.Uint64() {
+			return refuse(fault.FailedPrecondition, ReasonConfirmations, "block %d is not finalized yet (finalized: %d)", block, f.Number)
+		}
+		return nil
+	}
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return unavailable(err, "head of chain %d", n.ChainID)
+	}
+	if have := int64(head) - int64(block) + 1; have < int64(n.Confirmations) {
+		return refuse(fault.FailedPrecondition, ReasonConfirmations, "%d of %d confirmations so far; replay it again later", max(have, 0), n.Confirmations)
+	}
+	return nil
+}
+
+// replayTransfers finds the transfers of a transaction that qualify as deposits.
+func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, tx *types.Transaction, r *types.Receipt) ([]store.Deposit, error) {
+	var found []store.Deposit
+	unknownToken := ""
+	isDepositAddress := func(a common.Address) (bool, error) {
+		_, err := q.DepositAddressByAddress(ctx, a.Hex())
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
+		ok, err := isDepositAddress(*to)
+		if err != nil {
+			return nil, err
+		}
+		sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
+		if ok && !s.serviceWallets()[sender] {
+			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, d)
+		}
+	}
+	for _, l := range r.Logs {
+		if len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+			continue
+		}
+		recipient := common.BytesToAddress(l.Topics[2].Bytes())
+		amount := new(big.Int).SetBytes(l.Data)
+		ok, err := isDepositAddress(recipient)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || amount.Sign() <= 0 {
+			continue
+		}
+		var token *chain.Token
+		for i := range n.Tokens {
+			if n.Tokens[i].ContractAddress == l.Address {
+				token = &n.Tokens[i]
+			}
+		}
+		if token == nil {
+			unknownToken = l.Address.Hex()
+			continue
+		}
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), int64(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, d)
+	}
+	if len(found) > 0 {
+		return found, nil
+	}
+	if unknownToken != "" {
+		return nil, refuse(fault.FailedPrecondition, ReasonUnknownToken,
+			"the transaction pays a deposit address in token %s, which chain %d does not accept", unknownToken, n.ChainID)
+	}
+	return nil, refuse(fault.FailedPrecondition, ReasonNotDepositAddress,
+		"transaction %s pays no deposit address of this service on chain %d", tx.Hash().Hex(), n.ChainID)
+}
+

@@ -1,0 +1,421 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// transferTopic is keccak256("Transfer(address,address,uint256)").
+var transferTopic = common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+
+// watchSet is the set of deposit addresses, kept in memory and grown from the database by
+// derivation index, so matching a transfer costs a map lookup whatever the number of users.
+type watchSet struct {
+	mu        sync.RWMutex
+	addrs     map[common.Address]struct{}
+	lastIndex int64
+}
+
+func newWatchSet() *watchSet { return &watchSet{addrs: map[common.Address]struct{}{}, lastIndex: -1} }
+
+func (w *watchSet) has(a common.Address) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	_, ok := w.addrs[a]
+	return ok
+}
+
+func (w *watchSet) add(a common.Address) {
+	w.mu.Lock()
+	w.addrs[a] = struct{}{}
+	w.mu.Unlock()
+}
+
+// refresh loads the addresses assigned since the last refresh.
+func (w *watchSet) refresh(ctx context.Context, q *store.Queries) error {
+	for {
+		w.mu.RLock()
+		after := w.lastIndex
+		w.mu.RUnlock()
+		batch, err := q.DepositAddressesAfter(ctx, after, 10000)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		w.mu.Lock()
+		for _, a := range batch {
+			w.addrs[common.HexToAddress(a.Address)] = struct{}{}
+			w.lastIndex = max(w.lastIndex, int64(a.Index))
+		}
+		w.mu.Unlock()
+	}
+}
+
+// ScanArgs scans one chain. A periodic job per chain inserts it; at most one runs per chain.
+type ScanArgs struct {
+	ChainID int64 `json:"chainId"`
+}
+
+// Kind implements river.JobArgs.
+func (ScanArgs) Kind() string { return "deposit.scan" }
+
+// InsertOpts keeps one scan per chain queued or running.
+func (ScanArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+}
+
+// ScanWorker works ScanArgs.
+type ScanWorker struct {
+	river.WorkerDefaults[ScanArgs]
+	Service *Service
+}
+
+// Work runs one pass.
+func (w *ScanWorker) Work(ctx context.Context, job *river.Job[ScanArgs]) error {
+	return w.Service.Scan(ctx, job.Args.ChainID)
+}
+
+// Timeout bounds a pass (a long catch-up continues on the next one).
+func (w *ScanWorker) Timeout(*river.Job[ScanArgs]) time.Duration { return time.Minute }
+
+// Periodic returns the periodic scan job of every configured chain.
+func (s *Service) Periodic() []*river.PeriodicJob {
+	var out []*river.PeriodicJob
+	for _, n := range s.chains.Networks() {
+		chainID := n.ChainID
+		out = append(out, river.NewPeriodicJob(river.PeriodicInterval(s.cfg.ScanInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return ScanArgs{ChainID: chainID}, nil },
+			&river.PeriodicJobOpts{ID: fmt.Sprintf("deposit.scan.%d", chainID), RunOnStart: true}))
+	}
+	return out
+}
+
+// errRaced means the chain or the cursor moved under a pass; the next pass starts over.
+var errRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
+
+// Scan runs one pass over a chain: reset or roll back on a changed genesis or a reorg, read the
+// next window of blocks, record the transfers to deposit addresses, and confirm the deposits
+// that reached the confirmation depth. RPC calls happen before the database transaction; the
+// transaction commits only if the cursor did not move meanwhile.
+func (s *Service) Scan(ctx context.Context, chainID int64) error {
+	n, c, err := s.network(chainID)
+	if err != nil {
+		return err
+	}
+	q := store.New(s.pool)
+	if err := s.watched.refresh(ctx, q); err != nil {
+		return err
+	}
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return err
+	}
+	genesis, err := c.Header(ctx, big.NewInt(0))
+	if err != nil {
+		return err
+	}
+	cur, err := q.GetCursor(ctx, chainID)
+	if errors.Is(err, store.ErrNotFound) {
+		// A new chain is watched from its current head.
+		s.log.Info("watching a new chain", "chain", chainID, "from_block", head)
+		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hash().Hex(), NextBlock: head, HeadBlock: head})
+	}
+	if err != nil {
+		return err
+	}
+	if cur.GenesisHash != genesis.Hash().Hex() {
+		return s.resetChain(ctx, chainID, genesis.Hash(), head)
+	}
+	if cur.NextBlock > 0 {
+		fork, reorged, err := s.findFork(ctx, q, c, chainID, cur.NextBlock-1)
+		if err != nil {
+			return err
+		}
+		if reorged {
+			return s.rollback(ctx, chainID, cur.NextBlock, fork)
+		}
+	}
+	to := min(head, cur.NextBlock+s.cfg.LogWindow-1)
+	var found []store.Deposit
+	var blocks []store.BlockRef
+	if cur.NextBlock <= head {
+		if blocks, found, err = s.read(ctx, n, c, cur.NextBlock, to); err != nil {
+			return err
+		}
+	} else {
+		to = cur.NextBlock - 1
+	}
+	confirmUpTo, err := s.confirmedTip(ctx, n, c, head, to)
+	if err != nil {
+		return err
+	}
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		locked, err := q.GetCursor(ctx, chainID)
+		if err != nil {
+			return err
+		}
+		if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
+			return errRaced
+		}
+		for _, d := range found {
+			saved, inserted, err := q.UpsertDeposit(ctx, d)
+			if err != nil {
+				return err
+			}
+			if inserted {
+				s.log.Info("deposit detected", "deposit", saved.ID, "chain", chainID, "tx", saved.TxHash, "currency", saved.Currency,
+					"amount", saved.GrossAmount, "block", saved.BlockNumber)
+			}
+			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
+				return err
+			}
+		}
+		if len(blocks) > 0 {
+			keepFrom := uint64(0)
+			if to+1 > s.cfg.KeepBlocks {
+				keepFrom = to + 1 - s.cfg.KeepBlocks
+			}
+			if err := q.PutBlocks(ctx, chainID, blocks, keepFrom); err != nil {
+				return err
+			}
+		}
+		if confirmUpTo != nil {
+			ids, err := q.ConfirmDeposits(ctx, chainID, *confirmUpTo)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				s.log.Info("deposit confirmed", "deposit", id, "chain", chainID)
+			}
+		}
+		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})
+	})
+}
+
+// confirmedTip is the highest block whose deposits have the required depth: by count, or the
+// finalized block. Only scanned blocks count (up to `scanned`), whose hashes were checked.
+func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Client, head, scanned uint64) (*uint64, error) {
+	var tip uint64
+	if n.Finalized {
+		h, err := c.Finalized(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tip = h.Number.Uint64()
+	} else {
+		depth := uint64(n.Confirmations)
+		if head+1 < depth {
+			return nil, nil
+		}
+		tip = head + 1 - depth
+	}
+	tip = min(tip, scanned)
+	return &tip, nil
+}
+
+// findFork checks that the last scanned block is still on the chain. When it is not, it walks
+// back through the kept hashes to the newest block that still is: the fork point.
+func (s *Service) findFork(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, last uint64) (uint64, bool, error) {
+	for n, depth := last, uint64(0); ; n, depth = n-1, depth+1 {
+		stored, err := q.BlockHash(ctx, chainID, n)
+		if err != nil {
+			return 0, false, err
+		}
+		if stored == "" {
+			// Nothing kept this far back: rescan from here.
+			return n, depth > 0, nil
+		}
+		h, err := c.Header(ctx, new(big.Int).SetUint64(n))
+		if err != nil && !errors.Is(err, ethereum.NotFound) {
+			return 0, false, err
+		}
+		if err == nil && h.Hash().Hex() == stored {
+			return n, depth > 0, nil
+		}
+		if n == 0 || depth >= s.cfg.KeepBlocks {
+			return n, true, nil
+		}
+	}
+}
+
+// rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned
+// and the scan resumes right after the fork.
+func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		cur, err := q.GetCursor(ctx, chainID)
+		if err != nil {
+			return err
+		}
+		if cur.NextBlock != next {
+			return errRaced
+		}
+		settled, err := q.SettledDepositsFrom(ctx, chainID, fork+1)
+		if err != nil {
+			return err
+		}
+		if len(settled) > 0 {
+			s.log.Error("reorg deeper than the confirmation depth reached deposits already confirmed; they need manual review",
+				"chain", chainID, "fork", fork, "deposits", settled)
+		}
+		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1)
+		if err != nil {
+			return err
+		}
+		if err := q.DeleteBlocksFrom(ctx, chainID, fork+1); err != nil {
+			return err
+		}
+		s.log.Warn("chain reorganised: rolled back", "chain", chainID, "fork_block", fork, "blocks", next-fork-1, "orphaned_deposits", orphaned)
+		cur.NextBlock = fork + 1
+		return q.PutCursor(ctx, cur)
+	})
+}
+
+// resetChain handles a chain whose genesis changed (a dev chain restarted): its unconfirmed
+// deposits are orphaned and scanning restarts at the new head.
+func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.Hash, head uint64) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		orphaned, err := q.OrphanChainDeposits(ctx, chainID)
+		if err != nil {
+			return err
+		}
+		if err := q.DeleteBlocksFrom(ctx, chainID, 0); err != nil {
+			return err
+		}
+		s.log.Warn("chain genesis changed (a reset dev chain?): scanning restarts at its head", "chain", chainID, "orphaned_deposits", orphaned)
+		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hex(), NextBlock: head, HeadBlock: head})
+	})
+}
+
+// read fetches blocks from..to and the transfers in them to deposit addresses. It fails with
+// errRaced when the blocks do not link up (the chain reorganised while being read).
+func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []store.Deposit, error) {
+	q := store.New(s.pool)
+	var logs []types.Log
+	if len(n.Tokens) > 0 {
+		contracts := make([]common.Address, len(n.Tokens))
+		for i, t := range n.Tokens {
+			contracts[i] = t.ContractAddress
+		}
+		var err error
+		logs, err = c.Logs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
+			Addresses: contracts, Topics: [][]common.Hash{{transferTopic}}})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	prev, err := q.BlockHash(ctx, n.ChainID, from-1)
+	if err != nil {
+		return nil, nil, err
+	}
+	blocks := make([]store.BlockRef, 0, to-from+1)
+	byNumber := map[uint64]*types.Block{}
+	signer := types.LatestSignerForChainID(big.NewInt(n.ChainID))
+	own := s.serviceWallets()
+	var found []store.Deposit
+	for num := from; num <= to; num++ {
+		b, err := c.Block(ctx, num)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prev != "" && b.ParentHash().Hex() != prev {
+			return nil, nil, errRaced
+		}
+		prev = b.Hash().Hex()
+		byNumber[num] = b
+		blocks = append(blocks, store.BlockRef{Number: num, Hash: b.Hash().Hex(), ParentHash: b.ParentHash().Hex()})
+		for _, tx := range b.Transactions() {
+			to := tx.To()
+			if to == nil || tx.Value().Sign() <= 0 || !s.watched.has(*to) {
+				continue
+			}
+			if sender, err := types.Sender(signer, tx); err == nil && own[sender] {
+				continue // a gas top-up from Coffer's own wallet
+			}
+			r, err := c.Receipt(ctx, tx.Hash())
+			if err != nil {
+				return nil, nil, err
+			}
+			if r.Status != types.ReceiptStatusSuccessful {
+				continue
+			}
+			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
+			if err != nil {
+				return nil, nil, err
+			}
+			found = append(found, d)
+		}
+	}
+	for _, l := range logs {
+		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+			continue
+		}
+		b := byNumber[l.BlockNumber]
+		if b == nil || b.Hash() != l.BlockHash {
+			return nil, nil, errRaced
+		}
+		recipient := common.BytesToAddress(l.Topics[2].Bytes())
+		amount := new(big.Int).SetBytes(l.Data)
+		if amount.Sign() <= 0 || !s.watched.has(recipient) {
+			continue
+		}
+		var token chain.Token
+		for _, t := range n.Tokens {
+			if t.ContractAddress == l.Address {
+				token = t
+			}
+		}
+		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, int64(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		if err != nil {
+			return nil, nil, err
+		}
+		found = append(found, d)
+	}
+	return blocks, found, nil
+}
+
+// newDeposit builds the record of a transfer to a deposit address, linked to the user's deposit
+// session that was open when the payment was made (none: a direct send). The moment is the
+// block's time, or now if that is earlier (dev chains can run ahead of the clock).
+func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, txHash common.Hash,
+	logIndex int64, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (store.Deposit, error) {
+	owner, err := q.DepositAddressByAddress(ctx, to.Hex())
+	if err != nil {
+		return store.Deposit{}, fmt.Errorf("deposit: owner of watched address %s: %w", to.Hex(), err)
+	}
+	d := store.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
+		LogIndex: logIndex, BlockNumber: b.NumberU64(), BlockHash: b.Hash().Hex(), Address: to.Hex(), AddressIndex: owner.Index,
+		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: "CONFIRMING",
+		IdempotencyKey: IdempotencyKey(n.ChainID, txHash, logIndex)}
+	if contract != (common.Address{}) {
+		d.ContractAddress = contract.Hex()
+	}
+	at := time.Unix(int64(b.Time()), 0)
+	if now := time.Now(); now.Before(at) {
+		at = now
+	}
+	sess, err := q.OpenDepositSession(ctx, owner.OperatorID, owner.ExternalUserID, at)
+	if err == nil {
+		d.SessionID = sess.ID
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return d, err
+	}
+	return d, nil
+}

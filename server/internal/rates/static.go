@@ -1,0 +1,113 @@
+package rates
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Static answers prices and fiat rates from a table. It is safe for concurrent use; Set*
+// changes a value at run time (tests, an admin-maintained table).
+type Static struct {
+	mu     sync.RWMutex
+	usd    map[string]Price
+	perUSD map[string]decimal.Decimal
+	now    func() time.Time
+}
+
+// NewStatic builds a table: USD prices by asset symbol and fiat units per USD by currency.
+// Every value must be > 0; "USD" may appear in perUSD only as 1 (it is always 1).
+func NewStatic(usd, perUSD map[string]decimal.Decimal) (*Static, error) {
+	s := &Static{usd: map[string]Price{}, perUSD: map[string]decimal.Decimal{}, now: time.Now}
+	for sym, v := range usd {
+		if err := s.SetUSD(sym, v); err != nil {
+			return nil, err
+		}
+	}
+	for cur, v := range perUSD {
+		if err := s.SetPerUSD(cur, v); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// DevStatic is the table of `coffer dev`: the dev chain's feeds (ETH 3000, USDT and USDC 1)
+// and illustrative fiat rates. Never use it in production.
+func DevStatic() *Static {
+	s, err := NewStatic(map[string]decimal.Decimal{
+		"ETH":  decimal.NewFromInt(3000),
+		"USDT": decimal.NewFromInt(1),
+		"USDC": decimal.NewFromInt(1),
+	}, map[string]decimal.Decimal{
+		"EUR": decimal.RequireFromString("0.92"),
+		"GBP": decimal.RequireFromString("0.79"),
+	})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// SetUSD sets the USD price of one unit of symbol.
+func (s *Static) SetUSD(symbol string, v decimal.Decimal) error {
+	symbol = normalize(symbol)
+	if symbol == "" {
+		return fmt.Errorf("rates: empty symbol")
+	}
+	if !v.IsPositive() {
+		return fmt.Errorf("%w: %s price %s must be > 0", ErrInvalidAnswer, symbol, v)
+	}
+	s.mu.Lock()
+	s.usd[symbol] = Price{Value: v, At: s.now(), Source: "static"}
+	s.mu.Unlock()
+	return nil
+}
+
+// SetPerUSD sets the units of currency one USD buys.
+func (s *Static) SetPerUSD(currency string, v decimal.Decimal) error {
+	currency = normalize(currency)
+	if currency == "" {
+		return fmt.Errorf("rates: empty currency")
+	}
+	if !v.IsPositive() {
+		return fmt.Errorf("%w: %s per USD %s must be > 0", ErrInvalidAnswer, currency, v)
+	}
+	if currency == "USD" && !v.Equal(decimal.NewFromInt(1)) {
+		return fmt.Errorf("rates: USD per USD is 1, not %s", v)
+	}
+	s.mu.Lock()
+	s.perUSD[currency] = v
+	s.mu.Unlock()
+	return nil
+}
+
+// USD implements Source.
+func (s *Static) USD(_ context.Context, symbol string) (Price, error) {
+	symbol = normalize(symbol)
+	s.mu.RLock()
+	p, ok := s.usd[symbol]
+	s.mu.RUnlock()
+	if !ok {
+		return Price{}, ErrUnknown{Kind: "symbol", Name: symbol}
+	}
+	return p, nil
+}
+
+// PerUSD implements Fiat; USD is always exactly 1.
+func (s *Static) PerUSD(_ context.Context, currency string) (decimal.Decimal, error) {
+	currency = normalize(currency)
+	if currency == "USD" {
+		return decimal.NewFromInt(1), nil
+	}
+	s.mu.RLock()
+	v, ok := s.perUSD[currency]
+	s.mu.RUnlock()
+	if !ok {
+		return decimal.Decimal{}, ErrUnknown{Kind: "currency", Name: currency}
+	}
+	return v, nil
+}

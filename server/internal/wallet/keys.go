@@ -1,0 +1,200 @@
+// Package wallet holds the service's HD keys: one BIP32 seed, sealed under the master key in
+// PostgreSQL, from which every deposit address and every service wallet is derived.
+//
+// Paths (BIP44 shape, coin type 60; the same address serves every EVM chain):
+//
+//	m/44'/60'/0'/0/i   deposit address i (Deposit)
+//	m/44'/60'/1'/0/0   hot wallet: payouts (HotWallet)
+//	m/44'/60'/2'/0/0   gas tank: gas top-ups before ERC20 sweeps (GasTank)
+//	m/44'/60'/3'/0/0   dev bankroll: `coffer dev` only (DevBankroll)
+//
+// Each service wallet sits on its own hardened account, so a leaked deposit key (a
+// non-hardened child of account 0) together with the account's xpub cannot reach them.
+package wallet
+
+import (
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// SeedSize is the length of the service's HD seed (the BIP32 maximum, 512 bits).
+const SeedSize = 64
+
+const (
+	purpose  = 44
+	coinType = 60 // SLIP-44: Ether; used for every EVM chain
+
+	accountDeposits    = 0
+	accountHotWallet   = 1
+	accountGasTank     = 2
+	accountDevBankroll = 3
+)
+
+// h marks a BIP32 index as hardened (i').
+func h(i uint32) uint32 { return i + hdkeychain.HardenedKeyStart }
+
+// derived is a derived secp256k1 key and its EVM address.
+type derived struct {
+	Key     *ecdsa.PrivateKey
+	Address common.Address
+}
+
+// Keys derives the service's keys from its HD seed. It is safe for concurrent use. Derived
+// keys are cached for the life of the process; only keys that were asked for are derived.
+// Returned *ecdsa.PrivateKey values are shared with the cache: callers must not modify them.
+type Keys struct {
+	// deposits is m/44'/60'/0'/0, the parent of every deposit address. Its public key is
+	// memoised at construction, so concurrent Derive calls only read it.
+	deposits *hdkeychain.ExtendedKey
+
+	hot, gasTank, devBankroll derived
+
+	mu      sync.RWMutex
+	byIndex map[uint32]derived
+	byAddr  map[common.Address]*ecdsa.PrivateKey
+}
+
+// FromSeed derives the keys of a seed (16 to 64 bytes; the service uses SeedSize). The
+// three service wallets are derived at once; deposit addresses on demand.
+func FromSeed(seed []byte) (*Keys, error) {
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: master key: %w", err)
+	}
+	defer master.Zero()
+	k := &Keys{byIndex: map[uint32]derived{}, byAddr: map[common.Address]*ecdsa.PrivateKey{}}
+
+	if k.deposits, err = derivePath(master, h(purpose), h(coinType), h(accountDeposits), 0); err != nil {
+		return nil, fmt.Errorf("wallet: deposit chain m/44'/60'/0'/0: %w", err)
+	}
+	// Memoise the parent public key now (Derive of a non-hardened child would write it lazily,
+	// which would race between goroutines).
+	if _, err := k.deposits.ECPubKey(); err != nil {
+		return nil, fmt.Errorf("wallet: deposit chain public key: %w", err)
+	}
+
+	for _, w := range []struct {
+		account uint32
+		into    *derived
+	}{
+		{accountHotWallet, &k.hot},
+		{accountGasTank, &k.gasTank},
+		{accountDevBankroll, &k.devBankroll},
+	} {
+		ext, err := derivePath(master, h(purpose), h(coinType), h(w.account), 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("wallet: service wallet m/44'/60'/%d'/0/0: %w", w.account, err)
+		}
+		key, err := toKey(ext)
+		ext.Zero()
+		if err != nil {
+			return nil, fmt.Errorf("wallet: service wallet m/44'/60'/%d'/0/0: %w", w.account, err)
+		}
+		*w.into = key
+		k.byAddr[key.Address] = key.Key
+	}
+	return k, nil
+}
+
+// derivePath derives the child of parent along path (hardened indexes already offset).
+// Intermediate keys are zeroed.
+func derivePath(parent *hdkeychain.ExtendedKey, path ...uint32) (*hdkeychain.ExtendedKey, error) {
+	k := parent
+	for _, i := range path {
+		child, err := k.Derive(i)
+		if k != parent {
+			k.Zero()
+		}
+		if err != nil {
+			return nil, err
+		}
+		k = child
+	}
+	return k, nil
+}
+
+// toKey converts a private extended key to a go-ethereum key and its address.
+func toKey(ext *hdkeychain.ExtendedKey) (derived, error) {
+	priv, err := ext.ECPrivKey()
+	if err != nil {
+		return derived{}, err
+	}
+	raw := priv.Serialize() // 32 bytes, left-padded
+	defer clear(raw)
+	key, err := crypto.ToECDSA(raw)
+	if err != nil {
+		return derived{}, err
+	}
+	return derived{Key: key, Address: crypto.PubkeyToAddress(key.PublicKey)}, nil
+}
+
+// ErrIndex is returned for deposit indexes outside the non-hardened range [0, 2^31).
+var ErrIndex = errors.New("wallet: deposit index must be below 2^31")
+
+// Deposit returns the key and address of deposit address i (m/44'/60'/0'/0/i).
+func (k *Keys) Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error) {
+	k.mu.RLock()
+	d, ok := k.byIndex[i]
+	k.mu.RUnlock()
+	if ok {
+		return d.Key, d.Address, nil
+	}
+	if i >= hdkeychain.HardenedKeyStart {
+		return nil, common.Address{}, fmt.Errorf("%w (got %d)", ErrIndex, i)
+	}
+	ext, err := k.deposits.Derive(i)
+	if err != nil {
+		// ErrInvalidChild: probability below 2^-127 per index.
+		return nil, common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+	}
+	d, err = toKey(ext)
+	ext.Zero()
+	if err != nil {
+		return nil, common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+	}
+	k.mu.Lock()
+	if prev, ok := k.byIndex[i]; ok {
+		d = prev // another goroutine derived it first: hand out one key object
+	} else {
+		k.byIndex[i] = d
+		k.byAddr[d.Address] = d.Key
+	}
+	k.mu.Unlock()
+	return d.Key, d.Address, nil
+}
+
+// HotWallet is the payout wallet (m/44'/60'/1'/0/0).
+func (k *Keys) HotWallet() (*ecdsa.PrivateKey, common.Address) { return k.hot.Key, k.hot.Address }
+
+// GasTank funds ERC20 deposit addresses with gas before their sweep (m/44'/60'/2'/0/0).
+func (k *Keys) GasTank() (*ecdsa.PrivateKey, common.Address) {
+	return k.gasTank.Key, k.gasTank.Address
+}
+
+// DevBankroll receives sweeps in `coffer dev` (m/44'/60'/3'/0/0); production bankrolls are
+// operator-owned addresses from the chains file.
+func (k *Keys) DevBankroll() (*ecdsa.PrivateKey, common.Address) {
+	return k.devBankroll.Key, k.devBankroll.Address
+}
+
+// Signer returns the key of addr if this process has derived it: a service wallet, or a
+// deposit address already asked for with Deposit.
+func (k *Keys) Signer(addr common.Address) (*ecdsa.PrivateKey, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	key, ok := k.byAddr[addr]
+	return key, ok
+}
+
+// String keeps key material out of logs and error messages.
+func (k *Keys) String() string { return "wallet.Keys{…}" }
+
+// GoString keeps key material out of %#v.
+func (k *Keys) GoString() string { return k.String() }

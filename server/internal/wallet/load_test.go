@@ -1,0 +1,207 @@
+package wallet
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func newBox(t *testing.T) *secret.Box {
+	t.Helper()
+	box, err := secret.NewBox(secret.Random(secret.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
+
+func TestLoadSealsSeed(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	box := newBox(t)
+
+	k1, err := Load(ctx, pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := store.New(pool).GetWalletSeed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := box.Open(sealed, sealContext)
+	if err != nil || len(seed) != SeedSize {
+		t.Fatalf("stored seed: %d bytes, %v", len(seed), err)
+	}
+	if bytes.Contains(sealed, seed) {
+		t.Fatal("seed stored in clear")
+	}
+	if _, err := box.Open(sealed, "operator:1"); err == nil {
+		t.Fatal("sealed seed opens under another context")
+	}
+
+	// The stored seed is the one in use, and a second Load (a restart) finds it.
+	fromSeed, err := FromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := Load(ctx, pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []*Keys{fromSeed, k2} {
+		if a, b := addresses(t, k1), addresses(t, k); a != b {
+			t.Fatalf("addresses differ after reload:\n%v\n%v", a, b)
+		}
+	}
+	var rows int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM wallet_seed").Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("wallet_seed rows %d %v", rows, err)
+	}
+}
+
+// addresses summarises a key set: the service wallets and the first deposit addresses.
+func addresses(t *testing.T, k *Keys) [5]common.Address {
+	t.Helper()
+	var out [5]common.Address
+	_, out[0] = k.HotWallet()
+	_, out[1] = k.GasTank()
+	_, out[2] = k.DevBankroll()
+	for i := range 2 {
+		_, a, err := k.Deposit(uint32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[3+i] = a
+	}
+	return out
+}
+
+// TestLoadConcurrent starts several "processes" (each with its own pool) on an empty
+// database at once: they must all end up with the same single seed.
+func TestLoadConcurrent(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.URL(t)
+	box := newBox(t)
+	const n = 8
+	keys := make([]*Keys, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		pool, err := store.Open(ctx, url, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		if err := pool.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			<-start
+			keys[i], errs[i] = Load(ctx, pool, box)
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Load %d: %v", i, err)
+		}
+	}
+	want := addresses(t, keys[0])
+	for i, k := range keys[1:] {
+		if got := addresses(t, k); got != want {
+			t.Fatalf("process %d derived other keys: %v vs %v", i+1, got, want)
+		}
+	}
+	pool, err := store.Open(ctx, url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var rows int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM wallet_seed").Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("wallet_seed rows %d %v", rows, err)
+	}
+}
+
+func TestLoadWrongMasterKey(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	box := newBox(t)
+	k, err := Load(ctx, pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := store.New(pool).GetWalletSeed(ctx)
+
+	_, err = Load(ctx, pool, newBox(t))
+	if err == nil {
+		t.Fatal("Load with another master key succeeded")
+	}
+	if !strings.Contains(err.Error(), "COFFER_MASTER_KEY") || !strings.Contains(err.Error(), "HD seed") {
+		t.Fatalf("unclear error: %v", err)
+	}
+
+	// The stored seed is untouched and still opens with the right key.
+	after, _ := store.New(pool).GetWalletSeed(ctx)
+	if !bytes.Equal(before, after) {
+		t.Fatal("a failed Load changed the stored seed")
+	}
+	k2, err := Load(ctx, pool, box)
+	if err != nil || addresses(t, k2) != addresses(t, k) {
+		t.Fatalf("reload with the right key: %v", err)
+	}
+}
+
+func TestLoadRefusesBadRow(t *testing.T) {
+	ctx := context.Background()
+	pool := testdb.New(t)
+	box := newBox(t)
+	// A value sealed under the right key but for another purpose, and a short seed.
+	for _, sealed := range [][]byte{
+		box.Seal(secret.Random(SeedSize), "operator:1"),
+		box.Seal(secret.Random(32), sealContext),
+	} {
+		if _, err := pool.Exec(ctx, "DELETE FROM wallet_seed"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.New(pool).InsertWalletSeed(ctx, sealed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(ctx, pool, box); err == nil {
+			t.Fatal("Load accepted a bad seed row")
+		}
+	}
+}
+
+func TestInsertWalletSeedOnce(t *testing.T) {
+	ctx := context.Background()
+	q := store.New(testdb.New(t))
+	if _, err := q.GetWalletSeed(ctx); err != store.ErrNotFound {
+		t.Fatalf("empty table: %v", err)
+	}
+	ins, err := q.InsertWalletSeed(ctx, []byte("first"))
+	if err != nil || !ins {
+		t.Fatalf("first insert %v %v", ins, err)
+	}
+	ins, err = q.InsertWalletSeed(ctx, []byte("second"))
+	if err != nil || ins {
+		t.Fatalf("second insert %v %v", ins, err)
+	}
+	got, err := q.GetWalletSeed(ctx)
+	if err != nil || string(got) != "first" {
+		t.Fatalf("seed %q %v", got, err)
+	}
+}
