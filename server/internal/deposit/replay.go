@@ -203,4 +203,3 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, n chain
 	return nil, refuse(fault.FailedPrecondition, ReasonNotDepositAddress,
 		"transaction %s pays no deposit address of this service on chain %d", tx.Hash().Hex(), n.ChainID)
 }
-
