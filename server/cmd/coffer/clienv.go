@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devenv"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
@@ -18,23 +20,27 @@ import (
 )
 
 // cliEnv is what the service team's commands run on: the database and the service layer,
-// without a server. DATABASE_URL and COFFER_MASTER_KEY come from the environment, else from
-// the dev.json of a `coffer dev` data directory.
+// without a server. DATABASE_URL, COFFER_MASTER_KEY and COFFER_CHAINS_FILE come from the
+// environment, else from the dev.json of a `coffer dev` data directory. Jobs the commands
+// queue (a replayed deposit's settlement) are worked by the running service's workers.
 type cliEnv struct {
 	pool     *pgxpool.Pool
 	services *app.Services
+	close    func()
 }
 
-func openCLIEnv(ctx context.Context, dataDir string, needKey bool) (*cliEnv, error) {
-	dbURL, rawKey := os.Getenv("DATABASE_URL"), os.Getenv("COFFER_MASTER_KEY")
-	if dbURL == "" || (needKey && rawKey == "") {
+func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv, error) {
+	dbURL, rawKey, chainsFile := os.Getenv("DATABASE_URL"), os.Getenv("COFFER_MASTER_KEY"), os.Getenv("COFFER_CHAINS_FILE")
+	var dev *devenv.File
+	if dbURL == "" || (needServices && rawKey == "") {
 		f, err := devenv.ReadFile(dataDir)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("set DATABASE_URL and COFFER_MASTER_KEY, or run `coffer dev` (no dev.json in %s)", dataDir)
+			return nil, fmt.Errorf("set DATABASE_URL and COFFER_MASTER_KEY (and COFFER_CHAINS_FILE for chain commands), or run `coffer dev` (no dev.json in %s)", dataDir)
 		}
 		if err != nil {
 			return nil, err
 		}
+		dev = &f
 		if dbURL == "" {
 			dbURL = f.DatabaseURL
 		}
@@ -46,21 +52,51 @@ func openCLIEnv(ctx context.Context, dataDir string, needKey bool) (*cliEnv, err
 	if err != nil {
 		return nil, err
 	}
-	env := &cliEnv{pool: pool}
-	if rawKey != "" || needKey {
-		key, err := secret.ParseMasterKey(rawKey)
-		if err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("COFFER_MASTER_KEY: %w", err)
-		}
-		box, err := secret.NewBox(key)
-		if err != nil {
-			pool.Close()
-			return nil, err
-		}
-		chains, _ := chain.NewRegistry(nil)
-		env.services = app.NewServices(pool, box, chains, session.Config{TTL: 30 * time.Minute})
+	env := &cliEnv{pool: pool, close: pool.Close}
+	if !needServices {
+		return env, nil
 	}
+	fail := func(err error) (*cliEnv, error) {
+		pool.Close()
+		return nil, err
+	}
+	key, err := secret.ParseMasterKey(rawKey)
+	if err != nil {
+		return fail(fmt.Errorf("COFFER_MASTER_KEY: %w", err))
+	}
+	box, err := secret.NewBox(key)
+	if err != nil {
+		return fail(err)
+	}
+	var chains *chain.Registry
+	switch {
+	case chainsFile != "":
+		chains, err = chain.LoadFile(chainsFile)
+	case dev != nil:
+		var networks []chain.Network
+		for _, c := range dev.Chains {
+			networks = append(networks, c.Network())
+		}
+		chains, err = chain.NewRegistry(networks)
+	default:
+		chains, err = chain.NewRegistry(nil)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	cfg, _ := config.FromEnv(os.Getenv) // only the rate tables are read from it
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if env.services, err = app.NewServices(ctx, pool, box, app.ServicesConfig{Chains: chains,
+		Sessions: session.Config{TTL: 30 * time.Minute}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {
+		return fail(err)
+	}
+	river, err := app.InsertOnlyRiver(pool, env.services, log)
+	if err != nil {
+		env.services.Close()
+		return fail(err)
+	}
+	env.services.SetRiver(river)
+	env.close = func() { env.services.Close(); pool.Close() }
 	return env, nil
 }
 

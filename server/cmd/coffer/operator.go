@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -149,7 +153,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer env.pool.Close()
+	defer env.close()
 	ops := env.services.Operators
 	show := func(o store.Operator, key string) error {
 		prefixes, err := ops.KeyPrefixes(ctx, o.ID)
@@ -254,7 +258,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer env.pool.Close()
+	defer env.close()
 	a, uri, err := env.services.Admins.Create(ctx, *email, *password, *operatorID, *totp)
 	if err != nil {
 		return err
@@ -269,16 +273,62 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-func runDeposit(_ context.Context, args []string, _ io.Writer) error {
+func runDeposit(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 || args[0] != "replay" {
 		return fmt.Errorf("%w: coffer deposit replay --chain-id N --tx-hash H", errUsage)
 	}
 	fs := newFlags("deposit replay")
-	fs.Int64("chain-id", 0, "chain id")
-	fs.String("tx-hash", "", "transaction hash")
-	fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	chainID := fs.Int64("chain-id", 0, "chain id (required)")
+	txHash := fs.String("tx-hash", "", "transaction hash, 0x + 64 hex (required)")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	return fmt.Errorf("missed-deposit replay is not available in this build yet")
+	if *chainID <= 0 || !txHashPattern.MatchString(*txHash) {
+		return fmt.Errorf("%w: --chain-id (positive) and --tx-hash (0x + 64 hex) are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, true)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	res, err := env.services.Deposits.Replay(ctx, nil, *chainID, common.HexToHash(*txHash))
+	if err != nil {
+		return replayError(err)
+	}
+	if *asJSON {
+		type item struct {
+			DepositID int64  `json:"depositId"`
+			Status    string `json:"status"`
+			Currency  string `json:"currency"`
+			Amount    string `json:"grossAmount"`
+			LogIndex  int64  `json:"logIndex"`
+		}
+		items := []item{}
+		for _, d := range res.Deposits {
+			items = append(items, item{d.ID, d.Status, d.Currency, d.GrossAmount.String(), d.LogIndex})
+		}
+		return json.NewEncoder(out).Encode(map[string]any{"alreadyKnown": res.AlreadyKnown, "deposits": items})
+	}
+	if res.AlreadyKnown {
+		fmt.Fprintln(out, "already known; nothing changed:")
+	} else {
+		fmt.Fprintln(out, "replayed; the deposit is swept and its DEPOSIT webhook sent by the running service's workers:")
+	}
+	for _, d := range res.Deposits {
+		fmt.Fprintf(out, "  deposit %d  %s %s (raw)  log index %d  %s\n", d.ID, d.GrossAmount, d.Currency, d.LogIndex, d.Status)
+	}
+	return nil
+}
+
+var txHashPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
+
+// replayError spells out why a transaction does not qualify.
+func replayError(err error) error {
+	fe := fault.As(err)
+	if reason, ok := fe.Details["reason"]; ok {
+		return fmt.Errorf("%s (%s)", fe.Message, reason)
+	}
+	return err
 }

@@ -80,7 +80,7 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer env.pool.Close()
+	defer env.close()
 	applied, err := migrate(ctx, env)
 	for _, m := range applied {
 		fmt.Fprintln(out, "applied", m)

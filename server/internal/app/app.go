@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/legacy"
 	"github.com/cofferhq/coffer/server/internal/metrics"
@@ -57,20 +58,29 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		pool.Close()
 		return nil, err
 	}
-	a := &App{
-		Config:   cfg,
-		Log:      log,
-		Pool:     pool,
-		Metrics:  metrics.New(),
-		Services: NewServices(pool, box, cfg.Chains, session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL}),
+	services, err := NewServices(ctx, pool, box, ServicesConfig{
+		Chains:               cfg.Chains,
+		Sessions:             session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL},
+		Deposits:             deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll},
+		StaticPrices:         cfg.StaticPrices,
+		FiatRates:            cfg.FiatRates,
+		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,
+		Log:                  log,
+	})
+	if err != nil {
+		pool.Close()
+		return nil, err
 	}
-	w, periodic := workers(pool, log)
+	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services}
+	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
 		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic})
 	if err != nil {
+		services.Close()
 		pool.Close()
 		return nil, fmt.Errorf("river: %w", err)
 	}
+	services.SetRiver(a.River)
 	a.handler = a.routes()
 	return a, nil
 }
@@ -90,6 +100,9 @@ func (a *App) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", a.Metrics.Handler())
+	if a.Config.DevWebhookOperator != "" {
+		mux.Handle("POST /dev/webhook", a.Services.devWebhookReceiver(a.Config.DevWebhookOperator, a.Log))
+	}
 	return securityHeaders(widgetCORS(mux))
 }
 
@@ -214,6 +227,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			a.Log.Warn("River shutdown", "error", err)
 		}
 	}
+	a.Services.Close()
 	a.Pool.Close()
 	return runErr
 }

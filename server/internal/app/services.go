@@ -4,49 +4,158 @@
 package app
 
 import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/depositor"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/testwebhook"
 	"github.com/cofferhq/coffer/server/internal/theme"
+	"github.com/cofferhq/coffer/server/internal/wallet"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // Services is the service layer; the transports, the CLI and `coffer dev` share it.
 type Services struct {
+	pool       *pgxpool.Pool
 	Operators  *operator.Service
 	Admins     *admin.Service
 	Sessions   *session.Service
 	Depositors *depositor.Service
 	Themes     *theme.Service
 	Chains     *chain.Registry
+	Webhooks   *webhook.Service
+	Deposits   *deposit.Service
+	Engine     *chaintx.Engine
+	Keys       *wallet.Keys
+	Clients    map[int64]*chain.Client
+	Prices     *rates.Chain
 }
 
-// NewServices builds the service layer on a pool.
-func NewServices(pool *pgxpool.Pool, box *secret.Box, chains *chain.Registry, sessions session.Config) *Services {
-	return &Services{
+// ServicesConfig is what the service layer needs beyond the pool and the master key.
+type ServicesConfig struct {
+	Chains               *chain.Registry
+	Sessions             session.Config
+	Deposits             deposit.Config
+	StaticPrices         map[string]decimal.Decimal
+	FiatRates            map[string]decimal.Decimal
+	AllowPrivateWebhooks bool
+	Log                  *slog.Logger
+}
+
+// NewServices builds the service layer on a pool. Call SetRiver once the River client exists.
+func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg ServicesConfig) (*Services, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	keys, err := wallet.Load(ctx, pool, box)
+	if err != nil {
+		return nil, err
+	}
+	static, err := rates.NewStatic(cfg.StaticPrices, cfg.FiatRates)
+	if err != nil {
+		return nil, err
+	}
+	s := &Services{
+		pool:       pool,
 		Operators:  operator.New(pool, box),
 		Admins:     admin.New(pool, box),
-		Sessions:   session.New(pool, sessions),
+		Sessions:   session.New(pool, cfg.Sessions),
 		Depositors: depositor.New(pool),
 		Themes:     theme.New(pool),
-		Chains:     chains,
+		Chains:     cfg.Chains,
+		Keys:       keys,
+		Clients:    map[int64]*chain.Client{},
 	}
+	var feeds []*rates.Aggregator
+	for _, n := range cfg.Chains.Networks() {
+		c := chain.Dial(n, cfg.Log)
+		s.Clients[n.ChainID] = c
+		if len(n.PriceFeeds) > 0 {
+			bySymbol := map[string]common.Address{}
+			for symbol, addr := range n.PriceFeeds {
+				bySymbol[strings.ToUpper(symbol)] = addr
+			}
+			feeds = append(feeds, rates.NewAggregator(c, bySymbol, rates.AggregatorOptions{}))
+		}
+	}
+	s.Prices = rates.NewChain(feeds, static)
+	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.AllowPrivateWebhooks}), Log: cfg.Log})
+	s.Engine = chaintx.New(pool, s.Clients, deposit.KeyRing{Keys: keys, Pool: pool}, cfg.Log)
+	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
+		Prices: s.Prices, Webhooks: s.Webhooks, Log: cfg.Log}, cfg.Deposits)
+	return s, nil
+}
+
+// SetRiver gives the services that enqueue jobs the River client.
+func (s *Services) SetRiver(r *jobs.Client) {
+	s.Webhooks.SetInserter(r)
+	s.Deposits.SetRiver(r)
+}
+
+// InsertOnlyRiver is a River client that only inserts jobs (the CLI's): a worker replica
+// works them.
+func InsertOnlyRiver(pool *pgxpool.Pool, s *Services, log *slog.Logger) (*jobs.Client, error) {
+	w, _ := s.workers(pool, log)
+	return jobs.NewClient(pool, log, jobs.Options{Workers: w})
+}
+
+// Close closes the chain connections.
+func (s *Services) Close() {
+	for _, c := range s.Clients {
+		c.Close()
+	}
+}
+
+// workers lists every River worker and periodic job of Coffer: the one place to look.
+func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers, []*river.PeriodicJob) {
+	w := river.NewWorkers()
+	river.AddWorker(w, &jobs.CleanupWorker{Pool: pool, Log: log})
+	river.AddWorker(w, &webhook.DeliverWorker{Service: s.Webhooks})
+	river.AddWorker(w, &deposit.ScanWorker{Service: s.Deposits})
+	river.AddWorker(w, &deposit.SettleWorker{Service: s.Deposits})
+	return w, append([]*river.PeriodicJob{jobs.CleanupPeriodic()}, s.Deposits.Periodic()...)
 }
 
 // servers binds the Connect handlers to the services.
 func (s *Services) servers() rpc.Servers {
 	return rpc.Servers{
-		Session:    &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators},
+		Session: &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators, TestWebhooks: &testwebhook.Service{
+			Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices, Webhooks: s.Webhooks}},
 		Depositor:  &rpc.DepositorServer{Depositors: s.Depositors},
 		Chain:      &rpc.ChainServer{Chains: s.Chains},
-		Widget:     &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes},
+		Widget:     &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits},
 		Withdrawal: &rpc.WithdrawalServer{},
-		Admin:      &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes},
-		Ops:        &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins},
+		Admin:      &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks},
+		Ops:        &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks},
 	}
+}
+
+// devWebhookReceiver is `coffer dev`'s /dev/webhook: it verifies and acknowledges the demo
+// operator's webhooks.
+func (s *Services) devWebhookReceiver(operatorID string, log *slog.Logger) http.Handler {
+	return webhook.DevReceiver(func(ctx context.Context) [][]byte {
+		keys, err := s.Operators.SigningKeys(ctx, operatorID)
+		if err != nil {
+			log.Warn("dev webhook receiver: signing keys", "error", err)
+		}
+		return keys
+	}, log)
 }

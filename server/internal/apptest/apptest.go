@@ -20,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -39,7 +40,10 @@ type Env struct {
 type Options struct {
 	Role       string
 	SessionTTL time.Duration
-	Chains     []chain.Network
+	// Chains default to TestChains, whose RPC URL nothing answers: scanning is then slowed to
+	// once an hour. Give real chains (a devchain) and ScanInterval for pipeline tests.
+	Chains       []chain.Network
+	ScanInterval time.Duration
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -66,6 +70,12 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	if opts.Chains == nil {
 		opts.Chains = TestChains()
+		if opts.ScanInterval == 0 {
+			opts.ScanInterval = time.Hour
+		}
+	}
+	if opts.ScanInterval == 0 {
+		opts.ScanInterval = 200 * time.Millisecond
 	}
 	registry, err := chain.NewRegistry(opts.Chains)
 	if err != nil {
@@ -80,6 +90,7 @@ func Start(t testing.TB, opts Options) *Env {
 		DatabaseURL: testdb.URL(t), MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
 		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
 		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 4,
+		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -37,6 +37,9 @@ type Network struct {
 	// FeeAddress receives the operators' deposit fees; without it, fees stay in the deposit
 	// addresses (service-controlled) until collected.
 	FeeAddress common.Address `json:"feeAddress,omitempty"`
+	// PriceFeeds are Chainlink AggregatorV3 USD feeds on this network, by asset symbol
+	// ("ETH": "0x5f4e…"). Assets without a feed are priced from COFFER_STATIC_PRICES.
+	PriceFeeds map[string]common.Address `json:"priceFeeds,omitempty"`
 }
 
 // Registry is the validated, ordered list of networks.

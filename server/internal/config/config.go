@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/secret"
 )
@@ -42,8 +44,17 @@ type Config struct {
 	AllowPrivateWebhooks bool
 	// WorkerConcurrency is River's workers per queue.
 	WorkerConcurrency int
-	LogLevel          slog.Level
-	LogFormat         string // json or text
+	// StaticPrices are USD prices of assets without an on-chain feed ("USDT" → 1).
+	StaticPrices map[string]decimal.Decimal
+	// FiatRates are units of each fiat currency per USD ("EUR" → 0.92); USD is always 1.
+	FiatRates map[string]decimal.Decimal
+	// ScanInterval is how often each chain is scanned for deposits; SettlePoll how often a
+	// deposit waiting on the chain is looked at.
+	ScanInterval, SettlePoll time.Duration
+	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
+	DevWebhookOperator string
+	LogLevel  slog.Level
+	LogFormat string // json or text
 }
 
 // Env documents every variable FromEnv reads, for the README and --help.
@@ -61,6 +72,9 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_AUTO_MIGRATE", "false", "run migrations at start-up"},
 	{"COFFER_WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on private/loopback addresses"},
 	{"COFFER_WORKER_CONCURRENCY", "20", "River workers per queue"},
+	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
+	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
+	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
 }
@@ -106,6 +120,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.SessionTTL, err = time.ParseDuration(get("COFFER_SESSION_TTL", "30m")); err != nil || c.SessionTTL <= 0 {
 		errs = append(errs, errors.New("COFFER_SESSION_TTL must be a positive duration such as 30m"))
 	}
+	if c.ScanInterval, err = time.ParseDuration(get("COFFER_SCAN_INTERVAL", "1s")); err != nil || c.ScanInterval <= 0 {
+		errs = append(errs, errors.New("COFFER_SCAN_INTERVAL must be a positive duration such as 1s"))
+	}
+	c.SettlePoll = c.ScanInterval
 	if err := CheckRole(c.Role); err != nil {
 		errs = append(errs, err)
 	}
@@ -122,6 +140,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s must be true or false", name))
 		}
 	}
+	for name, dst := range map[string]*map[string]decimal.Decimal{"COFFER_STATIC_PRICES": &c.StaticPrices, "COFFER_FIAT_RATES": &c.FiatRates} {
+		if *dst, err = ParseRates(get(name, "")); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(get("COFFER_LOG_LEVEL", "info"))); err != nil {
 		errs = append(errs, errors.New("COFFER_LOG_LEVEL must be debug, info, warn or error"))
 	}
@@ -129,6 +152,23 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, errors.New("COFFER_LOG_FORMAT must be json or text"))
 	}
 	return c, errors.Join(errs...)
+}
+
+// ParseRates reads "EUR=0.92,GBP=0.79" into a table of positive decimals.
+func ParseRates(raw string) (map[string]decimal.Decimal, error) {
+	out := map[string]decimal.Decimal{}
+	for _, pair := range strings.Split(raw, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		d, err := decimal.NewFromString(strings.TrimSpace(v))
+		if !ok || strings.TrimSpace(k) == "" || err != nil || !d.IsPositive() {
+			return nil, fmt.Errorf("%q: want SYMBOL=positive decimal", pair)
+		}
+		out[strings.ToUpper(strings.TrimSpace(k))] = d
+	}
+	return out, nil
 }
 
 // CheckRole validates a role name.

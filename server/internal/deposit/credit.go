@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,6 +16,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // credit records a swept deposit as credited, with its amounts and the rate snapshot, and
@@ -53,7 +55,8 @@ func (s *Service) credit(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		if err := s.webhooks.EnqueueDeposit(ctx, tx, d.OperatorID, DepositEvent(credited, view.session)); err != nil {
+		ev := webhook.Event{OperatorID: d.OperatorID, SubjectID: strconv.FormatInt(id, 10), Message: DepositEvent(credited, view.session)}
+		if err := s.webhooks.Enqueue(ctx, tx, ev); err != nil {
 			return err
 		}
 		s.log.Info("deposit credited", "deposit", id, "chain", d.ChainID, "amount", amount, "fee", fee, "usd", c.AmountInDollar)

@@ -20,11 +20,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // Keys derives the service's keys (package wallet).
@@ -42,9 +42,9 @@ type Prices interface {
 	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
 }
 
-// Webhooks queues a webhook event in the caller's transaction (package webhook's outbox).
+// Webhooks queues a webhook event in the caller's transaction (webhook.Service, the outbox).
 type Webhooks interface {
-	EnqueueDeposit(ctx context.Context, tx pgx.Tx, operatorID string, ev *cofferv1.DepositEvent) error
+	Enqueue(ctx context.Context, tx pgx.Tx, e webhook.Event) error
 }
 
 // Config tunes the pipeline.

@@ -3,6 +3,7 @@ package deposit
 import (
 	"context"
 	"errors"
+	"slices"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum"
@@ -40,8 +41,9 @@ type Replayed struct {
 // Replay credits a transaction the scanner missed. It is verified on-chain first: it exists,
 // succeeded, has the chain's confirmations, and pays a deposit address in a configured asset.
 // Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
-// known are returned unchanged; a replay never credits a transfer twice.
-func (s *Service) Replay(ctx context.Context, chainID int64, txHash common.Hash) (Replayed, error) {
+// known are returned unchanged; a replay never credits a transfer twice. scope limits the
+// deposit addresses considered to those operators' (nil: every operator).
+func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txHash common.Hash) (Replayed, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
@@ -76,7 +78,7 @@ func (s *Service) Replay(ctx context.Context, chainID int64, txHash common.Hash)
 	}
 	block := types.NewBlockWithHeader(header)
 	q := store.New(s.pool)
-	found, err := s.replayTransfers(ctx, q, n, block, tx, receipt)
+	found, err := s.replayTransfers(ctx, q, scope, n, block, tx, receipt)
 	if err != nil {
 		return Replayed{}, err
 	}
@@ -140,15 +142,16 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 }
 
 // replayTransfers finds the transfers of a transaction that qualify as deposits.
-func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, tx *types.Transaction, r *types.Receipt) ([]store.Deposit, error) {
+func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope []string, n chain.Network, b *types.Block,
+	tx *types.Transaction, r *types.Receipt) ([]store.Deposit, error) {
 	var found []store.Deposit
 	unknownToken := ""
 	isDepositAddress := func(a common.Address) (bool, error) {
-		_, err := q.DepositAddressByAddress(ctx, a.Hex())
+		owner, err := q.DepositAddressByAddress(ctx, a.Hex())
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
-		return err == nil, err
+		return err == nil && (scope == nil || slices.Contains(scope, owner.OperatorID)), err
 	}
 	if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
 		ok, err := isDepositAddress(*to)

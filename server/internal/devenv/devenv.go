@@ -5,7 +5,8 @@ package devenv
 
 import (
 	"context"
-	"crypto/ecdsa"
+	"math/big"
+	"strings"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,16 +18,21 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 // Options configure `coffer dev`.
@@ -78,11 +84,26 @@ type File struct {
 
 // FileChain is a chain of dev.json.
 type FileChain struct {
-	ChainID      int64       `json:"chainId"`
-	Name         string      `json:"name"`
-	RPCURL       string      `json:"rpcUrl"`
-	NativeSymbol string      `json:"nativeSymbol"`
-	Tokens       []FileToken `json:"tokens"`
+	ChainID         int64                     `json:"chainId"`
+	Name            string                    `json:"name"`
+	RPCURL          string                    `json:"rpcUrl"`
+	NativeSymbol    string                    `json:"nativeSymbol"`
+	NativeDecimals  int32                     `json:"nativeDecimals"`
+	Confirmations   int32                     `json:"confirmations"`
+	BankrollAddress string                    `json:"bankrollAddress"`
+	PriceFeeds      map[string]common.Address `json:"priceFeeds"`
+	Tokens          []FileToken               `json:"tokens"`
+}
+
+// Network is the chains-file entry of a dev.json chain.
+func (c FileChain) Network() chain.Network {
+	n := chain.Network{ChainID: c.ChainID, Name: c.Name, RPCURLs: []string{c.RPCURL}, Confirmations: c.Confirmations,
+		NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals, BankrollAddress: common.HexToAddress(c.BankrollAddress),
+		PriceFeeds: c.PriceFeeds}
+	for _, t := range c.Tokens {
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)})
+	}
+	return n
 }
 
 // FileToken is a token of dev.json.
@@ -164,13 +185,26 @@ func Run(ctx context.Context, opts Options) error {
 		defer cluster.Stop()
 		dbURL = cluster.URL
 	}
+	masterKey, _ := secret.ParseMasterKey(st.MasterKey)
+	box, err := secret.NewBox(masterKey)
+	if err != nil {
+		return err
+	}
+	keys, err := prepareDatabase(ctx, dbURL, box, log)
+	if err != nil {
+		return err
+	}
 
 	dev, err := devchain.Start(ctx, devchain.Options{BlockTime: opts.BlockTime, HTTPAddr: "127.0.0.1:0", FaucetKey: faucet, Logger: log})
 	if err != nil {
 		return fmt.Errorf("dev chain: %w", err)
 	}
 	defer dev.Close()
-	registry, err := chainRegistry(dev, faucet)
+	if err := fundServiceWallets(ctx, dev, keys); err != nil {
+		return err
+	}
+	_, bankroll := keys.DevBankroll()
+	registry, err := chainRegistry(dev, bankroll)
 	if err != nil {
 		return err
 	}
@@ -180,24 +214,24 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
 	baseURL := "http://" + ln.Addr().String()
-	masterKey, _ := secret.ParseMasterKey(st.MasterKey)
+	webhookURL := baseURL + "/dev/webhook"
+	if err := ensureDemo(ctx, dbURL, box, &st, webhookURL); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, "state.json"), st); err != nil {
+		return err
+	}
 	cfg := config.Config{
 		DatabaseURL: dbURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: baseURL, WidgetURL: baseURL + "/widget",
 		MasterKey: masterKey, OpsToken: st.OpsToken, Chains: registry, SessionTTL: 30 * time.Minute,
 		Role: config.RoleAll, AutoMigrate: true, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
+		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(),
+		ScanInterval: 250 * time.Millisecond, SettlePoll: 250 * time.Millisecond, DevWebhookOperator: st.OperatorID,
 	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
-		return err
-	}
-	webhookURL := baseURL + "/dev/webhook"
-	if err := ensureDemo(ctx, a.Services, &st, webhookURL); err != nil {
-		ln.Close()
-		a.Pool.Close()
-		return err
-	}
-	if err := writeJSON(filepath.Join(dir, "state.json"), st); err != nil {
 		return err
 	}
 	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", DatabaseURL: dbURL,
@@ -205,7 +239,8 @@ func Run(ctx context.Context, opts Options) error {
 	f.Operator.ID, f.Operator.Key, f.Operator.WebhookURL = st.OperatorID, st.OperatorKey, webhookURL
 	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
 	for _, n := range registry.Networks() {
-		fc := FileChain{ChainID: n.ChainID, Name: n.Name, RPCURL: dev.RPCURL(), NativeSymbol: n.NativeSymbol}
+		fc := FileChain{ChainID: n.ChainID, Name: n.Name, RPCURL: dev.RPCURL(), NativeSymbol: n.NativeSymbol,
+			NativeDecimals: n.NativeDecimals, Confirmations: n.Confirmations, BankrollAddress: n.BankrollAddress.Hex(), PriceFeeds: n.PriceFeeds}
 		for _, t := range n.Tokens {
 			fc.Tokens = append(fc.Tokens, FileToken{Symbol: t.Symbol, ContractAddress: t.ContractAddress.Hex(), Decimals: int(t.Decimals)})
 		}
@@ -220,23 +255,75 @@ func Run(ctx context.Context, opts Options) error {
 	return a.Run(ctx, ln)
 }
 
-func chainRegistry(dev *devchain.Chain, faucet *ecdsa.PrivateKey) (*chain.Registry, error) {
+// prepareDatabase migrates the database and loads (or creates) the service's HD wallet.
+func prepareDatabase(ctx context.Context, dbURL string, box *secret.Box, log *slog.Logger) (*wallet.Keys, error) {
+	pool, err := store.Open(ctx, dbURL, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	applied, err := store.Migrate(ctx, pool)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range applied {
+		log.Info("migration applied", "migration", m)
+	}
+	return wallet.Load(ctx, pool, box)
+}
+
+// fundServiceWallets gives the gas tank (ERC20 sweep gas) and the hot wallet (payouts) ether
+// and test tokens from the faucet; the dev chain starts empty on every run.
+func fundServiceWallets(ctx context.Context, dev *devchain.Chain, keys *wallet.Keys) error {
+	_, gasTank := keys.GasTank()
+	_, hot := keys.HotWallet()
+	thousand := new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
+	var hashes []common.Hash
+	for _, to := range []common.Address{gasTank, hot} {
+		h, err := dev.SendNative(ctx, to, thousand)
+		if err != nil {
+			return fmt.Errorf("fund %s: %w", to.Hex(), err)
+		}
+		hashes = append(hashes, h)
+	}
+	for _, t := range dev.Tokens() {
+		h, err := dev.Mint(ctx, t.Symbol, hot, big.NewInt(1_000_000_000_000)) // 1,000,000 tokens of 6 decimals
+		if err != nil {
+			return fmt.Errorf("mint %s: %w", t.Symbol, err)
+		}
+		hashes = append(hashes, h)
+	}
+	_, err := dev.Mine(ctx, hashes...)
+	return err
+}
+
+func chainRegistry(dev *devchain.Chain, bankroll common.Address) (*chain.Registry, error) {
 	n := chain.Network{
 		ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: Confirmations,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: crypto.PubkeyToAddress(faucet.PublicKey),
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll, PriceFeeds: map[string]common.Address{},
 	}
 	for _, t := range dev.Tokens() {
 		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
+	}
+	for _, a := range dev.Aggregators() {
+		symbol, _, _ := strings.Cut(a.Pair, "/")
+		n.PriceFeeds[symbol] = a.Address
 	}
 	return chain.NewRegistry([]chain.Network{n})
 }
 
 // ensureDemo creates the demo operator and admin on first run (or when the database was
 // reset), and points the operator's webhook at this run's address.
-func ensureDemo(ctx context.Context, s *app.Services, st *state, webhookURL string) error {
+func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, webhookURL string) error {
+	pool, err := store.Open(ctx, dbURL, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	operators, admins := operator.New(pool, box), admin.New(pool, box)
 	exists := false
 	if st.OperatorID != "" {
-		_, err := s.Operators.Update(ctx, st.OperatorID, store.OperatorSettings{WebhookURL: &webhookURL})
+		_, err := operators.Update(ctx, st.OperatorID, store.OperatorSettings{WebhookURL: &webhookURL})
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return err
 		}
@@ -244,7 +331,7 @@ func ensureDemo(ctx context.Context, s *app.Services, st *state, webhookURL stri
 	}
 	if !exists {
 		name := "Demo Operator"
-		op, key, err := s.Operators.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
+		op, key, err := operators.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
 		if err != nil {
 			return err
 		}
@@ -254,7 +341,7 @@ func ensureDemo(ctx context.Context, s *app.Services, st *state, webhookURL stri
 		st.AdminEmail = "admin@coffer.local"
 		st.AdminPassword = secret.Token("")[:24]
 	}
-	if _, _, err := s.Admins.Create(ctx, st.AdminEmail, st.AdminPassword, "", false); err != nil && !fault.Is(err, fault.Conflict) {
+	if _, _, err := admins.Create(ctx, st.AdminEmail, st.AdminPassword, "", false); err != nil && !fault.Is(err, fault.Conflict) {
 		return err
 	}
 	return nil

@@ -1,6 +1,7 @@
 package legacy_test
 
 import (
+	"net/http/httptest"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -29,6 +30,7 @@ var placeholders = []struct {
 	{regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`), "http://<host>"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
 	{regexp.MustCompile(`\bsr_[0-9A-Za-z]+`), "<sessionRef>"},
+	{regexp.MustCompile(`("address":"|address=)0x[0-9a-fA-F]{40}`), "${1}<depositAddress>"},
 	{regexp.MustCompile(`\bsk_[0-9A-Za-z]+`), "<operatorKey>"},
 	{regexp.MustCompile(`\badm_[0-9A-Za-z]+`), "<adminToken>"},
 	{regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})`), "<time>"},
@@ -124,7 +126,13 @@ type goldenCase struct {
 
 func TestGolden(t *testing.T) {
 	env := startAPI(t)
-	_, key := env.Operator(t, store.OperatorSettings{})
+	// The operator's webhook receiver acknowledges everything (test webhooks are really sent).
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":0,"description":"received"}`))
+	}))
+	t.Cleanup(receiver.Close)
+	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
 	_, otherKey := env.Operator(t, store.OperatorSettings{})
 	inactive := false
 	_, inactiveKey := env.Operator(t, store.OperatorSettings{Active: &inactive})
@@ -203,9 +211,9 @@ func TestGolden(t *testing.T) {
 			contentType: "application/x-www-form-urlencoded", body: "externalUserId=u"}},
 		{name: "session_withdraw_payload_too_large", req: request{method: "POST", path: "/session/withdraw", bearer: key, body: tooBig}},
 
-		// POST /session/{uuid}/test-webhook (501 until the deposits milestone)
-		{name: "session_test_webhook_not_implemented", req: request{method: "POST", path: "/session/" + depSid + "/test-webhook", bearer: key}},
-		{name: "session_test_webhook_not_implemented_with_body", req: request{method: "POST", path: "/session/" + wdSid + "/test-webhook",
+		// POST /session/{uuid}/test-webhook
+		{name: "session_test_webhook_deposit", req: request{method: "POST", path: "/session/" + depSid + "/test-webhook", bearer: key}},
+		{name: "session_test_webhook_withdraw_with_overrides", req: request{method: "POST", path: "/session/" + wdSid + "/test-webhook",
 			bearer: key, body: `{"amount":"10","currency":"USDT","chainId":1337}`}},
 		{name: "session_test_webhook_not_found_other_operator", req: request{method: "POST", path: "/session/" + otherSid + "/test-webhook", bearer: key}},
 		{name: "session_test_webhook_not_found_unknown", req: request{method: "POST", path: "/session/" + unknownUUID + "/test-webhook", bearer: key}},
@@ -248,8 +256,8 @@ func TestGolden(t *testing.T) {
 		{name: "depositor_check_method_not_allowed", req: request{method: "POST", path: "/depositor/golden-depositor/check", bearer: key,
 			body: `{}`}},
 
-		// POST /depositor/address (501 until the deposits milestone, after the session check)
-		{name: "depositor_address_not_implemented", req: request{method: "POST", path: "/depositor/address", body: addressBody(depSid)}},
+		// POST /depositor/address
+		{name: "depositor_address_ok", req: request{method: "POST", path: "/depositor/address", body: addressBody(depSid)}},
 		{name: "depositor_address_session_expired", req: request{method: "POST", path: "/depositor/address", body: addressBody(expiredDepSid)}},
 		{name: "depositor_address_unknown_session", req: request{method: "POST", path: "/depositor/address", body: addressBody(unknownUUID)}},
 		{name: "depositor_address_forbidden_withdraw_session", req: request{method: "POST", path: "/depositor/address", body: addressBody(wdSid)}},

@@ -6,24 +6,26 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Chain is the service's rate source: each symbol is priced by its on-chain feed when the
-// Aggregator has one, and from the Static table otherwise. A configured feed that fails
+// Chain is the service's rate source: each symbol is priced by the on-chain feed of the first
+// Aggregator (one per network) that has one, and from the Static table otherwise. A configured feed that fails
 // (stale, invalid, RPC down) is an error, never a silent fall-back to the table. Fiat rates
 // come from the table.
 type Chain struct {
-	feeds  *Aggregator
+	feeds  []*Aggregator
 	static *Static
 }
 
-// NewChain combines feeds and a table; either may be nil (nothing from it).
-func NewChain(feeds *Aggregator, static *Static) *Chain {
+// NewChain combines feeds and a table; either may be empty (nothing from it).
+func NewChain(feeds []*Aggregator, static *Static) *Chain {
 	return &Chain{feeds: feeds, static: static}
 }
 
 // USD implements Source.
 func (c *Chain) USD(ctx context.Context, symbol string) (Price, error) {
-	if c.feeds != nil && c.feeds.Has(symbol) {
-		return c.feeds.USD(ctx, symbol)
+	for _, f := range c.feeds {
+		if f != nil && f.Has(symbol) {
+			return f.USD(ctx, symbol)
+		}
 	}
 	if c.static == nil {
 		return Price{}, ErrUnknown{Kind: "symbol", Name: normalize(symbol)}

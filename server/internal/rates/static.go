@@ -35,17 +35,20 @@ func NewStatic(usd, perUSD map[string]decimal.Decimal) (*Static, error) {
 	return s, nil
 }
 
-// DevStatic is the table of `coffer dev`: the dev chain's feeds (ETH 3000, USDT and USDC 1)
-// and illustrative fiat rates. Never use it in production.
+// DevUSD and DevPerUSD are the tables of `coffer dev`: the dev chain's feed values (ETH 3000,
+// USDT and USDC 1) and illustrative fiat rates. Never use them in production.
+func DevUSD() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"ETH": decimal.NewFromInt(3000), "USDT": decimal.NewFromInt(1), "USDC": decimal.NewFromInt(1)}
+}
+
+// DevPerUSD: see DevUSD.
+func DevPerUSD() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"EUR": decimal.RequireFromString("0.92"), "GBP": decimal.RequireFromString("0.79")}
+}
+
+// DevStatic is a Static of DevUSD and DevPerUSD.
 func DevStatic() *Static {
-	s, err := NewStatic(map[string]decimal.Decimal{
-		"ETH":  decimal.NewFromInt(3000),
-		"USDT": decimal.NewFromInt(1),
-		"USDC": decimal.NewFromInt(1),
-	}, map[string]decimal.Decimal{
-		"EUR": decimal.RequireFromString("0.92"),
-		"GBP": decimal.RequireFromString("0.79"),
-	})
+	s, err := NewStatic(DevUSD(), DevPerUSD())
 	if err != nil {
 		panic(err)
 	}

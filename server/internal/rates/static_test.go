@@ -114,7 +114,7 @@ func TestChain(t *testing.T) {
 	clk := newClock(now)
 	agg := NewAggregator(feed, map[string]common.Address{"ETH": ethFeed}, AggregatorOptions{Now: clk.Now})
 	static, _ := NewStatic(map[string]decimal.Decimal{"ETH": dec("1"), "USDT": dec("0.999")}, map[string]decimal.Decimal{"EUR": dec("0.92")})
-	c := NewChain(agg, static)
+	c := NewChain([]*Aggregator{agg}, static)
 
 	if p, err := c.USD(ctx, "eth"); err != nil || !p.Value.Equal(dec("2950")) || p.Source != "aggregator:"+ethFeed.Hex() {
 		t.Fatalf("ETH from its feed: %+v %v", p, err)
@@ -137,7 +137,7 @@ func TestChain(t *testing.T) {
 	}
 
 	// Either side may be missing.
-	feedsOnly := NewChain(agg, nil)
+	feedsOnly := NewChain([]*Aggregator{agg}, nil)
 	if _, err := feedsOnly.USD(ctx, "USDT"); !errors.As(err, &u) {
 		t.Fatalf("no table: %v", err)
 	}

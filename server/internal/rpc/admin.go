@@ -3,16 +3,23 @@ package rpc
 import (
 	"context"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/theme"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // AdminServer implements coffer.v1.AdminService.
 type AdminServer struct {
-	Admins *admin.Service
-	Themes *theme.Service
+	Admins   *admin.Service
+	Themes   *theme.Service
+	Deposits *deposit.Service
+	Webhooks *webhook.Service
 }
 
 // Login exchanges credentials for an admin token.
@@ -118,22 +125,70 @@ func (s *AdminServer) OverrideDecision(context.Context, *cofferv1.OverrideDecisi
 	return nil, notYet("Overriding a decision")
 }
 
-// ListDeposits is delivered by the deposits milestone.
-func (s *AdminServer) ListDeposits(context.Context, *cofferv1.ListDepositsRequest) (*cofferv1.ListDepositsResponse, error) {
-	return nil, notYet("Listing deposits")
+// ListDeposits pages through the deposits in the admin's scope.
+func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDepositsRequest) (*cofferv1.ListDepositsResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := store.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatusNames(req.GetStatuses()), Limit: int(req.GetPageSize())}
+	if req.GetOperatorId() != "" {
+		f.OperatorIDs = []string{req.GetOperatorId()}
+	}
+	deps, next, err := s.Deposits.List(ctx, a.Scope, f, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.ListDepositsResponse{NextPageToken: next}
+	for _, d := range deps {
+		res.Deposits = append(res.Deposits, depositProto(d))
+	}
+	return res, nil
 }
 
-// ReplayDeposit is delivered by the deposits milestone.
-func (s *AdminServer) ReplayDeposit(context.Context, *cofferv1.ReplayDepositRequest) (*cofferv1.ReplayDepositResponse, error) {
-	return nil, notYet("Replaying a missed deposit")
+// ReplayDeposit verifies a missed transaction and credits it (within the admin's scope).
+func (s *AdminServer) ReplayDeposit(ctx context.Context, req *cofferv1.ReplayDepositRequest) (*cofferv1.ReplayDepositResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return replay(ctx, s.Deposits, a.Scope, req.GetChainId(), req.GetTxHash())
 }
 
-// ListDeadLetters is delivered by the deposits milestone (webhook outbox).
-func (s *AdminServer) ListDeadLetters(context.Context, *cofferv1.ListDeadLettersRequest) (*cofferv1.ListDeadLettersResponse, error) {
-	return nil, notYet("Listing dead-lettered webhooks")
+func replay(ctx context.Context, deposits *deposit.Service, scope []string, chainID int64, txHash string) (*cofferv1.ReplayDepositResponse, error) {
+	out, err := deposits.Replay(ctx, scope, chainID, common.HexToHash(txHash))
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.ReplayDepositResponse{AlreadyKnown: out.AlreadyKnown}
+	for _, d := range out.Deposits {
+		res.Deposits = append(res.Deposits, depositProto(d))
+	}
+	return res, nil
 }
 
-// RedeliverWebhook is delivered by the deposits milestone (webhook outbox).
-func (s *AdminServer) RedeliverWebhook(context.Context, *cofferv1.RedeliverWebhookRequest) (*cofferv1.RedeliverWebhookResponse, error) {
-	return nil, notYet("Redelivering a webhook")
+// ListDeadLetters lists dead-lettered webhooks in the admin's scope.
+func (s *AdminServer) ListDeadLetters(ctx context.Context, req *cofferv1.ListDeadLettersRequest) (*cofferv1.ListDeadLettersResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.Webhooks.ListDead(ctx, a.Scope, req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListDeadLettersResponse{Deliveries: list, NextPageToken: next}, nil
+}
+
+// RedeliverWebhook queues a dead-lettered webhook again.
+func (s *AdminServer) RedeliverWebhook(ctx context.Context, req *cofferv1.RedeliverWebhookRequest) (*cofferv1.RedeliverWebhookResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Webhooks.Redeliver(ctx, a.Scope, req.GetEventId())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.RedeliverWebhookResponse{Delivery: d}, nil
 }

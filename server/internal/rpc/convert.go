@@ -105,6 +105,49 @@ func themeStyle(s *cofferv1.ThemeStyle) store.ThemeStyle {
 	}
 }
 
+var depositStatuses = map[string]cofferv1.DepositStatus{
+	"CONFIRMING":  cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
+	"SWEEPING":    cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
+	"CREDITED":    cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
+	"ORPHANED":    cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
+	"UNSWEEPABLE": cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
+}
+
+func depositStatusNames(in []cofferv1.DepositStatus) []string {
+	out := []string{}
+	for _, v := range in {
+		for name, e := range depositStatuses {
+			if e == v {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+func depositProto(d store.Deposit) *cofferv1.Deposit {
+	p := &cofferv1.Deposit{
+		DepositId: d.ID, OperatorId: d.OperatorID, ExternalUserId: d.ExternalUserID, SessionRef: d.SessionRef,
+		Status: depositStatuses[d.Status], Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
+		ContractAddress: d.ContractAddress, TransactionHash: d.TxHash, LogIndex: d.LogIndex, Address: d.Address,
+		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: int64(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
+		SweepTxHash: d.SweepTxHash,
+	}
+	if d.ContractAddress != "" {
+		p.Type = cofferv1.DepositType_DEPOSIT_TYPE_ERC20
+	}
+	if d.Amount != nil {
+		p.Amount, p.FeeAmount = d.Amount.String(), d.FeeAmount.String()
+	}
+	if d.AmountInDollar.Valid {
+		p.AmountInDollar = d.AmountInDollar.Decimal.StringFixed(6)
+	}
+	if d.ConfirmedAt != nil {
+		p.ConfirmedAt = ts(*d.ConfirmedAt)
+	}
+	return p
+}
+
 func depositorProto(d store.Depositor) *cofferv1.Depositor {
 	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, CreatedAt: ts(d.CreatedAt)}
 }

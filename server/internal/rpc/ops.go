@@ -5,14 +5,18 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // OpsServer implements coffer.v1.OpsService for the service team.
 type OpsServer struct {
 	Operators *operator.Service
 	Admins    *admin.Service
+	Deposits  *deposit.Service
+	Webhooks  *webhook.Service
 }
 
 func (s *OpsServer) operatorProto(ctx context.Context, op store.Operator) (*cofferv1.Operator, error) {
@@ -101,17 +105,29 @@ func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRe
 	return &cofferv1.CreateAdminResponse{Admin: adminProto(a), TotpUri: uri}, nil
 }
 
-// ListDeadLetteredWebhooks is delivered by the deposits milestone (webhook outbox).
-func (s *OpsServer) ListDeadLetteredWebhooks(context.Context, *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
-	return nil, notYet("Listing dead-lettered webhooks")
+// ListDeadLetteredWebhooks lists dead-lettered webhooks of every operator.
+func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
+	list, next, err := s.Webhooks.ListDead(ctx, nil, req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: list, NextPageToken: next}, nil
 }
 
-// RedeliverDeadLetter is delivered by the deposits milestone (webhook outbox).
-func (s *OpsServer) RedeliverDeadLetter(context.Context, *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
-	return nil, notYet("Redelivering a webhook")
+// RedeliverDeadLetter queues a dead-lettered webhook again.
+func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
+	d, err := s.Webhooks.Redeliver(ctx, nil, req.GetEventId())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.RedeliverDeadLetterResponse{Delivery: d}, nil
 }
 
-// ReplayMissedDeposit is delivered by the deposits milestone.
-func (s *OpsServer) ReplayMissedDeposit(context.Context, *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
-	return nil, notYet("Replaying a missed deposit")
+// ReplayMissedDeposit verifies a missed transaction and credits it.
+func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
+	res, err := replay(ctx, s.Deposits, nil, req.GetChainId(), req.GetTxHash())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ReplayMissedDepositResponse{Result: res}, nil
 }

@@ -4,15 +4,16 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/testwebhook"
 )
 
 // SessionServer implements coffer.v1.SessionService.
 type SessionServer struct {
-	Sessions  *session.Service
-	Operators *operator.Service
+	Sessions     *session.Service
+	Operators    *operator.Service
+	TestWebhooks *testwebhook.Service
 }
 
 // sessionRequest is what the deposit and withdraw session requests have in common.
@@ -62,7 +63,7 @@ func (s *SessionServer) CreateWithdrawSession(ctx context.Context, req *cofferv1
 		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
 }
 
-// SendTestWebhook is delivered by the deposits milestone (signed webhooks).
+// SendTestWebhook sends a signed test webhook for a session of the caller or a sub-operator.
 func (s *SessionServer) SendTestWebhook(ctx context.Context, req *cofferv1.SendTestWebhookRequest) (*cofferv1.SendTestWebhookResponse, error) {
 	op, err := callerOperator(ctx)
 	if err != nil {
@@ -72,8 +73,10 @@ func (s *SessionServer) SendTestWebhook(ctx context.Context, req *cofferv1.SendT
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.Sessions.ForOperators(ctx, tree, req.GetSid()); err != nil {
+	sent, err := s.TestWebhooks.Send(ctx, op.ID, tree, req.GetSid(), testwebhook.Overrides{
+		Amount: req.Amount, Currency: req.Currency, ChainID: req.ChainId, Address: req.Address})
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "test webhooks are not available yet")
+	return &cofferv1.SendTestWebhookResponse{Delivered: sent.Result.Acked, Status: int32(sent.Result.Status), Event: sent.Event}, nil
 }

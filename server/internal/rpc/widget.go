@@ -1,15 +1,21 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/ethereum/go-ethereum/common"
+	"google.golang.org/protobuf/proto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/theme"
 )
@@ -19,6 +25,7 @@ type WidgetServer struct {
 	Sessions  *session.Service
 	Operators *operator.Service
 	Themes    *theme.Service
+	Deposits  *deposit.Service
 }
 
 // GetSession describes the session for the widget, with its theme. It answers for expired
@@ -53,28 +60,102 @@ func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionR
 	return res, nil
 }
 
-// GetDepositAddress is delivered by the deposits milestone; the session is checked first.
+// GetDepositAddress returns the user's deposit address and the amount to pay.
 func (s *WidgetServer) GetDepositAddress(ctx context.Context, req *cofferv1.GetDepositAddressRequest) (*cofferv1.GetDepositAddressResponse, error) {
-	if _, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Deposit); err != nil {
+	sess, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Deposit)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "deposit addresses are not available yet")
+	info, err := s.Deposits.Address(ctx, sess, req.GetCurrency(), req.GetChainId())
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.GetDepositAddressResponse{Address: info.Address.Hex(), ChainId: info.ChainID, Currency: info.Currency,
+		Decimals: info.Decimals, ExpectedAmount: info.Expected, PaymentUri: info.PaymentURI, ExpiresAt: ts(info.ExpiresAt)}
+	if info.ContractAddress != (common.Address{}) {
+		res.ContractAddress = info.ContractAddress.Hex()
+	}
+	return res, nil
 }
 
-// WatchDeposits is delivered by the deposits milestone; the session is checked first.
-func (s *WidgetServer) WatchDeposits(ctx context.Context, req *cofferv1.WatchDepositsRequest, _ *connect.ServerStream[cofferv1.WatchDepositsResponse]) error {
-	if _, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Deposit); err != nil {
+// trackedSession resolves the deposit session whose deposits the widget follows. Following is
+// read-only, so it works after the session expired: a payment sent in time may confirm later.
+func (s *WidgetServer) trackedSession(ctx context.Context, sid string) (string, error) {
+	sess, err := s.Sessions.Lookup(ctx, sid)
+	if err != nil {
+		return "", err
+	}
+	if sess.Kind != session.Deposit {
+		return "", fault.New(fault.Forbidden, "this is a withdraw session")
+	}
+	return sess.ID, nil
+}
+
+func (s *WidgetServer) progress(ctx context.Context, sessionID string) ([]*cofferv1.DepositProgress, error) {
+	list, err := s.Deposits.SessionProgress(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*cofferv1.DepositProgress, 0, len(list))
+	for _, p := range list {
+		out = append(out, &cofferv1.DepositProgress{DepositId: p.ID, Status: depositStatuses[p.Status], ChainId: p.ChainID,
+			Currency: p.Currency, Amount: rates.FormatUnits(p.GrossAmount, p.Decimals), TransactionHash: p.TxHash,
+			Confirmations: p.Confirmations, RequiredConfirmations: p.Required})
+	}
+	return out, nil
+}
+
+// watchPoll is how often a watched session is looked at; watchLimit bounds a stream.
+const (
+	watchPoll  = 500 * time.Millisecond
+	watchLimit = 2 * time.Hour
+)
+
+// WatchDeposits streams the session's deposits whenever they change (the first message at once).
+func (s *WidgetServer) WatchDeposits(ctx context.Context, req *cofferv1.WatchDepositsRequest, stream *connect.ServerStream[cofferv1.WatchDepositsResponse]) error {
+	sessionID, err := s.trackedSession(ctx, req.GetSid())
+	if err != nil {
 		return err
 	}
-	return fault.New(fault.NotImplemented, "deposit tracking is not available yet")
+	ctx, cancel := context.WithTimeout(ctx, watchLimit)
+	defer cancel()
+	var last []byte
+	tick := time.NewTicker(watchPoll)
+	defer tick.Stop()
+	for {
+		list, err := s.progress(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		msg := &cofferv1.WatchDepositsResponse{Deposits: list}
+		if b, _ := proto.Marshal(msg); last == nil || !bytes.Equal(b, last) {
+			if err := stream.Send(msg); err != nil {
+				return err
+			}
+			last = b
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
-// ListSessionDeposits is delivered by the deposits milestone; the session is checked first.
+// ListSessionDeposits returns the session's deposits now (the polling fallback).
 func (s *WidgetServer) ListSessionDeposits(ctx context.Context, req *cofferv1.ListSessionDepositsRequest) (*cofferv1.ListSessionDepositsResponse, error) {
-	if _, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Deposit); err != nil {
+	sessionID, err := s.trackedSession(ctx, req.GetSid())
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "deposit tracking is not available yet")
+	list, err := s.progress(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListSessionDepositsResponse{Deposits: list}, nil
 }
 
 // QuoteWithdrawal is delivered by the withdrawals milestone; the session is checked first.

@@ -193,12 +193,18 @@ type Deposit struct {
 	DetectedAt      time.Time
 	ConfirmedAt     *time.Time
 	CreditedAt      *time.Time
+	// SweepTxHash is the mined sweep transaction, once there is one.
+	SweepTxHash string
+	// SessionRef is the session's handle ("" without a session).
+	SessionRef string
 }
 
 const depositColumns = `id, operator_id::text, external_user_id, COALESCE(session_id::text, ''), chain_id, tx_hash, log_index,
 	block_number, block_hash, address, address_index, currency, COALESCE(contract_address, ''), decimals, gross_amount,
 	fee_amount, amount, status, manual, idempotency_key, usd_price, COALESCE(fiat_currency, ''), fiat_per_usd,
-	amount_in_dollar, amount_in_local, fee_in_dollar, detected_at, confirmed_at, credited_at`
+	amount_in_dollar, amount_in_local, fee_in_dollar, detected_at, confirmed_at, credited_at,
+	COALESCE((SELECT mined_hash FROM chain_txs WHERE purpose = 'sweep' AND ref = 'deposit:' || deposits.id), ''),
+	COALESCE((SELECT session_ref FROM sessions WHERE id = deposits.session_id), '')`
 
 // scanDeposit reads depositColumns, then any extra columns into extra.
 func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, error) {
@@ -209,7 +215,7 @@ func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, er
 	err := row.Scan(append([]any{&d.ID, &d.OperatorID, &d.ExternalUserID, &d.SessionID, &d.ChainID, &d.TxHash, &d.LogIndex,
 		&block, &d.BlockHash, &d.Address, &index, &d.Currency, &d.ContractAddress, &d.Decimals, &gross,
 		&fee, &amount, &d.Status, &d.Manual, &d.IdempotencyKey, &d.USDPrice, &d.FiatCurrency, &d.FiatPerUSD,
-		&d.AmountInDollar, &d.AmountInLocal, &d.FeeInDollar, &d.DetectedAt, &d.ConfirmedAt, &d.CreditedAt}, extra...)...)
+		&d.AmountInDollar, &d.AmountInLocal, &d.FeeInDollar, &d.DetectedAt, &d.ConfirmedAt, &d.CreditedAt, &d.SweepTxHash, &d.SessionRef}, extra...)...)
 	if err != nil {
 		return d, notFound(err)
 	}

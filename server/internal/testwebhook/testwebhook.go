@@ -1,0 +1,230 @@
+// Package testwebhook sends test webhooks: a real, signed DEPOSIT (for a deposit session) or
+// WITHDRAW_COMPLETE (for a withdraw session) that is identical to a production event except
+// for test=true, sent synchronously to the session operator's webhook URL. No funds move and
+// nothing is recorded but the attempt.
+package testwebhook
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/money"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// Limit is how many test webhooks an operator may send per Window.
+const (
+	Limit  = 5
+	Window = time.Minute
+)
+
+// Service sends test webhooks.
+type Service struct {
+	Pool     *pgxpool.Pool
+	Sessions *session.Service
+	Chains   *chain.Registry
+	Prices   deposit.Prices
+	Webhooks *webhook.Service
+}
+
+// Overrides replace parts of the payload; nil fields keep their defaults.
+type Overrides struct {
+	Amount   *string // token units for DEPOSIT, fiat for WITHDRAW_COMPLETE
+	Currency *string
+	ChainID  *int64
+	Address  *string // the withdrawal destination (WITHDRAW_COMPLETE)
+}
+
+// Sent is the operator endpoint's answer.
+type Sent struct {
+	Event  string
+	Result webhook.Result
+}
+
+// Send sends a test webhook for a session owned by the caller or one of its sub-operators
+// (scope). Each operator may send Limit per Window; beyond that RATE_LIMITED with Retry-After.
+func (s *Service) Send(ctx context.Context, caller string, scope []string, sid string, o Overrides) (Sent, error) {
+	sess, err := s.Sessions.ForOperators(ctx, scope, sid)
+	if err != nil {
+		return Sent{}, err
+	}
+	hits, reset, err := store.New(s.Pool).HitRateLimit(ctx, "test-webhook:"+caller, Window)
+	if err != nil {
+		return Sent{}, fault.Wrap(err, "count test webhooks")
+	}
+	if hits > Limit {
+		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute; try again in a moment", Limit)
+		e.RetryAfter = int(time.Until(reset).Seconds()) + 1
+		return Sent{}, e
+	}
+	var msg proto.Message
+	if sess.Kind == session.Deposit {
+		msg, err = s.depositEvent(ctx, sess, o)
+	} else {
+		msg, err = s.withdrawCompleteEvent(ctx, sess, o)
+	}
+	if err != nil {
+		return Sent{}, err
+	}
+	res, err := s.Webhooks.Send(ctx, sess.OperatorID, webhook.Event{SubjectID: sess.ID, Message: msg}, webhook.DefaultTimeout)
+	if err != nil {
+		return Sent{}, err
+	}
+	return Sent{Event: sdkName(sess.Kind), Result: res}, nil
+}
+
+func sdkName(kind string) string {
+	if kind == session.Deposit {
+		return "DEPOSIT"
+	}
+	return "WITHDRAW_COMPLETE"
+}
+
+// asset picks the chain and currency: the overrides, else the first configured chain and its
+// first token (its native currency when it has no tokens).
+func (s *Service) asset(o Overrides) (chain.Network, chain.Asset, error) {
+	networks := s.Chains.Networks()
+	if len(networks) == 0 {
+		return chain.Network{}, chain.Asset{}, fault.New(fault.FailedPrecondition, "no chain is configured")
+	}
+	n := networks[0]
+	if o.ChainID != nil {
+		var ok bool
+		if n, ok = s.Chains.Network(*o.ChainID); !ok {
+			return n, chain.Asset{}, fault.Invalid("chainId", "chain %d is not supported", *o.ChainID)
+		}
+	}
+	symbol := n.NativeSymbol
+	if len(n.Tokens) > 0 {
+		symbol = n.Tokens[0].Symbol
+	}
+	if o.Currency != nil {
+		symbol = *o.Currency
+	}
+	a, ok := n.Asset(symbol)
+	if !ok {
+		return n, a, fault.Invalid("currency", "%s is not accepted on chain %d", symbol, n.ChainID)
+	}
+	return n, a, nil
+}
+
+func (s *Service) rates(ctx context.Context, symbol, fiat string) (usd, perUSD decimal.Decimal, err error) {
+	p, err := s.Prices.USD(ctx, symbol)
+	if err != nil {
+		return usd, perUSD, fault.New(fault.Unavailable, "the price of %s is not available right now", symbol)
+	}
+	if perUSD, err = s.Prices.PerUSD(ctx, fiat); err != nil {
+		return usd, perUSD, fault.New(fault.Unavailable, "the rate of %s is not available right now", fiat)
+	}
+	return p.Value, perUSD, nil
+}
+
+// fakeHash is a stable, made-up 32-byte hex value for a test event's transaction hash.
+func fakeHash(sid string) string {
+	h := sha256.Sum256([]byte("coffer test transaction\x00" + sid))
+	return "0x" + hex.EncodeToString(h[:])
+}
+
+func (s *Service) depositEvent(ctx context.Context, sess store.Session, o Overrides) (*cofferv1.DepositEvent, error) {
+	n, a, err := s.asset(o)
+	if err != nil {
+		return nil, err
+	}
+	usd, perUSD, err := s.rates(ctx, a.Symbol, sess.FiatCurrency)
+	if err != nil {
+		return nil, err
+	}
+	raw := rates.FiatToTokenUnits(sess.Amount, perUSD, usd, a.Decimals)
+	if o.Amount != nil {
+		units, err := decimal.NewFromString(*o.Amount)
+		if err != nil {
+			return nil, fault.Invalid("amount", "must be a decimal string")
+		}
+		if raw, err = rates.ToUnitsExact(units, a.Decimals); err != nil {
+			return nil, fault.Invalid("amount", "%s has at most %d decimals", a.Symbol, a.Decimals)
+		}
+	}
+	amountUSD := rates.UnitsToUSD(raw, a.Decimals, usd).RoundBank(6)
+	d := store.Deposit{
+		ID: webhook.TestDepositID(sess.ID), IdempotencyKey: "test:" + sess.ID, ExternalUserID: sess.ExternalUserID,
+		ChainID: n.ChainID, TxHash: fakeHash(sess.ID), GrossAmount: raw, Amount: raw, FeeAmount: new(big.Int),
+		FiatCurrency: sess.FiatCurrency, FiatPerUSD: decimal.NewNullDecimal(perUSD),
+		AmountInDollar: decimal.NewNullDecimal(amountUSD), AmountInLocal: decimal.NewNullDecimal(amountUSD.Mul(perUSD).RoundBank(6)),
+		FeeInDollar: decimal.NewNullDecimal(decimal.Zero),
+	}
+	if !a.Native {
+		d.ContractAddress = a.Contract.Hex()
+	}
+	now := time.Now()
+	d.ConfirmedAt = &now
+	ev := deposit.DepositEvent(d, &sess)
+	ev.Test = true
+	return ev, nil
+}
+
+func (s *Service) withdrawCompleteEvent(ctx context.Context, sess store.Session, o Overrides) (*cofferv1.WithdrawCompleteEvent, error) {
+	_, a, err := s.asset(o)
+	if err != nil {
+		return nil, err
+	}
+	fiat := sess.Amount
+	if o.Amount != nil {
+		if fiat, err = decimal.NewFromString(*o.Amount); err != nil {
+			return nil, fault.Invalid("amount", "must be a decimal string")
+		}
+	}
+	usd, perUSD, err := s.rates(ctx, a.Symbol, sess.FiatCurrency)
+	if err != nil {
+		return nil, err
+	}
+	sent := rates.FiatToTokenUnits(fiat, perUSD, usd, a.Decimals)
+	dest := common.BytesToAddress(sha256Bytes("coffer test destination\x00" + sess.ID)[:20]).Hex()
+	if o.Address != nil {
+		if !common.IsHexAddress(*o.Address) {
+			return nil, fault.Invalid("address", "must be an address")
+		}
+		dest = common.HexToAddress(*o.Address).Hex()
+	}
+	amountUSD := fiat.Div(perUSD)
+	return &cofferv1.WithdrawCompleteEvent{
+		Event:              "WITHDRAW_COMPLETE",
+		WithdrawRequestId:  uuid.NewSHA1(uuid.NameSpaceOID, []byte("coffer test withdrawal\x00"+sess.ID)).String(),
+		SessionRef:         sess.SessionRef,
+		ExternalUserId:     sess.ExternalUserID,
+		Type:               "DIRECT_TRANSFER",
+		Status:             "COMPLETED",
+		Address:            dest,
+		CryptoCurrencyCode: strings.ToUpper(a.Symbol),
+		FiatCurrencyCode:   sess.FiatCurrency,
+		FiatAmount:         money.Fiat(fiat),
+		CryptoAmountSent:   ptr(rates.FormatUnits(sent, a.Decimals)),
+		AmountInUsd:        ptr(rates.USDString(amountUSD)),
+		CompletedAt:        timestamppb.Now(),
+		Test:               true,
+	}, nil
+}
+
+func ptr(s string) *string { return &s }
+
+func sha256Bytes(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
