@@ -53,8 +53,8 @@ type Config struct {
 	ScanInterval, SettlePoll time.Duration
 	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
 	DevWebhookOperator string
-	LogLevel  slog.Level
-	LogFormat string // json or text
+	LogLevel           slog.Level
+	LogFormat          string // json or text
 }
 
 // Env documents every variable FromEnv reads, for the README and --help.

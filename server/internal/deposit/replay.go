@@ -3,8 +3,8 @@ package deposit
 import (
 	"context"
 	"errors"
-	"slices"
 	"math/big"
+	"slices"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"

@@ -1,11 +1,11 @@
 package legacy_test
 
 import (
-	"net/http/httptest"
 	"bytes"
 	"encoding/json"
 	"flag"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
