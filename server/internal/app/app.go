@@ -65,6 +65,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		StaticPrices:         cfg.StaticPrices,
 		FiatRates:            cfg.FiatRates,
 		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,
+		Failpoint:            cfg.Failpoint,
 		Log:                  log,
 	})
 	if err != nil {
@@ -74,7 +75,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services}
 	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
-		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic})
+		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic,
+		RescueAfter: cfg.JobRescueAfter})
 	if err != nil {
 		services.Close()
 		pool.Close()

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -56,7 +57,9 @@ type ServicesConfig struct {
 	StaticPrices         map[string]decimal.Decimal
 	FiatRates            map[string]decimal.Decimal
 	AllowPrivateWebhooks bool
-	Log                  *slog.Logger
+	// Failpoint: see config.Config.
+	Failpoint string
+	Log       *slog.Logger
 }
 
 // NewServices builds the service layer on a pool. Call SetRiver once the River client exists.
@@ -99,10 +102,22 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
 		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.AllowPrivateWebhooks}), Log: cfg.Log})
 	s.Engine = chaintx.New(pool, s.Clients, deposit.KeyRing{Keys: keys, Pool: pool}, cfg.Log)
+	if fp := cfg.Failpoint; fp != "" {
+		cfg.Log.Warn("failpoint armed: the process exits at this step of sending a transaction", "step", fp)
+		s.Engine.Crash = func(step string) {
+			if step == fp {
+				cfg.Log.Error("failpoint reached: exiting", "step", step)
+				os.Exit(FailpointExitCode)
+			}
+		}
+	}
 	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
 		Prices: s.Prices, Webhooks: s.Webhooks, Log: cfg.Log}, cfg.Deposits)
 	return s, nil
 }
+
+// FailpointExitCode is the exit status of a process stopped by its failpoint.
+const FailpointExitCode = 86
 
 // SetRiver gives the services that enqueue jobs the River client.
 func (s *Services) SetRiver(r *jobs.Client) {

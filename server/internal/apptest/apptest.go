@@ -44,6 +44,8 @@ type Options struct {
 	// once an hour. Give real chains (a devchain) and ScanInterval for pipeline tests.
 	Chains       []chain.Network
 	ScanInterval time.Duration
+	// JobRescueAfter: see config.Config (2m when zero).
+	JobRescueAfter time.Duration
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -91,6 +93,7 @@ func Start(t testing.TB, opts Options) *Env {
 		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
 		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 4,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
+		JobRescueAfter: opts.JobRescueAfter,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())

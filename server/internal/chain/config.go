@@ -37,6 +37,9 @@ type Network struct {
 	// FeeAddress receives the operators' deposit fees; without it, fees stay in the deposit
 	// addresses (service-controlled) until collected.
 	FeeAddress common.Address `json:"feeAddress,omitempty"`
+	// StartBlock is where scanning begins the first time Coffer sees this chain; by default 256
+	// blocks before the head, so payments made just before the first scan are not missed.
+	StartBlock *uint64 `json:"startBlock,omitempty"`
 	// PriceFeeds are Chainlink AggregatorV3 USD feeds on this network, by asset symbol
 	// ("ETH": "0x5f4e…"). Assets without a feed are priced from COFFER_STATIC_PRICES.
 	PriceFeeds map[string]common.Address `json:"priceFeeds,omitempty"`

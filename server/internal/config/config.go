@@ -53,8 +53,14 @@ type Config struct {
 	ScanInterval, SettlePoll time.Duration
 	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
 	DevWebhookOperator string
-	LogLevel           slog.Level
-	LogFormat          string // json or text
+	// JobRescueAfter is how long a job may run before River runs it again, presuming its
+	// process died (see jobs.Options.RescueAfter).
+	JobRescueAfter time.Duration
+	// Failpoint (testing only) makes the process exit at a step of sending a transaction
+	// (chaintx.Step*), to prove crash safety with a real process kill.
+	Failpoint string
+	LogLevel  slog.Level
+	LogFormat string // json or text
 }
 
 // Env documents every variable FromEnv reads, for the README and --help.
@@ -75,6 +81,8 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
 	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
+	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost with a crashed process and run again"},
+	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
 }
@@ -93,6 +101,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Addr:        get("COFFER_ADDR", ":8080"),
 		BaseURL:     strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
 		OpsToken:    get("COFFER_OPS_TOKEN", ""),
+		Failpoint:   get("COFFER_FAILPOINT", ""),
 		Role:        get("COFFER_ROLE", RoleAll),
 		LogFormat:   get("COFFER_LOG_FORMAT", "json"),
 	}
@@ -124,6 +133,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, errors.New("COFFER_SCAN_INTERVAL must be a positive duration such as 1s"))
 	}
 	c.SettlePoll = c.ScanInterval
+	if c.JobRescueAfter, err = time.ParseDuration(get("COFFER_JOB_RESCUE_AFTER", "2m")); err != nil || c.JobRescueAfter < 2*time.Second {
+		errs = append(errs, errors.New("COFFER_JOB_RESCUE_AFTER must be a duration of at least 2s"))
+	}
 	if err := CheckRole(c.Role); err != nil {
 		errs = append(errs, err)
 	}

@@ -128,7 +128,7 @@ func setup(t *testing.T, feeBps int32) *env {
 	svc.SetRiver(rc)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt,
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
-	e.scan() // the first pass starts watching at the current head
+	e.scan() // the first pass creates the cursor
 	return e
 }
 

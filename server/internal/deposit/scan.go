@@ -90,9 +90,6 @@ func (w *ScanWorker) Work(ctx context.Context, job *river.Job[ScanArgs]) error {
 	return w.Service.Scan(ctx, job.Args.ChainID)
 }
 
-// Timeout bounds a pass (a long catch-up continues on the next one).
-func (w *ScanWorker) Timeout(*river.Job[ScanArgs]) time.Duration { return time.Minute }
-
 // Periodic returns the periodic scan job of every configured chain.
 func (s *Service) Periodic() []*river.PeriodicJob {
 	var out []*river.PeriodicJob
@@ -131,9 +128,17 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	}
 	cur, err := q.GetCursor(ctx, chainID)
 	if errors.Is(err, store.ErrNotFound) {
-		// A new chain is watched from its current head.
-		s.log.Info("watching a new chain", "chain", chainID, "from_block", head)
-		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hash().Hex(), NextBlock: head, HeadBlock: head})
+		// A new chain is scanned from a little before its head (or its configured start), so a
+		// payment made before the first scan is not missed.
+		from := uint64(0)
+		if head > s.cfg.KeepBlocks {
+			from = head - s.cfg.KeepBlocks
+		}
+		if n.StartBlock != nil {
+			from = *n.StartBlock
+		}
+		s.log.Info("watching a new chain", "chain", chainID, "from_block", from, "head", head)
+		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hash().Hex(), NextBlock: from, HeadBlock: head})
 	}
 	if err != nil {
 		return err
@@ -288,7 +293,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 }
 
 // resetChain handles a chain whose genesis changed (a dev chain restarted): its unconfirmed
-// deposits are orphaned and scanning restarts at the new head.
+// deposits are orphaned and the new chain is scanned from its first block.
 func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.Hash, head uint64) error {
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -299,8 +304,8 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 		if err := q.DeleteBlocksFrom(ctx, chainID, 0); err != nil {
 			return err
 		}
-		s.log.Warn("chain genesis changed (a reset dev chain?): scanning restarts at its head", "chain", chainID, "orphaned_deposits", orphaned)
-		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hex(), NextBlock: head, HeadBlock: head})
+		s.log.Warn("chain genesis changed (a reset dev chain?): scanning the new chain from block 1", "chain", chainID, "orphaned_deposits", orphaned)
+		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hex(), NextBlock: 1, HeadBlock: head})
 	})
 }
 

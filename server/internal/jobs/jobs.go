@@ -33,10 +33,17 @@ type Options struct {
 	Concurrency int
 	// PollInterval overrides River's fetch poll interval (tests use a short one).
 	PollInterval time.Duration
-	// Workers and Periodic are every worker and periodic job (see app/workers.go).
+	// Workers and Periodic are every worker and periodic job (app.Services.workers).
 	Workers  *river.Workers
 	Periodic []*river.PeriodicJob
+	// RescueAfter is how long a job may stay running before it is considered lost with its
+	// process (a crash) and run again; jobs time out after half of it. 2 minutes when zero.
+	// Every job must be idempotent: a rescued job may have done part of its work.
+	RescueAfter time.Duration
 }
+
+// DefaultRescueAfter is Options.RescueAfter's default.
+const DefaultRescueAfter = 2 * time.Minute
 
 // NewClient builds the River client.
 func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, error) {
@@ -44,13 +51,18 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 	if workers == nil {
 		workers = river.NewWorkers()
 	}
+	rescueAfter := opts.RescueAfter
+	if rescueAfter <= 0 {
+		rescueAfter = DefaultRescueAfter
+	}
 	cfg := &river.Config{
 		// River reports routine progress at info; keep only its warnings and errors.
-		Logger:       slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "river"),
-		Workers:      workers,
-		MaxAttempts:  25,
-		JobTimeout:   5 * time.Minute,
-		PeriodicJobs: opts.Periodic,
+		Logger:               slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "river"),
+		Workers:              workers,
+		MaxAttempts:          25,
+		JobTimeout:           rescueAfter / 2,
+		RescueStuckJobsAfter: rescueAfter,
+		PeriodicJobs:         opts.Periodic,
 	}
 	if opts.Work {
 		n := opts.Concurrency

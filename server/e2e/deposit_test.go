@@ -1,0 +1,191 @@
+// Package e2e runs Coffer against a real geth --dev node: deposits from a user's wallet to a
+// webhook receiver that verifies every signature with the operator SDK.
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func eth(milli int64) *big.Int { return new(big.Int).Mul(big.NewInt(milli), big.NewInt(1e15)) }
+
+// rest posts a JSON body and decodes the envelope's data.
+func rest(t *testing.T, method, url, bearer, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Status string
+		Data   map[string]any
+	}
+	json.NewDecoder(res.Body).Decode(&env)
+	if res.StatusCode != 200 || env.Status != "success" {
+		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
+	}
+	return env.Data
+}
+
+func TestDepositsEndToEndOnGeth(t *testing.T) {
+	ctx := context.Background()
+	node := gethdev.Start(t, time.Second)
+	user, err := node.NewAccount(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdt, err := node.DeployToken(ctx, user, "USDT", 6, big.NewInt(1_000_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bankroll := crypto.PubkeyToAddress(mustKey(t).PublicKey)
+	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{{
+		ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
+		NativeDecimals: 18, BankrollAddress: bankroll, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt, Decimals: 6}}}}})
+	_, gasTank := env.Services.Keys.GasTank()
+	if err := node.Fund(ctx, gasTank, eth(10_000)); err != nil {
+		t.Fatal(err)
+	}
+	recv := newReceiver(t)
+	fee := int32(100) // 1%
+	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL, DepositFeeBps: &fee})
+	recv.setKey(key)
+
+	data := rest(t, "POST", env.URL+"/session/deposit", key,
+		`{"externalUserId":"player-7","lang":"en","platformFiatCurrency":"EUR","userBalance":"0","amount":"46.00","operatorReference":"order-7"}`)
+	sid := strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid=")
+	sessionRef := data["sessionRef"].(string)
+	tokenAddr := rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"USDT","chainId":1337}`)
+	nativeAddr := rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)
+	if tokenAddr["address"] != nativeAddr["address"] || tokenAddr["expectedAmount"] != "50.000000" {
+		t.Fatalf("addresses: %v / %v", tokenAddr, nativeAddr)
+	}
+	depositAddr := common.HexToAddress(tokenAddr["address"].(string))
+
+	// The user pays: 50 USDT, then 0.5 ETH, from an ordinary wallet.
+	tok := contracts.NewTestToken()
+	erc20, err := node.Transact(ctx, user, &usdt, nil, tok.PackTransfer(depositAddr, big.NewInt(50_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Transact(ctx, user, &depositAddr, eth(500), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	events := recv.waitFor(2, 90*time.Second)
+	byTx := map[string]received{}
+	for _, e := range events {
+		byTx[e.form.Get("transactionHash")] = e
+		if _, ok := e.form["test"]; ok || len(e.form) != 20 {
+			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20", len(e.form), ok)
+		}
+	}
+	var deposits []store.Deposit
+	rows, _ := env.Pool.Query(ctx, `SELECT id FROM deposits ORDER BY id`)
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		d, _ := store.New(env.Pool).GetDeposit(ctx, id)
+		deposits = append(deposits, d)
+	}
+	rows.Close()
+	if len(deposits) != 2 {
+		t.Fatalf("%d deposits, want 2", len(deposits))
+	}
+	for _, d := range deposits {
+		e, ok := byTx[d.TxHash]
+		if !ok {
+			t.Fatalf("no DEPOSIT for %s", d.TxHash)
+		}
+		ev := e.parsed.(*cofferv1.DepositEvent)
+		f := e.form
+		isToken := d.TxHash == erc20.TxHash.Hex()
+		gross := "500000000000000000"
+		if isToken {
+			gross = "50000000"
+		}
+		want := map[string]string{
+			"event": "DEPOSIT", "depositId": strconv.FormatInt(d.ID, 10), "idempotencyKey": d.IdempotencyKey,
+			"externalUserId": "player-7", "sessionRef": sessionRef, "sessionAmount": "46.00", "localCurrencyCode": "EUR",
+			"currentRate": "0.92", "pair": "USD/EUR", "grossAmount": gross, "chainId": "1337", "transactionHash": d.TxHash,
+		}
+		if isToken {
+			// 1% of 50 USDT is the fee; 49.5 USDT is 49.5 USD and 45.54 EUR.
+			want["type"], want["contractAddress"], want["amount"], want["feeAmount"] = "ERC20", usdt.Hex(), "49500000", "500000"
+			want["amountInDollar"], want["amountInLocalCurrency"], want["feeInDollar"] = "49.500000", "45.540000", "0.500000"
+		} else {
+			want["type"], want["contractAddress"] = "NATIVE", "null"
+			want["amount"], want["feeAmount"] = d.Amount.String(), d.FeeAmount.String()
+		}
+		for k, v := range want {
+			if f.Get(k) != v {
+				t.Errorf("%s: %s = %q, want %q", want["type"], k, f.Get(k), v)
+			}
+		}
+		if ev.DepositId != d.ID || ev.ConfirmedAt == nil || time.Since(ev.ConfirmedAt.AsTime()) > time.Minute {
+			t.Errorf("parsed event: %+v", ev)
+		}
+		amount, _ := new(big.Int).SetString(f.Get("amount"), 10)
+		fee, _ := new(big.Int).SetString(f.Get("feeAmount"), 10)
+		if g, _ := new(big.Int).SetString(f.Get("grossAmount"), 10); new(big.Int).Add(amount, fee).Cmp(g) != 0 {
+			t.Errorf("amount + feeAmount != grossAmount: %s + %s != %s", amount, fee, g)
+		}
+		if !isToken {
+			// The native fee is the 1% deposit fee plus the sweep's reserved gas.
+			if fee.Cmp(eth(5)) <= 0 {
+				t.Errorf("native fee %s does not include the sweep gas", fee)
+			}
+			usd := f.Get("amountInDollar")
+			if usd == "" || f.Get("feeInDollar") == "0.000000" {
+				t.Errorf("native USD values: %s / %s", usd, f.Get("feeInDollar"))
+			}
+		}
+	}
+	// The bankroll received exactly the net amounts.
+	bal, _ := node.Client.BalanceAt(ctx, bankroll, nil)
+	for _, d := range deposits {
+		if d.ContractAddress == "" && bal.Cmp(d.Amount) != 0 {
+			t.Errorf("bankroll holds %s wei, want %s", bal, d.Amount)
+		}
+	}
+	out, _ := node.Client.CallContract(ctx, ethereum.CallMsg{To: &usdt, Data: tok.PackBalanceOf(bankroll)}, nil)
+	if got, _ := tok.UnpackBalanceOf(out); got.Int64() != 49_500_000 {
+		t.Errorf("bankroll holds %v USDT units, want 49500000", got)
+	}
+}
+
+func mustKey(t *testing.T) *ecdsa.PrivateKey {
+	k, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
