@@ -34,8 +34,11 @@ help:
 run: postgres
 	$(GO) run ./server/cmd/coffer dev
 
-test: postgres
-	$(GO) test -count=1 ./...
+# geth --dev runs the end-to-end tests (server/e2e); the TypeScript SDK's tests verify the
+# webhooks the server wrote to sdk/testdata.
+test: postgres geth npm
+	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
+	cd sdk/ts && npm test --silent
 
 # --- tools -----------------------------------------------------------------------------
 
@@ -109,8 +112,8 @@ lint: tools $(PROTOVALIDATE_PROTO)
 
 # --- benchmarks --------------------------------------------------------------------------
 
-bench: postgres
-	$(GO) test -run '^$$' -bench . -benchtime 6x -count 1 ./server/bench/
+bench: postgres geth
+	PATH="$(TOOLS):$$PATH" $(GO) test -run '^$$' -bench . -benchtime 6x -count 1 -timeout 30m ./server/bench/
 
 ci: check-gen lint test
 

@@ -102,8 +102,9 @@ func (s *Service) Periodic() []*river.PeriodicJob {
 	return out
 }
 
-// errRaced means the chain or the cursor moved under a pass; the next pass starts over.
-var errRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
+// ErrRaced means the chain or the cursor moved under a pass (a reorg while reading, or a
+// concurrent pass); the next pass starts over.
+var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
 
 // Scan runs one pass over a chain: reset or roll back on a changed genesis or a reorg, read the
 // next window of blocks, record the transfers to deposit addresses, and confirm the deposits
@@ -176,7 +177,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			return err
 		}
 		if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
-			return errRaced
+			return ErrRaced
 		}
 		for _, d := range found {
 			saved, inserted, err := q.UpsertDeposit(ctx, d)
@@ -269,7 +270,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 			return err
 		}
 		if cur.NextBlock != next {
-			return errRaced
+			return ErrRaced
 		}
 		settled, err := q.SettledDepositsFrom(ctx, chainID, fork+1)
 		if err != nil {
@@ -310,7 +311,7 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 }
 
 // read fetches blocks from..to and the transfers in them to deposit addresses. It fails with
-// errRaced when the blocks do not link up (the chain reorganised while being read).
+// ErrRaced when the blocks do not link up (the chain reorganised while being read).
 func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []store.Deposit, error) {
 	q := store.New(s.pool)
 	var logs []types.Log
@@ -341,7 +342,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 			return nil, nil, err
 		}
 		if prev != "" && b.ParentHash().Hex() != prev {
-			return nil, nil, errRaced
+			return nil, nil, ErrRaced
 		}
 		prev = b.Hash().Hex()
 		byNumber[num] = b
@@ -374,7 +375,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 		b := byNumber[l.BlockNumber]
 		if b == nil || b.Hash() != l.BlockHash {
-			return nil, nil, errRaced
+			return nil, nil, ErrRaced
 		}
 		recipient := common.BytesToAddress(l.Topics[2].Bytes())
 		amount := new(big.Int).SetBytes(l.Data)

@@ -1,0 +1,2 @@
+// @coffer/sdk: Coffer's operator SDK.
+export * from "./webhook.js";

@@ -1,0 +1,257 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+func devNetwork(dev *devchain.Chain, confirmations int32) chain.Network {
+	n := chain.Network{ChainID: dev.ChainID(), Name: "dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
+	for _, t := range dev.Tokens() {
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
+	}
+	return n
+}
+
+// headWatcher records when each block number was first seen on the chain.
+type headWatcher struct {
+	mu   sync.Mutex
+	seen map[uint64]time.Time
+}
+
+func watchHeads(ctx context.Context, dev *devchain.Chain) *headWatcher {
+	w := &headWatcher{seen: map[uint64]time.Time{}}
+	go func() {
+		for ctx.Err() == nil {
+			if n, err := dev.Client().BlockNumber(ctx); err == nil {
+				w.mu.Lock()
+				for i := n; i > 0; i-- {
+					if _, ok := w.seen[i]; ok {
+						break
+					}
+					w.seen[i] = time.Now()
+				}
+				w.mu.Unlock()
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func (w *headWatcher) at(n uint64) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.seen[n]
+	return t, ok
+}
+
+// BenchmarkDepositLatency: deposits on the embedded dev chain (a block every second, three
+// confirmations), half native and half ERC20, from the moment the block that gives a deposit
+// its third confirmation appears to the moment a local receiver acknowledged its DEPOSIT.
+// Target: p99 under 2 s plus one block interval.
+func BenchmarkDepositLatency(b *testing.B) {
+	const deposits, perBlock, confirmations, blockTime = 200, 20, 3, time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Close()
+	heads := watchHeads(ctx, dev)
+	env := apptest.Start(b, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{devNetwork(dev, confirmations)}})
+	_, gasTank := env.Services.Keys.GasTank()
+	fund, err := dev.SendNative(ctx, gasTank, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := dev.Mine(ctx, fund); err != nil {
+		b.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	acked := map[string]time.Time{}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":0}`))
+		mu.Lock()
+		if _, ok := acked[form.Get("transactionHash")]; !ok {
+			acked[form.Get("transactionHash")] = time.Now()
+		}
+		mu.Unlock()
+	}))
+	defer receiver.Close()
+	op, _ := env.Operator(b, store.OperatorSettings{WebhookURL: &receiver.URL})
+
+	addrs := make([]common.Address, deposits)
+	for i := range addrs {
+		if addrs[i], err = env.Services.Deposits.AddressFor(ctx, op.ID, fmt.Sprintf("user-%d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i, a := range addrs {
+		if i%2 == 0 {
+			_, err = dev.SendNative(ctx, a, big.NewInt(1e17))
+		} else {
+			_, err = dev.Mint(ctx, "USDT", a, big.NewInt(25_000_000))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if (i+1)%perBlock == 0 {
+			time.Sleep(blockTime)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= deposits {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d DEPOSITs acknowledged after 5 minutes", n, deposits)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rows, err := env.Pool.Query(ctx, `SELECT tx_hash, block_number FROM deposits`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var latencies []time.Duration
+	for rows.Next() {
+		var hash string
+		var block int64
+		rows.Scan(&hash, &block)
+		confirmedBy, ok := heads.at(uint64(block) + confirmations - 1)
+		if !ok {
+			b.Fatalf("block %d was never seen", block+confirmations-1)
+		}
+		latencies = append(latencies, acked[hash].Sub(confirmedBy))
+	}
+	rows.Close()
+	slices.Sort(latencies)
+	p50, p99 := latencies[len(latencies)/2], latencies[min(len(latencies)-1, len(latencies)*99/100)]
+	for b.Loop() {
+	}
+	b.ReportMetric(float64(p50.Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(p99.Milliseconds()), "p99-ms")
+	fmt.Printf("\ndeposit detection latency, %d deposits (half ERC20), block every %v, %d confirmations: p50 %v, p99 %v, max %v (target p99 < %v)\n\n",
+		len(latencies), blockTime, confirmations, p50.Round(time.Millisecond), p99.Round(time.Millisecond),
+		latencies[len(latencies)-1].Round(time.Millisecond), 2*time.Second+blockTime)
+}
+
+// BenchmarkScanCost: the time to scan a block of steady token activity (30 transfers to other
+// accounts, one to a deposit address) with 1,000 and with 100,000 watched deposit addresses.
+// Target: the larger set costs at most 1.3 times the smaller.
+func BenchmarkScanCost(b *testing.B) {
+	const blocks, noise = 20, 30
+	perBlock := map[int]time.Duration{}
+	for _, watched := range []int{1000, 100_000} {
+		// A sub-benchmark each, so one size's app has stopped before the other is measured.
+		b.Run(fmt.Sprint(watched), func(b *testing.B) { perBlock[watched] = scanCost(b, watched, blocks, noise) })
+	}
+	for b.Loop() {
+	}
+	ratio := float64(perBlock[100_000]) / float64(perBlock[1000])
+	b.ReportMetric(float64(perBlock[1000].Microseconds()), "us/block@1k")
+	b.ReportMetric(float64(perBlock[100_000].Microseconds()), "us/block@100k")
+	b.ReportMetric(ratio, "ratio")
+	fmt.Printf("\nscan cost per block (%d token transfers each): %v with 1,000 watched addresses, %v with 100,000; ratio %.2f (target <= 1.3)\n\n",
+		noise+1, perBlock[1000].Round(time.Microsecond), perBlock[100_000].Round(time.Microsecond), ratio)
+}
+
+// scanCost returns the median time per block of rescanning the same blocks with watched addresses.
+func scanCost(b *testing.B, watched, blocks, noise int) time.Duration {
+	{
+		ctx := context.Background()
+		dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		env := apptest.Start(b, apptest.Options{ScanInterval: time.Hour, Chains: []chain.Network{devNetwork(dev, 3)}})
+		op, _ := env.Operator(b, store.OperatorSettings{})
+		// Deposit addresses of other users: made-up addresses (they never receive anything).
+		if _, err := env.Pool.Exec(ctx, `
+			INSERT INTO depositors (operator_id, external_user_id, address_index, address)
+			SELECT $1, 'bulk-' || i, nextval('deposit_address_index'), '0x' || lpad(to_hex(i), 40, '0')
+			FROM generate_series(1, $2) AS i`, op.ID, watched-1); err != nil {
+			b.Fatal(err)
+		}
+		target, err := env.Services.Deposits.AddressFor(ctx, op.ID, "real-user")
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The first pass loads the watched set; the app's own start-up pass may race it.
+		for err := deposit.ErrRaced; errors.Is(err, deposit.ErrRaced); {
+			err = env.Services.Deposits.Scan(ctx, dev.ChainID())
+			if err != nil && !errors.Is(err, deposit.ErrRaced) {
+				b.Fatal(err)
+			}
+		}
+		var start int64
+		env.Pool.QueryRow(ctx, `SELECT next_block FROM chain_cursors`).Scan(&start)
+		for i := 0; i < blocks; i++ {
+			for j := 0; j < noise; j++ {
+				key, _ := crypto.GenerateKey()
+				if _, err := dev.Mint(ctx, "USDC", crypto.PubkeyToAddress(key.PublicKey), big.NewInt(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			h, err := dev.Mint(ctx, "USDT", target, big.NewInt(1_000_000))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := dev.Mine(ctx, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var runs []time.Duration
+		for r := 0; r < 9; r++ {
+			// Rescan the same blocks from scratch each run.
+			env.Pool.Exec(ctx, `DELETE FROM river_job WHERE kind = 'deposit.settle'`)
+			env.Pool.Exec(ctx, `DELETE FROM deposits`)
+			env.Pool.Exec(ctx, `DELETE FROM chain_blocks WHERE number >= $1`, start)
+			env.Pool.Exec(ctx, `UPDATE chain_cursors SET next_block = $1`, start)
+			t0 := time.Now()
+			if err := env.Services.Deposits.Scan(ctx, dev.ChainID()); err != nil {
+				b.Fatal(err)
+			}
+			runs = append(runs, time.Since(t0))
+			var n int
+			env.Pool.QueryRow(ctx, `SELECT count(*) FROM deposits`).Scan(&n)
+			if n != blocks {
+				b.Fatalf("%d deposits found in %d blocks", n, blocks)
+			}
+		}
+		slices.Sort(runs)
+		dev.Close()
+		for b.Loop() {
+		}
+		return runs[len(runs)/2] / time.Duration(blocks)
+	}
+}

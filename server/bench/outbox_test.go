@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// Outbox benchmark settings: both sides run on the same River client settings.
+const (
+	// outboxJobs per side and round.
+	outboxJobs = 5000
+	// outboxWorkers is COFFER_WORKER_CONCURRENCY's default.
+	outboxWorkers = 20
+	// outboxPoll is the fetch poll interval, and through jobs.Options the fetch cooldown.
+	// River fetches at most once per cooldown, so with its default 100 ms cooldown every job
+	// kind is capped at workers/cooldown (200 jobs/s) and both sides would measure that cap;
+	// 2 ms lifts it above what this machine does.
+	outboxPoll = 2 * time.Millisecond
+)
+
+// BenchmarkOutbox compares River's own throughput on a worker that does nothing with the
+// webhooks delivered per second through the outbox (sign with the operator's sealed key,
+// POST to a local receiver answering {"error":0}, record the attempt and the delivered
+// state), on the same River settings, outboxJobs jobs each, inserted before the client
+// starts and timed from the first completion to the last. Each iteration is a round of
+// both; the ratio is the median of the rounds' ratios (the machine's speed drifts). Target
+// ratio >= 0.5. -benchtime Nx runs N rounds.
+func BenchmarkOutbox(b *testing.B) {
+	var noop, hooks []run
+	var ratios []float64
+	for b.Loop() {
+		n := runNoop(b)
+		h := runWebhooks(b)
+		noop, hooks = append(noop, n), append(hooks, h)
+		ratios = append(ratios, h.rate/n.rate)
+	}
+	slices.Sort(ratios)
+	ratio := ratios[len(ratios)/2]
+	n, h := mean(noop), mean(hooks)
+	b.ReportMetric(n.rate, "noop-jobs/s")
+	b.ReportMetric(h.rate, "webhooks/s")
+	b.ReportMetric(ratio, "ratio")
+	b.ReportMetric(0, "ns/op")
+	fmt.Printf("\nOutbox, %d jobs per side, %d River workers, %v poll, %d round(s): River no-op %.0f jobs/s (CPU %.0f µs/job); "+
+		"webhooks delivered %.0f/s (CPU %.0f µs/webhook); median ratio %.2f (rounds %.2f..%.2f; target >= 0.50)\n\n",
+		outboxJobs, outboxWorkers, outboxPoll, len(ratios), n.rate, n.cpu, h.rate, h.cpu, ratio, ratios[0], ratios[len(ratios)-1])
+}
+
+// run is one side of a round: jobs per second and machine CPU time per job (every process:
+// the benchmark, its receiver and PostgreSQL).
+type run struct{ rate, cpu float64 }
+
+func mean(v []run) run {
+	var s run
+	for _, x := range v {
+		s.rate += x.rate / float64(len(v))
+		s.cpu += x.cpu / float64(len(v))
+	}
+	return s
+}
+
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+func (noopArgs) Kind() string { return "bench_noop" }
+
+type noopWorker struct{ river.WorkerDefaults[noopArgs] }
+
+func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+
+func runNoop(b *testing.B) run {
+	pool := testdb.New(b)
+	w := river.NewWorkers()
+	river.AddWorker(w, &noopWorker{})
+	client := newRiver(b, pool, w)
+	params := make([]river.InsertManyParams, outboxJobs)
+	for i := range params {
+		params[i] = river.InsertManyParams{Args: noopArgs{N: i}}
+	}
+	if _, err := client.InsertManyFast(context.Background(), params); err != nil {
+		b.Fatal(err)
+	}
+	return work(b, pool, client)
+}
+
+func runWebhooks(b *testing.B) run {
+	ctx := context.Background()
+	pool := testdb.New(b)
+	box, err := secret.NewBox(secret.Random(secret.KeySize))
+	if err != nil {
+		b.Fatal(err)
+	}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":0}`)) //nolint:errcheck
+	}))
+	defer receiver.Close()
+	ops := operator.New(pool, box)
+	op, _, err := ops.Create(ctx, store.OperatorSettings{Name: proto.String("Bench"), WebhookURL: proto.String(receiver.URL + "/hook")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})})
+	w := river.NewWorkers()
+	river.AddWorker(w, &webhook.DeliverWorker{Service: svc})
+	client := newRiver(b, pool, w)
+	svc.SetInserter(client)
+	at := timestamppb.New(time.Date(2026, 11, 22, 5, 38, 20, 0, time.UTC))
+	for start := 0; start < outboxJobs; start += 500 {
+		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+			for i := start; i < min(start+500, outboxJobs); i++ {
+				msg := &cofferv1.DepositEvent{DepositId: int64(i + 1), IdempotencyKey: "1:0x" + strconv.Itoa(i) + ":0",
+					ExternalUserId: "user-1", SessionRef: proto.String("sr_1"), SessionAmount: proto.String("25.00"),
+					Amount: "25000000", AmountInDollar: proto.String("25.00"), AmountInLocalCurrency: proto.String("25.00"),
+					LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USD/USD", GrossAmount: "25000000", FeeAmount: "0",
+					FeeInDollar: proto.String("0.000000"), Type: "ERC20", ContractAddress: proto.String("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+					TransactionHash: proto.String("0x" + strconv.Itoa(i)), ChainId: 1, ConfirmedAt: at}
+				if err := svc.Enqueue(ctx, tx, webhook.Event{OperatorID: op.ID, SubjectID: strconv.Itoa(i + 1), Message: msg}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := work(b, pool, client)
+	var delivered int
+	pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events WHERE state = 'delivered'`).Scan(&delivered) //nolint:errcheck
+	if delivered != outboxJobs {
+		b.Fatalf("%d of %d webhooks delivered", delivered, outboxJobs)
+	}
+	return r
+}
+
+func newRiver(b *testing.B, pool *pgxpool.Pool, w *river.Workers) *jobs.Client {
+	client, err := jobs.NewClient(pool, slog.New(slog.DiscardHandler), jobs.Options{
+		Work: true, Concurrency: outboxWorkers, PollInterval: outboxPoll, Workers: w})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return client
+}
+
+// work starts the client and measures from the first completion to the last (River's
+// start-up, a few hundred milliseconds, is left out).
+func work(b *testing.B, pool *pgxpool.Pool, client *jobs.Client) run {
+	ctx := context.Background()
+	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
+		Kinds: []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed}, ChanSize: 2 * outboxJobs})
+	defer cancel()
+	if err := client.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var first time.Time
+	var busy float64
+	done := 0
+	timeout := time.After(5 * time.Minute)
+	for done < outboxJobs {
+		select {
+		case ev := <-events:
+			if ev.Kind != river.EventKindJobCompleted {
+				b.Fatalf("job %s failed: %v", ev.Job.Kind, ev.Job.Errors)
+			}
+			if done == 0 {
+				first, busy = time.Now(), cpuBusy()
+			}
+			done++
+		case <-timeout:
+			b.Fatalf("%d of %d jobs completed in 5 minutes", done, outboxJobs)
+		}
+	}
+	elapsed := time.Since(first)
+	cpu := (cpuBusy() - busy) * 1e6 / float64(outboxJobs-1)
+	stopCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	client.Stop(stopCtx) //nolint:errcheck
+	pool.Reset()
+	return run{rate: float64(outboxJobs-1) / elapsed.Seconds(), cpu: cpu}
+}
+
+// cpuBusy is the machine's busy CPU time in seconds (Linux /proc/stat; 0 elsewhere).
+func cpuBusy() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	var user, nice, system, idle, iowait, irq, softirq float64
+	fmt.Sscanf(string(b), "cpu %f %f %f %f %f %f %f", &user, &nice, &system, &idle, &iowait, &irq, &softirq) //nolint:errcheck
+	return (user + nice + system + irq + softirq) / 100                                                      // USER_HZ
+}

@@ -1,0 +1,325 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+)
+
+func TestRefusedAddresses(t *testing.T) {
+	tests := []struct {
+		addr         string
+		public       bool // allowed without AllowPrivate
+		allowPrivate bool // allowed with AllowPrivate
+	}{
+		{"93.184.215.14", true, true},
+		{"8.8.8.8", true, true},
+		{"2606:4700:4700::1111", true, true},
+		{"::ffff:93.184.215.14", true, true},
+		{"127.0.0.1", false, true},
+		{"127.8.9.10", false, true},
+		{"::1", false, true},
+		{"::ffff:127.0.0.1", false, true},
+		{"10.0.0.1", false, true},
+		{"172.16.5.4", false, true},
+		{"172.31.255.255", false, true},
+		{"192.168.1.1", false, true},
+		{"fc00::1", false, true},
+		{"fd12:3456::1", false, true},
+		{"169.254.169.254", false, true},
+		{"fe80::1", false, true},
+		{"100.64.0.1", false, true},
+		{"100.127.255.254", false, true},
+		{"64:ff9b::7f00:1", false, true},   // NAT64 of 127.0.0.1
+		{"64:ff9b::5db8:d70e", true, true}, // NAT64 of a public address
+		{"2002:a00:1::", false, true},      // 6to4 of 10.0.0.1
+		{"0.0.0.0", false, false},
+		{"0.1.2.3", false, false},
+		{"::", false, false},
+		{"224.0.0.1", false, false},
+		{"239.255.255.250", false, false},
+		{"ff02::1", false, false},
+		{"255.255.255.255", false, false},
+		{"240.0.0.1", false, false},
+		{"192.0.2.1", false, false},
+		{"198.18.0.1", false, false},
+	}
+	for _, tt := range tests {
+		a := netip.MustParseAddr(tt.addr)
+		if got := refused(a, false) == ""; got != tt.public {
+			t.Errorf("%s without AllowPrivate: allowed=%v (%q)", tt.addr, got, refused(a, false))
+		}
+		if got := refused(a, true) == ""; got != tt.allowPrivate {
+			t.Errorf("%s with AllowPrivate: allowed=%v (%q)", tt.addr, got, refused(a, true))
+		}
+	}
+}
+
+// Targets that are not public are refused when the connection is made, whatever the URL
+// names (an IP literal or a host name resolving to it), and nothing is sent.
+func TestClientRefusesPrivateTargets(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		reply(w, 200, `{"error":0}`)
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	c := NewClient(ClientOptions{Timeout: 2 * time.Second})
+	for _, target := range []string{
+		srv.URL,
+		"http://localhost:" + port + "/hook", // resolved by DNS to loopback
+		"http://[::1]:" + port,
+		"http://10.255.255.1/hook",
+		"http://192.168.0.1/",
+		"https://169.254.169.254/latest/meta-data",
+		"http://100.64.0.1/",
+		"http://0.0.0.0:" + port,
+		"http://[fe80::1]/",
+		"http://[::ffff:127.0.0.1]:" + port,
+		"http://2130706433:" + port, // 127.0.0.1 as one number
+	} {
+		start := time.Now()
+		res := c.Post(context.Background(), target, nil, []byte("event=DEPOSIT"))
+		if res.Acked || res.Err == nil {
+			t.Errorf("%s: %+v", target, res)
+			continue
+		}
+		if !errors.Is(res.Err, ErrTargetRefused) && !strings.Contains(res.Err.Error(), "no such host") {
+			t.Errorf("%s: error %v, want a refusal", target, res.Err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: refusal took %v", target, d)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("%d requests reached the loopback receiver", hits.Load())
+	}
+	// coffer dev and tests allow loopback.
+	res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT"))
+	if !res.Acked || res.Status != 200 || res.Err != nil {
+		t.Fatalf("AllowPrivate: %+v", res)
+	}
+}
+
+func TestClientURLChecks(t *testing.T) {
+	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: time.Second})
+	for _, target := range []string{"", "ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)",
+		"gopher://example.com", "http://", "http:///path", "//example.com/hook", "example.com/hook", "http://exa mple.com/"} {
+		res := c.Post(context.Background(), target, nil, nil)
+		if res.Acked || res.Err == nil || res.Status != 0 {
+			t.Errorf("%q: %+v", target, res)
+		}
+	}
+	if _, err := CheckURL("HTTPS://Example.com/hook"); err != nil {
+		t.Errorf("upper-case scheme: %v", err)
+	}
+	if got := Redact("https://user:pass@example.com/hook?x=1"); strings.Contains(got, "pass") {
+		t.Errorf("Redact kept the password: %s", got)
+	}
+}
+
+func TestClientRedirectNotFollowed(t *testing.T) {
+	var followed atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, _ *http.Request) {
+		followed.Add(1)
+		reply(w, 200, `{"error":0}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := NewClient(ClientOptions{AllowPrivate: true})
+	for _, path := range []string{"/hook", "/moved"} {
+		res := c.Post(context.Background(), srv.URL+path, nil, []byte("event=DEPOSIT"))
+		if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "redirect") || res.Status/100 != 3 {
+			t.Errorf("%s: %+v", path, res)
+		}
+	}
+	if followed.Load() != 0 {
+		t.Fatal("a redirect was followed")
+	}
+}
+
+func TestClientTimeouts(t *testing.T) {
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) //nolint:errcheck
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/slow-body", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		w.Write([]byte(`{"error":`)) //nolint:errcheck
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer close(release) // before Close, which waits for the handlers
+	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: 300 * time.Millisecond})
+	for _, path := range []string{"/slow", "/slow-body"} {
+		start := time.Now()
+		res := c.Post(context.Background(), srv.URL+path, nil, []byte("event=DEPOSIT"))
+		d := time.Since(start)
+		if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "no answer within 300ms") {
+			t.Errorf("%s: %+v", path, res)
+		}
+		if d < 250*time.Millisecond || d > 2*time.Second {
+			t.Errorf("%s: gave up after %v", path, d)
+		}
+	}
+	// A caller's shorter deadline wins (the synchronous WITHDRAW_REQUEST's 10 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res := c.Post(ctx, srv.URL+"/slow", nil, nil)
+	if res.Err == nil || time.Since(start) > 250*time.Millisecond || !strings.Contains(res.Err.Error(), "no answer within 100ms") {
+		t.Errorf("caller deadline: %+v after %v", res, time.Since(start))
+	}
+	if got := NewClient(ClientOptions{}).timeout; got != 15*time.Second {
+		t.Errorf("default timeout %v", got)
+	}
+}
+
+// An endless answer is cut at 64 KiB: the attempt fails at once, without reading the rest.
+func TestClientOversizeAnswer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/endless", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":0,"description":"`)) //nolint:errcheck
+		chunk := []byte(strings.Repeat("x", 4096))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/just-over", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, 200, `{"error":0,"description":"`+strings.Repeat("x", MaxResponseBody)+`"}`)
+	})
+	mux.HandleFunc("/just-under", func(w http.ResponseWriter, _ *http.Request) {
+		pad := MaxResponseBody - len(`{"error":0,"description":""}`)
+		reply(w, 200, `{"error":0,"description":"`+strings.Repeat("x", pad)+`"}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: 5 * time.Second})
+	for _, path := range []string{"/endless", "/just-over"} {
+		start := time.Now()
+		res := c.Post(context.Background(), srv.URL+path, nil, nil)
+		if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "over 64 KiB") {
+			t.Errorf("%s: %v", path, res.Err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: took %v", path, d)
+		}
+	}
+	if res := c.Post(context.Background(), srv.URL+"/just-under", nil, nil); !res.Acked {
+		t.Errorf("64 KiB exactly: %v", res.Err)
+	}
+}
+
+// What counts as an acknowledgement: 2xx and a JSON object whose error is the number 0.
+func TestClientJudgesAnswers(t *testing.T) {
+	tests := []struct {
+		status       int
+		body         string
+		acked        bool
+		err          string // substring of Result.Err; "" for none
+		code         int
+		description  string
+		transactions string
+	}{
+		{200, `{"error":0}`, true, "", 0, "", ""},
+		{200, `{"error":0,"description":"Deposit credited","transactionId":"op-77"}`, true, "", 0, "Deposit credited", "op-77"},
+		{201, ` {"error": 0, "transactionId": 12345} ` + "\n", true, "", 0, "", "12345"},
+		{200, `{"error":0.0}`, true, "", 0, "", ""},
+		{200, `{"error":2,"description":"Insufficient balance for withdrawal"}`, false, "", 2, "Insufficient balance for withdrawal", ""},
+		{200, `{"error":-1}`, false, "", -1, "", ""},
+		{200, `{"error":"0"}`, false, `no numeric "error"`, 0, "", ""},
+		{200, `{"error":null}`, false, `no numeric "error"`, 0, "", ""},
+		{200, `{"description":"ok"}`, false, `no numeric "error"`, 0, "ok", ""},
+		{200, `{"error":1.5}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":true}`, false, `no numeric "error"`, 0, "", ""},
+		{200, `[0]`, false, "not a JSON object", 0, "", ""},
+		{200, `OK`, false, "not a JSON object", 0, "", ""},
+		{200, ``, false, "not a JSON object: empty", 0, "", ""},
+		{200, `{"error":0}{"error":1}`, false, "not a JSON object", 0, "", ""},
+		{204, ``, false, "not a JSON object", 0, "", ""},
+		{500, `{"error":0}`, false, "HTTP 500", 0, "", ""},
+		{400, `{"error":2,"description":"Insufficient balance"}`, false, "HTTP 400: Insufficient balance", 2, "Insufficient balance", ""},
+		{404, `<html>not found</html>`, false, "HTTP 404", 0, "", ""},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if tt.status == 204 {
+				w.WriteHeader(204)
+				return
+			}
+			reply(w, tt.status, tt.body)
+		}))
+		res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, nil, []byte("x=1"))
+		srv.Close()
+		name := tt.body
+		if res.Acked != tt.acked || res.Status != tt.status {
+			t.Errorf("%d %s: acked %v status %d", tt.status, name, res.Acked, res.Status)
+		}
+		if tt.err == "" && res.Err != nil || tt.err != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.err)) {
+			t.Errorf("%d %s: error %v, want %q", tt.status, name, res.Err, tt.err)
+		}
+		if res.ErrorCode != tt.code || res.Description != tt.description || res.TransactionID != tt.transactions {
+			t.Errorf("%d %s: code %d description %q transactionId %q", tt.status, name, res.ErrorCode, res.Description, res.TransactionID)
+		}
+		if !res.Acked && res.Failure() == "" || res.Acked && res.Failure() != "" {
+			t.Errorf("%d %s: Failure() = %q", tt.status, name, res.Failure())
+		}
+	}
+}
+
+// The request carries the body, the form media type and the signature headers.
+func TestClientSendsHeaders(t *testing.T) {
+	var got *http.Request
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		b := make([]byte, 100)
+		n, _ := r.Body.Read(b)
+		body = string(b[:n])
+		reply(w, 200, `{"error":0}`)
+	}))
+	defer srv.Close()
+	key := []byte("sk_test")
+	h := sdk.Headers([][]byte{key}, "id-1", time.Now(), []byte("event=DEPOSIT"))
+	res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, h, []byte("event=DEPOSIT"))
+	if !res.Acked {
+		t.Fatal(res.Err)
+	}
+	if got.Method != http.MethodPost || got.Header.Get("Content-Type") != sdk.ContentType || body != "event=DEPOSIT" ||
+		!strings.HasPrefix(got.Header.Get("User-Agent"), "Coffer-Webhooks/") {
+		t.Fatalf("request: %s %v %q", got.Method, got.Header, body)
+	}
+	if err := sdk.Verify(got.Header, []byte(body), key, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}

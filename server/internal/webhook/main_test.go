@@ -1,0 +1,248 @@
+package webhook
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// fastSchedule replaces DESIGN's retry delays in tests.
+var fastSchedule = jobs.RetrySchedule{10 * time.Millisecond}
+
+// env is a fresh database with one operator whose webhooks go to url.
+type env struct {
+	t     *testing.T
+	pool  *pgxpool.Pool
+	ops   *operator.Service
+	svc   *Service
+	opID  string
+	key   string
+	river *jobs.Client
+}
+
+func newEnv(t *testing.T, url string) *env {
+	t.Helper()
+	pool := testdb.New(t)
+	box, err := secret.NewBox(secret.Random(secret.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := operator.New(pool, box)
+	op, key, err := ops.Create(context.Background(), store.OperatorSettings{Name: proto.String("Acme"), WebhookURL: proto.String(url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := New(pool, ops, Options{Client: NewClient(ClientOptions{AllowPrivate: true, Timeout: 2 * time.Second}), Log: testLog(t)})
+	return &env{t: t, pool: pool, ops: ops, svc: svc, opID: op.ID, key: key}
+}
+
+func testLog(t testing.TB) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// startRiver works the delivery jobs with the given retry schedule (nil: no client started,
+// only an insert-only one is set for Enqueue).
+func (e *env) startRiver(schedule jobs.RetrySchedule) *jobs.Client {
+	e.t.Helper()
+	c := e.newRiver(schedule, true)
+	e.svc.SetInserter(c)
+	e.river = c
+	return c
+}
+
+func (e *env) newRiver(schedule jobs.RetrySchedule, start bool) *jobs.Client {
+	e.t.Helper()
+	w := river.NewWorkers()
+	river.AddWorker(w, &DeliverWorker{Service: e.svc, Schedule: schedule})
+	c, err := jobs.NewClient(e.pool, testLog(e.t), jobs.Options{Work: start, PollInterval: 20 * time.Millisecond, Workers: w})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if start {
+		if err := c.Start(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c.Stop(ctx) //nolint:errcheck
+		})
+	}
+	return c
+}
+
+// enqueue commits one outbox event and returns its id.
+func (e *env) enqueue(msg proto.Message, subject string) string {
+	e.t.Helper()
+	ev := Event{ID: newID(), OperatorID: e.opID, SubjectID: subject, Message: msg}
+	err := store.InTx(context.Background(), e.pool, func(tx pgx.Tx) error { return e.svc.Enqueue(context.Background(), tx, ev) })
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ev.ID
+}
+
+func (e *env) event(id string) store.WebhookEvent {
+	e.t.Helper()
+	ev, err := store.New(e.pool).GetWebhookEvent(context.Background(), nil, id, false)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ev
+}
+
+func (e *env) attempts(id string) []store.WebhookAttempt {
+	e.t.Helper()
+	a, err := store.New(e.pool).WebhookAttempts(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// jobStates lists the River states of an event's delivery jobs, oldest first.
+func (e *env) jobStates(id string) []string {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(),
+		`SELECT state::text FROM river_job WHERE kind = 'webhook_deliver' AND args->>'event_id' = $1 ORDER BY id`, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	states, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return states
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *env) waitState(id, state string) store.WebhookEvent {
+	e.t.Helper()
+	var ev store.WebhookEvent
+	waitFor(e.t, "event "+state, 20*time.Second, func() bool { ev = e.event(id); return ev.State == state })
+	return ev
+}
+
+// waitJobs waits until the event's jobs are in these states.
+func (e *env) waitJobs(id string, want ...string) {
+	e.t.Helper()
+	waitFor(e.t, "jobs "+joinStates(want), 10*time.Second, func() bool { return joinStates(e.jobStates(id)) == joinStates(want) })
+}
+
+func joinStates(s []string) string {
+	out := ""
+	for i, v := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += v
+	}
+	return out
+}
+
+func newID() string { return uuid.NewString() }
+
+// request is one webhook as the receiver saw it.
+type request struct {
+	header http.Header
+	body   string
+	at     time.Time
+}
+
+// receiver is a webhook endpoint whose n-th answer (0-based) is answers(n).
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []request
+	answer   func(n int, w http.ResponseWriter, r *http.Request)
+}
+
+func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *receiver {
+	rc := &receiver{answer: answer}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		n := len(rc.requests)
+		rc.requests = append(rc.requests, request{header: r.Header.Clone(), body: string(body), at: time.Now()})
+		answer := rc.answer
+		rc.mu.Unlock()
+		answer(n, w, r)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) setAnswer(a func(n int, w http.ResponseWriter, r *http.Request)) {
+	rc.mu.Lock()
+	rc.answer = a
+	rc.mu.Unlock()
+}
+
+func (rc *receiver) got() []request {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]request(nil), rc.requests...)
+}
+
+func ok(_ int, w http.ResponseWriter, _ *http.Request) {
+	reply(w, 200, `{"error":0,"description":"ok"}`)
+}
+
+func failing(_ int, w http.ResponseWriter, _ *http.Request) { reply(w, 500, `{"error":1}`) }
+
+func reply(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	io.WriteString(w, body) //nolint:errcheck
+}
+
+var confirmed = timestamppb.New(time.Date(2026, 11, 22, 5, 38, 20, 719_000_000, time.UTC))
+
+func depositEvent(id int64) *cofferv1.DepositEvent {
+	return &cofferv1.DepositEvent{
+		DepositId: id, IdempotencyKey: "1337:0xabc:0", ExternalUserId: "user-1",
+		SessionRef: proto.String("sr_0123456789abcdef0123456789abcdef"), SessionAmount: proto.String("25.00"),
+		Amount: "25000000", AmountInDollar: proto.String("25.00"), AmountInLocalCurrency: proto.String("25.00"),
+		LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USD/USD", GrossAmount: "25000000", FeeAmount: "0",
+		FeeInDollar: proto.String("0.000000"), Type: "ERC20",
+		ContractAddress: proto.String("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+		TransactionHash: proto.String("0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c"),
+		ChainId:         1337, ConfirmedAt: confirmed,
+	}
+}

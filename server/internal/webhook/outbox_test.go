@@ -1,0 +1,451 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"google.golang.org/protobuf/proto"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// closedURL is a loopback URL nothing listens on (connection refused).
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/hook"
+}
+
+// The receiver is down in four different ways, then up: the event is delivered exactly once,
+// every attempt carries the same webhook-id and the same body, signed with a fresh timestamp,
+// and each attempt is recorded. The first attempt goes to a dead port; the worker then
+// follows the operator's current webhookUrl.
+func TestRetriesUntilDelivered(t *testing.T) {
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		switch n {
+		case 0:
+			reply(w, 503, "upstream unavailable")
+		case 1:
+			reply(w, 200, "OK")
+		case 2:
+			reply(w, 200, `{"error":3,"description":"try later"}`)
+		default:
+			reply(w, 200, `{"error":0,"description":"credited","transactionId":"tx-9"}`)
+		}
+	})
+	e := newEnv(t, closedURL(t))
+	e.startRiver(jobs.RetrySchedule{500 * time.Millisecond, 10 * time.Millisecond})
+	id := e.enqueue(depositEvent(7), "7")
+
+	waitFor(t, "the first attempt", 10*time.Second, func() bool { return len(e.attempts(id)) == 1 })
+	if _, err := e.ops.Update(context.Background(), e.opID, store.OperatorSettings{WebhookURL: proto.String(rc.URL + "/hook")}); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.waitState(id, store.WebhookDelivered)
+	e.waitJobs(id, "completed")
+	time.Sleep(300 * time.Millisecond) // nothing more arrives after the acknowledgement
+
+	got := rc.got()
+	if len(got) != 4 {
+		t.Fatalf("receiver got %d requests, want 4", len(got))
+	}
+	want, _ := sdk.Encode(depositEvent(7))
+	var lastStamp string
+	for i, r := range got {
+		if r.header.Get(sdk.HeaderID) != id {
+			t.Errorf("request %d: webhook-id %q, want %q", i, r.header.Get(sdk.HeaderID), id)
+		}
+		if r.body != string(want) {
+			t.Errorf("request %d: body changed:\n%s", i, r.body)
+		}
+		if err := sdk.Verify(r.header, []byte(r.body), []byte(e.key), time.Now()); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		if ct := r.header.Get("Content-Type"); ct != sdk.ContentType {
+			t.Errorf("request %d: Content-Type %q", i, ct)
+		}
+		if s := r.header.Get(sdk.HeaderTimestamp); s < lastStamp {
+			t.Errorf("request %d: timestamp went back", i)
+		} else {
+			lastStamp = s
+		}
+	}
+	attempts := e.attempts(id)
+	wantStatus := []int32{0, 503, 200, 200, 200}
+	if len(attempts) != len(wantStatus) {
+		t.Fatalf("%d attempts recorded, want %d", len(attempts), len(wantStatus))
+	}
+	for i, a := range attempts {
+		if a.Attempt != int32(i+1) || a.Status != wantStatus[i] || a.Acked != (i == 4) {
+			t.Errorf("attempt %d: %+v", i+1, a)
+		}
+	}
+	for i, substr := range []string{"refused", "HTTP 503", "not a JSON object", "receiver answered error 3: try later", ""} {
+		if !strings.Contains(attempts[i].Error, substr) || substr == "" && attempts[i].Error != "" {
+			t.Errorf("attempt %d error %q, want %q", i+1, attempts[i].Error, substr)
+		}
+	}
+	if attempts[0].URL == attempts[4].URL || attempts[4].URL != rc.URL+"/hook" {
+		t.Errorf("attempt URLs %q then %q", attempts[0].URL, attempts[4].URL)
+	}
+	if ev.Attempts != 5 || ev.LastStatus != 200 || ev.LastError != "" || ev.DeliveredAt == nil || ev.DeadAt != nil {
+		t.Errorf("event after delivery: %+v", ev)
+	}
+}
+
+// Five failures dead-letter the event (River discards the job); it is listed, and a
+// redelivery sends the same id and body again with a new job, counting attempts on.
+func TestDeadLetterAndRedeliver(t *testing.T) {
+	rc := newReceiver(t, failing)
+	e := newEnv(t, rc.URL)
+	e.startRiver(fastSchedule)
+	wr := &cofferv1.WithdrawCompleteEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_1",
+		ExternalUserId: "user-1", Type: "DIRECT_TRANSFER", Status: "COMPLETED", Address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
+		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: proto.String("40.000000"),
+		AmountInUsd: proto.String("40.00"), CompletedAt: confirmed}
+	id := e.enqueue(wr, wr.WithdrawRequestId)
+
+	ev := e.waitState(id, store.WebhookDead)
+	e.waitJobs(id, "discarded")
+	if ev.Attempts != 5 || ev.LastStatus != 500 || !strings.Contains(ev.LastError, "HTTP 500") || ev.DeadAt == nil {
+		t.Fatalf("dead event: %+v", ev)
+	}
+	if n := len(rc.got()); n != 5 {
+		t.Fatalf("%d requests before dead-lettering, want 5", n)
+	}
+	ctx := context.Background()
+	dead, next, err := e.svc.ListDead(ctx, nil, "", 0, "")
+	if err != nil || len(dead) != 1 || next != "" {
+		t.Fatalf("ListDead: %v, %d, %q", err, len(dead), next)
+	}
+	d := dead[0]
+	if d.GetEventId() != id || d.GetEventType() != cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_WITHDRAW_COMPLETE ||
+		d.GetAttempts() != 5 || d.GetState() != "dead" || d.GetUrl() != rc.URL || d.GetPayload() != rc.got()[0].body ||
+		d.GetOperatorId() != e.opID || d.GetLastAttemptAt() == nil || d.GetCreatedAt() == nil {
+		t.Fatalf("dead letter: %v", d)
+	}
+	if _, err := e.svc.Redeliver(ctx, []string{newID()}, id); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("Redeliver outside the scope: %v", err)
+	}
+
+	rc.setAnswer(ok)
+	d, err = e.svc.Redeliver(ctx, []string{e.opID}, id)
+	if err != nil || d.GetState() != "pending" || d.GetAttempts() != 5 {
+		t.Fatalf("Redeliver: %v, %v", d, err)
+	}
+	ev = e.waitState(id, store.WebhookDelivered)
+	e.waitJobs(id, "discarded", "completed")
+	if ev.Attempts != 6 {
+		t.Errorf("attempts after redelivery: %d", ev.Attempts)
+	}
+	got := rc.got()
+	if len(got) != 6 {
+		t.Fatalf("%d requests, want 6", len(got))
+	}
+	for _, r := range got {
+		if r.header.Get(sdk.HeaderID) != id || r.body != got[0].body {
+			t.Fatalf("redelivery changed the id or the body: %s %s", r.header.Get(sdk.HeaderID), r.body)
+		}
+	}
+	if dead, _, _ := e.svc.ListDead(ctx, nil, "", 0, ""); len(dead) != 0 {
+		t.Errorf("still listed as dead: %v", dead)
+	}
+	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) {
+		t.Errorf("Redeliver of a delivered webhook: %v", err)
+	}
+	if _, err := e.svc.Redeliver(ctx, nil, newID()); !fault.Is(err, fault.NotFound) {
+		t.Errorf("Redeliver of an unknown webhook: %v", err)
+	}
+	if _, err := e.svc.Redeliver(ctx, nil, "not-a-uuid"); !fault.Is(err, fault.NotFound) {
+		t.Errorf("Redeliver of a malformed id: %v", err)
+	}
+}
+
+func TestListDeadScopeAndPages(t *testing.T) {
+	e := newEnv(t, "https://acme.example/hook")
+	e.svc.SetInserter(e.newRiver(nil, false))
+	ctx := context.Background()
+	other, _, err := e.ops.Create(ctx, store.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []string
+	for i := range 5 {
+		id := e.enqueue(depositEvent(int64(i+1)), fmt.Sprint(i+1))
+		mine = append([]string{id}, mine...) // newest first
+		if _, err := e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', attempts = 5,
+			dead_at = now() + $2 * interval '1 second' WHERE id = $1`, id, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	theirs := Event{ID: newID(), OperatorID: other.ID, SubjectID: "9", Message: depositEvent(9)}
+	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error { return e.svc.Enqueue(ctx, tx, theirs) }); err != nil {
+		t.Fatal(err)
+	}
+	e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', dead_at = now() WHERE id = $1`, theirs.ID) //nolint:errcheck
+
+	var seen []string
+	token := ""
+	for page := 0; ; page++ {
+		list, next, err := e.svc.ListDead(ctx, []string{e.opID}, "", 2, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range list {
+			seen = append(seen, d.GetEventId())
+		}
+		if next == "" {
+			break
+		}
+		if page > 5 {
+			t.Fatal("too many pages")
+		}
+		token = next
+	}
+	if joinStates(seen) != joinStates(mine) {
+		t.Fatalf("pages gave\n%v\nwant\n%v", seen, mine)
+	}
+	if all, _, _ := e.svc.ListDead(ctx, nil, "", 0, ""); len(all) != 6 {
+		t.Errorf("service team sees %d dead letters, want 6", len(all))
+	}
+	if only, _, _ := e.svc.ListDead(ctx, nil, other.ID, 0, ""); len(only) != 1 || only[0].GetEventId() != theirs.ID {
+		t.Errorf("operator filter: %v", only)
+	}
+	if _, _, err := e.svc.ListDead(ctx, []string{e.opID}, other.ID, 0, ""); !fault.Is(err, fault.NotFound) {
+		t.Errorf("operator outside the scope: %v", err)
+	}
+	if none, _, err := e.svc.ListDead(ctx, []string{}, "", 0, ""); err != nil || len(none) != 0 {
+		t.Errorf("empty scope: %v %v", none, err)
+	}
+	if _, _, err := e.svc.ListDead(ctx, nil, "", 0, "garbage!"); !fault.Is(err, fault.InvalidArgument) {
+		t.Errorf("bad page token: %v", err)
+	}
+	if _, err := e.svc.Redeliver(ctx, []string{e.opID}, theirs.ID); !fault.Is(err, fault.NotFound) {
+		t.Errorf("another operator's webhook: %v", err)
+	}
+}
+
+// The event and its job exist exactly when the caller's transaction commits; the same
+// state change enqueued twice is one webhook.
+func TestEnqueueInCallersTransaction(t *testing.T) {
+	e := newEnv(t, "https://acme.example/hook")
+	ctx := context.Background()
+	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		return e.svc.Enqueue(ctx, tx, Event{OperatorID: e.opID, SubjectID: "1", Message: depositEvent(1)})
+	}); err == nil || !strings.Contains(err.Error(), "SetInserter") {
+		t.Fatalf("Enqueue without a River client: %v", err)
+	}
+	e.svc.SetInserter(e.newRiver(nil, false))
+
+	rollback := errors.New("rollback")
+	id := newID()
+	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		if err := e.svc.Enqueue(ctx, tx, Event{ID: id, OperatorID: e.opID, SubjectID: "1", Message: depositEvent(1)}); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatal(err)
+	}
+	var events, jobCount int
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events`).Scan(&events)                             //nolint:errcheck
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&jobCount) //nolint:errcheck
+	if events != 0 || jobCount != 0 {
+		t.Fatalf("after rollback: %d events, %d jobs", events, jobCount)
+	}
+
+	first := e.enqueue(depositEvent(1), "1")
+	second := e.enqueue(depositEvent(1), "1")
+	test := depositEvent(1)
+	test.Test = true
+	e.enqueue(test, "1")
+	e.enqueue(test, "1")
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events`).Scan(&events)                             //nolint:errcheck
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&jobCount) //nolint:errcheck
+	if events != 3 || jobCount != 3 {
+		t.Fatalf("%d events and %d jobs, want 3 (one real, two tests)", events, jobCount)
+	}
+	if got := e.jobStates(first); len(got) != 1 || len(e.jobStates(second)) != 0 {
+		t.Fatalf("jobs: first %v, second %v", got, e.jobStates(second))
+	}
+	ev := e.event(first)
+	if ev.EventType != "DEPOSIT" || ev.SubjectID != "1" || ev.State != "pending" || ev.Attempts != 0 || ev.Test {
+		t.Fatalf("event: %+v", ev)
+	}
+	for name, bad := range map[string]Event{
+		"no subject":       {OperatorID: e.opID, Message: depositEvent(2)},
+		"not an event":     {OperatorID: e.opID, SubjectID: "2", Message: &cofferv1.WebhookDelivery{}},
+		"bad operator id":  {OperatorID: "acme", SubjectID: "2", Message: depositEvent(2)},
+		"bad event id":     {ID: "x", OperatorID: e.opID, SubjectID: "2", Message: depositEvent(2)},
+		"unknown operator": {OperatorID: newID(), SubjectID: "2", Message: depositEvent(2)},
+	} {
+		if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error { return e.svc.Enqueue(ctx, tx, bad) }); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// Redeliveries racing each other, or a live job, never give an event two live jobs.
+func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
+	e := newEnv(t, "https://acme.example/hook")
+	insertOnly := e.newRiver(nil, false)
+	e.svc.SetInserter(insertOnly)
+	ctx := context.Background()
+	id := e.enqueue(depositEvent(1), "1")
+
+	// Pending with its job: not redeliverable.
+	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("Redeliver of a pending webhook: %v", err)
+	}
+	// Dead while its job is still live (the last attempt has marked it dead, River has not
+	// recorded the end yet): refused, and the event stays dead.
+	e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', dead_at = now(), attempts = 5 WHERE id = $1`, id) //nolint:errcheck
+	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) || !strings.Contains(err.Error(), "still finishing") {
+		t.Fatalf("Redeliver with a live job: %v", err)
+	}
+	if ev := e.event(id); ev.State != "dead" {
+		t.Fatalf("state after a refused redelivery: %s", ev.State)
+	}
+	// A second job for the event is never inserted while one is live.
+	res, err := insertOnly.Insert(ctx, DeliverArgs{EventID: id}, nil)
+	if err != nil || !res.UniqueSkippedAsDuplicate {
+		t.Fatalf("duplicate job: %v, %+v", err, res)
+	}
+
+	// Once the job is over, concurrent redeliveries: one wins, the others conflict.
+	e.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE args->>'event_id' = $1`, id) //nolint:errcheck
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wins, conflicts int
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.svc.Redeliver(ctx, nil, id)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case fault.Is(err, fault.Conflict):
+				conflicts++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 || conflicts != 7 {
+		t.Fatalf("%d redeliveries won, %d conflicted", wins, conflicts)
+	}
+	if got := e.jobStates(id); joinStates(got) != "discarded,available" {
+		t.Fatalf("jobs: %v", got)
+	}
+}
+
+// Two worker processes on one database: every event is delivered exactly once.
+func TestTwoWorkersDeliverOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get(sdk.HeaderID)]++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		ok(n, w, r)
+	})
+	e := newEnv(t, rc.URL)
+	e.startRiver(fastSchedule)
+	e.newRiver(fastSchedule, true)
+	const n = 200
+	ids := make([]string, n)
+	ctx := context.Background()
+	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		for i := range ids {
+			ids[i] = newID()
+			if err := e.svc.Enqueue(ctx, tx, Event{ID: ids[i], OperatorID: e.opID, SubjectID: fmt.Sprint(i), Message: depositEvent(int64(i + 1))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every delivery", 30*time.Second, func() bool {
+		var left int
+		e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events WHERE state <> 'delivered'`).Scan(&left) //nolint:errcheck
+		return left == 0
+	})
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if seen[id] != 1 {
+			t.Errorf("event %s delivered %d times", id, seen[id])
+		}
+	}
+	var attempts int
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts`).Scan(&attempts) //nolint:errcheck
+	if attempts != n {
+		t.Errorf("%d attempts recorded for %d events", attempts, n)
+	}
+}
+
+// A job whose event is gone is cancelled; a job of a settled event sends nothing.
+func TestStaleJobs(t *testing.T) {
+	rc := newReceiver(t, ok)
+	e := newEnv(t, rc.URL)
+	c := e.startRiver(fastSchedule)
+	ctx := context.Background()
+	events, cancel := c.Subscribe(river.EventKindJobCancelled, river.EventKindJobCompleted)
+	defer cancel()
+
+	if _, err := c.Insert(ctx, DeliverArgs{EventID: newID()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		if ev.Kind != river.EventKindJobCancelled {
+			t.Fatalf("job for a missing event: %s", ev.Kind)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job event")
+	}
+
+	id := e.enqueue(depositEvent(1), "1")
+	e.waitState(id, store.WebhookDelivered)
+	<-events
+	if _, err := c.Insert(ctx, DeliverArgs{EventID: id}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		if ev.Kind != river.EventKindJobCompleted {
+			t.Fatalf("job for a delivered event: %s", ev.Kind)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job event")
+	}
+	if n := len(rc.got()); n != 1 {
+		t.Fatalf("%d requests for one event", n)
+	}
+}
