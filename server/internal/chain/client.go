@@ -216,14 +216,25 @@ func (c *Client) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log,
 	return logs, err
 }
 
-// Receipt returns a transaction's receipt (ethereum.NotFound while pending or unknown).
+// Receipt returns a transaction's receipt (ethereum.NotFound while pending or unknown, and
+// while the node is still indexing transactions: the receipt may well exist, but not yet).
 func (c *Client) Receipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
 	var r *types.Receipt
 	err := c.call(ctx, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (err error) {
 		r, err = ec.TransactionReceipt(ctx, hash)
+		if IsIndexing(err) {
+			return ethereum.NotFound
+		}
 		return err
 	})
 	return r, err
+}
+
+// IsIndexing reports geth's "transaction indexing is in progress": a node that has not
+// finished indexing cannot look transactions up by hash yet. Callers wait, as for a pending
+// transaction.
+func IsIndexing(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "transaction indexing is in progress")
 }
 
 // Transaction returns a transaction and whether it is still pending.

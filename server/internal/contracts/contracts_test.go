@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,6 +61,18 @@ func (e *env) opts(a account) *bind.TransactOpts {
 	return bind.NewKeyedTransactor(a.key, big.NewInt(1337))
 }
 
+// receipt fetches a mined transaction's receipt, waiting out the simulated node's
+// asynchronous transaction indexing.
+func (e *env) receipt(h common.Hash) (*types.Receipt, error) {
+	for i := 0; ; i++ {
+		r, err := e.client.TransactionReceipt(context.Background(), h)
+		if err == nil || i == 200 || !strings.Contains(err.Error(), "transaction indexing is in progress") {
+			return r, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // mine commits a block and requires tx to have succeeded.
 func (e *env) mine(tx *types.Transaction, err error) *types.Receipt {
 	e.t.Helper()
@@ -67,7 +80,7 @@ func (e *env) mine(tx *types.Transaction, err error) *types.Receipt {
 		e.t.Fatalf("send: %v", err)
 	}
 	e.backend.Commit()
-	r, err := e.client.TransactionReceipt(context.Background(), tx.Hash())
+	r, err := e.receipt(tx.Hash())
 	if err != nil {
 		e.t.Fatalf("receipt: %v", err)
 	}
@@ -164,7 +177,7 @@ func TestTestToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.backend.Commit()
-	if r, err := e.client.TransactionReceipt(context.Background(), tx.Hash()); err != nil || r.Status != types.ReceiptStatusFailed {
+	if r, err := e.receipt(tx.Hash()); err != nil || r.Status != types.ReceiptStatusFailed {
 		t.Fatalf("non-owner mint receipt = %+v (%v), want failed", r, err)
 	}
 

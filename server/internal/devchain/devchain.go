@@ -35,6 +35,7 @@ import (
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
@@ -589,7 +590,7 @@ func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Recei
 				continue
 			}
 			r, err := c.client.TransactionReceipt(ctx, h)
-			if errors.Is(err, ethereum.NotFound) {
+			if errors.Is(err, ethereum.NotFound) || chain.IsIndexing(err) {
 				missing++
 				continue
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 )
@@ -66,6 +67,10 @@ func testCtx(t *testing.T) context.Context {
 func mustReceipt(t *testing.T, ctx context.Context, ec ethereum.TransactionReader, h common.Hash) *types.Receipt {
 	t.Helper()
 	r, err := ec.TransactionReceipt(ctx, h)
+	for i := 0; chain.IsIndexing(err) && i < 200; i++ {
+		time.Sleep(5 * time.Millisecond)
+		r, err = ec.TransactionReceipt(ctx, h)
+	}
 	if err != nil {
 		t.Fatalf("receipt %s: %v", h, err)
 	}

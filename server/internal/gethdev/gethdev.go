@@ -28,6 +28,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
@@ -148,7 +149,7 @@ func (n *Node) Wait(ctx context.Context, hash common.Hash) (*types.Receipt, erro
 		if err == nil {
 			return r, nil
 		}
-		if !errors.Is(err, ethereum.NotFound) {
+		if !errors.Is(err, ethereum.NotFound) && !chain.IsIndexing(err) {
 			return nil, err
 		}
 		select {
