@@ -65,6 +65,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		StaticPrices:         cfg.StaticPrices,
 		FiatRates:            cfg.FiatRates,
 		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,
+		WebhookRetries:       cfg.WebhookRetries,
 		Failpoint:            cfg.Failpoint,
 		Log:                  log,
 	})
@@ -76,7 +77,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
 		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic,
-		RescueAfter: cfg.JobRescueAfter})
+		RescueAfter: cfg.JobRescueAfter, PollInterval: pollInterval(cfg)})
 	if err != nil {
 		services.Close()
 		pool.Close()
@@ -232,4 +233,14 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	a.Services.Close()
 	a.Pool.Close()
 	return runErr
+}
+
+// pollInterval is how often River looks for jobs that became due without an insert (snoozed
+// ones): as often as deposits are looked at, so a sweep's receipt is seen within a poll of it
+// being mined; River's 1 s default when that is slower.
+func pollInterval(cfg config.Config) time.Duration {
+	if cfg.SettlePoll <= 0 {
+		return 0
+	}
+	return min(cfg.SettlePoll, time.Second)
 }

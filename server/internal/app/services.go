@@ -47,6 +47,8 @@ type Services struct {
 	Keys       *wallet.Keys
 	Clients    map[int64]*chain.Client
 	Prices     *rates.Chain
+
+	webhookRetries jobs.RetrySchedule
 }
 
 // ServicesConfig is what the service layer needs beyond the pool and the master key.
@@ -57,6 +59,8 @@ type ServicesConfig struct {
 	StaticPrices         map[string]decimal.Decimal
 	FiatRates            map[string]decimal.Decimal
 	AllowPrivateWebhooks bool
+	// WebhookRetries: see config.Config.
+	WebhookRetries jobs.RetrySchedule
 	// Failpoint: see config.Config.
 	Failpoint string
 	Log       *slog.Logger
@@ -76,15 +80,16 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		return nil, err
 	}
 	s := &Services{
-		pool:       pool,
-		Operators:  operator.New(pool, box),
-		Admins:     admin.New(pool, box),
-		Sessions:   session.New(pool, cfg.Sessions),
-		Depositors: depositor.New(pool),
-		Themes:     theme.New(pool),
-		Chains:     cfg.Chains,
-		Keys:       keys,
-		Clients:    map[int64]*chain.Client{},
+		pool:           pool,
+		webhookRetries: cfg.WebhookRetries,
+		Operators:      operator.New(pool, box),
+		Admins:         admin.New(pool, box),
+		Sessions:       session.New(pool, cfg.Sessions),
+		Depositors:     depositor.New(pool),
+		Themes:         theme.New(pool),
+		Chains:         cfg.Chains,
+		Keys:           keys,
+		Clients:        map[int64]*chain.Client{},
 	}
 	var feeds []*rates.Aggregator
 	for _, n := range cfg.Chains.Networks() {
@@ -143,7 +148,7 @@ func (s *Services) Close() {
 func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers, []*river.PeriodicJob) {
 	w := river.NewWorkers()
 	river.AddWorker(w, &jobs.CleanupWorker{Pool: pool, Log: log})
-	river.AddWorker(w, &webhook.DeliverWorker{Service: s.Webhooks})
+	river.AddWorker(w, &webhook.DeliverWorker{Service: s.Webhooks, Schedule: s.webhookRetries})
 	river.AddWorker(w, &deposit.ScanWorker{Service: s.Deposits})
 	river.AddWorker(w, &deposit.SettleWorker{Service: s.Deposits})
 	return w, append([]*river.PeriodicJob{jobs.CleanupPeriodic()}, s.Deposits.Periodic()...)

@@ -20,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -46,6 +47,8 @@ type Options struct {
 	ScanInterval time.Duration
 	// JobRescueAfter: see config.Config (2m when zero).
 	JobRescueAfter time.Duration
+	// WebhookRetries: see config.Config (DESIGN.md's schedule when nil).
+	WebhookRetries jobs.RetrySchedule
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -91,9 +94,9 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg := config.Config{
 		DatabaseURL: testdb.URL(t), MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
 		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
-		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 4,
+		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
-		JobRescueAfter: opts.JobRescueAfter,
+		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())

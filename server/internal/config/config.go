@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/secret"
 )
 
@@ -53,6 +54,10 @@ type Config struct {
 	ScanInterval, SettlePoll time.Duration
 	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
 	DevWebhookOperator string
+	// WebhookRetries is the delay schedule between webhook delivery attempts; DESIGN.md's
+	// (jobs.WebhookSchedule) when nil. Tests shorten it; there is no environment variable,
+	// since the schedule is a contract with operators.
+	WebhookRetries jobs.RetrySchedule
 	// JobRescueAfter is how long a job may run before River runs it again, presuming its
 	// process died (see jobs.Options.RescueAfter).
 	JobRescueAfter time.Duration

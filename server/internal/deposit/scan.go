@@ -208,6 +208,11 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			}
 			for _, id := range ids {
 				s.log.Info("deposit confirmed", "deposit", id, "chain", chainID)
+				// Sweep now: a settle job that finished its pre-confirmation work (gas) is gone, so
+				// this inserts a new one, ready at once (a live one makes this a no-op).
+				if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: id}, nil); err != nil {
+					return err
+				}
 			}
 		}
 		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})

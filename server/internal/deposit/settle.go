@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
@@ -52,17 +53,43 @@ type SettleWorker struct {
 	Service *Service
 }
 
-// Work advances the deposit one step; it snoozes while waiting for the chain (snoozes do not
-// count as attempts).
+// Work advances the deposit as far as it can; it snoozes while waiting for the chain (snoozes
+// do not count as attempts).
 func (w *SettleWorker) Work(ctx context.Context, job *river.Job[SettleArgs]) error {
-	done, err := w.Service.Settle(ctx, job.Args.DepositID)
-	if err != nil {
+	for range 2 {
+		done, err := w.Service.Settle(ctx, job.Args.DepositID)
+		if err != nil {
+			return err
+		}
+		if !done {
+			return river.JobSnooze(w.Service.cfg.SettlePoll)
+		}
+		if again, err := w.Service.endSettleJob(ctx, job); err != nil || !again {
+			return err
+		}
+	}
+	return river.JobSnooze(w.Service.cfg.SettlePoll)
+}
+
+// endSettleJob completes the job of a deposit that is done for now. A confirming deposit is
+// done until the scanner confirms it and queues its job again; but that insert is skipped
+// while this job still runs. So the job completes in a transaction holding the deposit's row,
+// which the confirmation updates: either the confirmation comes after the job ended (and
+// queues a new one), or it came first and again is true (sweep now, in this job).
+func (s *Service) endSettleJob(ctx context.Context, job *river.Job[SettleArgs]) (again bool, err error) {
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		status, err := store.New(tx).LockDepositStatus(ctx, job.Args.DepositID)
+		if err != nil {
+			return err
+		}
+		if status == "SWEEPING" {
+			again = true
+			return nil
+		}
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job)
 		return err
-	}
-	if !done {
-		return river.JobSnooze(w.Service.cfg.SettlePoll)
-	}
-	return nil
+	})
+	return again, err
 }
 
 // ref is the chain_txs reference of a deposit's transactions.
@@ -77,13 +104,13 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 	switch d.Status {
 	case "CONFIRMING":
 		// An ERC20 sweep needs gas at the deposit address: send it while confirmations accrue,
-		// so the sweep can go out as soon as the deposit is confirmed.
-		if d.ContractAddress != "" {
-			if _, err := s.sweepPlan(ctx, d); err != nil {
-				return false, err
-			}
+		// so the sweep can go out as soon as the deposit is confirmed. Then there is nothing to
+		// do until the scanner confirms the deposit, which queues this job again.
+		if d.ContractAddress == "" {
+			return true, nil
 		}
-		return false, nil
+		p, err := s.sweepPlan(ctx, d)
+		return err == nil && p.ready, err
 	case "SWEEPING":
 		swept, err := s.sweep(ctx, d)
 		if err != nil || !swept {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"time"
 
@@ -294,6 +295,16 @@ func (q *Queries) ConfirmDeposits(ctx context.Context, chainID int64, maxBlock u
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// LockDepositStatus returns a deposit's status and holds its row until the transaction ends.
+func (q *Queries) LockDepositStatus(ctx context.Context, id int64) (string, error) {
+	var status string
+	err := q.db.QueryRow(ctx, `SELECT status FROM deposits WHERE id = $1 FOR UPDATE`, id).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return status, err
 }
 
 // ConfirmDeposit moves one deposit from CONFIRMING to SWEEPING (a replay verified its depth).

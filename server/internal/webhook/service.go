@@ -83,7 +83,7 @@ func New(pool *pgxpool.Pool, keys KeySource, opts Options) *Service {
 		ttl = DefaultKeyCacheTTL
 	}
 	s.keyCache = &keyCache{source: keys, ttl: ttl}
-	s.db = &batcher[dbCall, dbResult]{run: s.runDB, max: 500, parallel: 3, timeout: 10 * time.Second}
+	s.db = &batcher[dbCall, dbResult]{run: s.runDB, max: 500, parallel: 1, timeout: 10 * time.Second}
 	return s
 }
 

@@ -1,0 +1,373 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// hookReceiver is an operator's webhook endpoint. While down it answers 503; up, it verifies
+// the signature and parses the body with the Go SDK, keeps the webhook and acknowledges.
+type hookReceiver struct {
+	t    *testing.T
+	srv  *httptest.Server
+	down atomic.Bool
+
+	mu       sync.Mutex
+	keys     map[string][]byte // the operator key by request path
+	attempts []string          // webhook-id of every request, in order
+	got      []hook
+}
+
+type hook struct {
+	id  string
+	msg any
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	r := &hookReceiver{t: t, keys: map[string][]byte{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		id := req.Header.Get("webhook-id")
+		r.mu.Lock()
+		r.attempts = append(r.attempts, id)
+		key := r.keys[req.URL.Path]
+		r.mu.Unlock()
+		if r.down.Load() {
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		if err := sdk.Verify(req.Header, body, key, time.Now()); err != nil {
+			r.t.Errorf("webhook %s: signature: %v", id, err)
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		msg, err := sdk.Parse(body)
+		if err != nil {
+			r.t.Errorf("webhook %s: body: %v", id, err)
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.got = append(r.got, hook{id: id, msg: msg})
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":0}`)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *hookReceiver) snapshot() (attempts []string, got []hook) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.attempts...), append([]hook(nil), r.got...)
+}
+
+// waitAttempts waits until the receiver saw n requests.
+func (r *hookReceiver) waitAttempts(n int) []string {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		attempts, _ := r.snapshot()
+		if len(attempts) >= n {
+			return attempts
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("receiver saw %d requests, want %d", len(attempts), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// webhookOperator creates an operator whose webhooks go to r, at a path of its own.
+func webhookOperator(t *testing.T, env *apptest.Env, r *hookReceiver, parent *string) (store.Operator, string) {
+	t.Helper()
+	path := "/" + uuid.NewString()
+	u := r.srv.URL + path
+	op, key := env.Operator(t, store.OperatorSettings{WebhookURL: &u, ParentID: parent})
+	r.mu.Lock()
+	r.keys[path] = []byte(key)
+	r.mu.Unlock()
+	return op, key
+}
+
+// enqueueDeposit puts a DEPOSIT in the outbox the way the deposit pipeline does: in the
+// transaction of the state change.
+func enqueueDeposit(t *testing.T, env *apptest.Env, operatorID string, depositID int64) string {
+	t.Helper()
+	id := uuid.NewString()
+	err := store.InTx(t.Context(), env.Pool, func(tx pgx.Tx) error {
+		return env.Services.Webhooks.Enqueue(t.Context(), tx, webhook.Event{ID: id, OperatorID: operatorID,
+			SubjectID: uuid.NewString(), Message: &cofferv1.DepositEvent{
+				Event: "DEPOSIT", DepositId: depositID, IdempotencyKey: "dep-" + strconv.FormatInt(depositID, 10),
+				ExternalUserId: "alice", Amount: "24750000", GrossAmount: "25000000", FeeAmount: "250000",
+				LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USDT/USD", Type: "DIRECT_TRANSFER", ChainId: 1337}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func eventState(t *testing.T, env *apptest.Env, id string) (state string, attempts int) {
+	t.Helper()
+	err := env.Pool.QueryRow(t.Context(),
+		`SELECT state, (SELECT count(*) FROM webhook_attempts a WHERE a.event_id = e.id) FROM webhook_events e WHERE id = $1`, id).
+		Scan(&state, &attempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state, attempts
+}
+
+func waitEventState(t *testing.T, env *apptest.Env, id, want string) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		state, attempts := eventState(t, env, id)
+		if state == want {
+			return attempts
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook %s is %s after %d attempts, want %s", id, state, attempts, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOutboxThroughTheRunningService: a receiver that is down for the first attempts gets the
+// webhook once it is up, with the same webhook-id on every attempt; a receiver down for all
+// five attempts gets it dead-lettered, listed to the operator's admin (not to another
+// operator's) and to the service team, and redelivered from the admin API with the same id.
+func TestOutboxThroughTheRunningService(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{WebhookRetries: jobs.RetrySchedule{50 * time.Millisecond}})
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.URL)
+	as := func(key string) context.Context { return withBearer(t.Context(), key) }
+
+	t.Run("down then up", func(t *testing.T) {
+		r := newHookReceiver(t)
+		op, _ := webhookOperator(t, env, r, nil)
+		r.down.Store(true)
+		id := enqueueDeposit(t, env, op.ID, 101)
+		r.waitAttempts(2)
+		r.down.Store(false)
+		attempts := waitEventState(t, env, id, "delivered")
+		time.Sleep(300 * time.Millisecond) // room for a wrong extra attempt to show up
+		seen, got := r.snapshot()
+		if len(got) != 1 || got[0].id != id {
+			t.Fatalf("receiver acknowledged %d webhooks (%v), want exactly one with id %s", len(got), got, id)
+		}
+		if len(seen) != attempts || attempts < 3 {
+			t.Errorf("receiver saw %d requests, %d attempts recorded; want the same, at least 3", len(seen), attempts)
+		}
+		for i, s := range seen {
+			if s != id {
+				t.Errorf("attempt %d had webhook-id %s, want %s", i+1, s, id)
+			}
+		}
+		if d, ok := got[0].msg.(*cofferv1.DepositEvent); !ok || d.DepositId != 101 || d.IdempotencyKey != "dep-101" {
+			t.Errorf("delivered %v", got[0].msg)
+		}
+	})
+
+	t.Run("dead-lettered then redelivered", func(t *testing.T) {
+		r := newHookReceiver(t)
+		op, _ := webhookOperator(t, env, r, nil)
+		other, _ := env.Operator(t, store.OperatorSettings{})
+		_, opAdmin := env.Admin(t, op.ID)
+		_, otherAdmin := env.Admin(t, other.ID)
+		r.down.Store(true)
+		id := enqueueDeposit(t, env, op.ID, 202)
+		if n := waitEventState(t, env, id, "dead"); n != webhook.MaxAttempts {
+			t.Fatalf("dead after %d attempts, want %d", n, webhook.MaxAttempts)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if seen, _ := r.snapshot(); len(seen) != webhook.MaxAttempts {
+			t.Fatalf("receiver saw %d requests, want %d", len(seen), webhook.MaxAttempts)
+		}
+
+		list, err := admins.ListDeadLetters(as(opAdmin), &cofferv1.ListDeadLettersRequest{})
+		if err != nil || len(list.Deliveries) != 1 || list.Deliveries[0].EventId != id || list.Deliveries[0].Attempts != webhook.MaxAttempts {
+			t.Fatalf("operator admin's dead letters: %v, %v; want the one event after %d attempts", list, err, webhook.MaxAttempts)
+		}
+		if d := list.Deliveries[0]; d.State != "dead" || d.LastError == "" || d.Payload == "" {
+			t.Errorf("dead letter %v: want state dead, the last error and the payload", d)
+		}
+		if list, err := admins.ListDeadLetters(as(otherAdmin), &cofferv1.ListDeadLettersRequest{}); err != nil || len(list.Deliveries) != 0 {
+			t.Errorf("another operator's admin sees %v, %v; want nothing", list, err)
+		}
+		team, err := ops.ListDeadLetteredWebhooks(as(env.OpsToken), &cofferv1.ListDeadLetteredWebhooksRequest{OperatorId: op.ID})
+		if err != nil || len(team.Deliveries) != 1 {
+			t.Errorf("service team's dead letters: %v, %v", team, err)
+		}
+
+		_, err = admins.RedeliverWebhook(as(otherAdmin), &cofferv1.RedeliverWebhookRequest{EventId: id})
+		wantConnectError(t, "another operator's admin redelivers", err, connect.CodeNotFound, "NOT_FOUND")
+
+		r.down.Store(false)
+		var res *cofferv1.RedeliverWebhookResponse
+		for i := 0; ; i++ { // the job that dead-lettered it may still be finishing
+			res, err = admins.RedeliverWebhook(as(opAdmin), &cofferv1.RedeliverWebhookRequest{EventId: id})
+			if code, _ := connectErrorInfo(err); err == nil || code != connect.CodeAborted || i == 50 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil || res.Delivery.EventId != id {
+			t.Fatalf("redeliver: %v, %v", res, err)
+		}
+		waitEventState(t, env, id, "delivered")
+		time.Sleep(300 * time.Millisecond)
+		seen, got := r.snapshot()
+		if len(got) != 1 || got[0].id != id {
+			t.Fatalf("acknowledged %v, want one webhook with id %s", got, id)
+		}
+		for i, s := range seen {
+			if s != id {
+				t.Errorf("request %d had webhook-id %s, want %s", i+1, s, id)
+			}
+		}
+		_, err = admins.RedeliverWebhook(as(opAdmin), &cofferv1.RedeliverWebhookRequest{EventId: id})
+		if code, reason := connectErrorInfo(err); err == nil || reason == "" {
+			t.Errorf("redelivering a delivered webhook: %v (%v %s), want a refusal", err, code, reason)
+		}
+		if list, _ := admins.ListDeadLetters(as(opAdmin), &cofferv1.ListDeadLettersRequest{}); len(list.GetDeliveries()) != 0 {
+			t.Errorf("dead letters after redelivery: %v", list.GetDeliveries())
+		}
+	})
+}
+
+// TestTestWebhook: POST /session/:uuid/test-webhook sends a real, signed DEPOSIT or
+// WITHDRAW_COMPLETE with test=true and the body's overrides; the depositId is negative and the
+// same for the same session; a sub-operator's session is accepted; the sixth call in a minute
+// is refused with RATE_LIMITED and Retry-After.
+func TestTestWebhook(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	r := newHookReceiver(t)
+	op, key := webhookOperator(t, env, r, nil)
+	_, subKey := webhookOperator(t, env, r, &op.ID)
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	newSession := func(k string, withdraw bool) string {
+		t.Helper()
+		if withdraw {
+			res, err := sessions.CreateWithdrawSession(withBearer(t.Context(), k), &cofferv1.CreateWithdrawSessionRequest{
+				ExternalUserId: "alice", Lang: "en", PlatformFiatCurrency: "usd", Amount: "40.00", UserBalance: "100.00"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Sid
+		}
+		res, err := sessions.CreateDepositSession(withBearer(t.Context(), k), depositSessionRequest(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Sid
+	}
+	depositSid, withdrawSid := newSession(key, false), newSession(key, true)
+	subSid := newSession(subKey, false)
+
+	send := func(sid, body string) (int, map[string]any) {
+		return restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, body)
+	}
+	lastDeposit := func() *cofferv1.DepositEvent {
+		t.Helper()
+		_, got := r.snapshot()
+		d, ok := got[len(got)-1].msg.(*cofferv1.DepositEvent)
+		if !ok {
+			t.Fatalf("last webhook is %T, want a DEPOSIT", got[len(got)-1].msg)
+		}
+		return d
+	}
+
+	status, data := send(depositSid, "")
+	if status != 200 || data["delivered"] != true || data["status"] != float64(200) || data["event"] != "DEPOSIT" {
+		t.Fatalf("test DEPOSIT: %d %v", status, data)
+	}
+	first := lastDeposit()
+	if !first.Test || first.DepositId >= 0 || first.Event != "DEPOSIT" {
+		t.Errorf("test DEPOSIT: test=%v depositId=%d event=%s; want test, a negative id, DEPOSIT", first.Test, first.DepositId, first.Event)
+	}
+	if first.DepositId != webhook.TestDepositID(depositSid) {
+		t.Errorf("depositId %d, want %d (derived from the session)", first.DepositId, webhook.TestDepositID(depositSid))
+	}
+
+	status, data = send(depositSid, `{"amount":"12.5","currency":"USDC","chainId":1337}`)
+	if status != 200 || data["delivered"] != true {
+		t.Fatalf("test DEPOSIT with overrides: %d %v", status, data)
+	}
+	second := lastDeposit()
+	if second.DepositId != first.DepositId {
+		t.Errorf("second test DEPOSIT of the session has id %d, first %d: want the same", second.DepositId, first.DepositId)
+	}
+	// 12.5 USDC in its smallest unit (6 decimals), on the USDC contract of chain 1337.
+	usdc := apptest.TestChains()[0].Tokens[1].ContractAddress.Hex()
+	if second.Amount != "12500000" || !strings.EqualFold(second.GetContractAddress(), usdc) || second.ChainId != 1337 {
+		t.Errorf("overrides not applied: amount %s contract %s chain %d; want 12500000 on %s", second.Amount,
+			second.GetContractAddress(), second.ChainId, usdc)
+	}
+
+	addr := "0x52908400098527886E0F7030069857D2E4169EE7"
+	status, data = send(withdrawSid, `{"address":"`+addr+`"}`)
+	if status != 200 || data["event"] != "WITHDRAW_COMPLETE" || data["delivered"] != true {
+		t.Fatalf("test WITHDRAW_COMPLETE: %d %v", status, data)
+	}
+	_, got := r.snapshot()
+	if w, ok := got[len(got)-1].msg.(*cofferv1.WithdrawCompleteEvent); !ok || !w.Test || w.Address != addr {
+		t.Errorf("test WITHDRAW_COMPLETE: %v", got[len(got)-1].msg)
+	}
+
+	// The parent's key reaches its sub-operator's session; the webhook goes to the
+	// sub-operator's endpoint, signed with the sub-operator's key.
+	status, data = send(subSid, "")
+	if status != 200 || data["event"] != "DEPOSIT" || data["delivered"] != true {
+		t.Errorf("sub-operator's session with the parent's key: %d %v, want 200 and delivered", status, data)
+	}
+
+	// Four calls so far this minute; the fifth passes, the sixth is refused.
+	if status, data = send(depositSid, ""); status != 200 {
+		t.Fatalf("fifth call: %d %v", status, data)
+	}
+	res := env.Do(t, "POST", "/session/"+depositSid+"/test-webhook", key, "")
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	retry, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+	if res.StatusCode != http.StatusTooManyRequests || retry < 1 || retry > 61 {
+		t.Errorf("sixth call: %d, Retry-After %q, %s; want 429 with Retry-After 1..61", res.StatusCode, res.Header.Get("Retry-After"), body)
+	}
+	if want := `"code":"RATE_LIMITED"`; !strings.Contains(string(body), want) {
+		t.Errorf("sixth call body %s, want %s", body, want)
+	}
+	// The limit is per operator: the sub-operator has its own.
+	if status, data := restOutcome(t, env, "POST", "/session/"+subSid+"/test-webhook", subKey, ""); status != 200 {
+		t.Errorf("sub-operator's own first call: %d %v", status, data)
+	}
+	if seen, _ := r.snapshot(); len(seen) != 6 {
+		t.Errorf("receiver saw %d requests, want 6 (the refused call sends nothing)", len(seen))
+	}
+	// Another operator's key on this operator's session is refused (and sends nothing).
+	_, strangerKey := env.Operator(t, store.OperatorSettings{})
+	if status, data := restOutcome(t, env, "POST", "/session/"+depositSid+"/test-webhook", strangerKey, ""); status != 404 || data["code"] != "NOT_FOUND" {
+		t.Errorf("another operator's key: %d %v, want 404 NOT_FOUND", status, data)
+	}
+}
