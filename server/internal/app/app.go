@@ -74,6 +74,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services}
+	if cfg.Role != config.RoleAPI {
+		// The service wallets the team must keep funded on every chain.
+		_, gasTank := services.Keys.GasTank()
+		_, hot := services.Keys.HotWallet()
+		log.Info("service wallets", "gas_tank", gasTank.Hex(), "hot_wallet", hot.Hex())
+	}
 	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
 		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic,
