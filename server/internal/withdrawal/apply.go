@@ -1,0 +1,67 @@
+package withdrawal
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Change is an asked-for status change.
+type Change struct {
+	ID     string
+	Action Action
+	// Actor is who asks: admin:<id>, operator:<id>, user or system.
+	Actor string
+	Note  string
+	// SettlementTxHash is the payout's hash (PayoutConfirmed only).
+	SettlementTxHash string
+}
+
+// Applied is a change's result: the withdrawal after it, and what the caller must do in the
+// same transaction (queue the payout when Outcome.Payout).
+type Applied struct {
+	Withdrawal store.Withdrawal
+	Outcome    Outcome
+}
+
+// Apply makes a change in the caller's transaction: it locks the withdrawal (scoped to the
+// operators in scope; nil for any), asks the transition table, and records the change with
+// its actor and note. A refused change returns the table's FAILED_PRECONDITION error and
+// writes nothing; a repeated decision (Outcome.Unchanged) writes nothing either.
+func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, error) {
+	q := store.New(tx)
+	w, err := q.LockWithdrawal(ctx, scope, c.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Applied{}, fault.New(fault.NotFound, "withdrawal not found")
+	} else if err != nil {
+		return Applied{}, fault.Wrap(err, "load withdrawal")
+	}
+	from := Status(w.Status)
+	o, err := Next(from, c.Action)
+	if err != nil {
+		return Applied{}, err
+	}
+	if o.Unchanged {
+		return Applied{Withdrawal: w, Outcome: o}, nil
+	}
+	if c.Action == PayoutConfirmed && c.SettlementTxHash == "" {
+		return Applied{}, fault.Wrap(errors.New("no settlement transaction hash"), "complete withdrawal %s", w.ID)
+	}
+	t := store.WithdrawalTransition{From: string(from), To: string(o.To), Action: string(c.Action), Actor: c.Actor, Note: c.Note}
+	if o.To == from {
+		err = q.RecordWithdrawalAction(ctx, w.ID, t)
+	} else {
+		err = q.SetWithdrawalStatus(ctx, w.ID, t, c.SettlementTxHash)
+	}
+	if err != nil {
+		return Applied{}, fault.Wrap(err, "record withdrawal %s", w.ID)
+	}
+	if w, err = q.LockWithdrawal(ctx, nil, w.ID); err != nil {
+		return Applied{}, fault.Wrap(err, "reload withdrawal")
+	}
+	return Applied{Withdrawal: w, Outcome: o}, nil
+}

@@ -1,0 +1,146 @@
+// Package withdrawal is the withdrawal lifecycle. This file is its one transition table: every
+// status change of a withdrawal, whoever asks for it, goes through Next, and the store applies
+// it atomically (the row changes only if it is still in the status Next was asked about) with
+// an audit row naming the actor and the note.
+package withdrawal
+
+import (
+	"fmt"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+)
+
+// Status is a withdrawal's status (the spec's names).
+type Status string
+
+// The spec's seven statuses.
+const (
+	Pending          Status = "PENDING"
+	Processing       Status = "PROCESSING"
+	AwaitingApproval Status = "AWAITING_APPROVAL"
+	Completed        Status = "COMPLETED"
+	Rejected         Status = "REJECTED"
+	Cancelled        Status = "CANCELLED"
+	Expired          Status = "EXPIRED"
+)
+
+// Statuses lists every status.
+var Statuses = []Status{Pending, Processing, AwaitingApproval, Completed, Rejected, Cancelled, Expired}
+
+// Final reports whether nothing can change the status any more.
+func (s Status) Final() bool {
+	return s == Completed || s == Rejected || s == Cancelled || s == Expired
+}
+
+// Action is what asks for a status change.
+type Action string
+
+// Actions. Creation (mode A: PENDING after the operator's error 0; mode B: AWAITING_APPROVAL)
+// is not a transition: there is no record before it.
+const (
+	// The admin two-step (PATCH /admin/withdrawals/:id/status), mode A.
+	AdminProcess  Action = "admin:PROCESSING"
+	AdminComplete Action = "admin:COMPLETED"
+	AdminReject   Action = "admin:REJECTED"
+	// The operator's decision (POST /withdraw/:id/decision), mode B.
+	OperatorApprove Action = "operator:APPROVE"
+	OperatorReject  Action = "operator:REJECT"
+	// The panel's override of a mode-B withdrawal: the same effects as the operator's decision.
+	AdminApprove Action = "admin:APPROVE"
+	AdminDeny    Action = "admin:REJECT"
+	// The payout of an approved or admin-completed withdrawal reached its confirmations.
+	PayoutConfirmed Action = "payout:confirmed"
+	// A newer submission in the same session, or the session cancelled.
+	Supersede     Action = "user:superseded"
+	CancelSession Action = "user:session-cancelled"
+	// Unactioned past the 24-hour TTL (the periodic expiry job).
+	Expire Action = "system:expire"
+)
+
+// Outcome is what an allowed action does.
+type Outcome struct {
+	// To is the status after the action. For the actions that pay (AdminComplete,
+	// OperatorApprove, AdminApprove) it is the status the withdrawal keeps while its payout is
+	// in flight; PayoutConfirmed then moves it to COMPLETED.
+	To Status
+	// Payout: the action queues the on-chain payout (at most one per withdrawal, ever).
+	Payout bool
+	// Unchanged: the action repeats a decision already taken; it answers the current status
+	// and changes nothing (no payout, no webhook).
+	Unchanged bool
+}
+
+type key struct {
+	from   Status
+	action Action
+}
+
+// transitions is the table. A (status, action) pair that is not in it is refused with the
+// reason in refusals, or a generic one.
+var transitions = map[key]Outcome{
+	// Mode A: the admin two-step.
+	{Pending, AdminProcess}:     {To: Processing},
+	{Processing, AdminComplete}: {To: Processing, Payout: true},
+	{Processing, AdminReject}:   {To: Rejected},
+
+	// Mode B: the operator decides; an admin may override from the panel.
+	{AwaitingApproval, OperatorApprove}: {To: AwaitingApproval, Payout: true},
+	{AwaitingApproval, OperatorReject}:  {To: Rejected},
+	{AwaitingApproval, AdminApprove}:    {To: AwaitingApproval, Payout: true},
+	{AwaitingApproval, AdminDeny}:       {To: Rejected},
+	// A repeated decision returns the current status and never pays again.
+	{Completed, OperatorApprove}: {To: Completed, Unchanged: true},
+	{Completed, OperatorReject}:  {To: Completed, Unchanged: true},
+	{Rejected, OperatorApprove}:  {To: Rejected, Unchanged: true},
+	{Rejected, OperatorReject}:   {To: Rejected, Unchanged: true},
+
+	// The payout confirmed: mode A from PROCESSING, mode B from AWAITING_APPROVAL.
+	{Processing, PayoutConfirmed}:       {To: Completed},
+	{AwaitingApproval, PayoutConfirmed}: {To: Completed},
+
+	// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
+	// took a withdrawal (PROCESSING), only the admin finishes it.
+	{Pending, Supersede}:              {To: Cancelled},
+	{AwaitingApproval, Supersede}:     {To: Cancelled},
+	{Pending, CancelSession}:          {To: Cancelled},
+	{AwaitingApproval, CancelSession}: {To: Cancelled},
+	{Pending, Expire}:                 {To: Expired},
+	{AwaitingApproval, Expire}:        {To: Expired},
+}
+
+// refusals explain the refused pairs an admin or an operator can run into.
+var refusals = map[key]string{
+	{Pending, AdminComplete}:          "a PENDING withdrawal must go to PROCESSING before COMPLETED",
+	{Pending, AdminReject}:            "a PENDING withdrawal must go to PROCESSING before REJECTED",
+	{Processing, AdminProcess}:        "the withdrawal is already PROCESSING",
+	{AwaitingApproval, AdminProcess}:  "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
+	{AwaitingApproval, AdminComplete}: "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
+	{AwaitingApproval, AdminReject}:   "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
+	{Pending, OperatorApprove}:        "the withdrawal was approved synchronously (mode A); its admins finalize it",
+	{Pending, OperatorReject}:         "the withdrawal was approved synchronously (mode A); its admins finalize it",
+	{Processing, OperatorApprove}:     "the withdrawal was approved synchronously (mode A); its admins finalize it",
+	{Processing, OperatorReject}:      "the withdrawal was approved synchronously (mode A); its admins finalize it",
+	{Pending, AdminApprove}:           "only an external-approval withdrawal is approved: move it to PROCESSING",
+	{Processing, AdminApprove}:        "only an external-approval withdrawal is approved: set it COMPLETED",
+	{Pending, AdminDeny}:              "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
+	{Processing, AdminDeny}:           "only an external-approval withdrawal is rejected this way: set it REJECTED",
+}
+
+// Next applies the table: the outcome of action on a withdrawal in status from, or a
+// FAILED_PRECONDITION error saying why the action is not allowed now (nothing changes).
+func Next(from Status, action Action) (Outcome, error) {
+	if o, ok := transitions[key{from, action}]; ok {
+		return o, nil
+	}
+	if why, ok := refusals[key{from, action}]; ok {
+		return Outcome{}, fault.New(fault.FailedPrecondition, "%s", why)
+	}
+	if from.Final() {
+		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from)
+	}
+	return Outcome{}, fault.New(fault.FailedPrecondition, "%s", describe(from, action))
+}
+
+func describe(from Status, action Action) string {
+	return fmt.Sprintf("%s is not allowed on a %s withdrawal", action, from)
+}

@@ -1,0 +1,103 @@
+package withdrawal
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+)
+
+var actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
+	PayoutConfirmed, Supersede, CancelSession, Expire}
+
+// TestSpecTransitions: every row of the spec's States and transitions table that starts from a
+// record, including the refused ones. (The rows without a record are creations, not
+// transitions.) "refused" names words the refusal must contain.
+func TestSpecTransitions(t *testing.T) {
+	cases := []struct {
+		row     string
+		from    Status
+		action  Action
+		to      Status
+		payout  bool
+		same    bool
+		refused string
+	}{
+		{"PENDING + admin PROCESSING", Pending, AdminProcess, Processing, false, false, ""},
+		{"PROCESSING + admin COMPLETED: payout, then COMPLETED", Processing, AdminComplete, Processing, true, false, ""},
+		{"... the payout confirmed", Processing, PayoutConfirmed, Completed, false, false, ""},
+		{"PROCESSING + admin REJECTED", Processing, AdminReject, Rejected, false, false, ""},
+		{"PENDING + admin COMPLETED: direct jump refused", Pending, AdminComplete, "", false, false, "PROCESSING before COMPLETED"},
+		{"AWAITING_APPROVAL + APPROVE within the caps: settle, then COMPLETED", AwaitingApproval, OperatorApprove, AwaitingApproval, true, false, ""},
+		{"... the settlement confirmed", AwaitingApproval, PayoutConfirmed, Completed, false, false, ""},
+		{"AWAITING_APPROVAL + REJECT", AwaitingApproval, OperatorReject, Rejected, false, false, ""},
+		{"COMPLETED + APPROVE again: current status, no payout", Completed, OperatorApprove, Completed, false, true, ""},
+		{"COMPLETED + REJECT: current status", Completed, OperatorReject, Completed, false, true, ""},
+		{"REJECTED + REJECT again", Rejected, OperatorReject, Rejected, false, true, ""},
+		{"REJECTED + APPROVE: current status, no payout", Rejected, OperatorApprove, Rejected, false, true, ""},
+		{"superseded while PENDING", Pending, Supersede, Cancelled, false, false, ""},
+		{"superseded while AWAITING_APPROVAL", AwaitingApproval, Supersede, Cancelled, false, false, ""},
+		{"session cancelled while PENDING", Pending, CancelSession, Cancelled, false, false, ""},
+		{"session cancelled while AWAITING_APPROVAL", AwaitingApproval, CancelSession, Cancelled, false, false, ""},
+		{"unactioned PENDING past the TTL", Pending, Expire, Expired, false, false, ""},
+		{"unactioned AWAITING_APPROVAL past the TTL", AwaitingApproval, Expire, Expired, false, false, ""},
+		// Decisions of this service where the spec says "not shown".
+		{"panel override: approve", AwaitingApproval, AdminApprove, AwaitingApproval, true, false, ""},
+		{"panel override: reject", AwaitingApproval, AdminDeny, Rejected, false, false, ""},
+		{"PENDING + admin REJECTED: two-step", Pending, AdminReject, "", false, false, "PROCESSING before REJECTED"},
+		{"a taken (PROCESSING) withdrawal is not cancelled", Processing, Supersede, "", false, false, "not allowed"},
+		{"a taken (PROCESSING) withdrawal does not expire", Processing, Expire, "", false, false, "not allowed"},
+		{"mode A withdrawals are not decided by the operator", Pending, OperatorApprove, "", false, false, "mode A"},
+		{"mode B withdrawals are not processed", AwaitingApproval, AdminProcess, "", false, false, "APPROVE or REJECT"},
+		{"a completed withdrawal is never reopened", Completed, AdminProcess, "", false, false, "already COMPLETED"},
+		{"a completed withdrawal is not cancelled", Completed, Supersede, "", false, false, "already COMPLETED"},
+		{"an expired withdrawal cannot be approved", Expired, OperatorApprove, "", false, false, "already EXPIRED"},
+		{"a cancelled withdrawal cannot be paid", Cancelled, PayoutConfirmed, "", false, false, "already CANCELLED"},
+		{"PROCESSING twice", Processing, AdminProcess, "", false, false, "already PROCESSING"},
+	}
+	for _, c := range cases {
+		o, err := Next(c.from, c.action)
+		if c.refused != "" {
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Code != fault.FailedPrecondition || !strings.Contains(fe.Message, c.refused) {
+				t.Errorf("%s: %+v, %v; want FAILED_PRECONDITION mentioning %q", c.row, o, err, c.refused)
+			}
+			continue
+		}
+		if err != nil || o.To != c.to || o.Payout != c.payout || o.Unchanged != c.same {
+			t.Errorf("%s: %+v, %v; want to %s payout=%v unchanged=%v", c.row, o, err, c.to, c.payout, c.same)
+		}
+	}
+}
+
+// TestTableInvariants checks the whole table, every status against every action.
+func TestTableInvariants(t *testing.T) {
+	for _, from := range Statuses {
+		for _, a := range actions {
+			o, err := Next(from, a)
+			if err != nil {
+				if o != (Outcome{}) {
+					t.Errorf("%s + %s refused but returned %+v", from, a, o)
+				}
+				continue
+			}
+			switch {
+			case from.Final() && !o.Unchanged:
+				t.Errorf("%s + %s changes a final status to %s", from, a, o.To)
+			case o.Unchanged && (o.Payout || o.To != from):
+				t.Errorf("%s + %s: a repeated decision must change nothing, got %+v", from, a, o)
+			case o.Payout && o.To.Final():
+				t.Errorf("%s + %s queues a payout and ends in %s: COMPLETED must wait for the payout", from, a, o.To)
+			case o.To == Completed && a != PayoutConfirmed && !o.Unchanged:
+				t.Errorf("%s + %s reaches COMPLETED without a confirmed payout", from, a)
+			}
+		}
+	}
+	// Every pair in the table or the refusals uses known statuses and actions.
+	for k := range refusals {
+		if _, ok := transitions[k]; ok {
+			t.Errorf("%s + %s is both allowed and refused", k.from, k.action)
+		}
+	}
+}
