@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math/big"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
@@ -66,7 +66,7 @@ func (e *env) opts(a account) *bind.TransactOpts {
 func (e *env) receipt(h common.Hash) (*types.Receipt, error) {
 	for i := 0; ; i++ {
 		r, err := e.client.TransactionReceipt(context.Background(), h)
-		if err == nil || i == 200 || !strings.Contains(err.Error(), "transaction indexing is in progress") {
+		if err == nil || i == 200 || !chain.IsIndexing(err) {
 			return r, err
 		}
 		time.Sleep(5 * time.Millisecond)

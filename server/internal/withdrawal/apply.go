@@ -53,11 +53,13 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 	}
 	t := store.WithdrawalTransition{From: string(from), To: string(o.To), Action: string(c.Action), Actor: c.Actor, Note: c.Note}
 	if o.To == from {
-		err = q.RecordWithdrawalAction(ctx, w.ID, t)
-	} else {
-		err = q.SetWithdrawalStatus(ctx, w.ID, t, c.SettlementTxHash)
+		// The row does not change (a payout was asked for): only the audit trail grows.
+		if err := q.RecordWithdrawalAction(ctx, w.ID, t); err != nil {
+			return Applied{}, fault.Wrap(err, "record withdrawal %s", w.ID)
+		}
+		return Applied{Withdrawal: w, Outcome: o}, nil
 	}
-	if err != nil {
+	if err := q.SetWithdrawalStatus(ctx, w.ID, t, c.SettlementTxHash); err != nil {
 		return Applied{}, fault.Wrap(err, "record withdrawal %s", w.ID)
 	}
 	if w, err = q.LockWithdrawal(ctx, nil, w.ID); err != nil {

@@ -4,11 +4,7 @@
 // an audit row naming the actor and the note.
 package withdrawal
 
-import (
-	"fmt"
-
-	"github.com/cofferhq/coffer/server/internal/fault"
-)
+import "github.com/cofferhq/coffer/server/internal/fault"
 
 // Status is a withdrawal's status (the spec's names).
 type Status string
@@ -108,18 +104,24 @@ var transitions = map[key]Outcome{
 	{AwaitingApproval, Expire}:        {To: Expired},
 }
 
+// Reasons shared by several refused pairs.
+const (
+	notProcessed    = "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT"
+	decidedByAdmins = "the withdrawal was approved synchronously (mode A); its admins finalize it"
+)
+
 // refusals explain the refused pairs an admin or an operator can run into.
 var refusals = map[key]string{
 	{Pending, AdminComplete}:          "a PENDING withdrawal must go to PROCESSING before COMPLETED",
 	{Pending, AdminReject}:            "a PENDING withdrawal must go to PROCESSING before REJECTED",
 	{Processing, AdminProcess}:        "the withdrawal is already PROCESSING",
-	{AwaitingApproval, AdminProcess}:  "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
-	{AwaitingApproval, AdminComplete}: "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
-	{AwaitingApproval, AdminReject}:   "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT",
-	{Pending, OperatorApprove}:        "the withdrawal was approved synchronously (mode A); its admins finalize it",
-	{Pending, OperatorReject}:         "the withdrawal was approved synchronously (mode A); its admins finalize it",
-	{Processing, OperatorApprove}:     "the withdrawal was approved synchronously (mode A); its admins finalize it",
-	{Processing, OperatorReject}:      "the withdrawal was approved synchronously (mode A); its admins finalize it",
+	{AwaitingApproval, AdminProcess}:  notProcessed,
+	{AwaitingApproval, AdminComplete}: notProcessed,
+	{AwaitingApproval, AdminReject}:   notProcessed,
+	{Pending, OperatorApprove}:        decidedByAdmins,
+	{Pending, OperatorReject}:         decidedByAdmins,
+	{Processing, OperatorApprove}:     decidedByAdmins,
+	{Processing, OperatorReject}:      decidedByAdmins,
 	{Pending, AdminApprove}:           "only an external-approval withdrawal is approved: move it to PROCESSING",
 	{Processing, AdminApprove}:        "only an external-approval withdrawal is approved: set it COMPLETED",
 	{Pending, AdminDeny}:              "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
@@ -138,9 +140,5 @@ func Next(from Status, action Action) (Outcome, error) {
 	if from.Final() {
 		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from)
 	}
-	return Outcome{}, fault.New(fault.FailedPrecondition, "%s", describe(from, action))
-}
-
-func describe(from Status, action Action) string {
-	return fmt.Sprintf("%s is not allowed on a %s withdrawal", action, from)
+	return Outcome{}, fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from)
 }
