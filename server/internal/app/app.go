@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // App is one Coffer process.
@@ -66,6 +67,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		FiatRates:            cfg.FiatRates,
 		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,
 		WebhookRetries:       cfg.WebhookRetries,
+		Withdrawals:          withdrawal.Config{SettleWait: cfg.SettleWait, PayoutPoll: cfg.SettlePoll},
+		OffRamp:              cfg.OffRamp,
 		Failpoint:            cfg.Failpoint,
 		Log:                  log,
 	})

@@ -48,8 +48,9 @@ var credNames = [numCreds]string{"none", "operator key", "other operator's key",
 //     so a Bearer credential gets 401: it does not stand in for the sid.
 //   - GET /chain, ChainService, /admin/login and AdminService.Login are public.
 //   - /admin/* and AdminService take only the admin token; OpsService only the ops token.
-//   - 501 / unimpl (later milestones) appears only where authentication succeeded:
-//     authentication runs first.
+//   - A withdrawal submitted with the real sid is refused by operator A's receiver, which
+//     nothing answers: 422 / denied_wd (FailedPrecondition, reason WITHDRAW_DENIED, code 3).
+//     Authentication runs first: every outcome past it appears only with the right credential.
 //   - The other operator's key is a valid key: it opens its own sessions, and meets operator
 //     A's session on test-webhook as 404 (see isolation_test.go).
 const authMatrix = `
@@ -61,34 +62,34 @@ POST  /depositor/create                   401       200       200       403     
 GET   /depositor/{externalUserId}/check   401       200       200       403       403       401
 POST  /depositor/address                  401       401       401       401       401       200
 GET   /chain                              200       200       200       200       200       200
-POST  /withdraw/direct-transfer           401       401       401       401       401       501
-POST  /withdraw/{id}/decision             401       501       501       403       403       401
+POST  /withdraw/direct-transfer           401       401       401       401       401       422
+POST  /withdraw/{id}/decision             401       404       404       403       403       401
 POST  /admin/login                        200       200       200       200       200       200
-GET   /admin/withdrawals                  401       403       403       501       403       401
-PATCH /admin/withdrawals/{id}/status      401       403       403       501       403       401
+GET   /admin/withdrawals                  401       403       403       200       403       401
+PATCH /admin/withdrawals/{id}/status      401       403       403       404       403       401
 
 SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
 SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
 SessionService.SendTestWebhook            unauth    ok        notfound  denied    denied    unauth
 DepositorService.CreateDepositor          unauth    ok        ok        denied    denied    unauth
 DepositorService.CheckDepositor           unauth    ok        ok        denied    denied    unauth
-WithdrawalService.DecideWithdrawal        unauth    unimpl    unimpl    denied    denied    unauth
-WithdrawalService.GetWithdrawal           unauth    unimpl    unimpl    denied    denied    unauth
+WithdrawalService.DecideWithdrawal        unauth    notfound  notfound  denied    denied    unauth
+WithdrawalService.GetWithdrawal           unauth    notfound  notfound  denied    denied    unauth
 ChainService.ListChains                   ok        ok        ok        ok        ok        ok
 WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.WatchDeposits               unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.ListSessionDeposits         unauth    unauth    unauth    unauth    unauth    ok
-WidgetService.QuoteWithdrawal             unauth    unauth    unauth    unauth    unauth    unimpl
-WidgetService.SubmitWithdrawal            unauth    unauth    unauth    unauth    unauth    unimpl
+WidgetService.QuoteWithdrawal             unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.SubmitWithdrawal            unauth    unauth    unauth    unauth    unauth    denied_wd
 WidgetService.CancelSession               unauth    unauth    unauth    unauth    unauth    ok
 AdminService.Login                        ok        ok        ok        ok        ok        ok
 AdminService.Logout                       unauth    denied    denied    ok        denied    unauth
 AdminService.GetMe                        unauth    denied    denied    ok        denied    unauth
-AdminService.ListWithdrawals              unauth    denied    denied    unimpl    denied    unauth
-AdminService.GetAdminWithdrawal           unauth    denied    denied    unimpl    denied    unauth
-AdminService.UpdateWithdrawalStatus       unauth    denied    denied    unimpl    denied    unauth
-AdminService.OverrideDecision             unauth    denied    denied    unimpl    denied    unauth
+AdminService.ListWithdrawals              unauth    denied    denied    ok        denied    unauth
+AdminService.GetAdminWithdrawal           unauth    denied    denied    notfound  denied    unauth
+AdminService.UpdateWithdrawalStatus       unauth    denied    denied    notfound  denied    unauth
+AdminService.OverrideDecision             unauth    denied    denied    notfound  denied    unauth
 AdminService.ListDeposits                 unauth    denied    denied    ok        denied    unauth
 AdminService.ReplayDeposit                unauth    denied    denied    unavail   denied    unauth
 AdminService.ListThemes                   unauth    denied    denied    ok        denied    unauth
@@ -147,6 +148,7 @@ func parseAuthMatrix(t *testing.T) []matrixRow {
 var connectOutcomes = map[connect.Code]string{
 	connect.CodeUnauthenticated: "unauth", connect.CodePermissionDenied: "denied",
 	connect.CodeNotFound: "notfound", connect.CodeUnimplemented: "unimpl", connect.CodeUnavailable: "unavail",
+	connect.CodeFailedPrecondition: "denied_wd",
 }
 
 // sessionIDs are the sids a session-scoped request carries: operator A's real sessions in the
@@ -463,8 +465,9 @@ func sidScoped(endpoint string) bool {
 // errorCodes are the reasons (REST data.code, Connect ErrorInfo) each failing outcome carries,
 // so a 501 from Coffer is told apart from a missing route.
 var errorCodes = map[string]string{
-	"401": "UNAUTHENTICATED", "403": "FORBIDDEN", "404": "NOT_FOUND", "501": "NOT_IMPLEMENTED",
+	"401": "UNAUTHENTICATED", "403": "FORBIDDEN", "404": "NOT_FOUND", "422": "WITHDRAW_DENIED", "501": "NOT_IMPLEMENTED",
 	"unauth": "UNAUTHENTICATED", "denied": "FORBIDDEN", "notfound": "NOT_FOUND", "unimpl": "NOT_IMPLEMENTED", "unavail": "UNAVAILABLE",
+	"denied_wd": "WITHDRAW_DENIED",
 }
 
 // call sends endpoint's request with the column's credential and returns the outcome and the

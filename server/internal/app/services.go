@@ -30,23 +30,25 @@ import (
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 	"github.com/cofferhq/coffer/server/internal/webhook"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // Services is the service layer; the transports, the CLI and `coffer dev` share it.
 type Services struct {
-	pool       *pgxpool.Pool
-	Operators  *operator.Service
-	Admins     *admin.Service
-	Sessions   *session.Service
-	Depositors *depositor.Service
-	Themes     *theme.Service
-	Chains     *chain.Registry
-	Webhooks   *webhook.Service
-	Deposits   *deposit.Service
-	Engine     *chaintx.Engine
-	Keys       *wallet.Keys
-	Clients    map[int64]*chain.Client
-	Prices     *rates.Chain
+	pool        *pgxpool.Pool
+	Operators   *operator.Service
+	Admins      *admin.Service
+	Sessions    *session.Service
+	Depositors  *depositor.Service
+	Themes      *theme.Service
+	Chains      *chain.Registry
+	Webhooks    *webhook.Service
+	Deposits    *deposit.Service
+	Engine      *chaintx.Engine
+	Keys        *wallet.Keys
+	Clients     map[int64]*chain.Client
+	Prices      *rates.Chain
+	Withdrawals *withdrawal.Service
 
 	webhookRetries jobs.RetrySchedule
 }
@@ -61,6 +63,9 @@ type ServicesConfig struct {
 	AllowPrivateWebhooks bool
 	// WebhookRetries: see config.Config.
 	WebhookRetries jobs.RetrySchedule
+	Withdrawals    withdrawal.Config
+	// OffRamp: see config.Config.
+	OffRamp string
 	// Failpoint: see config.Config.
 	Failpoint string
 	Log       *slog.Logger
@@ -118,6 +123,12 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	}
 	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
 		Prices: s.Prices, Webhooks: s.Webhooks, Log: cfg.Log}, cfg.Deposits)
+	var offramp withdrawal.OffRamp
+	if cfg.OffRamp == "dev" {
+		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
+	}
+	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
+		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
 }
 
@@ -128,6 +139,7 @@ const FailpointExitCode = 86
 func (s *Services) SetRiver(r *jobs.Client) {
 	s.Webhooks.SetInserter(r)
 	s.Deposits.SetRiver(r)
+	s.Withdrawals.SetRiver(r)
 }
 
 // InsertOnlyRiver is a River client that only inserts jobs (the CLI's): a worker replica
@@ -151,7 +163,10 @@ func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers
 	river.AddWorker(w, &webhook.DeliverWorker{Service: s.Webhooks, Schedule: s.webhookRetries})
 	river.AddWorker(w, &deposit.ScanWorker{Service: s.Deposits})
 	river.AddWorker(w, &deposit.SettleWorker{Service: s.Deposits})
-	return w, append([]*river.PeriodicJob{jobs.CleanupPeriodic()}, s.Deposits.Periodic()...)
+	river.AddWorker(w, &withdrawal.PayoutWorker{Service: s.Withdrawals})
+	river.AddWorker(w, &withdrawal.SweepWorker{Service: s.Withdrawals})
+	periodic := append([]*river.PeriodicJob{jobs.CleanupPeriodic()}, s.Deposits.Periodic()...)
+	return w, append(periodic, s.Withdrawals.Periodic()...)
 }
 
 // servers binds the Connect handlers to the services.
@@ -159,12 +174,14 @@ func (s *Services) servers() rpc.Servers {
 	return rpc.Servers{
 		Session: &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators, TestWebhooks: &testwebhook.Service{
 			Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices, Webhooks: s.Webhooks}},
-		Depositor:  &rpc.DepositorServer{Depositors: s.Depositors},
-		Chain:      &rpc.ChainServer{Chains: s.Chains},
-		Widget:     &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits},
-		Withdrawal: &rpc.WithdrawalServer{},
-		Admin:      &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks},
-		Ops:        &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks},
+		Depositor: &rpc.DepositorServer{Depositors: s.Depositors},
+		Chain:     &rpc.ChainServer{Chains: s.Chains},
+		Widget: &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits,
+			Withdrawals: s.Withdrawals},
+		Withdrawal: &rpc.WithdrawalServer{Withdrawals: s.Withdrawals},
+		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
+			Withdrawals: s.Withdrawals},
+		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks},
 	}
 }
 

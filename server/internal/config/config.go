@@ -61,6 +61,12 @@ type Config struct {
 	// JobRescueAfter is how long a job may run before River runs it again, presuming its
 	// process died (see jobs.Options.RescueAfter).
 	JobRescueAfter time.Duration
+	// SettleWait is how long a withdrawal decision (APPROVE, admin COMPLETED) waits for its
+	// payout to confirm before it answers.
+	SettleWait time.Duration
+	// OffRamp names the off-ramp provider of OFF_RAMP withdrawals: "" (none: refused) or
+	// "dev" (`coffer dev`'s provider, which collects on the dev chain; never in production).
+	OffRamp string
 	// Failpoint (testing only) makes the process exit at a step of sending a transaction
 	// (chaintx.Step*), to prove crash safety with a real process kill.
 	Failpoint string
@@ -87,6 +93,8 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
 	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost with a crashed process and run again"},
+	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
+	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
 	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
@@ -140,6 +148,12 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.SettlePoll = c.ScanInterval
 	if c.JobRescueAfter, err = time.ParseDuration(get("COFFER_JOB_RESCUE_AFTER", "2m")); err != nil || c.JobRescueAfter < 2*time.Second {
 		errs = append(errs, errors.New("COFFER_JOB_RESCUE_AFTER must be a duration of at least 2s"))
+	}
+	if c.SettleWait, err = time.ParseDuration(get("COFFER_SETTLE_WAIT", "20s")); err != nil || c.SettleWait <= 0 {
+		errs = append(errs, errors.New("COFFER_SETTLE_WAIT must be a positive duration such as 20s"))
+	}
+	if c.OffRamp = get("COFFER_OFFRAMP", ""); c.OffRamp != "" && c.OffRamp != "dev" {
+		errs = append(errs, errors.New("COFFER_OFFRAMP must be empty or dev"))
 	}
 	if err := CheckRole(c.Role); err != nil {
 		errs = append(errs, err)

@@ -228,6 +228,7 @@ func Run(ctx context.Context, opts Options) error {
 		Role: config.RoleAll, AutoMigrate: true, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(),
 		ScanInterval: 250 * time.Millisecond, SettlePoll: 250 * time.Millisecond, DevWebhookOperator: st.OperatorID,
+		SettleWait: 20 * time.Second, OffRamp: "dev",
 	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {

@@ -335,7 +335,8 @@ func acceptedVariants(t *testing.T, env *apptest.Env, key string) {
 		{"unicode_externalUserId", "/depositor/create", "", `{"externalUserId":"usér-☕"}`, 200},
 		{"lang_region", "/session/deposit", "", sessionBody(map[string]any{"lang": "pt-BR"}), 200},
 		{"lowercase_currency", "/session/deposit", "", sessionBody(map[string]any{"platformFiatCurrency": "eur"}), 200},
-		{"enum_full_name", "/withdraw/" + someID + "/decision", "", `{"decision":"DECISION_REJECT"}`, 501},
+		// Decoded and validated: the (unknown) withdrawal is then not found.
+		{"enum_full_name", "/withdraw/" + someID + "/decision", "", `{"decision":"DECISION_REJECT"}`, 404},
 		{"test_webhook_empty_body_no_content_type", "", noContentType, "", 0},
 	}
 	sid, _, _ := openSession(t, env, key, "deposit", nil)

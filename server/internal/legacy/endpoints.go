@@ -5,7 +5,6 @@ import (
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
@@ -265,38 +264,5 @@ func (h *Handler) adminLogin(w http.ResponseWriter, r *http.Request) error {
 		Token     string    `json:"token"`
 		ExpiresAt time.Time `json:"expiresAt"`
 	}{res.Token, res.GetExpiresAt().AsTime()})
-	return nil
-}
-
-func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
-	res, err := h.s.Admin.ListWithdrawals(ctx, &cofferv1.ListWithdrawalsRequest{})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res.Withdrawals)
-	return nil
-}
-
-func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.UpdateWithdrawalStatusRequest
-	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
-		return err
-	}
-	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)
-	if err != nil {
-		return err
-	}
-	if res.Withdrawal == nil {
-		return fault.New(fault.Internal, "no withdrawal returned")
-	}
-	writeJSON(w, http.StatusOK, res.Withdrawal)
 	return nil
 }

@@ -2,6 +2,7 @@ package legacy_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -117,6 +121,24 @@ const (
 	unknownUUID = "00000000-0000-4000-8000-000000000000"
 )
 
+// insertWithdrawal records a withdrawal of 25.00 USD (25 USDT) with a fixed id.
+func insertWithdrawal(t *testing.T, env *apptest.Env, id, operatorID, sid, status string) {
+	t.Helper()
+	mode := "sync"
+	if status == "AWAITING_APPROVAL" {
+		mode = "external"
+	}
+	amount := decimal.RequireFromString("25.00")
+	_, err := store.New(env.Pool).InsertWithdrawal(context.Background(), store.Withdrawal{ID: id, OperatorID: operatorID, SessionID: sid,
+		ExternalUserID: "golden", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
+		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: "0x52908400098527886E0F7030069857D2E4169EE7",
+		FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
+		AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 type goldenCase struct {
 	name string
 	req  request
@@ -132,7 +154,7 @@ func TestGolden(t *testing.T) {
 		w.Write([]byte(`{"error":0,"description":"received"}`))
 	}))
 	t.Cleanup(receiver.Close)
-	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
+	op, key := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
 	_, otherKey := env.Operator(t, store.OperatorSettings{})
 	inactive := false
 	_, inactiveKey := env.Operator(t, store.OperatorSettings{Active: &inactive})
@@ -145,6 +167,35 @@ func TestGolden(t *testing.T) {
 	env.ExpireSession(t, expiredDepSid)
 	env.ExpireSession(t, expiredWdSid)
 	otherSid, _, _ := openSession(t, env, otherKey, "deposit", nil)
+
+	// Withdrawals: an operator whose receiver refuses (code 2), and mode-B operators, one not
+	// enabled to release withdrawals and one with a per-transaction cap below 25.00.
+	refuser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":2,"description":"balance 3.10"}`))
+	}))
+	t.Cleanup(refuser.Close)
+	_, refuserKey := env.Operator(t, store.OperatorSettings{WebhookURL: &refuser.URL})
+	refusedSid, _, _ := openSession(t, env, refuserKey, "withdraw", map[string]any{"externalUserId": "golden-refused"})
+	external, enabled, disabled, lowCap := "EXTERNAL", true, false, "10"
+	notEnabledOp, notEnabledKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
+		ApprovalEnabled: &disabled})
+	cappedOp, cappedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
+		ApprovalEnabled: &enabled, PerTxCap: &lowCap})
+	notEnabledSid, _, _ := openSession(t, env, notEnabledKey, "withdraw", map[string]any{"externalUserId": "golden-b1"})
+	cappedSid, _, _ := openSession(t, env, cappedKey, "withdraw", map[string]any{"externalUserId": "golden-b2"})
+	modeBSid, _, _ := openSession(t, env, notEnabledKey, "withdraw", map[string]any{"externalUserId": "golden-b3"})
+	const (
+		notEnabledWd = "5a000000-0000-4000-8000-000000000001"
+		cappedWd     = "5a000000-0000-4000-8000-000000000002"
+		rejectedWd   = "5a000000-0000-4000-8000-000000000003"
+		pendingWd    = "5a000000-0000-4000-8000-000000000004"
+	)
+	insertWithdrawal(t, env, notEnabledWd, notEnabledOp.ID, notEnabledSid, "AWAITING_APPROVAL")
+	insertWithdrawal(t, env, cappedWd, cappedOp.ID, cappedSid, "AWAITING_APPROVAL")
+	insertWithdrawal(t, env, rejectedWd, cappedOp.ID, cappedSid, "AWAITING_APPROVAL")
+	adminSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-admin"})
+	insertWithdrawal(t, env, pendingWd, op.ID, adminSid, "PENDING")
 	openSession(t, env, key, "withdraw", map[string]any{"operatorReference": "golden-withdraw-ref"})
 	openSession(t, env, key, "deposit", map[string]any{"operatorReference": "golden-deposit-ref"})
 
@@ -272,8 +323,16 @@ func TestGolden(t *testing.T) {
 		{name: "chain_ok", req: request{method: "GET", path: "/chain"}},
 		{name: "chain_method_not_allowed", req: request{method: "POST", path: "/chain", body: `{}`}},
 
-		// POST /withdraw/direct-transfer (501 until the withdrawals milestone, after the session check)
-		{name: "withdraw_direct_transfer_not_implemented", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(wdSid)}},
+		// POST /withdraw/direct-transfer
+		{name: "withdraw_direct_transfer_ok", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(wdSid)}},
+		{name: "withdraw_direct_transfer_denied", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(refusedSid)}},
+		{name: "withdraw_direct_transfer_mode_b", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(modeBSid)}},
+		{name: "withdraw_direct_transfer_bad_checksum", req: request{method: "POST", path: "/withdraw/direct-transfer",
+			body: `{"sid":"` + wdSid + `","address":"0x52908400098527886e0F7030069857D2E4169EE7","currency":"USDT","chainId":1337}`}},
+		{name: "withdraw_direct_transfer_zero_address", req: request{method: "POST", path: "/withdraw/direct-transfer",
+			body: `{"sid":"` + wdSid + `","address":"0x0000000000000000000000000000000000000000","currency":"USDT","chainId":1337}`}},
+		{name: "withdraw_direct_transfer_unknown_chain", req: request{method: "POST", path: "/withdraw/direct-transfer",
+			body: `{"sid":"` + wdSid + `","address":"0x00000000000000000000000000000000000000b1","currency":"USDT","chainId":99}`}},
 		{name: "withdraw_direct_transfer_session_expired", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(expiredWdSid)}},
 		{name: "withdraw_direct_transfer_unknown_session", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(unknownUUID)}},
 		{name: "withdraw_direct_transfer_forbidden_deposit_session", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(depSid)}},
@@ -281,10 +340,20 @@ func TestGolden(t *testing.T) {
 			body: `{"sid":"` + wdSid + `","address":"0x1234","currency":"USDT","chainId":1337}`}},
 		{name: "withdraw_direct_transfer_method_not_allowed", req: request{method: "GET", path: "/withdraw/direct-transfer"}},
 
-		// POST /withdraw/{id}/decision (501 until the withdrawals milestone)
-		{name: "withdraw_decision_not_implemented", req: request{method: "POST", path: decisionPath, bearer: key, body: `{"decision":"APPROVE"}`}},
-		{name: "withdraw_decision_not_implemented_reject", req: request{method: "POST", path: decisionPath, bearer: key,
-			body: `{"decision":"REJECT","reason":"suspicious"}`}},
+		// POST /withdraw/{id}/decision
+		{name: "withdraw_decision_not_found", req: request{method: "POST", path: decisionPath, bearer: key, body: `{"decision":"APPROVE"}`}},
+		{name: "withdraw_decision_held_not_enabled", req: request{method: "POST", path: "/withdraw/" + notEnabledWd + "/decision",
+			bearer: notEnabledKey, body: `{"decision":"APPROVE"}`}},
+		{name: "withdraw_decision_held_cap_exceeded", req: request{method: "POST", path: "/withdraw/" + cappedWd + "/decision",
+			bearer: cappedKey, body: `{"decision":"APPROVE"}`}},
+		{name: "withdraw_decision_reject", req: request{method: "POST", path: "/withdraw/" + rejectedWd + "/decision",
+			bearer: cappedKey, body: `{"decision":"REJECT","reason":"suspicious"}`}},
+		{name: "withdraw_decision_repeated", req: request{method: "POST", path: "/withdraw/" + rejectedWd + "/decision",
+			bearer: cappedKey, body: `{"decision":"APPROVE"}`}},
+		{name: "withdraw_decision_other_operator", req: request{method: "POST", path: "/withdraw/" + cappedWd + "/decision",
+			bearer: key, body: `{"decision":"APPROVE"}`}},
+		{name: "withdraw_decision_mode_a_refused", req: request{method: "POST", path: "/withdraw/" + pendingWd + "/decision",
+			bearer: key, body: `{"decision":"APPROVE"}`}},
 		{name: "withdraw_decision_invalid_decision", req: request{method: "POST", path: decisionPath, bearer: key, body: `{"decision":"MAYBE"}`}},
 		{name: "withdraw_decision_missing_decision", req: request{method: "POST", path: decisionPath, bearer: key, body: `{"reason":"x"}`}},
 		{name: "withdraw_decision_invalid_id", req: request{method: "POST", path: "/withdraw/not-a-uuid/decision", bearer: key,
@@ -318,16 +387,27 @@ func TestGolden(t *testing.T) {
 				}
 			}},
 
-		// GET /admin/withdrawals (501 until the withdrawals milestone)
-		{name: "admin_withdrawals_not_implemented", req: request{method: "GET", path: "/admin/withdrawals", bearer: adminToken}},
+		// GET /admin/withdrawals
+		{name: "admin_withdrawals_filtered", req: request{method: "GET", bearer: adminToken,
+			path: "/admin/withdrawals?operatorId=" + cappedOp.ID + "&status=REJECTED,AWAITING_APPROVAL&limit=1"}},
+		{name: "admin_withdrawals_invalid_status", req: request{method: "GET", path: "/admin/withdrawals?status=DONE", bearer: adminToken}},
+		{name: "admin_withdrawals_invalid_from", req: request{method: "GET", path: "/admin/withdrawals?from=yesterday", bearer: adminToken}},
+		{name: "admin_withdrawals_unknown_parameter", req: request{method: "GET", path: "/admin/withdrawals?sort=asc", bearer: adminToken}},
+		{name: "admin_withdrawals_invalid_page_token", req: request{method: "GET", path: "/admin/withdrawals?pageToken=xyz", bearer: adminToken}},
 		{name: "admin_withdrawals_unauthenticated", req: request{method: "GET", path: "/admin/withdrawals"}},
 		{name: "admin_withdrawals_invalid_token", req: request{method: "GET", path: "/admin/withdrawals", bearer: "adm_not_a_real_token"}},
 		{name: "admin_withdrawals_forbidden_operator_key", req: request{method: "GET", path: "/admin/withdrawals", bearer: key}},
 		{name: "admin_withdrawals_method_not_allowed", req: request{method: "POST", path: "/admin/withdrawals", bearer: adminToken, body: `{}`}},
 
-		// PATCH /admin/withdrawals/{id}/status (501 until the withdrawals milestone)
-		{name: "admin_withdrawal_status_not_implemented", req: request{method: "PATCH", path: statusPath, bearer: adminToken,
+		// PATCH /admin/withdrawals/{id}/status
+		{name: "admin_withdrawal_status_not_found", req: request{method: "PATCH", path: statusPath, bearer: adminToken,
 			body: `{"status":"PROCESSING","adminNote":"checked"}`}},
+		{name: "admin_withdrawal_status_direct_jump_refused", req: request{method: "PATCH", path: "/admin/withdrawals/" + pendingWd + "/status",
+			bearer: adminToken, body: `{"status":"COMPLETED","adminNote":"paid"}`}},
+		{name: "admin_withdrawal_status_processing", req: request{method: "PATCH", path: "/admin/withdrawals/" + pendingWd + "/status",
+			bearer: adminToken, body: `{"status":"PROCESSING","adminNote":"checked"}`}},
+		{name: "admin_withdrawal_status_rejected", req: request{method: "PATCH", path: "/admin/withdrawals/" + pendingWd + "/status",
+			bearer: adminToken, body: `{"status":"REJECTED","adminNote":"KYC failed"}`}},
 		{name: "admin_withdrawal_status_pending_not_allowed", req: request{method: "PATCH", path: statusPath, bearer: adminToken,
 			body: `{"status":"PENDING"}`}},
 		{name: "admin_withdrawal_status_unknown_status", req: request{method: "PATCH", path: statusPath, bearer: adminToken,
@@ -433,8 +513,8 @@ func checkEnvelopeShape(t *testing.T, req request, res response) {
 		want := map[string]int{
 			"INVALID_ARGUMENT": 400, "UNAUTHENTICATED": 401, "FORBIDDEN": 403, "NOT_FOUND": 404,
 			"METHOD_NOT_ALLOWED": 405, "CONFLICT": 409, "SESSION_EXPIRED": 410, "PAYLOAD_TOO_LARGE": 413,
-			"UNSUPPORTED_MEDIA_TYPE": 415, "WITHDRAW_DENIED": 422, "RATE_LIMITED": 429, "INTERNAL": 500,
-			"NOT_IMPLEMENTED": 501, "UNAVAILABLE": 503,
+			"UNSUPPORTED_MEDIA_TYPE": 415, "WITHDRAW_DENIED": 422, "FAILED_PRECONDITION": 422, "RATE_LIMITED": 429,
+			"INTERNAL": 500, "NOT_IMPLEMENTED": 501, "UNAVAILABLE": 503,
 		}[data.Code]
 		if want != res.status {
 			t.Errorf("data.code %s with HTTP %d (want %d)", data.Code, res.status, want)

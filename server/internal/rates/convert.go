@@ -72,6 +72,17 @@ func FiatToTokenUnits(fiatAmount, fiatPerUSD, usdPerToken decimal.Decimal, decim
 	return ceilRat(q)
 }
 
+// FiatToTokenUnitsDown is FiatToTokenUnits rounded DOWN: what a payout of fiatAmount sends,
+// never more than the fiat amount is worth.
+func FiatToTokenUnitsDown(fiatAmount, fiatPerUSD, usdPerToken decimal.Decimal, decimals int32) *big.Int {
+	checkDecimals("FiatToTokenUnitsDown", decimals)
+	if !fiatPerUSD.IsPositive() || !usdPerToken.IsPositive() {
+		panic(fmt.Sprintf("rates.FiatToTokenUnitsDown: rates must be > 0 (fiat per USD %s, USD per token %s)", fiatPerUSD, usdPerToken))
+	}
+	q := new(big.Rat).Quo(fiatAmount.Shift(decimals).Rat(), fiatPerUSD.Mul(usdPerToken).Rat())
+	return new(big.Int).Quo(q.Num(), q.Denom())
+}
+
 // ceilRat rounds toward +∞.
 func ceilRat(q *big.Rat) *big.Int {
 	quo, rem := new(big.Int).QuoRem(q.Num(), q.Denom(), new(big.Int)) // truncated toward zero

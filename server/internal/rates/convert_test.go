@@ -240,3 +240,39 @@ func TestNegativeDecimalsPanic(t *testing.T) {
 	}()
 	ToUnits(dec("1"), -1)
 }
+
+// TestFiatToTokenUnitsDown: a payout never sends more than the fiat amount is worth, and one
+// unit more would.
+func TestFiatToTokenUnitsDown(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		fiat, perUSD, price string
+		decimals            int32
+		want                string
+	}{
+		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
+		{"USD to ETH, rounded down", "25", "1", "3000", 18, "8333333333333333"},
+		{"USD to ETH, exact", "30", "1", "3000", 18, "10000000000000000"},
+		{"EUR to USDT", "25", "0.92", "1", 6, "27173913"},
+		{"JPY to USDC", "1000", "150", "1", 6, "6666666"},
+		{"below one unit", "0.0000001", "1", "1", 6, "0"},
+	} {
+		fiat, perUSD, price := dec(tc.fiat), dec(tc.perUSD), dec(tc.price)
+		got := FiatToTokenUnitsDown(fiat, perUSD, price, tc.decimals)
+		if got.String() != tc.want {
+			t.Errorf("%s: FiatToTokenUnitsDown = %s, want %s", tc.name, got, tc.want)
+			continue
+		}
+		worth := func(units *big.Int) *big.Rat {
+			r := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(tc.decimals)), nil))
+			r.Mul(r, price.Rat())
+			return r.Mul(r, perUSD.Rat())
+		}
+		if worth(got).Cmp(fiat.Rat()) > 0 {
+			t.Errorf("%s: %s units are worth more than %s", tc.name, got, tc.fiat)
+		}
+		if more := new(big.Int).Add(got, big.NewInt(1)); worth(more).Cmp(fiat.Rat()) <= 0 {
+			t.Errorf("%s: %s units still within %s", tc.name, more, tc.fiat)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -12,14 +13,16 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // AdminServer implements coffer.v1.AdminService.
 type AdminServer struct {
-	Admins   *admin.Service
-	Themes   *theme.Service
-	Deposits *deposit.Service
-	Webhooks *webhook.Service
+	Admins      *admin.Service
+	Themes      *theme.Service
+	Deposits    *deposit.Service
+	Webhooks    *webhook.Service
+	Withdrawals *withdrawal.Service
 }
 
 // Login exchanges credentials for an admin token.
@@ -105,24 +108,90 @@ func notYet(what string) error {
 	return fault.New(fault.NotImplemented, "%s is not available yet", what)
 }
 
-// ListWithdrawals is delivered by the withdrawals milestone.
-func (s *AdminServer) ListWithdrawals(context.Context, *cofferv1.ListWithdrawalsRequest) (*cofferv1.ListWithdrawalsResponse, error) {
-	return nil, notYet("Listing withdrawals")
+// ListWithdrawals pages through the withdrawals in the admin's scope.
+func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWithdrawalsRequest) (*cofferv1.ListWithdrawalsResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := store.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Limit: int(req.GetPageSize())}
+	for _, st := range req.GetStatuses() {
+		f.Statuses = append(f.Statuses, strings.TrimPrefix(st.String(), "WITHDRAWAL_STATUS_"))
+	}
+	if req.GetOperatorId() != "" {
+		f.OperatorIDs = []string{req.GetOperatorId()}
+	}
+	if req.CreatedAfter != nil {
+		t := req.GetCreatedAfter().AsTime()
+		f.CreatedAfter = &t
+	}
+	if req.CreatedBefore != nil {
+		t := req.GetCreatedBefore().AsTime()
+		f.CreatedBefore = &t
+	}
+	list, next, err := s.Withdrawals.List(ctx, a.Scope, f, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.ListWithdrawalsResponse{NextPageToken: next}
+	for _, w := range list {
+		res.Withdrawals = append(res.Withdrawals, withdrawalProto(w))
+	}
+	return res, nil
 }
 
-// GetAdminWithdrawal is delivered by the withdrawals milestone.
-func (s *AdminServer) GetAdminWithdrawal(context.Context, *cofferv1.GetAdminWithdrawalRequest) (*cofferv1.GetAdminWithdrawalResponse, error) {
-	return nil, notYet("Reading a withdrawal")
+// GetAdminWithdrawal returns a withdrawal with its audit trail.
+func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetAdminWithdrawalRequest) (*cofferv1.GetAdminWithdrawalResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, trail, err := s.Withdrawals.Get(ctx, a.Scope, req.GetWithdrawRequestId())
+	if err != nil {
+		return nil, err
+	}
+	res := &cofferv1.GetAdminWithdrawalResponse{Withdrawal: withdrawalProto(w)}
+	for _, t := range trail {
+		note := t.Note
+		if note == "" {
+			note = t.Action
+		} else {
+			note = t.Action + ": " + note
+		}
+		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatus(t.From),
+			ToStatus: withdrawalStatus(t.To), Actor: t.Actor, Note: note, CreatedAt: ts(t.At)})
+	}
+	return res, nil
 }
 
-// UpdateWithdrawalStatus is delivered by the withdrawals milestone.
-func (s *AdminServer) UpdateWithdrawalStatus(context.Context, *cofferv1.UpdateWithdrawalStatusRequest) (*cofferv1.UpdateWithdrawalStatusResponse, error) {
-	return nil, notYet("Changing a withdrawal's status")
+// UpdateWithdrawalStatus is the admin two-step (PENDING → PROCESSING → COMPLETED or REJECTED).
+func (s *AdminServer) UpdateWithdrawalStatus(ctx context.Context, req *cofferv1.UpdateWithdrawalStatusRequest) (*cofferv1.UpdateWithdrawalStatusResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	status := withdrawal.Status(strings.TrimPrefix(req.GetStatus().String(), "WITHDRAWAL_STATUS_"))
+	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope, req.GetWithdrawRequestId(), status, "admin:"+a.Email, req.GetAdminNote())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.UpdateWithdrawalStatusResponse{Withdrawal: withdrawalProto(w)}, nil
 }
 
-// OverrideDecision is delivered by the withdrawals milestone.
-func (s *AdminServer) OverrideDecision(context.Context, *cofferv1.OverrideDecisionRequest) (*cofferv1.OverrideDecisionResponse, error) {
-	return nil, notYet("Overriding a decision")
+// OverrideDecision approves or rejects a mode-B withdrawal from the panel, with the operator
+// decision's checks and effects.
+func (s *AdminServer) OverrideDecision(ctx context.Context, req *cofferv1.OverrideDecisionRequest) (*cofferv1.OverrideDecisionResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
+	d, err := s.Withdrawals.Decide(ctx, a.Scope, req.GetWithdrawRequestId(), approve, "admin:"+a.Email, req.GetAdminNote(), true)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.OverrideDecisionResponse{WithdrawStatus: withdrawalStatus(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReason(string(d.Held))}, nil
 }
 
 // ListDeposits pages through the deposits in the admin's scope.

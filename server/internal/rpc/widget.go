@@ -18,14 +18,16 @@ import (
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/theme"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // WidgetServer implements coffer.v1.WidgetService. Every call is authenticated by its sid.
 type WidgetServer struct {
-	Sessions  *session.Service
-	Operators *operator.Service
-	Themes    *theme.Service
-	Deposits  *deposit.Service
+	Sessions    *session.Service
+	Operators   *operator.Service
+	Themes      *theme.Service
+	Deposits    *deposit.Service
+	Withdrawals *withdrawal.Service
 }
 
 // GetSession describes the session for the widget, with its theme. It answers for expired
@@ -158,20 +160,37 @@ func (s *WidgetServer) ListSessionDeposits(ctx context.Context, req *cofferv1.Li
 	return &cofferv1.ListSessionDepositsResponse{Deposits: list}, nil
 }
 
-// QuoteWithdrawal is delivered by the withdrawals milestone; the session is checked first.
+// QuoteWithdrawal prices the session's locked fiat amount in a token on a chain.
 func (s *WidgetServer) QuoteWithdrawal(ctx context.Context, req *cofferv1.QuoteWithdrawalRequest) (*cofferv1.QuoteWithdrawalResponse, error) {
-	if _, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Withdraw); err != nil {
+	sess, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Withdraw)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "withdrawal quotes are not available yet")
+	q, err := s.Withdrawals.Quote(ctx, sess, req.GetCurrency(), req.GetChainId())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.QuoteWithdrawalResponse{FiatAmount: money.Fiat(q.FiatAmount), FiatCurrency: q.FiatCurrency,
+		CryptoAmount: q.Sent, AmountInUsd: rates.USDString(q.AmountInUSD), Rate: q.Rate.String()}, nil
 }
 
-// SubmitWithdrawal is delivered by the withdrawals milestone; the session is checked first.
+// SubmitWithdrawal records the user's withdrawal (mode A asks the operator first).
 func (s *WidgetServer) SubmitWithdrawal(ctx context.Context, req *cofferv1.SubmitWithdrawalRequest) (*cofferv1.SubmitWithdrawalResponse, error) {
-	if _, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Withdraw); err != nil {
+	sess, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Withdraw)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "withdrawals are not available yet")
+	typ := withdrawal.DirectTransfer
+	if req.GetType() == cofferv1.WithdrawalType_WITHDRAWAL_TYPE_OFF_RAMP {
+		typ = withdrawal.OffRampType
+	}
+	w, err := s.Withdrawals.Submit(ctx, sess, withdrawal.Submission{Address: req.GetAddress(), Currency: req.GetCurrency(),
+		ChainID: req.GetChainId(), Type: typ})
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.SubmitWithdrawalResponse{WithdrawRequestId: w.ID, Status: withdrawalStatus(w.Status),
+		CryptoAmountSent: withdrawal.SentAmount(w)}, nil
 }
 
 // CancelSession records the user's cancel or dismiss.
@@ -179,6 +198,13 @@ func (s *WidgetServer) CancelSession(ctx context.Context, req *cofferv1.CancelSe
 	status, err := s.Sessions.Cancel(ctx, req.GetSid())
 	if err != nil {
 		return nil, err
+	}
+	// The session's open withdrawals are cancelled with it (and by the periodic sweep, should
+	// this process stop in between).
+	if sess, err := s.Sessions.Lookup(ctx, req.GetSid()); err == nil && sess.Kind == session.Withdraw {
+		if err := s.Withdrawals.SessionCancelled(ctx, sess.ID); err != nil {
+			return nil, fault.Wrap(err, "cancel the session's withdrawals")
+		}
 	}
 	return &cofferv1.CancelSessionResponse{Status: sessionStatuses[status]}, nil
 }

@@ -4,24 +4,89 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/money"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
-// WithdrawalServer implements coffer.v1.WithdrawalService.
-type WithdrawalServer struct{}
-
-// DecideWithdrawal is delivered by the withdrawals milestone.
-func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, _ *cofferv1.DecideWithdrawalRequest) (*cofferv1.DecideWithdrawalResponse, error) {
-	if _, err := callerOperator(ctx); err != nil {
-		return nil, err
-	}
-	return nil, fault.New(fault.NotImplemented, "withdrawal decisions are not available yet")
+// WithdrawalServer implements coffer.v1.WithdrawalService: an operator decides and reads its
+// own withdrawals (not its sub-operators').
+type WithdrawalServer struct {
+	Withdrawals *withdrawal.Service
 }
 
-// GetWithdrawal is delivered by the withdrawals milestone.
-func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, _ *cofferv1.GetWithdrawalRequest) (*cofferv1.GetWithdrawalResponse, error) {
-	if _, err := callerOperator(ctx); err != nil {
+// DecideWithdrawal approves or rejects an AWAITING_APPROVAL withdrawal.
+func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.DecideWithdrawalRequest) (*cofferv1.DecideWithdrawalResponse, error) {
+	op, err := callerOperator(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fault.New(fault.NotImplemented, "withdrawals are not available yet")
+	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
+	d, err := s.Withdrawals.Decide(ctx, []string{op.ID}, req.GetWithdrawRequestId(), approve, "operator:"+op.ID, req.GetReason(), false)
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.DecideWithdrawalResponse{WithdrawRequestId: d.Withdrawal.ID, WithdrawStatus: withdrawalStatus(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReason(string(d.Held))}, nil
+}
+
+// GetWithdrawal returns one of the operator's withdrawals.
+func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetWithdrawalRequest) (*cofferv1.GetWithdrawalResponse, error) {
+	op, err := callerOperator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := s.Withdrawals.Get(ctx, []string{op.ID}, req.GetWithdrawRequestId())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.GetWithdrawalResponse{Withdrawal: withdrawalProto(w)}, nil
+}
+
+func withdrawalStatus(s string) cofferv1.WithdrawalStatus {
+	return cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+s])
+}
+
+func heldReason(s string) cofferv1.HeldReason {
+	if s == "" {
+		return cofferv1.HeldReason_HELD_REASON_UNSPECIFIED
+	}
+	return cofferv1.HeldReason(cofferv1.HeldReason_value["HELD_REASON_"+s])
+}
+
+var withdrawalModes = map[string]cofferv1.ApprovalMode{
+	"sync":     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
+	"external": cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
+}
+
+func withdrawalProto(w store.Withdrawal) *cofferv1.Withdrawal {
+	p := &cofferv1.Withdrawal{
+		WithdrawRequestId:  w.ID,
+		OperatorId:         w.OperatorID,
+		SessionRef:         w.SessionRef,
+		ExternalUserId:     w.ExternalUserID,
+		Type:               cofferv1.WithdrawalType(cofferv1.WithdrawalType_value["WITHDRAWAL_TYPE_"+w.Type]),
+		Status:             withdrawalStatus(w.Status),
+		ApprovalMode:       withdrawalModes[w.ApprovalMode],
+		Address:            w.Address,
+		ChainId:            w.ChainID,
+		CryptoCurrencyCode: w.Currency,
+		FiatCurrencyCode:   w.FiatCurrency,
+		FiatAmount:         money.Fiat(w.FiatAmount),
+		CryptoAmountSent:   withdrawal.SentAmount(w),
+		SettlementTxHash:   w.SettlementTxHash,
+		HeldReason:         heldReason(w.HeldReason),
+		AdminNote:          w.AdminNote,
+		RequestedAt:        ts(w.CreatedAt),
+		UpdatedAt:          ts(w.UpdatedAt),
+		ExpiresAt:          ts(w.ExpiresAt),
+	}
+	if w.AmountInUSD.Valid {
+		p.AmountInUsd = rates.USDString(w.AmountInUSD.Decimal)
+	}
+	if w.CompletedAt != nil {
+		p.CompletedAt = ts(*w.CompletedAt)
+	}
+	return p
 }

@@ -168,3 +168,11 @@ func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix strin
 	}
 	return out, nil
 }
+
+// ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
+// pending: its stored attempts are broadcast again; the nonce stays the same.
+func (q *Queries) ReopenChainTx(ctx context.Context, txID int64) error {
+	_, err := q.db.Exec(ctx, `UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
+		effective_gas_price = NULL, mined_at = NULL WHERE id = $1 AND state <> 'pending'`, txID)
+	return err
+}

@@ -3,6 +3,7 @@ package withdrawal
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,7 +42,7 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 		return Applied{}, fault.Wrap(err, "load withdrawal")
 	}
 	from := Status(w.Status)
-	o, err := Next(from, c.Action)
+	o, err := Next(stateOf(w), c.Action)
 	if err != nil {
 		return Applied{}, err
 	}
@@ -52,14 +53,11 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 		return Applied{}, fault.Wrap(errors.New("no settlement transaction hash"), "complete withdrawal %s", w.ID)
 	}
 	t := store.WithdrawalTransition{From: string(from), To: string(o.To), Action: string(c.Action), Actor: c.Actor, Note: c.Note}
-	if o.To == from {
-		// The row does not change (a payout was asked for): only the audit trail grows.
-		if err := q.RecordWithdrawalAction(ctx, w.ID, t); err != nil {
-			return Applied{}, fault.Wrap(err, "record withdrawal %s", w.ID)
-		}
-		return Applied{Withdrawal: w, Outcome: o}, nil
+	change := store.WithdrawalChange{SettlementTxHash: c.SettlementTxHash, QueuePayout: o.Payout}
+	if strings.HasPrefix(c.Actor, "admin:") {
+		change.AdminNote = c.Note
 	}
-	if err := q.SetWithdrawalStatus(ctx, w.ID, t, c.SettlementTxHash); err != nil {
+	if err := q.SetWithdrawalStatus(ctx, w.ID, t, change); err != nil {
 		return Applied{}, fault.Wrap(err, "record withdrawal %s", w.ID)
 	}
 	if w, err = q.LockWithdrawal(ctx, nil, w.ID); err != nil {

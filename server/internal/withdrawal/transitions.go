@@ -66,42 +66,67 @@ type Outcome struct {
 	Unchanged bool
 }
 
+// State is what the table looks at: the status, and whether the withdrawal's payout was
+// queued (an admin COMPLETED or an APPROVE that passed its checks) and has not confirmed yet.
+// A paying withdrawal keeps its status (PROCESSING or AWAITING_APPROVAL) until the payout
+// confirms, and nothing but that confirmation may change it: it can no longer be rejected,
+// cancelled or expired, and asking for the payout again pays nothing.
+type State struct {
+	Status Status
+	Paying bool
+}
+
+func (s State) String() string {
+	if s.Paying {
+		return string(s.Status) + " (paying)"
+	}
+	return string(s.Status)
+}
+
 type key struct {
-	from   Status
+	from   State
 	action Action
 }
+
+func open(s Status) State   { return State{Status: s} }
+func paying(s Status) State { return State{Status: s, Paying: true} }
 
 // transitions is the table. A (status, action) pair that is not in it is refused with the
 // reason in refusals, or a generic one.
 var transitions = map[key]Outcome{
 	// Mode A: the admin two-step.
-	{Pending, AdminProcess}:     {To: Processing},
-	{Processing, AdminComplete}: {To: Processing, Payout: true},
-	{Processing, AdminReject}:   {To: Rejected},
+	{open(Pending), AdminProcess}:     {To: Processing},
+	{open(Processing), AdminComplete}: {To: Processing, Payout: true},
+	{open(Processing), AdminReject}:   {To: Rejected},
 
 	// Mode B: the operator decides; an admin may override from the panel.
-	{AwaitingApproval, OperatorApprove}: {To: AwaitingApproval, Payout: true},
-	{AwaitingApproval, OperatorReject}:  {To: Rejected},
-	{AwaitingApproval, AdminApprove}:    {To: AwaitingApproval, Payout: true},
-	{AwaitingApproval, AdminDeny}:       {To: Rejected},
+	{open(AwaitingApproval), OperatorApprove}: {To: AwaitingApproval, Payout: true},
+	{open(AwaitingApproval), OperatorReject}:  {To: Rejected},
+	{open(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Payout: true},
+	{open(AwaitingApproval), AdminDeny}:       {To: Rejected},
 	// A repeated decision returns the current status and never pays again.
-	{Completed, OperatorApprove}: {To: Completed, Unchanged: true},
-	{Completed, OperatorReject}:  {To: Completed, Unchanged: true},
-	{Rejected, OperatorApprove}:  {To: Rejected, Unchanged: true},
-	{Rejected, OperatorReject}:   {To: Rejected, Unchanged: true},
+	{open(Completed), OperatorApprove}: {To: Completed, Unchanged: true},
+	{open(Completed), OperatorReject}:  {To: Completed, Unchanged: true},
+	{open(Rejected), OperatorApprove}:  {To: Rejected, Unchanged: true},
+	{open(Rejected), OperatorReject}:   {To: Rejected, Unchanged: true},
 
-	// The payout confirmed: mode A from PROCESSING, mode B from AWAITING_APPROVAL.
-	{Processing, PayoutConfirmed}:       {To: Completed},
-	{AwaitingApproval, PayoutConfirmed}: {To: Completed},
+	// While the payout is in flight, asking for it again answers the current status and pays
+	// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
+	// AWAITING_APPROVAL).
+	{paying(Processing), AdminComplete}:         {To: Processing, Unchanged: true},
+	{paying(AwaitingApproval), OperatorApprove}: {To: AwaitingApproval, Unchanged: true},
+	{paying(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Unchanged: true},
+	{paying(Processing), PayoutConfirmed}:       {To: Completed},
+	{paying(AwaitingApproval), PayoutConfirmed}: {To: Completed},
 
 	// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
 	// took a withdrawal (PROCESSING), only the admin finishes it.
-	{Pending, Supersede}:              {To: Cancelled},
-	{AwaitingApproval, Supersede}:     {To: Cancelled},
-	{Pending, CancelSession}:          {To: Cancelled},
-	{AwaitingApproval, CancelSession}: {To: Cancelled},
-	{Pending, Expire}:                 {To: Expired},
-	{AwaitingApproval, Expire}:        {To: Expired},
+	{open(Pending), Supersede}:              {To: Cancelled},
+	{open(AwaitingApproval), Supersede}:     {To: Cancelled},
+	{open(Pending), CancelSession}:          {To: Cancelled},
+	{open(AwaitingApproval), CancelSession}: {To: Cancelled},
+	{open(Pending), Expire}:                 {To: Expired},
+	{open(AwaitingApproval), Expire}:        {To: Expired},
 }
 
 // Reasons shared by several refused pairs.
@@ -112,33 +137,38 @@ const (
 
 // refusals explain the refused pairs an admin or an operator can run into.
 var refusals = map[key]string{
-	{Pending, AdminComplete}:          "a PENDING withdrawal must go to PROCESSING before COMPLETED",
-	{Pending, AdminReject}:            "a PENDING withdrawal must go to PROCESSING before REJECTED",
-	{Processing, AdminProcess}:        "the withdrawal is already PROCESSING",
-	{AwaitingApproval, AdminProcess}:  notProcessed,
-	{AwaitingApproval, AdminComplete}: notProcessed,
-	{AwaitingApproval, AdminReject}:   notProcessed,
-	{Pending, OperatorApprove}:        decidedByAdmins,
-	{Pending, OperatorReject}:         decidedByAdmins,
-	{Processing, OperatorApprove}:     decidedByAdmins,
-	{Processing, OperatorReject}:      decidedByAdmins,
-	{Pending, AdminApprove}:           "only an external-approval withdrawal is approved: move it to PROCESSING",
-	{Processing, AdminApprove}:        "only an external-approval withdrawal is approved: set it COMPLETED",
-	{Pending, AdminDeny}:              "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
-	{Processing, AdminDeny}:           "only an external-approval withdrawal is rejected this way: set it REJECTED",
+	{open(Pending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
+	{open(Pending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
+	{open(Processing), AdminProcess}:          "the withdrawal is already PROCESSING",
+	{open(AwaitingApproval), AdminProcess}:    notProcessed,
+	{open(AwaitingApproval), AdminComplete}:   notProcessed,
+	{open(AwaitingApproval), AdminReject}:     notProcessed,
+	{open(Pending), OperatorApprove}:          decidedByAdmins,
+	{open(Pending), OperatorReject}:           decidedByAdmins,
+	{open(Processing), OperatorApprove}:       decidedByAdmins,
+	{open(Processing), OperatorReject}:        decidedByAdmins,
+	{open(Pending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
+	{open(Processing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
+	{open(Pending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
+	{open(Processing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
+	{open(Processing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
+	{open(AwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
 }
 
-// Next applies the table: the outcome of action on a withdrawal in status from, or a
+// Next applies the table: the outcome of action on a withdrawal in state from, or a
 // FAILED_PRECONDITION error saying why the action is not allowed now (nothing changes).
-func Next(from Status, action Action) (Outcome, error) {
+func Next(from State, action Action) (Outcome, error) {
 	if o, ok := transitions[key{from, action}]; ok {
 		return o, nil
 	}
 	if why, ok := refusals[key{from, action}]; ok {
 		return Outcome{}, fault.New(fault.FailedPrecondition, "%s", why)
 	}
-	if from.Final() {
-		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from)
+	if from.Status.Final() {
+		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from.Status)
 	}
-	return Outcome{}, fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from)
+	if from.Paying {
+		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal's payout is already on its way; it can only complete")
+	}
+	return Outcome{}, fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from.Status)
 }

@@ -17,44 +17,53 @@ var actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove
 func TestSpecTransitions(t *testing.T) {
 	cases := []struct {
 		row     string
-		from    Status
+		from    State
 		action  Action
 		to      Status
 		payout  bool
 		same    bool
 		refused string
 	}{
-		{"PENDING + admin PROCESSING", Pending, AdminProcess, Processing, false, false, ""},
-		{"PROCESSING + admin COMPLETED: payout, then COMPLETED", Processing, AdminComplete, Processing, true, false, ""},
-		{"... the payout confirmed", Processing, PayoutConfirmed, Completed, false, false, ""},
-		{"PROCESSING + admin REJECTED", Processing, AdminReject, Rejected, false, false, ""},
-		{"PENDING + admin COMPLETED: direct jump refused", Pending, AdminComplete, "", false, false, "PROCESSING before COMPLETED"},
-		{"AWAITING_APPROVAL + APPROVE within the caps: settle, then COMPLETED", AwaitingApproval, OperatorApprove, AwaitingApproval, true, false, ""},
-		{"... the settlement confirmed", AwaitingApproval, PayoutConfirmed, Completed, false, false, ""},
-		{"AWAITING_APPROVAL + REJECT", AwaitingApproval, OperatorReject, Rejected, false, false, ""},
-		{"COMPLETED + APPROVE again: current status, no payout", Completed, OperatorApprove, Completed, false, true, ""},
-		{"COMPLETED + REJECT: current status", Completed, OperatorReject, Completed, false, true, ""},
-		{"REJECTED + REJECT again", Rejected, OperatorReject, Rejected, false, true, ""},
-		{"REJECTED + APPROVE: current status, no payout", Rejected, OperatorApprove, Rejected, false, true, ""},
-		{"superseded while PENDING", Pending, Supersede, Cancelled, false, false, ""},
-		{"superseded while AWAITING_APPROVAL", AwaitingApproval, Supersede, Cancelled, false, false, ""},
-		{"session cancelled while PENDING", Pending, CancelSession, Cancelled, false, false, ""},
-		{"session cancelled while AWAITING_APPROVAL", AwaitingApproval, CancelSession, Cancelled, false, false, ""},
-		{"unactioned PENDING past the TTL", Pending, Expire, Expired, false, false, ""},
-		{"unactioned AWAITING_APPROVAL past the TTL", AwaitingApproval, Expire, Expired, false, false, ""},
+		{"PENDING + admin PROCESSING", open(Pending), AdminProcess, Processing, false, false, ""},
+		{"PROCESSING + admin COMPLETED: payout, then COMPLETED", open(Processing), AdminComplete, Processing, true, false, ""},
+		{"... the payout confirmed", paying(Processing), PayoutConfirmed, Completed, false, false, ""},
+		{"PROCESSING + admin REJECTED", open(Processing), AdminReject, Rejected, false, false, ""},
+		{"PENDING + admin COMPLETED: direct jump refused", open(Pending), AdminComplete, "", false, false, "PROCESSING before COMPLETED"},
+		{"AWAITING_APPROVAL + APPROVE within the caps: settle, then COMPLETED", open(AwaitingApproval), OperatorApprove, AwaitingApproval, true, false, ""},
+		{"... the settlement confirmed", paying(AwaitingApproval), PayoutConfirmed, Completed, false, false, ""},
+		{"AWAITING_APPROVAL + REJECT", open(AwaitingApproval), OperatorReject, Rejected, false, false, ""},
+		{"COMPLETED + APPROVE again: current status, no payout", open(Completed), OperatorApprove, Completed, false, true, ""},
+		{"COMPLETED + REJECT: current status", open(Completed), OperatorReject, Completed, false, true, ""},
+		{"REJECTED + REJECT again", open(Rejected), OperatorReject, Rejected, false, true, ""},
+		{"REJECTED + APPROVE: current status, no payout", open(Rejected), OperatorApprove, Rejected, false, true, ""},
+		{"superseded while PENDING", open(Pending), Supersede, Cancelled, false, false, ""},
+		{"superseded while AWAITING_APPROVAL", open(AwaitingApproval), Supersede, Cancelled, false, false, ""},
+		{"session cancelled while PENDING", open(Pending), CancelSession, Cancelled, false, false, ""},
+		{"session cancelled while AWAITING_APPROVAL", open(AwaitingApproval), CancelSession, Cancelled, false, false, ""},
+		{"unactioned PENDING past the TTL", open(Pending), Expire, Expired, false, false, ""},
+		{"unactioned AWAITING_APPROVAL past the TTL", open(AwaitingApproval), Expire, Expired, false, false, ""},
 		// Decisions of this service where the spec says "not shown".
-		{"panel override: approve", AwaitingApproval, AdminApprove, AwaitingApproval, true, false, ""},
-		{"panel override: reject", AwaitingApproval, AdminDeny, Rejected, false, false, ""},
-		{"PENDING + admin REJECTED: two-step", Pending, AdminReject, "", false, false, "PROCESSING before REJECTED"},
-		{"a taken (PROCESSING) withdrawal is not cancelled", Processing, Supersede, "", false, false, "not allowed"},
-		{"a taken (PROCESSING) withdrawal does not expire", Processing, Expire, "", false, false, "not allowed"},
-		{"mode A withdrawals are not decided by the operator", Pending, OperatorApprove, "", false, false, "mode A"},
-		{"mode B withdrawals are not processed", AwaitingApproval, AdminProcess, "", false, false, "APPROVE or REJECT"},
-		{"a completed withdrawal is never reopened", Completed, AdminProcess, "", false, false, "already COMPLETED"},
-		{"a completed withdrawal is not cancelled", Completed, Supersede, "", false, false, "already COMPLETED"},
-		{"an expired withdrawal cannot be approved", Expired, OperatorApprove, "", false, false, "already EXPIRED"},
-		{"a cancelled withdrawal cannot be paid", Cancelled, PayoutConfirmed, "", false, false, "already CANCELLED"},
-		{"PROCESSING twice", Processing, AdminProcess, "", false, false, "already PROCESSING"},
+		{"panel override: approve", open(AwaitingApproval), AdminApprove, AwaitingApproval, true, false, ""},
+		{"panel override: reject", open(AwaitingApproval), AdminDeny, Rejected, false, false, ""},
+		{"PENDING + admin REJECTED: two-step", open(Pending), AdminReject, "", false, false, "PROCESSING before REJECTED"},
+		{"a taken (PROCESSING) withdrawal is not cancelled", open(Processing), Supersede, "", false, false, "not allowed"},
+		{"a taken (PROCESSING) withdrawal does not expire", open(Processing), Expire, "", false, false, "not allowed"},
+		{"mode A withdrawals are not decided by the operator", open(Pending), OperatorApprove, "", false, false, "mode A"},
+		{"mode B withdrawals are not processed", open(AwaitingApproval), AdminProcess, "", false, false, "APPROVE or REJECT"},
+		{"a completed withdrawal is never reopened", open(Completed), AdminProcess, "", false, false, "already COMPLETED"},
+		{"a completed withdrawal is not cancelled", open(Completed), Supersede, "", false, false, "already COMPLETED"},
+		{"an expired withdrawal cannot be approved", open(Expired), OperatorApprove, "", false, false, "already EXPIRED"},
+		{"a cancelled withdrawal cannot be paid", open(Cancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
+		{"PROCESSING twice", open(Processing), AdminProcess, "", false, false, "already PROCESSING"},
+		// While the payout is in flight (paying): repeats pay nothing, nothing else changes it.
+		{"admin COMPLETED again while paying: nothing more", paying(Processing), AdminComplete, Processing, false, true, ""},
+		{"APPROVE again while settling: nothing more", paying(AwaitingApproval), OperatorApprove, AwaitingApproval, false, true, ""},
+		{"panel approve while settling: nothing more", paying(AwaitingApproval), AdminApprove, AwaitingApproval, false, true, ""},
+		{"REJECT while settling refused", paying(AwaitingApproval), OperatorReject, "", false, false, "on its way"},
+		{"admin REJECTED while paying refused", paying(Processing), AdminReject, "", false, false, "on its way"},
+		{"a settling withdrawal does not expire", paying(AwaitingApproval), Expire, "", false, false, "on its way"},
+		{"a settling withdrawal is not superseded", paying(AwaitingApproval), Supersede, "", false, false, "on its way"},
+		{"a confirmation without a queued payout is refused", open(Processing), PayoutConfirmed, "", false, false, "no payout"},
 	}
 	for _, c := range cases {
 		o, err := Next(c.from, c.action)
@@ -73,7 +82,11 @@ func TestSpecTransitions(t *testing.T) {
 
 // TestTableInvariants checks the whole table, every status against every action.
 func TestTableInvariants(t *testing.T) {
-	for _, from := range Statuses {
+	var states []State
+	for _, s := range Statuses {
+		states = append(states, open(s), paying(s))
+	}
+	for _, from := range states {
 		for _, a := range actions {
 			o, err := Next(from, a)
 			if err != nil {
@@ -83,9 +96,15 @@ func TestTableInvariants(t *testing.T) {
 				continue
 			}
 			switch {
-			case from.Final() && !o.Unchanged:
+			case from.Status.Final() && !o.Unchanged:
 				t.Errorf("%s + %s changes a final status to %s", from, a, o.To)
-			case o.Unchanged && (o.Payout || o.To != from):
+			case from.Paying && o.Payout:
+				t.Errorf("%v + %s queues a second payout", from, a)
+			case from.Paying && !o.Unchanged && a != PayoutConfirmed:
+				t.Errorf("%v + %s changes a withdrawal whose payout is in flight", from, a)
+			case !from.Paying && a == PayoutConfirmed:
+				t.Errorf("%v + %s completes a withdrawal that was never paid", from, a)
+			case o.Unchanged && (o.Payout || o.To != from.Status):
 				t.Errorf("%s + %s: a repeated decision must change nothing, got %+v", from, a, o)
 			case o.Payout && o.To.Final():
 				t.Errorf("%s + %s queues a payout and ends in %s: COMPLETED must wait for the payout", from, a, o.To)

@@ -1,0 +1,148 @@
+package legacy
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+)
+
+// withdrawalItem is a withdrawal on the REST layer (GET /admin/withdrawals items, the PATCH
+// answer): the spec's names, enums by their short names, times in RFC 3339, absent values null.
+type withdrawalItem struct {
+	WithdrawRequestID  string     `json:"withdrawRequestId"`
+	Status             string     `json:"status"`
+	OperatorID         string     `json:"operatorId"`
+	SessionRef         string     `json:"sessionRef"`
+	ExternalUserID     string     `json:"externalUserId"`
+	Type               string     `json:"type"`
+	ApprovalMode       string     `json:"approvalMode"`
+	Address            string     `json:"address"`
+	ChainID            int64      `json:"chainId"`
+	CryptoCurrencyCode string     `json:"cryptoCurrencyCode"`
+	FiatCurrencyCode   string     `json:"fiatCurrencyCode"`
+	FiatAmount         string     `json:"fiatAmount"`
+	CryptoAmountSent   string     `json:"cryptoAmountSent"`
+	AmountInUSD        *string    `json:"amountInUsd"`
+	SettlementTxHash   *string    `json:"settlementTxHash"`
+	HeldReason         *string    `json:"heldReason"`
+	AdminNote          string     `json:"adminNote"`
+	RequestedAt        time.Time  `json:"requestedAt"`
+	UpdatedAt          time.Time  `json:"updatedAt"`
+	CompletedAt        *time.Time `json:"completedAt"`
+	ExpiresAt          time.Time  `json:"expiresAt"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func withdrawalJSON(w *cofferv1.Withdrawal) withdrawalItem {
+	it := withdrawalItem{WithdrawRequestID: w.GetWithdrawRequestId(), Status: shortEnum(w.GetStatus()), OperatorID: w.GetOperatorId(),
+		SessionRef: w.GetSessionRef(), ExternalUserID: w.GetExternalUserId(), Type: shortEnum(w.GetType()),
+		ApprovalMode: strings.ToLower(shortEnum(w.GetApprovalMode())), Address: w.GetAddress(), ChainID: w.GetChainId(),
+		CryptoCurrencyCode: w.GetCryptoCurrencyCode(), FiatCurrencyCode: w.GetFiatCurrencyCode(), FiatAmount: w.GetFiatAmount(),
+		CryptoAmountSent: w.GetCryptoAmountSent(), AmountInUSD: optional(w.GetAmountInUsd()),
+		SettlementTxHash: optional(w.GetSettlementTxHash()), HeldReason: optional(shortEnum(w.GetHeldReason())),
+		AdminNote: w.GetAdminNote(), RequestedAt: w.GetRequestedAt().AsTime().UTC(), UpdatedAt: w.GetUpdatedAt().AsTime().UTC(),
+		ExpiresAt: w.GetExpiresAt().AsTime().UTC()}
+	if w.CompletedAt != nil {
+		t := w.GetCompletedAt().AsTime().UTC()
+		it.CompletedAt = &t
+	}
+	return it
+}
+
+// listWithdrawalsQuery reads GET /admin/withdrawals' query: status (repeatable or
+// comma-separated), operatorId, externalUserId, from and to (RFC 3339, creation time),
+// limit (1..200) and pageToken (from the previous page's X-Next-Page-Token header).
+func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error) {
+	for name := range q {
+		if !contains([]string{"status", "operatorId", "externalUserId", "from", "to", "limit", "pageToken"}, name) {
+			return nil, fault.Invalid(name, "unknown query parameter; use status, operatorId, externalUserId, from, to, limit or pageToken")
+		}
+	}
+	req := &cofferv1.ListWithdrawalsRequest{OperatorId: q.Get("operatorId"), ExternalUserId: q.Get("externalUserId"),
+		PageToken: q.Get("pageToken")}
+	statuses := enumNames(cofferv1.WithdrawalStatus(0).Descriptor())
+	for _, raw := range q["status"] {
+		for _, s := range strings.Split(raw, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if !contains(statuses, s) {
+				return nil, fault.Invalid("status", "must be one of %s", strings.Join(statuses, ", "))
+			}
+			req.Statuses = append(req.Statuses, cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+s]))
+		}
+	}
+	for name, dst := range map[string]**timestamppb.Timestamp{"from": &req.CreatedAfter, "to": &req.CreatedBefore} {
+		if raw := q.Get(name); raw != "" {
+			t, err := time.Parse(time.RFC3339Nano, raw)
+			if err != nil {
+				return nil, fault.Invalid(name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
+			}
+			*dst = timestamppb.New(t)
+		}
+	}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 200 {
+			return nil, fault.Invalid("limit", "must be an integer from 1 to 200")
+		}
+		req.PageSize = int32(n)
+	}
+	return req, rpc.Validate(req)
+}
+
+func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.admin(r)
+	if err != nil {
+		return err
+	}
+	req, err := listWithdrawalsQuery(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	res, err := h.s.Admin.ListWithdrawals(ctx, req)
+	if err != nil {
+		return err
+	}
+	items := make([]withdrawalItem, 0, len(res.Withdrawals))
+	for _, wd := range res.Withdrawals {
+		items = append(items, withdrawalJSON(wd))
+	}
+	if res.NextPageToken != "" {
+		w.Header().Set("X-Next-Page-Token", res.NextPageToken)
+	}
+	writeJSON(w, http.StatusOK, items)
+	return nil
+}
+
+func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := h.admin(r)
+	if err != nil {
+		return err
+	}
+	var req cofferv1.UpdateWithdrawalStatusRequest
+	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
+		return err
+	}
+	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)
+	if err != nil {
+		return err
+	}
+	if res.Withdrawal == nil {
+		return fault.New(fault.Internal, "no withdrawal returned")
+	}
+	writeJSON(w, http.StatusOK, withdrawalJSON(res.Withdrawal))
+	return nil
+}

@@ -1,0 +1,317 @@
+package withdrawal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// HeldReason is why an APPROVE could not settle (the spec's heldReason values).
+type HeldReason string
+
+// The spec's held reasons.
+const (
+	CapExceeded            HeldReason = "CAP_EXCEEDED"
+	ApprovalNotEnabled     HeldReason = "APPROVAL_NOT_ENABLED"
+	OperatorInactive       HeldReason = "OPERATOR_INACTIVE"
+	HeldExpired            HeldReason = "EXPIRED"
+	TemporarilyUnavailable HeldReason = "TEMPORARILY_UNAVAILABLE"
+)
+
+// Decided is a decision's answer: the withdrawal as it stands after it, and the held reason
+// when an APPROVE could not settle.
+type Decided struct {
+	Withdrawal store.Withdrawal
+	Held       HeldReason
+}
+
+// Decide applies an operator's decision (POST /withdraw/:id/decision) or an admin's panel
+// override on a mode-B withdrawal. scope limits the withdrawals the caller may decide.
+//
+// APPROVE checks, under the operator's row lock (so concurrent approvals are counted one after
+// the other), that the operator is active and enabled, the request has not expired, the
+// per-transaction and rolling 24-hour caps hold, and the hot wallet can cover it; then it
+// queues the payout and waits up to Config.SettleWait for it to confirm. When a check fails the
+// withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
+// decision answers the current status and never pays again.
+func (s *Service) Decide(ctx context.Context, scope []string, id string, approve bool, actor, note string, override bool) (Decided, error) {
+	action := map[[2]bool]Action{
+		{true, false}: OperatorApprove, {false, false}: OperatorReject,
+		{true, true}: AdminApprove, {false, true}: AdminDeny,
+	}[[2]bool{approve, override}]
+	var out Decided
+	var queued bool
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		w, err := q.LockWithdrawal(ctx, scope, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "withdrawal not found")
+		} else if err != nil {
+			return fault.Wrap(err, "load withdrawal")
+		}
+		o, err := Next(stateOf(w), action)
+		if err != nil {
+			return err
+		}
+		out.Withdrawal = w
+		if o.Unchanged {
+			return nil
+		}
+		if o.Payout {
+			held, err := s.approvalHeld(ctx, tx, w)
+			if err != nil {
+				return err
+			}
+			if held != "" {
+				out.Held = held
+				return q.HoldWithdrawal(ctx, w.ID, store.WithdrawalTransition{From: w.Status, To: w.Status,
+					Action: string(action), Actor: actor, Note: "held: " + string(held)}, string(held))
+			}
+		}
+		a, err := Apply(ctx, tx, scope, Change{ID: id, Action: action, Actor: actor, Note: note})
+		if err != nil {
+			return err
+		}
+		out.Withdrawal = a.Withdrawal
+		if a.Outcome.Payout {
+			queued = true
+			return s.queuePayout(ctx, tx, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return Decided{}, err
+	}
+	if out.Held != "" {
+		s.log.InfoContext(ctx, "approval held", "withdrawal", id, "reason", out.Held, "actor", actor)
+		out.Withdrawal.HeldReason = string(out.Held)
+		return out, nil
+	}
+	if queued {
+		s.log.InfoContext(ctx, "withdrawal approved: payout queued", "withdrawal", id, "actor", actor)
+	}
+	if approve && out.Withdrawal.PayoutQueuedAt != nil || queued {
+		w, err := s.awaitSettled(ctx, scope, id)
+		if err != nil {
+			return Decided{}, err
+		}
+		out.Withdrawal = w
+	}
+	return out, nil
+}
+
+// AdminStatus is the admin two-step (PATCH /admin/withdrawals/:id/status): PROCESSING, then
+// COMPLETED (payout, then WITHDRAW_COMPLETE) or REJECTED. COMPLETED is refused while the hot
+// wallet cannot cover the payout, and waits up to Config.SettleWait for it to confirm.
+func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, status Status, actor, note string) (store.Withdrawal, error) {
+	action, ok := map[Status]Action{Processing: AdminProcess, Completed: AdminComplete, Rejected: AdminReject}[status]
+	if !ok {
+		return store.Withdrawal{}, fault.Invalid("status", "must be PROCESSING, COMPLETED or REJECTED")
+	}
+	var out store.Withdrawal
+	var paying bool
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		w, err := store.New(tx).LockWithdrawal(ctx, scope, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "withdrawal not found")
+		} else if err != nil {
+			return fault.Wrap(err, "load withdrawal")
+		}
+		o, err := Next(stateOf(w), action)
+		if err != nil {
+			return err
+		}
+		if o.Unchanged {
+			out, paying = w, w.PayoutQueuedAt != nil
+			return nil
+		}
+		if o.Payout {
+			short, err := s.liquidityShort(ctx, tx, w)
+			if err != nil {
+				return err
+			}
+			if short != "" {
+				return fault.New(fault.Unavailable, "%s; try again when the hot wallet is funded", short)
+			}
+		}
+		a, err := Apply(ctx, tx, scope, Change{ID: id, Action: action, Actor: actor, Note: note})
+		if err != nil {
+			return err
+		}
+		out = a.Withdrawal
+		if a.Outcome.Payout {
+			paying = true
+			return s.queuePayout(ctx, tx, id)
+		}
+		return nil
+	})
+	if err != nil || !paying {
+		return out, err
+	}
+	return s.awaitSettled(ctx, scope, id)
+}
+
+// stateOf is what the transition table sees of a withdrawal: paying from the moment its
+// payout is queued until it completes.
+func stateOf(w store.Withdrawal) State {
+	s := Status(w.Status)
+	return State{Status: s, Paying: w.PayoutQueuedAt != nil && !s.Final()}
+}
+
+// approvalHeld runs an APPROVE's checks in its transaction; "" means it may settle.
+func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w store.Withdrawal) (HeldReason, error) {
+	q := store.New(tx)
+	op, err := q.LockOperatorCaps(ctx, w.OperatorID)
+	if err != nil {
+		return "", fault.Wrap(err, "lock operator")
+	}
+	now := s.now()
+	switch {
+	case !op.Active:
+		return OperatorInactive, nil
+	case !op.ApprovalEnabled:
+		return ApprovalNotEnabled, nil
+	case !now.Before(w.ExpiresAt):
+		return HeldExpired, nil
+	}
+	amount := w.CapAmount.Decimal
+	if op.PerTxCap.Valid && amount.GreaterThan(op.PerTxCap.Decimal) {
+		return CapExceeded, nil
+	}
+	if op.DailyCap.Valid {
+		paid, err := q.PaidSince(ctx, op.ID, now.Add(-24*time.Hour))
+		if err != nil {
+			return "", fault.Wrap(err, "sum paid withdrawals")
+		}
+		if paid.Add(amount).GreaterThan(op.DailyCap.Decimal) {
+			return CapExceeded, nil
+		}
+	}
+	short, err := s.liquidityShort(ctx, tx, w)
+	if err != nil {
+		return "", err
+	}
+	if short != "" {
+		s.log.WarnContext(ctx, "hot wallet cannot cover an approved withdrawal", "withdrawal", w.ID, "chain", w.ChainID, "why", short)
+		return TemporarilyUnavailable, nil
+	}
+	return "", nil
+}
+
+// Gas limits the liquidity check reserves for a payout.
+const (
+	nativeTransferGas = 21000
+	tokenTransferGas  = 100000
+)
+
+// liquidityShort checks, under the chain's payout lock, that the hot wallet holds the
+// withdrawal's amount on top of every queued payout not mined yet, and the gas to send it. It
+// returns why not, or "". The balance is read after the lock is taken and the reservations
+// summed, so a payout mined in between is at worst counted twice (too careful), never missed.
+func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w store.Withdrawal) (string, error) {
+	n, c, err := s.network(w.ChainID)
+	if err != nil {
+		return "", fault.Wrap(err, "withdrawal %s", w.ID)
+	}
+	q := store.New(tx)
+	if err := q.LockPayoutLiquidity(ctx, w.ChainID); err != nil {
+		return "", fault.Wrap(err, "lock payouts")
+	}
+	reserved, err := q.UnminedPayouts(ctx, w.ChainID, w.Currency, PurposePayout)
+	if err != nil {
+		return "", fault.Wrap(err, "sum payouts in flight")
+	}
+	need := new(big.Int).Add(reserved.BigInt(), Units(w))
+	_, hot := s.keys.HotWallet()
+	_, feeCap, err := c.Fees(ctx)
+	if err != nil {
+		return "temporarily unable to read the chain", nil
+	}
+	native, err := c.Balance(ctx, hot)
+	if err != nil {
+		return "temporarily unable to read the chain", nil
+	}
+	gas := nativeTransferGas
+	if w.ContractAddress != "" {
+		gas = tokenTransferGas
+	}
+	gasCost := new(big.Int).Mul(big.NewInt(int64(gas)), feeCap)
+	if w.ContractAddress == "" {
+		if native.Cmp(new(big.Int).Add(need, gasCost)) < 0 {
+			return fmt.Sprintf("the hot wallet holds %s wei of %s; %s are needed with the payouts in flight", native, n.NativeSymbol, need), nil
+		}
+		return "", nil
+	}
+	if native.Cmp(gasCost) < 0 {
+		return fmt.Sprintf("the hot wallet has no %s for gas", n.NativeSymbol), nil
+	}
+	bal, err := tokenBalance(ctx, c, common.HexToAddress(w.ContractAddress), hot)
+	if err != nil {
+		return "temporarily unable to read the chain", nil
+	}
+	if bal.Cmp(need) < 0 {
+		return fmt.Sprintf("the hot wallet holds %s units of %s; %s are needed with the payouts in flight", bal, w.Currency, need), nil
+	}
+	return "", nil
+}
+
+// balanceCaller reads contract state.
+type balanceCaller interface {
+	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
+}
+
+// tokenBalance is balanceOf(owner) of an ERC20.
+func tokenBalance(ctx context.Context, c balanceCaller, token, owner common.Address) (*big.Int, error) {
+	data := make([]byte, 4+32)
+	copy(data, []byte{0x70, 0xa0, 0x82, 0x31})
+	copy(data[4+12:], owner.Bytes())
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) < 32 {
+		return nil, fmt.Errorf("balanceOf answered %d bytes", len(out))
+	}
+	return new(big.Int).SetBytes(out[:32]), nil
+}
+
+// queuePayout inserts the withdrawal's payout job in the caller's transaction.
+func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
+	if s.river == nil {
+		return errors.New("withdrawal: no River client set (SetRiver)")
+	}
+	_, err := s.river.InsertTx(ctx, tx, PayoutArgs{WithdrawalID: id}, nil)
+	return err
+}
+
+// awaitSettled waits up to Config.SettleWait for a paying withdrawal to complete, and returns
+// it as it then stands.
+func (s *Service) awaitSettled(ctx context.Context, scope []string, id string) (store.Withdrawal, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SettleWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		w, err := store.New(s.pool).GetWithdrawal(context.WithoutCancel(ctx), scope, id)
+		if err != nil {
+			return w, fault.Wrap(err, "load withdrawal")
+		}
+		if w.Status == string(Completed) {
+			return w, nil
+		}
+		select {
+		case <-ctx.Done():
+			return w, nil
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package withdrawal
+
+import (
+	"math/big"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/money"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+func ptr(s string) *string { return &s }
+
+// SentAmount is what the withdrawal pays in token units with the token's decimals ("25.000000"):
+// the cryptoAmountSent of both events.
+func SentAmount(w store.Withdrawal) string {
+	return rates.FormatUnits(w.CryptoAmount.BigInt(), w.Decimals)
+}
+
+// Units is what the withdrawal pays in the smallest unit.
+func Units(w store.Withdrawal) *big.Int { return w.CryptoAmount.BigInt() }
+
+func amountInUSD(w store.Withdrawal) *string {
+	if !w.AmountInUSD.Valid {
+		return nil
+	}
+	return ptr(rates.USDString(w.AmountInUSD.Decimal))
+}
+
+// RequestEvent is the WITHDRAW_REQUEST of a withdrawal (the same payload in both modes).
+func RequestEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawRequestEvent {
+	return &cofferv1.WithdrawRequestEvent{
+		Event:              "WITHDRAW_REQUEST",
+		WithdrawRequestId:  w.ID,
+		SessionRef:         sessionRef,
+		ExternalUserId:     w.ExternalUserID,
+		Type:               w.Type,
+		Address:            w.Address,
+		CryptoCurrencyCode: strings.ToUpper(w.Currency),
+		FiatCurrencyCode:   w.FiatCurrency,
+		FiatAmount:         money.Fiat(w.FiatAmount),
+		CryptoAmountSent:   ptr(SentAmount(w)),
+		AmountInUsd:        amountInUSD(w),
+		RequestedAt:        timestamppb.New(requestedAt(w)),
+	}
+}
+
+// CompleteEvent is the WITHDRAW_COMPLETE of a completed withdrawal.
+func CompleteEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawCompleteEvent {
+	completed := time.Now()
+	if w.CompletedAt != nil {
+		completed = *w.CompletedAt
+	}
+	return &cofferv1.WithdrawCompleteEvent{
+		Event:              "WITHDRAW_COMPLETE",
+		WithdrawRequestId:  w.ID,
+		SessionRef:         sessionRef,
+		ExternalUserId:     w.ExternalUserID,
+		Type:               w.Type,
+		Status:             string(Completed),
+		Address:            w.Address,
+		CryptoCurrencyCode: strings.ToUpper(w.Currency),
+		FiatCurrencyCode:   w.FiatCurrency,
+		FiatAmount:         money.Fiat(w.FiatAmount),
+		CryptoAmountSent:   ptr(SentAmount(w)),
+		AmountInUsd:        amountInUSD(w),
+		CompletedAt:        timestamppb.New(completed),
+	}
+}
+
+// requestedAt is the submission time (mode A sends the request before the row exists).
+func requestedAt(w store.Withdrawal) time.Time {
+	if w.CreatedAt.IsZero() {
+		return time.Now()
+	}
+	return w.CreatedAt
+}

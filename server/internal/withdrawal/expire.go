@@ -1,0 +1,113 @@
+package withdrawal
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// SweepArgs is the periodic job that expires unactioned withdrawals past their TTL, cancels
+// the open withdrawals of cancelled sessions, and makes sure every paying withdrawal has a
+// payout job (one that gave up on a long chain outage is queued again).
+type SweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (SweepArgs) Kind() string { return "withdrawal.sweep" }
+
+// SweepWorker works SweepArgs.
+type SweepWorker struct {
+	river.WorkerDefaults[SweepArgs]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[SweepArgs]) error {
+	_, err := w.Service.Sweep(ctx)
+	return err
+}
+
+// Periodic is the sweep's schedule.
+func (s *Service) Periodic() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(s.cfg.SweepInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return SweepArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})}
+}
+
+// Swept counts what a sweep did.
+type Swept struct {
+	Expired, Cancelled, PayoutsQueued int
+}
+
+// Sweep applies expiry and session cancellations, each withdrawal in its own transaction
+// through the transition table (a withdrawal acted on meanwhile is skipped by the table).
+func (s *Service) Sweep(ctx context.Context) (Swept, error) {
+	var out Swept
+	for {
+		expired, cancelled, err := store.New(s.pool).DueWithdrawals(ctx, s.now(), 200)
+		if err != nil {
+			return out, err
+		}
+		if len(expired)+len(cancelled) == 0 {
+			break
+		}
+		for _, batch := range []struct {
+			ids    []string
+			action Action
+			note   string
+			count  *int
+		}{{expired, Expire, "unactioned past the TTL", &out.Expired}, {cancelled, CancelSession, "session cancelled", &out.Cancelled}} {
+			for _, id := range batch.ids {
+				err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+					_, err := Apply(ctx, tx, nil, Change{ID: id, Action: batch.action, Actor: "system", Note: batch.note})
+					return err
+				})
+				if err != nil {
+					return out, fmt.Errorf("withdrawal %s: %s: %w", id, batch.action, err)
+				}
+				*batch.count++
+			}
+		}
+	}
+	paying, err := store.New(s.pool).PayingWithdrawals(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, id := range paying {
+		err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			res, err := s.river.InsertTx(ctx, tx, PayoutArgs{WithdrawalID: id}, nil)
+			if err == nil && !res.UniqueSkippedAsDuplicate {
+				out.PayoutsQueued++
+			}
+			return err
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	if out != (Swept{}) {
+		s.log.InfoContext(ctx, "withdrawals swept", "expired", out.Expired, "cancelled", out.Cancelled, "payouts_requeued", out.PayoutsQueued)
+	}
+	return out, nil
+}
+
+// SessionCancelled cancels the open withdrawals of a session the user cancelled.
+func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := store.New(tx).LockSession(ctx, sessionID); err != nil {
+			return err
+		}
+		ids, err := store.New(tx).OpenWithdrawalsOfSession(ctx, sessionID)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: "user", Note: "session cancelled"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

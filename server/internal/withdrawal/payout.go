@@ -1,0 +1,201 @@
+package withdrawal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// PurposePayout is the chain_txs purpose of payouts (hot wallet → destination); the ref is
+// "withdrawal:<id>", so a withdrawal has at most one payout transaction, ever.
+const PurposePayout = "payout"
+
+func payoutRef(id string) string { return "withdrawal:" + id }
+
+// PayoutArgs pays one withdrawal whose payout was queued.
+type PayoutArgs struct {
+	WithdrawalID string `json:"withdrawalId"`
+}
+
+// Kind implements river.JobArgs.
+func (PayoutArgs) Kind() string { return "withdrawal.payout" }
+
+// InsertOpts keeps one payout job per withdrawal alive.
+func (PayoutArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+}
+
+// PayoutWorker works PayoutArgs: it snoozes (not an attempt) while the chain catches up.
+type PayoutWorker struct {
+	river.WorkerDefaults[PayoutArgs]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *PayoutWorker) Work(ctx context.Context, job *river.Job[PayoutArgs]) error {
+	done, err := w.Service.Pay(ctx, job.Args.WithdrawalID)
+	if err != nil {
+		return err
+	}
+	if !done {
+		return river.JobSnooze(w.Service.cfg.PayoutPoll)
+	}
+	return nil
+}
+
+// ErrPayoutReverted: the payout transaction was mined but reverted; nothing was paid and the
+// withdrawal waits for an engineer (it is never re-sent automatically).
+var ErrPayoutReverted = errors.New("payout reverted")
+
+// Pay moves a paying withdrawal on: it creates its payout transaction once (stored signed
+// before any broadcast, see chaintx), advances it (re-broadcast, gas bumps), and once the
+// mined attempt has the chain's confirmations completes the withdrawal and queues
+// WITHDRAW_COMPLETE in the same database transaction. done is true when nothing is left.
+func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
+	q := store.New(s.pool)
+	w, err := q.GetWithdrawal(ctx, nil, id)
+	if err != nil {
+		return false, fmt.Errorf("withdrawal %s: %w", id, err)
+	}
+	if w.Status == string(Completed) {
+		return true, nil
+	}
+	if w.PayoutQueuedAt == nil {
+		s.log.WarnContext(ctx, "payout job for a withdrawal that is not paying", "withdrawal", id, "status", w.Status)
+		return true, nil
+	}
+	t, err := q.ChainTxByRef(ctx, PurposePayout, payoutRef(id))
+	if errors.Is(err, store.ErrNotFound) {
+		req, err := s.payoutRequest(ctx, w)
+		if err != nil {
+			return false, err
+		}
+		if t, err = s.engine.Submit(ctx, req); err != nil {
+			return false, fmt.Errorf("withdrawal %s: store payout: %w", id, err)
+		}
+	} else if err != nil {
+		return false, err
+	}
+	if t, err = s.engine.Advance(ctx, t.ID); err != nil {
+		return false, err
+	}
+	switch t.State {
+	case "pending":
+		return false, nil
+	case "reverted":
+		s.log.ErrorContext(ctx, "payout reverted: nothing was paid; the withdrawal needs an engineer", "withdrawal", id,
+			"hash", t.MinedHash, "chain", w.ChainID)
+		return false, river.JobCancel(fmt.Errorf("withdrawal %s: %w (%s)", id, ErrPayoutReverted, t.MinedHash))
+	}
+	confirmed, err := s.confirmed(ctx, t)
+	if err != nil || !confirmed {
+		return false, err
+	}
+	return true, s.complete(ctx, w, t)
+}
+
+// payoutRequest is the transaction paying w from the hot wallet.
+func (s *Service) payoutRequest(ctx context.Context, w store.Withdrawal) (chaintx.Request, error) {
+	_, c, err := s.network(w.ChainID)
+	if err != nil {
+		return chaintx.Request{}, err
+	}
+	_, hot := s.keys.HotWallet()
+	dest, amount := common.HexToAddress(w.Address), Units(w)
+	req := chaintx.Request{ChainID: w.ChainID, From: hot, Purpose: PurposePayout, Ref: payoutRef(w.ID)}
+	if w.ContractAddress == "" {
+		req.To, req.Value, req.GasLimit = dest, amount, nativeTransferGas
+		return req, nil
+	}
+	token := common.HexToAddress(w.ContractAddress)
+	req.To, req.Data = token, erc20Transfer(dest, amount)
+	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: hot, To: &token, Data: req.Data})
+	if err != nil {
+		return req, fmt.Errorf("withdrawal %s: estimate payout gas (does the hot wallet %s hold %s %s?): %w", w.ID, hot, amount, w.Currency, err)
+	}
+	req.GasLimit = est + est*3/10
+	return req, nil
+}
+
+// confirmed reports whether a mined payout has the chain's confirmations and is still on the
+// chain. A payout whose block left the chain is put back to pending: its stored bytes are
+// broadcast again (same nonce, so it is paid at most once).
+func (s *Service) confirmed(ctx context.Context, t store.ChainTx) (bool, error) {
+	n, c, err := s.network(t.ChainID)
+	if err != nil {
+		return false, err
+	}
+	var tip uint64
+	if n.Finalized {
+		h, err := c.Finalized(ctx)
+		if err != nil {
+			return false, err
+		}
+		tip = h.Number.Uint64()
+	} else {
+		head, err := c.BlockNumber(ctx)
+		if err != nil {
+			return false, err
+		}
+		if head+1 < uint64(n.Confirmations) {
+			return false, nil
+		}
+		tip = head + 1 - uint64(n.Confirmations)
+	}
+	if t.MinedBlock > tip {
+		return false, nil
+	}
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
+		s.log.WarnContext(ctx, "payout left the chain (reorg): sending it again", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
+		return false, store.New(s.pool).ReopenChainTx(ctx, t.ID)
+	}
+	return err == nil, err
+}
+
+// complete records the confirmed payout: COMPLETED with its settlementTxHash, and
+// WITHDRAW_COMPLETE queued, in one transaction.
+func (s *Service) complete(ctx context.Context, w store.Withdrawal, t store.ChainTx) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		a, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutConfirmed, Actor: "system",
+			Note: "payout " + t.MinedHash, SettlementTxHash: t.MinedHash})
+		if err != nil {
+			return err
+		}
+		return s.webhooks.Enqueue(ctx, tx, webhook.Event{OperatorID: w.OperatorID, SubjectID: w.ID,
+			Message: CompleteEvent(a.Withdrawal, a.Withdrawal.SessionRef)})
+	})
+	if err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "withdrawal completed", "withdrawal", w.ID, "hash", t.MinedHash, "chain", w.ChainID)
+	if w.OfframpRef != "" && s.offramp != nil {
+		if err := s.offramp.Paid(ctx, w.OfframpRef, common.HexToHash(t.MinedHash)); err != nil {
+			// The crypto is delivered and the withdrawal complete; the provider's order is settled by hand.
+			s.log.WarnContext(ctx, "off-ramp provider not told of the payout", "withdrawal", w.ID, "error", err)
+		}
+	}
+	return nil
+}
+
+// erc20Transfer is the calldata of transfer(to, amount).
+func erc20Transfer(to common.Address, amount *big.Int) []byte {
+	data := make([]byte, 4+32+32)
+	copy(data, []byte{0xa9, 0x05, 0x9c, 0xbb})
+	copy(data[4+12:], to.Bytes())
+	amount.FillBytes(data[4+32:])
+	return data
+}

@@ -1,0 +1,126 @@
+package withdrawal
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// Keys gives the service wallets (package wallet).
+type Keys interface {
+	HotWallet() (*ecdsa.PrivateKey, common.Address)
+	GasTank() (*ecdsa.PrivateKey, common.Address)
+}
+
+// Prices values assets and converts between USD and fiat currencies (rates.Chain).
+type Prices interface {
+	USD(ctx context.Context, symbol string) (rates.Price, error)
+	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
+}
+
+// Webhooks sends WITHDRAW_REQUEST synchronously (mode A) and queues events in the outbox
+// (webhook.Service).
+type Webhooks interface {
+	Enqueue(ctx context.Context, tx pgx.Tx, e webhook.Event) error
+	Send(ctx context.Context, operatorID string, e webhook.Event, timeout time.Duration) (webhook.Result, error)
+}
+
+// Config tunes withdrawals.
+type Config struct {
+	// TTL is how long a withdrawal may stay unactioned before it expires (24 h).
+	TTL time.Duration
+	// SyncTimeout bounds mode A's synchronous WITHDRAW_REQUEST (10 s).
+	SyncTimeout time.Duration
+	// SettleWait is how long a decision (APPROVE, admin COMPLETED) waits for its payout to
+	// confirm before it answers with the status the withdrawal has then (20 s).
+	SettleWait time.Duration
+	// PayoutPoll is how often a payout in flight is looked at (1 s).
+	PayoutPoll time.Duration
+	// SweepInterval is how often expiry and session cancellations are applied (1 min).
+	SweepInterval time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.TTL <= 0 {
+		c.TTL = 24 * time.Hour
+	}
+	if c.SyncTimeout <= 0 {
+		c.SyncTimeout = webhook.SyncWithdrawTimeout
+	}
+	if c.SettleWait <= 0 {
+		c.SettleWait = 20 * time.Second
+	}
+	if c.PayoutPoll <= 0 {
+		c.PayoutPoll = time.Second
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = time.Minute
+	}
+}
+
+// Service is the withdrawal lifecycle: submission (both approval modes), decisions, the admin
+// two-step, payouts, expiry.
+type Service struct {
+	pool     *pgxpool.Pool
+	chains   *chain.Registry
+	clients  map[int64]*chain.Client
+	engine   *chaintx.Engine
+	keys     Keys
+	prices   Prices
+	webhooks Webhooks
+	offramp  OffRamp
+	river    jobs.Inserter
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// Deps are the service's collaborators.
+type Deps struct {
+	Pool     *pgxpool.Pool
+	Chains   *chain.Registry
+	Clients  map[int64]*chain.Client
+	Engine   *chaintx.Engine
+	Keys     Keys
+	Prices   Prices
+	Webhooks Webhooks
+	// OffRamp serves OFF_RAMP withdrawals; nil refuses them.
+	OffRamp OffRamp
+	River   jobs.Inserter
+	Log     *slog.Logger
+}
+
+// New returns the service.
+func New(d Deps, cfg Config) *Service {
+	cfg.defaults()
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, keys: d.Keys, prices: d.Prices,
+		webhooks: d.Webhooks, offramp: d.OffRamp, river: d.River, cfg: cfg, log: d.Log.With("component", "withdrawal"), now: time.Now}
+}
+
+// SetRiver sets the job inserter (the River client is built after the services).
+func (s *Service) SetRiver(r jobs.Inserter) { s.river = r }
+
+func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
+	n, ok := s.chains.Network(chainID)
+	c := s.clients[chainID]
+	if !ok || c == nil {
+		return n, nil, fmt.Errorf("withdrawal: chain %d is not configured", chainID)
+	}
+	return n, c, nil
+}

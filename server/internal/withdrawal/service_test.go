@@ -1,0 +1,798 @@
+package withdrawal_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/wallet"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+// receiver is the operator's webhook endpoint; answer decides each reply.
+type receiver struct {
+	srv    *httptest.Server
+	answer atomic.Value // func(http.ResponseWriter, url.Values)
+	mu     sync.Mutex
+	bodies []url.Values
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.reply(`{"error":0,"description":"ok"}`)
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		req.ParseForm()
+		r.mu.Lock()
+		r.bodies = append(r.bodies, req.PostForm)
+		r.mu.Unlock()
+		r.answer.Load().(func(http.ResponseWriter, url.Values))(w, req.PostForm)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) reply(body string) {
+	r.answer.Store(func(w http.ResponseWriter, _ url.Values) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(body))
+	})
+}
+
+func (r *receiver) received() []url.Values {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]url.Values(nil), r.bodies...)
+}
+
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	dev      *devchain.Chain
+	pool     *pgxpool.Pool
+	svc      *withdrawal.Service
+	engine   *chaintx.Engine
+	ops      *operator.Service
+	sessions *session.Service
+	recv     *receiver
+	client   *chain.Client
+	hot      common.Address
+	usdt     devchain.Token
+	offramp  *withdrawal.DevOffRamp
+}
+
+const confirmations = 2
+
+func setupChain(t *testing.T, cfg withdrawal.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	pool := testdb.New(t)
+	box, _ := secret.NewBox(secret.Random(32))
+	keys, err := wallet.FromSeed(secret.Random(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hot := keys.HotWallet()
+	fund, err := dev.SendNative(ctx, hot, eth(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint, err := dev.Mint(ctx, "USDT", hot, big.NewInt(10_000_000_000)) // 10,000 USDT
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Mine(ctx, fund, mint); err != nil {
+		t.Fatal(err)
+	}
+	usdt, _ := dev.Token("USDT")
+	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
+		NativeSymbol: "ETH", NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}
+	registry, err := chain.NewRegistry([]chain.Network{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := chain.Dial(n, nil)
+	t.Cleanup(client.Close)
+	clients := map[int64]*chain.Client{n.ChainID: client}
+	log := slog.New(slog.DiscardHandler)
+	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
+	ops := operator.New(pool, box)
+	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true}), Log: log})
+	off := &withdrawal.DevOffRamp{}
+	if cfg.SettleWait == 0 {
+		cfg.SettleWait = time.Millisecond
+	}
+	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Keys: keys,
+		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, Log: log}, cfg)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})
+	river.AddWorker(workers, &withdrawal.PayoutWorker{Service: svc})
+	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers}) // insert only: the tests drive payouts
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks.SetInserter(rc)
+	svc.SetRiver(rc)
+	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
+		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off}
+}
+
+func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
+
+// operator creates an operator whose webhooks go to the env's receiver.
+func (e *env) operator(s store.OperatorSettings) store.Operator {
+	e.t.Helper()
+	name, hook := "Op", e.recv.srv.URL
+	s.Name, s.WebhookURL = &name, &hook
+	op, _, err := e.ops.Create(e.ctx, s)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return op
+}
+
+func (e *env) withdrawSession(op store.Operator, user, amount string) store.Session {
+	e.t.Helper()
+	o, err := e.sessions.Open(e.ctx, op, session.Withdraw, session.Input{ExternalUserID: user, Lang: "en", FiatCurrency: "USD",
+		UserBalance: "1000", Amount: amount})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o.Session
+}
+
+func newAddress() common.Address {
+	k, _ := crypto.GenerateKey()
+	return crypto.PubkeyToAddress(k.PublicKey)
+}
+
+func (e *env) submit(sess store.Session, to common.Address, currency string) store.Withdrawal {
+	e.t.Helper()
+	w, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: to.Hex(), Currency: currency, ChainID: e.dev.ChainID()})
+	if err != nil {
+		e.t.Fatalf("submit: %v", err)
+	}
+	return w
+}
+
+func (e *env) get(id string) store.Withdrawal {
+	e.t.Helper()
+	w, err := store.New(e.pool).GetWithdrawal(e.ctx, nil, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+// payAll drives every paying withdrawal's payout, mining a block after each pass, until none
+// is left paying.
+func (e *env) payAll() {
+	e.t.Helper()
+	for i := 0; i < 30; i++ {
+		ids, err := store.New(e.pool).PayingWithdrawals(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			return
+		}
+		for _, id := range ids {
+			if _, err := e.svc.Pay(e.ctx, id); err != nil {
+				e.t.Fatalf("pay %s: %v", id, err)
+			}
+		}
+		e.dev.Commit()
+	}
+	e.t.Fatal("payouts still in flight after 30 blocks")
+}
+
+func (e *env) tokenBalance(owner common.Address) *big.Int {
+	e.t.Helper()
+	tok := contracts.NewTestToken()
+	out, err := e.client.CallContract(e.ctx, ethereum.CallMsg{To: &e.usdt.Address, Data: tok.PackBalanceOf(owner)}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	bal, err := tok.UnpackBalanceOf(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return bal
+}
+
+// events counts the outbox events of a type for a withdrawal.
+func (e *env) events(eventType, withdrawalID string) int {
+	e.t.Helper()
+	var n int
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM webhook_events WHERE event_type = $1 AND subject_id = $2 AND NOT sync`,
+		eventType, withdrawalID).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) completeBody(withdrawalID string) map[string]string {
+	e.t.Helper()
+	var body string
+	if err := e.pool.QueryRow(e.ctx, `SELECT body FROM webhook_events WHERE event_type = 'WITHDRAW_COMPLETE' AND subject_id = $1`,
+		withdrawalID).Scan(&body); err != nil {
+		e.t.Fatal(err)
+	}
+	v, err := url.ParseQuery(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for k := range v {
+		out[k] = v.Get(k)
+	}
+	return out
+}
+
+func faultOf(err error) *fault.Error { return fault.As(err) }
+
+// admin moves a withdrawal as an admin would.
+func (e *env) admin(id string, to withdrawal.Status) store.Withdrawal {
+	e.t.Helper()
+	w, err := e.svc.AdminStatus(e.ctx, nil, id, to, "admin:a@x", "")
+	if err != nil {
+		e.t.Fatalf("admin %s: %v", to, err)
+	}
+	return w
+}
+
+// TestModeASynchronousCodes: the operator's answer to the synchronous WITHDRAW_REQUEST decides;
+// only error 0 creates a (PENDING) withdrawal; every refusal creates nothing and tells the user
+// the spec's message, or the operator's description for an unknown code; a slow receiver, an
+// HTML page and a 500 are code 3, never an approval.
+func TestModeASynchronousCodes(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{SyncTimeout: 500 * time.Millisecond})
+	op := e.operator(store.OperatorSettings{})
+	type answer func(w http.ResponseWriter, form url.Values)
+	jsonAnswer := func(code int, desc string) answer {
+		return func(w http.ResponseWriter, _ url.Values) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"error":%d,"description":%q}`, code, desc)
+		}
+	}
+	cases := []struct {
+		name    string
+		answer  answer
+		code    int // 0: approved
+		message string
+	}{
+		{"0 approves", jsonAnswer(0, "approved"), 0, ""},
+		{"1", jsonAnswer(1, "x"), 1, "Withdrawal request declined by operator"},
+		{"2", jsonAnswer(2, "x"), 2, "Insufficient balance for withdrawal"},
+		{"3", jsonAnswer(3, "x"), 3, "Withdrawal temporarily unavailable"},
+		{"4", jsonAnswer(4, "x"), 4, "User is not eligible for withdrawal"},
+		{"5", jsonAnswer(5, "x"), 5, "Daily withdrawal limit exceeded"},
+		{"6", jsonAnswer(6, "x"), 6, "Withdrawal amount too low"},
+		{"7", jsonAnswer(7, "x"), 7, "Withdrawal amount too high"},
+		{"8", jsonAnswer(8, "x"), 8, "Account verification required"},
+		{"9", jsonAnswer(9, "x"), 9, "Withdrawal suspended for this account"},
+		{"unknown code shows the description", jsonAnswer(42, "Withdrawals pause during the tournament"), 42, "Withdrawals pause during the tournament"},
+		{"slow receiver", func(w http.ResponseWriter, _ url.Values) {
+			time.Sleep(time.Second)
+			w.Write([]byte(`{"error":0}`))
+		}, 3, "Withdrawal temporarily unavailable"},
+		{"HTML page", func(w http.ResponseWriter, _ url.Values) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte(`<html><body>error 0</body></html>`))
+		}, 3, "Withdrawal temporarily unavailable"},
+		{"HTTP 500 with error 0", func(w http.ResponseWriter, _ url.Values) {
+			w.WriteHeader(500)
+			w.Write([]byte(`{"error":0}`))
+		}, 3, "Withdrawal temporarily unavailable"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.recv.answer.Store((func(http.ResponseWriter, url.Values))(c.answer))
+			sess := e.withdrawSession(op, fmt.Sprintf("user-a-%d", i), "25.00")
+			before := len(e.recv.received())
+			w, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: newAddress().Hex(), Currency: "USDT", ChainID: e.dev.ChainID()})
+			got := e.recv.received()[before:]
+			if len(got) != 1 || got[0].Get("event") != "WITHDRAW_REQUEST" || got[0].Get("cryptoAmountSent") != "25.000000" ||
+				got[0].Get("cryptoAmount") != "null" || got[0].Get("fiatAmount") != "25.00" || got[0].Get("withdrawRequestId") == "" {
+				t.Fatalf("WITHDRAW_REQUEST sent: %v", got)
+			}
+			var n int
+			e.pool.QueryRow(e.ctx, `SELECT count(*) FROM withdrawals WHERE session_id = $1`, sess.ID).Scan(&n)
+			if c.code == 0 {
+				if err != nil || w.Status != "PENDING" || n != 1 || w.ID != got[0].Get("withdrawRequestId") {
+					t.Fatalf("approval: %+v, %v, %d records", w, err, n)
+				}
+				return
+			}
+			fe := faultOf(err)
+			if fe.Code != fault.WithdrawDenied || fe.Message != c.message || fe.Details["errorCode"] != c.code {
+				t.Fatalf("refusal: %v (details %v); want WITHDRAW_DENIED %d %q", err, fe.Details, c.code, c.message)
+			}
+			if n != 0 {
+				t.Fatalf("a refused withdrawal left %d records", n)
+			}
+		})
+	}
+}
+
+// TestAdminTwoStepPaysOnce: PENDING → PROCESSING → COMPLETED pays the destination exactly once
+// on-chain and queues one WITHDRAW_COMPLETE whose cryptoAmountSent is the request's; repeating
+// COMPLETED pays nothing more; every step is in the audit trail.
+func TestAdminTwoStepPaysOnce(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(store.OperatorSettings{})
+	dest := newAddress()
+	w := e.submit(e.withdrawSession(op, "user-1", "40.00"), dest, "USDT")
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("PENDING → COMPLETED: %v", err)
+	}
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Processing, "admin:a@x", "checked"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the admin clicks COMPLETED three times
+		got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "pay")
+		if err != nil || got.Status != "PROCESSING" {
+			t.Fatalf("COMPLETED while paying: %+v, %v", got.Status, err)
+		}
+	}
+	e.payAll()
+	got := e.get(w.ID)
+	if got.Status != "COMPLETED" || got.SettlementTxHash == "" || got.CompletedAt == nil {
+		t.Fatalf("after the payout: %+v", got)
+	}
+	if bal := e.tokenBalance(dest); bal.Cmp(big.NewInt(40_000_000)) != 0 {
+		t.Fatalf("destination holds %s, want 40000000", bal)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE events", n)
+	}
+	body := e.completeBody(w.ID)
+	if body["status"] != "COMPLETED" || body["cryptoAmountSent"] != "40.000000" || body["withdrawRequestId"] != w.ID ||
+		body["address"] != dest.Hex() || body["cryptoAmount"] != "null" || body["amountInUsd"] != "40.000000" {
+		t.Fatalf("WITHDRAW_COMPLETE: %v", body)
+	}
+	var txs int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&txs)
+	if txs != 1 {
+		t.Fatalf("%d payout transactions", txs)
+	}
+	trail, _ := store.New(e.pool).WithdrawalTransitions(e.ctx, w.ID)
+	var steps []string
+	for _, tr := range trail {
+		steps = append(steps, tr.From+">"+tr.To+" "+tr.Actor)
+	}
+	want := []string{"PENDING>PROCESSING admin:a@x", "PROCESSING>PROCESSING admin:a@x", "PROCESSING>COMPLETED system"}
+	if fmt.Sprint(steps) != fmt.Sprint(want) {
+		t.Fatalf("audit trail %v, want %v", steps, want)
+	}
+	// REJECTED is refused once COMPLETED; a rejected PROCESSING withdrawal is never paid.
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Rejected, "admin:a@x", ""); faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("REJECTED after COMPLETED: %v", err)
+	}
+	w2 := e.submit(e.withdrawSession(op, "user-2", "5.00"), newAddress(), "USDT")
+	e.admin(w2.ID, withdrawal.Processing)
+	if got, err := e.svc.AdminStatus(e.ctx, nil, w2.ID, withdrawal.Rejected, "admin:a@x", "KYC"); err != nil || got.Status != "REJECTED" {
+		t.Fatalf("reject: %+v %v", got.Status, err)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w2.ID); n != 0 {
+		t.Fatal("a rejected withdrawal emitted WITHDRAW_COMPLETE")
+	}
+}
+
+// TestNativePayout pays ETH.
+func TestNativePayout(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(store.OperatorSettings{})
+	dest := newAddress()
+	w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
+	if withdrawal.SentAmount(w) != "0.010000000000000000" {
+		t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
+	}
+	e.admin(w.ID, withdrawal.Processing)
+	e.admin(w.ID, withdrawal.Completed)
+	e.payAll()
+	bal, err := e.client.Balance(e.ctx, dest)
+	if err != nil || bal.Cmp(new(big.Int).Div(eth(1), big.NewInt(100))) != 0 {
+		t.Fatalf("destination holds %s wei (%v)", bal, err)
+	}
+}
+
+// TestDestinationChecks: malformed, wrong checksum, zero, token contract and service wallets
+// are refused before anything is sent or stored.
+func TestDestinationChecks(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(store.OperatorSettings{})
+	sess := e.withdrawSession(op, "user-1", "10.00")
+	lower := "0x52908400098527886e0f7030069857d2e4169ee7"
+	for _, c := range []struct{ addr, want string }{
+		{"0x1234", "20-byte"},
+		{"52908400098527886E0F7030069857D2E4169EE7", "0x-prefixed"},
+		{"0x52908400098527886e0F7030069857D2E4169EE7", "checksum"},
+		{"0x0000000000000000000000000000000000000000", "zero address"},
+		{e.usdt.Address.Hex(), "token contract"},
+		{e.hot.Hex(), "belongs to the service"},
+	} {
+		_, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: c.addr, Currency: "USDT", ChainID: e.dev.ChainID()})
+		fe := faultOf(err)
+		if fe.Code != fault.InvalidArgument || fe.Field != "address" || !strings.Contains(fe.Message, c.want) {
+			t.Errorf("%s: %v; want INVALID_ARGUMENT address %q", c.addr, err, c.want)
+		}
+	}
+	if len(e.recv.received()) != 0 {
+		t.Fatal("a refused address reached the operator")
+	}
+	// All-lowercase (no checksum) is accepted and stored EIP-55.
+	w := e.submit(sess, common.HexToAddress(lower), "USDT")
+	if w.Address != "0x52908400098527886E0F7030069857D2E4169EE7" {
+		t.Fatalf("stored %s", w.Address)
+	}
+	if _, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: lower, Currency: "DOGE", ChainID: e.dev.ChainID()}); faultOf(err).Field != "currency" {
+		t.Fatalf("unknown currency: %v", err)
+	}
+}
+
+// TestSupersedeAndSessionCancel: a newer submission cancels the open earlier one; a cancelled
+// session cancels its open withdrawals; an unactioned withdrawal past the TTL expires; none
+// of them can be paid afterwards.
+func TestSupersedeAndSessionCancel(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled := "EXTERNAL", true
+	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	sess := e.withdrawSession(op, "user-1", "10.00")
+	first := e.submit(sess, newAddress(), "USDT")
+	second := e.submit(sess, newAddress(), "USDT")
+	if got := e.get(first.ID); got.Status != "CANCELLED" {
+		t.Fatalf("superseded withdrawal is %s", got.Status)
+	}
+	if second.Status != "AWAITING_APPROVAL" || e.events("WITHDRAW_REQUEST", second.ID) != 1 {
+		t.Fatalf("mode B submission: %s, %d events", second.Status, e.events("WITHDRAW_REQUEST", second.ID))
+	}
+	if d, err := e.svc.Decide(e.ctx, []string{op.ID}, first.ID, true, "operator:x", "", false); err == nil {
+		t.Fatalf("approving a cancelled withdrawal: %+v", d)
+	}
+	if _, err := e.sessions.Cancel(e.ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.SessionCancelled(e.ctx, sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(second.ID); got.Status != "CANCELLED" {
+		t.Fatalf("withdrawal of a cancelled session is %s", got.Status)
+	}
+	// Expiry: a withdrawal whose deadline passed is expired by the sweep, and an APPROVE that
+	// comes before the sweep is held EXPIRED.
+	third := e.submit(e.withdrawSession(op, "user-2", "10.00"), newAddress(), "USDT")
+	e.pool.Exec(e.ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, third.ID)
+	d, err := e.svc.Decide(e.ctx, []string{op.ID}, third.ID, true, "operator:x", "", false)
+	if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "AWAITING_APPROVAL" {
+		t.Fatalf("late APPROVE: %+v %v", d, err)
+	}
+	swept, err := e.svc.Sweep(e.ctx)
+	if err != nil || swept.Expired != 1 {
+		t.Fatalf("sweep: %+v %v", swept, err)
+	}
+	if got := e.get(third.ID); got.Status != "EXPIRED" {
+		t.Fatalf("expired withdrawal is %s", got.Status)
+	}
+	var paid int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&paid)
+	if paid != 0 {
+		t.Fatalf("%d payouts for withdrawals that were never approved", paid)
+	}
+}
+
+// TestModeBDecisions: held reasons, caps within and over, REJECT without payout or webhook,
+// repeated decisions, another operator refused, the panel override.
+func TestModeBDecisions(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled, disabled, inactive := "EXTERNAL", true, false, false
+	perTx, daily := "50", "100"
+	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &perTx, DailyCap: &daily})
+	other := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	decide := func(id string, approve bool) withdrawal.Decided {
+		t.Helper()
+		d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, approve, "operator:"+op.ID, "", false)
+		if err != nil {
+			t.Fatalf("decide %s: %v", id, err)
+		}
+		return d
+	}
+	n := 0
+	submit := func(amount string) store.Withdrawal {
+		n++
+		return e.submit(e.withdrawSession(op, fmt.Sprintf("user-%d", n), amount), newAddress(), "USDT")
+	}
+	over := submit("50.01")
+	if d := decide(over.ID, true); d.Held != withdrawal.CapExceeded || d.Withdrawal.Status != "AWAITING_APPROVAL" {
+		t.Fatalf("over the per-transaction cap: %+v", d)
+	}
+	within := submit("50.00")
+	if d := decide(within.ID, true); d.Held != "" || d.Withdrawal.PayoutQueuedAt == nil {
+		t.Fatalf("within the caps: %+v", d)
+	}
+	second := submit("50.00")
+	if d := decide(second.ID, true); d.Held != "" {
+		t.Fatalf("second 50 (total 100 = daily cap): %+v", d)
+	}
+	third := submit("0.01")
+	if d := decide(third.ID, true); d.Held != withdrawal.CapExceeded {
+		t.Fatalf("over the daily cap: %+v", d)
+	}
+	// Another operator's key: not found, nothing changes.
+	if _, err := e.svc.Decide(e.ctx, []string{other.ID}, third.ID, false, "operator:"+other.ID, "", false); faultOf(err).Code != fault.NotFound {
+		t.Fatalf("other operator: %v", err)
+	}
+	rejected := submit("10.00")
+	if d := decide(rejected.ID, false); d.Withdrawal.Status != "REJECTED" {
+		t.Fatalf("reject: %+v", d)
+	}
+	if d := decide(rejected.ID, true); d.Withdrawal.Status != "REJECTED" || d.Held != "" || d.Withdrawal.PayoutQueuedAt != nil {
+		t.Fatalf("APPROVE after REJECT: %+v", d)
+	}
+	e.payAll()
+	for _, w := range []store.Withdrawal{within, second} {
+		if d := decide(w.ID, true); d.Withdrawal.Status != "COMPLETED" || d.Withdrawal.SettlementTxHash == "" {
+			t.Fatalf("repeated APPROVE after settlement: %+v", d)
+		}
+		if d := decide(w.ID, false); d.Withdrawal.Status != "COMPLETED" {
+			t.Fatalf("REJECT after settlement: %+v", d)
+		}
+		if e.events("WITHDRAW_COMPLETE", w.ID) != 1 {
+			t.Fatalf("%s: %d WITHDRAW_COMPLETE", w.ID, e.events("WITHDRAW_COMPLETE", w.ID))
+		}
+	}
+	if e.events("WITHDRAW_COMPLETE", rejected.ID) != 0 {
+		t.Fatal("a rejected withdrawal emitted WITHDRAW_COMPLETE")
+	}
+	var payouts int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&payouts)
+	if payouts != 2 {
+		t.Fatalf("%d payouts, want 2", payouts)
+	}
+	// Held reasons of the operator's state and the hot wallet's liquidity.
+	if _, err := e.ops.Update(e.ctx, op.ID, store.OperatorSettings{ApprovalEnabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(third.ID, true); d.Held != withdrawal.ApprovalNotEnabled {
+		t.Fatalf("approval disabled: %+v", d)
+	}
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{ApprovalEnabled: &enabled, Active: &inactive})
+	if d := decide(third.ID, true); d.Held != withdrawal.OperatorInactive {
+		t.Fatalf("inactive: %+v", d)
+	}
+	clear := ""
+	whaleOp := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &clear, DailyCap: &clear})
+	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
+	if d, err := e.svc.Decide(e.ctx, []string{whaleOp.ID}, huge.ID, true, "operator:x", "", false); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
+		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
+	}
+	// The panel override: an admin approves with the same checks, and the trail names the admin.
+	small := e.submit(e.withdrawSession(whaleOp, "minnow", "1.00"), newAddress(), "USDT")
+	d, err := e.svc.Decide(e.ctx, nil, small.ID, true, "admin:ops@x", "called the user", true)
+	if err != nil || d.Held != "" || d.Withdrawal.PayoutQueuedAt == nil {
+		t.Fatalf("override: %+v %v", d, err)
+	}
+	e.payAll()
+	if got := e.get(small.ID); got.Status != "COMPLETED" || got.AdminNote != "called the user" {
+		t.Fatalf("after override: %+v", got)
+	}
+}
+
+// TestConcurrentApprovalsRespectTheDailyCap: 20 concurrent APPROVEs of 10.00 each against a
+// daily cap of 95.00 settle exactly 9; the rest are held CAP_EXCEEDED.
+func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled, daily := "EXTERNAL", true, "95"
+	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
+	var ids []string
+	for i := range 20 {
+		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT").ID)
+	}
+	var wg sync.WaitGroup
+	results := make([]withdrawal.Decided, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false)
+		}()
+	}
+	wg.Wait()
+	approved, held := 0, 0
+	for i := range ids {
+		switch {
+		case errs[i] != nil:
+			t.Fatalf("decide: %v", errs[i])
+		case results[i].Held == withdrawal.CapExceeded:
+			held++
+		case results[i].Held == "":
+			approved++
+		default:
+			t.Fatalf("held %s", results[i].Held)
+		}
+	}
+	if approved != 9 || held != 11 {
+		t.Fatalf("%d approved, %d held; want 9 and 11", approved, held)
+	}
+	e.payAll()
+	var sum int64
+	e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&sum)
+	if sum != 90_000_000 {
+		t.Fatalf("paid %d units, want 90000000", sum)
+	}
+}
+
+// crashAt makes the engine panic once at a step (a crash there); the caller recovers, the
+// database transaction in progress rolls back, as in a killed process.
+type crashAt struct {
+	mu    sync.Mutex
+	step  string
+	fired int
+}
+
+func (c *crashAt) hook(step string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if step == c.step {
+		c.step = ""
+		c.fired++
+		panic("crash at " + step)
+	}
+}
+
+func (c *crashAt) arm(step string) {
+	c.mu.Lock()
+	c.step = step
+	c.mu.Unlock()
+}
+
+// TestPayoutCrashSafety crashes the payout 60 times (12 withdrawals × 5 steps: after nonce
+// allocation, after signing, after storing, after broadcast, before the receipt), each time
+// picking up again as a restarted worker does: exactly one transaction is mined per
+// withdrawal, the hot wallet's nonces have no gaps, and each has one WITHDRAW_COMPLETE.
+func TestPayoutCrashSafety(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	crash := &crashAt{}
+	e.engine.Crash = crash.hook
+	op := e.operator(store.OperatorSettings{})
+	steps := []string{chaintx.StepNonce, chaintx.StepSigned, chaintx.StepStored, chaintx.StepBroadcast, chaintx.StepReceipt}
+	startNonce, err := e.client.Nonce(e.ctx, e.hot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	dests := map[string]common.Address{}
+	for i := range 12 {
+		dest := newAddress()
+		w := e.submit(e.withdrawSession(op, fmt.Sprintf("crash-%d", i), "3.00"), dest, "USDT")
+		e.admin(w.ID, withdrawal.Processing)
+		e.admin(w.ID, withdrawal.Completed)
+		ids, dests[w.ID] = append(ids, w.ID), dest
+	}
+	pay := func(id string) (done bool, crashed bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				crashed = true
+			}
+		}()
+		done, err := e.svc.Pay(e.ctx, id)
+		if err != nil {
+			t.Fatalf("pay %s: %v", id, err)
+		}
+		return done, false
+	}
+	for _, id := range ids {
+		for _, step := range steps {
+			crash.arm(step)
+			for i := 0; i < 20; i++ {
+				done, crashed := pay(id)
+				if crashed || done {
+					break
+				}
+				e.dev.Commit()
+			}
+		}
+		crash.arm("")
+	}
+	e.payAll()
+	if crash.fired < 50 {
+		t.Fatalf("only %d crashes happened", crash.fired)
+	}
+	rows, _ := e.pool.Query(e.ctx, `SELECT ref, nonce, state FROM chain_txs WHERE purpose = 'payout' ORDER BY nonce`)
+	type row struct {
+		Ref   string
+		Nonce int64
+		State string
+	}
+	txs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(txs) != len(ids) {
+		t.Fatalf("%d payout transactions for %d withdrawals", len(txs), len(ids))
+	}
+	for i, tx := range txs {
+		if tx.Nonce != int64(startNonce)+int64(i) || tx.State != "mined" {
+			t.Fatalf("payout %d: nonce %d (want %d), %s", i, tx.Nonce, int64(startNonce)+int64(i), tx.State)
+		}
+	}
+	endNonce, _ := e.client.Nonce(e.ctx, e.hot, false)
+	if endNonce != startNonce+uint64(len(ids)) {
+		t.Fatalf("the hot wallet sent %d transactions for %d withdrawals", endNonce-startNonce, len(ids))
+	}
+	for _, id := range ids {
+		if got := e.get(id); got.Status != "COMPLETED" {
+			t.Fatalf("%s is %s", id, got.Status)
+		}
+		if bal := e.tokenBalance(dests[id]); bal.Cmp(big.NewInt(3_000_000)) != 0 {
+			t.Fatalf("%s received %s", id, bal)
+		}
+		if n := e.events("WITHDRAW_COMPLETE", id); n != 1 {
+			t.Fatalf("%s: %d WITHDRAW_COMPLETE", id, n)
+		}
+	}
+	t.Logf("%d crashes survived", crash.fired)
+}
+
+// TestOffRampPaysTheProvider: an OFF_RAMP withdrawal is paid to the provider's address and the
+// provider is told once the payout confirmed.
+func TestOffRampPaysTheProvider(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(store.OperatorSettings{})
+	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
+		Currency: "USDT", ChainID: e.dev.ChainID(), Type: withdrawal.OffRampType})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Type != "OFF_RAMP" || w.Address != withdrawal.DevOffRampAddress.Hex() || w.OfframpRef == "" {
+		t.Fatalf("off-ramp withdrawal: %+v", w)
+	}
+	got := e.recv.received()
+	if len(got) != 1 || got[0].Get("type") != "OFF_RAMP" {
+		t.Fatalf("WITHDRAW_REQUEST: %v", got)
+	}
+	e.admin(w.ID, withdrawal.Processing)
+	e.admin(w.ID, withdrawal.Completed)
+	e.payAll()
+	if bal := e.tokenBalance(withdrawal.DevOffRampAddress); bal.Cmp(big.NewInt(12_000_000)) != 0 {
+		t.Fatalf("provider received %s", bal)
+	}
+	if h, ok := e.offramp.PaidOrder(w.OfframpRef); !ok || h.Hex() != e.get(w.ID).SettlementTxHash {
+		t.Fatalf("provider told %v %v", h, ok)
+	}
+}

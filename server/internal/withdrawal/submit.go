@@ -1,0 +1,280 @@
+package withdrawal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
+)
+
+// Withdrawal types.
+const (
+	DirectTransfer = "DIRECT_TRANSFER"
+	OffRampType    = "OFF_RAMP"
+)
+
+// Quote is what a withdrawal of a session pays on a network in a currency.
+type Quote struct {
+	Network      chain.Network
+	Asset        chain.Asset
+	FiatAmount   decimal.Decimal
+	FiatCurrency string
+	// Units is the amount paid, in the smallest unit; Sent the same in token units ("25.000000").
+	Units *big.Int
+	Sent  string
+	// AmountInUSD is the fiat amount's USD value; Rate the price of one token in the fiat.
+	AmountInUSD decimal.Decimal
+	Rate        decimal.Decimal
+	// CapAmount is the fiat amount in the operator's platform currency.
+	CapAmount decimal.Decimal
+}
+
+// Quote prices the session's locked fiat amount in a currency on a chain, at the current rate
+// (rounded down: a payout never sends more than the amount is worth).
+func (s *Service) Quote(ctx context.Context, sess store.Session, currency string, chainID int64) (Quote, error) {
+	n, ok := s.chains.Network(chainID)
+	if !ok {
+		return Quote{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)
+	}
+	asset, ok := n.Asset(currency)
+	if !ok {
+		return Quote{}, fault.Invalid("currency", "%s is not available on %s (chain %d)", currency, n.Name, chainID)
+	}
+	usd, err := s.prices.USD(ctx, asset.Symbol)
+	if err != nil {
+		return Quote{}, unavailable(err, "price of %s", asset.Symbol)
+	}
+	perUSD, err := s.prices.PerUSD(ctx, sess.FiatCurrency)
+	if err != nil {
+		return Quote{}, unavailable(err, "rate of %s", sess.FiatCurrency)
+	}
+	units := rates.FiatToTokenUnitsDown(sess.Amount, perUSD, usd.Value, asset.Decimals)
+	if units.Sign() <= 0 {
+		return Quote{}, fault.Invalid("currency", "%s %s is less than the smallest unit of %s", sess.Amount, sess.FiatCurrency, asset.Symbol)
+	}
+	amountUSD := sess.Amount.Div(perUSD)
+	q := Quote{Network: n, Asset: asset, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, Units: units,
+		Sent: rates.FormatUnits(units, asset.Decimals), AmountInUSD: amountUSD.RoundBank(rates.USDDecimals),
+		Rate: usd.Value.Mul(perUSD), CapAmount: sess.Amount}
+	op, err := store.New(s.pool).GetOperator(ctx, sess.OperatorID)
+	if err != nil {
+		return Quote{}, fault.Wrap(err, "load operator")
+	}
+	if platform := op.FiatCurrency; platform != "" && !strings.EqualFold(platform, sess.FiatCurrency) {
+		platformPerUSD, err := s.prices.PerUSD(ctx, platform)
+		if err != nil {
+			return Quote{}, unavailable(err, "rate of %s", platform)
+		}
+		q.CapAmount = amountUSD.Mul(platformPerUSD).Round(18)
+	}
+	return q, nil
+}
+
+// Submission is a user's withdrawal request from the widget.
+type Submission struct {
+	Address  string
+	Currency string
+	ChainID  int64
+	Type     string // DIRECT_TRANSFER (default) or OFF_RAMP
+}
+
+// Denied is mode A's refusal: the operator answered a non-zero code (or did not answer).
+// It is a WITHDRAW_DENIED fault carrying errorCode; no withdrawal exists.
+func denied(code int, description string) error {
+	msg, ok := deniedMessages[code]
+	if !ok {
+		msg = strings.TrimSpace(description)
+		if msg == "" {
+			msg = deniedMessages[1]
+		}
+	}
+	e := fault.New(fault.WithdrawDenied, "%s", msg)
+	e.Details = map[string]any{"errorCode": code}
+	return e
+}
+
+// deniedMessages are the spec's user-facing texts of the WITHDRAW_REQUEST codes.
+var deniedMessages = map[int]string{
+	1: "Withdrawal request declined by operator",
+	2: "Insufficient balance for withdrawal",
+	3: "Withdrawal temporarily unavailable",
+	4: "User is not eligible for withdrawal",
+	5: "Daily withdrawal limit exceeded",
+	6: "Withdrawal amount too low",
+	7: "Withdrawal amount too high",
+	8: "Account verification required",
+	9: "Withdrawal suspended for this account",
+}
+
+// CodeUnavailable is the code a mode-A request gets when the operator did not answer usably
+// (timeout, transport failure, non-2xx, not JSON): never an approval.
+const CodeUnavailable = 3
+
+// Submit records a user's withdrawal from an open withdraw session (the caller checked it).
+// Mode A asks the operator synchronously first and creates a PENDING withdrawal only on error
+// 0; mode B creates it AWAITING_APPROVAL and queues WITHDRAW_REQUEST in the outbox. Either way
+// an open earlier withdrawal of the session is superseded (CANCELLED).
+func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission) (store.Withdrawal, error) {
+	if in.Type == "" {
+		in.Type = DirectTransfer
+	}
+	q, err := s.Quote(ctx, sess, in.Currency, in.ChainID)
+	if err != nil {
+		return store.Withdrawal{}, err
+	}
+	op, err := store.New(s.pool).GetOperator(ctx, sess.OperatorID)
+	if err != nil {
+		return store.Withdrawal{}, fault.Wrap(err, "load operator")
+	}
+	if !op.Active {
+		// No record and no webhook for an inactive operator: the user is told to come back later.
+		return store.Withdrawal{}, denied(CodeUnavailable, "")
+	}
+	id := uuid.NewString()
+	w := store.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
+		ChainID: in.ChainID, Currency: q.Asset.Symbol, Decimals: q.Asset.Decimals, FiatCurrency: sess.FiatCurrency,
+		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0), ExpiresAt: s.now().Add(s.cfg.TTL),
+		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount)}
+	if !q.Asset.Native {
+		w.ContractAddress = q.Asset.Contract.Hex()
+	}
+	switch in.Type {
+	case DirectTransfer:
+		dest, err := s.destination(ctx, q.Network, q.Asset, in.Address)
+		if err != nil {
+			return store.Withdrawal{}, err
+		}
+		w.Address = dest.Hex()
+	case OffRampType:
+		if s.offramp == nil {
+			return store.Withdrawal{}, fault.Invalid("type", "off-ramp withdrawals are not available")
+		}
+		o, err := s.offramp.Open(ctx, OffRampOrder{WithdrawalID: id, ChainID: in.ChainID, Currency: q.Asset.Symbol,
+			Units: q.Units, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, UserAddress: in.Address})
+		if err != nil {
+			return store.Withdrawal{}, unavailable(err, "off-ramp provider")
+		}
+		w.Address, w.OfframpProvider, w.OfframpRef = o.PayTo.Hex(), s.offramp.Name(), o.Ref
+	default:
+		return store.Withdrawal{}, fault.Invalid("type", "must be DIRECT_TRANSFER or OFF_RAMP")
+	}
+	if strings.EqualFold(op.ApprovalMode, "EXTERNAL") {
+		w.ApprovalMode, w.Status = "external", string(AwaitingApproval)
+		return s.create(ctx, sess, w, true)
+	}
+	w.ApprovalMode, w.Status = "sync", string(Pending)
+	ev := webhook.Event{ID: uuid.NewString(), SubjectID: id, Message: RequestEvent(w, sess.SessionRef)}
+	res, err := s.webhooks.Send(ctx, op.ID, ev, s.cfg.SyncTimeout)
+	if err != nil {
+		return store.Withdrawal{}, err
+	}
+	switch {
+	case res.Err != nil:
+		s.log.InfoContext(ctx, "withdrawal request not answered: refused as temporarily unavailable", "withdrawal", id,
+			"operator_id", op.ID, "error", res.Err)
+		return store.Withdrawal{}, denied(CodeUnavailable, "")
+	case !res.Acked:
+		s.log.InfoContext(ctx, "withdrawal request refused by the operator", "withdrawal", id, "operator_id", op.ID,
+			"code", res.ErrorCode, "description", res.Description)
+		return store.Withdrawal{}, denied(res.ErrorCode, res.Description)
+	}
+	return s.create(ctx, sess, w, false)
+}
+
+// create records an accepted withdrawal: it supersedes the session's open earlier ones and,
+// in mode B, queues WITHDRAW_REQUEST, all in one transaction under the session's lock.
+func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdrawal, outbox bool) (store.Withdrawal, error) {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.LockSession(ctx, sess.ID); err != nil {
+			return err
+		}
+		earlier, err := q.OpenWithdrawalsOfSession(ctx, sess.ID)
+		if err != nil {
+			return err
+		}
+		for _, id := range earlier {
+			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: Supersede, Actor: "user",
+				Note: "superseded by withdrawal " + w.ID}); err != nil {
+				return err
+			}
+		}
+		if w, err = q.InsertWithdrawal(ctx, w); err != nil {
+			return err
+		}
+		if !outbox {
+			return nil
+		}
+		return s.webhooks.Enqueue(ctx, tx, webhook.Event{OperatorID: w.OperatorID, SubjectID: w.ID,
+			Message: RequestEvent(w, sess.SessionRef)})
+	})
+	if err != nil {
+		return w, fault.Wrap(err, "record withdrawal")
+	}
+	s.log.InfoContext(ctx, "withdrawal submitted", "withdrawal", w.ID, "operator_id", w.OperatorID, "status", w.Status,
+		"chain", w.ChainID, "currency", w.Currency, "amount", w.CryptoAmount)
+	return w, nil
+}
+
+// destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
+// not an address whose funds would not reach the user (the zero address, the token contract,
+// Coffer's own wallets and deposit addresses).
+func (s *Service) destination(ctx context.Context, n chain.Network, asset chain.Asset, raw string) (common.Address, error) {
+	if !common.IsHexAddress(raw) || !strings.HasPrefix(raw, "0x") {
+		return common.Address{}, fault.Invalid("address", "must be a 0x-prefixed 20-byte hex address")
+	}
+	addr := common.HexToAddress(raw)
+	hexPart := raw[2:]
+	if hexPart != strings.ToLower(hexPart) && hexPart != strings.ToUpper(hexPart) && raw != addr.Hex() {
+		return common.Address{}, fault.Invalid("address", "checksum mismatch (EIP-55): did you mean %s?", addr.Hex())
+	}
+	if addr == (common.Address{}) {
+		return common.Address{}, fault.Invalid("address", "the zero address cannot receive a withdrawal")
+	}
+	if !asset.Native && addr == asset.Contract {
+		return common.Address{}, fault.Invalid("address", "this is the %s token contract, not a wallet", asset.Symbol)
+	}
+	if s.serviceWallet(addr) {
+		return common.Address{}, fault.Invalid("address", "this address belongs to the service; enter your own wallet")
+	}
+	if _, err := store.New(s.pool).DepositAddressByAddress(ctx, addr.Hex()); err == nil {
+		return common.Address{}, fault.Invalid("address", "this is a deposit address of this service; enter your own wallet")
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return common.Address{}, fault.Wrap(err, "check destination")
+	}
+	return addr, nil
+}
+
+// serviceWallet reports whether an address is one of Coffer's wallets on any chain.
+func (s *Service) serviceWallet(addr common.Address) bool {
+	_, hot := s.keys.HotWallet()
+	_, gas := s.keys.GasTank()
+	if addr == hot || addr == gas {
+		return true
+	}
+	for _, n := range s.chains.Networks() {
+		if addr == n.BankrollAddress || addr == n.FeeAddress {
+			return true
+		}
+	}
+	return false
+}
+
+// unavailable reports a rate or provider that cannot be reached now as UNAVAILABLE.
+func unavailable(err error, format string, args ...any) error {
+	e := fault.New(fault.Unavailable, "the %s is not available right now; try again shortly", fmt.Sprintf(format, args...))
+	e.Cause = err
+	return e
+}
