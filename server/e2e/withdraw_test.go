@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
+func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	if res.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, out)
+	}
+	return out
+}
+
+// TestWithdrawalsEndToEndOnGeth: a user withdraws through the widget's REST call under both
+// approval modes on a real geth --dev node. Mode A: the operator approves synchronously, an
+// admin moves it PROCESSING → COMPLETED, the funds arrive, and WITHDRAW_COMPLETE (verified and
+// parsed with the Go SDK) carries the requested amount. Mode B: the operator acknowledges the
+// outbox WITHDRAW_REQUEST and approves through /withdraw/:id/decision, which answers COMPLETED
+// with the settlement hash.
+func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
+	ctx := context.Background()
+	node := gethdev.Start(t, time.Second)
+	treasury, err := node.NewAccount(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdt, err := node.DeployToken(ctx, treasury, "USDT", 6, big.NewInt(1_000_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{{
+		ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
+		NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt, Decimals: 6}}}}})
+	_, hot := env.Services.Keys.HotWallet()
+	if err := node.Fund(ctx, hot, eth(10_000)); err != nil {
+		t.Fatal(err)
+	}
+	tok := contracts.NewTestToken()
+	if _, err := node.Transact(ctx, treasury, &usdt, nil, tok.PackTransfer(hot, big.NewInt(500_000_000))); err != nil {
+		t.Fatal(err)
+	}
+	balance := func(owner common.Address) int64 {
+		out, err := node.Client.CallContract(ctx, ethereum.CallMsg{To: &usdt, Data: tok.PackBalanceOf(owner)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := tok.UnpackBalanceOf(out)
+		return b.Int64()
+	}
+
+	// Mode A.
+	recv := newReceiver(t)
+	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
+	recv.setKey(key)
+	_, adminToken := env.Admin(t, "")
+	session := rest(t, "POST", env.URL+"/session/withdraw", key,
+		`{"externalUserId":"player-9","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"42.50"}`)
+	sid := strings.TrimPrefix(session["url"].(string), env.URL+"/widget/?sid=")
+	dest := crypto.PubkeyToAddress(mustKey(t).PublicKey)
+	sub := rest(t, "POST", env.URL+"/withdraw/direct-transfer", "",
+		`{"sid":"`+sid+`","address":"`+dest.Hex()+`","currency":"USDT","chainId":1337}`)
+	id := sub["withdrawRequestId"].(string)
+	if sub["status"] != "PENDING" {
+		t.Fatalf("mode A submission: %v", sub)
+	}
+	requests := recv.waitFor(1, 10*time.Second)
+	req, ok := requests[0].parsed.(*cofferv1.WithdrawRequestEvent)
+	if !ok || req.WithdrawRequestId != id || req.GetCryptoAmountSent() != "42.500000" || len(requests[0].form) != 13 {
+		t.Fatalf("WITHDRAW_REQUEST: %v (%d fields)", requests[0].form, len(requests[0].form))
+	}
+	w := rawJSON(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", adminToken, `{"status":"PROCESSING","adminNote":"KYC ok"}`)
+	if w["status"] != "PROCESSING" {
+		t.Fatalf("PROCESSING: %v", w)
+	}
+	w = rawJSON(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", adminToken, `{"status":"COMPLETED","adminNote":"pay"}`)
+	if w["status"] != "COMPLETED" || w["settlementTxHash"] == nil {
+		t.Fatalf("COMPLETED: %v", w)
+	}
+	if got := balance(dest); got != 42_500_000 {
+		t.Fatalf("destination holds %d units, want 42500000", got)
+	}
+	events := recv.waitFor(2, 30*time.Second)
+	done, ok := events[1].parsed.(*cofferv1.WithdrawCompleteEvent)
+	if !ok || done.WithdrawRequestId != id || done.GetCryptoAmountSent() != req.GetCryptoAmountSent() || done.Status != "COMPLETED" ||
+		len(events[1].form) != 14 {
+		t.Fatalf("WITHDRAW_COMPLETE: %v", events[1].form)
+	}
+	receipt, err := node.Client.TransactionReceipt(ctx, common.HexToHash(w["settlementTxHash"].(string)))
+	if err != nil || receipt.Status != 1 {
+		t.Fatalf("settlement receipt: %v %v", receipt, err)
+	}
+
+	// Mode B.
+	recvB := newReceiver(t)
+	external, enabled, daily := "EXTERNAL", true, "1000"
+	_, keyB := env.Operator(t, store.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
+		DailyCap: &daily})
+	recvB.setKey(keyB)
+	session = rest(t, "POST", env.URL+"/session/withdraw", keyB,
+		`{"externalUserId":"player-10","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"7.00"}`)
+	sid = strings.TrimPrefix(session["url"].(string), env.URL+"/widget/?sid=")
+	destB := crypto.PubkeyToAddress(mustKey(t).PublicKey)
+	sub = rest(t, "POST", env.URL+"/withdraw/direct-transfer", "",
+		`{"sid":"`+sid+`","address":"`+destB.Hex()+`","currency":"USDT","chainId":1337}`)
+	if sub["status"] != "AWAITING_APPROVAL" {
+		t.Fatalf("mode B submission: %v", sub)
+	}
+	idB := sub["withdrawRequestId"].(string)
+	async := recvB.waitFor(1, 10*time.Second)
+	if r, ok := async[0].parsed.(*cofferv1.WithdrawRequestEvent); !ok || r.WithdrawRequestId != idB {
+		t.Fatalf("outbox WITHDRAW_REQUEST: %v", async[0].form)
+	}
+	decision := rest(t, "POST", env.URL+"/withdraw/"+idB+"/decision", keyB, `{"decision":"APPROVE"}`)
+	if decision["withdrawStatus"] != "COMPLETED" || decision["settlementTxHash"] == "" || decision["held"] != false {
+		t.Fatalf("APPROVE: %v", decision)
+	}
+	again := rest(t, "POST", env.URL+"/withdraw/"+idB+"/decision", keyB, `{"decision":"APPROVE"}`)
+	if again["withdrawStatus"] != "COMPLETED" || again["settlementTxHash"] != decision["settlementTxHash"] {
+		t.Fatalf("repeated APPROVE: %v", again)
+	}
+	if got := balance(destB); got != 7_000_000 {
+		t.Fatalf("mode B destination holds %d units", got)
+	}
+	completes := recvB.waitFor(2, 30*time.Second)
+	if c, ok := completes[1].parsed.(*cofferv1.WithdrawCompleteEvent); !ok || c.WithdrawRequestId != idB || c.GetCryptoAmountSent() != "7.000000" {
+		t.Fatalf("mode B WITHDRAW_COMPLETE: %v", completes[1].form)
+	}
+	time.Sleep(2 * time.Second) // a second payout or webhook would show up here
+	if n := len(recvB.all()); n != 2 {
+		t.Fatalf("mode B receiver got %d webhooks, want 2", n)
+	}
+	var payouts int
+	env.Pool.QueryRow(ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&payouts)
+	if payouts != 2 {
+		t.Fatalf("%d payout transactions, want 2", payouts)
+	}
+}
