@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+// BenchmarkPayouts: mode-B withdrawals approved through POST /withdraw/:id/decision (50 calls
+// in flight) on the embedded dev chain (a block every second, two confirmations), until each
+// WITHDRAW_COMPLETE is acknowledged by a local receiver. The hot wallet's nonces are allocated
+// in PostgreSQL, so many payouts ride in each block. Reported: withdrawals per second from the
+// first APPROVE to the last acknowledgement, and the time from APPROVE to the answer carrying
+// settlementTxHash (p50, p99).
+func BenchmarkPayouts(b *testing.B) {
+	const withdrawals, inFlight, confirmations, blockTime = 200, 50, 2, time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dev.Close()
+	env := apptest.Start(b, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{devNetwork(dev, confirmations)}})
+	_, hot := env.Services.Keys.HotWallet()
+	fund, err := dev.SendNative(ctx, hot, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	mint, err := dev.Mint(ctx, "USDT", hot, big.NewInt(1_000_000_000_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := dev.Mine(ctx, fund, mint); err != nil {
+		b.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	acked := map[string]time.Time{}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, _ := url.ParseQuery(string(body))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"error":0,"description":"received"}`))
+		if form.Get("event") == "WITHDRAW_COMPLETE" {
+			mu.Lock()
+			if _, ok := acked[form.Get("withdrawRequestId")]; !ok {
+				acked[form.Get("withdrawRequestId")] = time.Now()
+			}
+			mu.Unlock()
+		}
+	}))
+	defer receiver.Close()
+	external, enabled := "EXTERNAL", true
+	op, key := env.Operator(b, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+
+	ids := make([]string, withdrawals)
+	for i := range ids {
+		o, err := env.Services.Sessions.Open(ctx, op, session.Withdraw, session.Input{ExternalUserID: fmt.Sprintf("user-%d", i),
+			Lang: "en", FiatCurrency: "USD", UserBalance: "100", Amount: "5.00"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		k, _ := crypto.GenerateKey()
+		w, err := env.Services.Withdrawals.Submit(ctx, o.Session, withdrawal.Submission{
+			Address: crypto.PubkeyToAddress(k.PublicKey).Hex(), Currency: "USDT", ChainID: dev.ChainID()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = w.ID
+	}
+
+	latencies := make([]time.Duration, withdrawals)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range inFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				t0 := time.Now()
+				req, _ := http.NewRequest("POST", env.URL+"/withdraw/"+ids[i]+"/decision", strings.NewReader(`{"decision":"APPROVE"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+key)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				var out struct {
+					Data struct {
+						WithdrawStatus   string `json:"withdrawStatus"`
+						SettlementTxHash string `json:"settlementTxHash"`
+					} `json:"data"`
+				}
+				json.NewDecoder(res.Body).Decode(&out)
+				res.Body.Close()
+				if out.Data.WithdrawStatus != "COMPLETED" || out.Data.SettlementTxHash == "" {
+					b.Errorf("APPROVE %s answered %+v", ids[i], out.Data)
+				}
+				latencies[i] = time.Since(t0)
+			}
+		}()
+	}
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	deadline := time.Now().Add(2 * time.Minute)
+	var last time.Time
+	for {
+		mu.Lock()
+		n := len(acked)
+		for _, t := range acked {
+			if t.After(last) {
+				last = t
+			}
+		}
+		mu.Unlock()
+		if n >= withdrawals {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d WITHDRAW_COMPLETE acknowledged", n, withdrawals)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	elapsed := last.Sub(start)
+	var blocks, payouts int
+	env.Pool.QueryRow(ctx, `SELECT count(DISTINCT mined_block), count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&blocks, &payouts)
+	if payouts != withdrawals {
+		b.Fatalf("%d payouts for %d withdrawals", payouts, withdrawals)
+	}
+	slices.Sort(latencies)
+	p50, p99 := latencies[len(latencies)/2], latencies[min(len(latencies)-1, len(latencies)*99/100)]
+	for b.Loop() {
+	}
+	rate := float64(withdrawals) / elapsed.Seconds()
+	b.ReportMetric(rate, "withdrawals/s")
+	b.ReportMetric(float64(p50.Milliseconds()), "p50-ms")
+	b.ReportMetric(float64(p99.Milliseconds()), "p99-ms")
+	fmt.Printf("\npayouts: %d mode-B withdrawals approved (%d in flight), block every %v, %d confirmations: %.1f withdrawals/s to the last WITHDRAW_COMPLETE acknowledged (%v); APPROVE to settlementTxHash p50 %v, p99 %v; %d payouts in %d blocks (%.1f per block)\n\n",
+		withdrawals, inFlight, blockTime, confirmations, rate, elapsed.Round(time.Millisecond), p50.Round(time.Millisecond),
+		p99.Round(time.Millisecond), payouts, blocks, float64(payouts)/float64(blocks))
+}
