@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
@@ -26,6 +29,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -231,5 +235,149 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 			req.Header().Set("Authorization", "Bearer "+token)
 			return next(ctx, req)
 		}
+	}
+}
+
+// stop ends a process gracefully and waits for it.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// awaitFailpoint waits for a process to exit at its failpoint.
+func (p *process) awaitFailpoint(t *testing.T, dbURL string) {
+	t.Helper()
+	select {
+	case <-p.done:
+		var exit *exec.ExitError
+		if !errors.As(p.err, &exit) || exit.ExitCode() != app.FailpointExitCode {
+			t.Fatalf("process ended with %v, want the failpoint's exit\n%s", p.err, p.stderr)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("the failpoint was not reached\n%s\n%s", p.stderr, jobsReport(t, dbURL))
+	}
+}
+
+// The payout worker's process is killed at each step of sending (after the nonce is allocated,
+// after signing, after the signed transaction is stored, after it is broadcast, before its
+// receipt is read), each time while an admin's COMPLETED waits for the payout, and started
+// again: each withdrawal is paid by exactly one transaction, the hot wallet's nonces have no
+// gap, and the operator receives exactly one WITHDRAW_COMPLETE per withdrawal.
+func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	node := gethdev.Start(t, time.Second)
+	treasury, err := node.NewAccount(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdt, err := node.DeployToken(ctx, treasury, "USDT", 6, big.NewInt(1_000_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildCoffer(t)
+	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18,
+		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Hex(), "decimals": 6}}}})
+	chainsFile := filepath.Join(t.TempDir(), "chains.json")
+	os.WriteFile(chainsFile, chains, 0o600)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	opsToken := secret.Token("ops_")
+	dbURL := testdb.URL(t)
+	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
+		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
+		"COFFER_WEBHOOK_ALLOW_PRIVATE=true", "COFFER_STATIC_PRICES=ETH=3000,USDT=1", "COFFER_SCAN_INTERVAL=200ms",
+		"COFFER_LOG_LEVEL=info", "COFFER_LOG_FORMAT=text", "COFFER_JOB_RESCUE_AFTER=3s"}
+
+	p := serve(t, bin, base, env)
+	hot := regexp.MustCompile(`hot_wallet=(0x[0-9a-fA-F]{40})`).FindStringSubmatch(p.stderr.String())
+	if hot == nil {
+		t.Fatalf("no hot wallet in the start-up log\n%s", p.stderr)
+	}
+	hotWallet := common.HexToAddress(hot[1])
+	if err := node.Fund(ctx, hotWallet, eth(10_000)); err != nil {
+		t.Fatal(err)
+	}
+	tok := contracts.NewTestToken()
+	if _, err := node.Transact(ctx, treasury, &usdt, nil, tok.PackTransfer(hotWallet, big.NewInt(1_000_000_000))); err != nil {
+		t.Fatal(err)
+	}
+	recv := newReceiver(t)
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, base, connect.WithInterceptors(bearer(opsToken)))
+	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := created.OperatorKey
+	recv.setKey(key)
+	if _, err := ops.CreateAdmin(ctx, &cofferv1.CreateAdminRequest{Email: "ops@acme.test", Password: "a long admin password"}); err != nil {
+		t.Fatal(err)
+	}
+	login := func() string {
+		res, err := http.Post(base+"/admin/login", "application/json", strings.NewReader(`{"email":"ops@acme.test","password":"a long admin password"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct{ Token string }
+		json.NewDecoder(res.Body).Decode(&out)
+		return out.Token
+	}
+	p.stop(t)
+	startNonce, err := node.Client.NonceAt(ctx, hotWallet, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	steps := []string{chaintx.StepNonce, chaintx.StepSigned, chaintx.StepStored, chaintx.StepBroadcast, chaintx.StepReceipt}
+	dests := map[string]common.Address{}
+	for i, step := range steps {
+		p = serve(t, bin, base, append(env, "COFFER_FAILPOINT="+step))
+		admin := login()
+		data := rest(t, "POST", base+"/session/withdraw", key,
+			fmt.Sprintf(`{"externalUserId":"u%d","lang":"en","platformFiatCurrency":"USD","userBalance":"50","amount":"%d.00"}`, i, i+1))
+		sid := strings.TrimPrefix(data["url"].(string), base+"/widget/?sid=")
+		dest := crypto.PubkeyToAddress(mustKey(t).PublicKey)
+		id := rest(t, "POST", base+"/withdraw/direct-transfer", "",
+			`{"sid":"`+sid+`","address":"`+dest.Hex()+`","currency":"USDT","chainId":1337}`)["withdrawRequestId"].(string)
+		dests[id] = dest
+		rawJSON(t, "PATCH", base+"/admin/withdrawals/"+id+"/status", admin, `{"status":"PROCESSING"}`)
+		go func() { // the answer never comes: the process dies while the payout is in flight
+			req, _ := http.NewRequest("PATCH", base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
+			req.Header.Set("Authorization", "Bearer "+admin)
+			req.Header.Set("Content-Type", "application/json")
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		p.awaitFailpoint(t, dbURL)
+		p = serve(t, bin, base, env)
+		recv.waitForEvent(t, "WITHDRAW_COMPLETE", id, 90*time.Second)
+		p.stop(t)
+	}
+	time.Sleep(2 * time.Second) // a duplicate, if there were one
+	completes := map[string]int{}
+	for _, e := range recv.all() {
+		if e.form.Get("event") == "WITHDRAW_COMPLETE" {
+			completes[e.form.Get("withdrawRequestId")]++
+		}
+	}
+	for id, dest := range dests {
+		if completes[id] != 1 {
+			t.Errorf("%s: %d WITHDRAW_COMPLETE", id, completes[id])
+		}
+		out, _ := node.Client.CallContract(ctx, ethereum.CallMsg{To: &usdt, Data: tok.PackBalanceOf(dest)}, nil)
+		if got, _ := tok.UnpackBalanceOf(out); got.Sign() == 0 {
+			t.Errorf("%s: the destination received nothing", id)
+		}
+	}
+	if n, _ := node.Client.NonceAt(ctx, hotWallet, nil); n != startNonce+uint64(len(steps)) {
+		t.Fatalf("the hot wallet sent %d transactions for %d withdrawals", n-startNonce, len(steps))
 	}
 }

@@ -87,3 +87,18 @@ func (r *receiver) waitFor(n int, timeout time.Duration) []received {
 	r.t.Fatalf("%d webhooks after %v, want %d", len(r.all()), timeout, n)
 	return nil
 }
+
+// waitForEvent waits for an event of a type about one withdrawal.
+func (r *receiver) waitForEvent(t *testing.T, event, withdrawalID string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, e := range r.all() {
+			if e.form.Get("event") == event && e.form.Get("withdrawRequestId") == withdrawalID {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no %s for %s after %v", event, withdrawalID, timeout)
+}
