@@ -116,14 +116,19 @@ const recordWebhookAttemptsSQL = `
 		FROM input i
 		WHERE w.id = i.event_id AND w.state = 'pending'
 		RETURNING w.id, w.attempts
+	), a AS (
+		INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
+		SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, i.error_code, i.error, i.duration_ms
+		FROM e JOIN input i ON i.event_id = e.id
+		WHERE NOT i.acked OR e.attempts > 1
 	)
-	INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
-	SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, i.error_code, i.error, i.duration_ms
-	FROM e JOIN input i ON i.event_id = e.id
-	RETURNING event_id::text, attempt`
+	SELECT id::text, attempts FROM e`
 
 // QueueRecordWebhookAttempts adds to a batch one statement that records attempts of pending
-// events and moves each event to its new state: each attempt is numbered after its event's
+// events and moves each event to its new state. A delivery that succeeds at its first attempt
+// (the common case) leaves no attempts row: the event's own columns (attempts, last status,
+// URL and time, delivered_at) say everything, and the outbox writes one row per webhook
+// instead of two. Every attempt of an event that needed a retry is kept. each attempt is numbered after its event's
 // previous ones, and the event's state and its attempt commit together. When the batch's
 // results are read, recorded maps the events that were pending to their attempt numbers;
 // events no longer pending are left alone. Each event may appear once per statement.

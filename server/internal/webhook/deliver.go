@@ -29,9 +29,14 @@ var liveStates = []rivertype.JobState{
 	rivertype.JobStateScheduled,
 }
 
-// DeliverArgs is the delivery job of one outbox event.
+// DeliverArgs is the delivery job of one outbox event. The job carries the event (enqueued
+// with it in one transaction, so they cannot differ): an attempt then reads nothing before it
+// posts. A job with the event id alone (a redelivery) loads the event first.
 type DeliverArgs struct {
-	EventID string `json:"event_id" river:"unique"`
+	EventID    string `json:"event_id" river:"unique"`
+	OperatorID string `json:"operator_id,omitempty"`
+	EventType  string `json:"event,omitempty"`
+	Body       string `json:"body,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -72,29 +77,39 @@ func (w *DeliverWorker) Timeout(*river.Job[DeliverArgs]) time.Duration {
 
 // Work makes one delivery attempt.
 func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) error {
-	return w.Service.deliver(ctx, job.Args.EventID, job.Attempt >= job.MaxAttempts)
+	return w.Service.deliver(ctx, job.Args, job.Attempt >= job.MaxAttempts)
 }
 
-// deliver loads a pending event, posts it to its operator's current webhook URL, signed with
-// the operator's current keys, and records the attempt with the event's new state
-// (delivered; dead when final; else still pending) in one statement.
-func (s *Service) deliver(ctx context.Context, eventID string, final bool) error {
-	r, err := s.db.do(ctx, dbCall{load: eventID})
-	if errors.Is(err, store.ErrNotFound) {
-		return river.JobCancel(fmt.Errorf("webhook event %s does not exist", eventID))
+// deliver posts a pending event to its operator's current webhook URL, signed with the
+// operator's current keys, and records the attempt with the event's new state (delivered;
+// dead when final; else still pending) in one statement. An attempt whose event is no longer
+// pending (a run repeated after its record) is not recorded again.
+func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) error {
+	ev := store.WebhookEvent{ID: args.EventID, OperatorID: args.OperatorID, EventType: args.EventType, Body: args.Body,
+		State: store.WebhookPending}
+	url := ""
+	if args.Body == "" {
+		r, err := s.db.do(ctx, dbCall{load: args.EventID})
+		if errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(fmt.Errorf("webhook event %s does not exist", args.EventID))
+		}
+		if err != nil {
+			return fmt.Errorf("load webhook event: %w", err)
+		}
+		ev, url = r.target.Event, r.target.URL
+		if ev.State != store.WebhookPending {
+			return nil // delivered or dead-lettered already: nothing to send
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("load webhook event: %w", err)
-	}
-	ev, target := r.target.Event, r.target.URL
-	if ev.State != store.WebhookPending {
-		return nil // delivered or dead-lettered already: nothing to send
+	dest, err := s.operators.get(ctx, ev.OperatorID)
+	target, keys := dest.url, dest.keys
+	if url != "" {
+		target = url
 	}
 	var res Result
-	keys, err := s.keyCache.get(ctx, ev.OperatorID)
 	switch {
 	case err != nil:
-		s.log.ErrorContext(ctx, "load webhook signing keys", "operator_id", ev.OperatorID, "error", err)
+		s.log.ErrorContext(ctx, "load webhook destination and signing keys", "operator_id", ev.OperatorID, "error", err)
 		res.Err = errors.New("signing keys unavailable")
 	case len(keys) == 0:
 		res.Err = errors.New("the operator has no valid key to sign with")
@@ -113,7 +128,7 @@ func (s *Service) deliver(ctx context.Context, eventID string, final bool) error
 		state = store.WebhookDead
 	}
 	outcome := store.WebhookOutcome{Attempt: attemptRecord(ev.ID, target, res), State: state}
-	r, err = s.db.do(context.WithoutCancel(ctx), dbCall{record: &outcome})
+	r, err := s.db.do(context.WithoutCancel(ctx), dbCall{record: &outcome})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // no longer pending: settled meanwhile
 	}

@@ -7,48 +7,55 @@ import (
 )
 
 // DefaultKeyCacheTTL is how long the delivery workers of one process reuse an operator's
-// signing keys. A rotation or a revocation reaches the outbox within it (a rotated-out key
-// stays valid for its grace period anyway).
+// signing keys and webhook URL. A rotation, a revocation or a new URL reaches the outbox
+// within it (a rotated-out key stays valid for its grace period anyway).
 const DefaultKeyCacheTTL = time.Second
 
-// keyCache keeps operators' signing keys (decrypted) briefly: at volume, most attempts for
-// one operator are signed without a query and a decryption.
-type keyCache struct {
-	source KeySource
-	ttl    time.Duration
+// operatorCache keeps what delivering to an operator needs (its signing keys, decrypted, and
+// its webhook URL) briefly: at volume, most attempts for one operator are signed and
+// addressed without a query and a decryption.
+type operatorCache struct {
+	load func(ctx context.Context, operatorID string) (destination, error)
+	ttl  time.Duration
 
 	mu      sync.Mutex
-	entries map[string]cachedKeys
+	entries map[string]cachedDestination
 }
 
-type cachedKeys struct {
-	keys    [][]byte
+// destination is an operator's webhook URL and valid signing keys, newest first.
+type destination struct {
+	url  string
+	keys [][]byte
+}
+
+type cachedDestination struct {
+	destination
 	expires time.Time
 }
 
-const keyCacheMax = 10_000
+const operatorCacheMax = 10_000
 
-// get returns the operator's valid signing keys, newest first.
-func (c *keyCache) get(ctx context.Context, operatorID string) ([][]byte, error) {
+// get returns the operator's destination.
+func (c *operatorCache) get(ctx context.Context, operatorID string) (destination, error) {
 	if c.ttl <= 0 {
-		return c.source.SigningKeys(ctx, operatorID)
+		return c.load(ctx, operatorID)
 	}
 	now := time.Now()
 	c.mu.Lock()
 	k, ok := c.entries[operatorID]
 	c.mu.Unlock()
 	if ok && now.Before(k.expires) {
-		return k.keys, nil
+		return k.destination, nil
 	}
-	keys, err := c.source.SigningKeys(ctx, operatorID)
+	d, err := c.load(ctx, operatorID)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
 	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= keyCacheMax {
-		c.entries = make(map[string]cachedKeys)
+	if c.entries == nil || len(c.entries) >= operatorCacheMax {
+		c.entries = make(map[string]cachedDestination)
 	}
-	c.entries[operatorID] = cachedKeys{keys: keys, expires: now.Add(c.ttl)}
+	c.entries[operatorID] = cachedDestination{destination: d, expires: now.Add(c.ttl)}
 	c.mu.Unlock()
-	return keys, nil
+	return d, nil
 }

@@ -48,21 +48,21 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock of the webhook-timestamp header; time.Now when nil.
 	Now func() time.Time
-	// KeyCacheTTL is how long the delivery workers reuse an operator's signing keys;
+	// KeyCacheTTL is how long the delivery workers reuse an operator's signing keys and URL;
 	// DefaultKeyCacheTTL when zero, no cache when negative. Send always loads them.
 	KeyCacheTTL time.Duration
 }
 
 // Service is the webhook service.
 type Service struct {
-	pool     *pgxpool.Pool
-	keys     KeySource
-	keyCache *keyCache
-	db       *batcher[dbCall, dbResult]
-	client   *Client
-	log      *slog.Logger
-	now      func() time.Time
-	inserter atomic.Pointer[jobs.Inserter]
+	pool      *pgxpool.Pool
+	keys      KeySource
+	operators *operatorCache
+	db        *batcher[dbCall, dbResult]
+	client    *Client
+	log       *slog.Logger
+	now       func() time.Time
+	inserter  atomic.Pointer[jobs.Inserter]
 }
 
 // New returns the service. Enqueue and Redeliver need the River client: call SetInserter
@@ -82,9 +82,19 @@ func New(pool *pgxpool.Pool, keys KeySource, opts Options) *Service {
 	if ttl == 0 {
 		ttl = DefaultKeyCacheTTL
 	}
-	s.keyCache = &keyCache{source: keys, ttl: ttl}
+	s.operators = &operatorCache{load: s.destination, ttl: ttl}
 	s.db = &batcher[dbCall, dbResult]{run: s.runDB, max: 500, parallel: 1, timeout: 10 * time.Second}
 	return s
+}
+
+// destination loads an operator's webhook URL and signing keys.
+func (s *Service) destination(ctx context.Context, operatorID string) (destination, error) {
+	op, err := store.New(s.pool).GetOperator(ctx, operatorID)
+	if err != nil {
+		return destination{}, fmt.Errorf("load operator %s: %w", operatorID, err)
+	}
+	keys, err := s.keys.SigningKeys(ctx, operatorID)
+	return destination{url: op.WebhookURL, keys: keys}, err
 }
 
 // SetInserter sets the River client that Enqueue and Redeliver insert jobs with.
@@ -154,7 +164,8 @@ func (s *Service) Enqueue(ctx context.Context, tx pgx.Tx, e Event) error {
 		s.log.DebugContext(ctx, "webhook already queued", "operator_id", row.OperatorID, "event", row.EventType, "subject_id", row.SubjectID)
 		return nil
 	}
-	if _, err := ins.InsertTx(ctx, tx, DeliverArgs{EventID: row.ID}, nil); err != nil {
+	args := DeliverArgs{EventID: row.ID, OperatorID: row.OperatorID, EventType: row.EventType, Body: row.Body}
+	if _, err := ins.InsertTx(ctx, tx, args, nil); err != nil {
 		return fmt.Errorf("webhook: insert delivery job: %w", err)
 	}
 	return nil
