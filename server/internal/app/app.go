@@ -85,7 +85,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
-		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, Workers: w, Periodic: periodic,
+		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, WebhookConcurrency: cfg.WebhookConcurrency,
+		Workers: w, Periodic: periodic,
 		RescueAfter: cfg.JobRescueAfter, PollInterval: pollInterval(cfg)})
 	if err != nil {
 		services.Close()

@@ -43,8 +43,9 @@ type Config struct {
 	AutoMigrate bool
 	// AllowPrivateWebhooks lets webhooks reach private, loopback and link-local addresses.
 	AllowPrivateWebhooks bool
-	// WorkerConcurrency is River's workers per queue.
-	WorkerConcurrency int
+	// WorkerConcurrency is River's workers on the default queue; WebhookConcurrency on the
+	// webhooks queue (deliveries wait on receivers).
+	WorkerConcurrency, WebhookConcurrency int
 	// StaticPrices are USD prices of assets without an on-chain feed ("USDT" → 1).
 	StaticPrices map[string]decimal.Decimal
 	// FiatRates are units of each fiat currency per USD ("EUR" → 0.92); USD is always 1.
@@ -88,7 +89,8 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_ROLE", "all", "api, worker or all (overridden by --role)"},
 	{"COFFER_AUTO_MIGRATE", "false", "run migrations at start-up"},
 	{"COFFER_WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on private/loopback addresses"},
-	{"COFFER_WORKER_CONCURRENCY", "20", "River workers per queue"},
+	{"COFFER_WORKER_CONCURRENCY", "20", "River workers of the default queue (scans, sweeps, payouts, expiry)"},
+	{"COFFER_WEBHOOK_CONCURRENCY", "100", "River workers of the webhooks queue (deliveries wait on receivers)"},
 	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
 	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
@@ -163,6 +165,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		errs = append(errs, errors.New("COFFER_DB_MAX_CONNS must be an integer >= 2"))
 	}
 	c.MaxDBConns = int32(n)
+	if c.WebhookConcurrency, err = strconv.Atoi(get("COFFER_WEBHOOK_CONCURRENCY", "100")); err != nil || c.WebhookConcurrency < 1 {
+		errs = append(errs, errors.New("COFFER_WEBHOOK_CONCURRENCY must be a positive integer"))
+	}
 	if c.WorkerConcurrency, err = strconv.Atoi(get("COFFER_WORKER_CONCURRENCY", "20")); err != nil || c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("COFFER_WORKER_CONCURRENCY must be a positive integer"))
 	}

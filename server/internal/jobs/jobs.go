@@ -29,8 +29,12 @@ type Inserter interface {
 type Options struct {
 	// Work runs the queues (worker role); false gives an insert-only client (api role).
 	Work bool
-	// Workers per queue; 20 when zero.
+	// Workers of the default queue; 20 when zero.
 	Concurrency int
+	// WebhookConcurrency is the workers of the webhooks queue; 100 when zero. Deliveries wait
+	// on operators' receivers (up to 15 s each), so they have their own queue: slow receivers
+	// cannot starve sweeps, payouts and scans, and many deliveries wait at once.
+	WebhookConcurrency int
 	// PollInterval overrides River's fetch poll interval (tests use a short one).
 	PollInterval time.Duration
 	// Workers and Periodic are every worker and periodic job (app.Services.workers).
@@ -41,6 +45,9 @@ type Options struct {
 	// Every job must be idempotent: a rescued job may have done part of its work.
 	RescueAfter time.Duration
 }
+
+// QueueWebhooks is the queue of webhook deliveries.
+const QueueWebhooks = "webhooks"
 
 // DefaultRescueAfter is Options.RescueAfter's default.
 const DefaultRescueAfter = 2 * time.Minute
@@ -69,7 +76,11 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 		if n == 0 {
 			n = 20
 		}
-		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}}
+		hooks := opts.WebhookConcurrency
+		if hooks == 0 {
+			hooks = 100
+		}
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}, QueueWebhooks: {MaxWorkers: hooks}}
 		if opts.PollInterval > 0 {
 			cfg.FetchPollInterval = opts.PollInterval
 			cfg.FetchCooldown = min(opts.PollInterval, 100*time.Millisecond)

@@ -45,6 +45,7 @@ func (DeliverArgs) Kind() string { return "webhook_deliver" }
 // InsertOpts: five attempts, and never two live jobs for one event.
 func (DeliverArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
+		Queue:       jobs.QueueWebhooks,
 		MaxAttempts: MaxAttempts,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
 	}
