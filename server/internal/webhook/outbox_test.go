@@ -451,3 +451,26 @@ func TestStaleJobs(t *testing.T) {
 		t.Fatalf("%d requests for one event", n)
 	}
 }
+
+// Deliveries run on their own queue, so receivers that answer slowly (up to the 15 s timeout
+// each) hold webhook workers only, never the default queue's scans, sweeps and payouts.
+func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
+	rc := newReceiver(t, ok)
+	e := newEnv(t, rc.URL)
+	e.svc.SetInserter(e.newRiver(fastSchedule, false))
+	ctx := context.Background()
+	id := newID()
+	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		return e.svc.Enqueue(ctx, tx, Event{ID: id, OperatorID: e.opID, SubjectID: "1", Message: depositEvent(1)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queue, args string
+	if err := e.pool.QueryRow(ctx, `SELECT queue, args::text FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&queue, &args); err != nil {
+		t.Fatal(err)
+	}
+	if queue != jobs.QueueWebhooks || !strings.Contains(args, id) || !strings.Contains(args, `"body"`) {
+		t.Fatalf("delivery job on queue %q with args %s", queue, args)
+	}
+}
