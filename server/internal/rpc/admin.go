@@ -9,7 +9,6 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/deposit"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
@@ -104,9 +103,6 @@ func (s *AdminServer) DeleteTheme(ctx context.Context, req *cofferv1.DeleteTheme
 	return &cofferv1.DeleteThemeResponse{}, s.Themes.Delete(ctx, a, req.GetId())
 }
 
-func notYet(what string) error {
-	return fault.New(fault.NotImplemented, "%s is not available yet", what)
-}
 
 // ListWithdrawals pages through the withdrawals in the admin's scope.
 func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWithdrawalsRequest) (*cofferv1.ListWithdrawalsResponse, error) {
