@@ -220,7 +220,7 @@ type WithdrawalFilter struct {
 func (q *Queries) ListWithdrawals(ctx context.Context, f WithdrawalFilter) ([]Withdrawal, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals
 		WHERE ($1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]))
-		  AND (cardinality($2::text[]) = 0 OR status = ANY($2::text[]))
+		  AND (coalesce(cardinality($2::text[]), 0) = 0 OR status = ANY($2::text[]))
 		  AND ($3 = '' OR external_user_id = $3)
 		  AND ($4::timestamptz IS NULL OR created_at >= $4)
 		  AND ($5::timestamptz IS NULL OR created_at < $5)
