@@ -103,7 +103,6 @@ func (s *AdminServer) DeleteTheme(ctx context.Context, req *cofferv1.DeleteTheme
 	return &cofferv1.DeleteThemeResponse{}, s.Themes.Delete(ctx, a, req.GetId())
 }
 
-
 // ListWithdrawals pages through the withdrawals in the admin's scope.
 func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWithdrawalsRequest) (*cofferv1.ListWithdrawalsResponse, error) {
 	a, err := callerAdmin(ctx)
