@@ -6,6 +6,7 @@ package auth
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -65,4 +66,17 @@ func (a Admin) CanSee(operatorID string) bool {
 		}
 	}
 	return false
+}
+
+// Narrow is the operators a listing covers: the one asked for (operatorID), which must be in
+// scope, or the whole scope (nil: every operator). ok is false when the operator asked for is
+// out of scope (callers answer NOT_FOUND, not to reveal it).
+func Narrow(scope []string, operatorID string) (ids []string, ok bool) {
+	if operatorID == "" {
+		return scope, true
+	}
+	if scope != nil && !slices.Contains(scope, operatorID) {
+		return nil, false
+	}
+	return []string{operatorID}, true
 }

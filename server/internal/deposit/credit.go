@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -34,7 +35,7 @@ func (s *Service) credit(ctx context.Context, id int64) error {
 	}
 	amount := sweep.Value
 	if d.ContractAddress != "" {
-		amount = transferAmount(sweep.Data)
+		amount = chain.ERC20TransferAmount(sweep.Data)
 	}
 	fee := new(big.Int).Sub(d.GrossAmount, amount)
 	view, err := s.settlementView(ctx, q, d)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -60,18 +61,15 @@ func (s *Service) List(ctx context.Context, scope []string, f store.DepositFilte
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	switch {
-	case len(f.OperatorIDs) == 1 && scope != nil:
-		allowed := false
-		for _, id := range scope {
-			allowed = allowed || id == f.OperatorIDs[0]
-		}
-		if !allowed {
-			return nil, "", fault.New(fault.NotFound, "operator not found")
-		}
-	case len(f.OperatorIDs) == 0:
-		f.OperatorIDs = scope
+	asked := ""
+	if len(f.OperatorIDs) == 1 {
+		asked = f.OperatorIDs[0]
 	}
+	ids, ok := auth.Narrow(scope, asked)
+	if !ok {
+		return nil, "", fault.New(fault.NotFound, "operator not found")
+	}
+	f.OperatorIDs = ids
 	deps, err := store.New(s.pool).ListDeposits(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list deposits")

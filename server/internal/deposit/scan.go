@@ -13,9 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -74,9 +74,7 @@ func (ScanArgs) Kind() string { return "deposit.scan" }
 
 // InsertOpts keeps one scan per chain queued or running.
 func (ScanArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: jobs.OnePerArgs()}
 }
 
 // ScanWorker works ScanArgs.

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -42,9 +42,7 @@ func (SettleArgs) Kind() string { return "deposit.settle" }
 
 // InsertOpts keeps one settle job per deposit alive.
 func (SettleArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+	return river.InsertOpts{UniqueOpts: jobs.OnePerArgs()}
 }
 
 // SettleWorker works SettleArgs.
@@ -168,7 +166,7 @@ func (s *Service) sweepPlan(ctx context.Context, d store.Deposit) (plan, error) 
 		return p, nil
 	}
 	from, token := common.HexToAddress(d.Address), common.HexToAddress(d.ContractAddress)
-	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &token, Data: erc20Transfer(n.BankrollAddress, net)})
+	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &token, Data: chain.ERC20Transfer(n.BankrollAddress, net)})
 	if err != nil {
 		return plan{}, fmt.Errorf("deposit %d: estimate sweep gas: %w", d.ID, err)
 	}
@@ -284,7 +282,7 @@ func (s *Service) createSweep(ctx context.Context, d store.Deposit, p plan) (swe
 		if d.ContractAddress == "" {
 			req.To, req.Value = tr.to, tr.amount
 		} else {
-			req.To, req.Data = common.HexToAddress(d.ContractAddress), erc20Transfer(tr.to, tr.amount)
+			req.To, req.Data = common.HexToAddress(d.ContractAddress), chain.ERC20Transfer(tr.to, tr.amount)
 		}
 		if prepared[i], err = s.engine.Prepare(ctx, req); err != nil {
 			return false, err
@@ -310,21 +308,4 @@ func (s *Service) createSweep(ctx context.Context, d store.Deposit, p plan) (swe
 		}
 		return nil
 	})
-}
-
-// erc20Transfer is the calldata of transfer(to, amount).
-func erc20Transfer(to common.Address, amount *big.Int) []byte {
-	data := make([]byte, 4+32+32)
-	copy(data, []byte{0xa9, 0x05, 0x9c, 0xbb})
-	copy(data[4+12:], to.Bytes())
-	amount.FillBytes(data[4+32:])
-	return data
-}
-
-// transferAmount reads the amount back from transfer calldata.
-func transferAmount(data []byte) *big.Int {
-	if len(data) != 68 {
-		return nil
-	}
-	return new(big.Int).SetBytes(data[36:])
 }

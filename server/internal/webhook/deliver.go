@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -17,17 +16,6 @@ import (
 // MaxAttempts is the number of delivery attempts of an outbox event before it is
 // dead-lettered (spec: up to 5 attempts).
 const MaxAttempts = 5
-
-// liveStates are the River states of a job that will still run: an event has at most one
-// delivery job in them. Completed and discarded jobs do not count, so a dead letter can be
-// redelivered with a new job.
-var liveStates = []rivertype.JobState{
-	rivertype.JobStateAvailable,
-	rivertype.JobStatePending,
-	rivertype.JobStateRunning,
-	rivertype.JobStateRetryable,
-	rivertype.JobStateScheduled,
-}
 
 // DeliverArgs is the delivery job of one outbox event. The job carries the event (enqueued
 // with it in one transaction, so they cannot differ): an attempt then reads nothing before it
@@ -47,7 +35,7 @@ func (DeliverArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue:       jobs.QueueWebhooks,
 		MaxAttempts: MaxAttempts,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
+		UniqueOpts:  jobs.OnePerArgs(),
 	}
 }
 

@@ -29,17 +29,27 @@ type Applied struct {
 	Outcome    Outcome
 }
 
+// lock loads a withdrawal within scope (nil: any) and holds its row until the transaction
+// ends: changes of one withdrawal happen one at a time.
+func lock(ctx context.Context, q *store.Queries, scope []string, id string) (store.Withdrawal, error) {
+	w, err := q.LockWithdrawal(ctx, scope, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return w, fault.New(fault.NotFound, "withdrawal not found")
+	} else if err != nil {
+		return w, fault.Wrap(err, "load withdrawal")
+	}
+	return w, nil
+}
+
 // Apply makes a change in the caller's transaction: it locks the withdrawal (scoped to the
 // operators in scope; nil for any), asks the transition table, and records the change with
 // its actor and note. A refused change returns the table's FAILED_PRECONDITION error and
 // writes nothing; a repeated decision (Outcome.Unchanged) writes nothing either.
 func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, error) {
 	q := store.New(tx)
-	w, err := q.LockWithdrawal(ctx, scope, c.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return Applied{}, fault.New(fault.NotFound, "withdrawal not found")
-	} else if err != nil {
-		return Applied{}, fault.Wrap(err, "load withdrawal")
+	w, err := lock(ctx, q, scope, c.ID)
+	if err != nil {
+		return Applied{}, err
 	}
 	from := Status(w.Status)
 	o, err := Next(stateOf(w), c.Action)

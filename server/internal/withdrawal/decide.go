@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
@@ -52,11 +51,9 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 	var queued bool
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		w, err := q.LockWithdrawal(ctx, scope, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "withdrawal not found")
-		} else if err != nil {
-			return fault.Wrap(err, "load withdrawal")
+		w, err := lock(ctx, q, scope, id)
+		if err != nil {
+			return err
 		}
 		o, err := Next(stateOf(w), action)
 		if err != nil {
@@ -120,11 +117,9 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 	var out store.Withdrawal
 	var paying bool
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		w, err := store.New(tx).LockWithdrawal(ctx, scope, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "withdrawal not found")
-		} else if err != nil {
-			return fault.Wrap(err, "load withdrawal")
+		w, err := lock(ctx, store.New(tx), scope, id)
+		if err != nil {
+			return err
 		}
 		o, err := Next(stateOf(w), action)
 		if err != nil {
@@ -254,7 +249,7 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w store.Withdra
 	if native.Cmp(gasCost) < 0 {
 		return fmt.Sprintf("the hot wallet has no %s for gas", n.NativeSymbol), nil
 	}
-	bal, err := tokenBalance(ctx, c, common.HexToAddress(w.ContractAddress), hot)
+	bal, err := c.TokenBalance(ctx, common.HexToAddress(w.ContractAddress), hot)
 	if err != nil {
 		return "temporarily unable to read the chain", nil
 	}
@@ -262,26 +257,6 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w store.Withdra
 		return fmt.Sprintf("the hot wallet holds %s units of %s; %s are needed with the payouts in flight", bal, w.Currency, need), nil
 	}
 	return "", nil
-}
-
-// balanceCaller reads contract state.
-type balanceCaller interface {
-	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
-}
-
-// tokenBalance is balanceOf(owner) of an ERC20.
-func tokenBalance(ctx context.Context, c balanceCaller, token, owner common.Address) (*big.Int, error) {
-	data := make([]byte, 4+32)
-	copy(data, []byte{0x70, 0xa0, 0x82, 0x31})
-	copy(data[4+12:], owner.Bytes())
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) < 32 {
-		return nil, fmt.Errorf("balanceOf answered %d bytes", len(out))
-	}
-	return new(big.Int).SetBytes(out[:32]), nil
 }
 
 // queuePayout inserts the withdrawal's payout job in the caller's transaction.

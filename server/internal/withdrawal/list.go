@@ -5,13 +5,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -29,14 +29,15 @@ func (s *Service) List(ctx context.Context, scope []string, f store.WithdrawalFi
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	switch {
-	case len(f.OperatorIDs) == 1 && scope != nil:
-		if !slices.Contains(scope, f.OperatorIDs[0]) {
-			return nil, "", fault.New(fault.NotFound, "operator not found")
-		}
-	case len(f.OperatorIDs) == 0:
-		f.OperatorIDs = scope
+	asked := ""
+	if len(f.OperatorIDs) == 1 {
+		asked = f.OperatorIDs[0]
 	}
+	ids, ok := auth.Narrow(scope, asked)
+	if !ok {
+		return nil, "", fault.New(fault.NotFound, "operator not found")
+	}
+	f.OperatorIDs = ids
 	list, err := store.New(s.pool).ListWithdrawals(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list withdrawals")

@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
@@ -33,9 +33,7 @@ func (PayoutArgs) Kind() string { return "withdrawal.payout" }
 
 // InsertOpts keeps one payout job per withdrawal alive.
 func (PayoutArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+	return river.InsertOpts{UniqueOpts: jobs.OnePerArgs()}
 }
 
 // PayoutWorker works PayoutArgs: it snoozes (not an attempt) while the chain catches up.
@@ -121,7 +119,7 @@ func (s *Service) payoutRequest(ctx context.Context, w store.Withdrawal) (chaint
 		return req, nil
 	}
 	token := common.HexToAddress(w.ContractAddress)
-	req.To, req.Data = token, erc20Transfer(dest, amount)
+	req.To, req.Data = token, chain.ERC20Transfer(dest, amount)
 	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: hot, To: &token, Data: req.Data})
 	if err != nil {
 		return req, fmt.Errorf("withdrawal %s: estimate payout gas (does the hot wallet %s hold %s %s?): %w", w.ID, hot, amount, w.Currency, err)
@@ -189,13 +187,4 @@ func (s *Service) complete(ctx context.Context, w store.Withdrawal, t store.Chai
 		}
 	}
 	return nil
-}
-
-// erc20Transfer is the calldata of transfer(to, amount).
-func erc20Transfer(to common.Address, amount *big.Int) []byte {
-	data := make([]byte, 4+32+32)
-	copy(data, []byte{0xa9, 0x05, 0x9c, 0xbb})
-	copy(data[4+12:], to.Bytes())
-	amount.FillBytes(data[4+32:])
-	return data
 }
