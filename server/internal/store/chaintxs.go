@@ -170,9 +170,15 @@ func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix strin
 }
 
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
-// pending: its stored attempts are broadcast again; the nonce stays the same.
+// pending, its attempts not broadcast: the next advance sends the stored bytes again at once;
+// the nonce stays the same.
 func (q *Queries) ReopenChainTx(ctx context.Context, txID int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
-		effective_gas_price = NULL, mined_at = NULL WHERE id = $1 AND state <> 'pending'`, txID)
+	_, err := q.db.Exec(ctx, `
+		WITH t AS (
+			UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
+				effective_gas_price = NULL, mined_at = NULL
+			WHERE id = $1 AND state <> 'pending' RETURNING id
+		)
+		UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT id FROM t)`, txID)
 	return err
 }

@@ -796,3 +796,57 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 		t.Fatalf("provider told %v %v", h, ok)
 	}
 }
+
+// TestPayoutReorg: the block holding a payout leaves the chain before the payout has its
+// confirmations; the payout is sent again (the same signed bytes, the same nonce) and the
+// withdrawal completes once, pointing at the block that holds it now.
+func TestPayoutReorg(t *testing.T) {
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(store.OperatorSettings{})
+	dest := newAddress()
+	w := e.submit(e.withdrawSession(op, "user-reorg", "8.00"), dest, "USDT")
+	e.admin(w.ID, withdrawal.Processing)
+	e.admin(w.ID, withdrawal.Completed)
+	parent, err := e.client.Header(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNonce, _ := e.client.Nonce(e.ctx, e.hot, false)
+	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || done {
+		t.Fatalf("first pass: %v %v", done, err)
+	}
+	e.dev.Commit() // the payout is mined in block parent+1
+	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || done {
+		t.Fatalf("mined, not confirmed: %v %v", done, err)
+	}
+	var minedBlock int64
+	e.pool.QueryRow(e.ctx, `SELECT mined_block FROM chain_txs WHERE purpose = 'payout'`).Scan(&minedBlock)
+	if uint64(minedBlock) != parent.Number.Uint64()+1 {
+		t.Fatalf("payout mined in %d", minedBlock)
+	}
+	// A longer branch without the payout replaces that block.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Rollback()
+	e.dev.Commit()
+	e.dev.Commit()
+	e.payAll()
+	got := e.get(w.ID)
+	receipt, err := e.client.Receipt(e.ctx, common.HexToHash(got.SettlementTxHash))
+	if err != nil || got.Status != "COMPLETED" || receipt.Status != 1 {
+		t.Fatalf("after the reorg: %+v, receipt %v %v", got, receipt, err)
+	}
+	if receipt.BlockNumber.Uint64() <= parent.Number.Uint64()+1 {
+		t.Fatalf("settled in block %d, which the reorg replaced", receipt.BlockNumber)
+	}
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != startNonce+1 {
+		t.Fatalf("the hot wallet sent %d transactions", n-startNonce)
+	}
+	if bal := e.tokenBalance(dest); bal.Cmp(big.NewInt(8_000_000)) != 0 {
+		t.Fatalf("destination holds %s", bal)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+}
