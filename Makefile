@@ -21,12 +21,13 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: run test gen check-gen lint bench ci tools postgres npm geth clean help
+.PHONY: run test gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev)"
 	@echo "make test       run every test (throwaway PostgreSQL cluster)"
 	@echo "make gen        regenerate protobuf code, contract bindings"
+	@echo "make widget     build the widget and the panel into server/internal/webui/dist"
 	@echo "make lint       buf lint, go vet, gofmt"
 	@echo "make bench      run the benchmarks and print the figures"
 	@echo "make ci         what .ci/run runs: generation check, lint, tests"
@@ -34,9 +35,10 @@ help:
 run: postgres
 	$(GO) run ./server/cmd/coffer dev
 
-# geth --dev runs the end-to-end tests (server/e2e); the TypeScript SDK's tests verify the
-# webhooks the server wrote to sdk/testdata.
-test: postgres geth npm
+# geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
+# browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the
+# server wrote to sdk/testdata.
+test: postgres geth npm chromium
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
 
@@ -79,7 +81,8 @@ $(PROTOVALIDATE_PROTO):
 	mkdir -p .deps/protovalidate && cp -r "$$dir/proto/protovalidate/buf" .deps/protovalidate/ && chmod -R u+w .deps
 
 # npm packages from the committed lockfiles.
-npm: sdk/ts/node_modules/.package-lock.json server/internal/contracts/node_modules/.package-lock.json
+npm: sdk/ts/node_modules/.package-lock.json server/internal/contracts/node_modules/.package-lock.json \
+	widget/node_modules/.package-lock.json
 
 %/node_modules/.package-lock.json: %/package-lock.json
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
@@ -91,6 +94,14 @@ postgres:
 		echo "Installing PostgreSQL server binaries (apt-get install postgresql)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
+# Debian's chromium for the browser tests (playwright-core drives it; no browser is downloaded).
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; else \
+		echo "Installing chromium (apt-get install chromium)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
 # --- generation --------------------------------------------------------------------------
@@ -105,6 +116,17 @@ check-gen: gen
 		echo "Generated code is stale; run 'make gen' and commit:"; git status --porcelain -- gen sdk server/internal/contracts; \
 		git --no-pager diff --stat -- gen sdk server/internal/contracts; exit 1; fi
 
+# The widget and the panel (Vite), built into server/internal/webui/dist, which the binary
+# embeds; the build fails when the widget is over its 100 KB gzip budget.
+widget: widget/node_modules/.package-lock.json
+	cd widget && npm run build --silent
+
+# Fails when the committed build differs from what the sources build.
+check-widget: widget
+	@if [ -n "$$(git status --porcelain -- server/internal/webui/dist)" ]; then \
+		echo "The committed widget build is stale; run 'make widget' and commit:"; \
+		git status --porcelain -- server/internal/webui/dist; exit 1; fi
+
 lint: tools $(PROTOVALIDATE_PROTO)
 	$(BUF) lint
 	$(GO) vet ./...
@@ -115,7 +137,7 @@ lint: tools $(PROTOVALIDATE_PROTO)
 bench: postgres geth
 	PATH="$(TOOLS):$$PATH" $(GO) test -run '^$$' -bench . -benchtime 6x -count 1 -timeout 30m ./server/bench/
 
-ci: check-gen lint test
+ci: check-gen check-widget lint test
 
 clean:
 	rm -rf .tools .deps

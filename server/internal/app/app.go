@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webui"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -113,6 +114,7 @@ func (a *App) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", a.ready)
 	mux.Handle("GET /metrics", a.Metrics.Handler())
+	webui.Mount(mux, a.Config.WidgetURL, a.Config.BaseURL)
 	if a.Config.DevWebhookOperator != "" {
 		mux.Handle("POST /dev/webhook", a.Services.devWebhookReceiver(a.Config.DevWebhookOperator, a.Log))
 	}

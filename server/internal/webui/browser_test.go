@@ -1,0 +1,236 @@
+package webui_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// TestBrowser runs the browser tests in widget/test/*.test.mjs (Node's test runner,
+// playwright-core driving Debian's chromium) against a real Coffer: this process runs the
+// service on a throwaway PostgreSQL database and an embedded dev chain that seals a block
+// every 500 ms, creates the operators and the admin the tests use, and serves a small control
+// API through which the tests pay deposit addresses on the chain and host the widget in a page
+// of another origin. Without chromium the test is skipped, except in CI (CI=true), where it
+// must run: `make test` installs chromium first.
+func TestBrowser(t *testing.T) {
+	chromium, node, widgetDir := browserTools(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	network := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: 3,
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
+	for _, tok := range dev.Tokens() {
+		network.Tokens = append(network.Tokens, chain.Token{Symbol: tok.Symbol, ContractAddress: tok.Address, Decimals: int32(tok.Decimals)})
+	}
+	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}})
+	_, gasTank := env.Services.Keys.GasTank()
+	fund, err := dev.SendNative(ctx, gasTank, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hot wallet pays withdrawals: ether for gas and USDT to pay.
+	_, hot := env.Services.Keys.HotWallet()
+	hotGas, err := dev.SendNative(ctx, hot, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hotUSDT, err := dev.Mint(ctx, "USDT", hot, big.NewInt(1_000_000_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.Mine(ctx, fund, hotGas, hotUSDT); err != nil {
+		t.Fatal(err)
+	}
+
+	control := newControl(t, env, dev)
+	// The embedding operator: webhooks acknowledged by the control server, no redirect URL.
+	hooks := control.srv.URL + "/webhook"
+	embedded, embeddedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &hooks})
+	// The full-page operator: a redirect URL on the control server.
+	back := control.srv.URL + "/return?from=coffer"
+	fullPage, fullPageKey := env.Operator(t, store.OperatorSettings{WebhookURL: &hooks, RedirectURL: &back})
+	// The refusing operator answers WITHDRAW_REQUEST with code 2 (insufficient balance).
+	denies := control.srv.URL + "/webhook-deny"
+	refusing, refusingKey := env.Operator(t, store.OperatorSettings{WebhookURL: &denies})
+	admin, _ := env.Admin(t, "")
+
+	results := filepath.Join(widgetDir, "test-results")
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(widgetDir, "test", "*.test.mjs"))
+	if len(files) == 0 {
+		t.Fatal("no widget/test/*.test.mjs")
+	}
+	cfg, _ := json.Marshal(map[string]any{
+		"api":       env.URL,
+		"widgetUrl": env.URL + "/widget",
+		"panelUrl":  env.URL + "/panel",
+		"control":   control.srv.URL,
+		"chromium":  chromium,
+		"results":   results,
+		"chain":     map[string]any{"id": dev.ChainID(), "name": network.Name},
+		"operators": map[string]any{
+			"embedded": map[string]string{"id": embedded.ID, "key": embeddedKey},
+			"fullPage": map[string]string{"id": fullPage.ID, "key": fullPageKey, "redirectUrl": back},
+			"refusing": map[string]string{"id": refusing.ID, "key": refusingKey},
+		},
+		"admin":    map[string]string{"email": admin.Email, "password": apptest.AdminPassword},
+		"opsToken": env.OpsToken,
+	})
+	args := append([]string{"--test", "--test-concurrency=1", "--test-reporter=spec"}, files...)
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = widgetDir
+	cmd.Env = append(os.Environ(), "COFFER_BROWSER_TEST="+string(cfg))
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		t.Log(sc.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("browser tests failed (%v); screenshots in %s", err, results)
+	}
+}
+
+// browserTools finds chromium, node and the widget project with its packages installed.
+func browserTools(t *testing.T) (chromium, node, widgetDir string) {
+	missing := func(what string) {
+		if os.Getenv("CI") == "" {
+			t.Skipf("browser tests skipped: %s (`make test` installs what they need; CI always runs them)", what)
+		}
+		t.Fatalf("browser tests cannot run in CI: %s", what)
+	}
+	chromium = os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("no chromium at " + chromium + " (apt-get install chromium, or set CHROMIUM)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not on PATH")
+	}
+	widgetDir, _ = filepath.Abs(filepath.Join("..", "..", "..", "widget"))
+	if _, err := os.Stat(filepath.Join(widgetDir, "node_modules", "playwright-core")); err != nil {
+		missing("widget/node_modules is not installed (cd widget && npm ci)")
+	}
+	return chromium, node, widgetDir
+}
+
+// control is the tests' side door: it pays deposit addresses on the dev chain, expires
+// sessions, hosts the widget in a page of its own origin, acknowledges webhooks and is the
+// full-page operator's redirect target.
+type control struct {
+	srv *httptest.Server
+}
+
+func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
+	c := &control{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /pay", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Address, Currency, Amount string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !common.IsHexAddress(req.Address) {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		amount, ok := new(big.Int).SetString(req.Amount, 10)
+		if !ok {
+			http.Error(w, "bad amount", http.StatusBadRequest)
+			return
+		}
+		to := common.HexToAddress(req.Address)
+		var hash common.Hash
+		var err error
+		if req.Currency == "ETH" {
+			hash, err = dev.SendNative(r.Context(), to, amount)
+		} else {
+			hash, err = dev.Mint(r.Context(), req.Currency, to, amount)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]string{"txHash": hash.Hex()}) //nolint:errcheck
+	})
+	mux.HandleFunc("POST /expire", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Sid string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if _, err := env.Pool.Exec(r.Context(), `UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, req.Sid); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	// The operator's page: the widget in a 420x640 iframe with clipboard-write, as the spec
+	// suggests; every message it receives is kept in window.messages.
+	mux.HandleFunc("GET /host", func(w http.ResponseWriter, r *http.Request) {
+		src := r.URL.Query().Get("src")
+		if !strings.HasPrefix(src, env.URL+"/") {
+			http.Error(w, "src must be the widget", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><meta charset="utf-8"><title>Operator</title></head><body>
+<h1>Operator page</h1>
+<iframe id="coffer" title="Payment" src="%s" width="420" height="640" allow="clipboard-write" style="border:1px solid #ccc"></iframe>
+<script>window.messages = []; addEventListener("message", (e) => window.messages.push({origin: e.origin, data: e.data}));</script>
+</body></html>`, htmlAttr(src))
+	})
+	mux.HandleFunc("GET /return", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Back at the operator</title><h1 id="returned">status=%s</h1>`, htmlAttr(r.URL.Query().Get("status")))
+	})
+	mux.HandleFunc("POST /webhook", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":0}`) //nolint:errcheck
+	})
+	mux.HandleFunc("POST /webhook-deny", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":2,"description":"balance 3.10"}`) //nolint:errcheck
+	})
+	c.srv = httptest.NewServer(mux)
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func htmlAttr(s string) string {
+	r := strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", `>`, "&gt;")
+	return r.Replace(s)
+}

@@ -1,0 +1,159 @@
+// The hosted widget in a real browser against a real Coffer and dev chain.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { bundleGzip, cfg, createSession, control, decodeQR, figure, launch, pay, rest, shot, until } from "./lib.mjs";
+
+let browser;
+before(async () => {
+  browser = await launch();
+  figure("widget bundle gzip", `${(bundleGzip("widget") / 1024).toFixed(1)} KB (budget 100 KB)`);
+});
+after(() => browser?.close());
+
+const closeMessage = (reason) => ({ type: "EVENT", payload: { event: "close", data: { reason } } });
+
+test("deposit in an iframe: pick network and token, pay, follow to credited, Close posts deposit_success", async () => {
+  const op = cfg.operators.embedded;
+  const session = await createSession("deposit", op.key);
+  const context = await browser.newContext({ viewport: { width: 640, height: 760 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: cfg.control });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: cfg.api });
+  const page = await context.newPage();
+  const started = Date.now();
+  await page.goto(`${cfg.control}/host?src=${encodeURIComponent(session.url)}`);
+  const w = page.frameLocator("#coffer");
+
+  await w.getByRole("heading", { name: "Deposit" }).waitFor();
+  await shot(page, "deposit-pick");
+  await w.getByLabel("Network").selectOption({ label: cfg.chain.name });
+  await w.getByRole("radio", { name: "USDT" }).check();
+  await w.getByRole("button", { name: "Continue" }).click();
+  const addressEl = w.locator("#deposit-address");
+  await addressEl.waitFor();
+  const toAddress = Date.now() - started;
+  const frame = page.frames().find((f) => f.url().includes("/widget/"));
+  const inWidget = await frame.evaluate(() => performance.getEntriesByName("coffer-address-shown")[0]?.startTime);
+  figure("navigation to deposit address shown (host page load, iframe load, API calls, two clicks)", `${toAddress} ms`);
+  figure("widget navigation to deposit address shown (widget's own clock)", `${Math.round(inWidget)} ms`);
+  const address = (await addressEl.textContent()).trim();
+  assert.match(address, /^0x[0-9a-fA-F]{40}$/);
+  await shot(page, "deposit-address");
+
+  // The page shows what the API says: the same address, amount and EIP-681 URI in the QR code.
+  const api = await rest("POST", "/depositor/address", { body: { sid: session.sid, currency: "USDT", chainId: cfg.chain.id } });
+  assert.equal(api.status, 200);
+  assert.equal(address, api.body.data.address);
+  await w.getByRole("heading", { name: `Send 25 USDT on ${cfg.chain.name}` }).waitFor();
+  const qrPng = `${cfg.results}/qr-deposit.png`;
+  await w.locator("svg.qr").screenshot({ path: qrPng });
+  const decoded = decodeQR(qrPng);
+  if (decoded === null) console.log("zbarimg not installed: QR code not decoded");
+  else assert.equal(decoded, api.body.data.paymentUri);
+
+  // Copy puts the address on the clipboard.
+  await w.getByRole("button", { name: "Copy address" }).click();
+  await w.getByText("Address copied").waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), address);
+
+  // Pay 25 USDT on the dev chain and follow the status: seen, N of 3 confirmations, credited.
+  await pay(address, "USDT", 25_000_000);
+  const status = w.locator("#deposit-status");
+  const seen = new Set();
+  await until("credited", async () => {
+    if (await w.getByRole("heading", { name: "Deposit received" }).isVisible()) return true;
+    const text = (await status.textContent().catch(() => "")) ?? "";
+    if (text && !seen.has(text)) {
+      seen.add(text);
+      if (/confirmations/.test(text)) await shot(page, "deposit-confirming");
+    }
+    return false;
+  }, 60000, 50);
+  assert.ok([...seen].some((s) => /seen on the network/.test(s)), `statuses seen: ${[...seen].join(" | ")}`);
+  assert.ok([...seen].some((s) => /of 3 confirmations|Finishing/.test(s)), `statuses seen: ${[...seen].join(" | ")}`);
+  await w.getByText("25 USDT arrived").waitFor();
+  await shot(page, "deposit-credited");
+
+  await w.getByRole("button", { name: "Close", exact: true }).click();
+  const messages = await until("close message", () => page.evaluate(() => (window.messages.length ? window.messages : null)), 5000);
+  assert.deepEqual(messages.map((m) => m.data), [closeMessage("deposit_success")]);
+  assert.equal(messages[0].origin, new URL(cfg.api).origin);
+  await context.close();
+});
+
+test("full page, streaming blocked: polling fallback follows a native deposit, Close returns to the redirect URL with status=success", async () => {
+  const op = cfg.operators.fullPage;
+  const session = await createSession("deposit", op.key, { amount: "10.00" });
+  const page = await browser.newPage({ viewport: { width: 360, height: 740 } });
+  // A proxy that cannot stream: the server-streaming call fails, the widget polls instead.
+  await page.route("**/coffer.v1.WidgetService/WatchDeposits", (route) => route.abort());
+  await page.goto(session.url);
+  await page.getByLabel("Network").selectOption({ label: cfg.chain.name });
+  await page.getByRole("radio", { name: "ETH" }).check();
+  await page.getByRole("button", { name: "Continue" }).click();
+  const address = (await page.locator("#deposit-address").textContent()).trim();
+  await shot(page, "fullpage-360-address");
+  // Works at 360 px: nothing scrolls sideways.
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 360), "no horizontal scroll at 360 px");
+
+  await pay(address, "ETH", 10n ** 16n);
+  await page.getByRole("heading", { name: "Deposit received" }).waitFor({ timeout: 60000 });
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.transport), "poll");
+  await shot(page, "fullpage-credited");
+  await page.getByRole("button", { name: "Close", exact: true }).click();
+  await page.waitForURL(/\/return\?/);
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get("status"), "success");
+  assert.equal(url.searchParams.get("from"), "coffer", "the redirect URL's own query is kept");
+  await page.close();
+});
+
+test("full page: dismissing goes to the redirect URL with status=cancelled", async () => {
+  const session = await createSession("deposit", cfg.operators.fullPage.key);
+  const page = await browser.newPage({ viewport: { width: 420, height: 640 } });
+  await page.goto(session.url);
+  await page.getByRole("button", { name: "Close the widget" }).click();
+  await page.waitForURL(/\/return\?/);
+  assert.equal(new URL(page.url()).searchParams.get("status"), "cancelled");
+  await page.close();
+});
+
+test("an expired session shows the SESSION_EXPIRED screen; dismissing posts user_dismissed", async () => {
+  const session = await createSession("deposit", cfg.operators.embedded.key);
+  await control("/expire", { sid: session.sid });
+  const page = await browser.newPage({ viewport: { width: 640, height: 760 } });
+  await page.goto(`${cfg.control}/host?src=${encodeURIComponent(session.url)}`);
+  const w = page.frameLocator("#coffer");
+  await w.getByRole("heading", { name: "Session expired" }).waitFor();
+  await w.getByText("start again").waitFor();
+  await shot(page, "session-expired");
+  await w.getByRole("button", { name: "Close", exact: true }).click();
+  const messages = await until("close message", () => page.evaluate(() => (window.messages.length ? window.messages : null)), 5000);
+  assert.deepEqual(messages.map((m) => m.data), [closeMessage("user_dismissed")]);
+  await page.close();
+});
+
+test("language: the session's lang, ?lang= overrides, unknown languages fall back to English", async () => {
+  const page = await browser.newPage({ viewport: { width: 420, height: 640 } });
+  const es = await createSession("deposit", cfg.operators.embedded.key, { lang: "es" });
+  await page.goto(es.url);
+  await page.getByRole("heading", { name: "Depositar" }).waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.lang), "es");
+  await shot(page, "lang-es");
+  await page.goto(`${es.url}&lang=de-AT`);
+  await page.getByRole("heading", { name: "Einzahlung" }).waitFor();
+  await page.getByLabel("Netzwerk").waitFor();
+  const xx = await createSession("deposit", cfg.operators.embedded.key, { lang: "xx" });
+  await page.goto(xx.url);
+  await page.getByRole("heading", { name: "Deposit" }).waitFor();
+  await page.close();
+});
+
+test("the widget can be framed by any site and the panel by none", async () => {
+  const session = await createSession("deposit", cfg.operators.embedded.key);
+  const w = await fetch(session.url);
+  assert.equal(w.status, 200);
+  assert.equal(w.headers.get("x-frame-options"), null);
+  assert.match(w.headers.get("content-security-policy"), /frame-ancestors \*/);
+  const p = await fetch(`${cfg.panelUrl}/`);
+  assert.match(p.headers.get("content-security-policy"), /frame-ancestors 'none'/);
+});
