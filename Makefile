@@ -96,12 +96,13 @@ postgres:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
 	fi
 
-# Debian's chromium for the browser tests (playwright-core drives it; no browser is downloaded).
+# Debian's chromium for the browser tests (playwright-core drives it; no browser is downloaded)
+# and zbarimg (zbar-tools), with which they decode the deposit screen's QR code.
 chromium:
-	@if [ -x /usr/bin/chromium ]; then :; else \
-		echo "Installing chromium (apt-get install chromium)"; \
+	@if [ -x /usr/bin/chromium ] && command -v zbarimg >/dev/null; then :; else \
+		echo "Installing chromium and zbar-tools (apt-get)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium zbar-tools >/dev/null; \
 	fi
 
 # --- generation --------------------------------------------------------------------------

@@ -159,6 +159,7 @@ function showDepositPick(list: Chain[]) {
     e.preventDefault();
     if (!choice) return;
     go.disabled = true;
+    performance.mark("coffer-address-requested");
     const { chain, currency } = choice;
     try {
       const addr = await widget.getDepositAddress({ sid, chainId: chain.chainId, currency });
@@ -168,6 +169,8 @@ function showDepositPick(list: Chain[]) {
     }
   });
   mount(root, ...frame(t("deposit"), summary(), form));
+  // Load-time marks (read by the browser test; visible in any RUM tool).
+  if (performance.getEntriesByName("coffer-ready").length === 0) performance.mark("coffer-ready");
 }
 
 function showAddress(list: Chain[], chain: Chain, addr: GetDepositAddressResponse) {

@@ -1,0 +1,80 @@
+// Unit tests of the widget's own algorithms, on the TypeScript sources compiled with the
+// project's tsc: the QR encoder (every code decoded back with zbarimg, across versions with
+// and without version blocks) and the EIP-55 checks against the EIP's own examples.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { before, test } from "node:test";
+
+const widget = new URL("..", import.meta.url).pathname;
+// Inside widget/ so the compiled files resolve @noble/hashes from widget/node_modules.
+const out = join(widget, "test-results", ".unit");
+let qr;
+let eip55;
+
+before(async () => {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  execFileSync(join(widget, "node_modules", ".bin", "tsc"), ["--outDir", out, "--module", "es2022", "--target", "es2020", "--moduleResolution", "bundler",
+    "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts")], { stdio: "inherit" });
+  writeFileSync(join(out, "package.json"), '{"type":"module"}');
+  qr = await import(join(out, "qr.js"));
+  eip55 = await import(join(out, "eip55.js"));
+});
+
+function zbar(code) {
+  const scale = 4;
+  const n = (code.size + 8) * scale;
+  const px = Buffer.alloc(n * n, 255);
+  code.modules.forEach((row, y) => row.forEach((dark, x) => {
+    if (!dark) return;
+    for (let dy = 0; dy < scale; dy++) px.fill(0, ((y + 4) * scale + dy) * n + (x + 4) * scale, ((y + 4) * scale + dy) * n + (x + 5) * scale);
+  }));
+  const file = join(out, "code.pgm");
+  writeFileSync(file, Buffer.concat([Buffer.from(`P5 ${n} ${n} 255\n`), px]));
+  try {
+    return execFileSync("zbarimg", ["--raw", "-q", "-Sbinary", file], { stdio: ["ignore", "pipe", "ignore"] }).toString("utf8").replace(/\n$/, "");
+  } catch (e) {
+    if (e.code === "ENOENT") return null;
+    throw new Error("zbarimg could not read the code");
+  }
+}
+
+test("QR codes decode back to their text, versions 1 to 29", (t) => {
+  const texts = [
+    "hi",
+    "ethereum:0x8ba1f109551bD432803012645Ac136ddd64DBA72@1337?value=3.333333333333334e15",
+    "ethereum:0x5FbDB2315678afecb367f032d93F642f64180aa3@1337/transfer?address=0x8ba1f109551bD432803012645Ac136ddd64DBA72&uint256=25000000",
+    "x".repeat(300),
+    "ü€".repeat(100),
+    "a".repeat(1200),
+  ];
+  for (const text of texts) {
+    const code = qr.encode(text);
+    const got = zbar(code);
+    if (got === null) {
+      assert.ok(!process.env.CI, "zbarimg is required in CI");
+      return t.skip("zbarimg not installed");
+    }
+    assert.equal(got, text, `version ${code.version}, mask ${code.mask}`);
+  }
+  assert.equal(qr.encode("a".repeat(1200)).version >= 7, true, "a version with version-information blocks is covered");
+});
+
+test("EIP-55: the EIP's examples, lower- and upper-case forms, typos and partial input", () => {
+  for (const a of ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+    "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB", "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb"]) {
+    assert.equal(eip55.toChecksum(a.toLowerCase()), a);
+    assert.equal(eip55.checkAddress(a), "valid");
+    const typo = a.slice(0, 41) + (a[41] === a[41].toLowerCase() ? a[41].toUpperCase() : a[41].toLowerCase());
+    if (typo !== a) assert.equal(eip55.checkAddress(typo), "checksum", typo);
+  }
+  assert.equal(eip55.checkAddress("0x52908400098527886E0F7030069857D2E4169EE7"), "valid");
+  assert.equal(eip55.checkAddress("0xde709f2102306220921060314715629080e2fb77"), "lowercase");
+  assert.equal(eip55.checkAddress("0x0000000000000000000000000000000000000000"), "invalid");
+  assert.equal(eip55.checkAddress("0x5aAeb6"), "partial");
+  assert.equal(eip55.checkAddress("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAedFF"), "invalid");
+  assert.equal(eip55.checkAddress("hello"), "invalid");
+  assert.equal(eip55.checkAddress(" "), "empty");
+});
