@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/shopspring/decimal"
 )
 
 // Token is an ERC20 contract accepted on a network.
@@ -20,6 +21,9 @@ type Token struct {
 	Symbol          string         `json:"symbol"`
 	ContractAddress common.Address `json:"contractAddress"`
 	Decimals        int32          `json:"decimals"`
+	// MinDeposit is the smallest amount swept on its own, in token units ("1.5"); see
+	// Network.MinDepositUSD for the default.
+	MinDeposit string `json:"minDeposit,omitempty"`
 }
 
 // Network is one EVM chain of the chains file.
@@ -43,6 +47,30 @@ type Network struct {
 	// PriceFeeds are Chainlink AggregatorV3 USD feeds on this network, by asset symbol
 	// ("ETH": "0x5f4e…"). Assets without a feed are priced from COFFER_STATIC_PRICES.
 	PriceFeeds map[string]common.Address `json:"priceFeeds,omitempty"`
+	// NativeMinDeposit is the smallest native deposit swept on its own, in token units
+	// ("0.0005"). A smaller deposit is recorded (BELOW_MINIMUM) and credited once the deposit
+	// address's unswept balance of the asset reaches the minimum.
+	NativeMinDeposit string `json:"nativeMinDeposit,omitempty"`
+	// MinDepositUSD is the minimum of every asset that sets none, as a USD value converted at
+	// the asset's current price ("1.00" when unset; "0" sweeps everything). With no price
+	// available, such an asset has no minimum.
+	MinDepositUSD string `json:"minDepositUsd,omitempty"`
+}
+
+// DefaultMinDepositUSD is MinDepositUSD's default.
+const DefaultMinDepositUSD = "1.00"
+
+// MinDeposit is an asset's explicit minimum in token units ("" when the USD default applies).
+func (n Network) MinDeposit(symbol string) string {
+	if strings.EqualFold(symbol, n.NativeSymbol) {
+		return n.NativeMinDeposit
+	}
+	for _, t := range n.Tokens {
+		if strings.EqualFold(symbol, t.Symbol) {
+			return t.MinDeposit
+		}
+	}
+	return ""
 }
 
 // Registry is the validated, ordered list of networks.
@@ -105,8 +133,19 @@ func (n *Network) validate() error {
 	if n.NativeDecimals == 0 {
 		n.NativeDecimals = 18
 	}
+	if n.MinDepositUSD == "" {
+		n.MinDepositUSD = DefaultMinDepositUSD
+	}
+	for what, v := range map[string]string{"nativeMinDeposit": n.NativeMinDeposit, "minDepositUsd": n.MinDepositUSD} {
+		if err := checkMinimum(v); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	symbols := map[string]bool{strings.ToUpper(n.NativeSymbol): true}
 	for _, t := range n.Tokens {
+		if err := checkMinimum(t.MinDeposit); err != nil {
+			return fmt.Errorf("token %s: minDeposit: %w", t.Symbol, err)
+		}
 		if t.Symbol == "" || t.ContractAddress == (common.Address{}) {
 			return fmt.Errorf("token %q needs a symbol and a contract address", t.Symbol)
 		}
@@ -117,6 +156,17 @@ func (n *Network) validate() error {
 			return fmt.Errorf("symbol %s listed twice", t.Symbol)
 		}
 		symbols[strings.ToUpper(t.Symbol)] = true
+	}
+	return nil
+}
+
+func checkMinimum(v string) error {
+	if v == "" {
+		return nil
+	}
+	d, err := decimal.NewFromString(v)
+	if err != nil || d.IsNegative() {
+		return fmt.Errorf("%q must be a non-negative decimal", v)
 	}
 	return nil
 }

@@ -76,6 +76,10 @@ type Request struct {
 	Value    *big.Int
 	Data     []byte
 	GasLimit uint64
+	// PaysOwnGas: the gas comes out of Value (a native sweep). Replacements with higher fees
+	// lower the value by the extra gas, so the transaction never costs its sender more than
+	// Value + GasLimit × the first fee cap.
+	PaysOwnGas bool
 	// Purpose and Ref identify the transaction: there is at most one per pair.
 	Purpose string
 	Ref     string
@@ -162,8 +166,8 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t store.C
 		return t, false, err
 	}
 	t = store.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
-		GasLimit: p.GasLimit, Purpose: p.Purpose, Ref: p.Ref, State: "pending"}
-	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, TipCap: p.tip, FeeCap: p.feeCap}
+		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: "pending"}
+	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: p.Value, TipCap: p.tip, FeeCap: p.feeCap}
 	if t.ID, err = q.InsertChainTx(ctx, t, a); err != nil {
 		return t, false, err
 	}
@@ -173,28 +177,48 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t store.C
 
 // Submit prepares and stores a transaction in its own database transaction.
 func (e *Engine) Submit(ctx context.Context, req Request) (store.ChainTx, error) {
-	if t, err := store.New(e.pool).ChainTxByRef(ctx, req.Purpose, req.Ref); err == nil {
-		return t, nil
-	}
-	p, err := e.Prepare(ctx, req)
-	if err != nil {
-		return store.ChainTx{}, err
-	}
-	var t store.ChainTx
-	err = store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
-		t, _, err = e.Create(ctx, tx, p)
-		return err
-	})
-	if err == nil {
-		e.step(StepStored)
-	}
+	t, _, err := e.SubmitIf(ctx, req, nil)
 	return t, err
 }
 
+// SubmitIf is Submit with a last check: guard runs in the database transaction that stores the
+// transaction, just before it (holding whatever rows it locks), and nothing is stored when it
+// returns false. An existing (purpose, ref) transaction is returned as is, without the check.
+func (e *Engine) SubmitIf(ctx context.Context, req Request, guard func(tx pgx.Tx) (bool, error)) (store.ChainTx, bool, error) {
+	if t, err := store.New(e.pool).ChainTxByRef(ctx, req.Purpose, req.Ref); err == nil {
+		return t, true, nil
+	}
+	p, err := e.Prepare(ctx, req)
+	if err != nil {
+		return store.ChainTx{}, false, err
+	}
+	var t store.ChainTx
+	stored := false
+	err = store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		if guard != nil {
+			ok, err := guard(tx)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		t, _, err = e.Create(ctx, tx, p)
+		stored = err == nil
+		return err
+	})
+	if err == nil && stored {
+		e.step(StepStored)
+	}
+	return t, stored, err
+}
+
 func (e *Engine) sign(p Prepared, nonce uint64, tip, feeCap *big.Int) (*types.Transaction, error) {
+	return e.signValue(p, nonce, p.Value, tip, feeCap)
+}
+
+func (e *Engine) signValue(p Prepared, nonce uint64, value, tip, feeCap *big.Int) (*types.Transaction, error) {
 	to := p.To
 	tx := types.NewTx(&types.DynamicFeeTx{ChainID: p.chainChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
-		Gas: p.GasLimit, To: &to, Value: p.Value, Data: p.Data})
+		Gas: p.GasLimit, To: &to, Value: value, Data: p.Data})
 	return types.SignTx(tx, types.LatestSignerForChainID(p.chainChainID), p.key)
 }
 
@@ -236,8 +260,18 @@ func (e *Engine) Advance(ctx context.Context, id int64) (store.ChainTx, error) {
 		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
 			return t, err // an attempt is mined; its receipt shows up on the next call
 		}
-		if latest, err = e.replace(ctx, t); err != nil {
+		replaced, err := e.replace(ctx, t)
+		switch {
+		case errors.Is(err, ErrNoRoomToBump):
+			e.log.Info("transaction not replaced: its gas would take all it sends", "chain", t.ChainID, "purpose", t.Purpose,
+				"ref", t.Ref, "nonce", t.Nonce)
+			if now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter {
+				return t, nil
+			}
+		case err != nil:
 			return t, err
+		default:
+			latest = replaced
 		}
 	} else if latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter {
 		return t, nil
@@ -262,12 +296,24 @@ func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t store.ChainTx
 	err := c.Send(ctx, &signed)
 	switch {
 	case err == nil, alreadySent(err):
+	case insufficientFunds(err):
+		e.log.Warn("broadcast refused: the sender cannot pay for it", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref,
+			"hash", a.Hash, "from", t.From, "error", err)
+		return fmt.Errorf("chaintx: broadcast %s: %w: %w", a.Hash, ErrInsufficientFunds, err)
 	default:
 		e.log.Warn("broadcast failed", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", a.Hash, "error", err)
 		return fmt.Errorf("chaintx: broadcast %s: %w", a.Hash, err)
 	}
 	e.step(StepBroadcast)
 	return store.New(e.pool).MarkBroadcast(ctx, a.ID)
+}
+
+// ErrInsufficientFunds: the node refused a transaction its sender cannot pay for (value plus
+// gas at the fee cap). Nothing was sent; the sender needs funding before the next attempt.
+var ErrInsufficientFunds = errors.New("sender cannot pay for the transaction")
+
+func insufficientFunds(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "insufficient funds")
 }
 
 // alreadySent recognises node answers meaning this nonce is taken care of: the same bytes are
@@ -281,6 +327,10 @@ func alreadySent(err error) bool {
 	}
 	return false
 }
+
+// ErrNoRoomToBump: a transaction that pays its own gas cannot be replaced with higher fees
+// because the gas would take everything it sends. It stays as it is (re-broadcast) until fees fall.
+var ErrNoRoomToBump = errors.New("no room to raise the fees")
 
 // replace signs a new attempt with the same nonce and fees raised by at least 12.5% (nodes
 // require 10%), or to the current suggestion if that is higher.
@@ -304,7 +354,16 @@ func (e *Engine) replace(ctx context.Context, t store.ChainTx) (store.TxAttempt,
 	if feeCap.Cmp(tip) < 0 {
 		feeCap = new(big.Int).Set(tip)
 	}
-	signed, err := e.sign(p, t.Nonce, tip, feeCap)
+	value := prev.Value
+	if t.PaysOwnGas {
+		// The extra gas comes out of the value: the replacement costs what the first attempt did.
+		extra := new(big.Int).Mul(new(big.Int).SetUint64(t.GasLimit), new(big.Int).Sub(feeCap, prev.FeeCap))
+		if value = new(big.Int).Sub(prev.Value, extra); value.Sign() <= 0 {
+			return prev, fmt.Errorf("chaintx: %s %s: raising the fee cap to %s would leave nothing to send: %w",
+				t.Purpose, t.Ref, feeCap, ErrNoRoomToBump)
+		}
+	}
+	signed, err := e.signValue(p, t.Nonce, value, tip, feeCap)
 	if err != nil {
 		return store.TxAttempt{}, err
 	}
@@ -312,7 +371,7 @@ func (e *Engine) replace(ctx context.Context, t store.ChainTx) (store.TxAttempt,
 	if err != nil {
 		return store.TxAttempt{}, err
 	}
-	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
+	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
 	if err := store.New(e.pool).InsertTxAttempt(ctx, t.ID, a); err != nil {
 		return a, err
 	}

@@ -2,6 +2,7 @@ package deposit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"time"
@@ -84,6 +85,10 @@ func (s *Service) Address(ctx context.Context, sess store.Session, currency stri
 	if err != nil {
 		return AddressInfo{}, err
 	}
+	// Payments to the address in this asset now belong to this session (the newest to hand it out).
+	if err := store.New(s.pool).RecordHandout(ctx, sess.ID, chainID, asset.Symbol); err != nil {
+		return AddressInfo{}, fault.Wrap(err, "record address handout")
+	}
 	units := rates.FiatToTokenUnits(sess.Amount, perUSD, usd.Value, asset.Decimals)
 	info := AddressInfo{Address: addr, ChainID: chainID, Currency: asset.Symbol, ContractAddress: asset.Contract,
 		Decimals: asset.Decimals, ExpectedUnits: units, Expected: rates.FormatUnits(units, asset.Decimals), ExpiresAt: sess.ExpiresAt}
@@ -100,4 +105,48 @@ func unavailable(err error, format string, args ...any) error {
 	e := fault.New(fault.Unavailable, "the %s is not available right now; try again shortly", fmt.Sprintf(format, args...))
 	e.Cause = err
 	return e
+}
+
+// Treasury returns an operator's treasury address, assigning it the first time: payments to
+// it (from anyone, in any configured asset) are swept like deposits and credited to the
+// operator's funds, with no DEPOSIT webhook. It is derived like deposit addresses, so the same
+// address serves every EVM chain and is watched forever.
+func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Address, error) {
+	var addr common.Address
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.LockTreasuries(ctx); err != nil {
+			return err
+		}
+		if t, err := q.Treasury(ctx, operatorID); err == nil {
+			addr = common.HexToAddress(t.Address)
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if _, err := q.GetOperator(ctx, operatorID); errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "operator %s not found", operatorID)
+		} else if err != nil {
+			return err
+		}
+		i, err := q.NextAddressIndex(ctx)
+		if err != nil {
+			return err
+		}
+		if i > int64(^uint32(0)>>1) {
+			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
+		}
+		if _, addr, err = s.keys.Deposit(uint32(i)); err != nil {
+			return err
+		}
+		return q.InsertTreasury(ctx, operatorID, i, addr.Hex())
+	})
+	if err != nil {
+		if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+			return addr, fe
+		}
+		return addr, fault.Wrap(err, "assign treasury address")
+	}
+	s.watched.add(addr)
+	return addr, nil
 }

@@ -14,65 +14,162 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
-// credit records a swept deposit as credited, with its amounts and the rate snapshot, and
-// queues its DEPOSIT webhook in the same transaction: the webhook exists exactly when the
-// credit does, and a deposit is credited once.
-func (s *Service) credit(ctx context.Context, id int64) error {
+// finishSweep credits every deposit of a sweep whose transactions are all mined, in one
+// database transaction: each gets its amounts (the net the bankroll received, split across the
+// sweep's deposits of that asset) and rate snapshot, its DEPOSIT webhook (none for treasury
+// payments) and its operator's funds. A deposit is credited once: the sweep and the deposits
+// only move from SENDING and SWEEPING.
+func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Sweep) error {
 	q := store.New(s.pool)
-	d, err := q.GetDeposit(ctx, id)
-	if err != nil || d.Status != "SWEEPING" {
-		return err
-	}
-	sweep, err := q.ChainTxByRef(ctx, PurposeSweep, ref(id))
-	if err != nil {
-		return fmt.Errorf("deposit %d: sweep: %w", id, err)
-	}
-	amount := sweep.Value
-	if d.ContractAddress != "" {
-		amount = chain.ERC20TransferAmount(sweep.Data)
-	}
-	fee := new(big.Int).Sub(d.GrossAmount, amount)
-	view, err := s.settlementView(ctx, q, d)
+	deposits, err := q.SweepDeposits(ctx, sw.ID)
 	if err != nil {
 		return err
 	}
-	usd := rates.UnitsToUSD(amount, d.Decimals, view.usdPrice)
-	c := store.Credit{FeeAmount: fee, Amount: amount, USDPrice: view.usdPrice, FiatPerUSD: view.fiatPerUSD, FiatCurrency: view.local,
-		AmountInDollar: roundUSD(usd), AmountInLocal: roundUSD(usd.Mul(view.fiatPerUSD)),
-		FeeInDollar: roundUSD(rates.UnitsToUSD(fee, d.Decimals, view.usdPrice))}
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		locked, err := q.LockDeposit(ctx, id)
-		if err != nil || locked.Status != "SWEEPING" {
-			return err
-		}
-		credited, err := q.CreditDeposit(ctx, id, c)
+	minedAt, err := q.MarkSweepMined(ctx, sw.ID)
+	if err != nil {
+		return err
+	}
+	groups, err := s.groups(ctx, n, deposits)
+	if err != nil {
+		return err
+	}
+	credits := map[int64]store.Credit{}
+	sessions := map[int64]*store.Session{}
+	for _, g := range groups {
+		amounts, err := s.netAmounts(ctx, sw, g)
 		if err != nil {
 			return err
 		}
-		ev := webhook.Event{OperatorID: d.OperatorID, SubjectID: strconv.FormatInt(id, 10), Message: DepositEvent(credited, view.session)}
-		if err := s.webhooks.Enqueue(ctx, tx, ev); err != nil {
+		for i, d := range g.deposits {
+			view, err := s.settlementView(ctx, q, d)
+			if err != nil {
+				return err
+			}
+			if view.unpriced() && time.Since(minedAt) < s.cfg.RateWait {
+				s.log.Debug("deposit waits for its rate", "deposit", d.ID, "error", view.err)
+				return errWaitingForRate
+			}
+			credits[d.ID] = view.credit(amounts[i], new(big.Int).Sub(d.GrossAmount, amounts[i]), d.Decimals)
+			sessions[d.ID] = view.session
+			if view.unpriced() {
+				s.log.Error("deposit credited without a rate: the rate source stayed down; its DEPOSIT carries null values",
+					"deposit", d.ID, "chain", d.ChainID, "currency", d.Currency, "local_currency", view.local, "waited", s.cfg.RateWait,
+					"error", view.err)
+				metrics.DepositsUnpriced.WithLabelValues(fmt.Sprint(d.ChainID), d.Currency).Inc()
+			}
+		}
+	}
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		locked, err := q.LockSweep(ctx, sw.ID)
+		if err != nil || locked.Status != store.SweepSending {
 			return err
 		}
-		s.log.Info("deposit credited", "deposit", id, "chain", d.ChainID, "amount", amount, "fee", fee, "usd", c.AmountInDollar)
-		return nil
+		for _, d := range deposits {
+			locked, err := q.LockDeposit(ctx, d.ID)
+			if err != nil {
+				return err
+			}
+			if locked.Status != "SWEEPING" {
+				continue
+			}
+			c := credits[d.ID]
+			credited, err := q.CreditDeposit(ctx, d.ID, c)
+			if err != nil {
+				return err
+			}
+			if err := funds.Credit(ctx, tx, credited, c.Amount); err != nil {
+				return err
+			}
+			if !d.Treasury {
+				ev := webhook.Event{OperatorID: d.OperatorID, SubjectID: strconv.FormatInt(d.ID, 10), Message: DepositEvent(credited, sessions[d.ID])}
+				if err := s.webhooks.Enqueue(ctx, tx, ev); err != nil {
+					return err
+				}
+			}
+			s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
+				"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
+		}
+		return q.SetSweepStatus(ctx, sw.ID, store.SweepDone)
 	})
+}
+
+// errWaitingForRate: a swept deposit waits for its rate (within Config.RateWait).
+var errWaitingForRate = errors.New("deposit: waiting for a rate")
+
+// netAmounts is what each deposit of a group reached the bankroll with, read from the mined
+// transfer. Token deposits net their fee exactly; native deposits share their transfers' gas
+// in proportion to their gross amounts (the last one takes the rounding), so the amounts add up
+// to what the bankroll received.
+func (s *Service) netAmounts(ctx context.Context, sw store.Sweep, g *group) ([]*big.Int, error) {
+	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
+	if err != nil {
+		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
+	}
+	out := make([]*big.Int, len(g.deposits))
+	if !g.asset.Native {
+		sent := new(big.Int)
+		for i, d := range g.deposits {
+			fee, err := s.bpsFee(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = new(big.Int).Sub(d.GrossAmount, fee)
+			sent.Add(sent, out[i])
+		}
+		if got := chain.ERC20TransferAmount(t.Data); got.Cmp(sent) != 0 {
+			return nil, fmt.Errorf("sweep %d: the %s transfer sent %s, its deposits net %s", sw.ID, g.asset.Symbol, got, sent)
+		}
+		return out, nil
+	}
+	net, rest := t.Value, new(big.Int).Set(t.Value)
+	for i, d := range g.deposits {
+		if i == len(g.deposits)-1 {
+			out[i] = rest
+			break
+		}
+		out[i] = new(big.Int).Div(new(big.Int).Mul(net, d.GrossAmount), g.gross)
+		rest.Sub(rest, out[i])
+	}
+	return out, nil
 }
 
 // settlement is what a credit is priced with.
 type settlement struct {
 	session    *store.Session
 	local      string
-	usdPrice   decimal.Decimal
-	fiatPerUSD decimal.Decimal
+	usdPrice   decimal.NullDecimal
+	fiatPerUSD decimal.NullDecimal
+	err        error // why a rate is missing
 }
 
+func (v settlement) unpriced() bool { return !v.usdPrice.Valid || !v.fiatPerUSD.Valid }
+
+// credit prices a deposit's amounts; the values that need a missing rate stay null.
+func (v settlement) credit(amount, fee *big.Int, decimals int32) store.Credit {
+	c := store.Credit{Amount: amount, FeeAmount: fee, USDPrice: v.usdPrice, FiatPerUSD: v.fiatPerUSD, FiatCurrency: v.local,
+		Unpriced: v.unpriced()}
+	if v.usdPrice.Valid {
+		usd := rates.UnitsToUSD(amount, decimals, v.usdPrice.Decimal)
+		c.AmountInDollar = decimal.NewNullDecimal(roundUSD(usd))
+		c.FeeInDollar = decimal.NewNullDecimal(roundUSD(rates.UnitsToUSD(fee, decimals, v.usdPrice.Decimal)))
+		if v.fiatPerUSD.Valid {
+			c.AmountInLocal = decimal.NewNullDecimal(roundUSD(usd.Mul(v.fiatPerUSD.Decimal)))
+		}
+	}
+	return c
+}
+
+// settlementView reads the rates a deposit is credited at. A rate that cannot be read is left
+// invalid (err says why); the caller waits for it up to Config.RateWait.
 func (s *Service) settlementView(ctx context.Context, q *store.Queries, d store.Deposit) (settlement, error) {
 	var v settlement
 	op, err := q.GetOperator(ctx, d.OperatorID)
@@ -92,13 +189,15 @@ func (s *Service) settlementView(ctx context.Context, q *store.Queries, d store.
 	if v.local == "" {
 		v.local = "USD"
 	}
-	price, err := s.prices.USD(ctx, d.Currency)
-	if err != nil {
-		return v, fmt.Errorf("deposit %d: price of %s: %w", d.ID, d.Currency, err)
+	if price, err := s.prices.USD(ctx, d.Currency); err != nil {
+		v.err = fmt.Errorf("price of %s: %w", d.Currency, err)
+	} else {
+		v.usdPrice = decimal.NewNullDecimal(price.Value)
 	}
-	v.usdPrice = price.Value
-	if v.fiatPerUSD, err = s.prices.PerUSD(ctx, v.local); err != nil {
-		return v, fmt.Errorf("deposit %d: rate of %s: %w", d.ID, v.local, err)
+	if rate, err := s.prices.PerUSD(ctx, v.local); err != nil {
+		v.err = errors.Join(v.err, fmt.Errorf("rate of %s: %w", v.local, err))
+	} else {
+		v.fiatPerUSD = decimal.NewNullDecimal(rate)
 	}
 	return v, nil
 }
@@ -117,7 +216,7 @@ func DepositEvent(d store.Deposit, sess *store.Session) *cofferv1.DepositEvent {
 		ExternalUserId:    d.ExternalUserID,
 		Amount:            d.Amount.String(),
 		LocalCurrencyCode: d.FiatCurrency,
-		CurrentRate:       d.FiatPerUSD.Decimal.String(),
+		CurrentRate:       "null", // the literal null of the wire: no rate could be read
 		Pair:              "USD/" + d.FiatCurrency,
 		GrossAmount:       d.GrossAmount.String(),
 		FeeAmount:         d.FeeAmount.String(),
@@ -125,10 +224,15 @@ func DepositEvent(d store.Deposit, sess *store.Session) *cofferv1.DepositEvent {
 		TransactionHash:   ptr(d.TxHash),
 		ChainId:           d.ChainID,
 	}
+	if d.FiatPerUSD.Valid {
+		ev.CurrentRate = d.FiatPerUSD.Decimal.String()
+	}
 	if d.AmountInDollar.Valid {
 		ev.AmountInDollar = ptr(d.AmountInDollar.Decimal.StringFixed(6))
-		ev.AmountInLocalCurrency = ptr(d.AmountInLocal.Decimal.StringFixed(6))
 		ev.FeeInDollar = ptr(d.FeeInDollar.Decimal.StringFixed(6))
+	}
+	if d.AmountInLocal.Valid {
+		ev.AmountInLocalCurrency = ptr(d.AmountInLocal.Decimal.StringFixed(6))
 	}
 	if d.ContractAddress != "" {
 		ev.Type, ev.ContractAddress = "ERC20", ptr(d.ContractAddress)

@@ -3,9 +3,12 @@
 // to the operator's bankroll, and queues exactly one signed DEPOSIT webhook per transfer in the
 // same transaction that credits it. Missed transfers can be replayed by hash.
 //
-// A deposit moves CONFIRMING → SWEEPING → CREDITED; a deposit whose block leaves the chain
-// before confirmation becomes ORPHANED; a native deposit too small to pay its own sweep,
-// UNSWEEPABLE.
+// A deposit moves CONFIRMING → SWEEPING → CREDITED; a confirmed deposit below its asset's
+// minimum waits as BELOW_MINIMUM until the address's unswept balance of the asset reaches the
+// minimum (then SWEEPING → CREDITED); a deposit whose block leaves the chain before
+// confirmation becomes ORPHANED (and CONFIRMING again if a new block includes it). Deposits of
+// one address are swept together (sweep.go). UNSWEEPABLE is no longer produced (a status of
+// earlier versions: native deposits too small to pay their own sweep now wait below the minimum).
 package deposit
 
 import (
@@ -57,6 +60,9 @@ type Config struct {
 	KeepBlocks uint64
 	// SettlePoll is how often a deposit waiting for confirmations or a sweep is looked at.
 	SettlePoll time.Duration
+	// RateWait is how long a swept deposit waits for a rate source that cannot be read before
+	// its DEPOSIT goes out with null values (10 minutes).
+	RateWait time.Duration
 }
 
 func (c *Config) defaults() {
@@ -72,7 +78,13 @@ func (c *Config) defaults() {
 	if c.SettlePoll <= 0 {
 		c.SettlePoll = time.Second
 	}
+	if c.RateWait <= 0 {
+		c.RateWait = DefaultRateWait
+	}
 }
+
+// DefaultRateWait is Config.RateWait's default.
+const DefaultRateWait = 10 * time.Minute
 
 // Service is the deposit pipeline.
 type Service struct {

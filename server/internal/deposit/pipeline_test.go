@@ -63,18 +63,37 @@ type env struct {
 	dev      *devchain.Chain
 	pool     *pgxpool.Pool
 	svc      *deposit.Service
+	engine   *chaintx.Engine
 	hooks    *recorder
 	sessions *session.Service
 	op       store.Operator
 	client   *chain.Client
 	bankroll common.Address
+	gasTank  common.Address
+	network  chain.Network
 	usdt     devchain.Token
 }
 
 const confirmations = 3
 
+// options adjust setup.
+type options struct {
+	feeBps int32
+	// network changes the chain's settings (minimums, fee address).
+	network func(*chain.Network)
+	// prices replaces the static dev prices.
+	prices func(dev *devchain.Chain) deposit.Prices
+	config deposit.Config
+}
+
 func setup(t *testing.T, feeBps int32) *env {
 	t.Helper()
+	return setupWith(t, options{feeBps: feeBps})
+}
+
+func setupWith(t *testing.T, o options) *env {
+	t.Helper()
+	feeBps := o.feeBps
 	ctx := context.Background()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	if err != nil {
@@ -106,6 +125,9 @@ func setup(t *testing.T, feeBps int32) *env {
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+	if o.network != nil {
+		o.network(&n)
+	}
 	registry, err := chain.NewRegistry([]chain.Network{n})
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +138,12 @@ func setup(t *testing.T, feeBps int32) *env {
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	hooks := &recorder{}
+	var prices deposit.Prices = rates.NewChain(nil, rates.DevStatic())
+	if o.prices != nil {
+		prices = o.prices(dev)
+	}
 	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Keys: keys,
-		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, Log: log}, deposit.Config{})
+		Prices: prices, Webhooks: hooks, Log: log}, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})
 	river.AddWorker(workers, &deposit.SettleWorker{Service: svc})
@@ -126,7 +152,9 @@ func setup(t *testing.T, feeBps int32) *env {
 		t.Fatal(err)
 	}
 	svc.SetRiver(rc)
-	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt,
+	n, _ = registry.Network(n.ChainID)
+	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
+		gasTank: gasTank, network: n, usdt: usdt,
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
 	e.scan() // the first pass creates the cursor
 	return e

@@ -400,9 +400,10 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 	return blocks, found, nil
 }
 
-// newDeposit builds the record of a transfer to a deposit address, linked to the user's deposit
-// session that was open when the payment was made (none: a direct send). The moment is the
-// block's time, or now if that is earlier (dev chains can run ahead of the clock).
+// newDeposit builds the record of a transfer to a deposit address, linked to the user's live
+// deposit session that most recently handed out the address for this chain and currency (none:
+// a direct send, null session fields), or marked a treasury payment. The moment is the block's
+// time, or now if that is earlier (dev chains can run ahead of the clock).
 func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, txHash common.Hash,
 	logIndex int64, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (store.Deposit, error) {
 	owner, err := q.DepositAddressByAddress(ctx, to.Hex())
@@ -420,7 +421,11 @@ func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Netw
 	if now := time.Now(); now.Before(at) {
 		at = now
 	}
-	sess, err := q.OpenDepositSession(ctx, owner.OperatorID, owner.ExternalUserID, at)
+	if owner.Treasury {
+		d.Treasury = true
+		return d, nil
+	}
+	sess, err := q.AttributedSession(ctx, owner.OperatorID, owner.ExternalUserID, n.ChainID, symbol, at)
 	if err == nil {
 		d.SessionID = sess.ID
 	} else if !errors.Is(err, store.ErrNotFound) {

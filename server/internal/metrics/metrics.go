@@ -11,6 +11,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// Domain metrics, updated by the service layer and registered in every registry New makes.
+var (
+	// DepositsUnpriced counts deposits credited without a rate (the source stayed down).
+	DepositsUnpriced = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_deposits_unpriced_total",
+		Help: "Deposits whose DEPOSIT went out with null USD/local values because no rate could be read in time.",
+	}, []string{"chain_id", "currency"})
+	// FundsSurplus is on-chain holdings minus operators' funds, per chain and asset, in token
+	// units, from the latest reconciliation; negative means the books are not covered.
+	FundsSurplus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_funds_surplus",
+		Help: "Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units.",
+	}, []string{"chain_id", "currency"})
+)
+
 // Metrics is one registry of Coffer's metrics.
 type Metrics struct {
 	Registry *prometheus.Registry
@@ -32,7 +47,7 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"transport", "operation"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency,
+	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -21,6 +21,10 @@ type ChainTx struct {
 	GasLimit          uint64
 	Purpose           string
 	Ref               string
+	// PaysOwnGas: the gas is paid out of Value (a native sweep); a replacement with higher fees
+	// lowers the value by as much, so the transaction never costs more than Value + GasLimit ×
+	// the first attempt's fee cap. Value is the value of the mined attempt once there is one.
+	PaysOwnGas        bool
 	State             string // pending, mined, reverted
 	MinedHash         string
 	MinedBlock        uint64
@@ -36,6 +40,7 @@ type TxAttempt struct {
 	ID          int64
 	Hash        string
 	Raw         []byte
+	Value       *big.Int
 	TipCap      *big.Int
 	FeeCap      *big.Int
 	CreatedAt   time.Time
@@ -44,6 +49,13 @@ type TxAttempt struct {
 
 // Latest is the newest attempt.
 func (t ChainTx) Latest() TxAttempt { return t.Attempts[len(t.Attempts)-1] }
+
+// MaxCost is the most the newest attempt can take from its sender: value plus gas at its fee cap.
+func (t ChainTx) MaxCost() *big.Int {
+	a := t.Latest()
+	cost := new(big.Int).Mul(new(big.Int).SetUint64(t.GasLimit), a.FeeCap)
+	return cost.Add(cost, a.Value)
+}
 
 // Uint256 converts a big.Int for a NUMERIC(78,0) column.
 func Uint256(x *big.Int) decimal.Decimal { return decimal.NewFromBigInt(x, 0) }
@@ -70,21 +82,21 @@ func (q *Queries) InsertChainTx(ctx context.Context, t ChainTx, a TxAttempt) (in
 	var id int64
 	err := q.db.QueryRow(ctx, `
 		WITH tx AS (
-			INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id
+			INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $14) RETURNING id
 		), attempt AS (
-			INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap)
-			SELECT id, $10, $11, $12, $13 FROM tx
+			INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
+			SELECT id, $10, $11, $12, $13, $5 FROM tx
 		) SELECT id FROM tx`,
 		t.ChainID, t.From, int64(t.Nonce), t.To, Uint256(t.Value), t.Data, int64(t.GasLimit), t.Purpose, t.Ref,
-		a.Hash, a.Raw, Uint256(a.TipCap), Uint256(a.FeeCap)).Scan(&id)
+		a.Hash, a.Raw, Uint256(a.TipCap), Uint256(a.FeeCap), t.PaysOwnGas).Scan(&id)
 	return id, err
 }
 
 // InsertTxAttempt stores a replacement attempt.
 func (q *Queries) InsertTxAttempt(ctx context.Context, txID int64, a TxAttempt) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap) VALUES ($1, $2, $3, $4, $5)`,
-		txID, a.Hash, a.Raw, Uint256(a.TipCap), Uint256(a.FeeCap))
+	_, err := q.db.Exec(ctx, `INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
+		VALUES ($1, $2, $3, $4, $5, $6)`, txID, a.Hash, a.Raw, Uint256(a.TipCap), Uint256(a.FeeCap), Uint256(a.Value))
 	return err
 }
 
@@ -94,15 +106,18 @@ func (q *Queries) MarkBroadcast(ctx context.Context, attemptID int64) error {
 	return err
 }
 
-// MarkMined records the attempt that was mined; state is mined or reverted.
+// MarkMined records the attempt that was mined; state is mined or reverted. The transaction's
+// value becomes the mined attempt's.
 func (q *Queries) MarkMined(ctx context.Context, txID int64, state, hash string, block, gasUsed uint64, price *big.Int) error {
 	_, err := q.db.Exec(ctx, `UPDATE chain_txs SET state = $2, mined_hash = $3, mined_block = $4, gas_used = $5,
-		effective_gas_price = $6, mined_at = now() WHERE id = $1 AND state = 'pending'`,
+		effective_gas_price = $6, mined_at = now(),
+		value = coalesce((SELECT value FROM chain_tx_attempts WHERE tx_id = $1 AND hash = $3), value)
+		WHERE id = $1 AND state = 'pending'`,
 		txID, state, hash, int64(block), int64(gasUsed), Uint256(price))
 	return err
 }
 
-const chainTxColumns = `id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state,
+const chainTxColumns = `id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas, state,
 	COALESCE(mined_hash, ''), COALESCE(mined_block, 0), COALESCE(gas_used, 0), effective_gas_price, created_at, mined_at`
 
 func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (ChainTx, error) {
@@ -111,7 +126,7 @@ func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (Chain
 	var price decimal.NullDecimal
 	var nonce, gas, block, used int64
 	err := q.db.QueryRow(ctx, `SELECT `+chainTxColumns+` FROM chain_txs WHERE `+where, args...).Scan(
-		&t.ID, &t.ChainID, &t.From, &nonce, &t.To, &value, &t.Data, &gas, &t.Purpose, &t.Ref, &t.State,
+		&t.ID, &t.ChainID, &t.From, &nonce, &t.To, &value, &t.Data, &gas, &t.Purpose, &t.Ref, &t.PaysOwnGas, &t.State,
 		&t.MinedHash, &block, &used, &price, &t.CreatedAt, &t.MinedAt)
 	if err != nil {
 		return t, notFound(err)
@@ -120,7 +135,7 @@ func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (Chain
 	if price.Valid {
 		t.EffectiveGasPrice = price.Decimal.BigInt()
 	}
-	rows, err := q.db.Query(ctx, `SELECT id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at
+	rows, err := q.db.Query(ctx, `SELECT id, hash, raw, gas_tip_cap, gas_fee_cap, value, created_at, broadcast_at
 		FROM chain_tx_attempts WHERE tx_id = $1 ORDER BY id`, t.ID)
 	if err != nil {
 		return t, err
@@ -128,11 +143,11 @@ func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (Chain
 	defer rows.Close()
 	for rows.Next() {
 		var a TxAttempt
-		var tip, cap decimal.Decimal
-		if err := rows.Scan(&a.ID, &a.Hash, &a.Raw, &tip, &cap, &a.CreatedAt, &a.BroadcastAt); err != nil {
+		var tip, cap, v decimal.Decimal
+		if err := rows.Scan(&a.ID, &a.Hash, &a.Raw, &tip, &cap, &v, &a.CreatedAt, &a.BroadcastAt); err != nil {
 			return t, err
 		}
-		a.TipCap, a.FeeCap = tip.BigInt(), cap.BigInt()
+		a.TipCap, a.FeeCap, a.Value = tip.BigInt(), cap.BigInt(), v.BigInt()
 		t.Attempts = append(t.Attempts, a)
 	}
 	return t, rows.Err()

@@ -10,13 +10,22 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// DepositAddress is a depositor's address and its derivation index.
+// DepositAddress is a depositor's address, or an operator's treasury address, and its
+// derivation index.
 type DepositAddress struct {
 	OperatorID     string
-	ExternalUserID string
+	ExternalUserID string // "" for a treasury address
 	Index          uint32
 	Address        string
+	// Treasury: payments to the address fund the operator's payouts (no DEPOSIT webhook).
+	Treasury bool
 }
+
+// watchedAddresses is every address the scanner watches: depositors' and treasuries'.
+const watchedAddresses = `(SELECT operator_id, external_user_id, address_index, address, false AS treasury FROM depositors
+		WHERE address_index IS NOT NULL
+	UNION ALL
+	SELECT operator_id, '', address_index, address, true FROM treasuries) AS watched`
 
 // LockDepositor registers the depositor if needed and locks its row for the caller's
 // transaction; index is nil until an address is assigned.
@@ -48,31 +57,48 @@ func (q *Queries) AssignAddress(ctx context.Context, operatorID, externalUserID 
 	return err
 }
 
-// DepositAddressesAfter lists addresses with an index above after, in index order (the
-// scanner's watched set grows by these).
+func scanDepositAddress(row interface{ Scan(...any) error }) (DepositAddress, error) {
+	var a DepositAddress
+	var i int64
+	err := row.Scan(&a.OperatorID, &a.ExternalUserID, &i, &a.Address, &a.Treasury)
+	a.Index = uint32(i)
+	return a, notFound(err)
+}
+
+// DepositAddressesAfter lists watched addresses (depositors' and treasuries') with an index
+// above after, in index order (the scanner's watched set grows by these).
 func (q *Queries) DepositAddressesAfter(ctx context.Context, after int64, limit int) ([]DepositAddress, error) {
-	rows, err := q.db.Query(ctx, `SELECT operator_id::text, external_user_id, address_index, address FROM depositors
-		WHERE address_index > $1 ORDER BY address_index LIMIT $2`, after, limit)
+	rows, err := q.db.Query(ctx, `SELECT operator_id::text, external_user_id, address_index, address, treasury FROM `+
+		watchedAddresses+` WHERE address_index > $1 ORDER BY address_index LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (DepositAddress, error) {
-		var a DepositAddress
-		var i int64
-		err := r.Scan(&a.OperatorID, &a.ExternalUserID, &i, &a.Address)
-		a.Index = uint32(i)
-		return a, err
-	})
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (DepositAddress, error) { return scanDepositAddress(r) })
 }
 
-// DepositAddressByAddress finds the depositor owning an address (EIP-55 form).
+// DepositAddressByAddress finds the depositor or treasury owning an address (EIP-55 form).
 func (q *Queries) DepositAddressByAddress(ctx context.Context, address string) (DepositAddress, error) {
-	var a DepositAddress
-	var i int64
-	err := q.db.QueryRow(ctx, `SELECT operator_id::text, external_user_id, address_index, address FROM depositors WHERE address = $1`,
-		address).Scan(&a.OperatorID, &a.ExternalUserID, &i, &a.Address)
-	a.Index = uint32(i)
-	return a, notFound(err)
+	return scanDepositAddress(q.db.QueryRow(ctx, `SELECT operator_id::text, external_user_id, address_index, address, treasury
+		FROM `+watchedAddresses+` WHERE address = $1`, address))
+}
+
+// Treasury returns an operator's treasury address (ErrNotFound before one is assigned).
+func (q *Queries) Treasury(ctx context.Context, operatorID string) (DepositAddress, error) {
+	return scanDepositAddress(q.db.QueryRow(ctx, `SELECT operator_id::text, '', address_index, address, true
+		FROM treasuries WHERE operator_id = $1`, operatorID))
+}
+
+// LockTreasuries serialises treasury assignments until the transaction ends.
+func (q *Queries) LockTreasuries(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('coffer treasuries'))`)
+	return err
+}
+
+// InsertTreasury records an operator's treasury address.
+func (q *Queries) InsertTreasury(ctx context.Context, operatorID string, index int64, address string) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO treasuries (operator_id, address_index, address) VALUES ($1, $2, $3)`,
+		operatorID, index, address)
+	return err
 }
 
 // DepositAddressOf returns the address of an operator's depositor, if one is assigned.
@@ -194,18 +220,29 @@ type Deposit struct {
 	DetectedAt      time.Time
 	ConfirmedAt     *time.Time
 	CreditedAt      *time.Time
+	// SweepID is the sweep that moves (or moved) it to the bankroll, once there is one.
+	SweepID int64
+	// Treasury: a payment to the operator's treasury address (funds, no DEPOSIT webhook).
+	Treasury bool
+	// Unpriced: credited without a rate (the rate source stayed down past the wait).
+	Unpriced bool
 	// SweepTxHash is the mined sweep transaction, once there is one.
 	SweepTxHash string
 	// SessionRef is the session's handle ("" without a session).
 	SessionRef string
+	// OperatorReference is the session's operator reference ("" without one).
+	OperatorReference string
 }
 
 const depositColumns = `id, operator_id::text, external_user_id, COALESCE(session_id::text, ''), chain_id, tx_hash, log_index,
 	block_number, block_hash, address, address_index, currency, COALESCE(contract_address, ''), decimals, gross_amount,
 	fee_amount, amount, status, manual, idempotency_key, usd_price, COALESCE(fiat_currency, ''), fiat_per_usd,
 	amount_in_dollar, amount_in_local, fee_in_dollar, detected_at, confirmed_at, credited_at,
-	COALESCE((SELECT mined_hash FROM chain_txs WHERE purpose = 'sweep' AND ref = 'deposit:' || deposits.id), ''),
-	COALESCE((SELECT session_ref FROM sessions WHERE id = deposits.session_id), '')`
+	COALESCE(sweep_id, 0), treasury, unpriced,
+	COALESCE((SELECT mined_hash FROM chain_txs WHERE purpose = 'sweep'
+		AND ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), ''),
+	COALESCE((SELECT session_ref FROM sessions WHERE id = deposits.session_id), ''),
+	COALESCE((SELECT operator_reference FROM sessions WHERE id = deposits.session_id), '')`
 
 // scanDeposit reads depositColumns, then any extra columns into extra.
 func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, error) {
@@ -216,7 +253,8 @@ func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, er
 	err := row.Scan(append([]any{&d.ID, &d.OperatorID, &d.ExternalUserID, &d.SessionID, &d.ChainID, &d.TxHash, &d.LogIndex,
 		&block, &d.BlockHash, &d.Address, &index, &d.Currency, &d.ContractAddress, &d.Decimals, &gross,
 		&fee, &amount, &d.Status, &d.Manual, &d.IdempotencyKey, &d.USDPrice, &d.FiatCurrency, &d.FiatPerUSD,
-		&d.AmountInDollar, &d.AmountInLocal, &d.FeeInDollar, &d.DetectedAt, &d.ConfirmedAt, &d.CreditedAt, &d.SweepTxHash, &d.SessionRef}, extra...)...)
+		&d.AmountInDollar, &d.AmountInLocal, &d.FeeInDollar, &d.DetectedAt, &d.ConfirmedAt, &d.CreditedAt,
+		&d.SweepID, &d.Treasury, &d.Unpriced, &d.SweepTxHash, &d.SessionRef, &d.OperatorReference}, extra...)...)
 	if err != nil {
 		return d, notFound(err)
 	}
@@ -233,14 +271,14 @@ func (q *Queries) UpsertDeposit(ctx context.Context, d Deposit) (Deposit, bool, 
 	var inserted bool
 	row := q.db.QueryRow(ctx, `
 		INSERT INTO deposits (operator_id, external_user_id, session_id, chain_id, tx_hash, log_index, block_number, block_hash,
-			address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key)
-		VALUES ($1, $2, NULLIF($3, '')::uuid, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12, ''), $13, $14, $15, $16, $17)
+			address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury)
+		VALUES ($1, $2, NULLIF($3, '')::uuid, $4, $5, $6, $7, $8, $9, $10, $11, NULLIF($12, ''), $13, $14, $15, $16, $17, $18)
 		ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
 			status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
 		RETURNING `+depositColumns+`, xmax = 0`,
 		d.OperatorID, d.ExternalUserID, d.SessionID, d.ChainID, d.TxHash, d.LogIndex, int64(d.BlockNumber), d.BlockHash,
 		d.Address, int64(d.AddressIndex), d.Currency, d.ContractAddress, d.Decimals, Uint256(d.GrossAmount), d.Status, d.Manual,
-		d.IdempotencyKey)
+		d.IdempotencyKey, d.Treasury)
 	out, err := scanDeposit(row, &inserted)
 	return out, inserted, err
 }
@@ -313,26 +351,24 @@ func (q *Queries) ConfirmDeposit(ctx context.Context, id int64) error {
 	return err
 }
 
-// Credit records a deposit's settlement.
+// Credit records a deposit's settlement. The price fields are invalid (NULL) when the rate
+// could not be read: Unpriced is then set.
 type Credit struct {
 	FeeAmount, Amount                          *big.Int
-	USDPrice, FiatPerUSD                       decimal.Decimal
+	USDPrice, FiatPerUSD                       decimal.NullDecimal
 	FiatCurrency                               string
-	AmountInDollar, AmountInLocal, FeeInDollar decimal.Decimal
+	AmountInDollar, AmountInLocal, FeeInDollar decimal.NullDecimal
+	Unpriced                                   bool
 }
 
 // CreditDeposit marks a sweeping deposit credited with its amounts and rate snapshot.
 func (q *Queries) CreditDeposit(ctx context.Context, id int64, c Credit) (Deposit, error) {
 	return scanDeposit(q.db.QueryRow(ctx, `UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = $2, amount = $3,
-		usd_price = $4, fiat_per_usd = $5, fiat_currency = $6, amount_in_dollar = $7, amount_in_local = $8, fee_in_dollar = $9
+		usd_price = $4, fiat_per_usd = $5, fiat_currency = $6, amount_in_dollar = $7, amount_in_local = $8, fee_in_dollar = $9,
+		unpriced = $10
 		WHERE id = $1 AND status = 'SWEEPING' RETURNING `+depositColumns,
-		id, Uint256(c.FeeAmount), Uint256(c.Amount), c.USDPrice, c.FiatPerUSD, c.FiatCurrency, c.AmountInDollar, c.AmountInLocal, c.FeeInDollar))
-}
-
-// MarkUnsweepable records a deposit too small to pay its own sweep.
-func (q *Queries) MarkUnsweepable(ctx context.Context, id int64) error {
-	_, err := q.db.Exec(ctx, `UPDATE deposits SET status = 'UNSWEEPABLE' WHERE id = $1 AND status = 'SWEEPING'`, id)
-	return err
+		id, Uint256(c.FeeAmount), Uint256(c.Amount), c.USDPrice, c.FiatPerUSD, c.FiatCurrency, c.AmountInDollar, c.AmountInLocal,
+		c.FeeInDollar, c.Unpriced))
 }
 
 // SessionDeposits lists a session's deposits, oldest first.
@@ -367,10 +403,27 @@ func (q *Queries) ListDeposits(ctx context.Context, f DepositFilter) ([]Deposit,
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
 }
 
-// OpenDepositSession finds the user's latest deposit session that was open at a moment.
-func (q *Queries) OpenDepositSession(ctx context.Context, operatorID, externalUserID string, at time.Time) (Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions
-		WHERE operator_id = $1 AND external_user_id = $2 AND kind = 'DEPOSIT' AND created_at <= $3 AND expires_at > $3
-		  AND (cancelled_at IS NULL OR cancelled_at > $3)
-		ORDER BY created_at DESC LIMIT 1`, operatorID, externalUserID, at))
+// RecordHandout records that a deposit session showed its user's address for a chain and
+// currency (again: the time moves on).
+func (q *Queries) RecordHandout(ctx context.Context, sessionID string, chainID int64, currency string) error {
+	_, err := q.db.Exec(ctx, `INSERT INTO address_handouts (session_id, chain_id, currency) VALUES ($1, $2, $3)
+		ON CONFLICT (session_id, chain_id, currency) DO UPDATE SET handed_at = now()`, sessionID, chainID, currency)
+	return err
+}
+
+// HandoutSlack absorbs the difference between the database clock and block timestamps (whole
+// seconds, set by the block producer) when a payment follows its address within seconds.
+const HandoutSlack = 10 * time.Second
+
+// AttributedSession is the deposit session a payment made at a moment belongs to: among the
+// user's deposit sessions live at that moment, the one that most recently handed out the
+// address for the payment's chain and currency. ErrNotFound: none (a direct send).
+func (q *Queries) AttributedSession(ctx context.Context, operatorID, externalUserID string, chainID int64, currency string,
+	at time.Time) (Session, error) {
+	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions s
+		JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = $3 AND h.currency = $4
+		WHERE s.operator_id = $1 AND s.external_user_id = $2 AND s.kind = 'DEPOSIT'
+		  AND s.created_at <= $5::timestamptz + $6::interval AND h.handed_at <= $5::timestamptz + $6::interval
+		  AND s.expires_at > $5 AND (s.cancelled_at IS NULL OR s.cancelled_at > $5)
+		ORDER BY h.handed_at DESC LIMIT 1`, operatorID, externalUserID, chainID, currency, at, HandoutSlack))
 }

@@ -83,6 +83,9 @@ type WithdrawalChange struct {
 	SettlementTxHash string
 	// QueuePayout marks the withdrawal paying.
 	QueuePayout bool
+	// StopPayout marks it not paying any more, held with HeldReason.
+	StopPayout bool
+	HeldReason string
 	// AdminNote replaces the last admin note when set.
 	AdminNote string
 }
@@ -96,15 +99,15 @@ func (q *Queries) SetWithdrawalStatus(ctx context.Context, id string, t Withdraw
 			UPDATE withdrawals SET status = $3, updated_at = now(),
 				settlement_tx_hash = coalesce(NULLIF($7, ''), settlement_tx_hash),
 				completed_at = CASE WHEN $3 = 'COMPLETED' THEN now() ELSE completed_at END,
-				payout_queued_at = CASE WHEN $8 THEN now() ELSE payout_queued_at END,
-				held_reason = CASE WHEN $8 THEN NULL ELSE held_reason END,
+				payout_queued_at = CASE WHEN $8 THEN now() WHEN $10 THEN NULL ELSE payout_queued_at END,
+				held_reason = CASE WHEN $8 THEN NULL WHEN $10 THEN NULLIF($11, '') ELSE held_reason END,
 				admin_note = coalesce(NULLIF($9, ''), admin_note)
 			WHERE id = $1 AND status = $2
 			RETURNING id
 		)
 		INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
 		SELECT id, $2, $3, $4, $5, $6 FROM w`, id, t.From, t.To, t.Action, t.Actor, t.Note, c.SettlementTxHash,
-		c.QueuePayout, c.AdminNote)
+		c.QueuePayout, c.AdminNote, c.StopPayout, c.HeldReason)
 	return err
 }
 
@@ -128,6 +131,11 @@ func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) 
 // pass a cap.
 func (q *Queries) LockOperatorCaps(ctx context.Context, operatorID string) (Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR UPDATE`, operatorID))
+}
+
+// LockOperatorShare reads an operator and keeps its row from changing until the transaction ends.
+func (q *Queries) LockOperatorShare(ctx context.Context, operatorID string) (Operator, error) {
+	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR SHARE`, operatorID))
 }
 
 // PaidSince is the cap amount of an operator's withdrawals paid or paying since a moment.

@@ -20,6 +20,8 @@ type Change struct {
 	Note  string
 	// SettlementTxHash is the payout's hash (PayoutConfirmed only).
 	SettlementTxHash string
+	// Held is why a stopped payout waits (PayoutStopped only).
+	Held HeldReason
 }
 
 // Applied is a change's result: the withdrawal after it, and what the caller must do in the
@@ -63,7 +65,8 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 		return Applied{}, fault.Wrap(errors.New("no settlement transaction hash"), "complete withdrawal %s", w.ID)
 	}
 	t := store.WithdrawalTransition{From: string(from), To: string(o.To), Action: string(c.Action), Actor: c.Actor, Note: c.Note}
-	change := store.WithdrawalChange{SettlementTxHash: c.SettlementTxHash, QueuePayout: o.Payout}
+	change := store.WithdrawalChange{SettlementTxHash: c.SettlementTxHash, QueuePayout: o.Payout,
+		StopPayout: c.Action == PayoutStopped, HeldReason: string(c.Held)}
 	if strings.HasPrefix(c.Actor, "admin:") {
 		change.AdminNote = c.Note
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -38,8 +39,10 @@ type Decided struct {
 //
 // APPROVE checks, under the operator's row lock (so concurrent approvals are counted one after
 // the other), that the operator is active and enabled, the request has not expired, the
-// per-transaction and rolling 24-hour caps hold, and the hot wallet can cover it; then it
-// queues the payout and waits up to Config.SettleWait for it to confirm. When a check fails the
+// per-transaction and rolling 24-hour caps hold, the hot wallet can cover it and the operator's
+// own funds do (reserving them); then it queues the payout and waits up to Config.SettleWait
+// for it to confirm. An APPROVE on an EXPIRED request answers held EXPIRED; on a cancelled
+// one, its status. When a check fails the
 // withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
 // decision answers the current status and never pays again.
 func (s *Service) Decide(ctx context.Context, scope []string, id string, approve bool, actor, note string, override bool) (Decided, error) {
@@ -61,12 +64,23 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 		}
 		out.Withdrawal = w
 		if o.Unchanged {
+			out.Held = o.Held
 			return nil
 		}
 		if o.Payout {
 			held, err := s.approvalHeld(ctx, tx, w)
 			if err != nil {
 				return err
+			}
+			if held == "" {
+				// The operator's own funds: reserved now, in the transaction that queues the payout.
+				var short *funds.Shortfall
+				if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &short) {
+					s.log.InfoContext(ctx, "approval held: the operator's funds do not cover it", "withdrawal", w.ID, "why", short.Error())
+					held = TemporarilyUnavailable
+				} else if err != nil {
+					return fault.Wrap(err, "reserve funds")
+				}
 			}
 			if held != "" {
 				out.Held = held
@@ -89,7 +103,7 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 		return Decided{}, err
 	}
 	if out.Held != "" {
-		s.log.InfoContext(ctx, "approval held", "withdrawal", id, "reason", out.Held, "actor", actor)
+		s.log.InfoContext(ctx, "approval held", "withdrawal", id, "reason", out.Held, "actor", actor, "status", out.Withdrawal.Status)
 		out.Withdrawal.HeldReason = string(out.Held)
 		return out, nil
 	}
@@ -107,8 +121,10 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 }
 
 // AdminStatus is the admin two-step (PATCH /admin/withdrawals/:id/status): PROCESSING, then
-// COMPLETED (payout, then WITHDRAW_COMPLETE) or REJECTED. COMPLETED is refused while the hot
-// wallet cannot cover the payout, and waits up to Config.SettleWait for it to confirm.
+// COMPLETED (payout, then WITHDRAW_COMPLETE) or REJECTED. COMPLETED is refused, changing
+// nothing, when the operator is inactive or its available funds do not cover the payout (409
+// CONFLICT naming the shortfall), or while the hot wallet cannot cover it (503); otherwise it
+// reserves the funds, queues the payout and waits up to Config.SettleWait for it to confirm.
 func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, status Status, actor, note string) (store.Withdrawal, error) {
 	action, ok := map[Status]Action{Processing: AdminProcess, Completed: AdminComplete, Rejected: AdminReject}[status]
 	if !ok {
@@ -130,12 +146,25 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 			return nil
 		}
 		if o.Payout {
+			op, err := store.New(tx).LockOperatorCaps(ctx, w.OperatorID)
+			if err != nil {
+				return fault.Wrap(err, "lock operator")
+			}
+			if !op.Active {
+				return fault.New(fault.Conflict, "operator %s is inactive: its withdrawals are not paid", op.Name)
+			}
 			short, err := s.liquidityShort(ctx, tx, w)
 			if err != nil {
 				return err
 			}
 			if short != "" {
 				return fault.New(fault.Unavailable, "%s; try again when the hot wallet is funded", short)
+			}
+			var shortfall *funds.Shortfall
+			if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &shortfall) {
+				return fault.New(fault.Conflict, "%s; nothing was paid", shortfall.Error())
+			} else if err != nil {
+				return fault.Wrap(err, "reserve funds")
 			}
 		}
 		a, err := Apply(ctx, tx, scope, Change{ID: id, Action: action, Actor: actor, Note: note})

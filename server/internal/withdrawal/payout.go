@@ -12,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
@@ -81,8 +82,24 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		if t, err = s.engine.Submit(ctx, req); err != nil {
+		// The operator is checked in the transaction that stores the payout, holding its row:
+		// a deactivation either comes first (the payout is stopped) or waits until the payout
+		// is signed (and may already be on the network: it is finished).
+		var stored bool
+		t, stored, err = s.engine.SubmitIf(ctx, req, func(tx pgx.Tx) (bool, error) {
+			op, err := store.New(tx).LockOperatorShare(ctx, w.OperatorID)
+			if err != nil || op.Active {
+				return err == nil, err
+			}
+			return false, s.stopPayout(ctx, tx, w)
+		})
+		if err != nil {
 			return false, fmt.Errorf("withdrawal %s: store payout: %w", id, err)
+		}
+		if !stored {
+			s.log.WarnContext(ctx, "payout stopped before signing: the operator is inactive; the withdrawal waits, its funds released",
+				"withdrawal", id, "operator_id", w.OperatorID)
+			return true, nil
 		}
 	} else if err != nil {
 		return false, err
@@ -103,6 +120,22 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		return false, err
 	}
 	return true, s.complete(ctx, w, t)
+}
+
+// stopPayout takes back a payout that was not signed: the withdrawal is open again, held
+// OPERATOR_INACTIVE, and its reservation goes back to the operator's available funds.
+func (s *Service) stopPayout(ctx context.Context, tx pgx.Tx, w store.Withdrawal) error {
+	if _, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutStopped, Actor: "system", Held: OperatorInactive,
+		Note: "operator inactive: payout stopped before it was signed"}); err != nil {
+		return err
+	}
+	return funds.Release(ctx, tx, payoutOf(w, "system"), "payout stopped: operator inactive")
+}
+
+// payoutOf is the funds a withdrawal's payout moves.
+func payoutOf(w store.Withdrawal, actor string) funds.Payout {
+	return funds.Payout{WithdrawalID: w.ID, OperatorID: w.OperatorID, ChainID: w.ChainID, Currency: w.Currency, Decimals: w.Decimals,
+		Amount: Units(w), Actor: actor}
 }
 
 // payoutRequest is the transaction paying w from the hot wallet.
@@ -171,6 +204,9 @@ func (s *Service) complete(ctx context.Context, w store.Withdrawal, t store.Chai
 		a, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutConfirmed, Actor: "system",
 			Note: "payout " + t.MinedHash, SettlementTxHash: t.MinedHash})
 		if err != nil {
+			return err
+		}
+		if err := funds.Settle(ctx, tx, payoutOf(w, "system")); err != nil {
 			return err
 		}
 		return s.webhooks.Enqueue(ctx, tx, webhook.Event{OperatorID: w.OperatorID, SubjectID: w.ID,

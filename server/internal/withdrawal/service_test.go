@@ -27,6 +27,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -88,6 +89,7 @@ type env struct {
 	hot      common.Address
 	usdt     devchain.Token
 	offramp  *withdrawal.DevOffRamp
+	ledger   *funds.Ledger
 }
 
 const confirmations = 2
@@ -148,13 +150,24 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	hooks.SetInserter(rc)
 	svc.SetRiver(rc)
 	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
-		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off}
+		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
+		ledger: funds.New(pool, registry)}
 }
 
 func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 
-// operator creates an operator whose webhooks go to the env's receiver.
+// operator creates an operator whose webhooks go to the env's receiver, funded with 1,000
+// USDT and 10 ETH (backed by the hot wallet's 10,000 USDT and 100 ETH).
 func (e *env) operator(s store.OperatorSettings) store.Operator {
+	e.t.Helper()
+	op := e.unfundedOperator(s)
+	e.fund(op, "USDT", "1000")
+	e.fund(op, "ETH", "10")
+	return op
+}
+
+// unfundedOperator creates an operator with no funds.
+func (e *env) unfundedOperator(s store.OperatorSettings) store.Operator {
 	e.t.Helper()
 	name, hook := "Op", e.recv.srv.URL
 	s.Name, s.WebhookURL = &name, &hook
@@ -163,6 +176,17 @@ func (e *env) operator(s store.OperatorSettings) store.Operator {
 		e.t.Fatal(err)
 	}
 	return op
+}
+
+// fund adjusts an operator's funds (token units, signed).
+func (e *env) fund(op store.Operator, currency, amount string) funds.Balance {
+	e.t.Helper()
+	b, err := e.ledger.Adjust(e.ctx, funds.Adjustment{OperatorID: op.ID, ChainID: e.dev.ChainID(), Currency: currency, Amount: amount,
+		Note: "test float", Actor: "test"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
 }
 
 func (e *env) withdrawSession(op store.Operator, user, amount string) store.Session {
@@ -481,8 +505,10 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 	if second.Status != "AWAITING_APPROVAL" || e.events("WITHDRAW_REQUEST", second.ID) != 1 {
 		t.Fatalf("mode B submission: %s, %d events", second.Status, e.events("WITHDRAW_REQUEST", second.ID))
 	}
-	if d, err := e.svc.Decide(e.ctx, []string{op.ID}, first.ID, true, "operator:x", "", false); err == nil {
-		t.Fatalf("approving a cancelled withdrawal: %+v", d)
+	// A decision on a cancelled withdrawal answers its status and pays nothing.
+	if d, err := e.svc.Decide(e.ctx, []string{op.ID}, first.ID, true, "operator:x", "", false); err != nil ||
+		d.Withdrawal.Status != "CANCELLED" || d.Held != "" || d.Withdrawal.PayoutQueuedAt != nil {
+		t.Fatalf("approving a cancelled withdrawal: %+v %v", d, err)
 	}
 	if _, err := e.sessions.Cancel(e.ctx, sess.ID); err != nil {
 		t.Fatal(err)
@@ -507,6 +533,13 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 	}
 	if got := e.get(third.ID); got.Status != "EXPIRED" {
 		t.Fatalf("expired withdrawal is %s", got.Status)
+	}
+	// What was seen: APPROVE after the sweep answered 422. It is held EXPIRED, status EXPIRED.
+	for _, override := range []bool{false, true} {
+		d, err = e.svc.Decide(e.ctx, []string{op.ID}, third.ID, true, "operator:x", "", override)
+		if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "EXPIRED" || d.Withdrawal.PayoutQueuedAt != nil {
+			t.Fatalf("APPROVE on an EXPIRED withdrawal (override %v): %+v %v", override, d, err)
+		}
 	}
 	var paid int
 	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&paid)

@@ -46,6 +46,9 @@ const (
 	AdminDeny    Action = "admin:REJECT"
 	// The payout of an approved or admin-completed withdrawal reached its confirmations.
 	PayoutConfirmed Action = "payout:confirmed"
+	// The payout was stopped before its transaction was signed (the operator was made
+	// inactive): the withdrawal is open again, its funds released.
+	PayoutStopped Action = "payout:stopped"
 	// A newer submission in the same session, or the session cancelled.
 	Supersede     Action = "user:superseded"
 	CancelSession Action = "user:session-cancelled"
@@ -64,6 +67,8 @@ type Outcome struct {
 	// Unchanged: the action repeats a decision already taken; it answers the current status
 	// and changes nothing (no payout, no webhook).
 	Unchanged bool
+	// Held is the spec's heldReason an unchanged APPROVE answers with ("" for none).
+	Held HeldReason
 }
 
 // State is what the table looks at: the status, and whether the withdrawal's payout was
@@ -109,6 +114,16 @@ var transitions = map[key]Outcome{
 	{open(Completed), OperatorReject}:  {To: Completed, Unchanged: true},
 	{open(Rejected), OperatorApprove}:  {To: Rejected, Unchanged: true},
 	{open(Rejected), OperatorReject}:   {To: Rejected, Unchanged: true},
+	// A decision on a closed request answers its status and never pays: an APPROVE that came
+	// after the expiry job is held EXPIRED, as one before it would have been.
+	{open(Expired), OperatorApprove}:   {To: Expired, Unchanged: true, Held: HeldExpired},
+	{open(Expired), OperatorReject}:    {To: Expired, Unchanged: true},
+	{open(Expired), AdminApprove}:      {To: Expired, Unchanged: true, Held: HeldExpired},
+	{open(Expired), AdminDeny}:         {To: Expired, Unchanged: true},
+	{open(Cancelled), OperatorApprove}: {To: Cancelled, Unchanged: true},
+	{open(Cancelled), OperatorReject}:  {To: Cancelled, Unchanged: true},
+	{open(Cancelled), AdminApprove}:    {To: Cancelled, Unchanged: true},
+	{open(Cancelled), AdminDeny}:       {To: Cancelled, Unchanged: true},
 
 	// While the payout is in flight, asking for it again answers the current status and pays
 	// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
@@ -118,6 +133,9 @@ var transitions = map[key]Outcome{
 	{paying(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Unchanged: true},
 	{paying(Processing), PayoutConfirmed}:       {To: Completed},
 	{paying(AwaitingApproval), PayoutConfirmed}: {To: Completed},
+	// An inactive operator is never paid: a payout not signed yet goes back to open.
+	{paying(Processing), PayoutStopped}:       {To: Processing},
+	{paying(AwaitingApproval), PayoutStopped}: {To: AwaitingApproval},
 
 	// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
 	// took a withdrawal (PROCESSING), only the admin finishes it.

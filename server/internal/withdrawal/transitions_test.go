@@ -9,7 +9,7 @@ import (
 )
 
 var actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
-	PayoutConfirmed, Supersede, CancelSession, Expire}
+	PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
 
 // TestSpecTransitions: every row of the spec's States and transitions table that starts from a
 // record, including the refused ones. (The rows without a record are creations, not
@@ -52,7 +52,14 @@ func TestSpecTransitions(t *testing.T) {
 		{"mode B withdrawals are not processed", open(AwaitingApproval), AdminProcess, "", false, false, "APPROVE or REJECT"},
 		{"a completed withdrawal is never reopened", open(Completed), AdminProcess, "", false, false, "already COMPLETED"},
 		{"a completed withdrawal is not cancelled", open(Completed), Supersede, "", false, false, "already COMPLETED"},
-		{"an expired withdrawal cannot be approved", open(Expired), OperatorApprove, "", false, false, "already EXPIRED"},
+		{"APPROVE on an EXPIRED withdrawal: held EXPIRED, no payout", open(Expired), OperatorApprove, Expired, false, true, ""},
+		{"REJECT on an EXPIRED withdrawal: its status", open(Expired), OperatorReject, Expired, false, true, ""},
+		{"APPROVE on a CANCELLED withdrawal: its status, no payout", open(Cancelled), OperatorApprove, Cancelled, false, true, ""},
+		{"panel override on an EXPIRED withdrawal: held EXPIRED", open(Expired), AdminApprove, Expired, false, true, ""},
+		{"an expired withdrawal is never processed", open(Expired), AdminProcess, "", false, false, "already EXPIRED"},
+		{"a stopped payout (operator inactive) reopens a PROCESSING withdrawal", paying(Processing), PayoutStopped, Processing, false, false, ""},
+		{"... and an AWAITING_APPROVAL one", paying(AwaitingApproval), PayoutStopped, AwaitingApproval, false, false, ""},
+		{"only a payout in flight is stopped", open(Processing), PayoutStopped, "", false, false, "not allowed"},
 		{"a cancelled withdrawal cannot be paid", open(Cancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
 		{"PROCESSING twice", open(Processing), AdminProcess, "", false, false, "already PROCESSING"},
 		// While the payout is in flight (paying): repeats pay nothing, nothing else changes it.
@@ -77,6 +84,9 @@ func TestSpecTransitions(t *testing.T) {
 		if err != nil || o.To != c.to || o.Payout != c.payout || o.Unchanged != c.same {
 			t.Errorf("%s: %+v, %v; want to %s payout=%v unchanged=%v", c.row, o, err, c.to, c.payout, c.same)
 		}
+		if wantHeld := c.from.Status == Expired && (c.action == OperatorApprove || c.action == AdminApprove); (o.Held == HeldExpired) != wantHeld {
+			t.Errorf("%s: held %q", c.row, o.Held)
+		}
 	}
 }
 
@@ -100,8 +110,10 @@ func TestTableInvariants(t *testing.T) {
 				t.Errorf("%s + %s changes a final status to %s", from, a, o.To)
 			case from.Paying && o.Payout:
 				t.Errorf("%v + %s queues a second payout", from, a)
-			case from.Paying && !o.Unchanged && a != PayoutConfirmed:
+			case from.Paying && !o.Unchanged && a != PayoutConfirmed && a != PayoutStopped:
 				t.Errorf("%v + %s changes a withdrawal whose payout is in flight", from, a)
+			case a == PayoutStopped && (!from.Paying || o.To != from.Status):
+				t.Errorf("%v + %s: only a payout in flight is stopped, back to its open status", from, a)
 			case !from.Paying && a == PayoutConfirmed:
 				t.Errorf("%v + %s completes a withdrawal that was never paid", from, a)
 			case o.Unchanged && (o.Payout || o.To != from.Status):

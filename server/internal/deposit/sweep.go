@@ -1,0 +1,528 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Sweeps. A sweep moves every confirmed, unswept deposit of one deposit address to the
+// bankroll, one transfer per asset (plus one to the fee address), and credits them all when
+// every transfer is mined. One sweep at a time per address, because its transactions share the
+// address's nonce sequence and its gas is planned for all of them together:
+//
+//   - the address's native currency is accounted in two parts: deposits (confirming, waiting,
+//     below the minimum, or in the sweep) and gas; a sweep is signed only once the address
+//     holds what all its transactions can cost plus every native deposit it does not move, and
+//     the gas tank tops the address up when it does not — so a native deposit is never spent
+//     as another sweep's gas, whatever arrives in which order;
+//   - a native transfer pays its own gas out of the value it sends (a replacement with higher
+//     fees lowers the value), so it never costs more than the deposits it moves;
+//   - the same check runs before every advance of a signed sweep: fee bumps of token transfers
+//     that need more gas get it, so a signed sweep is never left unaffordable;
+//   - deposits below the asset's minimum are parked (BELOW_MINIMUM) and swept with the next
+//     deposit that brings the address's unswept balance of the asset to the minimum.
+
+// maxTopUps bounds the gas top-ups of one sweep (or one prefunding): each sends the shortfall
+// plus a margin for fee bumps, so reaching it means fees kept rising far beyond any margin.
+const maxTopUps = 8
+
+// sweepRef is the chain_txs ref of a sweep's transfer of one asset (purposes sweep, sweep-fee).
+func sweepRef(sweepID int64, symbol string) string { return fmt.Sprintf("sweep:%d:%s", sweepID, symbol) }
+
+// sweepStep advances the sweep of an address as far as it can now: it opens one when deposits
+// are due, funds and signs it, advances its transactions and, once all are mined, credits its
+// deposits.
+func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Client, address string) error {
+	sw, err := store.New(s.pool).OpenSweep(ctx, n.ChainID, address)
+	if errors.Is(err, store.ErrNotFound) {
+		if sw, err = s.openSweep(ctx, n, c, address); errors.Is(err, store.ErrNotFound) {
+			return nil // nothing due
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if sw.Status == store.SweepFunding {
+		signed, err := s.signSweep(ctx, n, c, sw)
+		if err != nil || !signed {
+			return err
+		}
+		sw.Status = store.SweepSending
+	}
+	mined, err := s.sendSweep(ctx, n, c, sw)
+	if err != nil || !mined {
+		return err
+	}
+	return s.finishSweep(ctx, n, sw)
+}
+
+// group is the deposits of one asset in a sweep.
+type group struct {
+	asset    chain.Asset
+	deposits []store.Deposit
+	gross    *big.Int
+	fee      *big.Int // the operators' deposit fees (basis points), summed
+}
+
+// groups splits deposits by asset, in a stable order (native first, then by symbol).
+func (s *Service) groups(ctx context.Context, n chain.Network, deposits []store.Deposit) ([]*group, error) {
+	bySymbol := map[string]*group{}
+	var out []*group
+	for _, d := range deposits {
+		g := bySymbol[d.Currency]
+		if g == nil {
+			a, ok := n.Asset(d.Currency)
+			if !ok {
+				return nil, fmt.Errorf("deposit %d: %s is no longer an asset of chain %d", d.ID, d.Currency, n.ChainID)
+			}
+			g = &group{asset: a, gross: new(big.Int), fee: new(big.Int)}
+			bySymbol[d.Currency] = g
+			out = append(out, g)
+		}
+		fee, err := s.bpsFee(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		g.deposits = append(g.deposits, d)
+		g.gross.Add(g.gross, d.GrossAmount)
+		g.fee.Add(g.fee, fee)
+	}
+	slices.SortFunc(out, func(a, b *group) int {
+		if a.asset.Native != b.asset.Native {
+			if a.asset.Native {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.asset.Symbol, b.asset.Symbol)
+	})
+	return out, nil
+}
+
+// bpsFee is the operator's deposit fee on a deposit (none on treasury payments).
+func (s *Service) bpsFee(ctx context.Context, d store.Deposit) (*big.Int, error) {
+	if d.Treasury {
+		return new(big.Int), nil
+	}
+	op, err := store.New(s.pool).GetOperator(ctx, d.OperatorID)
+	if err != nil {
+		return nil, err
+	}
+	fee := new(big.Int).Mul(d.GrossAmount, big.NewInt(int64(op.DepositFeeBps)))
+	return fee.Div(fee, big.NewInt(10000)), nil
+}
+
+// minimum is the smallest amount of an asset swept on its own, in the smallest unit: the
+// chain's explicit minimum, else MinDepositUSD at the current price (none without a price).
+func (s *Service) minimum(ctx context.Context, n chain.Network, a chain.Asset) *big.Int {
+	if v := n.MinDeposit(a.Symbol); v != "" {
+		return rates.ToUnits(decimal.RequireFromString(v), a.Decimals)
+	}
+	usd := decimal.RequireFromString(n.MinDepositUSD)
+	if usd.IsZero() {
+		return new(big.Int)
+	}
+	price, err := s.prices.USD(ctx, a.Symbol)
+	if err != nil || !price.Value.IsPositive() {
+		return new(big.Int)
+	}
+	return rates.FiatToTokenUnits(usd, decimal.NewFromInt(1), price.Value, a.Decimals)
+}
+
+// nativeTxs is how many transfers a native group sends: the net one, and the fee one when
+// there is a fee address and the fee pays more than its own gas.
+func nativeTxs(n chain.Network, fee, gasCost *big.Int) int {
+	if n.FeeAddress != (common.Address{}) && fee.Cmp(gasCost) > 0 {
+		return 2
+	}
+	return 1
+}
+
+// openSweep opens a sweep of the address's due deposits: every asset whose unswept total
+// reaches its minimum (a native total must also pay for its own transfers). Deposits of the
+// other assets are parked BELOW_MINIMUM. ErrNotFound: nothing is due.
+func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Client, address string) (store.Sweep, error) {
+	due, err := store.New(s.pool).DueDeposits(ctx, n.ChainID, address)
+	if err != nil || len(due) == 0 {
+		if err == nil {
+			err = store.ErrNotFound
+		}
+		return store.Sweep{}, err
+	}
+	groups, err := s.groups(ctx, n, due)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	_, feeCap, err := c.Fees(ctx)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	var take, park []int64
+	for _, g := range groups {
+		ids := make([]int64, len(g.deposits))
+		for i, d := range g.deposits {
+			ids[i] = d.ID
+		}
+		enough := g.gross.Cmp(s.minimum(ctx, n, g.asset)) >= 0
+		if g.asset.Native {
+			gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), feeCap)
+			net := new(big.Int).Sub(g.gross, g.fee)
+			enough = enough && net.Cmp(gas) > 0
+		}
+		if enough {
+			take = append(take, ids...)
+		} else {
+			park = append(park, ids...)
+		}
+	}
+	var sw store.Sweep
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.LockAddress(ctx, n.ChainID, address); err != nil {
+			return err
+		}
+		if open, err := q.OpenSweep(ctx, n.ChainID, address); err == nil {
+			sw = open // opened meanwhile by another job
+			return nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if len(park) > 0 {
+			if err := q.MarkBelowMinimum(ctx, park); err != nil {
+				return err
+			}
+		}
+		if len(take) == 0 {
+			return nil // only parked deposits: nothing to sweep
+		}
+		sw, err = q.InsertSweep(ctx, n.ChainID, address, take)
+		return err
+	})
+	if err != nil {
+		return sw, err
+	}
+	if len(park) > 0 {
+		s.log.Info("deposits below the minimum wait until the address holds more", "chain", n.ChainID, "address", address,
+			"deposits", park)
+	}
+	if sw.ID == 0 {
+		return sw, store.ErrNotFound
+	}
+	s.log.Info("sweep opened", "sweep", sw.ID, "chain", n.ChainID, "address", address, "deposits", take)
+	return sw, nil
+}
+
+// planned is a sweep transaction ready to sign.
+type planned struct {
+	prepared chaintx.Prepared
+	cost     *big.Int // the most it can take from the address
+}
+
+// plan prepares a sweep's transactions at the current fees.
+func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) ([]planned, error) {
+	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := s.groups(ctx, n, deposits)
+	if err != nil {
+		return nil, err
+	}
+	if n.BankrollAddress == (common.Address{}) {
+		return nil, fmt.Errorf("deposit: chain %d has no bankrollAddress to sweep to", n.ChainID)
+	}
+	from := common.HexToAddress(sw.Address)
+	var out []planned
+	add := func(req chaintx.Request) (chaintx.Prepared, error) {
+		p, err := s.engine.Prepare(ctx, req)
+		if err != nil {
+			return p, err
+		}
+		out = append(out, planned{prepared: p})
+		return p, nil
+	}
+	for _, g := range groups {
+		ref := sweepRef(sw.ID, g.asset.Symbol)
+		if g.asset.Native {
+			// The net transfer sends the deposits minus the fee, minus its own gas; the fee goes
+			// on to the fee address (minus that transfer's gas) when it pays more than its gas,
+			// else it stays at the address. Together they cost at most the deposits.
+			p, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: nativeTransferGas,
+				PaysOwnGas: true, Purpose: PurposeSweep, Ref: ref})
+			if err != nil {
+				return nil, err
+			}
+			gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), p.FeeCap())
+			net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
+			if net.Sign() <= 0 {
+				return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
+			}
+			out[len(out)-1].prepared.Value = net
+			out[len(out)-1].cost = new(big.Int).Add(net, gas)
+			if nativeTxs(n, g.fee, gas) == 2 {
+				fp, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: nativeTransferGas,
+					PaysOwnGas: true, Purpose: PurposeSweepFee, Ref: ref})
+				if err != nil {
+					return nil, err
+				}
+				feeGas := new(big.Int).Mul(big.NewInt(nativeTransferGas), fp.FeeCap())
+				if feeGas.Cmp(g.fee) >= 0 {
+					out = out[:len(out)-1] // fees rose between the two reads: the fee stays at the address
+					continue
+				}
+				out[len(out)-1].prepared.Value = new(big.Int).Sub(g.fee, feeGas)
+				out[len(out)-1].cost = new(big.Int).Set(g.fee)
+			}
+			continue
+		}
+		token := g.asset.Contract
+		net := new(big.Int).Sub(g.gross, g.fee)
+		transfers := []struct {
+			purpose string
+			to      common.Address
+			amount  *big.Int
+		}{{PurposeSweep, n.BankrollAddress, net}}
+		if g.fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
+			transfers = append(transfers, struct {
+				purpose string
+				to      common.Address
+				amount  *big.Int
+			}{PurposeSweepFee, n.FeeAddress, g.fee})
+		}
+		for _, tr := range transfers {
+			data := chain.ERC20Transfer(tr.to, tr.amount)
+			est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &token, Data: data})
+			if err != nil {
+				return nil, fmt.Errorf("sweep %d: estimate gas of %s transfer (does %s hold %s?): %w", sw.ID, g.asset.Symbol,
+					sw.Address, rates.FormatUnits(g.gross, g.asset.Decimals), err)
+			}
+			p, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: token, Data: data, GasLimit: est + est*3/10,
+				Purpose: tr.purpose, Ref: ref})
+			if err != nil {
+				return nil, err
+			}
+			out[len(out)-1].cost = new(big.Int).Mul(new(big.Int).SetUint64(p.GasLimit), p.FeeCap())
+		}
+	}
+	return out, nil
+}
+
+// signSweep signs and stores a funding sweep's transactions, all in one database transaction,
+// once the address holds what they can cost (it asks the gas tank for the rest). signed is
+// false while a top-up is on its way.
+func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) (signed bool, err error) {
+	txs, err := s.plan(ctx, n, c, sw)
+	if err != nil {
+		return false, err
+	}
+	need, margin := new(big.Int), new(big.Int)
+	for _, t := range txs {
+		need.Add(need, t.cost)
+		if !t.prepared.PaysOwnGas {
+			margin.Add(margin, t.cost) // room for fee bumps of token transfers
+		}
+	}
+	funded, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID))
+	if err != nil || !funded {
+		return false, err
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		locked, err := q.LockSweep(ctx, sw.ID)
+		if err != nil || locked.Status != store.SweepFunding {
+			return err
+		}
+		for _, t := range txs {
+			if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
+				return err
+			}
+		}
+		return q.SetSweepStatus(ctx, sw.ID, store.SweepSending)
+	})
+	if err != nil {
+		return false, err
+	}
+	s.log.Info("sweep signed", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "transactions", len(txs), "cost_wei", need)
+	return true, nil
+}
+
+// sweepTxs are a sweep's stored transactions.
+func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]store.ChainTx, error) {
+	q := store.New(s.pool)
+	var out []store.ChainTx
+	for _, purpose := range []string{PurposeSweep, PurposeSweepFee} {
+		txs, err := q.ChainTxsByRefPrefix(ctx, purpose, fmt.Sprintf("sweep:%d:", sweepID))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, txs...)
+	}
+	return out, nil
+}
+
+// sendSweep advances a signed sweep's transactions and reports whether all are mined. Before
+// it does, it checks that the address still holds what the pending ones can cost (a fee bump
+// of a token transfer may need more gas) and tops it up when not.
+func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) (bool, error) {
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	need, margin := new(big.Int), new(big.Int)
+	var pending []store.ChainTx
+	for _, t := range txs {
+		switch t.State {
+		case "reverted":
+			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+		case "pending":
+			pending = append(pending, t)
+			need.Add(need, t.MaxCost())
+			if !t.PaysOwnGas {
+				margin.Add(margin, t.MaxCost())
+			}
+		}
+	}
+	if len(pending) == 0 {
+		_, err := store.New(s.pool).MarkSweepMined(ctx, sw.ID)
+		return err == nil, err
+	}
+	if _, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID)); err != nil {
+		return false, err
+	}
+	allMined := true
+	for _, t := range pending {
+		t, err := s.engine.Advance(ctx, t.ID)
+		if errors.Is(err, chaintx.ErrInsufficientFunds) {
+			allMined = false // a top-up is on its way; the next step broadcasts it
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		switch t.State {
+		case "reverted":
+			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+		case "pending":
+			allMined = false
+		}
+	}
+	if !allMined {
+		return false, nil
+	}
+	_, err = store.New(s.pool).MarkSweepMined(ctx, sw.ID)
+	return err == nil, err
+}
+
+// fund makes sure address holds need plus every native deposit at it outside sweep except (0:
+// none): it waits for a top-up on its way, and otherwise asks the gas tank for the shortfall
+// plus margin. ready is true when the address holds enough now.
+func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, address string, except int64,
+	need, margin *big.Int, refPrefix string) (ready bool, err error) {
+	q := store.New(s.pool)
+	topups, err := q.PendingTopUps(ctx, n.ChainID, address, PurposeGas)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range topups {
+		t, err := s.engine.Advance(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		if t.State == "pending" {
+			return false, nil
+		}
+	}
+	parked, err := q.UnsweptNative(ctx, n.ChainID, address, except)
+	if err != nil {
+		return false, err
+	}
+	total := new(big.Int).Add(need, parked)
+	bal, err := c.Balance(ctx, common.HexToAddress(address))
+	if err != nil {
+		return false, err
+	}
+	if bal.Cmp(total) >= 0 {
+		return true, nil
+	}
+	sent, err := q.CountChainTxs(ctx, PurposeGas, refPrefix+"#")
+	if err != nil {
+		return false, err
+	}
+	if sent >= maxTopUps {
+		return false, fmt.Errorf("deposit: %s on chain %d: %d gas top-ups sent for %s and it still holds %s wei of the %s needed",
+			address, n.ChainID, sent, refPrefix, bal, total)
+	}
+	_, gasTank := s.keys.GasTank()
+	amount := new(big.Int).Add(new(big.Int).Sub(total, bal), margin)
+	t, err := s.engine.Submit(ctx, chaintx.Request{ChainID: n.ChainID, From: gasTank, To: common.HexToAddress(address), Value: amount,
+		GasLimit: nativeTransferGas, Purpose: PurposeGas, Ref: fmt.Sprintf("%s#%d", refPrefix, sent+1)})
+	if err != nil {
+		return false, fmt.Errorf("deposit: gas top-up of %s: %w", address, err)
+	}
+	s.log.Info("gas top-up sent", "chain", n.ChainID, "address", address, "for", refPrefix, "wei", amount, "balance", bal, "needed", total)
+	_, err = s.engine.Advance(ctx, t.ID)
+	return false, err
+}
+
+// prefund tops a confirming token deposit's address up with the gas of its sweep while the
+// confirmations accrue, so the sweep goes out as soon as the deposit is confirmed. It does
+// nothing for a deposit that will be parked below the minimum, or while the address has a
+// sweep of its own (which funds itself). ready is true when there is nothing to wait for.
+func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client, d store.Deposit) (bool, error) {
+	q := store.New(s.pool)
+	if _, err := q.OpenSweep(ctx, n.ChainID, d.Address); err == nil {
+		return true, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	unswept, err := q.UnsweptDeposits(ctx, n.ChainID, d.Address)
+	if err != nil {
+		return false, err
+	}
+	groups, err := s.groups(ctx, n, unswept)
+	if err != nil {
+		return false, err
+	}
+	_, feeCap, err := c.Fees(ctx)
+	if err != nil {
+		return false, err
+	}
+	need := new(big.Int)
+	tokenGas := new(big.Int)
+	for _, g := range groups {
+		if g.asset.Native || g.gross.Cmp(s.minimum(ctx, n, g.asset)) < 0 {
+			continue
+		}
+		token := g.asset.Contract
+		est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: common.HexToAddress(d.Address), To: &token,
+			Data: chain.ERC20Transfer(n.BankrollAddress, g.gross)})
+		if err != nil {
+			return false, fmt.Errorf("deposit %d: estimate sweep gas: %w", d.ID, err)
+		}
+		txs := int64(1)
+		if g.fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
+			txs = 2
+		}
+		gas := new(big.Int).Mul(big.NewInt(int64(est+est*3/10)*txs), feeCap)
+		tokenGas.Add(tokenGas, gas)
+	}
+	if tokenGas.Sign() == 0 {
+		return true, nil
+	}
+	need.Add(need, tokenGas)
+	return s.fund(ctx, n, c, d.Address, 0, need, tokenGas, fmt.Sprintf("prefund:%d", d.ID))
+}

@@ -1,0 +1,463 @@
+package deposit_test
+
+import (
+	"math/big"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+func (e *env) balance(a common.Address) *big.Int {
+	e.t.Helper()
+	b, err := e.client.Balance(e.ctx, a)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+func (e *env) funds(currency string) store.Funds {
+	e.t.Helper()
+	f, err := store.New(e.pool).GetFunds(e.ctx, e.op.ID, e.dev.ChainID(), currency)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+// count runs a counting query.
+func (e *env) count(sql string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.pool.QueryRow(e.ctx, sql, args...).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+// checkCredited checks that every deposit is credited once, that amount + fee = gross, and
+// that the operator's funds and the bankroll grew by exactly the credited amounts.
+func (e *env) checkCredited(ds []store.Deposit, bankrollETH, bankrollUSDT *big.Int) {
+	e.t.Helper()
+	sum := map[string]*big.Int{"ETH": new(big.Int), "USDT": new(big.Int)}
+	for _, d := range ds {
+		d = e.deposit(d.ID)
+		if d.Status != "CREDITED" {
+			e.t.Fatalf("deposit %d is %s", d.ID, d.Status)
+		}
+		if new(big.Int).Add(d.Amount, d.FeeAmount).Cmp(d.GrossAmount) != 0 || d.Amount.Sign() <= 0 {
+			e.t.Fatalf("deposit %d: amount %v + fee %v != gross %v", d.ID, d.Amount, d.FeeAmount, d.GrossAmount)
+		}
+		sum[d.Currency].Add(sum[d.Currency], d.Amount)
+	}
+	if got := new(big.Int).Sub(e.balance(e.bankroll), bankrollETH); got.Cmp(sum["ETH"]) != 0 {
+		e.t.Errorf("bankroll received %v wei, deposits credit %v", got, sum["ETH"])
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bankrollUSDT); got.Cmp(sum["USDT"]) != 0 {
+		e.t.Errorf("bankroll received %v USDT units, deposits credit %v", got, sum["USDT"])
+	}
+	for cur, want := range sum {
+		if f := e.funds(cur); f.Available.Cmp(want) != 0 {
+			e.t.Errorf("operator funds %s: %v available, deposits credit %v", cur, f.Available, want)
+		}
+	}
+	events := map[int64]int{}
+	for _, ev := range e.hooks.all() {
+		events[ev.DepositId]++
+	}
+	for _, d := range ds {
+		if events[d.ID] != 1 {
+			e.t.Errorf("deposit %d has %d DEPOSIT events", d.ID, events[d.ID])
+		}
+	}
+}
+
+func (e *env) all() []store.Deposit {
+	e.t.Helper()
+	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits ORDER BY id`)
+	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	out := make([]store.Deposit, len(ids))
+	for i, id := range ids {
+		out[i] = e.deposit(id)
+	}
+	return out
+}
+
+func units(n int64) *big.Int { return big.NewInt(n) }
+
+func milliETH(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e15)) }
+
+// What was seen: 0.01 ETH and a 5 USDT mint to one deposit address in the same block; the
+// USDT deposit was never credited (its gas was the unswept ETH, which the native sweep then
+// took, and every retry failed with "insufficient funds").
+func TestSameBlockNativeAndTokenDepositsAreBothCredited(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 100) // 1% fee
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	u := e.newUser()
+	native := e.send(u, 0, addr, milliETH(10), nil, 2)
+	mint, err := e.dev.Mint(e.ctx, "USDT", addr, units(5_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts, err := e.dev.Mine(e.ctx, native.Hash(), mint)
+	if err != nil || receipts[0].BlockNumber.Cmp(receipts[1].BlockNumber) != 0 {
+		t.Fatalf("want both in one block: %v", err)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	ds := e.all()
+	e.checkCredited(ds, eth0, usdt0)
+	for _, d := range ds {
+		if d.Currency == "USDT" && (d.Amount.Int64() != 4_950_000 || d.FeeAmount.Int64() != 50_000) {
+			t.Errorf("USDT deposit: amount %v fee %v", d.Amount, d.FeeAmount)
+		}
+	}
+	// The token sweep's gas came from the gas tank, not from the ETH deposit.
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas' AND to_address = $1`, addr.Hex()); n == 0 {
+		t.Error("no gas top-up: the token sweep must not spend the native deposit")
+	}
+}
+
+// A token deposit confirmed while the address's native sweep is still pending waits for it,
+// then gets its own sweep; both are credited.
+func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	u := e.newUser()
+	e.mine(e.send(u, 0, addr, milliETH(500), nil, 2))
+	// Confirm it and sign its sweep, then drop the sweep from the node's pool and hold its
+	// re-broadcast: the sweep stays pending while blocks go by.
+	e.engine.RebroadcastAfter = time.Hour
+	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) == 0 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	e.dev.Rollback()
+	token := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 7_000_000), 2)
+	e.mine(token)
+	for i := 0; i < confirmations+1; i++ {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	d := e.deposit(e.findDeposit(token.Hash()))
+	if d.Status != "SWEEPING" || d.SweepID != 0 {
+		t.Fatalf("the token deposit must wait for the pending native sweep: %s, sweep %d", d.Status, d.SweepID)
+	}
+	if len(e.hooks.all()) != 0 {
+		t.Fatal("nothing is credited before its sweep is mined")
+	}
+	e.engine.RebroadcastAfter = 0
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	e.checkCredited(e.all(), eth0, usdt0)
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE status = 'DONE'`); n != 2 {
+		t.Fatalf("%d sweeps done, want 2 (native, then token)", n)
+	}
+}
+
+// Fee bumps: a native sweep's replacements lower its value (it pays its own gas), so they never
+// cost more than the deposit; a token sweep's replacements need more gas, which the address is
+// topped up with. Everything is credited once, at the amount the mined attempt delivered.
+func TestFeeBumpsNeverStrandASweep(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	u := e.newUser()
+	e.mine(e.send(u, 0, addr, milliETH(20), nil, 2), e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2))
+	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) == 0 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	// Every advance now replaces the pending attempts with higher fees; no block is mined.
+	e.engine.StuckAfter = 0
+	for i := 0; i < 6; i++ {
+		e.settleAll()
+	}
+	var attempts int
+	e.pool.QueryRow(e.ctx, `SELECT max(n) FROM (SELECT count(*) AS n FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' GROUP BY t.id) x`).Scan(&attempts)
+	if attempts < 4 {
+		t.Fatalf("the sweeps were replaced %d times; the test needs several bumps", attempts-1)
+	}
+	e.engine.StuckAfter = 2 * time.Minute
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	e.checkCredited(e.all(), eth0, usdt0)
+	// The native sweep delivered the value of whichever attempt was mined, and that is what was credited.
+	var minedValue, credited string
+	e.pool.QueryRow(e.ctx, `SELECT t.value::text, d.amount::text FROM chain_txs t JOIN deposits d ON t.ref = 'sweep:' || d.sweep_id || ':ETH'
+		WHERE t.purpose = 'sweep'`).Scan(&minedValue, &credited)
+	if minedValue != credited {
+		t.Fatalf("mined attempt sent %s, credited %s", minedValue, credited)
+	}
+}
+
+// A backlog after the scanner was down: 300 deposits, ETH and USDT, over 40 addresses, several
+// per address and per block, are all credited once.
+func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 50)
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	addrs := make([]common.Address, 40)
+	for i := range addrs {
+		addrs[i], _ = e.svc.AddressFor(e.ctx, e.op.ID, "backlog-"+string(rune('a'+i/26))+string(rune('a'+i%26)))
+	}
+	payers := make([]user, 20)
+	for i := range payers {
+		payers[i] = e.newUser()
+	}
+	var txs []*types.Transaction
+	for i := 0; i < 300; i++ {
+		p, to := payers[i%20], addrs[(i*7)%40]
+		if i%3 == 0 {
+			txs = append(txs, e.send(p, uint64(i/20), to, milliETH(int64(1+i%5)), nil, 2))
+		} else {
+			txs = append(txs, e.send(p, uint64(i/20), e.usdt.Address, nil, erc20Transfer(to, int64(1_000_000+i*1000)), 2))
+		}
+		if i%20 == 19 {
+			e.dev.Commit() // at most 15 per payer in the pool at a time
+		}
+	}
+	e.mine(txs...)
+	for i := 0; i < confirmations; i++ {
+		e.dev.Commit()
+	}
+	for i := 0; i < 60 && len(e.hooks.all()) < 300; i++ {
+		e.scan()
+		e.settleAll()
+		e.dev.Commit()
+	}
+	ds := e.all()
+	if len(ds) != 300 || len(e.hooks.all()) != 300 {
+		t.Fatalf("%d deposits, %d credited", len(ds), len(e.hooks.all()))
+	}
+	e.checkCredited(ds, eth0, usdt0)
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE status <> 'DONE'`); n != 0 {
+		t.Fatalf("%d sweeps left open", n)
+	}
+}
+
+// Dust: a deposit below its asset's minimum is recorded and not swept alone (no top-up, no
+// sweep); the next deposit that brings the address's unswept balance to the minimum sweeps
+// both, and each gets its DEPOSIT.
+func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{network: func(n *chain.Network) { n.Tokens[1].MinDeposit = "10" }}) // USDC: 10; others $1
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	u := e.newUser()
+	usdc, _ := e.dev.Token("USDC")
+	dustUSDT := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2) // 0.000001 USDT
+	dustETH := e.send(u, 1, addr, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e12)), nil, 2) // 0.0001 ETH = $0.30
+	mint, _ := e.dev.Mint(e.ctx, "USDC", addr, units(5_000_000))                              // 5 USDC, below its 10
+	e.mine(dustUSDT, dustETH)
+	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < confirmations+2; i++ {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if got := e.depositsWhere("BELOW_MINIMUM"); len(got) != 3 {
+		for _, d := range e.all() {
+			t.Logf("%d %s %s %v", d.ID, d.Currency, d.Status, d.GrossAmount)
+		}
+		t.Fatalf("%d deposits below the minimum, want 3", len(got))
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE from_address = $1 OR to_address = $1`, addr.Hex()); n != 0 {
+		t.Fatalf("%d transactions for dust: no top-up, no sweep", n)
+	}
+	if len(e.hooks.all()) != 0 {
+		t.Fatal("dust is not credited alone")
+	}
+	// More USDT and ETH arrive: both assets reach their minimum; USDC stays parked.
+	more := e.send(u, 2, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
+	moreETH := e.send(u, 3, addr, milliETH(1), nil, 2)
+	e.mine(more, moreETH)
+	e.run(func() bool { return len(e.hooks.all()) == 4 })
+	var credited []store.Deposit
+	for _, d := range e.all() {
+		if d.ContractAddress != usdc.Address.Hex() {
+			credited = append(credited, d)
+		}
+	}
+	e.checkCredited(credited, eth0, usdt0)
+	if got := e.depositsWhere("BELOW_MINIMUM"); len(got) != 1 || got[0].Currency != "USDC" {
+		t.Fatalf("USDC must still wait: %+v", got)
+	}
+}
+
+// Attribution: a deposit belongs to the user's live session that most recently handed out the
+// address for that chain and currency; with none live, its session fields are null.
+func TestDepositAttribution(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	older := e.openSession("u")
+	info, err := e.svc.Address(e.ctx, older, "USDT", e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := e.openSession("u") // a newer session that showed only the ETH address
+	if _, err := e.svc.Address(e.ctx, newer, "ETH", e.dev.ChainID()); err != nil {
+		t.Fatal(err)
+	}
+	e.openSession("u") // and one that showed nothing
+	u := e.newUser()
+	pay := func(nonce uint64) store.Deposit {
+		tx := e.send(u, nonce, e.usdt.Address, nil, erc20Transfer(info.Address, 2_000_000), 2)
+		e.mine(tx)
+		e.scan()
+		return e.deposit(e.findDeposit(tx.Hash()))
+	}
+	if d := pay(0); d.SessionID != older.ID {
+		t.Fatalf("USDT paid after only the older session showed the USDT address: session %q, want %q", d.SessionID, older.ID)
+	}
+	if _, err := e.svc.Address(e.ctx, newer, "USDT", e.dev.ChainID()); err != nil {
+		t.Fatal(err)
+	}
+	if d := pay(1); d.SessionID != newer.ID {
+		t.Fatalf("after the newer session showed it too: session %q, want %q", d.SessionID, newer.ID)
+	}
+	e.pool.Exec(e.ctx, `UPDATE sessions SET expires_at = now() - interval '1 minute'`)
+	if d := pay(2); d.SessionID != "" {
+		t.Fatalf("no live session: session %q, want none", d.SessionID)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 3 })
+	refs := map[string]bool{}
+	for _, ev := range e.hooks.all() {
+		refs[ev.GetSessionRef()] = true
+	}
+	if !refs[older.SessionRef] || !refs[newer.SessionRef] || !refs[""] {
+		t.Fatalf("session refs on the DEPOSIT events: %v", refs)
+	}
+}
+
+// A rate source that stays down does not hold a swept deposit forever: after Config.RateWait
+// its DEPOSIT goes out with null USD and local values; before that it waits.
+func TestRateOutageEndsInADepositWithNulls(t *testing.T) {
+	t.Parallel()
+	var skew atomic.Int64
+	e := setupWith(t, options{
+		config: deposit.Config{RateWait: 3 * time.Second},
+		prices: func(dev *devchain.Chain) deposit.Prices {
+			feed, _ := dev.Aggregator("USDT/USD")
+			agg := rates.NewAggregator(dev.Client(), map[string]common.Address{"USDT": feed.Address},
+				rates.AggregatorOptions{TTL: -1, Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+			return rates.NewChain([]*rates.Aggregator{agg}, rates.DevStatic())
+		},
+	})
+	sess := e.openSession("u")
+	info, _ := e.svc.Address(e.ctx, sess, "USDT", e.dev.ChainID())
+	// The USDT feed goes stale (its last update is older than the 1 h it is trusted for).
+	skew.Store(int64(2 * time.Hour))
+	u := e.newUser()
+	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(info.Address, 4_000_000), 2))
+	for e.count(`SELECT count(*) FROM sweeps WHERE mined_at IS NOT NULL`) == 0 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if len(e.hooks.all()) != 0 || len(e.depositsWhere("SWEEPING")) != 1 {
+		t.Fatal("within the wait, a deposit without a rate waits")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+		e.settleAll()
+		time.Sleep(100 * time.Millisecond)
+	}
+	evs := e.hooks.all()
+	if len(evs) != 1 {
+		t.Fatal("no DEPOSIT after the rate wait")
+	}
+	ev := evs[0]
+	if ev.AmountInDollar != nil || ev.AmountInLocalCurrency != nil || ev.FeeInDollar != nil || ev.CurrentRate != "0.92" ||
+		ev.LocalCurrencyCode != "EUR" || ev.Amount != "4000000" {
+		t.Fatalf("DEPOSIT without a price: %+v", ev)
+	}
+	if d := e.deposit(ev.DepositId); !d.Unpriced || d.Status != "CREDITED" {
+		t.Fatalf("deposit %+v", d)
+	}
+}
+
+// An unknown platform currency (a session from before currencies were checked) ends the same
+// way: the USD values are there, the local ones and the rate are null.
+func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{config: deposit.Config{RateWait: time.Second}})
+	sess := e.openSession("u")
+	e.pool.Exec(e.ctx, `UPDATE sessions SET fiat_currency = 'XYZ' WHERE id = $1`, sess.ID)
+	sess.FiatCurrency = "XYZ"
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	if err := store.New(e.pool).RecordHandout(e.ctx, sess.ID, e.dev.ChainID(), "USDT"); err != nil {
+		t.Fatal(err)
+	}
+	u := e.newUser()
+	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 4_000_000), 2))
+	deadline := time.Now().Add(15 * time.Second)
+	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+		time.Sleep(50 * time.Millisecond)
+	}
+	evs := e.hooks.all()
+	if len(evs) != 1 {
+		t.Fatal("no DEPOSIT after the rate wait")
+	}
+	ev := evs[0]
+	if ev.GetAmountInDollar() != "4.000000" || ev.AmountInLocalCurrency != nil || ev.CurrentRate != "null" || ev.LocalCurrencyCode != "XYZ" ||
+		ev.GetSessionRef() != sess.SessionRef {
+		t.Fatalf("DEPOSIT with an unknown local currency: %+v", ev)
+	}
+}
+
+// A payment to an operator's treasury address funds its payouts: swept like a deposit,
+// credited to its funds with no deposit fee, and no DEPOSIT webhook.
+func TestTreasuryPaymentsFundTheOperator(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 150)
+	treasury, err := e.svc.Treasury(e.ctx, e.op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := e.svc.Treasury(e.ctx, e.op.ID); again != treasury {
+		t.Fatal("one treasury address per operator")
+	}
+	u := e.newUser()
+	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(treasury, 100_000_000), 2), e.send(u, 1, treasury, milliETH(200), nil, 2))
+	e.run(func() bool { return len(e.depositsWhere("CREDITED")) == 2 })
+	if len(e.hooks.all()) != 0 {
+		t.Fatal("a treasury payment sends no DEPOSIT")
+	}
+	if f := e.funds("USDT"); f.Available.Int64() != 100_000_000 {
+		t.Fatalf("USDT funds %v, want 100 USDT (no deposit fee on a treasury payment)", f.Available)
+	}
+	native := e.depositsWhere("CREDITED")
+	for _, d := range native {
+		if !d.Treasury || d.ExternalUserID != "" || d.SessionID != "" {
+			t.Fatalf("treasury deposit %+v", d)
+		}
+	}
+	if f := e.funds("ETH"); f.Available.Sign() <= 0 || f.Available.Cmp(milliETH(200)) >= 0 {
+		t.Fatalf("ETH funds %v: the payment less its sweep's gas", f.Available)
+	}
+	if n := e.count(`SELECT count(*) FROM fund_entries WHERE kind = 'TREASURY'`); n != 2 {
+		t.Fatalf("%d TREASURY entries", n)
+	}
+}

@@ -1,0 +1,114 @@
+package funds
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Holding is one service wallet's balance counted by a reconciliation.
+type Holding struct {
+	Role    string // "bankroll" or "hot wallet"
+	Address common.Address
+	Amount  decimal.Decimal
+}
+
+// Line is the reconciliation of one asset of one chain: what the service holds on-chain
+// against what it owes operators. Surplus = Holdings - Owed; OK means Surplus >= 0.
+type Line struct {
+	ChainID   int64
+	Currency  string
+	Holdings  decimal.Decimal
+	ByWallet  []Holding
+	Available decimal.Decimal
+	Reserved  decimal.Decimal
+	// PaidOut is the part of Reserved already sent by a mined payout that has not confirmed yet:
+	// it is no longer in the hot wallet, so it is not owed from the holdings.
+	PaidOut decimal.Decimal
+	Owed    decimal.Decimal
+	Surplus decimal.Decimal
+	OK      bool
+}
+
+// Reconciler reads the service wallets' balances.
+type Reconciler struct {
+	Ledger  *Ledger
+	Clients map[int64]*chain.Client
+	// HotWallet pays payouts on every chain.
+	HotWallet common.Address
+}
+
+// Reconcile checks, for every configured chain and asset (one chain when chainID is not 0),
+// that the service's on-chain holdings (the chain's bankroll, which swept deposits reach,
+// and the hot wallet, which pays payouts) cover the sum of all operators' available and
+// reserved funds, and says by how much. A chain that cannot be read answers UNAVAILABLE.
+func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, error) {
+	totals, err := store.New(r.Ledger.pool).FundTotals(ctx)
+	if err != nil {
+		return nil, fault.Wrap(err, "sum funds")
+	}
+	owed := map[string]store.FundTotal{}
+	for _, t := range totals {
+		owed[fmt.Sprintf("%d/%s", t.ChainID, t.Currency)] = t
+	}
+	var out []Line
+	for _, n := range r.Ledger.chains.Networks() {
+		if chainID != 0 && n.ChainID != chainID {
+			continue
+		}
+		c := r.Clients[n.ChainID]
+		if c == nil {
+			return nil, fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)
+		}
+		wallets := []Holding{{Role: "hot wallet", Address: r.HotWallet}}
+		if n.BankrollAddress != (common.Address{}) && n.BankrollAddress != r.HotWallet {
+			wallets = append(wallets, Holding{Role: "bankroll", Address: n.BankrollAddress})
+		}
+		assets := []chain.Asset{{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true}}
+		for _, t := range n.Tokens {
+			assets = append(assets, chain.Asset{Symbol: t.Symbol, Decimals: t.Decimals, Contract: t.ContractAddress})
+		}
+		for _, a := range assets {
+			line := Line{ChainID: n.ChainID, Currency: a.Symbol}
+			for _, w := range wallets {
+				var bal *big.Int
+				var err error
+				if a.Native {
+					bal, err = c.Balance(ctx, w.Address)
+				} else {
+					bal, err = c.TokenBalance(ctx, a.Contract, w.Address)
+				}
+				if err != nil {
+					e := fault.New(fault.Unavailable, "chain %d: balance of the %s %s: try again shortly", n.ChainID, w.Role, w.Address.Hex())
+					e.Cause = err
+					return nil, e
+				}
+				w.Amount = rates.FromUnits(bal, a.Decimals)
+				line.ByWallet = append(line.ByWallet, w)
+				line.Holdings = line.Holdings.Add(w.Amount)
+			}
+			t, ok := owed[fmt.Sprintf("%d/%s", n.ChainID, a.Symbol)]
+			if ok {
+				line.Available = rates.FromUnits(t.Available, a.Decimals)
+				line.Reserved = rates.FromUnits(t.Reserved, a.Decimals)
+				line.PaidOut = rates.FromUnits(t.PaidOut, a.Decimals)
+			}
+			line.Owed = line.Available.Add(line.Reserved).Sub(line.PaidOut)
+			line.Surplus = line.Holdings.Sub(line.Owed)
+			line.OK = !line.Surplus.IsNegative()
+			out = append(out, line)
+		}
+	}
+	if chainID != 0 && len(out) == 0 {
+		return nil, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	return out, nil
+}

@@ -1,0 +1,224 @@
+package withdrawal_test
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+func (e *env) funds(op store.Operator, currency string) store.Funds {
+	e.t.Helper()
+	f, err := store.New(e.pool).GetFunds(e.ctx, op.ID, e.dev.ChainID(), currency)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+func (e *env) payouts() int {
+	e.t.Helper()
+	var n int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&n)
+	return n
+}
+
+// What was seen: an operator with no deposits at all paid out 900 USDT through its own
+// operator-scoped admin. Every payout path now draws on the operator's own funds: short, admin
+// COMPLETED answers 409 CONFLICT naming the shortfall, and APPROVE and the panel override are
+// held TEMPORARILY_UNAVAILABLE; nothing changes.
+func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	broke := e.unfundedOperator(store.OperatorSettings{})
+	w := e.submit(e.withdrawSession(broke, "user-1", "900.00"), newAddress(), "USDT")
+	e.admin(w.ID, withdrawal.Processing)
+	_, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, withdrawal.Completed, "admin:scoped", "pay")
+	fe := faultOf(err)
+	if fe.Code != fault.Conflict || !strings.Contains(fe.Message, "short by 900.000000") {
+		t.Fatalf("admin COMPLETED without funds: %v", err)
+	}
+	if got := e.get(w.ID); got.Status != "PROCESSING" || got.PayoutQueuedAt != nil || e.payouts() != 0 {
+		t.Fatalf("a refused COMPLETED changed the withdrawal: %+v", got)
+	}
+	// Funded by a service-team adjustment, it pays, and the funds settle.
+	e.fund(broke, "USDT", "1000")
+	if _, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, withdrawal.Completed, "admin:scoped", "pay"); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.funds(broke, "USDT"); f.Available.Int64() != 100_000_000 || f.Reserved.Int64() != 900_000_000 {
+		t.Fatalf("while paying: %+v", f)
+	}
+	e.payAll()
+	if f := e.funds(broke, "USDT"); f.Available.Int64() != 100_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("after the payout: %+v", f)
+	}
+
+	// Mode B: APPROVE and the panel override beyond the funds are held TEMPORARILY_UNAVAILABLE.
+	external, enabled := "EXTERNAL", true
+	modeB := e.unfundedOperator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	e.fund(modeB, "USDT", "5")
+	tooBig := e.submit(e.withdrawSession(modeB, "user-2", "6.00"), newAddress(), "USDT")
+	for _, override := range []bool{false, true} {
+		d, err := e.svc.Decide(e.ctx, nil, tooBig.ID, true, "operator:x", "", override)
+		if err != nil || d.Held != withdrawal.TemporarilyUnavailable || d.Withdrawal.Status != "AWAITING_APPROVAL" {
+			t.Fatalf("APPROVE beyond the funds (override %v): %+v %v", override, d, err)
+		}
+	}
+	if got := e.get(tooBig.ID); got.PayoutQueuedAt != nil || got.HeldReason != "TEMPORARILY_UNAVAILABLE" {
+		t.Fatalf("held withdrawal: %+v", got)
+	}
+	if f := e.funds(modeB, "USDT"); f.Available.Int64() != 5_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("a held APPROVE moved funds: %+v", f)
+	}
+	// A sub-operator draws on its own funds, not its parent's.
+	child := e.unfundedOperator(store.OperatorSettings{ParentID: &broke.ID})
+	cw := e.submit(e.withdrawSession(child, "kid", "1.00"), newAddress(), "USDT")
+	e.admin(cw.ID, withdrawal.Processing)
+	if _, err := e.svc.AdminStatus(e.ctx, nil, cw.ID, withdrawal.Completed, "admin:a", ""); faultOf(err).Code != fault.Conflict {
+		t.Fatalf("a sub-operator paid from its parent's funds: %v", err)
+	}
+}
+
+// 20 concurrent payouts of 10 for an operator holding 95: exactly 9 are paid, on every path.
+func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled := "EXTERNAL", true
+	for _, mode := range []string{"APPROVE", "admin COMPLETED"} {
+		t.Run(mode, func(t *testing.T) {
+			var op store.Operator
+			if mode == "APPROVE" {
+				op = e.unfundedOperator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+			} else {
+				op = e.unfundedOperator(store.OperatorSettings{})
+			}
+			e.fund(op, "USDT", "95")
+			var ids []string
+			for i := range 20 {
+				w := e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT")
+				if mode != "APPROVE" {
+					e.admin(w.ID, withdrawal.Processing)
+				}
+				ids = append(ids, w.ID)
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			queued, refused := 0, 0
+			for _, id := range ids {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ok := false
+					if mode == "APPROVE" {
+						d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false)
+						if err != nil {
+							t.Errorf("decide: %v", err)
+							return
+						}
+						ok = d.Held == ""
+						if !ok && d.Held != withdrawal.TemporarilyUnavailable {
+							t.Errorf("held %s", d.Held)
+						}
+					} else {
+						_, err := e.svc.AdminStatus(e.ctx, nil, id, withdrawal.Completed, "admin:a", "")
+						ok = err == nil
+						if err != nil && faultOf(err).Code != fault.Conflict {
+							t.Errorf("admin COMPLETED: %v", err)
+						}
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if ok {
+						queued++
+					} else {
+						refused++
+					}
+				}()
+			}
+			wg.Wait()
+			if queued != 9 || refused != 11 {
+				t.Fatalf("%d queued, %d refused; want 9 and 11", queued, refused)
+			}
+			e.payAll()
+			var sum int64
+			e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED' AND operator_id = $1`,
+				op.ID).Scan(&sum)
+			if f := e.funds(op, "USDT"); sum != 90_000_000 || f.Available.Int64() != 5_000_000 || f.Reserved.Sign() != 0 {
+				t.Fatalf("paid %d units; funds %+v", sum, f)
+			}
+		})
+	}
+}
+
+// What was seen: after an operator was made inactive, its admin still moved a withdrawal
+// PROCESSING → COMPLETED and it was paid. An inactive operator is never paid: COMPLETED is
+// refused (409), APPROVE and the override are held OPERATOR_INACTIVE, and a payout queued
+// before the deactivation but not signed yet is stopped, its funds released. A payout already
+// signed (it may be on the network) is finished.
+func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	inactive, active := false, true
+	op := e.operator(store.OperatorSettings{})
+	w := e.submit(e.withdrawSession(op, "user-1", "10.00"), newAddress(), "USDT")
+	e.admin(w.ID, withdrawal.Processing)
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
+	_, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a", "")
+	if fe := faultOf(err); fe.Code != fault.Conflict || !strings.Contains(fe.Message, "inactive") {
+		t.Fatalf("COMPLETED for an inactive operator: %v", err)
+	}
+	if got := e.get(w.ID); got.PayoutQueuedAt != nil || e.payouts() != 0 {
+		t.Fatal("a refused COMPLETED queued a payout")
+	}
+
+	// Queued while active, deactivated before the payout job ran: stopped, funds released.
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &active})
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
+	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || !done {
+		t.Fatalf("pay: %v %v", done, err)
+	}
+	got := e.get(w.ID)
+	if got.Status != "PROCESSING" || got.PayoutQueuedAt != nil || got.HeldReason != "OPERATOR_INACTIVE" || e.payouts() != 0 {
+		t.Fatalf("stopped payout: %+v, %d payouts", got, e.payouts())
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 1000_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds after the stop: %+v", f)
+	}
+	// Reactivated, the admin completes it again and it is paid once.
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &active})
+	e.admin(w.ID, withdrawal.Completed)
+	// Signed, then deactivated: it is finished (its transaction may already be on the network).
+	if _, err := e.svc.Pay(e.ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
+	e.payAll()
+	if got = e.get(w.ID); got.Status != "COMPLETED" || e.payouts() != 1 {
+		t.Fatalf("a signed payout must finish: %+v, %d payouts", got, e.payouts())
+	}
+	if bal := e.tokenBalance(common.HexToAddress(got.Address)); bal.Cmp(big.NewInt(10_000_000)) != 0 {
+		t.Fatalf("destination holds %v", bal)
+	}
+
+	// Mode B: APPROVE and the panel override are held OPERATOR_INACTIVE.
+	external, enabled := "EXTERNAL", true
+	b := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
+	e.ops.Update(e.ctx, b.ID, store.OperatorSettings{Active: &inactive})
+	for _, override := range []bool{false, true} {
+		if d, err := e.svc.Decide(e.ctx, nil, bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
+			t.Fatalf("APPROVE for an inactive operator (override %v): %+v %v", override, d, err)
+		}
+	}
+}
