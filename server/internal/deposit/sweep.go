@@ -41,7 +41,9 @@ import (
 const maxTopUps = 8
 
 // sweepRef is the chain_txs ref of a sweep's transfer of one asset (purposes sweep, sweep-fee).
-func sweepRef(sweepID int64, symbol string) string { return fmt.Sprintf("sweep:%d:%s", sweepID, symbol) }
+func sweepRef(sweepID int64, symbol string) string {
+	return fmt.Sprintf("sweep:%d:%s", sweepID, symbol)
+}
 
 // sweepStep advances the sweep of an address as far as it can now: it opens one when deposits
 // are due, funds and signs it, advances its transactions and, once all are mined, credits its

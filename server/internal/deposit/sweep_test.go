@@ -262,9 +262,9 @@ func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
 	u := e.newUser()
 	usdc, _ := e.dev.Token("USDC")
-	dustUSDT := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2) // 0.000001 USDT
+	dustUSDT := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2)                   // 0.000001 USDT
 	dustETH := e.send(u, 1, addr, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e12)), nil, 2) // 0.0001 ETH = $0.30
-	mint, _ := e.dev.Mint(e.ctx, "USDC", addr, units(5_000_000))                              // 5 USDC, below its 10
+	mint, _ := e.dev.Mint(e.ctx, "USDC", addr, units(5_000_000))                               // 5 USDC, below its 10
 	e.mine(dustUSDT, dustETH)
 	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
 		t.Fatal(err)

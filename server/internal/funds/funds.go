@@ -35,7 +35,9 @@ type Ledger struct {
 }
 
 // New returns the ledger.
-func New(pool *pgxpool.Pool, chains *chain.Registry) *Ledger { return &Ledger{pool: pool, chains: chains} }
+func New(pool *pgxpool.Pool, chains *chain.Registry) *Ledger {
+	return &Ledger{pool: pool, chains: chains}
+}
 
 // Balance is an operator's funds in one asset, in token units.
 type Balance struct {

@@ -11,16 +11,16 @@ import (
 
 // ChainTx is a transaction Coffer signed, with every signed attempt (replacements share the nonce).
 type ChainTx struct {
-	ID                int64
-	ChainID           int64
-	From              string
-	Nonce             uint64
-	To                string
-	Value             *big.Int
-	Data              []byte
-	GasLimit          uint64
-	Purpose           string
-	Ref               string
+	ID       int64
+	ChainID  int64
+	From     string
+	Nonce    uint64
+	To       string
+	Value    *big.Int
+	Data     []byte
+	GasLimit uint64
+	Purpose  string
+	Ref      string
 	// PaysOwnGas: the gas is paid out of Value (a native sweep); a replacement with higher fees
 	// lowers the value by as much, so the transaction never costs more than Value + GasLimit ×
 	// the first attempt's fee cap. Value is the value of the mined attempt once there is one.
