@@ -188,6 +188,19 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	if bal.String() != events[0].form.Get("amount") {
 		t.Fatalf("bankroll holds %s, the DEPOSIT says %s", bal, events[0].form.Get("amount"))
 	}
+	// The credited deposit is the operator's, and the bankroll covers it.
+	funds, err := ops.ListOperatorBalances(ctx, &cofferv1.ListOperatorBalancesRequest{OperatorId: created.Operator.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := funds.Items[0]; b.Currency != "ETH" || b.Available != weiToETH(bal) {
+		t.Fatalf("operator funds %v, bankroll %s wei", b, bal)
+	}
+	assertReconciled(t, ops)
+}
+
+func weiToETH(wei *big.Int) string {
+	return new(big.Rat).SetFrac(wei, big.NewInt(1e18)).FloatString(18)
 }
 
 // jobsReport describes the scan cursor and the latest River jobs, for failure messages.
@@ -316,6 +329,11 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	}
 	key := created.OperatorKey
 	recv.setKey(key)
+	// The operator's float, backed by the 1,000 USDT the hot wallet holds.
+	if _, err := ops.AdjustOperatorFunds(ctx, &cofferv1.AdjustOperatorFundsRequest{OperatorId: created.Operator.Id, ChainId: node.ChainID,
+		Currency: "USDT", Amount: "100", Note: "float"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ops.CreateAdmin(ctx, &cofferv1.CreateAdminRequest{Email: "ops@acme.test", Password: "a long admin password"}); err != nil {
 		t.Fatal(err)
 	}
@@ -379,5 +397,37 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	}
 	if n, _ := node.Client.NonceAt(ctx, hotWallet, nil); n != startNonce+uint64(len(steps)) {
 		t.Fatalf("the hot wallet sent %d transactions for %d withdrawals", n-startNonce, len(steps))
+	}
+	// The books after 5 crashes: the operator paid 1+2+3+4+5 USDT from its 100, nothing stays
+	// reserved, and the hot wallet still covers every operator's funds.
+	p = serve(t, bin, base, env)
+	defer p.stop(t)
+	bal, err := ops.ListOperatorBalances(ctx, &cofferv1.ListOperatorBalancesRequest{OperatorId: created.Operator.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bal.Items {
+		if b.Currency == "USDT" && (b.Available != "85.000000" || b.Reserved != "0.000000") {
+			t.Fatalf("operator funds after the payouts: %v", b)
+		}
+	}
+	assertReconciled(t, ops)
+}
+
+// assertReconciled checks the reconciliation invariant: on every chain and asset, the
+// service's on-chain holdings cover every operator's funds.
+func assertReconciled(t *testing.T, ops cofferv1connect.OpsServiceClient) {
+	t.Helper()
+	res, err := ops.Reconcile(context.Background(), &cofferv1.ReconcileRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range res.Lines {
+		if !l.Ok {
+			t.Errorf("reconciliation: chain %d %s holdings %s, owed %s (surplus %s)", l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus)
+		}
+	}
+	if !res.Ok || len(res.Lines) == 0 {
+		t.Fatalf("reconciliation not ok: %v", res)
 	}
 }

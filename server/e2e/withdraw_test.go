@@ -79,8 +79,9 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 
 	// Mode A.
 	recv := newReceiver(t)
-	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
+	opA, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
+	env.Fund(t, opA.ID, node.ChainID, "USDT", "100")
 	_, adminToken := env.Admin(t, "")
 	session := rest(t, "POST", env.URL+"/session/withdraw", key,
 		`{"externalUserId":"player-9","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"42.50"}`)
@@ -122,8 +123,9 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	// Mode B.
 	recvB := newReceiver(t)
 	external, enabled, daily := "EXTERNAL", true, "1000"
-	_, keyB := env.Operator(t, store.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
+	opB, keyB := env.Operator(t, store.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
 		DailyCap: &daily})
+	env.Fund(t, opB.ID, node.ChainID, "USDT", "100")
 	recvB.setKey(keyB)
 	session = rest(t, "POST", env.URL+"/session/withdraw", keyB,
 		`{"externalUserId":"player-10","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"7.00"}`)

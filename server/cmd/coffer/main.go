@@ -27,9 +27,10 @@ func commands() []command {
 		{"serve", "run the service (config from the environment; --role api|worker|all)", runServe},
 		{"migrate", "apply database migrations", runMigrate},
 		{"keygen", "print a new master key and ops token", runKeygen},
-		{"operator", "manage operators: create, update, get, list, rotate-key", runOperator},
+		{"operator", "manage operators: create, update, get, list, rotate-key, treasury, balance, adjust", runOperator},
 		{"admin", "manage panel admins: create", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H", runDeposit},
+		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
 	}
 }
 

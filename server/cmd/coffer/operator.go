@@ -118,9 +118,12 @@ func (s *settingsFlags) settings() store.OperatorSettings {
 
 func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: coffer operator create|update|get|list|rotate-key [flags]", errUsage)
+		return fmt.Errorf("%w: coffer operator create|update|get|list|rotate-key|treasury|balance|adjust [flags]", errUsage)
 	}
 	sub, args := args[0], args[1:]
+	if fundsSubcommands[sub] {
+		return runOperatorFunds(ctx, sub, args, out)
+	}
 	fs := newFlags("operator " + sub)
 	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -141,7 +144,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 		id = fs.String("id", "", "operator id (required)")
 		grace = fs.Duration("grace", operator.DefaultGrace, "how long the previous key keeps working (0 revokes it now)")
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q (create, update, get, list, rotate-key)", errUsage, sub)
+		return fmt.Errorf("%w: unknown subcommand %q (create, update, get, list, rotate-key, treasury, balance, adjust)", errUsage, sub)
 	}
 	if err := parse(fs, args); err != nil {
 		return err

@@ -67,6 +67,7 @@ POST  /withdraw/{id}/decision             401       404       404       403     
 POST  /admin/login                        200       200       200       200       200       200
 GET   /admin/withdrawals                  401       403       403       200       403       401
 PATCH /admin/withdrawals/{id}/status      401       403       403       404       403       401
+GET   /balances                           401       200       200       403       403       401
 
 SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
 SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
@@ -75,6 +76,7 @@ DepositorService.CreateDepositor          unauth    ok        ok        denied  
 DepositorService.CheckDepositor           unauth    ok        ok        denied    denied    unauth
 WithdrawalService.DecideWithdrawal        unauth    notfound  notfound  denied    denied    unauth
 WithdrawalService.GetWithdrawal           unauth    notfound  notfound  denied    denied    unauth
+BalanceService.ListBalances               unauth    ok        ok        denied    denied    unauth
 ChainService.ListChains                   ok        ok        ok        ok        ok        ok
 WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    ok
@@ -98,6 +100,7 @@ AdminService.UpdateTheme                  unauth    denied    denied    ok      
 AdminService.DeleteTheme                  unauth    denied    denied    ok        denied    unauth
 AdminService.ListDeadLetters              unauth    denied    denied    ok        denied    unauth
 AdminService.RedeliverWebhook             unauth    denied    denied    notfound  denied    unauth
+AdminService.ListOperatorFunds            unauth    denied    denied    ok        denied    unauth
 OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
@@ -107,6 +110,10 @@ OpsService.CreateAdmin                    unauth    denied    denied    denied  
 OpsService.ListDeadLetteredWebhooks       unauth    denied    denied    denied    ok        unauth
 OpsService.RedeliverDeadLetter            unauth    denied    denied    denied    notfound  unauth
 OpsService.ReplayMissedDeposit            unauth    denied    denied    denied    unavail   unauth
+OpsService.GetTreasuryAddress             unauth    denied    denied    denied    ok        unauth
+OpsService.ListOperatorBalances           unauth    denied    denied    denied    ok        unauth
+OpsService.AdjustOperatorFunds            unauth    denied    denied    denied    ok        unauth
+OpsService.Reconcile                      unauth    denied    denied    denied    unavail   unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -178,6 +185,7 @@ type matrixClients struct {
 	widget     cofferv1connect.WidgetServiceClient
 	admin      cofferv1connect.AdminServiceClient
 	ops        cofferv1connect.OpsServiceClient
+	balance    cofferv1connect.BalanceServiceClient
 }
 
 func newMatrixFixture(t *testing.T) *matrixFixture {
@@ -223,6 +231,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		widget:     cofferv1connect.NewWidgetServiceClient(hc, base),
 		admin:      cofferv1connect.NewAdminServiceClient(hc, base),
 		ops:        cofferv1connect.NewOpsServiceClient(hc, base),
+		balance:    cofferv1connect.NewBalanceServiceClient(hc, base),
 	}
 	return f
 }
@@ -274,6 +283,9 @@ var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path
 	},
 	"PATCH /admin/withdrawals/{id}/status": func(*matrixFixture, sessionIDs) (string, string, string) {
 		return "PATCH", "/admin/withdrawals/" + uuid.NewString() + "/status", `{"status":"PROCESSING","adminNote":"matrix"}`
+	},
+	"GET /balances": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/balances", ""
 	},
 }
 
@@ -454,6 +466,31 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 		_, err := f.rpc.ops.ReplayMissedDeposit(ctx, &cofferv1.ReplayMissedDepositRequest{ChainId: 1337, TxHash: matrixTxHash})
 		return err
 	},
+	cofferv1connect.BalanceServiceListBalancesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.balance.ListBalances(ctx, &cofferv1.ListBalancesRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceListOperatorFundsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListOperatorFunds(ctx, &cofferv1.ListOperatorFundsRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.GetTreasuryAddress(ctx, &cofferv1.GetTreasuryAddressRequest{OperatorId: f.opC.ID, ChainId: 1337})
+		return err
+	},
+	cofferv1connect.OpsServiceListOperatorBalancesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListOperatorBalances(ctx, &cofferv1.ListOperatorBalancesRequest{OperatorId: f.opC.ID})
+		return err
+	},
+	cofferv1connect.OpsServiceAdjustOperatorFundsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.AdjustOperatorFunds(ctx, &cofferv1.AdjustOperatorFundsRequest{OperatorId: f.opC.ID, ChainId: 1337,
+			Currency: "USDT", Amount: "+1", Note: "matrix"})
+		return err
+	},
+	cofferv1connect.OpsServiceReconcileProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.Reconcile(ctx, &cofferv1.ReconcileRequest{})
+		return err
+	},
 }
 
 // sidScoped are the endpoints the sid authenticates.
@@ -598,8 +635,8 @@ func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
 			t.Errorf("matrix: no request for procedure %s", p)
 		}
 	}
-	if len(restRequests) != 12 {
-		t.Errorf("matrix: %d REST routes, want the 12 of legacy.go", len(restRequests))
+	if len(restRequests) != 13 {
+		t.Errorf("matrix: %d REST routes, want the 13 of legacy.go", len(restRequests))
 	}
 	for route := range restRequests {
 		if !rows[route] {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,6 +21,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/depositor"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -49,6 +51,8 @@ type Services struct {
 	Clients     map[int64]*chain.Client
 	Prices      *rates.Chain
 	Withdrawals *withdrawal.Service
+	Funds       *funds.Ledger
+	Reconciler  *funds.Reconciler
 
 	webhookRetries jobs.RetrySchedule
 }
@@ -127,6 +131,9 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	if cfg.OffRamp == "dev" {
 		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
 	}
+	s.Funds = funds.New(pool, cfg.Chains)
+	_, hot := keys.HotWallet()
+	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: hot}
 	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
 		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
@@ -165,7 +172,9 @@ func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers
 	river.AddWorker(w, &deposit.SettleWorker{Service: s.Deposits})
 	river.AddWorker(w, &withdrawal.PayoutWorker{Service: s.Withdrawals})
 	river.AddWorker(w, &withdrawal.SweepWorker{Service: s.Withdrawals})
-	periodic := append([]*river.PeriodicJob{jobs.CleanupPeriodic()}, s.Deposits.Periodic()...)
+	reconcile := &funds.ReconcileWorker{Reconciler: s.Reconciler, Log: log}
+	river.AddWorker(w, reconcile)
+	periodic := append([]*river.PeriodicJob{jobs.CleanupPeriodic(), reconcile.Periodic(time.Minute)}, s.Deposits.Periodic()...)
 	return w, append(periodic, s.Withdrawals.Periodic()...)
 }
 
@@ -180,8 +189,10 @@ func (s *Services) servers() rpc.Servers {
 			Withdrawals: s.Withdrawals},
 		Withdrawal: &rpc.WithdrawalServer{Withdrawals: s.Withdrawals},
 		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
-			Withdrawals: s.Withdrawals},
-		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks},
+			Withdrawals: s.Withdrawals, Operators: s.Operators, Funds: s.Funds},
+		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks, Chains: s.Chains,
+			Funds: s.Funds, Reconciler: s.Reconciler},
+		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
 	}
 }
 

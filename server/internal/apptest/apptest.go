@@ -20,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -150,6 +151,15 @@ func (e *Env) Operator(t testing.TB, s store.OperatorSettings) (store.Operator, 
 		t.Fatal(err)
 	}
 	return op, key
+}
+
+// Fund credits an operator's funds (a service-team adjustment), amount in token units.
+func (e *Env) Fund(t testing.TB, operatorID string, chainID int64, currency, amount string) {
+	t.Helper()
+	if _, err := e.Services.Funds.Adjust(context.Background(), funds.Adjustment{OperatorID: operatorID, ChainID: chainID,
+		Currency: currency, Amount: amount, Note: "test float", Actor: "test"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // AdminPassword is the password of the admins Admin creates.

@@ -27,6 +27,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -215,7 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	baseURL := "http://" + ln.Addr().String()
 	webhookURL := baseURL + "/dev/webhook"
-	if err := ensureDemo(ctx, dbURL, box, &st, webhookURL); err != nil {
+	if err := ensureDemo(ctx, dbURL, box, &st, webhookURL, registry); err != nil {
 		ln.Close()
 		return err
 	}
@@ -315,7 +316,7 @@ func chainRegistry(dev *devchain.Chain, bankroll common.Address) (*chain.Registr
 
 // ensureDemo creates the demo operator and admin on first run (or when the database was
 // reset), and points the operator's webhook at this run's address.
-func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, webhookURL string) error {
+func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, webhookURL string, chains *chain.Registry) error {
 	pool, err := store.Open(ctx, dbURL, 2)
 	if err != nil {
 		return err
@@ -337,6 +338,9 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 			return err
 		}
 		st.OperatorID, st.OperatorKey = op.ID, key
+		if err := fundDemo(ctx, funds.New(pool, chains), op.ID, chains); err != nil {
+			return err
+		}
 	}
 	if st.AdminEmail == "" {
 		st.AdminEmail = "admin@coffer.local"
@@ -344,6 +348,25 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 	}
 	if _, _, err := admins.Create(ctx, st.AdminEmail, st.AdminPassword, "", false); err != nil && !fault.Is(err, fault.Conflict) {
 		return err
+	}
+	return nil
+}
+
+// DemoFloat is what the demo operator starts with, per asset of the dev chain, so that its
+// withdrawals can be paid before any deposit: a tenth of what the hot wallet is funded with.
+var DemoFloat = map[string]string{"ETH": "100", "USDT": "100000", "USDC": "100000"}
+
+func fundDemo(ctx context.Context, ledger *funds.Ledger, operatorID string, chains *chain.Registry) error {
+	for _, n := range chains.Networks() {
+		for symbol, amount := range DemoFloat {
+			if _, ok := n.Asset(symbol); !ok {
+				continue
+			}
+			if _, err := ledger.Adjust(ctx, funds.Adjustment{OperatorID: operatorID, ChainID: n.ChainID, Currency: symbol, Amount: amount,
+				Note: "coffer dev: the demo operator's starting float, backed by the hot wallet's dev funding", Actor: "coffer-dev"}); err != nil {
+				return fmt.Errorf("fund the demo operator: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -3,13 +3,18 @@ package funds
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/big"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -111,4 +116,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 		return nil, fault.Invalid("chainId", "chain %d is not configured", chainID)
 	}
 	return out, nil
+}
+
+// ReconcileArgs is the periodic reconciliation: it keeps the coffer_funds_surplus metric
+// current and logs an error for every line whose holdings fall short.
+type ReconcileArgs struct{}
+
+// Kind implements river.JobArgs.
+func (ReconcileArgs) Kind() string { return "funds.reconcile" }
+
+// InsertOpts keeps one reconciliation queued or running.
+func (ReconcileArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: jobs.OnePerArgs()}
+}
+
+// ReconcileWorker works ReconcileArgs.
+type ReconcileWorker struct {
+	river.WorkerDefaults[ReconcileArgs]
+	Reconciler *Reconciler
+	Log        *slog.Logger
+}
+
+// Work implements river.Worker.
+func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
+	lines, err := w.Reconciler.Reconcile(ctx, 0)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		surplus, _ := l.Surplus.Float64()
+		metrics.FundsSurplus.WithLabelValues(fmt.Sprint(l.ChainID), l.Currency).Set(surplus)
+		if !l.OK {
+			w.Log.ErrorContext(ctx, "reconciliation: on-chain holdings do not cover operators' funds", "chain", l.ChainID,
+				"currency", l.Currency, "holdings", l.Holdings, "owed", l.Owed, "short", l.Surplus.Neg())
+		}
+	}
+	return nil
+}
+
+// Periodic is the reconciliation's schedule.
+func (w *ReconcileWorker) Periodic(every time.Duration) *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(every),
+		func() (river.JobArgs, *river.InsertOpts) { return ReconcileArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})
 }

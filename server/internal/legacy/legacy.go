@@ -43,6 +43,7 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 		{"GET", "/chain", h.listChains},
 		{"POST", "/withdraw/direct-transfer", h.submitWithdrawal},
 		{"POST", "/withdraw/{id}/decision", h.decideWithdrawal},
+		{"GET", "/balances", h.listBalances},
 		{"POST", "/admin/login", h.adminLogin},
 		{"GET", "/admin/withdrawals", h.listWithdrawals},
 		{"PATCH", "/admin/withdrawals/{id}/status", h.updateWithdrawalStatus},

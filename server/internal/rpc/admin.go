@@ -9,6 +9,8 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
@@ -22,6 +24,8 @@ type AdminServer struct {
 	Deposits    *deposit.Service
 	Webhooks    *webhook.Service
 	Withdrawals *withdrawal.Service
+	Operators   *operator.Service
+	Funds       *funds.Ledger
 }
 
 // Login exchanges credentials for an admin token.

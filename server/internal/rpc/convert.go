@@ -106,11 +106,12 @@ func themeStyle(s *cofferv1.ThemeStyle) store.ThemeStyle {
 }
 
 var depositStatuses = map[string]cofferv1.DepositStatus{
-	"CONFIRMING":  cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
-	"SWEEPING":    cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
-	"CREDITED":    cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
-	"ORPHANED":    cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
-	"UNSWEEPABLE": cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
+	"CONFIRMING":    cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
+	"SWEEPING":      cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
+	"CREDITED":      cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
+	"ORPHANED":      cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
+	"UNSWEEPABLE":   cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
+	"BELOW_MINIMUM": cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
 }
 
 func depositStatusNames(in []cofferv1.DepositStatus) []string {
@@ -131,7 +132,7 @@ func depositProto(d store.Deposit) *cofferv1.Deposit {
 		Status: depositStatuses[d.Status], Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
 		ContractAddress: d.ContractAddress, TransactionHash: d.TxHash, LogIndex: d.LogIndex, Address: d.Address,
 		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: int64(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
-		SweepTxHash: d.SweepTxHash,
+		SweepTxHash: d.SweepTxHash, Treasury: d.Treasury,
 	}
 	if d.ContractAddress != "" {
 		p.Type = cofferv1.DepositType_DEPOSIT_TYPE_ERC20

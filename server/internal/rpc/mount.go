@@ -27,6 +27,7 @@ type Servers struct {
 	Withdrawal *WithdrawalServer
 	Admin      *AdminServer
 	Ops        *OpsServer
+	Balance    *BalanceServer
 }
 
 // Mount registers every service on mux.
@@ -43,6 +44,7 @@ func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metri
 	mux.Handle(cofferv1connect.NewSessionServiceHandler(s.Session, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewDepositorServiceHandler(s.Depositor, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewWithdrawalServiceHandler(s.Withdrawal, opts(operatorAuth)...))
+	mux.Handle(cofferv1connect.NewBalanceServiceHandler(s.Balance, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewChainServiceHandler(s.Chain, opts(nil)...))
 	mux.Handle(cofferv1connect.NewWidgetServiceHandler(s.Widget, opts(nil)...))
 	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(newAuthInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
@@ -52,7 +54,7 @@ func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metri
 	reflector := grpcreflect.NewStaticReflector(
 		cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 		cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
-		cofferv1connect.OpsServiceName)
+		cofferv1connect.OpsServiceName, cofferv1connect.BalanceServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 }

@@ -5,6 +5,8 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -13,10 +15,13 @@ import (
 
 // OpsServer implements coffer.v1.OpsService for the service team.
 type OpsServer struct {
-	Operators *operator.Service
-	Admins    *admin.Service
-	Deposits  *deposit.Service
-	Webhooks  *webhook.Service
+	Operators  *operator.Service
+	Admins     *admin.Service
+	Deposits   *deposit.Service
+	Webhooks   *webhook.Service
+	Chains     *chain.Registry
+	Funds      *funds.Ledger
+	Reconciler *funds.Reconciler
 }
 
 func (s *OpsServer) operatorProto(ctx context.Context, op store.Operator) (*cofferv1.Operator, error) {

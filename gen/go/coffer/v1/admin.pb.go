@@ -1968,7 +1968,7 @@ var File_coffer_v1_admin_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
+	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
 	"\x05Admin\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1f\n" +
@@ -2117,7 +2117,8 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\x17RedeliverWebhookRequest\x12&\n" +
 	"\bevent_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\aeventId\"R\n" +
 	"\x18RedeliverWebhookResponse\x126\n" +
-	"\bdelivery\x18\x01 \x01(\v2\x1a.coffer.v1.WebhookDeliveryR\bdelivery2\xfd\t\n" +
+	"\bdelivery\x18\x01 \x01(\v2\x1a.coffer.v1.WebhookDeliveryR\bdelivery2\xe2\n" +
+	"\n" +
 	"\fAdminService\x12:\n" +
 	"\x05Login\x12\x17.coffer.v1.LoginRequest\x1a\x18.coffer.v1.LoginResponse\x12=\n" +
 	"\x06Logout\x12\x18.coffer.v1.LogoutRequest\x1a\x19.coffer.v1.LogoutResponse\x12?\n" +
@@ -2134,7 +2135,8 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\vUpdateTheme\x12\x1d.coffer.v1.UpdateThemeRequest\x1a\x1e.coffer.v1.UpdateThemeResponse\x12L\n" +
 	"\vDeleteTheme\x12\x1d.coffer.v1.DeleteThemeRequest\x1a\x1e.coffer.v1.DeleteThemeResponse\x12]\n" +
 	"\x0fListDeadLetters\x12!.coffer.v1.ListDeadLettersRequest\x1a\".coffer.v1.ListDeadLettersResponse\"\x03\x90\x02\x01\x12[\n" +
-	"\x10RedeliverWebhook\x12\".coffer.v1.RedeliverWebhookRequest\x1a#.coffer.v1.RedeliverWebhookResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x10RedeliverWebhook\x12\".coffer.v1.RedeliverWebhookRequest\x1a#.coffer.v1.RedeliverWebhookResponse\x12c\n" +
+	"\x11ListOperatorFunds\x12#.coffer.v1.ListOperatorFundsRequest\x1a$.coffer.v1.ListOperatorFundsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_admin_proto_rawDescOnce sync.Once
@@ -2193,6 +2195,8 @@ var file_coffer_v1_admin_proto_goTypes = []any{
 	(*Theme)(nil),                          // 40: coffer.v1.Theme
 	(*ThemeStyle)(nil),                     // 41: coffer.v1.ThemeStyle
 	(WebhookEventType)(0),                  // 42: coffer.v1.WebhookEventType
+	(*ListOperatorFundsRequest)(nil),       // 43: coffer.v1.ListOperatorFundsRequest
+	(*ListOperatorFundsResponse)(nil),      // 44: coffer.v1.ListOperatorFundsResponse
 }
 var file_coffer_v1_admin_proto_depIdxs = []int32{
 	33, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
@@ -2241,23 +2245,25 @@ var file_coffer_v1_admin_proto_depIdxs = []int32{
 	26, // 43: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
 	29, // 44: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
 	31, // 45: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
-	2,  // 46: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
-	4,  // 47: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
-	6,  // 48: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
-	8,  // 49: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
-	10, // 50: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
-	13, // 51: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
-	15, // 52: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
-	17, // 53: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
-	19, // 54: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
-	21, // 55: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
-	23, // 56: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
-	25, // 57: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
-	27, // 58: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
-	30, // 59: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
-	32, // 60: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
-	46, // [46:61] is the sub-list for method output_type
-	31, // [31:46] is the sub-list for method input_type
+	43, // 46: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
+	2,  // 47: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
+	4,  // 48: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
+	6,  // 49: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
+	8,  // 50: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
+	10, // 51: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
+	13, // 52: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
+	15, // 53: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
+	17, // 54: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
+	19, // 55: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
+	21, // 56: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
+	23, // 57: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
+	25, // 58: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
+	27, // 59: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
+	30, // 60: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
+	32, // 61: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
+	44, // 62: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
+	47, // [47:63] is the sub-list for method output_type
+	31, // [31:47] is the sub-list for method input_type
 	31, // [31:31] is the sub-list for extension type_name
 	31, // [31:31] is the sub-list for extension extendee
 	0,  // [0:31] is the sub-list for field type_name
@@ -2269,6 +2275,7 @@ func file_coffer_v1_admin_proto_init() {
 		return
 	}
 	file_coffer_v1_deposit_proto_init()
+	file_coffer_v1_funds_proto_init()
 	file_coffer_v1_theme_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_withdrawal_proto_init()

@@ -66,7 +66,9 @@ type Deposit struct {
 	// First seen.
 	DetectedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=detected_at,json=detectedAt,proto3" json:"detected_at,omitempty"`
 	// Credited (DEPOSIT queued).
-	ConfirmedAt   *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
+	ConfirmedAt *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
+	// A payment to the operator's treasury address: it funds payouts; no DEPOSIT webhook.
+	Treasury      bool `protobuf:"varint,22,opt,name=treasury,proto3" json:"treasury,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -248,11 +250,18 @@ func (x *Deposit) GetConfirmedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Deposit) GetTreasury() bool {
+	if x != nil {
+		return x.Treasury
+	}
+	return false
+}
+
 var File_coffer_v1_deposit_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\n" +
-	"\x17coffer/v1/deposit.proto\x12\tcoffer.v1\x1a\x15coffer/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x95\x06\n" +
+	"\x17coffer/v1/deposit.proto\x12\tcoffer.v1\x1a\x15coffer/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x06\n" +
 	"\aDeposit\x12\x1d\n" +
 	"\n" +
 	"deposit_id\x18\x01 \x01(\x03R\tdepositId\x12\x1f\n" +
@@ -280,7 +289,8 @@ const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\fblock_number\x18\x13 \x01(\x03R\vblockNumber\x12;\n" +
 	"\vdetected_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"detectedAt\x12=\n" +
-	"\fconfirmed_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAtB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\fconfirmed_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAt\x12\x1a\n" +
+	"\btreasury\x18\x16 \x01(\bR\btreasuryB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_deposit_proto_rawDescOnce sync.Once

@@ -1291,7 +1291,7 @@ var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
+	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
 	"\bOperator\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -1413,7 +1413,7 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\bchain_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\achainId\x126\n" +
 	"\atx_hash\x18\x02 \x01(\tB\x1d\xbaH\x1a\xc8\x01\x01r\x152\x13^0x[0-9a-fA-F]{64}$R\x06txHash\"W\n" +
 	"\x1bReplayMissedDepositResponse\x128\n" +
-	"\x06result\x18\x01 \x01(\v2 .coffer.v1.ReplayDepositResponseR\x06result2\xda\x06\n" +
+	"\x06result\x18\x01 \x01(\v2 .coffer.v1.ReplayDepositResponseR\x06result2\xde\t\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -1424,7 +1424,11 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\vCreateAdmin\x12\x1d.coffer.v1.CreateAdminRequest\x1a\x1e.coffer.v1.CreateAdminResponse\x12x\n" +
 	"\x18ListDeadLetteredWebhooks\x12*.coffer.v1.ListDeadLetteredWebhooksRequest\x1a+.coffer.v1.ListDeadLetteredWebhooksResponse\"\x03\x90\x02\x01\x12d\n" +
 	"\x13RedeliverDeadLetter\x12%.coffer.v1.RedeliverDeadLetterRequest\x1a&.coffer.v1.RedeliverDeadLetterResponse\x12d\n" +
-	"\x13ReplayMissedDeposit\x12%.coffer.v1.ReplayMissedDepositRequest\x1a&.coffer.v1.ReplayMissedDepositResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x13ReplayMissedDeposit\x12%.coffer.v1.ReplayMissedDepositRequest\x1a&.coffer.v1.ReplayMissedDepositResponse\x12a\n" +
+	"\x12GetTreasuryAddress\x12$.coffer.v1.GetTreasuryAddressRequest\x1a%.coffer.v1.GetTreasuryAddressResponse\x12l\n" +
+	"\x14ListOperatorBalances\x12&.coffer.v1.ListOperatorBalancesRequest\x1a'.coffer.v1.ListOperatorBalancesResponse\"\x03\x90\x02\x01\x12d\n" +
+	"\x13AdjustOperatorFunds\x12%.coffer.v1.AdjustOperatorFundsRequest\x1a&.coffer.v1.AdjustOperatorFundsResponse\x12K\n" +
+	"\tReconcile\x12\x1b.coffer.v1.ReconcileRequest\x1a\x1c.coffer.v1.ReconcileResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -1466,6 +1470,14 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Admin)(nil),                            // 23: coffer.v1.Admin
 	(*WebhookDelivery)(nil),                  // 24: coffer.v1.WebhookDelivery
 	(*ReplayDepositResponse)(nil),            // 25: coffer.v1.ReplayDepositResponse
+	(*GetTreasuryAddressRequest)(nil),        // 26: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 27: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 28: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 29: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 30: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 31: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 32: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 33: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
 	20, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
@@ -1493,17 +1505,25 @@ var file_coffer_v1_ops_proto_depIdxs = []int32{
 	14, // 22: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
 	16, // 23: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
 	18, // 24: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	3,  // 25: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 26: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 27: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 28: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 29: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 30: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 31: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 32: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 33: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	25, // [25:34] is the sub-list for method output_type
-	16, // [16:25] is the sub-list for method input_type
+	26, // 25: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	27, // 26: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	28, // 27: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	29, // 28: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	3,  // 29: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 30: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 31: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 32: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 33: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 34: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 35: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 36: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 37: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	30, // 38: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	31, // 39: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	32, // 40: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	33, // 41: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	29, // [29:42] is the sub-list for method output_type
+	16, // [16:29] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
 	16, // [16:16] is the sub-list for extension extendee
 	0,  // [0:16] is the sub-list for field type_name
@@ -1515,6 +1535,7 @@ func file_coffer_v1_ops_proto_init() {
 		return
 	}
 	file_coffer_v1_admin_proto_init()
+	file_coffer_v1_funds_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}

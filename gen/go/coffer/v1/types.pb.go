@@ -302,8 +302,12 @@ const (
 	DepositStatus_DEPOSIT_STATUS_CREDITED DepositStatus = 3
 	// The block holding it left the canonical chain; never credited.
 	DepositStatus_DEPOSIT_STATUS_ORPHANED DepositStatus = 4
-	// A native deposit too small to pay the gas of its own sweep; never credited.
+	// No longer produced (earlier versions: a native deposit too small to pay its own sweep's
+	// gas). Such deposits now wait as BELOW_MINIMUM.
 	DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE DepositStatus = 5
+	// Confirmed, but below its asset's minimum (chains file): recorded, not swept alone.
+	// Credited once the deposit address's unswept balance of the asset reaches the minimum.
+	DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM DepositStatus = 6
 )
 
 // Enum value maps for DepositStatus.
@@ -315,14 +319,16 @@ var (
 		3: "DEPOSIT_STATUS_CREDITED",
 		4: "DEPOSIT_STATUS_ORPHANED",
 		5: "DEPOSIT_STATUS_UNSWEEPABLE",
+		6: "DEPOSIT_STATUS_BELOW_MINIMUM",
 	}
 	DepositStatus_value = map[string]int32{
-		"DEPOSIT_STATUS_UNSPECIFIED": 0,
-		"DEPOSIT_STATUS_CONFIRMING":  1,
-		"DEPOSIT_STATUS_SWEEPING":    2,
-		"DEPOSIT_STATUS_CREDITED":    3,
-		"DEPOSIT_STATUS_ORPHANED":    4,
-		"DEPOSIT_STATUS_UNSWEEPABLE": 5,
+		"DEPOSIT_STATUS_UNSPECIFIED":   0,
+		"DEPOSIT_STATUS_CONFIRMING":    1,
+		"DEPOSIT_STATUS_SWEEPING":      2,
+		"DEPOSIT_STATUS_CREDITED":      3,
+		"DEPOSIT_STATUS_ORPHANED":      4,
+		"DEPOSIT_STATUS_UNSWEEPABLE":   5,
+		"DEPOSIT_STATUS_BELOW_MINIMUM": 6,
 	}
 )
 
@@ -597,14 +603,15 @@ const file_coffer_v1_types_proto_rawDesc = "" +
 	"\vDepositType\x12\x1c\n" +
 	"\x18DEPOSIT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12DEPOSIT_TYPE_ERC20\x10\x01\x12\x17\n" +
-	"\x13DEPOSIT_TYPE_NATIVE\x10\x02*\xc5\x01\n" +
+	"\x13DEPOSIT_TYPE_NATIVE\x10\x02*\xe7\x01\n" +
 	"\rDepositStatus\x12\x1e\n" +
 	"\x1aDEPOSIT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEPOSIT_STATUS_CONFIRMING\x10\x01\x12\x1b\n" +
 	"\x17DEPOSIT_STATUS_SWEEPING\x10\x02\x12\x1b\n" +
 	"\x17DEPOSIT_STATUS_CREDITED\x10\x03\x12\x1b\n" +
 	"\x17DEPOSIT_STATUS_ORPHANED\x10\x04\x12\x1e\n" +
-	"\x1aDEPOSIT_STATUS_UNSWEEPABLE\x10\x05*a\n" +
+	"\x1aDEPOSIT_STATUS_UNSWEEPABLE\x10\x05\x12 \n" +
+	"\x1cDEPOSIT_STATUS_BELOW_MINIMUM\x10\x06*a\n" +
 	"\fApprovalMode\x12\x1d\n" +
 	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12APPROVAL_MODE_SYNC\x10\x01\x12\x1a\n" +

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/deposit.proto.
  */
 export const file_coffer_v1_deposit: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2ZmZXIvdjEvZGVwb3NpdC5wcm90bxIJY29mZmVyLnYxIqEECgdEZXBvc2l0EhIKCmRlcG9zaXRfaWQYASABKAMSEwoLb3BlcmF0b3JfaWQYAiABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgDIAEoCRITCgtzZXNzaW9uX3JlZhgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5jb2ZmZXIudjEuRGVwb3NpdFN0YXR1cxIkCgR0eXBlGAYgASgOMhYuY29mZmVyLnYxLkRlcG9zaXRUeXBlEhAKCGNoYWluX2lkGAcgASgDEhAKCGN1cnJlbmN5GAggASgJEhgKEGNvbnRyYWN0X2FkZHJlc3MYCSABKAkSGAoQdHJhbnNhY3Rpb25faGFzaBgKIAEoCRIRCglsb2dfaW5kZXgYCyABKAMSDwoHYWRkcmVzcxgMIAEoCRIUCgxncm9zc19hbW91bnQYDSABKAkSEgoKZmVlX2Ftb3VudBgOIAEoCRIOCgZhbW91bnQYDyABKAkSGAoQYW1vdW50X2luX2RvbGxhchgQIAEoCRIOCgZtYW51YWwYESABKAgSFQoNc3dlZXBfdHhfaGFzaBgSIAEoCRIUCgxibG9ja19udW1iZXIYEyABKAMSLwoLZGV0ZWN0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbmZpcm1lZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_coffer_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("Chdjb2ZmZXIvdjEvZGVwb3NpdC5wcm90bxIJY29mZmVyLnYxIrMECgdEZXBvc2l0EhIKCmRlcG9zaXRfaWQYASABKAMSEwoLb3BlcmF0b3JfaWQYAiABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgDIAEoCRITCgtzZXNzaW9uX3JlZhgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5jb2ZmZXIudjEuRGVwb3NpdFN0YXR1cxIkCgR0eXBlGAYgASgOMhYuY29mZmVyLnYxLkRlcG9zaXRUeXBlEhAKCGNoYWluX2lkGAcgASgDEhAKCGN1cnJlbmN5GAggASgJEhgKEGNvbnRyYWN0X2FkZHJlc3MYCSABKAkSGAoQdHJhbnNhY3Rpb25faGFzaBgKIAEoCRIRCglsb2dfaW5kZXgYCyABKAMSDwoHYWRkcmVzcxgMIAEoCRIUCgxncm9zc19hbW91bnQYDSABKAkSEgoKZmVlX2Ftb3VudBgOIAEoCRIOCgZhbW91bnQYDyABKAkSGAoQYW1vdW50X2luX2RvbGxhchgQIAEoCRIOCgZtYW51YWwYESABKAgSFQoNc3dlZXBfdHhfaGFzaBgSIAEoCRIUCgxibG9ja19udW1iZXIYEyABKAMSLwoLZGV0ZWN0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbmZpcm1lZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdHJlYXN1cnkYFiABKAhCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_coffer_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * Deposit is an on-chain payment into a deposit address, as the panel sees it.
@@ -168,6 +168,13 @@ export type Deposit = Message<"coffer.v1.Deposit"> & {
    * @generated from field: google.protobuf.Timestamp confirmed_at = 21;
    */
   confirmedAt?: Timestamp | undefined;
+
+  /**
+   * A payment to the operator's treasury address: it funds payouts; no DEPOSIT webhook.
+   *
+   * @generated from field: bool treasury = 22;
+   */
+  treasury: boolean;
 };
 
 /**

@@ -74,6 +74,9 @@ const (
 	// AdminServiceRedeliverWebhookProcedure is the fully-qualified name of the AdminService's
 	// RedeliverWebhook RPC.
 	AdminServiceRedeliverWebhookProcedure = "/coffer.v1.AdminService/RedeliverWebhook"
+	// AdminServiceListOperatorFundsProcedure is the fully-qualified name of the AdminService's
+	// ListOperatorFunds RPC.
+	AdminServiceListOperatorFundsProcedure = "/coffer.v1.AdminService/ListOperatorFunds"
 )
 
 // AdminServiceClient is a client for the coffer.v1.AdminService service.
@@ -111,6 +114,8 @@ type AdminServiceClient interface {
 	ListDeadLetters(context.Context, *v1.ListDeadLettersRequest) (*v1.ListDeadLettersResponse, error)
 	// RedeliverWebhook queues a dead-lettered webhook again (same event id and payload).
 	RedeliverWebhook(context.Context, *v1.RedeliverWebhookRequest) (*v1.RedeliverWebhookResponse, error)
+	// ListOperatorFunds lists the funds of the operators the admin sees.
+	ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error)
 }
 
 // NewAdminServiceClient constructs a client for the coffer.v1.AdminService service. By default, it
@@ -220,6 +225,13 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(adminServiceMethods.ByName("RedeliverWebhook")),
 			connect.WithClientOptions(opts...),
 		),
+		listOperatorFunds: connect.NewClient[v1.ListOperatorFundsRequest, v1.ListOperatorFundsResponse](
+			httpClient,
+			baseURL+AdminServiceListOperatorFundsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListOperatorFunds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -240,6 +252,7 @@ type adminServiceClient struct {
 	deleteTheme            *connect.Client[v1.DeleteThemeRequest, v1.DeleteThemeResponse]
 	listDeadLetters        *connect.Client[v1.ListDeadLettersRequest, v1.ListDeadLettersResponse]
 	redeliverWebhook       *connect.Client[v1.RedeliverWebhookRequest, v1.RedeliverWebhookResponse]
+	listOperatorFunds      *connect.Client[v1.ListOperatorFundsRequest, v1.ListOperatorFundsResponse]
 }
 
 // Login calls coffer.v1.AdminService.Login.
@@ -377,6 +390,15 @@ func (c *adminServiceClient) RedeliverWebhook(ctx context.Context, req *v1.Redel
 	return nil, err
 }
 
+// ListOperatorFunds calls coffer.v1.AdminService.ListOperatorFunds.
+func (c *adminServiceClient) ListOperatorFunds(ctx context.Context, req *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error) {
+	response, err := c.listOperatorFunds.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // AdminServiceHandler is an implementation of the coffer.v1.AdminService service.
 type AdminServiceHandler interface {
 	// Login exchanges email, password and (when enrolled) a TOTP code for an admin token.
@@ -412,6 +434,8 @@ type AdminServiceHandler interface {
 	ListDeadLetters(context.Context, *v1.ListDeadLettersRequest) (*v1.ListDeadLettersResponse, error)
 	// RedeliverWebhook queues a dead-lettered webhook again (same event id and payload).
 	RedeliverWebhook(context.Context, *v1.RedeliverWebhookRequest) (*v1.RedeliverWebhookResponse, error)
+	// ListOperatorFunds lists the funds of the operators the admin sees.
+	ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -517,6 +541,13 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(adminServiceMethods.ByName("RedeliverWebhook")),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceListOperatorFundsHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceListOperatorFundsProcedure,
+		svc.ListOperatorFunds,
+		connect.WithSchema(adminServiceMethods.ByName("ListOperatorFunds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceLoginProcedure:
@@ -549,6 +580,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceListDeadLettersHandler.ServeHTTP(w, r)
 		case AdminServiceRedeliverWebhookProcedure:
 			adminServiceRedeliverWebhookHandler.ServeHTTP(w, r)
+		case AdminServiceListOperatorFundsProcedure:
+			adminServiceListOperatorFundsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -616,4 +649,8 @@ func (UnimplementedAdminServiceHandler) ListDeadLetters(context.Context, *v1.Lis
 
 func (UnimplementedAdminServiceHandler) RedeliverWebhook(context.Context, *v1.RedeliverWebhookRequest) (*v1.RedeliverWebhookResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.RedeliverWebhook is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListOperatorFunds is not implemented"))
 }

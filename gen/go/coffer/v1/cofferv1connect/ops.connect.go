@@ -58,6 +58,17 @@ const (
 	// OpsServiceReplayMissedDepositProcedure is the fully-qualified name of the OpsService's
 	// ReplayMissedDeposit RPC.
 	OpsServiceReplayMissedDepositProcedure = "/coffer.v1.OpsService/ReplayMissedDeposit"
+	// OpsServiceGetTreasuryAddressProcedure is the fully-qualified name of the OpsService's
+	// GetTreasuryAddress RPC.
+	OpsServiceGetTreasuryAddressProcedure = "/coffer.v1.OpsService/GetTreasuryAddress"
+	// OpsServiceListOperatorBalancesProcedure is the fully-qualified name of the OpsService's
+	// ListOperatorBalances RPC.
+	OpsServiceListOperatorBalancesProcedure = "/coffer.v1.OpsService/ListOperatorBalances"
+	// OpsServiceAdjustOperatorFundsProcedure is the fully-qualified name of the OpsService's
+	// AdjustOperatorFunds RPC.
+	OpsServiceAdjustOperatorFundsProcedure = "/coffer.v1.OpsService/AdjustOperatorFunds"
+	// OpsServiceReconcileProcedure is the fully-qualified name of the OpsService's Reconcile RPC.
+	OpsServiceReconcileProcedure = "/coffer.v1.OpsService/Reconcile"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -81,6 +92,16 @@ type OpsServiceClient interface {
 	RedeliverDeadLetter(context.Context, *v1.RedeliverDeadLetterRequest) (*v1.RedeliverDeadLetterResponse, error)
 	// ReplayMissedDeposit verifies a transaction on-chain and credits it as a manual deposit.
 	ReplayMissedDeposit(context.Context, *v1.ReplayMissedDepositRequest) (*v1.ReplayMissedDepositResponse, error)
+	// GetTreasuryAddress returns the operator's treasury address (assigned on first use):
+	// payments to it fund the operator's payouts.
+	GetTreasuryAddress(context.Context, *v1.GetTreasuryAddressRequest) (*v1.GetTreasuryAddressResponse, error)
+	// ListOperatorBalances lists an operator's funds per chain and asset.
+	ListOperatorBalances(context.Context, *v1.ListOperatorBalancesRequest) (*v1.ListOperatorBalancesResponse, error)
+	// AdjustOperatorFunds credits or debits an operator's available funds, audited with a note.
+	AdjustOperatorFunds(context.Context, *v1.AdjustOperatorFundsRequest) (*v1.AdjustOperatorFundsResponse, error)
+	// Reconcile proves, per chain and asset, that the service's on-chain holdings cover every
+	// operator's funds, and says by how much.
+	Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -151,6 +172,32 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(opsServiceMethods.ByName("ReplayMissedDeposit")),
 			connect.WithClientOptions(opts...),
 		),
+		getTreasuryAddress: connect.NewClient[v1.GetTreasuryAddressRequest, v1.GetTreasuryAddressResponse](
+			httpClient,
+			baseURL+OpsServiceGetTreasuryAddressProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("GetTreasuryAddress")),
+			connect.WithClientOptions(opts...),
+		),
+		listOperatorBalances: connect.NewClient[v1.ListOperatorBalancesRequest, v1.ListOperatorBalancesResponse](
+			httpClient,
+			baseURL+OpsServiceListOperatorBalancesProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListOperatorBalances")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		adjustOperatorFunds: connect.NewClient[v1.AdjustOperatorFundsRequest, v1.AdjustOperatorFundsResponse](
+			httpClient,
+			baseURL+OpsServiceAdjustOperatorFundsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("AdjustOperatorFunds")),
+			connect.WithClientOptions(opts...),
+		),
+		reconcile: connect.NewClient[v1.ReconcileRequest, v1.ReconcileResponse](
+			httpClient,
+			baseURL+OpsServiceReconcileProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("Reconcile")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -165,6 +212,10 @@ type opsServiceClient struct {
 	listDeadLetteredWebhooks *connect.Client[v1.ListDeadLetteredWebhooksRequest, v1.ListDeadLetteredWebhooksResponse]
 	redeliverDeadLetter      *connect.Client[v1.RedeliverDeadLetterRequest, v1.RedeliverDeadLetterResponse]
 	replayMissedDeposit      *connect.Client[v1.ReplayMissedDepositRequest, v1.ReplayMissedDepositResponse]
+	getTreasuryAddress       *connect.Client[v1.GetTreasuryAddressRequest, v1.GetTreasuryAddressResponse]
+	listOperatorBalances     *connect.Client[v1.ListOperatorBalancesRequest, v1.ListOperatorBalancesResponse]
+	adjustOperatorFunds      *connect.Client[v1.AdjustOperatorFundsRequest, v1.AdjustOperatorFundsResponse]
+	reconcile                *connect.Client[v1.ReconcileRequest, v1.ReconcileResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -248,6 +299,42 @@ func (c *opsServiceClient) ReplayMissedDeposit(ctx context.Context, req *v1.Repl
 	return nil, err
 }
 
+// GetTreasuryAddress calls coffer.v1.OpsService.GetTreasuryAddress.
+func (c *opsServiceClient) GetTreasuryAddress(ctx context.Context, req *v1.GetTreasuryAddressRequest) (*v1.GetTreasuryAddressResponse, error) {
+	response, err := c.getTreasuryAddress.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListOperatorBalances calls coffer.v1.OpsService.ListOperatorBalances.
+func (c *opsServiceClient) ListOperatorBalances(ctx context.Context, req *v1.ListOperatorBalancesRequest) (*v1.ListOperatorBalancesResponse, error) {
+	response, err := c.listOperatorBalances.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// AdjustOperatorFunds calls coffer.v1.OpsService.AdjustOperatorFunds.
+func (c *opsServiceClient) AdjustOperatorFunds(ctx context.Context, req *v1.AdjustOperatorFundsRequest) (*v1.AdjustOperatorFundsResponse, error) {
+	response, err := c.adjustOperatorFunds.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// Reconcile calls coffer.v1.OpsService.Reconcile.
+func (c *opsServiceClient) Reconcile(ctx context.Context, req *v1.ReconcileRequest) (*v1.ReconcileResponse, error) {
+	response, err := c.reconcile.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -269,6 +356,16 @@ type OpsServiceHandler interface {
 	RedeliverDeadLetter(context.Context, *v1.RedeliverDeadLetterRequest) (*v1.RedeliverDeadLetterResponse, error)
 	// ReplayMissedDeposit verifies a transaction on-chain and credits it as a manual deposit.
 	ReplayMissedDeposit(context.Context, *v1.ReplayMissedDepositRequest) (*v1.ReplayMissedDepositResponse, error)
+	// GetTreasuryAddress returns the operator's treasury address (assigned on first use):
+	// payments to it fund the operator's payouts.
+	GetTreasuryAddress(context.Context, *v1.GetTreasuryAddressRequest) (*v1.GetTreasuryAddressResponse, error)
+	// ListOperatorBalances lists an operator's funds per chain and asset.
+	ListOperatorBalances(context.Context, *v1.ListOperatorBalancesRequest) (*v1.ListOperatorBalancesResponse, error)
+	// AdjustOperatorFunds credits or debits an operator's available funds, audited with a note.
+	AdjustOperatorFunds(context.Context, *v1.AdjustOperatorFundsRequest) (*v1.AdjustOperatorFundsResponse, error)
+	// Reconcile proves, per chain and asset, that the service's on-chain holdings cover every
+	// operator's funds, and says by how much.
+	Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -335,6 +432,32 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(opsServiceMethods.ByName("ReplayMissedDeposit")),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceGetTreasuryAddressHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceGetTreasuryAddressProcedure,
+		svc.GetTreasuryAddress,
+		connect.WithSchema(opsServiceMethods.ByName("GetTreasuryAddress")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListOperatorBalancesHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListOperatorBalancesProcedure,
+		svc.ListOperatorBalances,
+		connect.WithSchema(opsServiceMethods.ByName("ListOperatorBalances")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceAdjustOperatorFundsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceAdjustOperatorFundsProcedure,
+		svc.AdjustOperatorFunds,
+		connect.WithSchema(opsServiceMethods.ByName("AdjustOperatorFunds")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceReconcileHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceReconcileProcedure,
+		svc.Reconcile,
+		connect.WithSchema(opsServiceMethods.ByName("Reconcile")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -355,6 +478,14 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceRedeliverDeadLetterHandler.ServeHTTP(w, r)
 		case OpsServiceReplayMissedDepositProcedure:
 			opsServiceReplayMissedDepositHandler.ServeHTTP(w, r)
+		case OpsServiceGetTreasuryAddressProcedure:
+			opsServiceGetTreasuryAddressHandler.ServeHTTP(w, r)
+		case OpsServiceListOperatorBalancesProcedure:
+			opsServiceListOperatorBalancesHandler.ServeHTTP(w, r)
+		case OpsServiceAdjustOperatorFundsProcedure:
+			opsServiceAdjustOperatorFundsHandler.ServeHTTP(w, r)
+		case OpsServiceReconcileProcedure:
+			opsServiceReconcileHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -398,4 +529,20 @@ func (UnimplementedOpsServiceHandler) RedeliverDeadLetter(context.Context, *v1.R
 
 func (UnimplementedOpsServiceHandler) ReplayMissedDeposit(context.Context, *v1.ReplayMissedDepositRequest) (*v1.ReplayMissedDepositResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ReplayMissedDeposit is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) GetTreasuryAddress(context.Context, *v1.GetTreasuryAddressRequest) (*v1.GetTreasuryAddressResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.GetTreasuryAddress is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListOperatorBalances(context.Context, *v1.ListOperatorBalancesRequest) (*v1.ListOperatorBalancesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListOperatorBalances is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) AdjustOperatorFunds(context.Context, *v1.AdjustOperatorFundsRequest) (*v1.AdjustOperatorFundsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.AdjustOperatorFunds is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.Reconcile is not implemented"))
 }

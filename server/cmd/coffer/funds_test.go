@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+// TestFundsCommands: `coffer operator treasury|balance|adjust` and `coffer reconcile`, with the
+// shapes DESIGN.md gives them, on a real database and a dev chain.
+func TestFundsCommands(t *testing.T) {
+	ctx := context.Background()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	usdt, _ := dev.Token("USDT")
+	k, _ := crypto.GenerateKey()
+	bankroll := crypto.PubkeyToAddress(k.PublicKey)
+	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
+		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
+		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}}})
+	chainsFile := filepath.Join(t.TempDir(), "chains.json")
+	os.WriteFile(chainsFile, chains, 0o600)
+	t.Setenv("DATABASE_URL", testdb.URL(t))
+	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
+	out, errOut, code := coffer(t, "migrate")
+	if code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	out, _, code = coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
+	var op map[string]any
+	json.Unmarshal([]byte(out), &op)
+	id, _ := op["id"].(string)
+	if code != 0 || id == "" {
+		t.Fatalf("create: %s", out)
+	}
+
+	// Treasury: one address per operator, EIP-55, stable.
+	out, errOut, code = coffer(t, "operator", "treasury", "--id", id, "--chain-id", "1337", "--json")
+	var tr map[string]string
+	if err := json.Unmarshal([]byte(out), &tr); code != 0 || err != nil || !common.IsHexAddress(tr["address"]) ||
+		common.HexToAddress(tr["address"]).Hex() != tr["address"] {
+		t.Fatalf("treasury: %d %q %s", code, out, errOut)
+	}
+	again, _, _ := coffer(t, "operator", "treasury", "--id", id, "--chain-id", "1337", "--json")
+	if again != out {
+		t.Fatalf("treasury changed: %s then %s", out, again)
+	}
+	if _, errOut, code = coffer(t, "operator", "treasury", "--id", id, "--chain-id", "99"); code != 1 || !strings.Contains(errOut, "not configured") {
+		t.Fatalf("unknown chain: %d %s", code, errOut)
+	}
+
+	balance := func() map[string][2]string {
+		t.Helper()
+		out, errOut, code := coffer(t, "operator", "balance", "--id", id, "--json")
+		var list []map[string]any
+		if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil {
+			t.Fatalf("balance: %d %s %s", code, out, errOut)
+		}
+		got := map[string][2]string{}
+		for _, b := range list {
+			if len(b) != 4 || b["chainId"] != 1337.0 {
+				t.Fatalf("balance line %v: want exactly chainId, currency, available, reserved", b)
+			}
+			got[b["currency"].(string)] = [2]string{b["available"].(string), b["reserved"].(string)}
+		}
+		return got
+	}
+	if b := balance(); b["USDT"] != [2]string{"0.000000", "0.000000"} || b["ETH"][0] != "0.000000000000000000" {
+		t.Fatalf("a new operator's balance: %v", b)
+	}
+	if _, errOut, code = coffer(t, "operator", "adjust", "--id", id, "--chain-id", "1337", "--currency", "USDT", "--amount", "+100",
+		"--note", "opening float"); code != 0 {
+		t.Fatalf("adjust: %s", errOut)
+	}
+	// Refusals change nothing: a debit beyond the funds, too many decimals, no note.
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--currency", "USDT", "--amount", "-100.5", "--note", "x"}, 1, "would leave it negative"},
+		{[]string{"--currency", "USDT", "--amount", "1.0000001", "--note", "x"}, 1, "at most 6 decimals"},
+		{[]string{"--currency", "DOGE", "--amount", "1", "--note", "x"}, 1, "not an asset"},
+		{[]string{"--currency", "USDT", "--amount", "1"}, 2, "--note"},
+	} {
+		args := append([]string{"operator", "adjust", "--id", id, "--chain-id", "1337"}, c.args...)
+		if _, errOut, code := coffer(t, args...); code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: %d %s; want %d %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+	if b := balance(); b["USDT"] != [2]string{"100.000000", "0.000000"} {
+		t.Fatalf("after the adjustment: %v", b)
+	}
+
+	// Reconcile: the operator holds 100 USDT the service does not have on-chain: short, exit 1.
+	out, errOut, code = coffer(t, "reconcile", "--json")
+	var rec struct {
+		Ok    bool
+		Lines []struct {
+			Currency, Holdings, Owed, Surplus string
+			Ok                                bool
+			Wallets                           []struct{ Role, Address, Amount string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rec); code != 1 || err != nil || rec.Ok {
+		t.Fatalf("reconcile short: %d %s %s", code, out, errOut)
+	}
+	var hot common.Address
+	for _, l := range rec.Lines {
+		if l.Currency == "USDT" && (l.Owed != "100" || l.Surplus != "-100" || l.Ok) {
+			t.Fatalf("USDT line: %+v", l)
+		}
+		for _, w := range l.Wallets {
+			if w.Role == "hot wallet" {
+				hot = common.HexToAddress(w.Address)
+			}
+		}
+	}
+	// The hot wallet is funded with 150 USDT: covered, 50 over.
+	mint, _ := dev.Mint(ctx, "USDT", hot, big.NewInt(150_000_000))
+	if _, err := dev.Mine(ctx, mint); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = coffer(t, "reconcile", "--json")
+	json.Unmarshal([]byte(out), &rec)
+	if code != 0 || !rec.Ok {
+		t.Fatalf("reconcile covered: %d %s %s", code, out, errOut)
+	}
+	for _, l := range rec.Lines {
+		if l.Currency == "USDT" && (l.Holdings != "150" || l.Surplus != "50") {
+			t.Fatalf("USDT line: %+v", l)
+		}
+	}
+	if out, _, code = coffer(t, "reconcile"); code != 0 || !strings.Contains(out, "SURPLUS") {
+		t.Fatalf("reconcile table: %s", out)
+	}
+}

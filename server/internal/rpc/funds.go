@@ -1,0 +1,155 @@
+package rpc
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// BalanceServer implements coffer.v1.BalanceService: an operator reads its own funds (a parent
+// those of its sub-operators too).
+type BalanceServer struct {
+	Funds     *funds.Ledger
+	Operators *operator.Service
+}
+
+// ListBalances lists the caller's (or a sub-operator's) funds.
+func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBalancesRequest) (*cofferv1.ListBalancesResponse, error) {
+	op, err := callerOperator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target := op.ID
+	if id := req.GetOperatorId(); id != "" && !strings.EqualFold(id, op.ID) {
+		tree, err := s.Operators.Tree(ctx, op.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(tree, strings.ToLower(id)) {
+			return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", id)
+		}
+		target = strings.ToLower(id)
+	}
+	list, err := s.Funds.Balances(ctx, []string{target})
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListBalancesResponse{Items: balancesProto(list)}, nil
+}
+
+func balanceProto(b funds.Balance) *cofferv1.OperatorBalance {
+	return &cofferv1.OperatorBalance{OperatorId: b.OperatorID, ChainId: b.ChainID, Currency: b.Currency,
+		Available: b.Available.StringFixed(b.Decimals), Reserved: b.Reserved.StringFixed(b.Decimals), Decimals: b.Decimals}
+}
+
+func balancesProto(list []funds.Balance) []*cofferv1.OperatorBalance {
+	out := make([]*cofferv1.OperatorBalance, len(list))
+	for i, b := range list {
+		out[i] = balanceProto(b)
+	}
+	return out
+}
+
+// GetTreasuryAddress returns the operator's treasury address, assigning it on first use.
+func (s *OpsServer) GetTreasuryAddress(ctx context.Context, req *cofferv1.GetTreasuryAddressRequest) (*cofferv1.GetTreasuryAddressResponse, error) {
+	if _, ok := s.Chains.Network(req.GetChainId()); !ok {
+		return nil, fault.Invalid("chainId", "chain %d is not configured", req.GetChainId())
+	}
+	addr, err := s.Deposits.Treasury(ctx, strings.ToLower(req.GetOperatorId()))
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.GetTreasuryAddressResponse{Address: addr.Hex(), ChainId: req.GetChainId()}, nil
+}
+
+// ListOperatorBalances lists an operator's funds.
+func (s *OpsServer) ListOperatorBalances(ctx context.Context, req *cofferv1.ListOperatorBalancesRequest) (*cofferv1.ListOperatorBalancesResponse, error) {
+	id := strings.ToLower(req.GetOperatorId())
+	if _, err := s.Operators.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	list, err := s.Funds.Balances(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListOperatorBalancesResponse{Items: balancesProto(list)}, nil
+}
+
+// AdjustOperatorFunds applies a service-team entry.
+func (s *OpsServer) AdjustOperatorFunds(ctx context.Context, req *cofferv1.AdjustOperatorFundsRequest) (*cofferv1.AdjustOperatorFundsResponse, error) {
+	b, err := s.Funds.Adjust(ctx, funds.Adjustment{OperatorID: strings.ToLower(req.GetOperatorId()), ChainID: req.GetChainId(),
+		Currency: req.GetCurrency(), Amount: req.GetAmount(), Note: req.GetNote(), Actor: "service-team:ops-api"})
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.AdjustOperatorFundsResponse{Balance: balanceProto(b)}, nil
+}
+
+// Reconcile checks the books against the chain.
+func (s *OpsServer) Reconcile(ctx context.Context, req *cofferv1.ReconcileRequest) (*cofferv1.ReconcileResponse, error) {
+	lines, err := s.Reconciler.Reconcile(ctx, req.GetChainId())
+	if err != nil {
+		return nil, err
+	}
+	return ReconcileProto(lines, time.Now()), nil
+}
+
+// ReconcileProto is a reconciliation as the API answers it (the CLI prints the same).
+func ReconcileProto(lines []funds.Line, at time.Time) *cofferv1.ReconcileResponse {
+	res := &cofferv1.ReconcileResponse{Ok: true, CheckedAt: ts(at)}
+	for _, l := range lines {
+		p := &cofferv1.ReconciliationLine{ChainId: l.ChainID, Currency: l.Currency, Holdings: l.Holdings.String(),
+			Available: l.Available.String(), Reserved: l.Reserved.String(), PaidOut: l.PaidOut.String(), Owed: l.Owed.String(),
+			Surplus: l.Surplus.String(), Ok: l.OK}
+		for _, w := range l.ByWallet {
+			p.Wallets = append(p.Wallets, &cofferv1.ReconciliationWallet{Role: w.Role, Address: w.Address.Hex(), Amount: w.Amount.String()})
+		}
+		res.Lines = append(res.Lines, p)
+		res.Ok = res.Ok && l.OK
+	}
+	return res
+}
+
+// ListOperatorFunds lists the funds of the operators in the admin's scope.
+func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListOperatorFundsRequest) (*cofferv1.ListOperatorFundsResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids, ok := auth.Narrow(a.Scope, strings.ToLower(req.GetOperatorId()))
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator not found")
+	}
+	var ops []store.Operator
+	if ids == nil {
+		if ops, err = s.Operators.List(ctx, ""); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, id := range ids {
+			op, err := s.Operators.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, op)
+		}
+	}
+	slices.SortFunc(ops, func(a, b store.Operator) int { return strings.Compare(a.Name, b.Name) })
+	res := &cofferv1.ListOperatorFundsResponse{}
+	for _, op := range ops {
+		list, err := s.Funds.Balances(ctx, []string{op.ID})
+		if err != nil {
+			return nil, err
+		}
+		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: op.ID, OperatorName: op.Name, Balances: balancesProto(list)})
+	}
+	return res, nil
+}
