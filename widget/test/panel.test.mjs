@@ -139,3 +139,23 @@ test("deposits: a credited deposit is listed with its detail; replay says it is 
   await page.getByText("No dead-lettered webhooks.").waitFor();
   await page.close();
 });
+
+test("funds: each operator's available and reserved funds, per chain and asset", async () => {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await login(page);
+  await page.getByRole("link", { name: "Funds" }).click();
+  await page.getByRole("heading", { name: "Funds" }).waitFor();
+  // The embedded operator's float (1,000 USDT, less what earlier tests paid out) is listed.
+  const usdt = page.getByRole("row", { name: /USDT/ }).first();
+  await usdt.waitFor();
+  const cells = await usdt.getByRole("cell").allTextContents();
+  assert.equal(cells[1], String(cfg.chain.id));
+  assert.match(cells[3], /^\d+\.\d{6}$/);
+  assert.match(cells[4], /^\d+\.\d{6}$/);
+  const res = await rest("GET", "/balances", { bearer: cfg.operators.embedded.key });
+  assert.equal(res.status, 200);
+  const own = res.body.data.items.find((b) => b.currency === "USDT");
+  await page.getByRole("cell", { name: own.available }).first().waitFor();
+  await shot(page, "panel-funds");
+  await page.close();
+});

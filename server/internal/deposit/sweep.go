@@ -376,54 +376,37 @@ func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]store.ChainTx,
 	return out, nil
 }
 
-// sendSweep advances a signed sweep's transactions and reports whether all are mined. Before
-// it does, it checks that the address still holds what the pending ones can cost (a fee bump
-// of a token transfer may need more gas) and tops it up when not.
+// sendSweep advances a signed sweep's transactions and reports whether all are mined. After
+// advancing them (which reads their receipts), it checks that the address still holds what the
+// ones left pending can cost (a fee bump of a token transfer may need more gas) and tops it up
+// when not; the next step broadcasts what could not be broadcast meanwhile.
 func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) (bool, error) {
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
 		return false, err
 	}
 	need, margin := new(big.Int), new(big.Int)
-	var pending []store.ChainTx
+	pending := 0
 	for _, t := range txs {
+		if t.State == "pending" {
+			if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
+				return false, err
+			}
+		}
 		switch t.State {
 		case "reverted":
 			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
 		case "pending":
-			pending = append(pending, t)
+			pending++
 			need.Add(need, t.MaxCost())
 			if !t.PaysOwnGas {
-				margin.Add(margin, t.MaxCost())
+				margin.Add(margin, t.MaxCost()) // room for fee bumps of token transfers
 			}
 		}
 	}
-	if len(pending) == 0 {
-		_, err := store.New(s.pool).MarkSweepMined(ctx, sw.ID)
-		return err == nil, err
-	}
-	if _, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID)); err != nil {
+	if pending > 0 {
+		_, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID))
 		return false, err
-	}
-	allMined := true
-	for _, t := range pending {
-		t, err := s.engine.Advance(ctx, t.ID)
-		if errors.Is(err, chaintx.ErrInsufficientFunds) {
-			allMined = false // a top-up is on its way; the next step broadcasts it
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		switch t.State {
-		case "reverted":
-			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
-		case "pending":
-			allMined = false
-		}
-	}
-	if !allMined {
-		return false, nil
 	}
 	_, err = store.New(s.pool).MarkSweepMined(ctx, sw.ID)
 	return err == nil, err

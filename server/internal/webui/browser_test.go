@@ -79,6 +79,10 @@ func TestBrowser(t *testing.T) {
 	// The refusing operator answers WITHDRAW_REQUEST with code 2 (insufficient balance).
 	denies := control.srv.URL + "/webhook-deny"
 	refusing, refusingKey := env.Operator(t, store.OperatorSettings{WebhookURL: &denies})
+	// Operators pay out only from their own funds: a float backed by the hot wallet's USDT.
+	for _, op := range []store.Operator{embedded, fullPage, refusing} {
+		env.Fund(t, op.ID, dev.ChainID(), "USDT", "1000")
+	}
 	admin, _ := env.Admin(t, "")
 
 	results := filepath.Join(widgetDir, "test-results")

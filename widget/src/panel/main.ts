@@ -35,6 +35,7 @@ const screens: Record<string, { title: string; show: (arg: string) => Promise<vo
   replay: { title: "Replay deposit", show: () => showReplay() },
   themes: { title: "Themes", show: () => showThemes() },
   "dead-letters": { title: "Dead letters", show: () => showDeadLetters() },
+  funds: { title: "Funds", show: () => showFunds() },
 };
 
 function shell(title: string, ...body: (Node | Node[] | null | false)[]): HTMLElement[] {
@@ -281,7 +282,7 @@ function actions(w: Withdrawal): HTMLElement | null {
 async function showDeposits(pageToken = "") {
   const q = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const status = h("select", { id: "f-dstatus" }, h("option", { value: "" }, "All"),
-    [1, 2, 3, 4, 5].map((s) => h("option", { value: String(s), selected: q.get("status") === String(s) }, enumName(DepositStatus, s, ""))));
+    [1, 2, 6, 3, 4, 5].map((s) => h("option", { value: String(s), selected: q.get("status") === String(s) }, enumName(DepositStatus, s, ""))));
   const operator = h("input", { id: "f-doperator", value: q.get("operator") ?? "", placeholder: "operator UUID" });
   const user = h("input", { id: "f-duser", value: q.get("user") ?? "", placeholder: "externalUserId" });
   const filters = h("form", { class: "filters" },
@@ -311,7 +312,7 @@ async function showDeposits(pageToken = "") {
       h("td", { class: "num" }, `${d.grossAmount} ${d.currency}`),
       h("td", null, String(d.chainId)),
       h("td", null, h("span", { class: "badge" }, enumName(DepositStatus, d.status, ""))),
-      h("td", null, d.manual ? "replay" : "")));
+      h("td", null, [d.manual ? "replay" : "", d.treasury ? "treasury" : ""].filter(Boolean).join(", "))));
   out.replaceChildren(table(["Detected", "ID", "User", "Gross (raw)", "Chain", "Status", ""], rows, "No deposits match."),
     pager(pageToken, res.nextPageToken, (t) => void showDeposits(t)));
 }
@@ -326,8 +327,28 @@ function depositDetail(d: Deposit): HTMLElement {
       field("Address", h("code", null, d.address)), field("Block", String(d.blockNumber)),
       field("Gross / fee / net (raw)", `${d.grossAmount} / ${d.feeAmount} / ${d.amount}`),
       field("Net USD", d.amountInDollar), field("Sweep tx", d.sweepTxHash ? h("code", null, d.sweepTxHash) : ""),
-      field("Manual replay", d.manual ? "yes" : "no"),
+      field("Manual replay", d.manual ? "yes" : "no"), field("Treasury payment", d.treasury ? "yes (funds the operator; no DEPOSIT)" : "no"),
       field("Detected", when(tsDate(d.detectedAt))), field("Credited", when(tsDate(d.confirmedAt)))));
+}
+
+// --- funds -----------------------------------------------------------------------------------
+
+/** showFunds lists each operator's funds: what payouts can draw on (available) and what queued
+ * payouts hold (reserved). Only the service team adjusts them (CLI or OpsService). */
+async function showFunds() {
+  const out = h("div", null, h("p", null, "Loading…"));
+  mount(root, ...shell("Funds", h("p", { class: "hint" },
+    "Each operator pays out only from its own funds: credited by its users' deposits and its treasury payments, reserved while a payout is on its way."), out));
+  const res = await guard(() => admin.listOperatorFunds({}), out);
+  if (!res) return;
+  const rows = res.operators.flatMap((op) => op.balances.map((b, i) =>
+    h("tr", null,
+      h("td", null, i === 0 ? op.operatorName : ""),
+      h("td", null, String(b.chainId)),
+      h("td", null, b.currency),
+      h("td", { class: "num" }, b.available),
+      h("td", { class: "num" }, b.reserved))));
+  out.replaceChildren(table(["Operator", "Chain", "Currency", "Available", "Reserved"], rows, "No operators."));
 }
 
 // --- replay ----------------------------------------------------------------------------------
