@@ -43,6 +43,11 @@ type Network struct {
 	// PriceFeeds are Chainlink AggregatorV3 USD feeds on this network, by asset symbol
 	// ("ETH": "0x5f4e…"). Assets without a feed are priced from COFFER_STATIC_PRICES.
 	PriceFeeds map[string]common.Address `json:"priceFeeds,omitempty"`
+	// TraceInternalTransfers finds native transfers made by contracts (a Safe, an exchange's
+	// batch payout) through the node's trace API (debug_traceBlockByHash with the callTracer):
+	// without it only transactions that pay a deposit address directly are seen. The RPC
+	// endpoints must serve the debug namespace for every block scanned or replayed.
+	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
 }
 
 // Registry is the validated, ordered list of networks.
