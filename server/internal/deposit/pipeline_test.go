@@ -73,7 +73,8 @@ type env struct {
 
 const confirmations = 3
 
-func setup(t *testing.T, feeBps int32) *env {
+// setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
+func setup(t *testing.T, feeBps int32, opts ...func(*chain.Network)) *env {
 	t.Helper()
 	ctx := context.Background()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
@@ -106,6 +107,9 @@ func setup(t *testing.T, feeBps int32) *env {
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+	for _, o := range opts {
+		o(&n)
+	}
 	registry, err := chain.NewRegistry([]chain.Network{n})
 	if err != nil {
 		t.Fatal(err)
