@@ -17,27 +17,13 @@ import (
 // execution, so the scanner and a replay give a transfer the same key.
 func InternalLogIndex(ordinal int) int64 { return -2 - int64(ordinal) }
 
-// paidInternally lists the internal transfers of a traced transaction that can be deposits:
-// those that were not undone by a revert, in a transaction not sent by Coffer's own wallets
-// (whose transfers to deposit addresses are gas top-ups, never deposits).
-func (s *Service) paidInternally(root *chain.CallFrame, sender common.Address) []chain.InternalTransfer {
-	if s.serviceWallets()[sender] {
-		return nil
-	}
-	var out []chain.InternalTransfer
-	for _, t := range chain.InternalTransfers(root) {
-		if !t.Reverted {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // internalDeposits traces a scanned block and returns its internal transfers to watched
-// deposit addresses. The block is traced by hash, so the trace is of the very block whose
-// hash the scan links into the chain.
+// deposit addresses that moved value (no reverted frame above them) in a successful
+// transaction not sent by one of Coffer's own wallets (own: their transfers to deposit
+// addresses are gas top-ups). The block is traced by hash, so the trace is of the very block
+// whose hash the scan links into the chain.
 func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, b *types.Block,
-	signer types.Signer) ([]store.Deposit, error) {
+	signer types.Signer, own map[common.Address]bool) ([]store.Deposit, error) {
 	traces, err := c.TraceBlock(ctx, b.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("deposit: trace block %d of chain %d: %w", b.NumberU64(), n.ChainID, err)
@@ -52,27 +38,28 @@ func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chai
 		if tr.TxHash != (common.Hash{}) && tr.TxHash != tx.Hash() {
 			return nil, fmt.Errorf("deposit: the trace of block %s lists %s where the block has %s", b.Hash().Hex(), tr.TxHash.Hex(), tx.Hash().Hex())
 		}
-		sender, err := types.Sender(signer, tx)
-		if err != nil {
-			return nil, fmt.Errorf("deposit: sender of %s: %w", tx.Hash().Hex(), err)
+		var paid []chain.InternalTransfer
+		for _, t := range chain.InternalTransfers(tr.Root) {
+			if !t.Reverted && s.watched.has(t.To) {
+				paid = append(paid, t)
+			}
 		}
-		succeeded := false
-		for _, t := range s.paidInternally(tr.Root, sender) {
-			if !s.watched.has(t.To) {
-				continue
-			}
-			if !succeeded {
-				// The receipt, not the tracer's top-level error, is the authority on whether the
-				// transaction succeeded; it is read only for transactions that pay a deposit address.
-				r, err := c.Receipt(ctx, tx.Hash())
-				if err != nil {
-					return nil, err
-				}
-				if r.Status != types.ReceiptStatusSuccessful {
-					break
-				}
-				succeeded = true
-			}
+		if len(paid) == 0 {
+			continue
+		}
+		if sender, err := types.Sender(signer, tx); err == nil && own[sender] {
+			continue
+		}
+		// The receipt, not the tracer's top-level error, is the authority on whether the
+		// transaction succeeded.
+		r, err := c.Receipt(ctx, tx.Hash())
+		if err != nil {
+			return nil, err
+		}
+		if r.Status != types.ReceiptStatusSuccessful {
+			continue
+		}
+		for _, t := range paid {
 			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
 			if err != nil {
 				return nil, err

@@ -69,6 +69,7 @@ type env struct {
 	client   *chain.Client
 	bankroll common.Address
 	usdt     devchain.Token
+	keys     *wallet.Keys
 }
 
 const confirmations = 3
@@ -130,7 +131,7 @@ func setup(t *testing.T, feeBps int32, opts ...func(*chain.Network)) *env {
 		t.Fatal(err)
 	}
 	svc.SetRiver(rc)
-	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt,
+	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt, keys: keys,
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
 	e.scan() // the first pass creates the cursor
 	return e

@@ -163,12 +163,13 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope [
 		return err == nil && (scope == nil || slices.Contains(scope, owner.OperatorID)), err
 	}
 	sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
+	own := s.serviceWallets()[sender]
 	if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
 		ok, err := isDepositAddress(*to)
 		if err != nil {
 			return nil, err
 		}
-		if ok && !s.serviceWallets()[sender] {
+		if ok && !own {
 			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
 			if err != nil {
 				return nil, err
@@ -176,7 +177,10 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope [
 			found = append(found, d)
 		}
 	}
-	for _, t := range s.paidInternally(trace, sender) {
+	for _, t := range chain.InternalTransfers(trace) {
+		if t.Reverted || own {
+			continue
+		}
 		ok, err := isDepositAddress(t.To)
 		if err != nil {
 			return nil, err

@@ -374,7 +374,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 			found = append(found, d)
 		}
 		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
-			internal, err := s.internalDeposits(ctx, q, n, c, b, signer)
+			internal, err := s.internalDeposits(ctx, q, n, c, b, signer, own)
 			if err != nil {
 				return nil, nil, err
 			}
