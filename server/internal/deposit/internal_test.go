@@ -63,16 +63,18 @@ func (e *env) transact(u user, nonce uint64, to *common.Address, value *big.Int,
 }
 
 // depositsOf returns the deposits of a transaction, by log index from -1 down, then the logs.
-func (e *env) depositsOf(tx common.Hash) []store.Deposit {
-	e.t.Helper()
+func (e *env) depositsOf(t *testing.T, tx common.Hash) []store.Deposit {
+	t.Helper()
 	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE tx_hash = $1 ORDER BY (log_index < 0) DESC, abs(log_index)`, tx.Hex())
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	out := make([]store.Deposit, len(ids))
 	for i, id := range ids {
-		out[i] = e.deposit(id)
+		if out[i], err = store.New(e.pool).GetDeposit(e.ctx, id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
 }
@@ -87,21 +89,21 @@ type paid struct {
 
 // checkDeposits compares a transaction's deposits with the expected ones; each is its own
 // deposit, keyed by the outer transaction.
-func (e *env) checkDeposits(tx common.Hash, want []paid) []store.Deposit {
-	e.t.Helper()
-	got := e.depositsOf(tx)
+func (e *env) checkDeposits(t *testing.T, tx common.Hash, want []paid) []store.Deposit {
+	t.Helper()
+	got := e.depositsOf(t, tx)
 	if len(got) != len(want) {
 		var logs []int64
 		for _, d := range got {
 			logs = append(logs, d.LogIndex)
 		}
-		e.t.Fatalf("%d deposits of %s (log indexes %v), want %d", len(got), tx.Hex(), logs, len(want))
+		t.Fatalf("%d deposits of %s (log indexes %v), want %d", len(got), tx.Hex(), logs, len(want))
 	}
 	for i, d := range got {
 		w := want[i]
 		if d.TxHash != tx.Hex() || d.Address != w.to.Hex() || d.LogIndex != w.logIndex || d.GrossAmount.Cmp(w.gross) != 0 ||
 			d.Currency != w.currency || d.IdempotencyKey != deposit.IdempotencyKey(1337, tx, w.logIndex) {
-			e.t.Errorf("deposit %d: %s to %s log %d gross %v %s key %s; want to %s log %d gross %v %s",
+			t.Errorf("deposit %d: %s to %s log %d gross %v %s key %s; want to %s log %d gross %v %s",
 				i, d.TxHash, d.Address, d.LogIndex, d.GrossAmount, d.Currency, d.IdempotencyKey, w.to.Hex(), w.logIndex, w.gross, w.currency)
 		}
 	}
@@ -109,11 +111,11 @@ func (e *env) checkDeposits(tx common.Hash, want []paid) []store.Deposit {
 }
 
 // transferLogIndexes are the log indexes of a transaction's token Transfer logs.
-func (e *env) transferLogIndexes(tx common.Hash) []int64 {
-	e.t.Helper()
+func (e *env) transferLogIndexes(t *testing.T, tx common.Hash) []int64 {
+	t.Helper()
 	r, err := e.client.Receipt(e.ctx, tx)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var out []int64
 	for _, l := range r.Logs {
@@ -140,33 +142,33 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 		to    *common.Address // nil: a creation
 		value *big.Int
 		data  []byte
-		want  func(tx common.Hash) []paid
+		want  func(t *testing.T, tx common.Hash) []paid
 	}{
 		{"a contract pays two deposit addresses, one of them twice", &fw, milli(6),
 			f.PackForward(addresses(a, b, a), ms(1, 2, 3)),
-			func(common.Hash) []paid {
+			func(*testing.T, common.Hash) []paid {
 				return []paid{{a, -2, milli(1), "ETH"}, {b, -3, milli(2), "ETH"}, {a, -4, milli(3), "ETH"}}
 			}},
 		{"a transfer to a stranger keeps its place in the numbering", &fw, milli(3),
 			f.PackForward(addresses(stranger, b), ms(1, 2)),
-			func(common.Hash) []paid { return []paid{{b, -3, milli(2), "ETH"}} }},
+			func(*testing.T, common.Hash) []paid { return []paid{{b, -3, milli(2), "ETH"}} }},
 		{"a transfer inside a reverted call is not a deposit", &fw, milli(9),
 			// Each payment is a self-call with value (this.pay), then the payment: a's pair reverts.
 			f.PackForwardRejecting(addresses(a, b), ms(4, 5), []bool{true, false}),
-			func(common.Hash) []paid { return []paid{{b, -5, milli(5), "ETH"}} }},
+			func(*testing.T, common.Hash) []paid { return []paid{{b, -5, milli(5), "ETH"}} }},
 		{"a contract destroyed as it is created pays by SELFDESTRUCT", nil, milli(7), selfdestructTo(a),
-			func(common.Hash) []paid { return []paid{{a, -2, milli(7), "ETH"}} }},
+			func(*testing.T, common.Hash) []paid { return []paid{{a, -2, milli(7), "ETH"}} }},
 		{"two Transfer logs in one transaction are two deposits", &fw, nil,
 			f.PackForwardTokens(e.usdt.Address, addresses(a, b), []*big.Int{big.NewInt(7_000_000), big.NewInt(8_000_000)}),
-			func(tx common.Hash) []paid {
-				logs := e.transferLogIndexes(tx)
+			func(t *testing.T, tx common.Hash) []paid {
+				logs := e.transferLogIndexes(t, tx)
 				if len(logs) != 2 {
 					t.Fatalf("%d logs", len(logs))
 				}
 				return []paid{{a, logs[0], big.NewInt(7_000_000), "USDT"}, {b, logs[1], big.NewInt(8_000_000), "USDT"}}
 			}},
 		{"a top-level transfer is still log index -1", &a, milli(10), nil,
-			func(common.Hash) []paid { return []paid{{a, -1, milli(10), "ETH"}} }},
+			func(*testing.T, common.Hash) []paid { return []paid{{a, -1, milli(10), "ETH"}} }},
 	}
 	txs := make([]*types.Transaction, len(cases))
 	for i, c := range cases {
@@ -181,10 +183,10 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 	own := e.transact(user{gasKey, gasAddr}, gasNonce, &fw, milli(1), f.PackForward(addresses(a), ms(1)))
 	e.mine(append(txs, own)...)
 	e.scan()
-	e.checkDeposits(own.Hash(), nil)
+	e.checkDeposits(t, own.Hash(), nil)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for _, d := range e.checkDeposits(txs[i].Hash(), c.want(txs[i].Hash())) {
+			for _, d := range e.checkDeposits(t, txs[i].Hash(), c.want(t, txs[i].Hash())) {
 				if d.Status != "CONFIRMING" {
 					t.Errorf("deposit %d is %s before its confirmations", d.ID, d.Status)
 				}
@@ -230,8 +232,8 @@ func TestInternalTransfersNeedTheSwitch(t *testing.T) {
 		e.dev.Commit()
 	}
 	e.scan()
-	e.checkDeposits(internal.Hash(), nil)
-	e.checkDeposits(direct.Hash(), []paid{{b, -1, milli(2), "ETH"}})
+	e.checkDeposits(t, internal.Hash(), nil)
+	e.checkDeposits(t, direct.Hash(), []paid{{b, -1, milli(2), "ETH"}})
 	// Replay refuses it as before: without tracing it pays no deposit address.
 	_, err := e.svc.Replay(e.ctx, nil, 1337, internal.Hash())
 	if r, _ := fault.As(err).Details["reason"].(string); r != deposit.ReasonNotDepositAddress {
@@ -269,7 +271,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 	if err != nil || out.AlreadyKnown || len(out.Deposits) != 2 {
 		t.Fatalf("replay: %+v %v", out, err)
 	}
-	for _, d := range e.checkDeposits(missed.Hash(), []paid{{a, -2, milli(5), "ETH"}, {b, -3, milli(2), "ETH"}}) {
+	for _, d := range e.checkDeposits(t, missed.Hash(), []paid{{a, -2, milli(5), "ETH"}, {b, -3, milli(2), "ETH"}}) {
 		if !d.Manual || d.ConfirmedAt == nil {
 			t.Errorf("replayed deposit %d: manual %v, confirmed %v", d.ID, d.Manual, d.ConfirmedAt)
 		}
@@ -278,7 +280,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 	if err != nil || !again.AlreadyKnown || len(again.Deposits) != 2 || again.Deposits[0].ID != out.Deposits[0].ID || again.Deposits[1].ID != out.Deposits[1].ID {
 		t.Fatalf("replay again: %+v %v", again, err)
 	}
-	if got := e.depositsOf(missed.Hash()); len(got) != 2 {
+	if got := e.depositsOf(t, missed.Hash()); len(got) != 2 {
 		t.Fatalf("%d deposits after the second replay", len(got))
 	}
 	// Each is credited with its own DEPOSIT, naming the outer transaction.
@@ -306,7 +308,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.scan()
-	e.checkDeposits(missed.Hash(), []paid{{a, -2, milli(5), "ETH"}, {b, -3, milli(2), "ETH"}})
+	e.checkDeposits(t, missed.Hash(), []paid{{a, -2, milli(5), "ETH"}, {b, -3, milli(2), "ETH"}})
 }
 
 // ms is a list of milli-ether amounts.

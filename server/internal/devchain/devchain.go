@@ -6,9 +6,10 @@
 // net, web3 and debug JSON-RPC modules over HTTP on a loopback address, so
 // that any regular client (ethclient.Dial, viem, ethers, wallets) can talk to
 // it and internal transfers can be traced (debug_traceBlockByHash,
-// debug_traceTransaction with the callTracer). On start it deploys two ERC20 test tokens (USDT and
-// USDC, 6 decimals) and three Chainlink-style price feeds (ETH/USD, USDT/USD,
-// USDC/USD, 8 decimals), all owned by the faucet account.
+// debug_traceTransaction with the callTracer). On start it deploys two ERC20
+// test tokens (USDT and USDC, 6 decimals) and three Chainlink-style price
+// feeds (ETH/USD, USDT/USD, USDC/USD, 8 decimals), all owned by the faucet
+// account.
 //
 // A Chain holds no global state; several chains can run in one process.
 package devchain
@@ -424,10 +425,9 @@ func (c *Chain) ResetNonce() {
 // JSON-RPC server is enabled through node.Config (HTTPHost, HTTPPort,
 // HTTPModules, HTTPVirtualHosts), serving eth, net, web3 and debug.
 //
-// The node's HTTP server does not report the port it bound, so it cannot be
-// read back. For port 0 a free port is therefore
-// reserved (listen on :0, close) and handed to the node; if another process
-// grabs it in between, node start fails and we retry with a new port.
+// The bound port is not read back from the node, so for port 0 a free port
+// is reserved (listen on :0, close) and handed to the node; if another
+// process grabs it in between, node start fails and we retry with a new port.
 func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
 	if host == "" {
 		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
