@@ -55,6 +55,11 @@ type Network struct {
 	// the asset's current price ("1.00" when unset; "0" sweeps everything). With no price
 	// available, such an asset has no minimum.
 	MinDepositUSD string `json:"minDepositUsd,omitempty"`
+	// TraceInternalTransfers finds native transfers made by contracts (a Safe, an exchange's
+	// batch payout) through the node's trace API (debug_traceBlockByHash with the callTracer):
+	// without it only transactions that pay a deposit address directly are seen. The RPC
+	// endpoints must serve the debug namespace for every block scanned or replayed.
+	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
 }
 
 // DefaultMinDepositUSD is MinDepositUSD's default.

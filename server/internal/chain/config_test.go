@@ -13,7 +13,7 @@ func TestLoadFile(t *testing.T) {
 	}{
 		{"ok", `[{"chainId":2,"name":"B","rpcUrls":["http://b"],"confirmations":3,"nativeSymbol":"ETH",
 			"tokens":[{"symbol":"USDT","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":6}]},
-			{"chainId":1,"name":"A","rpcUrls":["https://a"],"finalized":true,"nativeSymbol":"ETH"}]`, ""},
+			{"chainId":1,"name":"A","rpcUrls":["https://a"],"finalized":true,"nativeSymbol":"ETH","traceInternalTransfers":true}]`, ""},
 		{"unknown field", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH","bogus":1}]`, "unknown field"},
 		{"no rpc", `[{"chainId":1,"name":"A","confirmations":1,"nativeSymbol":"ETH"}]`, "RPC URL"},
 		{"bad rpc", `[{"chainId":1,"name":"A","rpcUrls":["ftp://a"],"confirmations":1,"nativeSymbol":"ETH"}]`, "http(s)"},
@@ -39,7 +39,7 @@ func TestLoadFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			ns := r.Networks()
-			if ns[0].ChainID != 1 || ns[1].ChainID != 2 || ns[0].NativeDecimals != 18 {
+			if ns[0].ChainID != 1 || ns[1].ChainID != 2 || ns[0].NativeDecimals != 18 || !ns[0].TraceInternalTransfers || ns[1].TraceInternalTransfers {
 				t.Fatalf("networks %+v", ns)
 			}
 			n, _ := r.Network(2)

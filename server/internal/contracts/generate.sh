@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates build/*.abi, build/*.bin and the abigen v2 Go bindings
-# (testtoken.go, mockaggregator.go) from src/*.sol.
+# (testtoken.go, mockaggregator.go, forwarder.go) from src/*.sol.
 #
 # Idempotent: running it twice yields byte-identical output.
 #
@@ -38,3 +38,4 @@ bind() {
 
 bind TestToken testtoken.go
 bind MockAggregator mockaggregator.go
+bind Forwarder forwarder.go

@@ -72,6 +72,7 @@ type env struct {
 	gasTank  common.Address
 	network  chain.Network
 	usdt     devchain.Token
+	keys     *wallet.Keys
 }
 
 const confirmations = 3
@@ -86,9 +87,14 @@ type options struct {
 	config deposit.Config
 }
 
-func setup(t *testing.T, feeBps int32) *env {
+// setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
+func setup(t *testing.T, feeBps int32, opts ...func(*chain.Network)) *env {
 	t.Helper()
-	return setupWith(t, options{feeBps: feeBps})
+	return setupWith(t, options{feeBps: feeBps, network: func(n *chain.Network) {
+		for _, o := range opts {
+			o(n)
+		}
+	}})
 }
 
 func setupWith(t *testing.T, o options) *env {
@@ -154,7 +160,7 @@ func setupWith(t *testing.T, o options) *env {
 	svc.SetRiver(rc)
 	n, _ = registry.Network(n.ChainID)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
-		gasTank: gasTank, network: n, usdt: usdt,
+		gasTank: gasTank, network: n, usdt: usdt, keys: keys,
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
 	e.scan() // the first pass creates the cursor
 	return e

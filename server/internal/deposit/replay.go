@@ -39,7 +39,9 @@ type Replayed struct {
 }
 
 // Replay credits a transaction the scanner missed. It is verified on-chain first: it exists,
-// succeeded, has the chain's confirmations, and pays a deposit address in a configured asset.
+// succeeded, has the chain's confirmations, and pays a deposit address in a configured asset
+// (directly, by a token Transfer log, or, when the network traces internal transfers, from a
+// contract: the transaction is traced and its internal transfers keyed as the scanner does).
 // Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
 // known are returned unchanged; a replay never credits a transfer twice. scope limits the
 // deposit addresses considered to those operators' (nil: every operator).
@@ -77,8 +79,14 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 		return Replayed{}, unavailable(err, "block %s", receipt.BlockNumber)
 	}
 	block := types.NewBlockWithHeader(header)
+	var trace *chain.CallFrame
+	if n.TraceInternalTransfers {
+		if trace, err = c.TraceTransaction(ctx, txHash); err != nil {
+			return Replayed{}, unavailable(err, "trace of %s", txHash.Hex())
+		}
+	}
 	q := store.New(s.pool)
-	found, err := s.replayTransfers(ctx, q, scope, n, block, tx, receipt)
+	found, err := s.replayTransfers(ctx, q, scope, n, block, tx, receipt, trace)
 	if err != nil {
 		return Replayed{}, err
 	}
@@ -141,9 +149,10 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	return nil
 }
 
-// replayTransfers finds the transfers of a transaction that qualify as deposits.
+// replayTransfers finds the transfers of a transaction that qualify as deposits; trace is its
+// call trace when the network traces internal transfers (else nil).
 func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope []string, n chain.Network, b *types.Block,
-	tx *types.Transaction, r *types.Receipt) ([]store.Deposit, error) {
+	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]store.Deposit, error) {
 	var found []store.Deposit
 	unknownToken := ""
 	isDepositAddress := func(a common.Address) (bool, error) {
@@ -153,19 +162,37 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope [
 		}
 		return err == nil && (scope == nil || slices.Contains(scope, owner.OperatorID)), err
 	}
+	sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
+	own := s.serviceWallets()[sender]
 	if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
 		ok, err := isDepositAddress(*to)
 		if err != nil {
 			return nil, err
 		}
-		sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
-		if ok && !s.serviceWallets()[sender] {
+		if ok && !own {
 			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
 			if err != nil {
 				return nil, err
 			}
 			found = append(found, d)
 		}
+	}
+	for _, t := range chain.InternalTransfers(trace) {
+		if t.Reverted || own {
+			continue
+		}
+		ok, err := isDepositAddress(t.To)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, d)
 	}
 	for _, l := range r.Logs {
 		if len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {

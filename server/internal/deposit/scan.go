@@ -313,8 +313,10 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 	})
 }
 
-// read fetches blocks from..to and the transfers in them to deposit addresses. It fails with
-// ErrRaced when the blocks do not link up (the chain reorganised while being read).
+// read fetches blocks from..to and the transfers in them to deposit addresses: top-level
+// native transfers, token Transfer logs and, when the network traces them, internal native
+// transfers. It fails with ErrRaced when the blocks do not link up (the chain reorganised
+// while being read).
 func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []store.Deposit, error) {
 	q := store.New(s.pool)
 	var logs []types.Log
@@ -370,6 +372,13 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 				return nil, nil, err
 			}
 			found = append(found, d)
+		}
+		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
+			internal, err := s.internalDeposits(ctx, q, n, c, b, signer, own)
+			if err != nil {
+				return nil, nil, err
+			}
+			found = append(found, internal...)
 		}
 	}
 	for _, l := range logs {

@@ -1,12 +1,15 @@
 // Package devchain runs an embedded, single-node EVM development chain for
 // `coffer dev` and for tests.
 //
-// It is built on go-ethereum's ethclient/simulated backend (chain id 1337) and
-// optionally serves the eth, net and web3 JSON-RPC modules over HTTP on a
-// loopback address, so that any regular client (ethclient.Dial, viem, ethers,
-// wallets) can talk to it. On start it deploys two ERC20 test tokens (USDT and
-// USDC, 6 decimals) and three Chainlink-style price feeds (ETH/USD, USDT/USD,
-// USDC/USD, 8 decimals), all owned by the faucet account.
+// It is go-ethereum's ethclient/simulated backend (chain id 1337), assembled
+// here so that it also serves the tracers API, and optionally serves the eth,
+// net, web3 and debug JSON-RPC modules over HTTP on a loopback address, so
+// that any regular client (ethclient.Dial, viem, ethers, wallets) can talk to
+// it and internal transfers can be traced (debug_traceBlockByHash,
+// debug_traceTransaction with the callTracer). On start it deploys two ERC20
+// test tokens (USDT and USDC, 6 decimals) and three Chainlink-style price
+// feeds (ETH/USD, USDT/USD, USDC/USD, 8 decimals), all owned by the faucet
+// account.
 //
 // A Chain holds no global state; several chains can run in one process.
 package devchain
@@ -44,8 +47,10 @@ var errClosed = errors.New("devchain: chain is closed")
 // ChainID is the chain id of every dev chain (fixed by the simulated backend).
 const ChainID int64 = 1337
 
-// httpModules are the JSON-RPC namespaces served over HTTP.
-func httpModules() []string { return []string{"eth", "net", "web3"} }
+// httpModules are the JSON-RPC namespaces served over HTTP. debug carries the
+// tracers API that Coffer's scanner uses to find internal transfers; the
+// server only ever listens on loopback.
+func httpModules() []string { return []string{"eth", "net", "web3", "debug"} }
 
 // faucetBalance is the genesis balance of the faucet account: 1e9 ETH.
 func faucetBalance() *big.Int {
@@ -133,7 +138,7 @@ type Aggregator struct {
 
 // Chain is a running dev chain. All methods are safe for concurrent use.
 type Chain struct {
-	backend *simulated.Backend
+	backend *Backend
 	client  simulated.Client
 	log     *slog.Logger
 
@@ -265,17 +270,6 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 		"block_time", opts.BlockTime,
 	)
 	return c, nil
-}
-
-// newBackend wraps simulated.NewBackend, which panics if the node fails to
-// start, so that Start can return an error instead.
-func newBackend(alloc types.GenesisAlloc, opt func(*node.Config, *ethconfig.Config)) (b *simulated.Backend, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("devchain: start simulated backend: %v", r)
-		}
-	}()
-	return simulated.NewBackend(alloc, opt), nil
 }
 
 // deploy deploys the test tokens and price feeds in one block and checks
@@ -427,15 +421,14 @@ func (c *Chain) ResetNonce() {
 	c.txMu.Unlock()
 }
 
-// startBackend creates the simulated backend. With a non-empty host the
-// node's own HTTP JSON-RPC server is enabled through node.Config (HTTPHost,
-// HTTPPort, HTTPModules, HTTPVirtualHosts), serving eth, net and web3.
+// startBackend creates the backend. With a non-empty host the node's own HTTP
+// JSON-RPC server is enabled through node.Config (HTTPHost, HTTPPort,
+// HTTPModules, HTTPVirtualHosts), serving eth, net, web3 and debug.
 //
-// The simulated backend gives no access to its node after construction, so
-// the bound port cannot be read back. For port 0 a free port is therefore
-// reserved (listen on :0, close) and handed to the node; if another process
-// grabs it in between, node start fails and we retry with a new port.
-func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*simulated.Backend, string, error) {
+// The bound port is not read back from the node, so for port 0 a free port
+// is reserved (listen on :0, close) and handed to the node; if another
+// process grabs it in between, node start fails and we retry with a new port.
+func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
 	if host == "" {
 		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
 			opt(nc, ec)
@@ -528,10 +521,11 @@ func (c *Chain) RPCURL() string { return c.rpcURL }
 // Client returns the in-process client.
 func (c *Chain) Client() simulated.Client { return c.client }
 
-// Backend returns the simulated backend, e.g. for Fork/AdjustTime in reorg
-// tests. Prefer the Chain wrappers (Fork, AdjustTime, Rollback), which are
-// serialised with Commit and the block ticker.
-func (c *Chain) Backend() *simulated.Backend { return c.backend }
+// Backend returns the node backend (the simulated backend's methods), e.g.
+// for Fork/AdjustTime in reorg tests. Prefer the Chain wrappers (Fork,
+// AdjustTime, Rollback), which are serialised with Commit and the block
+// ticker.
+func (c *Chain) Backend() *Backend { return c.backend }
 
 // Faucet returns the faucet's private key.
 func (c *Chain) Faucet() *ecdsa.PrivateKey { return c.faucet }
@@ -736,6 +730,36 @@ func (c *Chain) SetAnswer(ctx context.Context, pair string, answer *big.Int) (co
 		return common.Hash{}, fmt.Errorf("devchain: SetAnswer %s: %w", a.Pair, err)
 	}
 	return tx.Hash(), nil
+}
+
+// DeployForwarder deploys a contracts.Forwarder (a test contract that pays
+// several recipients in one transaction) from the faucet, mines it and returns
+// its address. It is not part of Start, so the addresses of the contracts
+// Start deploys (faucet nonces 0..4) never change.
+func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
+	bin := common.FromHex(contracts.ForwarderMetaData.Bin)
+	var addr common.Address
+	tx, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
+		gas, err := c.estimateWithMargin(ctx, nil, bin)
+		if err != nil {
+			return nil, err
+		}
+		opts.GasLimit = gas
+		var tx *types.Transaction
+		addr, tx, err = bind.DeployContract(opts, bin, c.client, nil)
+		return tx, err
+	})
+	if err != nil {
+		return common.Address{}, fmt.Errorf("devchain: deploy forwarder: %w", err)
+	}
+	receipts, err := c.Mine(ctx, tx.Hash())
+	if err != nil {
+		return common.Address{}, fmt.Errorf("devchain: deploy forwarder: %w", err)
+	}
+	if r := receipts[0]; r.Status != types.ReceiptStatusSuccessful || r.ContractAddress != addr {
+		return common.Address{}, fmt.Errorf("devchain: deploy forwarder failed (status %d)", r.Status)
+	}
+	return addr, nil
 }
 
 // estimateWithMargin estimates a faucet transaction (to == nil: contract

@@ -113,10 +113,18 @@ func TestChainOverHTTP(t *testing.T) {
 	if err := ec.Client().CallContext(ctx, &clientVersion, "web3_clientVersion"); err != nil || clientVersion == "" {
 		t.Fatalf("web3_clientVersion = %q (%v)", clientVersion, err)
 	}
-	// Only eth, net and web3 are exposed over HTTP.
+	// Only eth, net, web3 and debug are exposed over HTTP.
 	var nodeInfo any
 	if err := ec.Client().CallContext(ctx, &nodeInfo, "admin_nodeInfo"); err == nil {
 		t.Fatal("admin_nodeInfo must not be served over HTTP")
+	}
+	// debug serves the tracers API with the callTracer.
+	var traces []map[string]any
+	if err := ec.Client().CallContext(ctx, &traces, "debug_traceBlockByNumber", "0x1", map[string]any{"tracer": "callTracer"}); err != nil || len(traces) == 0 {
+		t.Fatalf("debug_traceBlockByNumber = %v (%v)", traces, err)
+	}
+	if result, _ := traces[0]["result"].(map[string]any); result["type"] != "CREATE" {
+		t.Fatalf("callTracer frame of the first deployment: %v", traces[0])
 	}
 
 	// Deployment was committed before Start returned.

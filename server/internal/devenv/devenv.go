@@ -303,6 +303,7 @@ func chainRegistry(dev *devchain.Chain, bankroll common.Address) (*chain.Registr
 	n := chain.Network{
 		ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: Confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll, PriceFeeds: map[string]common.Address{},
+		TraceInternalTransfers: true, // the embedded chain serves the trace API
 	}
 	for _, t := range dev.Tokens() {
 		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})

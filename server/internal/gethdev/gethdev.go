@@ -1,6 +1,6 @@
 // Package gethdev runs a real `geth --dev` node (go-ethereum v1.16.7, installed by
 // `make geth` into .tools) for end-to-end tests: chain id 1337, a block every period, its
-// funded developer account unlocked.
+// funded developer account unlocked, the debug API (call tracer) served over HTTP.
 package gethdev
 
 import (
@@ -78,7 +78,7 @@ func Start(t testing.TB, period time.Duration) *Node {
 	ln.Close()
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "--dev", "--dev.period", strconv.Itoa(int(period.Seconds())), "--datadir", dir,
-		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3",
+		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3,debug",
 		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--verbosity", "1")
 	logFile, _ := os.Create(filepath.Join(dir, "geth.log"))
 	cmd.Stdout, cmd.Stderr = logFile, logFile

@@ -45,7 +45,8 @@ type Deposit struct {
 	ContractAddress string `protobuf:"bytes,9,opt,name=contract_address,json=contractAddress,proto3" json:"contract_address,omitempty"`
 	// Inbound transaction hash.
 	TransactionHash string `protobuf:"bytes,10,opt,name=transaction_hash,json=transactionHash,proto3" json:"transaction_hash,omitempty"`
-	// Log index of the Transfer event (-1 for native transfers).
+	// Log index of the Transfer event; -1 for a native transfer made by the transaction itself,
+	// -2, -3, … for the native transfers a contract made inside it (internal transfers, depth first).
 	LogIndex int64 `protobuf:"varint,11,opt,name=log_index,json=logIndex,proto3" json:"log_index,omitempty"`
 	// Deposit address that received it.
 	Address string `protobuf:"bytes,12,opt,name=address,proto3" json:"address,omitempty"`

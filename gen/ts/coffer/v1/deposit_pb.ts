@@ -93,7 +93,8 @@ export type Deposit = Message<"coffer.v1.Deposit"> & {
   transactionHash: string;
 
   /**
-   * Log index of the Transfer event (-1 for native transfers).
+   * Log index of the Transfer event; -1 for a native transfer made by the transaction itself,
+   * -2, -3, … for the native transfers a contract made inside it (internal transfers, depth first).
    *
    * @generated from field: int64 log_index = 11;
    */

@@ -1,0 +1,130 @@
+package devchain
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/eth/tracers"
+	_ "github.com/ethereum/go-ethereum/eth/tracers/native" // registers the callTracer
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Backend is the node behind a Chain: go-ethereum's ethclient/simulated backend, assembled
+// here from the same exported pieces (node, eth service, filter API, simulated beacon) because
+// the simulated package registers no tracing API and hides its node, and a node refuses new
+// APIs once started. This one also serves debug_traceBlockByHash, debug_traceTransaction and
+// the rest of the tracers API. Its methods behave as simulated.Backend's.
+type Backend struct {
+	node   *node.Node
+	beacon *catalyst.SimulatedBeacon
+	client simClient
+}
+
+// simClient hides the *ethclient.Client behind the simulated.Client interface, as the
+// simulated backend does.
+type simClient struct{ *ethclient.Client }
+
+// newBackend builds and starts a backend as simulated.NewBackend does, with the tracers API,
+// and returns an error (the simulated package panics) when the node cannot start, e.g. its
+// HTTP port was taken.
+func newBackend(alloc types.GenesisAlloc, opt func(*node.Config, *ethconfig.Config)) (*Backend, error) {
+	nodeConf := node.DefaultConfig
+	nodeConf.DataDir = ""
+	nodeConf.P2P = p2p.Config{NoDiscovery: true}
+
+	// Every fork is active from genesis, so the system contracts those forks call must exist
+	// from genesis too; the caller's alloc wins.
+	genesisAlloc := core.SystemContractAllocs()
+	maps.Copy(genesisAlloc, alloc)
+	ethConf := ethconfig.Defaults
+	ethConf.Genesis = &core.Genesis{
+		Config:   params.AllDevChainProtocolChanges,
+		GasLimit: ethconfig.Defaults.Miner.GasCeil,
+		Alloc:    genesisAlloc,
+	}
+	ethConf.SyncMode = ethconfig.FullSync
+	ethConf.TxPool.NoLocals = true
+	ethConf.LogNoHistory = true
+	opt(&nodeConf, &ethConf)
+
+	stack, err := node.New(&nodeConf)
+	if err != nil {
+		return nil, fmt.Errorf("devchain: new node: %w", err)
+	}
+	b, err := assemble(stack, &ethConf)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("devchain: start node: %w", err), stack.Close())
+	}
+	return b, nil
+}
+
+// assemble mirrors ethclient/simulated's newWithNode, registering the tracers API with the
+// filter API before the node starts.
+func assemble(stack *node.Node, conf *ethconfig.Config) (*Backend, error) {
+	ethService, err := eth.New(stack, conf)
+	if err != nil {
+		return nil, err
+	}
+	filterSystem := filters.NewFilterSystem(ethService.APIBackend, filters.Config{})
+	stack.RegisterAPIs(append([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(filterSystem)}},
+		tracers.APIs(ethService.APIBackend)...))
+	if err := stack.Start(); err != nil {
+		return nil, err
+	}
+	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, ethService)
+	if err != nil {
+		return nil, err
+	}
+	// The simulated beacon starts from the head; reorg back to genesis as simulated does.
+	if err := beacon.Fork(ethService.BlockChain().GetCanonicalHash(0)); err != nil {
+		return nil, errors.Join(err, beacon.Stop())
+	}
+	return &Backend{node: stack, beacon: beacon, client: simClient{ethclient.NewClient(stack.Attach())}}, nil
+}
+
+// Close shuts the backend down; it cannot be used afterwards.
+func (b *Backend) Close() error {
+	if b.client.Client != nil {
+		b.client.Close()
+		b.client = simClient{}
+	}
+	var err error
+	if b.beacon != nil {
+		err = b.beacon.Stop()
+		b.beacon = nil
+	}
+	if b.node != nil {
+		err = errors.Join(err, b.node.Close())
+		b.node = nil
+	}
+	return err
+}
+
+// Commit seals a block with the pending transactions and returns its hash.
+func (b *Backend) Commit() common.Hash { return b.beacon.Commit() }
+
+// Rollback drops the pending transactions.
+func (b *Backend) Rollback() { b.beacon.Rollback() }
+
+// Fork resets the head to parentHash so that later commits build a side chain.
+func (b *Backend) Fork(parentHash common.Hash) error { return b.beacon.Fork(parentHash) }
+
+// AdjustTime seals an empty block whose timestamp is moved forward.
+func (b *Backend) AdjustTime(adjustment time.Duration) error { return b.beacon.AdjustTime(adjustment) }
+
+// Client returns an in-process client of the chain.
+func (b *Backend) Client() simulated.Client { return b.client }
