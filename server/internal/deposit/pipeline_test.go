@@ -127,7 +127,7 @@ func setup(t *testing.T, feeBps int32) *env {
 	}
 	svc.SetRiver(rc)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, hooks: hooks, op: op, client: client, bankroll: bankroll, usdt: usdt,
-		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
+		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example", Currencies: rates.DevStatic()})}
 	e.scan() // the first pass creates the cursor
 	return e
 }
