@@ -104,8 +104,8 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	byTx := map[string]received{}
 	for _, e := range events {
 		byTx[e.form.Get("transactionHash")] = e
-		if _, ok := e.form["test"]; ok || len(e.form) != 20 {
-			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20", len(e.form), ok)
+		if _, ok := e.form["test"]; ok || len(e.form) != 21 {
+			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20 and operatorReference", len(e.form), ok)
 		}
 	}
 	var deposits []store.Deposit
@@ -136,6 +136,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 			"event": "DEPOSIT", "depositId": strconv.FormatInt(d.ID, 10), "idempotencyKey": d.IdempotencyKey,
 			"externalUserId": "player-7", "sessionRef": sessionRef, "sessionAmount": "46.00", "localCurrencyCode": "EUR",
 			"currentRate": "0.92", "pair": "USD/EUR", "grossAmount": gross, "chainId": "1337", "transactionHash": d.TxHash,
+			"operatorReference": "order-7",
 		}
 		if isToken {
 			// 1% of 50 USDT is the fee; 49.5 USDT is 49.5 USD and 45.54 EUR.

@@ -84,7 +84,7 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	env.Fund(t, opA.ID, node.ChainID, "USDT", "100")
 	_, adminToken := env.Admin(t, "")
 	session := rest(t, "POST", env.URL+"/session/withdraw", key,
-		`{"externalUserId":"player-9","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"42.50"}`)
+		`{"externalUserId":"player-9","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"42.50","operatorReference":"payout-9"}`)
 	sid := strings.TrimPrefix(session["url"].(string), env.URL+"/widget/?sid=")
 	dest := crypto.PubkeyToAddress(mustKey(t).PublicKey)
 	sub := rest(t, "POST", env.URL+"/withdraw/direct-transfer", "",
@@ -95,7 +95,8 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	}
 	requests := recv.waitFor(1, 10*time.Second)
 	req, ok := requests[0].parsed.(*cofferv1.WithdrawRequestEvent)
-	if !ok || req.WithdrawRequestId != id || req.GetCryptoAmountSent() != "42.500000" || len(requests[0].form) != 13 {
+	if !ok || req.WithdrawRequestId != id || req.GetCryptoAmountSent() != "42.500000" || req.GetOperatorReference() != "payout-9" ||
+		len(requests[0].form) != 14 {
 		t.Fatalf("WITHDRAW_REQUEST: %v (%d fields)", requests[0].form, len(requests[0].form))
 	}
 	w := rawJSON(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", adminToken, `{"status":"PROCESSING","adminNote":"KYC ok"}`)
@@ -112,7 +113,7 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	events := recv.waitFor(2, 30*time.Second)
 	done, ok := events[1].parsed.(*cofferv1.WithdrawCompleteEvent)
 	if !ok || done.WithdrawRequestId != id || done.GetCryptoAmountSent() != req.GetCryptoAmountSent() || done.Status != "COMPLETED" ||
-		len(events[1].form) != 14 {
+		done.GetOperatorReference() != "payout-9" || len(events[1].form) != 15 {
 		t.Fatalf("WITHDRAW_COMPLETE: %v", events[1].form)
 	}
 	receipt, err := node.Client.TransactionReceipt(ctx, common.HexToHash(w["settlementTxHash"].(string)))
@@ -153,7 +154,8 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 		t.Fatalf("mode B destination holds %d units", got)
 	}
 	completes := recvB.waitFor(2, 30*time.Second)
-	if c, ok := completes[1].parsed.(*cofferv1.WithdrawCompleteEvent); !ok || c.WithdrawRequestId != idB || c.GetCryptoAmountSent() != "7.000000" {
+	if c, ok := completes[1].parsed.(*cofferv1.WithdrawCompleteEvent); !ok || c.WithdrawRequestId != idB || c.GetCryptoAmountSent() != "7.000000" ||
+		completes[1].form.Get("operatorReference") != "null" { // a session without one
 		t.Fatalf("mode B WITHDRAW_COMPLETE: %v", completes[1].form)
 	}
 	time.Sleep(2 * time.Second) // a second payout or webhook would show up here

@@ -86,6 +86,15 @@ func TestServerFixtures(t *testing.T) {
 			if webhook.EventName(msg) != f.Expect.Event || webhook.IsTest(msg) != f.Expect.Test {
 				t.Fatalf("event %s test %v", webhook.EventName(msg), webhook.IsTest(msg))
 			}
+			// operatorReference: the session's order id, or absent (sent as "null").
+			wantRef := map[string]*string{"deposit_session.json": proto.String("order-1001"),
+				"withdraw_request.json": proto.String("payout 42/β & co")}[filepath.Base(file)]
+			type referenced interface{ GetOperatorReference() string }
+			ref := msg.ProtoReflect().Descriptor().Fields().ByName("operator_reference")
+			if ref == nil || msg.ProtoReflect().Has(ref) != (wantRef != nil) ||
+				(wantRef != nil && msg.(referenced).GetOperatorReference() != *wantRef) {
+				t.Fatalf("operatorReference %v, want %v", msg.ProtoReflect().Get(ref), wantRef)
+			}
 			// The SDK's encoder writes exactly the server's body back.
 			if body, err := webhook.Encode(msg); err != nil || string(body) != f.Body {
 				t.Fatalf("Encode(Parse(body)) = %s, %v", body, err)

@@ -115,7 +115,7 @@ var timestampName = (*timestamppb.Timestamp)(nil).ProtoReflect().Descriptor().Fu
 // *cofferv1.WithdrawCompleteEvent) as a form body: the fields' JSON names in field-number
 // order, every value a string; an unset optional field is the literal null; integers are
 // decimal; timestamps are RFC 3339 UTC with milliseconds (2026-11-22T05:38:20.719Z); test is
-// written as true only on test events and left out otherwise. An empty event field is filled
+// written, last, as true only on test events and left out otherwise. An empty event field is filled
 // with the message's event name.
 func Encode(msg proto.Message) ([]byte, error) {
 	name := EventName(msg)
@@ -133,10 +133,7 @@ func Encode(msg proto.Message) ([]byte, error) {
 		var v string
 		switch {
 		case fd.Name() == "test":
-			if !m.Get(fd).Bool() {
-				continue
-			}
-			v = "true"
+			continue // written last, below
 		case fd.Name() == "event":
 			v = m.Get(fd).String()
 			if v == "" {
@@ -158,6 +155,11 @@ func Encode(msg proto.Message) ([]byte, error) {
 		b.WriteString(url.QueryEscape(key))
 		b.WriteByte('=')
 		b.WriteString(url.QueryEscape(v))
+	}
+	// A test event is the production body plus this one field, whatever fields follow test's
+	// number (operatorReference does).
+	if fd := m.Descriptor().Fields().ByName("test"); fd != nil && m.Get(fd).Bool() {
+		b.WriteString("&test=true")
 	}
 	return []byte(b.String()), nil
 }

@@ -36,6 +36,7 @@ func deposit() *cofferv1.DepositEvent {
 		TransactionHash:       proto.String("0x5c50"),
 		ChainId:               1,
 		ConfirmedAt:           at,
+		OperatorReference:     proto.String("order-42"),
 	}
 }
 
@@ -43,11 +44,11 @@ const depositBody = "event=DEPOSIT&depositId=42&idempotencyKey=1%3A0x5c50%3A0&ex
 	"&sessionRef=sr_0123&sessionAmount=25.00&amount=24750000&amountInDollar=24.75&amountInLocalCurrency=22.87" +
 	"&localCurrencyCode=EUR&currentRate=0.924&pair=USD%2FEUR&grossAmount=25000000&feeAmount=250000" +
 	"&feeInDollar=0.250000&type=ERC20&contractAddress=0xdAC17F958D2ee523a2206206994597C13D831ec7" +
-	"&transactionHash=0x5c50&chainId=1&confirmedAt=2026-11-22T05%3A38%3A20.719Z"
+	"&transactionHash=0x5c50&chainId=1&confirmedAt=2026-11-22T05%3A38%3A20.719Z&operatorReference=order-42"
 
 func TestEncode(t *testing.T) {
 	direct := deposit()
-	direct.SessionRef, direct.SessionAmount, direct.ContractAddress = nil, nil, nil
+	direct.SessionRef, direct.SessionAmount, direct.ContractAddress, direct.OperatorReference = nil, nil, nil, nil
 	direct.Type = "NATIVE"
 	test := deposit()
 	test.DepositId = -4503599627370495
@@ -66,7 +67,7 @@ func TestEncode(t *testing.T) {
 				"&sessionRef=null&sessionAmount=null&amount=24750000&amountInDollar=24.75&amountInLocalCurrency=22.87" +
 				"&localCurrencyCode=EUR&currentRate=0.924&pair=USD%2FEUR&grossAmount=25000000&feeAmount=250000" +
 				"&feeInDollar=0.250000&type=NATIVE&contractAddress=null" +
-				"&transactionHash=0x5c50&chainId=1&confirmedAt=2026-11-22T05%3A38%3A20.719Z"},
+				"&transactionHash=0x5c50&chainId=1&confirmedAt=2026-11-22T05%3A38%3A20.719Z&operatorReference=null"},
 		{"test deposit: negative id, test=true last", test,
 			strings.Replace(depositBody, "depositId=42", "depositId=-4503599627370495", 1) + "&test=true"},
 		{"optional set to empty is written empty", emptyOptional,
@@ -86,7 +87,7 @@ func TestEncode(t *testing.T) {
 		}, "event=WITHDRAW_REQUEST&withdrawRequestId=7f0c5a54-3f3e-4f0e-9a59-2d1f4c7b9e11&sessionRef=sr_9" +
 			"&externalUserId=u%262%3D3&type=DIRECT_TRANSFER&address=0x8ba1f109551bD432803012645Ac136ddd64DBA72" +
 			"&cryptoCurrencyCode=USDT&fiatCurrencyCode=USD&fiatAmount=40.00&cryptoAmount=null" +
-			"&cryptoAmountSent=40.000000&amountInUsd=40.00&requestedAt=2026-01-02T02%3A04%3A05.000Z"},
+			"&cryptoAmountSent=40.000000&amountInUsd=40.00&requestedAt=2026-01-02T02%3A04%3A05.000Z&operatorReference=null"},
 		{"withdraw complete, unset timestamp is null", &cofferv1.WithdrawCompleteEvent{
 			Event:             "WITHDRAW_COMPLETE",
 			WithdrawRequestId: "7f0c5a54-3f3e-4f0e-9a59-2d1f4c7b9e11",
@@ -96,7 +97,7 @@ func TestEncode(t *testing.T) {
 			Status:            "COMPLETED",
 		}, "event=WITHDRAW_COMPLETE&withdrawRequestId=7f0c5a54-3f3e-4f0e-9a59-2d1f4c7b9e11&sessionRef=sr_9" +
 			"&externalUserId=u2&type=OFF_RAMP&status=COMPLETED&address=&cryptoCurrencyCode=&fiatCurrencyCode=" +
-			"&fiatAmount=&cryptoAmount=null&cryptoAmountSent=null&amountInUsd=null&completedAt=null"},
+			"&fiatAmount=&cryptoAmount=null&cryptoAmountSent=null&amountInUsd=null&completedAt=null&operatorReference=null"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,8 +81,19 @@ for (const file of files) {
       assert.ok(isDeposit(event));
       assert.equal(event.sessionRef, undefined);
       assert.equal(event.sessionAmount, undefined);
+      assert.equal(event.operatorReference, undefined);
       assert.equal(event.contractAddress, undefined);
       assert.equal(event.depositId, 1002n);
+    }
+    // operatorReference: the session's order id, or undefined when the body says "null".
+    const reference: Record<string, string | undefined> = {
+      "deposit_session.json": "order-1001",
+      "withdraw_request.json": "payout 42/β & co",
+      "withdraw_complete.json": undefined,
+    };
+    if (file in reference) {
+      assert.equal(event.operatorReference, reference[file]);
+      assert.ok(f.body.includes("operatorReference=" + (reference[file] === undefined ? "null" : "")));
     }
     if (file === "test_deposit.json") {
       assert.ok(isDeposit(event) && event.depositId < 0n && event.depositId >= -(2n ** 53n - 1n));

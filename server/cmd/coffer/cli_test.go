@@ -24,6 +24,7 @@ func coffer(t *testing.T, args ...string) (string, string, int) {
 func TestOperatorAndAdminCommands(t *testing.T) {
 	t.Setenv("DATABASE_URL", testdb.URL(t))
 	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	t.Setenv("COFFER_FIAT_RATES", "EUR=0.92") // as the service runs with: --fiat takes priced currencies only
 
 	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook",
 		"--approval-mode", "external", "--approval-enabled", "--per-tx-cap", "500", "--daily-cap", "5000.50", "--fiat", "eur",
@@ -96,6 +97,9 @@ func TestOperatorAndAdminCommands(t *testing.T) {
 		{[]string{"operator", "create", "--name", "X"}, 1, "webhookUrl: is required"},
 		{[]string{"operator", "create", "--name", "X", "--webhook-url", "https://x.example", "--approval-mode", "later"}, 1, "approvalMode"},
 		{[]string{"operator", "get", "--id", "00000000-0000-4000-8000-000000000000"}, 1, "operator not found"},
+		{[]string{"operator", "create", "--name", "X", "--webhook-url", "https://x.example", "--fiat", "jpy"}, 1,
+			"fiatCurrency: JPY has no exchange rate here; supported currencies: EUR, USD"},
+		{[]string{"operator", "update", "--id", id, "--fiat", "GBP"}, 1, "supported currencies: EUR, USD"},
 		{[]string{"admin", "create", "--email", "x@y.z"}, 2, "--password"},
 		{[]string{"nope"}, 2, "unknown command"},
 	} {

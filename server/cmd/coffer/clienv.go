@@ -14,6 +14,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devenv"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -85,6 +86,10 @@ func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv
 		return fail(err)
 	}
 	cfg, _ := config.FromEnv(os.Getenv) // only the rate tables are read from it
+	if dev != nil && len(cfg.FiatRates) == 0 && len(cfg.StaticPrices) == 0 {
+		// `coffer dev` prices with the dev tables: the CLI accepts the currencies it does.
+		cfg.StaticPrices, cfg.FiatRates = rates.DevUSD(), rates.DevPerUSD()
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if env.services, err = app.NewServices(ctx, pool, box, app.ServicesConfig{Chains: chains,
 		Sessions: session.Config{TTL: 30 * time.Minute}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {

@@ -175,6 +175,17 @@ type matrixFixture struct {
 	themeToUpdate  string
 	themeToDelete  string
 	rpc            matrixClients
+	// freshWithdraw opens another withdraw session of operator A: each withdrawal submitted
+	// with the valid sid gets its own, since submissions are rate-limited per session.
+	freshWithdraw func() string
+}
+
+// submitSid is the sid a withdrawal submission carries: a fresh session for the valid sid.
+func (f *matrixFixture) submitSid(s sessionIDs) string {
+	if s.withdraw == f.real.withdraw {
+		return f.freshWithdraw()
+	}
+	return s.withdraw
 }
 
 type matrixClients struct {
@@ -212,6 +223,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	f.real = sessionIDs{deposit: open(session.Deposit), withdraw: open(session.Withdraw), cancel: open(session.Deposit)}
 	f.unknown = sessionIDs{deposit: uuid.NewString(), withdraw: uuid.NewString(), cancel: uuid.NewString()}
 	f.testWebhookSid = open(session.Deposit)
+	f.freshWithdraw = func() string { return open(session.Withdraw) }
 
 	theme := func(slug string) string {
 		th, err := env.Services.Themes.Create(ctx, auth.Admin{}, f.opA.ID, slug, "Matrix", matrixStyle)
@@ -269,8 +281,8 @@ var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path
 	"GET /chain": func(*matrixFixture, sessionIDs) (string, string, string) {
 		return "GET", "/chain", ""
 	},
-	"POST /withdraw/direct-transfer": func(_ *matrixFixture, s sessionIDs) (string, string, string) {
-		return "POST", "/withdraw/direct-transfer", `{"sid":"` + s.withdraw + `","address":"` + matrixAddress + `","currency":"USDT","chainId":1337}`
+	"POST /withdraw/direct-transfer": func(f *matrixFixture, s sessionIDs) (string, string, string) {
+		return "POST", "/withdraw/direct-transfer", `{"sid":"` + f.submitSid(s) + `","address":"` + matrixAddress + `","currency":"USDT","chainId":1337}`
 	},
 	"POST /withdraw/{id}/decision": func(*matrixFixture, sessionIDs) (string, string, string) {
 		return "POST", "/withdraw/" + uuid.NewString() + "/decision", `{"decision":"APPROVE"}`
@@ -356,7 +368,7 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 		return err
 	},
 	cofferv1connect.WidgetServiceSubmitWithdrawalProcedure: func(ctx context.Context, f *matrixFixture, s sessionIDs) error {
-		_, err := f.rpc.widget.SubmitWithdrawal(ctx, &cofferv1.SubmitWithdrawalRequest{Sid: s.withdraw, Address: matrixAddress,
+		_, err := f.rpc.widget.SubmitWithdrawal(ctx, &cofferv1.SubmitWithdrawalRequest{Sid: f.submitSid(s), Address: matrixAddress,
 			Currency: "USDT", ChainId: 1337, Type: cofferv1.WithdrawalType_WITHDRAWAL_TYPE_DIRECT_TRANSFER})
 		return err
 	},

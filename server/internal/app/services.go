@@ -93,7 +93,6 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		webhookRetries: cfg.WebhookRetries,
 		Operators:      operator.New(pool, box),
 		Admins:         admin.New(pool, box),
-		Sessions:       session.New(pool, cfg.Sessions),
 		Depositors:     depositor.New(pool),
 		Themes:         theme.New(pool),
 		Chains:         cfg.Chains,
@@ -113,6 +112,11 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		}
 	}
 	s.Prices = rates.NewChain(feeds, static)
+	// Platform currencies are accepted only when priced (sessions and operators alike).
+	s.Operators.SetCurrencies(s.Prices)
+	sessions := cfg.Sessions
+	sessions.Currencies = s.Prices
+	s.Sessions = session.New(pool, sessions)
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
 		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.AllowPrivateWebhooks}), Log: cfg.Log})
 	s.Engine = chaintx.New(pool, s.Clients, deposit.KeyRing{Keys: keys, Pool: pool}, cfg.Log)

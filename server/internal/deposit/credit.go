@@ -239,6 +239,9 @@ func DepositEvent(d store.Deposit, sess *store.Session) *cofferv1.DepositEvent {
 	}
 	if sess != nil {
 		ev.SessionRef, ev.SessionAmount = ptr(sess.SessionRef), ptr(money.Fiat(sess.Amount))
+		if sess.OperatorReference != "" {
+			ev.OperatorReference = ptr(sess.OperatorReference)
+		}
 	}
 	confirmed := time.Now()
 	if d.ConfirmedAt != nil {

@@ -161,7 +161,7 @@ func setupWith(t *testing.T, o options) *env {
 	n, _ = registry.Network(n.ChainID)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
 		gasTank: gasTank, network: n, usdt: usdt, keys: keys,
-		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"})}
+		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example", Currencies: rates.DevStatic()})}
 	e.scan() // the first pass creates the cursor
 	return e
 }

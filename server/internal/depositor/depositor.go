@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -18,14 +19,63 @@ type Service struct{ pool *pgxpool.Pool }
 // New returns the service.
 func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
-// Create registers a depositor for the operator; it is idempotent and created reports
-// whether this call registered it.
-func (s *Service) Create(ctx context.Context, op store.Operator, externalUserID, email string) (store.Depositor, bool, error) {
-	d, created, err := store.New(s.pool).UpsertDepositor(ctx, op.ID, externalUserID, email)
+// EmailChange is what a Create did to the depositor's email.
+type EmailChange string
+
+// The email outcomes of Create.
+const (
+	// EmailSet: the depositor had no email and now has the one given (a new one included).
+	EmailSet EmailChange = "SET"
+	// EmailUpdated: another email replaced the depositor's.
+	EmailUpdated EmailChange = "UPDATED"
+	// EmailUnchanged: none was given, or the same one.
+	EmailUnchanged EmailChange = "UNCHANGED"
+)
+
+// Created is a Create's result.
+type Created struct {
+	Depositor store.Depositor
+	// Created is true when this call registered the depositor.
+	Created bool
+	Email   EmailChange
+}
+
+// Create registers a depositor for the operator, or, when it exists, replaces its email with
+// the one given (an empty email keeps the stored one). It is idempotent and says what it did.
+func (s *Service) Create(ctx context.Context, op store.Operator, externalUserID, email string) (Created, error) {
+	var out Created
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		d, created, err := q.InsertDepositor(ctx, op.ID, externalUserID, email)
+		if err != nil {
+			return err
+		}
+		if created {
+			out = Created{Depositor: d, Created: true, Email: EmailUnchanged}
+			if email != "" {
+				out.Email = EmailSet
+			}
+			return nil
+		}
+		// It exists (perhaps since a concurrent call): the row lock orders the email changes.
+		if d, err = q.DepositorForUpdate(ctx, op.ID, externalUserID); err != nil {
+			return err
+		}
+		out = Created{Depositor: d, Email: EmailUnchanged}
+		if email == "" || email == d.Email {
+			return nil
+		}
+		out.Email = EmailUpdated
+		if d.Email == "" {
+			out.Email = EmailSet
+		}
+		out.Depositor.Email = email
+		return q.SetDepositorEmail(ctx, op.ID, externalUserID, email)
+	})
 	if err != nil {
-		return d, false, fault.Wrap(err, "create depositor")
+		return Created{}, fault.Wrap(err, "create depositor")
 	}
-	return d, created, nil
+	return out, nil
 }
 
 // Check returns the operator's depositor and whether it exists.

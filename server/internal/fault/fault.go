@@ -51,7 +51,8 @@ func (c Code) ConnectCode() connect.Code { return c.connect }
 type Error struct {
 	Code    Code
 	Message string
-	// Field names the offending request field for INVALID_ARGUMENT (JSON name).
+	// Field names the offending request field (JSON name): for INVALID_ARGUMENT, and for a
+	// CONFLICT caused by one field (a reused operatorReference with another amount, say).
 	Field string
 	// Details are extra string fields for the REST envelope's data and the ErrorInfo metadata
 	// (for example errorCode of WITHDRAW_DENIED).

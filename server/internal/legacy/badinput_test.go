@@ -31,6 +31,11 @@ type badGroup struct {
 	rows                       []badRow
 }
 
+// conflict is a session body (sessionBody with extra) refused with CONFLICT on field.
+func conflict(name string, extra map[string]any, field, msg string) badRow {
+	return badRow{name: name, body: sessionBody(extra), status: http.StatusConflict, code: "CONFLICT", field: field, msg: msg}
+}
+
 func invalid(name, body, field, msg string) badRow {
 	return badRow{name: name, body: body, status: http.StatusBadRequest, code: "INVALID_ARGUMENT", field: field, msg: msg}
 }
@@ -133,6 +138,11 @@ func sessionRows() []badRow {
 	for _, c := range []string{"US", "USDT", "U$D", "123", "€UR"} {
 		with(fmt.Sprintf("currency/%q", c), map[string]any{"platformFiatCurrency": c}, "platformFiatCurrency", "three-letter currency code")
 	}
+	// Well-formed, but without a rate: a deposit could never be valued.
+	for _, c := range []string{"JPY", "XYZ", "jpy"} {
+		with(fmt.Sprintf("currency/unpriced_%s", c), map[string]any{"platformFiatCurrency": c}, "platformFiatCurrency",
+			strings.ToUpper(c)+" has no exchange rate here; supported currencies: EUR, GBP, USD")
+	}
 	for _, l := range []string{"english!", "e", "en US", "en-", strings.Repeat("a", 36)} {
 		with(fmt.Sprintf("lang/%q", l), map[string]any{"lang": l}, "lang", "")
 	}
@@ -234,11 +244,18 @@ func TestBadInput(t *testing.T) {
 	groups := []badGroup{
 		{name: "session_deposit", method: "POST", path: "/session/deposit", bearer: key, rows: append(sessionRows(),
 			// Conflict: the reference belongs to a withdraw session. See TestConflictWritesNothing.
-			badRow{name: "conflict/reference_of_withdraw_session", body: sessionBody(map[string]any{"externalUserId": "bad-input-ref", "operatorReference": "withdraw-ref"}),
-				status: http.StatusConflict, code: "CONFLICT", msg: `operatorReference "withdraw-ref" already belongs to a withdraw session`})},
+			conflict("conflict/reference_of_withdraw_session", map[string]any{"externalUserId": "bad-input-ref", "operatorReference": "withdraw-ref"},
+				"operatorReference", `"withdraw-ref" already names an open withdraw session; use a new reference for a deposit session`),
+			// The reference names a live deposit session of bad-input-ref for 25.00 USD.
+			conflict("conflict/reference_other_user", map[string]any{"externalUserId": "someone-else", "operatorReference": "deposit-ref"},
+				"externalUserId", `operatorReference "deposit-ref" already names an open deposit session of another user`),
+			conflict("conflict/reference_other_amount", map[string]any{"externalUserId": "bad-input-ref", "operatorReference": "deposit-ref",
+				"amount": "25.01"}, "amount", `already names an open deposit session for 25.00 USD`),
+			conflict("conflict/reference_other_currency", map[string]any{"externalUserId": "bad-input-ref", "operatorReference": "deposit-ref",
+				"platformFiatCurrency": "eur"}, "platformFiatCurrency", `already names an open deposit session in USD`))},
 		{name: "session_withdraw", method: "POST", path: "/session/withdraw", bearer: key, rows: append(sessionRows(),
-			badRow{name: "conflict/reference_of_deposit_session", body: sessionBody(map[string]any{"operatorReference": "deposit-ref"}),
-				status: http.StatusConflict, code: "CONFLICT", msg: `operatorReference "deposit-ref" already belongs to a deposit session`})},
+			conflict("conflict/reference_of_deposit_session", map[string]any{"operatorReference": "deposit-ref"},
+				"operatorReference", `"deposit-ref" already names an open deposit session; use a new reference for a withdraw session`))},
 		{name: "depositor_create", method: "POST", path: "/depositor/create", bearer: key, rows: depositorRows},
 		{name: "admin_login", method: "POST", path: "/admin/login", rows: loginRows},
 		{name: "depositor_address", method: "POST", path: "/depositor/address", rows: append(addressRows,
@@ -250,7 +267,7 @@ func TestBadInput(t *testing.T) {
 	last := &groups[4].rows[len(groups[4].rows)-1]
 	last.status, last.code, last.msg = http.StatusForbidden, "FORBIDDEN", "this is a withdraw session"
 
-	tables := []string{"sessions", "depositors", "admin_sessions"}
+	tables := []string{"sessions", "depositors", "admin_sessions", "operator_references"}
 	n := 0
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

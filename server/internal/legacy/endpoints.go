@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -106,13 +107,15 @@ func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	message := "Depositor created"
+	emailChange := shortEnum(res.EmailChange)
 	if !res.Created {
-		message = "Depositor already exists"
+		message = "Depositor already exists; email " + strings.ToLower(emailChange)
 	}
 	writeSuccess(w, message, struct {
 		depositorData
-		Created bool `json:"created"`
-	}{depositorJSON(res.Depositor), res.Created})
+		Created     bool   `json:"created"`
+		EmailChange string `json:"emailChange"`
+	}{depositorJSON(res.Depositor), res.Created, emailChange})
 	return nil
 }
 

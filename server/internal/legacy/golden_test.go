@@ -7,6 +7,7 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -34,7 +36,7 @@ var placeholders = []struct {
 	{regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`), "http://<host>"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
 	{regexp.MustCompile(`\bsr_[0-9A-Za-z]+`), "<sessionRef>"},
-	{regexp.MustCompile(`("address":"|address=)0x[0-9a-fA-F]{40}`), "${1}<depositAddress>"},
+	{regexp.MustCompile(`("address":"|"depositAddress":"|address=)0x[0-9a-fA-F]{40}`), "${1}<depositAddress>"},
 	{regexp.MustCompile(`\bsk_[0-9A-Za-z]+`), "<operatorKey>"},
 	{regexp.MustCompile(`\badm_[0-9A-Za-z]+`), "<adminToken>"},
 	{regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})`), "<time>"},
@@ -196,6 +198,11 @@ func TestGolden(t *testing.T) {
 	insertWithdrawal(t, env, rejectedWd, cappedOp.ID, cappedSid, "AWAITING_APPROVAL")
 	adminSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-admin"})
 	insertWithdrawal(t, env, pendingWd, op.ID, adminSid, "PENDING")
+	// A session whose withdrawal an admin took (PROCESSING): it pays out no more.
+	const processingWd = "5a000000-0000-4000-8000-000000000005"
+	processingSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-processing"})
+	insertWithdrawal(t, env, processingWd, op.ID, processingSid, "PROCESSING")
+	limitedSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-limited"})
 	openSession(t, env, key, "withdraw", map[string]any{"operatorReference": "golden-withdraw-ref"})
 	openSession(t, env, key, "deposit", map[string]any{"operatorReference": "golden-deposit-ref"})
 
@@ -238,6 +245,15 @@ func TestGolden(t *testing.T) {
 			bearer: inactiveKey, body: sessionBody(nil)}},
 		{name: "session_deposit_conflict_reference", req: request{method: "POST", path: "/session/deposit", bearer: key,
 			body: sessionBody(map[string]any{"externalUserId": "golden-withdraw-ref-user", "operatorReference": "golden-withdraw-ref"})}},
+		// golden-deposit-ref names a live deposit session of user-1 for 25.00 USD.
+		{name: "session_deposit_conflict_reference_user", req: request{method: "POST", path: "/session/deposit", bearer: key,
+			body: sessionBody(map[string]any{"externalUserId": "user-2", "operatorReference": "golden-deposit-ref"})}},
+		{name: "session_deposit_conflict_reference_amount", req: request{method: "POST", path: "/session/deposit", bearer: key,
+			body: sessionBody(map[string]any{"amount": "250.00", "operatorReference": "golden-deposit-ref"})}},
+		{name: "session_deposit_conflict_reference_currency", req: request{method: "POST", path: "/session/deposit", bearer: key,
+			body: sessionBody(map[string]any{"platformFiatCurrency": "EUR", "operatorReference": "golden-deposit-ref"})}},
+		{name: "session_deposit_unpriced_currency", req: request{method: "POST", path: "/session/deposit", bearer: key,
+			body: sessionBody(map[string]any{"platformFiatCurrency": "JPY"})}},
 		{name: "session_deposit_method_not_allowed", req: request{method: "GET", path: "/session/deposit", bearer: key}},
 		{name: "session_deposit_unsupported_media_type", req: request{method: "POST", path: "/session/deposit", bearer: key,
 			contentType: "text/plain", body: sessionBody(nil)}},
@@ -256,6 +272,8 @@ func TestGolden(t *testing.T) {
 			body: sessionBody(nil)}},
 		{name: "session_withdraw_conflict_reference", req: request{method: "POST", path: "/session/withdraw", bearer: key,
 			body: sessionBody(map[string]any{"operatorReference": "golden-deposit-ref"})}},
+		{name: "session_withdraw_unpriced_currency", req: request{method: "POST", path: "/session/withdraw", bearer: key,
+			body: sessionBody(map[string]any{"platformFiatCurrency": "xyz"})}},
 		{name: "session_withdraw_method_not_allowed", req: request{method: "PUT", path: "/session/withdraw", bearer: key,
 			body: sessionBody(nil)}},
 		{name: "session_withdraw_unsupported_media_type", req: request{method: "POST", path: "/session/withdraw", bearer: key,
@@ -284,6 +302,12 @@ func TestGolden(t *testing.T) {
 			body: `{"externalUserId":"golden-depositor"}`}},
 		{name: "depositor_create_ok_without_email", req: request{method: "POST", path: "/depositor/create", bearer: key,
 			body: `{"externalUserId":"golden-depositor-2"}`}},
+		{name: "depositor_create_existing_same_email", req: request{method: "POST", path: "/depositor/create", bearer: key,
+			body: `{"externalUserId":"golden-depositor","email":"golden@example.com"}`}},
+		{name: "depositor_create_existing_email_updated", req: request{method: "POST", path: "/depositor/create", bearer: key,
+			body: `{"externalUserId":"golden-depositor","email":"golden.new@example.com"}`}},
+		{name: "depositor_create_existing_email_set", req: request{method: "POST", path: "/depositor/create", bearer: key,
+			body: `{"externalUserId":"golden-depositor-2","email":"second@example.com"}`}},
 		{name: "depositor_create_invalid_email", req: request{method: "POST", path: "/depositor/create", bearer: key,
 			body: `{"externalUserId":"golden-depositor-3","email":"not-an-email"}`}},
 		{name: "depositor_create_missing_external_user_id", req: request{method: "POST", path: "/depositor/create", bearer: key,
@@ -318,6 +342,10 @@ func TestGolden(t *testing.T) {
 		{name: "depositor_address_method_not_allowed", req: request{method: "GET", path: "/depositor/address"}},
 		{name: "depositor_address_unsupported_media_type", req: request{method: "POST", path: "/depositor/address",
 			contentType: "text/plain", body: addressBody(depSid)}},
+		// golden-dep's address was assigned by depositor_address_ok: both depositor calls show it.
+		{name: "depositor_check_with_address", req: request{method: "GET", path: "/depositor/golden-dep/check", bearer: key}},
+		{name: "depositor_create_existing_with_address", req: request{method: "POST", path: "/depositor/create", bearer: key,
+			body: `{"externalUserId":"golden-dep"}`}},
 
 		// GET /chain
 		{name: "chain_ok", req: request{method: "GET", path: "/chain"}},
@@ -339,6 +367,17 @@ func TestGolden(t *testing.T) {
 		{name: "withdraw_direct_transfer_invalid_address", req: request{method: "POST", path: "/withdraw/direct-transfer",
 			body: `{"sid":"` + wdSid + `","address":"0x1234","currency":"USDT","chainId":1337}`}},
 		{name: "withdraw_direct_transfer_method_not_allowed", req: request{method: "GET", path: "/withdraw/direct-transfer"}},
+		{name: "withdraw_direct_transfer_conflict_processing", req: request{method: "POST", path: "/withdraw/direct-transfer",
+			body: transferBody(processingSid)}},
+		{name: "withdraw_direct_transfer_rate_limited", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)},
+			before: func(t *testing.T) {
+				freshWindow(t)
+				for i := 0; i < withdrawal.SubmitLimit; i++ {
+					if res := send(t, env, request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)}); res.status != http.StatusOK {
+						t.Fatalf("submission %d: %d %s", i+1, res.status, res.body)
+					}
+				}
+			}},
 
 		// POST /withdraw/{id}/decision
 		{name: "withdraw_decision_not_found", req: request{method: "POST", path: decisionPath, bearer: key, body: `{"decision":"APPROVE"}`}},
@@ -445,12 +484,15 @@ func TestGolden(t *testing.T) {
 
 	t.Run("repeated_operator_reference", func(t *testing.T) {
 		for _, kind := range []string{"deposit", "withdraw"} {
-			body := sessionBody(map[string]any{"operatorReference": "order-42-" + kind})
+			ref := "order-42-" + kind
+			body := sessionBody(map[string]any{"operatorReference": ref})
 			first := send(t, env, request{method: "POST", path: "/session/" + kind, bearer: key, body: body})
 			sessions := env.Count(t, "sessions")
-			// The repeat differs in every other field: the existing session is returned unchanged.
+			// The same user, amount (numerically) and currency (any case); other fields may
+			// differ: the live session is returned unchanged.
 			again := send(t, env, request{method: "POST", path: "/session/" + kind, bearer: key,
-				body: sessionBody(map[string]any{"operatorReference": "order-42-" + kind, "amount": "99.99", "lang": "de"})})
+				body: sessionBody(map[string]any{"operatorReference": ref, "amount": "25", "platformFiatCurrency": "usd", "lang": "de",
+					"userBalance": "1.00"})})
 			checkGolden(t, "session_"+kind+"_reference_first", first)
 			checkGolden(t, "session_"+kind+"_reference_repeat", again)
 			if first.status != http.StatusOK || again.status != http.StatusOK {
@@ -459,31 +501,64 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(bytes.TrimSpace(first.body), bytes.TrimSpace(again.body)) {
 				t.Errorf("%s: a repeated operatorReference returned another session:\n%s\n%s", kind, first.body, again.body)
 			}
-			var a, b struct {
-				Data struct{ URL, SessionRef string }
-			}
-			json.Unmarshal(first.body, &a) //nolint:errcheck
-			json.Unmarshal(again.body, &b) //nolint:errcheck
-			if a.Data.URL == "" || a.Data.URL != b.Data.URL || a.Data.SessionRef == "" || a.Data.SessionRef != b.Data.SessionRef {
-				t.Errorf("%s: url/sessionRef differ: %+v vs %+v", kind, a.Data, b.Data)
+			a, b := sessionOf(t, first), sessionOf(t, again)
+			if a.URL == "" || a.URL != b.URL || a.SessionRef == "" || a.SessionRef != b.SessionRef {
+				t.Errorf("%s: url/sessionRef differ: %+v vs %+v", kind, a, b)
 			}
 			if n := env.Count(t, "sessions"); n != sessions {
 				t.Errorf("%s: a repeated operatorReference wrote a session (%d -> %d)", kind, sessions, n)
 			}
 			// Another operator may use the same reference: it gets its own session.
 			other := send(t, env, request{method: "POST", path: "/session/" + kind, bearer: otherKey, body: body})
-			var c struct {
-				Data struct{ URL, SessionRef string }
-			}
-			json.Unmarshal(other.body, &c) //nolint:errcheck
-			if other.status != http.StatusOK || c.Data.SessionRef == a.Data.SessionRef || c.Data.URL == a.Data.URL {
+			if c := sessionOf(t, other); other.status != http.StatusOK || c.SessionRef == a.SessionRef || c.URL == a.URL {
 				t.Errorf("%s: another operator's reference must open its own session: %d %s", kind, other.status, other.body)
+			}
+			// Once the session expired, the reference opens a new one and names it from then on.
+			env.ExpireSession(t, sidOf(t, a.URL))
+			renewed := send(t, env, request{method: "POST", path: "/session/" + kind, bearer: key, body: body})
+			c := sessionOf(t, renewed)
+			if renewed.status != http.StatusOK || c.SessionRef == a.SessionRef || c.URL == a.URL {
+				t.Fatalf("%s: after expiry: %d %s", kind, renewed.status, renewed.body)
+			}
+			if d := sessionOf(t, send(t, env, request{method: "POST", path: "/session/" + kind, bearer: key, body: body})); d != c {
+				t.Errorf("%s: the reference names %+v, want the new session %+v", kind, d, c)
 			}
 		}
 	})
 	// Known bugs, skipped until fixed.
 	t.Run("chain_cache_control", func(t *testing.T) { chainCacheControl(t, env) })
 	t.Run("enum_messages", func(t *testing.T) { enumMessages(t, env, adminToken) })
+}
+
+type sessionJSON struct{ URL, SessionRef string }
+
+// sessionOf decodes a session response's data.
+func sessionOf(t *testing.T, res response) sessionJSON {
+	t.Helper()
+	var out struct{ Data sessionJSON }
+	if err := json.Unmarshal(res.body, &out); err != nil {
+		t.Fatalf("%v: %s", err, res.body)
+	}
+	return out.Data
+}
+
+// sidOf is the sid of a widget URL.
+func sidOf(t *testing.T, widgetURL string) string {
+	t.Helper()
+	u, err := url.Parse(widgetURL)
+	if err != nil || u.Query().Get("sid") == "" {
+		t.Fatalf("widget URL %q", widgetURL)
+	}
+	return u.Query().Get("sid")
+}
+
+// freshWindow waits until the rate-limit window (the clock's current minute) has at least 15 s
+// left, so that a burst of requests falls into one window.
+func freshWindow(t *testing.T) {
+	t.Helper()
+	if s := time.Now().Second(); s >= 45 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
 }
 
 // checkEnvelopeShape checks what every golden response shares, beyond the golden file: the

@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -32,10 +33,16 @@ const DefaultGrace = 24 * time.Hour
 type Service struct {
 	pool *pgxpool.Pool
 	box  *secret.Box
+	// currencies are the platform fiat currencies an operator may have (nil: USD only).
+	currencies rates.FiatSet
 }
 
 // New returns the service.
 func New(pool *pgxpool.Pool, box *secret.Box) *Service { return &Service{pool: pool, box: box} }
+
+// SetCurrencies sets the platform fiat currencies operators may be given: those with a rate.
+// Until it is called only USD is accepted.
+func (s *Service) SetCurrencies(c rates.FiatSet) { s.currencies = c }
 
 func keyContext(operatorID string) string { return "operator-key:" + operatorID }
 
@@ -47,7 +54,7 @@ func (s *Service) Create(ctx context.Context, in store.OperatorSettings) (store.
 	if in.WebhookURL == nil {
 		return store.Operator{}, "", fault.Invalid("webhookUrl", "is required")
 	}
-	if err := normalize(&in); err != nil {
+	if err := s.normalize(&in); err != nil {
 		return store.Operator{}, "", err
 	}
 	id := uuid.NewString()
@@ -94,7 +101,7 @@ func (s *Service) Update(ctx context.Context, id string, in store.OperatorSettin
 	if in.Name != nil && strings.TrimSpace(*in.Name) == "" {
 		return store.Operator{}, fault.Invalid("name", "must not be empty")
 	}
-	if err := normalize(&in); err != nil {
+	if err := s.normalize(&in); err != nil {
 		return store.Operator{}, err
 	}
 	var op store.Operator
@@ -205,7 +212,7 @@ func (s *Service) Tree(ctx context.Context, id string) ([]string, error) {
 	return ids, asFault(err, "operator tree")
 }
 
-func normalize(in *store.OperatorSettings) error {
+func (s *Service) normalize(in *store.OperatorSettings) error {
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
 	}
@@ -226,10 +233,12 @@ func normalize(in *store.OperatorSettings) error {
 		}
 	}
 	if in.FiatCurrency != nil {
-		*in.FiatCurrency = strings.ToUpper(*in.FiatCurrency)
-		if len(*in.FiatCurrency) != 3 {
-			return fault.Invalid("fiatCurrency", "must be a three-letter currency code")
+		code, ok, supported := rates.Priced(s.currencies, *in.FiatCurrency)
+		if !ok {
+			return fault.Invalid("fiatCurrency", "%s has no exchange rate here; supported currencies: %s",
+				code, strings.Join(supported, ", "))
 		}
+		*in.FiatCurrency = code
 	}
 	for field, v := range map[string]*string{"perTxCap": in.PerTxCap, "dailyCap": in.DailyCap} {
 		if v == nil || *v == "" {

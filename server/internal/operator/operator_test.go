@@ -10,6 +10,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -33,7 +34,9 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 		rows.Close()
 		return b
 	}
-	return operator.New(pool, box), dump
+	s := operator.New(pool, box)
+	s.SetCurrencies(rates.DevStatic())
+	return s, dump
 }
 
 func TestCreateAndAuthenticate(t *testing.T) {
@@ -68,6 +71,44 @@ func TestCreateAndAuthenticate(t *testing.T) {
 	}
 	if got, err := s.Authenticate(ctx, key); err != nil || got.Active {
 		t.Fatalf("inactive: %+v %v", got, err)
+	}
+}
+
+// TestFiatCurrencyMustBePriced: create and update refuse a platform currency without a rate
+// (INVALID_ARGUMENT on fiatCurrency, listing the supported ones) and change nothing; priced
+// ones are accepted in any case; with no rate table only USD is.
+func TestFiatCurrencyMustBePriced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := setup(t)
+	op, _, err := s.Create(ctx, store.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example"), FiatCurrency: ptr("gbp")})
+	if err != nil || op.FiatCurrency != "GBP" {
+		t.Fatalf("create GBP: %+v %v", op, err)
+	}
+	for _, code := range []string{"JPY", "xyz"} {
+		_, _, err := s.Create(ctx, store.OperatorSettings{Name: ptr("B"), WebhookURL: ptr("https://b.example"), FiatCurrency: ptr(code)})
+		fe := fault.As(err)
+		if fe.Code != fault.InvalidArgument || fe.Field != "fiatCurrency" || !strings.Contains(fe.Message, "EUR, GBP, USD") ||
+			!strings.Contains(fe.Message, strings.ToUpper(code)) {
+			t.Errorf("create %s: %v", code, err)
+		}
+		if _, err := s.Update(ctx, op.ID, store.OperatorSettings{FiatCurrency: ptr(code), Name: ptr("renamed")}); !fault.Is(err, fault.InvalidArgument) {
+			t.Errorf("update %s: %v", code, err)
+		}
+	}
+	if got, _ := s.Get(ctx, op.ID); got.FiatCurrency != "GBP" || got.Name != "A" {
+		t.Fatalf("a refused update changed the operator: %+v", got)
+	}
+	if list, _ := s.List(ctx, ""); len(list) != 1 {
+		t.Fatalf("refused creates left %d operators", len(list))
+	}
+	if got, err := s.Update(ctx, op.ID, store.OperatorSettings{FiatCurrency: ptr("eur")}); err != nil || got.FiatCurrency != "EUR" {
+		t.Fatalf("update EUR: %+v %v", got, err)
+	}
+	box, _ := secret.NewBox(secret.Random(32))
+	bare := operator.New(testdb.New(t), box)
+	if _, _, err := bare.Create(ctx, store.OperatorSettings{Name: ptr("C"), WebhookURL: ptr("https://c.example"), FiatCurrency: ptr("EUR")}); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
+		t.Fatalf("no rate table: %v", err)
 	}
 }
 

@@ -150,5 +150,5 @@ func depositProto(d store.Deposit) *cofferv1.Deposit {
 }
 
 func depositorProto(d store.Depositor) *cofferv1.Depositor {
-	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, CreatedAt: ts(d.CreatedAt)}
+	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, DepositAddress: d.Address, CreatedAt: ts(d.CreatedAt)}
 }

@@ -18,11 +18,18 @@ func (s *DepositorServer) CreateDepositor(ctx context.Context, req *cofferv1.Cre
 	if err != nil {
 		return nil, err
 	}
-	d, created, err := s.Depositors.Create(ctx, op, req.GetExternalUserId(), req.GetEmail())
+	c, err := s.Depositors.Create(ctx, op, req.GetExternalUserId(), req.GetEmail())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.CreateDepositorResponse{Depositor: depositorProto(d), Created: created}, nil
+	return &cofferv1.CreateDepositorResponse{Depositor: depositorProto(c.Depositor), Created: c.Created,
+		EmailChange: emailChanges[c.Email]}, nil
+}
+
+var emailChanges = map[depositor.EmailChange]cofferv1.EmailChange{
+	depositor.EmailSet:       cofferv1.EmailChange_EMAIL_CHANGE_SET,
+	depositor.EmailUpdated:   cofferv1.EmailChange_EMAIL_CHANGE_UPDATED,
+	depositor.EmailUnchanged: cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED,
 }
 
 // CheckDepositor tells whether a depositor exists.

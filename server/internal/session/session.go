@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/money"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -32,6 +35,9 @@ type Config struct {
 	TTL time.Duration
 	// WidgetURL is the widget's base address; the session URL is WidgetURL + "/?sid=<sid>".
 	WidgetURL string
+	// Currencies are the platform fiat currencies sessions may use: those with a rate (nil: USD
+	// only). A deposit in a currency without one could never be valued.
+	Currencies rates.FiatSet
 }
 
 // Service is the session service.
@@ -67,8 +73,11 @@ type Opened struct {
 	Existing bool
 }
 
-// Open opens a session of kind for the operator. A repeated operator reference returns the
-// session it first opened, unchanged (and CONFLICT if that session is of the other kind).
+// Open opens a session of kind for the operator. An operator reference names one live session
+// at a time: repeated with the same externalUserId, amount and currency it returns that
+// session unchanged; with any of them (or the kind) different it is CONFLICT naming the field,
+// and nothing is written; once that session expired or was cancelled, a new session opens and
+// the reference names it from then on.
 func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in Input) (Opened, error) {
 	if !op.Active {
 		return Opened{}, fault.New(fault.Forbidden, "operator account is inactive")
@@ -81,33 +90,90 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 	if err != nil {
 		return Opened{}, fault.Invalid("userBalance", "must be a decimal string such as \"120.50\"")
 	}
-	q := store.New(s.pool)
-	sess, err := q.InsertSession(ctx, store.Session{
+	currency, ok, supported := rates.Priced(s.cfg.Currencies, in.FiatCurrency)
+	if !ok {
+		return Opened{}, fault.Invalid("platformFiatCurrency", "%s has no exchange rate here; supported currencies: %s",
+			currency, strings.Join(supported, ", "))
+	}
+	fresh := store.Session{
 		ID:                uuid.NewString(),
 		OperatorID:        op.ID,
 		Kind:              kind,
 		SessionRef:        secret.Token("sr_")[:3+32],
 		ExternalUserID:    in.ExternalUserID,
 		Lang:              in.Lang,
-		FiatCurrency:      strings.ToUpper(in.FiatCurrency),
+		FiatCurrency:      currency,
 		UserBalance:       balance,
 		Amount:            amount,
 		Email:             in.Email,
 		OperatorReference: in.OperatorReference,
-	}, s.cfg.TTL)
-	existing := false
-	if errors.Is(err, store.ErrNotFound) && in.OperatorReference != "" {
-		existing = true
-		sess, err = q.SessionByReference(ctx, op.ID, in.OperatorReference)
-		if err == nil && sess.Kind != kind {
-			return Opened{}, fault.New(fault.Conflict, "operatorReference %q already belongs to a %s session",
-				in.OperatorReference, strings.ToLower(sess.Kind))
-		}
 	}
+	var out Opened
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if ref := in.OperatorReference; ref != "" {
+			current, err := q.ClaimReference(ctx, op.ID, ref, fresh.ID)
+			if err != nil {
+				return err
+			}
+			if current != fresh.ID {
+				named, err := q.SessionByID(ctx, current)
+				if err != nil {
+					return err
+				}
+				if Status(named, time.Now()) == "OPEN" {
+					if err := sameSession(named, kind, fresh); err != nil {
+						return err
+					}
+					out = Opened{Session: named, Existing: true}
+					return nil
+				}
+				if err := q.PointReference(ctx, op.ID, ref, fresh.ID); err != nil {
+					return err
+				}
+			}
+		}
+		sess, err := q.InsertSession(ctx, fresh, s.cfg.TTL)
+		out = Opened{Session: sess}
+		return err
+	})
 	if err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return Opened{}, fe
+		}
 		return Opened{}, fault.Wrap(err, "open session")
 	}
-	return Opened{Session: sess, URL: s.URL(sess.ID), Existing: existing}, nil
+	out.URL = s.URL(out.Session.ID)
+	return out, nil
+}
+
+// sameSession checks that a repeated operator reference asks for the live session it names:
+// same kind, user, amount (numerically: "25" is "25.00") and currency. Otherwise it is a
+// CONFLICT naming the first field that differs: the operator reused an order id for another
+// order, and answering with the first session would pay or credit the wrong one.
+func sameSession(named store.Session, kind string, asked store.Session) error {
+	conflict := func(field, what string) error {
+		e := fault.New(fault.Conflict, "%s: operatorReference %q already names an open %s session %s; repeat it with the same "+
+			"externalUserId, amount and platformFiatCurrency to get that session, or use a new reference",
+			field, asked.OperatorReference, strings.ToLower(named.Kind), what)
+		e.Field = field
+		return e
+	}
+	switch {
+	case named.Kind != kind:
+		e := fault.New(fault.Conflict, "operatorReference: %q already names an open %s session; use a new reference for a %s session",
+			asked.OperatorReference, strings.ToLower(named.Kind), strings.ToLower(kind))
+		e.Field = "operatorReference"
+		return e
+	case named.ExternalUserID != asked.ExternalUserID:
+		return conflict("externalUserId", "of another user")
+	case !named.Amount.Equal(asked.Amount):
+		return conflict("amount", "for "+money.Fiat(named.Amount)+" "+named.FiatCurrency)
+	case named.FiatCurrency != asked.FiatCurrency:
+		return conflict("platformFiatCurrency", "in "+named.FiatCurrency)
+	}
+	return nil
 }
 
 // URL is the widget URL of a session.

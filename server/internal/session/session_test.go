@@ -3,14 +3,17 @@ package session_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -23,6 +26,7 @@ type fixture struct {
 	sessions *session.Service
 	op       store.Operator
 	ops      *operator.Service
+	pool     *pgxpool.Pool
 }
 
 func setup(t *testing.T, ttl time.Duration) fixture {
@@ -34,7 +38,8 @@ func setup(t *testing.T, ttl time.Duration) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{sessions: session.New(pool, session.Config{TTL: ttl, WidgetURL: "https://pay.example/widget/"}), op: op, ops: ops}
+	return fixture{sessions: session.New(pool, session.Config{TTL: ttl, WidgetURL: "https://pay.example/widget/",
+		Currencies: rates.DevStatic()}), op: op, ops: ops, pool: pool}
 }
 
 func input(ref string) session.Input {
@@ -82,10 +87,13 @@ func TestOpenRefusesInactiveOperatorAndBadAmounts(t *testing.T) {
 	}
 }
 
-func TestRepeatedReferenceReturnsTheSameSession(t *testing.T) {
+// TestRepeatedReference: the same reference with the same user, amount (numerically) and
+// currency (any case) returns the live session; concurrent first uses open one session; each
+// differing parameter, and the other kind, is CONFLICT naming the field, writing nothing.
+func TestRepeatedReference(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
-	// Concurrent first requests with one reference open exactly one session.
 	var wg sync.WaitGroup
 	ids := make([]string, 20)
 	errs := make([]error, 20)
@@ -93,9 +101,7 @@ func TestRepeatedReferenceReturnsTheSameSession(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in := input("order-42")
-			in.Amount = "99.99" // a changed amount does not change the existing session
-			o, err := f.sessions.Open(ctx, f.op, session.Deposit, in)
+			o, err := f.sessions.Open(ctx, f.op, session.Deposit, input("order-42"))
 			ids[i], errs[i] = o.Session.ID, err
 		}()
 	}
@@ -105,13 +111,131 @@ func TestRepeatedReferenceReturnsTheSameSession(t *testing.T) {
 			t.Fatalf("call %d: id %s err %v (first %s)", i, ids[i], errs[i], ids[0])
 		}
 	}
-	again, err := f.sessions.Open(ctx, f.op, session.Deposit, input("order-42"))
-	if err != nil || !again.Existing || again.Session.ID != ids[0] || again.Session.Amount.String() != "99.99" {
+	if n := f.count(t); n != 1 {
+		t.Fatalf("%d sessions after 20 concurrent first uses", n)
+	}
+	same := input("order-42")
+	same.Amount, same.FiatCurrency, same.Lang, same.UserBalance = "25", "Usd", "de", "99" // lang and balance are not compared
+	again, err := f.sessions.Open(ctx, f.op, session.Deposit, same)
+	if err != nil || !again.Existing || again.Session.ID != ids[0] || again.URL != f.sessions.URL(ids[0]) ||
+		again.Session.Lang != "en" || again.Session.Amount.String() != "25" {
 		t.Fatalf("repeat: %+v %v", again, err)
 	}
-	if _, err := f.sessions.Open(ctx, f.op, session.Withdraw, input("order-42")); !fault.Is(err, fault.Conflict) {
-		t.Fatalf("reference reused for another kind: %v", err)
+	for _, c := range []struct {
+		name, kind, field string
+		change            func(*session.Input)
+	}{
+		{"other user", session.Deposit, "externalUserId", func(in *session.Input) { in.ExternalUserID = "user-2" }},
+		{"other amount", session.Deposit, "amount", func(in *session.Input) { in.Amount = "25.01" }},
+		{"other currency", session.Deposit, "platformFiatCurrency", func(in *session.Input) { in.FiatCurrency = "EUR" }},
+		{"other kind", session.Withdraw, "operatorReference", func(*session.Input) {}},
+	} {
+		in := input("order-42")
+		c.change(&in)
+		_, err := f.sessions.Open(ctx, f.op, c.kind, in)
+		fe := fault.As(err)
+		if fe.Code != fault.Conflict || fe.Field != c.field || !strings.Contains(fe.Message, "order-42") ||
+			(c.field != "operatorReference" && !strings.Contains(fe.Message, c.field)) {
+			t.Errorf("%s: %v (field %q), want CONFLICT on %s", c.name, err, fe.Field, c.field)
+		}
 	}
+	if n := f.count(t); n != 1 {
+		t.Fatalf("refused repeats wrote sessions: %d", n)
+	}
+}
+
+// TestReferenceAfterTheSessionEnded: once the session a reference names expired or was
+// cancelled, the reference opens a new session (whatever its parameters) and names it from
+// then on; the old session keeps its reference.
+func TestReferenceAfterTheSessionEnded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setup(t, 0)
+	first, err := f.sessions.Open(ctx, f.op, session.Withdraw, input("order-7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.pool.Exec(ctx, `UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, first.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	changed := input("order-7")
+	changed.Amount = "30.00"
+	second, err := f.sessions.Open(ctx, f.op, session.Withdraw, changed)
+	if err != nil || second.Existing || second.Session.ID == first.Session.ID || second.Session.Amount.String() != "30" {
+		t.Fatalf("after expiry: %+v %v", second, err)
+	}
+	again, err := f.sessions.Open(ctx, f.op, session.Withdraw, changed)
+	if err != nil || !again.Existing || again.Session.ID != second.Session.ID {
+		t.Fatalf("the reference names %+v (%v), want the new session %s", again.Session.ID, err, second.Session.ID)
+	}
+	if _, err := f.sessions.Open(ctx, f.op, session.Withdraw, input("order-7")); !fault.Is(err, fault.Conflict) {
+		t.Fatalf("the first session's amount on the new one: %v", err)
+	}
+	// Cancelled counts as ended too; the kind may change with it.
+	if _, err := f.sessions.Cancel(ctx, second.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	third, err := f.sessions.Open(ctx, f.op, session.Deposit, input("order-7"))
+	if err != nil || third.Existing || third.Session.Kind != session.Deposit {
+		t.Fatalf("after cancel: %+v %v", third, err)
+	}
+	for _, id := range []string{first.Session.ID, second.Session.ID, third.Session.ID} {
+		if s, _ := f.sessions.Lookup(ctx, id); s.OperatorReference != "order-7" {
+			t.Errorf("session %s has reference %q", id, s.OperatorReference)
+		}
+	}
+}
+
+// TestPricedCurrenciesOnly: a platform currency without a rate is INVALID_ARGUMENT on
+// platformFiatCurrency listing the supported ones, for both kinds, and writes nothing;
+// supported ones are accepted in any case.
+func TestPricedCurrenciesOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setup(t, 0)
+	for _, kind := range []string{session.Deposit, session.Withdraw} {
+		for _, code := range []string{"JPY", "XYZ", "jpy"} {
+			in := input("ref-" + kind + code)
+			in.FiatCurrency = code
+			_, err := f.sessions.Open(ctx, f.op, kind, in)
+			fe := fault.As(err)
+			if fe.Code != fault.InvalidArgument || fe.Field != "platformFiatCurrency" ||
+				!strings.Contains(fe.Message, "EUR, GBP, USD") || !strings.Contains(fe.Message, strings.ToUpper(code)) {
+				t.Errorf("%s %s: %v", kind, code, err)
+			}
+		}
+		for _, code := range []string{"usd", "EUR", "gbp"} {
+			in := input("")
+			in.FiatCurrency = code
+			if o, err := f.sessions.Open(ctx, f.op, kind, in); err != nil || o.Session.FiatCurrency != strings.ToUpper(code) {
+				t.Errorf("%s %s: %+v %v", kind, code, o.Session, err)
+			}
+		}
+	}
+	if n := f.count(t); n != 6 {
+		t.Fatalf("%d sessions, want the 6 supported ones", n)
+	}
+	var refs int
+	f.pool.QueryRow(ctx, `SELECT count(*) FROM operator_references`).Scan(&refs)
+	if refs != 0 {
+		t.Fatalf("refused sessions claimed %d references", refs)
+	}
+	// Without a rate table only USD is priced.
+	bare := session.New(f.pool, session.Config{})
+	in := input("")
+	in.FiatCurrency = "EUR"
+	if _, err := bare.Open(ctx, f.op, session.Deposit, in); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
+		t.Fatalf("no table: %v", err)
+	}
+}
+
+func (f fixture) count(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func TestForWidget(t *testing.T) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -10,28 +11,47 @@ type Depositor struct {
 	OperatorID     string
 	ExternalUserID string
 	Email          string
-	CreatedAt      time.Time
+	// Address is the deposit address assigned to the user (EIP-55), "" until one is asked for.
+	Address   string
+	CreatedAt time.Time
 }
 
-// UpsertDepositor registers a depositor, or refreshes its email when one is given; created
-// is true when the row is new.
-func (q *Queries) UpsertDepositor(ctx context.Context, operatorID, externalUserID, email string) (d Depositor, created bool, err error) {
-	err = q.db.QueryRow(ctx, `
+const depositorColumns = `operator_id::text, external_user_id, COALESCE(email, ''), COALESCE(address, ''), created_at`
+
+func scanDepositor(row interface{ Scan(...any) error }) (Depositor, error) {
+	var d Depositor
+	err := row.Scan(&d.OperatorID, &d.ExternalUserID, &d.Email, &d.Address, &d.CreatedAt)
+	return d, notFound(err)
+}
+
+// InsertDepositor registers a depositor unless it exists; created is false (and d empty) when
+// it did.
+func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserID, email string) (d Depositor, created bool, err error) {
+	d, err = scanDepositor(q.db.QueryRow(ctx, `
 		INSERT INTO depositors (operator_id, external_user_id, email) VALUES ($1, $2, NULLIF($3, ''))
-		ON CONFLICT (operator_id, external_user_id) DO UPDATE
-			SET email = COALESCE(EXCLUDED.email, depositors.email),
-			    updated_at = CASE WHEN EXCLUDED.email IS DISTINCT FROM depositors.email AND EXCLUDED.email IS NOT NULL
-			                      THEN now() ELSE depositors.updated_at END
-		RETURNING operator_id::text, external_user_id, COALESCE(email, ''), created_at, xmax = 0`,
-		operatorID, externalUserID, email).Scan(&d.OperatorID, &d.ExternalUserID, &d.Email, &d.CreatedAt, &created)
-	return d, created, err
+		ON CONFLICT (operator_id, external_user_id) DO NOTHING
+		RETURNING `+depositorColumns, operatorID, externalUserID, email))
+	if errors.Is(err, ErrNotFound) {
+		return d, false, nil
+	}
+	return d, err == nil, err
+}
+
+// DepositorForUpdate returns an operator's depositor, holding its row until the transaction ends.
+func (q *Queries) DepositorForUpdate(ctx context.Context, operatorID, externalUserID string) (Depositor, error) {
+	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+` FROM depositors
+		WHERE operator_id = $1 AND external_user_id = $2 FOR UPDATE`, operatorID, externalUserID))
+}
+
+// SetDepositorEmail replaces a depositor's email.
+func (q *Queries) SetDepositorEmail(ctx context.Context, operatorID, externalUserID, email string) error {
+	_, err := q.db.Exec(ctx, `UPDATE depositors SET email = $3, updated_at = now()
+		WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID, email)
+	return err
 }
 
 // GetDepositor finds an operator's depositor.
 func (q *Queries) GetDepositor(ctx context.Context, operatorID, externalUserID string) (Depositor, error) {
-	var d Depositor
-	err := q.db.QueryRow(ctx, `SELECT operator_id::text, external_user_id, COALESCE(email, ''), created_at
-		FROM depositors WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID).
-		Scan(&d.OperatorID, &d.ExternalUserID, &d.Email, &d.CreatedAt)
-	return d, notFound(err)
+	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+`
+		FROM depositors WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID))
 }

@@ -36,16 +36,14 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 }
 
 // InsertSession creates a session in one statement, registering the depositor of a deposit
-// session on the way. When the operator already used the operator reference, nothing at all
-// is written and ErrNotFound is returned: the caller then loads the existing session.
-// CreatedAt and ExpiresAt (creation plus ttl) are set from the database clock.
+// session on the way. CreatedAt and ExpiresAt (creation plus ttl) are set from the database
+// clock. An operator reference is claimed first, in the same transaction (ClaimReference).
 func (q *Queries) InsertSession(ctx context.Context, s Session, ttl time.Duration) (Session, error) {
 	err := q.db.QueryRow(ctx, `
 		WITH inserted AS (
 			INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
 				user_balance, amount, email, operator_reference, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
-			ON CONFLICT (operator_id, operator_reference) DO NOTHING
 			RETURNING operator_id, kind, external_user_id, email, created_at, expires_at
 		), depositor AS (
 			INSERT INTO depositors (operator_id, external_user_id, email)
@@ -55,13 +53,7 @@ func (q *Queries) InsertSession(ctx context.Context, s Session, ttl time.Duratio
 		SELECT created_at, expires_at FROM inserted`,
 		s.ID, s.OperatorID, s.Kind, s.SessionRef, s.ExternalUserID, s.Lang, s.FiatCurrency, s.UserBalance,
 		s.Amount, s.Email, s.OperatorReference, ttl).Scan(&s.CreatedAt, &s.ExpiresAt)
-	return s, notFound(err)
-}
-
-// SessionByReference finds an operator's session by its operator reference.
-func (q *Queries) SessionByReference(ctx context.Context, operatorID, reference string) (Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions
-		WHERE operator_id = $1 AND operator_reference = $2`, operatorID, reference))
+	return s, err
 }
 
 // SessionByID finds a session by sid. The sid is the widget's credential, so this lookup is

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -115,22 +118,67 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	if _, err := q.GetDepositor(ctx, a.ID, "u1"); err != nil {
 		t.Fatalf("depositor: %v", err)
 	}
-	again := n
-	again.ID, again.SessionRef = uuid.NewString(), "sr_2"
-	if _, err := q.InsertSession(ctx, again, time.Minute); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("duplicate reference inserted: %v", err)
-	}
-	// Another operator may use the same reference.
-	other := again
-	other.OperatorID = b.ID
-	if _, err := q.InsertSession(ctx, other, time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	// Another operator's session is invisible to b.
 	if _, err := q.SessionForOperators(ctx, []string{b.ID}, s.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("operator b sees a's session: %v", err)
 	}
-	if got, err := q.SessionByReference(ctx, a.ID, "order-1"); err != nil || got.ID != s.ID {
-		t.Fatalf("by reference: %v %v", got.ID, err)
+}
+
+// TestClaimReference: the first claim of a reference wins; a later claim returns the session
+// the reference names; PointReference moves it; operators do not share references; the
+// deferred foreign key refuses a claim whose session never comes.
+func TestClaimReference(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	q := store.New(pool)
+	a := newOperator(t, q, store.OperatorSettings{})
+	b := newOperator(t, q, store.OperatorSettings{})
+	open := func(op string) store.Session {
+		t.Helper()
+		var s store.Session
+		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+			tq := store.New(tx)
+			id := uuid.NewString()
+			current, err := tq.ClaimReference(ctx, op, "order-1", id)
+			if err != nil {
+				return err
+			}
+			if current != id {
+				if err := tq.PointReference(ctx, op, "order-1", id); err != nil {
+					return err
+				}
+			}
+			s, err = tq.InsertSession(ctx, store.Session{ID: id, OperatorID: op, Kind: "WITHDRAW", SessionRef: "sr_" + id[:8],
+				ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(5), OperatorReference: "order-1"}, time.Minute)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := open(a.ID)
+	if current, err := q.ClaimReference(ctx, a.ID, "order-1", uuid.NewString()); err != nil || current != first.ID {
+		t.Fatalf("claim of a used reference: %s %v (want %s)", current, err, first.ID)
+	}
+	second := open(a.ID)
+	if current, _ := q.ClaimReference(ctx, a.ID, "order-1", uuid.NewString()); current != second.ID {
+		t.Fatalf("the reference names %s, want the newer %s", current, second.ID)
+	}
+	// Both sessions keep the reference.
+	if got, _ := q.SessionByID(ctx, first.ID); got.OperatorReference != "order-1" {
+		t.Fatalf("the old session lost its reference: %+v", got)
+	}
+	if other := open(b.ID); other.ID == second.ID {
+		t.Fatal("operators share a reference")
+	}
+	err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
+		_, err := store.New(tx).ClaimReference(ctx, a.ID, "order-2", uuid.NewString())
+		return err
+	})
+	if err == nil {
+		t.Fatal("a claim without its session committed")
 	}
 }
 
@@ -145,5 +193,61 @@ func TestRateLimitWindow(t *testing.T) {
 	}
 	if hits, _, _ := q.HitRateLimit(ctx, "other", time.Minute); hits != 1 {
 		t.Fatalf("keys share a counter")
+	}
+}
+
+// TestReferencesMigration: 0008 moves every existing session's operator reference into
+// operator_references, naming that session, and drops the UNIQUE constraint, so that a
+// reference can name a new session while the old one keeps it.
+func TestReferencesMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	q := store.New(pool)
+	a := newOperator(t, q, store.OperatorSettings{})
+	b := newOperator(t, q, store.OperatorSettings{})
+	// The sessions schema before 0008.
+	if _, err := pool.Exec(ctx, `DROP TABLE operator_references; DROP INDEX sessions_reference_idx;
+		ALTER TABLE sessions DROP COLUMN submitting_until;
+		ALTER TABLE sessions ADD CONSTRAINT sessions_operator_id_operator_reference_key UNIQUE (operator_id, operator_reference)`); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i, s := range []struct{ op, ref string }{{a.ID, "order-1"}, {a.ID, "order-2"}, {b.ID, "order-1"}, {a.ID, ""}} {
+		id := uuid.NewString()
+		if _, err := q.InsertSession(ctx, store.Session{ID: id, OperatorID: s.op, Kind: "DEPOSIT", SessionRef: "sr_m" + strconv.Itoa(i),
+			ExternalUserID: "u", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1), OperatorReference: s.ref}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if s.ref != "" {
+			want[s.op+"/"+s.ref] = id
+		}
+	}
+	sql, err := os.ReadFile(filepath.Join("migrations", "0008_session_references.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, string(sql)); err != nil {
+		t.Fatalf("0008 on existing rows: %v", err)
+	}
+	rows, _ := pool.Query(ctx, `SELECT operator_id::text || '/' || reference, session_id::text FROM operator_references`)
+	got := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		rows.Scan(&k, &v)
+		got[k] = v
+	}
+	rows.Close()
+	if len(got) != len(want) {
+		t.Fatalf("references %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s names %s, want %s", k, got[k], v)
+		}
+	}
+	if _, err := q.InsertSession(ctx, store.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_m9",
+		ExternalUserID: "u", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1), OperatorReference: "order-1"}, time.Minute); err != nil {
+		t.Fatalf("a second session with a reference after 0008: %v", err)
 	}
 }

@@ -30,20 +30,24 @@ type Withdrawal struct {
 	CreatedAt, UpdatedAt, ExpiresAt time.Time
 	CompletedAt                     *time.Time
 	SessionRef                      string // the owning session's handle (read only)
+	// OperatorReference is the owning session's operatorReference, "" for none (read only).
+	OperatorReference string
 }
 
 const withdrawalColumns = `id::text, operator_id::text, session_id::text, external_user_id, type, approval_mode, status,
 	chain_id, currency, coalesce(contract_address, ''), decimals, address, fiat_currency, fiat_amount, crypto_amount,
 	amount_in_usd, cap_amount, coalesce(settlement_tx_hash, ''), payout_queued_at, coalesce(held_reason, ''), admin_note,
 	coalesce(offramp_provider, ''), coalesce(offramp_ref, ''), created_at, updated_at, expires_at, completed_at,
-	(SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)`
+	(SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id),
+	(SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)`
 
 func scanWithdrawal(row pgx.Row) (Withdrawal, error) {
 	var w Withdrawal
 	err := row.Scan(&w.ID, &w.OperatorID, &w.SessionID, &w.ExternalUserID, &w.Type, &w.ApprovalMode, &w.Status,
 		&w.ChainID, &w.Currency, &w.ContractAddress, &w.Decimals, &w.Address, &w.FiatCurrency, &w.FiatAmount,
 		&w.CryptoAmount, &w.AmountInUSD, &w.CapAmount, &w.SettlementTxHash, &w.PayoutQueuedAt, &w.HeldReason, &w.AdminNote,
-		&w.OfframpProvider, &w.OfframpRef, &w.CreatedAt, &w.UpdatedAt, &w.ExpiresAt, &w.CompletedAt, &w.SessionRef)
+		&w.OfframpProvider, &w.OfframpRef, &w.CreatedAt, &w.UpdatedAt, &w.ExpiresAt, &w.CompletedAt, &w.SessionRef,
+		&w.OperatorReference)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, ErrNotFound
 	}

@@ -204,6 +204,10 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess store.Session,
 		dest = common.HexToAddress(*o.Address).Hex()
 	}
 	amountUSD := fiat.Div(perUSD)
+	var reference *string // "null" on the wire when the session has none, as on a real event
+	if sess.OperatorReference != "" {
+		reference = ptr(sess.OperatorReference)
+	}
 	return &cofferv1.WithdrawCompleteEvent{
 		Event:              "WITHDRAW_COMPLETE",
 		WithdrawRequestId:  uuid.NewSHA1(uuid.NameSpaceOID, []byte("coffer test withdrawal\x00"+sess.ID)).String(),
@@ -219,6 +223,7 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess store.Session,
 		AmountInUsd:        ptr(rates.USDString(amountUSD)),
 		CompletedAt:        timestamppb.Now(),
 		Test:               true,
+		OperatorReference:  reference,
 	}, nil
 }
 

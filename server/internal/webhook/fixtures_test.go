@@ -92,6 +92,10 @@ func fixtures(t *testing.T) map[string]Fixture {
 	direct.FeeInDollar, direct.IdempotencyKey = proto.String("0.063000"), "1337:0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c:-1"
 	direct.AmountInDollar, direct.AmountInLocalCurrency, direct.LocalCurrencyCode = proto.String("29.94"), proto.String("27.62"), "EUR"
 	direct.CurrentRate, direct.Pair = "0.9226", "USD/EUR"
+	withReference := depositEvent(1001)
+	withReference.OperatorReference = proto.String("order-1001")
+	requestEvent := withdrawRequest()
+	requestEvent.OperatorReference = proto.String("payout 42/β & co") // a value that needs escaping
 	test := depositEvent(TestDepositID("8c7d0e3f-1a2b-4c5d-9e6f-7a8b9c0d1e2f"))
 	test.Test = true
 	complete := &cofferv1.WithdrawCompleteEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
@@ -106,10 +110,10 @@ func fixtures(t *testing.T) map[string]Fixture {
 		desc string
 	}
 	cases := map[string]send{
-		"deposit_session":    {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a01", depositEvent(1001), "DEPOSIT of a session"},
-		"deposit_no_session": {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a02", direct, "DEPOSIT of a direct native send: null session fields and contract"},
-		"withdraw_request":   {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a03", withdrawRequest(), "WITHDRAW_REQUEST: cryptoAmount is null"},
-		"withdraw_complete":  {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a04", complete, "WITHDRAW_COMPLETE with characters that need escaping"},
+		"deposit_session":    {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a01", withReference, "DEPOSIT of a session with an operatorReference"},
+		"deposit_no_session": {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a02", direct, "DEPOSIT of a direct native send: null session fields, operatorReference and contract"},
+		"withdraw_request":   {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a03", requestEvent, "WITHDRAW_REQUEST: cryptoAmount is null, an operatorReference that needs escaping"},
+		"withdraw_complete":  {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a04", complete, "WITHDRAW_COMPLETE with characters that need escaping, a session without operatorReference (null)"},
 		"test_deposit":       {one, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a05", test, "a test DEPOSIT: test=true and a negative depositId"},
 		"rotation":           {rotating, "0b6f3b1e-5a3c-4d2e-9f10-2c4b6d8e0a06", depositEvent(1003), "during a key rotation"},
 	}

@@ -31,6 +31,15 @@ func amountInUSD(w store.Withdrawal) *string {
 	return ptr(rates.USDString(w.AmountInUSD.Decimal))
 }
 
+// reference is a session's operatorReference as an optional field: absent ("null" on the
+// wire) when the session has none.
+func reference(r string) *string {
+	if r == "" {
+		return nil
+	}
+	return &r
+}
+
 // RequestEvent is the WITHDRAW_REQUEST of a withdrawal (the same payload in both modes).
 func RequestEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawRequestEvent {
 	return &cofferv1.WithdrawRequestEvent{
@@ -46,6 +55,7 @@ func RequestEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawReque
 		CryptoAmountSent:   ptr(SentAmount(w)),
 		AmountInUsd:        amountInUSD(w),
 		RequestedAt:        timestamppb.New(requestedAt(w)),
+		OperatorReference:  reference(w.OperatorReference),
 	}
 }
 
@@ -69,6 +79,7 @@ func CompleteEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawComp
 		CryptoAmountSent:   ptr(SentAmount(w)),
 		AmountInUsd:        amountInUSD(w),
 		CompletedAt:        timestamppb.New(completed),
+		OperatorReference:  reference(w.OperatorReference),
 	}
 }
 

@@ -406,7 +406,8 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 	}
 	body := e.completeBody(w.ID)
 	if body["status"] != "COMPLETED" || body["cryptoAmountSent"] != "40.000000" || body["withdrawRequestId"] != w.ID ||
-		body["address"] != dest.Hex() || body["cryptoAmount"] != "null" || body["amountInUsd"] != "40.000000" {
+		body["address"] != dest.Hex() || body["cryptoAmount"] != "null" || body["amountInUsd"] != "40.000000" ||
+		body["operatorReference"] != "null" {
 		t.Fatalf("WITHDRAW_COMPLETE: %v", body)
 	}
 	var txs int

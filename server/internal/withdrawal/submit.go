@@ -125,7 +125,9 @@ const CodeUnavailable = 3
 // Submit records a user's withdrawal from an open withdraw session (the caller checked it).
 // Mode A asks the operator synchronously first and creates a PENDING withdrawal only on error
 // 0; mode B creates it AWAITING_APPROVAL and queues WITHDRAW_REQUEST in the outbox. Either way
-// an open earlier withdrawal of the session is superseded (CANCELLED).
+// an open earlier withdrawal of the session is superseded (CANCELLED). A session whose
+// withdrawal was acted on already is refused (CONFLICT), and submissions are rate-limited per
+// session, before anything reaches the operator (guard.go).
 func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission) (store.Withdrawal, error) {
 	if in.Type == "" {
 		in.Type = DirectTransfer
@@ -146,7 +148,8 @@ func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission)
 	w := store.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
 		ChainID: in.ChainID, Currency: q.Asset.Symbol, Decimals: q.Asset.Decimals, FiatCurrency: sess.FiatCurrency,
 		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0), ExpiresAt: s.now().Add(s.cfg.TTL),
-		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount)}
+		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount),
+		OperatorReference: sess.OperatorReference}
 	if !q.Asset.Native {
 		w.ContractAddress = q.Asset.Contract.Hex()
 	}
@@ -161,20 +164,30 @@ func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission)
 		if s.offramp == nil {
 			return store.Withdrawal{}, fault.Invalid("type", "off-ramp withdrawals are not available")
 		}
+	default:
+		return store.Withdrawal{}, fault.Invalid("type", "must be DIRECT_TRANSFER or OFF_RAMP")
+	}
+	if err := s.admit(ctx, sess.ID); err != nil {
+		return store.Withdrawal{}, err
+	}
+	if in.Type == OffRampType {
 		o, err := s.offramp.Open(ctx, OffRampOrder{WithdrawalID: id, ChainID: in.ChainID, Currency: q.Asset.Symbol,
 			Units: q.Units, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, UserAddress: in.Address})
 		if err != nil {
 			return store.Withdrawal{}, unavailable(err, "off-ramp provider")
 		}
 		w.Address, w.OfframpProvider, w.OfframpRef = o.PayTo.Hex(), s.offramp.Name(), o.Ref
-	default:
-		return store.Withdrawal{}, fault.Invalid("type", "must be DIRECT_TRANSFER or OFF_RAMP")
 	}
 	if strings.EqualFold(op.ApprovalMode, "EXTERNAL") {
 		w.ApprovalMode, w.Status = "external", string(AwaitingApproval)
 		return s.create(ctx, sess, w, true)
 	}
 	w.ApprovalMode, w.Status = "sync", string(Pending)
+	release, err := s.holdSubmission(ctx, sess.ID)
+	if err != nil {
+		return store.Withdrawal{}, err
+	}
+	defer release()
 	ev := webhook.Event{ID: uuid.NewString(), SubjectID: id, Message: RequestEvent(w, sess.SessionRef)}
 	res, err := s.webhooks.Send(ctx, op.ID, ev, s.cfg.SyncTimeout)
 	if err != nil {
@@ -201,6 +214,15 @@ func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdr
 		if err := q.LockSession(ctx, sess.ID); err != nil {
 			return err
 		}
+		// Again under the lock, holding the session's withdrawals: an admin may have taken
+		// one while the operator was being asked.
+		ws, err := q.SessionWithdrawals(ctx, sess.ID, true)
+		if err != nil {
+			return err
+		}
+		if err := paidOnce(ws); err != nil {
+			return err
+		}
 		earlier, err := q.OpenWithdrawalsOfSession(ctx, sess.ID)
 		if err != nil {
 			return err
@@ -220,6 +242,11 @@ func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdr
 		return s.webhooks.Enqueue(ctx, tx, webhook.Event{OperatorID: w.OperatorID, SubjectID: w.ID,
 			Message: RequestEvent(w, sess.SessionRef)})
 	})
+	if fault.Is(err, fault.Conflict) {
+		s.log.InfoContext(ctx, "submission refused: the session's withdrawal was acted on meanwhile", "session", sess.ID,
+			"operator_id", w.OperatorID)
+		return store.Withdrawal{}, err
+	}
 	if err != nil {
 		return w, fault.Wrap(err, "record withdrawal")
 	}

@@ -23,6 +23,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// EmailChange is what a CreateDepositor call did to the depositor's email.
+type EmailChange int32
+
+const (
+	EmailChange_EMAIL_CHANGE_UNSPECIFIED EmailChange = 0
+	// The depositor had no email and now has the one given (a new depositor with an email too).
+	EmailChange_EMAIL_CHANGE_SET EmailChange = 1
+	// The depositor's email was replaced by a different one.
+	EmailChange_EMAIL_CHANGE_UPDATED EmailChange = 2
+	// The email is as it was: none was given, or the same one.
+	EmailChange_EMAIL_CHANGE_UNCHANGED EmailChange = 3
+)
+
+// Enum value maps for EmailChange.
+var (
+	EmailChange_name = map[int32]string{
+		0: "EMAIL_CHANGE_UNSPECIFIED",
+		1: "EMAIL_CHANGE_SET",
+		2: "EMAIL_CHANGE_UPDATED",
+		3: "EMAIL_CHANGE_UNCHANGED",
+	}
+	EmailChange_value = map[string]int32{
+		"EMAIL_CHANGE_UNSPECIFIED": 0,
+		"EMAIL_CHANGE_SET":         1,
+		"EMAIL_CHANGE_UPDATED":     2,
+		"EMAIL_CHANGE_UNCHANGED":   3,
+	}
+)
+
+func (x EmailChange) Enum() *EmailChange {
+	p := new(EmailChange)
+	*p = x
+	return p
+}
+
+func (x EmailChange) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EmailChange) Descriptor() protoreflect.EnumDescriptor {
+	return file_coffer_v1_depositor_proto_enumTypes[0].Descriptor()
+}
+
+func (EmailChange) Type() protoreflect.EnumType {
+	return &file_coffer_v1_depositor_proto_enumTypes[0]
+}
+
+func (x EmailChange) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EmailChange.Descriptor instead.
+func (EmailChange) EnumDescriptor() ([]byte, []int) {
+	return file_coffer_v1_depositor_proto_rawDescGZIP(), []int{0}
+}
+
 // Depositor is one of an operator's users known to Coffer.
 type Depositor struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -30,7 +86,8 @@ type Depositor struct {
 	ExternalUserId string `protobuf:"bytes,1,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
 	// Contact email, when given.
 	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
-	// The user's deposit address, shared by every EVM chain; empty until first requested.
+	// The user's deposit address, shared by every EVM chain; empty until a deposit session
+	// first asks for it (GetDepositAddress).
 	DepositAddress string `protobuf:"bytes,3,opt,name=deposit_address,json=depositAddress,proto3" json:"deposit_address,omitempty"`
 	// When the depositor was first registered.
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -101,7 +158,8 @@ type CreateDepositorRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The operator's own user id.
 	ExternalUserId string `protobuf:"bytes,1,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
-	// Optional contact email; kept from the first registration unless given again.
+	// Optional contact email; an existing depositor's email is replaced when another is given
+	// and kept when none is (email_change says which happened).
 	Email         string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -157,7 +215,9 @@ type CreateDepositorResponse struct {
 	// The depositor.
 	Depositor *Depositor `protobuf:"bytes,1,opt,name=depositor,proto3" json:"depositor,omitempty"`
 	// True when this call registered it; false when it already existed.
-	Created       bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	Created bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// What this call did to the depositor's email.
+	EmailChange   EmailChange `protobuf:"varint,3,opt,name=email_change,json=emailChange,proto3,enum=coffer.v1.EmailChange" json:"email_change,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -204,6 +264,13 @@ func (x *CreateDepositorResponse) GetCreated() bool {
 		return x.Created
 	}
 	return false
+}
+
+func (x *CreateDepositorResponse) GetEmailChange() EmailChange {
+	if x != nil {
+		return x.EmailChange
+	}
+	return EmailChange_EMAIL_CHANGE_UNSPECIFIED
 }
 
 // CheckDepositorRequest names a user.
@@ -322,15 +389,21 @@ const file_coffer_v1_depositor_proto_rawDesc = "" +
 	"\x10external_user_id\x18\x01 \x01(\tB\\\xbaHY\xba\x01N\n" +
 	"\tprintable\x12#must not contain control characters\x1a\x1c!this.matches('[[:cntrl:]]')\xc8\x01\x01r\x03\x18\x80\x01R\x0eexternalUserId\x12#\n" +
 	"\x05email\x18\x02 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x18\xfe\x01`\x01R\x05email\"g\n" +
+	"\xd8\x01\x01r\x05\x18\xfe\x01`\x01R\x05email\"\xa2\x01\n" +
 	"\x17CreateDepositorResponse\x122\n" +
 	"\tdepositor\x18\x01 \x01(\v2\x14.coffer.v1.DepositorR\tdepositor\x12\x18\n" +
-	"\acreated\x18\x02 \x01(\bR\acreated\"N\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x129\n" +
+	"\femail_change\x18\x03 \x01(\x0e2\x16.coffer.v1.EmailChangeR\vemailChange\"N\n" +
 	"\x15CheckDepositorRequest\x125\n" +
 	"\x10external_user_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\x18\x80\x01R\x0eexternalUserId\"d\n" +
 	"\x16CheckDepositorResponse\x12\x16\n" +
 	"\x06exists\x18\x01 \x01(\bR\x06exists\x122\n" +
-	"\tdepositor\x18\x02 \x01(\v2\x14.coffer.v1.DepositorR\tdepositor2\xc3\x01\n" +
+	"\tdepositor\x18\x02 \x01(\v2\x14.coffer.v1.DepositorR\tdepositor*w\n" +
+	"\vEmailChange\x12\x1c\n" +
+	"\x18EMAIL_CHANGE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10EMAIL_CHANGE_SET\x10\x01\x12\x18\n" +
+	"\x14EMAIL_CHANGE_UPDATED\x10\x02\x12\x1a\n" +
+	"\x16EMAIL_CHANGE_UNCHANGED\x10\x032\xc3\x01\n" +
 	"\x10DepositorService\x12X\n" +
 	"\x0fCreateDepositor\x12!.coffer.v1.CreateDepositorRequest\x1a\".coffer.v1.CreateDepositorResponse\x12U\n" +
 	"\x0eCheckDepositor\x12 .coffer.v1.CheckDepositorRequest\x1a!.coffer.v1.CheckDepositorResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
@@ -347,28 +420,31 @@ func file_coffer_v1_depositor_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_depositor_proto_rawDescData
 }
 
+var file_coffer_v1_depositor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_coffer_v1_depositor_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_coffer_v1_depositor_proto_goTypes = []any{
-	(*Depositor)(nil),               // 0: coffer.v1.Depositor
-	(*CreateDepositorRequest)(nil),  // 1: coffer.v1.CreateDepositorRequest
-	(*CreateDepositorResponse)(nil), // 2: coffer.v1.CreateDepositorResponse
-	(*CheckDepositorRequest)(nil),   // 3: coffer.v1.CheckDepositorRequest
-	(*CheckDepositorResponse)(nil),  // 4: coffer.v1.CheckDepositorResponse
-	(*timestamppb.Timestamp)(nil),   // 5: google.protobuf.Timestamp
+	(EmailChange)(0),                // 0: coffer.v1.EmailChange
+	(*Depositor)(nil),               // 1: coffer.v1.Depositor
+	(*CreateDepositorRequest)(nil),  // 2: coffer.v1.CreateDepositorRequest
+	(*CreateDepositorResponse)(nil), // 3: coffer.v1.CreateDepositorResponse
+	(*CheckDepositorRequest)(nil),   // 4: coffer.v1.CheckDepositorRequest
+	(*CheckDepositorResponse)(nil),  // 5: coffer.v1.CheckDepositorResponse
+	(*timestamppb.Timestamp)(nil),   // 6: google.protobuf.Timestamp
 }
 var file_coffer_v1_depositor_proto_depIdxs = []int32{
-	5, // 0: coffer.v1.Depositor.created_at:type_name -> google.protobuf.Timestamp
-	0, // 1: coffer.v1.CreateDepositorResponse.depositor:type_name -> coffer.v1.Depositor
-	0, // 2: coffer.v1.CheckDepositorResponse.depositor:type_name -> coffer.v1.Depositor
-	1, // 3: coffer.v1.DepositorService.CreateDepositor:input_type -> coffer.v1.CreateDepositorRequest
-	3, // 4: coffer.v1.DepositorService.CheckDepositor:input_type -> coffer.v1.CheckDepositorRequest
-	2, // 5: coffer.v1.DepositorService.CreateDepositor:output_type -> coffer.v1.CreateDepositorResponse
-	4, // 6: coffer.v1.DepositorService.CheckDepositor:output_type -> coffer.v1.CheckDepositorResponse
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	6, // 0: coffer.v1.Depositor.created_at:type_name -> google.protobuf.Timestamp
+	1, // 1: coffer.v1.CreateDepositorResponse.depositor:type_name -> coffer.v1.Depositor
+	0, // 2: coffer.v1.CreateDepositorResponse.email_change:type_name -> coffer.v1.EmailChange
+	1, // 3: coffer.v1.CheckDepositorResponse.depositor:type_name -> coffer.v1.Depositor
+	2, // 4: coffer.v1.DepositorService.CreateDepositor:input_type -> coffer.v1.CreateDepositorRequest
+	4, // 5: coffer.v1.DepositorService.CheckDepositor:input_type -> coffer.v1.CheckDepositorRequest
+	3, // 6: coffer.v1.DepositorService.CreateDepositor:output_type -> coffer.v1.CreateDepositorResponse
+	5, // 7: coffer.v1.DepositorService.CheckDepositor:output_type -> coffer.v1.CheckDepositorResponse
+	6, // [6:8] is the sub-list for method output_type
+	4, // [4:6] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_depositor_proto_init() }
@@ -381,13 +457,14 @@ func file_coffer_v1_depositor_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_depositor_proto_rawDesc), len(file_coffer_v1_depositor_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_coffer_v1_depositor_proto_goTypes,
 		DependencyIndexes: file_coffer_v1_depositor_proto_depIdxs,
+		EnumInfos:         file_coffer_v1_depositor_proto_enumTypes,
 		MessageInfos:      file_coffer_v1_depositor_proto_msgTypes,
 	}.Build()
 	File_coffer_v1_depositor_proto = out.File

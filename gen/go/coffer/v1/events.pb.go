@@ -66,9 +66,12 @@ type DepositEvent struct {
 	// Confirmation time.
 	ConfirmedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
 	// True on test events.
-	Test          bool `protobuf:"varint,21,opt,name=test,proto3" json:"test,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Test bool `protobuf:"varint,21,opt,name=test,proto3" json:"test,omitempty"`
+	// The session's operatorReference (the operator's order id); absent with no session or
+	// when the session has none.
+	OperatorReference *string `protobuf:"bytes,22,opt,name=operator_reference,json=operatorReference,proto3,oneof" json:"operator_reference,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *DepositEvent) Reset() {
@@ -248,6 +251,13 @@ func (x *DepositEvent) GetTest() bool {
 	return false
 }
 
+func (x *DepositEvent) GetOperatorReference() string {
+	if x != nil && x.OperatorReference != nil {
+		return *x.OperatorReference
+	}
+	return ""
+}
+
 // WithdrawRequestEvent is WITHDRAW_REQUEST: approval asked for a withdrawal.
 type WithdrawRequestEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -278,9 +288,11 @@ type WithdrawRequestEvent struct {
 	// Submission time.
 	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
 	// True on test events.
-	Test          bool `protobuf:"varint,14,opt,name=test,proto3" json:"test,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Test bool `protobuf:"varint,14,opt,name=test,proto3" json:"test,omitempty"`
+	// The withdraw session's operatorReference; absent when it has none.
+	OperatorReference *string `protobuf:"bytes,15,opt,name=operator_reference,json=operatorReference,proto3,oneof" json:"operator_reference,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WithdrawRequestEvent) Reset() {
@@ -411,6 +423,13 @@ func (x *WithdrawRequestEvent) GetTest() bool {
 	return false
 }
 
+func (x *WithdrawRequestEvent) GetOperatorReference() string {
+	if x != nil && x.OperatorReference != nil {
+		return *x.OperatorReference
+	}
+	return ""
+}
+
 // WithdrawCompleteEvent is WITHDRAW_COMPLETE: a withdrawal paid out on-chain.
 type WithdrawCompleteEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -443,9 +462,11 @@ type WithdrawCompleteEvent struct {
 	// Completion time.
 	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
 	// True on test events.
-	Test          bool `protobuf:"varint,15,opt,name=test,proto3" json:"test,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Test bool `protobuf:"varint,15,opt,name=test,proto3" json:"test,omitempty"`
+	// The withdraw session's operatorReference; absent when it has none.
+	OperatorReference *string `protobuf:"bytes,16,opt,name=operator_reference,json=operatorReference,proto3,oneof" json:"operator_reference,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *WithdrawCompleteEvent) Reset() {
@@ -583,11 +604,18 @@ func (x *WithdrawCompleteEvent) GetTest() bool {
 	return false
 }
 
+func (x *WithdrawCompleteEvent) GetOperatorReference() string {
+	if x != nil && x.OperatorReference != nil {
+		return *x.OperatorReference
+	}
+	return ""
+}
+
 var File_coffer_v1_events_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x16coffer/v1/events.proto\x12\tcoffer.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb2\a\n" +
+	"\x16coffer/v1/events.proto\x12\tcoffer.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfd\a\n" +
 	"\fDepositEvent\x12\x14\n" +
 	"\x05event\x18\x01 \x01(\tR\x05event\x12\x1d\n" +
 	"\n" +
@@ -613,14 +641,16 @@ const file_coffer_v1_events_proto_rawDesc = "" +
 	"\x10transaction_hash\x18\x12 \x01(\tH\x06R\x0ftransactionHash\x88\x01\x01\x12\x19\n" +
 	"\bchain_id\x18\x13 \x01(\x03R\achainId\x12=\n" +
 	"\fconfirmed_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAt\x12\x12\n" +
-	"\x04test\x18\x15 \x01(\bR\x04testB\x0e\n" +
+	"\x04test\x18\x15 \x01(\bR\x04test\x122\n" +
+	"\x12operator_reference\x18\x16 \x01(\tH\aR\x11operatorReference\x88\x01\x01B\x0e\n" +
 	"\f_session_refB\x11\n" +
 	"\x0f_session_amountB\x13\n" +
 	"\x11_amount_in_dollarB\x1b\n" +
 	"\x19_amount_in_local_currencyB\x10\n" +
 	"\x0e_fee_in_dollarB\x13\n" +
 	"\x11_contract_addressB\x13\n" +
-	"\x11_transaction_hash\"\xea\x04\n" +
+	"\x11_transaction_hashB\x15\n" +
+	"\x13_operator_reference\"\xb5\x05\n" +
 	"\x14WithdrawRequestEvent\x12\x14\n" +
 	"\x05event\x18\x01 \x01(\tR\x05event\x12.\n" +
 	"\x13withdraw_request_id\x18\x02 \x01(\tR\x11withdrawRequestId\x12\x1f\n" +
@@ -638,10 +668,12 @@ const file_coffer_v1_events_proto_rawDesc = "" +
 	"\x12crypto_amount_sent\x18\v \x01(\tH\x01R\x10cryptoAmountSent\x88\x01\x01\x12'\n" +
 	"\ramount_in_usd\x18\f \x01(\tH\x02R\vamountInUsd\x88\x01\x01\x12=\n" +
 	"\frequested_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x12\n" +
-	"\x04test\x18\x0e \x01(\bR\x04testB\x10\n" +
+	"\x04test\x18\x0e \x01(\bR\x04test\x122\n" +
+	"\x12operator_reference\x18\x0f \x01(\tH\x03R\x11operatorReference\x88\x01\x01B\x10\n" +
 	"\x0e_crypto_amountB\x15\n" +
 	"\x13_crypto_amount_sentB\x10\n" +
-	"\x0e_amount_in_usd\"\x83\x05\n" +
+	"\x0e_amount_in_usdB\x15\n" +
+	"\x13_operator_reference\"\xce\x05\n" +
 	"\x15WithdrawCompleteEvent\x12\x14\n" +
 	"\x05event\x18\x01 \x01(\tR\x05event\x12.\n" +
 	"\x13withdraw_request_id\x18\x02 \x01(\tR\x11withdrawRequestId\x12\x1f\n" +
@@ -660,10 +692,12 @@ const file_coffer_v1_events_proto_rawDesc = "" +
 	"\x12crypto_amount_sent\x18\f \x01(\tH\x01R\x10cryptoAmountSent\x88\x01\x01\x12'\n" +
 	"\ramount_in_usd\x18\r \x01(\tH\x02R\vamountInUsd\x88\x01\x01\x12=\n" +
 	"\fcompleted_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x12\n" +
-	"\x04test\x18\x0f \x01(\bR\x04testB\x10\n" +
+	"\x04test\x18\x0f \x01(\bR\x04test\x122\n" +
+	"\x12operator_reference\x18\x10 \x01(\tH\x03R\x11operatorReference\x88\x01\x01B\x10\n" +
 	"\x0e_crypto_amountB\x15\n" +
 	"\x13_crypto_amount_sentB\x10\n" +
-	"\x0e_amount_in_usdB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x0e_amount_in_usdB\x15\n" +
+	"\x13_operator_referenceB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_events_proto_rawDescOnce sync.Once

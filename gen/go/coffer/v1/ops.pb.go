@@ -223,7 +223,8 @@ type OperatorSettings struct {
 	PerTxCap *string `protobuf:"bytes,6,opt,name=per_tx_cap,json=perTxCap,proto3,oneof" json:"per_tx_cap,omitempty"`
 	// Rolling 24-hour cap in platform fiat; "" removes the cap.
 	DailyCap *string `protobuf:"bytes,7,opt,name=daily_cap,json=dailyCap,proto3,oneof" json:"daily_cap,omitempty"`
-	// Platform fiat currency code.
+	// Platform fiat currency code, case-insensitive; one the service has a rate for (USD and
+	// the configured fiat rates), else INVALID_ARGUMENT listing them.
 	FiatCurrency *string `protobuf:"bytes,8,opt,name=fiat_currency,json=fiatCurrency,proto3,oneof" json:"fiat_currency,omitempty"`
 	// Redirect URL for full-page flows; "" removes it.
 	RedirectUrl *string `protobuf:"bytes,9,opt,name=redirect_url,json=redirectUrl,proto3,oneof" json:"redirect_url,omitempty"`

@@ -30,7 +30,9 @@ type CreateDepositSessionRequest struct {
 	ExternalUserId string `protobuf:"bytes,1,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
 	// Widget language code (BCP 47, e.g. "en", "pt-BR"). Unknown languages fall back to English.
 	Lang string `protobuf:"bytes,2,opt,name=lang,proto3" json:"lang,omitempty"`
-	// The operator platform's fiat currency code (ISO 4217, e.g. "USD").
+	// The operator platform's fiat currency code (ISO 4217, e.g. "USD"), case-insensitive. It
+	// must be one the service has a rate for (USD and the configured fiat rates); another is
+	// INVALID_ARGUMENT listing them.
 	PlatformFiatCurrency string `protobuf:"bytes,3,opt,name=platform_fiat_currency,json=platformFiatCurrency,proto3" json:"platform_fiat_currency,omitempty"`
 	// The user's balance in platform fiat, as a decimal string (e.g. "120.50").
 	UserBalance string `protobuf:"bytes,4,opt,name=user_balance,json=userBalance,proto3" json:"user_balance,omitempty"`
@@ -38,7 +40,8 @@ type CreateDepositSessionRequest struct {
 	Amount string `protobuf:"bytes,5,opt,name=amount,proto3" json:"amount,omitempty"`
 	// Optional; forwarded to providers that require KYC.
 	Email string `protobuf:"bytes,6,opt,name=email,proto3" json:"email,omitempty"`
-	// Optional; the operator's own order id, echoed on webhooks. Unique per operator.
+	// Optional; the operator's own order id, echoed as operatorReference on webhooks. It names
+	// one live session of the operator at a time (see CreateDepositSession).
 	OperatorReference string `protobuf:"bytes,7,opt,name=operator_reference,json=operatorReference,proto3" json:"operator_reference,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -134,7 +137,8 @@ type CreateDepositSessionResponse struct {
 	Sid string `protobuf:"bytes,3,opt,name=sid,proto3" json:"sid,omitempty"`
 	// When the session stops accepting widget calls.
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	// True when operator_reference matched an existing session, which is returned unchanged.
+	// True when operator_reference named a live session with the same parameters, which is
+	// returned unchanged.
 	Existing      bool `protobuf:"varint,5,opt,name=existing,proto3" json:"existing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -213,7 +217,8 @@ type CreateWithdrawSessionRequest struct {
 	ExternalUserId string `protobuf:"bytes,1,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
 	// Widget language code (BCP 47).
 	Lang string `protobuf:"bytes,2,opt,name=lang,proto3" json:"lang,omitempty"`
-	// The operator platform's fiat currency code (ISO 4217).
+	// The operator platform's fiat currency code (ISO 4217); priced ones only, as for deposit
+	// sessions.
 	PlatformFiatCurrency string `protobuf:"bytes,3,opt,name=platform_fiat_currency,json=platformFiatCurrency,proto3" json:"platform_fiat_currency,omitempty"`
 	// The user's balance in platform fiat, as a decimal string.
 	UserBalance string `protobuf:"bytes,4,opt,name=user_balance,json=userBalance,proto3" json:"user_balance,omitempty"`
@@ -221,7 +226,8 @@ type CreateWithdrawSessionRequest struct {
 	Amount string `protobuf:"bytes,5,opt,name=amount,proto3" json:"amount,omitempty"`
 	// Optional contact email.
 	Email string `protobuf:"bytes,6,opt,name=email,proto3" json:"email,omitempty"`
-	// Optional; the operator's own order id. Unique per operator.
+	// Optional; the operator's own order id, echoed as operatorReference on webhooks. It names
+	// one live session of the operator at a time (see CreateDepositSession).
 	OperatorReference string `protobuf:"bytes,7,opt,name=operator_reference,json=operatorReference,proto3" json:"operator_reference,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -317,7 +323,7 @@ type CreateWithdrawSessionResponse struct {
 	Sid string `protobuf:"bytes,3,opt,name=sid,proto3" json:"sid,omitempty"`
 	// When the session stops accepting widget calls.
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	// True when operator_reference matched an existing session.
+	// True when operator_reference named a live session with the same parameters.
 	Existing      bool `protobuf:"varint,5,opt,name=existing,proto3" json:"existing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

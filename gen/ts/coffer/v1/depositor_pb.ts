@@ -2,8 +2,8 @@
 // @generated from file coffer/v1/depositor.proto (package coffer.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../buf/validate/validate_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/depositor.proto.
  */
 export const file_coffer_v1_depositor: GenFile = /*@__PURE__*/
-  fileDesc("Chljb2ZmZXIvdjEvZGVwb3NpdG9yLnByb3RvEgljb2ZmZXIudjEifQoJRGVwb3NpdG9yEhgKEGV4dGVybmFsX3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSFwoPZGVwb3NpdF9hZGRyZXNzGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq4BChZDcmVhdGVEZXBvc2l0b3JSZXF1ZXN0EnYKEGV4dGVybmFsX3VzZXJfaWQYASABKAlCXLpIWboBTgoJcHJpbnRhYmxlEiNtdXN0IG5vdCBjb250YWluIGNvbnRyb2wgY2hhcmFjdGVycxocIXRoaXMubWF0Y2hlcygnW1s6Y250cmw6XV0nKcgBAXIDGIABEhwKBWVtYWlsGAIgASgJQg26SArYAQFyBRj+AWABIlMKF0NyZWF0ZURlcG9zaXRvclJlc3BvbnNlEicKCWRlcG9zaXRvchgBIAEoCzIULmNvZmZlci52MS5EZXBvc2l0b3ISDwoHY3JlYXRlZBgCIAEoCCI+ChVDaGVja0RlcG9zaXRvclJlcXVlc3QSJQoQZXh0ZXJuYWxfdXNlcl9pZBgBIAEoCUILukgIyAEBcgMYgAEiUQoWQ2hlY2tEZXBvc2l0b3JSZXNwb25zZRIOCgZleGlzdHMYASABKAgSJwoJZGVwb3NpdG9yGAIgASgLMhQuY29mZmVyLnYxLkRlcG9zaXRvcjLDAQoQRGVwb3NpdG9yU2VydmljZRJYCg9DcmVhdGVEZXBvc2l0b3ISIS5jb2ZmZXIudjEuQ3JlYXRlRGVwb3NpdG9yUmVxdWVzdBoiLmNvZmZlci52MS5DcmVhdGVEZXBvc2l0b3JSZXNwb25zZRJVCg5DaGVja0RlcG9zaXRvchIgLmNvZmZlci52MS5DaGVja0RlcG9zaXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuQ2hlY2tEZXBvc2l0b3JSZXNwb25zZUI2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("Chljb2ZmZXIvdjEvZGVwb3NpdG9yLnByb3RvEgljb2ZmZXIudjEifQoJRGVwb3NpdG9yEhgKEGV4dGVybmFsX3VzZXJfaWQYASABKAkSDQoFZW1haWwYAiABKAkSFwoPZGVwb3NpdF9hZGRyZXNzGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIq4BChZDcmVhdGVEZXBvc2l0b3JSZXF1ZXN0EnYKEGV4dGVybmFsX3VzZXJfaWQYASABKAlCXLpIWboBTgoJcHJpbnRhYmxlEiNtdXN0IG5vdCBjb250YWluIGNvbnRyb2wgY2hhcmFjdGVycxocIXRoaXMubWF0Y2hlcygnW1s6Y250cmw6XV0nKcgBAXIDGIABEhwKBWVtYWlsGAIgASgJQg26SArYAQFyBRj+AWABIoEBChdDcmVhdGVEZXBvc2l0b3JSZXNwb25zZRInCglkZXBvc2l0b3IYASABKAsyFC5jb2ZmZXIudjEuRGVwb3NpdG9yEg8KB2NyZWF0ZWQYAiABKAgSLAoMZW1haWxfY2hhbmdlGAMgASgOMhYuY29mZmVyLnYxLkVtYWlsQ2hhbmdlIj4KFUNoZWNrRGVwb3NpdG9yUmVxdWVzdBIlChBleHRlcm5hbF91c2VyX2lkGAEgASgJQgu6SAjIAQFyAxiAASJRChZDaGVja0RlcG9zaXRvclJlc3BvbnNlEg4KBmV4aXN0cxgBIAEoCBInCglkZXBvc2l0b3IYAiABKAsyFC5jb2ZmZXIudjEuRGVwb3NpdG9yKncKC0VtYWlsQ2hhbmdlEhwKGEVNQUlMX0NIQU5HRV9VTlNQRUNJRklFRBAAEhQKEEVNQUlMX0NIQU5HRV9TRVQQARIYChRFTUFJTF9DSEFOR0VfVVBEQVRFRBACEhoKFkVNQUlMX0NIQU5HRV9VTkNIQU5HRUQQAzLDAQoQRGVwb3NpdG9yU2VydmljZRJYCg9DcmVhdGVEZXBvc2l0b3ISIS5jb2ZmZXIudjEuQ3JlYXRlRGVwb3NpdG9yUmVxdWVzdBoiLmNvZmZlci52MS5DcmVhdGVEZXBvc2l0b3JSZXNwb25zZRJVCg5DaGVja0RlcG9zaXRvchIgLmNvZmZlci52MS5DaGVja0RlcG9zaXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuQ2hlY2tEZXBvc2l0b3JSZXNwb25zZUI2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * Depositor is one of an operator's users known to Coffer.
@@ -36,7 +36,8 @@ export type Depositor = Message<"coffer.v1.Depositor"> & {
   email: string;
 
   /**
-   * The user's deposit address, shared by every EVM chain; empty until first requested.
+   * The user's deposit address, shared by every EVM chain; empty until a deposit session
+   * first asks for it (GetDepositAddress).
    *
    * @generated from field: string deposit_address = 3;
    */
@@ -71,7 +72,8 @@ export type CreateDepositorRequest = Message<"coffer.v1.CreateDepositorRequest">
   externalUserId: string;
 
   /**
-   * Optional contact email; kept from the first registration unless given again.
+   * Optional contact email; an existing depositor's email is replaced when another is given
+   * and kept when none is (email_change says which happened).
    *
    * @generated from field: string email = 2;
    */
@@ -104,6 +106,13 @@ export type CreateDepositorResponse = Message<"coffer.v1.CreateDepositorResponse
    * @generated from field: bool created = 2;
    */
   created: boolean;
+
+  /**
+   * What this call did to the depositor's email.
+   *
+   * @generated from field: coffer.v1.EmailChange email_change = 3;
+   */
+  emailChange: EmailChange;
 };
 
 /**
@@ -161,6 +170,45 @@ export type CheckDepositorResponse = Message<"coffer.v1.CheckDepositorResponse">
  */
 export const CheckDepositorResponseSchema: GenMessage<CheckDepositorResponse> = /*@__PURE__*/
   messageDesc(file_coffer_v1_depositor, 4);
+
+/**
+ * EmailChange is what a CreateDepositor call did to the depositor's email.
+ *
+ * @generated from enum coffer.v1.EmailChange
+ */
+export enum EmailChange {
+  /**
+   * @generated from enum value: EMAIL_CHANGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The depositor had no email and now has the one given (a new depositor with an email too).
+   *
+   * @generated from enum value: EMAIL_CHANGE_SET = 1;
+   */
+  SET = 1,
+
+  /**
+   * The depositor's email was replaced by a different one.
+   *
+   * @generated from enum value: EMAIL_CHANGE_UPDATED = 2;
+   */
+  UPDATED = 2,
+
+  /**
+   * The email is as it was: none was given, or the same one.
+   *
+   * @generated from enum value: EMAIL_CHANGE_UNCHANGED = 3;
+   */
+  UNCHANGED = 3,
+}
+
+/**
+ * Describes the enum coffer.v1.EmailChange.
+ */
+export const EmailChangeSchema: GenEnum<EmailChange> = /*@__PURE__*/
+  enumDesc(file_coffer_v1_depositor, 0);
 
 /**
  * DepositorService registers and checks an operator's users.

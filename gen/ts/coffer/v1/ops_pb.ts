@@ -204,7 +204,8 @@ export type OperatorSettings = Message<"coffer.v1.OperatorSettings"> & {
   dailyCap?: string | undefined;
 
   /**
-   * Platform fiat currency code.
+   * Platform fiat currency code, case-insensitive; one the service has a rate for (USD and
+   * the configured fiat rates), else INVALID_ARGUMENT listing them.
    *
    * @generated from field: optional string fiat_currency = 8;
    */

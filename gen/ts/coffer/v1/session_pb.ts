@@ -36,7 +36,9 @@ export type CreateDepositSessionRequest = Message<"coffer.v1.CreateDepositSessio
   lang: string;
 
   /**
-   * The operator platform's fiat currency code (ISO 4217, e.g. "USD").
+   * The operator platform's fiat currency code (ISO 4217, e.g. "USD"), case-insensitive. It
+   * must be one the service has a rate for (USD and the configured fiat rates); another is
+   * INVALID_ARGUMENT listing them.
    *
    * @generated from field: string platform_fiat_currency = 3;
    */
@@ -64,7 +66,8 @@ export type CreateDepositSessionRequest = Message<"coffer.v1.CreateDepositSessio
   email: string;
 
   /**
-   * Optional; the operator's own order id, echoed on webhooks. Unique per operator.
+   * Optional; the operator's own order id, echoed as operatorReference on webhooks. It names
+   * one live session of the operator at a time (see CreateDepositSession).
    *
    * @generated from field: string operator_reference = 7;
    */
@@ -113,7 +116,8 @@ export type CreateDepositSessionResponse = Message<"coffer.v1.CreateDepositSessi
   expiresAt?: Timestamp | undefined;
 
   /**
-   * True when operator_reference matched an existing session, which is returned unchanged.
+   * True when operator_reference named a live session with the same parameters, which is
+   * returned unchanged.
    *
    * @generated from field: bool existing = 5;
    */
@@ -149,7 +153,8 @@ export type CreateWithdrawSessionRequest = Message<"coffer.v1.CreateWithdrawSess
   lang: string;
 
   /**
-   * The operator platform's fiat currency code (ISO 4217).
+   * The operator platform's fiat currency code (ISO 4217); priced ones only, as for deposit
+   * sessions.
    *
    * @generated from field: string platform_fiat_currency = 3;
    */
@@ -177,7 +182,8 @@ export type CreateWithdrawSessionRequest = Message<"coffer.v1.CreateWithdrawSess
   email: string;
 
   /**
-   * Optional; the operator's own order id. Unique per operator.
+   * Optional; the operator's own order id, echoed as operatorReference on webhooks. It names
+   * one live session of the operator at a time (see CreateDepositSession).
    *
    * @generated from field: string operator_reference = 7;
    */
@@ -226,7 +232,7 @@ export type CreateWithdrawSessionResponse = Message<"coffer.v1.CreateWithdrawSes
   expiresAt?: Timestamp | undefined;
 
   /**
-   * True when operator_reference matched an existing session.
+   * True when operator_reference named a live session with the same parameters.
    *
    * @generated from field: bool existing = 5;
    */
@@ -332,8 +338,10 @@ export const SendTestWebhookResponseSchema: GenMessage<SendTestWebhookResponse> 
  */
 export const SessionService: GenService<{
   /**
-   * CreateDepositSession opens a deposit session. A repeated operator_reference returns the
-   * existing session instead of opening a new one. REST: POST /session/deposit.
+   * CreateDepositSession opens a deposit session. A repeated operator_reference with the same
+   * external_user_id, amount and platform_fiat_currency returns the live session it names;
+   * with any of them different it is CONFLICT naming the field; once that session expired or
+   * was cancelled, a new session opens and the reference names it. REST: POST /session/deposit.
    *
    * @generated from rpc coffer.v1.SessionService.CreateDepositSession
    */
@@ -343,8 +351,8 @@ export const SessionService: GenService<{
     output: typeof CreateDepositSessionResponseSchema;
   },
   /**
-   * CreateWithdrawSession opens a withdraw session whose fiat amount is locked.
-   * REST: POST /session/withdraw.
+   * CreateWithdrawSession opens a withdraw session whose fiat amount is locked; a repeated
+   * operator_reference behaves as in CreateDepositSession. REST: POST /session/withdraw.
    *
    * @generated from rpc coffer.v1.SessionService.CreateWithdrawSession
    */

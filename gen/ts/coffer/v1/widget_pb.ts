@@ -661,7 +661,11 @@ export const WidgetService: GenService<{
   /**
    * SubmitWithdrawal submits the user's withdrawal. REST: POST /withdraw/direct-transfer.
    * A synchronous-mode refusal fails with FAILED_PRECONDITION and reason WITHDRAW_DENIED,
-   * carrying the operator's error code and the message to show.
+   * carrying the operator's error code and the message to show. A newer submission cancels the
+   * session's unactioned withdrawal (PENDING, AWAITING_APPROVAL); once one is PROCESSING, being
+   * paid or COMPLETED the session pays no more: ALREADY_EXISTS (CONFLICT), nothing sent. At
+   * most 5 submissions per minute per session, and one synchronous request in flight:
+   * RESOURCE_EXHAUSTED (RATE_LIMITED) with Retry-After.
    *
    * @generated from rpc coffer.v1.WidgetService.SubmitWithdrawal
    */

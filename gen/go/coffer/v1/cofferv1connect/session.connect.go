@@ -46,11 +46,13 @@ const (
 
 // SessionServiceClient is a client for the coffer.v1.SessionService service.
 type SessionServiceClient interface {
-	// CreateDepositSession opens a deposit session. A repeated operator_reference returns the
-	// existing session instead of opening a new one. REST: POST /session/deposit.
+	// CreateDepositSession opens a deposit session. A repeated operator_reference with the same
+	// external_user_id, amount and platform_fiat_currency returns the live session it names;
+	// with any of them different it is CONFLICT naming the field; once that session expired or
+	// was cancelled, a new session opens and the reference names it. REST: POST /session/deposit.
 	CreateDepositSession(context.Context, *v1.CreateDepositSessionRequest) (*v1.CreateDepositSessionResponse, error)
-	// CreateWithdrawSession opens a withdraw session whose fiat amount is locked.
-	// REST: POST /session/withdraw.
+	// CreateWithdrawSession opens a withdraw session whose fiat amount is locked; a repeated
+	// operator_reference behaves as in CreateDepositSession. REST: POST /session/withdraw.
 	CreateWithdrawSession(context.Context, *v1.CreateWithdrawSessionRequest) (*v1.CreateWithdrawSessionResponse, error)
 	// SendTestWebhook sends a signed test DEPOSIT (deposit session) or WITHDRAW_COMPLETE
 	// (withdraw session) to the operator's webhook URL, synchronously. Limited to 5 per minute.
@@ -126,11 +128,13 @@ func (c *sessionServiceClient) SendTestWebhook(ctx context.Context, req *v1.Send
 
 // SessionServiceHandler is an implementation of the coffer.v1.SessionService service.
 type SessionServiceHandler interface {
-	// CreateDepositSession opens a deposit session. A repeated operator_reference returns the
-	// existing session instead of opening a new one. REST: POST /session/deposit.
+	// CreateDepositSession opens a deposit session. A repeated operator_reference with the same
+	// external_user_id, amount and platform_fiat_currency returns the live session it names;
+	// with any of them different it is CONFLICT naming the field; once that session expired or
+	// was cancelled, a new session opens and the reference names it. REST: POST /session/deposit.
 	CreateDepositSession(context.Context, *v1.CreateDepositSessionRequest) (*v1.CreateDepositSessionResponse, error)
-	// CreateWithdrawSession opens a withdraw session whose fiat amount is locked.
-	// REST: POST /session/withdraw.
+	// CreateWithdrawSession opens a withdraw session whose fiat amount is locked; a repeated
+	// operator_reference behaves as in CreateDepositSession. REST: POST /session/withdraw.
 	CreateWithdrawSession(context.Context, *v1.CreateWithdrawSessionRequest) (*v1.CreateWithdrawSessionResponse, error)
 	// SendTestWebhook sends a signed test DEPOSIT (deposit session) or WITHDRAW_COMPLETE
 	// (withdraw session) to the operator's webhook URL, synchronously. Limited to 5 per minute.

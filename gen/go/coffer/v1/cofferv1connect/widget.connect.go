@@ -71,7 +71,11 @@ type WidgetServiceClient interface {
 	QuoteWithdrawal(context.Context, *v1.QuoteWithdrawalRequest) (*v1.QuoteWithdrawalResponse, error)
 	// SubmitWithdrawal submits the user's withdrawal. REST: POST /withdraw/direct-transfer.
 	// A synchronous-mode refusal fails with FAILED_PRECONDITION and reason WITHDRAW_DENIED,
-	// carrying the operator's error code and the message to show.
+	// carrying the operator's error code and the message to show. A newer submission cancels the
+	// session's unactioned withdrawal (PENDING, AWAITING_APPROVAL); once one is PROCESSING, being
+	// paid or COMPLETED the session pays no more: ALREADY_EXISTS (CONFLICT), nothing sent. At
+	// most 5 submissions per minute per session, and one synchronous request in flight:
+	// RESOURCE_EXHAUSTED (RATE_LIMITED) with Retry-After.
 	SubmitWithdrawal(context.Context, *v1.SubmitWithdrawalRequest) (*v1.SubmitWithdrawalResponse, error)
 	// CancelSession records that the user cancelled or dismissed the widget; open withdrawals
 	// of the session are cancelled.
@@ -222,7 +226,11 @@ type WidgetServiceHandler interface {
 	QuoteWithdrawal(context.Context, *v1.QuoteWithdrawalRequest) (*v1.QuoteWithdrawalResponse, error)
 	// SubmitWithdrawal submits the user's withdrawal. REST: POST /withdraw/direct-transfer.
 	// A synchronous-mode refusal fails with FAILED_PRECONDITION and reason WITHDRAW_DENIED,
-	// carrying the operator's error code and the message to show.
+	// carrying the operator's error code and the message to show. A newer submission cancels the
+	// session's unactioned withdrawal (PENDING, AWAITING_APPROVAL); once one is PROCESSING, being
+	// paid or COMPLETED the session pays no more: ALREADY_EXISTS (CONFLICT), nothing sent. At
+	// most 5 submissions per minute per session, and one synchronous request in flight:
+	// RESOURCE_EXHAUSTED (RATE_LIMITED) with Retry-After.
 	SubmitWithdrawal(context.Context, *v1.SubmitWithdrawalRequest) (*v1.SubmitWithdrawalResponse, error)
 	// CancelSession records that the user cancelled or dismissed the widget; open withdrawals
 	// of the session are cancelled.

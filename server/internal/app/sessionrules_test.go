@@ -1,0 +1,726 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+// The rules of issue 9 on sessions, withdraw submissions, webhooks and depositors, each through
+// the REST layer and Connect on a running Coffer.
+
+// formReceiver is an operator's webhook endpoint that keeps the raw form of every webhook after
+// checking its signature and parsing it with the Go SDK, and acknowledges with error 0.
+type formReceiver struct {
+	t   *testing.T
+	srv *httptest.Server
+	key string
+
+	mu    sync.Mutex
+	forms []url.Values
+}
+
+func newFormReceiver(t *testing.T) *formReceiver {
+	r := &formReceiver{t: t}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		key := r.key
+		r.mu.Unlock()
+		if err := sdk.Verify(req.Header, body, []byte(key), time.Now()); err != nil {
+			r.t.Errorf("webhook signature: %v", err)
+		}
+		if _, err := sdk.Parse(body); err != nil {
+			r.t.Errorf("webhook body: %v: %s", err, body)
+		}
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			r.t.Errorf("webhook form: %v", err)
+		}
+		r.mu.Lock()
+		r.forms = append(r.forms, form)
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"error":0,"description":"ok"}`)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// operator creates an operator whose webhooks come here.
+func (r *formReceiver) operator(t *testing.T, env *apptest.Env, s store.OperatorSettings) (store.Operator, string) {
+	t.Helper()
+	s.WebhookURL = &r.srv.URL
+	op, key := env.Operator(t, s)
+	r.mu.Lock()
+	r.key = key
+	r.mu.Unlock()
+	return op, key
+}
+
+// received returns the webhooks of an event type whose field equals value.
+func (r *formReceiver) received(event, field, value string) []url.Values {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []url.Values
+	for _, f := range r.forms {
+		if f.Get("event") == event && f.Get(field) == value {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// await waits for n webhooks of an event type whose field equals value (outbox deliveries).
+func (r *formReceiver) await(event, field, value string, n int) []url.Values {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if got := r.received(event, field, value); len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%d %s webhooks with %s=%s, want %d", len(r.received(event, field, value)), event, field, value, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// freshWindow waits until the rate-limit window (the clock's current minute) has at least 15 s
+// left, so that a burst of submissions falls into one window.
+func freshWindow(t *testing.T) {
+	t.Helper()
+	if s := time.Now().Second(); s >= 45 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+}
+
+// errorMeta returns a Connect error's code, its ErrorInfo reason and metadata, and its
+// Retry-After header.
+func errorMeta(err error) (code connect.Code, reason string, meta map[string]string, retryAfter string) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return connect.CodeUnknown, "", nil, ""
+	}
+	for _, d := range ce.Details() {
+		if v, derr := d.Value(); derr == nil {
+			if info, ok := v.(*errdetails.ErrorInfo); ok {
+				return ce.Code(), info.GetReason(), info.GetMetadata(), ce.Meta().Get("Retry-After")
+			}
+		}
+	}
+	return ce.Code(), "", nil, ce.Meta().Get("Retry-After")
+}
+
+// restCall is one REST call's outcome, safe to make from any goroutine.
+type restCall struct {
+	status     int
+	retryAfter string
+	message    string
+	data       map[string]any
+}
+
+func callREST(env *apptest.Env, method, path, bearer, body string) (restCall, error) {
+	req, err := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+	if err != nil {
+		return restCall{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return restCall{}, err
+	}
+	defer res.Body.Close()
+	var envelope struct {
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil {
+		return restCall{}, err
+	}
+	return restCall{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), message: envelope.Message, data: envelope.Data}, nil
+}
+
+func mustREST(t *testing.T, env *apptest.Env, method, path, bearer, body string) restCall {
+	t.Helper()
+	c, err := callREST(env, method, path, bearer, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return c
+}
+
+const destination = "0x52908400098527886E0F7030069857D2E4169EE7"
+
+// withdrawTransport submits withdrawals and opens withdraw sessions over one transport.
+type withdrawTransport struct {
+	name string
+	// open opens a withdraw session and returns its sid.
+	open func(t *testing.T, key, ref string) string
+	// submit submits a withdrawal: the withdrawal id, or the error's code name (REST data.code
+	// or ErrorInfo reason), its details and Retry-After.
+	submit func(sid string) (id, code string, details map[string]string, retryAfter string, err error)
+	// process moves a withdrawal PENDING → PROCESSING as an admin.
+	process func(t *testing.T, id string)
+}
+
+func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport {
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, env.URL)
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	sessionBody := func(ref string) string {
+		return `{"externalUserId":"payee","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10.00","operatorReference":"` + ref + `"}`
+	}
+	return []withdrawTransport{{
+		name: "REST",
+		open: func(t *testing.T, key, ref string) string {
+			t.Helper()
+			c := mustREST(t, env, "POST", "/session/withdraw", key, sessionBody(ref))
+			u, _ := url.Parse(c.data["url"].(string))
+			return u.Query().Get("sid")
+		},
+		submit: func(sid string) (string, string, map[string]string, string, error) {
+			c, err := callREST(env, "POST", "/withdraw/direct-transfer", "",
+				`{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
+			if err != nil {
+				return "", "", nil, "", err
+			}
+			if c.status == http.StatusOK {
+				return c.data["withdrawRequestId"].(string), "", nil, "", nil
+			}
+			details := map[string]string{"httpStatus": strconv.Itoa(c.status)}
+			for k, v := range c.data {
+				if s, ok := v.(string); ok {
+					details[k] = s
+				}
+			}
+			return "", details["code"], details, c.retryAfter, nil
+		},
+		process: func(t *testing.T, id string) {
+			t.Helper()
+			if c := mustREST(t, env, "PATCH", "/admin/withdrawals/"+id+"/status", adminToken, `{"status":"PROCESSING","adminNote":"checked"}`); c.status != http.StatusOK {
+				t.Fatalf("PROCESSING: %+v", c)
+			}
+		},
+	}, {
+		name: "Connect",
+		open: func(t *testing.T, key, ref string) string {
+			t.Helper()
+			res, err := sessions.CreateWithdrawSession(withBearer(t.Context(), key), &cofferv1.CreateWithdrawSessionRequest{
+				ExternalUserId: "payee", Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "100", Amount: "10.00", OperatorReference: ref})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Sid
+		},
+		submit: func(sid string) (string, string, map[string]string, string, error) {
+			res, err := widget.SubmitWithdrawal(context.Background(), &cofferv1.SubmitWithdrawalRequest{Sid: sid, Address: destination,
+				Currency: "USDT", ChainId: 1337})
+			if err == nil {
+				return res.WithdrawRequestId, "", nil, "", nil
+			}
+			code, reason, meta, retry := errorMeta(err)
+			if code == connect.CodeUnknown {
+				return "", "", nil, "", err
+			}
+			details := map[string]string{"connectCode": code.String()}
+			for k, v := range meta {
+				details[k] = v
+			}
+			return "", reason, details, retry, nil
+		},
+		process: func(t *testing.T, id string) {
+			t.Helper()
+			if _, err := admins.UpdateWithdrawalStatus(withBearer(t.Context(), adminToken), &cofferv1.UpdateWithdrawalStatusRequest{
+				WithdrawRequestId: id, Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING, AdminNote: "checked"}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}}
+}
+
+// TestWithdrawSessionPaysOnce reproduces the double payout: a mode-A submission, PENDING, an
+// admin moves it to PROCESSING, the same sid submits again: CONFLICT, and no WITHDRAW_REQUEST
+// reaches the operator. Then 40 rapid submissions on one sid: at most SubmitLimit reach the
+// operator, the rest are RATE_LIMITED with Retry-After. Mode B: a newer submission still
+// supersedes the AWAITING_APPROVAL one.
+func TestWithdrawSessionPaysOnce(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	r := newFormReceiver(t)
+	_, key := r.operator(t, env, store.OperatorSettings{})
+	_, adminToken := env.Admin(t, "")
+	for _, tr := range withdrawTransports(env, adminToken) {
+		t.Run(tr.name, func(t *testing.T) {
+			sid := tr.open(t, key, "payout-"+tr.name)
+			first, code, _, _, err := tr.submit(sid)
+			if err != nil || code != "" {
+				t.Fatalf("first submission: %s %v", code, err)
+			}
+			if got := r.received("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
+				t.Fatalf("%d WITHDRAW_REQUESTs for the first submission", len(got))
+			}
+			tr.process(t, first)
+			rows := env.Count(t, "withdrawals")
+			_, code, details, _, err := tr.submit(sid)
+			if err != nil || code != "CONFLICT" || details["withdrawRequestId"] != first || details["withdrawStatus"] != "PROCESSING" ||
+				(details["httpStatus"] != "" && details["httpStatus"] != "409") || (details["connectCode"] != "" && details["connectCode"] != "already_exists") {
+				t.Fatalf("second submission: %s %v %v; want CONFLICT naming %s", code, details, err, first)
+			}
+			if got := r.received("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
+				t.Fatalf("%d WITHDRAW_REQUESTs: the refused submission reached the operator", len(got))
+			}
+			if n := env.Count(t, "withdrawals"); n != rows {
+				t.Fatalf("the refused submission wrote %d withdrawals", n-rows)
+			}
+
+			// 40 rapid submissions on one sid.
+			burst := tr.open(t, key, "burst-"+tr.name)
+			freshWindow(t)
+			var wg sync.WaitGroup
+			codes := make([]string, 40)
+			retries := make([]string, 40)
+			for i := range codes {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, c, _, retry, err := tr.submit(burst)
+					if err != nil {
+						t.Error(err)
+					}
+					codes[i], retries[i] = c, retry
+				}()
+			}
+			wg.Wait()
+			accepted := 0
+			for i, c := range codes {
+				switch n, _ := strconv.Atoi(retries[i]); {
+				case c == "":
+					accepted++
+				case c != "RATE_LIMITED" || n < 1 || n > 60:
+					t.Errorf("submission %d: %s with Retry-After %q, want RATE_LIMITED with 1..60", i, c, retries[i])
+				}
+			}
+			sent := len(r.received("WITHDRAW_REQUEST", "operatorReference", "burst-"+tr.name))
+			if accepted < 1 || sent > withdrawal.SubmitLimit || accepted > sent {
+				t.Fatalf("%d accepted, %d WITHDRAW_REQUESTs sent; want 1..%d", accepted, sent, withdrawal.SubmitLimit)
+			}
+		})
+	}
+
+	t.Run("mode B supersedes", func(t *testing.T) {
+		external, enabled := "EXTERNAL", true
+		rb := newFormReceiver(t)
+		_, keyB := rb.operator(t, env, store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+		tr := withdrawTransports(env, adminToken)[0]
+		sid := tr.open(t, keyB, "mode-b")
+		first, code, _, _, err := tr.submit(sid)
+		if err != nil || code != "" {
+			t.Fatalf("first: %s %v", code, err)
+		}
+		second, code, _, _, err := tr.submit(sid)
+		if err != nil || code != "" {
+			t.Fatalf("second: %s %v", code, err)
+		}
+		var s1, s2 string
+		env.Pool.QueryRow(t.Context(), `SELECT status FROM withdrawals WHERE id = $1`, first).Scan(&s1)
+		env.Pool.QueryRow(t.Context(), `SELECT status FROM withdrawals WHERE id = $1`, second).Scan(&s2)
+		if s1 != "CANCELLED" || s2 != "AWAITING_APPROVAL" {
+			t.Fatalf("statuses %s, %s; want CANCELLED, AWAITING_APPROVAL", s1, s2)
+		}
+		// Both WITHDRAW_REQUESTs go through the outbox, with the session's reference.
+		rb.await("WITHDRAW_REQUEST", "operatorReference", "mode-b", 2)
+	})
+}
+
+// sessionTransport opens sessions over one transport: the session's url and sessionRef, or
+// the error's code name and field.
+type sessionTransport struct {
+	name string
+	open func(kind, body string) (url, ref, code, field, message string, err error)
+}
+
+func sessionTransports(env *apptest.Env, key string) []sessionTransport {
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	return []sessionTransport{{
+		name: "REST",
+		open: func(kind, body string) (string, string, string, string, string, error) {
+			c, err := callREST(env, "POST", "/session/"+kind, key, body)
+			if err != nil {
+				return "", "", "", "", "", err
+			}
+			if c.status == http.StatusOK {
+				return c.data["url"].(string), c.data["sessionRef"].(string), "", "", "", nil
+			}
+			want := map[string]int{"CONFLICT": 409, "INVALID_ARGUMENT": 400}[c.data["code"].(string)]
+			if c.status != want {
+				return "", "", "", "", "", errors.New("HTTP " + strconv.Itoa(c.status) + " for " + c.data["code"].(string))
+			}
+			field, _ := c.data["field"].(string)
+			return "", "", c.data["code"].(string), field, c.message, nil
+		},
+	}, {
+		name: "Connect",
+		open: func(kind, body string) (string, string, string, string, string, error) {
+			ctx := withBearer(context.Background(), key)
+			var req cofferv1.CreateDepositSessionRequest
+			if err := protojsonUnmarshal(body, &req); err != nil {
+				return "", "", "", "", "", err
+			}
+			var err error
+			var u, ref string
+			if kind == "deposit" {
+				var res *cofferv1.CreateDepositSessionResponse
+				if res, err = sessions.CreateDepositSession(ctx, &req); err == nil {
+					u, ref = res.Url, res.SessionRef
+				}
+			} else {
+				var res *cofferv1.CreateWithdrawSessionResponse
+				if res, err = sessions.CreateWithdrawSession(ctx, &cofferv1.CreateWithdrawSessionRequest{ExternalUserId: req.ExternalUserId,
+					Lang: req.Lang, PlatformFiatCurrency: req.PlatformFiatCurrency, UserBalance: req.UserBalance, Amount: req.Amount,
+					OperatorReference: req.OperatorReference}); err == nil {
+					u, ref = res.Url, res.SessionRef
+				}
+			}
+			if err == nil {
+				return u, ref, "", "", "", nil
+			}
+			code, reason, meta, _ := errorMeta(err)
+			if want := map[string]connect.Code{"CONFLICT": connect.CodeAlreadyExists, "INVALID_ARGUMENT": connect.CodeInvalidArgument}[reason]; code != want {
+				return "", "", "", "", "", err
+			}
+			var ce *connect.Error
+			errors.As(err, &ce)
+			return "", "", reason, meta["field"], ce.Message(), nil
+		},
+	}}
+}
+
+func sessionJSONBody(ref, user, amount, currency string) string {
+	b, _ := json.Marshal(map[string]string{"externalUserId": user, "lang": "en", "platformFiatCurrency": currency,
+		"userBalance": "10", "amount": amount, "operatorReference": ref})
+	return string(b)
+}
+
+// TestSessionReferenceIdempotency: the same reference with the same user, amount
+// (numerically) and currency (any case) returns the live session; each differing field is
+// CONFLICT naming it, and the other kind too, writing nothing; after the session expired the
+// reference opens a new session and names it; concurrent first uses open one session.
+func TestSessionReferenceIdempotency(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	_, key := env.Operator(t, store.OperatorSettings{})
+	for _, tr := range sessionTransports(env, key) {
+		t.Run(tr.name, func(t *testing.T) {
+			ref := "order-" + tr.name
+			u1, r1, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "alice", "25.00", "USD"))
+			if err != nil || code != "" {
+				t.Fatalf("first: %s %v", code, err)
+			}
+			u2, r2, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "alice", "25", "usd"))
+			if err != nil || code != "" || u2 != u1 || r2 != r1 {
+				t.Fatalf("repeat: %s %s %s %v; want %s %s", u2, r2, code, err, u1, r1)
+			}
+			sessions, refs := env.Count(t, "sessions"), env.Count(t, "operator_references")
+			for _, c := range []struct{ name, kind, body, field string }{
+				{"user", "deposit", sessionJSONBody(ref, "bob", "25.00", "USD"), "externalUserId"},
+				{"amount", "deposit", sessionJSONBody(ref, "alice", "25.01", "USD"), "amount"},
+				{"currency", "deposit", sessionJSONBody(ref, "alice", "25.00", "EUR"), "platformFiatCurrency"},
+				{"kind", "withdraw", sessionJSONBody(ref, "alice", "25.00", "USD"), "operatorReference"},
+			} {
+				_, _, code, field, msg, err := tr.open(c.kind, c.body)
+				if err != nil || code != "CONFLICT" || field != c.field || !strings.HasPrefix(msg, c.field+": ") || !strings.Contains(msg, ref) {
+					t.Errorf("other %s: %s field %q %q %v; want CONFLICT on %s", c.name, code, field, msg, err, c.field)
+				}
+			}
+			if s, r := env.Count(t, "sessions"), env.Count(t, "operator_references"); s != sessions || r != refs {
+				t.Fatalf("refused repeats wrote: sessions %d -> %d, references %d -> %d", sessions, s, refs, r)
+			}
+
+			// Expired: a new session (other parameters allowed), which the reference now names.
+			u, _ := url.Parse(u1)
+			env.ExpireSession(t, u.Query().Get("sid"))
+			u3, r3, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "bob", "40.00", "EUR"))
+			if err != nil || code != "" || u3 == u1 || r3 == r1 {
+				t.Fatalf("after expiry: %s %s %s %v", u3, r3, code, err)
+			}
+			u4, r4, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "bob", "40", "eur"))
+			if err != nil || code != "" || u4 != u3 || r4 != r3 {
+				t.Fatalf("the reference names %s %s (%s %v), want the new session %s", u4, r4, code, err, u3)
+			}
+			if _, _, code, field, _, _ := tr.open("deposit", sessionJSONBody(ref, "alice", "25.00", "USD")); code != "CONFLICT" || field != "externalUserId" {
+				t.Fatalf("the expired session's parameters on the new one: %s %s", code, field)
+			}
+
+			// Concurrent first uses of a new reference open one session.
+			var wg sync.WaitGroup
+			urls := make([]string, 12)
+			for i := range urls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					u, _, code, _, _, err := tr.open("withdraw", sessionJSONBody("race-"+tr.name, "carol", "5", "GBP"))
+					if err != nil || code != "" {
+						t.Errorf("concurrent create: %s %v", code, err)
+					}
+					urls[i] = u
+				}()
+			}
+			wg.Wait()
+			for _, u := range urls {
+				if u != urls[0] {
+					t.Fatalf("concurrent creates opened several sessions: %v", urls)
+				}
+			}
+		})
+	}
+}
+
+// TestPricedCurrenciesOnly: a session in JPY or XYZ (REST and Connect) and an operator created
+// or updated with such a fiat (OpsService) are INVALID_ARGUMENT listing the supported codes,
+// writing nothing; supported ones, in any case, are accepted.
+func TestPricedCurrenciesOnly(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, key := env.Operator(t, store.OperatorSettings{})
+	for _, tr := range sessionTransports(env, key) {
+		t.Run(tr.name, func(t *testing.T) {
+			sessions := env.Count(t, "sessions")
+			for _, kind := range []string{"deposit", "withdraw"} {
+				for _, code := range []string{"JPY", "XYZ", "jpy"} {
+					_, _, got, field, msg, err := tr.open(kind, sessionJSONBody("", "dave", "10", code))
+					if err != nil || got != "INVALID_ARGUMENT" || field != "platformFiatCurrency" ||
+						!strings.Contains(msg, strings.ToUpper(code)+" has no exchange rate here; supported currencies: EUR, GBP, USD") {
+						t.Errorf("%s %s: %s %s %q %v", kind, code, got, field, msg, err)
+					}
+				}
+			}
+			if n := env.Count(t, "sessions"); n != sessions {
+				t.Fatalf("refused sessions were written: %d -> %d", sessions, n)
+			}
+			for _, code := range []string{"eur", "GBP", "usd"} {
+				if _, _, got, _, _, err := tr.open("deposit", sessionJSONBody("", "dave", "10", code)); err != nil || got != "" {
+					t.Errorf("%s: %s %v", code, got, err)
+				}
+			}
+		})
+	}
+
+	t.Run("OpsService", func(t *testing.T) {
+		ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.URL)
+		ctx := func() context.Context { return withBearer(t.Context(), env.OpsToken) }
+		name, hook := "Priced", "https://priced.example/hook"
+		operators := env.Count(t, "operators")
+		for _, code := range []string{"JPY", "xyz"} {
+			_, err := ops.CreateOperator(ctx(), &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: &name,
+				WebhookUrl: &hook, FiatCurrency: &code}})
+			c, reason, meta, _ := errorMeta(err)
+			if c != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "fiatCurrency" ||
+				!strings.Contains(err.Error(), "supported currencies: EUR, GBP, USD") {
+				t.Errorf("create %s: %v", code, err)
+			}
+			_, err = ops.UpdateOperator(ctx(), &cofferv1.UpdateOperatorRequest{Id: op.ID, Settings: &cofferv1.OperatorSettings{FiatCurrency: &code}})
+			if c, _, meta, _ := errorMeta(err); c != connect.CodeInvalidArgument || meta["field"] != "fiatCurrency" {
+				t.Errorf("update %s: %v", code, err)
+			}
+		}
+		if n := env.Count(t, "operators"); n != operators {
+			t.Fatalf("refused creates wrote %d operators", n-operators)
+		}
+		eur := "eur"
+		created, err := ops.CreateOperator(ctx(), &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: &name,
+			WebhookUrl: &hook, FiatCurrency: &eur}})
+		if err != nil || created.Operator.FiatCurrency != "EUR" {
+			t.Fatalf("create EUR: %v %v", created, err)
+		}
+		gbp := "GBP"
+		updated, err := ops.UpdateOperator(ctx(), &cofferv1.UpdateOperatorRequest{Id: op.ID, Settings: &cofferv1.OperatorSettings{FiatCurrency: &gbp}})
+		if err != nil || updated.Operator.FiatCurrency != "GBP" {
+			t.Fatalf("update GBP: %v %v", updated, err)
+		}
+	})
+}
+
+// TestOperatorReferenceOnWebhooks: WITHDRAW_REQUEST (the synchronous mode-A request and the
+// mode-B one through the outbox) and the test DEPOSIT and WITHDRAW_COMPLETE carry the
+// session's operatorReference, and the literal "null" when it has none. (DEPOSIT and
+// WITHDRAW_COMPLETE through the outbox: server/e2e and server/internal/withdrawal.)
+func TestOperatorReferenceOnWebhooks(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	ra, rb := newFormReceiver(t), newFormReceiver(t)
+	_, keyA := ra.operator(t, env, store.OperatorSettings{})
+	external, enabled := "EXTERNAL", true
+	_, keyB := rb.operator(t, env, store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	_, adminToken := env.Admin(t, "")
+	tr := withdrawTransports(env, adminToken)[1]
+	for _, c := range []struct {
+		name string
+		r    *formReceiver
+		key  string
+		ref  string
+	}{
+		{"mode A with a reference", ra, keyA, "order-a"},
+		{"mode A without", ra, keyA, ""},
+		{"mode B with a reference", rb, keyB, "order-b"},
+		{"mode B without", rb, keyB, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sid := tr.open(t, c.key, c.ref)
+			id, code, _, _, err := tr.submit(sid)
+			if err != nil || code != "" {
+				t.Fatalf("submit: %s %v", code, err)
+			}
+			want := c.ref
+			if want == "" {
+				want = "null"
+			}
+			if got := c.r.await("WITHDRAW_REQUEST", "withdrawRequestId", id, 1)[0]; got.Get("operatorReference") != want {
+				t.Errorf("WITHDRAW_REQUEST operatorReference %q, want %q", got.Get("operatorReference"), want)
+			}
+			if res := mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", c.key, ""); res.status != 200 || res.data["delivered"] != true {
+				t.Fatalf("test webhook: %+v", res)
+			}
+			got := c.r.await("WITHDRAW_COMPLETE", "sessionRef", sessionRefOf(t, env, sid), 1)[0]
+			if got.Get("operatorReference") != want || got.Get("test") != "true" {
+				t.Errorf("test WITHDRAW_COMPLETE: operatorReference %q test %q, want %q", got.Get("operatorReference"), got.Get("test"), want)
+			}
+		})
+	}
+	for _, ref := range []string{"order-d", ""} {
+		res := mustREST(t, env, "POST", "/session/deposit", keyA, sessionJSONBody(ref, "erin", "10", "USD"))
+		sid := sidFromURL(t, res.data["url"].(string))
+		mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", keyA, "")
+		want := ref
+		if want == "" {
+			want = "null"
+		}
+		if got := ra.await("DEPOSIT", "sessionRef", res.data["sessionRef"].(string), 1)[0]; got.Get("operatorReference") != want {
+			t.Errorf("test DEPOSIT operatorReference %q, want %q", got.Get("operatorReference"), want)
+		}
+	}
+}
+
+func sidFromURL(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil || u.Query().Get("sid") == "" {
+		t.Fatalf("session url %q", raw)
+	}
+	return u.Query().Get("sid")
+}
+
+func sessionRefOf(t *testing.T, env *apptest.Env, sid string) string {
+	t.Helper()
+	var ref string
+	if err := env.Pool.QueryRow(t.Context(), `SELECT session_ref FROM sessions WHERE id = $1`, sid).Scan(&ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// TestDepositorAddressAndEmail: /depositor/create and /check (and their Connect twins) show
+// the deposit address once a deposit session handed it out, and a create on an existing user
+// says what it did to the email.
+func TestDepositorAddressAndEmail(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	_, key := env.Operator(t, store.OperatorSettings{})
+	depositors := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
+	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, env.URL)
+	ctx := func() context.Context { return withBearer(t.Context(), key) }
+
+	create := mustREST(t, env, "POST", "/depositor/create", key, `{"externalUserId":"frank"}`)
+	if create.status != 200 || create.data["depositAddress"] != nil || create.data["emailChange"] != "UNCHANGED" ||
+		create.message != "Depositor created" {
+		t.Fatalf("create: %+v", create)
+	}
+	// A deposit session hands out the address.
+	res := mustREST(t, env, "POST", "/session/deposit", key, sessionJSONBody("", "frank", "10", "USD"))
+	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: sidFromURL(t, res.data["url"].(string)),
+		Currency: "USDT", ChainId: 1337})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := mustREST(t, env, "GET", "/depositor/frank/check", key, "")
+	if check.data["exists"] != true || check.data["depositAddress"] != addr.Address {
+		t.Errorf("REST check: %+v, want depositAddress %s", check.data, addr.Address)
+	}
+	if got, err := depositors.CheckDepositor(ctx(), &cofferv1.CheckDepositorRequest{ExternalUserId: "frank"}); err != nil ||
+		got.Depositor.GetDepositAddress() != addr.Address {
+		t.Errorf("Connect check: %v %v", got, err)
+	}
+
+	for _, c := range []struct {
+		email, message string
+		change         cofferv1.EmailChange
+	}{
+		{"", "Depositor already exists; email unchanged", cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED},
+		{"frank@example.com", "Depositor already exists; email set", cofferv1.EmailChange_EMAIL_CHANGE_SET},
+		{"frank@example.com", "Depositor already exists; email unchanged", cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED},
+		{"frank.new@example.com", "Depositor already exists; email updated", cofferv1.EmailChange_EMAIL_CHANGE_UPDATED},
+		{"", "Depositor already exists; email unchanged", cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED},
+	} {
+		body := `{"externalUserId":"frank"}`
+		if c.email != "" {
+			body = `{"externalUserId":"frank","email":"` + c.email + `"}`
+		}
+		got := mustREST(t, env, "POST", "/depositor/create", key, body)
+		if got.message != c.message || got.data["created"] != false || got.data["depositAddress"] != addr.Address ||
+			got.data["emailChange"] != strings.TrimPrefix(c.change.String(), "EMAIL_CHANGE_") {
+			t.Errorf("REST create with %q: %q %+v, want %q", c.email, got.message, got.data, c.message)
+		}
+	}
+	if got, _ := depositors.CheckDepositor(ctx(), &cofferv1.CheckDepositorRequest{ExternalUserId: "frank"}); got.GetDepositor().GetEmail() != "frank.new@example.com" {
+		t.Errorf("email after the updates: %v", got)
+	}
+	// Connect: a new depositor with an email, then the same outcomes as an enum.
+	for _, c := range []struct {
+		email   string
+		created bool
+		change  cofferv1.EmailChange
+	}{
+		{"grace@example.com", true, cofferv1.EmailChange_EMAIL_CHANGE_SET},
+		{"grace@example.com", false, cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED},
+		{"grace2@example.com", false, cofferv1.EmailChange_EMAIL_CHANGE_UPDATED},
+		{"", false, cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED},
+	} {
+		got, err := depositors.CreateDepositor(ctx(), &cofferv1.CreateDepositorRequest{ExternalUserId: "grace", Email: c.email})
+		if err != nil || got.Created != c.created || got.EmailChange != c.change || got.Depositor.GetEmail() == "" {
+			t.Errorf("Connect create with %q: %v %v; want created %v, %v", c.email, got, err, c.created, c.change)
+		}
+	}
+}
+
+// protojsonUnmarshal decodes a session body into the Connect request.
+func protojsonUnmarshal(body string, req *cofferv1.CreateDepositSessionRequest) error {
+	var m map[string]string
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return err
+	}
+	req.ExternalUserId, req.Lang, req.PlatformFiatCurrency = m["externalUserId"], m["lang"], m["platformFiatCurrency"]
+	req.UserBalance, req.Amount, req.OperatorReference = m["userBalance"], m["amount"], m["operatorReference"]
+	return nil
+}
