@@ -30,6 +30,7 @@ import (
 // the rest of the tracers API. Its methods behave as simulated.Backend's.
 type Backend struct {
 	node   *node.Node
+	eth    *eth.Ethereum
 	beacon *catalyst.SimulatedBeacon
 	client simClient
 }
@@ -93,7 +94,7 @@ func assemble(stack *node.Node, conf *ethconfig.Config) (*Backend, error) {
 	if err := beacon.Fork(ethService.BlockChain().GetCanonicalHash(0)); err != nil {
 		return nil, errors.Join(err, beacon.Stop())
 	}
-	return &Backend{node: stack, beacon: beacon, client: simClient{ethclient.NewClient(stack.Attach())}}, nil
+	return &Backend{node: stack, eth: ethService, beacon: beacon, client: simClient{ethclient.NewClient(stack.Attach())}}, nil
 }
 
 // Close shuts the backend down; it cannot be used afterwards.
@@ -114,17 +115,39 @@ func (b *Backend) Close() error {
 	return err
 }
 
+// Each head change below waits for the transaction pool to reset onto the new head before it
+// returns. The pool resets on a background goroutine; without the wait, a transaction sent
+// right after a block can be checked against the previous head's state and refused ("nonce
+// too low", "insufficient funds") although the block that made it valid is already in.
+
 // Commit seals a block with the pending transactions and returns its hash.
-func (b *Backend) Commit() common.Hash { return b.beacon.Commit() }
+func (b *Backend) Commit() common.Hash {
+	h := b.beacon.Commit()
+	b.syncPool()
+	return h
+}
 
 // Rollback drops the pending transactions.
 func (b *Backend) Rollback() { b.beacon.Rollback() }
 
 // Fork resets the head to parentHash so that later commits build a side chain.
-func (b *Backend) Fork(parentHash common.Hash) error { return b.beacon.Fork(parentHash) }
+func (b *Backend) Fork(parentHash common.Hash) error {
+	err := b.beacon.Fork(parentHash)
+	b.syncPool()
+	return err
+}
 
 // AdjustTime seals an empty block whose timestamp is moved forward.
-func (b *Backend) AdjustTime(adjustment time.Duration) error { return b.beacon.AdjustTime(adjustment) }
+func (b *Backend) AdjustTime(adjustment time.Duration) error {
+	err := b.beacon.AdjustTime(adjustment)
+	b.syncPool()
+	return err
+}
+
+// syncPool blocks until the transaction pool has reset onto the current head.
+func (b *Backend) syncPool() {
+	_ = b.eth.TxPool().Sync() // fails only once the pool is closed, when nothing is sent any more
+}
 
 // Client returns an in-process client of the chain.
 func (b *Backend) Client() simulated.Client { return b.client }
