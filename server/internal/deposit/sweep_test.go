@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -460,4 +461,114 @@ func TestTreasuryPaymentsFundTheOperator(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM fund_entries WHERE kind = 'TREASURY'`); n != 2 {
 		t.Fatalf("%d TREASURY entries", n)
 	}
+}
+
+// Bumps under a rising base fee: a native and a token sweep (two addresses) are signed and
+// broadcast, then full blocks push the base fee past their fee caps, so they cannot be mined;
+// their replacements pay more. The native sweep's replacement sends less (it pays its own gas),
+// the token sweep's needs more gas, which its address is topped up with. Both are credited
+// once, at what the mined attempts delivered.
+func TestSweepsSurviveARisingBaseFee(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	fwd, err := e.dev.DeployForwarder(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	nativeAddr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "v")
+	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
+	u, spammer := e.newUser(), e.newUser()
+	rich, err := e.dev.SendNative(e.ctx, spammer.addr, eth(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, rich); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(e.send(u, 0, nativeAddr, milliETH(50), nil, 2), e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2))
+	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) < 2 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	signedAt := e.baseFee()
+	var lastBeforeBurn int64
+	e.pool.QueryRow(e.ctx, `SELECT max(id) FROM chain_txs`).Scan(&lastBeforeBurn)
+	// Their fee caps are soon too low: nodes drop such transactions from their pools; so does
+	// this one, and the engine does not re-broadcast them while the fees climb.
+	e.engine.RebroadcastAfter = time.Hour
+	e.dev.Rollback()
+	// Full blocks of high-tip transactions that burn all their gas (4 × 15M of a 60M block)
+	// raise the base fee 12.5% a block until it passes the sweeps' fee caps (2 × base + tip).
+	burn := contracts.NewForwarder().PackBurn()
+	nonce := uint64(0)
+	burnFrom := e.head()
+	for e.baseFee().Cmp(new(big.Int).Mul(signedAt, big.NewInt(3))) < 0 {
+		for range 4 {
+			tip := big.NewInt(30e9)
+			tx := types.MustSignNewTx(spammer.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+				ChainID: big.NewInt(e.dev.ChainID()), Nonce: nonce, GasTipCap: tip, GasFeeCap: big.NewInt(60e9), Gas: 15_000_000, To: &fwd, Data: burn})
+			if err := e.client.Send(e.ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			nonce++
+		}
+		e.dev.Commit()
+	}
+	burnTo := e.head()
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'mined'`); n != 0 {
+		t.Fatalf("%d sweeps mined while blocks were full; the test needs them stuck", n)
+	}
+	// The sweeps are stuck: one round of replacements at the new fees (the token sweep's needs
+	// more gas than the address holds: a top-up follows), then they run to the end.
+	e.engine.StuckAfter = 0
+	e.settleAll()
+	e.engine.StuckAfter, e.engine.RebroadcastAfter = time.Hour, 0
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	e.checkCredited(e.all(), eth0, usdt0)
+	// Every sweep transaction signed before the rise was replaced; a token one needed more gas.
+	rows, _ := e.pool.Query(e.ctx, `SELECT t.id <= $1, t.data IS NOT NULL AND length(t.data) > 0,
+		(SELECT count(*) FROM chain_tx_attempts a WHERE a.tx_id = t.id), t.ref || ' block ' || coalesce(t.mined_block, 0)
+		FROM chain_txs t WHERE t.purpose = 'sweep' ORDER BY t.id`, lastBeforeBurn)
+	type sweepTx struct {
+		Before, Token bool
+		Attempts      int
+		What          string
+	}
+	txs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[sweepTx])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuckToken := false
+	for _, tx := range txs {
+		if tx.Before && tx.Attempts < 2 {
+			t.Errorf("%s was signed before the rise and never replaced (%d attempts; burn blocks %d-%d)", tx.What, tx.Attempts, burnFrom, burnTo)
+		}
+		stuckToken = stuckToken || (tx.Before && tx.Token)
+	}
+	if len(txs) != 2 || !txs[0].Before || !txs[1].Before || !stuckToken {
+		t.Fatalf("want a native and a token sweep signed before the rise: %+v", txs)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas' AND to_address = $1`, addr.Hex()); n < 2 {
+		t.Fatalf("%d gas top-ups: the token sweep's replacement needs more gas than the first top-up", n)
+	}
+}
+
+func (e *env) head() uint64 {
+	e.t.Helper()
+	n, err := e.client.BlockNumber(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func (e *env) baseFee() *big.Int {
+	e.t.Helper()
+	h, err := e.client.Header(e.ctx, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h.BaseFee
 }

@@ -52,6 +52,12 @@ contract Forwarder {
         }
     }
 
+    /// @notice Runs until its gas is gone, so a transaction calling it uses all its gas limit:
+    ///         tests fill blocks with it to raise the base fee.
+    function burn() external pure {
+        for (;;) {}
+    }
+
     receive() external payable {}
 
     function _pay(address payable to, uint256 amount) private {
