@@ -203,6 +203,18 @@ func TestGolden(t *testing.T) {
 	processingSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-processing"})
 	insertWithdrawal(t, env, processingWd, op.ID, processingSid, "PROCESSING")
 	limitedSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "golden-limited"})
+	// A withdrawal the expiry job closed, and a PROCESSING one of an operator made inactive.
+	const expiredWd, inactiveWd = "5a000000-0000-4000-8000-000000000006", "5a000000-0000-4000-8000-000000000007"
+	expiredSid, _, _ := openSession(t, env, cappedKey, "withdraw", map[string]any{"externalUserId": "golden-expired"})
+	insertWithdrawal(t, env, expiredWd, cappedOp.ID, expiredSid, "EXPIRED")
+	lapsedOp, lapsedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
+	lapsedSid, _, _ := openSession(t, env, lapsedKey, "withdraw", map[string]any{"externalUserId": "golden-lapsed"})
+	insertWithdrawal(t, env, inactiveWd, lapsedOp.ID, lapsedSid, "PROCESSING")
+	env.Fund(t, lapsedOp.ID, 1337, "USDT", "100")
+	if _, err := env.Services.Operators.Update(context.Background(), lapsedOp.ID, store.OperatorSettings{Active: &inactive}); err != nil {
+		t.Fatal(err)
+	}
+	child, _ := env.Operator(t, store.OperatorSettings{ParentID: &op.ID})
 	openSession(t, env, key, "withdraw", map[string]any{"operatorReference": "golden-withdraw-ref"})
 	openSession(t, env, key, "deposit", map[string]any{"operatorReference": "golden-deposit-ref"})
 
@@ -404,6 +416,20 @@ func TestGolden(t *testing.T) {
 			body: `{"decision":"APPROVE"}`}},
 		{name: "withdraw_decision_method_not_allowed", req: request{method: "GET", path: decisionPath, bearer: key}},
 
+		{name: "withdraw_decision_expired_held", req: request{method: "POST", path: "/withdraw/" + expiredWd + "/decision",
+			bearer: cappedKey, body: `{"decision":"APPROVE"}`}},
+
+		// GET /balances
+		{name: "balances_ok", req: request{method: "GET", path: "/balances", bearer: key},
+			before: func(t *testing.T) { env.Fund(t, op.ID, 1337, "USDT", "125.5") }},
+		{name: "balances_sub_operator", req: request{method: "GET", path: "/balances?operatorId=" + child.ID, bearer: key}},
+		{name: "balances_not_found_other_operator", req: request{method: "GET", path: "/balances?operatorId=" + op.ID, bearer: otherKey}},
+		{name: "balances_invalid_operator_id", req: request{method: "GET", path: "/balances?operatorId=42", bearer: key}},
+		{name: "balances_unknown_parameter", req: request{method: "GET", path: "/balances?currency=USDT", bearer: key}},
+		{name: "balances_unauthenticated", req: request{method: "GET", path: "/balances"}},
+		{name: "balances_forbidden_admin_token", req: request{method: "GET", path: "/balances", bearer: adminToken}},
+		{name: "balances_method_not_allowed", req: request{method: "POST", path: "/balances", bearer: key, body: `{}`}},
+
 		// POST /admin/login
 		{name: "admin_login_ok", req: request{method: "POST", path: "/admin/login", body: login(apptest.AdminPassword)}},
 		{name: "admin_login_wrong_password", req: request{method: "POST", path: "/admin/login", body: login("wrong password")}},
@@ -447,6 +473,14 @@ func TestGolden(t *testing.T) {
 			bearer: adminToken, body: `{"status":"PROCESSING","adminNote":"checked"}`}},
 		{name: "admin_withdrawal_status_rejected", req: request{method: "PATCH", path: "/admin/withdrawals/" + pendingWd + "/status",
 			bearer: adminToken, body: `{"status":"REJECTED","adminNote":"KYC failed"}`}},
+		// op holds 125.5 USDT (balances_ok): a 25 USDT payout fits; a 250 USDT one does not.
+		{name: "admin_withdrawal_status_completed_short_of_funds", req: request{method: "PATCH",
+			path: "/admin/withdrawals/" + processingWd + "/status", bearer: adminToken, body: `{"status":"COMPLETED","adminNote":"pay"}`},
+			before: func(t *testing.T) {
+				env.Pool.Exec(context.Background(), `UPDATE withdrawals SET crypto_amount = 250000000 WHERE id = $1`, processingWd)
+			}},
+		{name: "admin_withdrawal_status_completed_inactive_operator", req: request{method: "PATCH",
+			path: "/admin/withdrawals/" + inactiveWd + "/status", bearer: adminToken, body: `{"status":"COMPLETED","adminNote":"pay"}`}},
 		{name: "admin_withdrawal_status_pending_not_allowed", req: request{method: "PATCH", path: statusPath, bearer: adminToken,
 			body: `{"status":"PENDING"}`}},
 		{name: "admin_withdrawal_status_unknown_status", req: request{method: "PATCH", path: statusPath, bearer: adminToken,

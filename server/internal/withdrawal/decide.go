@@ -151,7 +151,15 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 				return fault.Wrap(err, "lock operator")
 			}
 			if !op.Active {
-				return fault.New(fault.Conflict, "operator %s is inactive: its withdrawals are not paid", op.Name)
+				return fault.New(fault.Conflict, "the operator is inactive: its withdrawals are not paid until the service team reactivates it")
+			}
+			// The operator's funds first (a refusal that is the operator's to fix), then the hot
+			// wallet's liquidity (the service team's); either refusal rolls the reservation back.
+			var shortfall *funds.Shortfall
+			if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &shortfall) {
+				return fault.New(fault.Conflict, "%s; nothing was paid", shortfall.Error())
+			} else if err != nil {
+				return fault.Wrap(err, "reserve funds")
 			}
 			short, err := s.liquidityShort(ctx, tx, w)
 			if err != nil {
@@ -159,12 +167,6 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 			}
 			if short != "" {
 				return fault.New(fault.Unavailable, "%s; try again when the hot wallet is funded", short)
-			}
-			var shortfall *funds.Shortfall
-			if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &shortfall) {
-				return fault.New(fault.Conflict, "%s; nothing was paid", shortfall.Error())
-			} else if err != nil {
-				return fault.Wrap(err, "reserve funds")
 			}
 		}
 		a, err := Apply(ctx, tx, scope, Change{ID: id, Action: action, Actor: actor, Note: note})
