@@ -36,6 +36,35 @@ func TestDevSubprocess(t *testing.T) {
 		t.Fatalf("restart changed the demo identities: %+v vs %+v", second.Operator, first.Operator)
 	}
 	createSession(t, second)
+	// The demo operator starts funded (once: a restart does not fund it again).
+	checkDemoFunds(t, second)
+}
+
+func checkDemoFunds(t *testing.T, f devenv.File) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.BaseURL+"/balances", nil)
+	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Data struct {
+			Items []struct{ Currency, Available, Reserved string }
+		}
+	}
+	json.NewDecoder(res.Body).Decode(&body)
+	got := map[string]string{}
+	for _, b := range body.Data.Items {
+		got[b.Currency] = b.Available
+	}
+	want := map[string]string{"ETH": "100.000000000000000000", "USDT": "100000.000000", "USDC": "100000.000000"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("demo operator's %s funds: %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
 }
 
 // startDev starts `coffer dev` and waits for its dev.json; stop sends SIGTERM and checks a

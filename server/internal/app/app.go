@@ -63,7 +63,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	services, err := NewServices(ctx, pool, box, ServicesConfig{
 		Chains:               cfg.Chains,
 		Sessions:             session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL},
-		Deposits:             deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll},
+		Deposits:             deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll, RateWait: cfg.RateWait},
 		StaticPrices:         cfg.StaticPrices,
 		FiatRates:            cfg.FiatRates,
 		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,

@@ -65,6 +65,9 @@ type Config struct {
 	// SettleWait is how long a withdrawal decision (APPROVE, admin COMPLETED) waits for its
 	// payout to confirm before it answers.
 	SettleWait time.Duration
+	// RateWait is how long a swept deposit waits for a rate source that cannot be read before
+	// its DEPOSIT goes out with null USD/local values (see deposit.Config.RateWait).
+	RateWait time.Duration
 	// OffRamp names the off-ramp provider of OFF_RAMP withdrawals: "" (none: refused) or
 	// "dev" (`coffer dev`'s provider, which collects on the dev chain; never in production).
 	OffRamp string
@@ -96,6 +99,7 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
 	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost with a crashed process and run again"},
 	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
+	{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values"},
 	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
 	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -153,6 +157,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.SettleWait, err = time.ParseDuration(get("COFFER_SETTLE_WAIT", "20s")); err != nil || c.SettleWait <= 0 {
 		errs = append(errs, errors.New("COFFER_SETTLE_WAIT must be a positive duration such as 20s"))
+	}
+	if c.RateWait, err = time.ParseDuration(get("COFFER_RATE_WAIT", "10m")); err != nil || c.RateWait <= 0 {
+		errs = append(errs, errors.New("COFFER_RATE_WAIT must be a positive duration such as 10m"))
 	}
 	if c.OffRamp = get("COFFER_OFFRAMP", ""); c.OffRamp != "" && c.OffRamp != "dev" {
 		errs = append(errs, errors.New("COFFER_OFFRAMP must be empty or dev"))

@@ -800,6 +800,27 @@ func TestPayoutCrashSafety(t *testing.T) {
 			t.Fatalf("%s: %d WITHDRAW_COMPLETE", id, n)
 		}
 	}
+	// The books after the crashes: each payout reserved and settled once, and the hot wallet
+	// still covers every operator's funds.
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 1000_000_000-12*3_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("operator funds after the payouts: %+v", f)
+	}
+	var reserves, settles int
+	e.pool.QueryRow(e.ctx, `SELECT count(*) FILTER (WHERE kind = 'RESERVE'), count(*) FILTER (WHERE kind = 'SETTLE') FROM fund_entries
+		WHERE operator_id = $1`, op.ID).Scan(&reserves, &settles)
+	if reserves != 12 || settles != 12 {
+		t.Fatalf("%d reservations, %d settlements for 12 payouts", reserves, settles)
+	}
+	lines, err := (&funds.Reconciler{Ledger: e.ledger, Clients: map[int64]*chain.Client{e.dev.ChainID(): e.client}, HotWallet: e.hot}).
+		Reconcile(e.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if !l.OK {
+			t.Fatalf("reconciliation after the crashes: %+v", l)
+		}
+	}
 	t.Logf("%d crashes survived", crash.fired)
 }
 
