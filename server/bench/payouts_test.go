@@ -72,6 +72,7 @@ func BenchmarkPayouts(b *testing.B) {
 	defer receiver.Close()
 	external, enabled := "EXTERNAL", true
 	op, key := env.Operator(b, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	env.Fund(b, op.ID, dev.ChainID(), "USDT", fmt.Sprint(withdrawals*5)) // its own funds pay its payouts
 
 	ids := make([]string, withdrawals)
 	for i := range ids {
