@@ -143,7 +143,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 	// (its receipt seen), credited (the DEPOSIT queued), acknowledged.
 	rows, err := env.Pool.Query(ctx, `
 		SELECT d.tx_hash, d.block_number, d.confirmed_at, s.created_at, s.mined_at, d.credited_at
-		FROM deposits d JOIN chain_txs s ON s.purpose = 'sweep' AND s.ref = 'deposit:' || d.id`)
+		FROM deposits d JOIN chain_txs s ON s.purpose = 'sweep' AND s.ref = 'sweep:' || d.sweep_id || ':' || d.currency`)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -205,6 +205,12 @@ func (e *Engine) SubmitIf(ctx context.Context, req Request, guard func(tx pgx.Tx
 		stored = err == nil
 		return err
 	})
+	if constraint, dup := store.IsUniqueViolation(err); dup && strings.Contains(constraint, "purpose_ref") {
+		// A concurrent caller stored this (purpose, ref) first: that one is the transaction (the
+		// nonce this attempt allocated was rolled back with it).
+		t, err = store.New(e.pool).ChainTxByRef(ctx, req.Purpose, req.Ref)
+		return t, err == nil, err
+	}
 	if err == nil && stored {
 		e.step(StepStored)
 	}

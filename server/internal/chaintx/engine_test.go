@@ -210,3 +210,35 @@ func nonceOf(t *testing.T, a store.TxAttempt) uint64 {
 	}
 	return tx.Nonce()
 }
+
+// Concurrent submits of one (purpose, ref), as two jobs of one sweep or payout may do: one
+// transaction is stored, every caller gets it, and the loser's nonce leaves no gap.
+func TestConcurrentSubmitsOfOneRefStoreOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	const n = 8
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tx, err := f.engine.Submit(ctx, f.request("the-one", 1000))
+			if err != nil {
+				t.Errorf("submit %d: %v", i, err)
+				return
+			}
+			ids[i] = tx.ID
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("different transactions for one ref: %v", ids)
+		}
+	}
+	next, err := f.engine.Submit(ctx, f.request("the-next", 1))
+	if err != nil || next.Nonce != 1 {
+		t.Fatalf("the next transaction's nonce is %d (%v); want 1, no gap", next.Nonce, err)
+	}
+}

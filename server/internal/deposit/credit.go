@@ -1,11 +1,14 @@
 package deposit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,6 +70,14 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Swe
 			}
 		}
 	}
+	// Credit in (currency, id) order: every transaction that moves several funds rows of an
+	// operator takes them in the same order, so two sweeps of one operator cannot deadlock.
+	slices.SortFunc(deposits, func(a, b store.Deposit) int {
+		if c := strings.Compare(a.Currency, b.Currency); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.LockSweep(ctx, sw.ID)

@@ -2,6 +2,7 @@ package deposit_test
 
 import (
 	"math/big"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,7 +210,7 @@ func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 }
 
 // A backlog after the scanner was down: 300 deposits, ETH and USDT, over 40 addresses, several
-// per address and per block, are all credited once.
+// per address and per block, settled by 8 concurrent workers, are all credited once.
 func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 50)
@@ -238,9 +239,10 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 	for i := 0; i < confirmations; i++ {
 		e.dev.Commit()
 	}
+	// Settled as River's workers do: many at once, several on one address.
 	for i := 0; i < 60 && len(e.hooks.all()) < 300; i++ {
 		e.scan()
-		e.settleAll()
+		e.settleConcurrently(8)
 		e.dev.Commit()
 	}
 	ds := e.all()
@@ -571,4 +573,32 @@ func (e *env) baseFee() *big.Int {
 		e.t.Fatal(err)
 	}
 	return h.BaseFee
+}
+
+// settleConcurrently settles every unsettled deposit with n workers at once.
+func (e *env) settleConcurrently(n int) {
+	e.t.Helper()
+	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	work := make(chan int64)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				if _, err := e.svc.Settle(e.ctx, id); err != nil {
+					e.t.Errorf("settle %d: %v", id, err)
+				}
+			}
+		}()
+	}
+	for _, id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
 }

@@ -132,9 +132,12 @@ func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) 
 
 // LockOperatorCaps holds the operator's row until the transaction ends: approvals of one
 // operator are checked against its caps one at a time, so concurrent ones cannot together
-// pass a cap.
+// pass a cap. NO KEY UPDATE, not UPDATE: it must not block the key-share locks that inserts
+// referencing the operator take (fund entries, webhook events), or an approval holding this
+// lock and waiting for the operator's funds row deadlocks with a payout completion holding
+// that row and inserting its fund entry.
 func (q *Queries) LockOperatorCaps(ctx context.Context, operatorID string) (Operator, error) {
-	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR UPDATE`, operatorID))
+	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR NO KEY UPDATE`, operatorID))
 }
 
 // LockOperatorShare reads an operator and keeps its row from changing until the transaction ends.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -220,5 +221,71 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 		if d, err := e.svc.Decide(e.ctx, nil, bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
 			t.Fatalf("APPROVE for an inactive operator (override %v): %+v %v", override, d, err)
 		}
+	}
+}
+
+// Approvals race payout completions of the same operator: an APPROVE locks the operator's row
+// and then its funds row; a completing payout holds the funds row and inserts its fund entry
+// (which references the operator). Both must go through: no deadlock, every payout settled.
+// (Found by the payout benchmark: with the operator locked FOR UPDATE, 40P01 deadlocks.)
+func TestApprovalsRacePayoutCompletions(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled := "EXTERNAL", true
+	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	var ids []string
+	for i := range 80 {
+		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("r%d", i), "2.00"), newAddress(), "USDT").ID)
+	}
+	work := make(chan string)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				if d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false); err != nil || d.Held != "" {
+					t.Errorf("APPROVE %s: %+v %v", id, d.Held, err)
+				}
+			}
+		}()
+	}
+	// Meanwhile payouts are sent, mined and completed (each completion settles the funds).
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-e.ctx.Done():
+				return
+			default:
+			}
+			paying, _ := store.New(e.pool).PayingWithdrawals(e.ctx)
+			for _, id := range paying {
+				if _, err := e.svc.Pay(e.ctx, id); err != nil {
+					t.Errorf("pay %s: %v", id, err)
+				}
+			}
+			e.dev.Commit()
+			var n int
+			e.pool.QueryRow(e.ctx, `SELECT count(*) FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&n)
+			if n == len(ids) {
+				return
+			}
+		}
+	}()
+	for _, id := range ids {
+		work <- id
+		time.Sleep(25 * time.Millisecond) // approvals keep arriving while earlier payouts complete
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("payouts did not complete")
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 1000_000_000-80*2_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds after 80 payouts: %+v", f)
 	}
 }
