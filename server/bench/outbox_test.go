@@ -130,7 +130,7 @@ func runWebhooks(b *testing.B) run {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})})
+	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback})})
 	w := river.NewWorkers()
 	river.AddWorker(w, &webhook.DeliverWorker{Service: svc})
 	client := newRiver(b, pool, w, outboxWorkers)

@@ -137,7 +137,7 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	dbURL := testdb.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
 		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
-		"COFFER_WEBHOOK_ALLOW_PRIVATE=true", "COFFER_STATIC_PRICES=ETH=3000", "COFFER_SCAN_INTERVAL=200ms", "COFFER_LOG_LEVEL=info",
+		"COFFER_WEBHOOK_ALLOW=loopback", "COFFER_STATIC_PRICES=ETH=3000", "COFFER_SCAN_INTERVAL=200ms", "COFFER_LOG_LEVEL=info",
 		// A job the killed process was running is rescued after this long (production: 2m).
 		"COFFER_JOB_RESCUE_AFTER=5s"}
 
@@ -305,7 +305,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	dbURL := testdb.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
 		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
-		"COFFER_WEBHOOK_ALLOW_PRIVATE=true", "COFFER_STATIC_PRICES=ETH=3000,USDT=1", "COFFER_SCAN_INTERVAL=200ms",
+		"COFFER_WEBHOOK_ALLOW=loopback", "COFFER_STATIC_PRICES=ETH=3000,USDT=1", "COFFER_SCAN_INTERVAL=200ms",
 		"COFFER_LOG_LEVEL=info", "COFFER_LOG_FORMAT=text", "COFFER_JOB_RESCUE_AFTER=3s"}
 
 	p := serve(t, bin, base, env)

@@ -61,17 +61,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	services, err := NewServices(ctx, pool, box, ServicesConfig{
-		Chains:               cfg.Chains,
-		Sessions:             session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL},
-		Deposits:             deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll, RateWait: cfg.RateWait},
-		StaticPrices:         cfg.StaticPrices,
-		FiatRates:            cfg.FiatRates,
-		AllowPrivateWebhooks: cfg.AllowPrivateWebhooks,
-		WebhookRetries:       cfg.WebhookRetries,
-		Withdrawals:          withdrawal.Config{SettleWait: cfg.SettleWait, PayoutPoll: cfg.SettlePoll},
-		OffRamp:              cfg.OffRamp,
-		Failpoint:            cfg.Failpoint,
-		Log:                  log,
+		Chains:         cfg.Chains,
+		Sessions:       session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL},
+		Deposits:       deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll, RateWait: cfg.RateWait},
+		StaticPrices:   cfg.StaticPrices,
+		FiatRates:      cfg.FiatRates,
+		WebhookReach:   cfg.WebhookReach,
+		WebhookRetries: cfg.WebhookRetries,
+		Withdrawals:    withdrawal.Config{SettleWait: cfg.SettleWait, PayoutPoll: cfg.SettlePoll},
+		OffRamp:        cfg.OffRamp,
+		Failpoint:      cfg.Failpoint,
+		Log:            log,
 	})
 	if err != nil {
 		pool.Close()
@@ -202,8 +202,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true)
 		protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
-		srv = &http.Server{Handler: a.handler, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+		srv = &http.Server{Handler: limitRequests(a.handler, a.Config.HTTPReadTimeout, a.Config.HTTPWriteTimeout),
+			Protocols: protocols, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout, MaxHeaderBytes: MaxHeaderBytes,
+			ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
 		go func() {
 			a.Log.Info("API listening", "addr", ln.Addr().String(), "role", a.Config.Role)
 			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

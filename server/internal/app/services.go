@@ -59,12 +59,12 @@ type Services struct {
 
 // ServicesConfig is what the service layer needs beyond the pool and the master key.
 type ServicesConfig struct {
-	Chains               *chain.Registry
-	Sessions             session.Config
-	Deposits             deposit.Config
-	StaticPrices         map[string]decimal.Decimal
-	FiatRates            map[string]decimal.Decimal
-	AllowPrivateWebhooks bool
+	Chains       *chain.Registry
+	Sessions     session.Config
+	Deposits     deposit.Config
+	StaticPrices map[string]decimal.Decimal
+	FiatRates    map[string]decimal.Decimal
+	WebhookReach webhook.Reach
 	// WebhookRetries: see config.Config.
 	WebhookRetries jobs.RetrySchedule
 	Withdrawals    withdrawal.Config
@@ -118,7 +118,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	sessions.Currencies = s.Prices
 	s.Sessions = session.New(pool, sessions)
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
-		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: cfg.AllowPrivateWebhooks}), Log: cfg.Log})
+		Client: webhook.NewClient(webhook.ClientOptions{Reach: cfg.WebhookReach}), Log: cfg.Log})
 	s.Engine = chaintx.New(pool, s.Clients, deposit.KeyRing{Keys: keys, Pool: pool}, cfg.Log)
 	if fp := cfg.Failpoint; fp != "" {
 		cfg.Log.Warn("failpoint armed: the process exits at this step of sending a transaction", "step", fp)

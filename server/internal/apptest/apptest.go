@@ -26,6 +26,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // Env is a running Coffer.
@@ -50,6 +51,8 @@ type Options struct {
 	JobRescueAfter time.Duration
 	// WebhookRetries: see config.Config (DESIGN.md's schedule when nil).
 	WebhookRetries jobs.RetrySchedule
+	// HTTPReadTimeout: see config.Config (15 s when zero).
+	HTTPReadTimeout time.Duration
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -95,9 +98,9 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg := config.Config{
 		DatabaseURL: testdb.URL(t), MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
 		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
-		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
+		SessionTTL: opts.SessionTTL, Role: opts.Role, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
-		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries,
+		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries, HTTPReadTimeout: opts.HTTPReadTimeout,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // Roles of a process.
@@ -41,8 +42,8 @@ type Config struct {
 	Role       string
 	// AutoMigrate runs migrations at start-up.
 	AutoMigrate bool
-	// AllowPrivateWebhooks lets webhooks reach private, loopback and link-local addresses.
-	AllowPrivateWebhooks bool
+	// WebhookReach is which addresses webhooks may reach (COFFER_WEBHOOK_ALLOW).
+	WebhookReach webhook.Reach
 	// WorkerConcurrency is River's workers on the default queue; WebhookConcurrency on the
 	// webhooks queue (deliveries wait on receivers).
 	WorkerConcurrency, WebhookConcurrency int
@@ -65,6 +66,9 @@ type Config struct {
 	// SettleWait is how long a withdrawal decision (APPROVE, admin COMPLETED) waits for its
 	// payout to confirm before it answers.
 	SettleWait time.Duration
+	// HTTPReadTimeout bounds the arrival of a request's body; HTTPWriteTimeout the writing of
+	// an answer (streams excepted).
+	HTTPReadTimeout, HTTPWriteTimeout time.Duration
 	// RateWait is how long a swept deposit waits for a rate source that cannot be read before
 	// its DEPOSIT goes out with null USD/local values (see deposit.Config.RateWait).
 	RateWait time.Duration
@@ -91,7 +95,7 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_SESSION_TTL", "30m", "widget session lifetime"},
 	{"COFFER_ROLE", "all", "api, worker or all (overridden by --role)"},
 	{"COFFER_AUTO_MIGRATE", "false", "run migrations at start-up"},
-	{"COFFER_WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on private/loopback addresses"},
+	{"COFFER_WEBHOOK_ALLOW", "public", "webhook targets: public, loopback (+127.0.0.0/8, ::1) or private (+RFC 1918, CGNAT, ULA); never link-local"},
 	{"COFFER_WORKER_CONCURRENCY", "20", "River workers of the default queue (scans, sweeps, payouts, expiry)"},
 	{"COFFER_WEBHOOK_CONCURRENCY", "100", "River workers of the webhooks queue (deliveries wait on receivers)"},
 	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
@@ -99,6 +103,8 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
 	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost with a crashed process and run again"},
 	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
+	{"COFFER_HTTP_READ_TIMEOUT", "15s", "how long a request's body may take to arrive (headers: 5 s)"},
+	{"COFFER_HTTP_WRITE_TIMEOUT", "60s", "how long an answer may take to be written (streams excepted)"},
 	{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values"},
 	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
 	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
@@ -158,6 +164,12 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.SettleWait, err = time.ParseDuration(get("COFFER_SETTLE_WAIT", "20s")); err != nil || c.SettleWait <= 0 {
 		errs = append(errs, errors.New("COFFER_SETTLE_WAIT must be a positive duration such as 20s"))
 	}
+	if c.HTTPReadTimeout, err = time.ParseDuration(get("COFFER_HTTP_READ_TIMEOUT", "15s")); err != nil || c.HTTPReadTimeout <= 0 {
+		errs = append(errs, errors.New("COFFER_HTTP_READ_TIMEOUT must be a positive duration such as 15s"))
+	}
+	if c.HTTPWriteTimeout, err = time.ParseDuration(get("COFFER_HTTP_WRITE_TIMEOUT", "60s")); err != nil || c.HTTPWriteTimeout <= 0 {
+		errs = append(errs, errors.New("COFFER_HTTP_WRITE_TIMEOUT must be a positive duration such as 60s"))
+	}
 	if c.RateWait, err = time.ParseDuration(get("COFFER_RATE_WAIT", "10m")); err != nil || c.RateWait <= 0 {
 		errs = append(errs, errors.New("COFFER_RATE_WAIT must be a positive duration such as 10m"))
 	}
@@ -178,7 +190,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.WorkerConcurrency, err = strconv.Atoi(get("COFFER_WORKER_CONCURRENCY", "20")); err != nil || c.WorkerConcurrency < 1 {
 		errs = append(errs, errors.New("COFFER_WORKER_CONCURRENCY must be a positive integer"))
 	}
-	for name, dst := range map[string]*bool{"COFFER_AUTO_MIGRATE": &c.AutoMigrate, "COFFER_WEBHOOK_ALLOW_PRIVATE": &c.AllowPrivateWebhooks} {
+	if c.WebhookReach, err = webhook.ParseReach(get("COFFER_WEBHOOK_ALLOW", "public")); err != nil {
+		errs = append(errs, fmt.Errorf("COFFER_WEBHOOK_ALLOW: %w", err))
+	}
+	if get("COFFER_WEBHOOK_ALLOW_PRIVATE", "") != "" {
+		errs = append(errs, errors.New("COFFER_WEBHOOK_ALLOW_PRIVATE is gone: set COFFER_WEBHOOK_ALLOW=private (or loopback)"))
+	}
+	for name, dst := range map[string]*bool{"COFFER_AUTO_MIGRATE": &c.AutoMigrate} {
 		if *dst, err = strconv.ParseBool(get(name, "false")); err != nil {
 			errs = append(errs, fmt.Errorf("%s must be true or false", name))
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/wallet"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // Options configure `coffer dev`.
@@ -226,7 +227,7 @@ func Run(ctx context.Context, opts Options) error {
 	cfg := config.Config{
 		DatabaseURL: dbURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: baseURL, WidgetURL: baseURL + "/widget",
 		MasterKey: masterKey, OpsToken: st.OpsToken, Chains: registry, SessionTTL: 30 * time.Minute,
-		Role: config.RoleAll, AutoMigrate: true, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
+		Role: config.RoleAll, AutoMigrate: true, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(),
 		ScanInterval: 250 * time.Millisecond, SettlePoll: 250 * time.Millisecond, DevWebhookOperator: st.OperatorID,
 		SettleWait: 20 * time.Second, OffRamp: "dev",

@@ -29,6 +29,7 @@ var (
 	Conflict             = Code{"CONFLICT", http.StatusConflict, connect.CodeAlreadyExists}
 	SessionExpired       = Code{"SESSION_EXPIRED", http.StatusGone, connect.CodeFailedPrecondition}
 	PayloadTooLarge      = Code{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted}
+	RequestTimeout       = Code{"REQUEST_TIMEOUT", http.StatusRequestTimeout, connect.CodeDeadlineExceeded}
 	UnsupportedMediaType = Code{"UNSUPPORTED_MEDIA_TYPE", http.StatusUnsupportedMediaType, connect.CodeInvalidArgument}
 	WithdrawDenied       = Code{"WITHDRAW_DENIED", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
 	FailedPrecondition   = Code{"FAILED_PRECONDITION", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -27,7 +28,10 @@ func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...s
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, rpc.MaxRequestBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return fault.New(fault.PayloadTooLarge, "request body exceeds %d bytes", rpc.MaxRequestBytes)
+		return fault.New(fault.PayloadTooLarge, "request body exceeds %d bytes", tooBig.Limit)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fault.New(fault.RequestTimeout, "the request body did not arrive in time")
 	}
 	if err != nil {
 		return fault.New(fault.InvalidArgument, "cannot read request body: %v", err)

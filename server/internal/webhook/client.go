@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"code.dny.dev/ssrf"
+
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 )
 
@@ -29,12 +31,48 @@ const (
 	MaxResponseBody = 64 << 10
 )
 
+// Reach is which addresses webhooks may be sent to.
+type Reach int
+
+// Reaches. Whatever the reach, link-local addresses (169.254.0.0/16, where cloud metadata
+// services answer, and fe80::/10), unspecified, multicast, broadcast, documentation and the
+// other special-purpose ranges of IANA's registries are refused, as are IPv6 forms that embed
+// an IPv4 address (IPv4-compatible ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64
+// 64:ff9b::/96 and 64:ff9b:1::/48, 6to4, Teredo): IPv6 targets must be global unicast.
+// IPv4-mapped addresses (::ffff:a.b.c.d) are judged as the IPv4 address they are.
+const (
+	// ReachPublic: public unicast addresses only (production).
+	ReachPublic Reach = iota
+	// ReachLoopback adds loopback (127.0.0.0/8, ::1): `coffer dev` and tests, whose receivers
+	// run on the same machine.
+	ReachLoopback
+	// ReachPrivate adds loopback and private networks (RFC 1918, CGNAT 100.64.0.0/10, ULA
+	// fc00::/7): COFFER_WEBHOOK_ALLOW=private, for operators' receivers inside the same
+	// private network.
+	ReachPrivate
+)
+
+// ParseReach reads COFFER_WEBHOOK_ALLOW: public, loopback or private.
+func ParseReach(s string) (Reach, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "public":
+		return ReachPublic, nil
+	case "loopback":
+		return ReachLoopback, nil
+	case "private":
+		return ReachPrivate, nil
+	}
+	return ReachPublic, fmt.Errorf("%q is not public, loopback or private", s)
+}
+
+func (r Reach) String() string {
+	return [...]string{"public", "loopback", "private"}[r]
+}
+
 // ClientOptions configure the outbound HTTP client.
 type ClientOptions struct {
-	// AllowPrivate permits loopback, private, link-local and CGNAT targets (coffer dev, tests,
-	// COFFER_WEBHOOK_ALLOW_PRIVATE). Unspecified, multicast and broadcast addresses are refused
-	// regardless.
-	AllowPrivate bool
+	// Reach is which addresses may be targets (ReachPublic when zero).
+	Reach Reach
 	// Timeout per attempt; DefaultTimeout when zero.
 	Timeout time.Duration
 	// UserAgent; "Coffer-Webhooks/1" when empty.
@@ -60,7 +98,7 @@ func NewClient(opts ClientOptions) *Client {
 	dialer := &net.Dialer{
 		Timeout:   min(timeout, 10*time.Second),
 		KeepAlive: 30 * time.Second,
-		Control:   dialControl(opts.AllowPrivate),
+		Control:   dialControl(guardian(opts.Reach)),
 	}
 	transport := &http.Transport{
 		Proxy:                  nil, // a proxy would dial the target itself, past the address check
@@ -294,89 +332,44 @@ func transportError(ctx context.Context, err error, timeout time.Duration) error
 	return err
 }
 
-// dialControl refuses connections to addresses that are not public unicast, unless
-// allowPrivate; it runs on the resolved address of every connection.
-func dialControl(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
+// dialControl refuses connections to addresses outside the reach; it runs on the resolved
+// address of every connection, so a DNS answer that changes between a check and the
+// connection cannot bypass it.
+func dialControl(g *ssrf.Guardian) func(network, address string, _ syscall.RawConn) error {
 	return func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrTargetRefused, address)
 		}
-		if reason := refused(ap.Addr(), allowPrivate); reason != "" {
-			return fmt.Errorf("%w: %s is %s", ErrTargetRefused, ap.Addr(), reason)
+		if err := checkAddr(g, ap.Addr()); err != nil {
+			return err
 		}
 		return nil
 	}
 }
 
-var (
-	cgnat       = netip.MustParsePrefix("100.64.0.0/10")
-	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	reserved    = []netip.Prefix{
-		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-		netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-		netip.MustParsePrefix("198.51.100.0/24"), // documentation
-		netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-		netip.MustParsePrefix("2001:db8::/32"),   // documentation
-		netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
-		netip.MustParsePrefix("100::/64"),        // discard
+// checkAddr judges one address: an IPv4-mapped IPv6 address as its IPv4 address, every other
+// address by code.dny.dev/ssrf (IANA's special-purpose registries; IPv6 must be global unicast).
+func checkAddr(g *ssrf.Guardian, a netip.Addr) error {
+	if err := g.SafeAddr(a.Unmap()); err != nil {
+		return fmt.Errorf("%w: %s is not a public address (%v)", ErrTargetRefused, a, err)
 	}
-	// IPv6 prefixes that embed an IPv4 address: the embedded address is judged too.
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixto4 = netip.MustParsePrefix("2002::/16")
-	teredo = netip.MustParsePrefix("2001::/32")
-)
-
-// refused says why an address may not be a webhook target, or "" when it may.
-func refused(a netip.Addr, allowPrivate bool) string {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid():
-		return "invalid"
-	case a.IsUnspecified() || thisNetwork.Contains(a):
-		return "unspecified"
-	case a.IsMulticast():
-		return "multicast"
-	}
-	for _, p := range reserved {
-		if p.Contains(a) {
-			return "reserved"
-		}
-	}
-	if a.Is6() {
-		b := a.As16()
-		switch {
-		case nat64.Contains(a):
-			return refusedEmbedded(netip.AddrFrom4([4]byte(b[12:16])), allowPrivate)
-		case sixto4.Contains(a):
-			return refusedEmbedded(netip.AddrFrom4([4]byte(b[2:6])), allowPrivate)
-		case teredo.Contains(a):
-			// The client's address is the last 32 bits, inverted.
-			return refusedEmbedded(netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), allowPrivate)
-		}
-	}
-	if allowPrivate {
-		return ""
-	}
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate():
-		return "private"
-	case a.IsLinkLocalUnicast():
-		return "link-local"
-	}
-	if cgnat.Contains(a) {
-		return "shared (CGNAT)"
-	}
-	return ""
+	return nil
 }
 
-func refusedEmbedded(v4 netip.Addr, allowPrivate bool) string {
-	if r := refused(v4, allowPrivate); r != "" {
-		return r + " (embedded " + v4.String() + ")"
+// guardian builds the address check of a reach: ssrf's defaults (only public unicast), any
+// port, plus the prefixes the reach allows. Link-local is never allowed.
+func guardian(r Reach) *ssrf.Guardian {
+	var v4, v6 []netip.Prefix
+	switch r {
+	case ReachPrivate:
+		v4 = append(v4, netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+			netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"))
+		v6 = append(v6, netip.MustParsePrefix("fc00::/7"))
+		fallthrough
+	case ReachLoopback:
+		v4 = append(v4, netip.MustParsePrefix("127.0.0.0/8"))
+		v6 = append(v6, netip.MustParsePrefix("::1/128"))
 	}
-	return ""
+	return ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...))
 }

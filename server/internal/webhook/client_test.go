@@ -15,52 +15,89 @@ import (
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 )
 
+// TestRefusedAddresses: which addresses each reach allows, for every form of address a target
+// can resolve to (the issue named ::a.b.c.d, 64:ff9b:1::/48 and ::ffff:0:a.b.c.d).
 func TestRefusedAddresses(t *testing.T) {
+	const (
+		none     = iota // refused by every reach
+		public          // allowed by every reach
+		loopback        // allowed from ReachLoopback on
+		private         // allowed by ReachPrivate only
+	)
 	tests := []struct {
-		addr         string
-		public       bool // allowed without AllowPrivate
-		allowPrivate bool // allowed with AllowPrivate
+		addr  string
+		from  int
+		about string
 	}{
-		{"93.184.215.14", true, true},
-		{"8.8.8.8", true, true},
-		{"2606:4700:4700::1111", true, true},
-		{"::ffff:93.184.215.14", true, true},
-		{"127.0.0.1", false, true},
-		{"127.8.9.10", false, true},
-		{"::1", false, true},
-		{"::ffff:127.0.0.1", false, true},
-		{"10.0.0.1", false, true},
-		{"172.16.5.4", false, true},
-		{"172.31.255.255", false, true},
-		{"192.168.1.1", false, true},
-		{"fc00::1", false, true},
-		{"fd12:3456::1", false, true},
-		{"169.254.169.254", false, true},
-		{"fe80::1", false, true},
-		{"100.64.0.1", false, true},
-		{"100.127.255.254", false, true},
-		{"64:ff9b::7f00:1", false, true},   // NAT64 of 127.0.0.1
-		{"64:ff9b::5db8:d70e", true, true}, // NAT64 of a public address
-		{"2002:a00:1::", false, true},      // 6to4 of 10.0.0.1
-		{"0.0.0.0", false, false},
-		{"0.1.2.3", false, false},
-		{"::", false, false},
-		{"224.0.0.1", false, false},
-		{"239.255.255.250", false, false},
-		{"ff02::1", false, false},
-		{"255.255.255.255", false, false},
-		{"240.0.0.1", false, false},
-		{"192.0.2.1", false, false},
-		{"198.18.0.1", false, false},
+		{"93.184.215.14", public, "public IPv4"},
+		{"8.8.8.8", public, "public IPv4"},
+		{"2606:4700:4700::1111", public, "public IPv6"},
+		{"::ffff:93.184.215.14", public, "IPv4-mapped public address"},
+		{"127.0.0.1", loopback, "loopback"},
+		{"127.8.9.10", loopback, "loopback"},
+		{"::1", loopback, "IPv6 loopback"},
+		{"::ffff:127.0.0.1", loopback, "IPv4-mapped loopback"},
+		{"10.0.0.1", private, "RFC 1918"},
+		{"172.16.5.4", private, "RFC 1918"},
+		{"172.31.255.255", private, "RFC 1918"},
+		{"192.168.1.1", private, "RFC 1918"},
+		{"100.64.0.1", private, "CGNAT"},
+		{"100.127.255.254", private, "CGNAT"},
+		{"fc00::1", private, "ULA"},
+		{"fd12:3456::1", private, "ULA"},
+		{"::ffff:10.0.0.1", private, "IPv4-mapped private"},
+		{"169.254.169.254", none, "link-local: cloud metadata"},
+		{"::ffff:169.254.169.254", none, "IPv4-mapped metadata"},
+		{"fe80::1", none, "IPv6 link-local"},
+		{"::a9fe:a9fe", none, "IPv4-compatible ::169.254.169.254"},
+		{"::7f00:1", none, "IPv4-compatible ::127.0.0.1"},
+		{"::808:808", none, "IPv4-compatible ::8.8.8.8 (deprecated form, never a real target)"},
+		{"::ffff:0:7f00:1", none, "IPv4-translated ::ffff:0:127.0.0.1"},
+		{"::ffff:0:a9fe:a9fe", none, "IPv4-translated metadata"},
+		{"64:ff9b::7f00:1", none, "NAT64 of 127.0.0.1"},
+		{"64:ff9b::a9fe:a9fe", none, "NAT64 of the metadata address"},
+		{"64:ff9b::5db8:d70e", none, "NAT64 of a public address (outside global unicast)"},
+		{"64:ff9b:1::a00:1", none, "local-use NAT64 64:ff9b:1::/48"},
+		{"64:ff9b:1:ffff::7f00:1", none, "local-use NAT64"},
+		{"2002:a00:1::", none, "6to4 of 10.0.0.1"},
+		{"2002:5db8:d70e::", none, "6to4 of a public address"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", none, "Teredo"},
+		{"0.0.0.0", none, "unspecified"},
+		{"0.1.2.3", none, "this network"},
+		{"::", none, "IPv6 unspecified"},
+		{"224.0.0.1", none, "multicast"},
+		{"239.255.255.250", none, "multicast"},
+		{"ff02::1", none, "IPv6 multicast"},
+		{"255.255.255.255", none, "broadcast"},
+		{"240.0.0.1", none, "reserved"},
+		{"192.0.2.1", none, "documentation"},
+		{"2001:db8::1", none, "IPv6 documentation"},
+		{"198.18.0.1", none, "benchmarking"},
 	}
+	reaches := []Reach{ReachPublic, ReachLoopback, ReachPrivate}
 	for _, tt := range tests {
 		a := netip.MustParseAddr(tt.addr)
-		if got := refused(a, false) == ""; got != tt.public {
-			t.Errorf("%s without AllowPrivate: allowed=%v (%q)", tt.addr, got, refused(a, false))
+		for i, r := range reaches {
+			want := tt.from != none && (tt.from == public || i >= tt.from-1)
+			err := checkAddr(guardian(r), a)
+			if got := err == nil; got != want {
+				t.Errorf("%s (%s) with reach %s: allowed=%v, want %v (%v)", tt.addr, tt.about, r, got, want, err)
+			}
+			if err != nil && !errors.Is(err, ErrTargetRefused) {
+				t.Errorf("%s: %v is not ErrTargetRefused", tt.addr, err)
+			}
 		}
-		if got := refused(a, true) == ""; got != tt.allowPrivate {
-			t.Errorf("%s with AllowPrivate: allowed=%v (%q)", tt.addr, got, refused(a, true))
+	}
+}
+
+func TestParseReach(t *testing.T) {
+	for in, want := range map[string]Reach{"": ReachPublic, "public": ReachPublic, "Loopback": ReachLoopback, "private": ReachPrivate} {
+		if got, err := ParseReach(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
 		}
+	}
+	if _, err := ParseReach("all"); err == nil {
+		t.Error("all: accepted")
 	}
 }
 
@@ -104,15 +141,19 @@ func TestClientRefusesPrivateTargets(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatalf("%d requests reached the loopback receiver", hits.Load())
 	}
-	// coffer dev and tests allow loopback.
-	res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT"))
+	// coffer dev and tests allow loopback; even then, not the metadata address.
+	res := NewClient(ClientOptions{Reach: ReachLoopback}).Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT"))
 	if !res.Acked || res.Status != 200 || res.Err != nil {
-		t.Fatalf("AllowPrivate: %+v", res)
+		t.Fatalf("ReachLoopback: %+v", res)
+	}
+	if res := NewClient(ClientOptions{Reach: ReachPrivate, Timeout: time.Second}).Post(context.Background(),
+		"http://169.254.169.254/latest/meta-data", nil, nil); !errors.Is(res.Err, ErrTargetRefused) {
+		t.Fatalf("ReachPrivate reached the metadata address: %+v", res)
 	}
 }
 
 func TestClientURLChecks(t *testing.T) {
-	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: time.Second})
+	c := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: time.Second})
 	for _, target := range []string{"", "ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)",
 		"gopher://example.com", "http://", "http:///path", "//example.com/hook", "example.com/hook", "http://exa mple.com/"} {
 		res := c.Post(context.Background(), target, nil, nil)
@@ -143,7 +184,7 @@ func TestClientRedirectNotFollowed(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	c := NewClient(ClientOptions{AllowPrivate: true})
+	c := NewClient(ClientOptions{Reach: ReachLoopback})
 	for _, path := range []string{"/hook", "/moved"} {
 		res := c.Post(context.Background(), srv.URL+path, nil, []byte("event=DEPOSIT"))
 		if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "redirect") || res.Status/100 != 3 {
@@ -177,7 +218,7 @@ func TestClientTimeouts(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	defer close(release) // before Close, which waits for the handlers
-	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: 300 * time.Millisecond})
+	c := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 300 * time.Millisecond})
 	for _, path := range []string{"/slow", "/slow-body"} {
 		start := time.Now()
 		res := c.Post(context.Background(), srv.URL+path, nil, []byte("event=DEPOSIT"))
@@ -224,7 +265,7 @@ func TestClientOversizeAnswer(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	c := NewClient(ClientOptions{AllowPrivate: true, Timeout: 5 * time.Second})
+	c := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 5 * time.Second})
 	for _, path := range []string{"/endless", "/just-over"} {
 		start := time.Now()
 		res := c.Post(context.Background(), srv.URL+path, nil, nil)
@@ -279,7 +320,7 @@ func TestClientJudgesAnswers(t *testing.T) {
 			}
 			reply(w, tt.status, tt.body)
 		}))
-		res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, nil, []byte("x=1"))
+		res := NewClient(ClientOptions{Reach: ReachLoopback}).Post(context.Background(), srv.URL, nil, []byte("x=1"))
 		srv.Close()
 		name := tt.body
 		if res.Acked != tt.acked || res.Status != tt.status {
@@ -311,7 +352,7 @@ func TestClientSendsHeaders(t *testing.T) {
 	defer srv.Close()
 	key := []byte("sk_test")
 	h := sdk.Headers([][]byte{key}, "id-1", time.Now(), []byte("event=DEPOSIT"))
-	res := NewClient(ClientOptions{AllowPrivate: true}).Post(context.Background(), srv.URL, h, []byte("event=DEPOSIT"))
+	res := NewClient(ClientOptions{Reach: ReachLoopback}).Post(context.Background(), srv.URL, h, []byte("event=DEPOSIT"))
 	if !res.Acked {
 		t.Fatal(res.Err)
 	}

@@ -75,7 +75,7 @@ func fixtures(t *testing.T) map[string]Fixture {
 		t.Fatal(err)
 	}
 	signedAt := time.Date(2026, 11, 22, 5, 38, 21, 0, time.UTC)
-	client := NewClient(ClientOptions{AllowPrivate: true})
+	client := NewClient(ClientOptions{Reach: ReachLoopback})
 	newKey, oldKey := fixtureKey(1), fixtureKey(2)
 	service := func(keys ...string) *Service {
 		var k staticKeys

@@ -55,7 +55,7 @@ func newEnv(t *testing.T, url string) *env {
 		t.Fatal(err)
 	}
 	// No cache: the tests change an operator's URL and keys between attempts.
-	svc := New(pool, ops, Options{Client: NewClient(ClientOptions{AllowPrivate: true, Timeout: 2 * time.Second}), Log: testLog(t),
+	svc := New(pool, ops, Options{Client: NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 2 * time.Second}), Log: testLog(t),
 		KeyCacheTTL: -1})
 	return &env{t: t, pool: pool, ops: ops, svc: svc, opID: op.ID, key: key}
 }

@@ -133,7 +133,7 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	ops := operator.New(pool, box)
-	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true}), Log: log})
+	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log})
 	off := &withdrawal.DevOffRamp{}
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
