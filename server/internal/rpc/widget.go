@@ -203,7 +203,7 @@ func (s *WidgetServer) CancelSession(ctx context.Context, req *cofferv1.CancelSe
 	// this process stop in between).
 	if sess, err := s.Sessions.Lookup(ctx, req.GetSid()); err == nil && sess.Kind == session.Withdraw {
 		if err := s.Withdrawals.SessionCancelled(ctx, sess.ID); err != nil {
-			return nil, fault.Wrap(err, "cancel the session's withdrawals")
+			return nil, err
 		}
 	}
 	return &cofferv1.CancelSessionResponse{Status: sessionStatuses[status]}, nil

@@ -60,20 +60,26 @@ type Sent struct {
 }
 
 // Send sends a test webhook for a session owned by the caller or one of its sub-operators
-// (scope). Each operator may send Limit per Window; beyond that RATE_LIMITED with Retry-After.
+// (scope). Each operator may send Limit per Window, and each operator's endpoint receive Limit
+// per Window whoever sends them; beyond that RATE_LIMITED with Retry-After.
 func (s *Service) Send(ctx context.Context, caller string, scope []string, sid string, o Overrides) (Sent, error) {
 	sess, err := s.Sessions.ForOperators(ctx, scope, sid)
 	if err != nil {
 		return Sent{}, err
 	}
-	hits, reset, err := store.New(s.Pool).HitRateLimit(ctx, "test-webhook:"+caller, Window)
-	if err != nil {
-		return Sent{}, fault.Wrap(err, "count test webhooks")
-	}
-	if hits > Limit {
-		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute; try again in a moment", Limit)
-		e.RetryAfter = int(time.Until(reset).Seconds()) + 1
-		return Sent{}, e
+	// Counted per caller and per receiving operator: a parent firing at its sub-operators'
+	// endpoints cannot send any one endpoint more than Limit a minute either.
+	for _, c := range []struct{ key, what string }{{"test-webhook:" + caller, "per sender"},
+		{"test-webhook-to:" + sess.OperatorID, "to one operator's endpoint"}} {
+		hits, reset, err := store.New(s.Pool).HitRateLimit(ctx, c.key, Window)
+		if err != nil {
+			return Sent{}, fault.Wrap(err, "count test webhooks")
+		}
+		if hits > Limit {
+			e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, c.what)
+			e.RetryAfter = int(time.Until(reset).Seconds()) + 1
+			return Sent{}, e
+		}
 	}
 	var msg proto.Message
 	if sess.Kind == session.Deposit {

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -95,7 +96,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 
 // SessionCancelled cancels the open withdrawals of a session the user cancelled.
 func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error {
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := store.New(tx).LockSession(ctx, sessionID); err != nil {
 			return err
 		}
@@ -104,10 +105,21 @@ func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error 
 			return err
 		}
 		for _, id := range ids {
-			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: "user", Note: "session cancelled"}); err != nil {
+			_, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: "user", Note: "session cancelled"})
+			if fault.Is(err, fault.FailedPrecondition) {
+				// Acted on meanwhile (an APPROVE queued its payout): that decision stands.
+				s.log.InfoContext(ctx, "session cancelled after its withdrawal was acted on; the withdrawal goes on",
+					"withdrawal", id, "session", sessionID)
+				continue
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return fault.Wrap(err, "cancel the withdrawals of session %s", sessionID)
+	}
+	return nil
 }

@@ -289,3 +289,51 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 		t.Fatalf("funds after 80 payouts: %+v", f)
 	}
 }
+
+// What was seen: a session cancel racing an approval answered 500. Whichever comes first
+// wins; the other gets its current status, never an error, and the money stays right.
+func TestSessionCancelRacesApproval(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	external, enabled := "EXTERNAL", true
+	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	for i := range 30 {
+		sess := e.withdrawSession(op, fmt.Sprintf("race-%d", i), "1.00")
+		w := e.submit(sess, newAddress(), "USDT")
+		var wg sync.WaitGroup
+		var cancelErr, approveErr error
+		var d withdrawal.Decided
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := e.sessions.Cancel(e.ctx, sess.ID); err != nil {
+				cancelErr = err
+				return
+			}
+			cancelErr = e.svc.SessionCancelled(e.ctx, sess.ID)
+		}()
+		go func() {
+			defer wg.Done()
+			d, approveErr = e.svc.Decide(e.ctx, []string{op.ID}, w.ID, true, "operator:"+op.ID, "", false)
+		}()
+		wg.Wait()
+		if cancelErr != nil || approveErr != nil {
+			t.Fatalf("round %d: cancel %v, approve %v", i, cancelErr, approveErr)
+		}
+		got := e.get(w.ID)
+		switch {
+		case got.Status == "CANCELLED" && got.PayoutQueuedAt == nil && d.Withdrawal.PayoutQueuedAt == nil:
+		case got.PayoutQueuedAt != nil && got.Status == "AWAITING_APPROVAL":
+		default:
+			t.Fatalf("round %d: withdrawal %s (payout queued %v), decision %+v", i, got.Status, got.PayoutQueuedAt, d.Withdrawal.Status)
+		}
+	}
+	e.payAll()
+	var paid, reserved int64
+	e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&paid)
+	f := e.funds(op, "USDT")
+	reserved = f.Reserved.Int64()
+	if f.Available.Int64() != 1000_000_000-paid || reserved != 0 {
+		t.Fatalf("paid %d; funds %+v", paid, f)
+	}
+}

@@ -132,7 +132,8 @@ type ThemeStyle struct {
 	BackgroundColor string `protobuf:"bytes,2,opt,name=background_color,json=backgroundColor,proto3" json:"background_color,omitempty"`
 	// Main text colour.
 	TextColor string `protobuf:"bytes,3,opt,name=text_color,json=textColor,proto3" json:"text_color,omitempty"`
-	// Logo shown in the header; an https URL (or empty for none).
+	// Logo shown in the header: an https URL, or a small base64 PNG, JPEG, GIF or WebP data URI
+	// (never SVG, which can carry script); empty for none.
 	LogoUrl string `protobuf:"bytes,4,opt,name=logo_url,json=logoUrl,proto3" json:"logo_url,omitempty"`
 	// Corner radius in pixels.
 	BorderRadius int32 `protobuf:"varint,5,opt,name=border_radius,json=borderRadius,proto3" json:"border_radius,omitempty"`
@@ -229,14 +230,15 @@ const file_coffer_v1_theme_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xdc\x03\n" +
+	"updated_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xa3\x05\n" +
 	"\n" +
 	"ThemeStyle\x12=\n" +
 	"\rprimary_color\x18\x01 \x01(\tB\x18\xbaH\x15r\x132\x11^#[0-9a-fA-F]{6}$R\fprimaryColor\x12C\n" +
 	"\x10background_color\x18\x02 \x01(\tB\x18\xbaH\x15r\x132\x11^#[0-9a-fA-F]{6}$R\x0fbackgroundColor\x127\n" +
 	"\n" +
-	"text_color\x18\x03 \x01(\tB\x18\xbaH\x15r\x132\x11^#[0-9a-fA-F]{6}$R\ttextColor\x12)\n" +
-	"\blogo_url\x18\x04 \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\alogoUrl\x12.\n" +
+	"text_color\x18\x03 \x01(\tB\x18\xbaH\x15r\x132\x11^#[0-9a-fA-F]{6}$R\ttextColor\x12\xef\x01\n" +
+	"\blogo_url\x18\x04 \x01(\tB\xd3\x01\xbaH\xcf\x01\xba\x01\xc0\x01\n" +
+	"\x0elogo_url_https\x12Emust be an https:// URL, or a data:image/png|jpeg|gif|webp;base64 URI\x1agthis.startsWith('https://') || this.matches('^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$')\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\alogoUrl\x12.\n" +
 	"\rborder_radius\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18 (\x00R\fborderRadius\x12\xb5\x01\n" +
 	"\vfont_family\x18\x06 \x01(\tB\x93\x01\xbaH\x8f\x01\xba\x01\x86\x01\n" +
 	"\vfont_family\x12Qmust be a CSS font-family list (letters, digits, spaces, commas, quotes, hyphens)\x1a$this.matches('^[A-Za-z0-9 ,\\'\"-]*$')r\x03\x18\xc8\x01R\n" +
