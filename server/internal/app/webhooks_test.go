@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -369,5 +370,69 @@ func TestTestWebhook(t *testing.T) {
 	_, strangerKey := env.Operator(t, store.OperatorSettings{})
 	if status, data := restOutcome(t, env, "POST", "/session/"+depositSid+"/test-webhook", strangerKey, ""); status != 404 || data["code"] != "NOT_FOUND" {
 		t.Errorf("another operator's key: %d %v, want 404 NOT_FOUND", status, data)
+	}
+}
+
+// What was seen: a parent could fire test webhooks at its children's endpoints, and the limit
+// counted per caller only. An endpoint receives at most 5 a minute whoever sends them.
+func TestTestWebhookLimitPerReceivingOperator(t *testing.T) {
+	if s := time.Now().Second(); s >= 45 { // the limit's window is the minute: keep the burst in one
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	env := apptest.Start(t, apptest.Options{})
+	r := newHookReceiver(t)
+	parent, parentKey := webhookOperator(t, env, r, nil)
+	_, childKey := webhookOperator(t, env, r, &parent.ID)
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	res, err := sessions.CreateDepositSession(withBearer(t.Context(), childKey), depositSessionRequest(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if status, data := restOutcome(t, env, "POST", "/session/"+res.Sid+"/test-webhook", parentKey, ""); status != 200 {
+			t.Fatalf("parent's call %d to the child's endpoint: %d %v", i+1, status, data)
+		}
+	}
+	// The child has sent none itself, but its endpoint has had its five.
+	status, data := restOutcome(t, env, "POST", "/session/"+res.Sid+"/test-webhook", childKey, "")
+	if status != http.StatusTooManyRequests || data["code"] != "RATE_LIMITED" {
+		t.Fatalf("the child's first call after five to its endpoint: %d %v, want 429", status, data)
+	}
+	if seen, _ := r.snapshot(); len(seen) != 5 {
+		t.Fatalf("the child's endpoint received %d test webhooks, want 5", len(seen))
+	}
+}
+
+// A theme's logoUrl is an https URL or a small raster data URI: javascript:, http:, SVG and
+// other schemes are refused by the server, whatever client sends them.
+func TestThemeLogoURLs(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, _ := env.Operator(t, store.OperatorSettings{})
+	_, token := env.Admin(t, "")
+	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	for i, c := range []struct {
+		logo string
+		ok   bool
+	}{
+		{"https://cdn.example/logo.png", true},
+		{"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", true},
+		{"javascript:alert(document.cookie)", false},
+		{"JavaScript:alert(1)", false},
+		{"http://cdn.example/logo.png", false},
+		{"data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+", false},
+		{"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", false},
+		{"vbscript:msgbox", false},
+		{"//evil.example/logo.png", false},
+	} {
+		_, err := panel.CreateTheme(withBearer(t.Context(), token), &cofferv1.CreateThemeRequest{OperatorId: op.ID,
+			Slug: fmt.Sprintf("logo-%d", i), Name: "Logo", Style: &cofferv1.ThemeStyle{PrimaryColor: "#112233",
+				BackgroundColor: "#ffffff", TextColor: "#000000", LogoUrl: c.logo}})
+		if got := err == nil; got != c.ok {
+			t.Errorf("%s: accepted=%v (%v), want %v", c.logo, got, err, c.ok)
+		}
+		if !c.ok && connect.CodeOf(err) != connect.CodeInvalidArgument {
+			t.Errorf("%s: %v, want invalid_argument", c.logo, err)
+		}
 	}
 }
