@@ -131,19 +131,19 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": bankroll.Hex()}})
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	os.WriteFile(chainsFile, chains, 0o600)
-	addr := freeAddr(t)
-	base := "http://" + addr
+	addr, internalAddr := freeAddr(t), freeAddr(t)
+	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
 	dbURL := testdb.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
-		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
+		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=" + internalAddr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
 		"COFFER_WEBHOOK_ALLOW=loopback", "COFFER_STATIC_PRICES=ETH=3000", "COFFER_SCAN_INTERVAL=200ms", "COFFER_LOG_LEVEL=info",
 		// A job the killed process was running is rescued after this long (production: 2m).
 		"COFFER_JOB_RESCUE_AFTER=5s"}
 
 	first := serve(t, bin, base, append(env, "COFFER_FAILPOINT="+chaintx.StepBroadcast))
 	recv := newReceiver(t)
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, base, connect.WithInterceptors(bearer(opsToken)))
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
 	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)
@@ -299,12 +299,12 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Hex(), "decimals": 6}}}})
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	os.WriteFile(chainsFile, chains, 0o600)
-	addr := freeAddr(t)
-	base := "http://" + addr
+	addr, internalAddr := freeAddr(t), freeAddr(t)
+	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
 	dbURL := testdb.URL(t)
 	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
-		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
+		"COFFER_CHAINS_FILE=" + chainsFile, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=" + internalAddr, "COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true",
 		"COFFER_WEBHOOK_ALLOW=loopback", "COFFER_STATIC_PRICES=ETH=3000,USDT=1", "COFFER_SCAN_INTERVAL=200ms",
 		"COFFER_LOG_LEVEL=info", "COFFER_LOG_FORMAT=text", "COFFER_JOB_RESCUE_AFTER=3s"}
 
@@ -322,7 +322,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	recv := newReceiver(t)
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, base, connect.WithInterceptors(bearer(opsToken)))
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
 	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)

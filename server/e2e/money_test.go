@@ -85,7 +85,7 @@ func startMoneyNode(t *testing.T) *moneyNode {
 	if _, err := node.Transact(ctx, user, &usdt, nil, contracts.NewTestToken().PackTransfer(hot, big.NewInt(1_000_000_000))); err != nil {
 		t.Fatal(err)
 	}
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(bearer(env.OpsToken)))
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL, connect.WithInterceptors(bearer(env.OpsToken)))
 	return &moneyNode{node: node, env: env, usdt: usdt, user: user, bankroll: bankroll, ops: ops}
 }
 

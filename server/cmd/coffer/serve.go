@@ -19,6 +19,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("dev")
 	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev.json, secrets)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
+	internalAddr := fs.String("internal-addr", "127.0.0.1:8081", "listen address of /metrics, OpsService and gRPC reflection")
 	blockTime := fs.Duration("block-time", time.Second, "dev chain block interval")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
@@ -29,7 +30,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, BlockTime: *blockTime,
+	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, InternalAddr: *internalAddr, BlockTime: *blockTime,
 		DatabaseURL: os.Getenv("DATABASE_URL"), Log: log, Out: out})
 }
 

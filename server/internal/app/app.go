@@ -36,7 +36,12 @@ type App struct {
 	Metrics  *metrics.Metrics
 
 	handler  http.Handler
+	internal http.Handler
 	schemaOK atomic.Bool
+
+	// InternalListener, when set before Run, serves the internal handler; otherwise Run
+	// listens on Config.InternalAddr.
+	InternalListener net.Listener
 }
 
 // New connects to PostgreSQL (migrating when configured) and assembles the process.
@@ -95,30 +100,42 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, fmt.Errorf("river: %w", err)
 	}
 	services.SetRiver(a.River)
-	a.handler = a.routes()
+	a.handler, a.internal = a.routes()
 	return a, nil
 }
 
 // Handler is the HTTP handler of the API role.
 func (a *App) Handler() http.Handler { return a.handler }
 
-func (a *App) routes() http.Handler {
+// InternalHandler is the HTTP handler of the internal listener.
+func (a *App) InternalHandler() http.Handler { return a.internal }
+
+// routes builds the public handler (the spec's REST paths, the Connect services of operators,
+// users and admins, the widget and panel, health) and the internal one (/metrics, OpsService,
+// gRPC reflection, health), which the public listener answers 404 for.
+func (a *App) routes() (public, internal http.Handler) {
 	authn := &rpc.Authenticator{Operators: a.Services.Operators, Admins: a.Services.Admins, OpsToken: a.Config.OpsToken}
 	servers := a.Services.servers()
+	health := func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
+		})
+		mux.HandleFunc("GET /readyz", a.ready)
+	}
+	in := http.NewServeMux()
+	rpc.MountInternal(in, servers, authn, a.Metrics, a.Log)
+	in.Handle("GET /metrics", a.Metrics.Handler())
+	health(in)
 	mux := http.NewServeMux()
 	rpc.Mount(mux, servers, authn, a.Metrics, a.Log)
 	legacy.Mount(mux, servers, authn, a.Metrics, a.Log)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
-	})
-	mux.HandleFunc("GET /readyz", a.ready)
-	mux.Handle("GET /metrics", a.Metrics.Handler())
+	health(mux)
 	webui.Mount(mux, a.Config.WidgetURL, a.Config.BaseURL)
 	if a.Config.DevWebhookOperator != "" {
 		mux.Handle("POST /dev/webhook", a.Services.devWebhookReceiver(a.Config.DevWebhookOperator, a.Log))
 	}
-	return securityHeaders(widgetCORS(mux))
+	return securityHeaders(widgetCORS(mux)), securityHeaders(in)
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.
@@ -197,20 +214,36 @@ func (a *App) Listen() (net.Listener, error) {
 // listener (nil for a worker-only process).
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 2)
-	var srv *http.Server
-	if ln != nil {
+	serve := func(what string, l net.Listener, h http.Handler) *http.Server {
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true)
 		protocols.SetUnencryptedHTTP2(true) // gRPC without TLS (h2c)
-		srv = &http.Server{Handler: limitRequests(a.handler, a.Config.HTTPReadTimeout, a.Config.HTTPWriteTimeout),
+		srv := &http.Server{Handler: limitRequests(h, a.Config.HTTPReadTimeout, a.Config.HTTPWriteTimeout),
 			Protocols: protocols, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout, MaxHeaderBytes: MaxHeaderBytes,
 			ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
 		go func() {
-			a.Log.Info("API listening", "addr", ln.Addr().String(), "role", a.Config.Role)
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Info(what+" listening", "addr", l.Addr().String(), "role", a.Config.Role)
+			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
+		return srv
+	}
+	var srv, internal *http.Server
+	if ln != nil {
+		srv = serve("API", ln, a.handler)
+	}
+	if iln := a.InternalListener; iln != nil || a.Config.InternalAddr != "" {
+		if iln == nil {
+			var err error
+			if iln, err = net.Listen("tcp", a.Config.InternalAddr); err != nil {
+				if srv != nil {
+					srv.Close()
+				}
+				return fmt.Errorf("internal listener on %s: %w", a.Config.InternalAddr, err)
+			}
+		}
+		internal = serve("internal (metrics, ops, reflection)", iln, a.internal)
 	}
 	var runErr error
 	workers := a.Config.Role != config.RoleAPI
@@ -233,8 +266,11 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	a.Log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if srv != nil {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
+	for _, s := range []*http.Server{srv, internal} {
+		if s == nil {
+			continue
+		}
+		if err := s.Shutdown(shutdownCtx); err != nil {
 			a.Log.Warn("HTTP shutdown", "error", err)
 		}
 	}

@@ -28,7 +28,16 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 	_, key := env.Operator(t, store.OperatorSettings{})
 	env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`).Body.Close()
-	res := env.Do(t, "GET", "/metrics", "", "")
+	// /metrics is on the internal listener only; the public one answers 404.
+	public := env.Do(t, "GET", "/metrics", "", "")
+	public.Body.Close()
+	if public.StatusCode != http.StatusNotFound {
+		t.Fatalf("public /metrics: %d, want 404", public.StatusCode)
+	}
+	res, err := http.Get(env.InternalURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{

@@ -242,7 +242,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		chain:      cofferv1connect.NewChainServiceClient(hc, base),
 		widget:     cofferv1connect.NewWidgetServiceClient(hc, base),
 		admin:      cofferv1connect.NewAdminServiceClient(hc, base),
-		ops:        cofferv1connect.NewOpsServiceClient(hc, base),
+		ops:        cofferv1connect.NewOpsServiceClient(hc, env.InternalURL), // the internal listener's
 		balance:    cofferv1connect.NewBalanceServiceClient(hc, base),
 	}
 	return f
@@ -662,5 +662,54 @@ func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
 	}
 	if n := len(rows) - len(restRequests); n != len(procedures) {
 		t.Errorf("matrix: %d Connect rows for %d procedures", n, len(procedures))
+	}
+}
+
+// The internal endpoints (OpsService, gRPC reflection, /metrics) answer only on the internal
+// listener: the public one answers 404 for every one of them, whatever the credential.
+func TestInternalEndpointsAreNotPublic(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	var paths []string
+	protoregistry.GlobalFiles.RangeFilesByPackage("coffer.v1", func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			if svc := fd.Services().Get(i); svc.FullName() == cofferv1connect.OpsServiceName {
+				for j := range svc.Methods().Len() {
+					paths = append(paths, fmt.Sprintf("/%s/%s", svc.FullName(), svc.Methods().Get(j).Name()))
+				}
+			}
+		}
+		return true
+	})
+	paths = append(paths, "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+		"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", "/metrics")
+	for _, p := range paths {
+		for _, base := range []string{env.URL} {
+			method := "POST"
+			if p == "/metrics" {
+				method = "GET"
+			}
+			req, _ := http.NewRequest(method, base+p, strings.NewReader("{}"))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+env.OpsToken)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusNotFound {
+				t.Errorf("public %s %s: %d, want 404", method, p, res.StatusCode)
+			}
+		}
+	}
+	// And they do answer on the internal listener.
+	res, err := http.Get(env.InternalURL + "/metrics")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("internal /metrics: %v %v", res, err)
+	}
+	res.Body.Close()
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
+	if _, err := ops.ListOperators(withBearer(t.Context(), env.OpsToken), &cofferv1.ListOperatorsRequest{}); err != nil {
+		t.Fatalf("internal OpsService: %v", err)
 	}
 }

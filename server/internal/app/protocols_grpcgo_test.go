@@ -25,7 +25,12 @@ import (
 // dialGRPC connects grpc-go to the test server: plaintext HTTP/2 (h2c) on loopback.
 func dialGRPC(t *testing.T, env *apptest.Env) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(strings.TrimPrefix(env.URL, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return dialGRPCAt(t, env.URL)
+}
+
+func dialGRPCAt(t *testing.T, base string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(strings.TrimPrefix(base, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +78,7 @@ func (c *grpcGoClient) ErrorInfo(err error) (connect.Code, string) {
 // grpcGoReflectServices lists the server's services with grpc-go's reflection v1 client.
 func grpcGoReflectServices(ctx context.Context, t *testing.T, env *apptest.Env) []string {
 	t.Helper()
-	stream, err := reflectionv1.NewServerReflectionClient(dialGRPC(t, env)).ServerReflectionInfo(ctx)
+	stream, err := reflectionv1.NewServerReflectionClient(dialGRPCAt(t, env.InternalURL)).ServerReflectionInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func TestSessionFlowOnEveryProtocol(t *testing.T) {
 		t.Errorf("one operatorReference resolved to different sessions across protocols: %v", sharedSids)
 	}
 
-	t.Run("reflection", func(t *testing.T) {
+	t.Run("reflection (internal listener)", func(t *testing.T) {
 		want := []string{
 			cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 			cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
@@ -210,7 +210,7 @@ func TestSessionFlowOnEveryProtocol(t *testing.T) {
 		}
 
 		// connect-go's reflection client over gRPC (v1 API).
-		stream := grpcreflect.NewClient(h2cClient(), env.URL, connect.WithGRPC()).NewStream(ctx)
+		stream := grpcreflect.NewClient(h2cClient(), env.InternalURL, connect.WithGRPC()).NewStream(ctx)
 		names, err := stream.ListServices()
 		if err != nil {
 			t.Fatalf("ListServices: %v", err)
@@ -229,5 +229,11 @@ func TestSessionFlowOnEveryProtocol(t *testing.T) {
 		}
 
 		check(t, "grpc-go", grpcGoReflectServices(ctx, t, env))
+		// The public listener serves no reflection.
+		public := grpcreflect.NewClient(h2cClient(), env.URL, connect.WithGRPC()).NewStream(ctx)
+		if _, err := public.ListServices(); err == nil {
+			t.Error("the public listener answers gRPC reflection")
+		}
+		public.Close()
 	})
 }

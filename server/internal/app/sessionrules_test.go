@@ -529,7 +529,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 	}
 
 	t.Run("OpsService", func(t *testing.T) {
-		ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.URL)
+		ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
 		ctx := func() context.Context { return withBearer(t.Context(), env.OpsToken) }
 		name, hook := "Priced", "https://priced.example/hook"
 		operators := env.Count(t, "operators")

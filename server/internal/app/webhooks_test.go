@@ -163,7 +163,7 @@ func waitEventState(t *testing.T, env *apptest.Env, id, want string) int {
 func TestOutboxThroughTheRunningService(t *testing.T) {
 	env := apptest.Start(t, apptest.Options{WebhookRetries: jobs.RetrySchedule{50 * time.Millisecond}})
 	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.URL)
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
 	as := func(key string) context.Context { return withBearer(t.Context(), key) }
 
 	t.Run("down then up", func(t *testing.T) {

@@ -32,11 +32,13 @@ import (
 // Env is a running Coffer.
 type Env struct {
 	// URL is the API's base URL, e.g. http://127.0.0.1:41234.
-	URL      string
-	App      *app.App
-	Pool     *pgxpool.Pool
-	Services *app.Services
-	OpsToken string
+	URL string
+	// InternalURL is the internal listener's: /metrics, OpsService, gRPC reflection.
+	InternalURL string
+	App         *app.App
+	Pool        *pgxpool.Pool
+	Services    *app.Services
+	OpsToken    string
 }
 
 // Options adjust the process.
@@ -109,6 +111,12 @@ func Start(t testing.TB, opts Options) *Env {
 		cancel()
 		t.Fatal(err)
 	}
+	internal, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	a.InternalListener = internal
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, ln) }()
 	t.Cleanup(func() {
@@ -117,7 +125,8 @@ func Start(t testing.TB, opts Options) *Env {
 			t.Errorf("app.Run: %v", err)
 		}
 	})
-	env := &Env{URL: base, App: a, Pool: a.Pool, Services: a.Services, OpsToken: cfg.OpsToken}
+	env := &Env{URL: base, InternalURL: "http://" + internal.Addr().String(), App: a, Pool: a.Pool, Services: a.Services,
+		OpsToken: cfg.OpsToken}
 	env.waitReady(t)
 	return env
 }

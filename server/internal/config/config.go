@@ -31,6 +31,9 @@ type Config struct {
 	MaxDBConns  int32
 	// Addr is the listen address of the API (host:port).
 	Addr string
+	// InternalAddr is the listen address of /metrics, gRPC reflection and OpsService: the
+	// service team's, never the internet's (loopback by default).
+	InternalAddr string
 	// BaseURL is the public address of the API; WidgetURL of the widget.
 	BaseURL   string
 	WidgetURL string
@@ -87,6 +90,7 @@ var Env = []struct{ Name, Default, Help string }{
 	{"DATABASE_URL", "", "PostgreSQL URL (required)"},
 	{"COFFER_DB_MAX_CONNS", "20", "pool size per process"},
 	{"COFFER_ADDR", ":8080", "listen address"},
+	{"COFFER_INTERNAL_ADDR", "127.0.0.1:9090", "internal listen address: /metrics, gRPC reflection, OpsService (keep it off the internet)"},
 	{"COFFER_BASE_URL", "http://localhost:8080", "public base URL of the API"},
 	{"COFFER_WIDGET_URL", "$COFFER_BASE_URL/widget", "public URL of the widget"},
 	{"COFFER_MASTER_KEY", "", "32-byte key (hex or base64) sealing operator keys and wallet secrets (required)"},
@@ -124,6 +128,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		DatabaseURL: get("DATABASE_URL", ""),
 		Addr:        get("COFFER_ADDR", ":8080"),
+		InternalAddr: get("COFFER_INTERNAL_ADDR", "127.0.0.1:9090"),
 		BaseURL:     strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
 		OpsToken:    get("COFFER_OPS_TOKEN", ""),
 		Failpoint:   get("COFFER_FAILPOINT", ""),

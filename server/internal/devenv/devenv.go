@@ -41,6 +41,8 @@ import (
 type Options struct {
 	DataDir   string
 	Addr      string        // API listen address; port 0 picks a free one
+	// InternalAddr is the listen address of /metrics, OpsService and reflection (port 0: free).
+	InternalAddr string
 	BlockTime time.Duration // dev chain block interval
 	// DatabaseURL, when set, replaces the private cluster.
 	DatabaseURL string
@@ -68,6 +70,8 @@ type File struct {
 	BaseURL          string      `json:"baseUrl"`
 	WidgetURL        string      `json:"widgetUrl"`
 	PanelURL         string      `json:"panelUrl"`
+	// InternalURL serves /metrics, OpsService (the opsToken) and gRPC reflection.
+	InternalURL string `json:"internalUrl"`
 	DatabaseURL      string      `json:"databaseUrl"`
 	OpsToken         string      `json:"opsToken"`
 	MasterKey        string      `json:"masterKey"`
@@ -215,6 +219,15 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
+	internalAddr := opts.InternalAddr
+	if internalAddr == "" {
+		internalAddr = "127.0.0.1:0"
+	}
+	iln, err := net.Listen("tcp", internalAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("listen on %s: %w", internalAddr, err)
+	}
 	baseURL := "http://" + ln.Addr().String()
 	webhookURL := baseURL + "/dev/webhook"
 	if err := ensureDemo(ctx, dbURL, box, &st, webhookURL, registry); err != nil {
@@ -235,9 +248,12 @@ func Run(ctx context.Context, opts Options) error {
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
+		iln.Close()
 		return err
 	}
-	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", DatabaseURL: dbURL,
+	a.InternalListener = iln
+	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", InternalURL: "http://" + iln.Addr().String(),
+		DatabaseURL: dbURL,
 		OpsToken: st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey}
 	f.Operator.ID, f.Operator.Key, f.Operator.WebhookURL = st.OperatorID, st.OperatorKey, webhookURL
 	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
@@ -380,6 +396,7 @@ Coffer dev is running.
   API         %s
   Widget      %s/?sid=<sid>
   Panel       %s   (admin %s / %s)
+  Internal    %s   (/metrics, OpsService with the opsToken, gRPC reflection)
   Database    %s
   Dev chain   %s (chain id %d)
 
@@ -394,6 +411,6 @@ Create a deposit session:
 
 Everything above is in %s. Ctrl-C stops it all.
 
-`, f.BaseURL, f.WidgetURL, f.PanelURL, f.Admin.Email, f.Admin.Password, f.DatabaseURL, f.Chains[0].RPCURL, f.Chains[0].ChainID,
+`, f.BaseURL, f.WidgetURL, f.PanelURL, f.Admin.Email, f.Admin.Password, f.InternalURL, f.DatabaseURL, f.Chains[0].RPCURL, f.Chains[0].ChainID,
 		f.Operator.ID, f.Operator.Key, f.BaseURL, f.Operator.Key, path)
 }

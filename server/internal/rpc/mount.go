@@ -30,16 +30,18 @@ type Servers struct {
 	Balance    *BalanceServer
 }
 
-// Mount registers every service on mux.
-func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metrics, log *slog.Logger) {
-	opts := func(authenticate connect.Interceptor) []connect.HandlerOption {
-		chain := []connect.Interceptor{metricsInterceptor{m}, errorInterceptor{log}}
-		if authenticate != nil {
-			chain = append(chain, authenticate)
-		}
-		chain = append(chain, validateInterceptor{})
-		return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
+func handlerOptions(m *metrics.Metrics, log *slog.Logger, authenticate connect.Interceptor) []connect.HandlerOption {
+	chain := []connect.Interceptor{metricsInterceptor{m}, errorInterceptor{log}}
+	if authenticate != nil {
+		chain = append(chain, authenticate)
 	}
+	chain = append(chain, validateInterceptor{})
+	return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
+}
+
+// Mount registers the public services on mux: everything operators, users and admins call.
+func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metrics, log *slog.Logger) {
+	opts := func(authenticate connect.Interceptor) []connect.HandlerOption { return handlerOptions(m, log, authenticate) }
 	operatorAuth := newAuthInterceptor(authn.Operator)
 	mux.Handle(cofferv1connect.NewSessionServiceHandler(s.Session, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewDepositorServiceHandler(s.Depositor, opts(operatorAuth)...))
@@ -48,9 +50,13 @@ func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metri
 	mux.Handle(cofferv1connect.NewChainServiceHandler(s.Chain, opts(nil)...))
 	mux.Handle(cofferv1connect.NewWidgetServiceHandler(s.Widget, opts(nil)...))
 	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(newAuthInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
-	mux.Handle(cofferv1connect.NewOpsServiceHandler(s.Ops, opts(newAuthInterceptor(authn.Ops))...))
+}
 
-	// Reflection lets `buf curl` and grpcurl discover the schema.
+// MountInternal registers the service team's internal services on mux (the internal
+// listener): OpsService and gRPC reflection, which lets `buf curl` and grpcurl discover the
+// schema of every service.
+func MountInternal(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metrics, log *slog.Logger) {
+	mux.Handle(cofferv1connect.NewOpsServiceHandler(s.Ops, handlerOptions(m, log, newAuthInterceptor(authn.Ops))...))
 	reflector := grpcreflect.NewStaticReflector(
 		cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 		cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
