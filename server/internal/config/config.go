@@ -126,14 +126,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	var errs []error
 	c := Config{
-		DatabaseURL: get("DATABASE_URL", ""),
-		Addr:        get("COFFER_ADDR", ":8080"),
+		DatabaseURL:  get("DATABASE_URL", ""),
+		Addr:         get("COFFER_ADDR", ":8080"),
 		InternalAddr: get("COFFER_INTERNAL_ADDR", "127.0.0.1:9090"),
-		BaseURL:     strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
-		OpsToken:    get("COFFER_OPS_TOKEN", ""),
-		Failpoint:   get("COFFER_FAILPOINT", ""),
-		Role:        get("COFFER_ROLE", RoleAll),
-		LogFormat:   get("COFFER_LOG_FORMAT", "json"),
+		BaseURL:      strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
+		OpsToken:     get("COFFER_OPS_TOKEN", ""),
+		Failpoint:    get("COFFER_FAILPOINT", ""),
+		Role:         get("COFFER_ROLE", RoleAll),
+		LogFormat:    get("COFFER_LOG_FORMAT", "json"),
 	}
 	c.WidgetURL = strings.TrimRight(get("COFFER_WIDGET_URL", c.BaseURL+"/widget"), "/")
 	if c.DatabaseURL == "" {

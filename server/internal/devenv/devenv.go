@@ -39,11 +39,11 @@ import (
 
 // Options configure `coffer dev`.
 type Options struct {
-	DataDir   string
-	Addr      string        // API listen address; port 0 picks a free one
+	DataDir string
+	Addr    string // API listen address; port 0 picks a free one
 	// InternalAddr is the listen address of /metrics, OpsService and reflection (port 0: free).
 	InternalAddr string
-	BlockTime time.Duration // dev chain block interval
+	BlockTime    time.Duration // dev chain block interval
 	// DatabaseURL, when set, replaces the private cluster.
 	DatabaseURL string
 	Log         *slog.Logger
@@ -67,11 +67,11 @@ type state struct {
 
 // File is dev.json.
 type File struct {
-	BaseURL          string      `json:"baseUrl"`
-	WidgetURL        string      `json:"widgetUrl"`
-	PanelURL         string      `json:"panelUrl"`
+	BaseURL   string `json:"baseUrl"`
+	WidgetURL string `json:"widgetUrl"`
+	PanelURL  string `json:"panelUrl"`
 	// InternalURL serves /metrics, OpsService (the opsToken) and gRPC reflection.
-	InternalURL string `json:"internalUrl"`
+	InternalURL      string      `json:"internalUrl"`
 	DatabaseURL      string      `json:"databaseUrl"`
 	OpsToken         string      `json:"opsToken"`
 	MasterKey        string      `json:"masterKey"`
@@ -254,7 +254,7 @@ func Run(ctx context.Context, opts Options) error {
 	a.InternalListener = iln
 	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", InternalURL: "http://" + iln.Addr().String(),
 		DatabaseURL: dbURL,
-		OpsToken: st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey}
+		OpsToken:    st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey}
 	f.Operator.ID, f.Operator.Key, f.Operator.WebhookURL = st.OperatorID, st.OperatorKey, webhookURL
 	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
 	for _, n := range registry.Networks() {

@@ -41,7 +41,9 @@ func handlerOptions(m *metrics.Metrics, log *slog.Logger, authenticate connect.I
 
 // Mount registers the public services on mux: everything operators, users and admins call.
 func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metrics, log *slog.Logger) {
-	opts := func(authenticate connect.Interceptor) []connect.HandlerOption { return handlerOptions(m, log, authenticate) }
+	opts := func(authenticate connect.Interceptor) []connect.HandlerOption {
+		return handlerOptions(m, log, authenticate)
+	}
 	operatorAuth := newAuthInterceptor(authn.Operator)
 	mux.Handle(cofferv1connect.NewSessionServiceHandler(s.Session, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewDepositorServiceHandler(s.Depositor, opts(operatorAuth)...))
