@@ -21,11 +21,12 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: run test gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: run test stress gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev)"
 	@echo "make test       run every test (throwaway PostgreSQL cluster)"
+	@echo "make stress     every package's tests, 3 copies at once, under CPU contention (flakes show here)"
 	@echo "make gen        regenerate protobuf code, contract bindings"
 	@echo "make widget     build the widget and the panel into server/internal/webui/dist"
 	@echo "make lint       buf lint, go vet, gofmt"
@@ -41,6 +42,11 @@ run: postgres
 test: postgres geth npm chromium
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
+
+# Every package's tests, COPIES (3) copies of each at once while busy loops saturate the CPUs:
+# a test that passes alone but fails here is a flake, fixed at its cause (.ci/stress).
+stress: postgres geth npm chromium
+	PATH="$(TOOLS):$$PATH" bash .ci/stress
 
 # --- tools -----------------------------------------------------------------------------
 
