@@ -38,6 +38,52 @@ func TestDevSubprocess(t *testing.T) {
 	createSession(t, second)
 	// The demo operator starts funded (once: a restart does not fund it again).
 	checkDemoFunds(t, second)
+	checkDevListeners(t, second)
+	checkDevWebhookReach(t, second, dataDir)
+}
+
+// /metrics answers on the internal listener, not the public one.
+func checkDevListeners(t *testing.T, f devenv.File) {
+	t.Helper()
+	for url, want := range map[string]int{f.InternalURL + "/metrics": 200, f.BaseURL + "/metrics": 404} {
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", url, res.StatusCode, want)
+		}
+	}
+}
+
+// What was seen: coffer dev let webhooks reach private and link-local addresses. It allows
+// loopback only: a webhook URL on the cloud metadata address is refused at the connection.
+func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
+	t.Helper()
+	for _, target := range []string{"http://169.254.169.254/latest/meta-data", "http://10.0.0.1/hook", "http://[fe80::1]/hook"} {
+		if _, errOut, code := coffer(t, "operator", "update", "--id", f.Operator.ID, "--webhook-url", target, "--data-dir", dataDir); code != 0 {
+			t.Fatalf("update webhook URL: %s", errOut)
+		}
+		sid := depositSession(t, f)
+		req, _ := http.NewRequest("POST", f.BaseURL+"/session/"+sid+"/test-webhook", nil)
+		req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Data struct {
+				Delivered bool
+				Status    int
+			}
+		}
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != 200 || body.Data.Delivered || body.Data.Status != 0 {
+			t.Errorf("test webhook to %s: %d %+v, want not delivered and no HTTP status", target, res.StatusCode, body.Data)
+		}
+	}
 }
 
 func checkDemoFunds(t *testing.T, f devenv.File) {
@@ -72,7 +118,7 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "dev.json"))
-	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--block-time", "200ms")
+	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--block-time", "200ms")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -128,6 +174,23 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 		t.Errorf("dev.json: %+v", f)
 	}
 	return f, stop
+}
+
+func depositSession(t *testing.T, f devenv.File) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", f.BaseURL+"/session/deposit", strings.NewReader(
+		`{"externalUserId":"user-2","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"5.00"}`))
+	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Data struct{ URL string } }
+	json.NewDecoder(res.Body).Decode(&body)
+	_, sid, _ := strings.Cut(body.Data.URL, "sid=")
+	return sid
 }
 
 func createSession(t *testing.T, f devenv.File) {
