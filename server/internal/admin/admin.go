@@ -4,15 +4,18 @@ package admin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -24,27 +27,72 @@ const TokenPrefix = "adm_"
 // TokenTTL is how long a login lasts.
 const TokenTTL = 12 * time.Hour
 
-// Failed logins per email allowed in loginWindow before RATE_LIMITED.
+// Limits are the login limits. Every attempt is counted before its password is checked, in
+// PostgreSQL (so they hold across API replicas, and N parallel guesses cannot get past them);
+// a failed attempt stays counted for the rest of its window, any other outcome (success,
+// missing TOTP code, no hashing capacity, an error) gives its count back.
+//
+// The hard limit is per (account, client): an attacker hammering an admin's email from its
+// own address locks out only itself, never the admin logging in from elsewhere. Per client
+// across accounts, a looser limit stops one address spraying many emails. Per account across
+// clients, a ceiling stops guessing spread over many addresses (IPv6 /64s are cheap); it does
+// not apply to clients the admin logged in from within KnownClientFor, so even a distributed
+// attack cannot lock an admin out of the places it usually logs in from.
+type Limits struct {
+	Window           time.Duration
+	PerAccountClient int
+	PerClient        int
+	PerAccount       int
+	KnownClientFor   time.Duration
+}
+
+// DefaultLimits are the production limits.
+var DefaultLimits = Limits{Window: 15 * time.Minute, PerAccountClient: 10, PerClient: 50, PerAccount: 100,
+	KnownClientFor: 30 * 24 * time.Hour}
+
+// Defaults of Options.
 const (
-	maxFailedLogins = 10
-	loginWindow     = 15 * time.Minute
+	// DefaultHashMemory is the memory all password hashes running at once may hold: two
+	// argon2id hashes of 19 MiB. It bounds what logins cost whatever arrives, and two
+	// single-lane hashes keep two cores busy.
+	DefaultHashMemory = 2 * HashMemoryPerHash
+	// DefaultHashWait is how long a login waits for hashing capacity before it is refused
+	// with UNAVAILABLE.
+	DefaultHashWait = 2 * time.Second
 )
 
-// dummyHash is checked when the email is unknown, so response time does not reveal which
-// emails exist. It is made on first use: argon2id takes 19 MiB, which no process should pay
-// at start-up.
-var dummyHash = sync.OnceValue(func() string { return HashPassword("coffer-dummy-password") })
+// Options tune the service; zero fields take the defaults.
+type Options struct {
+	// HashMemory is the budget, in bytes, of password hashes running at once (at least one).
+	HashMemory int64
+	// HashWait is how long a login waits for room in that budget.
+	HashWait time.Duration
+	Limits   Limits
+}
 
 // Service is the admin service.
 type Service struct {
-	pool *pgxpool.Pool
-	box  *secret.Box
-	now  func() time.Time
+	pool     *pgxpool.Pool
+	box      *secret.Box
+	now      func() time.Time
+	gate     *hashGate
+	hashWait time.Duration
+	limits   Limits
 }
 
 // New returns the service.
-func New(pool *pgxpool.Pool, box *secret.Box) *Service {
-	return &Service{pool: pool, box: box, now: time.Now}
+func New(pool *pgxpool.Pool, box *secret.Box, opts Options) *Service {
+	if opts.HashMemory <= 0 {
+		opts.HashMemory = DefaultHashMemory
+	}
+	if opts.HashWait <= 0 {
+		opts.HashWait = DefaultHashWait
+	}
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits
+	}
+	return &Service{pool: pool, box: box, now: time.Now, gate: newHashGate(opts.HashMemory), hashWait: opts.HashWait,
+		limits: opts.Limits}
 }
 
 func totpContext(adminID string) string { return "admin-totp:" + adminID }
@@ -67,7 +115,11 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 			return store.Admin{}, "", fault.Wrap(err, "load operator")
 		}
 	}
-	a := store.Admin{ID: uuid.NewString(), Email: email, PasswordHash: HashPassword(password), OperatorID: operatorID}
+	a := store.Admin{ID: uuid.NewString(), Email: email, OperatorID: operatorID}
+	// The service team is authenticated: it waits for hashing capacity as long as it likes.
+	if err := s.gate.run(ctx, argonMemory, 0, func() { a.PasswordHash = HashPassword(password) }); err != nil {
+		return store.Admin{}, "", err
+	}
 	var uri string
 	if enableTOTP {
 		key := secret.Random(20)
@@ -84,47 +136,54 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 	return created, uri, nil
 }
 
-// Login checks the credentials and returns a new admin token. After maxFailedLogins failures
-// for an email within loginWindow, every attempt for it is refused until the window ends,
-// whether or not the password is right, so guessing cannot continue.
-func (s *Service) Login(ctx context.Context, email, password, totp string) (string, time.Time, store.Admin, error) {
+// Credentials are one login attempt.
+type Credentials struct {
+	Email, Password, TOTP string
+	// Client is the caller's address (see clientip); attempts without one are counted as
+	// one "unknown" client.
+	Client netip.Addr
+}
+
+// Login checks the credentials and returns a new admin token. The attempt is counted against
+// the Limits first; the password is checked within the hashing budget, an unknown email
+// against a dummy hash; a TOTP code is accepted once.
+func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, store.Admin, error) {
 	q := store.New(s.pool)
-	email = strings.TrimSpace(email)
-	throttleKey := "admin-login:" + strings.ToLower(email)
-	throttled := func(reset time.Time) error {
-		e := fault.New(fault.RateLimited, "too many failed logins; try again later")
-		e.RetryAfter = int(time.Until(reset).Seconds()) + 1
-		return e
-	}
-	hits, reset, err := q.RateLimitHits(ctx, throttleKey, loginWindow)
+	email := strings.TrimSpace(c.Email)
+	client := clientip.Key(c.Client)
+	known, err := q.LoginClientKnown(ctx, email, client, s.limits.KnownClientFor)
 	if err != nil {
-		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login throttle")
+		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login clients")
 	}
-	if hits >= maxFailedLogins {
-		return "", time.Time{}, store.Admin{}, throttled(reset)
+	att, err := s.countAttempt(ctx, q, email, client, known)
+	if err != nil {
+		return "", time.Time{}, store.Admin{}, err
 	}
+	failed := false
+	defer func() {
+		if !failed {
+			att.refund(ctx)
+		}
+	}()
 	fail := func(msg string) (string, time.Time, store.Admin, error) {
-		hits, reset, err := q.HitRateLimit(ctx, throttleKey, loginWindow)
-		if err != nil {
-			return "", time.Time{}, store.Admin{}, fault.Wrap(err, "count failed login")
-		}
-		if hits > maxFailedLogins {
-			return "", time.Time{}, store.Admin{}, throttled(reset)
-		}
+		failed = true
 		return "", time.Time{}, store.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
 	}
+
 	a, err := q.AdminByEmail(ctx, email)
+	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", time.Time{}, a, fault.Wrap(err, "load admin")
+		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "load admin")
 	}
-	var hash string
-	if err == nil {
+	hash := dummyHash
+	if found {
 		hash = a.PasswordHash
-	} else {
-		hash = dummyHash()
 	}
-	ok, _ := CheckPassword(hash, password)
-	if err != nil || !ok || !a.Active {
+	ok, err := s.checkPassword(ctx, hash, c.Password)
+	if err != nil {
+		return "", time.Time{}, store.Admin{}, err
+	}
+	if !found || !ok || !a.Active {
 		return fail("invalid email or password")
 	}
 	if a.TOTPSealed != nil {
@@ -132,12 +191,23 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 		if err != nil {
 			return "", time.Time{}, a, fault.Wrap(err, "open TOTP secret")
 		}
-		if totp == "" {
+		if c.TOTP == "" {
 			return "", time.Time{}, a, fault.New(fault.Unauthenticated, "a TOTP code is required for this admin")
 		}
-		if !ValidTOTP(key, totp, s.now()) {
+		step, ok := MatchTOTP(key, c.TOTP, s.now())
+		if !ok {
 			return fail("invalid TOTP code")
 		}
+		fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step))
+		if err != nil {
+			return "", time.Time{}, a, fault.Wrap(err, "record TOTP step")
+		}
+		if !fresh {
+			return fail("this TOTP code was used already; wait for the next one")
+		}
+	}
+	if err := q.RememberLoginClient(ctx, a.ID, client); err != nil {
+		return "", time.Time{}, a, fault.Wrap(err, "record login client")
 	}
 	token := secret.Token(TokenPrefix)
 	exp, err := q.InsertAdminSession(ctx, secret.Digest(token), a.ID, TokenTTL)
@@ -145,6 +215,80 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 		return "", time.Time{}, a, fault.Wrap(err, "store admin session")
 	}
 	return token, exp, a, nil
+}
+
+// checkPassword verifies a password within the hashing budget.
+func (s *Service) checkPassword(ctx context.Context, hash, password string) (bool, error) {
+	h, err := parseHash(hash)
+	if err != nil {
+		return false, fault.Wrap(err, "stored password hash")
+	}
+	var ok bool
+	if err := s.gate.run(ctx, h.mem, s.hashWait, func() { ok = h.check(password) }); err != nil {
+		return false, err
+	}
+	return ok, nil
+}
+
+// attempt is a login attempt's counts, one per limit it passed.
+type attempt struct {
+	q      *store.Queries
+	window time.Duration
+	keys   []string
+	resets []time.Time
+}
+
+// refund gives the attempt's counts back, in the windows they were counted in. It runs even
+// when the request was cancelled.
+func (a *attempt) refund(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for i, key := range a.keys {
+		a.q.UnhitRateLimit(ctx, key, a.window, a.resets[i]) //nolint:errcheck // a lost refund only delays the next login
+	}
+}
+
+// accountKey names an email in limit keys: a digest, so that the emails attackers try are not
+// stored, and lengths are bounded.
+func accountKey(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(email)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// countAttempt counts a login attempt against each limit, narrowest first, and refuses it
+// (RATE_LIMITED, with the counts it took given back) at the first one it exceeds. Narrowest
+// first means a client refused for one account never reaches that account's ceiling, which
+// others share.
+func (s *Service) countAttempt(ctx context.Context, q *store.Queries, email, client string, known bool) (*attempt, error) {
+	account := accountKey(email)
+	limits := []struct {
+		key string
+		max int
+	}{
+		{"admin-login:account-client:" + account + ":" + client, s.limits.PerAccountClient},
+		{"admin-login:client:" + client, s.limits.PerClient},
+	}
+	if !known {
+		limits = append(limits, struct {
+			key string
+			max int
+		}{"admin-login:account:" + account, s.limits.PerAccount})
+	}
+	att := &attempt{q: q, window: s.limits.Window}
+	for _, l := range limits {
+		hits, reset, err := q.HitRateLimit(ctx, l.key, s.limits.Window)
+		if err != nil {
+			att.refund(ctx)
+			return nil, fault.Wrap(err, "count login attempt")
+		}
+		att.keys, att.resets = append(att.keys, l.key), append(att.resets, reset)
+		if hits > l.max {
+			att.refund(ctx)
+			e := fault.New(fault.RateLimited, "too many failed logins; try again later")
+			e.RetryAfter = max(int(time.Until(reset).Seconds())+1, 1)
+			return nil, e
+		}
+	}
+	return att, nil
 }
 
 // Authenticate resolves an admin token, with the admin's operator scope.
@@ -167,6 +311,74 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Admin, e
 		}
 	}
 	return out, nil
+}
+
+// findAdmin resolves an admin named by id or by email (exactly one of them).
+func (s *Service) findAdmin(ctx context.Context, q *store.Queries, id, email string) (store.Admin, error) {
+	id, email = strings.TrimSpace(id), strings.TrimSpace(email)
+	var a store.Admin
+	var err error
+	switch {
+	case (id == "") == (email == ""):
+		return a, fault.Invalid("id", "name the admin by id or by email (one of them)")
+	case id != "":
+		if uuid.Validate(id) != nil {
+			return a, fault.Invalid("id", "must be an admin id (UUID)")
+		}
+		a, err = q.AdminByID(ctx, id)
+	default:
+		a, err = q.AdminByEmail(ctx, email)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return a, fault.New(fault.NotFound, "admin not found")
+	}
+	if err != nil {
+		return a, fault.Wrap(err, "load admin")
+	}
+	return a, nil
+}
+
+// Disable disables an admin (named by id or email) and revokes all its tokens at once: it
+// cannot log in, and its tokens stop working now, not when they expire. revoked counts them.
+func (s *Service) Disable(ctx context.Context, id, email string) (a store.Admin, revoked int64, err error) {
+	return s.setActive(ctx, id, email, false)
+}
+
+// Enable lets a disabled admin log in again. Tokens revoked by Disable stay revoked.
+func (s *Service) Enable(ctx context.Context, id, email string) (store.Admin, error) {
+	a, _, err := s.setActive(ctx, id, email, true)
+	return a, err
+}
+
+func (s *Service) setActive(ctx context.Context, id, email string, active bool) (store.Admin, int64, error) {
+	q := store.New(s.pool)
+	a, err := s.findAdmin(ctx, q, id, email)
+	if err != nil {
+		return a, 0, err
+	}
+	a, revoked, err := q.SetAdminActive(ctx, a.ID, active)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, 0, fault.New(fault.NotFound, "admin not found")
+	}
+	if err != nil {
+		return a, 0, fault.Wrap(err, "set admin active")
+	}
+	return a, revoked, nil
+}
+
+// RevokeSessions revokes every token of an admin (named by id or email), which stays enabled:
+// it must log in again. revoked counts the tokens.
+func (s *Service) RevokeSessions(ctx context.Context, id, email string) (store.Admin, int64, error) {
+	q := store.New(s.pool)
+	a, err := s.findAdmin(ctx, q, id, email)
+	if err != nil {
+		return a, 0, err
+	}
+	revoked, err := q.DeleteAdminSessions(ctx, a.ID)
+	if err != nil {
+		return a, 0, fault.Wrap(err, "revoke admin sessions")
+	}
+	return a, revoked, nil
 }
 
 // Logout revokes a token.

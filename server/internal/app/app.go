@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/jobs"
@@ -71,6 +73,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Withdrawals:          withdrawal.Config{SettleWait: cfg.SettleWait, PayoutPoll: cfg.SettlePoll},
 		OffRamp:              cfg.OffRamp,
 		Failpoint:            cfg.Failpoint,
+		Admins:               admin.Options{HashMemory: cfg.LoginHashMemory, HashWait: cfg.LoginHashWait},
 		Log:                  log,
 	})
 	if err != nil {
@@ -118,7 +121,9 @@ func (a *App) routes() http.Handler {
 	if a.Config.DevWebhookOperator != "" {
 		mux.Handle("POST /dev/webhook", a.Services.devWebhookReceiver(a.Config.DevWebhookOperator, a.Log))
 	}
-	return securityHeaders(widgetCORS(mux))
+	// Every request knows its client's address (per-client login limits).
+	clients := &clientip.Resolver{Header: a.Config.TrustedProxyHeader, Trusted: a.Config.TrustedProxies}
+	return securityHeaders(widgetCORS(clients.Middleware(mux)))
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.

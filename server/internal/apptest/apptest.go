@@ -17,8 +17,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
@@ -50,6 +52,8 @@ type Options struct {
 	JobRescueAfter time.Duration
 	// WebhookRetries: see config.Config (DESIGN.md's schedule when nil).
 	WebhookRetries jobs.RetrySchedule
+	// TrustedProxyHeader: see config.Config; the test client on loopback is the trusted proxy.
+	TrustedProxyHeader string
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -98,6 +102,10 @@ func Start(t testing.TB, opts Options) *Env {
 		SessionTTL: opts.SessionTTL, Role: opts.Role, AllowPrivateWebhooks: true, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
 		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries,
+		TrustedProxyHeader: opts.TrustedProxyHeader, TrustedProxies: clientip.DefaultTrusted,
+		// Logins wait long for hashing capacity: parallel tests on a loaded machine must not
+		// turn them into UNAVAILABLE (the budget itself is tested in package admin and e2e).
+		LoginHashWait: 30 * time.Second,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -173,7 +181,7 @@ func (e *Env) Admin(t testing.TB, operatorID string) (store.Admin, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, _, _, err := e.Services.Admins.Login(ctx, a.Email, AdminPassword, "")
+	token, _, _, err := e.Services.Admins.Login(ctx, admin.Credentials{Email: a.Email, Password: AdminPassword})
 	if err != nil {
 		t.Fatal(err)
 	}

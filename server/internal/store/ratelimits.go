@@ -16,17 +16,17 @@ func (q *Queries) HitRateLimit(ctx context.Context, key string, window time.Dura
 	return hits, resetAt, err
 }
 
+// UnhitRateLimit takes back one hit that HitRateLimit counted in the window ending at resetAt
+// (its second result), so a refund lands in the window of the hit even after it ended.
+func (q *Queries) UnhitRateLimit(ctx context.Context, key string, window time.Duration, resetAt time.Time) error {
+	_, err := q.db.Exec(ctx, `UPDATE rate_limits SET hits = hits - 1
+		WHERE key = $1 AND window_start = $3::timestamptz - make_interval(secs => $2) AND hits > 0`,
+		key, window.Seconds(), resetAt)
+	return err
+}
+
 // DeleteOldRateLimits removes windows that ended before the cutoff.
 func (q *Queries) DeleteOldRateLimits(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := q.db.Exec(ctx, `DELETE FROM rate_limits WHERE window_start < $1`, before)
 	return tag.RowsAffected(), err
-}
-
-// RateLimitHits returns the hits counted against key in the current window, without counting one.
-func (q *Queries) RateLimitHits(ctx context.Context, key string, window time.Duration) (hits int, resetAt time.Time, err error) {
-	err = q.db.QueryRow(ctx, `
-		SELECT COALESCE(max(hits), 0), to_timestamp(floor(extract(epoch FROM now()) / $2) * $2) + make_interval(secs => $2)
-		FROM rate_limits WHERE key = $1 AND window_start = to_timestamp(floor(extract(epoch FROM now()) / $2) * $2)`,
-		key, window.Seconds()).Scan(&hits, &resetAt)
-	return hits, resetAt, err
 }
