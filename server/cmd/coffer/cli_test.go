@@ -7,8 +7,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -115,5 +119,90 @@ func TestMigrateCommand(t *testing.T) {
 	out, errOut, code := coffer(t, "migrate")
 	if code != 0 || !strings.Contains(out, "up to date") {
 		t.Fatalf("migrate: %d %s %s", code, out, errOut)
+	}
+}
+
+// coffer admin disable|enable|revoke-sessions: a disabled admin cannot log in and its tokens
+// stop working at once; enable does not bring them back; revoke-sessions ends every token.
+func TestAdminAccessCommands(t *testing.T) {
+	dbURL, masterKey := testdb.URL(t), secret.NewMasterKey()
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("COFFER_MASTER_KEY", masterKey)
+	ctx := context.Background()
+	pool, err := store.Open(ctx, dbURL, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	key, _ := secret.ParseMasterKey(masterKey)
+	box, _ := secret.NewBox(key)
+	admins := admin.New(pool, box, admin.Options{HashWait: time.Minute})
+	const pw = "a long enough password"
+	login := func() (string, error) {
+		token, _, _, err := admins.Login(ctx, admin.Credentials{Email: "ops@acme.example", Password: pw})
+		return token, err
+	}
+	works := func(token string) bool { _, err := admins.Authenticate(ctx, token); return err == nil }
+	jsonOut := func(args ...string) map[string]any {
+		t.Helper()
+		out, errOut, code := coffer(t, append(args, "--json")...)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil {
+			t.Fatalf("%v: exit %d %s %s", args, code, out, errOut)
+		}
+		return m
+	}
+
+	created := jsonOut("admin", "create", "--email", "ops@acme.example", "--password", pw)
+	id := created["id"].(string)
+	t1, _ := login()
+	t2, _ := login()
+	if got := jsonOut("admin", "disable", "--email", "OPS@acme.example"); got["id"] != id || got["active"] != false || got["revokedSessions"] != 2.0 {
+		t.Fatalf("disable: %v", got)
+	}
+	if works(t1) || works(t2) {
+		t.Fatal("a disabled admin's token still works")
+	}
+	if _, err := login(); !fault.Is(err, fault.Unauthenticated) {
+		t.Fatalf("disabled admin logs in: %v", err)
+	}
+	if got := jsonOut("admin", "enable", "--id", id); got["active"] != true || got["revokedSessions"] != nil {
+		t.Fatalf("enable: %v", got)
+	}
+	t3, err := login()
+	if err != nil || works(t1) {
+		t.Fatalf("after enable: %v, old token works %t", err, works(t1))
+	}
+	if got := jsonOut("admin", "revoke-sessions", "--id", id); got["active"] != true || got["revokedSessions"] != 1.0 {
+		t.Fatalf("revoke-sessions: %v", got)
+	}
+	if works(t3) {
+		t.Fatal("a revoked token still works")
+	}
+	out, _, code := coffer(t, "admin", "disable", "--id", id)
+	if code != 0 || !strings.Contains(out, "disabled; 0 sessions revoked") {
+		t.Fatalf("disable (text): %d %s", code, out)
+	}
+
+	// Usage errors exit 2, service errors 1; neither changes anything.
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"admin"}, 2, "disable|enable|revoke-sessions"},
+		{[]string{"admin", "delete", "--id", id}, 2, "unknown subcommand"},
+		{[]string{"admin", "disable"}, 2, "--id or --email"},
+		{[]string{"admin", "enable", "--id", id, "--email", "ops@acme.example"}, 2, "--id or --email"},
+		{[]string{"admin", "enable", "--id", "42"}, 1, "must be an admin id"},
+		{[]string{"admin", "revoke-sessions", "--email", "nobody@acme.example"}, 1, "admin not found"},
+	} {
+		_, errOut, code := coffer(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.msg)
+		}
+	}
+	if a, err := store.New(pool).AdminByID(ctx, id); err != nil || a.Active {
+		t.Fatalf("bad commands changed the admin: %+v %v", a, err)
 	}
 }

@@ -28,7 +28,7 @@ func commands() []command {
 		{"migrate", "apply database migrations", runMigrate},
 		{"keygen", "print a new master key and ops token", runKeygen},
 		{"operator", "manage operators: create, update, get, list, rotate-key, treasury, balance, adjust", runOperator},
-		{"admin", "manage panel admins: create", runAdmin},
+		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
 	}

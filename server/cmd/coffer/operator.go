@@ -237,10 +237,23 @@ func printOperator(out io.Writer, o operatorJSON, asJSON bool) error {
 	return tw.Flush()
 }
 
+const adminUsage = "coffer admin create --email E --password P [--operator-id ID] [--totp] [--json]\n" +
+	"       coffer admin disable|enable|revoke-sessions --id ID|--email E [--json]"
+
 func runAdmin(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("%w: coffer admin create --email E --password P [--operator-id ID] [--totp] [--json]", errUsage)
+	if len(args) == 0 {
+		return fmt.Errorf("%w: %s", errUsage, adminUsage)
 	}
+	switch args[0] {
+	case "create":
+		return runAdminCreate(ctx, args[1:], out)
+	case "disable", "enable", "revoke-sessions":
+		return runAdminAccess(ctx, args[0], args[1:], out)
+	}
+	return fmt.Errorf("%w: unknown subcommand %q\n%s", errUsage, args[0], adminUsage)
+}
+
+func runAdminCreate(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("admin create")
 	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
 	email := fs.String("email", "", "login email (required)")
@@ -248,7 +261,7 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	operatorID := fs.String("operator-id", "", "limit the admin to this operator and its sub-operators (default: service team)")
 	totp := fs.Bool("totp", false, "enrol TOTP and print its otpauth:// URI once")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *password == "" {
@@ -272,6 +285,57 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "admin %s created (id %s)\n", a.Email, a.ID)
 	if uri != "" {
 		fmt.Fprintf(out, "TOTP enrolment URI (shown once): %s\n", uri)
+	}
+	return nil
+}
+
+// runAdminAccess disables or enables an admin, or revokes its tokens (the service team's
+// answer to a lost laptop or a departed colleague); each takes effect at once.
+func runAdminAccess(ctx context.Context, sub string, args []string, out io.Writer) error {
+	fs := newFlags("admin " + sub)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	id := fs.String("id", "", "admin id")
+	email := fs.String("email", "", "admin login email")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if (*id == "") == (*email == "") {
+		return fmt.Errorf("%w: name the admin with --id or --email (one of them)", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, true)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	admins := env.services.Admins
+	var a store.Admin
+	var revoked int64
+	switch sub {
+	case "disable":
+		a, revoked, err = admins.Disable(ctx, *id, *email)
+	case "enable":
+		a, err = admins.Enable(ctx, *id, *email)
+	default:
+		a, revoked, err = admins.RevokeSessions(ctx, *id, *email)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := map[string]any{"id": a.ID, "email": a.Email, "operatorId": a.OperatorID, "active": a.Active}
+		if sub != "enable" {
+			res["revokedSessions"] = revoked
+		}
+		return json.NewEncoder(out).Encode(res)
+	}
+	switch sub {
+	case "disable":
+		fmt.Fprintf(out, "admin %s (id %s) disabled; %d sessions revoked\n", a.Email, a.ID, revoked)
+	case "enable":
+		fmt.Fprintf(out, "admin %s (id %s) enabled\n", a.Email, a.ID)
+	default:
+		fmt.Fprintf(out, "admin %s (id %s): %d sessions revoked\n", a.Email, a.ID, revoked)
 	}
 	return nil
 }

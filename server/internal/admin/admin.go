@@ -5,14 +5,15 @@ package admin
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -24,27 +25,49 @@ const TokenPrefix = "adm_"
 // TokenTTL is how long a login lasts.
 const TokenTTL = 12 * time.Hour
 
-// Failed logins per email allowed in loginWindow before RATE_LIMITED.
+// Defaults of Options.
 const (
-	maxFailedLogins = 10
-	loginWindow     = 15 * time.Minute
+	// DefaultHashMemory is the memory all password hashes running at once may hold: two
+	// argon2id hashes of 19 MiB. It bounds what logins cost whatever arrives, and two
+	// single-lane hashes keep two cores busy.
+	DefaultHashMemory = 2 * HashMemoryPerHash
+	// DefaultHashWait is how long a login waits for hashing capacity before it is refused
+	// with UNAVAILABLE.
+	DefaultHashWait = 2 * time.Second
 )
 
-// dummyHash is checked when the email is unknown, so response time does not reveal which
-// emails exist. It is made on first use: argon2id takes 19 MiB, which no process should pay
-// at start-up.
-var dummyHash = sync.OnceValue(func() string { return HashPassword("coffer-dummy-password") })
+// Options tune the service; zero fields take the defaults.
+type Options struct {
+	// HashMemory is the budget, in bytes, of password hashes running at once (at least one).
+	HashMemory int64
+	// HashWait is how long a login waits for room in that budget.
+	HashWait time.Duration
+	Limits   Limits
+}
 
 // Service is the admin service.
 type Service struct {
-	pool *pgxpool.Pool
-	box  *secret.Box
-	now  func() time.Time
+	pool     *pgxpool.Pool
+	box      *secret.Box
+	now      func() time.Time
+	gate     *hashGate
+	hashWait time.Duration
+	limits   Limits
 }
 
 // New returns the service.
-func New(pool *pgxpool.Pool, box *secret.Box) *Service {
-	return &Service{pool: pool, box: box, now: time.Now}
+func New(pool *pgxpool.Pool, box *secret.Box, opts Options) *Service {
+	if opts.HashMemory <= 0 {
+		opts.HashMemory = DefaultHashMemory
+	}
+	if opts.HashWait <= 0 {
+		opts.HashWait = DefaultHashWait
+	}
+	if opts.Limits == (Limits{}) {
+		opts.Limits = DefaultLimits
+	}
+	return &Service{pool: pool, box: box, now: time.Now, gate: newHashGate(opts.HashMemory), hashWait: opts.HashWait,
+		limits: opts.Limits}
 }
 
 func totpContext(adminID string) string { return "admin-totp:" + adminID }
@@ -67,7 +90,11 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 			return store.Admin{}, "", fault.Wrap(err, "load operator")
 		}
 	}
-	a := store.Admin{ID: uuid.NewString(), Email: email, PasswordHash: HashPassword(password), OperatorID: operatorID}
+	a := store.Admin{ID: uuid.NewString(), Email: email, OperatorID: operatorID}
+	// The service team is authenticated: it waits for hashing capacity as long as it likes.
+	if err := s.gate.run(ctx, argonMemory, 0, func() { a.PasswordHash = HashPassword(password) }); err != nil {
+		return store.Admin{}, "", err
+	}
 	var uri string
 	if enableTOTP {
 		key := secret.Random(20)
@@ -84,47 +111,54 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 	return created, uri, nil
 }
 
-// Login checks the credentials and returns a new admin token. After maxFailedLogins failures
-// for an email within loginWindow, every attempt for it is refused until the window ends,
-// whether or not the password is right, so guessing cannot continue.
-func (s *Service) Login(ctx context.Context, email, password, totp string) (string, time.Time, store.Admin, error) {
+// Credentials are one login attempt.
+type Credentials struct {
+	Email, Password, TOTP string
+	// Client is the caller's address (see clientip); attempts without one are counted as
+	// one "unknown" client.
+	Client netip.Addr
+}
+
+// Login checks the credentials and returns a new admin token. The attempt is counted against
+// the Limits first; the password is checked within the hashing budget, an unknown email
+// against a dummy hash; a TOTP code is accepted once.
+func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, store.Admin, error) {
 	q := store.New(s.pool)
-	email = strings.TrimSpace(email)
-	throttleKey := "admin-login:" + strings.ToLower(email)
-	throttled := func(reset time.Time) error {
-		e := fault.New(fault.RateLimited, "too many failed logins; try again later")
-		e.RetryAfter = int(time.Until(reset).Seconds()) + 1
-		return e
-	}
-	hits, reset, err := q.RateLimitHits(ctx, throttleKey, loginWindow)
+	email := strings.TrimSpace(c.Email)
+	client := clientip.Key(c.Client)
+	known, err := q.LoginClientKnown(ctx, email, client, s.limits.KnownClientFor)
 	if err != nil {
-		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login throttle")
+		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login clients")
 	}
-	if hits >= maxFailedLogins {
-		return "", time.Time{}, store.Admin{}, throttled(reset)
+	att, err := s.countAttempt(ctx, q, email, client, known)
+	if err != nil {
+		return "", time.Time{}, store.Admin{}, err
 	}
+	failed := false
+	defer func() {
+		if !failed {
+			att.refund(ctx)
+		}
+	}()
 	fail := func(msg string) (string, time.Time, store.Admin, error) {
-		hits, reset, err := q.HitRateLimit(ctx, throttleKey, loginWindow)
-		if err != nil {
-			return "", time.Time{}, store.Admin{}, fault.Wrap(err, "count failed login")
-		}
-		if hits > maxFailedLogins {
-			return "", time.Time{}, store.Admin{}, throttled(reset)
-		}
+		failed = true
 		return "", time.Time{}, store.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
 	}
+
 	a, err := q.AdminByEmail(ctx, email)
+	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", time.Time{}, a, fault.Wrap(err, "load admin")
+		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "load admin")
 	}
-	var hash string
-	if err == nil {
+	hash := dummyHash
+	if found {
 		hash = a.PasswordHash
-	} else {
-		hash = dummyHash()
 	}
-	ok, _ := CheckPassword(hash, password)
-	if err != nil || !ok || !a.Active {
+	ok, err := s.checkPassword(ctx, hash, c.Password)
+	if err != nil {
+		return "", time.Time{}, store.Admin{}, err
+	}
+	if !found || !ok || !a.Active {
 		return fail("invalid email or password")
 	}
 	if a.TOTPSealed != nil {
@@ -132,12 +166,23 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 		if err != nil {
 			return "", time.Time{}, a, fault.Wrap(err, "open TOTP secret")
 		}
-		if totp == "" {
+		if c.TOTP == "" {
 			return "", time.Time{}, a, fault.New(fault.Unauthenticated, "a TOTP code is required for this admin")
 		}
-		if !ValidTOTP(key, totp, s.now()) {
+		step, ok := MatchTOTP(key, c.TOTP, s.now())
+		if !ok {
 			return fail("invalid TOTP code")
 		}
+		fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step))
+		if err != nil {
+			return "", time.Time{}, a, fault.Wrap(err, "record TOTP step")
+		}
+		if !fresh {
+			return fail("this TOTP code was used already; wait for the next one")
+		}
+	}
+	if err := q.RememberLoginClient(ctx, a.ID, client); err != nil {
+		return "", time.Time{}, a, fault.Wrap(err, "record login client")
 	}
 	token := secret.Token(TokenPrefix)
 	exp, err := q.InsertAdminSession(ctx, secret.Digest(token), a.ID, TokenTTL)
@@ -145,6 +190,19 @@ func (s *Service) Login(ctx context.Context, email, password, totp string) (stri
 		return "", time.Time{}, a, fault.Wrap(err, "store admin session")
 	}
 	return token, exp, a, nil
+}
+
+// checkPassword verifies a password within the hashing budget.
+func (s *Service) checkPassword(ctx context.Context, hash, password string) (bool, error) {
+	h, err := parseHash(hash)
+	if err != nil {
+		return false, fault.Wrap(err, "stored password hash")
+	}
+	var ok bool
+	if err := s.gate.run(ctx, h.mem, s.hashWait, func() { ok = h.check(password) }); err != nil {
+		return false, err
+	}
+	return ok, nil
 }
 
 // Authenticate resolves an admin token, with the admin's operator scope.
@@ -167,6 +225,74 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Admin, e
 		}
 	}
 	return out, nil
+}
+
+// findAdmin resolves an admin named by id or by email (exactly one of them).
+func (s *Service) findAdmin(ctx context.Context, q *store.Queries, id, email string) (store.Admin, error) {
+	id, email = strings.TrimSpace(id), strings.TrimSpace(email)
+	var a store.Admin
+	var err error
+	switch {
+	case (id == "") == (email == ""):
+		return a, fault.Invalid("id", "name the admin by id or by email (one of them)")
+	case id != "":
+		if uuid.Validate(id) != nil {
+			return a, fault.Invalid("id", "must be an admin id (UUID)")
+		}
+		a, err = q.AdminByID(ctx, id)
+	default:
+		a, err = q.AdminByEmail(ctx, email)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return a, fault.New(fault.NotFound, "admin not found")
+	}
+	if err != nil {
+		return a, fault.Wrap(err, "load admin")
+	}
+	return a, nil
+}
+
+// Disable disables an admin (named by id or email) and revokes all its tokens at once: it
+// cannot log in, and its tokens stop working now, not when they expire. revoked counts them.
+func (s *Service) Disable(ctx context.Context, id, email string) (a store.Admin, revoked int64, err error) {
+	return s.setActive(ctx, id, email, false)
+}
+
+// Enable lets a disabled admin log in again. Tokens revoked by Disable stay revoked.
+func (s *Service) Enable(ctx context.Context, id, email string) (store.Admin, error) {
+	a, _, err := s.setActive(ctx, id, email, true)
+	return a, err
+}
+
+func (s *Service) setActive(ctx context.Context, id, email string, active bool) (store.Admin, int64, error) {
+	q := store.New(s.pool)
+	a, err := s.findAdmin(ctx, q, id, email)
+	if err != nil {
+		return a, 0, err
+	}
+	a, revoked, err := q.SetAdminActive(ctx, a.ID, active)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, 0, fault.New(fault.NotFound, "admin not found")
+	}
+	if err != nil {
+		return a, 0, fault.Wrap(err, "set admin active")
+	}
+	return a, revoked, nil
+}
+
+// RevokeSessions revokes every token of an admin (named by id or email), which stays enabled:
+// it must log in again. revoked counts the tokens.
+func (s *Service) RevokeSessions(ctx context.Context, id, email string) (store.Admin, int64, error) {
+	q := store.New(s.pool)
+	a, err := s.findAdmin(ctx, q, id, email)
+	if err != nil {
+		return a, 0, err
+	}
+	revoked, err := q.DeleteAdminSessions(ctx, a.ID)
+	if err != nil {
+		return a, 0, fault.Wrap(err, "revoke admin sessions")
+	}
+	return a, revoked, nil
 }
 
 // Logout revokes a token.

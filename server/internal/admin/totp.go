@@ -27,14 +27,17 @@ func totpCode(secret []byte, counter uint64) string {
 	return fmt.Sprintf("%06d", v%1_000_000)
 }
 
-// ValidTOTP checks a code against the steps around now.
-func ValidTOTP(secret []byte, code string, now time.Time) bool {
-	step := uint64(now.Unix() / totpStep)
-	ok := 0
-	for _, c := range []uint64{step - 1, step, step + 1} {
-		ok |= subtle.ConstantTimeCompare([]byte(totpCode(secret, c)), []byte(code))
+// MatchTOTP checks a code against the steps around now and returns the step it belongs to,
+// which the caller records so that the code cannot be used again (see store.UseTOTPStep).
+// Every candidate is compared, in constant time.
+func MatchTOTP(secret []byte, code string, now time.Time) (step uint64, ok bool) {
+	current := uint64(now.Unix() / totpStep)
+	for _, c := range []uint64{current - 1, current, current + 1} {
+		eq := subtle.ConstantTimeCompare([]byte(totpCode(secret, c)), []byte(code))
+		step = uint64(subtle.ConstantTimeSelect(eq, int(c), int(step)))
+		ok = ok || eq == 1
 	}
-	return ok == 1
+	return step, ok
 }
 
 // TOTPURI is the otpauth:// URI authenticator apps enrol from.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/jobs"
@@ -76,6 +78,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Withdrawals:    withdrawal.Config{SettleWait: cfg.SettleWait, PayoutPoll: cfg.SettlePoll},
 		OffRamp:        cfg.OffRamp,
 		Failpoint:      cfg.Failpoint,
+		Admins:         admin.Options{HashMemory: cfg.LoginHashMemory, HashWait: cfg.LoginHashWait},
 		Log:            log,
 	})
 	if err != nil {
@@ -135,7 +138,9 @@ func (a *App) routes() (public, internal http.Handler) {
 	if a.Config.DevWebhookOperator != "" {
 		mux.Handle("POST /dev/webhook", a.Services.devWebhookReceiver(a.Config.DevWebhookOperator, a.Log))
 	}
-	return securityHeaders(widgetCORS(mux)), securityHeaders(in)
+	// Every request knows its client's address (per-client login limits).
+	clients := &clientip.Resolver{Header: a.Config.TrustedProxyHeader, Trusted: a.Config.TrustedProxies}
+	return securityHeaders(widgetCORS(clients.Middleware(mux))), securityHeaders(in)
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.

@@ -114,6 +114,9 @@ OpsService.GetTreasuryAddress             unauth    denied    denied    denied  
 OpsService.ListOperatorBalances           unauth    denied    denied    denied    ok        unauth
 OpsService.AdjustOperatorFunds            unauth    denied    denied    denied    ok        unauth
 OpsService.Reconcile                      unauth    denied    denied    denied    unavail   unauth
+OpsService.DisableAdmin                   unauth    denied    denied    denied    ok        unauth
+OpsService.EnableAdmin                    unauth    denied    denied    denied    ok        unauth
+OpsService.RevokeAdminSessions            unauth    denied    denied    denied    ok        unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -172,6 +175,7 @@ type matrixFixture struct {
 	// testWebhookSid is operator A's session that test-webhook targets in every column.
 	testWebhookSid string
 	adminEmail     string
+	bystanderEmail string // an admin OpsService disables, enables and revokes
 	themeToUpdate  string
 	themeToDelete  string
 	rpc            matrixClients
@@ -210,6 +214,8 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	f.opC, _ = env.Operator(t, store.OperatorSettings{})
 	adm, adminToken := env.Admin(t, "")
 	f.adminEmail = adm.Email
+	bystander, _ := env.Admin(t, "")
+	f.bystanderEmail = bystander.Email
 	f.bearer = [numCreds]string{credOperator: keyA, credOtherOp: keyB, credAdmin: adminToken, credOps: env.OpsToken}
 
 	open := func(kind string) string {
@@ -501,6 +507,19 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.OpsServiceReconcileProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.ops.Reconcile(ctx, &cofferv1.ReconcileRequest{})
+		return err
+	},
+	// A bystander admin, so that the matrix's own admin token keeps working.
+	cofferv1connect.OpsServiceDisableAdminProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.DisableAdmin(ctx, &cofferv1.DisableAdminRequest{Admin: &cofferv1.DisableAdminRequest_Email{Email: f.bystanderEmail}})
+		return err
+	},
+	cofferv1connect.OpsServiceEnableAdminProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.EnableAdmin(ctx, &cofferv1.EnableAdminRequest{Admin: &cofferv1.EnableAdminRequest_Email{Email: f.bystanderEmail}})
+		return err
+	},
+	cofferv1connect.OpsServiceRevokeAdminSessionsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.RevokeAdminSessions(ctx, &cofferv1.RevokeAdminSessionsRequest{Admin: &cofferv1.RevokeAdminSessionsRequest_Email{Email: f.bystanderEmail}})
 		return err
 	},
 }

@@ -72,7 +72,9 @@ type ServicesConfig struct {
 	OffRamp string
 	// Failpoint: see config.Config.
 	Failpoint string
-	Log       *slog.Logger
+	// Admins: the login limits and the password hashing budget.
+	Admins admin.Options
+	Log    *slog.Logger
 }
 
 // NewServices builds the service layer on a pool. Call SetRiver once the River client exists.
@@ -92,7 +94,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		pool:           pool,
 		webhookRetries: cfg.WebhookRetries,
 		Operators:      operator.New(pool, box),
-		Admins:         admin.New(pool, box),
+		Admins:         admin.New(pool, box, cfg.Admins),
 		Depositors:     depositor.New(pool),
 		Themes:         theme.New(pool),
 		Chains:         cfg.Chains,

@@ -17,8 +17,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
@@ -55,6 +57,8 @@ type Options struct {
 	WebhookRetries jobs.RetrySchedule
 	// HTTPReadTimeout: see config.Config (15 s when zero).
 	HTTPReadTimeout time.Duration
+	// TrustedProxyHeader: see config.Config; the test client on loopback is the trusted proxy.
+	TrustedProxyHeader string
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -103,6 +107,7 @@ func Start(t testing.TB, opts Options) *Env {
 		SessionTTL: opts.SessionTTL, Role: opts.Role, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
 		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries, HTTPReadTimeout: opts.HTTPReadTimeout,
+		TrustedProxyHeader: opts.TrustedProxyHeader, TrustedProxies: clientip.DefaultTrusted,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -185,7 +190,7 @@ func (e *Env) Admin(t testing.TB, operatorID string) (store.Admin, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, _, _, err := e.Services.Admins.Login(ctx, a.Email, AdminPassword, "")
+	token, _, _, err := e.Services.Admins.Login(ctx, admin.Credentials{Email: a.Email, Password: AdminPassword})
 	if err != nil {
 		t.Fatal(err)
 	}

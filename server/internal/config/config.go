@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/webhook"
@@ -78,6 +82,15 @@ type Config struct {
 	// OffRamp names the off-ramp provider of OFF_RAMP withdrawals: "" (none: refused) or
 	// "dev" (`coffer dev`'s provider, which collects on the dev chain; never in production).
 	OffRamp string
+	// TrustedProxyHeader is the header (X-Forwarded-For, X-Real-IP, Forwarded) in which the
+	// reverse proxies of TrustedProxies pass the client's address; empty: the connection's peer
+	// is the client, and no header is ever read (see clientip).
+	TrustedProxyHeader string
+	TrustedProxies     []netip.Prefix
+	// LoginHashMemory (bytes) bounds the password hashes running at once; LoginHashWait is how
+	// long a login waits for room (see admin.Options).
+	LoginHashMemory int64
+	LoginHashWait   time.Duration
 	// Failpoint (testing only) makes the process exit at a step of sending a transaction
 	// (chaintx.Step*), to prove crash safety with a real process kill.
 	Failpoint string
@@ -111,6 +124,10 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_HTTP_WRITE_TIMEOUT", "60s", "how long an answer may take to be written (streams excepted)"},
 	{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values"},
 	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
+	{"COFFER_TRUSTED_PROXY_HEADER", "", "header in which trusted reverse proxies pass the client address (X-Forwarded-For, X-Real-IP or Forwarded); empty: never read, the connection's address is the client"},
+	{"COFFER_TRUSTED_PROXIES", "loopback and private networks", "comma-separated addresses or CIDRs of the proxies whose COFFER_TRUSTED_PROXY_HEADER is believed"},
+	{"COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory >> 20), "MiB that admin password hashes (argon2id, 19 MiB each) may hold at once; logins beyond wait, then answer 503"},
+	{"COFFER_LOGIN_HASH_WAIT", admin.DefaultHashWait.String(), "how long a login waits for password hashing capacity before answering 503 UNAVAILABLE"},
 	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
@@ -180,6 +197,26 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.OffRamp = get("COFFER_OFFRAMP", ""); c.OffRamp != "" && c.OffRamp != "dev" {
 		errs = append(errs, errors.New("COFFER_OFFRAMP must be empty or dev"))
+	}
+	if c.TrustedProxyHeader = get("COFFER_TRUSTED_PROXY_HEADER", ""); c.TrustedProxyHeader != "" {
+		if strings.ContainsAny(c.TrustedProxyHeader, " \t:,;") {
+			errs = append(errs, errors.New("COFFER_TRUSTED_PROXY_HEADER must be a header name such as X-Forwarded-For"))
+		}
+		c.TrustedProxyHeader = http.CanonicalHeaderKey(c.TrustedProxyHeader)
+	}
+	c.TrustedProxies = clientip.DefaultTrusted
+	if raw := get("COFFER_TRUSTED_PROXIES", ""); raw != "" {
+		if c.TrustedProxies, err = clientip.ParsePrefixes(raw); err != nil {
+			errs = append(errs, fmt.Errorf("COFFER_TRUSTED_PROXIES: %w", err))
+		}
+	}
+	if mib, err := strconv.Atoi(get("COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory>>20))); err != nil || mib < admin.HashMemoryPerHash>>20 {
+		errs = append(errs, fmt.Errorf("COFFER_LOGIN_HASH_MEMORY must be a number of MiB, at least %d (one hash)", admin.HashMemoryPerHash>>20))
+	} else {
+		c.LoginHashMemory = int64(mib) << 20
+	}
+	if c.LoginHashWait, err = time.ParseDuration(get("COFFER_LOGIN_HASH_WAIT", admin.DefaultHashWait.String())); err != nil || c.LoginHashWait <= 0 {
+		errs = append(errs, errors.New("COFFER_LOGIN_HASH_WAIT must be a positive duration such as 2s"))
 	}
 	if err := CheckRole(c.Role); err != nil {
 		errs = append(errs, err)

@@ -36,3 +36,51 @@ func TestFromEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestLoginSettings(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		check   func(Config) bool
+		wantErr string
+	}{
+		{"defaults: no header, two hashes, 2s", nil, func(c Config) bool {
+			return c.TrustedProxyHeader == "" && c.LoginHashMemory == 38<<20 && c.LoginHashWait == 2*time.Second &&
+				len(c.TrustedProxies) == 6
+		}, ""},
+		{"header and proxies", map[string]string{"COFFER_TRUSTED_PROXY_HEADER": "x-forwarded-for", "COFFER_TRUSTED_PROXIES": "10.1.0.0/16, 192.0.2.7"},
+			func(c Config) bool {
+				return c.TrustedProxyHeader == "X-Forwarded-For" && len(c.TrustedProxies) == 2 && c.TrustedProxies[1].String() == "192.0.2.7/32"
+			}, ""},
+		{"budget and wait", map[string]string{"COFFER_LOGIN_HASH_MEMORY": "100", "COFFER_LOGIN_HASH_WAIT": "500ms"},
+			func(c Config) bool { return c.LoginHashMemory == 100<<20 && c.LoginHashWait == 500*time.Millisecond }, ""},
+		{"bad header", map[string]string{"COFFER_TRUSTED_PROXY_HEADER": "X-Forwarded-For: 1.2.3.4"}, nil, "COFFER_TRUSTED_PROXY_HEADER"},
+		{"bad proxies", map[string]string{"COFFER_TRUSTED_PROXIES": "lb.internal"}, nil, "COFFER_TRUSTED_PROXIES"},
+		{"budget below one hash", map[string]string{"COFFER_LOGIN_HASH_MEMORY": "10"}, nil, "COFFER_LOGIN_HASH_MEMORY"},
+		{"budget not a number", map[string]string{"COFFER_LOGIN_HASH_MEMORY": "64MiB"}, nil, "COFFER_LOGIN_HASH_MEMORY"},
+		{"bad wait", map[string]string{"COFFER_LOGIN_HASH_WAIT": "0s"}, nil, "COFFER_LOGIN_HASH_WAIT"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{}
+			for k, v := range base {
+				env[k] = v
+			}
+			for k, v := range c.env {
+				env[k] = v
+			}
+			cfg, err := FromEnv(func(k string) string { return env[k] })
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !c.check(cfg) {
+				t.Fatalf("%+v %v", cfg, err)
+			}
+		})
+	}
+}

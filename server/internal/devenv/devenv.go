@@ -340,7 +340,7 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 		return err
 	}
 	defer pool.Close()
-	operators, admins := operator.New(pool, box), admin.New(pool, box)
+	operators, admins := operator.New(pool, box), admin.New(pool, box, admin.Options{})
 	exists := false
 	if st.OperatorID != "" {
 		_, err := operators.Update(ctx, st.OperatorID, store.OperatorSettings{WebhookURL: &webhookURL})

@@ -11,8 +11,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
-// CleanupArgs is the periodic housekeeping job: expired admin tokens and ended rate-limit
-// windows are deleted.
+// CleanupArgs is the periodic housekeeping job: expired admin tokens, ended rate-limit
+// windows and admin login clients unused for 90 days (past admin.Limits.KnownClientFor) are
+// deleted.
 type CleanupArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -48,8 +49,12 @@ func (w *CleanupWorker) Work(ctx context.Context, _ *river.Job[CleanupArgs]) err
 	if err != nil {
 		return err
 	}
-	if tokens+windows > 0 {
-		w.Log.InfoContext(ctx, "cleanup", "admin_tokens", tokens, "rate_limit_windows", windows)
+	clients, err := q.DeleteOldLoginClients(ctx, time.Now().Add(-90*24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if tokens+windows+clients > 0 {
+		w.Log.InfoContext(ctx, "cleanup", "admin_tokens", tokens, "rate_limit_windows", windows, "admin_login_clients", clients)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -30,7 +31,8 @@ type AdminServer struct {
 
 // Login exchanges credentials for an admin token.
 func (s *AdminServer) Login(ctx context.Context, req *cofferv1.LoginRequest) (*cofferv1.LoginResponse, error) {
-	token, exp, a, err := s.Admins.Login(ctx, req.GetEmail(), req.GetPassword(), req.GetTotp())
+	token, exp, a, err := s.Admins.Login(ctx, admin.Credentials{Email: req.GetEmail(), Password: req.GetPassword(),
+		TOTP: req.GetTotp(), Client: clientip.From(ctx)})
 	if err != nil {
 		return nil, err
 	}

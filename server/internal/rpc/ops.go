@@ -136,3 +136,30 @@ func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.Repla
 	}
 	return &cofferv1.ReplayMissedDepositResponse{Result: res}, nil
 }
+
+// DisableAdmin disables an admin and revokes its tokens.
+func (s *OpsServer) DisableAdmin(ctx context.Context, req *cofferv1.DisableAdminRequest) (*cofferv1.DisableAdminResponse, error) {
+	a, revoked, err := s.Admins.Disable(ctx, req.GetId(), req.GetEmail())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.DisableAdminResponse{Admin: adminProto(a), Active: a.Active, RevokedSessions: revoked}, nil
+}
+
+// EnableAdmin enables an admin.
+func (s *OpsServer) EnableAdmin(ctx context.Context, req *cofferv1.EnableAdminRequest) (*cofferv1.EnableAdminResponse, error) {
+	a, err := s.Admins.Enable(ctx, req.GetId(), req.GetEmail())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.EnableAdminResponse{Admin: adminProto(a), Active: a.Active}, nil
+}
+
+// RevokeAdminSessions revokes every token of an admin.
+func (s *OpsServer) RevokeAdminSessions(ctx context.Context, req *cofferv1.RevokeAdminSessionsRequest) (*cofferv1.RevokeAdminSessionsResponse, error) {
+	a, revoked, err := s.Admins.RevokeSessions(ctx, req.GetId(), req.GetEmail())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.RevokeAdminSessionsResponse{Admin: adminProto(a), Active: a.Active, RevokedSessions: revoked}, nil
+}

@@ -196,6 +196,47 @@ func TestRateLimitWindow(t *testing.T) {
 	}
 }
 
+// HitSlidingRateLimit returns the current window's hits and the previous window's, and
+// UnhitRateLimit takes a hit back in the window it landed in. A window boundary passing
+// mid-test only makes the attempt start again.
+func TestSlidingRateLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	q := store.New(pool)
+	const window = time.Hour
+	for attempt := 0; ; attempt++ {
+		key := "k" + strconv.Itoa(attempt)
+		// Seven hits in the previous window.
+		if _, err := pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, hits)
+			VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600) - interval '1 hour', 7)`, key); err != nil {
+			t.Fatal(err)
+		}
+		first, err := q.HitSlidingRateLimit(ctx, key, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, _ := q.HitSlidingRateLimit(ctx, key, window)
+		if err := q.UnhitRateLimit(ctx, key, window, second.ResetAt); err != nil {
+			t.Fatal(err)
+		}
+		third, _ := q.HitSlidingRateLimit(ctx, key, window)
+		if !first.ResetAt.Equal(third.ResetAt) && attempt < 3 {
+			continue // a window ended during the test
+		}
+		for i, c := range []struct {
+			got  store.SlidingHit
+			want int
+		}{{first, 1}, {second, 2}, {third, 2}} {
+			if c.got.Current != c.want || c.got.Previous != 7 || c.got.Elapsed < 0 || c.got.Elapsed >= window ||
+				!c.got.ResetAt.Equal(first.ResetAt) || time.Until(c.got.ResetAt) > window {
+				t.Fatalf("hit %d: %+v, want current %d, previous 7", i+1, c.got, c.want)
+			}
+		}
+		return
+	}
+}
+
 // TestReferencesMigration: 0008 moves every existing session's operator reference into
 // operator_references, naming that session, and drops the UNIQUE constraint, so that a
 // reference can name a new session while the old one keeps it.

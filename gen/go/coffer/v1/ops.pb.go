@@ -1288,6 +1288,450 @@ func (x *ReplayMissedDepositResponse) GetResult() *ReplayDepositResponse {
 	return nil
 }
 
+// DisableAdminRequest names the admin to disable.
+type DisableAdminRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin, by id or by login email.
+	//
+	// Types that are valid to be assigned to Admin:
+	//
+	//	*DisableAdminRequest_Id
+	//	*DisableAdminRequest_Email
+	Admin         isDisableAdminRequest_Admin `protobuf_oneof:"admin"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DisableAdminRequest) Reset() {
+	*x = DisableAdminRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisableAdminRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisableAdminRequest) ProtoMessage() {}
+
+func (x *DisableAdminRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisableAdminRequest.ProtoReflect.Descriptor instead.
+func (*DisableAdminRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DisableAdminRequest) GetAdmin() isDisableAdminRequest_Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *DisableAdminRequest) GetId() string {
+	if x != nil {
+		if x, ok := x.Admin.(*DisableAdminRequest_Id); ok {
+			return x.Id
+		}
+	}
+	return ""
+}
+
+func (x *DisableAdminRequest) GetEmail() string {
+	if x != nil {
+		if x, ok := x.Admin.(*DisableAdminRequest_Email); ok {
+			return x.Email
+		}
+	}
+	return ""
+}
+
+type isDisableAdminRequest_Admin interface {
+	isDisableAdminRequest_Admin()
+}
+
+type DisableAdminRequest_Id struct {
+	// Admin id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3,oneof"`
+}
+
+type DisableAdminRequest_Email struct {
+	// Login email (case-insensitive).
+	Email string `protobuf:"bytes,2,opt,name=email,proto3,oneof"`
+}
+
+func (*DisableAdminRequest_Id) isDisableAdminRequest_Admin() {}
+
+func (*DisableAdminRequest_Email) isDisableAdminRequest_Admin() {}
+
+// DisableAdminResponse is the admin after the change.
+type DisableAdminResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin.
+	Admin *Admin `protobuf:"bytes,1,opt,name=admin,proto3" json:"admin,omitempty"`
+	// Whether the admin may log in: false.
+	Active bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	// How many of its tokens were revoked.
+	RevokedSessions int64 `protobuf:"varint,3,opt,name=revoked_sessions,json=revokedSessions,proto3" json:"revoked_sessions,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DisableAdminResponse) Reset() {
+	*x = DisableAdminResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisableAdminResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisableAdminResponse) ProtoMessage() {}
+
+func (x *DisableAdminResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisableAdminResponse.ProtoReflect.Descriptor instead.
+func (*DisableAdminResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DisableAdminResponse) GetAdmin() *Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *DisableAdminResponse) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *DisableAdminResponse) GetRevokedSessions() int64 {
+	if x != nil {
+		return x.RevokedSessions
+	}
+	return 0
+}
+
+// EnableAdminRequest names the admin to enable.
+type EnableAdminRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin, by id or by login email.
+	//
+	// Types that are valid to be assigned to Admin:
+	//
+	//	*EnableAdminRequest_Id
+	//	*EnableAdminRequest_Email
+	Admin         isEnableAdminRequest_Admin `protobuf_oneof:"admin"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnableAdminRequest) Reset() {
+	*x = EnableAdminRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnableAdminRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnableAdminRequest) ProtoMessage() {}
+
+func (x *EnableAdminRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnableAdminRequest.ProtoReflect.Descriptor instead.
+func (*EnableAdminRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *EnableAdminRequest) GetAdmin() isEnableAdminRequest_Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *EnableAdminRequest) GetId() string {
+	if x != nil {
+		if x, ok := x.Admin.(*EnableAdminRequest_Id); ok {
+			return x.Id
+		}
+	}
+	return ""
+}
+
+func (x *EnableAdminRequest) GetEmail() string {
+	if x != nil {
+		if x, ok := x.Admin.(*EnableAdminRequest_Email); ok {
+			return x.Email
+		}
+	}
+	return ""
+}
+
+type isEnableAdminRequest_Admin interface {
+	isEnableAdminRequest_Admin()
+}
+
+type EnableAdminRequest_Id struct {
+	// Admin id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3,oneof"`
+}
+
+type EnableAdminRequest_Email struct {
+	// Login email (case-insensitive).
+	Email string `protobuf:"bytes,2,opt,name=email,proto3,oneof"`
+}
+
+func (*EnableAdminRequest_Id) isEnableAdminRequest_Admin() {}
+
+func (*EnableAdminRequest_Email) isEnableAdminRequest_Admin() {}
+
+// EnableAdminResponse is the admin after the change.
+type EnableAdminResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin.
+	Admin *Admin `protobuf:"bytes,1,opt,name=admin,proto3" json:"admin,omitempty"`
+	// Whether the admin may log in: true.
+	Active        bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EnableAdminResponse) Reset() {
+	*x = EnableAdminResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EnableAdminResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EnableAdminResponse) ProtoMessage() {}
+
+func (x *EnableAdminResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EnableAdminResponse.ProtoReflect.Descriptor instead.
+func (*EnableAdminResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *EnableAdminResponse) GetAdmin() *Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *EnableAdminResponse) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+// RevokeAdminSessionsRequest names the admin whose tokens are revoked.
+type RevokeAdminSessionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin, by id or by login email.
+	//
+	// Types that are valid to be assigned to Admin:
+	//
+	//	*RevokeAdminSessionsRequest_Id
+	//	*RevokeAdminSessionsRequest_Email
+	Admin         isRevokeAdminSessionsRequest_Admin `protobuf_oneof:"admin"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeAdminSessionsRequest) Reset() {
+	*x = RevokeAdminSessionsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeAdminSessionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeAdminSessionsRequest) ProtoMessage() {}
+
+func (x *RevokeAdminSessionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeAdminSessionsRequest.ProtoReflect.Descriptor instead.
+func (*RevokeAdminSessionsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RevokeAdminSessionsRequest) GetAdmin() isRevokeAdminSessionsRequest_Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *RevokeAdminSessionsRequest) GetId() string {
+	if x != nil {
+		if x, ok := x.Admin.(*RevokeAdminSessionsRequest_Id); ok {
+			return x.Id
+		}
+	}
+	return ""
+}
+
+func (x *RevokeAdminSessionsRequest) GetEmail() string {
+	if x != nil {
+		if x, ok := x.Admin.(*RevokeAdminSessionsRequest_Email); ok {
+			return x.Email
+		}
+	}
+	return ""
+}
+
+type isRevokeAdminSessionsRequest_Admin interface {
+	isRevokeAdminSessionsRequest_Admin()
+}
+
+type RevokeAdminSessionsRequest_Id struct {
+	// Admin id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3,oneof"`
+}
+
+type RevokeAdminSessionsRequest_Email struct {
+	// Login email (case-insensitive).
+	Email string `protobuf:"bytes,2,opt,name=email,proto3,oneof"`
+}
+
+func (*RevokeAdminSessionsRequest_Id) isRevokeAdminSessionsRequest_Admin() {}
+
+func (*RevokeAdminSessionsRequest_Email) isRevokeAdminSessionsRequest_Admin() {}
+
+// RevokeAdminSessionsResponse is the admin and how many tokens were revoked.
+type RevokeAdminSessionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The admin.
+	Admin *Admin `protobuf:"bytes,1,opt,name=admin,proto3" json:"admin,omitempty"`
+	// Whether the admin may log in (unchanged).
+	Active bool `protobuf:"varint,2,opt,name=active,proto3" json:"active,omitempty"`
+	// How many of its tokens were revoked.
+	RevokedSessions int64 `protobuf:"varint,3,opt,name=revoked_sessions,json=revokedSessions,proto3" json:"revoked_sessions,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RevokeAdminSessionsResponse) Reset() {
+	*x = RevokeAdminSessionsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeAdminSessionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeAdminSessionsResponse) ProtoMessage() {}
+
+func (x *RevokeAdminSessionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeAdminSessionsResponse.ProtoReflect.Descriptor instead.
+func (*RevokeAdminSessionsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RevokeAdminSessionsResponse) GetAdmin() *Admin {
+	if x != nil {
+		return x.Admin
+	}
+	return nil
+}
+
+func (x *RevokeAdminSessionsResponse) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *RevokeAdminSessionsResponse) GetRevokedSessions() int64 {
+	if x != nil {
+		return x.RevokedSessions
+	}
+	return 0
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
@@ -1414,7 +1858,33 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\bchain_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\achainId\x126\n" +
 	"\atx_hash\x18\x02 \x01(\tB\x1d\xbaH\x1a\xc8\x01\x01r\x152\x13^0x[0-9a-fA-F]{64}$R\x06txHash\"W\n" +
 	"\x1bReplayMissedDepositResponse\x128\n" +
-	"\x06result\x18\x01 \x01(\v2 .coffer.v1.ReplayDepositResponseR\x06result2\xde\t\n" +
+	"\x06result\x18\x01 \x01(\v2 .coffer.v1.ReplayDepositResponseR\x06result\"e\n" +
+	"\x13DisableAdminRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01H\x00R\x02id\x12\"\n" +
+	"\x05email\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xfe\x01H\x00R\x05emailB\x0e\n" +
+	"\x05admin\x12\x05\xbaH\x02\b\x01\"\x81\x01\n" +
+	"\x14DisableAdminResponse\x12&\n" +
+	"\x05admin\x18\x01 \x01(\v2\x10.coffer.v1.AdminR\x05admin\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x12)\n" +
+	"\x10revoked_sessions\x18\x03 \x01(\x03R\x0frevokedSessions\"d\n" +
+	"\x12EnableAdminRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01H\x00R\x02id\x12\"\n" +
+	"\x05email\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xfe\x01H\x00R\x05emailB\x0e\n" +
+	"\x05admin\x12\x05\xbaH\x02\b\x01\"U\n" +
+	"\x13EnableAdminResponse\x12&\n" +
+	"\x05admin\x18\x01 \x01(\v2\x10.coffer.v1.AdminR\x05admin\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\"l\n" +
+	"\x1aRevokeAdminSessionsRequest\x12\x1a\n" +
+	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01H\x00R\x02id\x12\"\n" +
+	"\x05email\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xfe\x01H\x00R\x05emailB\x0e\n" +
+	"\x05admin\x12\x05\xbaH\x02\b\x01\"\x88\x01\n" +
+	"\x1bRevokeAdminSessionsResponse\x12&\n" +
+	"\x05admin\x18\x01 \x01(\v2\x10.coffer.v1.AdminR\x05admin\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\bR\x06active\x12)\n" +
+	"\x10revoked_sessions\x18\x03 \x01(\x03R\x0frevokedSessions2\xf2\v\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -1429,7 +1899,10 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x12GetTreasuryAddress\x12$.coffer.v1.GetTreasuryAddressRequest\x1a%.coffer.v1.GetTreasuryAddressResponse\x12l\n" +
 	"\x14ListOperatorBalances\x12&.coffer.v1.ListOperatorBalancesRequest\x1a'.coffer.v1.ListOperatorBalancesResponse\"\x03\x90\x02\x01\x12d\n" +
 	"\x13AdjustOperatorFunds\x12%.coffer.v1.AdjustOperatorFundsRequest\x1a&.coffer.v1.AdjustOperatorFundsResponse\x12K\n" +
-	"\tReconcile\x12\x1b.coffer.v1.ReconcileRequest\x1a\x1c.coffer.v1.ReconcileResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\tReconcile\x12\x1b.coffer.v1.ReconcileRequest\x1a\x1c.coffer.v1.ReconcileResponse\"\x03\x90\x02\x01\x12T\n" +
+	"\fDisableAdmin\x12\x1e.coffer.v1.DisableAdminRequest\x1a\x1f.coffer.v1.DisableAdminResponse\"\x03\x90\x02\x02\x12Q\n" +
+	"\vEnableAdmin\x12\x1d.coffer.v1.EnableAdminRequest\x1a\x1e.coffer.v1.EnableAdminResponse\"\x03\x90\x02\x02\x12i\n" +
+	"\x13RevokeAdminSessions\x12%.coffer.v1.RevokeAdminSessionsRequest\x1a&.coffer.v1.RevokeAdminSessionsResponse\"\x03\x90\x02\x02B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -1443,7 +1916,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -1465,69 +1938,84 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*RedeliverDeadLetterResponse)(nil),      // 17: coffer.v1.RedeliverDeadLetterResponse
 	(*ReplayMissedDepositRequest)(nil),       // 18: coffer.v1.ReplayMissedDepositRequest
 	(*ReplayMissedDepositResponse)(nil),      // 19: coffer.v1.ReplayMissedDepositResponse
-	(ApprovalMode)(0),                        // 20: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 21: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 22: google.protobuf.Duration
-	(*Admin)(nil),                            // 23: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 24: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 25: coffer.v1.ReplayDepositResponse
-	(*GetTreasuryAddressRequest)(nil),        // 26: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 27: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 28: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 29: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 30: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 31: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 32: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 33: coffer.v1.ReconcileResponse
+	(*DisableAdminRequest)(nil),              // 20: coffer.v1.DisableAdminRequest
+	(*DisableAdminResponse)(nil),             // 21: coffer.v1.DisableAdminResponse
+	(*EnableAdminRequest)(nil),               // 22: coffer.v1.EnableAdminRequest
+	(*EnableAdminResponse)(nil),              // 23: coffer.v1.EnableAdminResponse
+	(*RevokeAdminSessionsRequest)(nil),       // 24: coffer.v1.RevokeAdminSessionsRequest
+	(*RevokeAdminSessionsResponse)(nil),      // 25: coffer.v1.RevokeAdminSessionsResponse
+	(ApprovalMode)(0),                        // 26: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 27: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 28: google.protobuf.Duration
+	(*Admin)(nil),                            // 29: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 30: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 31: coffer.v1.ReplayDepositResponse
+	(*GetTreasuryAddressRequest)(nil),        // 32: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 33: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 34: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 35: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 36: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 37: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 38: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 39: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	20, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	21, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	21, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	20, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	26, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	27, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	27, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	26, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	22, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	21, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	23, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	24, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	24, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	25, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	2,  // 16: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 17: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 18: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 19: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 20: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 21: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 22: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 23: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 24: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	26, // 25: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	27, // 26: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	28, // 27: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	29, // 28: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	3,  // 29: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 30: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 31: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 32: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 33: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 34: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 35: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 36: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 37: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	30, // 38: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	31, // 39: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	32, // 40: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	33, // 41: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	29, // [29:42] is the sub-list for method output_type
-	16, // [16:29] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	28, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	27, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	29, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	30, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	30, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	31, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	29, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	29, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	29, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	2,  // 19: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 20: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 21: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 22: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 23: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 24: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 25: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 26: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 27: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	32, // 28: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	33, // 29: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	34, // 30: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	35, // 31: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 32: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 33: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 34: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	3,  // 35: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 36: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 37: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 38: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 39: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 40: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 41: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 42: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 43: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	36, // 44: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	37, // 45: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	38, // 46: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	39, // 47: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 48: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 49: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 50: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	35, // [35:51] is the sub-list for method output_type
+	19, // [19:35] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -1539,13 +2027,25 @@ func file_coffer_v1_ops_proto_init() {
 	file_coffer_v1_funds_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
+	file_coffer_v1_ops_proto_msgTypes[20].OneofWrappers = []any{
+		(*DisableAdminRequest_Id)(nil),
+		(*DisableAdminRequest_Email)(nil),
+	}
+	file_coffer_v1_ops_proto_msgTypes[22].OneofWrappers = []any{
+		(*EnableAdminRequest_Id)(nil),
+		(*EnableAdminRequest_Email)(nil),
+	}
+	file_coffer_v1_ops_proto_msgTypes[24].OneofWrappers = []any{
+		(*RevokeAdminSessionsRequest_Id)(nil),
+		(*RevokeAdminSessionsRequest_Email)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

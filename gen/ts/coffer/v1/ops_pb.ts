@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/ops.proto.
  */
 export const file_coffer_v1_ops: GenFile = /*@__PURE__*/
-  fileDesc("ChNjb2ZmZXIvdjEvb3BzLnByb3RvEgljb2ZmZXIudjEinQMKCE9wZXJhdG9yEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJcGFyZW50X2lkGAMgASgJEhMKC3dlYmhvb2tfdXJsGAQgASgJEi4KDWFwcHJvdmFsX21vZGUYBSABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEhgKEGFwcHJvdmFsX2VuYWJsZWQYBiABKAgSEgoKcGVyX3R4X2NhcBgHIAEoCRIRCglkYWlseV9jYXAYCCABKAkSFQoNZmlhdF9jdXJyZW5jeRgJIAEoCRIUCgxyZWRpcmVjdF91cmwYCiABKAkSEgoKdGhlbWVfc2x1ZxgLIAEoCRIXCg9kZXBvc2l0X2ZlZV9icHMYDCABKAUSDgoGYWN0aXZlGA0gASgIEhQKDGtleV9wcmVmaXhlcxgOIAMoCRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK2CwoQT3BlcmF0b3JTZXR0aW5ncxIdCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBSACIAQESxQEKCXBhcmVudF9pZBgCIAEoCUKsAbpIqAG6AaQBCg11dWlkX29yX2VtcHR5EiZtdXN0IGJlIGFuIG9wZXJhdG9yIGlkIChVVUlEKSBvciBlbXB0eRprdGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXsxMn0kJylIAYgBARIlCgt3ZWJob29rX3VybBgDIAEoCUILukgIcgYYgBCIAQFIAogBARI/Cg1hcHByb3ZhbF9tb2RlGAQgASgOMhcuY29mZmVyLnYxLkFwcHJvdmFsTW9kZUIKukgHggEEEAEgAEgDiAEBEh0KEGFwcHJvdmFsX2VuYWJsZWQYBSABKAhIBIgBARKyAQoKcGVyX3R4X2NhcBgGIAEoCUKYAbpIlAG6AZABChBkZWNpbWFsX29yX2VtcHR5Ej5tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwLjAwIiwgb3IgZW1wdHkgZm9yIG5vIGNhcBo8dGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05XXsxLDIwfShbLl1bMC05XXsxLDE4fSk/JCcpSAWIAQESsgEKCWRhaWx5X2NhcBgHIAEoCUKZAbpIlQG6AZEBChBkZWNpbWFsX29yX2VtcHR5Ej9tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwMC4wMCIsIG9yIGVtcHR5IGZvciBubyBjYXAaPHRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeWzAtOV17MSwyMH0oWy5dWzAtOV17MSwxOH0pPyQnKUgGiAEBEoQBCg1maWF0X2N1cnJlbmN5GAggASgJQmi6SGW6AWIKDWN1cnJlbmN5X2NvZGUSMm11c3QgYmUgYSB0aHJlZS1sZXR0ZXIgY3VycmVuY3kgY29kZSBzdWNoIGFzICJVU0QiGh10aGlzLm1hdGNoZXMoJ15bQS1aYS16XXszfSQnKUgHiAEBEpYBCgxyZWRpcmVjdF91cmwYCSABKAlCe7pIeLoBdQoMdXJpX29yX2VtcHR5EiltdXN0IGJlIGFuIGFic29sdXRlIGh0dHAocykgVVJMLCBvciBlbXB0eRo6dGhpcyA9PSAnJyB8fCAodGhpcy5pc1VyaSgpICYmIHRoaXMubWF0Y2hlcygnXmh0dHBzPzovLycpKUgIiAEBEq4BCgp0aGVtZV9zbHVnGAogASgJQpQBukiQAboBjAEKDXNsdWdfb3JfZW1wdHkSQ211c3QgYmUgYSB0aGVtZSBzbHVnIChsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzLCBoeXBoZW5zKSwgb3IgZW1wdHkaNnRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeW2EtejAtOV0rKC1bYS16MC05XSspKiQnKUgJiAEBEigKD2RlcG9zaXRfZmVlX2JwcxgLIAEoBUIKukgHGgUYkE4oAEgKiAEBEhMKBmFjdGl2ZRgMIAEoCEgLiAEBQgcKBV9uYW1lQgwKCl9wYXJlbnRfaWRCDgoMX3dlYmhvb2tfdXJsQhAKDl9hcHByb3ZhbF9tb2RlQhMKEV9hcHByb3ZhbF9lbmFibGVkQg0KC19wZXJfdHhfY2FwQgwKCl9kYWlseV9jYXBCEAoOX2ZpYXRfY3VycmVuY3lCDwoNX3JlZGlyZWN0X3VybEINCgtfdGhlbWVfc2x1Z0ISChBfZGVwb3NpdF9mZWVfYnBzQgkKB19hY3RpdmUi4gEKFUNyZWF0ZU9wZXJhdG9yUmVxdWVzdBI1CghzZXR0aW5ncxgBIAEoCzIbLmNvZmZlci52MS5PcGVyYXRvclNldHRpbmdzQga6SAPIAQE6kQG6SI0BGooBChhjcmVhdGVfb3BlcmF0b3IucmVxdWlyZWQSM3NldHRpbmdzLm5hbWUgYW5kIHNldHRpbmdzLndlYmhvb2tfdXJsIGFyZSByZXF1aXJlZBo5aGFzKHRoaXMuc2V0dGluZ3MubmFtZSkgJiYgaGFzKHRoaXMuc2V0dGluZ3Mud2ViaG9va191cmwpIlUKFkNyZWF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3ISFAoMb3BlcmF0b3Jfa2V5GAIgASgJImcKFVVwZGF0ZU9wZXJhdG9yUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESNQoIc2V0dGluZ3MYAiABKAsyGy5jb2ZmZXIudjEuT3BlcmF0b3JTZXR0aW5nc0IGukgDyAEBIj8KFlVwZGF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3IiLQoSR2V0T3BlcmF0b3JSZXF1ZXN0EhcKAmlkGAEgASgJQgu6SAjIAQFyA7ABASI8ChNHZXRPcGVyYXRvclJlc3BvbnNlEiUKCG9wZXJhdG9yGAEgASgLMhMuY29mZmVyLnYxLk9wZXJhdG9yIjYKFExpc3RPcGVyYXRvcnNSZXF1ZXN0Eh4KCXBhcmVudF9pZBgBIAEoCUILukgI2AEBcgOwAQEiPwoVTGlzdE9wZXJhdG9yc1Jlc3BvbnNlEiYKCW9wZXJhdG9ycxgBIAMoCzITLmNvZmZlci52MS5PcGVyYXRvciJ1ChhSb3RhdGVPcGVyYXRvcktleVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBEkAKDGdyYWNlX3BlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgUIgJqeATIAIm4KGVJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USFAoMb3BlcmF0b3Jfa2V5GAEgASgJEjsKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoSQ3JlYXRlQWRtaW5SZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIAIEiAKC29wZXJhdG9yX2lkGAMgASgJQgu6SAjYAQFyA7ABARITCgtlbmFibGVfdG90cBgEIAEoCCJIChNDcmVhdGVBZG1pblJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluEhAKCHRvdHBfdXJpGAIgASgJIoABCh9MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIdCglwYWdlX3NpemUYAiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEiawogTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2USLgoKZGVsaXZlcmllcxgBIAMoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjsKGlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0Eh0KCGV2ZW50X2lkGAEgASgJQgu6SAjIAQFyA7ABASJLChtSZWRlbGl2ZXJEZWFkTGV0dGVyUmVzcG9uc2USLAoIZGVsaXZlcnkYASABKAsyGi5jb2ZmZXIudjEuV2ViaG9va0RlbGl2ZXJ5ImcKGlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0EhkKCGNoYWluX2lkGAEgASgDQge6SAQiAiAAEi4KB3R4X2hhc2gYAiABKAlCHbpIGsgBAXIVMhNeMHhbMC05YS1mQS1GXXs2NH0kIk8KG1JlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlc3BvbnNlMt4JCgpPcHNTZXJ2aWNlElUKDkNyZWF0ZU9wZXJhdG9yEiAuY29mZmVyLnYxLkNyZWF0ZU9wZXJhdG9yUmVxdWVzdBohLmNvZmZlci52MS5DcmVhdGVPcGVyYXRvclJlc3BvbnNlElUKDlVwZGF0ZU9wZXJhdG9yEiAuY29mZmVyLnYxLlVwZGF0ZU9wZXJhdG9yUmVxdWVzdBohLmNvZmZlci52MS5VcGRhdGVPcGVyYXRvclJlc3BvbnNlElEKC0dldE9wZXJhdG9yEh0uY29mZmVyLnYxLkdldE9wZXJhdG9yUmVxdWVzdBoeLmNvZmZlci52MS5HZXRPcGVyYXRvclJlc3BvbnNlIgOQAgESVwoNTGlzdE9wZXJhdG9ycxIfLmNvZmZlci52MS5MaXN0T3BlcmF0b3JzUmVxdWVzdBogLmNvZmZlci52MS5MaXN0T3BlcmF0b3JzUmVzcG9uc2UiA5ACARJeChFSb3RhdGVPcGVyYXRvcktleRIjLmNvZmZlci52MS5Sb3RhdGVPcGVyYXRvcktleVJlcXVlc3QaJC5jb2ZmZXIudjEuUm90YXRlT3BlcmF0b3JLZXlSZXNwb25zZRJMCgtDcmVhdGVBZG1pbhIdLmNvZmZlci52MS5DcmVhdGVBZG1pblJlcXVlc3QaHi5jb2ZmZXIudjEuQ3JlYXRlQWRtaW5SZXNwb25zZRJ4ChhMaXN0RGVhZExldHRlcmVkV2ViaG9va3MSKi5jb2ZmZXIudjEuTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVxdWVzdBorLmNvZmZlci52MS5MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXNwb25zZSIDkAIBEmQKE1JlZGVsaXZlckRlYWRMZXR0ZXISJS5jb2ZmZXIudjEuUmVkZWxpdmVyRGVhZExldHRlclJlcXVlc3QaJi5jb2ZmZXIudjEuUmVkZWxpdmVyRGVhZExldHRlclJlc3BvbnNlEmQKE1JlcGxheU1pc3NlZERlcG9zaXQSJS5jb2ZmZXIudjEuUmVwbGF5TWlzc2VkRGVwb3NpdFJlcXVlc3QaJi5jb2ZmZXIudjEuUmVwbGF5TWlzc2VkRGVwb3NpdFJlc3BvbnNlEmEKEkdldFRyZWFzdXJ5QWRkcmVzcxIkLmNvZmZlci52MS5HZXRUcmVhc3VyeUFkZHJlc3NSZXF1ZXN0GiUuY29mZmVyLnYxLkdldFRyZWFzdXJ5QWRkcmVzc1Jlc3BvbnNlEmwKFExpc3RPcGVyYXRvckJhbGFuY2VzEiYuY29mZmVyLnYxLkxpc3RPcGVyYXRvckJhbGFuY2VzUmVxdWVzdBonLmNvZmZlci52MS5MaXN0T3BlcmF0b3JCYWxhbmNlc1Jlc3BvbnNlIgOQAgESZAoTQWRqdXN0T3BlcmF0b3JGdW5kcxIlLmNvZmZlci52MS5BZGp1c3RPcGVyYXRvckZ1bmRzUmVxdWVzdBomLmNvZmZlci52MS5BZGp1c3RPcGVyYXRvckZ1bmRzUmVzcG9uc2USSwoJUmVjb25jaWxlEhsuY29mZmVyLnYxLlJlY29uY2lsZVJlcXVlc3QaHC5jb2ZmZXIudjEuUmVjb25jaWxlUmVzcG9uc2UiA5ACAUI2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_coffer_v1_admin, file_coffer_v1_funds, file_coffer_v1_types, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChNjb2ZmZXIvdjEvb3BzLnByb3RvEgljb2ZmZXIudjEinQMKCE9wZXJhdG9yEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJcGFyZW50X2lkGAMgASgJEhMKC3dlYmhvb2tfdXJsGAQgASgJEi4KDWFwcHJvdmFsX21vZGUYBSABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEhgKEGFwcHJvdmFsX2VuYWJsZWQYBiABKAgSEgoKcGVyX3R4X2NhcBgHIAEoCRIRCglkYWlseV9jYXAYCCABKAkSFQoNZmlhdF9jdXJyZW5jeRgJIAEoCRIUCgxyZWRpcmVjdF91cmwYCiABKAkSEgoKdGhlbWVfc2x1ZxgLIAEoCRIXCg9kZXBvc2l0X2ZlZV9icHMYDCABKAUSDgoGYWN0aXZlGA0gASgIEhQKDGtleV9wcmVmaXhlcxgOIAMoCRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK2CwoQT3BlcmF0b3JTZXR0aW5ncxIdCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBSACIAQESxQEKCXBhcmVudF9pZBgCIAEoCUKsAbpIqAG6AaQBCg11dWlkX29yX2VtcHR5EiZtdXN0IGJlIGFuIG9wZXJhdG9yIGlkIChVVUlEKSBvciBlbXB0eRprdGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXsxMn0kJylIAYgBARIlCgt3ZWJob29rX3VybBgDIAEoCUILukgIcgYYgBCIAQFIAogBARI/Cg1hcHByb3ZhbF9tb2RlGAQgASgOMhcuY29mZmVyLnYxLkFwcHJvdmFsTW9kZUIKukgHggEEEAEgAEgDiAEBEh0KEGFwcHJvdmFsX2VuYWJsZWQYBSABKAhIBIgBARKyAQoKcGVyX3R4X2NhcBgGIAEoCUKYAbpIlAG6AZABChBkZWNpbWFsX29yX2VtcHR5Ej5tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwLjAwIiwgb3IgZW1wdHkgZm9yIG5vIGNhcBo8dGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05XXsxLDIwfShbLl1bMC05XXsxLDE4fSk/JCcpSAWIAQESsgEKCWRhaWx5X2NhcBgHIAEoCUKZAbpIlQG6AZEBChBkZWNpbWFsX29yX2VtcHR5Ej9tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwMC4wMCIsIG9yIGVtcHR5IGZvciBubyBjYXAaPHRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeWzAtOV17MSwyMH0oWy5dWzAtOV17MSwxOH0pPyQnKUgGiAEBEoQBCg1maWF0X2N1cnJlbmN5GAggASgJQmi6SGW6AWIKDWN1cnJlbmN5X2NvZGUSMm11c3QgYmUgYSB0aHJlZS1sZXR0ZXIgY3VycmVuY3kgY29kZSBzdWNoIGFzICJVU0QiGh10aGlzLm1hdGNoZXMoJ15bQS1aYS16XXszfSQnKUgHiAEBEpYBCgxyZWRpcmVjdF91cmwYCSABKAlCe7pIeLoBdQoMdXJpX29yX2VtcHR5EiltdXN0IGJlIGFuIGFic29sdXRlIGh0dHAocykgVVJMLCBvciBlbXB0eRo6dGhpcyA9PSAnJyB8fCAodGhpcy5pc1VyaSgpICYmIHRoaXMubWF0Y2hlcygnXmh0dHBzPzovLycpKUgIiAEBEq4BCgp0aGVtZV9zbHVnGAogASgJQpQBukiQAboBjAEKDXNsdWdfb3JfZW1wdHkSQ211c3QgYmUgYSB0aGVtZSBzbHVnIChsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzLCBoeXBoZW5zKSwgb3IgZW1wdHkaNnRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeW2EtejAtOV0rKC1bYS16MC05XSspKiQnKUgJiAEBEigKD2RlcG9zaXRfZmVlX2JwcxgLIAEoBUIKukgHGgUYkE4oAEgKiAEBEhMKBmFjdGl2ZRgMIAEoCEgLiAEBQgcKBV9uYW1lQgwKCl9wYXJlbnRfaWRCDgoMX3dlYmhvb2tfdXJsQhAKDl9hcHByb3ZhbF9tb2RlQhMKEV9hcHByb3ZhbF9lbmFibGVkQg0KC19wZXJfdHhfY2FwQgwKCl9kYWlseV9jYXBCEAoOX2ZpYXRfY3VycmVuY3lCDwoNX3JlZGlyZWN0X3VybEINCgtfdGhlbWVfc2x1Z0ISChBfZGVwb3NpdF9mZWVfYnBzQgkKB19hY3RpdmUi4gEKFUNyZWF0ZU9wZXJhdG9yUmVxdWVzdBI1CghzZXR0aW5ncxgBIAEoCzIbLmNvZmZlci52MS5PcGVyYXRvclNldHRpbmdzQga6SAPIAQE6kQG6SI0BGooBChhjcmVhdGVfb3BlcmF0b3IucmVxdWlyZWQSM3NldHRpbmdzLm5hbWUgYW5kIHNldHRpbmdzLndlYmhvb2tfdXJsIGFyZSByZXF1aXJlZBo5aGFzKHRoaXMuc2V0dGluZ3MubmFtZSkgJiYgaGFzKHRoaXMuc2V0dGluZ3Mud2ViaG9va191cmwpIlUKFkNyZWF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3ISFAoMb3BlcmF0b3Jfa2V5GAIgASgJImcKFVVwZGF0ZU9wZXJhdG9yUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESNQoIc2V0dGluZ3MYAiABKAsyGy5jb2ZmZXIudjEuT3BlcmF0b3JTZXR0aW5nc0IGukgDyAEBIj8KFlVwZGF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3IiLQoSR2V0T3BlcmF0b3JSZXF1ZXN0EhcKAmlkGAEgASgJQgu6SAjIAQFyA7ABASI8ChNHZXRPcGVyYXRvclJlc3BvbnNlEiUKCG9wZXJhdG9yGAEgASgLMhMuY29mZmVyLnYxLk9wZXJhdG9yIjYKFExpc3RPcGVyYXRvcnNSZXF1ZXN0Eh4KCXBhcmVudF9pZBgBIAEoCUILukgI2AEBcgOwAQEiPwoVTGlzdE9wZXJhdG9yc1Jlc3BvbnNlEiYKCW9wZXJhdG9ycxgBIAMoCzITLmNvZmZlci52MS5PcGVyYXRvciJ1ChhSb3RhdGVPcGVyYXRvcktleVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBEkAKDGdyYWNlX3BlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgUIgJqeATIAIm4KGVJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USFAoMb3BlcmF0b3Jfa2V5GAEgASgJEjsKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoSQ3JlYXRlQWRtaW5SZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIAIEiAKC29wZXJhdG9yX2lkGAMgASgJQgu6SAjYAQFyA7ABARITCgtlbmFibGVfdG90cBgEIAEoCCJIChNDcmVhdGVBZG1pblJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluEhAKCHRvdHBfdXJpGAIgASgJIoABCh9MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIdCglwYWdlX3NpemUYAiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEiawogTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2USLgoKZGVsaXZlcmllcxgBIAMoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjsKGlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0Eh0KCGV2ZW50X2lkGAEgASgJQgu6SAjIAQFyA7ABASJLChtSZWRlbGl2ZXJEZWFkTGV0dGVyUmVzcG9uc2USLAoIZGVsaXZlcnkYASABKAsyGi5jb2ZmZXIudjEuV2ViaG9va0RlbGl2ZXJ5ImcKGlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0EhkKCGNoYWluX2lkGAEgASgDQge6SAQiAiAAEi4KB3R4X2hhc2gYAiABKAlCHbpIGsgBAXIVMhNeMHhbMC05YS1mQS1GXXs2NH0kIk8KG1JlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlc3BvbnNlIloKE0Rpc2FibGVBZG1pblJlcXVlc3QSFgoCaWQYASABKAlCCLpIBXIDsAEBSAASGwoFZW1haWwYAiABKAlCCrpIB3IFEAEY/gFIAEIOCgVhZG1pbhIFukgCCAEiYQoURGlzYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIEhgKEHJldm9rZWRfc2Vzc2lvbnMYAyABKAMiWQoSRW5hYmxlQWRtaW5SZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBIkYKE0VuYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIImEKGlJldm9rZUFkbWluU2Vzc2lvbnNSZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBImgKG1Jldm9rZUFkbWluU2Vzc2lvbnNSZXNwb25zZRIfCgVhZG1pbhgBIAEoCzIQLmNvZmZlci52MS5BZG1pbhIOCgZhY3RpdmUYAiABKAgSGAoQcmV2b2tlZF9zZXNzaW9ucxgDIAEoAzLyCwoKT3BzU2VydmljZRJVCg5DcmVhdGVPcGVyYXRvchIgLmNvZmZlci52MS5DcmVhdGVPcGVyYXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuQ3JlYXRlT3BlcmF0b3JSZXNwb25zZRJVCg5VcGRhdGVPcGVyYXRvchIgLmNvZmZlci52MS5VcGRhdGVPcGVyYXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuVXBkYXRlT3BlcmF0b3JSZXNwb25zZRJRCgtHZXRPcGVyYXRvchIdLmNvZmZlci52MS5HZXRPcGVyYXRvclJlcXVlc3QaHi5jb2ZmZXIudjEuR2V0T3BlcmF0b3JSZXNwb25zZSIDkAIBElcKDUxpc3RPcGVyYXRvcnMSHy5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yc1JlcXVlc3QaIC5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yc1Jlc3BvbnNlIgOQAgESXgoRUm90YXRlT3BlcmF0b3JLZXkSIy5jb2ZmZXIudjEuUm90YXRlT3BlcmF0b3JLZXlSZXF1ZXN0GiQuY29mZmVyLnYxLlJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USTAoLQ3JlYXRlQWRtaW4SHS5jb2ZmZXIudjEuQ3JlYXRlQWRtaW5SZXF1ZXN0Gh4uY29mZmVyLnYxLkNyZWF0ZUFkbWluUmVzcG9uc2USeAoYTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzEiouY29mZmVyLnYxLkxpc3REZWFkTGV0dGVyZWRXZWJob29rc1JlcXVlc3QaKy5jb2ZmZXIudjEuTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2UiA5ACARJkChNSZWRlbGl2ZXJEZWFkTGV0dGVyEiUuY29mZmVyLnYxLlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0GiYuY29mZmVyLnYxLlJlZGVsaXZlckRlYWRMZXR0ZXJSZXNwb25zZRJkChNSZXBsYXlNaXNzZWREZXBvc2l0EiUuY29mZmVyLnYxLlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0GiYuY29mZmVyLnYxLlJlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRJhChJHZXRUcmVhc3VyeUFkZHJlc3MSJC5jb2ZmZXIudjEuR2V0VHJlYXN1cnlBZGRyZXNzUmVxdWVzdBolLmNvZmZlci52MS5HZXRUcmVhc3VyeUFkZHJlc3NSZXNwb25zZRJsChRMaXN0T3BlcmF0b3JCYWxhbmNlcxImLmNvZmZlci52MS5MaXN0T3BlcmF0b3JCYWxhbmNlc1JlcXVlc3QaJy5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yQmFsYW5jZXNSZXNwb25zZSIDkAIBEmQKE0FkanVzdE9wZXJhdG9yRnVuZHMSJS5jb2ZmZXIudjEuQWRqdXN0T3BlcmF0b3JGdW5kc1JlcXVlc3QaJi5jb2ZmZXIudjEuQWRqdXN0T3BlcmF0b3JGdW5kc1Jlc3BvbnNlEksKCVJlY29uY2lsZRIbLmNvZmZlci52MS5SZWNvbmNpbGVSZXF1ZXN0GhwuY29mZmVyLnYxLlJlY29uY2lsZVJlc3BvbnNlIgOQAgESVAoMRGlzYWJsZUFkbWluEh4uY29mZmVyLnYxLkRpc2FibGVBZG1pblJlcXVlc3QaHy5jb2ZmZXIudjEuRGlzYWJsZUFkbWluUmVzcG9uc2UiA5ACAhJRCgtFbmFibGVBZG1pbhIdLmNvZmZlci52MS5FbmFibGVBZG1pblJlcXVlc3QaHi5jb2ZmZXIudjEuRW5hYmxlQWRtaW5SZXNwb25zZSIDkAICEmkKE1Jldm9rZUFkbWluU2Vzc2lvbnMSJS5jb2ZmZXIudjEuUmV2b2tlQWRtaW5TZXNzaW9uc1JlcXVlc3QaJi5jb2ZmZXIudjEuUmV2b2tlQWRtaW5TZXNzaW9uc1Jlc3BvbnNlIgOQAgJCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_buf_validate_validate, file_coffer_v1_admin, file_coffer_v1_funds, file_coffer_v1_types, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Operator is a platform integrated with Coffer, with its configuration.
@@ -710,6 +710,215 @@ export const ReplayMissedDepositResponseSchema: GenMessage<ReplayMissedDepositRe
   messageDesc(file_coffer_v1_ops, 19);
 
 /**
+ * DisableAdminRequest names the admin to disable.
+ *
+ * @generated from message coffer.v1.DisableAdminRequest
+ */
+export type DisableAdminRequest = Message<"coffer.v1.DisableAdminRequest"> & {
+  /**
+   * The admin, by id or by login email.
+   *
+   * @generated from oneof coffer.v1.DisableAdminRequest.admin
+   */
+  admin: {
+    /**
+     * Admin id.
+     *
+     * @generated from field: string id = 1;
+     */
+    value: string;
+    case: "id";
+  } | {
+    /**
+     * Login email (case-insensitive).
+     *
+     * @generated from field: string email = 2;
+     */
+    value: string;
+    case: "email";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message coffer.v1.DisableAdminRequest.
+ * Use `create(DisableAdminRequestSchema)` to create a new message.
+ */
+export const DisableAdminRequestSchema: GenMessage<DisableAdminRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 20);
+
+/**
+ * DisableAdminResponse is the admin after the change.
+ *
+ * @generated from message coffer.v1.DisableAdminResponse
+ */
+export type DisableAdminResponse = Message<"coffer.v1.DisableAdminResponse"> & {
+  /**
+   * The admin.
+   *
+   * @generated from field: coffer.v1.Admin admin = 1;
+   */
+  admin?: Admin | undefined;
+
+  /**
+   * Whether the admin may log in: false.
+   *
+   * @generated from field: bool active = 2;
+   */
+  active: boolean;
+
+  /**
+   * How many of its tokens were revoked.
+   *
+   * @generated from field: int64 revoked_sessions = 3;
+   */
+  revokedSessions: bigint;
+};
+
+/**
+ * Describes the message coffer.v1.DisableAdminResponse.
+ * Use `create(DisableAdminResponseSchema)` to create a new message.
+ */
+export const DisableAdminResponseSchema: GenMessage<DisableAdminResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 21);
+
+/**
+ * EnableAdminRequest names the admin to enable.
+ *
+ * @generated from message coffer.v1.EnableAdminRequest
+ */
+export type EnableAdminRequest = Message<"coffer.v1.EnableAdminRequest"> & {
+  /**
+   * The admin, by id or by login email.
+   *
+   * @generated from oneof coffer.v1.EnableAdminRequest.admin
+   */
+  admin: {
+    /**
+     * Admin id.
+     *
+     * @generated from field: string id = 1;
+     */
+    value: string;
+    case: "id";
+  } | {
+    /**
+     * Login email (case-insensitive).
+     *
+     * @generated from field: string email = 2;
+     */
+    value: string;
+    case: "email";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message coffer.v1.EnableAdminRequest.
+ * Use `create(EnableAdminRequestSchema)` to create a new message.
+ */
+export const EnableAdminRequestSchema: GenMessage<EnableAdminRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 22);
+
+/**
+ * EnableAdminResponse is the admin after the change.
+ *
+ * @generated from message coffer.v1.EnableAdminResponse
+ */
+export type EnableAdminResponse = Message<"coffer.v1.EnableAdminResponse"> & {
+  /**
+   * The admin.
+   *
+   * @generated from field: coffer.v1.Admin admin = 1;
+   */
+  admin?: Admin | undefined;
+
+  /**
+   * Whether the admin may log in: true.
+   *
+   * @generated from field: bool active = 2;
+   */
+  active: boolean;
+};
+
+/**
+ * Describes the message coffer.v1.EnableAdminResponse.
+ * Use `create(EnableAdminResponseSchema)` to create a new message.
+ */
+export const EnableAdminResponseSchema: GenMessage<EnableAdminResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 23);
+
+/**
+ * RevokeAdminSessionsRequest names the admin whose tokens are revoked.
+ *
+ * @generated from message coffer.v1.RevokeAdminSessionsRequest
+ */
+export type RevokeAdminSessionsRequest = Message<"coffer.v1.RevokeAdminSessionsRequest"> & {
+  /**
+   * The admin, by id or by login email.
+   *
+   * @generated from oneof coffer.v1.RevokeAdminSessionsRequest.admin
+   */
+  admin: {
+    /**
+     * Admin id.
+     *
+     * @generated from field: string id = 1;
+     */
+    value: string;
+    case: "id";
+  } | {
+    /**
+     * Login email (case-insensitive).
+     *
+     * @generated from field: string email = 2;
+     */
+    value: string;
+    case: "email";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message coffer.v1.RevokeAdminSessionsRequest.
+ * Use `create(RevokeAdminSessionsRequestSchema)` to create a new message.
+ */
+export const RevokeAdminSessionsRequestSchema: GenMessage<RevokeAdminSessionsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 24);
+
+/**
+ * RevokeAdminSessionsResponse is the admin and how many tokens were revoked.
+ *
+ * @generated from message coffer.v1.RevokeAdminSessionsResponse
+ */
+export type RevokeAdminSessionsResponse = Message<"coffer.v1.RevokeAdminSessionsResponse"> & {
+  /**
+   * The admin.
+   *
+   * @generated from field: coffer.v1.Admin admin = 1;
+   */
+  admin?: Admin | undefined;
+
+  /**
+   * Whether the admin may log in (unchanged).
+   *
+   * @generated from field: bool active = 2;
+   */
+  active: boolean;
+
+  /**
+   * How many of its tokens were revoked.
+   *
+   * @generated from field: int64 revoked_sessions = 3;
+   */
+  revokedSessions: bigint;
+};
+
+/**
+ * Describes the message coffer.v1.RevokeAdminSessionsResponse.
+ * Use `create(RevokeAdminSessionsResponseSchema)` to create a new message.
+ */
+export const RevokeAdminSessionsResponseSchema: GenMessage<RevokeAdminSessionsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 25);
+
+/**
  * OpsService is the service team's internal API (gRPC). Operators never call it.
  * Authentication: Authorization: Bearer <ops token> (COFFER_OPS_TOKEN).
  *
@@ -848,6 +1057,38 @@ export const OpsService: GenService<{
     methodKind: "unary";
     input: typeof ReconcileRequestSchema;
     output: typeof ReconcileResponseSchema;
+  },
+  /**
+   * DisableAdmin disables a panel admin and revokes all its tokens at once: it cannot log in,
+   * and its tokens stop working now.
+   *
+   * @generated from rpc coffer.v1.OpsService.DisableAdmin
+   */
+  disableAdmin: {
+    methodKind: "unary";
+    input: typeof DisableAdminRequestSchema;
+    output: typeof DisableAdminResponseSchema;
+  },
+  /**
+   * EnableAdmin lets a disabled admin log in again (tokens revoked by DisableAdmin stay revoked).
+   *
+   * @generated from rpc coffer.v1.OpsService.EnableAdmin
+   */
+  enableAdmin: {
+    methodKind: "unary";
+    input: typeof EnableAdminRequestSchema;
+    output: typeof EnableAdminResponseSchema;
+  },
+  /**
+   * RevokeAdminSessions revokes every token of an admin, which stays enabled and must log in
+   * again.
+   *
+   * @generated from rpc coffer.v1.OpsService.RevokeAdminSessions
+   */
+  revokeAdminSessions: {
+    methodKind: "unary";
+    input: typeof RevokeAdminSessionsRequestSchema;
+    output: typeof RevokeAdminSessionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_coffer_v1_ops, 0);

@@ -69,6 +69,13 @@ const (
 	OpsServiceAdjustOperatorFundsProcedure = "/coffer.v1.OpsService/AdjustOperatorFunds"
 	// OpsServiceReconcileProcedure is the fully-qualified name of the OpsService's Reconcile RPC.
 	OpsServiceReconcileProcedure = "/coffer.v1.OpsService/Reconcile"
+	// OpsServiceDisableAdminProcedure is the fully-qualified name of the OpsService's DisableAdmin RPC.
+	OpsServiceDisableAdminProcedure = "/coffer.v1.OpsService/DisableAdmin"
+	// OpsServiceEnableAdminProcedure is the fully-qualified name of the OpsService's EnableAdmin RPC.
+	OpsServiceEnableAdminProcedure = "/coffer.v1.OpsService/EnableAdmin"
+	// OpsServiceRevokeAdminSessionsProcedure is the fully-qualified name of the OpsService's
+	// RevokeAdminSessions RPC.
+	OpsServiceRevokeAdminSessionsProcedure = "/coffer.v1.OpsService/RevokeAdminSessions"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -102,6 +109,14 @@ type OpsServiceClient interface {
 	// Reconcile proves, per chain and asset, that the service's on-chain holdings cover every
 	// operator's funds, and says by how much.
 	Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error)
+	// DisableAdmin disables a panel admin and revokes all its tokens at once: it cannot log in,
+	// and its tokens stop working now.
+	DisableAdmin(context.Context, *v1.DisableAdminRequest) (*v1.DisableAdminResponse, error)
+	// EnableAdmin lets a disabled admin log in again (tokens revoked by DisableAdmin stay revoked).
+	EnableAdmin(context.Context, *v1.EnableAdminRequest) (*v1.EnableAdminResponse, error)
+	// RevokeAdminSessions revokes every token of an admin, which stays enabled and must log in
+	// again.
+	RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -198,6 +213,27 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		disableAdmin: connect.NewClient[v1.DisableAdminRequest, v1.DisableAdminResponse](
+			httpClient,
+			baseURL+OpsServiceDisableAdminProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("DisableAdmin")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
+		enableAdmin: connect.NewClient[v1.EnableAdminRequest, v1.EnableAdminResponse](
+			httpClient,
+			baseURL+OpsServiceEnableAdminProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("EnableAdmin")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
+		revokeAdminSessions: connect.NewClient[v1.RevokeAdminSessionsRequest, v1.RevokeAdminSessionsResponse](
+			httpClient,
+			baseURL+OpsServiceRevokeAdminSessionsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("RevokeAdminSessions")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -216,6 +252,9 @@ type opsServiceClient struct {
 	listOperatorBalances     *connect.Client[v1.ListOperatorBalancesRequest, v1.ListOperatorBalancesResponse]
 	adjustOperatorFunds      *connect.Client[v1.AdjustOperatorFundsRequest, v1.AdjustOperatorFundsResponse]
 	reconcile                *connect.Client[v1.ReconcileRequest, v1.ReconcileResponse]
+	disableAdmin             *connect.Client[v1.DisableAdminRequest, v1.DisableAdminResponse]
+	enableAdmin              *connect.Client[v1.EnableAdminRequest, v1.EnableAdminResponse]
+	revokeAdminSessions      *connect.Client[v1.RevokeAdminSessionsRequest, v1.RevokeAdminSessionsResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -335,6 +374,33 @@ func (c *opsServiceClient) Reconcile(ctx context.Context, req *v1.ReconcileReque
 	return nil, err
 }
 
+// DisableAdmin calls coffer.v1.OpsService.DisableAdmin.
+func (c *opsServiceClient) DisableAdmin(ctx context.Context, req *v1.DisableAdminRequest) (*v1.DisableAdminResponse, error) {
+	response, err := c.disableAdmin.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// EnableAdmin calls coffer.v1.OpsService.EnableAdmin.
+func (c *opsServiceClient) EnableAdmin(ctx context.Context, req *v1.EnableAdminRequest) (*v1.EnableAdminResponse, error) {
+	response, err := c.enableAdmin.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// RevokeAdminSessions calls coffer.v1.OpsService.RevokeAdminSessions.
+func (c *opsServiceClient) RevokeAdminSessions(ctx context.Context, req *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error) {
+	response, err := c.revokeAdminSessions.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -366,6 +432,14 @@ type OpsServiceHandler interface {
 	// Reconcile proves, per chain and asset, that the service's on-chain holdings cover every
 	// operator's funds, and says by how much.
 	Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error)
+	// DisableAdmin disables a panel admin and revokes all its tokens at once: it cannot log in,
+	// and its tokens stop working now.
+	DisableAdmin(context.Context, *v1.DisableAdminRequest) (*v1.DisableAdminResponse, error)
+	// EnableAdmin lets a disabled admin log in again (tokens revoked by DisableAdmin stay revoked).
+	EnableAdmin(context.Context, *v1.EnableAdminRequest) (*v1.EnableAdminResponse, error)
+	// RevokeAdminSessions revokes every token of an admin, which stays enabled and must log in
+	// again.
+	RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -458,6 +532,27 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceDisableAdminHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceDisableAdminProcedure,
+		svc.DisableAdmin,
+		connect.WithSchema(opsServiceMethods.ByName("DisableAdmin")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceEnableAdminHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceEnableAdminProcedure,
+		svc.EnableAdmin,
+		connect.WithSchema(opsServiceMethods.ByName("EnableAdmin")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceRevokeAdminSessionsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceRevokeAdminSessionsProcedure,
+		svc.RevokeAdminSessions,
+		connect.WithSchema(opsServiceMethods.ByName("RevokeAdminSessions")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -486,6 +581,12 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceAdjustOperatorFundsHandler.ServeHTTP(w, r)
 		case OpsServiceReconcileProcedure:
 			opsServiceReconcileHandler.ServeHTTP(w, r)
+		case OpsServiceDisableAdminProcedure:
+			opsServiceDisableAdminHandler.ServeHTTP(w, r)
+		case OpsServiceEnableAdminProcedure:
+			opsServiceEnableAdminHandler.ServeHTTP(w, r)
+		case OpsServiceRevokeAdminSessionsProcedure:
+			opsServiceRevokeAdminSessionsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -545,4 +646,16 @@ func (UnimplementedOpsServiceHandler) AdjustOperatorFunds(context.Context, *v1.A
 
 func (UnimplementedOpsServiceHandler) Reconcile(context.Context, *v1.ReconcileRequest) (*v1.ReconcileResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.Reconcile is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) DisableAdmin(context.Context, *v1.DisableAdminRequest) (*v1.DisableAdminResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.DisableAdmin is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) EnableAdmin(context.Context, *v1.EnableAdminRequest) (*v1.EnableAdminResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.EnableAdmin is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.RevokeAdminSessions is not implemented"))
 }
