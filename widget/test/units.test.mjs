@@ -3,19 +3,20 @@
 // and without version blocks) and the EIP-55 checks against the EIP's own examples.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, test } from "node:test";
 
 const widget = new URL("..", import.meta.url).pathname;
 // Inside widget/ so the compiled files resolve @noble/hashes from widget/node_modules.
-const out = join(widget, "test-results", ".unit");
+// Its own directory per run: runs side by side (make stress) must not share files.
+mkdirSync(join(widget, "test-results"), { recursive: true });
+const out = mkdtempSync(join(widget, "test-results", ".unit-"));
 let qr;
 let eip55;
 
 before(async () => {
-  rmSync(out, { recursive: true, force: true });
-  mkdirSync(out, { recursive: true });
+  process.on("exit", () => rmSync(out, { recursive: true, force: true }));
   execFileSync(join(widget, "node_modules", ".bin", "tsc"), ["--outDir", out, "--module", "es2022", "--target", "es2020", "--moduleResolution", "bundler",
     "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts")], { stdio: "inherit" });
   writeFileSync(join(out, "package.json"), '{"type":"module"}');

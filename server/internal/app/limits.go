@@ -30,9 +30,9 @@ var routeBodyLimits = []struct {
 	prefix string
 	max    int64
 }{
-	{"/admin/login", 4 << 10},
-	{cofferv1connect.AdminServiceLoginProcedure, 4 << 10},
-	{cofferv1connect.WidgetServiceWatchDepositsProcedure, 4 << 10},
+	{"/admin/login", rpc.MaxSmallRequestBytes},
+	{cofferv1connect.AdminServiceLoginProcedure, rpc.MaxSmallRequestBytes},
+	{cofferv1connect.WidgetServiceWatchDepositsProcedure, rpc.MaxSmallRequestBytes},
 }
 
 // streaming are the routes that answer with a long-lived stream: no write deadline.

@@ -15,8 +15,12 @@ import (
 	"github.com/cofferhq/coffer/server/internal/metrics"
 )
 
-// MaxRequestBytes bounds every request body.
-const MaxRequestBytes = 64 << 10
+// MaxRequestBytes bounds every request body; MaxSmallRequestBytes those of the operations
+// whose requests are a few hundred bytes (logins, the deposit stream's opening message).
+const (
+	MaxRequestBytes      = 64 << 10
+	MaxSmallRequestBytes = 4 << 10
+)
 
 // Servers are the service implementations.
 type Servers struct {

@@ -85,10 +85,16 @@ func TestBrowser(t *testing.T) {
 	}
 	admin, _ := env.Admin(t, "")
 
-	results := filepath.Join(widgetDir, "test-results")
-	if err := os.MkdirAll(results, 0o755); err != nil {
+	// Each run writes its screenshots and decoded QR codes to its own directory: runs side by
+	// side (make stress) must not read each other's files.
+	if err := os.MkdirAll(filepath.Join(widgetDir, "test-results"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	results, err := os.MkdirTemp(filepath.Join(widgetDir, "test-results"), "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneOldRuns(t, filepath.Join(widgetDir, "test-results"))
 	files, _ := filepath.Glob(filepath.Join(widgetDir, "test", "*.test.mjs"))
 	if len(files) == 0 {
 		t.Fatal("no widget/test/*.test.mjs")
@@ -237,4 +243,14 @@ func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
 func htmlAttr(s string) string {
 	r := strings.NewReplacer(`&`, "&amp;", `"`, "&quot;", `<`, "&lt;", `>`, "&gt;")
 	return r.Replace(s)
+}
+
+// pruneOldRuns removes the result directories of runs older than an hour.
+func pruneOldRuns(t *testing.T, dir string) {
+	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
+	for _, d := range old {
+		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
 }
