@@ -62,6 +62,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		pool.Close()
 		return nil, err
 	}
+	if keys := cfg.MasterKeys(); !keys.Previous.IsZero() && len(box.KeyIDs()) == 1 {
+		log.Warn("the previous master key setting gives no key other than the master key (a finished rotation deleted it?): remove it")
+	}
 	// The internet-facing API role never opens the HD seed: it derives addresses from the
 	// wallet's public record and its engine cannot sign.
 	access := WalletKeys

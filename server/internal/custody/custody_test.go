@@ -1,14 +1,10 @@
 package custody
 
 import (
-	"bytes"
 	"context"
-	"encoding/base32"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -19,11 +15,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/custody/custodytest"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
-	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -56,144 +51,16 @@ func TestEverySealedColumnIsRotated(t *testing.T) {
 	}
 }
 
-// fixture is a database holding one secret of every kind, and what they are in clear.
-type fixture struct {
-	pool      *pgxpool.Pool
-	operators map[string][][]byte // operator id → its keys in clear
-	totp      map[string][]byte   // admin id → TOTP secret
-	wallet    wallet.PublicRecord
-}
+// values is the number of sealed values of the fixtures here (3 operators).
+var values = custodytest.Values(3)
 
-// populate fills a database as a running service would, under box: the HD wallet, operators
-// (one with a rotated key, so two keys), admins with and without TOTP. Some values are then
-// rewritten in the format of before key ids (version 1) under legacyKey, as an old database
-// holds them, when legacyKey is set.
-func populate(t *testing.T, pool *pgxpool.Pool, box *secret.Box, legacyKey []byte) *fixture {
-	t.Helper()
-	ctx := context.Background()
-	f := &fixture{pool: pool, operators: map[string][][]byte{}, totp: map[string][]byte{}}
-	keys, err := wallet.Load(ctx, pool, box)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.wallet = keys.Public().Record()
-	ops := operator.New(pool, box)
-	for i := range 3 {
-		name, hook := fmt.Sprintf("Op %d", i), "https://op.example/hook"
-		op, key, err := ops.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.operators[op.ID] = [][]byte{[]byte(key)}
-		if i == 0 {
-			next, _, err := ops.RotateKey(ctx, op.ID, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f.operators[op.ID] = [][]byte{[]byte(next), []byte(key)}
-		}
-	}
-	admins := admin.New(pool, box)
-	for i := range 3 {
-		a, uri, err := admins.Create(ctx, fmt.Sprintf("a%d@coffer.test", i), "correct horse battery staple", "", i < 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if uri != "" {
-			f.totp[a.ID] = totpSecret(t, uri)
-		}
-	}
-	if legacyKey != nil {
-		// The seed and the first operator's keys as a database of before key ids holds them.
-		seed := mustOpen(t, box, pool, `SELECT sealed FROM wallet_seed`, wallet.SeedContext)
-		exec(t, pool, `UPDATE wallet_seed SET sealed = $1`, secret.SealV1ForTest(legacyKey, seed, wallet.SeedContext))
-		for id, keys := range f.operators {
-			for _, k := range keys {
-				exec(t, pool, `UPDATE operator_keys SET sealed = $1 WHERE operator_id = $2 AND digest = $3`,
-					secret.SealV1ForTest(legacyKey, k, operator.KeyContext(id)), id, secret.Digest(string(k)))
-			}
-			break
-		}
-	}
-	return f
-}
-
-func totpSecret(t *testing.T, uri string) []byte {
-	t.Helper()
-	u, err := url.Parse(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(u.Query().Get("secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustOpen(t *testing.T, box *secret.Box, pool *pgxpool.Pool, query, context_ string) []byte {
-	t.Helper()
-	var sealed []byte
-	if err := pool.QueryRow(context.Background(), query).Scan(&sealed); err != nil {
-		t.Fatal(err)
-	}
-	pt, err := box.Open(sealed, context_)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pt
+func populate(t *testing.T, pool *pgxpool.Pool, box *secret.Box, legacyKey []byte) *custodytest.Fixture {
+	return custodytest.Populate(t, pool, box, 3, legacyKey)
 }
 
 func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
-	t.Helper()
-	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatal(err)
-	}
+	custodytest.Exec(t, pool, sql, args...)
 }
-
-// check opens every secret through the code that uses it (the wallet as a worker and as an
-// API replica, operator signing keys, TOTP secrets) with box, and compares it with the clear.
-func (f *fixture) check(box *secret.Box) error {
-	ctx := context.Background()
-	keys, err := wallet.Load(ctx, f.pool, box)
-	if err != nil {
-		return err
-	}
-	if keys.Public().Record() != f.wallet {
-		return errors.New("wallet changed")
-	}
-	if p, err := wallet.LoadPublic(ctx, f.pool, box); err != nil || p.Record() != f.wallet {
-		return fmt.Errorf("wallet public record: %v", err)
-	}
-	ops := operator.New(f.pool, box)
-	for id, want := range f.operators {
-		got, err := ops.SigningKeys(ctx, id)
-		if err != nil {
-			return fmt.Errorf("operator %s: %w", id, err)
-		}
-		if !slices.EqualFunc(got, want, bytes.Equal) {
-			return fmt.Errorf("operator %s: keys changed", id)
-		}
-	}
-	for id, want := range f.totp {
-		var sealed []byte
-		if err := f.pool.QueryRow(ctx, `SELECT totp_sealed FROM admins WHERE id = $1`, id).Scan(&sealed); err != nil {
-			return err
-		}
-		got, err := box.Open(sealed, admin.TOTPContext(id))
-		if err != nil {
-			return fmt.Errorf("admin %s TOTP: %w", id, err)
-		}
-		if !bytes.Equal(got, want) {
-			return fmt.Errorf("admin %s TOTP changed", id)
-		}
-	}
-	return nil
-}
-
-// values is the number of sealed values of a fixture: seed, public record, 4 operator keys, 2
-// TOTP secrets.
-const values = 8
 
 func newKey() []byte { return secret.Random(secret.KeySize) }
 
@@ -216,14 +83,14 @@ func TestRotate(t *testing.T) {
 	oldKey, newKey := newKey(), newKey()
 	oldBox, both, newBox := box(t, oldKey), box(t, newKey, oldKey), box(t, newKey)
 	f := populate(t, pool, oldBox, oldKey)
-	if err := f.check(oldBox); err != nil {
+	if err := f.Check(oldBox); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ReadStatus(ctx, pool)
 	if err != nil || st.Pending(secret.KeyID(newKey)) != values || st.Columns[0].ByKey["v1"] != 1 {
 		t.Fatalf("status before: %+v %v", st, err)
 	}
-	if err := f.check(newBox); err == nil {
+	if err := f.Check(newBox); err == nil {
 		t.Fatal("the new key opens secrets before the rotation")
 	}
 
@@ -234,10 +101,10 @@ func TestRotate(t *testing.T) {
 	if rep.Total() != values || rep.Target != secret.KeyID(newKey) || rep.Resealed["operator_keys.sealed"] != 4 {
 		t.Fatalf("report %+v", rep)
 	}
-	if err := f.check(newBox); err != nil {
+	if err := f.Check(newBox); err != nil {
 		t.Fatalf("after the rotation, the new key alone: %v", err)
 	}
-	if err := f.check(oldBox); err == nil {
+	if err := f.Check(oldBox); err == nil {
 		t.Fatal("the old key still opens the secrets")
 	}
 	if st, _ := ReadStatus(ctx, pool); st.Pending(secret.KeyID(newKey)) != 0 {
@@ -284,7 +151,7 @@ func TestRotateOnline(t *testing.T) {
 	}
 	ops := operator.New(pool, both)
 	var opID string
-	for id := range f.operators {
+	for id := range f.Operators {
 		opID = id
 		break
 	}
@@ -294,7 +161,7 @@ func TestRotateOnline(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		steps++
-		if err := f.check(both); err != nil {
+		if err := f.Check(both); err != nil {
 			t.Errorf("mid-rotation, a process with both keys: %v", err)
 		}
 		switch steps {
@@ -303,7 +170,7 @@ func TestRotateOnline(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			f.operators[opID] = append([][]byte{[]byte(next)}, f.operators[opID]...)
+			f.Operators[opID] = append([][]byte{[]byte(next)}, f.Operators[opID]...)
 		case 3: // a straggler seals a TOTP secret under the old key (another connection: it commits)
 			var id string
 			pool.QueryRow(ctx, `SELECT id::text FROM admins WHERE totp_sealed IS NULL`).Scan(&id) //nolint:errcheck
@@ -311,13 +178,13 @@ func TestRotateOnline(t *testing.T) {
 			if _, err := pool.Exec(ctx, `UPDATE admins SET totp_sealed = $1 WHERE id = $2`, oldBox.Seal(s, admin.TOTPContext(id)), id); err != nil {
 				t.Error(err)
 			}
-			f.totp[id] = s
+			f.TOTP[id] = s
 		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.check(newBox); err != nil {
+	if err := f.Check(newBox); err != nil {
 		t.Fatalf("after the rotation, the new key alone: %v", err)
 	}
 	if rep.Total() < values+1 {

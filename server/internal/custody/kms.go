@@ -28,7 +28,10 @@ func OpenBox(ctx context.Context, pool *pgxpool.Pool, src Sources) (*secret.Box,
 	}
 	var previous [][]byte
 	if !src.Previous.IsZero() {
-		if previous, err = resolve(ctx, pool, src.Previous, false); err != nil {
+		// A previous KMS that unwraps nothing is no error: once a rotation has deleted the
+		// old wrapped key, replicas still configured with it must keep starting. (The Box then
+		// holds one key fewer; the app logs it.)
+		if previous, err = resolve(ctx, pool, src.Previous, false); err != nil && src.Previous.URL == "" {
 			return nil, fmt.Errorf("previous master key: %w", err)
 		}
 	}
