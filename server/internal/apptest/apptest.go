@@ -37,6 +37,8 @@ type Env struct {
 	Pool     *pgxpool.Pool
 	Services *app.Services
 	OpsToken string
+	// MasterKey is the process's master key.
+	MasterKey []byte
 }
 
 // Options adjust the process.
@@ -119,7 +121,7 @@ func Start(t testing.TB, opts Options) *Env {
 			t.Errorf("app.Run: %v", err)
 		}
 	})
-	env := &Env{URL: base, App: a, Pool: a.Pool, Services: a.Services, OpsToken: cfg.OpsToken}
+	env := &Env{URL: base, App: a, Pool: a.Pool, Services: a.Services, OpsToken: cfg.OpsToken, MasterKey: cfg.MasterKey}
 	env.waitReady(t)
 	return env
 }
