@@ -38,21 +38,18 @@ import (
 
 // Services is the service layer; the transports, the CLI and `coffer dev` share it.
 type Services struct {
-	pool       *pgxpool.Pool
-	Operators  *operator.Service
-	Admins     *admin.Service
-	Sessions   *session.Service
-	Depositors *depositor.Service
-	Themes     *theme.Service
-	Chains     *chain.Registry
-	Webhooks   *webhook.Service
-	Deposits   *deposit.Service
-	Engine     *chaintx.Engine
-	// Keys is the HD wallet's private half (the seed's keys): nil unless the services were
-	// built with WalletKeys (workers, the all role).
-	Keys *wallet.Keys
-	// Wallet is the HD wallet's public half: deposit addresses and the service wallets' addresses.
-	Wallet      *wallet.Public
+	pool        *pgxpool.Pool
+	Operators   *operator.Service
+	Admins      *admin.Service
+	Sessions    *session.Service
+	Depositors  *depositor.Service
+	Themes      *theme.Service
+	Chains      *chain.Registry
+	Webhooks    *webhook.Service
+	Deposits    *deposit.Service
+	Engine      *chaintx.Engine
+	Keys        *wallet.Keys   // the HD wallet's private half: nil unless built with WalletKeys (workers, all)
+	Wallet      *wallet.Public // the HD wallet's public half: deposit and service wallet addresses
 	Clients     map[int64]*chain.Client
 	Prices      *rates.Chain
 	Withdrawals *withdrawal.Service

@@ -33,6 +33,8 @@ type Config struct {
 	// BaseURL is the public address of the API; WidgetURL of the widget.
 	BaseURL   string
 	WidgetURL string
+	OpsToken  string
+	Chains    *chain.Registry
 	// MasterKey is the master key given directly (COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE);
 	// MasterKeyURL a KMS that unwraps the master keys stored in PostgreSQL
 	// (COFFER_MASTER_KEY_URL). Exactly one is set.
@@ -42,8 +44,6 @@ type Config struct {
 	// values sealed under it still open, nothing new is sealed under it.
 	PreviousMasterKey    []byte
 	PreviousMasterKeyURL string
-	OpsToken             string
-	Chains               *chain.Registry
 	// SessionTTL is the widget session lifetime.
 	SessionTTL time.Duration
 	Role       string
@@ -112,7 +112,7 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
 	{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values"},
 	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
-	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
+	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt); `coffer keys rotate-master` takes reseal-pause:N"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
 }
