@@ -203,3 +203,18 @@ func TestRotateMasterKilledHalfway(t *testing.T) {
 }
 
 func localKMS() string { return "base64key://" + base64.URLEncoding.EncodeToString(secret.Random(32)) }
+
+func TestKeysNewMasterAndUsage(t *testing.T) {
+	t.Parallel()
+	out, _, code := coffer(t, "keys", "new-master")
+	line, _, _ := strings.Cut(out, "\n")
+	raw, err := secret.ParseMasterKey(strings.TrimPrefix(line, "COFFER_MASTER_KEY="))
+	if code != 0 || err != nil || !strings.Contains(out, "key id "+secret.KeyID(raw)) || !strings.Contains(out, "COFFER_MASTER_KEY_PREVIOUS") {
+		t.Fatalf("new-master: %d %v\n%s", code, err, out)
+	}
+	for _, args := range [][]string{{"keys"}, {"keys", "rotate"}, {"keys", "status", "extra"}} {
+		if _, errOut, code := coffer(t, args...); code != 2 || !strings.Contains(errOut, "coffer keys") {
+			t.Errorf("%v: %d %s", args, code, errOut)
+		}
+	}
+}
