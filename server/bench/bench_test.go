@@ -193,7 +193,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 	ln.Close()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+testdb.URL(b), "COFFER_MASTER_KEY="+secret.NewMasterKey(),
-		"COFFER_ADDR="+addr, "COFFER_LOG_LEVEL=warn")
+		"COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_LOG_LEVEL=warn")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -16,7 +16,12 @@ import (
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main() // a real `coffer` process: see cofferProcess
+	}
+	os.Exit(testdb.Main(m))
+}
 
 func coffer(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/devenv"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -21,22 +22,34 @@ import (
 )
 
 // cliEnv is what the service team's commands run on: the database and the service layer,
-// without a server. DATABASE_URL, COFFER_MASTER_KEY and COFFER_CHAINS_FILE come from the
-// environment, else from the dev.json of a `coffer dev` data directory. Jobs the commands
-// queue (a replayed deposit's settlement) are worked by the running service's workers.
+// without a server. DATABASE_URL, the master key settings (COFFER_MASTER_KEY, _FILE or _URL)
+// and COFFER_CHAINS_FILE come from the environment, else from the dev.json of a `coffer dev`
+// data directory. Jobs the commands queue (a replayed deposit's settlement) are worked by the
+// running service's workers. The CLI holds the HD wallet's public half only: it never signs.
 type cliEnv struct {
 	pool     *pgxpool.Pool
+	box      *secret.Box
 	services *app.Services
 	close    func()
 }
 
-func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv, error) {
-	dbURL, rawKey, chainsFile := os.Getenv("DATABASE_URL"), os.Getenv("COFFER_MASTER_KEY"), os.Getenv("COFFER_CHAINS_FILE")
+// What a command needs of the environment.
+const (
+	needDB       = iota // the database only (migrate)
+	needBox             // the database and the master keys (keys)
+	needServices        // the service layer (operator, admin, deposit, reconcile)
+)
+
+func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) {
+	dbURL, chainsFile := os.Getenv("DATABASE_URL"), os.Getenv("COFFER_CHAINS_FILE")
+	keySet := os.Getenv(custody.EnvKey) != "" || os.Getenv(custody.EnvKeyFile) != "" || os.Getenv(custody.EnvKeyURL) != ""
+	getenv := os.Getenv
 	var dev *devenv.File
-	if dbURL == "" || (needServices && rawKey == "") {
+	if dbURL == "" || (need > needDB && !keySet) {
 		f, err := devenv.ReadFile(dataDir)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("set DATABASE_URL and COFFER_MASTER_KEY (and COFFER_CHAINS_FILE for chain commands), or run `coffer dev` (no dev.json in %s)", dataDir)
+			return nil, fmt.Errorf("set DATABASE_URL and the master key (%s, %s or %s; and COFFER_CHAINS_FILE for chain commands), or run `coffer dev` (no dev.json in %s)",
+				custody.EnvKey, custody.EnvKeyFile, custody.EnvKeyURL, dataDir)
 		}
 		if err != nil {
 			return nil, err
@@ -45,8 +58,13 @@ func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv
 		if dbURL == "" {
 			dbURL = f.DatabaseURL
 		}
-		if rawKey == "" {
-			rawKey = f.MasterKey
+		if !keySet {
+			getenv = func(k string) string {
+				if k == custody.EnvKey {
+					return f.MasterKey
+				}
+				return os.Getenv(k)
+			}
 		}
 	}
 	pool, err := store.Open(ctx, dbURL, 4)
@@ -54,20 +72,22 @@ func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv
 		return nil, err
 	}
 	env := &cliEnv{pool: pool, close: pool.Close}
-	if !needServices {
+	if need == needDB {
 		return env, nil
 	}
 	fail := func(err error) (*cliEnv, error) {
 		pool.Close()
 		return nil, err
 	}
-	key, err := secret.ParseMasterKey(rawKey)
-	if err != nil {
-		return fail(fmt.Errorf("COFFER_MASTER_KEY: %w", err))
-	}
-	box, err := secret.NewBox(key)
+	sources, err := custody.SourcesFromEnv(getenv)
 	if err != nil {
 		return fail(err)
+	}
+	if env.box, err = custody.OpenBox(ctx, pool, sources); err != nil {
+		return fail(err)
+	}
+	if need == needBox {
+		return env, nil
 	}
 	var chains *chain.Registry
 	switch {
@@ -91,7 +111,7 @@ func openCLIEnv(ctx context.Context, dataDir string, needServices bool) (*cliEnv
 		cfg.StaticPrices, cfg.FiatRates = rates.DevUSD(), rates.DevPerUSD()
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if env.services, err = app.NewServices(ctx, pool, box, app.ServicesConfig{Chains: chains,
+	if env.services, err = app.NewServices(ctx, pool, env.box, app.ServicesConfig{Wallet: app.WalletPublicOrCreate, Chains: chains,
 		Sessions: session.Config{TTL: 30 * time.Minute}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {
 		return fail(err)
 	}

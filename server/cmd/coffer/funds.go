@@ -70,7 +70,7 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 	if sub == "adjust" && (*currency == "" || *amount == "" || strings.TrimSpace(*note) == "") {
 		return fmt.Errorf("%w: --currency, --amount and --note are required", errUsage)
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ func commands() []command {
 		{"serve", "run the service (config from the environment; --role api|worker|all)", runServe},
 		{"migrate", "apply database migrations", runMigrate},
 		{"keygen", "print a new master key and ops token", runKeygen},
+		{"keys", "master key custody: status, new-master, rotate-master", runKeys},
 		{"operator", "manage operators: create, update, get, list, rotate-key, treasury, balance, adjust", runOperator},
 		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H", runDeposit},

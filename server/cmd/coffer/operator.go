@@ -152,7 +152,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	if id != nil && *id == "" {
 		return fmt.Errorf("%w: --id is required", errUsage)
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func runAdminCreate(ctx context.Context, args []string, out io.Writer) error {
 	if *email == "" || *password == "" {
 		return fmt.Errorf("%w: --email and --password (or $COFFER_ADMIN_PASSWORD) are required", errUsage)
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func runAdminAccess(ctx context.Context, sub string, args []string, out io.Write
 	if (*id == "") == (*email == "") {
 		return fmt.Errorf("%w: name the admin with --id or --email (one of them)", errUsage)
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func runDeposit(ctx context.Context, args []string, out io.Writer) error {
 	if *chainID <= 0 || !txHashPattern.MatchString(*txHash) {
 		return fmt.Errorf("%w: --chain-id (positive) and --tx-hash (0x + 64 hex) are required", errUsage)
 	}
-	env, err := openCLIEnv(ctx, *dataDir, true)
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func runMigrate(ctx context.Context, args []string, out io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	env, err := openCLIEnv(ctx, *dataDir, false)
+	env, err := openCLIEnv(ctx, *dataDir, needDB)
 	if err != nil {
 		return err
 	}

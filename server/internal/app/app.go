@@ -16,6 +16,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/legacy"
@@ -37,6 +38,7 @@ type App struct {
 	River    *jobs.Client
 	Metrics  *metrics.Metrics
 
+	box      *secret.Box
 	handler  http.Handler
 	internal http.Handler
 	schemaOK atomic.Bool
@@ -62,12 +64,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			log.Info("migration applied", "migration", m)
 		}
 	}
-	box, err := secret.NewBox(cfg.MasterKey)
+	box, err := custody.OpenBox(ctx, pool, cfg.MasterKeys())
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if keys := cfg.MasterKeys(); !keys.Previous.IsZero() && len(box.KeyIDs()) == 1 {
+		log.Warn("the previous master key setting gives no key other than the master key (a finished rotation deleted it?): remove it")
+	}
+	// The internet-facing API role never opens the HD seed: it derives addresses from the
+	// wallet's public record and its engine cannot sign.
+	access := WalletKeys
+	if cfg.Role == config.RoleAPI {
+		access = WalletPublic
+	}
 	services, err := NewServices(ctx, pool, box, ServicesConfig{
+		Wallet:         access,
 		Chains:         cfg.Chains,
 		Sessions:       session.Config{TTL: cfg.SessionTTL, WidgetURL: cfg.WidgetURL},
 		Deposits:       deposit.Config{ScanInterval: cfg.ScanInterval, SettlePoll: cfg.SettlePoll, RateWait: cfg.RateWait},
@@ -85,12 +97,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		pool.Close()
 		return nil, err
 	}
-	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services}
+	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services, box: box}
 	if cfg.Role != config.RoleAPI {
 		// The service wallets the team must keep funded on every chain.
-		_, gasTank := services.Keys.GasTank()
-		_, hot := services.Keys.HotWallet()
-		log.Info("service wallets", "gas_tank", gasTank.Hex(), "hot_wallet", hot.Hex())
+		log.Info("service wallets", "gas_tank", services.Wallet.GasTankAddress().Hex(), "hot_wallet", services.Wallet.HotWalletAddress().Hex())
 	}
 	w, periodic := services.workers(pool, log)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
@@ -218,6 +228,16 @@ func (a *App) Listen() (net.Listener, error) {
 // requests and drains, River finishes running jobs, and the pool closes. ln is the API
 // listener (nil for a worker-only process).
 func (a *App) Run(ctx context.Context, ln net.Listener) error {
+	// Recorded while running, so a master key rotation can tell whether every process holds
+	// the new key.
+	holderCtx, stopHolder := context.WithCancel(context.WithoutCancel(ctx))
+	holderDone, err := custody.Announce(holderCtx, a.Pool, a.box, a.Config.Role, a.Log)
+	if err != nil {
+		stopHolder()
+		a.Services.Close()
+		a.Pool.Close()
+		return fmt.Errorf("record this process's master keys: %w", err)
+	}
 	errc := make(chan error, 2)
 	serve := func(what string, l net.Listener, h http.Handler) *http.Server {
 		protocols := new(http.Protocols)
@@ -245,6 +265,10 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 				if srv != nil {
 					srv.Close()
 				}
+				stopHolder()
+				<-holderDone
+				a.Services.Close()
+				a.Pool.Close()
 				return fmt.Errorf("internal listener on %s: %w", a.Config.InternalAddr, err)
 			}
 		}
@@ -284,6 +308,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			a.Log.Warn("River shutdown", "error", err)
 		}
 	}
+	stopHolder()
+	<-holderDone
 	a.Services.Close()
 	a.Pool.Close()
 	return runErr

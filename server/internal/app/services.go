@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -47,7 +48,8 @@ type Services struct {
 	Webhooks    *webhook.Service
 	Deposits    *deposit.Service
 	Engine      *chaintx.Engine
-	Keys        *wallet.Keys
+	Keys        *wallet.Keys   // the HD wallet's private half: nil unless built with WalletKeys (workers, all)
+	Wallet      *wallet.Public // the HD wallet's public half: deposit and service wallet addresses
 	Clients     map[int64]*chain.Client
 	Prices      *rates.Chain
 	Withdrawals *withdrawal.Service
@@ -57,8 +59,25 @@ type Services struct {
 	webhookRetries jobs.RetrySchedule
 }
 
+// WalletAccess is how much of the HD wallet a process holds.
+type WalletAccess int
+
+const (
+	// WalletKeys: the seed and every private key, creating the wallet on an empty database
+	// (workers and the all role).
+	WalletKeys WalletAccess = iota
+	// WalletPublic: public keys only, from the record workers store beside the seed; the
+	// engine refuses to sign (chaintx.NoKeys). The API role.
+	WalletPublic
+	// WalletPublicOrCreate: public keys only, but the wallet is created when the database has
+	// none (the service team's CLI).
+	WalletPublicOrCreate
+)
+
 // ServicesConfig is what the service layer needs beyond the pool and the master key.
 type ServicesConfig struct {
+	// Wallet is how much of the HD wallet the process holds (WalletKeys when zero).
+	Wallet       WalletAccess
 	Chains       *chain.Registry
 	Sessions     session.Config
 	Deposits     deposit.Config
@@ -82,7 +101,25 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	keys, err := wallet.Load(ctx, pool, box)
+	// Only a process that signs opens the seed; the others derive addresses from the xpub and
+	// get an engine that cannot sign.
+	var keys *wallet.Keys
+	var public *wallet.Public
+	var signer chaintx.Keys = chaintx.NoKeys{}
+	var err error
+	switch cfg.Wallet {
+	case WalletKeys:
+		if keys, err = wallet.Load(ctx, pool, box); err != nil {
+			return nil, err
+		}
+		public, signer = keys.Public(), deposit.KeyRing{Keys: keys, Pool: pool}
+	case WalletPublic:
+		public, err = wallet.LoadPublic(ctx, pool, box)
+	case WalletPublicOrCreate:
+		public, err = wallet.LoadPublicOrCreate(ctx, pool, box)
+	default:
+		err = fmt.Errorf("app: unknown wallet access %d", cfg.Wallet)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +136,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		Themes:         theme.New(pool),
 		Chains:         cfg.Chains,
 		Keys:           keys,
+		Wallet:         public,
 		Clients:        map[int64]*chain.Client{},
 	}
 	var feeds []*rates.Aggregator
@@ -121,7 +159,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	s.Sessions = session.New(pool, sessions)
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
 		Client: webhook.NewClient(webhook.ClientOptions{Reach: cfg.WebhookReach}), Log: cfg.Log})
-	s.Engine = chaintx.New(pool, s.Clients, deposit.KeyRing{Keys: keys, Pool: pool}, cfg.Log)
+	s.Engine = chaintx.New(pool, s.Clients, signer, cfg.Log)
 	if fp := cfg.Failpoint; fp != "" {
 		cfg.Log.Warn("failpoint armed: the process exits at this step of sending a transaction", "step", fp)
 		s.Engine.Crash = func(step string) {
@@ -131,16 +169,15 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 			}
 		}
 	}
-	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
+	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, Log: cfg.Log}, cfg.Deposits)
 	var offramp withdrawal.OffRamp
 	if cfg.OffRamp == "dev" {
 		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
 	}
 	s.Funds = funds.New(pool, cfg.Chains)
-	_, hot := keys.HotWallet()
-	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: hot}
-	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Keys: keys,
+	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
+	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/wallet"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
@@ -41,6 +42,8 @@ type Env struct {
 	Pool        *pgxpool.Pool
 	Services    *app.Services
 	OpsToken    string
+	// MasterKey is the process's master key.
+	MasterKey []byte
 }
 
 // Options adjust the process.
@@ -110,6 +113,10 @@ func Start(t testing.TB, opts Options) *Env {
 		TrustedProxyHeader: opts.TrustedProxyHeader, TrustedProxies: clientip.DefaultTrusted,
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if opts.Role == config.RoleAPI {
+		// An API replica never creates the HD wallet: a worker has, as in production.
+		CreateWallet(t, cfg.DatabaseURL, cfg.MasterKey)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
@@ -131,9 +138,27 @@ func Start(t testing.TB, opts Options) *Env {
 		}
 	})
 	env := &Env{URL: base, InternalURL: "http://" + internal.Addr().String(), App: a, Pool: a.Pool, Services: a.Services,
-		OpsToken: cfg.OpsToken}
+		OpsToken: cfg.OpsToken, MasterKey: cfg.MasterKey}
 	env.waitReady(t)
 	return env
+}
+
+// CreateWallet creates the HD wallet of a database, as the first worker does.
+func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := store.Open(ctx, databaseURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	box, err := secret.NewBox(masterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wallet.Load(ctx, pool, box); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *Env) waitReady(t testing.TB) {

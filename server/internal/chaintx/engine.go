@@ -36,6 +36,16 @@ type Keys interface {
 	Key(ctx context.Context, addr common.Address) (*ecdsa.PrivateKey, error)
 }
 
+// ErrNoKeys is NoKeys' answer.
+var ErrNoKeys = errors.New("chaintx: this process holds no private keys (API role): transactions are signed by workers")
+
+// NoKeys is the key source of processes that must not sign (the API role): every request is
+// refused, whatever the address.
+type NoKeys struct{}
+
+// Key implements Keys.
+func (NoKeys) Key(context.Context, common.Address) (*ecdsa.PrivateKey, error) { return nil, ErrNoKeys }
+
 // Engine creates and advances transactions.
 type Engine struct {
 	pool   *pgxpool.Pool

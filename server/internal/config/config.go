@@ -17,8 +17,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/clientip"
+	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/jobs"
-	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
@@ -41,9 +41,17 @@ type Config struct {
 	// BaseURL is the public address of the API; WidgetURL of the widget.
 	BaseURL   string
 	WidgetURL string
-	MasterKey []byte
 	OpsToken  string
 	Chains    *chain.Registry
+	// MasterKey is the master key given directly (COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE);
+	// MasterKeyURL a KMS that unwraps the master keys stored in PostgreSQL
+	// (COFFER_MASTER_KEY_URL). Exactly one is set.
+	MasterKey    []byte
+	MasterKeyURL string
+	// PreviousMasterKey or PreviousMasterKeyURL is the master key a rotation moves away from:
+	// values sealed under it still open, nothing new is sealed under it.
+	PreviousMasterKey    []byte
+	PreviousMasterKeyURL string
 	// SessionTTL is the widget session lifetime.
 	SessionTTL time.Duration
 	Role       string
@@ -106,7 +114,10 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_INTERNAL_ADDR", "127.0.0.1:9090", "internal listen address: /metrics, gRPC reflection, OpsService (keep it off the internet)"},
 	{"COFFER_BASE_URL", "http://localhost:8080", "public base URL of the API"},
 	{"COFFER_WIDGET_URL", "$COFFER_BASE_URL/widget", "public URL of the widget"},
-	{"COFFER_MASTER_KEY", "", "32-byte key (hex or base64) sealing operator keys and wallet secrets (required)"},
+	{"COFFER_MASTER_KEY", "", "32-byte master key (hex or base64) sealing operator keys, TOTP secrets and the HD wallet; exactly one of COFFER_MASTER_KEY, COFFER_MASTER_KEY_FILE and COFFER_MASTER_KEY_URL is required"},
+	{"COFFER_MASTER_KEY_FILE", "", "file holding the master key (hex, base64 or 32 raw bytes), e.g. a mounted secret"},
+	{"COFFER_MASTER_KEY_URL", "", "KMS that wraps the master key, stored in PostgreSQL: awskms://…, gcpkms://…, azurekeyvault://…, hashivault://… (gocloud.dev/secrets URL)"},
+	{"COFFER_MASTER_KEY_PREVIOUS", "", "during a master key rotation only: the old master key (hex or base64), still accepted for opening; or _PREVIOUS_FILE / _PREVIOUS_URL"},
 	{"COFFER_OPS_TOKEN", "", "Bearer token of the internal OpsService; OpsService refuses every call when empty"},
 	{"COFFER_CHAINS_FILE", "", "JSON chains file; no chains when empty"},
 	{"COFFER_SESSION_TTL", "30m", "widget session lifetime"},
@@ -128,7 +139,7 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_TRUSTED_PROXIES", "loopback and private networks", "comma-separated addresses or CIDRs of the proxies whose COFFER_TRUSTED_PROXY_HEADER is believed"},
 	{"COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory >> 20), "MiB that admin password hashes (argon2id, 19 MiB each) may hold at once; logins beyond wait, then answer 503"},
 	{"COFFER_LOGIN_HASH_WAIT", admin.DefaultHashWait.String(), "how long a login waits for password hashing capacity before answering 503 UNAVAILABLE"},
-	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt)"},
+	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt); `coffer keys rotate-master` takes reseal-pause:N"},
 	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"COFFER_LOG_FORMAT", "json", "json or text"},
 }
@@ -156,12 +167,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		errs = append(errs, errors.New("DATABASE_URL is required"))
 	}
-	if raw := get("COFFER_MASTER_KEY", ""); raw == "" {
-		errs = append(errs, errors.New("COFFER_MASTER_KEY is required (generate one with `coffer keygen`)"))
-	} else if k, err := secret.ParseMasterKey(raw); err != nil {
-		errs = append(errs, fmt.Errorf("COFFER_MASTER_KEY: %w", err))
+	if keys, err := custody.SourcesFromEnv(getenv); err != nil {
+		errs = append(errs, err)
 	} else {
-		c.MasterKey = k
+		c.MasterKey, c.MasterKeyURL = keys.Primary.Key, keys.Primary.URL
+		c.PreviousMasterKey, c.PreviousMasterKeyURL = keys.Previous.Key, keys.Previous.URL
 	}
 	if path := get("COFFER_CHAINS_FILE", ""); path != "" {
 		r, err := chain.LoadFile(path)
@@ -281,6 +291,12 @@ func CheckRole(role string) error {
 		return nil
 	}
 	return fmt.Errorf("role %q: must be api, worker or all", role)
+}
+
+// MasterKeys are the master key sources of the configuration.
+func (c Config) MasterKeys() custody.Sources {
+	return custody.Sources{Primary: custody.Source{Key: c.MasterKey, URL: c.MasterKeyURL},
+		Previous: custody.Source{Key: c.PreviousMasterKey, URL: c.PreviousMasterKeyURL}}
 }
 
 // Logger builds the process logger.

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +84,71 @@ func TestLoginSettings(t *testing.T) {
 			}
 			if err != nil || !c.check(cfg) {
 				t.Fatalf("%+v %v", cfg, err)
+			}
+		})
+	}
+}
+
+// TestMasterKeySources: exactly one master key source, at most one previous one, each read
+// and checked at start with a message naming the variables.
+func TestMasterKeySources(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	hexKey := strings.Repeat("ab", 32)
+	raw := bytes.Repeat([]byte{0xcd}, 32)
+	files := map[string][]byte{"hex": []byte(hexKey + "\n"), "raw": raw, "short": []byte("abc")}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := func(name string) string { return filepath.Join(dir, name) }
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		key       []byte
+		url       string
+		prevKey   []byte
+		prevURL   string
+		wantError string
+	}{
+		{name: "key", env: map[string]string{"COFFER_MASTER_KEY": hexKey}, key: bytes.Repeat([]byte{0xab}, 32)},
+		{name: "file in hex with a newline", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("hex")}, key: bytes.Repeat([]byte{0xab}, 32)},
+		{name: "file of raw bytes", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("raw")}, key: raw},
+		{name: "KMS", env: map[string]string{"COFFER_MASTER_KEY_URL": "awskms://alias/coffer?region=eu-west-1"}, url: "awskms://alias/coffer?region=eu-west-1"},
+		{name: "rotation: key and previous key", env: map[string]string{"COFFER_MASTER_KEY_URL": "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k",
+			"COFFER_MASTER_KEY_PREVIOUS": hexKey}, url: "gcpkms://projects/p/locations/l/keyRings/r/cryptoKeys/k", prevKey: bytes.Repeat([]byte{0xab}, 32)},
+		{name: "rotation: previous KMS", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("raw"), "COFFER_MASTER_KEY_PREVIOUS_URL": "hashivault://coffer"},
+			key: raw, prevURL: "hashivault://coffer"},
+		{name: "none", env: map[string]string{}, wantError: "a master key is required: set one of COFFER_MASTER_KEY"},
+		{name: "only a previous key", env: map[string]string{"COFFER_MASTER_KEY_PREVIOUS": hexKey}, wantError: "a master key is required"},
+		{name: "key and file", env: map[string]string{"COFFER_MASTER_KEY": hexKey, "COFFER_MASTER_KEY_FILE": file("hex")},
+			wantError: "COFFER_MASTER_KEY and COFFER_MASTER_KEY_FILE are set together: set exactly one"},
+		{name: "file and URL", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("hex"), "COFFER_MASTER_KEY_URL": "awskms://x"},
+			wantError: "COFFER_MASTER_KEY_FILE and COFFER_MASTER_KEY_URL are set together"},
+		{name: "two previous", env: map[string]string{"COFFER_MASTER_KEY": hexKey, "COFFER_MASTER_KEY_PREVIOUS": hexKey,
+			"COFFER_MASTER_KEY_PREVIOUS_URL": "awskms://x"}, wantError: "COFFER_MASTER_KEY_PREVIOUS and COFFER_MASTER_KEY_PREVIOUS_URL are set together"},
+		{name: "missing file", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("nope")}, wantError: "COFFER_MASTER_KEY_FILE: open"},
+		{name: "short file", env: map[string]string{"COFFER_MASTER_KEY_FILE": file("short")}, wantError: "COFFER_MASTER_KEY_FILE: the file must hold a 32-byte key"},
+		{name: "short key", env: map[string]string{"COFFER_MASTER_KEY": "abc"}, wantError: "COFFER_MASTER_KEY: master key must be 32 bytes"},
+		{name: "not a URL", env: map[string]string{"COFFER_MASTER_KEY_URL": "alias/coffer"}, wantError: "COFFER_MASTER_KEY_URL: \"alias/coffer\" is not a URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{"DATABASE_URL": "postgres://x@localhost/db"}
+			maps.Copy(env, tc.env)
+			c, err := FromEnv(func(k string) string { return env[k] })
+			if tc.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("error %v, want %q", err, tc.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(c.MasterKey, tc.key) || c.MasterKeyURL != tc.url || !bytes.Equal(c.PreviousMasterKey, tc.prevKey) || c.PreviousMasterKeyURL != tc.prevURL {
+				t.Fatalf("got key %x url %q previous %x %q", c.MasterKey, c.MasterKeyURL, c.PreviousMasterKey, c.PreviousMasterKeyURL)
 			}
 		})
 	}

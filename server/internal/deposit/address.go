@@ -36,7 +36,7 @@ func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID str
 		if i > int64(^uint32(0)>>1) {
 			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
 		}
-		if _, addr, err = s.keys.Deposit(uint32(i)); err != nil {
+		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {
 			return err
 		}
 		return q.AssignAddress(ctx, operatorID, externalUserID, i, addr.Hex())
@@ -136,7 +136,7 @@ func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Addre
 		if i > int64(^uint32(0)>>1) {
 			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
 		}
-		if _, addr, err = s.keys.Deposit(uint32(i)); err != nil {
+		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {
 			return err
 		}
 		return q.InsertTreasury(ctx, operatorID, i, addr.Hex())

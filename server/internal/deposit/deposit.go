@@ -13,7 +13,6 @@ package deposit
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"fmt"
 	"log/slog"
 	"time"
@@ -30,11 +29,12 @@ import (
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
-// Keys derives the service's keys (package wallet).
-type Keys interface {
-	Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error)
-	GasTank() (*ecdsa.PrivateKey, common.Address)
-	HotWallet() (*ecdsa.PrivateKey, common.Address)
+// Wallet gives the service's addresses, public keys only (wallet.Public): the pipeline signs
+// through the engine, never with keys of its own, so the API role runs it without keys.
+type Wallet interface {
+	DepositAddress(i uint32) (common.Address, error)
+	GasTankAddress() common.Address
+	HotWalletAddress() common.Address
 }
 
 // Prices values assets and converts between USD and fiat currencies (rates.Chain).
@@ -92,7 +92,7 @@ type Service struct {
 	chains   *chain.Registry
 	clients  map[int64]*chain.Client
 	engine   *chaintx.Engine
-	keys     Keys
+	wallet   Wallet
 	prices   Prices
 	webhooks Webhooks
 	river    jobs.Inserter
@@ -107,7 +107,7 @@ type Deps struct {
 	Chains   *chain.Registry
 	Clients  map[int64]*chain.Client
 	Engine   *chaintx.Engine
-	Keys     Keys
+	Wallet   Wallet
 	Prices   Prices
 	Webhooks Webhooks
 	River    jobs.Inserter
@@ -117,7 +117,7 @@ type Deps struct {
 // New returns the service.
 func New(d Deps, cfg Config) *Service {
 	cfg.defaults()
-	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, keys: d.Keys, prices: d.Prices,
+	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, river: d.River, cfg: cfg, log: d.Log.With("component", "deposit"), watched: newWatchSet()}
 }
 
@@ -136,9 +136,7 @@ func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
 // serviceWallets are the senders whose transfers to deposit addresses are Coffer's own (gas
 // top-ups), never deposits.
 func (s *Service) serviceWallets() map[common.Address]bool {
-	_, gas := s.keys.GasTank()
-	_, hot := s.keys.HotWallet()
-	return map[common.Address]bool{gas: true, hot: true}
+	return map[common.Address]bool{s.wallet.GasTankAddress(): true, s.wallet.HotWalletAddress(): true}
 }
 
 // IdempotencyKey of a transfer: derived from (chainId, txHash, logIndex), so a replay of a

@@ -12,10 +12,11 @@ import (
 )
 
 // KeyRing gives the transaction engine the key of any address Coffer controls: the service
-// wallets, and deposit addresses (re-derived from their index after a restart).
+// wallets, and deposit addresses (re-derived from their index after a restart). Only workers
+// have one (wallet.Keys, from the seed); the API role's engine has chaintx.NoKeys.
 type KeyRing struct {
 	Keys interface {
-		Keys
+		Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error)
 		Signer(addr common.Address) (*ecdsa.PrivateKey, bool)
 	}
 	Pool *pgxpool.Pool

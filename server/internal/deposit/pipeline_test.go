@@ -148,7 +148,7 @@ func setupWith(t *testing.T, o options) *env {
 	if o.prices != nil {
 		prices = o.prices(dev)
 	}
-	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Keys: keys,
+	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
 		Prices: prices, Webhooks: hooks, Log: log}, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})

@@ -451,7 +451,7 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		return false, fmt.Errorf("deposit: %s on chain %d: %d gas top-ups sent for %s and it still holds %s wei of the %s needed",
 			address, n.ChainID, sent, refPrefix, bal, total)
 	}
-	_, gasTank := s.keys.GasTank()
+	gasTank := s.wallet.GasTankAddress()
 	amount := new(big.Int).Add(new(big.Int).Sub(total, bal), margin)
 	t, err := s.engine.Submit(ctx, chaintx.Request{ChainID: n.ChainID, From: gasTank, To: common.HexToAddress(address), Value: amount,
 		GasLimit: nativeTransferGas, Purpose: PurposeGas, Ref: fmt.Sprintf("%s#%d", refPrefix, sent+1)})

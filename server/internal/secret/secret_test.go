@@ -2,6 +2,7 @@ package secret
 
 import (
 	"bytes"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -66,4 +67,96 @@ func TestTokenAndDigest(t *testing.T) {
 	if !Equal(a, a) || Equal(a, b) {
 		t.Fatal("Equal")
 	}
+}
+
+func TestKeyring(t *testing.T) {
+	t.Parallel()
+	oldKey, newKey, otherKey := Random(KeySize), Random(KeySize), Random(KeySize)
+	oldBox, _ := NewBox(oldKey)
+	both, err := NewBox(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOnly, _ := NewBox(newKey)
+	other, _ := NewBox(otherKey)
+	if both.PrimaryID() != KeyID(newKey) || len(both.KeyIDs()) != 2 || both.KeyIDs()[1] != KeyID(oldKey) {
+		t.Fatalf("ids: %s %v", both.PrimaryID(), both.KeyIDs())
+	}
+	if dup, _ := NewBox(newKey, newKey, oldKey); len(dup.KeyIDs()) != 2 {
+		t.Fatalf("a key given twice is held once: %v", dup.KeyIDs())
+	}
+	if len(KeyID(newKey)) != 16 || KeyID(newKey) == KeyID(oldKey) || strings.Contains(hex.EncodeToString(newKey), KeyID(newKey)) {
+		t.Fatalf("KeyID %s", KeyID(newKey))
+	}
+
+	underOld := oldBox.Seal([]byte("s1"), "ctx")
+	underNew := both.Seal([]byte("s2"), "ctx")
+	legacy := SealV1ForTest(oldKey, []byte("s3"), "ctx")
+	for _, tc := range []struct {
+		name   string
+		box    *Box
+		sealed []byte
+		want   string // "" = refused
+	}{
+		{"old key opens its own", oldBox, underOld, "s1"},
+		{"old key cannot open the new key's", oldBox, underNew, ""},
+		{"both open the old key's", both, underOld, "s1"},
+		{"both open the new key's", both, underNew, "s2"},
+		{"both open version 1", both, legacy, "s3"},
+		{"old key opens version 1", oldBox, legacy, "s3"},
+		{"new key alone refuses the old key's", newOnly, underOld, ""},
+		{"new key alone refuses version 1 of the old", newOnly, legacy, ""},
+		{"another key refuses", other, underNew, ""},
+	} {
+		got, err := tc.box.Open(tc.sealed, "ctx")
+		if tc.want == "" {
+			if err == nil {
+				t.Errorf("%s: opened %q", tc.name, got)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s: %q %v", tc.name, got, err)
+		}
+	}
+	if _, err := newOnly.Open(underOld, "ctx"); err == nil || !strings.Contains(err.Error(), KeyID(oldKey)) {
+		t.Errorf("the refusal names the missing key: %v", err)
+	}
+
+	// Key ids and the SQL header.
+	if SealedKeyID(underNew) != KeyID(newKey) || SealedKeyID(legacy) != "" {
+		t.Errorf("SealedKeyID: %q %q", SealedKeyID(underNew), SealedKeyID(legacy))
+	}
+	if h, err := SealedHeader(KeyID(newKey)); err != nil || !bytes.HasPrefix(underNew, h) || bytes.HasPrefix(underOld, h) {
+		t.Errorf("SealedHeader: %x %v", h, err)
+	}
+	if _, err := SealedHeader("zz"); err == nil {
+		t.Error("SealedHeader of a bad id")
+	}
+	if !both.Current(underNew) || both.Current(underOld) || both.Current(legacy) {
+		t.Error("Current")
+	}
+	re, err := both.Reseal(legacy, "ctx")
+	if err != nil || !both.Current(re) {
+		t.Fatalf("Reseal: %v", err)
+	}
+	if got, err := newOnly.Open(re, "ctx"); err != nil || string(got) != "s3" {
+		t.Errorf("resealed value under the new key alone: %q %v", got, err)
+	}
+
+	// The header is authenticated: a value relabelled with another key id does not open.
+	forged := bytes.Clone(underNew)
+	copy(forged[1:9], []byte(mustHeader(t, KeyID(oldKey)))[1:])
+	if _, err := both.Open(forged, "ctx"); err == nil {
+		t.Error("opened a relabelled value")
+	}
+}
+
+func mustHeader(t *testing.T, id string) []byte {
+	t.Helper()
+	h, err := SealedHeader(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

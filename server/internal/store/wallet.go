@@ -19,3 +19,19 @@ func (q *Queries) GetWalletSeed(ctx context.Context) ([]byte, error) {
 	err := q.db.QueryRow(ctx, `SELECT sealed FROM wallet_seed WHERE id`).Scan(&sealed)
 	return sealed, notFound(err)
 }
+
+// GetWalletPublic returns the sealed public half of the HD wallet (the deposit account's xpub
+// and the service wallets' addresses), or ErrNotFound while there is no seed or no worker has
+// stored it yet.
+func (q *Queries) GetWalletPublic(ctx context.Context) ([]byte, error) {
+	var sealed []byte
+	err := q.db.QueryRow(ctx, `SELECT public_sealed FROM wallet_seed WHERE id AND public_sealed IS NOT NULL`).Scan(&sealed)
+	return sealed, notFound(err)
+}
+
+// SetWalletPublic stores the sealed public half unless one is stored. Every writer derives it
+// from the one seed, so concurrent writers agree.
+func (q *Queries) SetWalletPublic(ctx context.Context, sealed []byte) error {
+	_, err := q.db.Exec(ctx, `UPDATE wallet_seed SET public_sealed = $1 WHERE id AND public_sealed IS NULL`, sealed)
+	return err
+}

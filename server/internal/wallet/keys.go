@@ -1,5 +1,7 @@
 // Package wallet holds the service's HD keys: one BIP32 seed, sealed under the master key in
-// PostgreSQL, from which every deposit address and every service wallet is derived.
+// PostgreSQL, from which every deposit address and every service wallet is derived. Only
+// workers open the seed (Keys); API replicas get the public half (Public): the deposit
+// account's xpub and the service wallets' addresses, stored sealed beside the seed.
 //
 // Paths (BIP44 shape, coin type 60; the same address serves every EVM chain):
 //
@@ -55,6 +57,7 @@ type Keys struct {
 	deposits *hdkeychain.ExtendedKey
 
 	hot, gasTank, devBankroll derived
+	public                    *Public
 
 	mu      sync.RWMutex
 	byIndex map[uint32]derived
@@ -71,7 +74,20 @@ func FromSeed(seed []byte) (*Keys, error) {
 	defer master.Zero()
 	k := &Keys{byIndex: map[uint32]derived{}, byAddr: map[common.Address]*ecdsa.PrivateKey{}}
 
-	if k.deposits, err = derivePath(master, h(purpose), h(coinType), h(accountDeposits), 0); err != nil {
+	account, err := derivePath(master, h(purpose), h(coinType), h(accountDeposits))
+	if err != nil {
+		return nil, fmt.Errorf("wallet: deposit account m/44'/60'/0': %w", err)
+	}
+	// Serialise the xpub before zeroing the account key: Neuter shares its chain code.
+	neutered, err := account.Neuter()
+	if err != nil {
+		account.Zero()
+		return nil, fmt.Errorf("wallet: deposit account xpub: %w", err)
+	}
+	xpub := neutered.String()
+	k.deposits, err = account.Derive(0)
+	account.Zero()
+	if err != nil {
 		return nil, fmt.Errorf("wallet: deposit chain m/44'/60'/0'/0: %w", err)
 	}
 	// Memoise the parent public key now (Derive of a non-hardened child would write it lazily,
@@ -100,8 +116,15 @@ func FromSeed(seed []byte) (*Keys, error) {
 		*w.into = key
 		k.byAddr[key.Address] = key.Key
 	}
+	if k.public, err = NewPublic(PublicRecord{DepositXPub: xpub, HotWallet: k.hot.Address, GasTank: k.gasTank.Address,
+		DevBankroll: k.devBankroll.Address}); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
+
+// Public is the wallet's public half: what API replicas get instead of Keys.
+func (k *Keys) Public() *Public { return k.public }
 
 // derivePath derives the child of parent along path (hardened indexes already offset).
 // Intermediate keys are zeroed.

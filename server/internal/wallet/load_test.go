@@ -3,6 +3,7 @@ package wallet
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -203,5 +204,106 @@ func TestInsertWalletSeedOnce(t *testing.T) {
 	got, err := q.GetWalletSeed(ctx)
 	if err != nil || string(got) != "first" {
 		t.Fatalf("seed %q %v", got, err)
+	}
+}
+
+// TestLoadPublic: API replicas read the public record, never the seed; workers create it,
+// back-fill it on databases from before it existed, and refuse one that does not match the seed.
+func TestLoadPublic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	box := newBox(t)
+	q := store.New(pool)
+
+	if _, err := LoadPublic(ctx, pool, box); !errors.Is(err, ErrNoPublic) {
+		t.Fatalf("empty database: %v", err)
+	}
+	keys, err := Load(ctx, pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePublic := func(step string) {
+		t.Helper()
+		p, err := LoadPublic(ctx, pool, box)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if p.Record() != keys.Public().Record() {
+			t.Fatalf("%s: public record %+v, want %+v", step, p.Record(), keys.Public().Record())
+		}
+		for i := range uint32(3) {
+			_, want, _ := keys.Deposit(i)
+			if got, err := p.DepositAddress(i); err != nil || got != want {
+				t.Fatalf("%s: deposit %d: %s %v, want %s", step, i, got, err, want)
+			}
+		}
+	}
+	samePublic("after the first Load")
+	if stored, _ := q.GetWalletPublic(ctx); bytes.Contains(stored, []byte("xpub")) {
+		t.Fatal("public record stored in clear")
+	}
+
+	// The seed row is not read: with it unreadable LoadPublic still works (and Load does not).
+	seedRow, _ := q.GetWalletSeed(ctx)
+	if _, err := pool.Exec(ctx, `UPDATE wallet_seed SET sealed = '\x01deadbeef'`); err != nil {
+		t.Fatal(err)
+	}
+	samePublic("with the seed unreadable")
+	if _, err := Load(ctx, pool, box); err == nil {
+		t.Fatal("Load opened a damaged seed")
+	}
+	if _, err := pool.Exec(ctx, `UPDATE wallet_seed SET sealed = $1`, seedRow); err != nil {
+		t.Fatal(err)
+	}
+
+	// A database from before the record: the next worker back-fills it.
+	if _, err := pool.Exec(ctx, `UPDATE wallet_seed SET public_sealed = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPublic(ctx, pool, box); !errors.Is(err, ErrNoPublic) || !strings.Contains(err.Error(), "start a worker") {
+		t.Fatalf("before back-fill: %v", err)
+	}
+	if _, err := Load(ctx, pool, box); err != nil {
+		t.Fatal(err)
+	}
+	samePublic("after back-fill")
+
+	// Substituted records.
+	other, _ := FromSeed(secret.Random(SeedSize))
+	for _, tc := range []struct {
+		name       string
+		sealed     []byte
+		publicOpen bool // LoadPublic cannot tell a well-sealed record of another seed
+	}{
+		{"another seed's record sealed under the master key", box.Seal(other.Public().MarshalRecord(), PublicContext), true},
+		{"sealed under another master key", newBox(t).Seal(keys.Public().MarshalRecord(), PublicContext), false},
+		{"the seed passed off as the record", seedRow, false},
+	} {
+		if _, err := pool.Exec(ctx, `UPDATE wallet_seed SET public_sealed = $1`, tc.sealed); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadPublic(ctx, pool, box); (err == nil) != tc.publicOpen {
+			t.Errorf("%s: LoadPublic err %v", tc.name, err)
+		}
+		if _, err := Load(ctx, pool, box); err == nil {
+			t.Errorf("%s: a worker started on it", tc.name)
+		}
+	}
+}
+
+// TestLoadPublicOrCreate: the CLI creates the wallet on an empty database, as a worker would.
+func TestLoadPublicOrCreate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	box := newBox(t)
+	p, err := LoadPublicOrCreate(ctx, pool, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := Load(ctx, pool, box)
+	if err != nil || keys.Public().Record() != p.Record() {
+		t.Fatalf("worker after the CLI: %v", err)
 	}
 }

@@ -257,7 +257,7 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w store.Withdra
 		return "", fault.Wrap(err, "sum payouts in flight")
 	}
 	need := new(big.Int).Add(reserved.BigInt(), Units(w))
-	_, hot := s.keys.HotWallet()
+	hot := s.wallet.HotWalletAddress()
 	_, feeCap, err := c.Fees(ctx)
 	if err != nil {
 		return "temporarily unable to read the chain", nil

@@ -144,7 +144,7 @@ func (s *Service) payoutRequest(ctx context.Context, w store.Withdrawal) (chaint
 	if err != nil {
 		return chaintx.Request{}, err
 	}
-	_, hot := s.keys.HotWallet()
+	hot := s.wallet.HotWalletAddress()
 	dest, amount := common.HexToAddress(w.Address), Units(w)
 	req := chaintx.Request{ChainID: w.ChainID, From: hot, Purpose: PurposePayout, Ref: payoutRef(w.ID)}
 	if w.ContractAddress == "" {

@@ -2,7 +2,6 @@ package withdrawal
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"fmt"
 	"log/slog"
 	"time"
@@ -19,10 +18,11 @@ import (
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
-// Keys gives the service wallets (package wallet).
-type Keys interface {
-	HotWallet() (*ecdsa.PrivateKey, common.Address)
-	GasTank() (*ecdsa.PrivateKey, common.Address)
+// Wallet gives the service wallets' addresses (wallet.Public): payouts are signed by the
+// engine, so the API role runs this service without keys.
+type Wallet interface {
+	HotWalletAddress() common.Address
+	GasTankAddress() common.Address
 }
 
 // Prices values assets and converts between USD and fiat currencies (rates.Chain).
@@ -78,7 +78,7 @@ type Service struct {
 	chains   *chain.Registry
 	clients  map[int64]*chain.Client
 	engine   *chaintx.Engine
-	keys     Keys
+	wallet   Wallet
 	prices   Prices
 	webhooks Webhooks
 	offramp  OffRamp
@@ -94,7 +94,7 @@ type Deps struct {
 	Chains   *chain.Registry
 	Clients  map[int64]*chain.Client
 	Engine   *chaintx.Engine
-	Keys     Keys
+	Wallet   Wallet
 	Prices   Prices
 	Webhooks Webhooks
 	// OffRamp serves OFF_RAMP withdrawals; nil refuses them.
@@ -109,7 +109,7 @@ func New(d Deps, cfg Config) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, keys: d.Keys, prices: d.Prices,
+	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, offramp: d.OffRamp, river: d.River, cfg: cfg, log: d.Log.With("component", "withdrawal"), now: time.Now}
 }
 

@@ -138,7 +138,7 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
 	}
-	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Keys: keys,
+	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
 		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, Log: log}, cfg)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})

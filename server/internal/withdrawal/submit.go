@@ -286,8 +286,7 @@ func (s *Service) destination(ctx context.Context, n chain.Network, asset chain.
 
 // serviceWallet reports whether an address is one of Coffer's wallets on any chain.
 func (s *Service) serviceWallet(addr common.Address) bool {
-	_, hot := s.keys.HotWallet()
-	_, gas := s.keys.GasTank()
+	hot, gas := s.wallet.HotWalletAddress(), s.wallet.GasTankAddress()
 	if addr == hot || addr == gas {
 		return true
 	}

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/wallet"
+)
+
+// TestAPIRoleProcessHoldsNoKeys runs real `coffer serve` processes on one database: an API
+// replica started before any worker refuses to start (it never creates a wallet); a worker
+// creates the wallet; an API replica then hands out a deposit address, the one the seed
+// derives. Its whole memory, read from /proc, holds neither the seed nor any private key the
+// seed gives (the served deposit address's, the hot wallet's, the gas tank's, the bankroll's),
+// in their byte or machine-word layouts, while the worker's memory holds the hot wallet key:
+// the scan finds keys where they are.
+func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
+	ctx := context.Background()
+	bin := buildCoffer(t)
+	dbURL := testdb.URL(t)
+	masterKey := secret.NewMasterKey()
+	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
+		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()}})
+	chainsFile := filepath.Join(t.TempDir(), "chains.json")
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	base := "http://" + addr
+	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL=" + base,
+		"COFFER_STATIC_PRICES=ETH=3000", "COFFER_LOG_LEVEL=info"}
+
+	// An API replica first: no wallet, no start.
+	early := startCoffer(t, bin, env, "serve", "--role", "api")
+	select {
+	case <-early.done:
+		if early.err == nil || !strings.Contains(early.stderr.String(), "start a worker") {
+			t.Fatalf("API replica on a database without wallet: %v\n%s", early.err, early.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the API replica started without a wallet\n%s", early.stderr)
+	}
+
+	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
+	pool, err := store.Open(ctx, dbURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	waitFor(t, worker, "the worker to create the wallet", func() bool {
+		_, err := store.New(pool).GetWalletPublic(ctx)
+		return err == nil
+	})
+	api := startCoffer(t, bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
+	waitFor(t, api, "the API replica", func() bool {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil && res.StatusCode == 200
+	})
+
+	box, err := secret.NewBox(mustParse(t, masterKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := operator.New(pool, box).Create(ctx, store.OperatorSettings{Name: ptr("Acme"), WebhookURL: ptr("https://acme.example/hook")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := rest(t, "POST", base+"/session/deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
+	sid := strings.TrimPrefix(data["url"].(string), base+"/widget/?sid=")
+	served := common.HexToAddress(rest(t, "POST", base+"/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)["address"].(string))
+
+	// The seed's keys, as the test (holding the master key) derives them.
+	sealed, err := store.New(pool).GetWalletSeed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := box.Open(sealed, wallet.SeedContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := wallet.FromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index uint32
+	if err := pool.QueryRow(ctx, `SELECT address_index FROM depositors WHERE address = $1`, served.Hex()).Scan(&index); err != nil {
+		t.Fatal(err)
+	}
+	depositKey, derived, err := keys.Deposit(index)
+	if err != nil || derived != served {
+		t.Fatalf("deposit address %d: the seed derives %s, the API served %s (%v)", index, derived.Hex(), served.Hex(), err)
+	}
+	hot, _ := keys.HotWallet()
+	gas, _ := keys.GasTank()
+	bankroll, _ := keys.DevBankroll()
+	patterns := map[string][]byte{"seed": seed}
+	for name, k := range map[string]*ecdsa.PrivateKey{"deposit key": depositKey, "hot wallet key": hot, "gas tank key": gas, "bankroll key": bankroll} {
+		be, le := keyLayouts(k)
+		patterns[name+" (bytes)"], patterns[name+" (words)"] = be, le
+	}
+
+	if found := scanMemory(t, api.cmd.Process.Pid, patterns); len(found) > 0 {
+		t.Fatalf("the API replica's memory holds: %s", strings.Join(found, ", "))
+	}
+	hotBE, hotLE := keyLayouts(hot)
+	if found := scanMemory(t, worker.cmd.Process.Pid, map[string][]byte{"hot wallet key (bytes)": hotBE, "hot wallet key (words)": hotLE}); len(found) == 0 {
+		t.Fatal("the worker's memory does not show its hot wallet key: the scan cannot see keys")
+	}
+}
+
+// startCoffer starts the coffer binary with args; it is stopped when the test ends.
+func startCoffer(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			p.cmd.Process.Kill() //nolint:errcheck
+		}
+	})
+	return p
+}
+
+func waitFor(t *testing.T, p *process, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			t.Fatalf("waiting for %s: the process exited: %v\n%s", what, p.err, p.stderr)
+		default:
+		}
+		if ok() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s\n%s", what, p.stderr)
+}
+
+func mustParse(t *testing.T, key string) []byte {
+	t.Helper()
+	k, err := secret.ParseMasterKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// keyLayouts are a private key's 32 big-endian bytes and its little-endian machine words (how
+// a big.Int or a secp256k1 scalar holds it on amd64 and arm64).
+func keyLayouts(k *ecdsa.PrivateKey) (be, le []byte) {
+	be = k.D.FillBytes(make([]byte, 32))
+	for _, w := range k.D.Bits() {
+		le = binary.LittleEndian.AppendUint64(le, uint64(w))
+	}
+	return be, le
+}
+
+// scanMemory reads every readable mapping of a process (/proc/PID/maps and /proc/PID/mem;
+// the test process may read its children's) and names the patterns found.
+func scanMemory(t *testing.T, pid int, patterns map[string][]byte) []string {
+	t.Helper()
+	maps, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer maps.Close()
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	const chunk, overlap = 4 << 20, 128
+	buf := make([]byte, chunk+overlap)
+	found := map[string]bool{}
+	var scanned int64
+	sc := bufio.NewScanner(maps)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 || !strings.HasPrefix(fields[1], "r") {
+			continue
+		}
+		bounds := strings.SplitN(fields[0], "-", 2)
+		start, err1 := strconv.ParseUint(bounds[0], 16, 64)
+		end, err2 := strconv.ParseUint(bounds[1], 16, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("maps line %q", sc.Text())
+		}
+		for off := start; off < end; off += chunk {
+			n := min(uint64(chunk+overlap), end-off)
+			read, err := mem.ReadAt(buf[:n], int64(off))
+			if err != nil && read == 0 {
+				break // [vvar] and the like cannot be read
+			}
+			scanned += int64(read)
+			for name, p := range patterns {
+				if !found[name] && bytes.Contains(buf[:read], p) {
+					found[name] = true
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if scanned < 1<<20 {
+		t.Fatalf("read only %d bytes of process %d's memory", scanned, pid)
+	}
+	var out []string
+	for name := range found {
+		out = append(out, name)
+	}
+	return out
+}
