@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"math"
 	"strings"
 	"time"
 
@@ -34,34 +33,6 @@ type Limits struct {
 // DefaultLimits are the production limits.
 var DefaultLimits = Limits{Window: 15 * time.Minute, PerAccountClient: 10, PerClient: 50, PerAccount: 100,
 	KnownClientFor: 30 * 24 * time.Hour}
-
-// slidingHits estimates the hits of the sliding window ending now from two fixed windows: the
-// current one's and the previous one's weighted by the share of it the sliding window still
-// covers, rounded up. Unlike a fixed window it allows no burst of twice the limit around a
-// window's end, and a count does not drop to zero at an instant.
-func slidingHits(h store.SlidingHit, window time.Duration) int {
-	weight := min(max(1-float64(h.Elapsed)/float64(window), 0), 1)
-	return h.Current + int(math.Ceil(float64(h.Previous)*weight-1e-9))
-}
-
-// retryAfter is how long until an attempt refused by a limit of limit would pass, if nothing
-// else were counted meanwhile (the refused hit itself is given back).
-func retryAfter(h store.SlidingHit, window time.Duration, limit int) time.Duration {
-	current := h.Current - 1
-	remaining := window - h.Elapsed
-	// Within the current window, the previous one's weight falls until the attempt fits.
-	if room := limit - 1 - current; room >= 0 && h.Previous > 0 {
-		at := time.Duration(float64(window)*(1-float64(room)/float64(h.Previous))) - h.Elapsed
-		if at < remaining {
-			return max(at, 0)
-		}
-	}
-	// Else into the next window, where the current one's hits weigh less and less.
-	if current <= limit-1 {
-		return remaining
-	}
-	return remaining + time.Duration(float64(window)*(1-float64(limit-1)/float64(current)))
-}
 
 // attempt is a login attempt's counts, one per limit it passed.
 type attempt struct {
@@ -112,10 +83,10 @@ func (s *Service) countAttempt(ctx context.Context, q *store.Queries, email, cli
 			return nil, fault.Wrap(err, "count login attempt")
 		}
 		att.keys, att.resets = append(att.keys, l.key), append(att.resets, h.ResetAt)
-		if slidingHits(h, s.limits.Window) > l.max {
+		if h.Hits(s.limits.Window) > l.max {
 			att.refund(ctx)
 			e := fault.New(fault.RateLimited, "too many failed logins; try again later")
-			e.RetryAfter = max(int(math.Ceil(retryAfter(h, s.limits.Window, l.max).Seconds())), 1)
+			e.RetryAfter = h.RetryAfterSeconds(s.limits.Window, l.max)
 			return nil, e
 		}
 	}

@@ -383,7 +383,6 @@ func TestGolden(t *testing.T) {
 			body: transferBody(processingSid)}},
 		{name: "withdraw_direct_transfer_rate_limited", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)},
 			before: func(t *testing.T) {
-				freshWindow(t)
 				for i := 0; i < withdrawal.SubmitLimit; i++ {
 					if res := send(t, env, request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)}); res.status != http.StatusOK {
 						t.Fatalf("submission %d: %d %s", i+1, res.status, res.body)
@@ -584,15 +583,6 @@ func sidOf(t *testing.T, widgetURL string) string {
 		t.Fatalf("widget URL %q", widgetURL)
 	}
 	return u.Query().Get("sid")
-}
-
-// freshWindow waits until the rate-limit window (the clock's current minute) has at least 15 s
-// left, so that a burst of requests falls into one window.
-func freshWindow(t *testing.T) {
-	t.Helper()
-	if s := time.Now().Second(); s >= 45 {
-		time.Sleep(time.Duration(61-s) * time.Second)
-	}
 }
 
 // checkEnvelopeShape checks what every golden response shares, beyond the golden file: the

@@ -2,19 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
+	"math"
 	"time"
 )
-
-// HitRateLimit counts one hit against key in the current fixed window and returns the count
-// including this hit and the window's end. Atomic across replicas.
-func (q *Queries) HitRateLimit(ctx context.Context, key string, window time.Duration) (hits int, resetAt time.Time, err error) {
-	err = q.db.QueryRow(ctx, `
-		INSERT INTO rate_limits (key, window_start, hits)
-		VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / $2) * $2), 1)
-		ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limits.hits + 1
-		RETURNING hits, window_start + make_interval(secs => $2)`, key, window.Seconds()).Scan(&hits, &resetAt)
-	return hits, resetAt, err
-}
 
 // SlidingHit is what HitSlidingRateLimit counted.
 type SlidingHit struct {
@@ -27,8 +18,8 @@ type SlidingHit struct {
 	ResetAt time.Time
 }
 
-// HitSlidingRateLimit counts one hit against key in the current fixed window, like
-// HitRateLimit, and also returns the previous window's hits, from which the caller estimates
+// HitSlidingRateLimit counts one hit against key in the current fixed window and also
+// returns the previous window's hits, from which the caller estimates
 // the hits of the sliding window ending now. Atomic across replicas.
 func (q *Queries) HitSlidingRateLimit(ctx context.Context, key string, window time.Duration) (SlidingHit, error) {
 	var h SlidingHit
@@ -47,7 +38,84 @@ func (q *Queries) HitSlidingRateLimit(ctx context.Context, key string, window ti
 	return h, err
 }
 
-// UnhitRateLimit takes back one hit that HitRateLimit or HitSlidingRateLimit counted in the
+// Hits estimates the hits of the sliding window ending now from two fixed windows: the
+// current one's and the previous one's weighted by the share of it the sliding window still
+// covers, rounded up. Unlike a fixed window it allows no burst of twice the limit around a
+// window's end, and a count does not drop to zero at an instant.
+func (h SlidingHit) Hits(window time.Duration) int {
+	weight := min(max(1-float64(h.Elapsed)/float64(window), 0), 1)
+	return h.Current + int(math.Ceil(float64(h.Previous)*weight-1e-9))
+}
+
+// RetryAfter is how long until a hit refused by a limit of limit would pass, if nothing
+// else were counted meanwhile (the refused hit itself given back or not counted).
+func (h SlidingHit) RetryAfter(window time.Duration, limit int) time.Duration {
+	current := h.Current - 1
+	remaining := window - h.Elapsed
+	// Within the current window, the previous one's weight falls until the attempt fits.
+	if room := limit - 1 - current; room >= 0 && h.Previous > 0 {
+		at := time.Duration(float64(window)*(1-float64(room)/float64(h.Previous))) - h.Elapsed
+		if at < remaining {
+			return max(at, 0)
+		}
+	}
+	// Else into the next window, where the current one's hits weigh less and less.
+	if current <= limit-1 {
+		return remaining
+	}
+	return remaining + time.Duration(float64(window)*(1-float64(limit-1)/float64(current)))
+}
+
+// RetryAfterSeconds is RetryAfter in whole seconds for a Retry-After header: rounded up, at
+// least one.
+func (h SlidingHit) RetryAfterSeconds(window time.Duration, limit int) int {
+	return max(int(math.Ceil(h.RetryAfter(window, limit).Seconds())), 1)
+}
+
+// RateLimit is at most Max hits of Key per sliding Window.
+type RateLimit struct {
+	Key    string
+	Max    int
+	Window time.Duration
+}
+
+// Refusal is the limit a hit exceeded and the whole seconds until it would pass.
+type Refusal struct {
+	Limit      RateLimit
+	RetryAfter int
+}
+
+// TakeRateLimits counts one hit against each limit in turn. At the first one the hit exceeds,
+// it takes back the hits it counted (a refused request does not count, so Retry-After holds)
+// and returns that limit's Refusal; nil when the hit is within every limit.
+func (q *Queries) TakeRateLimits(ctx context.Context, limits ...RateLimit) (*Refusal, error) {
+	var taken []SlidingHit
+	giveBack := func() error {
+		for i, h := range taken {
+			// Even when ctx ended: a count left behind would refuse later requests.
+			if err := q.UnhitRateLimit(context.WithoutCancel(ctx), limits[i].Key, limits[i].Window, h.ResetAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, l := range limits {
+		h, err := q.HitSlidingRateLimit(ctx, l.Key, l.Window)
+		if err != nil {
+			return nil, errors.Join(err, giveBack())
+		}
+		taken = append(taken, h)
+		if h.Hits(l.Window) > l.Max {
+			// Hits beyond Max are refused ones, given back as this one is: they are only in
+			// flight, and would otherwise stretch the wait they announce.
+			h.Current = min(h.Current, l.Max+1)
+			return &Refusal{Limit: l, RetryAfter: h.RetryAfterSeconds(l.Window, l.Max)}, giveBack()
+		}
+	}
+	return nil, nil
+}
+
+// UnhitRateLimit takes back one hit that HitSlidingRateLimit counted in the
 // window ending at resetAt, so a refund lands in the window of the hit even after it ended.
 func (q *Queries) UnhitRateLimit(ctx context.Context, key string, window time.Duration, resetAt time.Time) error {
 	_, err := q.db.Exec(ctx, `UPDATE rate_limits SET hits = hits - 1

@@ -182,17 +182,83 @@ func TestClaimReference(t *testing.T) {
 	}
 }
 
-func TestRateLimitWindow(t *testing.T) {
+// TakeRateLimits passes hits within every limit and refuses the first beyond one, counting
+// none of a refused hit: neither against the limit it exceeded nor against those it passed.
+func TestTakeRateLimits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	for i := 1; i <= 3; i++ {
-		hits, reset, err := q.HitRateLimit(ctx, "k", time.Minute)
-		if err != nil || hits != i || time.Until(reset) > time.Minute || time.Until(reset) <= 0 {
-			t.Fatalf("hit %d: %d %v %v", i, hits, reset, err)
+	pool := testdb.New(t)
+	q := store.New(pool)
+	const window = time.Hour
+	for attempt := 0; ; attempt++ {
+		suffix := strconv.Itoa(attempt)
+		wide := store.RateLimit{Key: "wide" + suffix, Max: 10, Window: window}
+		narrow := store.RateLimit{Key: "narrow" + suffix, Max: 3, Window: window}
+		var start time.Time
+		if err := pool.QueryRow(ctx, `SELECT to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600)`).Scan(&start); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if hits, _, _ := q.HitRateLimit(ctx, "other", time.Minute); hits != 1 {
-		t.Fatalf("keys share a counter")
+		var refusals []*store.Refusal
+		for range 5 {
+			r, err := q.TakeRateLimits(ctx, wide, narrow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refusals = append(refusals, r)
+		}
+		var end time.Time
+		if err := pool.QueryRow(ctx, `SELECT to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600)`).Scan(&end); err != nil {
+			t.Fatal(err)
+		}
+		if !start.Equal(end) && attempt < 3 {
+			continue // an hour ended during the test
+		}
+		for i, r := range refusals {
+			if (i < 3) != (r == nil) {
+				t.Fatalf("hit %d: refusal %+v", i+1, r)
+			}
+			if r != nil && (r.Limit != narrow || r.RetryAfter < 1 || r.RetryAfter > int(window.Seconds())) {
+				t.Fatalf("hit %d: refusal %+v, want the narrow limit, retry within the hour", i+1, r)
+			}
+		}
+		counts := map[string]int{}
+		rows, err := pool.Query(ctx, `SELECT key, hits FROM rate_limits WHERE key IN ($1, $2)`, wide.Key, narrow.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			counts[k] += n
+		}
+		if rows.Err() != nil || counts[wide.Key] != 3 || counts[narrow.Key] != 3 {
+			t.Fatalf("counted %v (%v), want 3 each: refused hits count for nothing", counts, rows.Err())
+		}
+		if r, _ := q.TakeRateLimits(ctx, store.RateLimit{Key: "other" + suffix, Max: 1, Window: window}); r != nil {
+			t.Fatal("keys share a counter")
+		}
+		// A burst does not start over when a window ends: the hits of the one before still
+		// weigh (all but a sliver of them, an hour's window being minutes old at most here).
+		past := store.RateLimit{Key: "past" + suffix, Max: 3, Window: window}
+		if _, err := pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, hits)
+			VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600) - interval '1 hour', 3)`, past.Key); err != nil {
+			t.Fatal(err)
+		}
+		var elapsed float64
+		if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now()) - floor(extract(epoch FROM now()) / 3600) * 3600`).Scan(&elapsed); err != nil {
+			t.Fatal(err)
+		}
+		r, err := q.TakeRateLimits(ctx, past)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if elapsed < 3600/3 && r == nil { // within the first third the previous window's 3 weigh over 2
+			t.Fatalf("%.0fs into a window after a full one: a hit passed", elapsed)
+		}
+		return
 	}
 }
 

@@ -69,17 +69,20 @@ func (s *Service) Send(ctx context.Context, caller string, scope []string, sid s
 	}
 	// Counted per caller and per receiving operator: a parent firing at its sub-operators'
 	// endpoints cannot send any one endpoint more than Limit a minute either.
-	for _, c := range []struct{ key, what string }{{"test-webhook:" + caller, "per sender"},
-		{"test-webhook-to:" + sess.OperatorID, "to one operator's endpoint"}} {
-		hits, reset, err := store.New(s.Pool).HitRateLimit(ctx, c.key, Window)
-		if err != nil {
-			return Sent{}, fault.Wrap(err, "count test webhooks")
+	sender := store.RateLimit{Key: "test-webhook:" + caller, Max: Limit, Window: Window}
+	receiver := store.RateLimit{Key: "test-webhook-to:" + sess.OperatorID, Max: Limit, Window: Window}
+	refused, err := store.New(s.Pool).TakeRateLimits(ctx, sender, receiver)
+	if err != nil {
+		return Sent{}, fault.Wrap(err, "count test webhooks")
+	}
+	if refused != nil {
+		what := "per sender"
+		if refused.Limit.Key == receiver.Key {
+			what = "to one operator's endpoint"
 		}
-		if hits > Limit {
-			e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, c.what)
-			e.RetryAfter = int(time.Until(reset).Seconds()) + 1
-			return Sent{}, e
-		}
+		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, what)
+		e.RetryAfter = refused.RetryAfter
+		return Sent{}, e
 	}
 	var msg proto.Message
 	if sess.Kind == session.Deposit {

@@ -58,14 +58,15 @@ func (s *Service) admit(ctx context.Context, sessionID string) error {
 	if err := paidOnce(ws); err != nil {
 		return err
 	}
-	hits, reset, err := q.HitRateLimit(ctx, "withdraw-submit:"+sessionID, SubmitWindow)
+	refused, err := q.TakeRateLimits(ctx, store.RateLimit{Key: "withdraw-submit:" + sessionID, Max: SubmitLimit,
+		Window: SubmitWindow})
 	if err != nil {
 		return fault.Wrap(err, "count submissions")
 	}
-	if hits > SubmitLimit {
+	if refused != nil {
 		e := fault.New(fault.RateLimited, "at most %d withdrawal submissions per minute on one session; try again in a moment",
 			SubmitLimit)
-		e.RetryAfter = retryAfter(reset)
+		e.RetryAfter = refused.RetryAfter
 		return e
 	}
 	return nil

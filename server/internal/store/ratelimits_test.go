@@ -1,4 +1,4 @@
-package admin
+package store_test
 
 import (
 	"testing"
@@ -22,13 +22,13 @@ func TestSlidingHits(t *testing.T) {
 		{"almost over: still one", 2, 10, w - time.Second, 3},
 		{"exactly a share", 0, 4, w / 4, 3},
 	} {
-		if got := slidingHits(store.SlidingHit{Current: c.current, Previous: c.previous, Elapsed: c.elapsed}, w); got != c.want {
+		if got := (store.SlidingHit{Current: c.current, Previous: c.previous, Elapsed: c.elapsed}).Hits(w); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
 }
 
-// retryAfter is when the refused attempt would pass: not a second earlier, and then it does.
+// RetryAfter is when the refused attempt would pass: not a second earlier, and then it does.
 func TestRetryAfter(t *testing.T) {
 	t.Parallel()
 	const w = 15 * time.Minute
@@ -43,7 +43,7 @@ func TestRetryAfter(t *testing.T) {
 		if e >= w {
 			previous, e = 0, e-w
 		}
-		return slidingHits(store.SlidingHit{Current: current + 1, Previous: previous, Elapsed: e}, w)
+		return store.SlidingHit{Current: current + 1, Previous: previous, Elapsed: e}.Hits(w)
 	}
 	for _, h := range []store.SlidingHit{
 		{Current: 11, Previous: 0, Elapsed: time.Minute},       // ten failures in this window
@@ -54,10 +54,10 @@ func TestRetryAfter(t *testing.T) {
 		{Current: 10, Previous: 3, Elapsed: 30 * time.Second},  // the current one's, mostly
 		{Current: 11, Previous: 10, Elapsed: 10 * time.Second}, // in flight beyond the limit
 	} {
-		if slidingHits(h, w) <= limit {
+		if h.Hits(w) <= limit {
 			t.Fatalf("%+v is not refused", h)
 		}
-		d := retryAfter(h, w, limit)
+		d := h.RetryAfter(w, limit)
 		if d <= 0 || d > 2*w {
 			t.Errorf("%+v: retry after %s", h, d)
 			continue
