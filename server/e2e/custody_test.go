@@ -7,6 +7,7 @@ import (
 	"crypto/ecdsa"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -28,8 +29,8 @@ import (
 )
 
 // TestAPIRoleProcessHoldsNoKeys runs real `coffer serve` processes on one database: an API
-// replica started before any worker refuses to start (it never creates a wallet); a worker
-// creates the wallet; an API replica then hands out a deposit address, the one the seed
+// replica started before any worker waits (it never creates a wallet); a worker creates the
+// wallet; the API replica then starts and hands out a deposit address, the one the seed
 // derives. Its whole memory, read from /proc, holds neither the seed nor any private key the
 // seed gives (the served deposit address's, the hot wallet's, the gas tank's, the bankroll's),
 // in their byte or machine-word layouts, while the worker's memory holds the hot wallet key:
@@ -50,29 +51,26 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL=" + base,
 		"COFFER_STATIC_PRICES=ETH=3000", "COFFER_LOG_LEVEL=info"}
 
-	// An API replica first: no wallet, no start.
-	early := startCoffer(t, bin, env, "serve", "--role", "api")
-	select {
-	case <-early.done:
-		if early.err == nil || !strings.Contains(early.stderr.String(), "start a worker") {
-			t.Fatalf("API replica on a database without wallet: %v\n%s", early.err, early.stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the API replica started without a wallet\n%s", early.stderr)
+	// An API replica first: it waits for a worker to create the wallet, serving nothing.
+	api := startCoffer(t, bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
+	waitFor(t, api, "the API replica to say it waits for a worker", func() bool {
+		return strings.Contains(api.stderr.String(), "waiting for a worker to create the HD wallet")
+	})
+	if res, err := http.Get(base + "/readyz"); err == nil {
+		res.Body.Close()
+		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
-
-	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
 	pool, err := store.Open(ctx, dbURL, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	waitFor(t, worker, "the worker to create the wallet", func() bool {
-		_, err := store.New(pool).GetWalletPublic(ctx)
-		return err == nil
-	})
-	api := startCoffer(t, bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
-	waitFor(t, api, "the API replica", func() bool {
+	if _, err := store.New(pool).GetWalletSeed(ctx); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the API replica created a wallet: %v", err)
+	}
+
+	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
+	waitFor(t, api, "the API replica, once the worker created the wallet", func() bool {
 		res, err := http.Get(base + "/readyz")
 		if err == nil {
 			res.Body.Close()

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 // procKiB reads a "Name:   123 kB" line of /proc/<pid>/status.
@@ -44,7 +47,9 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 	bin := buildCoffer(t)
 	addr := freeAddr(t)
 	base := "http://" + addr
-	env := []string{"DATABASE_URL=" + testdb.URL(t), "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0",
+	dbURL, masterKey := testdb.URL(t), secret.NewMasterKey()
+	createWallet(t, dbURL, masterKey) // as a worker would: an API replica waits for it
+	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0",
 		"COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true", "COFFER_ROLE=api", "COFFER_LOG_LEVEL=warn",
 		"COFFER_TRUSTED_PROXY_HEADER=X-Forwarded-For"}
 	p := serve(t, bin, base, env)
@@ -89,5 +94,23 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 	}
 	if counts[http.StatusUnauthorized] == 0 {
 		t.Error("no login was verified")
+	}
+}
+
+// createWallet creates the HD wallet on the database, as the first worker does.
+func createWallet(t *testing.T, dbURL, masterKey string) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := store.Open(ctx, dbURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	box, err := secret.NewBox(mustParse(t, masterKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wallet.Load(ctx, pool, box); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
@@ -129,15 +130,60 @@ func TestAPIRoleCannotSign(t *testing.T) {
 	}
 }
 
-// TestAPIRoleNeedsAWallet: an API replica on a database where no worker has created the HD
-// wallet does not create one (that would mean generating keys): it stops with a clear message.
-func TestAPIRoleNeedsAWallet(t *testing.T) {
+// TestAPIRoleWaitsForAWallet: an API replica on a database where no worker has created the HD
+// wallet does not create one (that would mean generating keys): it waits, and starts once a
+// worker has; told to stop meanwhile, it stops with a clear message.
+func TestAPIRoleWaitsForAWallet(t *testing.T) {
 	t.Parallel()
 	cfg := config.Config{DatabaseURL: testdb.URL(t), MaxDBConns: 4, MasterKey: secret.Random(secret.KeySize), Chains: mustChains(t),
 		Role: config.RoleAPI, WorkerConcurrency: 1, WebhookConcurrency: 1}
-	_, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, wallet.ErrNoPublic) || !strings.Contains(err.Error(), "start a worker") {
-		t.Fatalf("API role on a database without wallet: %v", err)
+		t.Fatalf("API role stopped on a database without wallet: %v", err)
+	}
+	pool, err := store.Open(context.Background(), cfg.DatabaseURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := store.New(pool).GetWalletSeed(context.Background()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the API role created a wallet: %v", err)
+	}
+
+	// Started again, it waits until a worker creates the wallet, then runs on its public half.
+	type started struct {
+		a   *app.App
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		a, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		done <- started{a, err}
+	}()
+	select {
+	case s := <-done:
+		t.Fatalf("the API role started without a wallet: %v", s.err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	cfg.Role = config.RoleWorker
+	worker, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Pool.Close()
+	select {
+	case s := <-done:
+		if s.err != nil {
+			t.Fatalf("the API role once the worker created the wallet: %v", s.err)
+		}
+		defer s.a.Pool.Close()
+		if s.a.Services.Keys != nil || s.a.Services.Wallet.Record() != worker.Services.Wallet.Record() {
+			t.Fatal("the API role does not run on the worker's public keys alone")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the API role still waits after a worker created the wallet")
 	}
 }
 

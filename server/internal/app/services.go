@@ -66,8 +66,8 @@ const (
 	// WalletKeys: the seed and every private key, creating the wallet on an empty database
 	// (workers and the all role).
 	WalletKeys WalletAccess = iota
-	// WalletPublic: public keys only, from the record workers store beside the seed; the
-	// engine refuses to sign (chaintx.NoKeys). The API role.
+	// WalletPublic: public keys only, from the record workers store beside the seed (waited
+	// for until a worker stores it); the engine refuses to sign (chaintx.NoKeys). The API role.
 	WalletPublic
 	// WalletPublicOrCreate: public keys only, but the wallet is created when the database has
 	// none (the service team's CLI).
@@ -114,7 +114,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		}
 		public, signer = keys.Public(), deposit.KeyRing{Keys: keys, Pool: pool}
 	case WalletPublic:
-		public, err = wallet.LoadPublic(ctx, pool, box)
+		public, err = wallet.AwaitPublic(ctx, pool, box, cfg.Log, time.Second)
 	case WalletPublicOrCreate:
 		public, err = wallet.LoadPublicOrCreate(ctx, pool, box)
 	default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -87,6 +89,32 @@ func LoadPublic(ctx context.Context, pool *pgxpool.Pool, box *secret.Box) (*Publ
 		return nil, fmt.Errorf("wallet: cannot open the stored public keys: is the master key the one the wallet was sealed with? (%w)", err)
 	}
 	return ParsePublic(raw)
+}
+
+// AwaitPublic is LoadPublic for API replicas starting beside workers, in any order: while no
+// worker has stored the public record it waits, polling every poll and saying so in the log,
+// until the record exists or ctx ends (then ErrNoPublic with ctx's error). An orchestrator
+// starting every replica at once thus needs no ordering and sees no crash loop; the replica
+// answers nothing meanwhile, so its readiness check fails.
+func AwaitPublic(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, log *slog.Logger, poll time.Duration) (*Public, error) {
+	const remindEvery = 30 * time.Second
+	var lastSaid time.Time
+	for {
+		p, err := LoadPublic(ctx, pool, box)
+		if !errors.Is(err, ErrNoPublic) {
+			return p, err
+		}
+		if time.Since(lastSaid) >= remindEvery {
+			log.Warn("waiting for a worker to create the HD wallet (or record its public keys): start one " +
+				"(`coffer serve --role worker` or `--role all`); API replicas never open the seed")
+			lastSaid = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (%w)", ErrNoPublic, context.Cause(ctx))
+		case <-time.After(poll):
+		}
+	}
 }
 
 // LoadPublicOrCreate is LoadPublic for the service team's CLI: on a database with no wallet
