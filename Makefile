@@ -21,12 +21,14 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: run test stress gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev)"
 	@echo "make test       run every test (throwaway PostgreSQL cluster)"
 	@echo "make stress     every package's tests, 3 copies at once, under CPU contention (flakes show here)"
+	@echo "make chaos      2 API + 2 worker replicas under faults, invariants checked (CHAOS_MINUTES=3, CHAOS_SEED=1)"
+	@echo "make chaos-regressions  every kept chaos seed (server/chaos/regressions.go)"
 	@echo "make gen        regenerate protobuf code, contract bindings"
 	@echo "make widget     build the widget and the panel into server/internal/webui/dist"
 	@echo "make lint       buf lint, go vet, gofmt"
@@ -47,6 +49,19 @@ test: postgres geth npm chromium
 # a test that passes alone but fails here is a flake, fixed at its cause (.ci/stress).
 stress: postgres geth npm chromium
 	PATH="$(TOOLS):$$PATH" bash .ci/stress
+
+# Chaos: two API and two worker replicas on one PostgreSQL and geth --dev, under load, with
+# replicas killed, PostgreSQL restarted and the webhook receiver failing on a schedule derived
+# from the seed; the invariants are checked at the end and a report written (server/chaos).
+# CHAOS_MINUTES=15 for a long run; CHAOS_ENFORCE_RECOVERY=1 fails on missed recovery targets;
+# CHAOS_REPORT=path writes the report there.
+chaos: postgres geth
+	PATH="$(TOOLS):$$PATH" CHAOS_MINUTES=$${CHAOS_MINUTES:-3} CHAOS_SEED=$${CHAOS_SEED:-1} \
+		$(GO) test -count=1 -run '^TestChaos$$' -timeout 60m -v ./server/chaos/
+
+# Every seed that ever failed (flaky is failing), each for the minutes it failed with.
+chaos-regressions: postgres geth
+	PATH="$(TOOLS):$$PATH" CHAOS_REGRESSIONS=1 $(GO) test -count=1 -run '^TestChaosRegressions$$' -timeout 120m -v ./server/chaos/
 
 # --- tools -----------------------------------------------------------------------------
 
@@ -144,7 +159,7 @@ lint: tools $(PROTOVALIDATE_PROTO)
 bench: postgres geth
 	PATH="$(TOOLS):$$PATH" $(GO) test -run '^$$' -bench . -benchtime 6x -count 1 -timeout 30m ./server/bench/
 
-ci: check-gen check-widget lint test
+ci: check-gen check-widget lint test chaos chaos-regressions
 
 clean:
 	rm -rf .tools .deps
