@@ -104,12 +104,16 @@ func (in *Injector) inject(f Fault) (string, error) {
 	switch f.Kind {
 	case KillWorker, KillAPI:
 		r := in.s.Replica(f.Target)
+		waited := ""
+		if f.Kind == KillWorker {
+			waited = in.awaitBusy(r.Current())
+		}
 		p, err := r.Kill()
 		if err != nil {
 			return "", err
 		}
 		killed := time.Now()
-		note := fmt.Sprintf("pid %d killed", p.PID)
+		note := fmt.Sprintf("pid %d killed%s", p.PID, waited)
 		if f.Kind == KillWorker {
 			n, err := in.mon.WorkerKilled(context.Background(), p, killed)
 			if err != nil {
@@ -132,6 +136,41 @@ func (in *Injector) inject(f Fault) (string, error) {
 		return "receiver healthy again", nil
 	}
 	return "", fmt.Errorf("unknown fault %s", f.Kind)
+}
+
+// busyWait is how long a worker kill waits for the worker to run a job worth measuring.
+const busyWait = 10 * time.Second
+
+// awaitBusy delays a worker's kill (at most busyWait) until it runs a job of a kind with a
+// recovery target, preferring kinds no kill has caught yet, so that the report measures every
+// kind; the delay is recorded.
+func (in *Injector) awaitBusy(p *Proc) string {
+	if p == nil {
+		return ""
+	}
+	seen := in.mon.observed()
+	fewest := -1
+	for _, t := range recoveryTargets {
+		if fewest < 0 || seen[t.Kind] < fewest {
+			fewest = seen[t.Kind]
+		}
+	}
+	start := time.Now()
+	for time.Since(start) < busyWait {
+		kinds, err := in.mon.RunningOn(context.Background(), p)
+		if err != nil {
+			break
+		}
+		for _, k := range kinds {
+			for _, t := range recoveryTargets {
+				if k == t.Kind && seen[k] == fewest {
+					return fmt.Sprintf(" after %s, while running %s", time.Since(start).Round(100*time.Millisecond), k)
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Sprintf(" after %s (no job of an unmeasured kind ran)", time.Since(start).Round(100*time.Millisecond))
 }
 
 // restart starts a replica again, retrying for a minute.

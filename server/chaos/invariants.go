@@ -43,7 +43,8 @@ type world struct {
 	entries      []dbEntry
 	funds        []dbFunds
 	txs          []dbTx
-	nonces       map[string]int64 // chain_nonces by lower-case address
+	nonces       map[string]int64   // chain_nonces by lower-case address
+	attempts     map[int64][]string // chain_tx_attempts' hashes by transaction
 	events       []dbEvent
 	liveJobs     []dbJob
 	deadJobs     []dbJob // discarded or cancelled
@@ -129,7 +130,7 @@ func numeric(s *string) *big.Int {
 
 // load reads the end state.
 func load(ctx context.Context, s *Stack, recv *Receiver) (*world, error) {
-	w := &world{nonces: map[string]int64{}, deadListed: map[string]bool{}, ackedByEvent: map[string]int{}}
+	w := &world{nonces: map[string]int64{}, attempts: map[int64][]string{}, deadListed: map[string]bool{}, ackedByEvent: map[string]int{}}
 	q := func(sql string, scan func(pgx.Rows) error) error {
 		rows, err := s.DB.Query(ctx, sql)
 		if err != nil {
@@ -211,6 +212,17 @@ func load(ctx context.Context, s *Stack, recv *Receiver) (*world, error) {
 				w.txs = append(w.txs, t)
 				return nil
 			})
+	}
+	if err == nil {
+		err = q(`SELECT tx_id, hash FROM chain_tx_attempts ORDER BY id`, func(r pgx.Rows) error {
+			var id int64
+			var h string
+			if err := r.Scan(&id, &h); err != nil {
+				return err
+			}
+			w.attempts[id] = append(w.attempts[id], h)
+			return nil
+		})
 	}
 	if err == nil {
 		err = q(`SELECT address, next_nonce FROM chain_nonces`, func(r pgx.Rows) error {
@@ -706,11 +718,33 @@ func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, paymen
 func checkNonces(ctx context.Context, s *Stack, w *world) *Check {
 	c := &Check{Name: "nonces have no gaps"}
 	byFrom := map[string][]dbTx{}
+	var stale []string
 	for _, t := range w.txs {
 		byFrom[strings.ToLower(t.From)] = append(byFrom[strings.ToLower(t.From)], t)
-		if t.State != "mined" {
-			c.fail("transaction %d (%s %s, nonce %d from %s) is %s at the end", t.ID, t.Purpose, t.Ref, t.Nonce, t.From, t.State)
+		what := fmt.Sprintf("transaction %d (%s %s, nonce %d from %s)", t.ID, t.Purpose, t.Ref, t.Nonce, t.From)
+		switch t.State {
+		case "mined":
+		case "pending":
+			// Pending in the database: is one of its signed attempts mined all the same (a record
+			// nobody advanced), or is it really waiting?
+			mined := ""
+			for _, h := range w.attempts[t.ID] {
+				if r, err := s.Node.Client.TransactionReceipt(ctx, common.HexToHash(h)); err == nil && r.Status == types.ReceiptStatusSuccessful {
+					mined = h
+				}
+			}
+			if mined != "" {
+				stale = append(stale, fmt.Sprintf("%d (%s %s)", t.ID, t.Purpose, t.Ref))
+			} else {
+				c.fail("%s: pending at the end, none of its %d signed attempts mined", what, len(w.attempts[t.ID]))
+			}
+		default:
+			c.fail("%s: %s", what, t.State)
 		}
+	}
+	if len(stale) > 0 {
+		c.note("%d transactions mined on-chain are still recorded pending (nobody advanced their record): %s", len(stale),
+			strings.Join(stale, ", "))
 	}
 	addrs := make([]string, 0, len(byFrom))
 	for a := range byFrom {

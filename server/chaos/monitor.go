@@ -156,6 +156,42 @@ func (m *Monitor) WorkerKilled(ctx context.Context, p *Proc, at time.Time) (int,
 	return n, rows.Err()
 }
 
+// RunningOn is the kinds of the jobs p is running now.
+func (m *Monitor) RunningOn(ctx context.Context, p *Proc) ([]string, error) {
+	rows, err := m.s.DB.Query(ctx, `SELECT kind, attempted_by[cardinality(attempted_by)] FROM river_job
+		WHERE state = 'running' AND cardinality(attempted_by) > 0`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var procs []*Proc
+	for _, w := range m.s.Workers {
+		procs = append(procs, w.Procs()...)
+	}
+	var kinds []string
+	for rows.Next() {
+		var kind, client string
+		if err := rows.Scan(&kind, &client); err != nil {
+			return nil, err
+		}
+		if owner(client, procs) == p {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds, rows.Err()
+}
+
+// observed counts the jobs of each kind caught on killed workers so far.
+func (m *Monitor) observed() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int{}
+	for _, k := range m.killed {
+		out[k.Kind]++
+	}
+	return out
+}
+
 // owner is the process a River client id belongs to: the one started last before the
 // client's creation time.
 func owner(clientID string, procs []*Proc) *Proc {

@@ -86,14 +86,20 @@ type StallSummary struct {
 	Quiet           Stall // overlapping no fault
 }
 
-// SummarizeStalls attributes each stall to the faults it overlaps.
+// stallCauses are the faults under way when a stall began (the cursor's last move, plus the
+// time it normally takes to move again).
+func stallCauses(st Stall, tl *Timeline) []Injected {
+	return tl.Overlapping(st.From, st.From.Add(minStall), time.Second)
+}
+
+// SummarizeStalls attributes each stall to the faults under way when it began.
 func SummarizeStalls(stalls []Stall, tl *Timeline) StallSummary {
 	s := StallSummary{ByFault: map[Kind]Stall{}}
 	for _, st := range stalls {
 		if st.Length() > s.Worst.Length() {
 			s.Worst = st
 		}
-		faults := tl.Overlapping(st.From, st.To, 0)
+		faults := stallCauses(st, tl)
 		if len(faults) == 0 && st.Length() > s.Quiet.Length() {
 			s.Quiet = st
 		}

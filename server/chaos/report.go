@@ -302,6 +302,26 @@ func (r *Run) reportRecovery(p func(string, ...any)) {
 	}
 	p("    with no fault                 %8s", fmtDur(st.Quiet.Length()))
 	p("    overall                       %8s", fmtDur(st.Worst.Length()))
+	stalls := r.Monitor.Stalls()
+	sort.Slice(stalls, func(i, j int) bool { return stalls[i].Length() > stalls[j].Length() })
+	if len(stalls) > 0 {
+		p("    longest stalls (%d of %s or more):", len(stalls), minStall)
+	}
+	for i, s := range stalls {
+		if i == 5 {
+			break
+		}
+		var causes []string
+		for _, f := range stallCauses(s, r.Timeline) {
+			causes = append(causes, string(f.Kind)+" "+f.Target)
+		}
+		open := ""
+		if s.Open {
+			open = " (still stalled when the run ended)"
+		}
+		p("      %s → %s  %8s  %s%s", s.From.Format("15:04:05.0"), s.To.Format("15:04:05.0"), fmtDur(s.Length()),
+			orDefault(strings.Join(causes, " + "), "no fault"), open)
+	}
 	p("")
 }
 
@@ -336,6 +356,13 @@ func countsOf(m map[string]int) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
