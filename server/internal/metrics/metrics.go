@@ -24,6 +24,16 @@ var (
 		Name: "coffer_funds_surplus",
 		Help: "Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units.",
 	}, []string{"chain_id", "currency"})
+	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
+	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "coffer_workers_dead_total",
+		Help: "Worker processes found dead (their liveness lock gone and no heartbeat within the grace period).",
+	})
+	// JobsRescued counts running jobs of dead workers made available again, by job kind.
+	JobsRescued = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_jobs_rescued_total",
+		Help: "Running jobs of dead workers put back to work by the liveness rescuer, by River job kind.",
+	}, []string{"kind"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -47,7 +57,7 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"transport", "operation"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus,
+	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
