@@ -43,8 +43,8 @@ type Line struct {
 	// offsets what the service owes the other operators.
 	Shortfall decimal.Decimal
 	Owed      decimal.Decimal
-	Surplus decimal.Decimal
-	OK      bool
+	Surplus   decimal.Decimal
+	OK        bool
 }
 
 // Reconciler reads the service wallets' balances.
