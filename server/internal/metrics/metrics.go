@@ -34,6 +34,17 @@ var (
 		Name: "coffer_jobs_rescued_total",
 		Help: "Running jobs of dead workers put back to work by the liveness rescuer, by River job kind.",
 	}, []string{"kind"})
+	// DepositsReorged counts deposits past their confirmation depth whose block left the chain.
+	DepositsReorged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_deposits_reorged_total",
+		Help: "Deposits past their confirmation depth (swept or credited) whose block left the chain in a reorg deeper than the depth.",
+	}, []string{"chain_id", "currency"})
+	// DepositsReorgedUnresolved is how many reorged deposits wait for an engineer (or for their
+	// re-inclusion to confirm), per chain; alert above 0.
+	DepositsReorgedUnresolved = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_deposits_reorged_unresolved",
+		Help: "Reorged deposits not resolved yet (OpsService.ListReorgedDeposits); their credit does not count toward operators' funds.",
+	}, []string{"chain_id"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -58,6 +69,7 @@ func New() *Metrics {
 		}, []string{"transport", "operation"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
+		DepositsReorged, DepositsReorgedUnresolved,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
