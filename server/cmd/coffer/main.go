@@ -30,7 +30,7 @@ func commands() []command {
 		{"keys", "master key custody: status, new-master, rotate-master", runKeys},
 		{"operator", "manage operators: create, update, get, list, rotate-key, treasury, balance, adjust", runOperator},
 		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
-		{"deposit", "missed deposits: replay --chain-id N --tx-hash H", runDeposit},
+		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
 	}
 }

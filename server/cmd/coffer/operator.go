@@ -341,8 +341,15 @@ func runAdminAccess(ctx context.Context, sub string, args []string, out io.Write
 }
 
 func runDeposit(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "reorged" {
+		return runDepositReorged(ctx, args[1:], out)
+	}
+	if len(args) > 0 && args[0] == "resolve" {
+		return runDepositResolve(ctx, args[1:], out)
+	}
 	if len(args) == 0 || args[0] != "replay" {
-		return fmt.Errorf("%w: coffer deposit replay --chain-id N --tx-hash H", errUsage)
+		return fmt.Errorf("%w: coffer deposit replay --chain-id N --tx-hash H | reorged [--operator-id ID] [--all] [--json] | "+
+			"resolve --id N --resolution reinstate|write-off --note TEXT [--json]", errUsage)
 	}
 	fs := newFlags("deposit replay")
 	chainID := fs.Int64("chain-id", 0, "chain id (required)")

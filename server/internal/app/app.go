@@ -20,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/legacy"
+	"github.com/cofferhq/coffer/server/internal/liveness"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -276,7 +277,10 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	}
 	var runErr error
 	workers := a.Config.Role != config.RoleAPI
+	var member *liveness.Member
 	if workers {
+		// Before River starts and stopped after it: running jobs always have a live member.
+		member = liveness.Start(a.Pool, liveness.Options{ClientID: a.River.ID(), Grace: a.Config.WorkerDeadAfter, Log: a.Log})
 		if err := a.River.Start(ctx); err != nil {
 			workers = false
 			if ctx.Err() == nil {
@@ -307,6 +311,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		if err := a.River.Stop(shutdownCtx); err != nil {
 			a.Log.Warn("River shutdown", "error", err)
 		}
+	}
+	if member != nil {
+		member.Stop()
 	}
 	stopHolder()
 	<-holderDone

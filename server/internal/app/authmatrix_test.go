@@ -101,6 +101,7 @@ AdminService.DeleteTheme                  unauth    denied    denied    ok      
 AdminService.ListDeadLetters              unauth    denied    denied    ok        denied    unauth
 AdminService.RedeliverWebhook             unauth    denied    denied    notfound  denied    unauth
 AdminService.ListOperatorFunds            unauth    denied    denied    ok        denied    unauth
+AdminService.ListDepositReorgs            unauth    denied    denied    ok        denied    unauth
 OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
@@ -117,6 +118,8 @@ OpsService.Reconcile                      unauth    denied    denied    denied  
 OpsService.DisableAdmin                   unauth    denied    denied    denied    ok        unauth
 OpsService.EnableAdmin                    unauth    denied    denied    denied    ok        unauth
 OpsService.RevokeAdminSessions            unauth    denied    denied    denied    ok        unauth
+OpsService.ListReorgedDeposits            unauth    denied    denied    denied    ok        unauth
+OpsService.ResolveReorgedDeposit          unauth    denied    denied    denied    notfound  unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -490,6 +493,19 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.AdminServiceListOperatorFundsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.admin.ListOperatorFunds(ctx, &cofferv1.ListOperatorFundsRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceListDepositReorgsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListDepositReorgs(ctx, &cofferv1.ListDepositReorgsRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceListReorgedDepositsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListReorgedDeposits(ctx, &cofferv1.ListReorgedDepositsRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceResolveReorgedDepositProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ResolveReorgedDeposit(ctx, &cofferv1.ResolveReorgedDepositRequest{DepositId: 987654321,
+			Resolution: cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF, Note: "matrix"})
 		return err
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {

@@ -62,6 +62,9 @@ type Options struct {
 	HTTPReadTimeout time.Duration
 	// TrustedProxyHeader: see config.Config; the test client on loopback is the trusted proxy.
 	TrustedProxyHeader string
+	// DatabaseURL is a migrated database of the test's own (a cluster it restarts, say); a
+	// fresh database of the shared test cluster when empty.
+	DatabaseURL string
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -104,8 +107,11 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
+	if opts.DatabaseURL == "" {
+		opts.DatabaseURL = testdb.URL(t)
+	}
 	cfg := config.Config{
-		DatabaseURL: testdb.URL(t), MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
+		DatabaseURL: opts.DatabaseURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
 		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
 		SessionTTL: opts.SessionTTL, Role: opts.Role, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
 		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,

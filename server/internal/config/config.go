@@ -78,6 +78,9 @@ type Config struct {
 	// JobRescueAfter is how long a job may run before River runs it again, presuming its
 	// process died (see jobs.Options.RescueAfter).
 	JobRescueAfter time.Duration
+	// WorkerDeadAfter is how long a worker whose liveness lock is gone may go without a
+	// heartbeat before the other workers rescue its running jobs (liveness.Options.Grace).
+	WorkerDeadAfter time.Duration
 	// SettleWait is how long a withdrawal decision (APPROVE, admin COMPLETED) waits for its
 	// payout to confirm before it answers.
 	SettleWait time.Duration
@@ -129,7 +132,8 @@ var Env = []struct{ Name, Default, Help string }{
 	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
 	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
 	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
-	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost with a crashed process and run again"},
+	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost and run again, when its worker still looks alive (a backstop: see COFFER_WORKER_DEAD_AFTER)"},
+	{"COFFER_WORKER_DEAD_AFTER", "3s", "how long a worker whose connection to PostgreSQL is gone may miss its heartbeat before other workers run its jobs again"},
 	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
 	{"COFFER_HTTP_READ_TIMEOUT", "15s", "how long a request's body may take to arrive (headers: 5 s)"},
 	{"COFFER_HTTP_WRITE_TIMEOUT", "60s", "how long an answer may take to be written (streams excepted)"},
@@ -192,6 +196,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.SettlePoll = c.ScanInterval
 	if c.JobRescueAfter, err = time.ParseDuration(get("COFFER_JOB_RESCUE_AFTER", "2m")); err != nil || c.JobRescueAfter < 2*time.Second {
 		errs = append(errs, errors.New("COFFER_JOB_RESCUE_AFTER must be a duration of at least 2s"))
+	}
+	if c.WorkerDeadAfter, err = time.ParseDuration(get("COFFER_WORKER_DEAD_AFTER", "3s")); err != nil || c.WorkerDeadAfter < time.Second {
+		errs = append(errs, errors.New("COFFER_WORKER_DEAD_AFTER must be a duration of at least 1s"))
 	}
 	if c.SettleWait, err = time.ParseDuration(get("COFFER_SETTLE_WAIT", "20s")); err != nil || c.SettleWait <= 0 {
 		errs = append(errs, errors.New("COFFER_SETTLE_WAIT must be a positive duration such as 20s"))

@@ -6,9 +6,11 @@
 // A deposit moves CONFIRMING → SWEEPING → CREDITED; a confirmed deposit below its asset's
 // minimum waits as BELOW_MINIMUM until the address's unswept balance of the asset reaches the
 // minimum (then SWEEPING → CREDITED); a deposit whose block leaves the chain before
-// confirmation becomes ORPHANED (and CONFIRMING again if a new block includes it). Deposits of
-// one address are swept together (sweep.go). UNSWEEPABLE is no longer produced (a status of
-// earlier versions: native deposits too small to pay their own sweep now wait below the minimum).
+// confirmation becomes ORPHANED (and CONFIRMING again if a new block includes it); one whose
+// block leaves the chain after confirmation (a reorg deeper than the depth) becomes REORGED
+// until it is mined again or an engineer resolves it (reorg.go). Deposits of one address are
+// swept together (sweep.go). UNSWEEPABLE is no longer produced (a status of earlier versions:
+// native deposits too small to pay their own sweep now wait below the minimum).
 package deposit
 
 import (

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -168,7 +169,14 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	if err != nil {
 		return err
 	}
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	var ready map[int64]bool // reorged deposits mined again that can count again (reorg.go)
+	if confirmUpTo != nil {
+		if ready, err = s.readyToReinstate(ctx, c, chainID, *confirmUpTo); err != nil {
+			return err
+		}
+	}
+	reincluded := 0
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.GetCursor(ctx, chainID)
 		if err != nil {
@@ -181,6 +189,12 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			saved, inserted, err := q.UpsertDeposit(ctx, d)
 			if err != nil {
 				return err
+			}
+			if saved.Status == "REORGED" {
+				if err := s.noteReinclusion(ctx, q, saved); err != nil {
+					return err
+				}
+				continue // never settled again: it counts again once this block is confirmed
 			}
 			if inserted {
 				s.log.Info("deposit detected", "deposit", saved.ID, "chain", chainID, "tx", saved.TxHash, "currency", saved.Currency,
@@ -212,9 +226,18 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 					return err
 				}
 			}
+			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, *confirmUpTo, ready); err != nil {
+				return err
+			}
 		}
 		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})
 	})
+	if err == nil && reincluded > 0 {
+		if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+			s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
+		}
+	}
+	return err
 }
 
 // confirmedTip is the highest block whose deposits have the required depth: by count, or the
@@ -263,10 +286,12 @@ func (s *Service) findFork(ctx context.Context, q *store.Queries, c *chain.Clien
 	}
 }
 
-// rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned
-// and the scan resumes right after the fork.
+// rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned,
+// those already past the confirmation depth are marked reorged (reorg.go), and the scan
+// resumes right after the fork.
 func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64) error {
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	var marked []reorged
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		cur, err := q.GetCursor(ctx, chainID)
 		if err != nil {
@@ -275,13 +300,8 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		if cur.NextBlock != next {
 			return ErrRaced
 		}
-		settled, err := q.SettledDepositsFrom(ctx, chainID, fork+1)
-		if err != nil {
+		if marked, err = s.markReorged(ctx, tx, chainID, fork); err != nil {
 			return err
-		}
-		if len(settled) > 0 {
-			s.log.Error("reorg deeper than the confirmation depth reached deposits already confirmed; they need manual review",
-				"chain", chainID, "fork", fork, "deposits", settled)
 		}
 		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1)
 		if err != nil {
@@ -290,10 +310,15 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		if err := q.DeleteBlocksFrom(ctx, chainID, fork+1); err != nil {
 			return err
 		}
-		s.log.Warn("chain reorganised: rolled back", "chain", chainID, "fork_block", fork, "blocks", next-fork-1, "orphaned_deposits", orphaned)
+		s.log.Warn("chain reorganised: rolled back", "chain", chainID, "fork_block", fork, "blocks", next-fork-1, "orphaned_deposits", orphaned,
+			"reorged_deposits", len(marked))
 		cur.NextBlock = fork + 1
 		return q.PutCursor(ctx, cur)
 	})
+	if err == nil {
+		s.reportReorged(ctx, chainID, fork, marked)
+	}
+	return err
 }
 
 // resetChain handles a chain whose genesis changed (a dev chain restarted): its unconfirmed

@@ -111,7 +111,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return false, err
 		}
 		return d.Status != "SWEEPING", nil
-	default: // CREDITED, BELOW_MINIMUM, ORPHANED, UNSWEEPABLE
+	default: // CREDITED, BELOW_MINIMUM, ORPHANED, UNSWEEPABLE, REORGED (resolution queues it again)
 		return true, nil
 	}
 }

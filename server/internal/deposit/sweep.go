@@ -58,6 +58,11 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil {
 		return err
 	}
+	// A deposit of this signed sweep left the chain (reorg.go): send, top up and credit
+	// nothing until the reorg is resolved, since its money may be gone.
+	if held, err := store.New(s.pool).SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+		return err
+	}
 	if sw.Status == store.SweepFunding {
 		signed, err := s.signSweep(ctx, n, c, sw)
 		if err != nil || !signed {

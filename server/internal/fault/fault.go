@@ -86,16 +86,29 @@ func Invalid(field, format string, args ...any) *Error {
 	return &Error{Code: InvalidArgument, Message: msg, Field: field}
 }
 
-// Wrap hides an unexpected error behind INTERNAL; the cause goes to logs only.
+// Wrap hides an unexpected error behind INTERNAL, or behind UNAVAILABLE when a dependency is
+// down (DependencyDown); the cause goes to logs only.
 func Wrap(err error, format string, args ...any) *Error {
-	return &Error{Code: Internal, Message: "internal error", Cause: fmt.Errorf(format+": %w", append(args, err)...)}
+	cause := fmt.Errorf(format+": %w", append(args, err)...)
+	if DependencyDown(err) {
+		return unavailable(cause)
+	}
+	return &Error{Code: Internal, Message: "internal error", Cause: cause}
 }
 
-// As returns the *Error in err's chain, or an INTERNAL error wrapping err.
+// As returns the *Error in err's chain, or one wrapping err: UNAVAILABLE when a dependency is
+// down (DependencyDown), INTERNAL otherwise. An INTERNAL error whose cause is a dependency
+// failure is answered as UNAVAILABLE too.
 func As(err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {
+		if fe.Code == Internal && DependencyDown(fe.Cause) {
+			return unavailable(fe.Cause)
+		}
 		return fe
+	}
+	if DependencyDown(err) {
+		return unavailable(err)
 	}
 	return &Error{Code: Internal, Message: "internal error", Cause: err}
 }

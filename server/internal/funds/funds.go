@@ -3,8 +3,10 @@
 // by payments to its treasury address, reserved when a payout is queued, settled when the
 // payout confirms, released when a payout is abandoned before it was signed, and adjusted only
 // by audited service-team entries. Every movement is a fund_entries row written in the same
-// database transaction as the state change it accounts for, and the balances cannot go below
-// zero, so no payout path can pay more than the operator holds, whatever runs concurrently.
+// database transaction as the state change it accounts for, and no debit can take the balances
+// below zero, so no payout path can pay more than the operator holds, whatever runs
+// concurrently. The one exception is a reorg deeper than the confirmation depth (reorg.go): a
+// credited deposit's credit is reversed even if the operator used it, leaving a shortfall.
 //
 // Reconcile proves the books against the chain: for every chain and asset, what the service
 // holds on-chain (bankroll and hot wallet) must cover every operator's available and reserved

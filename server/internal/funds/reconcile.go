@@ -38,9 +38,13 @@ type Line struct {
 	// PaidOut is the part of Reserved already sent by a mined payout that has not confirmed yet:
 	// it is no longer in the hot wallet, so it is not owed from the holdings.
 	PaidOut decimal.Decimal
-	Owed    decimal.Decimal
-	Surplus decimal.Decimal
-	OK      bool
+	// Shortfall is what operators whose available went below zero (a reorg reversed a credit
+	// they had used) owe back. It is not counted in Available: a debt is not cash, so it never
+	// offsets what the service owes the other operators.
+	Shortfall decimal.Decimal
+	Owed      decimal.Decimal
+	Surplus   decimal.Decimal
+	OK        bool
 }
 
 // Reconciler reads the service wallets' balances.
@@ -105,6 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 				line.Available = rates.FromUnits(t.Available, a.Decimals)
 				line.Reserved = rates.FromUnits(t.Reserved, a.Decimals)
 				line.PaidOut = rates.FromUnits(t.PaidOut, a.Decimals)
+				line.Shortfall = rates.FromUnits(t.Shortfall, a.Decimals)
 			}
 			line.Owed = line.Available.Add(line.Reserved).Sub(line.PaidOut)
 			line.Surplus = line.Holdings.Sub(line.Owed)
@@ -118,8 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 	return out, nil
 }
 
-// ReconcileArgs is the periodic reconciliation: it keeps the coffer_funds_surplus metric
-// current and logs an error for every line whose holdings fall short.
+// ReconcileArgs is the periodic reconciliation: it keeps the coffer_funds_surplus and
+// coffer_deposits_reorged_unresolved metrics current and logs an error for every line whose
+// holdings fall short.
 type ReconcileArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -139,6 +145,9 @@ type ReconcileWorker struct {
 
 // Work implements river.Worker.
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
+	if err := ReportUnresolvedReorgs(ctx, w.Reconciler.Ledger.pool, w.Reconciler.Ledger.chains); err != nil {
+		return err
+	}
 	lines, err := w.Reconciler.Reconcile(ctx, 0)
 	if err != nil {
 		return err

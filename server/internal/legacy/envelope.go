@@ -47,8 +47,11 @@ func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, er
 		err = fault.New(fault.Unavailable, "request cancelled")
 	}
 	fe := fault.As(err)
-	if fe.Code == fault.Internal {
+	switch {
+	case fe.Code == fault.Internal:
 		log.ErrorContext(ctx, "request failed", "error", err)
+	case fe.Code == fault.Unavailable && fe.Cause != nil:
+		log.WarnContext(ctx, "request failed: a dependency is down", "error", fe.Cause)
 	}
 	data := map[string]any{"code": fe.Code.String()}
 	if fe.Field != "" {

@@ -24,6 +24,27 @@ var (
 		Name: "coffer_funds_surplus",
 		Help: "Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units.",
 	}, []string{"chain_id", "currency"})
+	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
+	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "coffer_workers_dead_total",
+		Help: "Worker processes found dead (their liveness lock gone and no heartbeat within the grace period).",
+	})
+	// JobsRescued counts running jobs of dead workers made available again, by job kind.
+	JobsRescued = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_jobs_rescued_total",
+		Help: "Running jobs of dead workers put back to work by the liveness rescuer, by River job kind.",
+	}, []string{"kind"})
+	// DepositsReorged counts deposits past their confirmation depth whose block left the chain.
+	DepositsReorged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_deposits_reorged_total",
+		Help: "Deposits past their confirmation depth (swept or credited) whose block left the chain in a reorg deeper than the depth.",
+	}, []string{"chain_id", "currency"})
+	// DepositsReorgedUnresolved is how many reorged deposits wait for an engineer (or for their
+	// re-inclusion to confirm), per chain; alert above 0.
+	DepositsReorgedUnresolved = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_deposits_reorged_unresolved",
+		Help: "Reorged deposits not resolved yet (OpsService.ListReorgedDeposits); their credit does not count toward operators' funds.",
+	}, []string{"chain_id"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -47,7 +68,8 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"transport", "operation"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus,
+	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
+		DepositsReorged, DepositsReorgedUnresolved,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

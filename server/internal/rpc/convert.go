@@ -112,6 +112,7 @@ var depositStatuses = map[string]cofferv1.DepositStatus{
 	"ORPHANED":      cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
 	"UNSWEEPABLE":   cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
 	"BELOW_MINIMUM": cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
+	"REORGED":       cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED,
 }
 
 func depositStatusNames(in []cofferv1.DepositStatus) []string {

@@ -108,7 +108,7 @@ func ReconcileProto(lines []funds.Line, at time.Time) *cofferv1.ReconcileRespons
 	for _, l := range lines {
 		p := &cofferv1.ReconciliationLine{ChainId: l.ChainID, Currency: l.Currency, Holdings: l.Holdings.String(),
 			Available: l.Available.String(), Reserved: l.Reserved.String(), PaidOut: l.PaidOut.String(), Owed: l.Owed.String(),
-			Surplus: l.Surplus.String(), Ok: l.OK}
+			Surplus: l.Surplus.String(), Ok: l.OK, Shortfall: l.Shortfall.String()}
 		for _, w := range l.ByWallet {
 			p.Wallets = append(p.Wallets, &cofferv1.ReconciliationWallet{Role: w.Role, Address: w.Address.Hex(), Amount: w.Amount.String()})
 		}

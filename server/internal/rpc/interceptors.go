@@ -58,8 +58,12 @@ func (i errorInterceptor) report(ctx context.Context, procedure string, err erro
 	if err == nil {
 		return nil
 	}
-	if fe := fault.As(err); fe.Code == fault.Internal && !errors.Is(err, context.Canceled) {
+	switch fe := fault.As(err); {
+	case errors.Is(err, context.Canceled):
+	case fe.Code == fault.Internal:
 		i.log.ErrorContext(ctx, "request failed", "procedure", procedure, "error", err)
+	case fe.Code == fault.Unavailable && fe.Cause != nil:
+		i.log.WarnContext(ctx, "request failed: a dependency is down", "procedure", procedure, "error", fe.Cause)
 	}
 	return ToConnect(err)
 }

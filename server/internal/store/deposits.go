@@ -307,17 +307,6 @@ func (q *Queries) OrphanDepositsFrom(ctx context.Context, chainID int64, from ui
 	return tag.RowsAffected(), err
 }
 
-// SettledDepositsFrom counts deposits past confirmation in blocks from a number on: a reorg
-// deeper than the confirmation depth, which nothing can undo automatically.
-func (q *Queries) SettledDepositsFrom(ctx context.Context, chainID int64, from uint64) ([]int64, error) {
-	rows, err := q.db.Query(ctx, `SELECT id FROM deposits WHERE chain_id = $1 AND block_number >= $2 AND status IN ('SWEEPING', 'CREDITED')`,
-		chainID, int64(from))
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[int64])
-}
-
 // OrphanChainDeposits marks every unconfirmed deposit of a chain orphaned (the chain was reset).
 func (q *Queries) OrphanChainDeposits(ctx context.Context, chainID int64) (int64, error) {
 	tag, err := q.db.Exec(ctx, `UPDATE deposits SET status = 'ORPHANED' WHERE chain_id = $1 AND status = 'CONFIRMING'`, chainID)

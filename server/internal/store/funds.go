@@ -17,6 +17,10 @@ const (
 	FundSettle     = "SETTLE"
 	FundRelease    = "RELEASE"
 	FundAdjustment = "ADJUSTMENT"
+	// FundReorg takes a credited deposit back out when its block left the chain (migration 0011).
+	FundReorg = "REORG"
+	// FundReinstate gives a reorged deposit's credit back.
+	FundReinstate = "REINSTATE"
 )
 
 // Funds is what an operator holds in one asset of one chain, in the asset's smallest unit.
@@ -42,6 +46,9 @@ type FundEntry struct {
 	Actor          string
 	Note           string
 	CreatedAt      time.Time
+	// Overdraw lets the entry take available below zero (a reorg reversal of funds already
+	// used); every other debit is refused when it would.
+	Overdraw bool
 }
 
 func scanFunds(row pgx.Row) (Funds, error) {
@@ -55,10 +62,11 @@ func scanFunds(row pgx.Row) (Funds, error) {
 const fundsColumns = `operator_id::text, chain_id, currency, available, reserved, updated_at`
 
 // MoveFunds applies an entry to an operator's funds and records it, in the caller's
-// transaction. It returns ok false, writing nothing, when the funds would go below zero (not
-// enough available, or more released or settled than reserved); funds holds them as they are
-// then. A repeated DEPOSIT, TREASURY or SETTLE entry for the same ref is refused by the
-// database (a unique violation).
+// transaction. It returns ok false, writing nothing, when a debit would take the funds below
+// zero (not enough available, or more released or settled than reserved) unless the entry may
+// overdraw; funds holds them as they are then. A credit is never refused, even while available
+// is below zero after a reorg (it covers the shortfall first). A repeated DEPOSIT, TREASURY or
+// SETTLE entry for the same ref is refused by the database (a unique violation).
 func (q *Queries) MoveFunds(ctx context.Context, e FundEntry) (funds Funds, ok bool, err error) {
 	if _, err := q.db.Exec(ctx, `INSERT INTO operator_funds (operator_id, chain_id, currency) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, e.OperatorID, e.ChainID, e.Currency); err != nil {
@@ -66,8 +74,10 @@ func (q *Queries) MoveFunds(ctx context.Context, e FundEntry) (funds Funds, ok b
 	}
 	funds, err = scanFunds(q.db.QueryRow(ctx, `UPDATE operator_funds SET available = available + $4, reserved = reserved + $5,
 		updated_at = now()
-		WHERE operator_id = $1 AND chain_id = $2 AND currency = $3 AND available + $4 >= 0 AND reserved + $5 >= 0
-		RETURNING `+fundsColumns, e.OperatorID, e.ChainID, e.Currency, Uint256(e.AvailableDelta), Uint256(e.ReservedDelta)))
+		WHERE operator_id = $1 AND chain_id = $2 AND currency = $3
+		  AND ($6 OR $4::numeric >= 0 OR available + $4 >= 0) AND reserved + $5 >= 0
+		RETURNING `+fundsColumns, e.OperatorID, e.ChainID, e.Currency, Uint256(e.AvailableDelta), Uint256(e.ReservedDelta),
+		e.Overdraw))
 	if err == ErrNotFound {
 		funds, err = q.GetFunds(ctx, e.OperatorID, e.ChainID, e.Currency)
 		return funds, false, err
@@ -119,25 +129,30 @@ type FundTotal struct {
 	// PaidOut is the part of Reserved whose payout transaction is already mined (it left the
 	// hot wallet) but not confirmed yet, so not settled.
 	PaidOut *big.Int
+	// Shortfall is what operators whose available is below zero (a reorg reversed funds they
+	// had used) owe back, as a positive number. Available sums only the funds above zero: a
+	// shortfall is not cash, so it never offsets what the service owes other operators.
+	Shortfall *big.Int
 }
 
 // FundTotals sums every operator's funds per chain and asset.
 func (q *Queries) FundTotals(ctx context.Context) ([]FundTotal, error) {
 	rows, err := q.db.Query(ctx, `
-		SELECT f.chain_id, f.currency, sum(f.available), sum(f.reserved),
+		SELECT f.chain_id, f.currency, sum(greatest(f.available, 0)), sum(f.reserved),
 			coalesce((SELECT sum(w.crypto_amount) FROM withdrawals w JOIN chain_txs t
 				ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'mined'
 				WHERE w.chain_id = f.chain_id AND w.currency = f.currency AND w.status <> 'COMPLETED'
-				  AND w.payout_queued_at IS NOT NULL), 0)
+				  AND w.payout_queued_at IS NOT NULL), 0),
+			-sum(least(f.available, 0))
 		FROM operator_funds f GROUP BY f.chain_id, f.currency ORDER BY f.chain_id, f.currency`)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FundTotal, error) {
 		var t FundTotal
-		var a, res, paid decimal.Decimal
-		err := r.Scan(&t.ChainID, &t.Currency, &a, &res, &paid)
-		t.Available, t.Reserved, t.PaidOut = a.BigInt(), res.BigInt(), paid.BigInt()
+		var a, res, paid, short decimal.Decimal
+		err := r.Scan(&t.ChainID, &t.Currency, &a, &res, &paid, &short)
+		t.Available, t.Reserved, t.PaidOut, t.Shortfall = a.BigInt(), res.BigInt(), paid.BigInt(), short.BigInt()
 		return t, err
 	})
 }

@@ -23,8 +23,14 @@ type DBTX interface {
 // Queries holds every query, bound to a pool or a transaction.
 type Queries struct{ db DBTX }
 
-// New binds the queries to db.
-func New(db DBTX) *Queries { return &Queries{db: db} }
+// New binds the queries to db. Bound to a pool, a statement that meets a dead pooled
+// connection (after a PostgreSQL restart) is repeated on another one.
+func New(db DBTX) *Queries {
+	if pool, ok := db.(*pgxpool.Pool); ok {
+		return &Queries{db: retrying{pool}}
+	}
+	return &Queries{db: db}
+}
 
 // ErrNotFound is returned by single-row lookups that match nothing.
 var ErrNotFound = errors.New("not found")
@@ -53,9 +59,10 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	return pool, nil
 }
 
-// InTx runs fn in a transaction, committing when fn returns nil.
+// InTx runs fn in a transaction, committing when fn returns nil. BEGIN is repeated on another
+// connection when the pool handed out a dead one; fn runs once.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, pool, fn)
+	return pgx.BeginFunc(ctx, retrying{pool}, fn)
 }
 
 func notFound(err error) error {

@@ -111,11 +111,7 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 		s.log.InfoContext(ctx, "withdrawal approved: payout queued", "withdrawal", id, "actor", actor)
 	}
 	if approve && out.Withdrawal.PayoutQueuedAt != nil || queued {
-		w, err := s.awaitSettled(ctx, scope, id)
-		if err != nil {
-			return Decided{}, err
-		}
-		out.Withdrawal = w
+		out.Withdrawal = s.awaitSettled(ctx, scope, id, out.Withdrawal)
 	}
 	return out, nil
 }
@@ -183,7 +179,7 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 	if err != nil || !paying {
 		return out, err
 	}
-	return s.awaitSettled(ctx, scope, id)
+	return s.awaitSettled(ctx, scope, id, out), nil
 }
 
 // stateOf is what the transition table sees of a withdrawal: paying from the moment its
@@ -300,23 +296,31 @@ func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
 }
 
 // awaitSettled waits up to Config.SettleWait for a paying withdrawal to complete, and returns
-// it as it then stands.
-func (s *Service) awaitSettled(ctx context.Context, scope []string, id string) (store.Withdrawal, error) {
+// it as it then stands. The decision has committed by then (committed is the withdrawal as it
+// left it), so the call answers its result whatever happens while it waits: a read that fails
+// (PostgreSQL restarting, say) is logged and the last state known is answered, never an error
+// that would tell the caller nothing happened.
+func (s *Service) awaitSettled(ctx context.Context, scope []string, id string, committed store.Withdrawal) store.Withdrawal {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SettleWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	last := committed
 	for {
-		w, err := store.New(s.pool).GetWithdrawal(context.WithoutCancel(ctx), scope, id)
-		if err != nil {
-			return w, fault.Wrap(err, "load withdrawal")
-		}
-		if w.Status == string(Completed) {
-			return w, nil
+		w, err := store.New(s.pool).GetWithdrawal(ctx, scope, id)
+		switch {
+		case err != nil && ctx.Err() != nil:
+		case err != nil:
+			s.log.WarnContext(ctx, "withdrawal decided; reading its payout failed, answering the last state known",
+				"withdrawal", id, "status", last.Status, "error", err)
+		case w.Status == string(Completed):
+			return w
+		default:
+			last = w
 		}
 		select {
 		case <-ctx.Done():
-			return w, nil
+			return last
 		case <-tick.C:
 		}
 	}

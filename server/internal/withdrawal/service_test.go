@@ -96,13 +96,18 @@ const confirmations = 2
 
 func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	t.Helper()
+	return setupChainOn(t, cfg, testdb.New(t))
+}
+
+// setupChainOn is setupChain on a pool of the test's own.
+func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
+	t.Helper()
 	ctx := context.Background()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dev.Close() })
-	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	keys, err := wallet.FromSeed(secret.Random(64))
 	if err != nil {
@@ -398,6 +403,11 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 	if got.Status != "COMPLETED" || got.SettlementTxHash == "" || got.CompletedAt == nil {
 		t.Fatalf("after the payout: %+v", got)
 	}
+	// A retry after the payout (its first answer lost) answers COMPLETED and pays nothing.
+	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "retry"); err != nil || again.Status != "COMPLETED" {
+		t.Fatalf("COMPLETED retried once completed: %+v, %v", again.Status, err)
+	}
+	e.payAll()
 	if bal := e.tokenBalance(dest); bal.Cmp(big.NewInt(40_000_000)) != 0 {
 		t.Fatalf("destination holds %s, want 40000000", bal)
 	}

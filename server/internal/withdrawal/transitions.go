@@ -128,7 +128,11 @@ var transitions = map[key]Outcome{
 	// While the payout is in flight, asking for it again answers the current status and pays
 	// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
 	// AWAITING_APPROVAL).
-	{paying(Processing), AdminComplete}:         {To: Processing, Unchanged: true},
+	{paying(Processing), AdminComplete}: {To: Processing, Unchanged: true},
+	// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
+	// that was lost, or a 503) answers the current status, as a repeated decision does.
+	{open(Completed), AdminComplete}:            {To: Completed, Unchanged: true},
+	{open(Rejected), AdminReject}:               {To: Rejected, Unchanged: true},
 	{paying(AwaitingApproval), OperatorApprove}: {To: AwaitingApproval, Unchanged: true},
 	{paying(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Unchanged: true},
 	{paying(Processing), PayoutConfirmed}:       {To: Completed},

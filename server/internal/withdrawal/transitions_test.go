@@ -62,6 +62,10 @@ func TestSpecTransitions(t *testing.T) {
 		{"only a payout in flight is stopped", open(Processing), PayoutStopped, "", false, false, "not allowed"},
 		{"a cancelled withdrawal cannot be paid", open(Cancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
 		{"PROCESSING twice", open(Processing), AdminProcess, "", false, false, "already PROCESSING"},
+		{"admin COMPLETED retried once completed: current status, no payout", open(Completed), AdminComplete, Completed, false, true, ""},
+		{"admin REJECTED retried once rejected: current status", open(Rejected), AdminReject, Rejected, false, true, ""},
+		{"admin REJECTED on a completed withdrawal refused", open(Completed), AdminReject, "", false, false, "already COMPLETED"},
+		{"admin COMPLETED on a rejected withdrawal refused", open(Rejected), AdminComplete, "", false, false, "already REJECTED"},
 		// While the payout is in flight (paying): repeats pay nothing, nothing else changes it.
 		{"admin COMPLETED again while paying: nothing more", paying(Processing), AdminComplete, Processing, false, true, ""},
 		{"APPROVE again while settling: nothing more", paying(AwaitingApproval), OperatorApprove, AwaitingApproval, false, true, ""},

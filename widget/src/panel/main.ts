@@ -8,7 +8,7 @@ import { ChainService } from "../../../gen/ts/coffer/v1/chain_pb.js";
 import type { Deposit } from "../../../gen/ts/coffer/v1/deposit_pb.js";
 import type { Theme, ThemeStyle } from "../../../gen/ts/coffer/v1/theme_pb.js";
 import type { Withdrawal } from "../../../gen/ts/coffer/v1/withdrawal_pb.js";
-import { ApprovalMode, Decision, DepositStatus, DepositType, HeldReason, WebhookEventType, WithdrawalStatus } from "../../../gen/ts/coffer/v1/types_pb.js";
+import { ApprovalMode, Decision, DepositStatus, DepositType, HeldReason, ReorgResolution, WebhookEventType, WithdrawalStatus } from "../../../gen/ts/coffer/v1/types_pb.js";
 import { client } from "../shared/api.js";
 import { h, mount } from "../shared/dom.js";
 import { apiError } from "../shared/errors.js";
@@ -282,7 +282,7 @@ function actions(w: Withdrawal): HTMLElement | null {
 async function showDeposits(pageToken = "") {
   const q = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const status = h("select", { id: "f-dstatus" }, h("option", { value: "" }, "All"),
-    [1, 2, 6, 3, 4, 5].map((s) => h("option", { value: String(s), selected: q.get("status") === String(s) }, enumName(DepositStatus, s, ""))));
+    [1, 2, 6, 3, 7, 4, 5].map((s) => h("option", { value: String(s), selected: q.get("status") === String(s) }, enumName(DepositStatus, s, ""))));
   const operator = h("input", { id: "f-doperator", value: q.get("operator") ?? "", placeholder: "operator UUID" });
   const user = h("input", { id: "f-duser", value: q.get("user") ?? "", placeholder: "externalUserId" });
   const filters = h("form", { class: "filters" },
@@ -328,27 +328,60 @@ function depositDetail(d: Deposit): HTMLElement {
       field("Gross / fee / net (raw)", `${d.grossAmount} / ${d.feeAmount} / ${d.amount}`),
       field("Net USD", d.amountInDollar), field("Sweep tx", d.sweepTxHash ? h("code", null, d.sweepTxHash) : ""),
       field("Manual replay", d.manual ? "yes" : "no"), field("Treasury payment", d.treasury ? "yes (funds the operator; no DEPOSIT)" : "no"),
-      field("Detected", when(tsDate(d.detectedAt))), field("Credited", when(tsDate(d.confirmedAt)))));
+      field("Detected", when(tsDate(d.detectedAt))), field("Credited", when(tsDate(d.confirmedAt))),
+      d.status === DepositStatus.REORGED ? field("Reorg", h("a", { href: "#/funds" },
+        "its block left the chain after confirmation: it does not count toward the operator's funds (Funds → Reorged deposits)")) : []));
 }
 
 // --- funds -----------------------------------------------------------------------------------
 
 /** showFunds lists each operator's funds: what payouts can draw on (available) and what queued
- * payouts hold (reserved). Only the service team adjusts them (CLI or OpsService). */
+ * payouts hold (reserved). Only the service team adjusts them (CLI or OpsService). Below them,
+ * the deposits whose block left the chain after their confirmation depth (a deep reorg): they
+ * do not count until they are mined again or the service team resolves them. */
 async function showFunds() {
   const out = h("div", null, h("p", null, "Loading…"));
+  const all = new URLSearchParams(location.hash.split("?")[1] ?? "").get("reorgs") === "all";
+  const reorgs = h("div", { id: "reorgs" }, h("p", null, "Loading…"));
   mount(root, ...shell("Funds", h("p", { class: "hint" },
-    "Each operator pays out only from its own funds: credited by its users' deposits and its treasury payments, reserved while a payout is on its way."), out));
+    "Each operator pays out only from its own funds: credited by its users' deposits and its treasury payments, reserved while a payout is on its way."), out,
+    h("h2", null, "Reorged deposits"),
+    h("p", { class: "hint" },
+      "Deposits whose block left the chain after their confirmation depth. Their credit is taken back from the operator's available funds " +
+      "(a negative available is a shortfall: payouts are refused until it is covered) until the transfer is mined again or the service team " +
+      "resolves them (coffer deposit resolve, OpsService.ResolveReorgedDeposit). No webhook is sent. ",
+      h("a", { href: all ? "#/funds" : "#/funds?reorgs=all" }, all ? "Unresolved only" : "Show resolved too")),
+    reorgs));
   const res = await guard(() => admin.listOperatorFunds({}), out);
   if (!res) return;
+  const names = new Map(res.operators.map((op) => [op.operatorId, op.operatorName]));
   const rows = res.operators.flatMap((op) => op.balances.map((b, i) =>
     h("tr", null,
       h("td", null, i === 0 ? op.operatorName : ""),
       h("td", null, String(b.chainId)),
       h("td", null, b.currency),
-      h("td", { class: "num" }, b.available),
+      h("td", { class: b.available.startsWith("-") ? "num short" : "num", title: b.available.startsWith("-") ? "shortfall after a reorg" : false }, b.available),
       h("td", { class: "num" }, b.reserved))));
   out.replaceChildren(table(["Operator", "Chain", "Currency", "Available", "Reserved"], rows, "No operators."));
+  const list = await guard(() => admin.listDepositReorgs({ includeResolved: all, pageSize: 100 }), reorgs);
+  if (!list) return;
+  const reorgRows = list.items.map((r) => {
+    const d = r.deposit;
+    const resolution = r.resolution ? `${enumName(ReorgResolution, r.resolution, "")} by ${r.resolvedBy}: ${r.note}` : "unresolved";
+    return h("tr", null,
+      h("td", null, when(tsDate(r.detectedAt))),
+      h("td", null, String(d?.depositId ?? "")),
+      h("td", null, names.get(d?.operatorId ?? "") ?? d?.operatorId ?? ""),
+      h("td", null, String(d?.chainId ?? "")),
+      h("td", { class: "num" }, `${d?.grossAmount ?? ""} ${d?.currency ?? ""}`),
+      h("td", { class: "num" }, r.reversedAmount),
+      h("td", null, h("code", { title: r.blockHash }, `${r.blockNumber}`), " ", h("code", { title: d?.transactionHash ?? "" }, shortHash(d?.transactionHash ?? ""))),
+      h("td", null, enumName(DepositStatus, r.priorStatus, "")),
+      h("td", null, r.reincludedBlock ? String(r.reincludedBlock) : "—"),
+      h("td", null, h("span", { class: r.resolution ? "badge" : "badge warn" }, resolution)));
+  });
+  reorgs.replaceChildren(table(["Detected", "Deposit", "Operator", "Chain", "Gross (raw)", "Reversed (raw)", "Block / tx", "Was", "Mined again", "Resolution"],
+    reorgRows, all ? "No reorged deposits." : "No unresolved reorged deposits."));
 }
 
 // --- replay ----------------------------------------------------------------------------------

@@ -1964,11 +1964,139 @@ func (x *RedeliverWebhookResponse) GetDelivery() *WebhookDelivery {
 	return nil
 }
 
+// ListDepositReorgsRequest filters the panel's reorged deposits.
+type ListDepositReorgsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One operator in the admin's scope; empty for all of it.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Resolved ones too.
+	IncludeResolved bool `protobuf:"varint,2,opt,name=include_resolved,json=includeResolved,proto3" json:"include_resolved,omitempty"`
+	// Page size, 1..200; 50 when zero.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Cursor from a previous response.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDepositReorgsRequest) Reset() {
+	*x = ListDepositReorgsRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDepositReorgsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDepositReorgsRequest) ProtoMessage() {}
+
+func (x *ListDepositReorgsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDepositReorgsRequest.ProtoReflect.Descriptor instead.
+func (*ListDepositReorgsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ListDepositReorgsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *ListDepositReorgsRequest) GetIncludeResolved() bool {
+	if x != nil {
+		return x.IncludeResolved
+	}
+	return false
+}
+
+func (x *ListDepositReorgsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDepositReorgsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListDepositReorgsResponse is one page.
+type ListDepositReorgsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Items []*ReorgedDeposit `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Cursor of the next page; empty on the last one.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDepositReorgsResponse) Reset() {
+	*x = ListDepositReorgsResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDepositReorgsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDepositReorgsResponse) ProtoMessage() {}
+
+func (x *ListDepositReorgsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDepositReorgsResponse.ProtoReflect.Descriptor instead.
+func (*ListDepositReorgsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListDepositReorgsResponse) GetItems() []*ReorgedDeposit {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListDepositReorgsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_coffer_v1_admin_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
+	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
 	"\x05Admin\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1f\n" +
@@ -2117,8 +2245,18 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\x17RedeliverWebhookRequest\x12&\n" +
 	"\bevent_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\aeventId\"R\n" +
 	"\x18RedeliverWebhookResponse\x126\n" +
-	"\bdelivery\x18\x01 \x01(\v2\x1a.coffer.v1.WebhookDeliveryR\bdelivery2\xe2\n" +
+	"\bdelivery\x18\x01 \x01(\v2\x1a.coffer.v1.WebhookDeliveryR\bdelivery\"\xc5\x01\n" +
+	"\x18ListDepositReorgsRequest\x12,\n" +
+	"\voperator_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"operatorId\x12)\n" +
+	"\x10include_resolved\x18\x02 \x01(\bR\x0fincludeResolved\x12'\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
 	"\n" +
+	"page_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"t\n" +
+	"\x19ListDepositReorgsResponse\x12/\n" +
+	"\x05items\x18\x01 \x03(\v2\x19.coffer.v1.ReorgedDepositR\x05items\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xc7\v\n" +
 	"\fAdminService\x12:\n" +
 	"\x05Login\x12\x17.coffer.v1.LoginRequest\x1a\x18.coffer.v1.LoginResponse\x12=\n" +
 	"\x06Logout\x12\x18.coffer.v1.LogoutRequest\x1a\x19.coffer.v1.LogoutResponse\x12?\n" +
@@ -2136,7 +2274,8 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\vDeleteTheme\x12\x1d.coffer.v1.DeleteThemeRequest\x1a\x1e.coffer.v1.DeleteThemeResponse\x12]\n" +
 	"\x0fListDeadLetters\x12!.coffer.v1.ListDeadLettersRequest\x1a\".coffer.v1.ListDeadLettersResponse\"\x03\x90\x02\x01\x12[\n" +
 	"\x10RedeliverWebhook\x12\".coffer.v1.RedeliverWebhookRequest\x1a#.coffer.v1.RedeliverWebhookResponse\x12c\n" +
-	"\x11ListOperatorFunds\x12#.coffer.v1.ListOperatorFundsRequest\x1a$.coffer.v1.ListOperatorFundsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x11ListOperatorFunds\x12#.coffer.v1.ListOperatorFundsRequest\x1a$.coffer.v1.ListOperatorFundsResponse\"\x03\x90\x02\x01\x12c\n" +
+	"\x11ListDepositReorgs\x12#.coffer.v1.ListDepositReorgsRequest\x1a$.coffer.v1.ListDepositReorgsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_admin_proto_rawDescOnce sync.Once
@@ -2150,7 +2289,7 @@ func file_coffer_v1_admin_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_admin_proto_rawDescData
 }
 
-var file_coffer_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_coffer_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_coffer_v1_admin_proto_goTypes = []any{
 	(*Admin)(nil),                          // 0: coffer.v1.Admin
 	(*LoginRequest)(nil),                   // 1: coffer.v1.LoginRequest
@@ -2185,88 +2324,94 @@ var file_coffer_v1_admin_proto_goTypes = []any{
 	(*ListDeadLettersResponse)(nil),        // 30: coffer.v1.ListDeadLettersResponse
 	(*RedeliverWebhookRequest)(nil),        // 31: coffer.v1.RedeliverWebhookRequest
 	(*RedeliverWebhookResponse)(nil),       // 32: coffer.v1.RedeliverWebhookResponse
-	(*timestamppb.Timestamp)(nil),          // 33: google.protobuf.Timestamp
-	(WithdrawalStatus)(0),                  // 34: coffer.v1.WithdrawalStatus
-	(*Withdrawal)(nil),                     // 35: coffer.v1.Withdrawal
-	(Decision)(0),                          // 36: coffer.v1.Decision
-	(HeldReason)(0),                        // 37: coffer.v1.HeldReason
-	(DepositStatus)(0),                     // 38: coffer.v1.DepositStatus
-	(*Deposit)(nil),                        // 39: coffer.v1.Deposit
-	(*Theme)(nil),                          // 40: coffer.v1.Theme
-	(*ThemeStyle)(nil),                     // 41: coffer.v1.ThemeStyle
-	(WebhookEventType)(0),                  // 42: coffer.v1.WebhookEventType
-	(*ListOperatorFundsRequest)(nil),       // 43: coffer.v1.ListOperatorFundsRequest
-	(*ListOperatorFundsResponse)(nil),      // 44: coffer.v1.ListOperatorFundsResponse
+	(*ListDepositReorgsRequest)(nil),       // 33: coffer.v1.ListDepositReorgsRequest
+	(*ListDepositReorgsResponse)(nil),      // 34: coffer.v1.ListDepositReorgsResponse
+	(*timestamppb.Timestamp)(nil),          // 35: google.protobuf.Timestamp
+	(WithdrawalStatus)(0),                  // 36: coffer.v1.WithdrawalStatus
+	(*Withdrawal)(nil),                     // 37: coffer.v1.Withdrawal
+	(Decision)(0),                          // 38: coffer.v1.Decision
+	(HeldReason)(0),                        // 39: coffer.v1.HeldReason
+	(DepositStatus)(0),                     // 40: coffer.v1.DepositStatus
+	(*Deposit)(nil),                        // 41: coffer.v1.Deposit
+	(*Theme)(nil),                          // 42: coffer.v1.Theme
+	(*ThemeStyle)(nil),                     // 43: coffer.v1.ThemeStyle
+	(WebhookEventType)(0),                  // 44: coffer.v1.WebhookEventType
+	(*ReorgedDeposit)(nil),                 // 45: coffer.v1.ReorgedDeposit
+	(*ListOperatorFundsRequest)(nil),       // 46: coffer.v1.ListOperatorFundsRequest
+	(*ListOperatorFundsResponse)(nil),      // 47: coffer.v1.ListOperatorFundsResponse
 }
 var file_coffer_v1_admin_proto_depIdxs = []int32{
-	33, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
-	33, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
+	35, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
+	35, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: coffer.v1.LoginResponse.admin:type_name -> coffer.v1.Admin
 	0,  // 3: coffer.v1.GetMeResponse.admin:type_name -> coffer.v1.Admin
-	34, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
-	33, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
-	33, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
-	35, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
-	35, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	36, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
+	35, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
+	35, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	37, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
+	37, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
 	11, // 9: coffer.v1.GetAdminWithdrawalResponse.history:type_name -> coffer.v1.WithdrawalAuditEntry
-	34, // 10: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
-	34, // 11: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
-	33, // 12: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
-	34, // 13: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
-	35, // 14: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
-	36, // 15: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
-	34, // 16: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
-	37, // 17: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
-	38, // 18: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
-	39, // 19: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
-	39, // 20: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
-	40, // 21: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
-	41, // 22: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	40, // 23: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
-	41, // 24: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	40, // 25: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
-	42, // 26: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
-	33, // 27: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
-	33, // 28: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
+	36, // 10: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
+	36, // 11: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
+	35, // 12: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
+	36, // 13: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
+	37, // 14: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	38, // 15: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
+	36, // 16: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
+	39, // 17: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
+	40, // 18: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
+	41, // 19: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
+	41, // 20: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
+	42, // 21: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
+	43, // 22: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	42, // 23: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
+	43, // 24: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	42, // 25: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
+	44, // 26: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
+	35, // 27: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
+	35, // 28: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
 	28, // 29: coffer.v1.ListDeadLettersResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
 	28, // 30: coffer.v1.RedeliverWebhookResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	1,  // 31: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
-	3,  // 32: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
-	5,  // 33: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
-	7,  // 34: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
-	9,  // 35: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
-	12, // 36: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
-	14, // 37: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
-	16, // 38: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
-	18, // 39: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
-	20, // 40: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
-	22, // 41: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
-	24, // 42: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
-	26, // 43: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
-	29, // 44: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
-	31, // 45: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
-	43, // 46: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
-	2,  // 47: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
-	4,  // 48: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
-	6,  // 49: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
-	8,  // 50: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
-	10, // 51: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
-	13, // 52: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
-	15, // 53: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
-	17, // 54: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
-	19, // 55: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
-	21, // 56: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
-	23, // 57: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
-	25, // 58: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
-	27, // 59: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
-	30, // 60: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
-	32, // 61: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
-	44, // 62: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
-	47, // [47:63] is the sub-list for method output_type
-	31, // [31:47] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	45, // 31: coffer.v1.ListDepositReorgsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	1,  // 32: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
+	3,  // 33: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
+	5,  // 34: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
+	7,  // 35: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
+	9,  // 36: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
+	12, // 37: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
+	14, // 38: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
+	16, // 39: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
+	18, // 40: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
+	20, // 41: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
+	22, // 42: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
+	24, // 43: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
+	26, // 44: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
+	29, // 45: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
+	31, // 46: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
+	46, // 47: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
+	33, // 48: coffer.v1.AdminService.ListDepositReorgs:input_type -> coffer.v1.ListDepositReorgsRequest
+	2,  // 49: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
+	4,  // 50: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
+	6,  // 51: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
+	8,  // 52: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
+	10, // 53: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
+	13, // 54: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
+	15, // 55: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
+	17, // 56: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
+	19, // 57: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
+	21, // 58: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
+	23, // 59: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
+	25, // 60: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
+	27, // 61: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
+	30, // 62: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
+	32, // 63: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
+	47, // 64: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
+	34, // 65: coffer.v1.AdminService.ListDepositReorgs:output_type -> coffer.v1.ListDepositReorgsResponse
+	49, // [49:66] is the sub-list for method output_type
+	32, // [32:49] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_admin_proto_init() }
@@ -2276,6 +2421,7 @@ func file_coffer_v1_admin_proto_init() {
 	}
 	file_coffer_v1_deposit_proto_init()
 	file_coffer_v1_funds_proto_init()
+	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_theme_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_withdrawal_proto_init()
@@ -2285,7 +2431,7 @@ func file_coffer_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_admin_proto_rawDesc), len(file_coffer_v1_admin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

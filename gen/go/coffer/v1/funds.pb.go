@@ -33,7 +33,9 @@ type OperatorBalance struct {
 	ChainId int64 `protobuf:"varint,2,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
 	// Asset symbol ("USDT", "ETH").
 	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
-	// What payouts can use, in token units ("950.000000").
+	// What payouts can use, in token units ("950.000000"). Negative when a deposit credited
+	// earlier left the chain (a reorg deeper than the confirmation depth) after the operator had
+	// used its funds: a shortfall, and every payout is refused until it is covered.
 	Available string `protobuf:"bytes,4,opt,name=available,proto3" json:"available,omitempty"`
 	// Held by payouts queued and not confirmed yet, in token units.
 	Reserved string `protobuf:"bytes,5,opt,name=reserved,proto3" json:"reserved,omitempty"`
@@ -661,7 +663,7 @@ type ReconciliationLine struct {
 	Holdings string `protobuf:"bytes,3,opt,name=holdings,proto3" json:"holdings,omitempty"`
 	// Each wallet counted.
 	Wallets []*ReconciliationWallet `protobuf:"bytes,4,rep,name=wallets,proto3" json:"wallets,omitempty"`
-	// Every operator's available funds.
+	// Every operator's available funds (those above zero).
 	Available string `protobuf:"bytes,5,opt,name=available,proto3" json:"available,omitempty"`
 	// Every operator's reserved funds.
 	Reserved string `protobuf:"bytes,6,opt,name=reserved,proto3" json:"reserved,omitempty"`
@@ -672,7 +674,10 @@ type ReconciliationLine struct {
 	// holdings - owed; negative when the books are not covered.
 	Surplus string `protobuf:"bytes,9,opt,name=surplus,proto3" json:"surplus,omitempty"`
 	// surplus >= 0.
-	Ok            bool `protobuf:"varint,10,opt,name=ok,proto3" json:"ok,omitempty"`
+	Ok bool `protobuf:"varint,10,opt,name=ok,proto3" json:"ok,omitempty"`
+	// What operators whose available is below zero (a reorg reversed funds they had used) owe
+	// back; not counted against owed.
+	Shortfall     string `protobuf:"bytes,11,opt,name=shortfall,proto3" json:"shortfall,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -775,6 +780,13 @@ func (x *ReconciliationLine) GetOk() bool {
 		return x.Ok
 	}
 	return false
+}
+
+func (x *ReconciliationLine) GetShortfall() string {
+	if x != nil {
+		return x.Shortfall
+	}
+	return ""
 }
 
 // ReconcileResponse is one line per chain and asset.
@@ -1044,7 +1056,7 @@ const file_coffer_v1_funds_proto_rawDesc = "" +
 	"\x14ReconciliationWallet\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x16\n" +
-	"\x06amount\x18\x03 \x01(\tR\x06amount\"\xb5\x02\n" +
+	"\x06amount\x18\x03 \x01(\tR\x06amount\"\xd3\x02\n" +
 	"\x12ReconciliationLine\x12\x19\n" +
 	"\bchain_id\x18\x01 \x01(\x03R\achainId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x12\x1a\n" +
@@ -1056,7 +1068,8 @@ const file_coffer_v1_funds_proto_rawDesc = "" +
 	"\x04owed\x18\b \x01(\tR\x04owed\x12\x18\n" +
 	"\asurplus\x18\t \x01(\tR\asurplus\x12\x0e\n" +
 	"\x02ok\x18\n" +
-	" \x01(\bR\x02ok\"\x93\x01\n" +
+	" \x01(\bR\x02ok\x12\x1c\n" +
+	"\tshortfall\x18\v \x01(\tR\tshortfall\"\x93\x01\n" +
 	"\x11ReconcileResponse\x123\n" +
 	"\x05lines\x18\x01 \x03(\v2\x1d.coffer.v1.ReconciliationLineR\x05lines\x12\x0e\n" +
 	"\x02ok\x18\x02 \x01(\bR\x02ok\x129\n" +

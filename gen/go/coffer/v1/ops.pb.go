@@ -1732,11 +1732,249 @@ func (x *RevokeAdminSessionsResponse) GetRevokedSessions() int64 {
 	return 0
 }
 
+// ListReorgedDepositsRequest filters reorged deposits.
+type ListReorgedDepositsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this operator.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Resolved ones too (their audit trail stays).
+	IncludeResolved bool `protobuf:"varint,2,opt,name=include_resolved,json=includeResolved,proto3" json:"include_resolved,omitempty"`
+	// Page size, 1..200; 50 when zero.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Cursor from a previous response.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReorgedDepositsRequest) Reset() {
+	*x = ListReorgedDepositsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReorgedDepositsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReorgedDepositsRequest) ProtoMessage() {}
+
+func (x *ListReorgedDepositsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReorgedDepositsRequest.ProtoReflect.Descriptor instead.
+func (*ListReorgedDepositsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListReorgedDepositsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *ListReorgedDepositsRequest) GetIncludeResolved() bool {
+	if x != nil {
+		return x.IncludeResolved
+	}
+	return false
+}
+
+func (x *ListReorgedDepositsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListReorgedDepositsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListReorgedDepositsResponse is one page.
+type ListReorgedDepositsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Newest first.
+	Items []*ReorgedDeposit `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Cursor of the next page; empty on the last one.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReorgedDepositsResponse) Reset() {
+	*x = ListReorgedDepositsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReorgedDepositsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReorgedDepositsResponse) ProtoMessage() {}
+
+func (x *ListReorgedDepositsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReorgedDepositsResponse.ProtoReflect.Descriptor instead.
+func (*ListReorgedDepositsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListReorgedDepositsResponse) GetItems() []*ReorgedDeposit {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListReorgedDepositsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ResolveReorgedDepositRequest is the service team's decision.
+type ResolveReorgedDepositRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The deposit.
+	DepositId int64 `protobuf:"varint,1,opt,name=deposit_id,json=depositId,proto3" json:"deposit_id,omitempty"`
+	// REINSTATE or WRITE_OFF.
+	Resolution ReorgResolution `protobuf:"varint,2,opt,name=resolution,proto3,enum=coffer.v1.ReorgResolution" json:"resolution,omitempty"`
+	// Why (required; kept in the audit trail).
+	Note          string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveReorgedDepositRequest) Reset() {
+	*x = ResolveReorgedDepositRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveReorgedDepositRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveReorgedDepositRequest) ProtoMessage() {}
+
+func (x *ResolveReorgedDepositRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveReorgedDepositRequest.ProtoReflect.Descriptor instead.
+func (*ResolveReorgedDepositRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ResolveReorgedDepositRequest) GetDepositId() int64 {
+	if x != nil {
+		return x.DepositId
+	}
+	return 0
+}
+
+func (x *ResolveReorgedDepositRequest) GetResolution() ReorgResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return ReorgResolution_REORG_RESOLUTION_UNSPECIFIED
+}
+
+func (x *ResolveReorgedDepositRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// ResolveReorgedDepositResponse is the reorged deposit after the resolution.
+type ResolveReorgedDepositResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The reorged deposit.
+	Item          *ReorgedDeposit `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolveReorgedDepositResponse) Reset() {
+	*x = ResolveReorgedDepositResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolveReorgedDepositResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolveReorgedDepositResponse) ProtoMessage() {}
+
+func (x *ResolveReorgedDepositResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolveReorgedDepositResponse.ProtoReflect.Descriptor instead.
+func (*ResolveReorgedDepositResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *ResolveReorgedDepositResponse) GetItem() *ReorgedDeposit {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
+	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
 	"\bOperator\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -1884,7 +2122,29 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x1bRevokeAdminSessionsResponse\x12&\n" +
 	"\x05admin\x18\x01 \x01(\v2\x10.coffer.v1.AdminR\x05admin\x12\x16\n" +
 	"\x06active\x18\x02 \x01(\bR\x06active\x12)\n" +
-	"\x10revoked_sessions\x18\x03 \x01(\x03R\x0frevokedSessions2\xf2\v\n" +
+	"\x10revoked_sessions\x18\x03 \x01(\x03R\x0frevokedSessions\"\xc7\x01\n" +
+	"\x1aListReorgedDepositsRequest\x12,\n" +
+	"\voperator_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"operatorId\x12)\n" +
+	"\x10include_resolved\x18\x02 \x01(\bR\x0fincludeResolved\x12'\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"v\n" +
+	"\x1bListReorgedDepositsResponse\x12/\n" +
+	"\x05items\x18\x01 \x03(\v2\x19.coffer.v1.ReorgedDepositR\x05items\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xed\x01\n" +
+	"\x1cResolveReorgedDepositRequest\x12&\n" +
+	"\n" +
+	"deposit_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tdepositId\x12\x84\x01\n" +
+	"\n" +
+	"resolution\x18\x02 \x01(\x0e2\x1a.coffer.v1.ReorgResolutionBH\xbaHE\xba\x01B\n" +
+	"\x10reorg_resolution\x12\x1emust be REINSTATE or WRITE_OFF\x1a\x0ethis in [1, 2]R\n" +
+	"resolution\x12\x1e\n" +
+	"\x04note\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x04note\"N\n" +
+	"\x1dResolveReorgedDepositResponse\x12-\n" +
+	"\x04item\x18\x01 \x01(\v2\x19.coffer.v1.ReorgedDepositR\x04item2\xc9\r\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -1902,7 +2162,9 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\tReconcile\x12\x1b.coffer.v1.ReconcileRequest\x1a\x1c.coffer.v1.ReconcileResponse\"\x03\x90\x02\x01\x12T\n" +
 	"\fDisableAdmin\x12\x1e.coffer.v1.DisableAdminRequest\x1a\x1f.coffer.v1.DisableAdminResponse\"\x03\x90\x02\x02\x12Q\n" +
 	"\vEnableAdmin\x12\x1d.coffer.v1.EnableAdminRequest\x1a\x1e.coffer.v1.EnableAdminResponse\"\x03\x90\x02\x02\x12i\n" +
-	"\x13RevokeAdminSessions\x12%.coffer.v1.RevokeAdminSessionsRequest\x1a&.coffer.v1.RevokeAdminSessionsResponse\"\x03\x90\x02\x02B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x13RevokeAdminSessions\x12%.coffer.v1.RevokeAdminSessionsRequest\x1a&.coffer.v1.RevokeAdminSessionsResponse\"\x03\x90\x02\x02\x12i\n" +
+	"\x13ListReorgedDeposits\x12%.coffer.v1.ListReorgedDepositsRequest\x1a&.coffer.v1.ListReorgedDepositsResponse\"\x03\x90\x02\x01\x12j\n" +
+	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -1916,7 +2178,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -1944,78 +2206,91 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*EnableAdminResponse)(nil),              // 23: coffer.v1.EnableAdminResponse
 	(*RevokeAdminSessionsRequest)(nil),       // 24: coffer.v1.RevokeAdminSessionsRequest
 	(*RevokeAdminSessionsResponse)(nil),      // 25: coffer.v1.RevokeAdminSessionsResponse
-	(ApprovalMode)(0),                        // 26: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 27: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 28: google.protobuf.Duration
-	(*Admin)(nil),                            // 29: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 30: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 31: coffer.v1.ReplayDepositResponse
-	(*GetTreasuryAddressRequest)(nil),        // 32: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 33: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 34: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 35: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 36: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 37: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 38: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 39: coffer.v1.ReconcileResponse
+	(*ListReorgedDepositsRequest)(nil),       // 26: coffer.v1.ListReorgedDepositsRequest
+	(*ListReorgedDepositsResponse)(nil),      // 27: coffer.v1.ListReorgedDepositsResponse
+	(*ResolveReorgedDepositRequest)(nil),     // 28: coffer.v1.ResolveReorgedDepositRequest
+	(*ResolveReorgedDepositResponse)(nil),    // 29: coffer.v1.ResolveReorgedDepositResponse
+	(ApprovalMode)(0),                        // 30: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 31: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 32: google.protobuf.Duration
+	(*Admin)(nil),                            // 33: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 34: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 35: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 36: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 37: coffer.v1.ReorgResolution
+	(*GetTreasuryAddressRequest)(nil),        // 38: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 39: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 40: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 41: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 42: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 43: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 44: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 45: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	26, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	27, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	27, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	26, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	30, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	31, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	31, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	30, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	28, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	27, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	29, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	30, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	30, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	31, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	29, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	29, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	29, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	2,  // 19: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 20: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 21: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 22: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 23: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 24: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 25: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 26: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 27: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	32, // 28: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	33, // 29: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	34, // 30: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	35, // 31: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 32: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 33: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 34: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	3,  // 35: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 36: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 37: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 38: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 39: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 40: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 41: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 42: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 43: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	36, // 44: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	37, // 45: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	38, // 46: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	39, // 47: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 48: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 49: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 50: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	35, // [35:51] is the sub-list for method output_type
-	19, // [19:35] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	32, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	31, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	33, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	34, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	34, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	35, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	33, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	33, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	33, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	36, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	37, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	36, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	2,  // 22: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 23: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 24: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 25: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 26: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 27: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 28: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 29: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 30: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	38, // 31: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	39, // 32: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	40, // 33: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	41, // 34: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 35: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 36: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 37: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 38: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 39: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	3,  // 40: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 41: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 42: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 43: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 44: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 45: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 46: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 47: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 48: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	42, // 49: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	43, // 50: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	44, // 51: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	45, // 52: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 53: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 54: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 55: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 56: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 57: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	40, // [40:58] is the sub-list for method output_type
+	22, // [22:40] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -2025,6 +2300,7 @@ func file_coffer_v1_ops_proto_init() {
 	}
 	file_coffer_v1_admin_proto_init()
 	file_coffer_v1_funds_proto_init()
+	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
 	file_coffer_v1_ops_proto_msgTypes[20].OneofWrappers = []any{
@@ -2045,7 +2321,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

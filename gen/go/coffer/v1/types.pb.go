@@ -308,6 +308,10 @@ const (
 	// Confirmed, but below its asset's minimum (chains file): recorded, not swept alone.
 	// Credited once the deposit address's unswept balance of the asset reaches the minimum.
 	DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM DepositStatus = 6
+	// Its block left the chain after the confirmation depth (a deep reorg): swept or credited
+	// before, it no longer counts toward the operator's funds until it is mined again or the
+	// service team resolves it (OpsService.ListReorgedDeposits). No webhook says so.
+	DepositStatus_DEPOSIT_STATUS_REORGED DepositStatus = 7
 )
 
 // Enum value maps for DepositStatus.
@@ -320,6 +324,7 @@ var (
 		4: "DEPOSIT_STATUS_ORPHANED",
 		5: "DEPOSIT_STATUS_UNSWEEPABLE",
 		6: "DEPOSIT_STATUS_BELOW_MINIMUM",
+		7: "DEPOSIT_STATUS_REORGED",
 	}
 	DepositStatus_value = map[string]int32{
 		"DEPOSIT_STATUS_UNSPECIFIED":   0,
@@ -329,6 +334,7 @@ var (
 		"DEPOSIT_STATUS_ORPHANED":      4,
 		"DEPOSIT_STATUS_UNSWEEPABLE":   5,
 		"DEPOSIT_STATUS_BELOW_MINIMUM": 6,
+		"DEPOSIT_STATUS_REORGED":       7,
 	}
 )
 
@@ -357,6 +363,64 @@ func (x DepositStatus) Number() protoreflect.EnumNumber {
 // Deprecated: Use DepositStatus.Descriptor instead.
 func (DepositStatus) EnumDescriptor() ([]byte, []int) {
 	return file_coffer_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+// ReorgResolution is how a reorged deposit was settled.
+type ReorgResolution int32
+
+const (
+	// Not resolved yet.
+	ReorgResolution_REORG_RESOLUTION_UNSPECIFIED ReorgResolution = 0
+	// By the service team: the deposit counts again (the payment was re-sent or re-included).
+	ReorgResolution_REORG_RESOLUTION_REINSTATE ReorgResolution = 1
+	// By the service team: the operator's credit stays reversed.
+	ReorgResolution_REORG_RESOLUTION_WRITE_OFF ReorgResolution = 2
+	// By the scanner: the same transfer was mined again and that block reached the
+	// confirmation depth; the deposit counts again, with no second DEPOSIT webhook.
+	ReorgResolution_REORG_RESOLUTION_REINCLUDED ReorgResolution = 3
+)
+
+// Enum value maps for ReorgResolution.
+var (
+	ReorgResolution_name = map[int32]string{
+		0: "REORG_RESOLUTION_UNSPECIFIED",
+		1: "REORG_RESOLUTION_REINSTATE",
+		2: "REORG_RESOLUTION_WRITE_OFF",
+		3: "REORG_RESOLUTION_REINCLUDED",
+	}
+	ReorgResolution_value = map[string]int32{
+		"REORG_RESOLUTION_UNSPECIFIED": 0,
+		"REORG_RESOLUTION_REINSTATE":   1,
+		"REORG_RESOLUTION_WRITE_OFF":   2,
+		"REORG_RESOLUTION_REINCLUDED":  3,
+	}
+)
+
+func (x ReorgResolution) Enum() *ReorgResolution {
+	p := new(ReorgResolution)
+	*p = x
+	return p
+}
+
+func (x ReorgResolution) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ReorgResolution) Descriptor() protoreflect.EnumDescriptor {
+	return file_coffer_v1_types_proto_enumTypes[6].Descriptor()
+}
+
+func (ReorgResolution) Type() protoreflect.EnumType {
+	return &file_coffer_v1_types_proto_enumTypes[6]
+}
+
+func (x ReorgResolution) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ReorgResolution.Descriptor instead.
+func (ReorgResolution) EnumDescriptor() ([]byte, []int) {
+	return file_coffer_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 // ApprovalMode is how an operator approves withdrawals.
@@ -395,11 +459,11 @@ func (x ApprovalMode) String() string {
 }
 
 func (ApprovalMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_coffer_v1_types_proto_enumTypes[6].Descriptor()
+	return file_coffer_v1_types_proto_enumTypes[7].Descriptor()
 }
 
 func (ApprovalMode) Type() protoreflect.EnumType {
-	return &file_coffer_v1_types_proto_enumTypes[6]
+	return &file_coffer_v1_types_proto_enumTypes[7]
 }
 
 func (x ApprovalMode) Number() protoreflect.EnumNumber {
@@ -408,7 +472,7 @@ func (x ApprovalMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ApprovalMode.Descriptor instead.
 func (ApprovalMode) EnumDescriptor() ([]byte, []int) {
-	return file_coffer_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_coffer_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 // Decision is an external-approval decision.
@@ -445,11 +509,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_coffer_v1_types_proto_enumTypes[7].Descriptor()
+	return file_coffer_v1_types_proto_enumTypes[8].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_coffer_v1_types_proto_enumTypes[7]
+	return &file_coffer_v1_types_proto_enumTypes[8]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -458,7 +522,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_coffer_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_coffer_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 // HeldReason says why an APPROVE could not settle.
@@ -504,11 +568,11 @@ func (x HeldReason) String() string {
 }
 
 func (HeldReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_coffer_v1_types_proto_enumTypes[8].Descriptor()
+	return file_coffer_v1_types_proto_enumTypes[9].Descriptor()
 }
 
 func (HeldReason) Type() protoreflect.EnumType {
-	return &file_coffer_v1_types_proto_enumTypes[8]
+	return &file_coffer_v1_types_proto_enumTypes[9]
 }
 
 func (x HeldReason) Number() protoreflect.EnumNumber {
@@ -517,7 +581,7 @@ func (x HeldReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use HeldReason.Descriptor instead.
 func (HeldReason) EnumDescriptor() ([]byte, []int) {
-	return file_coffer_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_coffer_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 // WebhookEventType names the three webhook events.
@@ -557,11 +621,11 @@ func (x WebhookEventType) String() string {
 }
 
 func (WebhookEventType) Descriptor() protoreflect.EnumDescriptor {
-	return file_coffer_v1_types_proto_enumTypes[9].Descriptor()
+	return file_coffer_v1_types_proto_enumTypes[10].Descriptor()
 }
 
 func (WebhookEventType) Type() protoreflect.EnumType {
-	return &file_coffer_v1_types_proto_enumTypes[9]
+	return &file_coffer_v1_types_proto_enumTypes[10]
 }
 
 func (x WebhookEventType) Number() protoreflect.EnumNumber {
@@ -570,7 +634,7 @@ func (x WebhookEventType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WebhookEventType.Descriptor instead.
 func (WebhookEventType) EnumDescriptor() ([]byte, []int) {
-	return file_coffer_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_coffer_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 var File_coffer_v1_types_proto protoreflect.FileDescriptor
@@ -603,7 +667,7 @@ const file_coffer_v1_types_proto_rawDesc = "" +
 	"\vDepositType\x12\x1c\n" +
 	"\x18DEPOSIT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12DEPOSIT_TYPE_ERC20\x10\x01\x12\x17\n" +
-	"\x13DEPOSIT_TYPE_NATIVE\x10\x02*\xe7\x01\n" +
+	"\x13DEPOSIT_TYPE_NATIVE\x10\x02*\x83\x02\n" +
 	"\rDepositStatus\x12\x1e\n" +
 	"\x1aDEPOSIT_STATUS_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEPOSIT_STATUS_CONFIRMING\x10\x01\x12\x1b\n" +
@@ -611,7 +675,13 @@ const file_coffer_v1_types_proto_rawDesc = "" +
 	"\x17DEPOSIT_STATUS_CREDITED\x10\x03\x12\x1b\n" +
 	"\x17DEPOSIT_STATUS_ORPHANED\x10\x04\x12\x1e\n" +
 	"\x1aDEPOSIT_STATUS_UNSWEEPABLE\x10\x05\x12 \n" +
-	"\x1cDEPOSIT_STATUS_BELOW_MINIMUM\x10\x06*a\n" +
+	"\x1cDEPOSIT_STATUS_BELOW_MINIMUM\x10\x06\x12\x1a\n" +
+	"\x16DEPOSIT_STATUS_REORGED\x10\a*\x94\x01\n" +
+	"\x0fReorgResolution\x12 \n" +
+	"\x1cREORG_RESOLUTION_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aREORG_RESOLUTION_REINSTATE\x10\x01\x12\x1e\n" +
+	"\x1aREORG_RESOLUTION_WRITE_OFF\x10\x02\x12\x1f\n" +
+	"\x1bREORG_RESOLUTION_REINCLUDED\x10\x03*a\n" +
 	"\fApprovalMode\x12\x1d\n" +
 	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12APPROVAL_MODE_SYNC\x10\x01\x12\x1a\n" +
@@ -646,7 +716,7 @@ func file_coffer_v1_types_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_types_proto_rawDescData
 }
 
-var file_coffer_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_coffer_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
 var file_coffer_v1_types_proto_goTypes = []any{
 	(SessionKind)(0),      // 0: coffer.v1.SessionKind
 	(SessionStatus)(0),    // 1: coffer.v1.SessionStatus
@@ -654,10 +724,11 @@ var file_coffer_v1_types_proto_goTypes = []any{
 	(WithdrawalType)(0),   // 3: coffer.v1.WithdrawalType
 	(DepositType)(0),      // 4: coffer.v1.DepositType
 	(DepositStatus)(0),    // 5: coffer.v1.DepositStatus
-	(ApprovalMode)(0),     // 6: coffer.v1.ApprovalMode
-	(Decision)(0),         // 7: coffer.v1.Decision
-	(HeldReason)(0),       // 8: coffer.v1.HeldReason
-	(WebhookEventType)(0), // 9: coffer.v1.WebhookEventType
+	(ReorgResolution)(0),  // 6: coffer.v1.ReorgResolution
+	(ApprovalMode)(0),     // 7: coffer.v1.ApprovalMode
+	(Decision)(0),         // 8: coffer.v1.Decision
+	(HeldReason)(0),       // 9: coffer.v1.HeldReason
+	(WebhookEventType)(0), // 10: coffer.v1.WebhookEventType
 }
 var file_coffer_v1_types_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
@@ -677,7 +748,7 @@ func file_coffer_v1_types_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_types_proto_rawDesc), len(file_coffer_v1_types_proto_rawDesc)),
-			NumEnums:      10,
+			NumEnums:      11,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   0,

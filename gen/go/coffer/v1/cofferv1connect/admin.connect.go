@@ -77,6 +77,9 @@ const (
 	// AdminServiceListOperatorFundsProcedure is the fully-qualified name of the AdminService's
 	// ListOperatorFunds RPC.
 	AdminServiceListOperatorFundsProcedure = "/coffer.v1.AdminService/ListOperatorFunds"
+	// AdminServiceListDepositReorgsProcedure is the fully-qualified name of the AdminService's
+	// ListDepositReorgs RPC.
+	AdminServiceListDepositReorgsProcedure = "/coffer.v1.AdminService/ListDepositReorgs"
 )
 
 // AdminServiceClient is a client for the coffer.v1.AdminService service.
@@ -116,6 +119,9 @@ type AdminServiceClient interface {
 	RedeliverWebhook(context.Context, *v1.RedeliverWebhookRequest) (*v1.RedeliverWebhookResponse, error)
 	// ListOperatorFunds lists the funds of the operators the admin sees.
 	ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error)
+	// ListDepositReorgs lists the reorged deposits of the operators the admin sees (the service
+	// team resolves them with OpsService or the CLI).
+	ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error)
 }
 
 // NewAdminServiceClient constructs a client for the coffer.v1.AdminService service. By default, it
@@ -232,6 +238,13 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listDepositReorgs: connect.NewClient[v1.ListDepositReorgsRequest, v1.ListDepositReorgsResponse](
+			httpClient,
+			baseURL+AdminServiceListDepositReorgsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListDepositReorgs")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -253,6 +266,7 @@ type adminServiceClient struct {
 	listDeadLetters        *connect.Client[v1.ListDeadLettersRequest, v1.ListDeadLettersResponse]
 	redeliverWebhook       *connect.Client[v1.RedeliverWebhookRequest, v1.RedeliverWebhookResponse]
 	listOperatorFunds      *connect.Client[v1.ListOperatorFundsRequest, v1.ListOperatorFundsResponse]
+	listDepositReorgs      *connect.Client[v1.ListDepositReorgsRequest, v1.ListDepositReorgsResponse]
 }
 
 // Login calls coffer.v1.AdminService.Login.
@@ -399,6 +413,15 @@ func (c *adminServiceClient) ListOperatorFunds(ctx context.Context, req *v1.List
 	return nil, err
 }
 
+// ListDepositReorgs calls coffer.v1.AdminService.ListDepositReorgs.
+func (c *adminServiceClient) ListDepositReorgs(ctx context.Context, req *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error) {
+	response, err := c.listDepositReorgs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // AdminServiceHandler is an implementation of the coffer.v1.AdminService service.
 type AdminServiceHandler interface {
 	// Login exchanges email, password and (when enrolled) a TOTP code for an admin token.
@@ -436,6 +459,9 @@ type AdminServiceHandler interface {
 	RedeliverWebhook(context.Context, *v1.RedeliverWebhookRequest) (*v1.RedeliverWebhookResponse, error)
 	// ListOperatorFunds lists the funds of the operators the admin sees.
 	ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error)
+	// ListDepositReorgs lists the reorged deposits of the operators the admin sees (the service
+	// team resolves them with OpsService or the CLI).
+	ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -548,6 +574,13 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceListDepositReorgsHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceListDepositReorgsProcedure,
+		svc.ListDepositReorgs,
+		connect.WithSchema(adminServiceMethods.ByName("ListDepositReorgs")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceLoginProcedure:
@@ -582,6 +615,8 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceRedeliverWebhookHandler.ServeHTTP(w, r)
 		case AdminServiceListOperatorFundsProcedure:
 			adminServiceListOperatorFundsHandler.ServeHTTP(w, r)
+		case AdminServiceListDepositReorgsProcedure:
+			adminServiceListDepositReorgsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -653,4 +688,8 @@ func (UnimplementedAdminServiceHandler) RedeliverWebhook(context.Context, *v1.Re
 
 func (UnimplementedAdminServiceHandler) ListOperatorFunds(context.Context, *v1.ListOperatorFundsRequest) (*v1.ListOperatorFundsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListOperatorFunds is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListDepositReorgs is not implemented"))
 }

@@ -76,6 +76,12 @@ const (
 	// OpsServiceRevokeAdminSessionsProcedure is the fully-qualified name of the OpsService's
 	// RevokeAdminSessions RPC.
 	OpsServiceRevokeAdminSessionsProcedure = "/coffer.v1.OpsService/RevokeAdminSessions"
+	// OpsServiceListReorgedDepositsProcedure is the fully-qualified name of the OpsService's
+	// ListReorgedDeposits RPC.
+	OpsServiceListReorgedDepositsProcedure = "/coffer.v1.OpsService/ListReorgedDeposits"
+	// OpsServiceResolveReorgedDepositProcedure is the fully-qualified name of the OpsService's
+	// ResolveReorgedDeposit RPC.
+	OpsServiceResolveReorgedDepositProcedure = "/coffer.v1.OpsService/ResolveReorgedDeposit"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -117,6 +123,13 @@ type OpsServiceClient interface {
 	// RevokeAdminSessions revokes every token of an admin, which stays enabled and must log in
 	// again.
 	RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error)
+	// ListReorgedDeposits lists deposits whose block left the chain after their confirmation
+	// depth (status REORGED), newest first: the unresolved ones, or all with include_resolved.
+	ListReorgedDeposits(context.Context, *v1.ListReorgedDepositsRequest) (*v1.ListReorgedDepositsResponse, error)
+	// ResolveReorgedDeposit settles an unresolved reorged deposit: REINSTATE counts it again,
+	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
+	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
+	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -234,6 +247,19 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		listReorgedDeposits: connect.NewClient[v1.ListReorgedDepositsRequest, v1.ListReorgedDepositsResponse](
+			httpClient,
+			baseURL+OpsServiceListReorgedDepositsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListReorgedDeposits")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		resolveReorgedDeposit: connect.NewClient[v1.ResolveReorgedDepositRequest, v1.ResolveReorgedDepositResponse](
+			httpClient,
+			baseURL+OpsServiceResolveReorgedDepositProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -255,6 +281,8 @@ type opsServiceClient struct {
 	disableAdmin             *connect.Client[v1.DisableAdminRequest, v1.DisableAdminResponse]
 	enableAdmin              *connect.Client[v1.EnableAdminRequest, v1.EnableAdminResponse]
 	revokeAdminSessions      *connect.Client[v1.RevokeAdminSessionsRequest, v1.RevokeAdminSessionsResponse]
+	listReorgedDeposits      *connect.Client[v1.ListReorgedDepositsRequest, v1.ListReorgedDepositsResponse]
+	resolveReorgedDeposit    *connect.Client[v1.ResolveReorgedDepositRequest, v1.ResolveReorgedDepositResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -401,6 +429,24 @@ func (c *opsServiceClient) RevokeAdminSessions(ctx context.Context, req *v1.Revo
 	return nil, err
 }
 
+// ListReorgedDeposits calls coffer.v1.OpsService.ListReorgedDeposits.
+func (c *opsServiceClient) ListReorgedDeposits(ctx context.Context, req *v1.ListReorgedDepositsRequest) (*v1.ListReorgedDepositsResponse, error) {
+	response, err := c.listReorgedDeposits.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResolveReorgedDeposit calls coffer.v1.OpsService.ResolveReorgedDeposit.
+func (c *opsServiceClient) ResolveReorgedDeposit(ctx context.Context, req *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error) {
+	response, err := c.resolveReorgedDeposit.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -440,6 +486,13 @@ type OpsServiceHandler interface {
 	// RevokeAdminSessions revokes every token of an admin, which stays enabled and must log in
 	// again.
 	RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error)
+	// ListReorgedDeposits lists deposits whose block left the chain after their confirmation
+	// depth (status REORGED), newest first: the unresolved ones, or all with include_resolved.
+	ListReorgedDeposits(context.Context, *v1.ListReorgedDepositsRequest) (*v1.ListReorgedDepositsResponse, error)
+	// ResolveReorgedDeposit settles an unresolved reorged deposit: REINSTATE counts it again,
+	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
+	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
+	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -553,6 +606,19 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceListReorgedDepositsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListReorgedDepositsProcedure,
+		svc.ListReorgedDeposits,
+		connect.WithSchema(opsServiceMethods.ByName("ListReorgedDeposits")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceResolveReorgedDepositHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceResolveReorgedDepositProcedure,
+		svc.ResolveReorgedDeposit,
+		connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -587,6 +653,10 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceEnableAdminHandler.ServeHTTP(w, r)
 		case OpsServiceRevokeAdminSessionsProcedure:
 			opsServiceRevokeAdminSessionsHandler.ServeHTTP(w, r)
+		case OpsServiceListReorgedDepositsProcedure:
+			opsServiceListReorgedDepositsHandler.ServeHTTP(w, r)
+		case OpsServiceResolveReorgedDepositProcedure:
+			opsServiceResolveReorgedDepositHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -658,4 +728,12 @@ func (UnimplementedOpsServiceHandler) EnableAdmin(context.Context, *v1.EnableAdm
 
 func (UnimplementedOpsServiceHandler) RevokeAdminSessions(context.Context, *v1.RevokeAdminSessionsRequest) (*v1.RevokeAdminSessionsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.RevokeAdminSessions is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListReorgedDeposits(context.Context, *v1.ListReorgedDepositsRequest) (*v1.ListReorgedDepositsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListReorgedDeposits is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResolveReorgedDeposit is not implemented"))
 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+// TestDepositReorgCommands: `coffer deposit reorged` lists a reorged deposit and `coffer
+// deposit resolve` settles it once, audited with the CLI actor; bad input changes nothing.
+func TestDepositReorgCommands(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.URL(t)
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	t.Setenv("USER", "eve")
+	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
+	var op map[string]any
+	json.Unmarshal([]byte(out), &op)
+	opID, _ := op["id"].(string)
+	if code != 0 || opID == "" {
+		t.Fatalf("create: %s %s", out, errOut)
+	}
+	// A credited deposit whose block left the chain, as a rollback leaves it.
+	pool, err := store.Open(ctx, url, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var depositID, reorgID int64
+	hash := "0x" + strings.Repeat("ab", 32)
+	if err := pool.QueryRow(ctx, `INSERT INTO deposits (operator_id, external_user_id, chain_id, tx_hash, log_index, block_number,
+		block_hash, address, address_index, currency, decimals, gross_amount, fee_amount, amount, status, idempotency_key)
+		VALUES ($1, 'u1', 1337, $2, 0, 10, $2, '0x00000000000000000000000000000000000000a1', 0, 'USDT', 6, 5000000, 0, 5000000,
+		'REORGED', 'k1') RETURNING id`, opID, hash).Scan(&depositID); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `INSERT INTO deposit_reorgs (deposit_id, chain_id, fork_block, block_number, block_hash, prior_status,
+		reversed) VALUES ($1, 1337, 9, 10, $2, 'CREDITED', 5000000) RETURNING id`, depositID, hash).Scan(&reorgID); err != nil {
+		t.Fatal(err)
+	}
+	pool.Exec(ctx, `INSERT INTO deposit_reorg_actions (reorg_id, deposit_id, action, actor) VALUES ($1, $2, 'DETECTED', 'system')`, reorgID, depositID)
+	id := strconv.FormatInt(depositID, 10)
+
+	out, errOut, code = coffer(t, "deposit", "reorged", "--json")
+	var listed struct {
+		Items []struct {
+			Deposit struct {
+				DepositID string `json:"depositId"`
+				Status    string `json:"status"`
+			} `json:"deposit"`
+			ReversedAmount string `json:"reversedAmount"`
+			Resolution     string `json:"resolution"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed.Items) != 1 ||
+		listed.Items[0].Deposit.DepositID != id || listed.Items[0].Deposit.Status != "DEPOSIT_STATUS_REORGED" ||
+		listed.Items[0].ReversedAmount != "5000000" || listed.Items[0].Resolution != "REORG_RESOLUTION_UNSPECIFIED" {
+		t.Fatalf("reorged: %d %s %s", code, out, errOut)
+	}
+	if out, _, _ = coffer(t, "deposit", "reorged"); !strings.Contains(out, "unresolved") || !strings.Contains(out, hash) {
+		t.Fatalf("reorged (table): %s", out)
+	}
+
+	// Bad input: refused, nothing changes.
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--id", id, "--resolution", "reinstate"}, 2, "--note"},
+		{[]string{"--id", "987654", "--resolution", "reinstate", "--note", "x"}, 1, "not found"},
+		{[]string{"--id", id, "--resolution", "maybe", "--note", "x"}, 1, "resolution"},
+	} {
+		if _, errOut, code := coffer(t, append([]string{"deposit", "resolve"}, c.args...)...); code != c.code || !strings.Contains(errOut, c.says) {
+			t.Errorf("resolve %v: %d %s", c.args, code, errOut)
+		}
+	}
+	var actions int
+	pool.QueryRow(ctx, `SELECT count(*) FROM deposit_reorg_actions`).Scan(&actions)
+	if actions != 1 {
+		t.Fatalf("%d audit rows after refused resolutions", actions)
+	}
+
+	out, errOut, code = coffer(t, "deposit", "resolve", "--id", id, "--resolution", "reinstate", "--note", "the user paid again", "--json")
+	var resolved struct {
+		Item struct {
+			Resolution string `json:"resolution"`
+			ResolvedBy string `json:"resolvedBy"`
+			Deposit    struct {
+				Status string `json:"status"`
+			} `json:"deposit"`
+			History []struct {
+				Action, Actor, Note string
+			} `json:"history"`
+		} `json:"item"`
+	}
+	if err := json.Unmarshal([]byte(out), &resolved); code != 0 || err != nil || resolved.Item.Resolution != "REORG_RESOLUTION_REINSTATE" ||
+		resolved.Item.ResolvedBy != "service-team:cli:eve" || resolved.Item.Deposit.Status != "DEPOSIT_STATUS_CREDITED" ||
+		len(resolved.Item.History) != 2 || resolved.Item.History[1].Note != "the user paid again" {
+		t.Fatalf("resolve: %d %s %s", code, out, errOut)
+	}
+	f, err := store.New(pool).GetFunds(ctx, opID, 1337, "USDT")
+	if err != nil || f.Available.Int64() != 5_000_000 {
+		t.Fatalf("funds after reinstating: %v %v", f.Available, err)
+	}
+	if _, errOut, code = coffer(t, "deposit", "resolve", "--id", id, "--resolution", "write-off", "--note", "x"); code != 1 ||
+		!strings.Contains(errOut, "already resolved") {
+		t.Fatalf("resolve twice: %d %s", code, errOut)
+	}
+	if out, _, _ = coffer(t, "deposit", "reorged"); !strings.Contains(out, "no reorged deposits") {
+		t.Fatalf("reorged after resolving: %s", out)
+	}
+	if out, _, _ = coffer(t, "deposit", "reorged", "--all"); !strings.Contains(out, "REINSTATE by service-team:cli:eve") {
+		t.Fatalf("reorged --all: %s", out)
+	}
+}

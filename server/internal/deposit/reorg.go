@@ -1,0 +1,423 @@
+package deposit
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// A reorg after a credit. A reorg deeper than the confirmation depth can take away the block
+// of a deposit already swept or credited: its DEPOSIT may be out and its operator's funds
+// grown by it. Nothing can be undone automatically on the operator's side (the spec has no
+// event that takes a DEPOSIT back), so the rollback that finds such a deposit, in its own
+// transaction:
+//
+//   - marks it REORGED and records the incident (deposit_reorgs) with a DETECTED audit row;
+//   - takes a credited deposit's net amount back out of its operator's available funds (a
+//     REORG entry, which may leave them below zero: payouts are refused until covered);
+//   - takes a swept-but-not-credited deposit out of a sweep that has not signed yet (a signed
+//     sweep waits instead: it must not top up or credit money that is gone).
+//
+// After it commits, each one is logged at ERROR and counted (coffer_deposits_reorged_total,
+// coffer_deposits_reorged_unresolved). Then either the same transfer is mined again and, once
+// that block has the confirmation depth, the scanner resolves it REINCLUDED (it counts again,
+// with no second DEPOSIT), or an engineer resolves it: REINSTATE (count it again) or WRITE_OFF
+// (the reversal stands), with a note, audited.
+
+// reorged is a deposit a rollback marked, reported once the rollback commits.
+type reorged struct {
+	deposit store.Deposit
+	reorg   store.Reorg
+	// after is the operator's funds after the reversal (nil when nothing was credited).
+	after *store.Funds
+}
+
+// markReorged marks the deposits past their confirmation depth in the blocks after fork, in
+// the rollback's transaction, and forgets re-inclusions of earlier reorged deposits in those
+// blocks (they left the chain too).
+func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64) ([]reorged, error) {
+	q := store.New(tx)
+	if _, err := q.ForgetReinclusions(ctx, chainID, fork+1); err != nil {
+		return nil, err
+	}
+	settled, err := q.LockSettledDepositsFrom(ctx, chainID, fork+1)
+	if err != nil {
+		return nil, err
+	}
+	// Funds rows in (currency, id) order, as sweeps take them, so the two cannot deadlock.
+	slices.SortFunc(settled, func(a, b store.Deposit) int {
+		if c := strings.Compare(a.Currency, b.Currency); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	out := make([]reorged, 0, len(settled))
+	for _, d := range settled {
+		reversed := new(big.Int)
+		if d.Status == "CREDITED" && d.Amount != nil {
+			reversed.Set(d.Amount)
+		}
+		r, err := q.InsertReorg(ctx, store.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
+			BlockHash: d.BlockHash, PriorStatus: d.Status, Reversed: reversed})
+		if err != nil {
+			return nil, err
+		}
+		note := fmt.Sprintf("block %d (%s) left the chain (the chains share blocks up to %d); the deposit was %s", d.BlockNumber,
+			d.BlockHash, fork, d.Status)
+		if err := q.AddReorgAction(ctx, store.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: store.ReorgDetected,
+			Actor: "system", Note: note}); err != nil {
+			return nil, err
+		}
+		x := reorged{deposit: d, reorg: r}
+		if reversed.Sign() > 0 {
+			f, err := funds.Reverse(ctx, tx, d, reversed, note)
+			if err != nil {
+				return nil, err
+			}
+			x.after = &f
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// reportReorged logs and counts what a committed rollback marked.
+func (s *Service) reportReorged(ctx context.Context, chainID int64, fork uint64, list []reorged) {
+	if len(list) == 0 {
+		return
+	}
+	for _, x := range list {
+		d := x.deposit
+		attrs := []any{"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber,
+			"block_hash", d.BlockHash, "fork_block", fork, "operator", d.OperatorID, "external_user_id", d.ExternalUserID,
+			"currency", d.Currency, "gross_amount", d.GrossAmount, "was", d.Status, "reversed", x.reorg.Reversed}
+		if d.Amount != nil {
+			attrs = append(attrs, "amount", d.Amount)
+		}
+		if x.after != nil {
+			attrs = append(attrs, "operator_available_now", x.after.Available)
+		}
+		s.log.ErrorContext(ctx, "deposit reorged after its confirmation depth: its block left the chain; it no longer counts "+
+			"toward the operator's funds until it is mined again or an engineer resolves it (coffer deposit reorged / resolve)", attrs...)
+		metrics.DepositsReorged.WithLabelValues(strconv.FormatInt(chainID, 10), d.Currency).Inc()
+	}
+	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
+	}
+}
+
+// noteReinclusion handles a scanned transfer that belongs to a reorged deposit: it records
+// the new block (the deposit counts again once that block has the confirmation depth).
+func (s *Service) noteReinclusion(ctx context.Context, q *store.Queries, d store.Deposit) error {
+	open, err := q.NoteReinclusion(ctx, d.ID, d.BlockNumber, d.BlockHash)
+	if err != nil {
+		return err
+	}
+	if open {
+		s.log.WarnContext(ctx, "a reorged deposit's transfer was mined again; it counts again once this block is confirmed",
+			"deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash, "block", d.BlockNumber)
+	} else {
+		s.log.WarnContext(ctx, "a written-off reorged deposit's transfer was mined again; it stays written off",
+			"deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash, "block", d.BlockNumber)
+	}
+	return nil
+}
+
+// readyToReinstate picks, before the scan's transaction (it reads the chain), the reorged
+// deposits whose transfer was mined again in a block up to upTo (confirmed) and whose money
+// is where the books will put it again: a deposit that was credited also needs its sweep's
+// transactions mined, successfully and confirmed, on this chain. A sweep transaction that left
+// the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
+// once); one that now reverts is left to an engineer.
+func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
+	q := store.New(s.pool)
+	list, err := q.ReincludedReorgs(ctx, chainID, upTo)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	ready := map[int64]bool{}
+	for _, r := range list {
+		if r.PriorStatus != "CREDITED" {
+			ready[r.ID] = true // never swept: its sweep (if any) resumes on resolution
+			continue
+		}
+		d, err := q.GetDeposit(ctx, r.DepositID)
+		if err != nil {
+			return nil, err
+		}
+		txs, err := s.sweepTxs(ctx, d.SweepID)
+		if err != nil {
+			return nil, err
+		}
+		all := true
+		for _, t := range txs {
+			ok, err := s.sweptAgain(ctx, c, d, t, upTo)
+			if err != nil {
+				return nil, err
+			}
+			all = all && ok
+		}
+		ready[r.ID] = all
+	}
+	return ready, nil
+}
+
+// sweptAgain reports whether a reorged deposit's sweep transaction is mined, successfully and
+// confirmed, on the chain as it is now, and sends it again when it left the chain.
+func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d store.Deposit, t store.ChainTx, upTo uint64) (bool, error) {
+	if t.State != "pending" {
+		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+		switch {
+		case err == nil && r.Status == types.ReceiptStatusSuccessful:
+			return r.BlockNumber.Uint64() <= upTo, nil
+		case err == nil:
+			s.log.ErrorContext(ctx, "a reorged deposit was mined again but its sweep now reverts; the funds are still at the deposit "+
+				"address: resolve it by hand", "deposit", d.ID, "chain", d.ChainID, "sweep_tx", t.MinedHash, "address", d.Address)
+			return false, nil
+		case !errors.Is(err, ethereum.NotFound):
+			return false, err
+		}
+		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
+			"sweep_tx", t.MinedHash)
+		if err := store.New(s.pool).ReopenChainTx(ctx, t.ID); err != nil {
+			return false, err
+		}
+	}
+	t, err := s.engine.Advance(ctx, t.ID)
+	if errors.Is(err, chaintx.ErrInsufficientFunds) {
+		return false, nil // its gas top-up is not mined again yet
+	}
+	if err != nil {
+		return false, err
+	}
+	return t.State == "mined" && t.MinedBlock <= upTo, nil
+}
+
+// resolveReincluded resolves, in the scan's transaction, the reorged deposits readyToReinstate
+// picked, and returns how many.
+func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int64, upTo uint64, ready map[int64]bool) (int, error) {
+	if len(ready) == 0 {
+		return 0, nil
+	}
+	q := store.New(tx)
+	list, err := q.ReincludedReorgs(ctx, chainID, upTo)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, r := range list {
+		if !ready[r.ID] {
+			continue
+		}
+		d, err := q.LockDeposit(ctx, r.DepositID)
+		if err != nil {
+			return done, err
+		}
+		if d.BlockHash != r.ReincludedHash || d.Status != "REORGED" {
+			continue // moved meanwhile; the next pass sees it again
+		}
+		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)
+		if _, err := s.applyResolution(ctx, tx, r, d, store.ReorgReincluded, "system", note); err != nil {
+			return done, err
+		}
+		s.log.InfoContext(ctx, "reorged deposit resolved: mined again and confirmed; it counts again (no second DEPOSIT)",
+			"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "block", d.BlockNumber, "reinstated", r.Reversed)
+		done++
+	}
+	return done, nil
+}
+
+// applyResolution resolves an open reorg in the caller's transaction: REINSTATE and
+// REINCLUDED put the deposit back where it was (a credited one gets its credit back; a
+// swept-but-not-credited one resumes its sweep), WRITE_OFF leaves it REORGED with its
+// credit reversed. Each adds an audit row.
+func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r store.Reorg, d store.Deposit, resolution, actor, note string) (store.Reorg, error) {
+	q := store.New(tx)
+	if resolution != store.ReorgWriteOff {
+		ok, err := q.SetDepositStatus(ctx, d.ID, "REORGED", r.PriorStatus)
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			return r, fmt.Errorf("deposit %d: resolving reorg %d: the deposit is %s, not REORGED", d.ID, r.ID, d.Status)
+		}
+		if r.Reversed.Sign() > 0 {
+			if _, err := funds.Reinstate(ctx, tx, d, r.Reversed, actor, note); err != nil {
+				return r, err
+			}
+		}
+		if r.PriorStatus != "CREDITED" {
+			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
+				return r, err
+			}
+		}
+	}
+	closed, err := q.CloseReorg(ctx, r.ID, resolution, actor, note)
+	if err != nil {
+		return r, err
+	}
+	err = q.AddReorgAction(ctx, store.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: resolution, Actor: actor, Note: note})
+	return closed, err
+}
+
+// Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.
+type Reorged struct {
+	store.Reorg
+	Deposit store.Deposit
+	History []store.ReorgAction
+}
+
+// Resolution is an engineer's decision on a reorged deposit.
+type Resolution struct {
+	DepositID int64
+	// Resolution is REINSTATE (it counts again: the payment was re-sent or re-included) or
+	// WRITE_OFF (the operator's credit stays reversed).
+	Resolution string
+	// Note says why (required; kept in the audit trail).
+	Note  string
+	Actor string
+}
+
+// ResolveReorg applies an engineer's resolution to a deposit's open reorg. Bad input, an
+// unknown deposit, one that was never reorged and one already resolved are refused with
+// INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION and CONFLICT, changing nothing.
+func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, error) {
+	resolution := strings.ToUpper(strings.TrimSpace(in.Resolution))
+	resolution = strings.ReplaceAll(resolution, "-", "_")
+	note := strings.TrimSpace(in.Note)
+	switch {
+	case in.DepositID <= 0:
+		return Reorged{}, fault.Invalid("depositId", "must be a deposit id (a positive integer)")
+	case resolution != store.ReorgReinstate && resolution != store.ReorgWriteOff:
+		return Reorged{}, fault.Invalid("resolution", "must be REINSTATE (count the deposit again) or WRITE_OFF (its credit stays reversed)")
+	case note == "":
+		return Reorged{}, fault.Invalid("note", "is required: say why (it is kept in the audit trail)")
+	case len(note) > 1000:
+		return Reorged{}, fault.Invalid("note", "must be at most 1000 characters")
+	case strings.TrimSpace(in.Actor) == "":
+		return Reorged{}, fault.Wrap(errors.New("no actor"), "resolve reorg of deposit %d", in.DepositID)
+	}
+	var out store.Reorg
+	var d store.Deposit
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		var err error
+		if d, err = q.LockDeposit(ctx, in.DepositID); errors.Is(err, store.ErrNotFound) {
+			return fault.New(fault.NotFound, "deposit %d not found", in.DepositID)
+		} else if err != nil {
+			return err
+		}
+		r, err := q.LockOpenReorg(ctx, d.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			last, err := q.LatestReorg(ctx, d.ID)
+			if errors.Is(err, store.ErrNotFound) {
+				return refuse(fault.FailedPrecondition, "NOT_REORGED", "deposit %d was never reorged (it is %s): there is nothing to resolve", d.ID, d.Status)
+			} else if err != nil {
+				return err
+			}
+			return refuse(fault.Conflict, "ALREADY_RESOLVED", "deposit %d's reorg was already resolved: %s by %s at %s", d.ID,
+				last.Resolution, last.ResolvedBy, last.ResolvedAt.UTC().Format(time.RFC3339))
+		} else if err != nil {
+			return err
+		}
+		out, err = s.applyResolution(ctx, tx, r, d, resolution, in.Actor, note)
+		return err
+	})
+	if err != nil {
+		if fe := (*fault.Error)(nil); errors.As(err, &fe) {
+			return Reorged{}, fe
+		}
+		return Reorged{}, fault.Wrap(err, "resolve reorg of deposit %d", in.DepositID)
+	}
+	s.log.WarnContext(ctx, "reorged deposit resolved by an engineer", "deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash,
+		"operator", d.OperatorID, "resolution", resolution, "actor", in.Actor, "note", note, "reversed", out.Reversed)
+	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
+	}
+	list, err := s.withDetails(ctx, []store.Reorg{out})
+	if err != nil {
+		return Reorged{}, err
+	}
+	return list[0], nil
+}
+
+// ListReorgs pages through reorged deposits within a scope (nil: every operator), newest
+// first: the unresolved ones, or every one with includeResolved. The page token is the last
+// reorg id of the previous page.
+func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID string, includeResolved bool, limit int,
+	pageToken string) ([]Reorged, string, error) {
+	f := store.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
+	if pageToken != "" {
+		id, err := strconv.ParseInt(pageToken, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+		}
+		f.BeforeID = id
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	ids, ok := auth.Narrow(scope, strings.ToLower(operatorID))
+	if !ok {
+		return nil, "", fault.New(fault.NotFound, "operator not found")
+	}
+	f.OperatorIDs = ids
+	list, err := store.New(s.pool).ListReorgs(ctx, f)
+	if err != nil {
+		return nil, "", fault.Wrap(err, "list reorged deposits")
+	}
+	out, err := s.withDetails(ctx, list)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(list) == f.Limit {
+		next = strconv.FormatInt(list[len(list)-1].ID, 10)
+	}
+	return out, next, nil
+}
+
+// withDetails adds each reorg's deposit and audit trail.
+func (s *Service) withDetails(ctx context.Context, list []store.Reorg) ([]Reorged, error) {
+	q := store.New(s.pool)
+	ids := make([]int64, len(list))
+	for i, r := range list {
+		ids[i] = r.ID
+	}
+	actions, err := q.ReorgActions(ctx, ids)
+	if err != nil {
+		return nil, fault.Wrap(err, "reorg audit trail")
+	}
+	byReorg := map[int64][]store.ReorgAction{}
+	for _, a := range actions {
+		byReorg[a.ReorgID] = append(byReorg[a.ReorgID], a)
+	}
+	out := make([]Reorged, len(list))
+	for i, r := range list {
+		d, err := q.GetDeposit(ctx, r.DepositID)
+		if err != nil {
+			return nil, fault.Wrap(err, "deposit %d", r.DepositID)
+		}
+		out[i] = Reorged{Reorg: r, Deposit: d, History: byReorg[r.ID]}
+	}
+	return out, nil
+}

@@ -1,0 +1,360 @@
+package deposit_test
+
+import (
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// ledger is the env's operator-funds service and reconciler.
+func (e *env) ledger() (*funds.Ledger, *funds.Reconciler) {
+	e.t.Helper()
+	registry, err := chain.NewRegistry([]chain.Network{e.network})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	l := funds.New(e.pool, registry)
+	_, hot := e.keys.HotWallet()
+	return l, &funds.Reconciler{Ledger: l, Clients: map[int64]*chain.Client{e.dev.ChainID(): e.client}, HotWallet: hot}
+}
+
+// available is the operator's available funds in an asset, smallest unit.
+func (e *env) available(currency string) *big.Int {
+	e.t.Helper()
+	f, err := store.New(e.pool).GetFunds(e.ctx, e.op.ID, e.dev.ChainID(), currency)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f.Available
+}
+
+// fundKinds lists the kinds of the operator's fund entries about a deposit, oldest first.
+func (e *env) fundKinds(depositID int64) string {
+	e.t.Helper()
+	rows, _ := e.pool.Query(e.ctx, `SELECT kind FROM fund_entries WHERE ref = 'deposit:' || $1::bigint ORDER BY id`, depositID)
+	kinds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return strings.Join(kinds, ",")
+}
+
+// reorgActions lists a deposit's reorg audit trail as "ACTION/actor", oldest first.
+func (e *env) reorgActions(depositID int64) string {
+	e.t.Helper()
+	rows, _ := e.pool.Query(e.ctx, `SELECT action || '/' || actor FROM deposit_reorg_actions WHERE deposit_id = $1 ORDER BY id`, depositID)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return strings.Join(out, ",")
+}
+
+// reserve queues a payout of amount from the operator's funds (what every payout path does
+// first) and reports the error.
+func (e *env) reserve(currency string, decimals int32, amount int64, settle bool) error {
+	e.t.Helper()
+	p := funds.Payout{WithdrawalID: uuid.NewString(), OperatorID: e.op.ID, ChainID: e.dev.ChainID(), Currency: currency,
+		Decimals: decimals, Amount: big.NewInt(amount), Actor: "test"}
+	return store.InTx(e.ctx, e.pool, func(tx pgx.Tx) error {
+		if err := funds.Reserve(e.ctx, tx, p); err != nil || !settle {
+			return err
+		}
+		return funds.Settle(e.ctx, tx, p)
+	})
+}
+
+func reorgedCount(chainID int64, currency string) float64 {
+	return testutil.ToFloat64(metrics.DepositsReorged.WithLabelValues(big.NewInt(chainID).String(), currency))
+}
+
+// A reorg deeper than the confirmation depth, after a token deposit and a native deposit were
+// credited, takes both away for good (their senders spend the same nonces elsewhere): both are
+// marked REORGED in the rollback, counted, listed, no longer count toward the operator's funds
+// (which the operator had partly spent: a shortfall, and payouts are refused), the books still
+// reconcile, and an engineer resolves them, audited; bad resolutions change nothing.
+func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	ledger, reconciler := e.ledger()
+	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "alice")
+	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "bob")
+	alice, bob := e.newUser(), e.newUser()
+	parent, err := e.client.Header(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenTx := e.send(alice, 0, e.usdt.Address, nil, erc20Transfer(addrA, 25_000_000), 2)
+	nativeTx := e.send(bob, 0, addrB, eth(1), nil, 2)
+	e.mine(tokenTx, nativeTx)
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	token, native := e.deposit(e.findDeposit(tokenTx.Hash())), e.deposit(e.findDeposit(nativeTx.Hash()))
+	if token.Status != "CREDITED" || native.Status != "CREDITED" || e.available("USDT").Int64() != 25_000_000 ||
+		e.available("ETH").Cmp(native.Amount) != 0 {
+		t.Fatalf("before the reorg: %s %s, funds %v USDT %v ETH", token.Status, native.Status, e.available("USDT"), e.available("ETH"))
+	}
+	// The operator pays 10 USDT out of the deposit's credit before the reorg.
+	if err := e.reserve("USDT", 6, 10_000_000, true); err != nil {
+		t.Fatal(err)
+	}
+	usdtBefore, ethBefore := reorgedCount(e.dev.ChainID(), "USDT"), reorgedCount(e.dev.ChainID(), "ETH")
+	head, _ := e.client.Header(e.ctx, nil)
+	if depth := head.Number.Uint64() - parent.Number.Uint64(); depth <= confirmations {
+		t.Fatalf("the fork is only %d blocks deep", depth)
+	}
+
+	// The chain forks below both deposits; alice and bob spend the same nonces elsewhere.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c0")
+	e.mine(e.send(alice, 0, elsewhere, eth(1), nil, 50), e.send(bob, 0, elsewhere, eth(1), nil, 50))
+	e.scan() // detects the reorg and rolls back
+
+	for _, d := range []store.Deposit{token, native} {
+		if got := e.deposit(d.ID); got.Status != "REORGED" {
+			t.Fatalf("deposit %d is %s after the reorg", d.ID, got.Status)
+		}
+		if got := e.fundKinds(d.ID); got != "DEPOSIT,REORG" {
+			t.Errorf("deposit %d fund entries: %s", d.ID, got)
+		}
+		if got := e.reorgActions(d.ID); got != "DETECTED/system" {
+			t.Errorf("deposit %d audit: %s", d.ID, got)
+		}
+	}
+	if got := reorgedCount(e.dev.ChainID(), "USDT") - usdtBefore; got != 1 {
+		t.Errorf("coffer_deposits_reorged_total{USDT} grew by %v", got)
+	}
+	if got := reorgedCount(e.dev.ChainID(), "ETH") - ethBefore; got != 1 {
+		t.Errorf("coffer_deposits_reorged_total{ETH} grew by %v", got)
+	}
+	// The credit no longer counts: 15 USDT were left, the deposit took 25 back.
+	if got := e.available("USDT").Int64(); got != -10_000_000 {
+		t.Fatalf("USDT available %d after the reorg, want -10000000 (a shortfall)", got)
+	}
+	if got := e.available("ETH").Sign(); got != 0 {
+		t.Fatalf("ETH available %v after the reorg", e.available("ETH"))
+	}
+	bal, err := ledger.Balances(e.ctx, []string{e.op.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bal {
+		if b.Currency == "USDT" && b.Available.StringFixed(6) != "-10.000000" {
+			t.Errorf("the operator's balance shows %s USDT", b.Available.StringFixed(6))
+		}
+	}
+	// A payout it could have made before is refused now.
+	var short *funds.Shortfall
+	if err := e.reserve("USDT", 6, 1_000_000, false); !errors.As(err, &short) || short.Available.Int64() != -10_000_000 {
+		t.Fatalf("a payout after the reorg: %v", err)
+	}
+	if err := e.reserve("ETH", 18, 1, false); !errors.As(err, &short) {
+		t.Fatalf("a native payout after the reorg: %v", err)
+	}
+	// The books reconcile: the sweep left the chain with the deposit (its token transfer now
+	// reverts), and the shortfall is not counted as cash.
+	lines, err := reconciler.Reconcile(e.ctx, e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.Currency == "USDT" && (!l.OK || !l.Available.IsZero() || l.Shortfall.String() != "10" || !l.Holdings.IsZero()) {
+			t.Errorf("USDT reconciliation: holdings %s available %s shortfall %s surplus %s", l.Holdings, l.Available, l.Shortfall, l.Surplus)
+		}
+	}
+
+	// Listed for the service team, with where it was and what was reversed.
+	list, next, err := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	if err != nil || next != "" || len(list) != 2 {
+		t.Fatalf("list: %d items, next %q, %v", len(list), next, err)
+	}
+	for _, r := range list {
+		want := map[int64]store.Deposit{token.ID: token, native.ID: native}[r.DepositID]
+		if r.Resolution != "" || r.PriorStatus != "CREDITED" || r.BlockHash != want.BlockHash || r.ForkBlock != parent.Number.Uint64() ||
+			r.Reversed.Cmp(want.Amount) != 0 || r.Deposit.Status != "REORGED" || len(r.History) != 1 || r.OperatorID != e.op.ID {
+			t.Errorf("listed %+v", r.Reorg)
+		}
+	}
+
+	// Bad resolutions are refused and change nothing.
+	refused := []struct {
+		in         deposit.Resolution
+		code       fault.Code
+		field, why string
+	}{
+		{deposit.Resolution{DepositID: 987654, Resolution: "WRITE_OFF", Note: "n", Actor: "t"}, fault.NotFound, "", ""},
+		{deposit.Resolution{DepositID: token.ID, Resolution: "WRITE_OFF", Note: "  ", Actor: "t"}, fault.InvalidArgument, "note", ""},
+		{deposit.Resolution{DepositID: token.ID, Resolution: "MAYBE", Note: "n", Actor: "t"}, fault.InvalidArgument, "resolution", ""},
+		{deposit.Resolution{DepositID: token.ID, Resolution: "REINCLUDED", Note: "n", Actor: "t"}, fault.InvalidArgument, "resolution", ""},
+		{deposit.Resolution{DepositID: 0, Resolution: "REINSTATE", Note: "n", Actor: "t"}, fault.InvalidArgument, "depositId", ""},
+	}
+	for _, c := range refused {
+		_, err := e.svc.ResolveReorg(e.ctx, c.in)
+		if fe := fault.As(err); err == nil || fe.Code != c.code || fe.Field != c.field {
+			t.Errorf("resolve %+v: %v", c.in, err)
+		}
+	}
+	if got := e.reorgActions(token.ID); got != "DETECTED/system" || e.available("USDT").Int64() != -10_000_000 {
+		t.Fatalf("refused resolutions changed something: %s, %v", got, e.available("USDT"))
+	}
+
+	// The engineer writes the token deposit off and reinstates the native one (say bob paid
+	// the service team again off-chain).
+	off, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: token.ID, Resolution: "write-off", Note: "double-spent; the user was told", Actor: "service-team:cli:eve"})
+	if err != nil || off.Resolution != "WRITE_OFF" || off.ResolvedBy != "service-team:cli:eve" || off.Deposit.Status != "REORGED" ||
+		len(off.History) != 2 || off.History[1].Note != "double-spent; the user was told" {
+		t.Fatalf("write-off: %+v %v", off.Reorg, err)
+	}
+	on, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: native.ID, Resolution: "REINSTATE", Note: "paid again by wire", Actor: "service-team:ops-api"})
+	if err != nil || on.Resolution != "REINSTATE" || on.Deposit.Status != "CREDITED" {
+		t.Fatalf("reinstate: %+v %v", on.Reorg, err)
+	}
+	if e.available("USDT").Int64() != -10_000_000 || e.available("ETH").Cmp(native.Amount) != 0 {
+		t.Fatalf("after the resolutions: %v USDT, %v ETH", e.available("USDT"), e.available("ETH"))
+	}
+	if a, b := e.fundKinds(token.ID), e.fundKinds(native.ID); a != "DEPOSIT,REORG" || b != "DEPOSIT,REORG,REINSTATE" {
+		t.Fatalf("fund entries after the resolutions: %s; %s", a, b)
+	}
+	if a, b := e.reorgActions(token.ID), e.reorgActions(native.ID); a != "DETECTED/system,WRITE_OFF/service-team:cli:eve" ||
+		b != "DETECTED/system,REINSTATE/service-team:ops-api" {
+		t.Fatalf("audit after the resolutions: %s; %s", a, b)
+	}
+	if open, _ := store.New(e.pool).OpenReorgsByChain(e.ctx); open[e.dev.ChainID()] != 0 {
+		t.Fatalf("%d unresolved after the resolutions", open[e.dev.ChainID()])
+	}
+	// Resolving again is a conflict; a deposit never reorged has nothing to resolve.
+	_, err = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: token.ID, Resolution: "REINSTATE", Note: "oops", Actor: "t"})
+	if fe := fault.As(err); fe.Code != fault.Conflict || fe.Details["reason"] != "ALREADY_RESOLVED" {
+		t.Fatalf("resolve twice: %v", err)
+	}
+	carol := e.newUser()
+	fresh := e.send(carol, 0, addrA, eth(1), nil, 2)
+	e.mine(fresh)
+	e.scan()
+	_, err = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: e.findDeposit(fresh.Hash()), Resolution: "WRITE_OFF", Note: "n", Actor: "t"})
+	if fe := fault.As(err); fe.Code != fault.FailedPrecondition || fe.Details["reason"] != "NOT_REORGED" {
+		t.Fatalf("resolve a deposit never reorged: %v", err)
+	}
+	if e.available("USDT").Int64() != -10_000_000 || e.reorgActions(token.ID) != "DETECTED/system,WRITE_OFF/service-team:cli:eve" {
+		t.Fatal("refused resolutions changed something")
+	}
+	all, _, err := e.svc.ListReorgs(e.ctx, nil, e.op.ID, true, 0, "")
+	if err != nil || len(all) != 2 {
+		t.Fatalf("list with resolved ones: %d, %v", len(all), err)
+	}
+	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+		t.Fatalf("%d still listed as unresolved", len(open))
+	}
+	if n := len(e.hooks.all()); n != 2 {
+		t.Fatalf("%d DEPOSIT events; a reorg sends none", n)
+	}
+}
+
+// A reorg deeper than the confirmation depth after a credit, where the same transfer is mined
+// again in the new chain: the deposit is marked and stops counting at once, counts again (with
+// no second credit and no second DEPOSIT) once its new block is confirmed, and the audit trail
+// says so.
+func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "dora")
+	dora := e.newUser()
+	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
+		t.Fatal(err)
+	}
+	usdc, _ := e.dev.Token("USDC")
+	parent, _ := e.client.Header(e.ctx, nil)
+	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	id := e.findDeposit(tx.Hash())
+	first := e.deposit(id)
+	if first.Status != "CREDITED" || e.available("USDC").Int64() != 40_000_000 {
+		t.Fatalf("before the reorg: %s, %v", first.Status, e.available("USDC"))
+	}
+	before := reorgedCount(e.dev.ChainID(), "USDC")
+
+	// The chain forks below the deposit; the abandoned blocks' transactions (the deposit, the
+	// gas top-up, the sweep) go back to the pool and are mined again in the new branch.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	e.scan() // rolls back
+	if got := e.deposit(id); got.Status != "REORGED" || e.available("USDC").Sign() != 0 {
+		t.Fatalf("after the rollback: %s, %v USDC", got.Status, e.available("USDC"))
+	}
+	if got := reorgedCount(e.dev.ChainID(), "USDC") - before; got != 1 {
+		t.Errorf("coffer_deposits_reorged_total{USDC} grew by %v", got)
+	}
+	e.scan() // reads the new branch: the same transfer, in a new block
+	again := e.deposit(id)
+	if again.Status != "REORGED" || again.BlockHash == first.BlockHash || e.available("USDC").Sign() != 0 {
+		t.Fatalf("re-detected: %s in %s (was %s), %v USDC", again.Status, again.BlockHash, first.BlockHash, e.available("USDC"))
+	}
+	list, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	if len(list) != 1 || list[0].ReincludedBlock != again.BlockNumber {
+		t.Fatalf("listed: %+v", list)
+	}
+	// Confirmations accrue: it counts again, once.
+	e.run(func() bool { return e.deposit(id).Status == "CREDITED" })
+	for i := 0; i < confirmations+2; i++ {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if got := e.available("USDC").Int64(); got != 40_000_000 {
+		t.Fatalf("USDC available %d after the re-inclusion", got)
+	}
+	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system" {
+		t.Fatalf("audit: %s", got)
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want the one", n)
+	}
+	// Its sweep left the chain with it and was sent again: the bankroll holds the deposit again
+	// and the books reconcile exactly.
+	_, reconciler := e.ledger()
+	lines, err := reconciler.Reconcile(e.ctx, e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.Currency == "USDC" && (!l.OK || l.Holdings.String() != "40" || !l.Surplus.IsZero()) {
+			t.Errorf("USDC reconciliation: holdings %s owed %s surplus %s", l.Holdings, l.Owed, l.Surplus)
+		}
+	}
+	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+		t.Fatalf("%d still unresolved", len(open))
+	}
+	all, _, _ := e.svc.ListReorgs(e.ctx, nil, "", true, 0, "")
+	if len(all) != 1 || all[0].Resolution != "REINCLUDED" || all[0].ResolvedBy != "system" {
+		t.Fatalf("resolved: %+v", all)
+	}
+	// The engineer cannot resolve it again.
+	_, err = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: id, Resolution: "WRITE_OFF", Note: "late", Actor: "t"})
+	if !fault.Is(err, fault.Conflict) {
+		t.Fatalf("resolve after re-inclusion: %v", err)
+	}
+}

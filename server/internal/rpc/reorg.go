@@ -1,0 +1,76 @@
+package rpc
+
+import (
+	"context"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+var reorgResolutions = map[string]cofferv1.ReorgResolution{
+	store.ReorgReinstate:  cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE,
+	store.ReorgWriteOff:   cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF,
+	store.ReorgReincluded: cofferv1.ReorgResolution_REORG_RESOLUTION_REINCLUDED,
+}
+
+// ReorgedProto is a reorged deposit as the API answers it (the CLI prints the same).
+func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
+	p := &cofferv1.ReorgedDeposit{ReorgId: r.ID, Deposit: depositProto(r.Deposit), ForkBlock: int64(r.ForkBlock),
+		BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses[r.PriorStatus],
+		ReversedAmount: r.Reversed.String(), DetectedAt: ts(r.DetectedAt), ReincludedBlock: int64(r.ReincludedBlock),
+		Resolution: reorgResolutions[r.Resolution], ResolvedBy: r.ResolvedBy, Note: r.Note}
+	if r.ResolvedAt != nil {
+		p.ResolvedAt = ts(*r.ResolvedAt)
+	}
+	for _, a := range r.History {
+		p.History = append(p.History, &cofferv1.ReorgAction{Action: a.Action, Actor: a.Actor, Note: a.Note, CreatedAt: ts(a.CreatedAt)})
+	}
+	return p
+}
+
+func reorgedProtos(list []deposit.Reorged) []*cofferv1.ReorgedDeposit {
+	out := make([]*cofferv1.ReorgedDeposit, len(list))
+	for i, r := range list {
+		out[i] = ReorgedProto(r)
+	}
+	return out
+}
+
+// ListReorgedDeposits lists reorged deposits of every operator.
+func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListReorgedDepositsRequest) (*cofferv1.ListReorgedDepositsResponse, error) {
+	list, next, err := s.Deposits.ListReorgs(ctx, nil, req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListReorgedDepositsResponse{Items: reorgedProtos(list), NextPageToken: next}, nil
+}
+
+// ResolveReorgedDeposit applies the service team's resolution.
+func (s *OpsServer) ResolveReorgedDeposit(ctx context.Context, req *cofferv1.ResolveReorgedDepositRequest) (*cofferv1.ResolveReorgedDepositResponse, error) {
+	resolution := ""
+	for name, v := range reorgResolutions {
+		if v == req.GetResolution() && name != store.ReorgReincluded {
+			resolution = name
+		}
+	}
+	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(), Resolution: resolution, Note: req.GetNote(),
+		Actor: "service-team:ops-api"})
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ResolveReorgedDepositResponse{Item: ReorgedProto(r)}, nil
+}
+
+// ListDepositReorgs lists the reorged deposits in the admin's scope.
+func (s *AdminServer) ListDepositReorgs(ctx context.Context, req *cofferv1.ListDepositReorgsRequest) (*cofferv1.ListDepositReorgsResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.Deposits.ListReorgs(ctx, a.Scope, req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.ListDepositReorgsResponse{Items: reorgedProtos(list), NextPageToken: next}, nil
+}
