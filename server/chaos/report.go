@@ -166,8 +166,9 @@ func (r *Run) reportLoad(p func(string, ...any)) {
 			modes[wd.Mode]++
 			final[wd.Mode][wd.Status]++
 		}
-		p("  withdrawals submitted            %d accepted by the run's count, %d in the database: mode A (sync) %d: %s; mode B (external) %d: %s",
-			len(withdrawals), len(w.withdrawals), modes["sync"], countsOf(final["sync"]), modes["external"], countsOf(final["external"]))
+		p("  withdrawals                      %d submitted with an id returned (%d in the database)", len(withdrawals), len(w.withdrawals))
+		p("    mode A (sync approval, admin) %d: %s", modes["sync"], countsOf(final["sync"]))
+		p("    mode B (external approval)    %d: %s", modes["external"], countsOf(final["external"]))
 	}
 	if len(refused) > 0 {
 		p("  mode A submissions refused       %s", countsOf(refused))
@@ -296,12 +297,18 @@ func (r *Run) reportRecovery(p func(string, ...any)) {
 	if !hasKind(r.Timeline, KillWorker) {
 		verdict = "no worker was killed"
 	}
-	p("    across a worker kill          %8s  target %.0f s  %s", fmtDur(st.WorstWorkerKill.Length()), scanTarget.Seconds(), verdict)
-	for _, k := range []Kind{KillAPI, RestartPostgres, ReceiverFail, ReceiverHang} {
-		p("    across %-22s %8s", string(k), fmtDur(st.ByFault[k].Length()))
+	stall := func(s Stall) string {
+		if s.Length() == 0 {
+			return fmt.Sprintf("< %.0f s", minStall.Seconds())
+		}
+		return fmtDur(s.Length())
 	}
-	p("    with no fault                 %8s", fmtDur(st.Quiet.Length()))
-	p("    overall                       %8s", fmtDur(st.Worst.Length()))
+	p("    begun during a worker kill    %8s  target %.0f s  %s", stall(st.WorstWorkerKill), scanTarget.Seconds(), verdict)
+	for _, k := range []Kind{KillAPI, RestartPostgres, ReceiverFail, ReceiverHang} {
+		p("    begun during %-16s %8s", string(k), stall(st.ByFault[k]))
+	}
+	p("    begun with no fault           %8s", stall(st.Quiet))
+	p("    overall                       %8s", stall(st.Worst))
 	stalls := r.Monitor.Stalls()
 	sort.Slice(stalls, func(i, j int) bool { return stalls[i].Length() > stalls[j].Length() })
 	if len(stalls) > 0 {
