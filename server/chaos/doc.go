@@ -9,6 +9,8 @@
 // gives), stack.go and process.go (the system under test), receiver.go (the operators' webhook
 // endpoint), client.go (the public API behind a two-replica balancer, every call recorded),
 // load.go (the load generators and what they did), faults.go (the injector), monitor.go (scan
-// cursor and job recovery after kills), drain.go (waiting for the system to settle),
-// invariants.go (the checks), report.go (the report), regressions.go (kept seeds).
+// cursor and job recovery after kills), recovery.go (the recovery figures and their targets),
+// drain.go (waiting for the system to settle), invariants.go (the checks), logs.go (the causes of
+// 500s the replicas logged), report.go (the report), run.go (one seed from start to report),
+// regressions.go (kept seeds).
 package chaos

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -336,5 +335,3 @@ func moduleRoot() string {
 	}
 	return dir
 }
-
-var errStopped = errors.New("stopped")
