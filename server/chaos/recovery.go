@@ -118,7 +118,7 @@ func SummarizeStalls(stalls []Stall, tl *Timeline) StallSummary {
 func checkRecovery(mon *Monitor, tl *Timeline, set Settings) *Check {
 	c := &Check{Name: "recovery after a worker is killed is within its targets"}
 	if !set.EnforceRecovery {
-		c.Name += " (not enforced: set CHAOS_ENFORCE_RECOVERY=1)"
+		c.Name += " (not enforced: CHAOS_ENFORCE_RECOVERY=0)"
 	}
 	miss := c.note
 	if set.EnforceRecovery {

@@ -261,9 +261,9 @@ func (r *Run) reportLag(p func(string, ...any)) {
 }
 
 func (r *Run) reportRecovery(p func(string, ...any)) {
-	enforced := "not enforced: CHAOS_ENFORCE_RECOVERY=1 turns a missed target into a failure"
+	enforced := "not enforced (CHAOS_ENFORCE_RECOVERY=0): a missed target is only reported"
 	if r.Settings.EnforceRecovery {
-		enforced = "enforced (CHAOS_ENFORCE_RECOVERY=1)"
+		enforced = "enforced; CHAOS_ENFORCE_RECOVERY=0 only reports"
 	}
 	p("Worst gap per job kind after a worker was killed (%s)", enforced)
 	p("  gap: from the start of the attempt running on the killed worker to the end of the job's next run by another")
