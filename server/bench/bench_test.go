@@ -28,8 +28,8 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -73,7 +73,7 @@ func (s sample) percentile(p int) time.Duration {
 // -benchtime Nx for N rounds.
 func BenchmarkCreateDepositSession(b *testing.B) {
 	env := apptest.Start(b, apptest.Options{})
-	_, key := env.Operator(b, store.OperatorSettings{})
+	_, key := env.Operator(b, domain.OperatorSettings{})
 	floor := startFloor(b, env.Pool)
 	targets := []string{env.URL + "/session/deposit", floor + "/session/deposit"}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}

@@ -22,7 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 func devNetwork(dev *devchain.Chain, confirmations int32) chain.Network {
@@ -105,7 +105,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 		mu.Unlock()
 	}))
 	defer receiver.Close()
-	op, _ := env.Operator(b, store.OperatorSettings{WebhookURL: &receiver.URL})
+	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.URL})
 
 	addrs := make([]common.Address, deposits)
 	for i := range addrs {
@@ -224,7 +224,7 @@ func scanSetup(b *testing.B, watched, blocks, noise int) func() time.Duration {
 	}
 	b.Cleanup(func() { dev.Close() })
 	env := apptest.Start(b, apptest.Options{ScanInterval: time.Hour, Chains: []chain.Network{devNetwork(dev, 3)}})
-	op, _ := env.Operator(b, store.OperatorSettings{})
+	op, _ := env.Operator(b, domain.OperatorSettings{})
 	// Deposit addresses of other users: made-up addresses (they never receive anything).
 	if _, err := env.Pool.Exec(ctx, `
 		INSERT INTO depositors (operator_id, external_user_id, address_index, address)

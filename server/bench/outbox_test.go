@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -126,7 +127,7 @@ func runWebhooks(b *testing.B) run {
 	}))
 	defer receiver.Close()
 	ops := operator.New(pool, box)
-	op, _, err := ops.Create(ctx, store.OperatorSettings{Name: proto.String("Bench"), WebhookURL: proto.String(receiver.URL + "/hook")})
+	op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Bench"), WebhookURL: proto.String(receiver.URL + "/hook")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -70,8 +70,8 @@ func BenchmarkPayouts(b *testing.B) {
 		}
 	}))
 	defer receiver.Close()
-	external, enabled := "EXTERNAL", true
-	op, key := env.Operator(b, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	op, key := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
 	env.Fund(b, op.ID, dev.ChainID(), "USDT", fmt.Sprint(withdrawals*5)) // its own funds pay its payouts
 
 	ids := make([]string, withdrawals)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -82,7 +83,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := operator.New(pool, box).Create(ctx, store.OperatorSettings{Name: ptr("Acme"), WebhookURL: ptr("https://acme.example/hook")})
+	_, key, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: ptr("Acme"), WebhookURL: ptr("https://acme.example/hook")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -76,7 +77,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	}
 	recv := newReceiver(t)
 	fee := int32(100) // 1%
-	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL, DepositFeeBps: &fee})
+	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, DepositFeeBps: &fee})
 	recv.setKey(key)
 
 	data := rest(t, "POST", env.URL+"/session/deposit", key,
@@ -108,7 +109,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20 and operatorReference", len(e.form), ok)
 		}
 	}
-	var deposits []store.Deposit
+	var deposits []domain.Deposit
 	rows, _ := env.Pool.Query(ctx, `SELECT id FROM deposits ORDER BY id`)
 	for rows.Next() {
 		var id int64

@@ -15,8 +15,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // TestInternalTransferOnGeth: 0.005 ETH paid to a deposit address by a contract (as a Safe or
@@ -37,7 +37,7 @@ func TestInternalTransferOnGeth(t *testing.T) {
 		NativeDecimals: 18, BankrollAddress: crypto.PubkeyToAddress(mustKey(t).PublicKey), TraceInternalTransfers: true}
 	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{network}})
 	recv := newReceiver(t)
-	_, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
+	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
 	data := rest(t, "POST", env.URL+"/session/deposit", key,
 		`{"externalUserId":"safe-owner","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"15.00"}`)

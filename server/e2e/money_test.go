@@ -21,6 +21,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -137,8 +138,8 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 
 	// Operator A (external approval) is funded only by a payment to its treasury address.
 	recv := newReceiver(t)
-	external, enabled := "EXTERNAL", true
-	opA, keyA := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	opA, keyA := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
 	recv.setKey(keyA)
 	tr, err := m.ops.GetTreasuryAddress(ctx, &cofferv1.GetTreasuryAddressRequest{OperatorId: opA.ID, ChainId: m.node.ChainID})
 	if err != nil {
@@ -165,11 +166,11 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	if !found {
 		t.Fatalf("BalanceService: %v", res.Items)
 	}
-	child, _ := env.Operator(t, store.OperatorSettings{ParentID: &opA.ID})
+	child, _ := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
 	if b := m.balances(t, keyA, child.ID); b["USDT"] != [2]string{"0.000000", "0.000000"} {
 		t.Fatalf("sub-operator's funds: %v", b)
 	}
-	_, keyB := env.Operator(t, store.OperatorSettings{})
+	_, keyB := env.Operator(t, domain.OperatorSettings{})
 	if status, body := call(t, "GET", env.URL+"/balances?operatorId="+opA.ID, keyB, ""); status != 404 ||
 		body["data"].(map[string]any)["code"] != "NOT_FOUND" {
 		t.Fatalf("another operator's funds: %d %v", status, body)
@@ -248,7 +249,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	// Operator D (synchronous approval) has no funds: admin COMPLETED answers 409 naming the
 	// shortfall, then, funded but inactive, 409 again; nothing is paid.
 	recvD := newReceiver(t)
-	opD, keyD := env.Operator(t, store.OperatorSettings{WebhookURL: &recvD.srv.URL})
+	opD, keyD := env.Operator(t, domain.OperatorSettings{WebhookURL: &recvD.srv.URL})
 	recvD.setKey(keyD)
 	_, admin := env.Admin(t, "")
 	data := rest(t, "POST", env.URL+"/session/withdraw", keyD, `{"externalUserId":"d1","lang":"en","platformFiatCurrency":"USD","userBalance":"900","amount":"900.00"}`)
@@ -305,7 +306,7 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	m := startMoneyNode(t)
 	env := m.env
 	recv := newReceiver(t)
-	op, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
+	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
 	open := func(ref string) (sid, sessionRef string) {
 		data := rest(t, "POST", env.URL+"/session/deposit", key,

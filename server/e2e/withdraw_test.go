@@ -17,8 +17,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
@@ -79,7 +79,7 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 
 	// Mode A.
 	recv := newReceiver(t)
-	opA, key := env.Operator(t, store.OperatorSettings{WebhookURL: &recv.srv.URL})
+	opA, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
 	env.Fund(t, opA.ID, node.ChainID, "USDT", "100")
 	_, adminToken := env.Admin(t, "")
@@ -123,8 +123,8 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 
 	// Mode B.
 	recvB := newReceiver(t)
-	external, enabled, daily := "EXTERNAL", true, "1000"
-	opB, keyB := env.Operator(t, store.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
+	external, enabled, daily := domain.ApprovalExternal, true, "1000"
+	opB, keyB := env.Operator(t, domain.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
 		DailyCap: &daily})
 	env.Fund(t, opB.ID, node.ChainID, "USDT", "100")
 	recvB.setKey(keyB)

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -33,12 +34,12 @@ func toBalanceJSON(b funds.Balance) balanceJSON {
 }
 
 // cliActor names the service-team member behind a CLI entry in the funds' audit trail.
-func cliActor() string {
+func cliActor() domain.Actor {
 	who := os.Getenv("USER")
 	if who == "" {
 		who = "unknown"
 	}
-	return "service-team:cli:" + who
+	return domain.ServiceTeamActor("cli:" + who)
 }
 
 // runOperatorFunds is `coffer operator treasury|balance|adjust`.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // operatorJSON is the --json form of an operator.
@@ -40,9 +40,9 @@ type operatorJSON struct {
 	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
-func toJSON(o store.Operator, key string, prefixes []string) operatorJSON {
+func toJSON(o domain.Operator, key string, prefixes []string) operatorJSON {
 	j := operatorJSON{ID: o.ID, OperatorKey: key, Name: o.Name, ParentID: o.ParentID, WebhookURL: o.WebhookURL,
-		ApprovalMode: o.ApprovalMode, ApprovalEnabled: o.ApprovalEnabled, FiatCurrency: o.FiatCurrency,
+		ApprovalMode: string(o.ApprovalMode), ApprovalEnabled: o.ApprovalEnabled, FiatCurrency: o.FiatCurrency,
 		RedirectURL: o.RedirectURL, ThemeSlug: o.ThemeSlug, DepositFeeBps: o.DepositFeeBps, Active: o.Active,
 		KeyPrefixes: prefixes, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
 	if o.PerTxCap.Valid {
@@ -84,7 +84,7 @@ func addSettingsFlags(fs *flag.FlagSet, update bool) *settingsFlags {
 	return s
 }
 
-func (s *settingsFlags) settings() store.OperatorSettings {
+func (s *settingsFlags) settings() domain.OperatorSettings {
 	set := map[string]bool{}
 	s.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	str := func(name, v string) *string {
@@ -93,11 +93,12 @@ func (s *settingsFlags) settings() store.OperatorSettings {
 		}
 		return &v
 	}
-	var out store.OperatorSettings
+	var out domain.OperatorSettings
 	out.Name, out.WebhookURL, out.PerTxCap, out.DailyCap = str("name", s.name), str("webhook-url", s.webhookURL), str("per-tx-cap", s.perTx), str("daily-cap", s.daily)
 	out.FiatCurrency, out.RedirectURL, out.ThemeSlug, out.ParentID = str("fiat", s.fiat), str("redirect-url", s.redirect), str("theme", s.theme), str("parent", s.parent)
 	if m := str("approval-mode", strings.ToUpper(s.mode)); m != nil {
-		out.ApprovalMode = m
+		mode := domain.ApprovalMode(*m)
+		out.ApprovalMode = &mode
 	}
 	if set["approval-enabled"] {
 		out.ApprovalEnabled = &s.approvalEnabled
@@ -158,7 +159,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	}
 	defer env.close()
 	ops := env.services.Operators
-	show := func(o store.Operator, key string) error {
+	show := func(o domain.Operator, key string) error {
 		prefixes, err := ops.KeyPrefixes(ctx, o.ID)
 		if err != nil {
 			return err
@@ -309,7 +310,7 @@ func runAdminAccess(ctx context.Context, sub string, args []string, out io.Write
 	}
 	defer env.close()
 	admins := env.services.Admins
-	var a store.Admin
+	var a domain.Admin
 	var revoked int64
 	switch sub {
 	case "disable":
@@ -381,7 +382,7 @@ func runDeposit(ctx context.Context, args []string, out io.Writer) error {
 		}
 		items := []item{}
 		for _, d := range res.Deposits {
-			items = append(items, item{d.ID, d.Status, d.Currency, d.GrossAmount.String(), d.LogIndex})
+			items = append(items, item{d.ID, string(d.Status), d.Currency, d.GrossAmount.String(), d.LogIndex})
 		}
 		return json.NewEncoder(out).Encode(map[string]any{"alreadyKnown": res.AlreadyKnown, "deposits": items})
 	}

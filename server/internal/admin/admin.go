@@ -14,6 +14,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/clientip"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -74,26 +75,26 @@ func totpContext(adminID string) string { return "admin-totp:" + adminID }
 
 // Create creates an admin; operatorID "" makes a service-team admin. With enableTOTP the
 // otpauth URI of the new secret is returned, once.
-func (s *Service) Create(ctx context.Context, email, password, operatorID string, enableTOTP bool) (store.Admin, string, error) {
+func (s *Service) Create(ctx context.Context, email, password, operatorID string, enableTOTP bool) (domain.Admin, string, error) {
 	email = strings.TrimSpace(email)
 	if !strings.Contains(email, "@") {
-		return store.Admin{}, "", fault.Invalid("email", "must be an email address")
+		return domain.Admin{}, "", fault.Invalid("email", "must be an email address")
 	}
 	if len(password) < 12 {
-		return store.Admin{}, "", fault.Invalid("password", "must be at least 12 characters")
+		return domain.Admin{}, "", fault.Invalid("password", "must be at least 12 characters")
 	}
 	q := store.New(s.pool)
 	if operatorID != "" {
 		if _, err := q.GetOperator(ctx, operatorID); errors.Is(err, store.ErrNotFound) {
-			return store.Admin{}, "", fault.Invalid("operatorId", "operator %s does not exist", operatorID)
+			return domain.Admin{}, "", fault.Invalid("operatorId", "operator %s does not exist", operatorID)
 		} else if err != nil {
-			return store.Admin{}, "", fault.Wrap(err, "load operator")
+			return domain.Admin{}, "", fault.Wrap(err, "load operator")
 		}
 	}
-	a := store.Admin{ID: uuid.NewString(), Email: email, OperatorID: operatorID}
+	a := domain.Admin{ID: uuid.NewString(), Email: email, OperatorID: operatorID}
 	// The service team is authenticated: it waits for hashing capacity as long as it likes.
 	if err := s.gate.run(ctx, argonMemory, 0, func() { a.PasswordHash = HashPassword(password) }); err != nil {
-		return store.Admin{}, "", err
+		return domain.Admin{}, "", err
 	}
 	var uri string
 	if enableTOTP {
@@ -103,10 +104,10 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 	}
 	created, err := q.InsertAdmin(ctx, a)
 	if _, dup := store.IsUniqueViolation(err); dup {
-		return store.Admin{}, "", fault.New(fault.Conflict, "an admin with email %s already exists", email)
+		return domain.Admin{}, "", fault.New(fault.Conflict, "an admin with email %s already exists", email)
 	}
 	if err != nil {
-		return store.Admin{}, "", fault.Wrap(err, "create admin")
+		return domain.Admin{}, "", fault.Wrap(err, "create admin")
 	}
 	return created, uri, nil
 }
@@ -122,17 +123,17 @@ type Credentials struct {
 // Login checks the credentials and returns a new admin token. The attempt is counted against
 // the Limits first; the password is checked within the hashing budget, an unknown email
 // against a dummy hash; a TOTP code is accepted once.
-func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, store.Admin, error) {
+func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, domain.Admin, error) {
 	q := store.New(s.pool)
 	email := strings.TrimSpace(c.Email)
 	client := clientip.Key(c.Client)
 	known, err := q.LoginClientKnown(ctx, email, client, s.limits.KnownClientFor)
 	if err != nil {
-		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "read login clients")
+		return "", time.Time{}, domain.Admin{}, fault.Wrap(err, "read login clients")
 	}
 	att, err := s.countAttempt(ctx, q, email, client, known)
 	if err != nil {
-		return "", time.Time{}, store.Admin{}, err
+		return "", time.Time{}, domain.Admin{}, err
 	}
 	failed := false
 	defer func() {
@@ -140,15 +141,15 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 			att.refund(ctx)
 		}
 	}()
-	fail := func(msg string) (string, time.Time, store.Admin, error) {
+	fail := func(msg string) (string, time.Time, domain.Admin, error) {
 		failed = true
-		return "", time.Time{}, store.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
+		return "", time.Time{}, domain.Admin{}, fault.New(fault.Unauthenticated, "%s", msg)
 	}
 
 	a, err := q.AdminByEmail(ctx, email)
 	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return "", time.Time{}, store.Admin{}, fault.Wrap(err, "load admin")
+		return "", time.Time{}, domain.Admin{}, fault.Wrap(err, "load admin")
 	}
 	hash := dummyHash
 	if found {
@@ -156,7 +157,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 	}
 	ok, err := s.checkPassword(ctx, hash, c.Password)
 	if err != nil {
-		return "", time.Time{}, store.Admin{}, err
+		return "", time.Time{}, domain.Admin{}, err
 	}
 	if !found || !ok || !a.Active {
 		return fail("invalid email or password")
@@ -228,9 +229,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Admin, e
 }
 
 // findAdmin resolves an admin named by id or by email (exactly one of them).
-func (s *Service) findAdmin(ctx context.Context, q *store.Queries, id, email string) (store.Admin, error) {
+func (s *Service) findAdmin(ctx context.Context, q *store.Queries, id, email string) (domain.Admin, error) {
 	id, email = strings.TrimSpace(id), strings.TrimSpace(email)
-	var a store.Admin
+	var a domain.Admin
 	var err error
 	switch {
 	case (id == "") == (email == ""):
@@ -254,17 +255,17 @@ func (s *Service) findAdmin(ctx context.Context, q *store.Queries, id, email str
 
 // Disable disables an admin (named by id or email) and revokes all its tokens at once: it
 // cannot log in, and its tokens stop working now, not when they expire. revoked counts them.
-func (s *Service) Disable(ctx context.Context, id, email string) (a store.Admin, revoked int64, err error) {
+func (s *Service) Disable(ctx context.Context, id, email string) (a domain.Admin, revoked int64, err error) {
 	return s.setActive(ctx, id, email, false)
 }
 
 // Enable lets a disabled admin log in again. Tokens revoked by Disable stay revoked.
-func (s *Service) Enable(ctx context.Context, id, email string) (store.Admin, error) {
+func (s *Service) Enable(ctx context.Context, id, email string) (domain.Admin, error) {
 	a, _, err := s.setActive(ctx, id, email, true)
 	return a, err
 }
 
-func (s *Service) setActive(ctx context.Context, id, email string, active bool) (store.Admin, int64, error) {
+func (s *Service) setActive(ctx context.Context, id, email string, active bool) (domain.Admin, int64, error) {
 	q := store.New(s.pool)
 	a, err := s.findAdmin(ctx, q, id, email)
 	if err != nil {
@@ -282,7 +283,7 @@ func (s *Service) setActive(ctx context.Context, id, email string, active bool) 
 
 // RevokeSessions revokes every token of an admin (named by id or email), which stays enabled:
 // it must log in again. revoked counts the tokens.
-func (s *Service) RevokeSessions(ctx context.Context, id, email string) (store.Admin, int64, error) {
+func (s *Service) RevokeSessions(ctx context.Context, id, email string) (domain.Admin, int64, error) {
 	q := store.New(s.pool)
 	a, err := s.findAdmin(ctx, q, id, email)
 	if err != nil {

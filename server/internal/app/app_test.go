@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -26,7 +26,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 			t.Fatalf("%s: %d %v", path, res.StatusCode, body)
 		}
 	}
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`).Body.Close()
 	// /metrics is on the internal listener only; the public one answers 404.
 	public := env.Do(t, "GET", "/metrics", "", "")

@@ -19,8 +19,8 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // The credentials of the matrix's columns.
@@ -171,8 +171,8 @@ type sessionIDs struct{ deposit, withdraw, cancel string }
 // matrixFixture is the world the matrix runs in.
 type matrixFixture struct {
 	env           *apptest.Env
-	opA           store.Operator
-	opC           store.Operator // a bystander operator for OpsService's writes
+	opA           domain.Operator
+	opC           domain.Operator // a bystander operator for OpsService's writes
 	bearer        [numCreds]string
 	real, unknown sessionIDs
 	// testWebhookSid is operator A's session that test-webhook targets in every column.
@@ -212,16 +212,16 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	ctx := t.Context()
 	f := &matrixFixture{env: env}
 	var keyA, keyB string
-	f.opA, keyA = env.Operator(t, store.OperatorSettings{})
-	_, keyB = env.Operator(t, store.OperatorSettings{})
-	f.opC, _ = env.Operator(t, store.OperatorSettings{})
+	f.opA, keyA = env.Operator(t, domain.OperatorSettings{})
+	_, keyB = env.Operator(t, domain.OperatorSettings{})
+	f.opC, _ = env.Operator(t, domain.OperatorSettings{})
 	adm, adminToken := env.Admin(t, "")
 	f.adminEmail = adm.Email
 	bystander, _ := env.Admin(t, "")
 	f.bystanderEmail = bystander.Email
 	f.bearer = [numCreds]string{credOperator: keyA, credOtherOp: keyB, credAdmin: adminToken, credOps: env.OpsToken}
 
-	open := func(kind string) string {
+	open := func(kind domain.SessionKind) string {
 		o, err := env.Services.Sessions.Open(ctx, f.opA, kind, session.Input{ExternalUserID: "matrix-user", Lang: "en",
 			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
 		if err != nil {
@@ -257,7 +257,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	return f
 }
 
-var matrixStyle = store.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
+var matrixStyle = domain.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
 
 var matrixStyleProto = &cofferv1.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
 

@@ -25,6 +25,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -61,7 +62,7 @@ func TestAPIRoleCannotSign(t *testing.T) {
 	}
 
 	// Deposit and treasury addresses, through the API, are the seed's.
-	op, key := env.Operator(t, store.OperatorSettings{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
 	res := env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
 	var opened struct{ Data struct{ URL string } }
 	json.NewDecoder(res.Body).Decode(&opened) //nolint:errcheck

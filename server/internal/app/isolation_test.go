@@ -12,7 +12,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // restOutcome sends a REST request and returns its status and the envelope's data.
@@ -42,9 +42,9 @@ func wantConnectError(t *testing.T, what string, err error, code connect.Code, r
 // admin sees and manages only its operator's themes.
 func TestTenantIsolation(t *testing.T) {
 	env := apptest.Start(t, apptest.Options{})
-	opA, keyA := env.Operator(t, store.OperatorSettings{})
-	opB, keyB := env.Operator(t, store.OperatorSettings{})
-	_, subKey := env.Operator(t, store.OperatorSettings{ParentID: &opA.ID})
+	opA, keyA := env.Operator(t, domain.OperatorSettings{})
+	opB, keyB := env.Operator(t, domain.OperatorSettings{})
+	_, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
 
 	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
 	depositors := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)

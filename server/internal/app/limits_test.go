@@ -15,8 +15,8 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // rawRequest writes text on a new connection, then reads until the server answers or closes;
@@ -43,7 +43,7 @@ func TestHTTPLimits(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{HTTPReadTimeout: time.Second})
 	addr := strings.TrimPrefix(env.URL, "http://")
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 
 	t.Run("a body that never finishes", func(t *testing.T) {
 		t.Parallel()
@@ -94,7 +94,7 @@ func TestHTTPLimits(t *testing.T) {
 	})
 	t.Run("a stream outlives the read timeout", func(t *testing.T) {
 		t.Parallel()
-		op, _ := env.Operator(t, store.OperatorSettings{})
+		op, _ := env.Operator(t, domain.OperatorSettings{})
 		o, err := env.Services.Sessions.Open(context.Background(), op, session.Deposit, session.Input{ExternalUserID: "s", Lang: "en",
 			FiatCurrency: "USD", UserBalance: "0", Amount: "5"})
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // apiClient is one protocol's way of calling the session flow. Every implementation talks to
@@ -104,7 +104,7 @@ func depositSessionRequest(ref string) *cofferv1.CreateDepositSessionRequest {
 // error mapping (code and ErrorInfo reason).
 func TestSessionFlowOnEveryProtocol(t *testing.T) {
 	env := apptest.Start(t, apptest.Options{})
-	op, key := env.Operator(t, store.OperatorSettings{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 

@@ -10,7 +10,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // Reorged deposits over the wire: OpsService lists and resolves them; bad resolutions get the
@@ -22,8 +22,8 @@ func TestReorgedDepositsOverTheWire(t *testing.T) {
 	ctx := withBearer(t.Context(), env.OpsToken)
 	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
 	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
-	opA, _ := env.Operator(t, store.OperatorSettings{})
-	opB, _ := env.Operator(t, store.OperatorSettings{})
+	opA, _ := env.Operator(t, domain.OperatorSettings{})
+	opB, _ := env.Operator(t, domain.OperatorSettings{})
 	// A credited deposit of operator A whose block left the chain, as a rollback leaves it.
 	hash := "0x" + strings.Repeat("cd", 32)
 	var depositID, reorgID int64

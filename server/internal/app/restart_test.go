@@ -14,6 +14,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -39,7 +40,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	}
 	pool.Close()
 	env := apptest.Start(t, apptest.Options{DatabaseURL: cluster.URL})
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	_, adminToken := env.Admin(t, "")
 	api := newConnectAPI(http.DefaultClient, env.URL)
 

@@ -10,13 +10,13 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/sdk/go/coffer"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 func TestGoSDKAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	env := apptest.Start(t, apptest.Options{})
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	c := coffer.New(env.URL+"/", key)
 
 	res, err := c.Sessions.CreateDepositSession(ctx, &cofferv1.CreateDepositSessionRequest{

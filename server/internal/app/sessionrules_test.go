@@ -21,7 +21,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -67,7 +67,7 @@ func newFormReceiver(t *testing.T) *formReceiver {
 }
 
 // operator creates an operator whose webhooks come here.
-func (r *formReceiver) operator(t *testing.T, env *apptest.Env, s store.OperatorSettings) (store.Operator, string) {
+func (r *formReceiver) operator(t *testing.T, env *apptest.Env, s domain.OperatorSettings) (domain.Operator, string) {
 	t.Helper()
 	s.WebhookURL = &r.srv.URL
 	op, key := env.Operator(t, s)
@@ -261,7 +261,7 @@ func TestWithdrawSessionPaysOnce(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	r := newFormReceiver(t)
-	_, key := r.operator(t, env, store.OperatorSettings{})
+	_, key := r.operator(t, env, domain.OperatorSettings{})
 	_, adminToken := env.Admin(t, "")
 	for _, tr := range withdrawTransports(env, adminToken) {
 		t.Run(tr.name, func(t *testing.T) {
@@ -324,9 +324,9 @@ func TestWithdrawSessionPaysOnce(t *testing.T) {
 	}
 
 	t.Run("mode B supersedes", func(t *testing.T) {
-		external, enabled := "EXTERNAL", true
+		external, enabled := domain.ApprovalExternal, true
 		rb := newFormReceiver(t)
-		_, keyB := rb.operator(t, env, store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+		_, keyB := rb.operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 		tr := withdrawTransports(env, adminToken)[0]
 		sid := tr.open(t, keyB, "mode-b")
 		first, code, _, _, err := tr.submit(sid)
@@ -424,7 +424,7 @@ func sessionJSONBody(ref, user, amount, currency string) string {
 func TestSessionReferenceIdempotency(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	for _, tr := range sessionTransports(env, key) {
 		t.Run(tr.name, func(t *testing.T) {
 			ref := "order-" + tr.name
@@ -497,7 +497,7 @@ func TestSessionReferenceIdempotency(t *testing.T) {
 func TestPricedCurrenciesOnly(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	op, key := env.Operator(t, store.OperatorSettings{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
 	for _, tr := range sessionTransports(env, key) {
 		t.Run(tr.name, func(t *testing.T) {
 			sessions := env.Count(t, "sessions")
@@ -564,9 +564,9 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	ra, rb := newFormReceiver(t), newFormReceiver(t)
-	_, keyA := ra.operator(t, env, store.OperatorSettings{})
-	external, enabled := "EXTERNAL", true
-	_, keyB := rb.operator(t, env, store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	_, keyA := ra.operator(t, env, domain.OperatorSettings{})
+	external, enabled := domain.ApprovalExternal, true
+	_, keyB := rb.operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	_, adminToken := env.Admin(t, "")
 	tr := withdrawTransports(env, adminToken)[1]
 	for _, c := range []struct {
@@ -640,7 +640,7 @@ func sessionRefOf(t *testing.T, env *apptest.Env, sid string) string {
 func TestDepositorAddressAndEmail(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	depositors := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
 	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, env.URL)
 	ctx := func() context.Context { return withBearer(t.Context(), key) }

@@ -21,6 +21,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testwebhook"
@@ -102,11 +103,11 @@ func (r *hookReceiver) waitAttempts(n int) []string {
 }
 
 // webhookOperator creates an operator whose webhooks go to r, at a path of its own.
-func webhookOperator(t *testing.T, env *apptest.Env, r *hookReceiver, parent *string) (store.Operator, string) {
+func webhookOperator(t *testing.T, env *apptest.Env, r *hookReceiver, parent *string) (domain.Operator, string) {
 	t.Helper()
 	path := "/" + uuid.NewString()
 	u := r.srv.URL + path
-	op, key := env.Operator(t, store.OperatorSettings{WebhookURL: &u, ParentID: parent})
+	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &u, ParentID: parent})
 	r.mu.Lock()
 	r.keys[path] = []byte(key)
 	r.mu.Unlock()
@@ -196,7 +197,7 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 	t.Run("dead-lettered then redelivered", func(t *testing.T) {
 		r := newHookReceiver(t)
 		op, _ := webhookOperator(t, env, r, nil)
-		other, _ := env.Operator(t, store.OperatorSettings{})
+		other, _ := env.Operator(t, domain.OperatorSettings{})
 		_, opAdmin := env.Admin(t, op.ID)
 		_, otherAdmin := env.Admin(t, other.ID)
 		r.down.Store(true)
@@ -370,7 +371,7 @@ func TestTestWebhook(t *testing.T) {
 		t.Errorf("receiver saw %d requests, want 6 (the refused call sends nothing)", len(seen))
 	}
 	// Another operator's key on this operator's session is refused (and sends nothing).
-	_, strangerKey := env.Operator(t, store.OperatorSettings{})
+	_, strangerKey := env.Operator(t, domain.OperatorSettings{})
 	if status, data := restOutcome(t, env, "POST", "/session/"+depositSid+"/test-webhook", strangerKey, ""); status != 404 || data["code"] != "NOT_FOUND" {
 		t.Errorf("another operator's key: %d %v, want 404 NOT_FOUND", status, data)
 	}
@@ -409,7 +410,7 @@ func TestTestWebhookLimitPerReceivingOperator(t *testing.T) {
 func TestThemeLogoURLs(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	op, _ := env.Operator(t, store.OperatorSettings{})
+	op, _ := env.Operator(t, domain.OperatorSettings{})
 	_, token := env.Admin(t, "")
 	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
 	for i, c := range []struct {

@@ -11,8 +11,8 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // TestPanelWithdrawals drives the panel's withdrawal operations over Connect: an operator
@@ -28,12 +28,12 @@ func TestPanelWithdrawals(t *testing.T) {
 		w.Write([]byte(`{"error":0,"description":"ok"}`))
 	}))
 	defer receiver.Close()
-	external, enabled := "EXTERNAL", true
-	opA, _ := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
-	opB, _ := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	opA, _ := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL})
+	opB, _ := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
 	_, tokenA := env.Admin(t, opA.ID)
 	_, tokenAll := env.Admin(t, "")
-	submit := func(op store.Operator, user string) (string, string) {
+	submit := func(op domain.Operator, user string) (string, string) {
 		t.Helper()
 		o, err := env.Services.Sessions.Open(ctx, op, session.Withdraw, session.Input{ExternalUserID: user, Lang: "en",
 			FiatCurrency: "USD", UserBalance: "100", Amount: "12.00"})

@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -184,7 +185,7 @@ func (e *Env) waitReady(t testing.TB) {
 
 // Operator creates an operator with the given settings (name and webhook URL defaulted) and
 // returns it with its key.
-func (e *Env) Operator(t testing.TB, s store.OperatorSettings) (store.Operator, string) {
+func (e *Env) Operator(t testing.TB, s domain.OperatorSettings) (domain.Operator, string) {
 	t.Helper()
 	if s.Name == nil {
 		name := "Operator " + uuid.NewString()[:8]
@@ -214,7 +215,7 @@ func (e *Env) Fund(t testing.TB, operatorID string, chainID int64, currency, amo
 const AdminPassword = "correct horse battery staple"
 
 // Admin creates an admin (service team when operatorID is "") and logs it in.
-func (e *Env) Admin(t testing.TB, operatorID string) (store.Admin, string) {
+func (e *Env) Admin(t testing.TB, operatorID string) (domain.Admin, string) {
 	t.Helper()
 	ctx := context.Background()
 	a, _, err := e.Services.Admins.Create(ctx, "admin-"+uuid.NewString()[:8]+"@coffer.test", AdminPassword, operatorID, false)

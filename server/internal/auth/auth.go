@@ -9,26 +9,26 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 type operatorKey struct{}
 type adminKey struct{}
 
 // WithOperator records the authenticated operator.
-func WithOperator(ctx context.Context, op store.Operator) context.Context {
+func WithOperator(ctx context.Context, op domain.Operator) context.Context {
 	return context.WithValue(ctx, operatorKey{}, op)
 }
 
 // Operator returns the authenticated operator; ok is false when the caller is not one.
-func Operator(ctx context.Context) (store.Operator, bool) {
-	op, ok := ctx.Value(operatorKey{}).(store.Operator)
+func Operator(ctx context.Context) (domain.Operator, bool) {
+	op, ok := ctx.Value(operatorKey{}).(domain.Operator)
 	return op, ok
 }
 
 // Admin is an authenticated panel admin with the token it used.
 type Admin struct {
-	store.Admin
+	domain.Admin
 	Token string
 	// Scope is the operator ids the admin may see; nil for a service-team admin (all).
 	Scope []string

@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -149,7 +150,7 @@ func (e *Engine) Prepare(ctx context.Context, req Request) (Prepared, error) {
 // Create stores the transaction of p in dbtx: the nonce is allocated, the transaction signed
 // and stored, all committing (or not) with the caller's transaction. If the (purpose, ref)
 // transaction exists already it is returned unchanged and created is false.
-func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t store.ChainTx, created bool, err error) {
+func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t domain.ChainTx, created bool, err error) {
 	q := store.New(dbtx)
 	if existing, err := q.ChainTxByRef(ctx, p.Purpose, p.Ref); err == nil {
 		return existing, false, nil
@@ -175,18 +176,18 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t store.C
 	if err != nil {
 		return t, false, err
 	}
-	t = store.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
+	t = domain.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
 		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: "pending"}
-	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: p.Value, TipCap: p.tip, FeeCap: p.feeCap}
+	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: p.Value, TipCap: p.tip, FeeCap: p.feeCap}
 	if t.ID, err = q.InsertChainTx(ctx, t, a); err != nil {
 		return t, false, err
 	}
-	t.Attempts = []store.TxAttempt{a}
+	t.Attempts = []domain.TxAttempt{a}
 	return t, true, nil
 }
 
 // Submit prepares and stores a transaction in its own database transaction.
-func (e *Engine) Submit(ctx context.Context, req Request) (store.ChainTx, error) {
+func (e *Engine) Submit(ctx context.Context, req Request) (domain.ChainTx, error) {
 	t, _, err := e.SubmitIf(ctx, req, nil)
 	return t, err
 }
@@ -194,15 +195,15 @@ func (e *Engine) Submit(ctx context.Context, req Request) (store.ChainTx, error)
 // SubmitIf is Submit with a last check: guard runs in the database transaction that stores the
 // transaction, just before it (holding whatever rows it locks), and nothing is stored when it
 // returns false. An existing (purpose, ref) transaction is returned as is, without the check.
-func (e *Engine) SubmitIf(ctx context.Context, req Request, guard func(tx pgx.Tx) (bool, error)) (store.ChainTx, bool, error) {
+func (e *Engine) SubmitIf(ctx context.Context, req Request, guard func(tx pgx.Tx) (bool, error)) (domain.ChainTx, bool, error) {
 	if t, err := store.New(e.pool).ChainTxByRef(ctx, req.Purpose, req.Ref); err == nil {
 		return t, true, nil
 	}
 	p, err := e.Prepare(ctx, req)
 	if err != nil {
-		return store.ChainTx{}, false, err
+		return domain.ChainTx{}, false, err
 	}
-	var t store.ChainTx
+	var t domain.ChainTx
 	stored := false
 	err = store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		if guard != nil {
@@ -241,7 +242,7 @@ func (e *Engine) signValue(p Prepared, nonce uint64, value, tip, feeCap *big.Int
 // Advance moves a stored transaction on: it settles it from the receipt of any mined attempt,
 // or (re)broadcasts the newest attempt, replacing it with higher fees once it is stuck. It
 // returns the transaction as it now stands; callers poll until State is not pending.
-func (e *Engine) Advance(ctx context.Context, id int64) (store.ChainTx, error) {
+func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) {
 	q := store.New(e.pool)
 	t, err := q.ChainTx(ctx, id)
 	if err != nil || t.State != "pending" {
@@ -299,12 +300,12 @@ func (e *Engine) Advance(ctx context.Context, id int64) (store.ChainTx, error) {
 }
 
 // nonceUsed reports whether the chain has moved past the transaction's nonce.
-func (e *Engine) nonceUsed(ctx context.Context, c *chain.Client, t store.ChainTx) (bool, error) {
+func (e *Engine) nonceUsed(ctx context.Context, c *chain.Client, t domain.ChainTx) (bool, error) {
 	n, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
 	return n > t.Nonce, err
 }
 
-func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t store.ChainTx, a store.TxAttempt) error {
+func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t domain.ChainTx, a domain.TxAttempt) error {
 	var signed types.Transaction
 	if err := signed.UnmarshalBinary(a.Raw); err != nil {
 		return fmt.Errorf("chaintx: stored attempt %d: %w", a.ID, err)
@@ -350,12 +351,12 @@ var ErrNoRoomToBump = errors.New("no room to raise the fees")
 
 // replace signs a new attempt with the same nonce and fees raised by at least 12.5% (nodes
 // require 10%), or to the current suggestion if that is higher.
-func (e *Engine) replace(ctx context.Context, t store.ChainTx) (store.TxAttempt, error) {
+func (e *Engine) replace(ctx context.Context, t domain.ChainTx) (domain.TxAttempt, error) {
 	req := Request{ChainID: t.ChainID, From: common.HexToAddress(t.From), To: common.HexToAddress(t.To), Value: t.Value,
 		Data: t.Data, GasLimit: t.GasLimit, Purpose: t.Purpose, Ref: t.Ref}
 	p, err := e.Prepare(ctx, req)
 	if err != nil {
-		return store.TxAttempt{}, err
+		return domain.TxAttempt{}, err
 	}
 	prev := t.Latest()
 	bump := func(old, suggested *big.Int) *big.Int {
@@ -381,13 +382,13 @@ func (e *Engine) replace(ctx context.Context, t store.ChainTx) (store.TxAttempt,
 	}
 	signed, err := e.signValue(p, t.Nonce, value, tip, feeCap)
 	if err != nil {
-		return store.TxAttempt{}, err
+		return domain.TxAttempt{}, err
 	}
 	raw, err := signed.MarshalBinary()
 	if err != nil {
-		return store.TxAttempt{}, err
+		return domain.TxAttempt{}, err
 	}
-	a := store.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
+	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
 	if err := store.New(e.pool).InsertTxAttempt(ctx, t.ID, a); err != nil {
 		return a, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -70,7 +71,7 @@ func (f fixture) request(ref string, wei int64) chaintx.Request {
 		Value: big.NewInt(wei), GasLimit: 21000, Purpose: "test", Ref: ref}
 }
 
-func (f fixture) settle(t *testing.T, id int64) store.ChainTx {
+func (f fixture) settle(t *testing.T, id int64) domain.ChainTx {
 	t.Helper()
 	for i := 0; i < 20; i++ {
 		tx, err := f.engine.Advance(context.Background(), id)
@@ -83,7 +84,7 @@ func (f fixture) settle(t *testing.T, id int64) store.ChainTx {
 		f.dev.Commit()
 	}
 	t.Fatalf("transaction %d not mined", id)
-	return store.ChainTx{}
+	return domain.ChainTx{}
 }
 
 func TestSubmitIsIdempotentAndMines(t *testing.T) {
@@ -203,7 +204,7 @@ func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
 	}
 }
 
-func nonceOf(t *testing.T, a store.TxAttempt) uint64 {
+func nonceOf(t *testing.T, a domain.TxAttempt) uint64 {
 	var tx types.Transaction
 	if err := tx.UnmarshalBinary(a.Raw); err != nil {
 		t.Fatal(err)

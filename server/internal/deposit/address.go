@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -64,7 +65,7 @@ type AddressInfo struct {
 }
 
 // Address answers GetDepositAddress for an open deposit session.
-func (s *Service) Address(ctx context.Context, sess store.Session, currency string, chainID int64) (AddressInfo, error) {
+func (s *Service) Address(ctx context.Context, sess domain.Session, currency string, chainID int64) (AddressInfo, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return AddressInfo{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)

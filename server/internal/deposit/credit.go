@@ -17,6 +17,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/money"
@@ -30,7 +31,7 @@ import (
 // sweep's deposits of that asset) and rate snapshot, its DEPOSIT webhook (none for treasury
 // payments) and its operator's funds. A deposit is credited once: the sweep and the deposits
 // only move from SENDING and SWEEPING.
-func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Sweep) error {
+func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sweep) error {
 	q := store.New(s.pool)
 	deposits, err := q.SweepDeposits(ctx, sw.ID)
 	if err != nil {
@@ -45,7 +46,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Swe
 		return err
 	}
 	credits := map[int64]store.Credit{}
-	sessions := map[int64]*store.Session{}
+	sessions := map[int64]*domain.Session{}
 	for _, g := range groups {
 		amounts, err := s.netAmounts(ctx, sw, g)
 		if err != nil {
@@ -72,7 +73,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Swe
 	}
 	// Credit in (currency, id) order: every transaction that moves several funds rows of an
 	// operator takes them in the same order, so two sweeps of one operator cannot deadlock.
-	slices.SortFunc(deposits, func(a, b store.Deposit) int {
+	slices.SortFunc(deposits, func(a, b domain.Deposit) int {
 		if c := strings.Compare(a.Currency, b.Currency); c != 0 {
 			return c
 		}
@@ -81,7 +82,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Swe
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil || locked.Status != store.SweepSending {
+		if err != nil || locked.Status != domain.SweepSending {
 			return err
 		}
 		for _, d := range deposits {
@@ -109,7 +110,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw store.Swe
 			s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
 				"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
 		}
-		return q.SetSweepStatus(ctx, sw.ID, store.SweepDone)
+		return q.SetSweepStatus(ctx, sw.ID, domain.SweepDone)
 	})
 }
 
@@ -120,7 +121,7 @@ var errWaitingForRate = errors.New("deposit: waiting for a rate")
 // transfer. Token deposits net their fee exactly; native deposits share their transfers' gas
 // in proportion to their gross amounts (the last one takes the rounding), so the amounts add up
 // to what the bankroll received.
-func (s *Service) netAmounts(ctx context.Context, sw store.Sweep, g *group) ([]*big.Int, error) {
+func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]*big.Int, error) {
 	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
@@ -155,7 +156,7 @@ func (s *Service) netAmounts(ctx context.Context, sw store.Sweep, g *group) ([]*
 
 // settlement is what a credit is priced with.
 type settlement struct {
-	session    *store.Session
+	session    *domain.Session
 	local      string
 	usdPrice   decimal.NullDecimal
 	fiatPerUSD decimal.NullDecimal
@@ -181,7 +182,7 @@ func (v settlement) credit(amount, fee *big.Int, decimals int32) store.Credit {
 
 // settlementView reads the rates a deposit is credited at. A rate that cannot be read is left
 // invalid (err says why); the caller waits for it up to Config.RateWait.
-func (s *Service) settlementView(ctx context.Context, q *store.Queries, d store.Deposit) (settlement, error) {
+func (s *Service) settlementView(ctx context.Context, q *store.Queries, d domain.Deposit) (settlement, error) {
 	var v settlement
 	op, err := q.GetOperator(ctx, d.OperatorID)
 	if err != nil {
@@ -219,7 +220,7 @@ func roundUSD(d decimal.Decimal) decimal.Decimal { return d.RoundBank(6) }
 func ptr(s string) *string { return &s }
 
 // DepositEvent is the DEPOSIT webhook of a credited deposit; sess is its session, if any.
-func DepositEvent(d store.Deposit, sess *store.Session) *cofferv1.DepositEvent {
+func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent {
 	ev := &cofferv1.DepositEvent{
 		Event:             "DEPOSIT",
 		DepositId:         d.ID,

@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -23,7 +24,7 @@ func InternalLogIndex(ordinal int) int64 { return -2 - int64(ordinal) }
 // addresses are gas top-ups). The block is traced by hash, so the trace is of the very block
 // whose hash the scan links into the chain.
 func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, b *types.Block,
-	signer types.Signer, own map[common.Address]bool) ([]store.Deposit, error) {
+	signer types.Signer, own map[common.Address]bool) ([]domain.Deposit, error) {
 	traces, err := c.TraceBlock(ctx, b.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("deposit: trace block %d of chain %d: %w", b.NumberU64(), n.ChainID, err)
@@ -32,7 +33,7 @@ func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chai
 	if len(traces) != len(txs) {
 		return nil, fmt.Errorf("deposit: the trace of block %s has %d transactions, the block %d", b.Hash().Hex(), len(traces), len(txs))
 	}
-	var found []store.Deposit
+	var found []domain.Deposit
 	for i, tr := range traces {
 		tx := txs[i]
 		if tr.TxHash != (common.Hash{}) && tr.TxHash != tx.Hash() {

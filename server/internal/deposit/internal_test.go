@@ -13,6 +13,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -63,14 +64,14 @@ func (e *env) transact(u user, nonce uint64, to *common.Address, value *big.Int,
 }
 
 // depositsOf returns the deposits of a transaction, by log index from -1 down, then the logs.
-func (e *env) depositsOf(t *testing.T, tx common.Hash) []store.Deposit {
+func (e *env) depositsOf(t *testing.T, tx common.Hash) []domain.Deposit {
 	t.Helper()
 	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE tx_hash = $1 ORDER BY (log_index < 0) DESC, abs(log_index)`, tx.Hex())
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]store.Deposit, len(ids))
+	out := make([]domain.Deposit, len(ids))
 	for i, id := range ids {
 		if out[i], err = store.New(e.pool).GetDeposit(e.ctx, id); err != nil {
 			t.Fatal(err)
@@ -89,7 +90,7 @@ type paid struct {
 
 // checkDeposits compares a transaction's deposits with the expected ones; each is its own
 // deposit, keyed by the outer transaction.
-func (e *env) checkDeposits(t *testing.T, tx common.Hash, want []paid) []store.Deposit {
+func (e *env) checkDeposits(t *testing.T, tx common.Hash, want []paid) []domain.Deposit {
 	t.Helper()
 	got := e.depositsOf(t, tx)
 	if len(got) != len(want) {

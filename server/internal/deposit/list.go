@@ -5,13 +5,14 @@ import (
 	"strconv"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // Progress is a deposit as the widget shows it.
 type Progress struct {
-	store.Deposit
+	domain.Deposit
 	// Confirmations so far and required; with a finalized-tag chain, Required is 0.
 	Confirmations, Required int32
 }
@@ -50,7 +51,7 @@ func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Prog
 
 // List pages through deposits within an admin's scope (nil: every operator), newest first.
 // The page token is the last id of the previous page.
-func (s *Service) List(ctx context.Context, scope []string, f store.DepositFilter, pageToken string) ([]store.Deposit, string, error) {
+func (s *Service) List(ctx context.Context, scope []string, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
 	if pageToken != "" {
 		id, err := strconv.ParseInt(pageToken, 10, 64)
 		if err != nil || id <= 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -66,7 +67,7 @@ type env struct {
 	engine   *chaintx.Engine
 	hooks    *recorder
 	sessions *session.Service
-	op       store.Operator
+	op       domain.Operator
 	client   *chain.Client
 	bankroll common.Address
 	gasTank  common.Address
@@ -109,7 +110,7 @@ func setupWith(t *testing.T, o options) *env {
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	name, hook := "Op", "https://op.example/hook"
-	op, _, err := operator.New(pool, box).Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook, DepositFeeBps: &feeBps})
+	op, _, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &hook, DepositFeeBps: &feeBps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func (e *env) run(cond func() bool) {
 	e.t.Fatal("condition not reached after 20 blocks")
 }
 
-func (e *env) deposit(id int64) store.Deposit {
+func (e *env) deposit(id int64) domain.Deposit {
 	e.t.Helper()
 	d, err := store.New(e.pool).GetDeposit(e.ctx, id)
 	if err != nil {
@@ -213,11 +214,11 @@ func (e *env) deposit(id int64) store.Deposit {
 	return d
 }
 
-func (e *env) depositsWhere(status string) []store.Deposit {
+func (e *env) depositsWhere(status string) []domain.Deposit {
 	e.t.Helper()
 	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
 	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	out := make([]store.Deposit, len(ids))
+	out := make([]domain.Deposit, len(ids))
 	for i, id := range ids {
 		out[i] = e.deposit(id)
 	}
@@ -287,7 +288,7 @@ func (e *env) mine(txs ...*types.Transaction) {
 	}
 }
 
-func (e *env) openSession(userID string) store.Session {
+func (e *env) openSession(userID string) domain.Session {
 	e.t.Helper()
 	o, err := e.sessions.Open(e.ctx, e.op, session.Deposit, session.Input{ExternalUserID: userID, Lang: "en", FiatCurrency: "EUR",
 		UserBalance: "0", Amount: "23.00"})

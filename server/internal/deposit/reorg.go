@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
@@ -45,10 +46,10 @@ import (
 
 // reorged is a deposit a rollback marked, reported once the rollback commits.
 type reorged struct {
-	deposit store.Deposit
-	reorg   store.Reorg
+	deposit domain.Deposit
+	reorg   domain.Reorg
 	// after is the operator's funds after the reversal (nil when nothing was credited).
-	after *store.Funds
+	after *domain.Funds
 }
 
 // markReorged marks the deposits past their confirmation depth in the blocks after fork, in
@@ -64,7 +65,7 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 		return nil, err
 	}
 	// Funds rows in (currency, id) order, as sweeps take them, so the two cannot deadlock.
-	slices.SortFunc(settled, func(a, b store.Deposit) int {
+	slices.SortFunc(settled, func(a, b domain.Deposit) int {
 		if c := strings.Compare(a.Currency, b.Currency); c != 0 {
 			return c
 		}
@@ -76,14 +77,14 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 		if d.Status == "CREDITED" && d.Amount != nil {
 			reversed.Set(d.Amount)
 		}
-		r, err := q.InsertReorg(ctx, store.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
+		r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
 			BlockHash: d.BlockHash, PriorStatus: d.Status, Reversed: reversed})
 		if err != nil {
 			return nil, err
 		}
 		note := fmt.Sprintf("block %d (%s) left the chain (the chains share blocks up to %d); the deposit was %s", d.BlockNumber,
 			d.BlockHash, fork, d.Status)
-		if err := q.AddReorgAction(ctx, store.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: store.ReorgDetected,
+		if err := q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: domain.ReorgDetected,
 			Actor: "system", Note: note}); err != nil {
 			return nil, err
 		}
@@ -127,7 +128,7 @@ func (s *Service) reportReorged(ctx context.Context, chainID int64, fork uint64,
 
 // noteReinclusion handles a scanned transfer that belongs to a reorged deposit: it records
 // the new block (the deposit counts again once that block has the confirmation depth).
-func (s *Service) noteReinclusion(ctx context.Context, q *store.Queries, d store.Deposit) error {
+func (s *Service) noteReinclusion(ctx context.Context, q *store.Queries, d domain.Deposit) error {
 	open, err := q.NoteReinclusion(ctx, d.ID, d.BlockNumber, d.BlockHash)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 
 // sweptAgain reports whether a reorged deposit's sweep transaction is mined, successfully and
 // confirmed, on the chain as it is now, and sends it again when it left the chain.
-func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d store.Deposit, t store.ChainTx, upTo uint64) (bool, error) {
+func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
 	if t.State != "pending" {
 		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 		switch {
@@ -236,7 +237,7 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 			continue // moved meanwhile; the next pass sees it again
 		}
 		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)
-		if _, err := s.applyResolution(ctx, tx, r, d, store.ReorgReincluded, "system", note); err != nil {
+		if _, err := s.applyResolution(ctx, tx, r, d, domain.ReorgReincluded, "system", note); err != nil {
 			return done, err
 		}
 		s.log.InfoContext(ctx, "reorged deposit resolved: mined again and confirmed; it counts again (no second DEPOSIT)",
@@ -250,9 +251,9 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 // REINCLUDED put the deposit back where it was (a credited one gets its credit back; a
 // swept-but-not-credited one resumes its sweep), WRITE_OFF leaves it REORGED with its
 // credit reversed. Each adds an audit row.
-func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r store.Reorg, d store.Deposit, resolution, actor, note string) (store.Reorg, error) {
+func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, resolution domain.ReorgResolution, actor domain.Actor, note string) (domain.Reorg, error) {
 	q := store.New(tx)
-	if resolution != store.ReorgWriteOff {
+	if resolution != domain.ReorgWriteOff {
 		ok, err := q.SetDepositStatus(ctx, d.ID, "REORGED", r.PriorStatus)
 		if err != nil {
 			return r, err
@@ -275,15 +276,15 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r store.Reorg,
 	if err != nil {
 		return r, err
 	}
-	err = q.AddReorgAction(ctx, store.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: resolution, Actor: actor, Note: note})
+	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(resolution), Actor: actor, Note: note})
 	return closed, err
 }
 
 // Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.
 type Reorged struct {
-	store.Reorg
-	Deposit store.Deposit
-	History []store.ReorgAction
+	domain.Reorg
+	Deposit domain.Deposit
+	History []domain.ReorgAction
 }
 
 // Resolution is an engineer's decision on a reorged deposit.
@@ -294,30 +295,29 @@ type Resolution struct {
 	Resolution string
 	// Note says why (required; kept in the audit trail).
 	Note  string
-	Actor string
+	Actor domain.Actor
 }
 
 // ResolveReorg applies an engineer's resolution to a deposit's open reorg. Bad input, an
 // unknown deposit, one that was never reorged and one already resolved are refused with
 // INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION and CONFLICT, changing nothing.
 func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, error) {
-	resolution := strings.ToUpper(strings.TrimSpace(in.Resolution))
-	resolution = strings.ReplaceAll(resolution, "-", "_")
+	resolution := domain.ReorgResolution(strings.ReplaceAll(strings.ToUpper(strings.TrimSpace(in.Resolution)), "-", "_"))
 	note := strings.TrimSpace(in.Note)
 	switch {
 	case in.DepositID <= 0:
 		return Reorged{}, fault.Invalid("depositId", "must be a deposit id (a positive integer)")
-	case resolution != store.ReorgReinstate && resolution != store.ReorgWriteOff:
+	case resolution != domain.ReorgReinstate && resolution != domain.ReorgWriteOff:
 		return Reorged{}, fault.Invalid("resolution", "must be REINSTATE (count the deposit again) or WRITE_OFF (its credit stays reversed)")
 	case note == "":
 		return Reorged{}, fault.Invalid("note", "is required: say why (it is kept in the audit trail)")
 	case len(note) > 1000:
 		return Reorged{}, fault.Invalid("note", "must be at most 1000 characters")
-	case strings.TrimSpace(in.Actor) == "":
+	case strings.TrimSpace(string(in.Actor)) == "":
 		return Reorged{}, fault.Wrap(errors.New("no actor"), "resolve reorg of deposit %d", in.DepositID)
 	}
-	var out store.Reorg
-	var d store.Deposit
+	var out domain.Reorg
+	var d domain.Deposit
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		var err error
@@ -353,7 +353,7 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
 		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 	}
-	list, err := s.withDetails(ctx, []store.Reorg{out})
+	list, err := s.withDetails(ctx, []domain.Reorg{out})
 	if err != nil {
 		return Reorged{}, err
 	}
@@ -365,7 +365,7 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 // reorg id of the previous page.
 func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
-	f := store.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
+	f := domain.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
 	if pageToken != "" {
 		id, err := strconv.ParseInt(pageToken, 10, 64)
 		if err != nil || id <= 0 {
@@ -397,7 +397,7 @@ func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID str
 }
 
 // withDetails adds each reorg's deposit and audit trail.
-func (s *Service) withDetails(ctx context.Context, list []store.Reorg) ([]Reorged, error) {
+func (s *Service) withDetails(ctx context.Context, list []domain.Reorg) ([]Reorged, error) {
 	q := store.New(s.pool)
 	ids := make([]int64, len(list))
 	for i, r := range list {
@@ -407,7 +407,7 @@ func (s *Service) withDetails(ctx context.Context, list []store.Reorg) ([]Reorge
 	if err != nil {
 		return nil, fault.Wrap(err, "reorg audit trail")
 	}
-	byReorg := map[int64][]store.ReorgAction{}
+	byReorg := map[int64][]domain.ReorgAction{}
 	for _, a := range actions {
 		byReorg[a.ReorgID] = append(byReorg[a.ReorgID], a)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
@@ -124,7 +125,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	e.mine(e.send(alice, 0, elsewhere, eth(1), nil, 50), e.send(bob, 0, elsewhere, eth(1), nil, 50))
 	e.scan() // detects the reorg and rolls back
 
-	for _, d := range []store.Deposit{token, native} {
+	for _, d := range []domain.Deposit{token, native} {
 		if got := e.deposit(d.ID); got.Status != "REORGED" {
 			t.Fatalf("deposit %d is %s after the reorg", d.ID, got.Status)
 		}
@@ -183,7 +184,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 		t.Fatalf("list: %d items, next %q, %v", len(list), next, err)
 	}
 	for _, r := range list {
-		want := map[int64]store.Deposit{token.ID: token, native.ID: native}[r.DepositID]
+		want := map[int64]domain.Deposit{token.ID: token, native.ID: native}[r.DepositID]
 		if r.Resolution != "" || r.PriorStatus != "CREDITED" || r.BlockHash != want.BlockHash || r.ForkBlock != parent.Number.Uint64() ||
 			r.Reversed.Cmp(want.Amount) != 0 || r.Deposit.Status != "REORGED" || len(r.History) != 1 || r.OperatorID != e.op.ID {
 			t.Errorf("listed %+v", r.Reorg)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -33,7 +34,7 @@ func refuse(code fault.Code, reason, format string, args ...any) error {
 
 // Replayed is the outcome of a replay.
 type Replayed struct {
-	Deposits []store.Deposit
+	Deposits []domain.Deposit
 	// AlreadyKnown is true when every qualifying transfer was known: nothing changed.
 	AlreadyKnown bool
 }
@@ -152,8 +153,8 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 // replayTransfers finds the transfers of a transaction that qualify as deposits; trace is its
 // call trace when the network traces internal transfers (else nil).
 func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope []string, n chain.Network, b *types.Block,
-	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]store.Deposit, error) {
-	var found []store.Deposit
+	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]domain.Deposit, error) {
+	var found []domain.Deposit
 	unknownToken := ""
 	isDepositAddress := func(a common.Address) (bool, error) {
 		owner, err := q.DepositAddressByAddress(ctx, a.Hex())

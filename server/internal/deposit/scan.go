@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -156,7 +157,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		}
 	}
 	to := min(head, cur.NextBlock+s.cfg.LogWindow-1)
-	var found []store.Deposit
+	var found []domain.Deposit
 	var blocks []store.BlockRef
 	if cur.NextBlock <= head {
 		if blocks, found, err = s.read(ctx, n, c, cur.NextBlock, to); err != nil {
@@ -342,7 +343,7 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 // native transfers, token Transfer logs and, when the network traces them, internal native
 // transfers. It fails with ErrRaced when the blocks do not link up (the chain reorganised
 // while being read).
-func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []store.Deposit, error) {
+func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []domain.Deposit, error) {
 	q := store.New(s.pool)
 	var logs []types.Log
 	if len(n.Tokens) > 0 {
@@ -365,7 +366,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 	byNumber := map[uint64]*types.Block{}
 	signer := types.LatestSignerForChainID(big.NewInt(n.ChainID))
 	own := s.serviceWallets()
-	var found []store.Deposit
+	var found []domain.Deposit
 	for num := from; num <= to; num++ {
 		b, err := c.Block(ctx, num)
 		if err != nil {
@@ -439,12 +440,12 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 // a direct send, null session fields), or marked a treasury payment. The moment is the block's
 // time, or now if that is earlier (dev chains can run ahead of the clock).
 func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, txHash common.Hash,
-	logIndex int64, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (store.Deposit, error) {
+	logIndex int64, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (domain.Deposit, error) {
 	owner, err := q.DepositAddressByAddress(ctx, to.Hex())
 	if err != nil {
-		return store.Deposit{}, fmt.Errorf("deposit: owner of watched address %s: %w", to.Hex(), err)
+		return domain.Deposit{}, fmt.Errorf("deposit: owner of watched address %s: %w", to.Hex(), err)
 	}
-	d := store.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
+	d := domain.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
 		LogIndex: logIndex, BlockNumber: b.NumberU64(), BlockHash: b.Hash().Hex(), Address: to.Hex(), AddressIndex: owner.Index,
 		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: "CONFIRMING",
 		IdempotencyKey: IdempotencyKey(n.ChainID, txHash, logIndex)}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -63,12 +64,12 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 	if held, err := store.New(s.pool).SweepHeldByReorg(ctx, sw.ID); err != nil || held {
 		return err
 	}
-	if sw.Status == store.SweepFunding {
+	if sw.Status == domain.SweepFunding {
 		signed, err := s.signSweep(ctx, n, c, sw)
 		if err != nil || !signed {
 			return err
 		}
-		sw.Status = store.SweepSending
+		sw.Status = domain.SweepSending
 	}
 	mined, err := s.sendSweep(ctx, n, c, sw)
 	if err != nil || !mined {
@@ -80,13 +81,13 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 // group is the deposits of one asset in a sweep.
 type group struct {
 	asset    chain.Asset
-	deposits []store.Deposit
+	deposits []domain.Deposit
 	gross    *big.Int
 	fee      *big.Int // the operators' deposit fees (basis points), summed
 }
 
 // groups splits deposits by asset, in a stable order (native first, then by symbol).
-func (s *Service) groups(ctx context.Context, n chain.Network, deposits []store.Deposit) ([]*group, error) {
+func (s *Service) groups(ctx context.Context, n chain.Network, deposits []domain.Deposit) ([]*group, error) {
 	bySymbol := map[string]*group{}
 	var out []*group
 	for _, d := range deposits {
@@ -121,7 +122,7 @@ func (s *Service) groups(ctx context.Context, n chain.Network, deposits []store.
 }
 
 // bpsFee is the operator's deposit fee on a deposit (none on treasury payments).
-func (s *Service) bpsFee(ctx context.Context, d store.Deposit) (*big.Int, error) {
+func (s *Service) bpsFee(ctx context.Context, d domain.Deposit) (*big.Int, error) {
 	if d.Treasury {
 		return new(big.Int), nil
 	}
@@ -162,21 +163,21 @@ func nativeTxs(n chain.Network, fee, gasCost *big.Int) int {
 // openSweep opens a sweep of the address's due deposits: every asset whose unswept total
 // reaches its minimum (a native total must also pay for its own transfers). Deposits of the
 // other assets are parked BELOW_MINIMUM. ErrNotFound: nothing is due.
-func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Client, address string) (store.Sweep, error) {
+func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Client, address string) (domain.Sweep, error) {
 	due, err := store.New(s.pool).DueDeposits(ctx, n.ChainID, address)
 	if err != nil || len(due) == 0 {
 		if err == nil {
 			err = store.ErrNotFound
 		}
-		return store.Sweep{}, err
+		return domain.Sweep{}, err
 	}
 	groups, err := s.groups(ctx, n, due)
 	if err != nil {
-		return store.Sweep{}, err
+		return domain.Sweep{}, err
 	}
 	_, feeCap, err := c.Fees(ctx)
 	if err != nil {
-		return store.Sweep{}, err
+		return domain.Sweep{}, err
 	}
 	var take, park []int64
 	for _, g := range groups {
@@ -196,7 +197,7 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 			park = append(park, ids...)
 		}
 	}
-	var sw store.Sweep
+	var sw domain.Sweep
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if err := q.LockAddress(ctx, n.ChainID, address); err != nil {
@@ -240,7 +241,7 @@ type planned struct {
 }
 
 // plan prepares a sweep's transactions at the current fees.
-func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) ([]planned, error) {
+func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) ([]planned, error) {
 	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
 	if err != nil {
 		return nil, err
@@ -331,7 +332,7 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 // signSweep signs and stores a funding sweep's transactions, all in one database transaction,
 // once the address holds what they can cost (it asks the gas tank for the rest). signed is
 // false while a top-up is on its way.
-func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) (signed bool, err error) {
+func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (signed bool, err error) {
 	txs, err := s.plan(ctx, n, c, sw)
 	if err != nil {
 		return false, err
@@ -350,7 +351,7 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil || locked.Status != store.SweepFunding {
+		if err != nil || locked.Status != domain.SweepFunding {
 			return err
 		}
 		for _, t := range txs {
@@ -358,7 +359,7 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 				return err
 			}
 		}
-		return q.SetSweepStatus(ctx, sw.ID, store.SweepSending)
+		return q.SetSweepStatus(ctx, sw.ID, domain.SweepSending)
 	})
 	if err != nil {
 		return false, err
@@ -368,9 +369,9 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 }
 
 // sweepTxs are a sweep's stored transactions.
-func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]store.ChainTx, error) {
+func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx, error) {
 	q := store.New(s.pool)
-	var out []store.ChainTx
+	var out []domain.ChainTx
 	for _, purpose := range []string{PurposeSweep, PurposeSweepFee} {
 		txs, err := q.ChainTxsByRefPrefix(ctx, purpose, fmt.Sprintf("sweep:%d:", sweepID))
 		if err != nil {
@@ -385,7 +386,7 @@ func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]store.ChainTx,
 // advancing them (which reads their receipts), it checks that the address still holds what the
 // ones left pending can cost (a fee bump of a token transfer may need more gas) and tops it up
 // when not; the next step broadcasts what could not be broadcast meanwhile.
-func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Client, sw store.Sweep) (bool, error) {
+func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (bool, error) {
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
 		return false, err
@@ -472,7 +473,7 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 // confirmations accrue, so the sweep goes out as soon as the deposit is confirmed. It does
 // nothing for a deposit that will be parked below the minimum, or while the address has a
 // sweep of its own (which funds itself). ready is true when there is nothing to wait for.
-func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client, d store.Deposit) (bool, error) {
+func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client, d domain.Deposit) (bool, error) {
 	q := store.New(s.pool)
 	if _, err := q.OpenSweep(ctx, n.ChainID, d.Address); err == nil {
 		return true, nil

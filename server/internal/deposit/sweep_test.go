@@ -15,6 +15,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -28,7 +29,7 @@ func (e *env) balance(a common.Address) *big.Int {
 	return b
 }
 
-func (e *env) funds(currency string) store.Funds {
+func (e *env) funds(currency string) domain.Funds {
 	e.t.Helper()
 	f, err := store.New(e.pool).GetFunds(e.ctx, e.op.ID, e.dev.ChainID(), currency)
 	if err != nil {
@@ -49,7 +50,7 @@ func (e *env) count(sql string, args ...any) int {
 
 // checkCredited checks that every deposit is credited once, that amount + fee = gross, and
 // that the operator's funds and the bankroll grew by exactly the credited amounts.
-func (e *env) checkCredited(ds []store.Deposit, bankrollETH, bankrollUSDT *big.Int) {
+func (e *env) checkCredited(ds []domain.Deposit, bankrollETH, bankrollUSDT *big.Int) {
 	e.t.Helper()
 	sum := map[string]*big.Int{"ETH": new(big.Int), "USDT": new(big.Int)}
 	for _, d := range ds {
@@ -84,11 +85,11 @@ func (e *env) checkCredited(ds []store.Deposit, bankrollETH, bankrollUSDT *big.I
 	}
 }
 
-func (e *env) all() []store.Deposit {
+func (e *env) all() []domain.Deposit {
 	e.t.Helper()
 	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits ORDER BY id`)
 	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	out := make([]store.Deposit, len(ids))
+	out := make([]domain.Deposit, len(ids))
 	for i, id := range ids {
 		out[i] = e.deposit(id)
 	}
@@ -294,7 +295,7 @@ func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	moreETH := e.send(u, 3, addr, milliETH(1), nil, 2)
 	e.mine(more, moreETH)
 	e.run(func() bool { return len(e.hooks.all()) == 4 })
-	var credited []store.Deposit
+	var credited []domain.Deposit
 	for _, d := range e.all() {
 		if d.ContractAddress != usdc.Address.Hex() {
 			credited = append(credited, d)
@@ -322,7 +323,7 @@ func TestDepositAttribution(t *testing.T) {
 	}
 	e.openSession("u") // and one that showed nothing
 	u := e.newUser()
-	pay := func(nonce uint64) store.Deposit {
+	pay := func(nonce uint64) domain.Deposit {
 		tx := e.send(u, nonce, e.usdt.Address, nil, erc20Transfer(info.Address, 2_000_000), 2)
 		e.mine(tx)
 		e.scan()

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -34,7 +35,7 @@ const (
 
 // Created is a Create's result.
 type Created struct {
-	Depositor store.Depositor
+	Depositor domain.Depositor
 	// Created is true when this call registered the depositor.
 	Created bool
 	Email   EmailChange
@@ -42,7 +43,7 @@ type Created struct {
 
 // Create registers a depositor for the operator, or, when it exists, replaces its email with
 // the one given (an empty email keeps the stored one). It is idempotent and says what it did.
-func (s *Service) Create(ctx context.Context, op store.Operator, externalUserID, email string) (Created, error) {
+func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID, email string) (Created, error) {
 	var out Created
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -79,7 +80,7 @@ func (s *Service) Create(ctx context.Context, op store.Operator, externalUserID,
 }
 
 // Check returns the operator's depositor and whether it exists.
-func (s *Service) Check(ctx context.Context, op store.Operator, externalUserID string) (store.Depositor, bool, error) {
+func (s *Service) Check(ctx context.Context, op domain.Operator, externalUserID string) (domain.Depositor, bool, error) {
 	d, err := store.New(s.pool).GetDepositor(ctx, op.ID, externalUserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return d, false, nil

@@ -26,6 +26,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -343,7 +344,7 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 	operators, admins := operator.New(pool, box), admin.New(pool, box, admin.Options{})
 	exists := false
 	if st.OperatorID != "" {
-		_, err := operators.Update(ctx, st.OperatorID, store.OperatorSettings{WebhookURL: &webhookURL})
+		_, err := operators.Update(ctx, st.OperatorID, domain.OperatorSettings{WebhookURL: &webhookURL})
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return err
 		}
@@ -351,7 +352,7 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 	}
 	if !exists {
 		name := "Demo Operator"
-		op, key, err := operators.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
+		op, key, err := operators.Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
 		if err != nil {
 			return err
 		}

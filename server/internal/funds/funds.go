@@ -25,6 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -63,7 +64,7 @@ func (l *Ledger) asset(chainID int64, currency string) (chain.Asset, error) {
 	return a, nil
 }
 
-func (l *Ledger) balance(f store.Funds) Balance {
+func (l *Ledger) balance(f domain.Funds) Balance {
 	b := Balance{OperatorID: f.OperatorID, ChainID: f.ChainID, Currency: f.Currency}
 	if a, err := l.asset(f.ChainID, f.Currency); err == nil {
 		b.Decimals = a.Decimals
@@ -80,7 +81,7 @@ func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance,
 	if err != nil {
 		return nil, fault.Wrap(err, "list funds")
 	}
-	held := map[string]store.Funds{}
+	held := map[string]domain.Funds{}
 	for _, f := range rows {
 		held[f.OperatorID+"/"+fmt.Sprint(f.ChainID)+"/"+f.Currency] = f
 	}
@@ -95,7 +96,7 @@ func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance,
 				key := op + "/" + fmt.Sprint(n.ChainID) + "/" + sym
 				f, ok := held[key]
 				if !ok {
-					f = store.Funds{OperatorID: op, ChainID: n.ChainID, Currency: sym, Available: new(big.Int), Reserved: new(big.Int)}
+					f = domain.Funds{OperatorID: op, ChainID: n.ChainID, Currency: sym, Available: new(big.Int), Reserved: new(big.Int)}
 				}
 				delete(held, key)
 				out = append(out, l.balance(f))
@@ -112,13 +113,13 @@ func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance,
 
 // Credit adds a swept deposit's net amount (or a treasury payment) to its operator's funds,
 // in the caller's transaction. A deposit is credited once (the database refuses a second entry).
-func Credit(ctx context.Context, tx pgx.Tx, d store.Deposit, amount *big.Int) error {
-	kind := store.FundDeposit
+func Credit(ctx context.Context, tx pgx.Tx, d domain.Deposit, amount *big.Int) error {
+	kind := domain.FundDeposit
 	if d.Treasury {
-		kind = store.FundTreasury
+		kind = domain.FundTreasury
 	}
-	_, ok, err := store.New(tx).MoveFunds(ctx, store.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
-		Kind: kind, AvailableDelta: amount, ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID), Actor: "system"})
+	_, ok, err := store.New(tx).MoveFunds(ctx, domain.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
+		Kind: kind, AvailableDelta: amount, ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID), Actor: domain.System})
 	if err == nil && !ok {
 		err = fmt.Errorf("funds: crediting deposit %d refused", d.ID)
 	}
@@ -150,18 +151,18 @@ type Payout struct {
 	Currency     string
 	Decimals     int32
 	Amount       *big.Int
-	Actor        string
+	Actor        domain.Actor
 }
 
-func (p Payout) entry(kind string, avail, reserved *big.Int, note string) store.FundEntry {
-	return store.FundEntry{OperatorID: p.OperatorID, ChainID: p.ChainID, Currency: p.Currency, Kind: kind, AvailableDelta: avail,
+func (p Payout) entry(kind domain.FundKind, avail, reserved *big.Int, note string) domain.FundEntry {
+	return domain.FundEntry{OperatorID: p.OperatorID, ChainID: p.ChainID, Currency: p.Currency, Kind: kind, AvailableDelta: avail,
 		ReservedDelta: reserved, Ref: "withdrawal:" + p.WithdrawalID, Actor: p.Actor, Note: note}
 }
 
 // Reserve moves a payout's amount from available to reserved in the caller's transaction (the
 // one that queues the payout). Not enough available: a *Shortfall, nothing written.
 func Reserve(ctx context.Context, tx pgx.Tx, p Payout) error {
-	f, ok, err := store.New(tx).MoveFunds(ctx, p.entry(store.FundReserve, new(big.Int).Neg(p.Amount), p.Amount, "payout queued"))
+	f, ok, err := store.New(tx).MoveFunds(ctx, p.entry(domain.FundReserve, new(big.Int).Neg(p.Amount), p.Amount, "payout queued"))
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func Settle(ctx context.Context, tx pgx.Tx, p Payout) error {
 	if ok, err := reserved(ctx, tx, p); err != nil || !ok {
 		return err
 	}
-	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(store.FundSettle, new(big.Int), new(big.Int).Neg(p.Amount), "payout confirmed"))
+	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(domain.FundSettle, new(big.Int), new(big.Int).Neg(p.Amount), "payout confirmed"))
 	if err == nil && !ok {
 		err = fmt.Errorf("funds: settling withdrawal %s: less reserved than its amount", p.WithdrawalID)
 	}
@@ -207,7 +208,7 @@ func Release(ctx context.Context, tx pgx.Tx, p Payout, why string) error {
 	if ok, err := reserved(ctx, tx, p); err != nil || !ok {
 		return err
 	}
-	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(store.FundRelease, p.Amount, new(big.Int).Neg(p.Amount), why))
+	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(domain.FundRelease, p.Amount, new(big.Int).Neg(p.Amount), why))
 	if err == nil && !ok {
 		err = fmt.Errorf("funds: releasing withdrawal %s: less reserved than its amount", p.WithdrawalID)
 	}
@@ -222,7 +223,7 @@ type Adjustment struct {
 	// Amount in token units, signed ("+100", "-2.5").
 	Amount string
 	Note   string
-	Actor  string
+	Actor  domain.Actor
 }
 
 // Adjust applies a service-team adjustment, audited with its actor and note. A debit beyond
@@ -246,7 +247,7 @@ func (l *Ledger) Adjust(ctx context.Context, a Adjustment) (Balance, error) {
 	if len(a.Note) > 1000 {
 		return Balance{}, fault.Invalid("note", "must be at most 1000 characters")
 	}
-	var out store.Funds
+	var out domain.Funds
 	err = store.InTx(ctx, l.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if _, err := q.GetOperator(ctx, a.OperatorID); errors.Is(err, store.ErrNotFound) {
@@ -254,8 +255,8 @@ func (l *Ledger) Adjust(ctx context.Context, a Adjustment) (Balance, error) {
 		} else if err != nil {
 			return err
 		}
-		f, ok, err := q.MoveFunds(ctx, store.FundEntry{OperatorID: a.OperatorID, ChainID: a.ChainID, Currency: asset.Symbol,
-			Kind: store.FundAdjustment, AvailableDelta: units, ReservedDelta: new(big.Int), Ref: "adjustment", Actor: a.Actor,
+		f, ok, err := q.MoveFunds(ctx, domain.FundEntry{OperatorID: a.OperatorID, ChainID: a.ChainID, Currency: asset.Symbol,
+			Kind: domain.FundAdjustment, AvailableDelta: units, ReservedDelta: new(big.Int), Ref: "adjustment", Actor: a.Actor,
 			Note: strings.TrimSpace(a.Note)})
 		if err != nil {
 			return err

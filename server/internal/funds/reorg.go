@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -17,10 +18,10 @@ import (
 // reached the bankroll on the chain that counts. It applies even when the operator already
 // used the funds: available then goes below zero, a shortfall that refuses every payout until
 // deposits, treasury payments or an adjustment cover it. It returns the funds after the entry.
-func Reverse(ctx context.Context, tx pgx.Tx, d store.Deposit, amount *big.Int, note string) (store.Funds, error) {
-	f, ok, err := store.New(tx).MoveFunds(ctx, store.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
-		Kind: store.FundReorg, AvailableDelta: new(big.Int).Neg(amount), ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID),
-		Actor: "system", Note: note, Overdraw: true})
+func Reverse(ctx context.Context, tx pgx.Tx, d domain.Deposit, amount *big.Int, note string) (domain.Funds, error) {
+	f, ok, err := store.New(tx).MoveFunds(ctx, domain.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
+		Kind: domain.FundReorg, AvailableDelta: new(big.Int).Neg(amount), ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID),
+		Actor: domain.System, Note: note, Overdraw: true})
 	if err == nil && !ok {
 		err = fmt.Errorf("funds: reversing deposit %d refused", d.ID)
 	}
@@ -29,9 +30,9 @@ func Reverse(ctx context.Context, tx pgx.Tx, d store.Deposit, amount *big.Int, n
 
 // Reinstate gives a reorged deposit's reversed amount back to its operator's available funds
 // (a REINSTATE entry), in the caller's transaction.
-func Reinstate(ctx context.Context, tx pgx.Tx, d store.Deposit, amount *big.Int, actor, note string) (store.Funds, error) {
-	f, ok, err := store.New(tx).MoveFunds(ctx, store.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
-		Kind: store.FundReinstate, AvailableDelta: amount, ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID),
+func Reinstate(ctx context.Context, tx pgx.Tx, d domain.Deposit, amount *big.Int, actor domain.Actor, note string) (domain.Funds, error) {
+	f, ok, err := store.New(tx).MoveFunds(ctx, domain.FundEntry{OperatorID: d.OperatorID, ChainID: d.ChainID, Currency: d.Currency,
+		Kind: domain.FundReinstate, AvailableDelta: amount, ReservedDelta: new(big.Int), Ref: fmt.Sprintf("deposit:%d", d.ID),
 		Actor: actor, Note: note})
 	if err == nil && !ok {
 		err = fmt.Errorf("funds: reinstating deposit %d refused", d.ID)

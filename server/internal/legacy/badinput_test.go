@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rpc"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // badRow is one bad request and the error it must get. Nothing may be written.
@@ -154,7 +154,7 @@ func sessionRows() []badRow {
 
 func TestBadInput(t *testing.T) {
 	env := startAPI(t)
-	_, key := env.Operator(t, store.OperatorSettings{})
+	_, key := env.Operator(t, domain.OperatorSettings{})
 	adm, adminToken := env.Admin(t, "")
 	depSid, _, _ := openSession(t, env, key, "deposit", map[string]any{"externalUserId": "bad-input-dep"})
 	wdSid, _, _ := openSession(t, env, key, "withdraw", map[string]any{"externalUserId": "bad-input-wd"})

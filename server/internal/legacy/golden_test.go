@@ -19,6 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -124,14 +125,14 @@ const (
 )
 
 // insertWithdrawal records a withdrawal of 25.00 USD (25 USDT) with a fixed id.
-func insertWithdrawal(t *testing.T, env *apptest.Env, id, operatorID, sid, status string) {
+func insertWithdrawal(t *testing.T, env *apptest.Env, id, operatorID, sid string, status domain.WithdrawalStatus) {
 	t.Helper()
-	mode := "sync"
-	if status == "AWAITING_APPROVAL" {
-		mode = "external"
+	mode := domain.ApprovalSync
+	if status == domain.WithdrawalAwaitingApproval {
+		mode = domain.ApprovalExternal
 	}
 	amount := decimal.RequireFromString("25.00")
-	_, err := store.New(env.Pool).InsertWithdrawal(context.Background(), store.Withdrawal{ID: id, OperatorID: operatorID, SessionID: sid,
+	_, err := store.New(env.Pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: id, OperatorID: operatorID, SessionID: sid,
 		ExternalUserID: "golden", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
 		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: "0x52908400098527886E0F7030069857D2E4169EE7",
 		FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
@@ -156,10 +157,10 @@ func TestGolden(t *testing.T) {
 		w.Write([]byte(`{"error":0,"description":"received"}`))
 	}))
 	t.Cleanup(receiver.Close)
-	op, key := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
-	_, otherKey := env.Operator(t, store.OperatorSettings{})
+	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL})
+	_, otherKey := env.Operator(t, domain.OperatorSettings{})
 	inactive := false
-	_, inactiveKey := env.Operator(t, store.OperatorSettings{Active: &inactive})
+	_, inactiveKey := env.Operator(t, domain.OperatorSettings{Active: &inactive})
 	adm, adminToken := env.Admin(t, "")
 
 	depSid, _, _ := openSession(t, env, key, "deposit", map[string]any{"externalUserId": "golden-dep"})
@@ -177,12 +178,12 @@ func TestGolden(t *testing.T) {
 		w.Write([]byte(`{"error":2,"description":"balance 3.10"}`))
 	}))
 	t.Cleanup(refuser.Close)
-	_, refuserKey := env.Operator(t, store.OperatorSettings{WebhookURL: &refuser.URL})
+	_, refuserKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &refuser.URL})
 	refusedSid, _, _ := openSession(t, env, refuserKey, "withdraw", map[string]any{"externalUserId": "golden-refused"})
-	external, enabled, disabled, lowCap := "EXTERNAL", true, false, "10"
-	notEnabledOp, notEnabledKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
+	external, enabled, disabled, lowCap := domain.ApprovalExternal, true, false, "10"
+	notEnabledOp, notEnabledKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
 		ApprovalEnabled: &disabled})
-	cappedOp, cappedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
+	cappedOp, cappedKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external,
 		ApprovalEnabled: &enabled, PerTxCap: &lowCap})
 	notEnabledSid, _, _ := openSession(t, env, notEnabledKey, "withdraw", map[string]any{"externalUserId": "golden-b1"})
 	cappedSid, _, _ := openSession(t, env, cappedKey, "withdraw", map[string]any{"externalUserId": "golden-b2"})
@@ -207,14 +208,14 @@ func TestGolden(t *testing.T) {
 	const expiredWd, inactiveWd = "5a000000-0000-4000-8000-000000000006", "5a000000-0000-4000-8000-000000000007"
 	expiredSid, _, _ := openSession(t, env, cappedKey, "withdraw", map[string]any{"externalUserId": "golden-expired"})
 	insertWithdrawal(t, env, expiredWd, cappedOp.ID, expiredSid, "EXPIRED")
-	lapsedOp, lapsedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &receiver.URL})
+	lapsedOp, lapsedKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL})
 	lapsedSid, _, _ := openSession(t, env, lapsedKey, "withdraw", map[string]any{"externalUserId": "golden-lapsed"})
 	insertWithdrawal(t, env, inactiveWd, lapsedOp.ID, lapsedSid, "PROCESSING")
 	env.Fund(t, lapsedOp.ID, 1337, "USDT", "100")
-	if _, err := env.Services.Operators.Update(context.Background(), lapsedOp.ID, store.OperatorSettings{Active: &inactive}); err != nil {
+	if _, err := env.Services.Operators.Update(context.Background(), lapsedOp.ID, domain.OperatorSettings{Active: &inactive}); err != nil {
 		t.Fatal(err)
 	}
-	child, _ := env.Operator(t, store.OperatorSettings{ParentID: &op.ID})
+	child, _ := env.Operator(t, domain.OperatorSettings{ParentID: &op.ID})
 	openSession(t, env, key, "withdraw", map[string]any{"operatorReference": "golden-withdraw-ref"})
 	openSession(t, env, key, "deposit", map[string]any{"operatorReference": "golden-deposit-ref"})
 

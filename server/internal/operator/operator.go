@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -47,18 +48,18 @@ func (s *Service) SetCurrencies(c rates.FiatSet) { s.currencies = c }
 func keyContext(operatorID string) string { return "operator-key:" + operatorID }
 
 // Create creates an operator and its first key, returned in clear this once.
-func (s *Service) Create(ctx context.Context, in store.OperatorSettings) (store.Operator, string, error) {
+func (s *Service) Create(ctx context.Context, in domain.OperatorSettings) (domain.Operator, string, error) {
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
-		return store.Operator{}, "", fault.Invalid("name", "is required")
+		return domain.Operator{}, "", fault.Invalid("name", "is required")
 	}
 	if in.WebhookURL == nil {
-		return store.Operator{}, "", fault.Invalid("webhookUrl", "is required")
+		return domain.Operator{}, "", fault.Invalid("webhookUrl", "is required")
 	}
 	if err := s.normalize(&in); err != nil {
-		return store.Operator{}, "", err
+		return domain.Operator{}, "", err
 	}
 	id := uuid.NewString()
-	var op store.Operator
+	var op domain.Operator
 	var key string
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -77,7 +78,7 @@ func (s *Service) Create(ctx context.Context, in store.OperatorSettings) (store.
 		return err
 	})
 	if err != nil {
-		return store.Operator{}, "", asFault(err, "create operator")
+		return domain.Operator{}, "", asFault(err, "create operator")
 	}
 	return op, key, nil
 }
@@ -97,14 +98,14 @@ func Prefix(key string) string {
 }
 
 // Update applies the non-nil settings.
-func (s *Service) Update(ctx context.Context, id string, in store.OperatorSettings) (store.Operator, error) {
+func (s *Service) Update(ctx context.Context, id string, in domain.OperatorSettings) (domain.Operator, error) {
 	if in.Name != nil && strings.TrimSpace(*in.Name) == "" {
-		return store.Operator{}, fault.Invalid("name", "must not be empty")
+		return domain.Operator{}, fault.Invalid("name", "must not be empty")
 	}
 	if err := s.normalize(&in); err != nil {
-		return store.Operator{}, err
+		return domain.Operator{}, err
 	}
-	var op store.Operator
+	var op domain.Operator
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if _, err := q.GetOperator(ctx, id); err != nil {
@@ -132,13 +133,13 @@ func (s *Service) Update(ctx context.Context, id string, in store.OperatorSettin
 }
 
 // Get returns an operator.
-func (s *Service) Get(ctx context.Context, id string) (store.Operator, error) {
+func (s *Service) Get(ctx context.Context, id string) (domain.Operator, error) {
 	op, err := store.New(s.pool).GetOperator(ctx, id)
 	return op, asFault(err, "get operator")
 }
 
 // List lists operators, or the direct children of parentID.
-func (s *Service) List(ctx context.Context, parentID string) ([]store.Operator, error) {
+func (s *Service) List(ctx context.Context, parentID string) ([]domain.Operator, error) {
 	ops, err := store.New(s.pool).ListOperators(ctx, parentID)
 	return ops, asFault(err, "list operators")
 }
@@ -174,16 +175,16 @@ func (s *Service) RotateKey(ctx context.Context, id string, grace time.Duration)
 
 // Authenticate returns the operator owning a valid key. Inactive operators authenticate
 // (they may still query and decide), but cannot open sessions or settle withdrawals.
-func (s *Service) Authenticate(ctx context.Context, key string) (store.Operator, error) {
+func (s *Service) Authenticate(ctx context.Context, key string) (domain.Operator, error) {
 	if !strings.HasPrefix(key, KeyPrefix) {
-		return store.Operator{}, fault.New(fault.Unauthenticated, "invalid operator key")
+		return domain.Operator{}, fault.New(fault.Unauthenticated, "invalid operator key")
 	}
 	op, err := store.New(s.pool).OperatorByKeyDigest(ctx, secret.Digest(key))
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Operator{}, fault.New(fault.Unauthenticated, "invalid operator key")
+		return domain.Operator{}, fault.New(fault.Unauthenticated, "invalid operator key")
 	}
 	if err != nil {
-		return store.Operator{}, fault.Wrap(err, "authenticate operator")
+		return domain.Operator{}, fault.Wrap(err, "authenticate operator")
 	}
 	return op, nil
 }
@@ -212,7 +213,7 @@ func (s *Service) Tree(ctx context.Context, id string) ([]string, error) {
 	return ids, asFault(err, "operator tree")
 }
 
-func (s *Service) normalize(in *store.OperatorSettings) error {
+func (s *Service) normalize(in *domain.OperatorSettings) error {
 	if in.Name != nil {
 		*in.Name = strings.TrimSpace(*in.Name)
 	}
@@ -227,8 +228,8 @@ func (s *Service) normalize(in *store.OperatorSettings) error {
 		}
 	}
 	if in.ApprovalMode != nil {
-		*in.ApprovalMode = strings.ToUpper(*in.ApprovalMode)
-		if *in.ApprovalMode != "SYNC" && *in.ApprovalMode != "EXTERNAL" {
+		*in.ApprovalMode = domain.ApprovalMode(strings.ToUpper(string(*in.ApprovalMode)))
+		if !slices.Contains(domain.ApprovalModes, *in.ApprovalMode) {
 			return fault.Invalid("approvalMode", "must be SYNC or EXTERNAL")
 		}
 	}

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -42,8 +42,8 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 func TestCreateAndAuthenticate(t *testing.T) {
 	ctx := context.Background()
 	s, dump := setup(t)
-	op, key, err := s.Create(ctx, store.OperatorSettings{Name: ptr(" Acme "), WebhookURL: ptr("https://acme.example/hook"),
-		ApprovalMode: ptr("external"), FiatCurrency: ptr("eur"), PerTxCap: ptr("100.50")})
+	op, key, err := s.Create(ctx, domain.OperatorSettings{Name: ptr(" Acme "), WebhookURL: ptr("https://acme.example/hook"),
+		ApprovalMode: ptr(domain.ApprovalMode("external")), FiatCurrency: ptr("eur"), PerTxCap: ptr("100.50")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestCreateAndAuthenticate(t *testing.T) {
 		}
 	}
 	// An inactive operator still authenticates (it may query and decide; it cannot open sessions).
-	if _, err := s.Update(ctx, op.ID, store.OperatorSettings{Active: ptr(false)}); err != nil {
+	if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{Active: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Authenticate(ctx, key); err != nil || got.Active {
@@ -81,18 +81,18 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _ := setup(t)
-	op, _, err := s.Create(ctx, store.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example"), FiatCurrency: ptr("gbp")})
+	op, _, err := s.Create(ctx, domain.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example"), FiatCurrency: ptr("gbp")})
 	if err != nil || op.FiatCurrency != "GBP" {
 		t.Fatalf("create GBP: %+v %v", op, err)
 	}
 	for _, code := range []string{"JPY", "xyz"} {
-		_, _, err := s.Create(ctx, store.OperatorSettings{Name: ptr("B"), WebhookURL: ptr("https://b.example"), FiatCurrency: ptr(code)})
+		_, _, err := s.Create(ctx, domain.OperatorSettings{Name: ptr("B"), WebhookURL: ptr("https://b.example"), FiatCurrency: ptr(code)})
 		fe := fault.As(err)
 		if fe.Code != fault.InvalidArgument || fe.Field != "fiatCurrency" || !strings.Contains(fe.Message, "EUR, GBP, USD") ||
 			!strings.Contains(fe.Message, strings.ToUpper(code)) {
 			t.Errorf("create %s: %v", code, err)
 		}
-		if _, err := s.Update(ctx, op.ID, store.OperatorSettings{FiatCurrency: ptr(code), Name: ptr("renamed")}); !fault.Is(err, fault.InvalidArgument) {
+		if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: ptr(code), Name: ptr("renamed")}); !fault.Is(err, fault.InvalidArgument) {
 			t.Errorf("update %s: %v", code, err)
 		}
 	}
@@ -102,12 +102,12 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 	if list, _ := s.List(ctx, ""); len(list) != 1 {
 		t.Fatalf("refused creates left %d operators", len(list))
 	}
-	if got, err := s.Update(ctx, op.ID, store.OperatorSettings{FiatCurrency: ptr("eur")}); err != nil || got.FiatCurrency != "EUR" {
+	if got, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: ptr("eur")}); err != nil || got.FiatCurrency != "EUR" {
 		t.Fatalf("update EUR: %+v %v", got, err)
 	}
 	box, _ := secret.NewBox(secret.Random(32))
 	bare := operator.New(testdb.New(t), box)
-	if _, _, err := bare.Create(ctx, store.OperatorSettings{Name: ptr("C"), WebhookURL: ptr("https://c.example"), FiatCurrency: ptr("EUR")}); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
+	if _, _, err := bare.Create(ctx, domain.OperatorSettings{Name: ptr("C"), WebhookURL: ptr("https://c.example"), FiatCurrency: ptr("EUR")}); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
 		t.Fatalf("no rate table: %v", err)
 	}
 }
@@ -115,7 +115,7 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 func TestRotateKey(t *testing.T) {
 	ctx := context.Background()
 	s, _ := setup(t)
-	op, oldKey, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example")})
+	op, oldKey, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example")})
 	newKey, exp, err := s.RotateKey(ctx, op.ID, time.Hour)
 	if err != nil || newKey == oldKey {
 		t.Fatal(err)
@@ -157,13 +157,13 @@ func TestRotateKey(t *testing.T) {
 func TestSettingsValidationAndTree(t *testing.T) {
 	ctx := context.Background()
 	s, _ := setup(t)
-	for name, in := range map[string]store.OperatorSettings{
+	for name, in := range map[string]domain.OperatorSettings{
 		"no name":        {WebhookURL: ptr("https://a.example")},
 		"no webhook":     {Name: ptr("A")},
 		"ftp webhook":    {Name: ptr("A"), WebhookURL: ptr("ftp://a.example")},
 		"relative url":   {Name: ptr("A"), WebhookURL: ptr("/hook")},
 		"credentials":    {Name: ptr("A"), WebhookURL: ptr("https://u:p@a.example")},
-		"mode":           {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ApprovalMode: ptr("MANUAL")},
+		"mode":           {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ApprovalMode: ptr(domain.ApprovalMode("MANUAL"))},
 		"negative cap":   {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DailyCap: ptr("-1")},
 		"fee":            {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DepositFeeBps: ptr(int32(10001))},
 		"unknown parent": {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ParentID: ptr("00000000-0000-4000-8000-000000000000")},
@@ -172,10 +172,10 @@ func TestSettingsValidationAndTree(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	root, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Root"), WebhookURL: ptr("https://r.example")})
-	child, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Child"), WebhookURL: ptr("https://c.example"), ParentID: &root.ID})
-	grandchild, _, _ := s.Create(ctx, store.OperatorSettings{Name: ptr("Grandchild"), WebhookURL: ptr("https://g.example"), ParentID: &child.ID})
-	if _, err := s.Update(ctx, root.ID, store.OperatorSettings{ParentID: &grandchild.ID}); !fault.Is(err, fault.InvalidArgument) {
+	root, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Root"), WebhookURL: ptr("https://r.example")})
+	child, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Child"), WebhookURL: ptr("https://c.example"), ParentID: &root.ID})
+	grandchild, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Grandchild"), WebhookURL: ptr("https://g.example"), ParentID: &child.ID})
+	if _, err := s.Update(ctx, root.ID, domain.OperatorSettings{ParentID: &grandchild.ID}); !fault.Is(err, fault.InvalidArgument) {
 		t.Fatalf("cycle accepted: %v", err)
 	}
 	tree, _ := s.Tree(ctx, root.ID)
@@ -183,7 +183,7 @@ func TestSettingsValidationAndTree(t *testing.T) {
 		t.Fatalf("tree %v", tree)
 	}
 	// Detaching makes the child a root.
-	if op, err := s.Update(ctx, child.ID, store.OperatorSettings{ParentID: ptr("")}); err != nil || op.ParentID != "" {
+	if op, err := s.Update(ctx, child.ID, domain.OperatorSettings{ParentID: ptr("")}); err != nil || op.ParentID != "" {
 		t.Fatalf("detach: %+v %v", op, err)
 	}
 	if tree, _ := s.Tree(ctx, root.ID); len(tree) != 1 {

@@ -10,9 +10,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -115,9 +115,9 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	f := store.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Limit: int(req.GetPageSize())}
+	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Limit: int(req.GetPageSize())}
 	for _, st := range req.GetStatuses() {
-		f.Statuses = append(f.Statuses, strings.TrimPrefix(st.String(), "WITHDRAWAL_STATUS_"))
+		f.Statuses = append(f.Statuses, domain.WithdrawalStatus(strings.TrimPrefix(st.String(), "WITHDRAWAL_STATUS_")))
 	}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
@@ -160,7 +160,7 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 			note = t.Action + ": " + note
 		}
 		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatus(t.From),
-			ToStatus: withdrawalStatus(t.To), Actor: t.Actor, Note: note, CreatedAt: ts(t.At)})
+			ToStatus: withdrawalStatus(t.To), Actor: string(t.Actor), Note: note, CreatedAt: ts(t.At)})
 	}
 	return res, nil
 }
@@ -171,8 +171,8 @@ func (s *AdminServer) UpdateWithdrawalStatus(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	status := withdrawal.Status(strings.TrimPrefix(req.GetStatus().String(), "WITHDRAWAL_STATUS_"))
-	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope, req.GetWithdrawRequestId(), status, "admin:"+a.Email, req.GetAdminNote())
+	status := domain.WithdrawalStatus(strings.TrimPrefix(req.GetStatus().String(), "WITHDRAWAL_STATUS_"))
+	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope, req.GetWithdrawRequestId(), status, domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *AdminServer) OverrideDecision(ctx context.Context, req *cofferv1.Overri
 		return nil, err
 	}
 	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, a.Scope, req.GetWithdrawRequestId(), approve, "admin:"+a.Email, req.GetAdminNote(), true)
+	d, err := s.Withdrawals.Decide(ctx, a.Scope, req.GetWithdrawRequestId(), approve, domain.AdminActor(a.ID), req.GetAdminNote(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	f := store.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatusNames(req.GetStatuses()), Limit: int(req.GetPageSize())}
+	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatusNames(req.GetStatuses()), Limit: int(req.GetPageSize())}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // Authenticator resolves Bearer credentials. The Connect interceptors and the REST layer both
@@ -138,7 +138,7 @@ func (i authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc)
 }
 
 // callerOperator is the operator an authenticated operator call runs as.
-func callerOperator(ctx context.Context) (store.Operator, error) {
+func callerOperator(ctx context.Context) (domain.Operator, error) {
 	op, ok := auth.Operator(ctx)
 	if !ok {
 		return op, fault.New(fault.Unauthenticated, "operator credential required")

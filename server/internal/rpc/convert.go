@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 func ts(t time.Time) *timestamppb.Timestamp {
@@ -16,23 +16,23 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-var approvalModes = map[string]cofferv1.ApprovalMode{
-	"SYNC":     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
-	"EXTERNAL": cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
+var approvalModes = map[domain.ApprovalMode]cofferv1.ApprovalMode{
+	domain.ApprovalSync:     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
+	domain.ApprovalExternal: cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
 }
 
-var sessionKinds = map[string]cofferv1.SessionKind{
-	"DEPOSIT":  cofferv1.SessionKind_SESSION_KIND_DEPOSIT,
-	"WITHDRAW": cofferv1.SessionKind_SESSION_KIND_WITHDRAW,
+var sessionKinds = map[domain.SessionKind]cofferv1.SessionKind{
+	domain.SessionDeposit:  cofferv1.SessionKind_SESSION_KIND_DEPOSIT,
+	domain.SessionWithdraw: cofferv1.SessionKind_SESSION_KIND_WITHDRAW,
 }
 
-var sessionStatuses = map[string]cofferv1.SessionStatus{
-	"OPEN":      cofferv1.SessionStatus_SESSION_STATUS_OPEN,
-	"EXPIRED":   cofferv1.SessionStatus_SESSION_STATUS_EXPIRED,
-	"CANCELLED": cofferv1.SessionStatus_SESSION_STATUS_CANCELLED,
+var sessionStatuses = map[domain.SessionStatus]cofferv1.SessionStatus{
+	domain.SessionOpen:      cofferv1.SessionStatus_SESSION_STATUS_OPEN,
+	domain.SessionExpired:   cofferv1.SessionStatus_SESSION_STATUS_EXPIRED,
+	domain.SessionCancelled: cofferv1.SessionStatus_SESSION_STATUS_CANCELLED,
 }
 
-func operatorProto(o store.Operator, keyPrefixes []string) *cofferv1.Operator {
+func operatorProto(o domain.Operator, keyPrefixes []string) *cofferv1.Operator {
 	p := &cofferv1.Operator{
 		Id:              o.ID,
 		Name:            o.Name,
@@ -59,8 +59,8 @@ func operatorProto(o store.Operator, keyPrefixes []string) *cofferv1.Operator {
 }
 
 // operatorSettings converts the proto settings to the store's partial update.
-func operatorSettings(s *cofferv1.OperatorSettings) store.OperatorSettings {
-	out := store.OperatorSettings{
+func operatorSettings(s *cofferv1.OperatorSettings) domain.OperatorSettings {
+	out := domain.OperatorSettings{
 		Name:            s.Name,
 		ParentID:        s.ParentId,
 		WebhookURL:      s.WebhookUrl,
@@ -83,11 +83,11 @@ func operatorSettings(s *cofferv1.OperatorSettings) store.OperatorSettings {
 	return out
 }
 
-func adminProto(a store.Admin) *cofferv1.Admin {
+func adminProto(a domain.Admin) *cofferv1.Admin {
 	return &cofferv1.Admin{Id: a.ID, Email: a.Email, OperatorId: a.OperatorID, TotpEnabled: a.TOTPSealed != nil, CreatedAt: ts(a.CreatedAt)}
 }
 
-func themeProto(t store.Theme) *cofferv1.Theme {
+func themeProto(t domain.Theme) *cofferv1.Theme {
 	return &cofferv1.Theme{
 		Id: t.ID, OperatorId: t.OperatorID, Slug: t.Slug, Name: t.Name,
 		Style: &cofferv1.ThemeStyle{
@@ -98,25 +98,25 @@ func themeProto(t store.Theme) *cofferv1.Theme {
 	}
 }
 
-func themeStyle(s *cofferv1.ThemeStyle) store.ThemeStyle {
-	return store.ThemeStyle{
+func themeStyle(s *cofferv1.ThemeStyle) domain.ThemeStyle {
+	return domain.ThemeStyle{
 		PrimaryColor: s.GetPrimaryColor(), BackgroundColor: s.GetBackgroundColor(), TextColor: s.GetTextColor(),
 		LogoURL: s.GetLogoUrl(), BorderRadius: s.GetBorderRadius(), FontFamily: s.GetFontFamily(),
 	}
 }
 
-var depositStatuses = map[string]cofferv1.DepositStatus{
-	"CONFIRMING":    cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
-	"SWEEPING":      cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
-	"CREDITED":      cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
-	"ORPHANED":      cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
-	"UNSWEEPABLE":   cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
-	"BELOW_MINIMUM": cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
-	"REORGED":       cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED,
+var depositStatuses = map[domain.DepositStatus]cofferv1.DepositStatus{
+	domain.DepositConfirming:   cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
+	domain.DepositSweeping:     cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
+	domain.DepositCredited:     cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
+	domain.DepositOrphaned:     cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
+	domain.DepositUnsweepable:  cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
+	domain.DepositBelowMinimum: cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
+	domain.DepositReorged:      cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED,
 }
 
-func depositStatusNames(in []cofferv1.DepositStatus) []string {
-	out := []string{}
+func depositStatusNames(in []cofferv1.DepositStatus) []domain.DepositStatus {
+	out := []domain.DepositStatus{}
 	for _, v := range in {
 		for name, e := range depositStatuses {
 			if e == v {
@@ -127,7 +127,7 @@ func depositStatusNames(in []cofferv1.DepositStatus) []string {
 	return out
 }
 
-func depositProto(d store.Deposit) *cofferv1.Deposit {
+func depositProto(d domain.Deposit) *cofferv1.Deposit {
 	p := &cofferv1.Deposit{
 		DepositId: d.ID, OperatorId: d.OperatorID, ExternalUserId: d.ExternalUserID, SessionRef: d.SessionRef,
 		Status: depositStatuses[d.Status], Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
@@ -150,6 +150,6 @@ func depositProto(d store.Deposit) *cofferv1.Deposit {
 	return p
 }
 
-func depositorProto(d store.Depositor) *cofferv1.Depositor {
+func depositorProto(d domain.Depositor) *cofferv1.Depositor {
 	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, DepositAddress: d.Address, CreatedAt: ts(d.CreatedAt)}
 }

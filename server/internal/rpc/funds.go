@@ -8,10 +8,10 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // BalanceServer implements coffer.v1.BalanceService: an operator reads its own funds (a parent
@@ -128,7 +128,7 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	if !ok {
 		return nil, fault.New(fault.NotFound, "operator not found")
 	}
-	var ops []store.Operator
+	var ops []domain.Operator
 	if ids == nil {
 		if ops, err = s.Operators.List(ctx, ""); err != nil {
 			return nil, err
@@ -142,7 +142,7 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 			ops = append(ops, op)
 		}
 	}
-	slices.SortFunc(ops, func(a, b store.Operator) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
 	res := &cofferv1.ListOperatorFundsResponse{}
 	for _, op := range ops {
 		list, err := s.Funds.Balances(ctx, []string{op.ID})

@@ -7,9 +7,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
@@ -24,7 +24,7 @@ type OpsServer struct {
 	Reconciler *funds.Reconciler
 }
 
-func (s *OpsServer) operatorProto(ctx context.Context, op store.Operator) (*cofferv1.Operator, error) {
+func (s *OpsServer) operatorProto(ctx context.Context, op domain.Operator) (*cofferv1.Operator, error) {
 	prefixes, err := s.Operators.KeyPrefixes(ctx, op.ID)
 	if err != nil {
 		return nil, err

@@ -5,13 +5,13 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
-var reorgResolutions = map[string]cofferv1.ReorgResolution{
-	store.ReorgReinstate:  cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE,
-	store.ReorgWriteOff:   cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF,
-	store.ReorgReincluded: cofferv1.ReorgResolution_REORG_RESOLUTION_REINCLUDED,
+var reorgResolutions = map[domain.ReorgResolution]cofferv1.ReorgResolution{
+	domain.ReorgReinstate:  cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE,
+	domain.ReorgWriteOff:   cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF,
+	domain.ReorgReincluded: cofferv1.ReorgResolution_REORG_RESOLUTION_REINCLUDED,
 }
 
 // ReorgedProto is a reorged deposit as the API answers it (the CLI prints the same).
@@ -19,12 +19,12 @@ func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
 	p := &cofferv1.ReorgedDeposit{ReorgId: r.ID, Deposit: depositProto(r.Deposit), ForkBlock: int64(r.ForkBlock),
 		BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses[r.PriorStatus],
 		ReversedAmount: r.Reversed.String(), DetectedAt: ts(r.DetectedAt), ReincludedBlock: int64(r.ReincludedBlock),
-		Resolution: reorgResolutions[r.Resolution], ResolvedBy: r.ResolvedBy, Note: r.Note}
+		Resolution: reorgResolutions[r.Resolution], ResolvedBy: string(r.ResolvedBy), Note: r.Note}
 	if r.ResolvedAt != nil {
 		p.ResolvedAt = ts(*r.ResolvedAt)
 	}
 	for _, a := range r.History {
-		p.History = append(p.History, &cofferv1.ReorgAction{Action: a.Action, Actor: a.Actor, Note: a.Note, CreatedAt: ts(a.CreatedAt)})
+		p.History = append(p.History, &cofferv1.ReorgAction{Action: a.Action, Actor: string(a.Actor), Note: a.Note, CreatedAt: ts(a.CreatedAt)})
 	}
 	return p
 }
@@ -48,14 +48,14 @@ func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListR
 
 // ResolveReorgedDeposit applies the service team's resolution.
 func (s *OpsServer) ResolveReorgedDeposit(ctx context.Context, req *cofferv1.ResolveReorgedDepositRequest) (*cofferv1.ResolveReorgedDepositResponse, error) {
-	resolution := ""
+	resolution := domain.ReorgOpen
 	for name, v := range reorgResolutions {
-		if v == req.GetResolution() && name != store.ReorgReincluded {
+		if v == req.GetResolution() && name != domain.ReorgReincluded {
 			resolution = name
 		}
 	}
-	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(), Resolution: resolution, Note: req.GetNote(),
-		Actor: "service-team:ops-api"})
+	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(), Resolution: string(resolution), Note: req.GetNote(),
+		Actor: domain.ServiceTeamActor("ops-api")})
 	if err != nil {
 		return nil, err
 	}

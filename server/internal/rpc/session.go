@@ -4,6 +4,7 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testwebhook"
@@ -27,7 +28,7 @@ type sessionRequest interface {
 	GetOperatorReference() string
 }
 
-func (s *SessionServer) open(ctx context.Context, kind string, req sessionRequest) (session.Opened, error) {
+func (s *SessionServer) open(ctx context.Context, kind domain.SessionKind, req sessionRequest) (session.Opened, error) {
 	op, err := callerOperator(ctx)
 	if err != nil {
 		return session.Opened{}, err

@@ -44,7 +44,7 @@ func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionR
 	res := &cofferv1.GetSessionResponse{
 		Sid:          sess.ID,
 		Kind:         sessionKinds[sess.Kind],
-		Status:       sessionStatuses[session.Status(sess, time.Now())],
+		Status:       sessionStatuses[sess.StatusAt(time.Now())],
 		Amount:       money.Fiat(sess.Amount),
 		FiatCurrency: sess.FiatCurrency,
 		Lang:         sess.Lang,

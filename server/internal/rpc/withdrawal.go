@@ -4,9 +4,9 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -23,7 +23,7 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 		return nil, err
 	}
 	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, []string{op.ID}, req.GetWithdrawRequestId(), approve, "operator:"+op.ID, req.GetReason(), false)
+	d, err := s.Withdrawals.Decide(ctx, []string{op.ID}, req.GetWithdrawRequestId(), approve, domain.OperatorActor(op.ID), req.GetReason(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +44,8 @@ func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetW
 	return &cofferv1.GetWithdrawalResponse{Withdrawal: withdrawalProto(w)}, nil
 }
 
-func withdrawalStatus(s string) cofferv1.WithdrawalStatus {
-	return cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+s])
+func withdrawalStatus(s domain.WithdrawalStatus) cofferv1.WithdrawalStatus {
+	return cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+string(s)])
 }
 
 func heldReason(s string) cofferv1.HeldReason {
@@ -55,12 +55,7 @@ func heldReason(s string) cofferv1.HeldReason {
 	return cofferv1.HeldReason(cofferv1.HeldReason_value["HELD_REASON_"+s])
 }
 
-var withdrawalModes = map[string]cofferv1.ApprovalMode{
-	"sync":     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
-	"external": cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
-}
-
-func withdrawalProto(w store.Withdrawal) *cofferv1.Withdrawal {
+func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {
 	p := &cofferv1.Withdrawal{
 		WithdrawRequestId:  w.ID,
 		OperatorId:         w.OperatorID,
@@ -68,7 +63,7 @@ func withdrawalProto(w store.Withdrawal) *cofferv1.Withdrawal {
 		ExternalUserId:     w.ExternalUserID,
 		Type:               cofferv1.WithdrawalType(cofferv1.WithdrawalType_value["WITHDRAWAL_TYPE_"+w.Type]),
 		Status:             withdrawalStatus(w.Status),
-		ApprovalMode:       withdrawalModes[w.ApprovalMode],
+		ApprovalMode:       approvalModes[w.ApprovalMode],
 		Address:            w.Address,
 		ChainId:            w.ChainID,
 		CryptoCurrencyCode: w.Currency,

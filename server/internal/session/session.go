@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -23,8 +24,8 @@ import (
 
 // Kinds of session.
 const (
-	Deposit  = "DEPOSIT"
-	Withdraw = "WITHDRAW"
+	Deposit  = domain.SessionDeposit
+	Withdraw = domain.SessionWithdraw
 )
 
 // DefaultTTL is the session lifetime when none is configured.
@@ -68,7 +69,7 @@ type Input struct {
 
 // Opened is a created (or, for a repeated operator reference, existing) session.
 type Opened struct {
-	Session  store.Session
+	Session  domain.Session
 	URL      string
 	Existing bool
 }
@@ -78,7 +79,7 @@ type Opened struct {
 // session unchanged; with any of them (or the kind) different it is CONFLICT naming the field,
 // and nothing is written; once that session expired or was cancelled, a new session opens and
 // the reference names it from then on.
-func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in Input) (Opened, error) {
+func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.SessionKind, in Input) (Opened, error) {
 	if !op.Active {
 		return Opened{}, fault.New(fault.Forbidden, "operator account is inactive")
 	}
@@ -95,7 +96,7 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 		return Opened{}, fault.Invalid("platformFiatCurrency", "%s has no exchange rate here; supported currencies: %s",
 			currency, strings.Join(supported, ", "))
 	}
-	fresh := store.Session{
+	fresh := domain.Session{
 		ID:                uuid.NewString(),
 		OperatorID:        op.ID,
 		Kind:              kind,
@@ -129,7 +130,7 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 			if err != nil {
 				return err
 			}
-			if Status(named, time.Now()) == "OPEN" {
+			if named.StatusAt(time.Now()) == domain.SessionOpen {
 				if err := sameSession(named, kind, fresh); err != nil {
 					return err
 				}
@@ -159,18 +160,18 @@ func (s *Service) Open(ctx context.Context, op store.Operator, kind string, in I
 // same kind, user, amount (numerically: "25" is "25.00") and currency. Otherwise it is a
 // CONFLICT naming the first field that differs: the operator reused an order id for another
 // order, and answering with the first session would pay or credit the wrong one.
-func sameSession(named store.Session, kind string, asked store.Session) error {
+func sameSession(named domain.Session, kind domain.SessionKind, asked domain.Session) error {
 	conflict := func(field, what string) error {
 		e := fault.New(fault.Conflict, "%s: operatorReference %q already names an open %s session %s; repeat it with the same "+
 			"externalUserId, amount and platformFiatCurrency to get that session, or use a new reference",
-			field, asked.OperatorReference, strings.ToLower(named.Kind), what)
+			field, asked.OperatorReference, strings.ToLower(string(named.Kind)), what)
 		e.Field = field
 		return e
 	}
 	switch {
 	case named.Kind != kind:
 		e := fault.New(fault.Conflict, "operatorReference: %q already names an open %s session; use a new reference for a %s session",
-			asked.OperatorReference, strings.ToLower(named.Kind), strings.ToLower(kind))
+			asked.OperatorReference, strings.ToLower(string(named.Kind)), strings.ToLower(string(kind)))
 		e.Field = "operatorReference"
 		return e
 	case named.ExternalUserID != asked.ExternalUserID:
@@ -186,42 +187,31 @@ func sameSession(named store.Session, kind string, asked store.Session) error {
 // URL is the widget URL of a session.
 func (s *Service) URL(sid string) string { return s.cfg.WidgetURL + "/?sid=" + sid }
 
-// Status of a session at a moment.
-func Status(sess store.Session, now time.Time) string {
-	switch {
-	case sess.CancelledAt != nil:
-		return "CANCELLED"
-	case !now.Before(sess.ExpiresAt):
-		return "EXPIRED"
-	default:
-		return "OPEN"
-	}
-}
-
 // ForWidget resolves the sid a widget call presents. An unknown sid is UNAUTHENTICATED (the sid
 // is the credential); an expired or cancelled session is SESSION_EXPIRED; a session of the
 // other kind is FORBIDDEN. kind "" accepts either kind.
-func (s *Service) ForWidget(ctx context.Context, sid, kind string) (store.Session, error) {
+func (s *Service) ForWidget(ctx context.Context, sid string, kind domain.SessionKind) (domain.Session, error) {
 	sess, err := s.Lookup(ctx, sid)
 	if err != nil {
 		return sess, err
 	}
-	switch Status(sess, time.Now()) {
-	case "EXPIRED":
+	switch sess.StatusAt(time.Now()) {
+	case domain.SessionOpen:
+	case domain.SessionExpired:
 		return sess, fault.New(fault.SessionExpired, "session expired; create a new session")
-	case "CANCELLED":
+	case domain.SessionCancelled:
 		return sess, fault.New(fault.SessionExpired, "session was cancelled; create a new session")
 	}
 	if kind != "" && sess.Kind != kind {
-		return sess, fault.New(fault.Forbidden, "this is a %s session", strings.ToLower(sess.Kind))
+		return sess, fault.New(fault.Forbidden, "this is a %s session", strings.ToLower(string(sess.Kind)))
 	}
 	return sess, nil
 }
 
 // Lookup resolves a sid whatever the session's state.
-func (s *Service) Lookup(ctx context.Context, sid string) (store.Session, error) {
+func (s *Service) Lookup(ctx context.Context, sid string) (domain.Session, error) {
 	if _, err := uuid.Parse(sid); err != nil {
-		return store.Session{}, fault.Invalid("sid", "must be a UUID")
+		return domain.Session{}, fault.Invalid("sid", "must be a UUID")
 	}
 	sess, err := store.New(s.pool).SessionByID(ctx, sid)
 	if errors.Is(err, store.ErrNotFound) {
@@ -235,9 +225,9 @@ func (s *Service) Lookup(ctx context.Context, sid string) (store.Session, error)
 
 // ForOperators returns a session owned by one of the operators (an operator and its
 // sub-operators); anything else is NOT_FOUND, so other operators' sessions stay invisible.
-func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid string) (store.Session, error) {
+func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid string) (domain.Session, error) {
 	if _, err := uuid.Parse(sid); err != nil {
-		return store.Session{}, fault.Invalid("sid", "must be a UUID")
+		return domain.Session{}, fault.Invalid("sid", "must be a UUID")
 	}
 	sess, err := store.New(s.pool).SessionForOperators(ctx, operatorIDs, sid)
 	if errors.Is(err, store.ErrNotFound) {
@@ -251,20 +241,20 @@ func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid st
 
 // Cancel records that the user cancelled the session. Cancelling twice is harmless; an
 // expired session stays expired.
-func (s *Service) Cancel(ctx context.Context, sid string) (string, error) {
+func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus, error) {
 	sess, err := s.Lookup(ctx, sid)
 	if err != nil {
 		return "", err
 	}
-	if Status(sess, time.Now()) != "OPEN" {
-		return Status(sess, time.Now()), nil
+	if status := sess.StatusAt(time.Now()); status != domain.SessionOpen {
+		return status, nil
 	}
 	sess, err = store.New(s.pool).CancelSession(ctx, sid)
 	if errors.Is(err, store.ErrNotFound) {
-		return "EXPIRED", nil
+		return domain.SessionExpired, nil
 	}
 	if err != nil {
 		return "", fault.Wrap(err, "cancel session")
 	}
-	return Status(sess, time.Now()), nil
+	return sess.StatusAt(time.Now()), nil
 }

@@ -11,12 +11,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 type fixture struct {
 	sessions *session.Service
-	op       store.Operator
+	op       domain.Operator
 	ops      *operator.Service
 	pool     *pgxpool.Pool
 }
@@ -34,7 +34,7 @@ func setup(t *testing.T, ttl time.Duration) fixture {
 	box, _ := secret.NewBox(secret.Random(32))
 	ops := operator.New(pool, box)
 	name, hook := "Op", "https://op.example/hook"
-	op, _, err := ops.Create(context.Background(), store.OperatorSettings{Name: &name, WebhookURL: &hook})
+	op, _, err := ops.Create(context.Background(), domain.OperatorSettings{Name: &name, WebhookURL: &hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestOpenRefusesInactiveOperatorAndBadAmounts(t *testing.T) {
 		}
 	}
 	inactive := false
-	op, err := f.ops.Update(ctx, f.op.ID, store.OperatorSettings{Active: &inactive})
+	op, err := f.ops.Update(ctx, f.op.ID, domain.OperatorSettings{Active: &inactive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,10 @@ func TestRepeatedReference(t *testing.T) {
 		t.Fatalf("repeat: %+v %v", again, err)
 	}
 	for _, c := range []struct {
-		name, kind, field string
-		change            func(*session.Input)
+		name   string
+		kind   domain.SessionKind
+		field  string
+		change func(*session.Input)
 	}{
 		{"other user", session.Deposit, "externalUserId", func(in *session.Input) { in.ExternalUserID = "user-2" }},
 		{"other amount", session.Deposit, "amount", func(in *session.Input) { in.Amount = "25.01" }},
@@ -193,9 +195,9 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
-	for _, kind := range []string{session.Deposit, session.Withdraw} {
+	for _, kind := range []domain.SessionKind{session.Deposit, session.Withdraw} {
 		for _, code := range []string{"JPY", "XYZ", "jpy"} {
-			in := input("ref-" + kind + code)
+			in := input("ref-" + string(kind) + code)
 			in.FiatCurrency = code
 			_, err := f.sessions.Open(ctx, f.op, kind, in)
 			fe := fault.As(err)
@@ -274,7 +276,7 @@ func TestForOperatorsScopesToTheTree(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, 0)
 	name, hook := "Child", "https://child.example/hook"
-	child, _, err := f.ops.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook, ParentID: &f.op.ID})
+	child, _, err := f.ops.Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &hook, ParentID: &f.op.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

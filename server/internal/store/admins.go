@@ -3,29 +3,20 @@ package store
 import (
 	"context"
 	"time"
-)
 
-// Admin is a panel user. OperatorID is "" for a service-team admin.
-type Admin struct {
-	ID           string
-	Email        string
-	PasswordHash string
-	TOTPSealed   []byte
-	OperatorID   string
-	Active       bool
-	CreatedAt    time.Time
-}
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
 
 const adminColumns = `id::text, email, password_hash, totp_sealed, COALESCE(operator_id::text, ''), active, created_at`
 
-func scanAdmin(row interface{ Scan(...any) error }) (Admin, error) {
-	var a Admin
+func scanAdmin(row interface{ Scan(...any) error }) (domain.Admin, error) {
+	var a domain.Admin
 	err := row.Scan(&a.ID, &a.Email, &a.PasswordHash, &a.TOTPSealed, &a.OperatorID, &a.Active, &a.CreatedAt)
 	return a, notFound(err)
 }
 
 // InsertAdmin creates an admin.
-func (q *Queries) InsertAdmin(ctx context.Context, a Admin) (Admin, error) {
+func (q *Queries) InsertAdmin(ctx context.Context, a domain.Admin) (domain.Admin, error) {
 	return scanAdmin(q.db.QueryRow(ctx, `
 		INSERT INTO admins (id, email, password_hash, totp_sealed, operator_id)
 		VALUES ($1, $2, $3, $4, NULLIF($5, '')::uuid) RETURNING `+adminColumns,
@@ -33,7 +24,7 @@ func (q *Queries) InsertAdmin(ctx context.Context, a Admin) (Admin, error) {
 }
 
 // AdminByEmail finds an admin by email, case-insensitively.
-func (q *Queries) AdminByEmail(ctx context.Context, email string) (Admin, error) {
+func (q *Queries) AdminByEmail(ctx context.Context, email string) (domain.Admin, error) {
 	return scanAdmin(q.db.QueryRow(ctx, `SELECT `+adminColumns+` FROM admins WHERE lower(email) = lower($1)`, email))
 }
 
@@ -46,7 +37,7 @@ func (q *Queries) InsertAdminSession(ctx context.Context, digest []byte, adminID
 }
 
 // AdminBySessionDigest authenticates a login token: the active admin of an unexpired session.
-func (q *Queries) AdminBySessionDigest(ctx context.Context, digest []byte) (Admin, error) {
+func (q *Queries) AdminBySessionDigest(ctx context.Context, digest []byte) (domain.Admin, error) {
 	return scanAdmin(q.db.QueryRow(ctx, `SELECT `+adminColumns+` FROM admins WHERE active AND id = (
 		SELECT admin_id FROM admin_sessions WHERE digest = $1 AND expires_at > now())`, digest))
 }
@@ -58,13 +49,13 @@ func (q *Queries) DeleteAdminSession(ctx context.Context, digest []byte) error {
 }
 
 // AdminByID finds an admin by id.
-func (q *Queries) AdminByID(ctx context.Context, id string) (Admin, error) {
+func (q *Queries) AdminByID(ctx context.Context, id string) (domain.Admin, error) {
 	return scanAdmin(q.db.QueryRow(ctx, `SELECT `+adminColumns+` FROM admins WHERE id = $1`, id))
 }
 
 // SetAdminActive enables or disables an admin. Disabling also deletes its login tokens (in the
 // same statement), so none comes back when the admin is enabled again; revoked counts them.
-func (q *Queries) SetAdminActive(ctx context.Context, id string, active bool) (a Admin, revoked int64, err error) {
+func (q *Queries) SetAdminActive(ctx context.Context, id string, active bool) (a domain.Admin, revoked int64, err error) {
 	err = q.db.QueryRow(ctx, `
 		WITH revoked AS (DELETE FROM admin_sessions WHERE admin_id = $1 AND NOT $2 RETURNING 1),
 		     updated AS (UPDATE admins SET active = $2 WHERE id = $1 RETURNING `+adminColumns+`)

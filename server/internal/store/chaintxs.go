@@ -3,59 +3,12 @@ package store
 import (
 	"context"
 	"math/big"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// ChainTx is a transaction Coffer signed, with every signed attempt (replacements share the nonce).
-type ChainTx struct {
-	ID       int64
-	ChainID  int64
-	From     string
-	Nonce    uint64
-	To       string
-	Value    *big.Int
-	Data     []byte
-	GasLimit uint64
-	Purpose  string
-	Ref      string
-	// PaysOwnGas: the gas is paid out of Value (a native sweep); a replacement with higher fees
-	// lowers the value by as much, so the transaction never costs more than Value + GasLimit ×
-	// the first attempt's fee cap. Value is the value of the mined attempt once there is one.
-	PaysOwnGas        bool
-	State             string // pending, mined, reverted
-	MinedHash         string
-	MinedBlock        uint64
-	GasUsed           uint64
-	EffectiveGasPrice *big.Int
-	CreatedAt         time.Time
-	MinedAt           *time.Time
-	Attempts          []TxAttempt // oldest first
-}
-
-// TxAttempt is one signed version of a ChainTx.
-type TxAttempt struct {
-	ID          int64
-	Hash        string
-	Raw         []byte
-	Value       *big.Int
-	TipCap      *big.Int
-	FeeCap      *big.Int
-	CreatedAt   time.Time
-	BroadcastAt *time.Time
-}
-
-// Latest is the newest attempt.
-func (t ChainTx) Latest() TxAttempt { return t.Attempts[len(t.Attempts)-1] }
-
-// MaxCost is the most the newest attempt can take from its sender: value plus gas at its fee cap.
-func (t ChainTx) MaxCost() *big.Int {
-	a := t.Latest()
-	cost := new(big.Int).Mul(new(big.Int).SetUint64(t.GasLimit), a.FeeCap)
-	return cost.Add(cost, a.Value)
-}
 
 // Uint256 converts a big.Int for a NUMERIC(78,0) column.
 func Uint256(x *big.Int) decimal.Decimal { return decimal.NewFromBigInt(x, 0) }
@@ -78,7 +31,7 @@ func (q *Queries) AllocateNonce(ctx context.Context, chainID int64, address stri
 }
 
 // InsertChainTx stores a new transaction and its first signed attempt.
-func (q *Queries) InsertChainTx(ctx context.Context, t ChainTx, a TxAttempt) (int64, error) {
+func (q *Queries) InsertChainTx(ctx context.Context, t domain.ChainTx, a domain.TxAttempt) (int64, error) {
 	var id int64
 	err := q.db.QueryRow(ctx, `
 		WITH tx AS (
@@ -94,7 +47,7 @@ func (q *Queries) InsertChainTx(ctx context.Context, t ChainTx, a TxAttempt) (in
 }
 
 // InsertTxAttempt stores a replacement attempt.
-func (q *Queries) InsertTxAttempt(ctx context.Context, txID int64, a TxAttempt) error {
+func (q *Queries) InsertTxAttempt(ctx context.Context, txID int64, a domain.TxAttempt) error {
 	_, err := q.db.Exec(ctx, `INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
 		VALUES ($1, $2, $3, $4, $5, $6)`, txID, a.Hash, a.Raw, Uint256(a.TipCap), Uint256(a.FeeCap), Uint256(a.Value))
 	return err
@@ -120,8 +73,8 @@ func (q *Queries) MarkMined(ctx context.Context, txID int64, state, hash string,
 const chainTxColumns = `id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas, state,
 	COALESCE(mined_hash, ''), COALESCE(mined_block, 0), COALESCE(gas_used, 0), effective_gas_price, created_at, mined_at`
 
-func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (ChainTx, error) {
-	var t ChainTx
+func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (domain.ChainTx, error) {
+	var t domain.ChainTx
 	var value decimal.Decimal
 	var price decimal.NullDecimal
 	var nonce, gas, block, used int64
@@ -142,7 +95,7 @@ func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (Chain
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var a TxAttempt
+		var a domain.TxAttempt
 		var tip, cap, v decimal.Decimal
 		if err := rows.Scan(&a.ID, &a.Hash, &a.Raw, &tip, &cap, &v, &a.CreatedAt, &a.BroadcastAt); err != nil {
 			return t, err
@@ -154,17 +107,17 @@ func (q *Queries) chainTx(ctx context.Context, where string, args ...any) (Chain
 }
 
 // ChainTx loads a transaction with its attempts.
-func (q *Queries) ChainTx(ctx context.Context, id int64) (ChainTx, error) {
+func (q *Queries) ChainTx(ctx context.Context, id int64) (domain.ChainTx, error) {
 	return q.chainTx(ctx, `id = $1`, id)
 }
 
 // ChainTxByRef loads the transaction of a purpose and reference.
-func (q *Queries) ChainTxByRef(ctx context.Context, purpose, ref string) (ChainTx, error) {
+func (q *Queries) ChainTxByRef(ctx context.Context, purpose, ref string) (domain.ChainTx, error) {
 	return q.chainTx(ctx, `purpose = $1 AND ref = $2`, purpose, ref)
 }
 
 // ChainTxsByRefPrefix lists the transactions of a purpose whose ref starts with prefix, oldest first.
-func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix string) ([]ChainTx, error) {
+func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix string) ([]domain.ChainTx, error) {
 	rows, err := q.db.Query(ctx, `SELECT id FROM chain_txs WHERE purpose = $1 AND starts_with(ref, $2) ORDER BY id`, purpose, prefix)
 	if err != nil {
 		return nil, err
@@ -173,7 +126,7 @@ func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix strin
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ChainTx, 0, len(ids))
+	out := make([]domain.ChainTx, 0, len(ids))
 	for _, id := range ids {
 		t, err := q.ChainTx(ctx, id)
 		if err != nil {

@@ -3,30 +3,21 @@ package store
 import (
 	"context"
 	"errors"
-	"time"
-)
 
-// Depositor is one of an operator's users.
-type Depositor struct {
-	OperatorID     string
-	ExternalUserID string
-	Email          string
-	// Address is the deposit address assigned to the user (EIP-55), "" until one is asked for.
-	Address   string
-	CreatedAt time.Time
-}
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
 
 const depositorColumns = `operator_id::text, external_user_id, COALESCE(email, ''), COALESCE(address, ''), created_at`
 
-func scanDepositor(row interface{ Scan(...any) error }) (Depositor, error) {
-	var d Depositor
+func scanDepositor(row interface{ Scan(...any) error }) (domain.Depositor, error) {
+	var d domain.Depositor
 	err := row.Scan(&d.OperatorID, &d.ExternalUserID, &d.Email, &d.Address, &d.CreatedAt)
 	return d, notFound(err)
 }
 
 // InsertDepositor registers a depositor unless it exists; created is false (and d empty) when
 // it did.
-func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserID, email string) (d Depositor, created bool, err error) {
+func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserID, email string) (d domain.Depositor, created bool, err error) {
 	d, err = scanDepositor(q.db.QueryRow(ctx, `
 		INSERT INTO depositors (operator_id, external_user_id, email) VALUES ($1, $2, NULLIF($3, ''))
 		ON CONFLICT (operator_id, external_user_id) DO NOTHING
@@ -38,7 +29,7 @@ func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserI
 }
 
 // DepositorForUpdate returns an operator's depositor, holding its row until the transaction ends.
-func (q *Queries) DepositorForUpdate(ctx context.Context, operatorID, externalUserID string) (Depositor, error) {
+func (q *Queries) DepositorForUpdate(ctx context.Context, operatorID, externalUserID string) (domain.Depositor, error) {
 	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+` FROM depositors
 		WHERE operator_id = $1 AND external_user_id = $2 FOR UPDATE`, operatorID, externalUserID))
 }
@@ -51,7 +42,7 @@ func (q *Queries) SetDepositorEmail(ctx context.Context, operatorID, externalUse
 }
 
 // GetDepositor finds an operator's depositor.
-func (q *Queries) GetDepositor(ctx context.Context, operatorID, externalUserID string) (Depositor, error) {
+func (q *Queries) GetDepositor(ctx context.Context, operatorID, externalUserID string) (domain.Depositor, error) {
 	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+`
 		FROM depositors WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID))
 }

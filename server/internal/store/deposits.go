@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // DepositAddress is a depositor's address, or an operator's treasury address, and its
@@ -189,51 +191,6 @@ func (q *Queries) DeleteBlocksFrom(ctx context.Context, chainID int64, from uint
 	return err
 }
 
-// Deposit is an on-chain payment into a deposit address.
-type Deposit struct {
-	ID              int64
-	OperatorID      string
-	ExternalUserID  string
-	SessionID       string
-	ChainID         int64
-	TxHash          string
-	LogIndex        int64
-	BlockNumber     uint64
-	BlockHash       string
-	Address         string
-	AddressIndex    uint32
-	Currency        string
-	ContractAddress string
-	Decimals        int32
-	GrossAmount     *big.Int
-	FeeAmount       *big.Int
-	Amount          *big.Int
-	Status          string
-	Manual          bool
-	IdempotencyKey  string
-	USDPrice        decimal.NullDecimal
-	FiatCurrency    string
-	FiatPerUSD      decimal.NullDecimal
-	AmountInDollar  decimal.NullDecimal
-	AmountInLocal   decimal.NullDecimal
-	FeeInDollar     decimal.NullDecimal
-	DetectedAt      time.Time
-	ConfirmedAt     *time.Time
-	CreditedAt      *time.Time
-	// SweepID is the sweep that moves (or moved) it to the bankroll, once there is one.
-	SweepID int64
-	// Treasury: a payment to the operator's treasury address (funds, no DEPOSIT webhook).
-	Treasury bool
-	// Unpriced: credited without a rate (the rate source stayed down past the wait).
-	Unpriced bool
-	// SweepTxHash is the mined sweep transaction, once there is one.
-	SweepTxHash string
-	// SessionRef is the session's handle ("" without a session).
-	SessionRef string
-	// OperatorReference is the session's operator reference ("" without one).
-	OperatorReference string
-}
-
 const depositColumns = `id, operator_id::text, external_user_id, COALESCE(session_id::text, ''), chain_id, tx_hash, log_index,
 	block_number, block_hash, address, address_index, currency, COALESCE(contract_address, ''), decimals, gross_amount,
 	fee_amount, amount, status, manual, idempotency_key, usd_price, COALESCE(fiat_currency, ''), fiat_per_usd,
@@ -245,8 +202,8 @@ const depositColumns = `id, operator_id::text, external_user_id, COALESCE(sessio
 	COALESCE((SELECT operator_reference FROM sessions WHERE id = deposits.session_id), '')`
 
 // scanDeposit reads depositColumns, then any extra columns into extra.
-func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, error) {
-	var d Deposit
+func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (domain.Deposit, error) {
+	var d domain.Deposit
 	var block, index int64
 	var gross decimal.Decimal
 	var fee, amount decimal.NullDecimal
@@ -267,7 +224,7 @@ func scanDeposit(row interface{ Scan(...any) error }, extra ...any) (Deposit, er
 
 // UpsertDeposit records a detected deposit, or moves a known one to the block it is now in (a
 // reorg re-mined it). inserted is true for a new deposit.
-func (q *Queries) UpsertDeposit(ctx context.Context, d Deposit) (Deposit, bool, error) {
+func (q *Queries) UpsertDeposit(ctx context.Context, d domain.Deposit) (domain.Deposit, bool, error) {
 	var inserted bool
 	row := q.db.QueryRow(ctx, `
 		INSERT INTO deposits (operator_id, external_user_id, session_id, chain_id, tx_hash, log_index, block_number, block_hash,
@@ -284,17 +241,17 @@ func (q *Queries) UpsertDeposit(ctx context.Context, d Deposit) (Deposit, bool, 
 }
 
 // GetDeposit loads a deposit.
-func (q *Queries) GetDeposit(ctx context.Context, id int64) (Deposit, error) {
+func (q *Queries) GetDeposit(ctx context.Context, id int64) (domain.Deposit, error) {
 	return scanDeposit(q.db.QueryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE id = $1`, id))
 }
 
 // LockDeposit loads a deposit and locks it for the caller's transaction.
-func (q *Queries) LockDeposit(ctx context.Context, id int64) (Deposit, error) {
+func (q *Queries) LockDeposit(ctx context.Context, id int64) (domain.Deposit, error) {
 	return scanDeposit(q.db.QueryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE id = $1 FOR UPDATE`, id))
 }
 
 // DepositByTransfer finds the deposit of a transfer.
-func (q *Queries) DepositByTransfer(ctx context.Context, chainID int64, txHash string, logIndex int64) (Deposit, error) {
+func (q *Queries) DepositByTransfer(ctx context.Context, chainID int64, txHash string, logIndex int64) (domain.Deposit, error) {
 	return scanDeposit(q.db.QueryRow(ctx, `SELECT `+depositColumns+` FROM deposits WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $3`,
 		chainID, txHash, logIndex))
 }
@@ -325,8 +282,8 @@ func (q *Queries) ConfirmDeposits(ctx context.Context, chainID int64, maxBlock u
 }
 
 // LockDepositStatus returns a deposit's status and holds its row until the transaction ends.
-func (q *Queries) LockDepositStatus(ctx context.Context, id int64) (string, error) {
-	var status string
+func (q *Queries) LockDepositStatus(ctx context.Context, id int64) (domain.DepositStatus, error) {
+	var status domain.DepositStatus
 	err := q.db.QueryRow(ctx, `SELECT status FROM deposits WHERE id = $1 FOR UPDATE`, id).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrNotFound
@@ -351,7 +308,7 @@ type Credit struct {
 }
 
 // CreditDeposit marks a sweeping deposit credited with its amounts and rate snapshot.
-func (q *Queries) CreditDeposit(ctx context.Context, id int64, c Credit) (Deposit, error) {
+func (q *Queries) CreditDeposit(ctx context.Context, id int64, c Credit) (domain.Deposit, error) {
 	return scanDeposit(q.db.QueryRow(ctx, `UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = $2, amount = $3,
 		usd_price = $4, fiat_per_usd = $5, fiat_currency = $6, amount_in_dollar = $7, amount_in_local = $8, fee_in_dollar = $9,
 		unpriced = $10
@@ -361,25 +318,16 @@ func (q *Queries) CreditDeposit(ctx context.Context, id int64, c Credit) (Deposi
 }
 
 // SessionDeposits lists a session's deposits, oldest first.
-func (q *Queries) SessionDeposits(ctx context.Context, sessionID string) ([]Deposit, error) {
+func (q *Queries) SessionDeposits(ctx context.Context, sessionID string) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits WHERE session_id = $1 AND status <> 'ORPHANED' ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
-}
-
-// DepositFilter selects deposits for the panel.
-type DepositFilter struct {
-	OperatorIDs    []string // nil: every operator
-	ExternalUserID string
-	Statuses       []string
-	BeforeID       int64 // paging: ids below this (0: from the newest)
-	Limit          int
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // ListDeposits lists deposits, newest first.
-func (q *Queries) ListDeposits(ctx context.Context, f DepositFilter) ([]Deposit, error) {
+func (q *Queries) ListDeposits(ctx context.Context, f domain.DepositFilter) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits
 		WHERE ($1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]))
 		  AND ($2 = '' OR external_user_id = $2)
@@ -389,7 +337,7 @@ func (q *Queries) ListDeposits(ctx context.Context, f DepositFilter) ([]Deposit,
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // RecordHandout records that a deposit session showed its user's address for a chain and
@@ -408,7 +356,7 @@ const HandoutSlack = 10 * time.Second
 // user's deposit sessions live at that moment, the one that most recently handed out the
 // address for the payment's chain and currency. ErrNotFound: none (a direct send).
 func (q *Queries) AttributedSession(ctx context.Context, operatorID, externalUserID string, chainID int64, currency string,
-	at time.Time) (Session, error) {
+	at time.Time) (domain.Session, error) {
 	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions s
 		JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = $3 AND h.currency = $4
 		WHERE s.operator_id = $1 AND s.external_user_id = $2 AND s.kind = 'DEPOSIT'

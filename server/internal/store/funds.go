@@ -3,56 +3,15 @@ package store
 import (
 	"context"
 	"math/big"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
-// Fund entry kinds (migration 0007).
-const (
-	FundDeposit    = "DEPOSIT"
-	FundTreasury   = "TREASURY"
-	FundReserve    = "RESERVE"
-	FundSettle     = "SETTLE"
-	FundRelease    = "RELEASE"
-	FundAdjustment = "ADJUSTMENT"
-	// FundReorg takes a credited deposit back out when its block left the chain (migration 0011).
-	FundReorg = "REORG"
-	// FundReinstate gives a reorged deposit's credit back.
-	FundReinstate = "REINSTATE"
-)
-
-// Funds is what an operator holds in one asset of one chain, in the asset's smallest unit.
-type Funds struct {
-	OperatorID string
-	ChainID    int64
-	Currency   string
-	Available  *big.Int
-	Reserved   *big.Int
-	UpdatedAt  time.Time
-}
-
-// FundEntry is one movement of an operator's funds.
-type FundEntry struct {
-	ID             int64
-	OperatorID     string
-	ChainID        int64
-	Currency       string
-	Kind           string
-	AvailableDelta *big.Int
-	ReservedDelta  *big.Int
-	Ref            string
-	Actor          string
-	Note           string
-	CreatedAt      time.Time
-	// Overdraw lets the entry take available below zero (a reorg reversal of funds already
-	// used); every other debit is refused when it would.
-	Overdraw bool
-}
-
-func scanFunds(row pgx.Row) (Funds, error) {
-	var f Funds
+func scanFunds(row pgx.Row) (domain.Funds, error) {
+	var f domain.Funds
 	var avail, res decimal.Decimal
 	err := row.Scan(&f.OperatorID, &f.ChainID, &f.Currency, &avail, &res, &f.UpdatedAt)
 	f.Available, f.Reserved = avail.BigInt(), res.BigInt()
@@ -67,7 +26,7 @@ const fundsColumns = `operator_id::text, chain_id, currency, available, reserved
 // overdraw; funds holds them as they are then. A credit is never refused, even while available
 // is below zero after a reorg (it covers the shortfall first). A repeated DEPOSIT, TREASURY or
 // SETTLE entry for the same ref is refused by the database (a unique violation).
-func (q *Queries) MoveFunds(ctx context.Context, e FundEntry) (funds Funds, ok bool, err error) {
+func (q *Queries) MoveFunds(ctx context.Context, e domain.FundEntry) (funds domain.Funds, ok bool, err error) {
 	if _, err := q.db.Exec(ctx, `INSERT INTO operator_funds (operator_id, chain_id, currency) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, e.OperatorID, e.ChainID, e.Currency); err != nil {
 		return funds, false, err
@@ -100,24 +59,24 @@ func (q *Queries) ReservedFor(ctx context.Context, operatorID, ref string) (*big
 }
 
 // GetFunds returns an operator's funds in one asset (zero when it never had any).
-func (q *Queries) GetFunds(ctx context.Context, operatorID string, chainID int64, currency string) (Funds, error) {
+func (q *Queries) GetFunds(ctx context.Context, operatorID string, chainID int64, currency string) (domain.Funds, error) {
 	f, err := scanFunds(q.db.QueryRow(ctx, `SELECT `+fundsColumns+` FROM operator_funds
 		WHERE operator_id = $1 AND chain_id = $2 AND currency = $3`, operatorID, chainID, currency))
 	if err == ErrNotFound {
-		return Funds{OperatorID: operatorID, ChainID: chainID, Currency: currency, Available: new(big.Int), Reserved: new(big.Int)}, nil
+		return domain.Funds{OperatorID: operatorID, ChainID: chainID, Currency: currency, Available: new(big.Int), Reserved: new(big.Int)}, nil
 	}
 	return f, err
 }
 
 // ListFunds lists the funds of the given operators (nil: every operator), by operator, chain
 // and currency.
-func (q *Queries) ListFunds(ctx context.Context, operatorIDs []string) ([]Funds, error) {
+func (q *Queries) ListFunds(ctx context.Context, operatorIDs []string) ([]domain.Funds, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+fundsColumns+` FROM operator_funds
 		WHERE $1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]) ORDER BY operator_id, chain_id, currency`, operatorIDs)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Funds, error) { return scanFunds(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Funds, error) { return scanFunds(r) })
 }
 
 // FundTotal is the sum of every operator's funds in one asset of one chain.
@@ -158,14 +117,14 @@ func (q *Queries) FundTotals(ctx context.Context) ([]FundTotal, error) {
 }
 
 // FundEntries lists an operator's fund movements, newest first.
-func (q *Queries) FundEntries(ctx context.Context, operatorID string, limit int) ([]FundEntry, error) {
+func (q *Queries) FundEntries(ctx context.Context, operatorID string, limit int) ([]domain.FundEntry, error) {
 	rows, err := q.db.Query(ctx, `SELECT id, operator_id::text, chain_id, currency, kind, available_delta, reserved_delta, ref, actor,
 		note, created_at FROM fund_entries WHERE operator_id = $1 ORDER BY id DESC LIMIT $2`, operatorID, limit)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FundEntry, error) {
-		var e FundEntry
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.FundEntry, error) {
+		var e domain.FundEntry
 		var a, res decimal.Decimal
 		err := r.Scan(&e.ID, &e.OperatorID, &e.ChainID, &e.Currency, &e.Kind, &a, &res, &e.Ref, &e.Actor, &e.Note, &e.CreatedAt)
 		e.AvailableDelta, e.ReservedDelta = a.BigInt(), res.BigInt()

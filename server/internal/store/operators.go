@@ -4,51 +4,15 @@ import (
 	"context"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// Operator is a platform integrated with Coffer. Optional text settings are "" when unset.
-type Operator struct {
-	ID              string
-	ParentID        string
-	Name            string
-	WebhookURL      string
-	ApprovalMode    string // SYNC or EXTERNAL
-	ApprovalEnabled bool
-	PerTxCap        decimal.NullDecimal
-	DailyCap        decimal.NullDecimal
-	FiatCurrency    string
-	RedirectURL     string
-	ThemeSlug       string
-	DepositFeeBps   int32
-	Active          bool
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-}
-
-// OperatorSettings is a partial update: nil fields are left unchanged. For the optional
-// settings (parent, caps, redirect URL, theme), a pointer to "" clears the value.
-type OperatorSettings struct {
-	Name            *string
-	ParentID        *string
-	WebhookURL      *string
-	ApprovalMode    *string
-	ApprovalEnabled *bool
-	PerTxCap        *string
-	DailyCap        *string
-	FiatCurrency    *string
-	RedirectURL     *string
-	ThemeSlug       *string
-	DepositFeeBps   *int32
-	Active          *bool
-}
 
 const operatorColumns = `id::text, COALESCE(parent_id::text, ''), name, webhook_url, approval_mode, approval_enabled,
 	per_tx_cap, daily_cap, fiat_currency, COALESCE(redirect_url, ''), COALESCE(theme_slug, ''), deposit_fee_bps,
 	active, created_at, updated_at`
 
-func scanOperator(row interface{ Scan(...any) error }) (Operator, error) {
-	var o Operator
+func scanOperator(row interface{ Scan(...any) error }) (domain.Operator, error) {
+	var o domain.Operator
 	err := row.Scan(&o.ID, &o.ParentID, &o.Name, &o.WebhookURL, &o.ApprovalMode, &o.ApprovalEnabled,
 		&o.PerTxCap, &o.DailyCap, &o.FiatCurrency, &o.RedirectURL, &o.ThemeSlug, &o.DepositFeeBps,
 		&o.Active, &o.CreatedAt, &o.UpdatedAt)
@@ -56,7 +20,7 @@ func scanOperator(row interface{ Scan(...any) error }) (Operator, error) {
 }
 
 // InsertOperator creates an operator with id; absent settings take the column defaults.
-func (q *Queries) InsertOperator(ctx context.Context, id string, s OperatorSettings) (Operator, error) {
+func (q *Queries) InsertOperator(ctx context.Context, id string, s domain.OperatorSettings) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `
 		INSERT INTO operators (id, name, webhook_url, parent_id, approval_mode, approval_enabled, per_tx_cap,
 			daily_cap, fiat_currency, redirect_url, theme_slug, deposit_fee_bps, active)
@@ -68,7 +32,7 @@ func (q *Queries) InsertOperator(ctx context.Context, id string, s OperatorSetti
 }
 
 // UpdateOperator applies the non-nil settings.
-func (q *Queries) UpdateOperator(ctx context.Context, id string, s OperatorSettings) (Operator, error) {
+func (q *Queries) UpdateOperator(ctx context.Context, id string, s domain.OperatorSettings) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `
 		UPDATE operators SET
 			name = COALESCE($2, name),
@@ -91,19 +55,19 @@ func (q *Queries) UpdateOperator(ctx context.Context, id string, s OperatorSetti
 }
 
 // GetOperator returns one operator.
-func (q *Queries) GetOperator(ctx context.Context, id string) (Operator, error) {
+func (q *Queries) GetOperator(ctx context.Context, id string) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1`, id))
 }
 
 // ListOperators lists every operator, or the direct children of parentID when it is not "".
-func (q *Queries) ListOperators(ctx context.Context, parentID string) ([]Operator, error) {
+func (q *Queries) ListOperators(ctx context.Context, parentID string) ([]domain.Operator, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+operatorColumns+` FROM operators
 		WHERE $1 = '' OR parent_id = NULLIF($1, '')::uuid ORDER BY created_at, id`, parentID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Operator
+	var out []domain.Operator
 	for rows.Next() {
 		o, err := scanOperator(rows)
 		if err != nil {
@@ -185,7 +149,7 @@ func (q *Queries) ValidOperatorKeys(ctx context.Context, operatorID string) ([]O
 }
 
 // OperatorByKeyDigest authenticates: the operator owning an unexpired key with this digest.
-func (q *Queries) OperatorByKeyDigest(ctx context.Context, digest []byte) (Operator, error) {
+func (q *Queries) OperatorByKeyDigest(ctx context.Context, digest []byte) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = (
 		SELECT operator_id FROM operator_keys WHERE digest = $1 AND (expires_at IS NULL OR expires_at > now()))`, digest))
 }

@@ -2,65 +2,20 @@ package store
 
 import (
 	"context"
-	"math/big"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// Reorg resolutions and actions (migration 0011).
-const (
-	ReorgReinstate  = "REINSTATE"
-	ReorgWriteOff   = "WRITE_OFF"
-	ReorgReincluded = "REINCLUDED"
-	ReorgDetected   = "DETECTED" // an action only
-)
-
-// Reorg is one time a deposit's block left the chain after the deposit's confirmation depth.
-type Reorg struct {
-	ID          int64
-	DepositID   int64
-	ChainID     int64
-	ForkBlock   uint64
-	BlockNumber uint64
-	BlockHash   string
-	// PriorStatus is what the deposit was: SWEEPING, BELOW_MINIMUM or CREDITED.
-	PriorStatus string
-	// Reversed is what was taken out of the operator's available funds (a credited deposit's
-	// net amount; 0 otherwise).
-	Reversed   *big.Int
-	DetectedAt time.Time
-	// ReincludedBlock is the block that mined the same transfer again (0: none yet).
-	ReincludedBlock uint64
-	ReincludedHash  string
-	// Resolution is "" while the reorg waits for an engineer (or for its re-inclusion to confirm).
-	Resolution string
-	ResolvedBy string
-	Note       string
-	ResolvedAt *time.Time
-	// OperatorID, from the deposit.
-	OperatorID string
-}
-
-// ReorgAction is one entry of a reorg's audit trail.
-type ReorgAction struct {
-	ID        int64
-	ReorgID   int64
-	DepositID int64
-	Action    string
-	Actor     string
-	Note      string
-	CreatedAt time.Time
-}
 
 const reorgColumns = `r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed,
 	r.detected_at, coalesce(r.reincluded_block, 0), coalesce(r.reincluded_hash, ''), coalesce(r.resolution, ''),
 	coalesce(r.resolved_by, ''), r.note, r.resolved_at,
 	(SELECT operator_id::text FROM deposits WHERE id = r.deposit_id)`
 
-func scanReorg(row pgx.Row) (Reorg, error) {
-	var r Reorg
+func scanReorg(row pgx.Row) (domain.Reorg, error) {
+	var r domain.Reorg
 	var fork, block, reincluded int64
 	var reversed decimal.Decimal
 	err := row.Scan(&r.ID, &r.DepositID, &r.ChainID, &fork, &block, &r.BlockHash, &r.PriorStatus, &reversed, &r.DetectedAt,
@@ -69,30 +24,30 @@ func scanReorg(row pgx.Row) (Reorg, error) {
 	return r, notFound(err)
 }
 
-func collectReorgs(rows pgx.Rows, err error) ([]Reorg, error) {
+func collectReorgs(rows pgx.Rows, err error) ([]domain.Reorg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Reorg, error) { return scanReorg(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Reorg, error) { return scanReorg(r) })
 }
 
 // LockSettledDepositsFrom locks the deposits past their confirmation depth (SWEEPING,
 // BELOW_MINIMUM, CREDITED) in blocks from a number on: a reorg deeper than the confirmation
 // depth reached them.
-func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, from uint64) ([]Deposit, error) {
+func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, from uint64) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits
 		WHERE chain_id = $1 AND block_number >= $2 AND status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED') ORDER BY id FOR UPDATE`,
 		chainID, int64(from))
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // InsertReorg records a reorged deposit and marks it REORGED. A deposit of a sweep that has
 // signed nothing yet leaves it (its money is gone; the sweep must not plan for it); one of a
 // signed sweep stays, and that sweep waits until the reorg is resolved.
-func (q *Queries) InsertReorg(ctx context.Context, r Reorg) (Reorg, error) {
+func (q *Queries) InsertReorg(ctx context.Context, r domain.Reorg) (domain.Reorg, error) {
 	if _, err := q.db.Exec(ctx, `UPDATE deposits SET status = 'REORGED',
 		sweep_id = CASE WHEN (SELECT status FROM sweeps WHERE id = deposits.sweep_id) = 'FUNDING' THEN NULL ELSE sweep_id END
 		WHERE id = $1`, r.DepositID); err != nil {
@@ -105,7 +60,7 @@ func (q *Queries) InsertReorg(ctx context.Context, r Reorg) (Reorg, error) {
 }
 
 // AddReorgAction appends to a reorg's audit trail.
-func (q *Queries) AddReorgAction(ctx context.Context, a ReorgAction) error {
+func (q *Queries) AddReorgAction(ctx context.Context, a domain.ReorgAction) error {
 	_, err := q.db.Exec(ctx, `INSERT INTO deposit_reorg_actions (reorg_id, deposit_id, action, actor, note) VALUES ($1, $2, $3, $4, $5)`,
 		a.ReorgID, a.DepositID, a.Action, a.Actor, a.Note)
 	return err
@@ -128,46 +83,38 @@ func (q *Queries) ForgetReinclusions(ctx context.Context, chainID int64, from ui
 
 // ReincludedReorgs lists the open reorgs of a chain whose transfer was mined again in a block
 // up to upTo (one that reached the confirmation depth), locking them in a transaction.
-func (q *Queries) ReincludedReorgs(ctx context.Context, chainID int64, upTo uint64) ([]Reorg, error) {
+func (q *Queries) ReincludedReorgs(ctx context.Context, chainID int64, upTo uint64) ([]domain.Reorg, error) {
 	return collectReorgs(q.db.Query(ctx, `SELECT `+reorgColumns+` FROM deposit_reorgs r
 		WHERE r.chain_id = $1 AND r.resolution IS NULL AND r.reincluded_block <= $2 ORDER BY r.id FOR UPDATE`, chainID, int64(upTo)))
 }
 
 // LockOpenReorg locks a deposit's open reorg (ErrNotFound: none).
-func (q *Queries) LockOpenReorg(ctx context.Context, depositID int64) (Reorg, error) {
+func (q *Queries) LockOpenReorg(ctx context.Context, depositID int64) (domain.Reorg, error) {
 	return scanReorg(q.db.QueryRow(ctx, `SELECT `+reorgColumns+` FROM deposit_reorgs r
 		WHERE r.deposit_id = $1 AND r.resolution IS NULL FOR UPDATE`, depositID))
 }
 
 // LatestReorg is a deposit's most recent reorg (ErrNotFound: it never had one).
-func (q *Queries) LatestReorg(ctx context.Context, depositID int64) (Reorg, error) {
+func (q *Queries) LatestReorg(ctx context.Context, depositID int64) (domain.Reorg, error) {
 	return scanReorg(q.db.QueryRow(ctx, `SELECT `+reorgColumns+` FROM deposit_reorgs r
 		WHERE r.deposit_id = $1 ORDER BY r.id DESC LIMIT 1`, depositID))
 }
 
 // CloseReorg records a reorg's resolution.
-func (q *Queries) CloseReorg(ctx context.Context, id int64, resolution, actor, note string) (Reorg, error) {
+func (q *Queries) CloseReorg(ctx context.Context, id int64, resolution domain.ReorgResolution, actor domain.Actor, note string) (domain.Reorg, error) {
 	return scanReorg(q.db.QueryRow(ctx, `WITH r AS (
 		UPDATE deposit_reorgs SET resolution = $2, resolved_by = $3, note = $4, resolved_at = now()
 		WHERE id = $1 AND resolution IS NULL RETURNING *) SELECT `+reorgColumns+` FROM r`, id, resolution, actor, note))
 }
 
 // SetDepositStatus moves a reorged deposit back to a status (a resolution that counts it again).
-func (q *Queries) SetDepositStatus(ctx context.Context, id int64, from, to string) (bool, error) {
+func (q *Queries) SetDepositStatus(ctx context.Context, id int64, from, to domain.DepositStatus) (bool, error) {
 	tag, err := q.db.Exec(ctx, `UPDATE deposits SET status = $3 WHERE id = $1 AND status = $2`, id, from, to)
 	return tag.RowsAffected() > 0, err
 }
 
-// ReorgFilter selects reorgs.
-type ReorgFilter struct {
-	OperatorIDs     []string // nil: every operator
-	IncludeResolved bool
-	BeforeID        int64 // paging: ids below this (0: from the newest)
-	Limit           int
-}
-
 // ListReorgs lists reorgs, newest first.
-func (q *Queries) ListReorgs(ctx context.Context, f ReorgFilter) ([]Reorg, error) {
+func (q *Queries) ListReorgs(ctx context.Context, f domain.ReorgFilter) ([]domain.Reorg, error) {
 	return collectReorgs(q.db.Query(ctx, `SELECT `+reorgColumns+` FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id
 		WHERE ($1::uuid[] IS NULL OR d.operator_id = ANY($1::uuid[]))
 		  AND ($2 OR r.resolution IS NULL)
@@ -176,14 +123,14 @@ func (q *Queries) ListReorgs(ctx context.Context, f ReorgFilter) ([]Reorg, error
 }
 
 // ReorgActions lists the audit trails of reorgs, oldest first.
-func (q *Queries) ReorgActions(ctx context.Context, reorgIDs []int64) ([]ReorgAction, error) {
+func (q *Queries) ReorgActions(ctx context.Context, reorgIDs []int64) ([]domain.ReorgAction, error) {
 	rows, err := q.db.Query(ctx, `SELECT id, reorg_id, deposit_id, action, actor, note, created_at FROM deposit_reorg_actions
 		WHERE reorg_id = ANY($1) ORDER BY id`, reorgIDs)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReorgAction, error) {
-		var a ReorgAction
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.ReorgAction, error) {
+		var a domain.ReorgAction
 		err := r.Scan(&a.ID, &a.ReorgID, &a.DepositID, &a.Action, &a.Actor, &a.Note, &a.CreatedAt)
 		return a, err
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func ptr[T any](v T) *T { return &v }
 
-func newOperator(t *testing.T, q *store.Queries, s store.OperatorSettings) store.Operator {
+func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
 		s.Name = ptr("Op")
@@ -39,15 +40,15 @@ func newOperator(t *testing.T, q *store.Queries, s store.OperatorSettings) store
 func TestOperatorSettingsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	op := newOperator(t, q, store.OperatorSettings{PerTxCap: ptr("500.25")})
+	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: ptr("500.25")})
 	if op.ApprovalMode != "SYNC" || !op.Active || op.FiatCurrency != "USD" || op.DailyCap.Valid {
 		t.Fatalf("defaults: %+v", op)
 	}
 	if !op.PerTxCap.Valid || !op.PerTxCap.Decimal.Equal(decimal.RequireFromString("500.25")) {
 		t.Fatalf("per-tx cap %v", op.PerTxCap)
 	}
-	child := newOperator(t, q, store.OperatorSettings{ParentID: &op.ID})
-	up, err := q.UpdateOperator(ctx, op.ID, store.OperatorSettings{PerTxCap: ptr(""), DailyCap: ptr("1000"), ApprovalMode: ptr("EXTERNAL"), RedirectURL: ptr("https://r.example")})
+	child := newOperator(t, q, domain.OperatorSettings{ParentID: &op.ID})
+	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: ptr(""), DailyCap: ptr("1000"), ApprovalMode: ptr(domain.ApprovalExternal), RedirectURL: ptr("https://r.example")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 func TestOperatorKeys(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	op := newOperator(t, q, store.OperatorSettings{})
+	op := newOperator(t, q, domain.OperatorSettings{})
 	if err := q.InsertOperatorKey(ctx, op.ID, []byte("d1"), []byte("s1"), "sk_1"); err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +100,9 @@ func TestOperatorKeys(t *testing.T) {
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	a := newOperator(t, q, store.OperatorSettings{})
-	b := newOperator(t, q, store.OperatorSettings{})
-	n := store.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
+	a := newOperator(t, q, domain.OperatorSettings{})
+	b := newOperator(t, q, domain.OperatorSettings{})
+	n := domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
 		OperatorReference: "order-1"}
 	s, err := q.InsertSession(ctx, n, 30*time.Minute)
@@ -132,11 +133,11 @@ func TestClaimReference(t *testing.T) {
 	ctx := context.Background()
 	pool := testdb.New(t)
 	q := store.New(pool)
-	a := newOperator(t, q, store.OperatorSettings{})
-	b := newOperator(t, q, store.OperatorSettings{})
-	open := func(op string) store.Session {
+	a := newOperator(t, q, domain.OperatorSettings{})
+	b := newOperator(t, q, domain.OperatorSettings{})
+	open := func(op string) domain.Session {
 		t.Helper()
-		var s store.Session
+		var s domain.Session
 		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
 			tq := store.New(tx)
 			id := uuid.NewString()
@@ -149,7 +150,7 @@ func TestClaimReference(t *testing.T) {
 					return err
 				}
 			}
-			s, err = tq.InsertSession(ctx, store.Session{ID: id, OperatorID: op, Kind: "WITHDRAW", SessionRef: "sr_" + id[:8],
+			s, err = tq.InsertSession(ctx, domain.Session{ID: id, OperatorID: op, Kind: "WITHDRAW", SessionRef: "sr_" + id[:8],
 				ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(5), OperatorReference: "order-1"}, time.Minute)
 			return err
 		})
@@ -312,8 +313,8 @@ func TestReferencesMigration(t *testing.T) {
 	ctx := context.Background()
 	pool := testdb.New(t)
 	q := store.New(pool)
-	a := newOperator(t, q, store.OperatorSettings{})
-	b := newOperator(t, q, store.OperatorSettings{})
+	a := newOperator(t, q, domain.OperatorSettings{})
+	b := newOperator(t, q, domain.OperatorSettings{})
 	// The sessions schema before 0008.
 	if _, err := pool.Exec(ctx, `DROP TABLE operator_references; DROP INDEX sessions_reference_idx;
 		ALTER TABLE sessions DROP COLUMN submitting_until;
@@ -323,7 +324,7 @@ func TestReferencesMigration(t *testing.T) {
 	want := map[string]string{}
 	for i, s := range []struct{ op, ref string }{{a.ID, "order-1"}, {a.ID, "order-2"}, {b.ID, "order-1"}, {a.ID, ""}} {
 		id := uuid.NewString()
-		if _, err := q.InsertSession(ctx, store.Session{ID: id, OperatorID: s.op, Kind: "DEPOSIT", SessionRef: "sr_m" + strconv.Itoa(i),
+		if _, err := q.InsertSession(ctx, domain.Session{ID: id, OperatorID: s.op, Kind: "DEPOSIT", SessionRef: "sr_m" + strconv.Itoa(i),
 			ExternalUserID: "u", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1), OperatorReference: s.ref}, time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +355,7 @@ func TestReferencesMigration(t *testing.T) {
 			t.Errorf("%s names %s, want %s", k, got[k], v)
 		}
 	}
-	if _, err := q.InsertSession(ctx, store.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_m9",
+	if _, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_m9",
 		ExternalUserID: "u", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1), OperatorReference: "order-1"}, time.Minute); err != nil {
 		t.Fatalf("a second session with a reference after 0008: %v", err)
 	}

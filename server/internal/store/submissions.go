@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // SessionWithdrawal is what a new submission looks at of one of its session's withdrawals.
 type SessionWithdrawal struct {
-	ID, Status string
+	ID     string
+	Status domain.WithdrawalStatus
 	// Paying: its payout is queued.
 	Paying bool
 }

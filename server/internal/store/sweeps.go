@@ -7,29 +7,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
-)
 
-// Sweep statuses (migration 0007).
-const (
-	SweepFunding = "FUNDING"
-	SweepSending = "SENDING"
-	SweepDone    = "DONE"
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// Sweep moves the confirmed, unswept deposits of one deposit address to the bankroll.
-type Sweep struct {
-	ID        int64
-	ChainID   int64
-	Address   string
-	Status    string
-	CreatedAt time.Time
-	MinedAt   *time.Time
-}
 
 const sweepColumns = `id, chain_id, address, status, created_at, mined_at`
 
-func scanSweep(row pgx.Row) (Sweep, error) {
-	var s Sweep
+func scanSweep(row pgx.Row) (domain.Sweep, error) {
+	var s domain.Sweep
 	err := row.Scan(&s.ID, &s.ChainID, &s.Address, &s.Status, &s.CreatedAt, &s.MinedAt)
 	return s, notFound(err)
 }
@@ -41,18 +26,18 @@ func (q *Queries) LockAddress(ctx context.Context, chainID int64, address string
 }
 
 // OpenSweep returns the address's sweep that is not done (ErrNotFound: none).
-func (q *Queries) OpenSweep(ctx context.Context, chainID int64, address string) (Sweep, error) {
+func (q *Queries) OpenSweep(ctx context.Context, chainID int64, address string) (domain.Sweep, error) {
 	return scanSweep(q.db.QueryRow(ctx, `SELECT `+sweepColumns+` FROM sweeps WHERE chain_id = $1 AND address = $2 AND status <> 'DONE'`,
 		chainID, address))
 }
 
 // LockSweep loads a sweep and holds its row until the transaction ends.
-func (q *Queries) LockSweep(ctx context.Context, id int64) (Sweep, error) {
+func (q *Queries) LockSweep(ctx context.Context, id int64) (domain.Sweep, error) {
 	return scanSweep(q.db.QueryRow(ctx, `SELECT `+sweepColumns+` FROM sweeps WHERE id = $1 FOR UPDATE`, id))
 }
 
 // InsertSweep opens a sweep of an address and attaches the deposits to it.
-func (q *Queries) InsertSweep(ctx context.Context, chainID int64, address string, depositIDs []int64) (Sweep, error) {
+func (q *Queries) InsertSweep(ctx context.Context, chainID int64, address string, depositIDs []int64) (domain.Sweep, error) {
 	sw, err := scanSweep(q.db.QueryRow(ctx, `INSERT INTO sweeps (chain_id, address) VALUES ($1, $2) RETURNING `+sweepColumns,
 		chainID, address))
 	if err != nil {
@@ -65,7 +50,7 @@ func (q *Queries) InsertSweep(ctx context.Context, chainID int64, address string
 
 // SetSweepStatus moves a sweep on: SENDING once its transactions are stored, DONE once its
 // deposits are credited.
-func (q *Queries) SetSweepStatus(ctx context.Context, id int64, status string) error {
+func (q *Queries) SetSweepStatus(ctx context.Context, id int64, status domain.SweepStatus) error {
 	_, err := q.db.Exec(ctx, `UPDATE sweeps SET status = $2,
 		sent_at = CASE WHEN $2 = 'SENDING' THEN now() ELSE sent_at END,
 		done_at = CASE WHEN $2 = 'DONE' THEN now() ELSE done_at END
@@ -83,34 +68,34 @@ func (q *Queries) MarkSweepMined(ctx context.Context, id int64) (time.Time, erro
 
 // DueDeposits lists the address's confirmed deposits no sweep has taken yet (SWEEPING without a
 // sweep, and BELOW_MINIMUM), oldest first.
-func (q *Queries) DueDeposits(ctx context.Context, chainID int64, address string) ([]Deposit, error) {
+func (q *Queries) DueDeposits(ctx context.Context, chainID int64, address string) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits
 		WHERE chain_id = $1 AND address = $2 AND sweep_id IS NULL AND status IN ('SWEEPING', 'BELOW_MINIMUM') ORDER BY id`,
 		chainID, address)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // UnsweptDeposits lists the address's deposits no sweep has taken yet, confirming ones too.
-func (q *Queries) UnsweptDeposits(ctx context.Context, chainID int64, address string) ([]Deposit, error) {
+func (q *Queries) UnsweptDeposits(ctx context.Context, chainID int64, address string) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits
 		WHERE chain_id = $1 AND address = $2 AND sweep_id IS NULL AND status IN ('CONFIRMING', 'SWEEPING', 'BELOW_MINIMUM') ORDER BY id`,
 		chainID, address)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // SweepDeposits lists the deposits of a sweep, oldest first.
-func (q *Queries) SweepDeposits(ctx context.Context, sweepID int64) ([]Deposit, error) {
+func (q *Queries) SweepDeposits(ctx context.Context, sweepID int64) ([]domain.Deposit, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+depositColumns+` FROM deposits WHERE sweep_id = $1 ORDER BY id`, sweepID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Deposit, error) { return scanDeposit(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Deposit, error) { return scanDeposit(r) })
 }
 
 // MarkBelowMinimum parks confirmed deposits that are too small to sweep alone.

@@ -3,34 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"time"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// ThemeStyle is the visual part of a theme, stored as JSON.
-type ThemeStyle struct {
-	PrimaryColor    string `json:"primaryColor"`
-	BackgroundColor string `json:"backgroundColor"`
-	TextColor       string `json:"textColor"`
-	LogoURL         string `json:"logoUrl,omitempty"`
-	BorderRadius    int32  `json:"borderRadius"`
-	FontFamily      string `json:"fontFamily,omitempty"`
-}
-
-// Theme is a widget theme owned by an operator.
-type Theme struct {
-	ID         string
-	OperatorID string
-	Slug       string
-	Name       string
-	Style      ThemeStyle
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
-}
 
 const themeColumns = `id::text, operator_id::text, slug, name, style, created_at, updated_at`
 
-func scanTheme(row interface{ Scan(...any) error }) (Theme, error) {
-	var t Theme
+func scanTheme(row interface{ Scan(...any) error }) (domain.Theme, error) {
+	var t domain.Theme
 	var style []byte
 	if err := row.Scan(&t.ID, &t.OperatorID, &t.Slug, &t.Name, &style, &t.CreatedAt, &t.UpdatedAt); err != nil {
 		return t, notFound(err)
@@ -43,9 +23,9 @@ func scanThemes(rows interface {
 	Scan(...any) error
 	Err() error
 	Close()
-}) ([]Theme, error) {
+}) ([]domain.Theme, error) {
 	defer rows.Close()
-	var out []Theme
+	var out []domain.Theme
 	for rows.Next() {
 		t, err := scanTheme(rows)
 		if err != nil {
@@ -57,20 +37,20 @@ func scanThemes(rows interface {
 }
 
 // InsertTheme creates a theme.
-func (q *Queries) InsertTheme(ctx context.Context, t Theme) (Theme, error) {
+func (q *Queries) InsertTheme(ctx context.Context, t domain.Theme) (domain.Theme, error) {
 	style, err := json.Marshal(t.Style)
 	if err != nil {
-		return Theme{}, err
+		return domain.Theme{}, err
 	}
 	return scanTheme(q.db.QueryRow(ctx, `INSERT INTO themes (id, operator_id, slug, name, style)
 		VALUES ($1, $2, $3, $4, $5) RETURNING `+themeColumns, t.ID, t.OperatorID, t.Slug, t.Name, style))
 }
 
 // UpdateTheme replaces the name and style of a theme owned by one of operatorIDs.
-func (q *Queries) UpdateTheme(ctx context.Context, operatorIDs []string, id, name string, s ThemeStyle) (Theme, error) {
+func (q *Queries) UpdateTheme(ctx context.Context, operatorIDs []string, id, name string, s domain.ThemeStyle) (domain.Theme, error) {
 	style, err := json.Marshal(s)
 	if err != nil {
-		return Theme{}, err
+		return domain.Theme{}, err
 	}
 	return scanTheme(q.db.QueryRow(ctx, `UPDATE themes SET name = $3, style = $4, updated_at = now()
 		WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2::uuid[])) RETURNING `+themeColumns, id, operatorIDs, name, style))
@@ -86,7 +66,7 @@ func (q *Queries) DeleteTheme(ctx context.Context, operatorIDs []string, id stri
 }
 
 // ListThemes lists the themes of operatorIDs (nil: every operator).
-func (q *Queries) ListThemes(ctx context.Context, operatorIDs []string) ([]Theme, error) {
+func (q *Queries) ListThemes(ctx context.Context, operatorIDs []string) ([]domain.Theme, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+themeColumns+` FROM themes
 		WHERE $1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]) ORDER BY operator_id, slug`, operatorIDs)
 	if err != nil {
@@ -96,6 +76,6 @@ func (q *Queries) ListThemes(ctx context.Context, operatorIDs []string) ([]Theme
 }
 
 // ThemeBySlug finds an operator's theme.
-func (q *Queries) ThemeBySlug(ctx context.Context, operatorID, slug string) (Theme, error) {
+func (q *Queries) ThemeBySlug(ctx context.Context, operatorID, slug string) (domain.Theme, error) {
 	return scanTheme(q.db.QueryRow(ctx, `SELECT `+themeColumns+` FROM themes WHERE operator_id = $1 AND slug = $2`, operatorID, slug))
 }

@@ -5,54 +5,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// Webhook event states.
-const (
-	WebhookPending   = "pending"
-	WebhookDelivered = "delivered"
-	WebhookDead      = "dead"
-	WebhookFailed    = "failed" // a synchronous send that was not acknowledged
-)
-
-// WebhookEvent is one webhook: its id is the webhook-id header, Body the exact form body.
-type WebhookEvent struct {
-	ID            string
-	OperatorID    string
-	EventType     string // DEPOSIT, WITHDRAW_REQUEST or WITHDRAW_COMPLETE
-	SubjectID     string // deposit id, withdrawal id (session id for a test event)
-	Test          bool
-	Sync          bool
-	Body          string
-	State         string
-	Attempts      int32
-	LastStatus    int32 // 0 without a response
-	LastError     string
-	LastURL       string
-	CreatedAt     time.Time
-	LastAttemptAt *time.Time
-	DeliveredAt   *time.Time
-	DeadAt        *time.Time
-}
-
-// WebhookAttempt is one delivery attempt.
-type WebhookAttempt struct {
-	EventID     string
-	Attempt     int32
-	URL         string
-	Status      int32 // 0 without a response
-	Acked       bool
-	ErrorCode   *int32 // the receiver's "error" value, when it sent one
-	Error       string
-	Duration    time.Duration
-	AttemptedAt time.Time
-}
 
 const webhookEventColumns = `id::text, operator_id::text, event_type, subject_id, test, sync, body, state, attempts,
 	COALESCE(last_status, 0), last_error, last_url, created_at, last_attempt_at, delivered_at, dead_at`
 
-func scanWebhookEvent(row interface{ Scan(...any) error }) (WebhookEvent, error) {
-	var e WebhookEvent
+func scanWebhookEvent(row interface{ Scan(...any) error }) (domain.WebhookEvent, error) {
+	var e domain.WebhookEvent
 	err := row.Scan(&e.ID, &e.OperatorID, &e.EventType, &e.SubjectID, &e.Test, &e.Sync, &e.Body, &e.State, &e.Attempts,
 		&e.LastStatus, &e.LastError, &e.LastURL, &e.CreatedAt, &e.LastAttemptAt, &e.DeliveredAt, &e.DeadAt)
 	return e, notFound(err)
@@ -60,7 +21,7 @@ func scanWebhookEvent(row interface{ Scan(...any) error }) (WebhookEvent, error)
 
 // InsertWebhookEvent adds a pending outbox event. inserted is false, and nothing is written,
 // when the operator already has a (non-test) event of this type for this subject.
-func (q *Queries) InsertWebhookEvent(ctx context.Context, e WebhookEvent) (inserted bool, err error) {
+func (q *Queries) InsertWebhookEvent(ctx context.Context, e domain.WebhookEvent) (inserted bool, err error) {
 	tag, err := q.db.Exec(ctx, `
 		INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
 		VALUES ($1, $2, $3, $4, $5, $6)
@@ -72,7 +33,7 @@ func (q *Queries) InsertWebhookEvent(ctx context.Context, e WebhookEvent) (inser
 // WebhookTarget is what a delivery attempt needs: the event and its operator's current
 // webhook URL.
 type WebhookTarget struct {
-	Event WebhookEvent // ID, OperatorID, EventType, Body, State, Attempts
+	Event domain.WebhookEvent // ID, OperatorID, EventType, Body, State, Attempts
 	URL   string
 }
 
@@ -99,8 +60,8 @@ func QueueWebhooksForDelivery(b *pgx.Batch, ids []string, found map[string]Webho
 // WebhookOutcome is an attempt and the state it moves its event to (pending, delivered or
 // dead).
 type WebhookOutcome struct {
-	Attempt WebhookAttempt
-	State   string
+	Attempt domain.WebhookAttempt
+	State   domain.DeliveryState
 }
 
 const recordWebhookAttemptsSQL = `
@@ -142,7 +103,7 @@ func QueueRecordWebhookAttempts(b *pgx.Batch, outcomes []WebhookOutcome, recorde
 	)
 	for i, o := range outcomes {
 		a := o.Attempt
-		ids[i], states[i], urls[i], errs[i] = a.EventID, o.State, a.URL, a.Error
+		ids[i], states[i], urls[i], errs[i] = a.EventID, string(o.State), a.URL, a.Error
 		statuses[i], durations[i], acked[i], codes[i] = a.Status, int32(min(a.Duration.Milliseconds(), 1<<31-1)), a.Acked, a.ErrorCode
 	}
 	b.Queue(recordWebhookAttemptsSQL, ids, states, urls, statuses, acked, codes, errs, durations).Query(func(rows pgx.Rows) error {
@@ -160,7 +121,7 @@ func QueueRecordWebhookAttempts(b *pgx.Batch, outcomes []WebhookOutcome, recorde
 
 // InsertSyncWebhook records a synchronous send, already finished (delivered or failed), with
 // its one attempt.
-func (q *Queries) InsertSyncWebhook(ctx context.Context, e WebhookEvent, a WebhookAttempt) error {
+func (q *Queries) InsertSyncWebhook(ctx context.Context, e domain.WebhookEvent, a domain.WebhookAttempt) error {
 	_, err := q.db.Exec(ctx, `
 		WITH e AS (
 			INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, sync, body, state, attempts,
@@ -178,7 +139,7 @@ func (q *Queries) InsertSyncWebhook(ctx context.Context, e WebhookEvent, a Webho
 
 // GetWebhookEvent returns an event whose operator is in scope (nil: every operator), locking
 // its row when forUpdate.
-func (q *Queries) GetWebhookEvent(ctx context.Context, scope []string, id string, forUpdate bool) (WebhookEvent, error) {
+func (q *Queries) GetWebhookEvent(ctx context.Context, scope []string, id string, forUpdate bool) (domain.WebhookEvent, error) {
 	lock := ""
 	if forUpdate {
 		lock = " FOR UPDATE"
@@ -188,7 +149,7 @@ func (q *Queries) GetWebhookEvent(ctx context.Context, scope []string, id string
 }
 
 // RequeueDeadWebhook moves a dead event back to pending (attempts count on).
-func (q *Queries) RequeueDeadWebhook(ctx context.Context, id string) (WebhookEvent, error) {
+func (q *Queries) RequeueDeadWebhook(ctx context.Context, id string) (domain.WebhookEvent, error) {
 	return scanWebhookEvent(q.db.QueryRow(ctx, `UPDATE webhook_events SET state = 'pending', dead_at = NULL
 		WHERE id = $1 AND state = 'dead' RETURNING `+webhookEventColumns, id))
 }
@@ -201,7 +162,7 @@ type DeadWebhookCursor struct {
 
 // ListDeadWebhooks lists dead events of the operators in scope (nil: every operator), newest
 // first, after the cursor when it is not nil.
-func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit int, after *DeadWebhookCursor) ([]WebhookEvent, error) {
+func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit int, after *DeadWebhookCursor) ([]domain.WebhookEvent, error) {
 	var at *time.Time
 	var id *string
 	if after != nil {
@@ -215,7 +176,7 @@ func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit in
 		return nil, err
 	}
 	defer rows.Close()
-	var out []WebhookEvent
+	var out []domain.WebhookEvent
 	for rows.Next() {
 		e, err := scanWebhookEvent(rows)
 		if err != nil {
@@ -227,16 +188,16 @@ func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit in
 }
 
 // WebhookAttempts returns an event's attempts in order.
-func (q *Queries) WebhookAttempts(ctx context.Context, eventID string) ([]WebhookAttempt, error) {
+func (q *Queries) WebhookAttempts(ctx context.Context, eventID string) ([]domain.WebhookAttempt, error) {
 	rows, err := q.db.Query(ctx, `SELECT event_id::text, attempt, url, COALESCE(status, 0), acked, error_code, error,
 		duration_ms, attempted_at FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`, eventID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []WebhookAttempt
+	var out []domain.WebhookAttempt
 	for rows.Next() {
-		var a WebhookAttempt
+		var a domain.WebhookAttempt
 		var ms int64
 		if err := rows.Scan(&a.EventID, &a.Attempt, &a.URL, &a.Status, &a.Acked, &a.ErrorCode, &a.Error, &ms, &a.AttemptedAt); err != nil {
 			return nil, err

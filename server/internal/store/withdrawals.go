@@ -7,32 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
-)
 
-// Withdrawal is a withdrawals row.
-type Withdrawal struct {
-	ID, OperatorID, SessionID, ExternalUserID string
-	Type, ApprovalMode, Status                string
-	ChainID                                   int64
-	Currency, ContractAddress                 string // ContractAddress empty for the native currency
-	Decimals                                  int32
-	Address, FiatCurrency                     string
-	FiatAmount                                decimal.Decimal
-	CryptoAmount                              decimal.Decimal // smallest unit
-	AmountInUSD                               decimal.NullDecimal
-	// CapAmount is the fiat amount in the operator's platform currency (what caps count).
-	CapAmount        decimal.NullDecimal
-	SettlementTxHash string
-	// PayoutQueuedAt is set once the payout is queued: the withdrawal is then paying.
-	PayoutQueuedAt                  *time.Time
-	HeldReason, AdminNote           string
-	OfframpProvider, OfframpRef     string
-	CreatedAt, UpdatedAt, ExpiresAt time.Time
-	CompletedAt                     *time.Time
-	SessionRef                      string // the owning session's handle (read only)
-	// OperatorReference is the owning session's operatorReference, "" for none (read only).
-	OperatorReference string
-}
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
 
 const withdrawalColumns = `id::text, operator_id::text, session_id::text, external_user_id, type, approval_mode, status,
 	chain_id, currency, coalesce(contract_address, ''), decimals, address, fiat_currency, fiat_amount, crypto_amount,
@@ -41,8 +18,8 @@ const withdrawalColumns = `id::text, operator_id::text, session_id::text, extern
 	(SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id),
 	(SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)`
 
-func scanWithdrawal(row pgx.Row) (Withdrawal, error) {
-	var w Withdrawal
+func scanWithdrawal(row pgx.Row) (domain.Withdrawal, error) {
+	var w domain.Withdrawal
 	err := row.Scan(&w.ID, &w.OperatorID, &w.SessionID, &w.ExternalUserID, &w.Type, &w.ApprovalMode, &w.Status,
 		&w.ChainID, &w.Currency, &w.ContractAddress, &w.Decimals, &w.Address, &w.FiatCurrency, &w.FiatAmount,
 		&w.CryptoAmount, &w.AmountInUSD, &w.CapAmount, &w.SettlementTxHash, &w.PayoutQueuedAt, &w.HeldReason, &w.AdminNote,
@@ -55,7 +32,7 @@ func scanWithdrawal(row pgx.Row) (Withdrawal, error) {
 }
 
 // InsertWithdrawal records an accepted withdrawal in its first status.
-func (q *Queries) InsertWithdrawal(ctx context.Context, w Withdrawal) (Withdrawal, error) {
+func (q *Queries) InsertWithdrawal(ctx context.Context, w domain.Withdrawal) (domain.Withdrawal, error) {
 	return scanWithdrawal(q.db.QueryRow(ctx, `
 		INSERT INTO withdrawals (id, operator_id, session_id, external_user_id, type, approval_mode, status, chain_id,
 			currency, contract_address, decimals, address, fiat_currency, fiat_amount, crypto_amount, expires_at,
@@ -70,15 +47,9 @@ func (q *Queries) InsertWithdrawal(ctx context.Context, w Withdrawal) (Withdrawa
 
 // LockWithdrawal returns a withdrawal whose operator is in scope (nil: any), holding its row
 // until the transaction ends: status changes of one withdrawal happen one at a time.
-func (q *Queries) LockWithdrawal(ctx context.Context, scope []string, id string) (Withdrawal, error) {
+func (q *Queries) LockWithdrawal(ctx context.Context, scope []string, id string) (domain.Withdrawal, error) {
 	return scanWithdrawal(q.db.QueryRow(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals
 		WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2)) FOR UPDATE`, id, scope))
-}
-
-// WithdrawalTransition is one audit row.
-type WithdrawalTransition struct {
-	From, To, Action, Actor, Note string
-	At                            time.Time
 }
 
 // WithdrawalChange is what a transition writes besides the status.
@@ -97,7 +68,7 @@ type WithdrawalChange struct {
 // SetWithdrawalStatus moves a locked withdrawal to its status t.To (which may be its current
 // one, when the action only queued the payout) and records who did it. The update only
 // applies while the withdrawal is still in t.From.
-func (q *Queries) SetWithdrawalStatus(ctx context.Context, id string, t WithdrawalTransition, c WithdrawalChange) error {
+func (q *Queries) SetWithdrawalStatus(ctx context.Context, id string, t domain.WithdrawalTransition, c WithdrawalChange) error {
 	_, err := q.db.Exec(ctx, `
 		WITH w AS (
 			UPDATE withdrawals SET status = $3, updated_at = now(),
@@ -116,7 +87,7 @@ func (q *Queries) SetWithdrawalStatus(ctx context.Context, id string, t Withdraw
 }
 
 // HoldWithdrawal records why an APPROVE could not settle (the status does not change).
-func (q *Queries) HoldWithdrawal(ctx context.Context, id string, t WithdrawalTransition, reason string) error {
+func (q *Queries) HoldWithdrawal(ctx context.Context, id string, t domain.WithdrawalTransition, reason string) error {
 	_, err := q.db.Exec(ctx, `
 		WITH w AS (UPDATE withdrawals SET held_reason = $7, updated_at = now() WHERE id = $1 RETURNING id)
 		INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
@@ -125,7 +96,7 @@ func (q *Queries) HoldWithdrawal(ctx context.Context, id string, t WithdrawalTra
 }
 
 // GetWithdrawal returns a withdrawal whose operator is in scope (nil: any).
-func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) (Withdrawal, error) {
+func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) (domain.Withdrawal, error) {
 	return scanWithdrawal(q.db.QueryRow(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals
 		WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2))`, id, scope))
 }
@@ -136,12 +107,12 @@ func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) 
 // referencing the operator take (fund entries, webhook events), or an approval holding this
 // lock and waiting for the operator's funds row deadlocks with a payout completion holding
 // that row and inserting its fund entry.
-func (q *Queries) LockOperatorCaps(ctx context.Context, operatorID string) (Operator, error) {
+func (q *Queries) LockOperatorCaps(ctx context.Context, operatorID string) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR NO KEY UPDATE`, operatorID))
 }
 
 // LockOperatorShare reads an operator and keeps its row from changing until the transaction ends.
-func (q *Queries) LockOperatorShare(ctx context.Context, operatorID string) (Operator, error) {
+func (q *Queries) LockOperatorShare(ctx context.Context, operatorID string) (domain.Operator, error) {
 	return scanOperator(q.db.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1 FOR SHARE`, operatorID))
 }
 
@@ -218,21 +189,8 @@ func (q *Queries) PayingWithdrawals(ctx context.Context) ([]string, error) {
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// WithdrawalFilter selects withdrawals for the panel.
-type WithdrawalFilter struct {
-	OperatorIDs    []string // nil: every operator
-	Statuses       []string
-	ExternalUserID string
-	CreatedAfter   *time.Time
-	CreatedBefore  *time.Time
-	// Paging: rows strictly older than (BeforeTime, BeforeID), newest first.
-	BeforeTime *time.Time
-	BeforeID   string
-	Limit      int
-}
-
 // ListWithdrawals lists withdrawals, newest first.
-func (q *Queries) ListWithdrawals(ctx context.Context, f WithdrawalFilter) ([]Withdrawal, error) {
+func (q *Queries) ListWithdrawals(ctx context.Context, f domain.WithdrawalFilter) ([]domain.Withdrawal, error) {
 	rows, err := q.db.Query(ctx, `SELECT `+withdrawalColumns+` FROM withdrawals
 		WHERE ($1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]))
 		  AND (coalesce(cardinality($2::text[]), 0) = 0 OR status = ANY($2::text[]))
@@ -245,7 +203,7 @@ func (q *Queries) ListWithdrawals(ctx context.Context, f WithdrawalFilter) ([]Wi
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Withdrawal, error) { return scanWithdrawal(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Withdrawal, error) { return scanWithdrawal(r) })
 }
 
 func nullUUID(s string) any {
@@ -263,14 +221,14 @@ func (q *Queries) LockSession(ctx context.Context, sid string) error {
 }
 
 // WithdrawalTransitions is a withdrawal's audit trail, oldest first.
-func (q *Queries) WithdrawalTransitions(ctx context.Context, id string) ([]WithdrawalTransition, error) {
+func (q *Queries) WithdrawalTransitions(ctx context.Context, id string) ([]domain.WithdrawalTransition, error) {
 	rows, err := q.db.Query(ctx, `SELECT from_status, to_status, action, actor, note, at FROM withdrawal_transitions
 		WHERE withdrawal_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (WithdrawalTransition, error) {
-		var t WithdrawalTransition
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.WithdrawalTransition, error) {
+		var t domain.WithdrawalTransition
 		err := r.Scan(&t.From, &t.To, &t.Action, &t.Actor, &t.Note, &t.At)
 		return t, err
 	})

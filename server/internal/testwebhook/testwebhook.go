@@ -22,6 +22,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -100,7 +101,7 @@ func (s *Service) Send(ctx context.Context, caller string, scope []string, sid s
 	return Sent{Event: sdkName(sess.Kind), Result: res}, nil
 }
 
-func sdkName(kind string) string {
+func sdkName(kind domain.SessionKind) string {
 	if kind == session.Deposit {
 		return "DEPOSIT"
 	}
@@ -152,7 +153,7 @@ func fakeHash(sid string) string {
 	return "0x" + hex.EncodeToString(h[:])
 }
 
-func (s *Service) depositEvent(ctx context.Context, sess store.Session, o Overrides) (*cofferv1.DepositEvent, error) {
+func (s *Service) depositEvent(ctx context.Context, sess domain.Session, o Overrides) (*cofferv1.DepositEvent, error) {
 	n, a, err := s.asset(o)
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func (s *Service) depositEvent(ctx context.Context, sess store.Session, o Overri
 		}
 	}
 	amountUSD := rates.UnitsToUSD(raw, a.Decimals, usd).RoundBank(6)
-	d := store.Deposit{
+	d := domain.Deposit{
 		ID: webhook.TestDepositID(sess.ID), IdempotencyKey: "test:" + sess.ID, ExternalUserID: sess.ExternalUserID,
 		ChainID: n.ChainID, TxHash: fakeHash(sess.ID), GrossAmount: raw, Amount: raw, FeeAmount: new(big.Int),
 		FiatCurrency: sess.FiatCurrency, FiatPerUSD: decimal.NewNullDecimal(perUSD),
@@ -189,7 +190,7 @@ func (s *Service) depositEvent(ctx context.Context, sess store.Session, o Overri
 	return ev, nil
 }
 
-func (s *Service) withdrawCompleteEvent(ctx context.Context, sess store.Session, o Overrides) (*cofferv1.WithdrawCompleteEvent, error) {
+func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session, o Overrides) (*cofferv1.WithdrawCompleteEvent, error) {
 	_, a, err := s.asset(o)
 	if err != nil {
 		return nil, err

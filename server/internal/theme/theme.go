@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -21,7 +22,7 @@ type Service struct{ pool *pgxpool.Pool }
 func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 // List lists the themes the admin may see, optionally of one operator.
-func (s *Service) List(ctx context.Context, a auth.Admin, operatorID string) ([]store.Theme, error) {
+func (s *Service) List(ctx context.Context, a auth.Admin, operatorID string) ([]domain.Theme, error) {
 	scope := a.Scope
 	if operatorID != "" {
 		if !a.CanSee(operatorID) {
@@ -37,23 +38,23 @@ func (s *Service) List(ctx context.Context, a auth.Admin, operatorID string) ([]
 }
 
 // Create creates a theme for an operator in the admin's scope (default: the admin's own).
-func (s *Service) Create(ctx context.Context, a auth.Admin, operatorID, slug, name string, style store.ThemeStyle) (store.Theme, error) {
+func (s *Service) Create(ctx context.Context, a auth.Admin, operatorID, slug, name string, style domain.ThemeStyle) (domain.Theme, error) {
 	if operatorID == "" {
 		operatorID = a.OperatorID
 	}
 	if operatorID == "" {
-		return store.Theme{}, fault.Invalid("operatorId", "is required for a service-team admin")
+		return domain.Theme{}, fault.Invalid("operatorId", "is required for a service-team admin")
 	}
 	if !a.CanSee(operatorID) {
-		return store.Theme{}, fault.New(fault.NotFound, "operator not found")
+		return domain.Theme{}, fault.New(fault.NotFound, "operator not found")
 	}
 	q := store.New(s.pool)
 	if _, err := q.GetOperator(ctx, operatorID); errors.Is(err, store.ErrNotFound) {
-		return store.Theme{}, fault.New(fault.NotFound, "operator not found")
+		return domain.Theme{}, fault.New(fault.NotFound, "operator not found")
 	} else if err != nil {
-		return store.Theme{}, fault.Wrap(err, "load operator")
+		return domain.Theme{}, fault.Wrap(err, "load operator")
 	}
-	t, err := q.InsertTheme(ctx, store.Theme{ID: uuid.NewString(), OperatorID: operatorID, Slug: slug, Name: name, Style: style})
+	t, err := q.InsertTheme(ctx, domain.Theme{ID: uuid.NewString(), OperatorID: operatorID, Slug: slug, Name: name, Style: style})
 	if _, dup := store.IsUniqueViolation(err); dup {
 		return t, fault.New(fault.Conflict, "theme slug %q is already used by this operator", slug)
 	}
@@ -64,7 +65,7 @@ func (s *Service) Create(ctx context.Context, a auth.Admin, operatorID, slug, na
 }
 
 // Update replaces a theme's name and style.
-func (s *Service) Update(ctx context.Context, a auth.Admin, id, name string, style store.ThemeStyle) (store.Theme, error) {
+func (s *Service) Update(ctx context.Context, a auth.Admin, id, name string, style domain.ThemeStyle) (domain.Theme, error) {
 	t, err := store.New(s.pool).UpdateTheme(ctx, a.Scope, id, name, style)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, fault.New(fault.NotFound, "theme not found")
@@ -89,7 +90,7 @@ func (s *Service) Delete(ctx context.Context, a auth.Admin, id string) error {
 
 // Resolve picks the theme a widget shows: the slug asked for, else the operator's default;
 // ok is false for the built-in look.
-func (s *Service) Resolve(ctx context.Context, op store.Operator, slug string) (store.Theme, bool, error) {
+func (s *Service) Resolve(ctx context.Context, op domain.Operator, slug string) (domain.Theme, bool, error) {
 	q := store.New(s.pool)
 	for _, candidate := range []string{slug, op.ThemeSlug} {
 		if candidate == "" {
@@ -103,5 +104,5 @@ func (s *Service) Resolve(ctx context.Context, op store.Operator, slug string) (
 			return t, false, fault.Wrap(err, "load theme")
 		}
 	}
-	return store.Theme{}, false, nil
+	return domain.Theme{}, false, nil
 }

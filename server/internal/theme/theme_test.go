@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/theme"
 )
@@ -21,9 +21,9 @@ func TestThemesScopeAndResolve(t *testing.T) {
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	ops := operator.New(pool, box)
-	mk := func(name string) store.Operator {
+	mk := func(name string) domain.Operator {
 		hook := "https://" + name + ".example/hook"
-		op, _, err := ops.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook})
+		op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &hook})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,9 +31,9 @@ func TestThemesScopeAndResolve(t *testing.T) {
 	}
 	a, b := mk("a"), mk("b")
 	s := theme.New(pool)
-	team := auth.Admin{}                                                              // service team: every operator
-	adminA := auth.Admin{Admin: store.Admin{OperatorID: a.ID}, Scope: []string{a.ID}} // operator A's admin
-	style := store.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000", BorderRadius: 8}
+	team := auth.Admin{}                                                               // service team: every operator
+	adminA := auth.Admin{Admin: domain.Admin{OperatorID: a.ID}, Scope: []string{a.ID}} // operator A's admin
+	style := domain.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000", BorderRadius: 8}
 
 	if _, err := s.Create(ctx, team, "", "dark", "Dark", style); !fault.Is(err, fault.InvalidArgument) {
 		t.Fatalf("service team without operator: %v", err)
@@ -74,7 +74,7 @@ func TestThemesScopeAndResolve(t *testing.T) {
 		t.Fatal("unknown slug without default resolved")
 	}
 	def := "dark"
-	a, _ = ops.Update(ctx, a.ID, store.OperatorSettings{ThemeSlug: &def})
+	a, _ = ops.Update(ctx, a.ID, domain.OperatorSettings{ThemeSlug: &def})
 	if got, ok, _ := s.Resolve(ctx, a, "missing"); !ok || got.ID != dark.ID {
 		t.Fatal("default theme")
 	}

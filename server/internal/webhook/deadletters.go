@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -74,7 +75,7 @@ func (s *Service) Redeliver(ctx context.Context, scope []string, eventID string)
 	if err != nil {
 		return nil, fault.Wrap(err, "redeliver")
 	}
-	var ev store.WebhookEvent
+	var ev domain.WebhookEvent
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		cur, err := q.GetWebhookEvent(ctx, scope, eventID, true)
@@ -83,7 +84,7 @@ func (s *Service) Redeliver(ctx context.Context, scope []string, eventID string)
 		} else if err != nil {
 			return err
 		}
-		if cur.State != store.WebhookDead {
+		if cur.State != domain.DeliveryDead {
 			return fault.New(fault.Conflict, "webhook %s is %s: only a dead-lettered webhook can be redelivered", eventID, cur.State)
 		}
 		if ev, err = q.RequeueDeadWebhook(ctx, eventID); err != nil {
@@ -126,15 +127,15 @@ func (s *Service) Get(ctx context.Context, scope []string, eventID string) (*cof
 }
 
 // DeliveryProto is the API form of a webhook event.
-func DeliveryProto(e store.WebhookEvent) *cofferv1.WebhookDelivery {
+func DeliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
 	d := &cofferv1.WebhookDelivery{
 		EventId:    e.ID,
 		OperatorId: e.OperatorID,
-		EventType:  cofferv1.WebhookEventType(cofferv1.WebhookEventType_value["WEBHOOK_EVENT_TYPE_"+e.EventType]),
+		EventType:  cofferv1.WebhookEventType(cofferv1.WebhookEventType_value["WEBHOOK_EVENT_TYPE_"+string(e.EventType)]),
 		Url:        e.LastURL,
 		Attempts:   e.Attempts,
 		LastError:  e.LastError,
-		State:      e.State,
+		State:      string(e.State),
 		CreatedAt:  timestamppb.New(e.CreatedAt),
 		Payload:    e.Body,
 	}

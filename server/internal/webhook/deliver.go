@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -21,10 +22,10 @@ const MaxAttempts = 5
 // with it in one transaction, so they cannot differ): an attempt then reads nothing before it
 // posts. A job with the event id alone (a redelivery) loads the event first.
 type DeliverArgs struct {
-	EventID    string `json:"event_id" river:"unique"`
-	OperatorID string `json:"operator_id,omitempty"`
-	EventType  string `json:"event,omitempty"`
-	Body       string `json:"body,omitempty"`
+	EventID    string           `json:"event_id" river:"unique"`
+	OperatorID string           `json:"operator_id,omitempty"`
+	EventType  domain.EventType `json:"event,omitempty"`
+	Body       string           `json:"body,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -74,8 +75,8 @@ func (w *DeliverWorker) Work(ctx context.Context, job *river.Job[DeliverArgs]) e
 // dead when final; else still pending) in one statement. An attempt whose event is no longer
 // pending (a run repeated after its record) is not recorded again.
 func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) error {
-	ev := store.WebhookEvent{ID: args.EventID, OperatorID: args.OperatorID, EventType: args.EventType, Body: args.Body,
-		State: store.WebhookPending}
+	ev := domain.WebhookEvent{ID: args.EventID, OperatorID: args.OperatorID, EventType: args.EventType, Body: args.Body,
+		State: domain.DeliveryPending}
 	url := ""
 	if args.Body == "" {
 		r, err := s.db.do(ctx, dbCall{load: args.EventID})
@@ -86,7 +87,7 @@ func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) err
 			return fmt.Errorf("load webhook event: %w", err)
 		}
 		ev, url = r.target.Event, r.target.URL
-		if ev.State != store.WebhookPending {
+		if ev.State != domain.DeliveryPending {
 			return nil // delivered or dead-lettered already: nothing to send
 		}
 	}
@@ -109,12 +110,12 @@ func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) err
 		// Stopped (shutdown) mid-attempt: River runs the job again without counting it.
 		return ctx.Err()
 	}
-	state := store.WebhookPending
+	state := domain.DeliveryPending
 	switch {
 	case res.Acked:
-		state = store.WebhookDelivered
+		state = domain.DeliveryDelivered
 	case final:
-		state = store.WebhookDead
+		state = domain.DeliveryDead
 	}
 	outcome := store.WebhookOutcome{Attempt: attemptRecord(ev.ID, target, res), State: state}
 	r, err := s.db.do(context.WithoutCancel(ctx), dbCall{record: &outcome})

@@ -24,6 +24,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -71,7 +72,7 @@ func fixtures(t *testing.T) map[string]Fixture {
 	pool := testdb.New(t)
 	ctx := context.Background()
 	opID := "3c1e5b2a-9d4f-4e6a-8b7c-0f2d4a6c8e10"
-	if _, err := store.New(pool).InsertOperator(ctx, opID, store.OperatorSettings{Name: proto.String("Fixtures"), WebhookURL: proto.String(rc.URL)}); err != nil {
+	if _, err := store.New(pool).InsertOperator(ctx, opID, domain.OperatorSettings{Name: proto.String("Fixtures"), WebhookURL: proto.String(rc.URL)}); err != nil {
 		t.Fatal(err)
 	}
 	signedAt := time.Date(2026, 11, 22, 5, 38, 21, 0, time.UTC)

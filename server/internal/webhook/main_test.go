@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -50,7 +51,7 @@ func newEnv(t *testing.T, url string) *env {
 		t.Fatal(err)
 	}
 	ops := operator.New(pool, box)
-	op, key, err := ops.Create(context.Background(), store.OperatorSettings{Name: proto.String("Acme"), WebhookURL: proto.String(url)})
+	op, key, err := ops.Create(context.Background(), domain.OperatorSettings{Name: proto.String("Acme"), WebhookURL: proto.String(url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func (e *env) enqueue(msg proto.Message, subject string) string {
 	return ev.ID
 }
 
-func (e *env) event(id string) store.WebhookEvent {
+func (e *env) event(id string) domain.WebhookEvent {
 	e.t.Helper()
 	ev, err := store.New(e.pool).GetWebhookEvent(context.Background(), nil, id, false)
 	if err != nil {
@@ -118,7 +119,7 @@ func (e *env) event(id string) store.WebhookEvent {
 	return ev
 }
 
-func (e *env) attempts(id string) []store.WebhookAttempt {
+func (e *env) attempts(id string) []domain.WebhookAttempt {
 	e.t.Helper()
 	a, err := store.New(e.pool).WebhookAttempts(context.Background(), id)
 	if err != nil {
@@ -154,10 +155,10 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	}
 }
 
-func (e *env) waitState(id, state string) store.WebhookEvent {
+func (e *env) waitState(id string, state domain.DeliveryState) domain.WebhookEvent {
 	e.t.Helper()
-	var ev store.WebhookEvent
-	waitFor(e.t, "event "+state, 20*time.Second, func() bool { ev = e.event(id); return ev.State == state })
+	var ev domain.WebhookEvent
+	waitFor(e.t, "event "+string(state), 20*time.Second, func() bool { ev = e.event(id); return ev.State == state })
 	return ev
 }
 

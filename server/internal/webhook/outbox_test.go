@@ -17,6 +17,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -55,10 +56,10 @@ func TestRetriesUntilDelivered(t *testing.T) {
 	id := e.enqueue(depositEvent(7), "7")
 
 	waitFor(t, "the first attempt", 10*time.Second, func() bool { return len(e.attempts(id)) == 1 })
-	if _, err := e.ops.Update(context.Background(), e.opID, store.OperatorSettings{WebhookURL: proto.String(rc.URL + "/hook")}); err != nil {
+	if _, err := e.ops.Update(context.Background(), e.opID, domain.OperatorSettings{WebhookURL: proto.String(rc.URL + "/hook")}); err != nil {
 		t.Fatal(err)
 	}
-	ev := e.waitState(id, store.WebhookDelivered)
+	ev := e.waitState(id, domain.DeliveryDelivered)
 	e.waitJobs(id, "completed")
 	time.Sleep(300 * time.Millisecond) // nothing more arrives after the acknowledgement
 
@@ -122,7 +123,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		AmountInUsd: proto.String("40.00"), CompletedAt: confirmed}
 	id := e.enqueue(wr, wr.WithdrawRequestId)
 
-	ev := e.waitState(id, store.WebhookDead)
+	ev := e.waitState(id, domain.DeliveryDead)
 	e.waitJobs(id, "discarded")
 	if ev.Attempts != 5 || ev.LastStatus != 500 || !strings.Contains(ev.LastError, "HTTP 500") || ev.DeadAt == nil {
 		t.Fatalf("dead event: %+v", ev)
@@ -150,7 +151,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 	if err != nil || d.GetState() != "pending" || d.GetAttempts() != 5 {
 		t.Fatalf("Redeliver: %v, %v", d, err)
 	}
-	ev = e.waitState(id, store.WebhookDelivered)
+	ev = e.waitState(id, domain.DeliveryDelivered)
 	e.waitJobs(id, "discarded", "completed")
 	if ev.Attempts != 6 {
 		t.Errorf("attempts after redelivery: %d", ev.Attempts)
@@ -182,7 +183,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
 	e.svc.SetInserter(e.newRiver(nil, false))
 	ctx := context.Background()
-	other, _, err := e.ops.Create(ctx, store.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
+	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestStaleJobs(t *testing.T) {
 	}
 
 	id := e.enqueue(depositEvent(1), "1")
-	e.waitState(id, store.WebhookDelivered)
+	e.waitState(id, domain.DeliveryDelivered)
 	<-events
 	if _, err := c.Insert(ctx, DeliverArgs{EventID: id}, nil); err != nil {
 		t.Fatal(err)

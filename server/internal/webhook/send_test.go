@@ -15,8 +15,8 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 func withdrawRequest() *cofferv1.WithdrawRequestEvent {
@@ -47,7 +47,7 @@ func TestSendTestWebhook(t *testing.T) {
 	}
 	id := got[0].header.Get(sdk.HeaderID)
 	ev := e.event(id)
-	if !ev.Sync || !ev.Test || ev.State != store.WebhookDelivered || ev.Attempts != 1 || ev.SubjectID != sid || ev.Body != got[0].body {
+	if !ev.Sync || !ev.Test || ev.State != domain.DeliveryDelivered || ev.Attempts != 1 || ev.SubjectID != sid || ev.Body != got[0].body {
 		t.Fatalf("recorded event: %+v", ev)
 	}
 	if a := e.attempts(id); len(a) != 1 || !a[0].Acked || a[0].Status != 200 || a[0].ErrorCode == nil || *a[0].ErrorCode != 0 {
@@ -96,7 +96,7 @@ func TestSendSynchronousWithdrawRequest(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("timeout took %v", d)
 	}
-	if _, err := e.ops.Update(ctx, e.opID, store.OperatorSettings{WebhookURL: proto.String(closedURL(t))}); err != nil {
+	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: proto.String(closedURL(t))}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = e.svc.Send(ctx, e.opID, Event{SubjectID: "w3", Message: withdrawRequest()}, SyncWithdrawTimeout)
@@ -168,7 +168,7 @@ func TestDevReceiver(t *testing.T) {
 	dev := httptest.NewServer(DevReceiver(keys, slog.New(slog.NewTextHandler(&logs, nil))))
 	defer dev.Close()
 	ctx := context.Background()
-	if _, err := e.ops.Update(ctx, e.opID, store.OperatorSettings{WebhookURL: proto.String(dev.URL + "/dev/webhook")}); err != nil {
+	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: proto.String(dev.URL + "/dev/webhook")}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.svc.Send(ctx, e.opID, Event{SubjectID: "w", Message: withdrawRequest()}, SyncWithdrawTimeout)

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -123,21 +124,21 @@ type Event struct {
 	Message proto.Message
 }
 
-func (e Event) row() (store.WebhookEvent, error) {
+func (e Event) row() (domain.WebhookEvent, error) {
 	body, err := sdk.Encode(e.Message)
 	if err != nil {
-		return store.WebhookEvent{}, err
+		return domain.WebhookEvent{}, err
 	}
 	id := e.ID
 	if id == "" {
 		id = newEventID()
 	} else if _, err := uuid.Parse(id); err != nil {
-		return store.WebhookEvent{}, fmt.Errorf("webhook: event id %q is not a UUID", id)
+		return domain.WebhookEvent{}, fmt.Errorf("webhook: event id %q is not a UUID", id)
 	}
 	if _, err := uuid.Parse(e.OperatorID); err != nil {
-		return store.WebhookEvent{}, fmt.Errorf("webhook: operator id %q is not a UUID", e.OperatorID)
+		return domain.WebhookEvent{}, fmt.Errorf("webhook: operator id %q is not a UUID", e.OperatorID)
 	}
-	return store.WebhookEvent{ID: id, OperatorID: e.OperatorID, EventType: sdk.EventName(e.Message),
+	return domain.WebhookEvent{ID: id, OperatorID: e.OperatorID, EventType: domain.EventType(sdk.EventName(e.Message)),
 		SubjectID: e.SubjectID, Test: sdk.IsTest(e.Message), Body: string(body)}, nil
 }
 
@@ -176,8 +177,8 @@ func (s *Service) post(ctx context.Context, target, id string, body []byte, keys
 	return s.client.Post(ctx, target, sdk.Headers(keys, id, s.now(), body), body)
 }
 
-func attemptRecord(eventID, target string, r Result) store.WebhookAttempt {
-	a := store.WebhookAttempt{EventID: eventID, URL: Redact(target), Status: int32(r.Status), Acked: r.Acked,
+func attemptRecord(eventID, target string, r Result) domain.WebhookAttempt {
+	a := domain.WebhookAttempt{EventID: eventID, URL: Redact(target), Status: int32(r.Status), Acked: r.Acked,
 		Error: r.Failure(), Duration: r.Duration}
 	if r.coded {
 		code := int32(r.ErrorCode)
@@ -236,7 +237,7 @@ func (s *Service) Send(ctx context.Context, operatorID string, e Event, timeout 
 	return res, nil
 }
 
-func (s *Service) logAttempt(ctx context.Context, id, operatorID, eventType string, attempt int32, res Result, sync bool) {
+func (s *Service) logAttempt(ctx context.Context, id, operatorID string, eventType domain.EventType, attempt int32, res Result, sync bool) {
 	attrs := []any{"event_id", id, "operator_id", operatorID, "event", eventType, "attempt", attempt,
 		"status", res.Status, "duration", res.Duration.Round(time.Millisecond), "sync", sync}
 	if res.Acked {

@@ -21,7 +21,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -72,15 +72,15 @@ func TestBrowser(t *testing.T) {
 	control := newControl(t, env, dev)
 	// The embedding operator: webhooks acknowledged by the control server, no redirect URL.
 	hooks := control.srv.URL + "/webhook"
-	embedded, embeddedKey := env.Operator(t, store.OperatorSettings{WebhookURL: &hooks})
+	embedded, embeddedKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &hooks})
 	// The full-page operator: a redirect URL on the control server.
 	back := control.srv.URL + "/return?from=coffer"
-	fullPage, fullPageKey := env.Operator(t, store.OperatorSettings{WebhookURL: &hooks, RedirectURL: &back})
+	fullPage, fullPageKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &hooks, RedirectURL: &back})
 	// The refusing operator answers WITHDRAW_REQUEST with code 2 (insufficient balance).
 	denies := control.srv.URL + "/webhook-deny"
-	refusing, refusingKey := env.Operator(t, store.OperatorSettings{WebhookURL: &denies})
+	refusing, refusingKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &denies})
 	// Operators pay out only from their own funds: a float backed by the hot wallet's USDT.
-	for _, op := range []store.Operator{embedded, fullPage, refusing} {
+	for _, op := range []domain.Operator{embedded, fullPage, refusing} {
 		env.Fund(t, op.ID, dev.ChainID(), "USDT", "1000")
 	}
 	admin, _ := env.Admin(t, "")

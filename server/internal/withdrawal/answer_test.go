@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -43,9 +43,9 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	e := setupChainOn(t, withdrawal.Config{SettleWait: 2 * time.Second}, pool)
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(op, "user-1", "15.00"), newAddress(), "USDT")
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Processing, "admin:a@x", ""); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalProcessing, "admin:a@x", ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +65,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "pay")
+	got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
 	if err != nil || got.Status != "PROCESSING" || got.PayoutQueuedAt == nil {
 		t.Fatalf("COMPLETED whose payout was queued before PostgreSQL went away: %+v, %v; want PROCESSING with its payout queued", got.Status, err)
 	}
@@ -74,7 +74,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 	}
 	down.Store(false)
 	// The retry answers as a repeat: nothing more is queued.
-	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "retry"); err != nil || again.Status != "PROCESSING" {
+	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "PROCESSING" {
 		t.Fatalf("retry: %+v, %v", again.Status, err)
 	}
 	var payouts int

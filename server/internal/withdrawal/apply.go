@@ -3,10 +3,10 @@ package withdrawal
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -16,7 +16,7 @@ type Change struct {
 	ID     string
 	Action Action
 	// Actor is who asks: admin:<id>, operator:<id>, user or system.
-	Actor string
+	Actor domain.Actor
 	Note  string
 	// SettlementTxHash is the payout's hash (PayoutConfirmed only).
 	SettlementTxHash string
@@ -27,13 +27,13 @@ type Change struct {
 // Applied is a change's result: the withdrawal after it, and what the caller must do in the
 // same transaction (queue the payout when Outcome.Payout).
 type Applied struct {
-	Withdrawal store.Withdrawal
+	Withdrawal domain.Withdrawal
 	Outcome    Outcome
 }
 
 // lock loads a withdrawal within scope (nil: any) and holds its row until the transaction
 // ends: changes of one withdrawal happen one at a time.
-func lock(ctx context.Context, q *store.Queries, scope []string, id string) (store.Withdrawal, error) {
+func lock(ctx context.Context, q *store.Queries, scope []string, id string) (domain.Withdrawal, error) {
 	w, err := q.LockWithdrawal(ctx, scope, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return w, fault.New(fault.NotFound, "withdrawal not found")
@@ -53,7 +53,7 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 	if err != nil {
 		return Applied{}, err
 	}
-	from := Status(w.Status)
+	from := w.Status
 	o, err := Next(stateOf(w), c.Action)
 	if err != nil {
 		return Applied{}, err
@@ -64,10 +64,10 @@ func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, e
 	if c.Action == PayoutConfirmed && c.SettlementTxHash == "" {
 		return Applied{}, fault.Wrap(errors.New("no settlement transaction hash"), "complete withdrawal %s", w.ID)
 	}
-	t := store.WithdrawalTransition{From: string(from), To: string(o.To), Action: string(c.Action), Actor: c.Actor, Note: c.Note}
+	t := domain.WithdrawalTransition{From: from, To: o.To, Action: string(c.Action), Actor: c.Actor, Note: c.Note}
 	change := store.WithdrawalChange{SettlementTxHash: c.SettlementTxHash, QueuePayout: o.Payout,
 		StopPayout: c.Action == PayoutStopped, HeldReason: string(c.Held)}
-	if strings.HasPrefix(c.Actor, "admin:") {
+	if c.Actor.IsAdmin() {
 		change.AdminNote = c.Note
 	}
 	if err := q.SetWithdrawalStatus(ctx, w.ID, t, change); err != nil {

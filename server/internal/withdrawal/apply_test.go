@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 type fixture struct {
 	pool *pgxpool.Pool
-	op   store.Operator
+	op   domain.Operator
 	sid  string
 }
 
@@ -35,7 +36,7 @@ func setup(t *testing.T) fixture {
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	name, hook := "Op", "https://op.example/hook"
-	op, _, err := operator.New(pool, box).Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook})
+	op, _, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,14 +48,14 @@ func setup(t *testing.T) fixture {
 	return fixture{pool: pool, op: op, sid: s.Session.ID}
 }
 
-func (f fixture) withdrawal(t *testing.T, status withdrawal.Status) string {
+func (f fixture) withdrawal(t *testing.T, status domain.WithdrawalStatus) string {
 	t.Helper()
-	mode := "sync"
-	if status == withdrawal.AwaitingApproval {
-		mode = "external"
+	mode := domain.ApprovalSync
+	if status == domain.WithdrawalAwaitingApproval {
+		mode = domain.ApprovalExternal
 	}
-	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), store.Withdrawal{ID: uuid.NewString(), OperatorID: f.op.ID,
-		SessionID: f.sid, ExternalUserID: "user-1", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: string(status),
+	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: f.op.ID,
+		SessionID: f.sid, ExternalUserID: "user-1", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
 		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
 		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("40"),
 		CryptoAmount: decimal.NewFromInt(40_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
@@ -73,7 +74,7 @@ func (f fixture) apply(scope []string, c withdrawal.Change) (withdrawal.Applied,
 	return a, err
 }
 
-func (f fixture) trail(t *testing.T, id string) []store.WithdrawalTransition {
+func (f fixture) trail(t *testing.T, id string) []domain.WithdrawalTransition {
 	t.Helper()
 	tr, err := store.New(f.pool).WithdrawalTransitions(context.Background(), id)
 	if err != nil {
@@ -91,7 +92,7 @@ func refused(err error) bool {
 // the audit trail with its actor and note; the direct jump is refused and writes nothing.
 func TestAdminTwoStepOnPostgres(t *testing.T) {
 	f := setup(t)
-	id := f.withdrawal(t, withdrawal.Pending)
+	id := f.withdrawal(t, domain.WithdrawalPending)
 
 	if _, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminComplete, Actor: "admin:a1", Note: "skip"}); !refused(err) {
 		t.Fatalf("PENDING → COMPLETED: %v, want refused", err)
@@ -117,7 +118,7 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 	if _, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminReject, Actor: "admin:a1"}); !refused(err) {
 		t.Errorf("REJECTED after COMPLETED: %v, want refused", err)
 	}
-	want := []store.WithdrawalTransition{
+	want := []domain.WithdrawalTransition{
 		{From: "PENDING", To: "PROCESSING", Action: "admin:PROCESSING", Actor: "admin:a1", Note: "checked"},
 		{From: "PROCESSING", To: "PROCESSING", Action: "admin:COMPLETED", Actor: "admin:a2", Note: "paid"},
 		{From: "PROCESSING", To: "COMPLETED", Action: "payout:confirmed", Actor: "system"},
@@ -138,7 +139,7 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 // it is, with no payout and no audit row.
 func TestRepeatedDecisionsChangeNothing(t *testing.T) {
 	f := setup(t)
-	id := f.withdrawal(t, withdrawal.AwaitingApproval)
+	id := f.withdrawal(t, domain.WithdrawalAwaitingApproval)
 	if a, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.OperatorReject, Actor: "operator:x", Note: "fraud"}); err != nil || a.Withdrawal.Status != "REJECTED" {
 		t.Fatalf("REJECT: %+v, %v", a, err)
 	}
@@ -157,7 +158,7 @@ func TestRepeatedDecisionsChangeNothing(t *testing.T) {
 // once; the row lock lets exactly one through, the others see it already PROCESSING.
 func TestConcurrentChangesOneWins(t *testing.T) {
 	f := setup(t)
-	id := f.withdrawal(t, withdrawal.Pending)
+	id := f.withdrawal(t, domain.WithdrawalPending)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok, refusedN := 0, 0
@@ -187,7 +188,7 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 // TestScope: another operator's scope does not find the withdrawal.
 func TestScope(t *testing.T) {
 	f := setup(t)
-	id := f.withdrawal(t, withdrawal.Pending)
+	id := f.withdrawal(t, domain.WithdrawalPending)
 	_, err := f.apply([]string{uuid.NewString()}, withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:b"})
 	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Code != fault.NotFound {

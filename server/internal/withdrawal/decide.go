@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -30,7 +31,7 @@ const (
 // Decided is a decision's answer: the withdrawal as it stands after it, and the held reason
 // when an APPROVE could not settle.
 type Decided struct {
-	Withdrawal store.Withdrawal
+	Withdrawal domain.Withdrawal
 	Held       HeldReason
 }
 
@@ -45,7 +46,7 @@ type Decided struct {
 // one, its status. When a check fails the
 // withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
 // decision answers the current status and never pays again.
-func (s *Service) Decide(ctx context.Context, scope []string, id string, approve bool, actor, note string, override bool) (Decided, error) {
+func (s *Service) Decide(ctx context.Context, scope []string, id string, approve bool, actor domain.Actor, note string, override bool) (Decided, error) {
 	action := map[[2]bool]Action{
 		{true, false}: OperatorApprove, {false, false}: OperatorReject,
 		{true, true}: AdminApprove, {false, true}: AdminDeny,
@@ -84,7 +85,7 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 			}
 			if held != "" {
 				out.Held = held
-				return q.HoldWithdrawal(ctx, w.ID, store.WithdrawalTransition{From: w.Status, To: w.Status,
+				return q.HoldWithdrawal(ctx, w.ID, domain.WithdrawalTransition{From: w.Status, To: w.Status,
 					Action: string(action), Actor: actor, Note: "held: " + string(held)}, string(held))
 			}
 		}
@@ -121,12 +122,12 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 // nothing, when the operator is inactive or its available funds do not cover the payout (409
 // CONFLICT naming the shortfall), or while the hot wallet cannot cover it (503); otherwise it
 // reserves the funds, queues the payout and waits up to Config.SettleWait for it to confirm.
-func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, status Status, actor, note string) (store.Withdrawal, error) {
-	action, ok := map[Status]Action{Processing: AdminProcess, Completed: AdminComplete, Rejected: AdminReject}[status]
+func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, status domain.WithdrawalStatus, actor domain.Actor, note string) (domain.Withdrawal, error) {
+	action, ok := map[domain.WithdrawalStatus]Action{domain.WithdrawalProcessing: AdminProcess, domain.WithdrawalCompleted: AdminComplete, domain.WithdrawalRejected: AdminReject}[status]
 	if !ok {
-		return store.Withdrawal{}, fault.Invalid("status", "must be PROCESSING, COMPLETED or REJECTED")
+		return domain.Withdrawal{}, fault.Invalid("status", "must be PROCESSING, COMPLETED or REJECTED")
 	}
-	var out store.Withdrawal
+	var out domain.Withdrawal
 	var paying bool
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		w, err := lock(ctx, store.New(tx), scope, id)
@@ -184,13 +185,13 @@ func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, st
 
 // stateOf is what the transition table sees of a withdrawal: paying from the moment its
 // payout is queued until it completes.
-func stateOf(w store.Withdrawal) State {
-	s := Status(w.Status)
+func stateOf(w domain.Withdrawal) State {
+	s := w.Status
 	return State{Status: s, Paying: w.PayoutQueuedAt != nil && !s.Final()}
 }
 
 // approvalHeld runs an APPROVE's checks in its transaction; "" means it may settle.
-func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w store.Withdrawal) (HeldReason, error) {
+func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdrawal) (HeldReason, error) {
 	q := store.New(tx)
 	op, err := q.LockOperatorCaps(ctx, w.OperatorID)
 	if err != nil {
@@ -239,7 +240,7 @@ const (
 // withdrawal's amount on top of every queued payout not mined yet, and the gas to send it. It
 // returns why not, or "". The balance is read after the lock is taken and the reservations
 // summed, so a payout mined in between is at worst counted twice (too careful), never missed.
-func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w store.Withdrawal) (string, error) {
+func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdrawal) (string, error) {
 	n, c, err := s.network(w.ChainID)
 	if err != nil {
 		return "", fault.Wrap(err, "withdrawal %s", w.ID)
@@ -300,7 +301,7 @@ func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
 // left it), so the call answers its result whatever happens while it waits: a read that fails
 // (PostgreSQL restarting, say) is logged and the last state known is answered, never an error
 // that would tell the caller nothing happened.
-func (s *Service) awaitSettled(ctx context.Context, scope []string, id string, committed store.Withdrawal) store.Withdrawal {
+func (s *Service) awaitSettled(ctx context.Context, scope []string, id string, committed domain.Withdrawal) domain.Withdrawal {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SettleWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -313,7 +314,7 @@ func (s *Service) awaitSettled(ctx context.Context, scope []string, id string, c
 		case err != nil:
 			s.log.WarnContext(ctx, "withdrawal decided; reading its payout failed, answering the last state known",
 				"withdrawal", id, "status", last.Status, "error", err)
-		case w.Status == string(Completed):
+		case w.Status == domain.WithdrawalCompleted:
 			return w
 		default:
 			last = w

@@ -8,23 +8,23 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 func ptr(s string) *string { return &s }
 
 // SentAmount is what the withdrawal pays in token units with the token's decimals ("25.000000"):
 // the cryptoAmountSent of both events.
-func SentAmount(w store.Withdrawal) string {
+func SentAmount(w domain.Withdrawal) string {
 	return rates.FormatUnits(w.CryptoAmount.BigInt(), w.Decimals)
 }
 
 // Units is what the withdrawal pays in the smallest unit.
-func Units(w store.Withdrawal) *big.Int { return w.CryptoAmount.BigInt() }
+func Units(w domain.Withdrawal) *big.Int { return w.CryptoAmount.BigInt() }
 
-func amountInUSD(w store.Withdrawal) *string {
+func amountInUSD(w domain.Withdrawal) *string {
 	if !w.AmountInUSD.Valid {
 		return nil
 	}
@@ -41,7 +41,7 @@ func reference(r string) *string {
 }
 
 // RequestEvent is the WITHDRAW_REQUEST of a withdrawal (the same payload in both modes).
-func RequestEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawRequestEvent {
+func RequestEvent(w domain.Withdrawal, sessionRef string) *cofferv1.WithdrawRequestEvent {
 	return &cofferv1.WithdrawRequestEvent{
 		Event:              "WITHDRAW_REQUEST",
 		WithdrawRequestId:  w.ID,
@@ -60,7 +60,7 @@ func RequestEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawReque
 }
 
 // CompleteEvent is the WITHDRAW_COMPLETE of a completed withdrawal.
-func CompleteEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawCompleteEvent {
+func CompleteEvent(w domain.Withdrawal, sessionRef string) *cofferv1.WithdrawCompleteEvent {
 	completed := time.Now()
 	if w.CompletedAt != nil {
 		completed = *w.CompletedAt
@@ -71,7 +71,7 @@ func CompleteEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawComp
 		SessionRef:         sessionRef,
 		ExternalUserId:     w.ExternalUserID,
 		Type:               w.Type,
-		Status:             string(Completed),
+		Status:             string(domain.WithdrawalCompleted),
 		Address:            w.Address,
 		CryptoCurrencyCode: strings.ToUpper(w.Currency),
 		FiatCurrencyCode:   w.FiatCurrency,
@@ -84,7 +84,7 @@ func CompleteEvent(w store.Withdrawal, sessionRef string) *cofferv1.WithdrawComp
 }
 
 // requestedAt is the submission time (mode A sends the request before the row exists).
-func requestedAt(w store.Withdrawal) time.Time {
+func requestedAt(w domain.Withdrawal) time.Time {
 	if w.CreatedAt.IsZero() {
 		return time.Now()
 	}

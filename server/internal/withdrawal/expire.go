@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -62,7 +63,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 		}{{expired, Expire, "unactioned past the TTL", &out.Expired}, {cancelled, CancelSession, "session cancelled", &out.Cancelled}} {
 			for _, id := range batch.ids {
 				err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-					_, err := Apply(ctx, tx, nil, Change{ID: id, Action: batch.action, Actor: "system", Note: batch.note})
+					_, err := Apply(ctx, tx, nil, Change{ID: id, Action: batch.action, Actor: domain.System, Note: batch.note})
 					return err
 				})
 				if err != nil {
@@ -105,7 +106,7 @@ func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error 
 			return err
 		}
 		for _, id := range ids {
-			_, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: "user", Note: "session cancelled"})
+			_, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: domain.User, Note: "session cancelled"})
 			if fault.Is(err, fault.FailedPrecondition) {
 				// Acted on meanwhile (an APPROVE queued its payout): that decision stands.
 				s.log.InfoContext(ctx, "session cancelled after its withdrawal was acted on; the withdrawal goes on",

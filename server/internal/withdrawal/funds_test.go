@@ -10,12 +10,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
-func (e *env) funds(op store.Operator, currency string) store.Funds {
+func (e *env) funds(op domain.Operator, currency string) domain.Funds {
 	e.t.Helper()
 	f, err := store.New(e.pool).GetFunds(e.ctx, op.ID, e.dev.ChainID(), currency)
 	if err != nil {
@@ -38,10 +39,10 @@ func (e *env) payouts() int {
 func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	broke := e.unfundedOperator(store.OperatorSettings{})
+	broke := e.unfundedOperator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(broke, "user-1", "900.00"), newAddress(), "USDT")
-	e.admin(w.ID, withdrawal.Processing)
-	_, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, withdrawal.Completed, "admin:scoped", "pay")
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	_, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay")
 	fe := faultOf(err)
 	if fe.Code != fault.Conflict || !strings.Contains(fe.Message, "short by 900.000000") {
 		t.Fatalf("admin COMPLETED without funds: %v", err)
@@ -51,7 +52,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	}
 	// Funded by a service-team adjustment, it pays, and the funds settle.
 	e.fund(broke, "USDT", "1000")
-	if _, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, withdrawal.Completed, "admin:scoped", "pay"); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay"); err != nil {
 		t.Fatal(err)
 	}
 	if f := e.funds(broke, "USDT"); f.Available.Int64() != 100_000_000 || f.Reserved.Int64() != 900_000_000 {
@@ -63,8 +64,8 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	}
 
 	// Mode B: APPROVE and the panel override beyond the funds are held TEMPORARILY_UNAVAILABLE.
-	external, enabled := "EXTERNAL", true
-	modeB := e.unfundedOperator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	modeB := e.unfundedOperator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	e.fund(modeB, "USDT", "5")
 	tooBig := e.submit(e.withdrawSession(modeB, "user-2", "6.00"), newAddress(), "USDT")
 	for _, override := range []bool{false, true} {
@@ -80,10 +81,10 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 		t.Fatalf("a held APPROVE moved funds: %+v", f)
 	}
 	// A sub-operator draws on its own funds, not its parent's.
-	child := e.unfundedOperator(store.OperatorSettings{ParentID: &broke.ID})
+	child := e.unfundedOperator(domain.OperatorSettings{ParentID: &broke.ID})
 	cw := e.submit(e.withdrawSession(child, "kid", "1.00"), newAddress(), "USDT")
-	e.admin(cw.ID, withdrawal.Processing)
-	if _, err := e.svc.AdminStatus(e.ctx, nil, cw.ID, withdrawal.Completed, "admin:a", ""); faultOf(err).Code != fault.Conflict {
+	e.admin(cw.ID, domain.WithdrawalProcessing)
+	if _, err := e.svc.AdminStatus(e.ctx, nil, cw.ID, domain.WithdrawalCompleted, "admin:a", ""); faultOf(err).Code != fault.Conflict {
 		t.Fatalf("a sub-operator paid from its parent's funds: %v", err)
 	}
 }
@@ -92,21 +93,21 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := "EXTERNAL", true
+	external, enabled := domain.ApprovalExternal, true
 	for _, mode := range []string{"APPROVE", "admin COMPLETED"} {
 		t.Run(mode, func(t *testing.T) {
-			var op store.Operator
+			var op domain.Operator
 			if mode == "APPROVE" {
-				op = e.unfundedOperator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+				op = e.unfundedOperator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 			} else {
-				op = e.unfundedOperator(store.OperatorSettings{})
+				op = e.unfundedOperator(domain.OperatorSettings{})
 			}
 			e.fund(op, "USDT", "95")
 			var ids []string
 			for i := range 20 {
 				w := e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT")
 				if mode != "APPROVE" {
-					e.admin(w.ID, withdrawal.Processing)
+					e.admin(w.ID, domain.WithdrawalProcessing)
 				}
 				ids = append(ids, w.ID)
 			}
@@ -119,7 +120,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 					defer wg.Done()
 					ok := false
 					if mode == "APPROVE" {
-						d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false)
+						d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false)
 						if err != nil {
 							t.Errorf("decide: %v", err)
 							return
@@ -129,7 +130,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 							t.Errorf("held %s", d.Held)
 						}
 					} else {
-						_, err := e.svc.AdminStatus(e.ctx, nil, id, withdrawal.Completed, "admin:a", "")
+						_, err := e.svc.AdminStatus(e.ctx, nil, id, domain.WithdrawalCompleted, "admin:a", "")
 						ok = err == nil
 						if err != nil && faultOf(err).Code != fault.Conflict {
 							t.Errorf("admin COMPLETED: %v", err)
@@ -168,11 +169,11 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	inactive, active := false, true
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(op, "user-1", "10.00"), newAddress(), "USDT")
-	e.admin(w.ID, withdrawal.Processing)
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
-	_, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a", "")
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
+	_, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a", "")
 	if fe := faultOf(err); fe.Code != fault.Conflict || !strings.Contains(fe.Message, "inactive") {
 		t.Fatalf("COMPLETED for an inactive operator: %v", err)
 	}
@@ -181,11 +182,11 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	}
 
 	// Queued while active, deactivated before the payout job ran: stopped, funds released.
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &active})
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a", ""); err != nil {
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &active})
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a", ""); err != nil {
 		t.Fatal(err)
 	}
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
 	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || !done {
 		t.Fatalf("pay: %v %v", done, err)
 	}
@@ -197,13 +198,13 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 		t.Fatalf("funds after the stop: %+v", f)
 	}
 	// Reactivated, the admin completes it again and it is paid once.
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &active})
-	e.admin(w.ID, withdrawal.Completed)
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &active})
+	e.admin(w.ID, domain.WithdrawalCompleted)
 	// Signed, then deactivated: it is finished (its transaction may already be on the network).
 	if _, err := e.svc.Pay(e.ctx, w.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{Active: &inactive})
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
 	e.payAll()
 	if got = e.get(w.ID); got.Status != "COMPLETED" || e.payouts() != 1 {
 		t.Fatalf("a signed payout must finish: %+v, %d payouts", got, e.payouts())
@@ -213,10 +214,10 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	}
 
 	// Mode B: APPROVE and the panel override are held OPERATOR_INACTIVE.
-	external, enabled := "EXTERNAL", true
-	b := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	b := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
-	e.ops.Update(e.ctx, b.ID, store.OperatorSettings{Active: &inactive})
+	e.ops.Update(e.ctx, b.ID, domain.OperatorSettings{Active: &inactive})
 	for _, override := range []bool{false, true} {
 		if d, err := e.svc.Decide(e.ctx, nil, bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
 			t.Fatalf("APPROVE for an inactive operator (override %v): %+v %v", override, d, err)
@@ -231,8 +232,8 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 func TestApprovalsRacePayoutCompletions(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := "EXTERNAL", true
-	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	var ids []string
 	for i := range 80 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("r%d", i), "2.00"), newAddress(), "USDT").ID)
@@ -245,7 +246,7 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				if d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false); err != nil || d.Held != "" {
+				if d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false); err != nil || d.Held != "" {
 					t.Errorf("APPROVE %s: %+v %v", id, d.Held, err)
 				}
 			}
@@ -295,8 +296,8 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 func TestSessionCancelRacesApproval(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := "EXTERNAL", true
-	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	for i := range 30 {
 		sess := e.withdrawSession(op, fmt.Sprintf("race-%d", i), "1.00")
 		w := e.submit(sess, newAddress(), "USDT")
@@ -314,7 +315,7 @@ func TestSessionCancelRacesApproval(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			d, approveErr = e.svc.Decide(e.ctx, []string{op.ID}, w.ID, true, "operator:"+op.ID, "", false)
+			d, approveErr = e.svc.Decide(e.ctx, []string{op.ID}, w.ID, true, domain.OperatorActor(op.ID), "", false)
 		}()
 		wg.Wait()
 		if cancelErr != nil || approveErr != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -28,12 +29,12 @@ const (
 func paidOnce(ws []store.SessionWithdrawal) error {
 	for _, w := range ws {
 		var state string
-		switch status := Status(w.Status); {
-		case status == Completed:
+		switch status := w.Status; {
+		case status == domain.WithdrawalCompleted:
 			state = "completed"
 		case w.Paying && !status.Final():
 			state = "being paid out"
-		case status == Processing:
+		case status == domain.WithdrawalProcessing:
 			state = "being processed"
 		default:
 			continue

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -36,28 +36,28 @@ func (e *env) exec(sql string, args ...any) {
 func TestSessionPaysOnce(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	cases := []struct {
 		name string
 		// act moves the session's withdrawal to the state under test.
-		act     func(w store.Withdrawal)
-		status  string
+		act     func(w domain.Withdrawal)
+		status  domain.WithdrawalStatus
 		refused string // "" when a new submission is accepted
 	}{
-		{"PENDING is superseded", func(store.Withdrawal) {}, "CANCELLED", ""},
-		{"PROCESSING", func(w store.Withdrawal) { e.admin(w.ID, withdrawal.Processing) }, "PROCESSING", "being processed"},
-		{"paying", func(w store.Withdrawal) {
-			e.admin(w.ID, withdrawal.Processing)
+		{"PENDING is superseded", func(domain.Withdrawal) {}, "CANCELLED", ""},
+		{"PROCESSING", func(w domain.Withdrawal) { e.admin(w.ID, domain.WithdrawalProcessing) }, "PROCESSING", "being processed"},
+		{"paying", func(w domain.Withdrawal) {
+			e.admin(w.ID, domain.WithdrawalProcessing)
 			// As an admin COMPLETED does once its checks pass (the payout itself is not this test's).
 			e.exec(`UPDATE withdrawals SET payout_queued_at = now() WHERE id = $1`, w.ID)
 		}, "PROCESSING", "being paid out"},
-		{"COMPLETED", func(w store.Withdrawal) {
+		{"COMPLETED", func(w domain.Withdrawal) {
 			e.exec(`UPDATE withdrawals SET status = 'COMPLETED', completed_at = now(), payout_queued_at = now(),
 				settlement_tx_hash = '0x' || repeat('ab', 32) WHERE id = $1`, w.ID)
 		}, "COMPLETED", "completed"},
-		{"REJECTED does not block", func(w store.Withdrawal) {
-			e.admin(w.ID, withdrawal.Processing)
-			e.admin(w.ID, withdrawal.Rejected)
+		{"REJECTED does not block", func(w domain.Withdrawal) {
+			e.admin(w.ID, domain.WithdrawalProcessing)
+			e.admin(w.ID, domain.WithdrawalRejected)
 		}, "REJECTED", ""},
 	}
 	for i, c := range cases {
@@ -98,11 +98,11 @@ func TestSessionPaysOnce(t *testing.T) {
 func TestAdminActsWhileTheOperatorIsAsked(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {
-		e.admin(first.ID, withdrawal.Processing)
+		e.admin(first.ID, domain.WithdrawalProcessing)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"error":0}`))
 	})
@@ -124,7 +124,7 @@ func TestAdminActsWhileTheOperatorIsAsked(t *testing.T) {
 func TestSubmissionsAreRateLimited(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	var mu sync.Mutex
 	inFlight, maxInFlight := 0, 0
 	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {

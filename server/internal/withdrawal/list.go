@@ -12,13 +12,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // List pages through withdrawals within a scope (nil: every operator), newest first. The page
 // token names the last row of the previous page.
-func (s *Service) List(ctx context.Context, scope []string, f store.WithdrawalFilter, pageToken string) ([]store.Withdrawal, string, error) {
+func (s *Service) List(ctx context.Context, scope []string, f domain.WithdrawalFilter, pageToken string) ([]domain.Withdrawal, string, error) {
 	if pageToken != "" {
 		at, id, err := decodePageToken(pageToken)
 		if err != nil {
@@ -74,7 +75,7 @@ func decodePageToken(tok string) (time.Time, string, error) {
 }
 
 // Get returns a withdrawal within scope and its audit trail.
-func (s *Service) Get(ctx context.Context, scope []string, id string) (store.Withdrawal, []store.WithdrawalTransition, error) {
+func (s *Service) Get(ctx context.Context, scope []string, id string) (domain.Withdrawal, []domain.WithdrawalTransition, error) {
 	q := store.New(s.pool)
 	w, err := q.GetWithdrawal(ctx, scope, id)
 	if errors.Is(err, store.ErrNotFound) {

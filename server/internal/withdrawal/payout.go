@@ -12,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -69,7 +70,7 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("withdrawal %s: %w", id, err)
 	}
-	if w.Status == string(Completed) {
+	if w.Status == domain.WithdrawalCompleted {
 		return true, nil
 	}
 	if w.PayoutQueuedAt == nil {
@@ -124,8 +125,8 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 
 // stopPayout takes back a payout that was not signed: the withdrawal is open again, held
 // OPERATOR_INACTIVE, and its reservation goes back to the operator's available funds.
-func (s *Service) stopPayout(ctx context.Context, tx pgx.Tx, w store.Withdrawal) error {
-	if _, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutStopped, Actor: "system", Held: OperatorInactive,
+func (s *Service) stopPayout(ctx context.Context, tx pgx.Tx, w domain.Withdrawal) error {
+	if _, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutStopped, Actor: domain.System, Held: OperatorInactive,
 		Note: "operator inactive: payout stopped before it was signed"}); err != nil {
 		return err
 	}
@@ -133,13 +134,13 @@ func (s *Service) stopPayout(ctx context.Context, tx pgx.Tx, w store.Withdrawal)
 }
 
 // payoutOf is the funds a withdrawal's payout moves.
-func payoutOf(w store.Withdrawal, actor string) funds.Payout {
+func payoutOf(w domain.Withdrawal, actor domain.Actor) funds.Payout {
 	return funds.Payout{WithdrawalID: w.ID, OperatorID: w.OperatorID, ChainID: w.ChainID, Currency: w.Currency, Decimals: w.Decimals,
 		Amount: Units(w), Actor: actor}
 }
 
 // payoutRequest is the transaction paying w from the hot wallet.
-func (s *Service) payoutRequest(ctx context.Context, w store.Withdrawal) (chaintx.Request, error) {
+func (s *Service) payoutRequest(ctx context.Context, w domain.Withdrawal) (chaintx.Request, error) {
 	_, c, err := s.network(w.ChainID)
 	if err != nil {
 		return chaintx.Request{}, err
@@ -164,7 +165,7 @@ func (s *Service) payoutRequest(ctx context.Context, w store.Withdrawal) (chaint
 // confirmed reports whether a mined payout has the chain's confirmations and is still on the
 // chain. A payout whose block left the chain is put back to pending: its stored bytes are
 // broadcast again (same nonce, so it is paid at most once).
-func (s *Service) confirmed(ctx context.Context, t store.ChainTx) (bool, error) {
+func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error) {
 	n, c, err := s.network(t.ChainID)
 	if err != nil {
 		return false, err
@@ -199,9 +200,9 @@ func (s *Service) confirmed(ctx context.Context, t store.ChainTx) (bool, error) 
 
 // complete records the confirmed payout: COMPLETED with its settlementTxHash, and
 // WITHDRAW_COMPLETE queued, in one transaction.
-func (s *Service) complete(ctx context.Context, w store.Withdrawal, t store.ChainTx) error {
+func (s *Service) complete(ctx context.Context, w domain.Withdrawal, t domain.ChainTx) error {
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		a, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutConfirmed, Actor: "system",
+		a, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutConfirmed, Actor: domain.System,
 			Note: "payout " + t.MinedHash, SettlementTxHash: t.MinedHash})
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
@@ -163,7 +164,7 @@ func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1
 
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000
 // USDT and 10 ETH (backed by the hot wallet's 10,000 USDT and 100 ETH).
-func (e *env) operator(s store.OperatorSettings) store.Operator {
+func (e *env) operator(s domain.OperatorSettings) domain.Operator {
 	e.t.Helper()
 	op := e.unfundedOperator(s)
 	e.fund(op, "USDT", "1000")
@@ -172,7 +173,7 @@ func (e *env) operator(s store.OperatorSettings) store.Operator {
 }
 
 // unfundedOperator creates an operator with no funds.
-func (e *env) unfundedOperator(s store.OperatorSettings) store.Operator {
+func (e *env) unfundedOperator(s domain.OperatorSettings) domain.Operator {
 	e.t.Helper()
 	name, hook := "Op", e.recv.srv.URL
 	s.Name, s.WebhookURL = &name, &hook
@@ -184,7 +185,7 @@ func (e *env) unfundedOperator(s store.OperatorSettings) store.Operator {
 }
 
 // fund adjusts an operator's funds (token units, signed).
-func (e *env) fund(op store.Operator, currency, amount string) funds.Balance {
+func (e *env) fund(op domain.Operator, currency, amount string) funds.Balance {
 	e.t.Helper()
 	b, err := e.ledger.Adjust(e.ctx, funds.Adjustment{OperatorID: op.ID, ChainID: e.dev.ChainID(), Currency: currency, Amount: amount,
 		Note: "test float", Actor: "test"})
@@ -194,7 +195,7 @@ func (e *env) fund(op store.Operator, currency, amount string) funds.Balance {
 	return b
 }
 
-func (e *env) withdrawSession(op store.Operator, user, amount string) store.Session {
+func (e *env) withdrawSession(op domain.Operator, user, amount string) domain.Session {
 	e.t.Helper()
 	o, err := e.sessions.Open(e.ctx, op, session.Withdraw, session.Input{ExternalUserID: user, Lang: "en", FiatCurrency: "USD",
 		UserBalance: "1000", Amount: amount})
@@ -209,7 +210,7 @@ func newAddress() common.Address {
 	return crypto.PubkeyToAddress(k.PublicKey)
 }
 
-func (e *env) submit(sess store.Session, to common.Address, currency string) store.Withdrawal {
+func (e *env) submit(sess domain.Session, to common.Address, currency string) domain.Withdrawal {
 	e.t.Helper()
 	w, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: to.Hex(), Currency: currency, ChainID: e.dev.ChainID()})
 	if err != nil {
@@ -218,7 +219,7 @@ func (e *env) submit(sess store.Session, to common.Address, currency string) sto
 	return w
 }
 
-func (e *env) get(id string) store.Withdrawal {
+func (e *env) get(id string) domain.Withdrawal {
 	e.t.Helper()
 	w, err := store.New(e.pool).GetWithdrawal(e.ctx, nil, id)
 	if err != nil {
@@ -295,7 +296,7 @@ func (e *env) completeBody(withdrawalID string) map[string]string {
 func faultOf(err error) *fault.Error { return fault.As(err) }
 
 // admin moves a withdrawal as an admin would.
-func (e *env) admin(id string, to withdrawal.Status) store.Withdrawal {
+func (e *env) admin(id string, to domain.WithdrawalStatus) domain.Withdrawal {
 	e.t.Helper()
 	w, err := e.svc.AdminStatus(e.ctx, nil, id, to, "admin:a@x", "")
 	if err != nil {
@@ -310,7 +311,7 @@ func (e *env) admin(id string, to withdrawal.Status) store.Withdrawal {
 // HTML page and a 500 are code 3, never an approval.
 func TestModeASynchronousCodes(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{SyncTimeout: 500 * time.Millisecond})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	type answer func(w http.ResponseWriter, form url.Values)
 	jsonAnswer := func(code int, desc string) answer {
 		return func(w http.ResponseWriter, _ url.Values) {
@@ -383,17 +384,17 @@ func TestModeASynchronousCodes(t *testing.T) {
 // COMPLETED pays nothing more; every step is in the audit trail.
 func TestAdminTwoStepPaysOnce(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-1", "40.00"), dest, "USDT")
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
 		t.Fatalf("PENDING → COMPLETED: %v", err)
 	}
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Processing, "admin:a@x", "checked"); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalProcessing, "admin:a@x", "checked"); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // the admin clicks COMPLETED three times
-		got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "pay")
+		got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
 		if err != nil || got.Status != "PROCESSING" {
 			t.Fatalf("COMPLETED while paying: %+v, %v", got.Status, err)
 		}
@@ -404,7 +405,7 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 		t.Fatalf("after the payout: %+v", got)
 	}
 	// A retry after the payout (its first answer lost) answers COMPLETED and pays nothing.
-	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Completed, "admin:a@x", "retry"); err != nil || again.Status != "COMPLETED" {
+	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "COMPLETED" {
 		t.Fatalf("COMPLETED retried once completed: %+v, %v", again.Status, err)
 	}
 	e.payAll()
@@ -428,19 +429,19 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 	trail, _ := store.New(e.pool).WithdrawalTransitions(e.ctx, w.ID)
 	var steps []string
 	for _, tr := range trail {
-		steps = append(steps, tr.From+">"+tr.To+" "+tr.Actor)
+		steps = append(steps, string(tr.From)+">"+string(tr.To)+" "+string(tr.Actor))
 	}
 	want := []string{"PENDING>PROCESSING admin:a@x", "PROCESSING>PROCESSING admin:a@x", "PROCESSING>COMPLETED system"}
 	if fmt.Sprint(steps) != fmt.Sprint(want) {
 		t.Fatalf("audit trail %v, want %v", steps, want)
 	}
 	// REJECTED is refused once COMPLETED; a rejected PROCESSING withdrawal is never paid.
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, withdrawal.Rejected, "admin:a@x", ""); faultOf(err).Code != fault.FailedPrecondition {
+	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalRejected, "admin:a@x", ""); faultOf(err).Code != fault.FailedPrecondition {
 		t.Fatalf("REJECTED after COMPLETED: %v", err)
 	}
 	w2 := e.submit(e.withdrawSession(op, "user-2", "5.00"), newAddress(), "USDT")
-	e.admin(w2.ID, withdrawal.Processing)
-	if got, err := e.svc.AdminStatus(e.ctx, nil, w2.ID, withdrawal.Rejected, "admin:a@x", "KYC"); err != nil || got.Status != "REJECTED" {
+	e.admin(w2.ID, domain.WithdrawalProcessing)
+	if got, err := e.svc.AdminStatus(e.ctx, nil, w2.ID, domain.WithdrawalRejected, "admin:a@x", "KYC"); err != nil || got.Status != "REJECTED" {
 		t.Fatalf("reject: %+v %v", got.Status, err)
 	}
 	if n := e.events("WITHDRAW_COMPLETE", w2.ID); n != 0 {
@@ -451,14 +452,14 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 // TestNativePayout pays ETH.
 func TestNativePayout(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
 	if withdrawal.SentAmount(w) != "0.010000000000000000" {
 		t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
 	}
-	e.admin(w.ID, withdrawal.Processing)
-	e.admin(w.ID, withdrawal.Completed)
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.admin(w.ID, domain.WithdrawalCompleted)
 	e.payAll()
 	bal, err := e.client.Balance(e.ctx, dest)
 	if err != nil || bal.Cmp(new(big.Int).Div(eth(1), big.NewInt(100))) != 0 {
@@ -470,7 +471,7 @@ func TestNativePayout(t *testing.T) {
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	lower := "0x52908400098527886e0f7030069857d2e4169ee7"
 	for _, c := range []struct{ addr, want string }{
@@ -505,8 +506,8 @@ func TestDestinationChecks(t *testing.T) {
 // of them can be paid afterwards.
 func TestSupersedeAndSessionCancel(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := "EXTERNAL", true
-	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	external, enabled := domain.ApprovalExternal, true
+	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	second := e.submit(sess, newAddress(), "USDT")
@@ -563,20 +564,20 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 // repeated decisions, another operator refused, the panel override.
 func TestModeBDecisions(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, disabled, inactive := "EXTERNAL", true, false, false
+	external, enabled, disabled, inactive := domain.ApprovalExternal, true, false, false
 	perTx, daily := "50", "100"
-	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &perTx, DailyCap: &daily})
-	other := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &perTx, DailyCap: &daily})
+	other := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	decide := func(id string, approve bool) withdrawal.Decided {
 		t.Helper()
-		d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, approve, "operator:"+op.ID, "", false)
+		d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, approve, domain.OperatorActor(op.ID), "", false)
 		if err != nil {
 			t.Fatalf("decide %s: %v", id, err)
 		}
 		return d
 	}
 	n := 0
-	submit := func(amount string) store.Withdrawal {
+	submit := func(amount string) domain.Withdrawal {
 		n++
 		return e.submit(e.withdrawSession(op, fmt.Sprintf("user-%d", n), amount), newAddress(), "USDT")
 	}
@@ -597,7 +598,7 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("over the daily cap: %+v", d)
 	}
 	// Another operator's key: not found, nothing changes.
-	if _, err := e.svc.Decide(e.ctx, []string{other.ID}, third.ID, false, "operator:"+other.ID, "", false); faultOf(err).Code != fault.NotFound {
+	if _, err := e.svc.Decide(e.ctx, []string{other.ID}, third.ID, false, domain.OperatorActor(other.ID), "", false); faultOf(err).Code != fault.NotFound {
 		t.Fatalf("other operator: %v", err)
 	}
 	rejected := submit("10.00")
@@ -608,7 +609,7 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("APPROVE after REJECT: %+v", d)
 	}
 	e.payAll()
-	for _, w := range []store.Withdrawal{within, second} {
+	for _, w := range []domain.Withdrawal{within, second} {
 		if d := decide(w.ID, true); d.Withdrawal.Status != "COMPLETED" || d.Withdrawal.SettlementTxHash == "" {
 			t.Fatalf("repeated APPROVE after settlement: %+v", d)
 		}
@@ -628,18 +629,18 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("%d payouts, want 2", payouts)
 	}
 	// Held reasons of the operator's state and the hot wallet's liquidity.
-	if _, err := e.ops.Update(e.ctx, op.ID, store.OperatorSettings{ApprovalEnabled: &disabled}); err != nil {
+	if _, err := e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{ApprovalEnabled: &disabled}); err != nil {
 		t.Fatal(err)
 	}
 	if d := decide(third.ID, true); d.Held != withdrawal.ApprovalNotEnabled {
 		t.Fatalf("approval disabled: %+v", d)
 	}
-	e.ops.Update(e.ctx, op.ID, store.OperatorSettings{ApprovalEnabled: &enabled, Active: &inactive})
+	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{ApprovalEnabled: &enabled, Active: &inactive})
 	if d := decide(third.ID, true); d.Held != withdrawal.OperatorInactive {
 		t.Fatalf("inactive: %+v", d)
 	}
 	clear := ""
-	whaleOp := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &clear, DailyCap: &clear})
+	whaleOp := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &clear, DailyCap: &clear})
 	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
 	if d, err := e.svc.Decide(e.ctx, []string{whaleOp.ID}, huge.ID, true, "operator:x", "", false); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
 		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
@@ -660,8 +661,8 @@ func TestModeBDecisions(t *testing.T) {
 // daily cap of 95.00 settle exactly 9; the rest are held CAP_EXCEEDED.
 func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, daily := "EXTERNAL", true, "95"
-	op := e.operator(store.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
+	external, enabled, daily := domain.ApprovalExternal, true, "95"
+	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
 	var ids []string
 	for i := range 20 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT").ID)
@@ -673,7 +674,7 @@ func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = e.svc.Decide(e.ctx, []string{op.ID}, id, true, "operator:"+op.ID, "", false)
+			results[i], errs[i] = e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false)
 		}()
 	}
 	wg.Wait()
@@ -733,7 +734,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
 	crash := &crashAt{}
 	e.engine.Crash = crash.hook
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	steps := []string{chaintx.StepNonce, chaintx.StepSigned, chaintx.StepStored, chaintx.StepBroadcast, chaintx.StepReceipt}
 	startNonce, err := e.client.Nonce(e.ctx, e.hot, false)
 	if err != nil {
@@ -744,8 +745,8 @@ func TestPayoutCrashSafety(t *testing.T) {
 	for i := range 12 {
 		dest := newAddress()
 		w := e.submit(e.withdrawSession(op, fmt.Sprintf("crash-%d", i), "3.00"), dest, "USDT")
-		e.admin(w.ID, withdrawal.Processing)
-		e.admin(w.ID, withdrawal.Completed)
+		e.admin(w.ID, domain.WithdrawalProcessing)
+		e.admin(w.ID, domain.WithdrawalCompleted)
 		ids, dests[w.ID] = append(ids, w.ID), dest
 	}
 	pay := func(id string) (done bool, crashed bool) {
@@ -838,7 +839,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 // provider is told once the payout confirmed.
 func TestOffRampPaysTheProvider(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
 		Currency: "USDT", ChainID: e.dev.ChainID(), Type: withdrawal.OffRampType})
 	if err != nil {
@@ -851,8 +852,8 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 	if len(got) != 1 || got[0].Get("type") != "OFF_RAMP" {
 		t.Fatalf("WITHDRAW_REQUEST: %v", got)
 	}
-	e.admin(w.ID, withdrawal.Processing)
-	e.admin(w.ID, withdrawal.Completed)
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.admin(w.ID, domain.WithdrawalCompleted)
 	e.payAll()
 	if bal := e.tokenBalance(withdrawal.DevOffRampAddress); bal.Cmp(big.NewInt(12_000_000)) != 0 {
 		t.Fatalf("provider received %s", bal)
@@ -867,11 +868,11 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 // withdrawal completes once, pointing at the block that holds it now.
 func TestPayoutReorg(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(store.OperatorSettings{})
+	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-reorg", "8.00"), dest, "USDT")
-	e.admin(w.ID, withdrawal.Processing)
-	e.admin(w.ID, withdrawal.Completed)
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.admin(w.ID, domain.WithdrawalCompleted)
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -43,7 +44,7 @@ type Quote struct {
 
 // Quote prices the session's locked fiat amount in a currency on a chain, at the current rate
 // (rounded down: a payout never sends more than the amount is worth).
-func (s *Service) Quote(ctx context.Context, sess store.Session, currency string, chainID int64) (Quote, error) {
+func (s *Service) Quote(ctx context.Context, sess domain.Session, currency string, chainID int64) (Quote, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return Quote{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)
@@ -128,24 +129,24 @@ const CodeUnavailable = 3
 // an open earlier withdrawal of the session is superseded (CANCELLED). A session whose
 // withdrawal was acted on already is refused (CONFLICT), and submissions are rate-limited per
 // session, before anything reaches the operator (guard.go).
-func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission) (store.Withdrawal, error) {
+func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission) (domain.Withdrawal, error) {
 	if in.Type == "" {
 		in.Type = DirectTransfer
 	}
 	q, err := s.Quote(ctx, sess, in.Currency, in.ChainID)
 	if err != nil {
-		return store.Withdrawal{}, err
+		return domain.Withdrawal{}, err
 	}
 	op, err := store.New(s.pool).GetOperator(ctx, sess.OperatorID)
 	if err != nil {
-		return store.Withdrawal{}, fault.Wrap(err, "load operator")
+		return domain.Withdrawal{}, fault.Wrap(err, "load operator")
 	}
 	if !op.Active {
 		// No record and no webhook for an inactive operator: the user is told to come back later.
-		return store.Withdrawal{}, denied(CodeUnavailable, "")
+		return domain.Withdrawal{}, denied(CodeUnavailable, "")
 	}
 	id := uuid.NewString()
-	w := store.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
+	w := domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
 		ChainID: in.ChainID, Currency: q.Asset.Symbol, Decimals: q.Asset.Decimals, FiatCurrency: sess.FiatCurrency,
 		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0), ExpiresAt: s.now().Add(s.cfg.TTL),
 		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount),
@@ -157,58 +158,58 @@ func (s *Service) Submit(ctx context.Context, sess store.Session, in Submission)
 	case DirectTransfer:
 		dest, err := s.destination(ctx, q.Network, q.Asset, in.Address)
 		if err != nil {
-			return store.Withdrawal{}, err
+			return domain.Withdrawal{}, err
 		}
 		w.Address = dest.Hex()
 	case OffRampType:
 		if s.offramp == nil {
-			return store.Withdrawal{}, fault.Invalid("type", "off-ramp withdrawals are not available")
+			return domain.Withdrawal{}, fault.Invalid("type", "off-ramp withdrawals are not available")
 		}
 	default:
-		return store.Withdrawal{}, fault.Invalid("type", "must be DIRECT_TRANSFER or OFF_RAMP")
+		return domain.Withdrawal{}, fault.Invalid("type", "must be DIRECT_TRANSFER or OFF_RAMP")
 	}
 	if err := s.admit(ctx, sess.ID); err != nil {
-		return store.Withdrawal{}, err
+		return domain.Withdrawal{}, err
 	}
 	if in.Type == OffRampType {
 		o, err := s.offramp.Open(ctx, OffRampOrder{WithdrawalID: id, ChainID: in.ChainID, Currency: q.Asset.Symbol,
 			Units: q.Units, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, UserAddress: in.Address})
 		if err != nil {
-			return store.Withdrawal{}, unavailable(err, "off-ramp provider")
+			return domain.Withdrawal{}, unavailable(err, "off-ramp provider")
 		}
 		w.Address, w.OfframpProvider, w.OfframpRef = o.PayTo.Hex(), s.offramp.Name(), o.Ref
 	}
-	if strings.EqualFold(op.ApprovalMode, "EXTERNAL") {
-		w.ApprovalMode, w.Status = "external", string(AwaitingApproval)
+	if op.ApprovalMode == domain.ApprovalExternal {
+		w.ApprovalMode, w.Status = domain.ApprovalExternal, domain.WithdrawalAwaitingApproval
 		return s.create(ctx, sess, w, true)
 	}
-	w.ApprovalMode, w.Status = "sync", string(Pending)
+	w.ApprovalMode, w.Status = domain.ApprovalSync, domain.WithdrawalPending
 	release, err := s.holdSubmission(ctx, sess.ID)
 	if err != nil {
-		return store.Withdrawal{}, err
+		return domain.Withdrawal{}, err
 	}
 	defer release()
 	ev := webhook.Event{ID: uuid.NewString(), SubjectID: id, Message: RequestEvent(w, sess.SessionRef)}
 	res, err := s.webhooks.Send(ctx, op.ID, ev, s.cfg.SyncTimeout)
 	if err != nil {
-		return store.Withdrawal{}, err
+		return domain.Withdrawal{}, err
 	}
 	switch {
 	case res.Err != nil:
 		s.log.InfoContext(ctx, "withdrawal request not answered: refused as temporarily unavailable", "withdrawal", id,
 			"operator_id", op.ID, "error", res.Err)
-		return store.Withdrawal{}, denied(CodeUnavailable, "")
+		return domain.Withdrawal{}, denied(CodeUnavailable, "")
 	case !res.Acked:
 		s.log.InfoContext(ctx, "withdrawal request refused by the operator", "withdrawal", id, "operator_id", op.ID,
 			"code", res.ErrorCode, "description", res.Description)
-		return store.Withdrawal{}, denied(res.ErrorCode, res.Description)
+		return domain.Withdrawal{}, denied(res.ErrorCode, res.Description)
 	}
 	return s.create(ctx, sess, w, false)
 }
 
 // create records an accepted withdrawal: it supersedes the session's open earlier ones and,
 // in mode B, queues WITHDRAW_REQUEST, all in one transaction under the session's lock.
-func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdrawal, outbox bool) (store.Withdrawal, error) {
+func (s *Service) create(ctx context.Context, sess domain.Session, w domain.Withdrawal, outbox bool) (domain.Withdrawal, error) {
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		if err := q.LockSession(ctx, sess.ID); err != nil {
@@ -228,7 +229,7 @@ func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdr
 			return err
 		}
 		for _, id := range earlier {
-			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: Supersede, Actor: "user",
+			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: Supersede, Actor: domain.User,
 				Note: "superseded by withdrawal " + w.ID}); err != nil {
 				return err
 			}
@@ -245,7 +246,7 @@ func (s *Service) create(ctx context.Context, sess store.Session, w store.Withdr
 	if fault.Is(err, fault.Conflict) {
 		s.log.InfoContext(ctx, "submission refused: the session's withdrawal was acted on meanwhile", "session", sess.ID,
 			"operator_id", w.OperatorID)
-		return store.Withdrawal{}, err
+		return domain.Withdrawal{}, err
 	}
 	if err != nil {
 		return w, fault.Wrap(err, "record withdrawal")

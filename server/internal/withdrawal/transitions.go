@@ -4,29 +4,10 @@
 // an audit row naming the actor and the note.
 package withdrawal
 
-import "github.com/cofferhq/coffer/server/internal/fault"
-
-// Status is a withdrawal's status (the spec's names).
-type Status string
-
-// The spec's seven statuses.
-const (
-	Pending          Status = "PENDING"
-	Processing       Status = "PROCESSING"
-	AwaitingApproval Status = "AWAITING_APPROVAL"
-	Completed        Status = "COMPLETED"
-	Rejected         Status = "REJECTED"
-	Cancelled        Status = "CANCELLED"
-	Expired          Status = "EXPIRED"
+import (
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
 )
-
-// Statuses lists every status.
-var Statuses = []Status{Pending, Processing, AwaitingApproval, Completed, Rejected, Cancelled, Expired}
-
-// Final reports whether nothing can change the status any more.
-func (s Status) Final() bool {
-	return s == Completed || s == Rejected || s == Cancelled || s == Expired
-}
 
 // Action is what asks for a status change.
 type Action string
@@ -61,7 +42,7 @@ type Outcome struct {
 	// To is the status after the action. For the actions that pay (AdminComplete,
 	// OperatorApprove, AdminApprove) it is the status the withdrawal keeps while its payout is
 	// in flight; PayoutConfirmed then moves it to COMPLETED.
-	To Status
+	To domain.WithdrawalStatus
 	// Payout: the action queues the on-chain payout (at most one per withdrawal, ever).
 	Payout bool
 	// Unchanged: the action repeats a decision already taken; it answers the current status
@@ -77,7 +58,7 @@ type Outcome struct {
 // confirms, and nothing but that confirmation may change it: it can no longer be rejected,
 // cancelled or expired, and asking for the payout again pays nothing.
 type State struct {
-	Status Status
+	Status domain.WithdrawalStatus
 	Paying bool
 }
 
@@ -93,62 +74,62 @@ type key struct {
 	action Action
 }
 
-func open(s Status) State   { return State{Status: s} }
-func paying(s Status) State { return State{Status: s, Paying: true} }
+func open(s domain.WithdrawalStatus) State   { return State{Status: s} }
+func paying(s domain.WithdrawalStatus) State { return State{Status: s, Paying: true} }
 
 // transitions is the table. A (status, action) pair that is not in it is refused with the
 // reason in refusals, or a generic one.
 var transitions = map[key]Outcome{
 	// Mode A: the admin two-step.
-	{open(Pending), AdminProcess}:     {To: Processing},
-	{open(Processing), AdminComplete}: {To: Processing, Payout: true},
-	{open(Processing), AdminReject}:   {To: Rejected},
+	{open(domain.WithdrawalPending), AdminProcess}:     {To: domain.WithdrawalProcessing},
+	{open(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Payout: true},
+	{open(domain.WithdrawalProcessing), AdminReject}:   {To: domain.WithdrawalRejected},
 
 	// Mode B: the operator decides; an admin may override from the panel.
-	{open(AwaitingApproval), OperatorApprove}: {To: AwaitingApproval, Payout: true},
-	{open(AwaitingApproval), OperatorReject}:  {To: Rejected},
-	{open(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Payout: true},
-	{open(AwaitingApproval), AdminDeny}:       {To: Rejected},
+	{open(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Payout: true},
+	{open(domain.WithdrawalAwaitingApproval), OperatorReject}:  {To: domain.WithdrawalRejected},
+	{open(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Payout: true},
+	{open(domain.WithdrawalAwaitingApproval), AdminDeny}:       {To: domain.WithdrawalRejected},
 	// A repeated decision returns the current status and never pays again.
-	{open(Completed), OperatorApprove}: {To: Completed, Unchanged: true},
-	{open(Completed), OperatorReject}:  {To: Completed, Unchanged: true},
-	{open(Rejected), OperatorApprove}:  {To: Rejected, Unchanged: true},
-	{open(Rejected), OperatorReject}:   {To: Rejected, Unchanged: true},
+	{open(domain.WithdrawalCompleted), OperatorApprove}: {To: domain.WithdrawalCompleted, Unchanged: true},
+	{open(domain.WithdrawalCompleted), OperatorReject}:  {To: domain.WithdrawalCompleted, Unchanged: true},
+	{open(domain.WithdrawalRejected), OperatorApprove}:  {To: domain.WithdrawalRejected, Unchanged: true},
+	{open(domain.WithdrawalRejected), OperatorReject}:   {To: domain.WithdrawalRejected, Unchanged: true},
 	// A decision on a closed request answers its status and never pays: an APPROVE that came
 	// after the expiry job is held EXPIRED, as one before it would have been.
-	{open(Expired), OperatorApprove}:   {To: Expired, Unchanged: true, Held: HeldExpired},
-	{open(Expired), OperatorReject}:    {To: Expired, Unchanged: true},
-	{open(Expired), AdminApprove}:      {To: Expired, Unchanged: true, Held: HeldExpired},
-	{open(Expired), AdminDeny}:         {To: Expired, Unchanged: true},
-	{open(Cancelled), OperatorApprove}: {To: Cancelled, Unchanged: true},
-	{open(Cancelled), OperatorReject}:  {To: Cancelled, Unchanged: true},
-	{open(Cancelled), AdminApprove}:    {To: Cancelled, Unchanged: true},
-	{open(Cancelled), AdminDeny}:       {To: Cancelled, Unchanged: true},
+	{open(domain.WithdrawalExpired), OperatorApprove}:   {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+	{open(domain.WithdrawalExpired), OperatorReject}:    {To: domain.WithdrawalExpired, Unchanged: true},
+	{open(domain.WithdrawalExpired), AdminApprove}:      {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+	{open(domain.WithdrawalExpired), AdminDeny}:         {To: domain.WithdrawalExpired, Unchanged: true},
+	{open(domain.WithdrawalCancelled), OperatorApprove}: {To: domain.WithdrawalCancelled, Unchanged: true},
+	{open(domain.WithdrawalCancelled), OperatorReject}:  {To: domain.WithdrawalCancelled, Unchanged: true},
+	{open(domain.WithdrawalCancelled), AdminApprove}:    {To: domain.WithdrawalCancelled, Unchanged: true},
+	{open(domain.WithdrawalCancelled), AdminDeny}:       {To: domain.WithdrawalCancelled, Unchanged: true},
 
 	// While the payout is in flight, asking for it again answers the current status and pays
 	// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
 	// AWAITING_APPROVAL).
-	{paying(Processing), AdminComplete}: {To: Processing, Unchanged: true},
+	{paying(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Unchanged: true},
 	// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
 	// that was lost, or a 503) answers the current status, as a repeated decision does.
-	{open(Completed), AdminComplete}:            {To: Completed, Unchanged: true},
-	{open(Rejected), AdminReject}:               {To: Rejected, Unchanged: true},
-	{paying(AwaitingApproval), OperatorApprove}: {To: AwaitingApproval, Unchanged: true},
-	{paying(AwaitingApproval), AdminApprove}:    {To: AwaitingApproval, Unchanged: true},
-	{paying(Processing), PayoutConfirmed}:       {To: Completed},
-	{paying(AwaitingApproval), PayoutConfirmed}: {To: Completed},
+	{open(domain.WithdrawalCompleted), AdminComplete}:            {To: domain.WithdrawalCompleted, Unchanged: true},
+	{open(domain.WithdrawalRejected), AdminReject}:               {To: domain.WithdrawalRejected, Unchanged: true},
+	{paying(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+	{paying(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+	{paying(domain.WithdrawalProcessing), PayoutConfirmed}:       {To: domain.WithdrawalCompleted},
+	{paying(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: {To: domain.WithdrawalCompleted},
 	// An inactive operator is never paid: a payout not signed yet goes back to open.
-	{paying(Processing), PayoutStopped}:       {To: Processing},
-	{paying(AwaitingApproval), PayoutStopped}: {To: AwaitingApproval},
+	{paying(domain.WithdrawalProcessing), PayoutStopped}:       {To: domain.WithdrawalProcessing},
+	{paying(domain.WithdrawalAwaitingApproval), PayoutStopped}: {To: domain.WithdrawalAwaitingApproval},
 
 	// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
 	// took a withdrawal (PROCESSING), only the admin finishes it.
-	{open(Pending), Supersede}:              {To: Cancelled},
-	{open(AwaitingApproval), Supersede}:     {To: Cancelled},
-	{open(Pending), CancelSession}:          {To: Cancelled},
-	{open(AwaitingApproval), CancelSession}: {To: Cancelled},
-	{open(Pending), Expire}:                 {To: Expired},
-	{open(AwaitingApproval), Expire}:        {To: Expired},
+	{open(domain.WithdrawalPending), Supersede}:              {To: domain.WithdrawalCancelled},
+	{open(domain.WithdrawalAwaitingApproval), Supersede}:     {To: domain.WithdrawalCancelled},
+	{open(domain.WithdrawalPending), CancelSession}:          {To: domain.WithdrawalCancelled},
+	{open(domain.WithdrawalAwaitingApproval), CancelSession}: {To: domain.WithdrawalCancelled},
+	{open(domain.WithdrawalPending), Expire}:                 {To: domain.WithdrawalExpired},
+	{open(domain.WithdrawalAwaitingApproval), Expire}:        {To: domain.WithdrawalExpired},
 }
 
 // Reasons shared by several refused pairs.
@@ -159,22 +140,22 @@ const (
 
 // refusals explain the refused pairs an admin or an operator can run into.
 var refusals = map[key]string{
-	{open(Pending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
-	{open(Pending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
-	{open(Processing), AdminProcess}:          "the withdrawal is already PROCESSING",
-	{open(AwaitingApproval), AdminProcess}:    notProcessed,
-	{open(AwaitingApproval), AdminComplete}:   notProcessed,
-	{open(AwaitingApproval), AdminReject}:     notProcessed,
-	{open(Pending), OperatorApprove}:          decidedByAdmins,
-	{open(Pending), OperatorReject}:           decidedByAdmins,
-	{open(Processing), OperatorApprove}:       decidedByAdmins,
-	{open(Processing), OperatorReject}:        decidedByAdmins,
-	{open(Pending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
-	{open(Processing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
-	{open(Pending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
-	{open(Processing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
-	{open(Processing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
-	{open(AwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
+	{open(domain.WithdrawalPending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
+	{open(domain.WithdrawalPending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
+	{open(domain.WithdrawalProcessing), AdminProcess}:          "the withdrawal is already PROCESSING",
+	{open(domain.WithdrawalAwaitingApproval), AdminProcess}:    notProcessed,
+	{open(domain.WithdrawalAwaitingApproval), AdminComplete}:   notProcessed,
+	{open(domain.WithdrawalAwaitingApproval), AdminReject}:     notProcessed,
+	{open(domain.WithdrawalPending), OperatorApprove}:          decidedByAdmins,
+	{open(domain.WithdrawalPending), OperatorReject}:           decidedByAdmins,
+	{open(domain.WithdrawalProcessing), OperatorApprove}:       decidedByAdmins,
+	{open(domain.WithdrawalProcessing), OperatorReject}:        decidedByAdmins,
+	{open(domain.WithdrawalPending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
+	{open(domain.WithdrawalProcessing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
+	{open(domain.WithdrawalPending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
+	{open(domain.WithdrawalProcessing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
+	{open(domain.WithdrawalProcessing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
+	{open(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
 }
 
 // Next applies the table: the outcome of action on a withdrawal in state from, or a

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
 
@@ -19,62 +20,62 @@ func TestSpecTransitions(t *testing.T) {
 		row     string
 		from    State
 		action  Action
-		to      Status
+		to      domain.WithdrawalStatus
 		payout  bool
 		same    bool
 		refused string
 	}{
-		{"PENDING + admin PROCESSING", open(Pending), AdminProcess, Processing, false, false, ""},
-		{"PROCESSING + admin COMPLETED: payout, then COMPLETED", open(Processing), AdminComplete, Processing, true, false, ""},
-		{"... the payout confirmed", paying(Processing), PayoutConfirmed, Completed, false, false, ""},
-		{"PROCESSING + admin REJECTED", open(Processing), AdminReject, Rejected, false, false, ""},
-		{"PENDING + admin COMPLETED: direct jump refused", open(Pending), AdminComplete, "", false, false, "PROCESSING before COMPLETED"},
-		{"AWAITING_APPROVAL + APPROVE within the caps: settle, then COMPLETED", open(AwaitingApproval), OperatorApprove, AwaitingApproval, true, false, ""},
-		{"... the settlement confirmed", paying(AwaitingApproval), PayoutConfirmed, Completed, false, false, ""},
-		{"AWAITING_APPROVAL + REJECT", open(AwaitingApproval), OperatorReject, Rejected, false, false, ""},
-		{"COMPLETED + APPROVE again: current status, no payout", open(Completed), OperatorApprove, Completed, false, true, ""},
-		{"COMPLETED + REJECT: current status", open(Completed), OperatorReject, Completed, false, true, ""},
-		{"REJECTED + REJECT again", open(Rejected), OperatorReject, Rejected, false, true, ""},
-		{"REJECTED + APPROVE: current status, no payout", open(Rejected), OperatorApprove, Rejected, false, true, ""},
-		{"superseded while PENDING", open(Pending), Supersede, Cancelled, false, false, ""},
-		{"superseded while AWAITING_APPROVAL", open(AwaitingApproval), Supersede, Cancelled, false, false, ""},
-		{"session cancelled while PENDING", open(Pending), CancelSession, Cancelled, false, false, ""},
-		{"session cancelled while AWAITING_APPROVAL", open(AwaitingApproval), CancelSession, Cancelled, false, false, ""},
-		{"unactioned PENDING past the TTL", open(Pending), Expire, Expired, false, false, ""},
-		{"unactioned AWAITING_APPROVAL past the TTL", open(AwaitingApproval), Expire, Expired, false, false, ""},
+		{"PENDING + admin PROCESSING", open(domain.WithdrawalPending), AdminProcess, domain.WithdrawalProcessing, false, false, ""},
+		{"PROCESSING + admin COMPLETED: payout, then COMPLETED", open(domain.WithdrawalProcessing), AdminComplete, domain.WithdrawalProcessing, true, false, ""},
+		{"... the payout confirmed", paying(domain.WithdrawalProcessing), PayoutConfirmed, domain.WithdrawalCompleted, false, false, ""},
+		{"PROCESSING + admin REJECTED", open(domain.WithdrawalProcessing), AdminReject, domain.WithdrawalRejected, false, false, ""},
+		{"PENDING + admin COMPLETED: direct jump refused", open(domain.WithdrawalPending), AdminComplete, "", false, false, "PROCESSING before COMPLETED"},
+		{"AWAITING_APPROVAL + APPROVE within the caps: settle, then COMPLETED", open(domain.WithdrawalAwaitingApproval), OperatorApprove, domain.WithdrawalAwaitingApproval, true, false, ""},
+		{"... the settlement confirmed", paying(domain.WithdrawalAwaitingApproval), PayoutConfirmed, domain.WithdrawalCompleted, false, false, ""},
+		{"AWAITING_APPROVAL + REJECT", open(domain.WithdrawalAwaitingApproval), OperatorReject, domain.WithdrawalRejected, false, false, ""},
+		{"COMPLETED + APPROVE again: current status, no payout", open(domain.WithdrawalCompleted), OperatorApprove, domain.WithdrawalCompleted, false, true, ""},
+		{"COMPLETED + REJECT: current status", open(domain.WithdrawalCompleted), OperatorReject, domain.WithdrawalCompleted, false, true, ""},
+		{"REJECTED + REJECT again", open(domain.WithdrawalRejected), OperatorReject, domain.WithdrawalRejected, false, true, ""},
+		{"REJECTED + APPROVE: current status, no payout", open(domain.WithdrawalRejected), OperatorApprove, domain.WithdrawalRejected, false, true, ""},
+		{"superseded while PENDING", open(domain.WithdrawalPending), Supersede, domain.WithdrawalCancelled, false, false, ""},
+		{"superseded while AWAITING_APPROVAL", open(domain.WithdrawalAwaitingApproval), Supersede, domain.WithdrawalCancelled, false, false, ""},
+		{"session cancelled while PENDING", open(domain.WithdrawalPending), CancelSession, domain.WithdrawalCancelled, false, false, ""},
+		{"session cancelled while AWAITING_APPROVAL", open(domain.WithdrawalAwaitingApproval), CancelSession, domain.WithdrawalCancelled, false, false, ""},
+		{"unactioned PENDING past the TTL", open(domain.WithdrawalPending), Expire, domain.WithdrawalExpired, false, false, ""},
+		{"unactioned AWAITING_APPROVAL past the TTL", open(domain.WithdrawalAwaitingApproval), Expire, domain.WithdrawalExpired, false, false, ""},
 		// Decisions of this service where the spec says "not shown".
-		{"panel override: approve", open(AwaitingApproval), AdminApprove, AwaitingApproval, true, false, ""},
-		{"panel override: reject", open(AwaitingApproval), AdminDeny, Rejected, false, false, ""},
-		{"PENDING + admin REJECTED: two-step", open(Pending), AdminReject, "", false, false, "PROCESSING before REJECTED"},
-		{"a taken (PROCESSING) withdrawal is not cancelled", open(Processing), Supersede, "", false, false, "not allowed"},
-		{"a taken (PROCESSING) withdrawal does not expire", open(Processing), Expire, "", false, false, "not allowed"},
-		{"mode A withdrawals are not decided by the operator", open(Pending), OperatorApprove, "", false, false, "mode A"},
-		{"mode B withdrawals are not processed", open(AwaitingApproval), AdminProcess, "", false, false, "APPROVE or REJECT"},
-		{"a completed withdrawal is never reopened", open(Completed), AdminProcess, "", false, false, "already COMPLETED"},
-		{"a completed withdrawal is not cancelled", open(Completed), Supersede, "", false, false, "already COMPLETED"},
-		{"APPROVE on an EXPIRED withdrawal: held EXPIRED, no payout", open(Expired), OperatorApprove, Expired, false, true, ""},
-		{"REJECT on an EXPIRED withdrawal: its status", open(Expired), OperatorReject, Expired, false, true, ""},
-		{"APPROVE on a CANCELLED withdrawal: its status, no payout", open(Cancelled), OperatorApprove, Cancelled, false, true, ""},
-		{"panel override on an EXPIRED withdrawal: held EXPIRED", open(Expired), AdminApprove, Expired, false, true, ""},
-		{"an expired withdrawal is never processed", open(Expired), AdminProcess, "", false, false, "already EXPIRED"},
-		{"a stopped payout (operator inactive) reopens a PROCESSING withdrawal", paying(Processing), PayoutStopped, Processing, false, false, ""},
-		{"... and an AWAITING_APPROVAL one", paying(AwaitingApproval), PayoutStopped, AwaitingApproval, false, false, ""},
-		{"only a payout in flight is stopped", open(Processing), PayoutStopped, "", false, false, "not allowed"},
-		{"a cancelled withdrawal cannot be paid", open(Cancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
-		{"PROCESSING twice", open(Processing), AdminProcess, "", false, false, "already PROCESSING"},
-		{"admin COMPLETED retried once completed: current status, no payout", open(Completed), AdminComplete, Completed, false, true, ""},
-		{"admin REJECTED retried once rejected: current status", open(Rejected), AdminReject, Rejected, false, true, ""},
-		{"admin REJECTED on a completed withdrawal refused", open(Completed), AdminReject, "", false, false, "already COMPLETED"},
-		{"admin COMPLETED on a rejected withdrawal refused", open(Rejected), AdminComplete, "", false, false, "already REJECTED"},
+		{"panel override: approve", open(domain.WithdrawalAwaitingApproval), AdminApprove, domain.WithdrawalAwaitingApproval, true, false, ""},
+		{"panel override: reject", open(domain.WithdrawalAwaitingApproval), AdminDeny, domain.WithdrawalRejected, false, false, ""},
+		{"PENDING + admin REJECTED: two-step", open(domain.WithdrawalPending), AdminReject, "", false, false, "PROCESSING before REJECTED"},
+		{"a taken (PROCESSING) withdrawal is not cancelled", open(domain.WithdrawalProcessing), Supersede, "", false, false, "not allowed"},
+		{"a taken (PROCESSING) withdrawal does not expire", open(domain.WithdrawalProcessing), Expire, "", false, false, "not allowed"},
+		{"mode A withdrawals are not decided by the operator", open(domain.WithdrawalPending), OperatorApprove, "", false, false, "mode A"},
+		{"mode B withdrawals are not processed", open(domain.WithdrawalAwaitingApproval), AdminProcess, "", false, false, "APPROVE or REJECT"},
+		{"a completed withdrawal is never reopened", open(domain.WithdrawalCompleted), AdminProcess, "", false, false, "already COMPLETED"},
+		{"a completed withdrawal is not cancelled", open(domain.WithdrawalCompleted), Supersede, "", false, false, "already COMPLETED"},
+		{"APPROVE on an EXPIRED withdrawal: held EXPIRED, no payout", open(domain.WithdrawalExpired), OperatorApprove, domain.WithdrawalExpired, false, true, ""},
+		{"REJECT on an EXPIRED withdrawal: its status", open(domain.WithdrawalExpired), OperatorReject, domain.WithdrawalExpired, false, true, ""},
+		{"APPROVE on a CANCELLED withdrawal: its status, no payout", open(domain.WithdrawalCancelled), OperatorApprove, domain.WithdrawalCancelled, false, true, ""},
+		{"panel override on an EXPIRED withdrawal: held EXPIRED", open(domain.WithdrawalExpired), AdminApprove, domain.WithdrawalExpired, false, true, ""},
+		{"an expired withdrawal is never processed", open(domain.WithdrawalExpired), AdminProcess, "", false, false, "already EXPIRED"},
+		{"a stopped payout (operator inactive) reopens a PROCESSING withdrawal", paying(domain.WithdrawalProcessing), PayoutStopped, domain.WithdrawalProcessing, false, false, ""},
+		{"... and an AWAITING_APPROVAL one", paying(domain.WithdrawalAwaitingApproval), PayoutStopped, domain.WithdrawalAwaitingApproval, false, false, ""},
+		{"only a payout in flight is stopped", open(domain.WithdrawalProcessing), PayoutStopped, "", false, false, "not allowed"},
+		{"a cancelled withdrawal cannot be paid", open(domain.WithdrawalCancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
+		{"PROCESSING twice", open(domain.WithdrawalProcessing), AdminProcess, "", false, false, "already PROCESSING"},
+		{"admin COMPLETED retried once completed: current status, no payout", open(domain.WithdrawalCompleted), AdminComplete, domain.WithdrawalCompleted, false, true, ""},
+		{"admin REJECTED retried once rejected: current status", open(domain.WithdrawalRejected), AdminReject, domain.WithdrawalRejected, false, true, ""},
+		{"admin REJECTED on a completed withdrawal refused", open(domain.WithdrawalCompleted), AdminReject, "", false, false, "already COMPLETED"},
+		{"admin COMPLETED on a rejected withdrawal refused", open(domain.WithdrawalRejected), AdminComplete, "", false, false, "already REJECTED"},
 		// While the payout is in flight (paying): repeats pay nothing, nothing else changes it.
-		{"admin COMPLETED again while paying: nothing more", paying(Processing), AdminComplete, Processing, false, true, ""},
-		{"APPROVE again while settling: nothing more", paying(AwaitingApproval), OperatorApprove, AwaitingApproval, false, true, ""},
-		{"panel approve while settling: nothing more", paying(AwaitingApproval), AdminApprove, AwaitingApproval, false, true, ""},
-		{"REJECT while settling refused", paying(AwaitingApproval), OperatorReject, "", false, false, "on its way"},
-		{"admin REJECTED while paying refused", paying(Processing), AdminReject, "", false, false, "on its way"},
-		{"a settling withdrawal does not expire", paying(AwaitingApproval), Expire, "", false, false, "on its way"},
-		{"a settling withdrawal is not superseded", paying(AwaitingApproval), Supersede, "", false, false, "on its way"},
-		{"a confirmation without a queued payout is refused", open(Processing), PayoutConfirmed, "", false, false, "no payout"},
+		{"admin COMPLETED again while paying: nothing more", paying(domain.WithdrawalProcessing), AdminComplete, domain.WithdrawalProcessing, false, true, ""},
+		{"APPROVE again while settling: nothing more", paying(domain.WithdrawalAwaitingApproval), OperatorApprove, domain.WithdrawalAwaitingApproval, false, true, ""},
+		{"panel approve while settling: nothing more", paying(domain.WithdrawalAwaitingApproval), AdminApprove, domain.WithdrawalAwaitingApproval, false, true, ""},
+		{"REJECT while settling refused", paying(domain.WithdrawalAwaitingApproval), OperatorReject, "", false, false, "on its way"},
+		{"admin REJECTED while paying refused", paying(domain.WithdrawalProcessing), AdminReject, "", false, false, "on its way"},
+		{"a settling withdrawal does not expire", paying(domain.WithdrawalAwaitingApproval), Expire, "", false, false, "on its way"},
+		{"a settling withdrawal is not superseded", paying(domain.WithdrawalAwaitingApproval), Supersede, "", false, false, "on its way"},
+		{"a confirmation without a queued payout is refused", open(domain.WithdrawalProcessing), PayoutConfirmed, "", false, false, "no payout"},
 	}
 	for _, c := range cases {
 		o, err := Next(c.from, c.action)
@@ -88,7 +89,7 @@ func TestSpecTransitions(t *testing.T) {
 		if err != nil || o.To != c.to || o.Payout != c.payout || o.Unchanged != c.same {
 			t.Errorf("%s: %+v, %v; want to %s payout=%v unchanged=%v", c.row, o, err, c.to, c.payout, c.same)
 		}
-		if wantHeld := c.from.Status == Expired && (c.action == OperatorApprove || c.action == AdminApprove); (o.Held == HeldExpired) != wantHeld {
+		if wantHeld := c.from.Status == domain.WithdrawalExpired && (c.action == OperatorApprove || c.action == AdminApprove); (o.Held == HeldExpired) != wantHeld {
 			t.Errorf("%s: held %q", c.row, o.Held)
 		}
 	}
@@ -97,7 +98,7 @@ func TestSpecTransitions(t *testing.T) {
 // TestTableInvariants checks the whole table, every status against every action.
 func TestTableInvariants(t *testing.T) {
 	var states []State
-	for _, s := range Statuses {
+	for _, s := range domain.WithdrawalStatuses {
 		states = append(states, open(s), paying(s))
 	}
 	for _, from := range states {
@@ -124,7 +125,7 @@ func TestTableInvariants(t *testing.T) {
 				t.Errorf("%s + %s: a repeated decision must change nothing, got %+v", from, a, o)
 			case o.Payout && o.To.Final():
 				t.Errorf("%s + %s queues a payout and ends in %s: COMPLETED must wait for the payout", from, a, o.To)
-			case o.To == Completed && a != PayoutConfirmed && !o.Unchanged:
+			case o.To == domain.WithdrawalCompleted && a != PayoutConfirmed && !o.Unchanged:
 				t.Errorf("%s + %s reaches COMPLETED without a confirmed payout", from, a)
 			}
 		}

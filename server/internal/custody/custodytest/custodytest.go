@@ -17,9 +17,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
@@ -52,7 +52,7 @@ func Populate(t testing.TB, pool *pgxpool.Pool, box *secret.Box, operators int, 
 	var first string
 	for i := range operators {
 		name, hook := fmt.Sprintf("Op %d", i), "https://op.example/hook"
-		op, key, err := ops.Create(ctx, store.OperatorSettings{Name: &name, WebhookURL: &hook})
+		op, key, err := ops.Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &hook})
 		if err != nil {
 			t.Fatal(err)
 		}
