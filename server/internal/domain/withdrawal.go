@@ -70,11 +70,11 @@ func (w Withdrawal) Paying() bool {
 
 // WithdrawalTransition is one row of a withdrawal's audit trail.
 type WithdrawalTransition struct {
-	From, To     WithdrawalStatus
-	Action       string
-	Actor        Actor
-	Note         string
-	At           time.Time
+	From, To WithdrawalStatus
+	Action   string
+	Actor    Actor
+	Note     string
+	At       time.Time
 }
 
 // WithdrawalFilter selects withdrawals, newest first.
