@@ -12,6 +12,7 @@ TOOLS := $(CURDIR)/.tools
 # always matches what it is compiled against.
 BUF_VERSION           := v1.75.0
 GETH_VERSION          := v1.16.7
+SQLC_VERSION          := v1.30.0
 PROTOVALIDATE_VERSION := v1.2.2
 PROTOBUF_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
 CONNECT_VERSION       := $(shell $(GO) list -m -f '{{.Version}}' connectrpc.com/connect)
@@ -85,13 +86,19 @@ $(STAMP)/abigen@$(GETH_LIB_VERSION):
 	GOBIN=$(TOOLS) $(GO) install github.com/ethereum/go-ethereum/cmd/abigen@$(GETH_LIB_VERSION)
 	@touch $@
 
+$(STAMP)/sqlc@$(SQLC_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install github.com/sqlc-dev/sqlc/cmd/sqlc@$(SQLC_VERSION)
+	@touch $@
+
 $(STAMP)/geth@$(GETH_VERSION):
 	@mkdir -p $(STAMP)
 	GOBIN=$(TOOLS) $(GO) install github.com/ethereum/go-ethereum/cmd/geth@$(GETH_VERSION)
 	@touch $@
 
 tools: $(STAMP)/buf@$(BUF_VERSION) $(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION) \
-	$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION) $(STAMP)/abigen@$(GETH_LIB_VERSION)
+	$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION) $(STAMP)/abigen@$(GETH_LIB_VERSION) \
+	$(STAMP)/sqlc@$(SQLC_VERSION)
 
 # geth --dev for end-to-end tests.
 geth: $(STAMP)/geth@$(GETH_VERSION)
@@ -131,12 +138,15 @@ chromium:
 gen: tools npm $(PROTOVALIDATE_PROTO)
 	$(BUF) generate
 	ABIGEN=$(TOOLS)/abigen server/internal/contracts/generate.sh
+	$(TOOLS)/sqlc generate -f server/internal/store/dbsqlc/sqlc.yaml
+
+GENERATED := gen sdk server/internal/contracts server/internal/store/dbsqlc
 
 # Fails when the committed generated code differs from what the sources generate.
 check-gen: gen
-	@if [ -n "$$(git status --porcelain -- gen sdk server/internal/contracts)" ]; then \
-		echo "Generated code is stale; run 'make gen' and commit:"; git status --porcelain -- gen sdk server/internal/contracts; \
-		git --no-pager diff --stat -- gen sdk server/internal/contracts; exit 1; fi
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
+		echo "Generated code is stale; run 'make gen' and commit:"; git status --porcelain -- $(GENERATED); \
+		git --no-pager diff --stat -- $(GENERATED); exit 1; fi
 
 # The widget and the panel (Vite), built into server/internal/webui/dist, which the binary
 # embeds; the build fails when the widget is over its 100 KB gzip budget.

@@ -5,35 +5,13 @@ import (
 	"encoding/json"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-const themeColumns = `id::text, operator_id::text, slug, name, style, created_at, updated_at`
-
-func scanTheme(row interface{ Scan(...any) error }) (domain.Theme, error) {
-	var t domain.Theme
-	var style []byte
-	if err := row.Scan(&t.ID, &t.OperatorID, &t.Slug, &t.Name, &style, &t.CreatedAt, &t.UpdatedAt); err != nil {
-		return t, notFound(err)
-	}
-	return t, json.Unmarshal(style, &t.Style)
-}
-
-func scanThemes(rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close()
-}) ([]domain.Theme, error) {
-	defer rows.Close()
-	var out []domain.Theme
-	for rows.Next() {
-		t, err := scanTheme(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+// themeOf maps a themes row to the domain.
+func themeOf(r dbsqlc.Theme) (domain.Theme, error) {
+	t := domain.Theme{ID: r.ID, OperatorID: r.OperatorID, Slug: r.Slug, Name: r.Name, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	return t, json.Unmarshal(r.Style, &t.Style)
 }
 
 // InsertTheme creates a theme.
@@ -42,8 +20,11 @@ func (q *Queries) InsertTheme(ctx context.Context, t domain.Theme) (domain.Theme
 	if err != nil {
 		return domain.Theme{}, err
 	}
-	return scanTheme(q.db.QueryRow(ctx, `INSERT INTO themes (id, operator_id, slug, name, style)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+themeColumns, t.ID, t.OperatorID, t.Slug, t.Name, style))
+	r, err := sqlc.InsertTheme(ctx, q.db, dbsqlc.InsertThemeParams{ID: t.ID, OperatorID: t.OperatorID, Slug: t.Slug, Name: t.Name, Style: style})
+	if err != nil {
+		return domain.Theme{}, err
+	}
+	return themeOf(r)
 }
 
 // UpdateTheme replaces the name and style of a theme owned by one of operatorIDs.
@@ -52,14 +33,17 @@ func (q *Queries) UpdateTheme(ctx context.Context, operatorIDs []string, id, nam
 	if err != nil {
 		return domain.Theme{}, err
 	}
-	return scanTheme(q.db.QueryRow(ctx, `UPDATE themes SET name = $3, style = $4, updated_at = now()
-		WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2::uuid[])) RETURNING `+themeColumns, id, operatorIDs, name, style))
+	r, err := sqlc.UpdateTheme(ctx, q.db, dbsqlc.UpdateThemeParams{ID: id, OperatorIDs: operatorIDs, Name: name, Style: style})
+	if err != nil {
+		return domain.Theme{}, notFound(err)
+	}
+	return themeOf(r)
 }
 
 // DeleteTheme removes a theme owned by one of operatorIDs (nil: any operator).
 func (q *Queries) DeleteTheme(ctx context.Context, operatorIDs []string, id string) error {
-	tag, err := q.db.Exec(ctx, `DELETE FROM themes WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2::uuid[]))`, id, operatorIDs)
-	if err == nil && tag.RowsAffected() == 0 {
+	n, err := sqlc.DeleteTheme(ctx, q.db, dbsqlc.DeleteThemeParams{ID: id, OperatorIDs: operatorIDs})
+	if err == nil && n == 0 {
 		return ErrNotFound
 	}
 	return err
@@ -67,15 +51,18 @@ func (q *Queries) DeleteTheme(ctx context.Context, operatorIDs []string, id stri
 
 // ListThemes lists the themes of operatorIDs (nil: every operator).
 func (q *Queries) ListThemes(ctx context.Context, operatorIDs []string) ([]domain.Theme, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+themeColumns+` FROM themes
-		WHERE $1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]) ORDER BY operator_id, slug`, operatorIDs)
+	rows, err := sqlc.ListThemes(ctx, q.db, operatorIDs)
 	if err != nil {
 		return nil, err
 	}
-	return scanThemes(rows)
+	return mapAll(rows, themeOf)
 }
 
 // ThemeBySlug finds an operator's theme.
 func (q *Queries) ThemeBySlug(ctx context.Context, operatorID, slug string) (domain.Theme, error) {
-	return scanTheme(q.db.QueryRow(ctx, `SELECT `+themeColumns+` FROM themes WHERE operator_id = $1 AND slug = $2`, operatorID, slug))
+	r, err := sqlc.ThemeBySlug(ctx, q.db, dbsqlc.ThemeBySlugParams{OperatorID: operatorID, Slug: slug})
+	if err != nil {
+		return domain.Theme{}, notFound(err)
+	}
+	return themeOf(r)
 }
