@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 // Heartbeat timing of key_holders: a process refreshes its row every HeartbeatEvery and
@@ -38,10 +38,8 @@ func Announce(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, role str
 	host, _ := os.Hostname()
 	id := uuid.NewString()
 	beat := func(ctx context.Context) error {
-		_, err := pool.Exec(ctx, `INSERT INTO key_holders (process_id, host, pid, role, primary_key_id, key_ids)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (process_id) DO UPDATE SET seen_at = now()`, id, host, os.Getpid(), role, box.PrimaryID(), box.KeyIDs())
-		return err
+		return queries.AnnounceKeyHolder(ctx, pool, dbsqlc.AnnounceKeyHolderParams{ProcessID: id, Host: host,
+			Pid: int32(os.Getpid()), Role: role, PrimaryKeyID: box.PrimaryID(), KeyIds: box.KeyIDs()})
 	}
 	if err := beat(ctx); err != nil {
 		return nil, err
@@ -57,7 +55,7 @@ func Announce(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, role str
 			case <-ctx.Done():
 				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
-				pool.Exec(cctx, `DELETE FROM key_holders WHERE process_id = $1 OR seen_at < now() - interval '1 day'`, id) //nolint:errcheck
+				queries.DeleteKeyHolder(cctx, pool, id) //nolint:errcheck
 				return
 			case <-t.C:
 				if err := beat(ctx); err != nil && ctx.Err() == nil {
@@ -71,13 +69,14 @@ func Announce(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, role str
 
 // LiveHolders lists the processes seen within LiveWithin.
 func LiveHolders(ctx context.Context, q db) ([]Holder, error) {
-	rows, err := q.Query(ctx, `SELECT process_id::text, host, pid, role, primary_key_id, key_ids, seen_at FROM key_holders
-		WHERE seen_at > now() - make_interval(secs => $1) ORDER BY host, pid`, LiveWithin.Seconds())
+	rows, err := queries.LiveKeyHolders(ctx, q, LiveWithin.Seconds())
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Holder, error) {
-		var h Holder
-		return h, r.Scan(&h.ProcessID, &h.Host, &h.PID, &h.Role, &h.PrimaryKeyID, &h.KeyIDs, &h.SeenAt)
-	})
+	out := make([]Holder, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, Holder{ProcessID: r.ProcessID, Host: r.Host, PID: int(r.Pid), Role: r.Role,
+			PrimaryKeyID: r.PrimaryKeyID, KeyIDs: r.KeyIds, SeenAt: r.SeenAt})
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 // createLock serialises the creation of the first KMS-wrapped master key by replicas starting
@@ -66,11 +67,11 @@ func resolve(ctx context.Context, pool *pgxpool.Pool, s Source, create bool) ([]
 	// Nothing this KMS unwraps: create the first master key, but only on a fresh database, so a
 	// KMS outage or a wrong URL never silently starts a second master key.
 	err = store.InTx(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, createLock); err != nil {
+		if err := queries.LockMasterKeyCreation(ctx, tx, createLock); err != nil {
 			return err
 		}
-		var stored int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM master_keys`).Scan(&stored); err != nil {
+		stored, err := queries.CountMasterKeys(ctx, tx)
+		if err != nil {
 			return err
 		}
 		if stored > 0 {
@@ -100,31 +101,20 @@ func resolve(ctx context.Context, pool *pgxpool.Pool, s Source, create bool) ([]
 // but does not match its id is an error (a tampered row); one that does not unwrap belongs to
 // another KMS key (or the KMS failed: then none unwraps and the caller reports it).
 func unwrapAll(ctx context.Context, pool *pgxpool.Pool, keeper *secrets.Keeper) ([][]byte, error) {
-	rows, err := pool.Query(ctx, `SELECT key_id, wrapped FROM master_keys ORDER BY created_at DESC, key_id`)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
-		id      string
-		wrapped []byte
-	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		return x, r.Scan(&x.id, &x.wrapped)
-	})
+	all, err := queries.MasterKeys(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
 	var keys [][]byte
 	var lastErr error
 	for _, r := range all {
-		k, err := keeper.Decrypt(ctx, r.wrapped)
+		k, err := keeper.Decrypt(ctx, r.Wrapped)
 		if err != nil {
 			lastErr = err
 			continue
 		}
-		if len(k) != secret.KeySize || secret.KeyID(k) != r.id {
-			return nil, fmt.Errorf("stored master key %s does not match its id: the row was altered", r.id)
+		if len(k) != secret.KeySize || secret.KeyID(k) != r.KeyID {
+			return nil, fmt.Errorf("stored master key %s does not match its id: the row was altered", r.KeyID)
 		}
 		keys = append(keys, k)
 	}
@@ -159,9 +149,7 @@ func storeNewKey(ctx context.Context, tx pgx.Tx, keeper *secrets.Keeper) (string
 		return "", fmt.Errorf("wrap a new master key with the KMS: %w", err)
 	}
 	id := secret.KeyID(key)
-	// clock_timestamp: two keys created in one transaction still order.
-	_, err = tx.Exec(ctx, `INSERT INTO master_keys (key_id, wrapped, created_at) VALUES ($1, $2, clock_timestamp())`, id, wrapped)
-	return id, err
+	return id, queries.InsertMasterKey(ctx, tx, dbsqlc.InsertMasterKeyParams{KeyID: id, Wrapped: wrapped})
 }
 
 // redact keeps a base64key:// URL's key (the whole secret) out of messages.

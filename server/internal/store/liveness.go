@@ -3,26 +3,26 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 // RegisterWorker records a worker process and its lock key (the caller holds the lock).
 func (q *Queries) RegisterWorker(ctx context.Context, clientID string, lockKey int64, host string, pid int) error {
-	_, err := q.db.Exec(ctx, `INSERT INTO worker_liveness (client_id, lock_key, host, pid) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (client_id) DO UPDATE SET beat_at = now()`, clientID, lockKey, host, pid)
-	return err
+	return sqlc.RegisterWorker(ctx, q.db, dbsqlc.RegisterWorkerParams{ClientID: clientID, LockKey: lockKey, Host: host,
+		Pid: int32(pid)})
 }
 
 // BeatWorker records that the worker is alive; false when its row is gone (it was declared
 // dead and its jobs rescued: it must register again).
 func (q *Queries) BeatWorker(ctx context.Context, clientID string) (bool, error) {
-	tag, err := q.db.Exec(ctx, `UPDATE worker_liveness SET beat_at = now() WHERE client_id = $1`, clientID)
-	return tag.RowsAffected() == 1, err
+	n, err := sqlc.BeatWorker(ctx, q.db, clientID)
+	return n == 1, err
 }
 
 // UnregisterWorker removes a worker that stopped cleanly.
 func (q *Queries) UnregisterWorker(ctx context.Context, clientID string) error {
-	_, err := q.db.Exec(ctx, `DELETE FROM worker_liveness WHERE client_id = $1`, clientID)
-	return err
+	return sqlc.UnregisterWorker(ctx, q.db, clientID)
 }
 
 // RescuedJob is a running job of a dead worker put back to work.
@@ -46,6 +46,9 @@ type DeadWorkers struct {
 // the job's errors), and deletes the leader row of a dead leader, announcing its resignation
 // so River's electors elect a new leader at once instead of waiting out the row's TTL.
 // Concurrent rescuers skip the workers another is handling.
+//
+// Hand-written, not sqlc: it updates River's tables, which are not in the migrations sqlc
+// checks statements against.
 func (q *Queries) RescueDeadWorkers(ctx context.Context, grace time.Duration) (DeadWorkers, error) {
 	var out DeadWorkers
 	rows, err := q.db.Query(ctx, `

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 // SlidingHit is what HitSlidingRateLimit counted.
@@ -22,20 +26,10 @@ type SlidingHit struct {
 // returns the previous window's hits, from which the caller estimates
 // the hits of the sliding window ending now. Atomic across replicas.
 func (q *Queries) HitSlidingRateLimit(ctx context.Context, key string, window time.Duration) (SlidingHit, error) {
-	var h SlidingHit
-	var elapsed float64
-	err := q.db.QueryRow(ctx, `
-		WITH hit AS (
-			INSERT INTO rate_limits (key, window_start, hits)
-			VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / $2) * $2), 1)
-			ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limits.hits + 1
-			RETURNING hits, window_start)
-		SELECT hit.hits, COALESCE(prev.hits, 0), extract(epoch FROM now() - hit.window_start)::float8,
-		       hit.window_start + make_interval(secs => $2)
-		FROM hit LEFT JOIN rate_limits prev ON prev.key = $1 AND prev.window_start = hit.window_start - make_interval(secs => $2)`,
-		key, window.Seconds()).Scan(&h.Current, &h.Previous, &elapsed, &h.ResetAt)
-	h.Elapsed = time.Duration(elapsed * float64(time.Second))
-	return h, err
+	r, err := sqlc.HitSlidingRateLimit(ctx, q.db, dbsqlc.HitSlidingRateLimitParams{Key: key,
+		WindowSecs: decimal.NewFromFloat(window.Seconds())})
+	return SlidingHit{Current: int(r.Hits), Previous: int(r.Previous), ResetAt: r.ResetAt,
+		Elapsed: time.Duration(r.Elapsed * float64(time.Second))}, err
 }
 
 // Hits estimates the hits of the sliding window ending now from two fixed windows: the
@@ -118,14 +112,10 @@ func (q *Queries) TakeRateLimits(ctx context.Context, limits ...RateLimit) (*Ref
 // UnhitRateLimit takes back one hit that HitSlidingRateLimit counted in the
 // window ending at resetAt, so a refund lands in the window of the hit even after it ended.
 func (q *Queries) UnhitRateLimit(ctx context.Context, key string, window time.Duration, resetAt time.Time) error {
-	_, err := q.db.Exec(ctx, `UPDATE rate_limits SET hits = hits - 1
-		WHERE key = $1 AND window_start = $3::timestamptz - make_interval(secs => $2) AND hits > 0`,
-		key, window.Seconds(), resetAt)
-	return err
+	return sqlc.UnhitRateLimit(ctx, q.db, dbsqlc.UnhitRateLimitParams{Key: key, ResetAt: resetAt, WindowSecs: window.Seconds()})
 }
 
 // DeleteOldRateLimits removes windows that ended before the cutoff.
 func (q *Queries) DeleteOldRateLimits(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := q.db.Exec(ctx, `DELETE FROM rate_limits WHERE window_start < $1`, before)
-	return tag.RowsAffected(), err
+	return sqlc.DeleteOldRateLimits(ctx, q.db, before)
 }

@@ -5,29 +5,36 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-const webhookEventColumns = `id::text, operator_id::text, event_type, subject_id, test, sync, body, state, attempts,
-	COALESCE(last_status, 0), last_error, last_url, created_at, last_attempt_at, delivered_at, dead_at`
+// webhookEventOf maps a webhook_events row to the domain.
+func webhookEventOf(r dbsqlc.WebhookEvent) (domain.WebhookEvent, error) {
+	return domain.WebhookEvent{ID: r.ID, OperatorID: r.OperatorID, EventType: r.EventType, SubjectID: r.SubjectID,
+		Test: r.Test, Sync: r.Sync, Body: r.Body, State: r.State, Attempts: r.Attempts, LastStatus: r.LastStatus.Int32,
+		LastError: r.LastError, LastURL: r.LastUrl, CreatedAt: r.CreatedAt, LastAttemptAt: r.LastAttemptAt,
+		DeliveredAt: r.DeliveredAt, DeadAt: r.DeadAt}, nil
+}
 
-func scanWebhookEvent(row interface{ Scan(...any) error }) (domain.WebhookEvent, error) {
-	var e domain.WebhookEvent
-	err := row.Scan(&e.ID, &e.OperatorID, &e.EventType, &e.SubjectID, &e.Test, &e.Sync, &e.Body, &e.State, &e.Attempts,
-		&e.LastStatus, &e.LastError, &e.LastURL, &e.CreatedAt, &e.LastAttemptAt, &e.DeliveredAt, &e.DeadAt)
-	return e, notFound(err)
+// webhookAttemptOf maps a webhook_attempts row to the domain.
+func webhookAttemptOf(r dbsqlc.WebhookAttempt) (domain.WebhookAttempt, error) {
+	a := domain.WebhookAttempt{EventID: r.EventID, Attempt: r.Attempt, URL: r.Url, Status: r.Status.Int32, Acked: r.Acked,
+		Error: r.Error, Duration: time.Duration(r.DurationMs) * time.Millisecond, AttemptedAt: r.AttemptedAt}
+	if r.ErrorCode.Valid {
+		a.ErrorCode = &r.ErrorCode.Int32
+	}
+	return a, nil
 }
 
 // InsertWebhookEvent adds a pending outbox event. inserted is false, and nothing is written,
 // when the operator already has a (non-test) event of this type for this subject.
 func (q *Queries) InsertWebhookEvent(ctx context.Context, e domain.WebhookEvent) (inserted bool, err error) {
-	tag, err := q.db.Exec(ctx, `
-		INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING`,
-		e.ID, e.OperatorID, e.EventType, e.SubjectID, e.Test, e.Body)
-	return tag.RowsAffected() == 1, err
+	n, err := sqlc.InsertWebhookEvent(ctx, q.db, dbsqlc.InsertWebhookEventParams{ID: e.ID, OperatorID: e.OperatorID,
+		EventType: e.EventType, SubjectID: e.SubjectID, Test: e.Test, Body: e.Body})
+	return n == 1, err
 }
 
 // WebhookTarget is what a delivery attempt needs: the event and its operator's current
@@ -37,23 +44,16 @@ type WebhookTarget struct {
 	URL   string
 }
 
-const webhooksForDeliverySQL = `
-	SELECT e.id::text, e.operator_id::text, e.event_type, e.body, e.state, e.attempts, o.webhook_url
-	FROM webhook_events e JOIN operators o ON o.id = e.operator_id WHERE e.id = ANY($1::uuid[])`
-
 // QueueWebhooksForDelivery adds to a batch the load of events with their operators' current
 // webhook URLs; when the batch's results are read, found holds the events that exist.
 func QueueWebhooksForDelivery(b *pgx.Batch, ids []string, found map[string]WebhookTarget) {
-	b.Queue(webhooksForDeliverySQL, ids).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var t WebhookTarget
-			e := &t.Event
-			if err := rows.Scan(&e.ID, &e.OperatorID, &e.EventType, &e.Body, &e.State, &e.Attempts, &t.URL); err != nil {
-				return err
-			}
-			found[e.ID] = t
+	inBatch(b, func(db dbsqlc.DBTX) error {
+		rows, err := sqlc.WebhooksForDelivery(context.Background(), db, ids)
+		for _, r := range rows {
+			found[r.ID] = WebhookTarget{URL: r.WebhookUrl, Event: domain.WebhookEvent{ID: r.ID, OperatorID: r.OperatorID,
+				EventType: r.EventType, Body: r.Body, State: r.State, Attempts: r.Attempts}}
 		}
-		return rows.Err()
+		return err
 	})
 }
 
@@ -63,27 +63,6 @@ type WebhookOutcome struct {
 	Attempt domain.WebhookAttempt
 	State   domain.DeliveryState
 }
-
-const recordWebhookAttemptsSQL = `
-	WITH input AS (
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::bool[], $6::int[], $7::text[], $8::int[])
-			AS t (event_id, state, url, status, acked, error_code, error, duration_ms)
-	), e AS (
-		UPDATE webhook_events w SET
-			attempts = w.attempts + 1, state = i.state, last_status = NULLIF(i.status, 0), last_error = i.error,
-			last_url = i.url, last_attempt_at = now(),
-			delivered_at = CASE WHEN i.state = 'delivered' THEN now() END,
-			dead_at = CASE WHEN i.state = 'dead' THEN now() END
-		FROM input i
-		WHERE w.id = i.event_id AND w.state = 'pending'
-		RETURNING w.id, w.attempts
-	), a AS (
-		INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
-		SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, i.error_code, i.error, i.duration_ms
-		FROM e JOIN input i ON i.event_id = e.id
-		WHERE NOT i.acked OR e.attempts > 1
-	)
-	SELECT id::text, attempts FROM e`
 
 // QueueRecordWebhookAttempts adds to a batch one statement that records attempts of pending
 // events and moves each event to its new state. A delivery that succeeds at its first attempt
@@ -95,63 +74,61 @@ const recordWebhookAttemptsSQL = `
 // events no longer pending are left alone. Each event may appear once per statement.
 func QueueRecordWebhookAttempts(b *pgx.Batch, outcomes []WebhookOutcome, recorded map[string]int32) {
 	n := len(outcomes)
-	var (
-		ids, states, urls, errs = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		statuses, durations     = make([]int32, n), make([]int32, n)
-		acked                   = make([]bool, n)
-		codes                   = make([]*int32, n)
-	)
+	p := dbsqlc.RecordWebhookAttemptsParams{EventIds: make([]string, n), States: make([]string, n), Urls: make([]string, n),
+		Errors: make([]string, n), Statuses: make([]int32, n), DurationsMs: make([]int32, n), Acked: make([]bool, n),
+		ErrorCodes: make([]int32, n), HasErrorCodes: make([]bool, n)}
 	for i, o := range outcomes {
 		a := o.Attempt
-		ids[i], states[i], urls[i], errs[i] = a.EventID, string(o.State), a.URL, a.Error
-		statuses[i], durations[i], acked[i], codes[i] = a.Status, int32(min(a.Duration.Milliseconds(), 1<<31-1)), a.Acked, a.ErrorCode
-	}
-	b.Queue(recordWebhookAttemptsSQL, ids, states, urls, statuses, acked, codes, errs, durations).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var id string
-			var attempt int32
-			if err := rows.Scan(&id, &attempt); err != nil {
-				return err
-			}
-			recorded[id] = attempt
+		p.EventIds[i], p.States[i], p.Urls[i], p.Errors[i] = a.EventID, string(o.State), a.URL, a.Error
+		p.Statuses[i], p.DurationsMs[i], p.Acked[i] = a.Status, int32(min(a.Duration.Milliseconds(), 1<<31-1)), a.Acked
+		if a.ErrorCode != nil {
+			p.ErrorCodes[i], p.HasErrorCodes[i] = *a.ErrorCode, true
 		}
-		return rows.Err()
+	}
+	inBatch(b, func(db dbsqlc.DBTX) error {
+		rows, err := sqlc.RecordWebhookAttempts(context.Background(), db, p)
+		for _, r := range rows {
+			recorded[r.ID] = r.Attempts
+		}
+		return err
 	})
 }
 
 // InsertSyncWebhook records a synchronous send, already finished (delivered or failed), with
 // its one attempt.
 func (q *Queries) InsertSyncWebhook(ctx context.Context, e domain.WebhookEvent, a domain.WebhookAttempt) error {
-	_, err := q.db.Exec(ctx, `
-		WITH e AS (
-			INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, sync, body, state, attempts,
-				last_status, last_error, last_url, last_attempt_at, delivered_at)
-			VALUES ($1, $2, $3, $4, $5, true, $6, CASE WHEN $9 THEN 'delivered' ELSE 'failed' END, 1,
-				NULLIF($8, 0), $11, $7, now(), CASE WHEN $9 THEN now() END)
-			RETURNING id
-		)
-		INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
-		SELECT id, 1, $7, NULLIF($8, 0), $9, $10, $11, $12 FROM e`,
-		e.ID, e.OperatorID, e.EventType, e.SubjectID, e.Test, e.Body,
-		a.URL, a.Status, a.Acked, a.ErrorCode, a.Error, a.Duration.Milliseconds())
-	return err
+	var code pgtype.Int4
+	if a.ErrorCode != nil {
+		code = pgtype.Int4{Int32: *a.ErrorCode, Valid: true}
+	}
+	return sqlc.InsertSyncWebhook(ctx, q.db, dbsqlc.InsertSyncWebhookParams{ID: e.ID, OperatorID: e.OperatorID,
+		EventType: e.EventType, SubjectID: e.SubjectID, Test: e.Test, Body: e.Body, Url: a.URL, Status: a.Status,
+		Acked: a.Acked, ErrorCode: code, Error: a.Error, DurationMs: int32(a.Duration.Milliseconds())})
 }
 
 // GetWebhookEvent returns an event whose operator is in scope (nil: every operator), locking
 // its row when forUpdate.
 func (q *Queries) GetWebhookEvent(ctx context.Context, scope []string, id string, forUpdate bool) (domain.WebhookEvent, error) {
-	lock := ""
+	var r dbsqlc.WebhookEvent
+	var err error
 	if forUpdate {
-		lock = " FOR UPDATE"
+		r, err = sqlc.LockWebhookEvent(ctx, q.db, dbsqlc.LockWebhookEventParams{ID: id, OperatorIDs: scope})
+	} else {
+		r, err = sqlc.GetWebhookEvent(ctx, q.db, dbsqlc.GetWebhookEventParams{ID: id, OperatorIDs: scope})
 	}
-	return scanWebhookEvent(q.db.QueryRow(ctx, `SELECT `+webhookEventColumns+` FROM webhook_events
-		WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2))`+lock, id, scope))
+	if err != nil {
+		return domain.WebhookEvent{}, notFound(err)
+	}
+	return webhookEventOf(r)
 }
 
 // RequeueDeadWebhook moves a dead event back to pending (attempts count on).
 func (q *Queries) RequeueDeadWebhook(ctx context.Context, id string) (domain.WebhookEvent, error) {
-	return scanWebhookEvent(q.db.QueryRow(ctx, `UPDATE webhook_events SET state = 'pending', dead_at = NULL
-		WHERE id = $1 AND state = 'dead' RETURNING `+webhookEventColumns, id))
+	r, err := sqlc.RequeueDeadWebhook(ctx, q.db, id)
+	if err != nil {
+		return domain.WebhookEvent{}, notFound(err)
+	}
+	return webhookEventOf(r)
 }
 
 // DeadWebhookCursor is the position after the last dead letter of a page.
@@ -163,47 +140,22 @@ type DeadWebhookCursor struct {
 // ListDeadWebhooks lists dead events of the operators in scope (nil: every operator), newest
 // first, after the cursor when it is not nil.
 func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit int, after *DeadWebhookCursor) ([]domain.WebhookEvent, error) {
-	var at *time.Time
-	var id *string
+	p := dbsqlc.ListDeadWebhooksParams{OperatorIDs: scope, MaxRows: int32(limit)}
 	if after != nil {
-		at, id = &after.DeadAt, &after.ID
+		p.AfterDeadAt, p.AfterID = &after.DeadAt, &after.ID
 	}
-	rows, err := q.db.Query(ctx, `SELECT `+webhookEventColumns+` FROM webhook_events
-		WHERE dead_at IS NOT NULL AND ($1::uuid[] IS NULL OR operator_id = ANY($1))
-			AND ($2::timestamptz IS NULL OR (dead_at, id) < ($2, $3::uuid))
-		ORDER BY dead_at DESC, id DESC LIMIT $4`, scope, at, id, limit)
-	if err != nil {
+	rows, err := sqlc.ListDeadWebhooks(ctx, q.db, p)
+	if err != nil || rows == nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []domain.WebhookEvent
-	for rows.Next() {
-		e, err := scanWebhookEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return mapAll(rows, webhookEventOf)
 }
 
 // WebhookAttempts returns an event's attempts in order.
 func (q *Queries) WebhookAttempts(ctx context.Context, eventID string) ([]domain.WebhookAttempt, error) {
-	rows, err := q.db.Query(ctx, `SELECT event_id::text, attempt, url, COALESCE(status, 0), acked, error_code, error,
-		duration_ms, attempted_at FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`, eventID)
-	if err != nil {
+	rows, err := sqlc.WebhookAttempts(ctx, q.db, eventID)
+	if err != nil || rows == nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []domain.WebhookAttempt
-	for rows.Next() {
-		var a domain.WebhookAttempt
-		var ms int64
-		if err := rows.Scan(&a.EventID, &a.Attempt, &a.URL, &a.Status, &a.Acked, &a.ErrorCode, &a.Error, &ms, &a.AttemptedAt); err != nil {
-			return nil, err
-		}
-		a.Duration = time.Duration(ms) * time.Millisecond
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return mapAll(rows, webhookAttemptOf)
 }

@@ -1,0 +1,9 @@
+-- name: RegisterWorker :exec
+INSERT INTO worker_liveness (client_id, lock_key, host, pid) VALUES (@client_id, @lock_key, @host, @pid)
+ON CONFLICT (client_id) DO UPDATE SET beat_at = now();
+
+-- name: BeatWorker :execrows
+UPDATE worker_liveness SET beat_at = now() WHERE client_id = @client_id;
+
+-- name: UnregisterWorker :exec
+DELETE FROM worker_liveness WHERE client_id = @client_id;

@@ -1,0 +1,89 @@
+-- name: InsertWebhookEvent :execrows
+-- Writes nothing when the operator already has a (non-test) event of this type for this subject.
+INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
+VALUES (@id, @operator_id, @event_type, @subject_id, @test, @body)
+ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING;
+
+-- name: WebhooksForDelivery :many
+-- The events with the current webhook URLs of their operators.
+SELECT e.id, e.operator_id, e.event_type, e.body, e.state, e.attempts, o.webhook_url
+FROM webhook_events e JOIN operators o ON o.id = e.operator_id WHERE e.id = ANY(@ids::uuid[]);
+
+-- name: RecordWebhookAttempts :many
+-- Records attempts of pending events (the arrays are parallel, one element per event) and moves
+-- each event to its state; a first attempt that was acked leaves no attempts row. Returns the
+-- events that were pending with their attempt numbers.
+WITH input AS (
+    -- unnest in the select list: one row per element, the arrays in lockstep.
+    SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@states::text[]) AS state, unnest(@urls::text[]) AS url,
+        unnest(@statuses::int[]) AS status, unnest(@acked::bool[]) AS acked, unnest(@error_codes::int[]) AS error_code,
+        unnest(@has_error_codes::bool[]) AS has_error_code, unnest(@errors::text[]) AS error,
+        unnest(@durations_ms::int[]) AS duration_ms
+), e AS (
+    UPDATE webhook_events w SET
+        attempts = w.attempts + 1, state = i.state, last_status = NULLIF(i.status, 0), last_error = i.error,
+        last_url = i.url, last_attempt_at = now(),
+        delivered_at = CASE WHEN i.state = 'delivered' THEN now() END,
+        dead_at = CASE WHEN i.state = 'dead' THEN now() END
+    FROM input i
+    WHERE w.id = i.event_id AND w.state = 'pending'
+    RETURNING w.id, w.attempts
+), a AS (
+    INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
+    SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, CASE WHEN i.has_error_code THEN i.error_code END,
+        i.error, i.duration_ms
+    FROM e JOIN input i ON i.event_id = e.id
+    WHERE NOT i.acked OR e.attempts > 1
+)
+SELECT e.id::text AS id, e.attempts::int AS attempts FROM e;
+
+-- name: InsertSyncWebhook :exec
+-- A synchronous send, already finished (delivered or failed), with its one attempt.
+WITH e AS (
+    INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, sync, body, state, attempts,
+        last_status, last_error, last_url, last_attempt_at, delivered_at)
+    VALUES (@id, @operator_id, @event_type, @subject_id, @test, true, @body,
+        CASE WHEN @acked::bool THEN 'delivered' ELSE 'failed' END, 1,
+        NULLIF(@status::int, 0), @error::text, @url::text, now(), CASE WHEN @acked::bool THEN now() END)
+    RETURNING webhook_events.id
+)
+INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
+SELECT e.id, 1, @url::text, NULLIF(@status::int, 0), @acked::bool, sqlc.narg(error_code)::int, @error::text,
+    @duration_ms::int
+FROM e;
+
+-- name: GetWebhookEvent :one
+SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at
+FROM webhook_events
+WHERE id = @id AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]));
+
+-- name: LockWebhookEvent :one
+SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at
+FROM webhook_events
+WHERE id = @id AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
+FOR UPDATE;
+
+-- name: RequeueDeadWebhook :one
+-- attempts count on.
+UPDATE webhook_events SET state = 'pending', dead_at = NULL
+WHERE id = @id AND state = 'dead'
+RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at;
+
+-- name: ListDeadWebhooks :many
+-- Newest first, strictly after the cursor (after_dead_at, after_id) when it is not NULL.
+SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at
+FROM webhook_events
+WHERE dead_at IS NOT NULL
+  AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
+  AND (sqlc.narg(after_dead_at)::timestamptz IS NULL
+       OR (dead_at, id) < (sqlc.narg(after_dead_at)::timestamptz, sqlc.narg(after_id)::uuid))
+ORDER BY dead_at DESC, id DESC
+LIMIT @max_rows;
+
+-- name: WebhookAttempts :many
+SELECT event_id, attempt, url, status, acked, error_code, error, duration_ms, attempted_at
+FROM webhook_attempts WHERE event_id = @event_id ORDER BY attempt;
