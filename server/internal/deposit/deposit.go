@@ -97,7 +97,7 @@ type Service struct {
 	wallet   Wallet
 	prices   Prices
 	webhooks Webhooks
-	river    jobs.Inserter
+	river    *jobs.Inserter
 	cfg      Config
 	log      *slog.Logger
 	watched  *watchSet
@@ -112,19 +112,19 @@ type Deps struct {
 	Wallet   Wallet
 	Prices   Prices
 	Webhooks Webhooks
-	River    jobs.Inserter
+	River    *jobs.Inserter // required: bound to River once the client exists
 	Log      *slog.Logger
 }
 
 // New returns the service.
 func New(d Deps, cfg Config) *Service {
+	if d.River == nil {
+		panic("deposit: New without a job inserter (Deps.River)")
+	}
 	cfg.defaults()
 	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, river: d.River, cfg: cfg, log: d.Log.With("component", "deposit"), watched: newWatchSet()}
 }
-
-// SetRiver sets the job inserter (the River client is built after the services).
-func (s *Service) SetRiver(r jobs.Inserter) { s.river = r }
 
 func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
 	n, ok := s.chains.Network(chainID)

@@ -149,16 +149,15 @@ func setupWith(t *testing.T, o options) *env {
 	if o.prices != nil {
 		prices = o.prices(dev)
 	}
+	ins := jobs.NewInserter()
 	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
-		Prices: prices, Webhooks: hooks, Log: log}, o.config)
+		Prices: prices, Webhooks: hooks, River: ins, Log: log}, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})
 	river.AddWorker(workers, &deposit.SettleWorker{Service: svc})
-	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers})
-	if err != nil {
+	if _, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers, Inserter: ins}); err != nil {
 		t.Fatal(err)
 	}
-	svc.SetRiver(rc)
 	n, _ = registry.Network(n.ChainID)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
 		gasTank: gasTank, network: n, usdt: usdt, keys: keys,

@@ -60,14 +60,14 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 		return Replayed{}, refuse(fault.NotFound, ReasonTransactionMissing, "transaction %s was not found on chain %d", txHash.Hex(), chainID)
 	}
 	if err != nil {
-		return Replayed{}, unavailable(err, "chain %d", chainID)
+		return Replayed{}, fault.NotAvailable(err, "chain %d", chainID)
 	}
 	if pending {
 		return Replayed{}, refuse(fault.FailedPrecondition, ReasonConfirmations, "transaction %s is still pending", txHash.Hex())
 	}
 	receipt, err := c.Receipt(ctx, txHash)
 	if err != nil {
-		return Replayed{}, unavailable(err, "receipt of %s", txHash.Hex())
+		return Replayed{}, fault.NotAvailable(err, "receipt of %s", txHash.Hex())
 	}
 	if receipt.Status != types.ReceiptStatusSuccessful {
 		return Replayed{}, refuse(fault.FailedPrecondition, ReasonTxFailed, "transaction %s failed on-chain (reverted): it moved no funds", txHash.Hex())
@@ -77,13 +77,13 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 	}
 	header, err := c.Header(ctx, receipt.BlockNumber)
 	if err != nil {
-		return Replayed{}, unavailable(err, "block %s", receipt.BlockNumber)
+		return Replayed{}, fault.NotAvailable(err, "block %s", receipt.BlockNumber)
 	}
 	block := types.NewBlockWithHeader(header)
 	var trace *chain.CallFrame
 	if n.TraceInternalTransfers {
 		if trace, err = c.TraceTransaction(ctx, txHash); err != nil {
-			return Replayed{}, unavailable(err, "trace of %s", txHash.Hex())
+			return Replayed{}, fault.NotAvailable(err, "trace of %s", txHash.Hex())
 		}
 	}
 	q := store.New(s.pool)
@@ -133,7 +133,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	if n.Finalized {
 		f, err := c.Finalized(ctx)
 		if err != nil {
-			return unavailable(err, "finalized block of chain %d", n.ChainID)
+			return fault.NotAvailable(err, "finalized block of chain %d", n.ChainID)
 		}
 		if block > f.Number.Uint64() {
 			return refuse(fault.FailedPrecondition, ReasonConfirmations, "block %d is not finalized yet (finalized: %d)", block, f.Number)
@@ -142,7 +142,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	}
 	head, err := c.BlockNumber(ctx)
 	if err != nil {
-		return unavailable(err, "head of chain %d", n.ChainID)
+		return fault.NotAvailable(err, "head of chain %d", n.ChainID)
 	}
 	if have := int64(head) - int64(block) + 1; have < int64(n.Confirmations) {
 		return refuse(fault.FailedPrecondition, ReasonConfirmations, "%d of %d confirmations so far; replay it again later", max(have, 0), n.Confirmations)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
@@ -28,11 +29,9 @@ const (
 	Withdraw = domain.SessionWithdraw
 )
 
-// DefaultTTL is the session lifetime when none is configured.
-const DefaultTTL = 30 * time.Minute
-
 // Config configures the service.
 type Config struct {
+	// TTL is the session lifetime; COFFER_SESSION_TTL's default (config.Defaults) when zero.
 	TTL time.Duration
 	// WidgetURL is the widget's base address; the session URL is WidgetURL + "/?sid=<sid>".
 	WidgetURL string
@@ -50,7 +49,7 @@ type Service struct {
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
+		cfg.TTL = config.Defaults().SessionTTL
 	}
 	cfg.WidgetURL = strings.TrimRight(cfg.WidgetURL, "/")
 	return &Service{pool: pool, cfg: cfg}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -59,7 +60,7 @@ func TestOpen(t *testing.T) {
 	if o.Session.FiatCurrency != "USD" || o.Session.Kind != "DEPOSIT" || len(o.Session.SessionRef) != 35 {
 		t.Fatalf("session %+v", o.Session)
 	}
-	if ttl := o.Session.ExpiresAt.Sub(o.Session.CreatedAt); ttl != session.DefaultTTL {
+	if ttl := o.Session.ExpiresAt.Sub(o.Session.CreatedAt); ttl != config.Defaults().SessionTTL {
 		t.Fatalf("default ttl %v", ttl)
 	}
 	if _, err := uuid.Parse(o.Session.ID); err != nil {

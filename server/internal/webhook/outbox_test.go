@@ -181,7 +181,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 
 func TestListDeadScopeAndPages(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
-	e.svc.SetInserter(e.newRiver(nil, false))
+	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
 	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
 	if err != nil {
@@ -250,10 +250,10 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	ctx := context.Background()
 	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		return e.svc.Enqueue(ctx, tx, Event{OperatorID: e.opID, SubjectID: "1", Message: depositEvent(1)})
-	}); err == nil || !strings.Contains(err.Error(), "SetInserter") {
+	}); !errors.Is(err, jobs.ErrUnbound) {
 		t.Fatalf("Enqueue without a River client: %v", err)
 	}
-	e.svc.SetInserter(e.newRiver(nil, false))
+	e.bind(e.newRiver(nil, false))
 
 	rollback := errors.New("rollback")
 	id := newID()
@@ -308,7 +308,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
 	insertOnly := e.newRiver(nil, false)
-	e.svc.SetInserter(insertOnly)
+	e.bind(insertOnly)
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 
@@ -458,7 +458,7 @@ func TestStaleJobs(t *testing.T) {
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
-	e.svc.SetInserter(e.newRiver(fastSchedule, false))
+	e.bind(e.newRiver(fastSchedule, false))
 	ctx := context.Background()
 	id := newID()
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {

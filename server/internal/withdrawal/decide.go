@@ -289,9 +289,6 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdr
 
 // queuePayout inserts the withdrawal's payout job in the caller's transaction.
 func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
-	if s.river == nil {
-		return errors.New("withdrawal: no River client set (SetRiver)")
-	}
 	_, err := s.river.InsertTx(ctx, tx, PayoutArgs{WithdrawalID: id}, nil)
 	return err
 }

@@ -139,22 +139,21 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	ops := operator.New(pool, box)
-	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log})
+	ins := jobs.NewInserter()
+	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log, Jobs: ins})
 	off := &withdrawal.DevOffRamp{}
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
 	}
 	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
-		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, Log: log}, cfg)
+		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, River: ins, Log: log}, cfg)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})
 	river.AddWorker(workers, &withdrawal.PayoutWorker{Service: svc})
-	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers}) // insert only: the tests drive payouts
-	if err != nil {
+	// Insert only: the tests drive payouts.
+	if _, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers, Inserter: ins}); err != nil {
 		t.Fatal(err)
 	}
-	hooks.SetInserter(rc)
-	svc.SetRiver(rc)
 	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
 		ledger: funds.New(pool, registry)}
