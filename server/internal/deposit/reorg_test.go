@@ -149,7 +149,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	if got := e.available("ETH").Sign(); got != 0 {
 		t.Fatalf("ETH available %v after the reorg", e.available("ETH"))
 	}
-	bal, err := ledger.Balances(e.ctx, []string{e.op.ID})
+	bal, err := ledger.Balances(e.ctx, domain.Operators(e.op.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	}
 
 	// Listed for the service team, with where it was and what was reversed.
-	list, next, err := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	list, next, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, "")
 	if err != nil || next != "" || len(list) != 2 {
 		t.Fatalf("list: %d items, next %q, %v", len(list), next, err)
 	}
@@ -253,11 +253,11 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	if e.available("USDT").Int64() != -10_000_000 || e.reorgActions(token.ID) != "DETECTED/system,WRITE_OFF/service-team:cli:eve" {
 		t.Fatal("refused resolutions changed something")
 	}
-	all, _, err := e.svc.ListReorgs(e.ctx, nil, e.op.ID, true, 0, "")
+	all, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), e.op.ID, true, 0, "")
 	if err != nil || len(all) != 2 {
 		t.Fatalf("list with resolved ones: %d, %v", len(all), err)
 	}
-	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+	if open, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, ""); len(open) != 0 {
 		t.Fatalf("%d still listed as unresolved", len(open))
 	}
 	if n := len(e.hooks.all()); n != 2 {
@@ -311,7 +311,7 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	if again.Status != "REORGED" || again.BlockHash == first.BlockHash || e.available("USDC").Sign() != 0 {
 		t.Fatalf("re-detected: %s in %s (was %s), %v USDC", again.Status, again.BlockHash, first.BlockHash, e.available("USDC"))
 	}
-	list, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	list, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, "")
 	if len(list) != 1 || list[0].ReincludedBlock != again.BlockNumber {
 		t.Fatalf("listed: %+v", list)
 	}
@@ -346,10 +346,10 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 			t.Errorf("USDC reconciliation: holdings %s owed %s surplus %s", l.Holdings, l.Owed, l.Surplus)
 		}
 	}
-	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+	if open, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, ""); len(open) != 0 {
 		t.Fatalf("%d still unresolved", len(open))
 	}
-	all, _, _ := e.svc.ListReorgs(e.ctx, nil, "", true, 0, "")
+	all, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", true, 0, "")
 	if len(all) != 1 || all[0].Resolution != "REINCLUDED" || all[0].ResolvedBy != "system" {
 		t.Fatalf("resolved: %+v", all)
 	}
