@@ -3,6 +3,7 @@ package deposit_test
 import (
 	"errors"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,6 +190,42 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 			r.Reversed.Cmp(want.Amount) != 0 || r.Deposit.Status != "REORGED" || len(r.History) != 1 || r.OperatorID != e.op.ID {
 			t.Errorf("listed %+v", r.Reorg)
 		}
+	}
+	// The zero scope lists nothing (not everything); an operator's scope lists its own.
+	if none, _, err := e.svc.ListReorgs(e.ctx, domain.Scope{}, "", false, 0, ""); err != nil || len(none) != 0 {
+		t.Fatalf("zero scope lists %d reorgs, %v", len(none), err)
+	}
+	if own, _, err := e.svc.ListReorgs(e.ctx, domain.Operators(e.op.ID), "", false, 0, ""); err != nil || len(own) != 2 {
+		t.Fatalf("operator's scope lists %d reorgs, %v", len(own), err)
+	}
+	if _, _, err := e.svc.ListReorgs(e.ctx, domain.Scope{}, e.op.ID, false, 0, ""); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("zero scope narrowed to an operator: %v", err)
+	}
+	if none, _, err := e.svc.List(e.ctx, domain.Scope{}, domain.DepositFilter{}, ""); err != nil || len(none) != 0 {
+		t.Fatalf("zero scope lists %d deposits, %v", len(none), err)
+	}
+	// Pages: a token walks the list, and one list's token is refused by another.
+	first, next, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 1, "")
+	if err != nil || len(first) != 1 || next == "" {
+		t.Fatalf("first page: %d, %q, %v", len(first), next, err)
+	}
+	second, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 1, next)
+	if err != nil || len(second) != 1 || second[0].ID >= first[0].ID {
+		t.Fatalf("second page: %+v, %v", second, err)
+	}
+	if _, _, err := e.svc.List(e.ctx, domain.AllOperators(), domain.DepositFilter{}, next); !fault.Is(err, fault.InvalidArgument) {
+		t.Fatalf("a reorg page token on deposits: %v", err)
+	}
+	deps, depNext, err := e.svc.List(e.ctx, domain.AllOperators(), domain.DepositFilter{Limit: 1}, "")
+	if err != nil || len(deps) != 1 || depNext == "" {
+		t.Fatalf("first deposit page: %d, %q, %v", len(deps), depNext, err)
+	}
+	if more, _, err := e.svc.List(e.ctx, domain.AllOperators(), domain.DepositFilter{Limit: 1}, depNext); err != nil ||
+		len(more) != 1 || more[0].ID >= deps[0].ID {
+		t.Fatalf("second deposit page: %+v, %v", more, err)
+	}
+	if _, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, strconv.FormatInt(first[0].ID, 10)); !fault.Is(err, fault.InvalidArgument) {
+		t.Fatalf("an old-format (bare id) token: %v", err)
 	}
 
 	// Bad resolutions are refused and change nothing.
