@@ -32,7 +32,7 @@ type WidgetServer struct {
 // GetSession describes the session for the widget, with its theme. It answers for expired
 // and cancelled sessions too (status tells), so the widget can show the right screen.
 func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionRequest) (*cofferv1.GetSessionResponse, error) {
-	sess, err := s.Sessions.Lookup(ctx, req.GetSid())
+	sess, err := s.Sessions.Follow(ctx, req.GetSid(), "")
 	if err != nil {
 		return nil, err
 	}

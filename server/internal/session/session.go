@@ -278,6 +278,10 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 		return "", err
 	}
 	status := sess.StatusAt(time.Now())
+	cascades := sess.Kind == Withdraw && s.cascade != nil
+	if status != domain.SessionOpen && !cascades {
+		return status, nil
+	}
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if status == domain.SessionOpen {
 			cancelled, err := store.New(tx).CancelSession(ctx, sid)
@@ -290,7 +294,7 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 				status = cancelled.StatusAt(time.Now())
 			}
 		}
-		if sess.Kind != Withdraw || s.cascade == nil {
+		if !cascades {
 			return nil
 		}
 		return s.cascade(ctx, tx, sid)
