@@ -23,6 +23,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -360,27 +361,27 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 	return list[0], nil
 }
 
-// ListReorgs pages through reorged deposits within a scope (nil: every operator), newest
-// first: the unresolved ones, or every one with includeResolved. The page token is the last
-// reorg id of the previous page.
-func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID string, includeResolved bool, limit int,
+// ListReorgs pages through reorged deposits within a scope, newest first, optionally of one
+// operator of it (NOT_FOUND outside it): the unresolved ones, or every one with
+// includeResolved. The page token names the last reorg of the previous page.
+func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
 	f := domain.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
 	if pageToken != "" {
-		id, err := strconv.ParseInt(pageToken, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+		id, err := pagetoken.Decode[pagetoken.Seq](reorgPages, pageToken)
+		if err != nil {
+			return nil, "", err
 		}
-		f.BeforeID = id
+		f.BeforeID = int64(id)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	ids, ok := auth.Narrow(scope, strings.ToLower(operatorID))
+	narrowed, ok := scope.Narrow(strings.ToLower(operatorID))
 	if !ok {
 		return nil, "", fault.New(fault.NotFound, "operator not found")
 	}
-	f.OperatorIDs = ids
+	f.OperatorIDs = auth.OperatorIDs(narrowed)
 	list, err := store.New(s.pool).ListReorgs(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list reorged deposits")
@@ -391,10 +392,13 @@ func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID str
 	}
 	next := ""
 	if len(list) == f.Limit {
-		next = strconv.FormatInt(list[len(list)-1].ID, 10)
+		next = pagetoken.Encode(reorgPages, pagetoken.Seq(list[len(list)-1].ID))
 	}
 	return out, next, nil
 }
+
+// reorgPages names ListReorgs's page tokens.
+const reorgPages = "reorgs"
 
 // withDetails adds each reorg's deposit and audit trail.
 func (s *Service) withDetails(ctx context.Context, list []domain.Reorg) ([]Reorged, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/big"
-	"slices"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -45,8 +44,8 @@ type Replayed struct {
 // contract: the transaction is traced and its internal transfers keyed as the scanner does).
 // Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
 // known are returned unchanged; a replay never credits a transfer twice. scope limits the
-// deposit addresses considered to those operators' (nil: every operator).
-func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txHash common.Hash) (Replayed, error) {
+// deposit addresses considered to those operators'.
+func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64, txHash common.Hash) (Replayed, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
@@ -152,7 +151,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 
 // replayTransfers finds the transfers of a transaction that qualify as deposits; trace is its
 // call trace when the network traces internal transfers (else nil).
-func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope []string, n chain.Network, b *types.Block,
+func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope domain.Scope, n chain.Network, b *types.Block,
 	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]domain.Deposit, error) {
 	var found []domain.Deposit
 	unknownToken := ""
@@ -161,7 +160,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope [
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
-		return err == nil && (scope == nil || slices.Contains(scope, owner.OperatorID)), err
+		return err == nil && scope.Includes(owner.OperatorID), err
 	}
 	sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
 	own := s.serviceWallets()[sender]

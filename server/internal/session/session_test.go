@@ -284,11 +284,17 @@ func TestForOperatorsScopesToTheTree(t *testing.T) {
 	childSession, _ := f.sessions.Open(ctx, child, session.Deposit, input(""))
 	parentSession, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
 	tree, _ := f.ops.Tree(ctx, f.op.ID)
-	if _, err := f.sessions.ForOperators(ctx, tree, childSession.Session.ID); err != nil {
+	if _, err := f.sessions.ForOperators(ctx, domain.Operators(tree...), childSession.Session.ID); err != nil {
 		t.Fatalf("parent reaches child's session: %v", err)
 	}
 	childTree, _ := f.ops.Tree(ctx, child.ID)
-	if _, err := f.sessions.ForOperators(ctx, childTree, parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
+	if _, err := f.sessions.ForOperators(ctx, domain.Operators(childTree...), parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("child reaches parent's session: %v", err)
+	}
+	if _, err := f.sessions.ForOperators(ctx, domain.Scope{}, parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("the zero scope reaches a session: %v", err)
+	}
+	if _, err := f.sessions.ForOperators(ctx, domain.AllOperators(), childSession.Session.ID); err != nil {
+		t.Fatalf("every operator's scope misses a session: %v", err)
 	}
 }

@@ -63,7 +63,7 @@ type Sent struct {
 // Send sends a test webhook for a session owned by the caller or one of its sub-operators
 // (scope). Each operator may send Limit per Window, and each operator's endpoint receive Limit
 // per Window whoever sends them; beyond that RATE_LIMITED with Retry-After.
-func (s *Service) Send(ctx context.Context, caller string, scope []string, sid string, o Overrides) (Sent, error) {
+func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, sid string, o Overrides) (Sent, error) {
 	sess, err := s.Sessions.ForOperators(ctx, scope, sid)
 	if err != nil {
 		return Sent{}, err

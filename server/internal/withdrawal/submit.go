@@ -217,7 +217,7 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 			return err
 		}
 		for _, id := range earlier {
-			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: Supersede, Actor: domain.User,
+			if _, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: Supersede, Actor: domain.User,
 				Note: "superseded by withdrawal " + w.ID}); err != nil {
 				return err
 			}
