@@ -96,7 +96,7 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 		q := store.New(dbtx)
 		for _, d := range found {
 			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
-			if err == nil && known.Status != "ORPHANED" {
+			if err == nil && known.Status != domain.DepositOrphaned {
 				out.Deposits = append(out.Deposits, known)
 				continue
 			}

@@ -191,7 +191,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			if err != nil {
 				return err
 			}
-			if saved.Status == "REORGED" {
+			if saved.Status == domain.DepositReorged {
 				if err := s.noteReinclusion(ctx, q, saved); err != nil {
 					return err
 				}
@@ -447,7 +447,7 @@ func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Netw
 	}
 	d := domain.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
 		LogIndex: logIndex, BlockNumber: b.NumberU64(), BlockHash: b.Hash().Hex(), Address: to.Hex(), AddressIndex: owner.Index,
-		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: "CONFIRMING",
+		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: domain.DepositConfirming,
 		IdempotencyKey: IdempotencyKey(n.ChainID, txHash, logIndex)}
 	if contract != (common.Address{}) {
 		d.ContractAddress = contract.Hex()

@@ -246,8 +246,9 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 	if err != nil {
 		return "", err
 	}
-	if status := sess.StatusAt(time.Now()); status != domain.SessionOpen {
-		return status, nil
+	status := sess.StatusAt(time.Now())
+	if to, err := Next(status, Cancel); err != nil || to == status {
+		return to, err // not open: nothing changes
 	}
 	sess, err = store.New(s.pool).CancelSession(ctx, sid)
 	if errors.Is(err, store.ErrNotFound) {
