@@ -9,6 +9,9 @@
 //   - a retry re-broadcasts the stored bytes; a stuck transaction is replaced by a new signed
 //     attempt with the same nonce and higher fees, so at most one of them can be mined;
 //   - it is settled by the receipt of whichever attempt was mined.
+//
+// Its state table (transitions.go) is the one source of truth for every change of a
+// transaction's state.
 package chaintx
 
 import (
