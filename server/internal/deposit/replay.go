@@ -109,7 +109,7 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 			if err != nil {
 				return err
 			}
-			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil {
+			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil { // Confirm, as the scan's
 				return err
 			}
 			if _, err := s.river.InsertTx(ctx, dbtx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
