@@ -7,12 +7,11 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestStatementsFollowTheTable runs each store statement that moves deposits in bulk (its
@@ -21,12 +20,9 @@ import (
 // cannot drift apart.
 func TestStatementsFollowTheTable(t *testing.T) {
 	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	name, hook := "Op", "https://example.com/hook"
-	op, err := q.InsertOperator(ctx, uuid.NewString(), domain.OperatorSettings{Name: &name, WebhookURL: &hook})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := testdb.New(t)
+	q := store.New(pool)
+	op := testfactory.Operator(ctx, t, pool, nil)
 	chainID := int64(9000)
 	// seed stores a deposit in status on a chain of its own (the bulk statements work per
 	// chain), in block 10.
