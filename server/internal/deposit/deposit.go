@@ -11,6 +11,10 @@
 // until it is mined again or an engineer resolves it (reorg.go). Deposits of one address are
 // swept together (sweep.go). UNSWEEPABLE is no longer produced (a status of earlier versions:
 // native deposits too small to pay their own sweep now wait below the minimum).
+//
+// The transition tables of deposits, sweeps and reorg resolutions (transitions.go) are the
+// one source of truth for every status change; the store's statements follow them (checked by
+// TestStatementsFollowTheTable).
 package deposit
 
 import (

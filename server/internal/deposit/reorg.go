@@ -74,8 +74,11 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	})
 	out := make([]reorged, 0, len(settled))
 	for _, d := range settled {
+		if _, err := Next(d.Status, Reorg); err != nil {
+			return nil, err // the statement selected a status the table does not reorg
+		}
 		reversed := new(big.Int)
-		if d.Status == "CREDITED" && d.Amount != nil {
+		if d.Status == domain.DepositCredited && d.Amount != nil {
 			reversed.Set(d.Amount)
 		}
 		r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
@@ -158,7 +161,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 	}
 	ready := map[int64]bool{}
 	for _, r := range list {
-		if r.PriorStatus != "CREDITED" {
+		if r.PriorStatus != domain.DepositCredited {
 			ready[r.ID] = true // never swept: its sweep (if any) resumes on resolution
 			continue
 		}
@@ -186,7 +189,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 // sweptAgain reports whether a reorged deposit's sweep transaction is mined, successfully and
 // confirmed, on the chain as it is now, and sends it again when it left the chain.
 func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
-	if t.State != "pending" {
+	if t.State != domain.ChainTxPending {
 		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 		switch {
 		case err == nil && r.Status == types.ReceiptStatusSuccessful:
@@ -200,7 +203,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)
-		if err := store.New(s.pool).ReopenChainTx(ctx, t.ID); err != nil {
+		if err := s.engine.Reopen(ctx, t); err != nil {
 			return false, err
 		}
 	}
@@ -211,7 +214,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 	if err != nil {
 		return false, err
 	}
-	return t.State == "mined" && t.MinedBlock <= upTo, nil
+	return t.State == domain.ChainTxMined && t.MinedBlock <= upTo, nil
 }
 
 // resolveReincluded resolves, in the scan's transaction, the reorged deposits readyToReinstate
@@ -234,7 +237,7 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 		if err != nil {
 			return done, err
 		}
-		if d.BlockHash != r.ReincludedHash || d.Status != "REORGED" {
+		if d.BlockHash != r.ReincludedHash || d.Status != domain.DepositReorged {
 			continue // moved meanwhile; the next pass sees it again
 		}
 		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)
@@ -254,8 +257,16 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 // credit reversed. Each adds an audit row.
 func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, resolution domain.ReorgResolution, actor domain.Actor, note string) (domain.Reorg, error) {
 	q := store.New(tx)
-	if resolution != domain.ReorgWriteOff {
-		ok, err := q.SetDepositStatus(ctx, d.ID, "REORGED", r.PriorStatus)
+	o, err := NextReorg(r.Resolution, resolutionEvent(resolution))
+	if err != nil {
+		return r, err
+	}
+	if o.Restore {
+		to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
+		if err != nil {
+			return r, err
+		}
+		ok, err := q.SetDepositStatus(ctx, d.ID, domain.DepositReorged, to)
 		if err != nil {
 			return r, err
 		}
@@ -267,17 +278,17 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 				return r, err
 			}
 		}
-		if r.PriorStatus != "CREDITED" {
+		if to != domain.DepositCredited {
 			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
 				return r, err
 			}
 		}
 	}
-	closed, err := q.CloseReorg(ctx, r.ID, resolution, actor, note)
+	closed, err := q.CloseReorg(ctx, r.ID, o.To, actor, note)
 	if err != nil {
 		return r, err
 	}
-	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(resolution), Actor: actor, Note: note})
+	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(o.To), Actor: actor, Note: note})
 	return closed, err
 }
 

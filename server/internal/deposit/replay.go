@@ -95,7 +95,7 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 		q := store.New(dbtx)
 		for _, d := range found {
 			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
-			if err == nil && known.Status != "ORPHANED" {
+			if err == nil && known.Status != domain.DepositOrphaned {
 				out.Deposits = append(out.Deposits, known)
 				continue
 			}
@@ -108,7 +108,7 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 			if err != nil {
 				return err
 			}
-			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil {
+			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil { // Confirm, as the scan's
 				return err
 			}
 			if _, err := s.river.InsertTx(ctx, dbtx, SettleArgs{DepositID: saved.ID}, nil); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -49,7 +50,7 @@ func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
 func TestCancelCascadesToWithdrawals(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, 0)
-	withdrawals := withdrawal.New(withdrawal.Deps{Pool: f.pool}, withdrawal.Config{})
+	withdrawals := withdrawal.New(withdrawal.Deps{Pool: f.pool, River: jobs.NewInserter()}, withdrawal.Config{})
 	f.sessions.SetCascade(withdrawals.CancelSessionWithdrawals)
 
 	wd, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))

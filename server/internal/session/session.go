@@ -277,12 +277,18 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 		return "", err
 	}
 	status := sess.StatusAt(time.Now())
+	to, err := Next(status, Cancel)
+	if err != nil {
+		return "", err
+	}
+	// A withdraw session's withdrawals are looked at again even when the session is no longer
+	// open (a cancel repeated after a crash between the two).
 	cascades := sess.Kind == Withdraw && s.cascade != nil
-	if status != domain.SessionOpen && !cascades {
-		return status, nil
+	if to == status && !cascades {
+		return status, nil // not open: nothing changes
 	}
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		if status == domain.SessionOpen {
+		if to != status {
 			cancelled, err := store.New(tx).CancelSession(ctx, sid)
 			switch {
 			case errors.Is(err, store.ErrNotFound): // expired meanwhile

@@ -87,7 +87,8 @@ func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID str
 		} else if err != nil {
 			return err
 		}
-		if cur.State != domain.DeliveryDead {
+		if _, err := Next(cur.State, Redeliver); err != nil {
+			// The API has always answered CONFLICT here (the state changed under the caller).
 			return fault.New(fault.Conflict, "webhook %s is %s: only a dead-lettered webhook can be redelivered", eventID, cur.State)
 		}
 		if ev, err = q.RequeueDeadWebhook(ctx, eventID); err != nil {

@@ -7,7 +7,8 @@
 // current webhookUrl: five attempts on jobs.WebhookSchedule, then the event is dead-lettered
 // (River discards the job) until an admin or the service team redelivers it. Test webhooks
 // and the synchronous WITHDRAW_REQUEST of mode A are one attempt now (Send). Every attempt is
-// recorded.
+// recorded. The delivery table (transitions.go) is the one source of truth for every change of
+// an event's delivery state.
 //
 // The wire format (form codec, Standard Webhooks signature) is the operators' Go SDK,
 // sdk/go/webhook, so the server and the SDKs cannot disagree.

@@ -193,7 +193,7 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
 		s.log.WarnContext(ctx, "payout left the chain (reorg): sending it again", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
-		return false, store.New(s.pool).ReopenChainTx(ctx, t.ID)
+		return false, s.engine.Reopen(ctx, t)
 	}
 	return err == nil, err
 }
