@@ -191,6 +191,7 @@ func TestDepositsRoundTrip(t *testing.T) {
 		want int
 	}{
 		{"every operator", domain.DepositFilter{Statuses: anyStatus, Limit: 10}, 2},
+		{"no status filter (nil)", domain.DepositFilter{Limit: 10}, 2},
 		{"one operator", domain.DepositFilter{Statuses: anyStatus, OperatorIDs: []string{op.ID}, Limit: 10}, 1},
 		{"no operator", domain.DepositFilter{Statuses: anyStatus, OperatorIDs: []string{}, Limit: 10}, 0},
 		{"user", domain.DepositFilter{Statuses: anyStatus, ExternalUserID: "u9", Limit: 10}, 1},

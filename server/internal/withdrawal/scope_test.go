@@ -6,6 +6,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -16,7 +17,7 @@ func TestZeroScopeSeesNothing(t *testing.T) {
 	f := setup(t)
 	older := f.withdrawal(t, domain.WithdrawalPending)
 	newer := f.withdrawal(t, domain.WithdrawalPending)
-	svc := withdrawal.New(withdrawal.Deps{Pool: f.pool}, withdrawal.Config{})
+	svc := withdrawal.New(withdrawal.Deps{Pool: f.pool, River: jobs.NewInserter()}, withdrawal.Config{})
 
 	if list, _, err := svc.List(ctx, domain.Scope{}, domain.WithdrawalFilter{}, ""); err != nil || len(list) != 0 {
 		t.Errorf("zero scope lists %d withdrawals, %v", len(list), err)

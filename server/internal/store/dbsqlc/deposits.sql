@@ -153,7 +153,7 @@ SELECT sqlc.embed(deposits),
 FROM deposits
 WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR deposits.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
   AND (@external_user_id::text = '' OR deposits.external_user_id = @external_user_id::text)
-  AND (cardinality(sqlc.narg(statuses)::text[]) = 0 OR deposits.status = ANY(sqlc.narg(statuses)::text[]))
+  AND (coalesce(cardinality(sqlc.narg(statuses)::text[]), 0) = 0 OR deposits.status = ANY(sqlc.narg(statuses)::text[]))
   AND (@before_id::bigint = 0 OR deposits.id < @before_id::bigint)
 ORDER BY deposits.id DESC LIMIT @lim;
 

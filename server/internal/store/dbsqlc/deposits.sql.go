@@ -535,7 +535,7 @@ SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.se
 FROM deposits
 WHERE ($1::uuid[] IS NULL OR deposits.operator_id = ANY($1::uuid[]))
   AND ($2::text = '' OR deposits.external_user_id = $2::text)
-  AND (cardinality($3::text[]) = 0 OR deposits.status = ANY($3::text[]))
+  AND (coalesce(cardinality($3::text[]), 0) = 0 OR deposits.status = ANY($3::text[]))
   AND ($4::bigint = 0 OR deposits.id < $4::bigint)
 ORDER BY deposits.id DESC LIMIT $5
 `
