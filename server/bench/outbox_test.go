@@ -131,11 +131,14 @@ func runWebhooks(b *testing.B) run {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback})})
+	ins := jobs.NewInserter()
+	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Jobs: ins})
 	w := river.NewWorkers()
 	river.AddWorker(w, &webhook.DeliverWorker{Service: svc})
 	client := newRiver(b, pool, w, outboxWorkers)
-	svc.SetInserter(client)
+	if err := ins.Bind(client); err != nil {
+		b.Fatal(err)
+	}
 	at := timestamppb.New(time.Date(2026, 11, 22, 5, 38, 20, 0, time.UTC))
 	for start := 0; start < outboxJobs; start += 500 {
 		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {

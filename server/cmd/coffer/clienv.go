@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -41,7 +40,12 @@ const (
 )
 
 func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) {
-	dbURL, chainsFile := os.Getenv("DATABASE_URL"), os.Getenv("COFFER_CHAINS_FILE")
+	// Every variable is checked as `coffer serve` checks it: a bad one is an error, not a default.
+	cfg, err := config.Read(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	dbURL := cfg.DatabaseURL
 	keySet := os.Getenv(custody.EnvKey) != "" || os.Getenv(custody.EnvKeyFile) != "" || os.Getenv(custody.EnvKeyURL) != ""
 	getenv := os.Getenv
 	var dev *devenv.File
@@ -89,38 +93,29 @@ func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) 
 	if need == needBox {
 		return env, nil
 	}
-	var chains *chain.Registry
-	switch {
-	case chainsFile != "":
-		chains, err = chain.LoadFile(chainsFile)
-	case dev != nil:
+	chains := cfg.Chains // COFFER_CHAINS_FILE's, else none
+	if os.Getenv("COFFER_CHAINS_FILE") == "" && dev != nil {
 		var networks []chain.Network
 		for _, c := range dev.Chains {
 			networks = append(networks, c.Network())
 		}
-		chains, err = chain.NewRegistry(networks)
-	default:
-		chains, err = chain.NewRegistry(nil)
+		if chains, err = chain.NewRegistry(networks); err != nil {
+			return fail(err)
+		}
 	}
-	if err != nil {
-		return fail(err)
-	}
-	cfg, _ := config.FromEnv(os.Getenv) // only the rate tables are read from it
 	if dev != nil && len(cfg.FiatRates) == 0 && len(cfg.StaticPrices) == 0 {
 		// `coffer dev` prices with the dev tables: the CLI accepts the currencies it does.
 		cfg.StaticPrices, cfg.FiatRates = rates.DevUSD(), rates.DevPerUSD()
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if env.services, err = app.NewServices(ctx, pool, env.box, app.ServicesConfig{Wallet: app.WalletPublicOrCreate, Chains: chains,
-		Sessions: session.Config{TTL: 30 * time.Minute}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {
+		Sessions: session.Config{TTL: cfg.SessionTTL}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {
 		return fail(err)
 	}
-	river, err := app.InsertOnlyRiver(pool, env.services, log)
-	if err != nil {
+	if _, err := app.InsertOnlyRiver(pool, env.services, log); err != nil {
 		env.services.Close()
 		return fail(err)
 	}
-	env.services.SetRiver(river)
 	env.close = func() { env.services.Close(); pool.Close() }
 	return env, nil
 }

@@ -95,7 +95,7 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 		fmt.Fprintf(out, "%s\n(payments to it on chain %d fund the operator's payouts; the same address serves every EVM chain)\n", addr.Hex(), *chainID)
 		return nil
 	case "balance":
-		list, err := s.Funds.Balances(ctx, []string{*id})
+		list, err := s.Funds.Balances(ctx, domain.Operators(*id))
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
@@ -35,7 +36,7 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	defer env.close()
-	list, next, err := env.services.Deposits.ListReorgs(ctx, nil, *operatorID, *all, *limit, "")
+	list, next, err := env.services.Deposits.ListReorgs(ctx, domain.AllOperators(), *operatorID, *all, *limit, "")
 	if err != nil {
 		return err
 	}

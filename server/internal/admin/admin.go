@@ -221,7 +221,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (auth.Admin, e
 	}
 	out := auth.Admin{Admin: a, Token: token}
 	if a.OperatorID != "" {
-		if out.Scope, err = q.OperatorTree(ctx, a.OperatorID); err != nil {
+		if out.Operators, err = q.OperatorTree(ctx, a.OperatorID); err != nil {
 			return auth.Admin{}, fault.Wrap(err, "admin scope")
 		}
 	}

@@ -133,7 +133,7 @@ func TestLoginLifecycle(t *testing.T) {
 		t.Fatalf("login: %v", err)
 	}
 	who, err := s.Authenticate(ctx, token)
-	if err != nil || who.ID != a.ID || who.Scope != nil {
+	if err != nil || who.ID != a.ID || who.Operators != nil || !who.Scope().All() {
 		t.Fatalf("authenticate: %+v %v", who, err)
 	}
 	if err := s.Logout(ctx, token); err != nil {

@@ -107,13 +107,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.River, err = jobs.NewClient(pool, log, jobs.Options{
 		Work: cfg.Role != config.RoleAPI, Concurrency: cfg.WorkerConcurrency, WebhookConcurrency: cfg.WebhookConcurrency,
 		Workers: w, Periodic: periodic,
-		RescueAfter: cfg.JobRescueAfter, PollInterval: pollInterval(cfg)})
+		RescueAfter: cfg.JobRescueAfter, PollInterval: pollInterval(cfg), Inserter: services.Jobs})
 	if err != nil {
 		services.Close()
 		pool.Close()
 		return nil, fmt.Errorf("river: %w", err)
 	}
-	services.SetRiver(a.River)
 	a.handler, a.internal = a.routes()
 	return a, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
@@ -19,9 +20,6 @@ const (
 	ReadHeaderTimeout = 5 * time.Second
 	IdleTimeout       = 2 * time.Minute
 	MaxHeaderBytes    = 32 << 10
-	// Defaults of config's HTTPReadTimeout and HTTPWriteTimeout (when zero).
-	DefaultReadTimeout  = 15 * time.Second
-	DefaultWriteTimeout = 60 * time.Second
 )
 
 // routeBodyLimits are the bodies smaller than rpc.MaxRequestBytes, by path prefix: a login is
@@ -57,11 +55,12 @@ func bodyLimit(r *http.Request) int64 {
 // handler's work (the server watches the idle connection for a client that goes away, and a
 // deadline left there would cancel a slow handler's context).
 func limitRequests(next http.Handler, readTimeout, writeTimeout time.Duration) http.Handler {
+	// Zero: the configuration's defaults (a Config built in code, not read).
 	if readTimeout <= 0 {
-		readTimeout = DefaultReadTimeout
+		readTimeout = config.Defaults().HTTPReadTimeout
 	}
 	if writeTimeout <= 0 {
-		writeTimeout = DefaultWriteTimeout
+		writeTimeout = config.Defaults().HTTPWriteTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)

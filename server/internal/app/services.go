@@ -55,6 +55,9 @@ type Services struct {
 	Withdrawals *withdrawal.Service
 	Funds       *funds.Ledger
 	Reconciler  *funds.Reconciler
+	// Jobs is how the services insert River jobs: bound when the process's River client is
+	// built (jobs.Options.Inserter), which needs the services first.
+	Jobs *jobs.Inserter
 
 	webhookRetries jobs.RetrySchedule
 }
@@ -96,7 +99,8 @@ type ServicesConfig struct {
 	Log    *slog.Logger
 }
 
-// NewServices builds the service layer on a pool. Call SetRiver once the River client exists.
+// NewServices builds the service layer on a pool. Its job inserter (Services.Jobs) is bound by
+// the River client built next (New, InsertOnlyRiver).
 func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg ServicesConfig) (*Services, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -138,6 +142,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		Keys:           keys,
 		Wallet:         public,
 		Clients:        map[int64]*chain.Client{},
+		Jobs:           jobs.NewInserter(),
 	}
 	var feeds []*rates.Aggregator
 	for _, n := range cfg.Chains.Networks() {
@@ -158,7 +163,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	sessions.Currencies = s.Prices
 	s.Sessions = session.New(pool, sessions)
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
-		Client: webhook.NewClient(webhook.ClientOptions{Reach: cfg.WebhookReach}), Log: cfg.Log})
+		Client: webhook.NewClient(webhook.ClientOptions{Reach: cfg.WebhookReach}), Log: cfg.Log, Jobs: s.Jobs})
 	s.Engine = chaintx.New(pool, s.Clients, signer, cfg.Log)
 	if fp := cfg.Failpoint; fp != "" {
 		cfg.Log.Warn("failpoint armed: the process exits at this step of sending a transaction", "step", fp)
@@ -170,7 +175,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		}
 	}
 	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
-		Prices: s.Prices, Webhooks: s.Webhooks, Log: cfg.Log}, cfg.Deposits)
+		Prices: s.Prices, Webhooks: s.Webhooks, River: s.Jobs, Log: cfg.Log}, cfg.Deposits)
 	var offramp withdrawal.OffRamp
 	if cfg.OffRamp == "dev" {
 		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
@@ -178,25 +183,20 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	s.Funds = funds.New(pool, cfg.Chains)
 	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
 	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
-		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, Log: cfg.Log}, cfg.Withdrawals)
+		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
+	// Cancelling a withdraw session cancels its open withdrawals in the same transaction.
+	s.Sessions.SetCascade(s.Withdrawals.CancelSessionWithdrawals)
 	return s, nil
 }
 
 // FailpointExitCode is the exit status of a process stopped by its failpoint.
 const FailpointExitCode = 86
 
-// SetRiver gives the services that enqueue jobs the River client.
-func (s *Services) SetRiver(r *jobs.Client) {
-	s.Webhooks.SetInserter(r)
-	s.Deposits.SetRiver(r)
-	s.Withdrawals.SetRiver(r)
-}
-
 // InsertOnlyRiver is a River client that only inserts jobs (the CLI's): a worker replica
-// works them.
+// works them. It binds the services' job inserter.
 func InsertOnlyRiver(pool *pgxpool.Pool, s *Services, log *slog.Logger) (*jobs.Client, error) {
 	w, _ := s.workers(pool, log)
-	return jobs.NewClient(pool, log, jobs.Options{Workers: w})
+	return jobs.NewClient(pool, log, jobs.Options{Workers: w, Inserter: s.Jobs})
 }
 
 // Close closes the chain connections.

@@ -20,7 +20,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
@@ -87,9 +86,6 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Role == "" {
 		opts.Role = config.RoleAll
 	}
-	if opts.SessionTTL == 0 {
-		opts.SessionTTL = 30 * time.Minute
-	}
 	if opts.Chains == nil {
 		opts.Chains = TestChains()
 		if opts.ScanInterval == 0 {
@@ -111,13 +107,18 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.DatabaseURL == "" {
 		opts.DatabaseURL = testdb.URL(t)
 	}
-	cfg := config.Config{
-		DatabaseURL: opts.DatabaseURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: base, WidgetURL: base + "/widget",
-		MasterKey: secret.Random(secret.KeySize), OpsToken: secret.Token("ops_"), Chains: registry,
-		SessionTTL: opts.SessionTTL, Role: opts.Role, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
-		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(), ScanInterval: opts.ScanInterval, SettlePoll: opts.ScanInterval,
-		JobRescueAfter: opts.JobRescueAfter, WebhookRetries: opts.WebhookRetries, HTTPReadTimeout: opts.HTTPReadTimeout,
-		TrustedProxyHeader: opts.TrustedProxyHeader, TrustedProxies: clientip.DefaultTrusted,
+	// The defaults of `coffer serve`, then what a test process changes.
+	cfg := config.Defaults()
+	cfg.DatabaseURL, cfg.Addr, cfg.BaseURL, cfg.WidgetURL = opts.DatabaseURL, ln.Addr().String(), base, base+"/widget"
+	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.Role = secret.Random(secret.KeySize), secret.Token("ops_"), registry, opts.Role
+	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
+	cfg.ScanInterval, cfg.SettlePoll = opts.ScanInterval, opts.ScanInterval
+	cfg.WebhookRetries, cfg.TrustedProxyHeader = opts.WebhookRetries, opts.TrustedProxyHeader
+	for dst, v := range map[*time.Duration]time.Duration{&cfg.SessionTTL: opts.SessionTTL, &cfg.JobRescueAfter: opts.JobRescueAfter,
+		&cfg.HTTPReadTimeout: opts.HTTPReadTimeout} {
+		if v != 0 {
+			*dst = v
+		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if opts.Role == config.RoleAPI {

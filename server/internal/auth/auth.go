@@ -1,12 +1,12 @@
-// Package auth carries the authenticated caller through a request's context and parses
-// Bearer credentials. Who may call what is decided by the transports (see rpc and legacy),
-// which authenticate through the operator and admin services.
+// Package auth carries the authenticated caller through a request's context, parses Bearer
+// credentials and decides what operators a caller may see (Scope, the one place). Who may
+// call what is decided by the transports (see rpc and legacy), which authenticate through the
+// operator and admin services.
 package auth
 
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -14,6 +14,7 @@ import (
 
 type operatorKey struct{}
 type adminKey struct{}
+type serviceTeamKey struct{}
 
 // WithOperator records the authenticated operator.
 func WithOperator(ctx context.Context, op domain.Operator) context.Context {
@@ -30,8 +31,9 @@ func Operator(ctx context.Context) (domain.Operator, bool) {
 type Admin struct {
 	domain.Admin
 	Token string
-	// Scope is the operator ids the admin may see; nil for a service-team admin (all).
-	Scope []string
+	// Operators are an operator-bound admin's operator and its sub-operators, resolved at
+	// authentication (nil for a service-team admin). What the admin sees is Scope().
+	Operators []string
 }
 
 // WithAdmin records the authenticated admin.
@@ -45,6 +47,16 @@ func AdminFrom(ctx context.Context) (Admin, bool) {
 	return a, ok
 }
 
+// WithServiceTeam records that the service team's ops token authenticated the call.
+func WithServiceTeam(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serviceTeamKey{}, true)
+}
+
+func serviceTeam(ctx context.Context) bool {
+	ok, _ := ctx.Value(serviceTeamKey{}).(bool)
+	return ok
+}
+
 // Bearer extracts the credential of an "Authorization: Bearer <credential>" header.
 func Bearer(h http.Header) (string, bool) {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
@@ -53,30 +65,4 @@ func Bearer(h http.Header) (string, bool) {
 	}
 	cred = strings.TrimSpace(cred)
 	return cred, cred != ""
-}
-
-// CanSee reports whether the admin's scope includes the operator.
-func (a Admin) CanSee(operatorID string) bool {
-	if a.Scope == nil {
-		return true
-	}
-	for _, id := range a.Scope {
-		if id == operatorID {
-			return true
-		}
-	}
-	return false
-}
-
-// Narrow is the operators a listing covers: the one asked for (operatorID), which must be in
-// scope, or the whole scope (nil: every operator). ok is false when the operator asked for is
-// out of scope (callers answer NOT_FOUND, not to reveal it).
-func Narrow(scope []string, operatorID string) (ids []string, ok bool) {
-	if operatorID == "" {
-		return scope, true
-	}
-	if scope != nil && !slices.Contains(scope, operatorID) {
-		return nil, false
-	}
-	return []string{operatorID}, true
 }

@@ -1,27 +1,81 @@
 package auth
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
 )
 
-func TestNarrow(t *testing.T) {
+// trees is an operator hierarchy: an operator's tree is itself and its listed descendants.
+type trees map[string][]string
+
+func (t trees) Tree(_ context.Context, id string) ([]string, error) {
+	if id == "broken" {
+		return nil, errors.New("database down")
+	}
+	return append([]string{id}, t[id]...), nil
+}
+
+// TestScope: every kind of caller, the scope it gets.
+func TestScope(t *testing.T) {
+	hierarchy := trees{"a": {"a-sub"}}
+	bg := context.Background()
+	opA := WithOperator(bg, domain.Operator{ID: "a"})
 	for _, c := range []struct {
-		name     string
-		scope    []string
-		operator string
-		want     []string
-		ok       bool
+		name            string
+		ctx             context.Context
+		reach           Reach
+		all             bool
+		ids             []string // when not all
+		unauthenticated bool
 	}{
-		{"service team, everything", nil, "", nil, true},
-		{"service team, one operator", nil, "a", []string{"a"}, true},
-		{"operator admin, its scope", []string{"a", "a-sub"}, "", []string{"a", "a-sub"}, true},
-		{"operator admin, a sub-operator", []string{"a", "a-sub"}, "a-sub", []string{"a-sub"}, true},
-		{"operator admin, another operator", []string{"a", "a-sub"}, "b", nil, false},
+		{"ops token", WithServiceTeam(bg), OwnOperator, true, nil, false},
+		{"service-team admin", WithAdmin(bg, Admin{Admin: domain.Admin{ID: "x"}}), OwnOperator, true, nil, false},
+		{"service-team admin, reach ignored", WithAdmin(bg, Admin{}), SubOperators(hierarchy), true, nil, false},
+		{"operator-bound admin", WithAdmin(bg, Admin{Admin: domain.Admin{OperatorID: "a"}, Operators: []string{"a", "a-sub"}}),
+			OwnOperator, false, []string{"a", "a-sub"}, false},
+		{"operator-bound admin, tree unresolved: nothing, not everything", WithAdmin(bg, Admin{Admin: domain.Admin{OperatorID: "a"}}),
+			OwnOperator, false, []string{}, false},
+		{"operator key, own operator", opA, OwnOperator, false, []string{"a"}, false},
+		{"operator key, with sub-operators", opA, SubOperators(hierarchy), false, []string{"a", "a-sub"}, false},
+		{"leaf operator key, with sub-operators", WithOperator(bg, domain.Operator{ID: "a-sub"}), SubOperators(hierarchy),
+			false, []string{"a-sub"}, false},
+		{"no credential", bg, OwnOperator, false, []string{}, true},
 	} {
-		got, ok := Narrow(c.scope, c.operator)
-		if ok != c.ok || !slices.Equal(got, c.want) || (c.want == nil) != (got == nil) {
-			t.Errorf("%s: Narrow(%v, %q) = %v, %v; want %v, %v", c.name, c.scope, c.operator, got, ok, c.want, c.ok)
+		got, err := Scope(c.ctx, c.reach)
+		if c.unauthenticated {
+			if !fault.Is(err, fault.Unauthenticated) {
+				t.Errorf("%s: error %v, want UNAUTHENTICATED", c.name, err)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", c.name, err)
 		}
+		all, ids := got.Filter()
+		if all != c.all || (!c.all && !slices.Equal(ids, c.ids)) {
+			t.Errorf("%s: scope all=%v ids=%v, want all=%v ids=%v", c.name, all, ids, c.all, c.ids)
+		}
+	}
+	if _, err := Scope(WithOperator(bg, domain.Operator{ID: "broken"}), SubOperators(hierarchy)); err == nil {
+		t.Error("a failed tree lookup gave a scope")
+	}
+}
+
+// TestOperatorIDs: the store's spelling keeps "every operator" (nil) apart from "none" (empty).
+func TestOperatorIDs(t *testing.T) {
+	if ids := OperatorIDs(domain.AllOperators()); ids != nil {
+		t.Errorf("all operators: %v, want nil", ids)
+	}
+	if ids := OperatorIDs(domain.Scope{}); ids == nil || len(ids) != 0 {
+		t.Errorf("zero scope: %#v, want empty and not nil", ids)
+	}
+	if ids := OperatorIDs(domain.Operators()); ids == nil || len(ids) != 0 {
+		t.Errorf("no operators: %#v, want empty and not nil", ids)
+	}
+	if ids := OperatorIDs(domain.Operators("a", "b")); !slices.Equal(ids, []string{"a", "b"}) {
+		t.Errorf("two operators: %v", ids)
 	}
 }

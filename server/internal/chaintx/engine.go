@@ -9,6 +9,9 @@
 //   - a retry re-broadcasts the stored bytes; a stuck transaction is replaced by a new signed
 //     attempt with the same nonce and higher fees, so at most one of them can be mined;
 //   - it is settled by the receipt of whichever attempt was mined.
+//
+// Its state table (transitions.go) is the one source of truth for every change of a
+// transaction's state.
 package chaintx
 
 import (
@@ -177,7 +180,7 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t domain.
 		return t, false, err
 	}
 	t = domain.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
-		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: "pending"}
+		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: domain.ChainTxPending}
 	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: p.Value, TipCap: p.tip, FeeCap: p.feeCap}
 	if t.ID, err = q.InsertChainTx(ctx, t, a); err != nil {
 		return t, false, err
@@ -245,7 +248,7 @@ func (e *Engine) signValue(p Prepared, nonce uint64, value, tip, feeCap *big.Int
 func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) {
 	q := store.New(e.pool)
 	t, err := q.ChainTx(ctx, id)
-	if err != nil || t.State != "pending" {
+	if err != nil || t.State != domain.ChainTxPending {
 		return t, err
 	}
 	c, err := e.client(t.ChainID)
@@ -261,12 +264,16 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		if err != nil {
 			return t, err
 		}
-		state := "mined"
+		event := Mined
 		if r.Status != types.ReceiptStatusSuccessful {
-			state = "reverted"
+			event = Reverted
 			e.log.Error("transaction reverted", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", r.TxHash)
 		}
-		if err := q.MarkMined(ctx, t.ID, state, r.TxHash.Hex(), r.BlockNumber.Uint64(), r.GasUsed, r.EffectiveGasPrice); err != nil {
+		state, err := Next(t.State, event)
+		if err != nil {
+			return t, err
+		}
+		if err := q.MarkMined(ctx, t.ID, string(state), r.TxHash.Hex(), r.BlockNumber.Uint64(), r.GasUsed, r.EffectiveGasPrice); err != nil {
 			return t, err
 		}
 		return q.ChainTx(ctx, id)

@@ -5,18 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
-	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/webhook"
@@ -109,67 +105,12 @@ type Config struct {
 	LogFormat string // json or text
 }
 
-// Env documents every variable FromEnv reads, for the README and --help.
-var Env = []struct{ Name, Default, Help string }{
-	{"DATABASE_URL", "", "PostgreSQL URL (required)"},
-	{"COFFER_DB_MAX_CONNS", "20", "pool size per process"},
-	{"COFFER_ADDR", ":8080", "listen address"},
-	{"COFFER_INTERNAL_ADDR", "127.0.0.1:9090", "internal listen address: /metrics, gRPC reflection, OpsService (keep it off the internet)"},
-	{"COFFER_BASE_URL", "http://localhost:8080", "public base URL of the API"},
-	{"COFFER_WIDGET_URL", "$COFFER_BASE_URL/widget", "public URL of the widget"},
-	{"COFFER_MASTER_KEY", "", "32-byte master key (hex or base64) sealing operator keys, TOTP secrets and the HD wallet; exactly one of COFFER_MASTER_KEY, COFFER_MASTER_KEY_FILE and COFFER_MASTER_KEY_URL is required"},
-	{"COFFER_MASTER_KEY_FILE", "", "file holding the master key (hex, base64 or 32 raw bytes), e.g. a mounted secret"},
-	{"COFFER_MASTER_KEY_URL", "", "KMS that wraps the master key, stored in PostgreSQL: awskms://…, gcpkms://…, azurekeyvault://…, hashivault://… (gocloud.dev/secrets URL)"},
-	{"COFFER_MASTER_KEY_PREVIOUS", "", "during a master key rotation only: the old master key (hex or base64), still accepted for opening; or _PREVIOUS_FILE / _PREVIOUS_URL"},
-	{"COFFER_OPS_TOKEN", "", "Bearer token of the internal OpsService; OpsService refuses every call when empty"},
-	{"COFFER_CHAINS_FILE", "", "JSON chains file; no chains when empty"},
-	{"COFFER_SESSION_TTL", "30m", "widget session lifetime"},
-	{"COFFER_ROLE", "all", "api, worker or all (overridden by --role)"},
-	{"COFFER_AUTO_MIGRATE", "false", "run migrations at start-up"},
-	{"COFFER_WEBHOOK_ALLOW", "public", "webhook targets: public, loopback (+127.0.0.0/8, ::1) or private (+RFC 1918, CGNAT, ULA); never link-local"},
-	{"COFFER_WORKER_CONCURRENCY", "20", "River workers of the default queue (scans, sweeps, payouts, expiry)"},
-	{"COFFER_WEBHOOK_CONCURRENCY", "100", "River workers of the webhooks queue (deliveries wait on receivers)"},
-	{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits"},
-	{"COFFER_STATIC_PRICES", "", "USD prices of assets without a price feed in the chains file, e.g. USDT=1,USDC=1"},
-	{"COFFER_FIAT_RATES", "", "units of each platform fiat currency per USD, e.g. EUR=0.92,GBP=0.79 (USD is always 1)"},
-	{"COFFER_JOB_RESCUE_AFTER", "2m", "how long a background job may run before it is presumed lost and run again, when its worker still looks alive (a backstop: see COFFER_WORKER_DEAD_AFTER)"},
-	{"COFFER_WORKER_DEAD_AFTER", "3s", "how long a worker whose connection to PostgreSQL is gone may miss its heartbeat before other workers run its jobs again"},
-	{"COFFER_SETTLE_WAIT", "20s", "how long a withdrawal decision waits for its payout to confirm before answering"},
-	{"COFFER_HTTP_READ_TIMEOUT", "15s", "how long a request's body may take to arrive (headers: 5 s)"},
-	{"COFFER_HTTP_WRITE_TIMEOUT", "60s", "how long an answer may take to be written (streams excepted)"},
-	{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values"},
-	{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)"},
-	{"COFFER_TRUSTED_PROXY_HEADER", "", "header in which trusted reverse proxies pass the client address (X-Forwarded-For, X-Real-IP or Forwarded); empty: never read, the connection's address is the client"},
-	{"COFFER_TRUSTED_PROXIES", "loopback and private networks", "comma-separated addresses or CIDRs of the proxies whose COFFER_TRUSTED_PROXY_HEADER is believed"},
-	{"COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory >> 20), "MiB that admin password hashes (argon2id, 19 MiB each) may hold at once; logins beyond wait, then answer 503"},
-	{"COFFER_LOGIN_HASH_WAIT", admin.DefaultHashWait.String(), "how long a login waits for password hashing capacity before answering 503 UNAVAILABLE"},
-	{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt); `coffer keys rotate-master` takes reseal-pause:N"},
-	{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error"},
-	{"COFFER_LOG_FORMAT", "json", "json or text"},
-}
-
-// FromEnv reads the configuration; getenv is os.Getenv in production.
+// FromEnv reads the configuration; getenv is os.Getenv in production. It reads Entries (Read),
+// then what `coffer serve` cannot run without: DATABASE_URL and the master key settings.
 func FromEnv(getenv func(string) string) (Config, error) {
-	get := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
-	var errs []error
-	c := Config{
-		DatabaseURL:  get("DATABASE_URL", ""),
-		Addr:         get("COFFER_ADDR", ":8080"),
-		InternalAddr: get("COFFER_INTERNAL_ADDR", "127.0.0.1:9090"),
-		BaseURL:      strings.TrimRight(get("COFFER_BASE_URL", "http://localhost:8080"), "/"),
-		OpsToken:     get("COFFER_OPS_TOKEN", ""),
-		Failpoint:    get("COFFER_FAILPOINT", ""),
-		Role:         get("COFFER_ROLE", RoleAll),
-		LogFormat:    get("COFFER_LOG_FORMAT", "json"),
-	}
-	c.WidgetURL = strings.TrimRight(get("COFFER_WIDGET_URL", c.BaseURL+"/widget"), "/")
+	c, errs := load(getenv)
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is required"))
+		errs = append([]error{errors.New("DATABASE_URL is required")}, errs...)
 	}
 	if keys, err := custody.SourcesFromEnv(getenv); err != nil {
 		errs = append(errs, err)
@@ -177,118 +118,47 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.MasterKey, c.MasterKeyURL = keys.Primary.Key, keys.Primary.URL
 		c.PreviousMasterKey, c.PreviousMasterKeyURL = keys.Previous.Key, keys.Previous.URL
 	}
-	if path := get("COFFER_CHAINS_FILE", ""); path != "" {
-		r, err := chain.LoadFile(path)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		c.Chains = r
-	} else {
-		c.Chains, _ = chain.NewRegistry(nil)
-	}
-	var err error
-	if c.SessionTTL, err = time.ParseDuration(get("COFFER_SESSION_TTL", "30m")); err != nil || c.SessionTTL <= 0 {
-		errs = append(errs, errors.New("COFFER_SESSION_TTL must be a positive duration such as 30m"))
-	}
-	if c.ScanInterval, err = time.ParseDuration(get("COFFER_SCAN_INTERVAL", "1s")); err != nil || c.ScanInterval <= 0 {
-		errs = append(errs, errors.New("COFFER_SCAN_INTERVAL must be a positive duration such as 1s"))
-	}
-	c.SettlePoll = c.ScanInterval
-	if c.JobRescueAfter, err = time.ParseDuration(get("COFFER_JOB_RESCUE_AFTER", "2m")); err != nil || c.JobRescueAfter < 2*time.Second {
-		errs = append(errs, errors.New("COFFER_JOB_RESCUE_AFTER must be a duration of at least 2s"))
-	}
-	if c.WorkerDeadAfter, err = time.ParseDuration(get("COFFER_WORKER_DEAD_AFTER", "3s")); err != nil || c.WorkerDeadAfter < time.Second {
-		errs = append(errs, errors.New("COFFER_WORKER_DEAD_AFTER must be a duration of at least 1s"))
-	}
-	if c.SettleWait, err = time.ParseDuration(get("COFFER_SETTLE_WAIT", "20s")); err != nil || c.SettleWait <= 0 {
-		errs = append(errs, errors.New("COFFER_SETTLE_WAIT must be a positive duration such as 20s"))
-	}
-	if c.HTTPReadTimeout, err = time.ParseDuration(get("COFFER_HTTP_READ_TIMEOUT", "15s")); err != nil || c.HTTPReadTimeout <= 0 {
-		errs = append(errs, errors.New("COFFER_HTTP_READ_TIMEOUT must be a positive duration such as 15s"))
-	}
-	if c.HTTPWriteTimeout, err = time.ParseDuration(get("COFFER_HTTP_WRITE_TIMEOUT", "60s")); err != nil || c.HTTPWriteTimeout <= 0 {
-		errs = append(errs, errors.New("COFFER_HTTP_WRITE_TIMEOUT must be a positive duration such as 60s"))
-	}
-	if c.RateWait, err = time.ParseDuration(get("COFFER_RATE_WAIT", "10m")); err != nil || c.RateWait <= 0 {
-		errs = append(errs, errors.New("COFFER_RATE_WAIT must be a positive duration such as 10m"))
-	}
-	if c.OffRamp = get("COFFER_OFFRAMP", ""); c.OffRamp != "" && c.OffRamp != "dev" {
-		errs = append(errs, errors.New("COFFER_OFFRAMP must be empty or dev"))
-	}
-	if c.TrustedProxyHeader = get("COFFER_TRUSTED_PROXY_HEADER", ""); c.TrustedProxyHeader != "" {
-		if strings.ContainsAny(c.TrustedProxyHeader, " \t:,;") {
-			errs = append(errs, errors.New("COFFER_TRUSTED_PROXY_HEADER must be a header name such as X-Forwarded-For"))
-		}
-		c.TrustedProxyHeader = http.CanonicalHeaderKey(c.TrustedProxyHeader)
-	}
-	c.TrustedProxies = clientip.DefaultTrusted
-	if raw := get("COFFER_TRUSTED_PROXIES", ""); raw != "" {
-		if c.TrustedProxies, err = clientip.ParsePrefixes(raw); err != nil {
-			errs = append(errs, fmt.Errorf("COFFER_TRUSTED_PROXIES: %w", err))
-		}
-	}
-	if mib, err := strconv.Atoi(get("COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory>>20))); err != nil || mib < admin.HashMemoryPerHash>>20 {
-		errs = append(errs, fmt.Errorf("COFFER_LOGIN_HASH_MEMORY must be a number of MiB, at least %d (one hash)", admin.HashMemoryPerHash>>20))
-	} else {
-		c.LoginHashMemory = int64(mib) << 20
-	}
-	if c.LoginHashWait, err = time.ParseDuration(get("COFFER_LOGIN_HASH_WAIT", admin.DefaultHashWait.String())); err != nil || c.LoginHashWait <= 0 {
-		errs = append(errs, errors.New("COFFER_LOGIN_HASH_WAIT must be a positive duration such as 2s"))
-	}
-	if err := CheckRole(c.Role); err != nil {
-		errs = append(errs, err)
-	}
-	n, err := strconv.Atoi(get("COFFER_DB_MAX_CONNS", "20"))
-	if err != nil || n < 2 {
-		errs = append(errs, errors.New("COFFER_DB_MAX_CONNS must be an integer >= 2"))
-	}
-	c.MaxDBConns = int32(n)
-	if c.WebhookConcurrency, err = strconv.Atoi(get("COFFER_WEBHOOK_CONCURRENCY", "100")); err != nil || c.WebhookConcurrency < 1 {
-		errs = append(errs, errors.New("COFFER_WEBHOOK_CONCURRENCY must be a positive integer"))
-	}
-	if c.WorkerConcurrency, err = strconv.Atoi(get("COFFER_WORKER_CONCURRENCY", "20")); err != nil || c.WorkerConcurrency < 1 {
-		errs = append(errs, errors.New("COFFER_WORKER_CONCURRENCY must be a positive integer"))
-	}
-	if c.WebhookReach, err = webhook.ParseReach(get("COFFER_WEBHOOK_ALLOW", "public")); err != nil {
-		errs = append(errs, fmt.Errorf("COFFER_WEBHOOK_ALLOW: %w", err))
-	}
-	if get("COFFER_WEBHOOK_ALLOW_PRIVATE", "") != "" {
+	if strings.TrimSpace(getenv("COFFER_WEBHOOK_ALLOW_PRIVATE")) != "" {
 		errs = append(errs, errors.New("COFFER_WEBHOOK_ALLOW_PRIVATE is gone: set COFFER_WEBHOOK_ALLOW=private (or loopback)"))
-	}
-	for name, dst := range map[string]*bool{"COFFER_AUTO_MIGRATE": &c.AutoMigrate} {
-		if *dst, err = strconv.ParseBool(get(name, "false")); err != nil {
-			errs = append(errs, fmt.Errorf("%s must be true or false", name))
-		}
-	}
-	for name, dst := range map[string]*map[string]decimal.Decimal{"COFFER_STATIC_PRICES": &c.StaticPrices, "COFFER_FIAT_RATES": &c.FiatRates} {
-		if *dst, err = ParseRates(get(name, "")); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-		}
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(get("COFFER_LOG_LEVEL", "info"))); err != nil {
-		errs = append(errs, errors.New("COFFER_LOG_LEVEL must be debug, info, warn or error"))
-	}
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		errs = append(errs, errors.New("COFFER_LOG_FORMAT must be json or text"))
 	}
 	return c, errors.Join(errs...)
 }
 
-// ParseRates reads "EUR=0.92,GBP=0.79" into a table of positive decimals.
-func ParseRates(raw string) (map[string]decimal.Decimal, error) {
-	out := map[string]decimal.Decimal{}
-	for _, pair := range strings.Split(raw, ",") {
-		if pair = strings.TrimSpace(pair); pair == "" {
+// Read reads Entries alone, each variable checked, none required: for the CLI, which may
+// find the database and the master key in a `coffer dev` data directory instead.
+func Read(getenv func(string) string) (Config, error) {
+	c, errs := load(getenv)
+	return c, errors.Join(errs...)
+}
+
+// Defaults is the configuration of an empty environment: every entry at its default (no
+// database, no master key). Code that needs a default (the CLI, tests, services given a zero
+// value) takes it from here, so each default is written once, in Entries.
+func Defaults() Config {
+	c, errs := load(func(string) string { return "" })
+	if len(errs) > 0 {
+		panic(fmt.Sprintf("config: a default does not parse: %v", errors.Join(errs...)))
+	}
+	return c
+}
+
+// load walks Entries: each variable's value, else its default, parsed into its field.
+func load(getenv func(string) string) (Config, []error) {
+	var c Config
+	var errs []error
+	for _, e := range Entries {
+		if e.set == nil {
 			continue
 		}
-		k, v, ok := strings.Cut(pair, "=")
-		d, err := decimal.NewFromString(strings.TrimSpace(v))
-		if !ok || strings.TrimSpace(k) == "" || err != nil || !d.IsPositive() {
-			return nil, fmt.Errorf("%q: want SYMBOL=positive decimal", pair)
+		v := strings.TrimSpace(getenv(e.Name))
+		if v == "" {
+			v = e.Default
 		}
-		out[strings.ToUpper(strings.TrimSpace(k))] = d
+		if err := e.set(&c, e, v); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return out, nil
+	return c, errs
 }
 
 // CheckRole validates a role name.

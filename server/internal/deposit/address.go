@@ -66,22 +66,11 @@ type AddressInfo struct {
 
 // Address answers GetDepositAddress for an open deposit session.
 func (s *Service) Address(ctx context.Context, sess domain.Session, currency string, chainID int64) (AddressInfo, error) {
-	n, ok := s.chains.Network(chainID)
-	if !ok {
-		return AddressInfo{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)
-	}
-	asset, ok := n.Asset(currency)
-	if !ok {
-		return AddressInfo{}, fault.Invalid("currency", "%s is not accepted on %s (chain %d)", currency, n.Name, chainID)
-	}
-	usd, err := s.prices.USD(ctx, asset.Symbol)
+	priced, err := rates.PriceAsset(ctx, s.chains, s.prices, chainID, currency, sess.FiatCurrency, "accepted")
 	if err != nil {
-		return AddressInfo{}, unavailable(err, "price of %s", asset.Symbol)
+		return AddressInfo{}, err
 	}
-	perUSD, err := s.prices.PerUSD(ctx, sess.FiatCurrency)
-	if err != nil {
-		return AddressInfo{}, unavailable(err, "rate of %s", sess.FiatCurrency)
-	}
+	asset, usd, perUSD := priced.Asset, priced.USD, priced.PerUSD
 	addr, err := s.AddressFor(ctx, sess.OperatorID, sess.ExternalUserID)
 	if err != nil {
 		return AddressInfo{}, err
@@ -99,13 +88,6 @@ func (s *Service) Address(ctx context.Context, sess domain.Session, currency str
 		info.PaymentURI = fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", asset.Contract.Hex(), chainID, addr.Hex(), units)
 	}
 	return info, nil
-}
-
-// unavailable reports a rate that cannot be read now as UNAVAILABLE (the caller may retry).
-func unavailable(err error, format string, args ...any) error {
-	e := fault.New(fault.Unavailable, "the %s is not available right now; try again shortly", fmt.Sprintf(format, args...))
-	e.Cause = err
-	return e
 }
 
 // Treasury returns an operator's treasury address, assigning it the first time: payments to

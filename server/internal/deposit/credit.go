@@ -82,16 +82,20 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil || locked.Status != domain.SweepSending {
+		if err != nil {
 			return err
+		}
+		done, err := NextSweep(locked.Status, SweepCredited)
+		if err != nil {
+			return nil // credited meanwhile by another job
 		}
 		for _, d := range deposits {
 			locked, err := q.LockDeposit(ctx, d.ID)
 			if err != nil {
 				return err
 			}
-			if locked.Status != "SWEEPING" {
-				continue
+			if _, err := Next(locked.Status, Credit); err != nil {
+				continue // not SWEEPING any more (reorged meanwhile): never credited twice
 			}
 			c := credits[d.ID]
 			credited, err := q.CreditDeposit(ctx, d.ID, c)
@@ -110,7 +114,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
 				"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
 		}
-		return q.SetSweepStatus(ctx, sw.ID, domain.SweepDone)
+		return q.SetSweepStatus(ctx, sw.ID, done)
 	})
 }
 

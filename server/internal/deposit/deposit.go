@@ -11,6 +11,10 @@
 // until it is mined again or an engineer resolves it (reorg.go). Deposits of one address are
 // swept together (sweep.go). UNSWEEPABLE is no longer produced (a status of earlier versions:
 // native deposits too small to pay their own sweep now wait below the minimum).
+//
+// The transition tables of deposits, sweeps and reorg resolutions (transitions.go) are the
+// one source of truth for every status change; the store's statements follow them (checked by
+// TestStatementsFollowTheTable).
 package deposit
 
 import (
@@ -97,7 +101,7 @@ type Service struct {
 	wallet   Wallet
 	prices   Prices
 	webhooks Webhooks
-	river    jobs.Inserter
+	river    *jobs.Inserter
 	cfg      Config
 	log      *slog.Logger
 	watched  *watchSet
@@ -112,19 +116,19 @@ type Deps struct {
 	Wallet   Wallet
 	Prices   Prices
 	Webhooks Webhooks
-	River    jobs.Inserter
+	River    *jobs.Inserter // required: bound to River once the client exists
 	Log      *slog.Logger
 }
 
 // New returns the service.
 func New(d Deps, cfg Config) *Service {
+	if d.River == nil {
+		panic("deposit: New without a job inserter (Deps.River)")
+	}
 	cfg.defaults()
 	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, river: d.River, cfg: cfg, log: d.Log.With("component", "deposit"), watched: newWatchSet()}
 }
-
-// SetRiver sets the job inserter (the River client is built after the services).
-func (s *Service) SetRiver(r jobs.Inserter) { s.river = r }
 
 func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
 	n, ok := s.chains.Network(chainID)

@@ -2,11 +2,11 @@ package deposit
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -49,15 +49,16 @@ func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Prog
 	return out, nil
 }
 
-// List pages through deposits within an admin's scope (nil: every operator), newest first.
-// The page token is the last id of the previous page.
-func (s *Service) List(ctx context.Context, scope []string, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
+// List pages through deposits within a scope, newest first; f.OperatorIDs may name one
+// operator of the scope (NOT_FOUND outside it). The page token names the last deposit of the
+// previous page.
+func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
 	if pageToken != "" {
-		id, err := strconv.ParseInt(pageToken, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+		id, err := pagetoken.Decode[pagetoken.Seq](depositPages, pageToken)
+		if err != nil {
+			return nil, "", err
 		}
-		f.BeforeID = id
+		f.BeforeID = int64(id)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 50
@@ -66,18 +67,21 @@ func (s *Service) List(ctx context.Context, scope []string, f domain.DepositFilt
 	if len(f.OperatorIDs) == 1 {
 		asked = f.OperatorIDs[0]
 	}
-	ids, ok := auth.Narrow(scope, asked)
+	narrowed, ok := scope.Narrow(asked)
 	if !ok {
 		return nil, "", fault.New(fault.NotFound, "operator not found")
 	}
-	f.OperatorIDs = ids
+	f.OperatorIDs = auth.OperatorIDs(narrowed)
 	deps, err := store.New(s.pool).ListDeposits(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list deposits")
 	}
 	next := ""
 	if len(deps) == f.Limit {
-		next = strconv.FormatInt(deps[len(deps)-1].ID, 10)
+		next = pagetoken.Encode(depositPages, pagetoken.Seq(deps[len(deps)-1].ID))
 	}
 	return deps, next, nil
 }
+
+// depositPages names List's page tokens.
+const depositPages = "deposits"

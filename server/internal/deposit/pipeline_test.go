@@ -149,16 +149,15 @@ func setupWith(t *testing.T, o options) *env {
 	if o.prices != nil {
 		prices = o.prices(dev)
 	}
+	ins := jobs.NewInserter()
 	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
-		Prices: prices, Webhooks: hooks, Log: log}, o.config)
+		Prices: prices, Webhooks: hooks, River: ins, Log: log}, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})
 	river.AddWorker(workers, &deposit.SettleWorker{Service: svc})
-	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers})
-	if err != nil {
+	if _, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers, Inserter: ins}); err != nil {
 		t.Fatal(err)
 	}
-	svc.SetRiver(rc)
 	n, _ = registry.Network(n.ChainID)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
 		gasTank: gasTank, network: n, usdt: usdt, keys: keys,
@@ -475,14 +474,14 @@ func TestReplay(t *testing.T) {
 	// A transfer the scanner never saw (it started watching after it): too fresh first, then credited.
 	missed := e.send(u, 0, addr, eth(1), nil, 2)
 	e.mine(missed)
-	if _, err := e.svc.Replay(e.ctx, nil, 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
 		t.Fatalf("fresh: %v", err)
 	}
 	e.dev.Commit()
 	e.dev.Commit()
 	// Pretend the scanner skipped those blocks.
 	e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`)
-	out, err := e.svc.Replay(e.ctx, nil, 1337, missed.Hash())
+	out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || out.AlreadyKnown || len(out.Deposits) != 1 || !out.Deposits[0].Manual || out.Deposits[0].Status != "SWEEPING" {
 		t.Fatalf("replay: %+v %v", out, err)
 	}
@@ -494,7 +493,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal("the replayed deposit was not credited")
 	}
 	// Known hash: nothing changes.
-	again, err := e.svc.Replay(e.ctx, nil, 1337, missed.Hash())
+	again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || !again.AlreadyKnown || again.Deposits[0].ID != out.Deposits[0].ID || len(e.hooks.all()) != 1 {
 		t.Fatalf("known: %+v %v", again, err)
 	}
@@ -515,11 +514,11 @@ func TestReplay(t *testing.T) {
 		{stranger.Hash(), "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS"},
 		{common.HexToHash("0x1234"), "NOT_FOUND/TX_NOT_FOUND"},
 	} {
-		if _, err := e.svc.Replay(e.ctx, nil, 1337, c.hash); reason(err) != c.want {
+		if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, c.hash); reason(err) != c.want {
 			t.Errorf("replay %s: %v, want %s", c.hash.Hex(), err, c.want)
 		}
 	}
-	if _, err := e.svc.Replay(e.ctx, nil, 99, missed.Hash()); !fault.Is(err, fault.InvalidArgument) {
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 99, missed.Hash()); !fault.Is(err, fault.InvalidArgument) {
 		t.Errorf("unknown chain: %v", err)
 	}
 	// An operator-scoped caller cannot replay a transfer to another operator's address.
@@ -528,7 +527,7 @@ func TestReplay(t *testing.T) {
 	for i := 0; i < confirmations; i++ {
 		e.dev.Commit()
 	}
-	if _, err := e.svc.Replay(e.ctx, []string{"00000000-0000-4000-8000-000000000000"}, 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {
+	if _, err := e.svc.Replay(e.ctx, domain.Operators("00000000-0000-4000-8000-000000000000"), 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {
 		t.Errorf("out-of-scope replay: %v", err)
 	}
 	if n := len(e.hooks.all()); n != 1 {

@@ -23,6 +23,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -73,8 +74,11 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	})
 	out := make([]reorged, 0, len(settled))
 	for _, d := range settled {
+		if _, err := Next(d.Status, Reorg); err != nil {
+			return nil, err // the statement selected a status the table does not reorg
+		}
 		reversed := new(big.Int)
-		if d.Status == "CREDITED" && d.Amount != nil {
+		if d.Status == domain.DepositCredited && d.Amount != nil {
 			reversed.Set(d.Amount)
 		}
 		r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
@@ -157,7 +161,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 	}
 	ready := map[int64]bool{}
 	for _, r := range list {
-		if r.PriorStatus != "CREDITED" {
+		if r.PriorStatus != domain.DepositCredited {
 			ready[r.ID] = true // never swept: its sweep (if any) resumes on resolution
 			continue
 		}
@@ -185,7 +189,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 // sweptAgain reports whether a reorged deposit's sweep transaction is mined, successfully and
 // confirmed, on the chain as it is now, and sends it again when it left the chain.
 func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
-	if t.State != "pending" {
+	if t.State != domain.ChainTxPending {
 		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 		switch {
 		case err == nil && r.Status == types.ReceiptStatusSuccessful:
@@ -199,7 +203,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)
-		if err := store.New(s.pool).ReopenChainTx(ctx, t.ID); err != nil {
+		if err := s.engine.Reopen(ctx, t); err != nil {
 			return false, err
 		}
 	}
@@ -210,7 +214,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 	if err != nil {
 		return false, err
 	}
-	return t.State == "mined" && t.MinedBlock <= upTo, nil
+	return t.State == domain.ChainTxMined && t.MinedBlock <= upTo, nil
 }
 
 // resolveReincluded resolves, in the scan's transaction, the reorged deposits readyToReinstate
@@ -233,7 +237,7 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 		if err != nil {
 			return done, err
 		}
-		if d.BlockHash != r.ReincludedHash || d.Status != "REORGED" {
+		if d.BlockHash != r.ReincludedHash || d.Status != domain.DepositReorged {
 			continue // moved meanwhile; the next pass sees it again
 		}
 		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)
@@ -253,8 +257,16 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 // credit reversed. Each adds an audit row.
 func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, resolution domain.ReorgResolution, actor domain.Actor, note string) (domain.Reorg, error) {
 	q := store.New(tx)
-	if resolution != domain.ReorgWriteOff {
-		ok, err := q.SetDepositStatus(ctx, d.ID, "REORGED", r.PriorStatus)
+	o, err := NextReorg(r.Resolution, resolutionEvent(resolution))
+	if err != nil {
+		return r, err
+	}
+	if o.Restore {
+		to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
+		if err != nil {
+			return r, err
+		}
+		ok, err := q.SetDepositStatus(ctx, d.ID, domain.DepositReorged, to)
 		if err != nil {
 			return r, err
 		}
@@ -266,17 +278,17 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 				return r, err
 			}
 		}
-		if r.PriorStatus != "CREDITED" {
+		if to != domain.DepositCredited {
 			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
 				return r, err
 			}
 		}
 	}
-	closed, err := q.CloseReorg(ctx, r.ID, resolution, actor, note)
+	closed, err := q.CloseReorg(ctx, r.ID, o.To, actor, note)
 	if err != nil {
 		return r, err
 	}
-	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(resolution), Actor: actor, Note: note})
+	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(o.To), Actor: actor, Note: note})
 	return closed, err
 }
 
@@ -360,27 +372,27 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 	return list[0], nil
 }
 
-// ListReorgs pages through reorged deposits within a scope (nil: every operator), newest
-// first: the unresolved ones, or every one with includeResolved. The page token is the last
-// reorg id of the previous page.
-func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID string, includeResolved bool, limit int,
+// ListReorgs pages through reorged deposits within a scope, newest first, optionally of one
+// operator of it (NOT_FOUND outside it): the unresolved ones, or every one with
+// includeResolved. The page token names the last reorg of the previous page.
+func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
 	f := domain.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
 	if pageToken != "" {
-		id, err := strconv.ParseInt(pageToken, 10, 64)
-		if err != nil || id <= 0 {
-			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+		id, err := pagetoken.Decode[pagetoken.Seq](reorgPages, pageToken)
+		if err != nil {
+			return nil, "", err
 		}
-		f.BeforeID = id
+		f.BeforeID = int64(id)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	ids, ok := auth.Narrow(scope, strings.ToLower(operatorID))
+	narrowed, ok := scope.Narrow(strings.ToLower(operatorID))
 	if !ok {
 		return nil, "", fault.New(fault.NotFound, "operator not found")
 	}
-	f.OperatorIDs = ids
+	f.OperatorIDs = auth.OperatorIDs(narrowed)
 	list, err := store.New(s.pool).ListReorgs(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list reorged deposits")
@@ -391,10 +403,13 @@ func (s *Service) ListReorgs(ctx context.Context, scope []string, operatorID str
 	}
 	next := ""
 	if len(list) == f.Limit {
-		next = strconv.FormatInt(list[len(list)-1].ID, 10)
+		next = pagetoken.Encode(reorgPages, pagetoken.Seq(list[len(list)-1].ID))
 	}
 	return out, next, nil
 }
+
+// reorgPages names ListReorgs's page tokens.
+const reorgPages = "reorgs"
 
 // withDetails adds each reorg's deposit and audit trail.
 func (s *Service) withDetails(ctx context.Context, list []domain.Reorg) ([]Reorged, error) {

@@ -3,6 +3,7 @@ package deposit_test
 import (
 	"errors"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,7 +150,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	if got := e.available("ETH").Sign(); got != 0 {
 		t.Fatalf("ETH available %v after the reorg", e.available("ETH"))
 	}
-	bal, err := ledger.Balances(e.ctx, []string{e.op.ID})
+	bal, err := ledger.Balances(e.ctx, domain.Operators(e.op.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	}
 
 	// Listed for the service team, with where it was and what was reversed.
-	list, next, err := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	list, next, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, "")
 	if err != nil || next != "" || len(list) != 2 {
 		t.Fatalf("list: %d items, next %q, %v", len(list), next, err)
 	}
@@ -189,6 +190,47 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 			r.Reversed.Cmp(want.Amount) != 0 || r.Deposit.Status != "REORGED" || len(r.History) != 1 || r.OperatorID != e.op.ID {
 			t.Errorf("listed %+v", r.Reorg)
 		}
+	}
+	// The zero scope lists nothing (not everything); an operator's scope lists its own.
+	if none, _, err := e.svc.ListReorgs(e.ctx, domain.Scope{}, "", false, 0, ""); err != nil || len(none) != 0 {
+		t.Fatalf("zero scope lists %d reorgs, %v", len(none), err)
+	}
+	if own, _, err := e.svc.ListReorgs(e.ctx, domain.Operators(e.op.ID), "", false, 0, ""); err != nil || len(own) != 2 {
+		t.Fatalf("operator's scope lists %d reorgs, %v", len(own), err)
+	}
+	if _, _, err := e.svc.ListReorgs(e.ctx, domain.Scope{}, e.op.ID, false, 0, ""); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("zero scope narrowed to an operator: %v", err)
+	}
+	// (An empty, not nil, status list: the store reads a nil one as "no status".)
+	anyStatus := domain.DepositFilter{Statuses: []domain.DepositStatus{}, Limit: 1}
+	if all, _, err := e.svc.List(e.ctx, domain.AllOperators(), anyStatus, ""); err != nil || len(all) != 1 {
+		t.Fatalf("every operator's scope lists %d deposits, %v", len(all), err)
+	}
+	if none, _, err := e.svc.List(e.ctx, domain.Scope{}, anyStatus, ""); err != nil || len(none) != 0 {
+		t.Fatalf("zero scope lists %d deposits, %v", len(none), err)
+	}
+	// Pages: a token walks the list, and one list's token is refused by another.
+	first, next, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 1, "")
+	if err != nil || len(first) != 1 || next == "" {
+		t.Fatalf("first page: %d, %q, %v", len(first), next, err)
+	}
+	second, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 1, next)
+	if err != nil || len(second) != 1 || second[0].ID >= first[0].ID {
+		t.Fatalf("second page: %+v, %v", second, err)
+	}
+	if _, _, err := e.svc.List(e.ctx, domain.AllOperators(), anyStatus, next); !fault.Is(err, fault.InvalidArgument) {
+		t.Fatalf("a reorg page token on deposits: %v", err)
+	}
+	deps, depNext, err := e.svc.List(e.ctx, domain.AllOperators(), anyStatus, "")
+	if err != nil || len(deps) != 1 || depNext == "" {
+		t.Fatalf("first deposit page: %d, %q, %v", len(deps), depNext, err)
+	}
+	if more, _, err := e.svc.List(e.ctx, domain.AllOperators(), anyStatus, depNext); err != nil ||
+		len(more) != 1 || more[0].ID >= deps[0].ID {
+		t.Fatalf("second deposit page: %+v, %v", more, err)
+	}
+	if _, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, strconv.FormatInt(first[0].ID, 10)); !fault.Is(err, fault.InvalidArgument) {
+		t.Fatalf("an old-format (bare id) token: %v", err)
 	}
 
 	// Bad resolutions are refused and change nothing.
@@ -253,11 +295,11 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	if e.available("USDT").Int64() != -10_000_000 || e.reorgActions(token.ID) != "DETECTED/system,WRITE_OFF/service-team:cli:eve" {
 		t.Fatal("refused resolutions changed something")
 	}
-	all, _, err := e.svc.ListReorgs(e.ctx, nil, e.op.ID, true, 0, "")
+	all, _, err := e.svc.ListReorgs(e.ctx, domain.AllOperators(), e.op.ID, true, 0, "")
 	if err != nil || len(all) != 2 {
 		t.Fatalf("list with resolved ones: %d, %v", len(all), err)
 	}
-	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+	if open, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, ""); len(open) != 0 {
 		t.Fatalf("%d still listed as unresolved", len(open))
 	}
 	if n := len(e.hooks.all()); n != 2 {
@@ -311,7 +353,7 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	if again.Status != "REORGED" || again.BlockHash == first.BlockHash || e.available("USDC").Sign() != 0 {
 		t.Fatalf("re-detected: %s in %s (was %s), %v USDC", again.Status, again.BlockHash, first.BlockHash, e.available("USDC"))
 	}
-	list, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, "")
+	list, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, "")
 	if len(list) != 1 || list[0].ReincludedBlock != again.BlockNumber {
 		t.Fatalf("listed: %+v", list)
 	}
@@ -346,10 +388,10 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 			t.Errorf("USDC reconciliation: holdings %s owed %s surplus %s", l.Holdings, l.Owed, l.Surplus)
 		}
 	}
-	if open, _, _ := e.svc.ListReorgs(e.ctx, nil, "", false, 0, ""); len(open) != 0 {
+	if open, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", false, 0, ""); len(open) != 0 {
 		t.Fatalf("%d still unresolved", len(open))
 	}
-	all, _, _ := e.svc.ListReorgs(e.ctx, nil, "", true, 0, "")
+	all, _, _ := e.svc.ListReorgs(e.ctx, domain.AllOperators(), "", true, 0, "")
 	if len(all) != 1 || all[0].Resolution != "REINCLUDED" || all[0].ResolvedBy != "system" {
 		t.Fatalf("resolved: %+v", all)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/big"
-	"slices"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -45,8 +44,8 @@ type Replayed struct {
 // contract: the transaction is traced and its internal transfers keyed as the scanner does).
 // Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
 // known are returned unchanged; a replay never credits a transfer twice. scope limits the
-// deposit addresses considered to those operators' (nil: every operator).
-func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txHash common.Hash) (Replayed, error) {
+// deposit addresses considered to those operators'.
+func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64, txHash common.Hash) (Replayed, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
@@ -60,14 +59,14 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 		return Replayed{}, refuse(fault.NotFound, ReasonTransactionMissing, "transaction %s was not found on chain %d", txHash.Hex(), chainID)
 	}
 	if err != nil {
-		return Replayed{}, unavailable(err, "chain %d", chainID)
+		return Replayed{}, fault.NotAvailable(err, "chain %d", chainID)
 	}
 	if pending {
 		return Replayed{}, refuse(fault.FailedPrecondition, ReasonConfirmations, "transaction %s is still pending", txHash.Hex())
 	}
 	receipt, err := c.Receipt(ctx, txHash)
 	if err != nil {
-		return Replayed{}, unavailable(err, "receipt of %s", txHash.Hex())
+		return Replayed{}, fault.NotAvailable(err, "receipt of %s", txHash.Hex())
 	}
 	if receipt.Status != types.ReceiptStatusSuccessful {
 		return Replayed{}, refuse(fault.FailedPrecondition, ReasonTxFailed, "transaction %s failed on-chain (reverted): it moved no funds", txHash.Hex())
@@ -77,13 +76,13 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 	}
 	header, err := c.Header(ctx, receipt.BlockNumber)
 	if err != nil {
-		return Replayed{}, unavailable(err, "block %s", receipt.BlockNumber)
+		return Replayed{}, fault.NotAvailable(err, "block %s", receipt.BlockNumber)
 	}
 	block := types.NewBlockWithHeader(header)
 	var trace *chain.CallFrame
 	if n.TraceInternalTransfers {
 		if trace, err = c.TraceTransaction(ctx, txHash); err != nil {
-			return Replayed{}, unavailable(err, "trace of %s", txHash.Hex())
+			return Replayed{}, fault.NotAvailable(err, "trace of %s", txHash.Hex())
 		}
 	}
 	q := store.New(s.pool)
@@ -96,7 +95,7 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 		q := store.New(dbtx)
 		for _, d := range found {
 			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
-			if err == nil && known.Status != "ORPHANED" {
+			if err == nil && known.Status != domain.DepositOrphaned {
 				out.Deposits = append(out.Deposits, known)
 				continue
 			}
@@ -109,7 +108,7 @@ func (s *Service) Replay(ctx context.Context, scope []string, chainID int64, txH
 			if err != nil {
 				return err
 			}
-			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil {
+			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil { // Confirm, as the scan's
 				return err
 			}
 			if _, err := s.river.InsertTx(ctx, dbtx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
@@ -133,7 +132,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	if n.Finalized {
 		f, err := c.Finalized(ctx)
 		if err != nil {
-			return unavailable(err, "finalized block of chain %d", n.ChainID)
+			return fault.NotAvailable(err, "finalized block of chain %d", n.ChainID)
 		}
 		if block > f.Number.Uint64() {
 			return refuse(fault.FailedPrecondition, ReasonConfirmations, "block %d is not finalized yet (finalized: %d)", block, f.Number)
@@ -142,7 +141,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	}
 	head, err := c.BlockNumber(ctx)
 	if err != nil {
-		return unavailable(err, "head of chain %d", n.ChainID)
+		return fault.NotAvailable(err, "head of chain %d", n.ChainID)
 	}
 	if have := int64(head) - int64(block) + 1; have < int64(n.Confirmations) {
 		return refuse(fault.FailedPrecondition, ReasonConfirmations, "%d of %d confirmations so far; replay it again later", max(have, 0), n.Confirmations)
@@ -152,7 +151,7 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 
 // replayTransfers finds the transfers of a transaction that qualify as deposits; trace is its
 // call trace when the network traces internal transfers (else nil).
-func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope []string, n chain.Network, b *types.Block,
+func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope domain.Scope, n chain.Network, b *types.Block,
 	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]domain.Deposit, error) {
 	var found []domain.Deposit
 	unknownToken := ""
@@ -161,7 +160,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope [
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
-		return err == nil && (scope == nil || slices.Contains(scope, owner.OperatorID)), err
+		return err == nil && scope.Includes(owner.OperatorID), err
 	}
 	sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
 	own := s.serviceWallets()[sender]

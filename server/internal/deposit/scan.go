@@ -187,11 +187,13 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			return ErrRaced
 		}
 		for _, d := range found {
+			// Mined (transitions.go): new, or an ORPHANED one CONFIRMING again; the statement
+			// follows the table (TestStatementsFollowTheTable), as do the bulk ones below.
 			saved, inserted, err := q.UpsertDeposit(ctx, d)
 			if err != nil {
 				return err
 			}
-			if saved.Status == "REORGED" {
+			if saved.Status == domain.DepositReorged {
 				if err := s.noteReinclusion(ctx, q, saved); err != nil {
 					return err
 				}
@@ -215,7 +217,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			}
 		}
 		if confirmUpTo != nil {
-			ids, err := q.ConfirmDeposits(ctx, chainID, *confirmUpTo)
+			ids, err := q.ConfirmDeposits(ctx, chainID, *confirmUpTo) // Confirm: CONFIRMING → SWEEPING
 			if err != nil {
 				return err
 			}
@@ -304,7 +306,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		if marked, err = s.markReorged(ctx, tx, chainID, fork); err != nil {
 			return err
 		}
-		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1)
+		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1) // Orphan: CONFIRMING → ORPHANED
 		if err != nil {
 			return err
 		}
@@ -327,7 +329,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.Hash, head uint64) error {
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		orphaned, err := q.OrphanChainDeposits(ctx, chainID)
+		orphaned, err := q.OrphanChainDeposits(ctx, chainID) // Orphan: CONFIRMING → ORPHANED
 		if err != nil {
 			return err
 		}
@@ -447,7 +449,7 @@ func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Netw
 	}
 	d := domain.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
 		LogIndex: logIndex, BlockNumber: b.NumberU64(), BlockHash: b.Hash().Hex(), Address: to.Hex(), AddressIndex: owner.Index,
-		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: "CONFIRMING",
+		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: domain.DepositConfirming,
 		IdempotencyKey: IdempotencyKey(n.ChainID, txHash, logIndex)}
 	if contract != (common.Address{}) {
 		d.ContractAddress = contract.Hex()

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -71,7 +72,7 @@ func (s *Service) endSettleJob(ctx context.Context, job *river.Job[SettleArgs]) 
 		if err != nil {
 			return err
 		}
-		if status == "SWEEPING" {
+		if status == domain.DepositSweeping {
 			again = true
 			return nil
 		}
@@ -93,7 +94,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 		return false, err
 	}
 	switch d.Status {
-	case "CONFIRMING":
+	case domain.DepositConfirming:
 		// A token sweep needs gas at the deposit address: send it while confirmations accrue,
 		// so the sweep can go out as soon as the deposit is confirmed. Then there is nothing to
 		// do until the scanner confirms the deposit, which queues this job again.
@@ -101,7 +102,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return true, nil
 		}
 		return s.prefund(ctx, n, c, d)
-	case "SWEEPING":
+	case domain.DepositSweeping:
 		if err := s.sweepStep(ctx, n, c, d.Address); errors.Is(err, errWaitingForRate) {
 			return false, nil
 		} else if err != nil {
@@ -110,7 +111,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 		if d, err = store.New(s.pool).GetDeposit(ctx, id); err != nil {
 			return false, err
 		}
-		return d.Status != "SWEEPING", nil
+		return d.Status != domain.DepositSweeping, nil
 	default: // CREDITED, BELOW_MINIMUM, ORPHANED, UNSWEEPABLE, REORGED (resolution queues it again)
 		return true, nil
 	}

@@ -179,22 +179,26 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil {
 		return domain.Sweep{}, err
 	}
-	var take, park []int64
+	// The statements below re-check each status (another job may have moved a deposit since
+	// this read); the table says which deposits they may move.
+	var take, park, parkNow []int64
 	for _, g := range groups {
-		ids := make([]int64, len(g.deposits))
-		for i, d := range g.deposits {
-			ids[i] = d.ID
-		}
 		enough := g.gross.Cmp(s.minimum(ctx, n, g.asset)) >= 0
 		if g.asset.Native {
 			gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), feeCap)
 			net := new(big.Int).Sub(g.gross, g.fee)
 			enough = enough && net.Cmp(gas) > 0
 		}
-		if enough {
-			take = append(take, ids...)
-		} else {
-			park = append(park, ids...)
+		for _, d := range g.deposits {
+			switch {
+			case enough && Moves(d.Status, Take):
+				take = append(take, d.ID)
+			case !enough:
+				park = append(park, d.ID)
+				if Moves(d.Status, Park) { // not those already BELOW_MINIMUM
+					parkNow = append(parkNow, d.ID)
+				}
+			}
 		}
 	}
 	var sw domain.Sweep
@@ -209,8 +213,8 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		if len(park) > 0 {
-			if err := q.MarkBelowMinimum(ctx, park); err != nil {
+		if len(parkNow) > 0 {
+			if err := q.MarkBelowMinimum(ctx, parkNow); err != nil {
 				return err
 			}
 		}
@@ -351,15 +355,19 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil || locked.Status != domain.SweepFunding {
+		if err != nil {
 			return err
+		}
+		sending, err := NextSweep(locked.Status, SweepSigned)
+		if err != nil {
+			return nil // signed meanwhile by another job
 		}
 		for _, t := range txs {
 			if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
 				return err
 			}
 		}
-		return q.SetSweepStatus(ctx, sw.ID, domain.SweepSending)
+		return q.SetSweepStatus(ctx, sw.ID, sending)
 	})
 	if err != nil {
 		return false, err
@@ -394,15 +402,15 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	need, margin := new(big.Int), new(big.Int)
 	pending := 0
 	for _, t := range txs {
-		if t.State == "pending" {
+		if t.State == domain.ChainTxPending {
 			if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
 				return false, err
 			}
 		}
 		switch t.State {
-		case "reverted":
+		case domain.ChainTxReverted:
 			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
-		case "pending":
+		case domain.ChainTxPending:
 			pending++
 			need.Add(need, t.MaxCost())
 			if !t.PaysOwnGas {
@@ -433,7 +441,7 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		if err != nil {
 			return false, err
 		}
-		if t.State == "pending" {
+		if t.State == domain.ChainTxPending {
 			return false, nil
 		}
 	}

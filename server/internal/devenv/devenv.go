@@ -238,14 +238,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err := writeJSON(filepath.Join(dir, "state.json"), st); err != nil {
 		return err
 	}
-	cfg := config.Config{
-		DatabaseURL: dbURL, MaxDBConns: 20, Addr: ln.Addr().String(), BaseURL: baseURL, WidgetURL: baseURL + "/widget",
-		MasterKey: masterKey, OpsToken: st.OpsToken, Chains: registry, SessionTTL: 30 * time.Minute,
-		Role: config.RoleAll, AutoMigrate: true, WebhookReach: webhook.ReachLoopback, WorkerConcurrency: 20,
-		StaticPrices: rates.DevUSD(), FiatRates: rates.DevPerUSD(),
-		ScanInterval: 250 * time.Millisecond, SettlePoll: 250 * time.Millisecond, DevWebhookOperator: st.OperatorID,
-		SettleWait: 20 * time.Second, OffRamp: "dev",
-	}
+	cfg := config.Defaults()
+	cfg.DatabaseURL, cfg.Addr, cfg.BaseURL, cfg.WidgetURL = dbURL, ln.Addr().String(), baseURL, baseURL+"/widget"
+	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.AutoMigrate = masterKey, st.OpsToken, registry, true
+	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
+	cfg.ScanInterval, cfg.SettlePoll = 250*time.Millisecond, 250*time.Millisecond
+	cfg.DevWebhookOperator, cfg.OffRamp = st.OperatorID, "dev"
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()

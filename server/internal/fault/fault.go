@@ -91,7 +91,7 @@ func Invalid(field, format string, args ...any) *Error {
 func Wrap(err error, format string, args ...any) *Error {
 	cause := fmt.Errorf(format+": %w", append(args, err)...)
 	if DependencyDown(err) {
-		return unavailable(cause)
+		return dependencyUnavailable(cause)
 	}
 	return &Error{Code: Internal, Message: "internal error", Cause: cause}
 }
@@ -103,12 +103,12 @@ func As(err error) *Error {
 	var fe *Error
 	if errors.As(err, &fe) {
 		if fe.Code == Internal && DependencyDown(fe.Cause) {
-			return unavailable(fe.Cause)
+			return dependencyUnavailable(fe.Cause)
 		}
 		return fe
 	}
 	if DependencyDown(err) {
-		return unavailable(err)
+		return dependencyUnavailable(err)
 	}
 	return &Error{Code: Internal, Message: "internal error", Cause: err}
 }

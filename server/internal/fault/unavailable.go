@@ -2,6 +2,7 @@ package fault
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -44,7 +45,16 @@ func DependencyDown(err error) bool {
 	return strings.Contains(err.Error(), "conn closed")
 }
 
-// unavailable is the caller-facing error of a dependency failure; the cause goes to logs.
-func unavailable(cause error) *Error {
+// dependencyUnavailable is the caller-facing error of a dependency failure; the cause goes to
+// logs.
+func dependencyUnavailable(cause error) *Error {
 	return &Error{Code: Unavailable, Message: dependencyMessage, RetryAfter: dependencyRetryAfter, Cause: cause}
+}
+
+// NotAvailable reports something a request needs that cannot be had right now, such as a
+// price, a rate, a chain or a provider, as UNAVAILABLE: the caller may try again. what names
+// it ("price of %s"); the cause goes to logs.
+func NotAvailable(cause error, what string, args ...any) *Error {
+	return &Error{Code: Unavailable, Message: fmt.Sprintf("the %s is not available right now; try again shortly", fmt.Sprintf(what, args...)),
+		Cause: cause}
 }

@@ -59,3 +59,24 @@ func TestDependencyDownIsUnavailable(t *testing.T) {
 		t.Errorf("a chosen code changed to %s", fe.Code)
 	}
 }
+
+// NotAvailable: UNAVAILABLE (503, Connect Unavailable) naming what is missing, the cause kept
+// for logs only.
+func TestNotAvailable(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("feed 0xabc: stale price")
+	for _, c := range []struct {
+		err  *Error
+		want string
+	}{
+		{NotAvailable(cause, "price of %s", "ETH"), "the price of ETH is not available right now; try again shortly"},
+		{NotAvailable(cause, "off-ramp provider"), "the off-ramp provider is not available right now; try again shortly"},
+	} {
+		if c.err.Code != Unavailable || c.err.Message != c.want || !errors.Is(c.err, cause) || c.err.Code.HTTPStatus() != 503 {
+			t.Errorf("%+v, want UNAVAILABLE %q with the cause", c.err, c.want)
+		}
+		if fe := As(fmt.Errorf("quote: %w", c.err)); fe != c.err {
+			t.Errorf("As changed it: %+v", fe)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -73,11 +74,12 @@ func (l *Ledger) balance(f domain.Funds) Balance {
 	return b
 }
 
-// Balances lists the funds of the operators in scope (nil: every operator). Every configured
-// asset of every chain is listed for each operator, zero when it never held any, so an
-// operator sees where it can be funded.
-func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance, error) {
-	rows, err := store.New(l.pool).ListFunds(ctx, operatorIDs)
+// Balances lists the funds of the operators in scope. Every configured asset of every chain is
+// listed for each operator named by a limited scope, zero when it never held any, so an
+// operator sees where it can be funded; AllOperators lists what is held.
+func (l *Ledger) Balances(ctx context.Context, scope domain.Scope) ([]Balance, error) {
+	_, operatorIDs := scope.Filter()
+	rows, err := store.New(l.pool).ListFunds(ctx, auth.OperatorIDs(scope))
 	if err != nil {
 		return nil, fault.Wrap(err, "list funds")
 	}
@@ -103,7 +105,7 @@ func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance,
 			}
 		}
 	}
-	for _, f := range rows { // assets no longer configured, and every operator when the scope is nil
+	for _, f := range rows { // assets no longer configured, and every operator when the scope is all of them
 		if _, ok := held[f.OperatorID+"/"+fmt.Sprint(f.ChainID)+"/"+f.Currency]; ok {
 			out = append(out, l.balance(f))
 		}

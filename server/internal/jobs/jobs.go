@@ -13,25 +13,18 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // Client is River's client on a pgx pool.
 type Client = river.Client[pgx.Tx]
 
-// Inserter enqueues jobs inside a caller's transaction (the outbox pattern): the job exists
-// exactly when the state change that asked for it commits. *Client implements it.
-type Inserter interface {
-	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}
-
 // Options configure the client.
 type Options struct {
 	// Work runs the queues (worker role); false gives an insert-only client (api role).
 	Work bool
-	// Workers of the default queue; 20 when zero.
+	// Workers of the default queue; DefaultConcurrency when zero.
 	Concurrency int
-	// WebhookConcurrency is the workers of the webhooks queue; 100 when zero. Deliveries wait
+	// WebhookConcurrency is the workers of the webhooks queue; DefaultWebhookConcurrency when zero. Deliveries wait
 	// on operators' receivers (up to 15 s each), so they have their own queue: slow receivers
 	// cannot starve sweeps, payouts and scans, and many deliveries wait at once.
 	WebhookConcurrency int
@@ -44,13 +37,20 @@ type Options struct {
 	// process (a crash) and run again; jobs time out after half of it. 2 minutes when zero.
 	// Every job must be idempotent: a rescued job may have done part of its work.
 	RescueAfter time.Duration
+	// Inserter, when set, is bound to the client built: the services insert jobs through it.
+	Inserter *Inserter
 }
 
 // QueueWebhooks is the queue of webhook deliveries.
 const QueueWebhooks = "webhooks"
 
-// DefaultRescueAfter is Options.RescueAfter's default.
-const DefaultRescueAfter = 2 * time.Minute
+// Defaults of Options (and of config's COFFER_JOB_RESCUE_AFTER, COFFER_WORKER_CONCURRENCY
+// and COFFER_WEBHOOK_CONCURRENCY, which read them).
+const (
+	DefaultRescueAfter        = 2 * time.Minute
+	DefaultConcurrency        = 20
+	DefaultWebhookConcurrency = 100
+)
 
 // NewClient builds the River client.
 func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, error) {
@@ -74,11 +74,11 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 	if opts.Work {
 		n := opts.Concurrency
 		if n == 0 {
-			n = 20
+			n = DefaultConcurrency
 		}
 		hooks := opts.WebhookConcurrency
 		if hooks == 0 {
-			hooks = 100
+			hooks = DefaultWebhookConcurrency
 		}
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: n}, QueueWebhooks: {MaxWorkers: hooks}}
 		if opts.PollInterval > 0 {
@@ -86,7 +86,11 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 			cfg.FetchCooldown = min(opts.PollInterval, 100*time.Millisecond)
 		}
 	}
-	return river.NewClient(riverpgxv5.New(pool), cfg)
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil || opts.Inserter == nil {
+		return c, err
+	}
+	return c, opts.Inserter.Bind(c)
 }
 
 // minLevel drops records below a level.

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -90,7 +91,7 @@ func decodeObject(body []byte, m protoreflect.Message, excluded []string) error 
 		}
 		seen[name] = true
 		fd := fields.ByJSONName(name)
-		if fd == nil || contains(excluded, name) {
+		if fd == nil || slices.Contains(excluded, name) {
 			return fault.Invalid(name, "unknown field")
 		}
 		if err := assign(m, fd, v); err != nil {
@@ -233,13 +234,4 @@ func shortEnum(v protoreflect.Enum) string {
 		return ""
 	}
 	return strings.TrimPrefix(string(d.Name()), enumPrefix(v.Descriptor()))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

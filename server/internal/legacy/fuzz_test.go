@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func checkDecode(t *testing.T, body []byte, msg proto.Message, excluded ...strin
 	m := msg.ProtoReflect()
 	fields := m.Descriptor().Fields()
 	for key := range input {
-		if fields.ByJSONName(key) == nil || contains(excluded, key) {
+		if fields.ByJSONName(key) == nil || slices.Contains(excluded, key) {
 			t.Fatalf("%s: accepted unknown field %q (excluded %v)", name, key, excluded)
 		}
 	}

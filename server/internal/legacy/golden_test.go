@@ -86,15 +86,6 @@ func normalize(t testing.TB, res response) []byte {
 	return buf.Bytes()
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // checkGolden compares a response with testdata/golden/<name>.json, or rewrites the file
 // under -update.
 func checkGolden(t testing.TB, name string, res response) {

@@ -3,6 +3,7 @@ package legacy
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ func withdrawalJSON(w *cofferv1.Withdrawal) withdrawalItem {
 // limit (1..200) and pageToken (from the previous page's X-Next-Page-Token header).
 func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error) {
 	for name := range q {
-		if !contains([]string{"status", "operatorId", "externalUserId", "from", "to", "limit", "pageToken"}, name) {
+		if !slices.Contains([]string{"status", "operatorId", "externalUserId", "from", "to", "limit", "pageToken"}, name) {
 			return nil, fault.Invalid(name, "unknown query parameter; use status, operatorId, externalUserId, from, to, limit or pageToken")
 		}
 	}
@@ -78,7 +79,7 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 	for _, raw := range q["status"] {
 		for _, s := range strings.Split(raw, ",") {
 			s = strings.ToUpper(strings.TrimSpace(s))
-			if !contains(statuses, s) {
+			if !slices.Contains(statuses, s) {
 				return nil, fault.Invalid("status", "must be one of %s", strings.Join(statuses, ", "))
 			}
 			req.Statuses = append(req.Statuses, cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+s]))

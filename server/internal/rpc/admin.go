@@ -130,7 +130,7 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 		t := req.GetCreatedBefore().AsTime()
 		f.CreatedBefore = &t
 	}
-	list, next, err := s.Withdrawals.List(ctx, a.Scope, f, req.GetPageToken())
+	list, next, err := s.Withdrawals.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 	if err != nil {
 		return nil, err
 	}
-	w, trail, err := s.Withdrawals.Get(ctx, a.Scope, req.GetWithdrawRequestId())
+	w, trail, err := s.Withdrawals.Get(ctx, a.Scope(), req.GetWithdrawRequestId())
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *AdminServer) UpdateWithdrawalStatus(ctx context.Context, req *cofferv1.
 		return nil, err
 	}
 	status := domain.WithdrawalStatus(strings.TrimPrefix(req.GetStatus().String(), "WITHDRAWAL_STATUS_"))
-	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope, req.GetWithdrawRequestId(), status, domain.AdminActor(a.ID), req.GetAdminNote())
+	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope(), req.GetWithdrawRequestId(), status, domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *AdminServer) OverrideDecision(ctx context.Context, req *cofferv1.Overri
 		return nil, err
 	}
 	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, a.Scope, req.GetWithdrawRequestId(), approve, domain.AdminActor(a.ID), req.GetAdminNote(), true)
+	d, err := s.Withdrawals.Decide(ctx, a.Scope(), req.GetWithdrawRequestId(), approve, domain.AdminActor(a.ID), req.GetAdminNote(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
 	}
-	deps, next, err := s.Deposits.List(ctx, a.Scope, f, req.GetPageToken())
+	deps, next, err := s.Deposits.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +222,10 @@ func (s *AdminServer) ReplayDeposit(ctx context.Context, req *cofferv1.ReplayDep
 	if err != nil {
 		return nil, err
 	}
-	return replay(ctx, s.Deposits, a.Scope, req.GetChainId(), req.GetTxHash())
+	return replay(ctx, s.Deposits, a.Scope(), req.GetChainId(), req.GetTxHash())
 }
 
-func replay(ctx context.Context, deposits *deposit.Service, scope []string, chainID int64, txHash string) (*cofferv1.ReplayDepositResponse, error) {
+func replay(ctx context.Context, deposits *deposit.Service, scope domain.Scope, chainID int64, txHash string) (*cofferv1.ReplayDepositResponse, error) {
 	out, err := deposits.Replay(ctx, scope, chainID, common.HexToHash(txHash))
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (s *AdminServer) ListDeadLetters(ctx context.Context, req *cofferv1.ListDea
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.Webhooks.ListDead(ctx, a.Scope, req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
+	list, next, err := s.Webhooks.ListDead(ctx, a.Scope(), req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *AdminServer) RedeliverWebhook(ctx context.Context, req *cofferv1.Redeli
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Webhooks.Redeliver(ctx, a.Scope, req.GetEventId())
+	d, err := s.Webhooks.Redeliver(ctx, a.Scope(), req.GetEventId())
 	if err != nil {
 		return nil, err
 	}

@@ -90,7 +90,7 @@ func (a *Authenticator) Ops(ctx context.Context, h http.Header) (context.Context
 		}
 		return ctx, fault.New(fault.Unauthenticated, "invalid ops token")
 	}
-	return ctx, nil
+	return auth.WithServiceTeam(ctx), nil
 }
 
 // authInterceptor authenticates every call of a service, unary and streaming, with check,

@@ -27,18 +27,19 @@ func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBala
 	if err != nil {
 		return nil, err
 	}
+	tree, err := auth.Scope(ctx, auth.SubOperators(s.Operators))
+	if err != nil {
+		return nil, err
+	}
 	target := op.ID
-	if id := req.GetOperatorId(); id != "" && !strings.EqualFold(id, op.ID) {
-		tree, err := s.Operators.Tree(ctx, op.ID)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(tree, strings.ToLower(id)) {
-			return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", id)
-		}
+	if id := req.GetOperatorId(); id != "" {
 		target = strings.ToLower(id)
 	}
-	list, err := s.Funds.Balances(ctx, []string{target})
+	scope, ok := tree.Narrow(target)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", req.GetOperatorId())
+	}
+	list, err := s.Funds.Balances(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func (s *OpsServer) ListOperatorBalances(ctx context.Context, req *cofferv1.List
 	if _, err := s.Operators.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	list, err := s.Funds.Balances(ctx, []string{id})
+	list, err := s.Funds.Balances(ctx, domain.Operators(id))
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +125,13 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	if err != nil {
 		return nil, err
 	}
-	ids, ok := auth.Narrow(a.Scope, strings.ToLower(req.GetOperatorId()))
+	scope, ok := a.Scope().Narrow(strings.ToLower(req.GetOperatorId()))
 	if !ok {
 		return nil, fault.New(fault.NotFound, "operator not found")
 	}
 	var ops []domain.Operator
-	if ids == nil {
+	all, ids := scope.Filter()
+	if all {
 		if ops, err = s.Operators.List(ctx, ""); err != nil {
 			return nil, err
 		}
@@ -145,7 +147,7 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
 	res := &cofferv1.ListOperatorFundsResponse{}
 	for _, op := range ops {
-		list, err := s.Funds.Balances(ctx, []string{op.ID})
+		list, err := s.Funds.Balances(ctx, domain.Operators(op.ID))
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -112,7 +113,11 @@ func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRe
 
 // ListDeadLetteredWebhooks lists dead-lettered webhooks of every operator.
 func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
-	list, next, err := s.Webhooks.ListDead(ctx, nil, req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.Webhooks.ListDead(ctx, scope, req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +126,11 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
 func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
-	d, err := s.Webhooks.Redeliver(ctx, nil, req.GetEventId())
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.Webhooks.Redeliver(ctx, scope, req.GetEventId())
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +139,11 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.
 func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
-	res, err := replay(ctx, s.Deposits, nil, req.GetChainId(), req.GetTxHash())
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replay(ctx, s.Deposits, scope, req.GetChainId(), req.GetTxHash())
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
@@ -39,7 +40,11 @@ func reorgedProtos(list []deposit.Reorged) []*cofferv1.ReorgedDeposit {
 
 // ListReorgedDeposits lists reorged deposits of every operator.
 func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListReorgedDepositsRequest) (*cofferv1.ListReorgedDepositsResponse, error) {
-	list, next, err := s.Deposits.ListReorgs(ctx, nil, req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := s.Deposits.ListReorgs(ctx, scope, req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +73,7 @@ func (s *AdminServer) ListDepositReorgs(ctx context.Context, req *cofferv1.ListD
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.Deposits.ListReorgs(ctx, a.Scope, req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
+	list, next, err := s.Deposits.ListReorgs(ctx, a.Scope(), req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}

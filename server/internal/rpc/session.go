@@ -4,6 +4,7 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/session"
@@ -70,11 +71,11 @@ func (s *SessionServer) SendTestWebhook(ctx context.Context, req *cofferv1.SendT
 	if err != nil {
 		return nil, err
 	}
-	tree, err := s.Operators.Tree(ctx, op.ID)
+	scope, err := auth.Scope(ctx, auth.SubOperators(s.Operators))
 	if err != nil {
 		return nil, err
 	}
-	sent, err := s.TestWebhooks.Send(ctx, op.ID, tree, req.GetSid(), testwebhook.Overrides{
+	sent, err := s.TestWebhooks.Send(ctx, op.ID, scope, req.GetSid(), testwebhook.Overrides{
 		Amount: req.Amount, Currency: req.Currency, ChainID: req.ChainId, Address: req.Address})
 	if err != nil {
 		return nil, err

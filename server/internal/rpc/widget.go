@@ -12,7 +12,6 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -33,7 +32,7 @@ type WidgetServer struct {
 // GetSession describes the session for the widget, with its theme. It answers for expired
 // and cancelled sessions too (status tells), so the widget can show the right screen.
 func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionRequest) (*cofferv1.GetSessionResponse, error) {
-	sess, err := s.Sessions.Lookup(ctx, req.GetSid())
+	sess, err := s.Sessions.Follow(ctx, req.GetSid(), "")
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +82,9 @@ func (s *WidgetServer) GetDepositAddress(ctx context.Context, req *cofferv1.GetD
 // trackedSession resolves the deposit session whose deposits the widget follows. Following is
 // read-only, so it works after the session expired: a payment sent in time may confirm later.
 func (s *WidgetServer) trackedSession(ctx context.Context, sid string) (string, error) {
-	sess, err := s.Sessions.Lookup(ctx, sid)
+	sess, err := s.Sessions.Follow(ctx, sid, session.Deposit)
 	if err != nil {
 		return "", err
-	}
-	if sess.Kind != session.Deposit {
-		return "", fault.New(fault.Forbidden, "this is a withdraw session")
 	}
 	return sess.ID, nil
 }
@@ -193,18 +189,11 @@ func (s *WidgetServer) SubmitWithdrawal(ctx context.Context, req *cofferv1.Submi
 		CryptoAmountSent: withdrawal.SentAmount(w)}, nil
 }
 
-// CancelSession records the user's cancel or dismiss.
+// CancelSession records the user's cancel or dismiss (with the session's open withdrawals).
 func (s *WidgetServer) CancelSession(ctx context.Context, req *cofferv1.CancelSessionRequest) (*cofferv1.CancelSessionResponse, error) {
 	status, err := s.Sessions.Cancel(ctx, req.GetSid())
 	if err != nil {
 		return nil, err
-	}
-	// The session's open withdrawals are cancelled with it (and by the periodic sweep, should
-	// this process stop in between).
-	if sess, err := s.Sessions.Lookup(ctx, req.GetSid()); err == nil && sess.Kind == session.Withdraw {
-		if err := s.Withdrawals.SessionCancelled(ctx, sess.ID); err != nil {
-			return nil, err
-		}
 	}
 	return &cofferv1.CancelSessionResponse{Status: sessionStatuses[status]}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -22,8 +23,12 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 	if err != nil {
 		return nil, err
 	}
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	if err != nil {
+		return nil, err
+	}
 	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, []string{op.ID}, req.GetWithdrawRequestId(), approve, domain.OperatorActor(op.ID), req.GetReason(), false)
+	d, err := s.Withdrawals.Decide(ctx, scope, req.GetWithdrawRequestId(), approve, domain.OperatorActor(op.ID), req.GetReason(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -33,11 +38,11 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 
 // GetWithdrawal returns one of the operator's withdrawals.
 func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetWithdrawalRequest) (*cofferv1.GetWithdrawalResponse, error) {
-	op, err := callerOperator(ctx)
+	scope, err := auth.Scope(ctx, auth.OwnOperator)
 	if err != nil {
 		return nil, err
 	}
-	w, _, err := s.Withdrawals.Get(ctx, []string{op.ID}, req.GetWithdrawRequestId())
+	w, _, err := s.Withdrawals.Get(ctx, scope, req.GetWithdrawRequestId())
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
@@ -28,11 +29,9 @@ const (
 	Withdraw = domain.SessionWithdraw
 )
 
-// DefaultTTL is the session lifetime when none is configured.
-const DefaultTTL = 30 * time.Minute
-
 // Config configures the service.
 type Config struct {
+	// TTL is the session lifetime; COFFER_SESSION_TTL's default (config.Defaults) when zero.
 	TTL time.Duration
 	// WidgetURL is the widget's base address; the session URL is WidgetURL + "/?sid=<sid>".
 	WidgetURL string
@@ -43,14 +42,15 @@ type Config struct {
 
 // Service is the session service.
 type Service struct {
-	pool *pgxpool.Pool
-	cfg  Config
+	pool    *pgxpool.Pool
+	cfg     Config
+	cascade Cascade
 }
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
+		cfg.TTL = config.Defaults().SessionTTL
 	}
 	cfg.WidgetURL = strings.TrimRight(cfg.WidgetURL, "/")
 	return &Service{pool: pool, cfg: cfg}
@@ -187,20 +187,35 @@ func sameSession(named domain.Session, kind domain.SessionKind, asked domain.Ses
 // URL is the widget URL of a session.
 func (s *Service) URL(sid string) string { return s.cfg.WidgetURL + "/?sid=" + sid }
 
-// ForWidget resolves the sid a widget call presents. An unknown sid is UNAUTHENTICATED (the sid
-// is the credential); an expired or cancelled session is SESSION_EXPIRED; a session of the
-// other kind is FORBIDDEN. kind "" accepts either kind.
+// ForWidget resolves the sid of a widget call that acts on its session (an address, a quote,
+// a submission): the session must be open. See access for the policy.
 func (s *Service) ForWidget(ctx context.Context, sid string, kind domain.SessionKind) (domain.Session, error) {
+	return s.access(ctx, sid, kind, true)
+}
+
+// Follow resolves the sid of a widget call that only follows what its session started (its
+// deposits' progress): any state will do, since a payment sent in time may confirm after the
+// session expired. See access for the policy.
+func (s *Service) Follow(ctx context.Context, sid string, kind domain.SessionKind) (domain.Session, error) {
+	return s.access(ctx, sid, kind, false)
+}
+
+// access is the widget's one session-access policy. An unknown sid is UNAUTHENTICATED (the
+// sid is the credential); when the call needs an open session, an expired or cancelled one
+// is SESSION_EXPIRED; a session of the other kind is FORBIDDEN. kind "" accepts either kind.
+func (s *Service) access(ctx context.Context, sid string, kind domain.SessionKind, mustBeOpen bool) (domain.Session, error) {
 	sess, err := s.Lookup(ctx, sid)
 	if err != nil {
 		return sess, err
 	}
-	switch sess.StatusAt(time.Now()) {
-	case domain.SessionOpen:
-	case domain.SessionExpired:
-		return sess, fault.New(fault.SessionExpired, "session expired; create a new session")
-	case domain.SessionCancelled:
-		return sess, fault.New(fault.SessionExpired, "session was cancelled; create a new session")
+	if mustBeOpen {
+		switch sess.StatusAt(time.Now()) {
+		case domain.SessionOpen:
+		case domain.SessionExpired:
+			return sess, fault.New(fault.SessionExpired, "session expired; create a new session")
+		case domain.SessionCancelled:
+			return sess, fault.New(fault.SessionExpired, "session was cancelled; create a new session")
+		}
 	}
 	if kind != "" && sess.Kind != kind {
 		return sess, fault.New(fault.Forbidden, "this is a %s session", strings.ToLower(string(sess.Kind)))
@@ -223,13 +238,19 @@ func (s *Service) Lookup(ctx context.Context, sid string) (domain.Session, error
 	return sess, nil
 }
 
-// ForOperators returns a session owned by one of the operators (an operator and its
+// ForOperators returns a session owned by an operator in scope (an operator and its
 // sub-operators); anything else is NOT_FOUND, so other operators' sessions stay invisible.
-func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid string) (domain.Session, error) {
+func (s *Service) ForOperators(ctx context.Context, scope domain.Scope, sid string) (domain.Session, error) {
 	if _, err := uuid.Parse(sid); err != nil {
 		return domain.Session{}, fault.Invalid("sid", "must be a UUID")
 	}
-	sess, err := store.New(s.pool).SessionForOperators(ctx, operatorIDs, sid)
+	var sess domain.Session
+	var err error
+	if all, ids := scope.Filter(); all {
+		sess, err = store.New(s.pool).SessionByID(ctx, sid)
+	} else {
+		sess, err = store.New(s.pool).SessionForOperators(ctx, ids, sid)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return sess, fault.New(fault.NotFound, "session not found")
 	}
@@ -239,22 +260,56 @@ func (s *Service) ForOperators(ctx context.Context, operatorIDs []string, sid st
 	return sess, nil
 }
 
-// Cancel records that the user cancelled the session. Cancelling twice is harmless; an
-// expired session stays expired.
+// Cascade cancels, in the transaction that cancels a withdraw session, what hangs off it:
+// its open withdrawals (withdrawal.Service.CancelSessionWithdrawals).
+type Cascade func(ctx context.Context, tx pgx.Tx, sessionID string) error
+
+// SetCascade sets what cancelling a withdraw session cancels with it (the withdrawal service
+// is built after this one). Unset, only the periodic sweep cancels those withdrawals.
+func (s *Service) SetCascade(c Cascade) { s.cascade = c }
+
+// Cancel records that the user cancelled the session and, for a withdraw session, cancels its
+// open withdrawals in the same transaction. Cancelling twice is harmless (the withdrawals are
+// looked at again); an expired session stays expired.
 func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus, error) {
 	sess, err := s.Lookup(ctx, sid)
 	if err != nil {
 		return "", err
 	}
-	if status := sess.StatusAt(time.Now()); status != domain.SessionOpen {
-		return status, nil
-	}
-	sess, err = store.New(s.pool).CancelSession(ctx, sid)
-	if errors.Is(err, store.ErrNotFound) {
-		return domain.SessionExpired, nil
-	}
+	status := sess.StatusAt(time.Now())
+	to, err := Next(status, Cancel)
 	if err != nil {
+		return "", err
+	}
+	// A withdraw session's withdrawals are looked at again even when the session is no longer
+	// open (a cancel repeated after a crash between the two).
+	cascades := sess.Kind == Withdraw && s.cascade != nil
+	if to == status && !cascades {
+		return status, nil // not open: nothing changes
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if to != status {
+			cancelled, err := store.New(tx).CancelSession(ctx, sid)
+			switch {
+			case errors.Is(err, store.ErrNotFound): // expired meanwhile
+				status = domain.SessionExpired
+			case err != nil:
+				return fault.Wrap(err, "cancel session")
+			default:
+				status = cancelled.StatusAt(time.Now())
+			}
+		}
+		if !cascades {
+			return nil
+		}
+		return s.cascade(ctx, tx, sid)
+	})
+	if err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) {
+			return "", fe
+		}
 		return "", fault.Wrap(err, "cancel session")
 	}
-	return sess.StatusAt(time.Now()), nil
+	return status, nil
 }

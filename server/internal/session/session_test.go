@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -59,7 +60,7 @@ func TestOpen(t *testing.T) {
 	if o.Session.FiatCurrency != "USD" || o.Session.Kind != "DEPOSIT" || len(o.Session.SessionRef) != 35 {
 		t.Fatalf("session %+v", o.Session)
 	}
-	if ttl := o.Session.ExpiresAt.Sub(o.Session.CreatedAt); ttl != session.DefaultTTL {
+	if ttl := o.Session.ExpiresAt.Sub(o.Session.CreatedAt); ttl != config.Defaults().SessionTTL {
 		t.Fatalf("default ttl %v", ttl)
 	}
 	if _, err := uuid.Parse(o.Session.ID); err != nil {
@@ -283,11 +284,17 @@ func TestForOperatorsScopesToTheTree(t *testing.T) {
 	childSession, _ := f.sessions.Open(ctx, child, session.Deposit, input(""))
 	parentSession, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
 	tree, _ := f.ops.Tree(ctx, f.op.ID)
-	if _, err := f.sessions.ForOperators(ctx, tree, childSession.Session.ID); err != nil {
+	if _, err := f.sessions.ForOperators(ctx, domain.Operators(tree...), childSession.Session.ID); err != nil {
 		t.Fatalf("parent reaches child's session: %v", err)
 	}
 	childTree, _ := f.ops.Tree(ctx, child.ID)
-	if _, err := f.sessions.ForOperators(ctx, childTree, parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
+	if _, err := f.sessions.ForOperators(ctx, domain.Operators(childTree...), parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("child reaches parent's session: %v", err)
+	}
+	if _, err := f.sessions.ForOperators(ctx, domain.Scope{}, parentSession.Session.ID); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("the zero scope reaches a session: %v", err)
+	}
+	if _, err := f.sessions.ForOperators(ctx, domain.AllOperators(), childSession.Session.ID); err != nil {
+		t.Fatalf("every operator's scope misses a session: %v", err)
 	}
 }

@@ -5,23 +5,28 @@ import (
 	"errors"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-const depositorColumns = `operator_id::text, external_user_id, COALESCE(email, ''), COALESCE(address, ''), created_at`
+// depositorOf maps a depositors row to the domain.
+func depositorOf(r dbsqlc.Depositor) domain.Depositor {
+	return domain.Depositor{OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, Email: deref(r.Email),
+		Address: deref(r.Address), CreatedAt: r.CreatedAt}
+}
 
-func scanDepositor(row interface{ Scan(...any) error }) (domain.Depositor, error) {
-	var d domain.Depositor
-	err := row.Scan(&d.OperatorID, &d.ExternalUserID, &d.Email, &d.Address, &d.CreatedAt)
-	return d, notFound(err)
+// oneDepositor maps a single-row depositor query's result.
+func oneDepositor(r dbsqlc.Depositor, err error) (domain.Depositor, error) {
+	if err != nil {
+		return domain.Depositor{}, notFound(err)
+	}
+	return depositorOf(r), nil
 }
 
 // InsertDepositor registers a depositor unless it exists; created is false (and d empty) when
 // it did.
 func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserID, email string) (d domain.Depositor, created bool, err error) {
-	d, err = scanDepositor(q.db.QueryRow(ctx, `
-		INSERT INTO depositors (operator_id, external_user_id, email) VALUES ($1, $2, NULLIF($3, ''))
-		ON CONFLICT (operator_id, external_user_id) DO NOTHING
-		RETURNING `+depositorColumns, operatorID, externalUserID, email))
+	d, err = oneDepositor(sqlc.InsertDepositor(ctx, q.db, dbsqlc.InsertDepositorParams{OperatorID: operatorID,
+		ExternalUserID: externalUserID, Email: email}))
 	if errors.Is(err, ErrNotFound) {
 		return d, false, nil
 	}
@@ -30,19 +35,17 @@ func (q *Queries) InsertDepositor(ctx context.Context, operatorID, externalUserI
 
 // DepositorForUpdate returns an operator's depositor, holding its row until the transaction ends.
 func (q *Queries) DepositorForUpdate(ctx context.Context, operatorID, externalUserID string) (domain.Depositor, error) {
-	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+` FROM depositors
-		WHERE operator_id = $1 AND external_user_id = $2 FOR UPDATE`, operatorID, externalUserID))
+	return oneDepositor(sqlc.DepositorForUpdate(ctx, q.db, dbsqlc.DepositorForUpdateParams{OperatorID: operatorID,
+		ExternalUserID: externalUserID}))
 }
 
 // SetDepositorEmail replaces a depositor's email.
 func (q *Queries) SetDepositorEmail(ctx context.Context, operatorID, externalUserID, email string) error {
-	_, err := q.db.Exec(ctx, `UPDATE depositors SET email = $3, updated_at = now()
-		WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID, email)
-	return err
+	return sqlc.SetDepositorEmail(ctx, q.db, dbsqlc.SetDepositorEmailParams{OperatorID: operatorID, ExternalUserID: externalUserID,
+		Email: email})
 }
 
 // GetDepositor finds an operator's depositor.
 func (q *Queries) GetDepositor(ctx context.Context, operatorID, externalUserID string) (domain.Depositor, error) {
-	return scanDepositor(q.db.QueryRow(ctx, `SELECT `+depositorColumns+`
-		FROM depositors WHERE operator_id = $1 AND external_user_id = $2`, operatorID, externalUserID))
+	return oneDepositor(sqlc.GetDepositor(ctx, q.db, dbsqlc.GetDepositorParams{OperatorID: operatorID, ExternalUserID: externalUserID}))
 }

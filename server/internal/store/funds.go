@@ -2,23 +2,18 @@ package store
 
 import (
 	"context"
+	"errors"
 	"math/big"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
-
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-func scanFunds(row pgx.Row) (domain.Funds, error) {
-	var f domain.Funds
-	var avail, res decimal.Decimal
-	err := row.Scan(&f.OperatorID, &f.ChainID, &f.Currency, &avail, &res, &f.UpdatedAt)
-	f.Available, f.Reserved = avail.BigInt(), res.BigInt()
-	return f, notFound(err)
+// fundsOf maps an operator_funds row to the domain.
+func fundsOf(r dbsqlc.OperatorFund) (domain.Funds, error) {
+	return domain.Funds{OperatorID: r.OperatorID, ChainID: r.ChainID, Currency: r.Currency, Available: r.Available.BigInt(),
+		Reserved: r.Reserved.BigInt(), UpdatedAt: r.UpdatedAt}, nil
 }
-
-const fundsColumns = `operator_id::text, chain_id, currency, available, reserved, updated_at`
 
 // MoveFunds applies an entry to an operator's funds and records it, in the caller's
 // transaction. It returns ok false, writing nothing, when a debit would take the funds below
@@ -27,56 +22,52 @@ const fundsColumns = `operator_id::text, chain_id, currency, available, reserved
 // is below zero after a reorg (it covers the shortfall first). A repeated DEPOSIT, TREASURY or
 // SETTLE entry for the same ref is refused by the database (a unique violation).
 func (q *Queries) MoveFunds(ctx context.Context, e domain.FundEntry) (funds domain.Funds, ok bool, err error) {
-	if _, err := q.db.Exec(ctx, `INSERT INTO operator_funds (operator_id, chain_id, currency) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, e.OperatorID, e.ChainID, e.Currency); err != nil {
+	if err := sqlc.EnsureFunds(ctx, q.db, dbsqlc.EnsureFundsParams{OperatorID: e.OperatorID, ChainID: e.ChainID,
+		Currency: e.Currency}); err != nil {
 		return funds, false, err
 	}
-	funds, err = scanFunds(q.db.QueryRow(ctx, `UPDATE operator_funds SET available = available + $4, reserved = reserved + $5,
-		updated_at = now()
-		WHERE operator_id = $1 AND chain_id = $2 AND currency = $3
-		  AND ($6 OR $4::numeric >= 0 OR available + $4 >= 0) AND reserved + $5 >= 0
-		RETURNING `+fundsColumns, e.OperatorID, e.ChainID, e.Currency, Uint256(e.AvailableDelta), Uint256(e.ReservedDelta),
-		e.Overdraw))
-	if err == ErrNotFound {
+	r, err := sqlc.ApplyFunds(ctx, q.db, dbsqlc.ApplyFundsParams{OperatorID: e.OperatorID, ChainID: e.ChainID, Currency: e.Currency,
+		AvailableDelta: Uint256(e.AvailableDelta), ReservedDelta: Uint256(e.ReservedDelta), Overdraw: e.Overdraw})
+	if err = notFound(err); errors.Is(err, ErrNotFound) {
 		funds, err = q.GetFunds(ctx, e.OperatorID, e.ChainID, e.Currency)
 		return funds, false, err
 	}
 	if err != nil {
 		return funds, false, err
 	}
-	_, err = q.db.Exec(ctx, `INSERT INTO fund_entries (operator_id, chain_id, currency, kind, available_delta, reserved_delta, ref,
-		actor, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, e.OperatorID, e.ChainID, e.Currency, e.Kind,
-		Uint256(e.AvailableDelta), Uint256(e.ReservedDelta), e.Ref, e.Actor, e.Note)
+	funds, _ = fundsOf(r)
+	err = sqlc.InsertFundEntry(ctx, q.db, dbsqlc.InsertFundEntryParams{OperatorID: e.OperatorID, ChainID: e.ChainID,
+		Currency: e.Currency, Kind: e.Kind, AvailableDelta: Uint256(e.AvailableDelta), ReservedDelta: Uint256(e.ReservedDelta),
+		Ref: e.Ref, Actor: string(e.Actor), Note: e.Note})
 	return funds, err == nil, err
 }
 
 // ReservedFor is what entries with a ref hold reserved now (a payout's reservation).
 func (q *Queries) ReservedFor(ctx context.Context, operatorID, ref string) (*big.Int, error) {
-	var sum decimal.Decimal
-	err := q.db.QueryRow(ctx, `SELECT coalesce(sum(reserved_delta), 0) FROM fund_entries WHERE operator_id = $1 AND ref = $2`,
-		operatorID, ref).Scan(&sum)
+	sum, err := sqlc.ReservedFor(ctx, q.db, dbsqlc.ReservedForParams{OperatorID: operatorID, Ref: ref})
 	return sum.BigInt(), err
 }
 
 // GetFunds returns an operator's funds in one asset (zero when it never had any).
 func (q *Queries) GetFunds(ctx context.Context, operatorID string, chainID int64, currency string) (domain.Funds, error) {
-	f, err := scanFunds(q.db.QueryRow(ctx, `SELECT `+fundsColumns+` FROM operator_funds
-		WHERE operator_id = $1 AND chain_id = $2 AND currency = $3`, operatorID, chainID, currency))
-	if err == ErrNotFound {
+	r, err := sqlc.GetFunds(ctx, q.db, dbsqlc.GetFundsParams{OperatorID: operatorID, ChainID: chainID, Currency: currency})
+	if err = notFound(err); errors.Is(err, ErrNotFound) {
 		return domain.Funds{OperatorID: operatorID, ChainID: chainID, Currency: currency, Available: new(big.Int), Reserved: new(big.Int)}, nil
 	}
-	return f, err
+	if err != nil {
+		return domain.Funds{}, err
+	}
+	return fundsOf(r)
 }
 
 // ListFunds lists the funds of the given operators (nil: every operator), by operator, chain
 // and currency.
 func (q *Queries) ListFunds(ctx context.Context, operatorIDs []string) ([]domain.Funds, error) {
-	rows, err := q.db.Query(ctx, `SELECT `+fundsColumns+` FROM operator_funds
-		WHERE $1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]) ORDER BY operator_id, chain_id, currency`, operatorIDs)
+	rows, err := sqlc.ListFunds(ctx, q.db, operatorIDs)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Funds, error) { return scanFunds(r) })
+	return mapAll(rows, fundsOf)
 }
 
 // FundTotal is the sum of every operator's funds in one asset of one chain.
@@ -96,38 +87,28 @@ type FundTotal struct {
 
 // FundTotals sums every operator's funds per chain and asset.
 func (q *Queries) FundTotals(ctx context.Context) ([]FundTotal, error) {
-	rows, err := q.db.Query(ctx, `
-		SELECT f.chain_id, f.currency, sum(greatest(f.available, 0)), sum(f.reserved),
-			coalesce((SELECT sum(w.crypto_amount) FROM withdrawals w JOIN chain_txs t
-				ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'mined'
-				WHERE w.chain_id = f.chain_id AND w.currency = f.currency AND w.status <> 'COMPLETED'
-				  AND w.payout_queued_at IS NOT NULL), 0),
-			-sum(least(f.available, 0))
-		FROM operator_funds f GROUP BY f.chain_id, f.currency ORDER BY f.chain_id, f.currency`)
+	rows, err := sqlc.FundTotals(ctx, q.db)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FundTotal, error) {
-		var t FundTotal
-		var a, res, paid, short decimal.Decimal
-		err := r.Scan(&t.ChainID, &t.Currency, &a, &res, &paid, &short)
-		t.Available, t.Reserved, t.PaidOut, t.Shortfall = a.BigInt(), res.BigInt(), paid.BigInt(), short.BigInt()
-		return t, err
+	return mapAll(rows, func(r dbsqlc.FundTotalsRow) (FundTotal, error) {
+		return FundTotal{ChainID: r.ChainID, Currency: r.Currency, Available: r.Available.BigInt(), Reserved: r.Reserved.BigInt(),
+			PaidOut: r.PaidOut.BigInt(), Shortfall: r.Shortfall.BigInt()}, nil
 	})
+}
+
+// fundEntryOf maps a fund_entries row to the domain.
+func fundEntryOf(r dbsqlc.FundEntry) (domain.FundEntry, error) {
+	return domain.FundEntry{ID: r.ID, OperatorID: r.OperatorID, ChainID: r.ChainID, Currency: r.Currency, Kind: r.Kind,
+		AvailableDelta: r.AvailableDelta.BigInt(), ReservedDelta: r.ReservedDelta.BigInt(), Ref: r.Ref, Actor: domain.Actor(r.Actor),
+		Note: r.Note, CreatedAt: r.CreatedAt}, nil
 }
 
 // FundEntries lists an operator's fund movements, newest first.
 func (q *Queries) FundEntries(ctx context.Context, operatorID string, limit int) ([]domain.FundEntry, error) {
-	rows, err := q.db.Query(ctx, `SELECT id, operator_id::text, chain_id, currency, kind, available_delta, reserved_delta, ref, actor,
-		note, created_at FROM fund_entries WHERE operator_id = $1 ORDER BY id DESC LIMIT $2`, operatorID, limit)
+	rows, err := sqlc.FundEntries(ctx, q.db, dbsqlc.FundEntriesParams{OperatorID: operatorID, Lim: int32(limit)})
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.FundEntry, error) {
-		var e domain.FundEntry
-		var a, res decimal.Decimal
-		err := r.Scan(&e.ID, &e.OperatorID, &e.ChainID, &e.Currency, &e.Kind, &a, &res, &e.Ref, &e.Actor, &e.Note, &e.CreatedAt)
-		e.AvailableDelta, e.ReservedDelta = a.BigInt(), res.BigInt()
-		return e, err
-	})
+	return mapAll(rows, fundEntryOf)
 }

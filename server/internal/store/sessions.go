@@ -5,55 +5,49 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-const sessionColumns = `id::text, operator_id::text, kind, session_ref, external_user_id, lang, fiat_currency,
-	user_balance, amount, COALESCE(email, ''), COALESCE(operator_reference, ''), created_at, expires_at, cancelled_at`
+// sessionOf maps a sessions row to the domain.
+func sessionOf(r dbsqlc.Session) (domain.Session, error) {
+	return domain.Session{ID: r.ID, OperatorID: r.OperatorID, Kind: r.Kind, SessionRef: r.SessionRef, ExternalUserID: r.ExternalUserID,
+		Lang: r.Lang, FiatCurrency: r.FiatCurrency, UserBalance: r.UserBalance, Amount: r.Amount, Email: deref(r.Email),
+		OperatorReference: deref(r.OperatorReference), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, CancelledAt: r.CancelledAt}, nil
+}
 
-func scanSession(row interface{ Scan(...any) error }) (domain.Session, error) {
-	var s domain.Session
-	err := row.Scan(&s.ID, &s.OperatorID, &s.Kind, &s.SessionRef, &s.ExternalUserID, &s.Lang, &s.FiatCurrency,
-		&s.UserBalance, &s.Amount, &s.Email, &s.OperatorReference, &s.CreatedAt, &s.ExpiresAt, &s.CancelledAt)
-	return s, notFound(err)
+// oneSession maps a single-row session query's result.
+func oneSession(r dbsqlc.Session, err error) (domain.Session, error) {
+	if err != nil {
+		return domain.Session{}, notFound(err)
+	}
+	return sessionOf(r)
 }
 
 // InsertSession creates a session in one statement, registering the depositor of a deposit
 // session on the way. CreatedAt and ExpiresAt (creation plus ttl) are set from the database
 // clock. An operator reference is claimed first, in the same transaction (ClaimReference).
 func (q *Queries) InsertSession(ctx context.Context, s domain.Session, ttl time.Duration) (domain.Session, error) {
-	err := q.db.QueryRow(ctx, `
-		WITH inserted AS (
-			INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
-				user_balance, amount, email, operator_reference, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), now() + $12::interval)
-			RETURNING operator_id, kind, external_user_id, email, created_at, expires_at
-		), depositor AS (
-			INSERT INTO depositors (operator_id, external_user_id, email)
-			SELECT operator_id, external_user_id, email FROM inserted WHERE kind = 'DEPOSIT'
-			ON CONFLICT (operator_id, external_user_id) DO NOTHING
-		)
-		SELECT created_at, expires_at FROM inserted`,
-		s.ID, s.OperatorID, s.Kind, s.SessionRef, s.ExternalUserID, s.Lang, s.FiatCurrency, s.UserBalance,
-		s.Amount, s.Email, s.OperatorReference, ttl).Scan(&s.CreatedAt, &s.ExpiresAt)
+	r, err := sqlc.InsertSession(ctx, q.db, dbsqlc.InsertSessionParams{ID: s.ID, OperatorID: s.OperatorID, Kind: s.Kind,
+		SessionRef: s.SessionRef, ExternalUserID: s.ExternalUserID, Lang: s.Lang, FiatCurrency: s.FiatCurrency,
+		UserBalance: s.UserBalance, Amount: s.Amount, Email: s.Email, OperatorReference: s.OperatorReference, Ttl: interval(ttl)})
+	if err == nil {
+		s.CreatedAt, s.ExpiresAt = r.CreatedAt, r.ExpiresAt
+	}
 	return s, err
 }
 
 // SessionByID finds a session by sid. The sid is the widget's credential, so this lookup is
 // not scoped by operator; operator-facing callers use SessionForOperators.
 func (q *Queries) SessionByID(ctx context.Context, sid string) (domain.Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = $1`, sid))
+	return oneSession(sqlc.SessionByID(ctx, q.db, sid))
 }
 
 // SessionForOperators finds a session owned by one of the given operators.
 func (q *Queries) SessionForOperators(ctx context.Context, operatorIDs []string, sid string) (domain.Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions
-		WHERE id = $1 AND operator_id = ANY($2::uuid[])`, sid, operatorIDs))
+	return oneSession(sqlc.SessionForOperators(ctx, q.db, dbsqlc.SessionForOperatorsParams{ID: sid, OperatorIDs: operatorIDs}))
 }
 
 // CancelSession marks an open session cancelled; it returns the session as it now stands.
 func (q *Queries) CancelSession(ctx context.Context, sid string) (domain.Session, error) {
-	return scanSession(q.db.QueryRow(ctx, `
-		UPDATE sessions SET cancelled_at = COALESCE(cancelled_at, now())
-		WHERE id = $1 AND expires_at > now()
-		RETURNING `+sessionColumns, sid))
+	return oneSession(sqlc.CancelSession(ctx, q.db, sid))
 }

@@ -63,7 +63,7 @@ type Sent struct {
 // Send sends a test webhook for a session owned by the caller or one of its sub-operators
 // (scope). Each operator may send Limit per Window, and each operator's endpoint receive Limit
 // per Window whoever sends them; beyond that RATE_LIMITED with Retry-After.
-func (s *Service) Send(ctx context.Context, caller string, scope []string, sid string, o Overrides) (Sent, error) {
+func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, sid string, o Overrides) (Sent, error) {
 	sess, err := s.Sessions.ForOperators(ctx, scope, sid)
 	if err != nil {
 		return Sent{}, err
@@ -137,14 +137,8 @@ func (s *Service) asset(o Overrides) (chain.Network, chain.Asset, error) {
 }
 
 func (s *Service) rates(ctx context.Context, symbol, fiat string) (usd, perUSD decimal.Decimal, err error) {
-	p, err := s.Prices.USD(ctx, symbol)
-	if err != nil {
-		return usd, perUSD, fault.New(fault.Unavailable, "the price of %s is not available right now", symbol)
-	}
-	if perUSD, err = s.Prices.PerUSD(ctx, fiat); err != nil {
-		return usd, perUSD, fault.New(fault.Unavailable, "the rate of %s is not available right now", fiat)
-	}
-	return p.Value, perUSD, nil
+	p, perUSD, err := rates.Pair(ctx, s.Prices, symbol, fiat)
+	return p.Value, perUSD, err
 }
 
 // fakeHash is a stable, made-up 32-byte hex value for a test event's transaction hash.

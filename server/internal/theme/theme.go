@@ -23,14 +23,11 @@ func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 // List lists the themes the admin may see, optionally of one operator.
 func (s *Service) List(ctx context.Context, a auth.Admin, operatorID string) ([]domain.Theme, error) {
-	scope := a.Scope
-	if operatorID != "" {
-		if !a.CanSee(operatorID) {
-			return nil, fault.New(fault.NotFound, "operator not found")
-		}
-		scope = []string{operatorID}
+	scope, ok := a.Scope().Narrow(operatorID)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator not found")
 	}
-	themes, err := store.New(s.pool).ListThemes(ctx, scope)
+	themes, err := store.New(s.pool).ListThemes(ctx, auth.OperatorIDs(scope))
 	if err != nil {
 		return nil, fault.Wrap(err, "list themes")
 	}
@@ -45,7 +42,7 @@ func (s *Service) Create(ctx context.Context, a auth.Admin, operatorID, slug, na
 	if operatorID == "" {
 		return domain.Theme{}, fault.Invalid("operatorId", "is required for a service-team admin")
 	}
-	if !a.CanSee(operatorID) {
+	if !a.Scope().Includes(operatorID) {
 		return domain.Theme{}, fault.New(fault.NotFound, "operator not found")
 	}
 	q := store.New(s.pool)
@@ -66,7 +63,7 @@ func (s *Service) Create(ctx context.Context, a auth.Admin, operatorID, slug, na
 
 // Update replaces a theme's name and style.
 func (s *Service) Update(ctx context.Context, a auth.Admin, id, name string, style domain.ThemeStyle) (domain.Theme, error) {
-	t, err := store.New(s.pool).UpdateTheme(ctx, a.Scope, id, name, style)
+	t, err := store.New(s.pool).UpdateTheme(ctx, auth.OperatorIDs(a.Scope()), id, name, style)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, fault.New(fault.NotFound, "theme not found")
 	}
@@ -78,7 +75,7 @@ func (s *Service) Update(ctx context.Context, a auth.Admin, id, name string, sty
 
 // Delete removes a theme.
 func (s *Service) Delete(ctx context.Context, a auth.Admin, id string) error {
-	err := store.New(s.pool).DeleteTheme(ctx, a.Scope, id)
+	err := store.New(s.pool).DeleteTheme(ctx, auth.OperatorIDs(a.Scope()), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return fault.New(fault.NotFound, "theme not found")
 	}

@@ -31,8 +31,8 @@ func TestThemesScopeAndResolve(t *testing.T) {
 	}
 	a, b := mk("a"), mk("b")
 	s := theme.New(pool)
-	team := auth.Admin{}                                                               // service team: every operator
-	adminA := auth.Admin{Admin: domain.Admin{OperatorID: a.ID}, Scope: []string{a.ID}} // operator A's admin
+	team := auth.Admin{}                                                                   // service team: every operator
+	adminA := auth.Admin{Admin: domain.Admin{OperatorID: a.ID}, Operators: []string{a.ID}} // operator A's admin
 	style := domain.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000", BorderRadius: 8}
 
 	if _, err := s.Create(ctx, team, "", "dark", "Dark", style); !fault.Is(err, fault.InvalidArgument) {

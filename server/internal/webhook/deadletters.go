@@ -2,20 +2,17 @@ package webhook
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -25,29 +22,33 @@ const (
 	MaxPageSize     = 200
 )
 
-// ListDead lists dead-lettered webhooks, newest first, of the operators in scope (nil: every
-// operator; an admin's auth.Admin.Scope), optionally of one operator (NOT_FOUND outside the
-// scope). pageSize 0 is DefaultPageSize; pageToken is a previous page's next token.
-func (s *Service) ListDead(ctx context.Context, scope []string, operatorID string, pageSize int, pageToken string) ([]*cofferv1.WebhookDelivery, string, error) {
+// ListDead lists dead-lettered webhooks, newest first, of the operators in scope, optionally
+// of one operator (NOT_FOUND outside the scope). pageSize 0 is DefaultPageSize; pageToken is a
+// previous page's next token.
+func (s *Service) ListDead(ctx context.Context, scope domain.Scope, operatorID string, pageSize int, pageToken string) ([]*cofferv1.WebhookDelivery, string, error) {
 	if operatorID != "" {
 		if _, err := uuid.Parse(operatorID); err != nil {
 			return nil, "", fault.Invalid("operatorId", "is not a UUID")
 		}
-		if scope != nil && !slices.Contains(scope, operatorID) {
-			return nil, "", fault.New(fault.NotFound, "operator not found")
-		}
-		scope = []string{operatorID}
+	}
+	scope, ok := scope.Narrow(operatorID)
+	if !ok {
+		return nil, "", fault.New(fault.NotFound, "operator not found")
 	}
 	size := pageSize
 	if size <= 0 {
 		size = DefaultPageSize
 	}
 	size = min(size, MaxPageSize)
-	cursor, err := decodePageToken(pageToken)
-	if err != nil {
-		return nil, "", err
+	var cursor *store.DeadWebhookCursor
+	if pageToken != "" {
+		c, err := pagetoken.Decode[pagetoken.TimeID](deadLetterPages, pageToken)
+		if err != nil {
+			return nil, "", err
+		}
+		cursor = &store.DeadWebhookCursor{DeadAt: c.At, ID: c.ID}
 	}
-	rows, err := store.New(s.pool).ListDeadWebhooks(ctx, scope, size+1, cursor)
+	rows, err := store.New(s.pool).ListDeadWebhooks(ctx, auth.OperatorIDs(scope), size+1, cursor)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list dead letters")
 	}
@@ -55,7 +56,7 @@ func (s *Service) ListDead(ctx context.Context, scope []string, operatorID strin
 	if len(rows) > size {
 		rows = rows[:size]
 		last := rows[size-1]
-		next = encodePageToken(store.DeadWebhookCursor{DeadAt: *last.DeadAt, ID: last.ID})
+		next = pagetoken.Encode(deadLetterPages, pagetoken.TimeID{At: *last.DeadAt, ID: last.ID})
 	}
 	out := make([]*cofferv1.WebhookDelivery, len(rows))
 	for i, r := range rows {
@@ -64,10 +65,12 @@ func (s *Service) ListDead(ctx context.Context, scope []string, operatorID strin
 	return out, next, nil
 }
 
+// deadLetterPages names ListDead's page tokens.
+const deadLetterPages = "dead-letters"
+
 // Redeliver queues a dead-lettered webhook again: the same id and body, a new delivery job
-// (five more attempts; the attempt count goes on). An event outside scope (nil: every
-// operator) is NOT_FOUND; one that is not dead is CONFLICT.
-func (s *Service) Redeliver(ctx context.Context, scope []string, eventID string) (*cofferv1.WebhookDelivery, error) {
+// (five more attempts; the attempt count goes on). An event outside scope is NOT_FOUND; one that is not dead is CONFLICT.
+func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID string) (*cofferv1.WebhookDelivery, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
 		return nil, fault.New(fault.NotFound, "webhook not found")
 	}
@@ -78,13 +81,14 @@ func (s *Service) Redeliver(ctx context.Context, scope []string, eventID string)
 	var ev domain.WebhookEvent
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		cur, err := q.GetWebhookEvent(ctx, scope, eventID, true)
+		cur, err := q.GetWebhookEvent(ctx, auth.OperatorIDs(scope), eventID, true)
 		if errors.Is(err, store.ErrNotFound) {
 			return fault.New(fault.NotFound, "webhook not found")
 		} else if err != nil {
 			return err
 		}
-		if cur.State != domain.DeliveryDead {
+		if _, err := Next(cur.State, Redeliver); err != nil {
+			// The API has always answered CONFLICT here (the state changed under the caller).
 			return fault.New(fault.Conflict, "webhook %s is %s: only a dead-lettered webhook can be redelivered", eventID, cur.State)
 		}
 		if ev, err = q.RequeueDeadWebhook(ctx, eventID); err != nil {
@@ -112,12 +116,12 @@ func (s *Service) Redeliver(ctx context.Context, scope []string, eventID string)
 	return DeliveryProto(ev), nil
 }
 
-// Get returns one webhook of an operator in scope (nil: every operator).
-func (s *Service) Get(ctx context.Context, scope []string, eventID string) (*cofferv1.WebhookDelivery, error) {
+// Get returns one webhook of an operator in scope.
+func (s *Service) Get(ctx context.Context, scope domain.Scope, eventID string) (*cofferv1.WebhookDelivery, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
 		return nil, fault.New(fault.NotFound, "webhook not found")
 	}
-	ev, err := store.New(s.pool).GetWebhookEvent(ctx, scope, eventID, false)
+	ev, err := store.New(s.pool).GetWebhookEvent(ctx, auth.OperatorIDs(scope), eventID, false)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fault.New(fault.NotFound, "webhook not found")
 	} else if err != nil {
@@ -143,29 +147,4 @@ func DeliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
 		d.LastAttemptAt = timestamppb.New(*e.LastAttemptAt)
 	}
 	return d
-}
-
-// Page tokens are "<dead_at in Unix microseconds>.<event id>", base64url.
-func encodePageToken(c store.DeadWebhookCursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.DeadAt.UnixMicro(), 10) + "." + c.ID))
-}
-
-func decodePageToken(tok string) (*store.DeadWebhookCursor, error) {
-	if tok == "" {
-		return nil, nil
-	}
-	bad := fault.Invalid("pageToken", "is not a token from a previous page")
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return nil, bad
-	}
-	micros, id, ok := strings.Cut(string(b), ".")
-	us, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil {
-		return nil, bad
-	}
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, bad
-	}
-	return &store.DeadWebhookCursor{DeadAt: time.UnixMicro(us), ID: id}, nil
 }

@@ -110,12 +110,9 @@ func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) err
 		// Stopped (shutdown) mid-attempt: River runs the job again without counting it.
 		return ctx.Err()
 	}
-	state := domain.DeliveryPending
-	switch {
-	case res.Acked:
-		state = domain.DeliveryDelivered
-	case final:
-		state = domain.DeliveryDead
+	state, err := Next(ev.State, attemptEvent(res.Acked, final))
+	if err != nil {
+		return err
 	}
 	outcome := store.WebhookOutcome{Attempt: attemptRecord(ev.ID, target, res), State: state}
 	r, err := s.db.do(context.WithoutCancel(ctx), dbCall{record: &outcome})

@@ -25,6 +25,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -83,7 +84,7 @@ func fixtures(t *testing.T) map[string]Fixture {
 		for _, s := range keys {
 			k = append(k, []byte(s))
 		}
-		return New(pool, k, Options{Client: client, Now: func() time.Time { return signedAt }})
+		return New(pool, k, Options{Client: client, Now: func() time.Time { return signedAt }, Jobs: jobs.NewInserter()})
 	}
 	one, rotating := service(newKey), service(newKey, oldKey)
 

@@ -38,6 +38,7 @@ type env struct {
 	pool  *pgxpool.Pool
 	ops   *operator.Service
 	svc   *Service
+	jobs  *jobs.Inserter // bound by startRiver or bind
 	opID  string
 	key   string
 	river *jobs.Client
@@ -56,9 +57,10 @@ func newEnv(t *testing.T, url string) *env {
 		t.Fatal(err)
 	}
 	// No cache: the tests change an operator's URL and keys between attempts.
+	ins := jobs.NewInserter()
 	svc := New(pool, ops, Options{Client: NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 2 * time.Second}), Log: testLog(t),
-		KeyCacheTTL: -1})
-	return &env{t: t, pool: pool, ops: ops, svc: svc, opID: op.ID, key: key}
+		KeyCacheTTL: -1, Jobs: ins})
+	return &env{t: t, pool: pool, ops: ops, svc: svc, jobs: ins, opID: op.ID, key: key}
 }
 
 func testLog(t testing.TB) *slog.Logger {
@@ -73,9 +75,17 @@ func testLog(t testing.TB) *slog.Logger {
 func (e *env) startRiver(schedule jobs.RetrySchedule) *jobs.Client {
 	e.t.Helper()
 	c := e.newRiver(schedule, true)
-	e.svc.SetInserter(c)
+	e.bind(c)
 	e.river = c
 	return c
+}
+
+// bind binds the service's job inserter to c.
+func (e *env) bind(c *jobs.Client) {
+	e.t.Helper()
+	if err := e.jobs.Bind(c); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *env) newRiver(schedule jobs.RetrySchedule, start bool) *jobs.Client {

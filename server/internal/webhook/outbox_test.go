@@ -132,7 +132,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		t.Fatalf("%d requests before dead-lettering, want 5", n)
 	}
 	ctx := context.Background()
-	dead, next, err := e.svc.ListDead(ctx, nil, "", 0, "")
+	dead, next, err := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, "")
 	if err != nil || len(dead) != 1 || next != "" {
 		t.Fatalf("ListDead: %v, %d, %q", err, len(dead), next)
 	}
@@ -142,12 +142,12 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		d.GetOperatorId() != e.opID || d.GetLastAttemptAt() == nil || d.GetCreatedAt() == nil {
 		t.Fatalf("dead letter: %v", d)
 	}
-	if _, err := e.svc.Redeliver(ctx, []string{newID()}, id); !fault.Is(err, fault.NotFound) {
+	if _, err := e.svc.Redeliver(ctx, domain.Operators(newID()), id); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("Redeliver outside the scope: %v", err)
 	}
 
 	rc.setAnswer(ok)
-	d, err = e.svc.Redeliver(ctx, []string{e.opID}, id)
+	d, err = e.svc.Redeliver(ctx, domain.Operators(e.opID), id)
 	if err != nil || d.GetState() != "pending" || d.GetAttempts() != 5 {
 		t.Fatalf("Redeliver: %v, %v", d, err)
 	}
@@ -165,23 +165,23 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 			t.Fatalf("redelivery changed the id or the body: %s %s", r.header.Get(sdk.HeaderID), r.body)
 		}
 	}
-	if dead, _, _ := e.svc.ListDead(ctx, nil, "", 0, ""); len(dead) != 0 {
+	if dead, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, ""); len(dead) != 0 {
 		t.Errorf("still listed as dead: %v", dead)
 	}
-	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) {
+	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
 		t.Errorf("Redeliver of a delivered webhook: %v", err)
 	}
-	if _, err := e.svc.Redeliver(ctx, nil, newID()); !fault.Is(err, fault.NotFound) {
+	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), newID()); !fault.Is(err, fault.NotFound) {
 		t.Errorf("Redeliver of an unknown webhook: %v", err)
 	}
-	if _, err := e.svc.Redeliver(ctx, nil, "not-a-uuid"); !fault.Is(err, fault.NotFound) {
+	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), "not-a-uuid"); !fault.Is(err, fault.NotFound) {
 		t.Errorf("Redeliver of a malformed id: %v", err)
 	}
 }
 
 func TestListDeadScopeAndPages(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
-	e.svc.SetInserter(e.newRiver(nil, false))
+	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
 	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
 	if err != nil {
@@ -205,7 +205,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	var seen []string
 	token := ""
 	for page := 0; ; page++ {
-		list, next, err := e.svc.ListDead(ctx, []string{e.opID}, "", 2, token)
+		list, next, err := e.svc.ListDead(ctx, domain.Operators(e.opID), "", 2, token)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,22 +223,22 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	if joinStates(seen) != joinStates(mine) {
 		t.Fatalf("pages gave\n%v\nwant\n%v", seen, mine)
 	}
-	if all, _, _ := e.svc.ListDead(ctx, nil, "", 0, ""); len(all) != 6 {
+	if all, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, ""); len(all) != 6 {
 		t.Errorf("service team sees %d dead letters, want 6", len(all))
 	}
-	if only, _, _ := e.svc.ListDead(ctx, nil, other.ID, 0, ""); len(only) != 1 || only[0].GetEventId() != theirs.ID {
+	if only, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), other.ID, 0, ""); len(only) != 1 || only[0].GetEventId() != theirs.ID {
 		t.Errorf("operator filter: %v", only)
 	}
-	if _, _, err := e.svc.ListDead(ctx, []string{e.opID}, other.ID, 0, ""); !fault.Is(err, fault.NotFound) {
+	if _, _, err := e.svc.ListDead(ctx, domain.Operators(e.opID), other.ID, 0, ""); !fault.Is(err, fault.NotFound) {
 		t.Errorf("operator outside the scope: %v", err)
 	}
-	if none, _, err := e.svc.ListDead(ctx, []string{}, "", 0, ""); err != nil || len(none) != 0 {
+	if none, _, err := e.svc.ListDead(ctx, domain.Scope{}, "", 0, ""); err != nil || len(none) != 0 {
 		t.Errorf("empty scope: %v %v", none, err)
 	}
-	if _, _, err := e.svc.ListDead(ctx, nil, "", 0, "garbage!"); !fault.Is(err, fault.InvalidArgument) {
+	if _, _, err := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, "garbage!"); !fault.Is(err, fault.InvalidArgument) {
 		t.Errorf("bad page token: %v", err)
 	}
-	if _, err := e.svc.Redeliver(ctx, []string{e.opID}, theirs.ID); !fault.Is(err, fault.NotFound) {
+	if _, err := e.svc.Redeliver(ctx, domain.Operators(e.opID), theirs.ID); !fault.Is(err, fault.NotFound) {
 		t.Errorf("another operator's webhook: %v", err)
 	}
 }
@@ -250,10 +250,10 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	ctx := context.Background()
 	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		return e.svc.Enqueue(ctx, tx, Event{OperatorID: e.opID, SubjectID: "1", Message: depositEvent(1)})
-	}); err == nil || !strings.Contains(err.Error(), "SetInserter") {
+	}); !errors.Is(err, jobs.ErrUnbound) {
 		t.Fatalf("Enqueue without a River client: %v", err)
 	}
-	e.svc.SetInserter(e.newRiver(nil, false))
+	e.bind(e.newRiver(nil, false))
 
 	rollback := errors.New("rollback")
 	id := newID()
@@ -308,18 +308,18 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
 	insertOnly := e.newRiver(nil, false)
-	e.svc.SetInserter(insertOnly)
+	e.bind(insertOnly)
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 
 	// Pending with its job: not redeliverable.
-	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) {
+	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("Redeliver of a pending webhook: %v", err)
 	}
 	// Dead while its job is still live (the last attempt has marked it dead, River has not
 	// recorded the end yet): refused, and the event stays dead.
 	e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', dead_at = now(), attempts = 5 WHERE id = $1`, id) //nolint:errcheck
-	if _, err := e.svc.Redeliver(ctx, nil, id); !fault.Is(err, fault.Conflict) || !strings.Contains(err.Error(), "still finishing") {
+	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) || !strings.Contains(err.Error(), "still finishing") {
 		t.Fatalf("Redeliver with a live job: %v", err)
 	}
 	if ev := e.event(id); ev.State != "dead" {
@@ -340,7 +340,7 @@ func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := e.svc.Redeliver(ctx, nil, id)
+			_, err := e.svc.Redeliver(ctx, domain.AllOperators(), id)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -458,7 +458,7 @@ func TestStaleJobs(t *testing.T) {
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
-	e.svc.SetInserter(e.newRiver(fastSchedule, false))
+	e.bind(e.newRiver(fastSchedule, false))
 	ctx := context.Background()
 	id := newID()
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {

@@ -109,7 +109,7 @@ func TestSendSynchronousWithdrawRequest(t *testing.T) {
 	if failed != 3 || delivered != 0 {
 		t.Fatalf("%d failed and %d delivered sync records", failed, delivered)
 	}
-	if dead, _, _ := e.svc.ListDead(ctx, nil, "", 0, ""); len(dead) != 0 {
+	if dead, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, ""); len(dead) != 0 {
 		t.Fatalf("a synchronous send was dead-lettered: %v", dead)
 	}
 }

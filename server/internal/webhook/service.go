@@ -7,7 +7,8 @@
 // current webhookUrl: five attempts on jobs.WebhookSchedule, then the event is dead-lettered
 // (River discards the job) until an admin or the service team redelivers it. Test webhooks
 // and the synchronous WITHDRAW_REQUEST of mode A are one attempt now (Send). Every attempt is
-// recorded.
+// recorded. The delivery table (transitions.go) is the one source of truth for every change of
+// an event's delivery state.
 //
 // The wire format (form codec, Standard Webhooks signature) is the operators' Go SDK,
 // sdk/go/webhook, so the server and the SDKs cannot disagree.
@@ -20,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +52,8 @@ type Options struct {
 	// KeyCacheTTL is how long the delivery workers reuse an operator's signing keys and URL;
 	// DefaultKeyCacheTTL when zero, no cache when negative. Send always loads them.
 	KeyCacheTTL time.Duration
+	// Jobs inserts the delivery jobs (required; bound to River once the client exists).
+	Jobs *jobs.Inserter
 }
 
 // Service is the webhook service.
@@ -63,13 +65,17 @@ type Service struct {
 	client    *Client
 	log       *slog.Logger
 	now       func() time.Time
-	inserter  atomic.Pointer[jobs.Inserter]
+	inserter  *jobs.Inserter
 }
 
-// New returns the service. Enqueue and Redeliver need the River client: call SetInserter
-// once it exists (it is built after the workers, which need the service).
+// New returns the service. Enqueue and Redeliver insert jobs through opts.Jobs, which is
+// bound to the River client once that exists (it is built after the workers, which need the
+// service).
 func New(pool *pgxpool.Pool, keys KeySource, opts Options) *Service {
-	s := &Service{pool: pool, keys: keys, client: opts.Client, log: opts.Log, now: opts.Now}
+	if opts.Jobs == nil {
+		panic("webhook: New without a job inserter (Options.Jobs)")
+	}
+	s := &Service{pool: pool, keys: keys, client: opts.Client, log: opts.Log, now: opts.Now, inserter: opts.Jobs}
 	if s.client == nil {
 		s.client = NewClient(ClientOptions{})
 	}
@@ -98,15 +104,12 @@ func (s *Service) destination(ctx context.Context, operatorID string) (destinati
 	return destination{url: op.WebhookURL, keys: keys}, err
 }
 
-// SetInserter sets the River client that Enqueue and Redeliver insert jobs with.
-func (s *Service) SetInserter(ins jobs.Inserter) { s.inserter.Store(&ins) }
-
-func (s *Service) jobs() (jobs.Inserter, error) {
-	ins := s.inserter.Load()
-	if ins == nil || *ins == nil {
-		return nil, errors.New("webhook: no River client set (SetInserter)")
+// jobs is the inserter, or jobs.ErrUnbound before River is bound (checked before any write).
+func (s *Service) jobs() (jobs.TxInserter, error) {
+	if !s.inserter.Bound() {
+		return nil, jobs.ErrUnbound
 	}
-	return *ins, nil
+	return s.inserter, nil
 }
 
 // Event is a webhook to send.

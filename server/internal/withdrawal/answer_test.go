@@ -45,7 +45,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 	e := setupChainOn(t, withdrawal.Config{SettleWait: 2 * time.Second}, pool)
 	op := e.operator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(op, "user-1", "15.00"), newAddress(), "USDT")
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalProcessing, "admin:a@x", ""); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalProcessing, "admin:a@x", ""); err != nil {
 		t.Fatal(err)
 	}
 
@@ -65,7 +65,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
+	got, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
 	if err != nil || got.Status != "PROCESSING" || got.PayoutQueuedAt == nil {
 		t.Fatalf("COMPLETED whose payout was queued before PostgreSQL went away: %+v, %v; want PROCESSING with its payout queued", got.Status, err)
 	}
@@ -74,7 +74,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 	}
 	down.Store(false)
 	// The retry answers as a repeat: nothing more is queued.
-	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "PROCESSING" {
+	if again, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "PROCESSING" {
 		t.Fatalf("retry: %+v, %v", again.Status, err)
 	}
 	var payouts int

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -31,10 +32,10 @@ type Applied struct {
 	Outcome    Outcome
 }
 
-// lock loads a withdrawal within scope (nil: any) and holds its row until the transaction
-// ends: changes of one withdrawal happen one at a time.
-func lock(ctx context.Context, q *store.Queries, scope []string, id string) (domain.Withdrawal, error) {
-	w, err := q.LockWithdrawal(ctx, scope, id)
+// lock loads a withdrawal within scope and holds its row until the transaction ends: changes
+// of one withdrawal happen one at a time.
+func lock(ctx context.Context, q *store.Queries, scope domain.Scope, id string) (domain.Withdrawal, error) {
+	w, err := q.LockWithdrawal(ctx, auth.OperatorIDs(scope), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return w, fault.New(fault.NotFound, "withdrawal not found")
 	} else if err != nil {
@@ -44,10 +45,10 @@ func lock(ctx context.Context, q *store.Queries, scope []string, id string) (dom
 }
 
 // Apply makes a change in the caller's transaction: it locks the withdrawal (scoped to the
-// operators in scope; nil for any), asks the transition table, and records the change with
+// operators in scope; domain.AllOperators() for a job acting on any), asks the transition table, and records the change with
 // its actor and note. A refused change returns the table's FAILED_PRECONDITION error and
 // writes nothing; a repeated decision (Outcome.Unchanged) writes nothing either.
-func Apply(ctx context.Context, tx pgx.Tx, scope []string, c Change) (Applied, error) {
+func Apply(ctx context.Context, tx pgx.Tx, scope domain.Scope, c Change) (Applied, error) {
 	q := store.New(tx)
 	w, err := lock(ctx, q, scope, c.ID)
 	if err != nil {

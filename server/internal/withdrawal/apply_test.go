@@ -65,7 +65,7 @@ func (f fixture) withdrawal(t *testing.T, status domain.WithdrawalStatus) string
 	return w.ID
 }
 
-func (f fixture) apply(scope []string, c withdrawal.Change) (withdrawal.Applied, error) {
+func (f fixture) apply(scope domain.Scope, c withdrawal.Change) (withdrawal.Applied, error) {
 	var a withdrawal.Applied
 	err := store.InTx(context.Background(), f.pool, func(tx pgx.Tx) (err error) {
 		a, err = withdrawal.Apply(context.Background(), tx, scope, c)
@@ -94,28 +94,28 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 
-	if _, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminComplete, Actor: "admin:a1", Note: "skip"}); !refused(err) {
+	if _, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminComplete, Actor: "admin:a1", Note: "skip"}); !refused(err) {
 		t.Fatalf("PENDING → COMPLETED: %v, want refused", err)
 	}
 	if tr := f.trail(t, id); len(tr) != 0 {
 		t.Fatalf("a refused change wrote %v", tr)
 	}
-	a, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a1", Note: "checked"})
+	a, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a1", Note: "checked"})
 	if err != nil || a.Withdrawal.Status != "PROCESSING" {
 		t.Fatalf("PROCESSING: %+v, %v", a, err)
 	}
-	a, err = f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminComplete, Actor: "admin:a2", Note: "paid"})
+	a, err = f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminComplete, Actor: "admin:a2", Note: "paid"})
 	if err != nil || !a.Outcome.Payout || a.Withdrawal.Status != "PROCESSING" {
 		t.Fatalf("COMPLETED asked: %+v, %v; want the payout queued, still PROCESSING", a, err)
 	}
-	if _, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.PayoutConfirmed, Actor: "system"}); err == nil {
+	if _, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.PayoutConfirmed, Actor: "system"}); err == nil {
 		t.Fatal("COMPLETED without a settlement hash was accepted")
 	}
-	a, err = f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.PayoutConfirmed, Actor: "system", SettlementTxHash: "0xabc"})
+	a, err = f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.PayoutConfirmed, Actor: "system", SettlementTxHash: "0xabc"})
 	if err != nil || a.Withdrawal.Status != "COMPLETED" || a.Withdrawal.SettlementTxHash != "0xabc" {
 		t.Fatalf("payout confirmed: %+v, %v", a, err)
 	}
-	if _, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminReject, Actor: "admin:a1"}); !refused(err) {
+	if _, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminReject, Actor: "admin:a1"}); !refused(err) {
 		t.Errorf("REJECTED after COMPLETED: %v, want refused", err)
 	}
 	want := []domain.WithdrawalTransition{
@@ -140,11 +140,11 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 func TestRepeatedDecisionsChangeNothing(t *testing.T) {
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalAwaitingApproval)
-	if a, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.OperatorReject, Actor: "operator:x", Note: "fraud"}); err != nil || a.Withdrawal.Status != "REJECTED" {
+	if a, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.OperatorReject, Actor: "operator:x", Note: "fraud"}); err != nil || a.Withdrawal.Status != "REJECTED" {
 		t.Fatalf("REJECT: %+v, %v", a, err)
 	}
 	for _, act := range []withdrawal.Action{withdrawal.OperatorReject, withdrawal.OperatorApprove} {
-		a, err := f.apply(nil, withdrawal.Change{ID: id, Action: act, Actor: "operator:x"})
+		a, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: act, Actor: "operator:x"})
 		if err != nil || !a.Outcome.Unchanged || a.Outcome.Payout || a.Withdrawal.Status != "REJECTED" {
 			t.Errorf("%s again: %+v, %v; want REJECTED unchanged, no payout", act, a, err)
 		}
@@ -166,7 +166,7 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := f.apply(nil, withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a"})
+			_, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a"})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -189,12 +189,12 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 func TestScope(t *testing.T) {
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
-	_, err := f.apply([]string{uuid.NewString()}, withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:b"})
+	_, err := f.apply(domain.Operators(uuid.NewString()), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:b"})
 	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Code != fault.NotFound {
 		t.Errorf("out of scope: %v, want NOT_FOUND", err)
 	}
-	if a, err := f.apply([]string{f.op.ID}, withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a"}); err != nil || a.Withdrawal.Status != "PROCESSING" {
+	if a, err := f.apply(domain.Operators(f.op.ID), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a"}); err != nil || a.Withdrawal.Status != "PROCESSING" {
 		t.Errorf("in scope: %+v, %v", a, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
@@ -46,7 +47,7 @@ type Decided struct {
 // one, its status. When a check fails the
 // withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
 // decision answers the current status and never pays again.
-func (s *Service) Decide(ctx context.Context, scope []string, id string, approve bool, actor domain.Actor, note string, override bool) (Decided, error) {
+func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, approve bool, actor domain.Actor, note string, override bool) (Decided, error) {
 	action := map[[2]bool]Action{
 		{true, false}: OperatorApprove, {false, false}: OperatorReject,
 		{true, true}: AdminApprove, {false, true}: AdminDeny,
@@ -122,7 +123,7 @@ func (s *Service) Decide(ctx context.Context, scope []string, id string, approve
 // nothing, when the operator is inactive or its available funds do not cover the payout (409
 // CONFLICT naming the shortfall), or while the hot wallet cannot cover it (503); otherwise it
 // reserves the funds, queues the payout and waits up to Config.SettleWait for it to confirm.
-func (s *Service) AdminStatus(ctx context.Context, scope []string, id string, status domain.WithdrawalStatus, actor domain.Actor, note string) (domain.Withdrawal, error) {
+func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string, status domain.WithdrawalStatus, actor domain.Actor, note string) (domain.Withdrawal, error) {
 	action, ok := map[domain.WithdrawalStatus]Action{domain.WithdrawalProcessing: AdminProcess, domain.WithdrawalCompleted: AdminComplete, domain.WithdrawalRejected: AdminReject}[status]
 	if !ok {
 		return domain.Withdrawal{}, fault.Invalid("status", "must be PROCESSING, COMPLETED or REJECTED")
@@ -289,9 +290,6 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdr
 
 // queuePayout inserts the withdrawal's payout job in the caller's transaction.
 func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
-	if s.river == nil {
-		return errors.New("withdrawal: no River client set (SetRiver)")
-	}
 	_, err := s.river.InsertTx(ctx, tx, PayoutArgs{WithdrawalID: id}, nil)
 	return err
 }
@@ -301,14 +299,14 @@ func (s *Service) queuePayout(ctx context.Context, tx pgx.Tx, id string) error {
 // left it), so the call answers its result whatever happens while it waits: a read that fails
 // (PostgreSQL restarting, say) is logged and the last state known is answered, never an error
 // that would tell the caller nothing happened.
-func (s *Service) awaitSettled(ctx context.Context, scope []string, id string, committed domain.Withdrawal) domain.Withdrawal {
+func (s *Service) awaitSettled(ctx context.Context, scope domain.Scope, id string, committed domain.Withdrawal) domain.Withdrawal {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SettleWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	last := committed
 	for {
-		w, err := store.New(s.pool).GetWithdrawal(ctx, scope, id)
+		w, err := store.New(s.pool).GetWithdrawal(ctx, auth.OperatorIDs(scope), id)
 		switch {
 		case err != nil && ctx.Err() != nil:
 		case err != nil:

@@ -2,6 +2,7 @@ package withdrawal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -63,7 +64,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 		}{{expired, Expire, "unactioned past the TTL", &out.Expired}, {cancelled, CancelSession, "session cancelled", &out.Cancelled}} {
 			for _, id := range batch.ids {
 				err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-					_, err := Apply(ctx, tx, nil, Change{ID: id, Action: batch.action, Actor: domain.System, Note: batch.note})
+					_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: batch.action, Actor: domain.System, Note: batch.note})
 					return err
 				})
 				if err != nil {
@@ -95,9 +96,22 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 	return out, nil
 }
 
-// SessionCancelled cancels the open withdrawals of a session the user cancelled.
+// SessionCancelled cancels the open withdrawals of a session the user cancelled, in a
+// transaction of its own (the session service cancels them in the session's: see
+// CancelSessionWithdrawals).
 func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error {
-	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return s.CancelSessionWithdrawals(ctx, tx, sessionID) })
+	var fe *fault.Error
+	if err != nil && !errors.As(err, &fe) {
+		return fault.Wrap(err, "cancel the withdrawals of session %s", sessionID) // the commit failed
+	}
+	return err
+}
+
+// CancelSessionWithdrawals cancels the open withdrawals of a cancelled session in the caller's
+// transaction (session.Cascade). One acted on meanwhile (an APPROVE queued its payout) goes on.
+func (s *Service) CancelSessionWithdrawals(ctx context.Context, tx pgx.Tx, sessionID string) error {
+	err := func() error {
 		if err := store.New(tx).LockSession(ctx, sessionID); err != nil {
 			return err
 		}
@@ -106,7 +120,7 @@ func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error 
 			return err
 		}
 		for _, id := range ids {
-			_, err := Apply(ctx, tx, nil, Change{ID: id, Action: CancelSession, Actor: domain.User, Note: "session cancelled"})
+			_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: CancelSession, Actor: domain.User, Note: "session cancelled"})
 			if fault.Is(err, fault.FailedPrecondition) {
 				// Acted on meanwhile (an APPROVE queued its payout): that decision stands.
 				s.log.InfoContext(ctx, "session cancelled after its withdrawal was acted on; the withdrawal goes on",
@@ -118,7 +132,7 @@ func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error 
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fault.Wrap(err, "cancel the withdrawals of session %s", sessionID)
 	}

@@ -42,7 +42,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	broke := e.unfundedOperator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(broke, "user-1", "900.00"), newAddress(), "USDT")
 	e.admin(w.ID, domain.WithdrawalProcessing)
-	_, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay")
+	_, err := e.svc.AdminStatus(e.ctx, domain.Operators(broke.ID), w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay")
 	fe := faultOf(err)
 	if fe.Code != fault.Conflict || !strings.Contains(fe.Message, "short by 900.000000") {
 		t.Fatalf("admin COMPLETED without funds: %v", err)
@@ -52,7 +52,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	}
 	// Funded by a service-team adjustment, it pays, and the funds settle.
 	e.fund(broke, "USDT", "1000")
-	if _, err := e.svc.AdminStatus(e.ctx, []string{broke.ID}, w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay"); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.Operators(broke.ID), w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay"); err != nil {
 		t.Fatal(err)
 	}
 	if f := e.funds(broke, "USDT"); f.Available.Int64() != 100_000_000 || f.Reserved.Int64() != 900_000_000 {
@@ -69,7 +69,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	e.fund(modeB, "USDT", "5")
 	tooBig := e.submit(e.withdrawSession(modeB, "user-2", "6.00"), newAddress(), "USDT")
 	for _, override := range []bool{false, true} {
-		d, err := e.svc.Decide(e.ctx, nil, tooBig.ID, true, "operator:x", "", override)
+		d, err := e.svc.Decide(e.ctx, domain.AllOperators(), tooBig.ID, true, "operator:x", "", override)
 		if err != nil || d.Held != withdrawal.TemporarilyUnavailable || d.Withdrawal.Status != "AWAITING_APPROVAL" {
 			t.Fatalf("APPROVE beyond the funds (override %v): %+v %v", override, d, err)
 		}
@@ -84,7 +84,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	child := e.unfundedOperator(domain.OperatorSettings{ParentID: &broke.ID})
 	cw := e.submit(e.withdrawSession(child, "kid", "1.00"), newAddress(), "USDT")
 	e.admin(cw.ID, domain.WithdrawalProcessing)
-	if _, err := e.svc.AdminStatus(e.ctx, nil, cw.ID, domain.WithdrawalCompleted, "admin:a", ""); faultOf(err).Code != fault.Conflict {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), cw.ID, domain.WithdrawalCompleted, "admin:a", ""); faultOf(err).Code != fault.Conflict {
 		t.Fatalf("a sub-operator paid from its parent's funds: %v", err)
 	}
 }
@@ -120,7 +120,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 					defer wg.Done()
 					ok := false
 					if mode == "APPROVE" {
-						d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false)
+						d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false)
 						if err != nil {
 							t.Errorf("decide: %v", err)
 							return
@@ -130,7 +130,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 							t.Errorf("held %s", d.Held)
 						}
 					} else {
-						_, err := e.svc.AdminStatus(e.ctx, nil, id, domain.WithdrawalCompleted, "admin:a", "")
+						_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), id, domain.WithdrawalCompleted, "admin:a", "")
 						ok = err == nil
 						if err != nil && faultOf(err).Code != fault.Conflict {
 							t.Errorf("admin COMPLETED: %v", err)
@@ -173,7 +173,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	w := e.submit(e.withdrawSession(op, "user-1", "10.00"), newAddress(), "USDT")
 	e.admin(w.ID, domain.WithdrawalProcessing)
 	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
-	_, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a", "")
+	_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a", "")
 	if fe := faultOf(err); fe.Code != fault.Conflict || !strings.Contains(fe.Message, "inactive") {
 		t.Fatalf("COMPLETED for an inactive operator: %v", err)
 	}
@@ -183,7 +183,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 
 	// Queued while active, deactivated before the payout job ran: stopped, funds released.
 	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &active})
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a", ""); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
@@ -219,7 +219,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
 	e.ops.Update(e.ctx, b.ID, domain.OperatorSettings{Active: &inactive})
 	for _, override := range []bool{false, true} {
-		if d, err := e.svc.Decide(e.ctx, nil, bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
+		if d, err := e.svc.Decide(e.ctx, domain.AllOperators(), bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
 			t.Fatalf("APPROVE for an inactive operator (override %v): %+v %v", override, d, err)
 		}
 	}
@@ -246,7 +246,7 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				if d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false); err != nil || d.Held != "" {
+				if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false); err != nil || d.Held != "" {
 					t.Errorf("APPROVE %s: %+v %v", id, d.Held, err)
 				}
 			}
@@ -315,7 +315,7 @@ func TestSessionCancelRacesApproval(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			d, approveErr = e.svc.Decide(e.ctx, []string{op.ID}, w.ID, true, domain.OperatorActor(op.ID), "", false)
+			d, approveErr = e.svc.Decide(e.ctx, domain.Operators(op.ID), w.ID, true, domain.OperatorActor(op.ID), "", false)
 		}()
 		wg.Wait()
 		if cancelErr != nil || approveErr != nil {

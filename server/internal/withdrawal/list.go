@@ -2,30 +2,25 @@ package withdrawal
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
-// List pages through withdrawals within a scope (nil: every operator), newest first. The page
-// token names the last row of the previous page.
-func (s *Service) List(ctx context.Context, scope []string, f domain.WithdrawalFilter, pageToken string) ([]domain.Withdrawal, string, error) {
+// List pages through withdrawals within a scope, newest first; f.OperatorIDs may name one
+// operator of the scope (NOT_FOUND outside it). The page token names the last row of the
+// previous page.
+func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.WithdrawalFilter, pageToken string) ([]domain.Withdrawal, string, error) {
 	if pageToken != "" {
-		at, id, err := decodePageToken(pageToken)
+		c, err := pagetoken.Decode[pagetoken.TimeID](pageList, pageToken)
 		if err != nil {
-			return nil, "", fault.Invalid("pageToken", "is not a page token from a previous response")
+			return nil, "", err
 		}
-		f.BeforeTime, f.BeforeID = &at, id
+		f.BeforeTime, f.BeforeID = &c.At, c.ID
 	}
 	if f.Limit <= 0 {
 		f.Limit = 50
@@ -34,11 +29,11 @@ func (s *Service) List(ctx context.Context, scope []string, f domain.WithdrawalF
 	if len(f.OperatorIDs) == 1 {
 		asked = f.OperatorIDs[0]
 	}
-	ids, ok := auth.Narrow(scope, asked)
+	narrowed, ok := scope.Narrow(asked)
 	if !ok {
 		return nil, "", fault.New(fault.NotFound, "operator not found")
 	}
-	f.OperatorIDs = ids
+	f.OperatorIDs = auth.OperatorIDs(narrowed)
 	list, err := store.New(s.pool).ListWithdrawals(ctx, f)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "list withdrawals")
@@ -46,38 +41,18 @@ func (s *Service) List(ctx context.Context, scope []string, f domain.WithdrawalF
 	next := ""
 	if len(list) == f.Limit {
 		last := list[len(list)-1]
-		next = encodePageToken(last.CreatedAt, last.ID)
+		next = pagetoken.Encode(pageList, pagetoken.TimeID{At: last.CreatedAt, ID: last.ID})
 	}
 	return list, next, nil
 }
 
-func encodePageToken(at time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "|" + id))
-}
-
-func decodePageToken(tok string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return time.Time{}, "", err
-	}
-	micros, id, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return time.Time{}, "", errors.New("malformed")
-	}
-	us, err := strconv.ParseInt(micros, 10, 64)
-	if err != nil {
-		return time.Time{}, "", err
-	}
-	if _, err := uuid.Parse(id); err != nil {
-		return time.Time{}, "", fmt.Errorf("id: %w", err)
-	}
-	return time.UnixMicro(us), id, nil
-}
+// pageList names List's page tokens.
+const pageList = "withdrawals"
 
 // Get returns a withdrawal within scope and its audit trail.
-func (s *Service) Get(ctx context.Context, scope []string, id string) (domain.Withdrawal, []domain.WithdrawalTransition, error) {
+func (s *Service) Get(ctx context.Context, scope domain.Scope, id string) (domain.Withdrawal, []domain.WithdrawalTransition, error) {
 	q := store.New(s.pool)
-	w, err := q.GetWithdrawal(ctx, scope, id)
+	w, err := q.GetWithdrawal(ctx, auth.OperatorIDs(scope), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return w, nil, fault.New(fault.NotFound, "withdrawal not found")
 	} else if err != nil {

@@ -126,7 +126,7 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 // stopPayout takes back a payout that was not signed: the withdrawal is open again, held
 // OPERATOR_INACTIVE, and its reservation goes back to the operator's available funds.
 func (s *Service) stopPayout(ctx context.Context, tx pgx.Tx, w domain.Withdrawal) error {
-	if _, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutStopped, Actor: domain.System, Held: OperatorInactive,
+	if _, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: w.ID, Action: PayoutStopped, Actor: domain.System, Held: OperatorInactive,
 		Note: "operator inactive: payout stopped before it was signed"}); err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
 		s.log.WarnContext(ctx, "payout left the chain (reorg): sending it again", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
-		return false, store.New(s.pool).ReopenChainTx(ctx, t.ID)
+		return false, s.engine.Reopen(ctx, t)
 	}
 	return err == nil, err
 }
@@ -202,7 +202,7 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 // WITHDRAW_COMPLETE queued, in one transaction.
 func (s *Service) complete(ctx context.Context, w domain.Withdrawal, t domain.ChainTx) error {
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		a, err := Apply(ctx, tx, nil, Change{ID: w.ID, Action: PayoutConfirmed, Actor: domain.System,
+		a, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: w.ID, Action: PayoutConfirmed, Actor: domain.System,
 			Note: "payout " + t.MinedHash, SettlementTxHash: t.MinedHash})
 		if err != nil {
 			return err

@@ -82,7 +82,7 @@ type Service struct {
 	prices   Prices
 	webhooks Webhooks
 	offramp  OffRamp
-	river    jobs.Inserter
+	river    *jobs.Inserter
 	cfg      Config
 	log      *slog.Logger
 	now      func() time.Time
@@ -99,12 +99,15 @@ type Deps struct {
 	Webhooks Webhooks
 	// OffRamp serves OFF_RAMP withdrawals; nil refuses them.
 	OffRamp OffRamp
-	River   jobs.Inserter
+	River   *jobs.Inserter // required: bound to River once the client exists
 	Log     *slog.Logger
 }
 
 // New returns the service.
 func New(d Deps, cfg Config) *Service {
+	if d.River == nil {
+		panic("withdrawal: New without a job inserter (Deps.River)")
+	}
 	cfg.defaults()
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -112,9 +115,6 @@ func New(d Deps, cfg Config) *Service {
 	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, offramp: d.OffRamp, river: d.River, cfg: cfg, log: d.Log.With("component", "withdrawal"), now: time.Now}
 }
-
-// SetRiver sets the job inserter (the River client is built after the services).
-func (s *Service) SetRiver(r jobs.Inserter) { s.river = r }
 
 func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
 	n, ok := s.chains.Network(chainID)

@@ -139,22 +139,21 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	ops := operator.New(pool, box)
-	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log})
+	ins := jobs.NewInserter()
+	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log, Jobs: ins})
 	off := &withdrawal.DevOffRamp{}
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
 	}
 	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
-		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, Log: log}, cfg)
+		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, River: ins, Log: log}, cfg)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})
 	river.AddWorker(workers, &withdrawal.PayoutWorker{Service: svc})
-	rc, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers}) // insert only: the tests drive payouts
-	if err != nil {
+	// Insert only: the tests drive payouts.
+	if _, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers, Inserter: ins}); err != nil {
 		t.Fatal(err)
 	}
-	hooks.SetInserter(rc)
-	svc.SetRiver(rc)
 	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
 		ledger: funds.New(pool, registry)}
@@ -298,7 +297,7 @@ func faultOf(err error) *fault.Error { return fault.As(err) }
 // admin moves a withdrawal as an admin would.
 func (e *env) admin(id string, to domain.WithdrawalStatus) domain.Withdrawal {
 	e.t.Helper()
-	w, err := e.svc.AdminStatus(e.ctx, nil, id, to, "admin:a@x", "")
+	w, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), id, to, "admin:a@x", "")
 	if err != nil {
 		e.t.Fatalf("admin %s: %v", to, err)
 	}
@@ -387,14 +386,14 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-1", "40.00"), dest, "USDT")
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
 		t.Fatalf("PENDING → COMPLETED: %v", err)
 	}
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalProcessing, "admin:a@x", "checked"); err != nil {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalProcessing, "admin:a@x", "checked"); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // the admin clicks COMPLETED three times
-		got, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
+		got, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
 		if err != nil || got.Status != "PROCESSING" {
 			t.Fatalf("COMPLETED while paying: %+v, %v", got.Status, err)
 		}
@@ -405,7 +404,7 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 		t.Fatalf("after the payout: %+v", got)
 	}
 	// A retry after the payout (its first answer lost) answers COMPLETED and pays nothing.
-	if again, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "COMPLETED" {
+	if again, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "retry"); err != nil || again.Status != "COMPLETED" {
 		t.Fatalf("COMPLETED retried once completed: %+v, %v", again.Status, err)
 	}
 	e.payAll()
@@ -436,12 +435,12 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 		t.Fatalf("audit trail %v, want %v", steps, want)
 	}
 	// REJECTED is refused once COMPLETED; a rejected PROCESSING withdrawal is never paid.
-	if _, err := e.svc.AdminStatus(e.ctx, nil, w.ID, domain.WithdrawalRejected, "admin:a@x", ""); faultOf(err).Code != fault.FailedPrecondition {
+	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalRejected, "admin:a@x", ""); faultOf(err).Code != fault.FailedPrecondition {
 		t.Fatalf("REJECTED after COMPLETED: %v", err)
 	}
 	w2 := e.submit(e.withdrawSession(op, "user-2", "5.00"), newAddress(), "USDT")
 	e.admin(w2.ID, domain.WithdrawalProcessing)
-	if got, err := e.svc.AdminStatus(e.ctx, nil, w2.ID, domain.WithdrawalRejected, "admin:a@x", "KYC"); err != nil || got.Status != "REJECTED" {
+	if got, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w2.ID, domain.WithdrawalRejected, "admin:a@x", "KYC"); err != nil || got.Status != "REJECTED" {
 		t.Fatalf("reject: %+v %v", got.Status, err)
 	}
 	if n := e.events("WITHDRAW_COMPLETE", w2.ID); n != 0 {
@@ -518,7 +517,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 		t.Fatalf("mode B submission: %s, %d events", second.Status, e.events("WITHDRAW_REQUEST", second.ID))
 	}
 	// A decision on a cancelled withdrawal answers its status and pays nothing.
-	if d, err := e.svc.Decide(e.ctx, []string{op.ID}, first.ID, true, "operator:x", "", false); err != nil ||
+	if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), first.ID, true, "operator:x", "", false); err != nil ||
 		d.Withdrawal.Status != "CANCELLED" || d.Held != "" || d.Withdrawal.PayoutQueuedAt != nil {
 		t.Fatalf("approving a cancelled withdrawal: %+v %v", d, err)
 	}
@@ -535,7 +534,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 	// comes before the sweep is held EXPIRED.
 	third := e.submit(e.withdrawSession(op, "user-2", "10.00"), newAddress(), "USDT")
 	e.pool.Exec(e.ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, third.ID)
-	d, err := e.svc.Decide(e.ctx, []string{op.ID}, third.ID, true, "operator:x", "", false)
+	d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, true, "operator:x", "", false)
 	if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "AWAITING_APPROVAL" {
 		t.Fatalf("late APPROVE: %+v %v", d, err)
 	}
@@ -548,7 +547,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 	}
 	// What was seen: APPROVE after the sweep answered 422. It is held EXPIRED, status EXPIRED.
 	for _, override := range []bool{false, true} {
-		d, err = e.svc.Decide(e.ctx, []string{op.ID}, third.ID, true, "operator:x", "", override)
+		d, err = e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, true, "operator:x", "", override)
 		if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "EXPIRED" || d.Withdrawal.PayoutQueuedAt != nil {
 			t.Fatalf("APPROVE on an EXPIRED withdrawal (override %v): %+v %v", override, d, err)
 		}
@@ -570,7 +569,7 @@ func TestModeBDecisions(t *testing.T) {
 	other := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	decide := func(id string, approve bool) withdrawal.Decided {
 		t.Helper()
-		d, err := e.svc.Decide(e.ctx, []string{op.ID}, id, approve, domain.OperatorActor(op.ID), "", false)
+		d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, approve, domain.OperatorActor(op.ID), "", false)
 		if err != nil {
 			t.Fatalf("decide %s: %v", id, err)
 		}
@@ -598,7 +597,7 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("over the daily cap: %+v", d)
 	}
 	// Another operator's key: not found, nothing changes.
-	if _, err := e.svc.Decide(e.ctx, []string{other.ID}, third.ID, false, domain.OperatorActor(other.ID), "", false); faultOf(err).Code != fault.NotFound {
+	if _, err := e.svc.Decide(e.ctx, domain.Operators(other.ID), third.ID, false, domain.OperatorActor(other.ID), "", false); faultOf(err).Code != fault.NotFound {
 		t.Fatalf("other operator: %v", err)
 	}
 	rejected := submit("10.00")
@@ -642,12 +641,12 @@ func TestModeBDecisions(t *testing.T) {
 	clear := ""
 	whaleOp := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &clear, DailyCap: &clear})
 	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
-	if d, err := e.svc.Decide(e.ctx, []string{whaleOp.ID}, huge.ID, true, "operator:x", "", false); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
+	if d, err := e.svc.Decide(e.ctx, domain.Operators(whaleOp.ID), huge.ID, true, "operator:x", "", false); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
 		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
 	}
 	// The panel override: an admin approves with the same checks, and the trail names the admin.
 	small := e.submit(e.withdrawSession(whaleOp, "minnow", "1.00"), newAddress(), "USDT")
-	d, err := e.svc.Decide(e.ctx, nil, small.ID, true, "admin:ops@x", "called the user", true)
+	d, err := e.svc.Decide(e.ctx, domain.AllOperators(), small.ID, true, "admin:ops@x", "called the user", true)
 	if err != nil || d.Held != "" || d.Withdrawal.PayoutQueuedAt == nil {
 		t.Fatalf("override: %+v %v", d, err)
 	}
@@ -674,7 +673,7 @@ func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = e.svc.Decide(e.ctx, []string{op.ID}, id, true, domain.OperatorActor(op.ID), "", false)
+			results[i], errs[i] = e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false)
 		}()
 	}
 	wg.Wait()

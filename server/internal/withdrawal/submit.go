@@ -3,7 +3,6 @@ package withdrawal
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/big"
 	"strings"
 
@@ -45,22 +44,11 @@ type Quote struct {
 // Quote prices the session's locked fiat amount in a currency on a chain, at the current rate
 // (rounded down: a payout never sends more than the amount is worth).
 func (s *Service) Quote(ctx context.Context, sess domain.Session, currency string, chainID int64) (Quote, error) {
-	n, ok := s.chains.Network(chainID)
-	if !ok {
-		return Quote{}, fault.Invalid("chainId", "chain %d is not supported; GET /chain lists the networks", chainID)
-	}
-	asset, ok := n.Asset(currency)
-	if !ok {
-		return Quote{}, fault.Invalid("currency", "%s is not available on %s (chain %d)", currency, n.Name, chainID)
-	}
-	usd, err := s.prices.USD(ctx, asset.Symbol)
+	priced, err := rates.PriceAsset(ctx, s.chains, s.prices, chainID, currency, sess.FiatCurrency, "available")
 	if err != nil {
-		return Quote{}, unavailable(err, "price of %s", asset.Symbol)
+		return Quote{}, err
 	}
-	perUSD, err := s.prices.PerUSD(ctx, sess.FiatCurrency)
-	if err != nil {
-		return Quote{}, unavailable(err, "rate of %s", sess.FiatCurrency)
-	}
+	n, asset, usd, perUSD := priced.Network, priced.Asset, priced.USD, priced.PerUSD
 	units := rates.FiatToTokenUnitsDown(sess.Amount, perUSD, usd.Value, asset.Decimals)
 	if units.Sign() <= 0 {
 		return Quote{}, fault.Invalid("currency", "%s %s is less than the smallest unit of %s", sess.Amount, sess.FiatCurrency, asset.Symbol)
@@ -76,7 +64,7 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 	if platform := op.FiatCurrency; platform != "" && !strings.EqualFold(platform, sess.FiatCurrency) {
 		platformPerUSD, err := s.prices.PerUSD(ctx, platform)
 		if err != nil {
-			return Quote{}, unavailable(err, "rate of %s", platform)
+			return Quote{}, fault.NotAvailable(err, "rate of %s", platform)
 		}
 		q.CapAmount = amountUSD.Mul(platformPerUSD).Round(18)
 	}
@@ -175,7 +163,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 		o, err := s.offramp.Open(ctx, OffRampOrder{WithdrawalID: id, ChainID: in.ChainID, Currency: q.Asset.Symbol,
 			Units: q.Units, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, UserAddress: in.Address})
 		if err != nil {
-			return domain.Withdrawal{}, unavailable(err, "off-ramp provider")
+			return domain.Withdrawal{}, fault.NotAvailable(err, "off-ramp provider")
 		}
 		w.Address, w.OfframpProvider, w.OfframpRef = o.PayTo.Hex(), s.offramp.Name(), o.Ref
 	}
@@ -229,7 +217,7 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 			return err
 		}
 		for _, id := range earlier {
-			if _, err := Apply(ctx, tx, nil, Change{ID: id, Action: Supersede, Actor: domain.User,
+			if _, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: Supersede, Actor: domain.User,
 				Note: "superseded by withdrawal " + w.ID}); err != nil {
 				return err
 			}
@@ -297,11 +285,4 @@ func (s *Service) serviceWallet(addr common.Address) bool {
 		}
 	}
 	return false
-}
-
-// unavailable reports a rate or provider that cannot be reached now as UNAVAILABLE.
-func unavailable(err error, format string, args ...any) error {
-	e := fault.New(fault.Unavailable, "the %s is not available right now; try again shortly", fmt.Sprintf(format, args...))
-	e.Cause = err
-	return e
 }

@@ -1,0 +1,50 @@
+package coffer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/sdk/go/coffer"
+)
+
+// An operator's server opens a deposit session for its user and sends the user to the
+// widget URL. (It needs a running Coffer: `make run` serves one on localhost:8080.)
+func ExampleNew() {
+	c := coffer.New("http://localhost:8080", os.Getenv("COFFER_OPERATOR_KEY"),
+		coffer.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
+	res, err := c.Sessions.CreateDepositSession(context.Background(), &cofferv1.CreateDepositSessionRequest{
+		ExternalUserId: "user-1", Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "0", Amount: "25.00",
+	})
+	if err != nil {
+		fmt.Println("error:", coffer.ErrorCode(err), err)
+		return
+	}
+	fmt.Println(res.GetUrl())
+}
+
+// ErrorCode reads Coffer's code from a failed call, so an operator branches on it rather than
+// on the message.
+func ExampleErrorCode() {
+	err := connect.NewError(connect.CodeFailedPrecondition, errors.New("session expired; create a new session"))
+	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Domain: "coffer.v1", Reason: "SESSION_EXPIRED"}); derr == nil {
+		err.AddDetail(d)
+	}
+	switch coffer.ErrorCode(err) {
+	case "SESSION_EXPIRED":
+		fmt.Println("open a new session")
+	default:
+		fmt.Println("unexpected:", err)
+	}
+	fmt.Printf("%q\n", coffer.ErrorCode(errors.New("network down")))
+	// Output:
+	// open a new session
+	// ""
+}

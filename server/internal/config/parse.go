@@ -1,0 +1,107 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// The parsers of Entries. Each takes a function naming its field (the pointer into a Config
+// being filled), so one entry says which variable, which default, which parse, which field.
+
+func text(field func(*Config) *string) func(*Config, Entry, string) error {
+	return func(c *Config, _ Entry, v string) error {
+		*field(c) = v
+		return nil
+	}
+}
+
+// baseURL is a URL stored without a trailing slash; $COFFER_BASE_URL in it is the base URL
+// (read before: the widget's default is under it).
+func baseURL(field func(*Config) *string) func(*Config, Entry, string) error {
+	return func(c *Config, _ Entry, v string) error {
+		*field(c) = strings.TrimRight(strings.ReplaceAll(v, "$COFFER_BASE_URL", c.BaseURL), "/")
+		return nil
+	}
+}
+
+func positive(field func(*Config) *time.Duration) func(*Config, Entry, string) error {
+	return func(c *Config, e Entry, v string) error {
+		d, err := time.ParseDuration(v)
+		if *field(c) = d; err != nil || d <= 0 {
+			return fmt.Errorf("%s must be a positive duration such as %s", e.Name, e.Default)
+		}
+		return nil
+	}
+}
+
+func atLeast(least time.Duration, field func(*Config) *time.Duration) func(*Config, Entry, string) error {
+	return func(c *Config, e Entry, v string) error {
+		d, err := time.ParseDuration(v)
+		if *field(c) = d; err != nil || d < least {
+			return fmt.Errorf("%s must be a duration of at least %s", e.Name, least)
+		}
+		return nil
+	}
+}
+
+func count(field func(*Config) *int) func(*Config, Entry, string) error {
+	return func(c *Config, e Entry, v string) error {
+		n, err := strconv.Atoi(v)
+		if *field(c) = n; err != nil || n < 1 {
+			return fmt.Errorf("%s must be a positive integer", e.Name)
+		}
+		return nil
+	}
+}
+
+func table(field func(*Config) *map[string]decimal.Decimal) func(*Config, Entry, string) error {
+	return func(c *Config, e Entry, v string) (err error) {
+		if *field(c), err = ParseRates(v); err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		return nil
+	}
+}
+
+// ParseRates reads "EUR=0.92,GBP=0.79" into a table of positive decimals.
+func ParseRates(raw string) (map[string]decimal.Decimal, error) {
+	out := map[string]decimal.Decimal{}
+	for _, pair := range strings.Split(raw, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		d, err := decimal.NewFromString(strings.TrimSpace(v))
+		if !ok || strings.TrimSpace(k) == "" || err != nil || !d.IsPositive() {
+			return nil, fmt.Errorf("%q: want SYMBOL=positive decimal", pair)
+		}
+		out[strings.ToUpper(strings.TrimSpace(k))] = d
+	}
+	return out, nil
+}
+
+// shortDuration writes a default as people do: 2m, not 2m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// prefixes writes a list of prefixes as COFFER_TRUSTED_PROXIES takes it.
+func prefixes(list []netip.Prefix) string {
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = p.String()
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,217 @@
+package deposit
+
+// This file holds the deposit package's three transition tables — deposits, sweeps and reorg
+// resolutions — and is their one source of truth: every status change of a deposit, a sweep
+// or a reorg asks its table first, and the store's statements only move rows the table allows
+// to move (the WHERE clause on the status the table was asked about).
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+)
+
+// Event is what moves a deposit. Only the service acts on deposits (an engineer acts on the
+// reorg, whose table then restores the deposit), so a refused pair is a bug, not a request to
+// answer: Next reports it as an internal error.
+type Event string
+
+// Deposit events. Creation (CONFIRMING, when a transfer is first seen) is not a transition.
+const (
+	// Mined: the transfer was seen in a block (a scan or a replay), maybe again.
+	Mined Event = "chain:mined"
+	// Confirm: the deposit's block reached the confirmation depth (or a replay verified it).
+	Confirm Event = "chain:confirmed"
+	// Orphan: the deposit's block left the chain before the depth (a rollback, a reset chain).
+	Orphan Event = "chain:orphaned"
+	// Reorg: the deposit's block left the chain after the depth.
+	Reorg Event = "chain:reorged"
+	// Park: the address's unswept balance of the asset is below its minimum.
+	Park Event = "sweep:below-minimum"
+	// Take: a sweep took the deposit.
+	Take Event = "sweep:taken"
+	// Credit: the deposit's sweep is mined and it is credited to the operator.
+	Credit Event = "sweep:credited"
+	// The reorg's resolution counted the deposit again: back to the status it was reorged
+	// from (Restore picks the one).
+	RestoreSweeping     Event = "reorg:restore-sweeping"
+	RestoreBelowMinimum Event = "reorg:restore-below-minimum"
+	RestoreCredited     Event = "reorg:restore-credited"
+)
+
+// Events lists every deposit event.
+var Events = []Event{Mined, Confirm, Orphan, Reorg, Park, Take, Credit, RestoreSweeping, RestoreBelowMinimum, RestoreCredited}
+
+// Restore is the event that puts a reorged deposit back to prior, the status it was reorged
+// from ("" for a status a reorg never leaves, which the table refuses).
+func Restore(prior domain.DepositStatus) Event {
+	switch prior {
+	case domain.DepositSweeping:
+		return RestoreSweeping
+	case domain.DepositBelowMinimum:
+		return RestoreBelowMinimum
+	case domain.DepositCredited:
+		return RestoreCredited
+	}
+	return ""
+}
+
+type depositKey struct {
+	from  domain.DepositStatus
+	event Event
+}
+
+// transitions is the deposit table. A pair that is not in it is refused.
+var transitions = map[depositKey]domain.DepositStatus{
+	// Seen in a block again (a rescan, a replay, the new chain of a reorg): the row is the
+	// transfer's (chain, tx, log index), so it only moves to the block it is now in. The one
+	// status that changes is ORPHANED, which comes back to CONFIRMING: the transfer was never
+	// confirmed, so nothing was swept, credited or announced for it, and counting it again
+	// under the same row keeps its id and idempotency key — one DEPOSIT webhook per transfer,
+	// however many times the chain reorganises around it. A reorged deposit stays REORGED:
+	// its re-inclusion is recorded on its reorg, which resolves once that block is confirmed.
+	{domain.DepositConfirming, Mined}:   domain.DepositConfirming,
+	{domain.DepositSweeping, Mined}:     domain.DepositSweeping,
+	{domain.DepositBelowMinimum, Mined}: domain.DepositBelowMinimum,
+	{domain.DepositCredited, Mined}:     domain.DepositCredited,
+	{domain.DepositOrphaned, Mined}:     domain.DepositConfirming,
+	{domain.DepositUnsweepable, Mined}:  domain.DepositUnsweepable,
+	{domain.DepositReorged, Mined}:      domain.DepositReorged,
+
+	{domain.DepositConfirming, Confirm}: domain.DepositSweeping,
+	{domain.DepositConfirming, Orphan}:  domain.DepositOrphaned,
+
+	// Sweeping: parked while the address holds too little of the asset, taken by a sweep
+	// (parked ones too, once the balance reaches the minimum), credited when it is mined.
+	{domain.DepositSweeping, Park}:     domain.DepositBelowMinimum,
+	{domain.DepositSweeping, Take}:     domain.DepositSweeping,
+	{domain.DepositBelowMinimum, Take}: domain.DepositSweeping,
+	{domain.DepositSweeping, Credit}:   domain.DepositCredited,
+
+	// A reorg deeper than the depth: only what was confirmed is REORGED (CONFIRMING is
+	// orphaned instead); the resolution restores the status it came from.
+	{domain.DepositSweeping, Reorg}:              domain.DepositReorged,
+	{domain.DepositBelowMinimum, Reorg}:          domain.DepositReorged,
+	{domain.DepositCredited, Reorg}:              domain.DepositReorged,
+	{domain.DepositReorged, RestoreSweeping}:     domain.DepositSweeping,
+	{domain.DepositReorged, RestoreBelowMinimum}: domain.DepositBelowMinimum,
+	{domain.DepositReorged, RestoreCredited}:     domain.DepositCredited,
+	// UNSWEEPABLE (no longer produced) is left to an engineer: nothing moves it.
+}
+
+// errRefused marks a transition a table refused.
+var errRefused = errors.New("transition refused")
+
+// Next applies the deposit table: the status after event, or an internal error when the
+// table does not allow it (nothing changes).
+func Next(from domain.DepositStatus, event Event) (domain.DepositStatus, error) {
+	if to, ok := transitions[depositKey{from, event}]; ok {
+		return to, nil
+	}
+	return "", fmt.Errorf("deposit: %w: %s on a %s deposit", errRefused, event, from)
+}
+
+// Moves reports whether event moves a deposit in status from (to another status or the same).
+func Moves(from domain.DepositStatus, event Event) bool {
+	_, ok := transitions[depositKey{from, event}]
+	return ok
+}
+
+// SweepEvent is what moves a sweep. Only the service acts on sweeps.
+type SweepEvent string
+
+// Sweep events. Opening a sweep (FUNDING) is not a transition.
+const (
+	// SweepSigned: the address holds what the sweep's transactions can cost; they are signed
+	// and stored.
+	SweepSigned SweepEvent = "sweep:signed"
+	// SweepCredited: every transaction is mined at the depth and every deposit credited.
+	SweepCredited SweepEvent = "sweep:credited"
+)
+
+// SweepEvents lists every sweep event.
+var SweepEvents = []SweepEvent{SweepSigned, SweepCredited}
+
+type sweepKey struct {
+	from  domain.SweepStatus
+	event SweepEvent
+}
+
+// sweepTransitions is the sweep table. A reorg does not move a sweep: it holds a signed one
+// (SweepHeldByReorg) until its deposits' reorgs are resolved.
+var sweepTransitions = map[sweepKey]domain.SweepStatus{
+	{domain.SweepFunding, SweepSigned}:   domain.SweepSending,
+	{domain.SweepSending, SweepCredited}: domain.SweepDone,
+}
+
+// NextSweep applies the sweep table: the status after event, or an internal error.
+func NextSweep(from domain.SweepStatus, event SweepEvent) (domain.SweepStatus, error) {
+	if to, ok := sweepTransitions[sweepKey{from, event}]; ok {
+		return to, nil
+	}
+	return "", fmt.Errorf("sweep: %w: %s on a %s sweep", errRefused, event, from)
+}
+
+// ReorgEvent is what resolves a reorg.
+type ReorgEvent string
+
+// Reorg events. Detection (an open reorg) is not a transition: there is no record before it.
+const (
+	// EngineerReinstate: an engineer counts the deposit again (the payment was re-sent).
+	EngineerReinstate ReorgEvent = "engineer:REINSTATE"
+	// EngineerWriteOff: an engineer lets the reversal stand.
+	EngineerWriteOff ReorgEvent = "engineer:WRITE_OFF"
+	// Reincluded: the same transfer was mined again and its block is confirmed (and a credited
+	// deposit's sweep with it).
+	Reincluded ReorgEvent = "chain:REINCLUDED"
+)
+
+// ReorgEvents lists every reorg event.
+var ReorgEvents = []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded}
+
+// ReorgOutcome is what a resolution does.
+type ReorgOutcome struct {
+	To domain.ReorgResolution
+	// Restore: the deposit goes back to the status it was reorged from (Restore(prior)), with
+	// its credit if it had one. Without it the deposit stays REORGED, its credit reversed.
+	Restore bool
+}
+
+type reorgKey struct {
+	from  domain.ReorgResolution
+	event ReorgEvent
+}
+
+// reorgTransitions is the reorg table: only an open reorg is resolved, once.
+var reorgTransitions = map[reorgKey]ReorgOutcome{
+	{domain.ReorgOpen, EngineerReinstate}: {To: domain.ReorgReinstate, Restore: true},
+	{domain.ReorgOpen, EngineerWriteOff}:  {To: domain.ReorgWriteOff},
+	{domain.ReorgOpen, Reincluded}:        {To: domain.ReorgReincluded, Restore: true},
+}
+
+// NextReorg applies the reorg table: the outcome of event, or FAILED_PRECONDITION when the
+// reorg is already resolved.
+func NextReorg(from domain.ReorgResolution, event ReorgEvent) (ReorgOutcome, error) {
+	if o, ok := reorgTransitions[reorgKey{from, event}]; ok {
+		return o, nil
+	}
+	if from != domain.ReorgOpen {
+		return ReorgOutcome{}, fault.New(fault.FailedPrecondition, "the reorg was already resolved: %s", from)
+	}
+	return ReorgOutcome{}, fault.New(fault.FailedPrecondition, "%s does not resolve a reorg", event)
+}
+
+// resolutionEvent is the reorg event of a resolution.
+func resolutionEvent(r domain.ReorgResolution) ReorgEvent {
+	switch r {
+	case domain.ReorgReinstate:
+		return EngineerReinstate
+	case domain.ReorgWriteOff:
+		return EngineerWriteOff
+	case domain.ReorgReincluded:
+		return Reincluded
+	}
+	return ""
+}

@@ -1,0 +1,127 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+// withdrawal inserts a withdrawal of the session in a status.
+func (f fixture) withdrawal(t *testing.T, sess domain.Session, status domain.WithdrawalStatus) string {
+	t.Helper()
+	mode := domain.ApprovalSync
+	if status == domain.WithdrawalAwaitingApproval {
+		mode = domain.ApprovalExternal
+	}
+	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: sess.OperatorID,
+		SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
+		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
+		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("25"),
+		CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.ID
+}
+
+func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
+	t.Helper()
+	w, err := store.New(f.pool).GetWithdrawal(context.Background(), nil, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.Status
+}
+
+// TestCancelCascadesToWithdrawals: cancelling a withdraw session cancels its open withdrawals
+// in the same transaction: when that part fails, the session is not cancelled either.
+func TestCancelCascadesToWithdrawals(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, 0)
+	withdrawals := withdrawal.New(withdrawal.Deps{Pool: f.pool, River: jobs.NewInserter()}, withdrawal.Config{})
+	f.sessions.SetCascade(withdrawals.CancelSessionWithdrawals)
+
+	wd, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := f.withdrawal(t, wd.Session, domain.WithdrawalAwaitingApproval)
+	rejected := f.withdrawal(t, wd.Session, domain.WithdrawalRejected)
+	if status, err := f.sessions.Cancel(ctx, wd.Session.ID); err != nil || status != domain.SessionCancelled {
+		t.Fatalf("cancel: %s %v", status, err)
+	}
+	if got := f.status(t, open); got != domain.WithdrawalCancelled {
+		t.Errorf("open withdrawal of the cancelled session is %s, want CANCELLED", got)
+	}
+	if got := f.status(t, rejected); got != domain.WithdrawalRejected {
+		t.Errorf("rejected withdrawal of the cancelled session is %s, want REJECTED", got)
+	}
+
+	// The same transaction: a cascade that fails takes the session's cancel back with it.
+	again, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := f.withdrawal(t, again.Session, domain.WithdrawalAwaitingApproval)
+	f.sessions.SetCascade(func(ctx context.Context, tx pgx.Tx, sid string) error {
+		if err := withdrawals.CancelSessionWithdrawals(ctx, tx, sid); err != nil {
+			return err
+		}
+		return errors.New("crash after the cascade")
+	})
+	if _, err := f.sessions.Cancel(ctx, again.Session.ID); !fault.Is(err, fault.Internal) {
+		t.Fatalf("failed cascade: %v, want INTERNAL", err)
+	}
+	if s, _ := f.sessions.Lookup(ctx, again.Session.ID); s.StatusAt(time.Now()) != domain.SessionOpen {
+		t.Errorf("session after a failed cascade is %s, want OPEN", s.StatusAt(time.Now()))
+	}
+	if got := f.status(t, pending); got != domain.WithdrawalAwaitingApproval {
+		t.Errorf("withdrawal after a failed cascade is %s, want AWAITING_APPROVAL", got)
+	}
+
+	// A deposit session has no withdrawals to cascade to; cancelling it never calls the cascade.
+	f.sessions.SetCascade(func(context.Context, pgx.Tx, string) error { return errors.New("called") })
+	dep, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil || status != domain.SessionCancelled {
+		t.Fatalf("cancel a deposit session: %s %v", status, err)
+	}
+}
+
+// TestFollow: following a session's deposits works in any state, but only for its kind and a
+// known sid; acting on it needs it open.
+func TestFollow(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, 0)
+	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
+	wd, _ := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
+	if _, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.sessions.Follow(ctx, dep.Session.ID, session.Deposit); err != nil {
+		t.Errorf("follow a cancelled deposit session: %v", err)
+	}
+	if _, err := f.sessions.ForWidget(ctx, dep.Session.ID, session.Deposit); !fault.Is(err, fault.SessionExpired) {
+		t.Errorf("act on a cancelled deposit session: %v, want SESSION_EXPIRED", err)
+	}
+	if _, err := f.sessions.Follow(ctx, wd.Session.ID, session.Deposit); !fault.Is(err, fault.Forbidden) {
+		t.Errorf("follow a withdraw session's deposits: %v, want FORBIDDEN", err)
+	}
+	if _, err := f.sessions.Follow(ctx, uuid.NewString(), session.Deposit); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("follow an unknown sid: %v, want UNAUTHENTICATED", err)
+	}
+}

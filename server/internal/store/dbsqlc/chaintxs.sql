@@ -1,0 +1,58 @@
+-- name: EnsureNonce :exec
+INSERT INTO chain_nonces (chain_id, address, next_nonce) VALUES (@chain_id, @address, @next_nonce) ON CONFLICT DO NOTHING;
+
+-- name: AllocateNonce :one
+-- The row stays locked until the transaction ends: allocations of one address are serialised.
+UPDATE chain_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = @chain_id AND address = @address
+RETURNING (next_nonce - 1)::bigint AS nonce;
+
+-- name: InsertChainTx :one
+-- The transaction and its first attempt, in one statement.
+WITH tx AS (
+	INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas)
+	VALUES (@chain_id, @from_address, @nonce, @to_address, @value, @data, @gas_limit, @purpose, @ref, @pays_own_gas) RETURNING id
+), attempt AS (
+	INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
+	SELECT tx.id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value FROM tx
+) SELECT tx.id FROM tx;
+
+-- name: InsertTxAttempt :exec
+INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
+VALUES (@tx_id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value);
+
+-- name: MarkBroadcast :exec
+UPDATE chain_tx_attempts SET broadcast_at = now() WHERE id = @id;
+
+-- name: MarkMined :exec
+-- The transaction's value becomes the mined attempt's.
+UPDATE chain_txs SET state = @state, mined_hash = @mined_hash::text, mined_block = @mined_block::bigint, gas_used = @gas_used::bigint,
+	effective_gas_price = @effective_gas_price::numeric, mined_at = now(),
+	value = coalesce((SELECT chain_tx_attempts.value FROM chain_tx_attempts
+		WHERE chain_tx_attempts.tx_id = @id AND chain_tx_attempts.hash = @mined_hash::text), chain_txs.value)
+WHERE chain_txs.id = @id AND chain_txs.state = 'pending';
+
+-- name: GetChainTx :one
+SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+FROM chain_txs WHERE id = @id;
+
+-- name: ChainTxByRef :one
+SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+FROM chain_txs WHERE purpose = @purpose AND ref = @ref;
+
+-- name: ChainTxAttempts :many
+SELECT id, tx_id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at, value FROM chain_tx_attempts
+WHERE tx_id = @tx_id ORDER BY id;
+
+-- name: ChainTxIDsByRefPrefix :many
+SELECT id FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @prefix) ORDER BY id;
+
+-- name: ReopenChainTx :exec
+-- Back to pending, attempts not broadcast: the next advance sends the stored bytes again.
+WITH t AS (
+	UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
+		effective_gas_price = NULL, mined_at = NULL
+	WHERE chain_txs.id = @id AND chain_txs.state <> 'pending' RETURNING chain_txs.id
+)
+UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t);

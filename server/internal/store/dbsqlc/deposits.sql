@@ -1,0 +1,175 @@
+-- name: RegisterDepositor :exec
+INSERT INTO depositors (operator_id, external_user_id) VALUES (@operator_id, @external_user_id) ON CONFLICT DO NOTHING;
+
+-- name: LockDepositorAddress :one
+SELECT address_index, address FROM depositors WHERE operator_id = @operator_id AND external_user_id = @external_user_id FOR UPDATE;
+
+-- name: NextAddressIndex :one
+SELECT nextval('deposit_address_index')::bigint;
+
+-- name: AssignAddress :exec
+UPDATE depositors SET address_index = @address_index::bigint, address = @address::text, updated_at = now()
+WHERE operator_id = @operator_id AND external_user_id = @external_user_id;
+
+-- name: DepositAddressesAfter :many
+-- Every address the scanner watches: depositors' and treasuries'.
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address_index > @after::bigint
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address_index > @after::bigint
+ORDER BY address_index LIMIT @lim;
+
+-- name: DepositAddressByAddress :one
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = @address::text
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address = @address::text;
+
+-- name: GetTreasury :one
+SELECT operator_id, address_index, address, created_at FROM treasuries WHERE operator_id = @operator_id;
+
+-- name: LockTreasuries :exec
+-- Serialises treasury assignments until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtext('coffer treasuries'));
+
+-- name: InsertTreasury :exec
+INSERT INTO treasuries (operator_id, address_index, address) VALUES (@operator_id, @address_index, @address);
+
+-- name: DepositAddressOf :one
+SELECT address FROM depositors WHERE operator_id = @operator_id AND external_user_id = @external_user_id;
+
+-- name: GetCursor :one
+-- Locked: one scanner per chain at a time.
+SELECT chain_id, genesis_hash, next_block, head_block, updated_at FROM chain_cursors WHERE chain_id = @chain_id FOR UPDATE;
+
+-- name: PutCursor :exec
+INSERT INTO chain_cursors (chain_id, genesis_hash, next_block, head_block) VALUES (@chain_id, @genesis_hash, @next_block, @head_block)
+ON CONFLICT (chain_id) DO UPDATE SET genesis_hash = @genesis_hash, next_block = @next_block, head_block = @head_block, updated_at = now();
+
+-- name: ChainHead :one
+SELECT COALESCE((SELECT head_block FROM chain_cursors WHERE chain_id = @chain_id), 0)::bigint;
+
+-- name: BlockHash :one
+SELECT hash FROM chain_blocks WHERE chain_id = @chain_id AND number = @number;
+
+-- name: PutBlocks :exec
+-- ROWS FROM of unnests is unnest(a, b, c), spelled so sqlc can type it.
+WITH put AS (
+	INSERT INTO chain_blocks (chain_id, number, hash, parent_hash)
+	SELECT @chain_id, b.n, b.h, b.p FROM ROWS FROM (unnest(@numbers::bigint[]), unnest(@hashes::text[]), unnest(@parents::text[])) AS b (n, h, p)
+	ON CONFLICT (chain_id, number) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash
+) DELETE FROM chain_blocks WHERE chain_blocks.chain_id = @chain_id AND chain_blocks.number < @keep_from;
+
+-- name: DeleteBlocksFrom :exec
+DELETE FROM chain_blocks WHERE chain_id = @chain_id AND number >= @from_number;
+
+-- name: UpsertDeposit :one
+-- A known transfer moves to the block it is now in (a reorg re-mined it); inserted is false then.
+INSERT INTO deposits (operator_id, external_user_id, session_id, chain_id, tx_hash, log_index, block_number, block_hash,
+	address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury)
+VALUES (@operator_id, @external_user_id, NULLIF(@session_id::text, '')::uuid, @chain_id, @tx_hash, @log_index, @block_number, @block_hash,
+	@address, @address_index, @currency, NULLIF(@contract_address::text, ''), @decimals, @gross_amount, @status, @manual, @idempotency_key, @treasury)
+ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
+	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
+RETURNING sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference,
+	xmax = 0 AS inserted;
+
+-- name: GetDeposit :one
+-- Deposit queries return the deposits row and three joined values, in this order, so one
+-- mapper in the store reads them all.
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits WHERE deposits.id = @id;
+
+-- name: LockDeposit :one
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits WHERE deposits.id = @id FOR UPDATE;
+
+-- name: DepositByTransfer :one
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits WHERE deposits.chain_id = @chain_id AND deposits.tx_hash = @tx_hash AND deposits.log_index = @log_index;
+
+-- name: OrphanDepositsFrom :execrows
+UPDATE deposits SET status = 'ORPHANED' WHERE chain_id = @chain_id AND block_number >= @from_block AND status = 'CONFIRMING';
+
+-- name: OrphanChainDeposits :execrows
+UPDATE deposits SET status = 'ORPHANED' WHERE chain_id = @chain_id AND status = 'CONFIRMING';
+
+-- name: ConfirmDeposits :many
+UPDATE deposits SET status = 'SWEEPING', confirmed_at = now()
+WHERE chain_id = @chain_id AND status = 'CONFIRMING' AND block_number <= @max_block RETURNING id;
+
+-- name: LockDepositStatus :one
+SELECT status FROM deposits WHERE id = @id FOR UPDATE;
+
+-- name: ConfirmDeposit :exec
+UPDATE deposits SET status = 'SWEEPING', confirmed_at = now() WHERE id = @id AND status = 'CONFIRMING';
+
+-- name: CreditDeposit :one
+UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = @fee_amount, amount = @amount,
+	usd_price = @usd_price, fiat_per_usd = @fiat_per_usd, fiat_currency = @fiat_currency, amount_in_dollar = @amount_in_dollar,
+	amount_in_local = @amount_in_local, fee_in_dollar = @fee_in_dollar, unpriced = @unpriced
+WHERE deposits.id = @id AND deposits.status = 'SWEEPING'
+RETURNING sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference;
+
+-- name: SessionDeposits :many
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits WHERE deposits.session_id = @session_id::uuid AND deposits.status <> 'ORPHANED' ORDER BY deposits.id;
+
+-- name: ListDeposits :many
+-- A NULL operator_ids matches every operator; an empty external_user_id, statuses or before_id no filter.
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR deposits.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
+  AND (@external_user_id::text = '' OR deposits.external_user_id = @external_user_id::text)
+  AND (coalesce(cardinality(sqlc.narg(statuses)::text[]), 0) = 0 OR deposits.status = ANY(sqlc.narg(statuses)::text[]))
+  AND (@before_id::bigint = 0 OR deposits.id < @before_id::bigint)
+ORDER BY deposits.id DESC LIMIT @lim;
+
+-- name: RecordHandout :exec
+INSERT INTO address_handouts (session_id, chain_id, currency) VALUES (@session_id, @chain_id, @currency)
+ON CONFLICT (session_id, chain_id, currency) DO UPDATE SET handed_at = now();
+
+-- name: AttributedSession :one
+-- Among the user's deposit sessions live at a moment, the one that most recently handed out
+-- the address for the chain and currency (slack: database clock against block timestamps).
+SELECT s.id, s.operator_id, s.kind, s.session_ref, s.external_user_id, s.lang, s.fiat_currency, s.user_balance, s.amount,
+	s.email, s.operator_reference, s.created_at, s.expires_at, s.cancelled_at, s.submitting_until
+FROM sessions s
+JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = sqlc.arg(chain_id) AND h.currency = sqlc.arg(currency)
+WHERE s.operator_id = sqlc.arg(operator_id) AND s.external_user_id = sqlc.arg(external_user_id) AND s.kind = 'DEPOSIT'
+  AND s.created_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
+  AND h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
+  AND s.expires_at > sqlc.arg(paid_at) AND (s.cancelled_at IS NULL OR s.cancelled_at > sqlc.arg(paid_at))
+ORDER BY h.handed_at DESC LIMIT 1;

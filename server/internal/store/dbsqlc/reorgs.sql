@@ -1,0 +1,80 @@
+-- name: LockSettledDepositsFrom :many
+-- Deposits past their confirmation depth in blocks from a number on: a reorg deeper than the depth reached them.
+SELECT sqlc.embed(deposits),
+	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.chain_id = @chain_id AND deposits.block_number >= @from_block AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+ORDER BY deposits.id FOR UPDATE;
+
+-- name: MarkDepositReorged :exec
+-- A deposit of a sweep that has signed nothing yet leaves it; one of a signed sweep stays.
+UPDATE deposits SET status = 'REORGED',
+	sweep_id = CASE WHEN (SELECT sweeps.status FROM sweeps WHERE sweeps.id = deposits.sweep_id) = 'FUNDING' THEN NULL ELSE deposits.sweep_id END
+WHERE deposits.id = @id;
+
+-- name: InsertReorg :one
+-- Reorg queries return the deposit_reorgs row and its deposit's operator, in this order, so
+-- one mapper in the store reads them all.
+INSERT INTO deposit_reorgs (deposit_id, chain_id, fork_block, block_number, block_hash, prior_status, reversed)
+VALUES (@deposit_id, @chain_id, @fork_block, @block_number, @block_hash, @prior_status, @reversed)
+RETURNING sqlc.embed(deposit_reorgs),
+	(SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = deposit_reorgs.deposit_id)::text AS operator_id;
+
+-- name: AddReorgAction :exec
+INSERT INTO deposit_reorg_actions (reorg_id, deposit_id, action, actor, note) VALUES (@reorg_id, @deposit_id, @action, @actor, @note);
+
+-- name: NoteReinclusion :execrows
+UPDATE deposit_reorgs SET reincluded_block = @reincluded_block::bigint, reincluded_hash = @reincluded_hash::text
+WHERE deposit_id = @deposit_id AND resolution IS NULL;
+
+-- name: ForgetReinclusions :execrows
+UPDATE deposit_reorgs SET reincluded_block = NULL, reincluded_hash = NULL
+WHERE chain_id = @chain_id AND resolution IS NULL AND reincluded_block >= @from_block::bigint;
+
+-- name: ReincludedReorgs :many
+-- Open reorgs whose transfer was mined again in a block up to up_to.
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r
+WHERE r.chain_id = @chain_id AND r.resolution IS NULL AND r.reincluded_block <= @up_to::bigint ORDER BY r.id FOR UPDATE;
+
+-- name: LockOpenReorg :one
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r
+WHERE r.deposit_id = @deposit_id AND r.resolution IS NULL FOR UPDATE;
+
+-- name: LatestReorg :one
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r
+WHERE r.deposit_id = @deposit_id ORDER BY r.id DESC LIMIT 1;
+
+-- name: CloseReorg :one
+UPDATE deposit_reorgs SET resolution = @resolution, resolved_by = @resolved_by::text, note = @note, resolved_at = now()
+WHERE deposit_reorgs.id = @id AND deposit_reorgs.resolution IS NULL
+RETURNING sqlc.embed(deposit_reorgs),
+	(SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = deposit_reorgs.deposit_id)::text AS operator_id;
+
+-- name: SetDepositStatus :execrows
+UPDATE deposits SET status = sqlc.arg(to_status) WHERE id = sqlc.arg(id) AND status = sqlc.arg(from_status);
+
+-- name: ListReorgs :many
+-- A NULL operator_ids matches every operator; before_id 0 pages from the newest.
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id
+WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR d.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
+  AND (@include_resolved::boolean OR r.resolution IS NULL)
+  AND (@before_id::bigint = 0 OR r.id < @before_id::bigint)
+ORDER BY r.id DESC LIMIT @lim;
+
+-- name: ReorgActions :many
+SELECT id, reorg_id, deposit_id, action, actor, note, created_at FROM deposit_reorg_actions
+WHERE reorg_id = ANY(@reorg_ids::bigint[]) ORDER BY id;
+
+-- name: OpenReorgsByChain :many
+SELECT chain_id, count(*) AS open FROM deposit_reorgs WHERE resolution IS NULL GROUP BY chain_id;
+
+-- name: SweepHeldByReorg :one
+SELECT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
+	WHERE d.sweep_id = @sweep_id::bigint AND r.resolution IS NULL) AS held;

@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+)
+
+// TestWatchedAddresses: the scanner's watched set merges depositors' and treasuries'
+// addresses in index order, skips depositors without one, and finds either by address.
+func TestWatchedAddresses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := store.New(testdb.New(t))
+	op := newOperator(t, q, domain.OperatorSettings{})
+	for _, u := range []string{"u1", "u2", "u3"} {
+		if _, _, err := q.LockDepositor(ctx, op.ID, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.AssignAddress(ctx, op.ID, "u1", 3, "0xA3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AssignAddress(ctx, op.ID, "u2", 1, "0xA1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.InsertTreasury(ctx, op.ID, 2, "0xT2"); err != nil {
+		t.Fatal(err)
+	}
+	index, addr, err := q.LockDepositor(ctx, op.ID, "u1")
+	if err != nil || index == nil || *index != 3 || addr != "0xA3" {
+		t.Fatalf("lock depositor: %v %q %v", index, addr, err)
+	}
+	if index, addr, err := q.LockDepositor(ctx, op.ID, "u3"); err != nil || index != nil || addr != "" {
+		t.Fatalf("depositor without address: %v %q %v", index, addr, err)
+	}
+
+	all, err := q.DepositAddressesAfter(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.DepositAddress{
+		{OperatorID: op.ID, ExternalUserID: "u2", Index: 1, Address: "0xA1"},
+		{OperatorID: op.ID, Index: 2, Address: "0xT2", Treasury: true},
+		{OperatorID: op.ID, ExternalUserID: "u1", Index: 3, Address: "0xA3"},
+	}
+	if len(all) != len(want) {
+		t.Fatalf("watched %+v", all)
+	}
+	for i := range want {
+		if all[i] != want[i] {
+			t.Fatalf("watched[%d] = %+v, want %+v", i, all[i], want[i])
+		}
+	}
+	if page, err := q.DepositAddressesAfter(ctx, 1, 1); err != nil || len(page) != 1 || page[0] != want[1] {
+		t.Fatalf("page after 1: %+v %v", page, err)
+	}
+
+	for _, w := range want {
+		got, err := q.DepositAddressByAddress(ctx, w.Address)
+		if err != nil || got != w {
+			t.Fatalf("by address %s: %+v %v", w.Address, got, err)
+		}
+	}
+	if _, err := q.DepositAddressByAddress(ctx, "0xNone"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown address: %v", err)
+	}
+	if got, err := q.Treasury(ctx, op.ID); err != nil || got != want[1] {
+		t.Fatalf("treasury: %+v %v", got, err)
+	}
+	if got, err := q.DepositAddressOf(ctx, op.ID, "u3"); err != nil || got != "" {
+		t.Fatalf("address of u3: %q %v", got, err)
+	}
+}
+
+// TestScannedBlocks: PutBlocks stores a batch and forgets blocks below keepFrom; the cursor
+// round-trips and ChainHead is 0 before the first scan.
+func TestScannedBlocks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := store.New(testdb.New(t))
+	const chain = 31337
+	if head, err := q.ChainHead(ctx, chain); err != nil || head != 0 {
+		t.Fatalf("head before scan: %d %v", head, err)
+	}
+	if _, err := q.GetCursor(ctx, chain); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("cursor before scan: %v", err)
+	}
+	blocks := []store.BlockRef{{Number: 10, Hash: "h10", ParentHash: "h9"}, {Number: 11, Hash: "h11", ParentHash: "h10"},
+		{Number: 12, Hash: "h12", ParentHash: "h11"}}
+	if err := q.PutBlocks(ctx, chain, blocks, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A re-mined 12 replaces the stored one; 10 falls out of the window.
+	if err := q.PutBlocks(ctx, chain, []store.BlockRef{{Number: 12, Hash: "h12b", ParentHash: "h11"}}, 11); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[uint64]string{10: "", 11: "h11", 12: "h12b", 13: ""} {
+		if h, err := q.BlockHash(ctx, chain, n); err != nil || h != want {
+			t.Fatalf("block %d: %q %v, want %q", n, h, err, want)
+		}
+	}
+	if err := q.DeleteBlocksFrom(ctx, chain, 12); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := q.BlockHash(ctx, chain, 12); h != "" {
+		t.Fatalf("block 12 after delete: %q", h)
+	}
+	c := store.Cursor{ChainID: chain, GenesisHash: "g", NextBlock: 13, HeadBlock: 20}
+	if err := q.PutCursor(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.GetCursor(ctx, chain); err != nil || got != c {
+		t.Fatalf("cursor: %+v %v", got, err)
+	}
+	if head, err := q.ChainHead(ctx, chain); err != nil || head != 20 {
+		t.Fatalf("head: %d %v", head, err)
+	}
+}
+
+// TestDepositsRoundTrip: a deposit reads back with its session's values joined; a repeated
+// transfer is no insert and revives an orphan; credit sets the amounts; the list filters
+// combine, nil operators and empty statuses meaning no filter (callers pass statuses
+// non-nil: a nil list is NULL, which matches nothing).
+func TestDepositsRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := store.New(testdb.New(t))
+	op := newOperator(t, q, domain.OperatorSettings{})
+	other := newOperator(t, q, domain.OperatorSettings{})
+	sess, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: domain.SessionDeposit,
+		SessionRef: "sr_" + uuid.NewString(), ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1),
+		OperatorReference: "order-7"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deposit := func(operatorID, user, sessionID, tx string) domain.Deposit {
+		return domain.Deposit{OperatorID: operatorID, ExternalUserID: user, SessionID: sessionID, ChainID: 1, TxHash: tx, LogIndex: -1,
+			BlockNumber: 5, BlockHash: "b5", Address: "0xA", AddressIndex: 7, Currency: "ETH", Decimals: 18,
+			GrossAmount: big.NewInt(1000), Status: domain.DepositConfirming, IdempotencyKey: tx}
+	}
+	d, inserted, err := q.UpsertDeposit(ctx, deposit(op.ID, "u1", sess.ID, "0x1"))
+	if err != nil || !inserted {
+		t.Fatalf("insert: %v %v", inserted, err)
+	}
+	if d.SessionID != sess.ID || d.SessionRef != sess.SessionRef || d.OperatorReference != "order-7" || d.ContractAddress != "" ||
+		d.GrossAmount.Int64() != 1000 || d.AddressIndex != 7 || d.LogIndex != -1 || d.FeeAmount != nil || d.SweepID != 0 {
+		t.Fatalf("inserted deposit %+v", d)
+	}
+	if n, err := q.OrphanChainDeposits(ctx, 1); err != nil || n != 1 {
+		t.Fatalf("orphan: %d %v", n, err)
+	}
+	moved := deposit(op.ID, "u1", sess.ID, "0x1")
+	moved.BlockNumber, moved.BlockHash = 6, "b6"
+	again, inserted, err := q.UpsertDeposit(ctx, moved)
+	if err != nil || inserted || again.ID != d.ID || again.Status != domain.DepositConfirming || again.BlockNumber != 6 {
+		t.Fatalf("re-mined: %+v %v %v", again, inserted, err)
+	}
+	if _, _, err := q.UpsertDeposit(ctx, deposit(other.ID, "u9", "", "0x2")); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := q.ConfirmDeposits(ctx, 1, 6); err != nil || len(ids) != 2 {
+		t.Fatalf("confirm: %v %v", ids, err)
+	}
+	if ids, err := q.ConfirmDeposits(ctx, 1, 6); err != nil || ids == nil || len(ids) != 0 {
+		t.Fatalf("confirm none: %#v %v", ids, err)
+	}
+	credited, err := q.CreditDeposit(ctx, d.ID, store.Credit{FeeAmount: big.NewInt(10), Amount: big.NewInt(990), FiatCurrency: "EUR",
+		Unpriced: true})
+	if err != nil || credited.Status != domain.DepositCredited || credited.Amount.Int64() != 990 || credited.FeeAmount.Int64() != 10 ||
+		credited.FiatCurrency != "EUR" || !credited.Unpriced || credited.CreditedAt == nil {
+		t.Fatalf("credit: %+v %v", credited, err)
+	}
+	if _, err := q.CreditDeposit(ctx, d.ID, store.Credit{FeeAmount: big.NewInt(0), Amount: big.NewInt(1000)}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("second credit: %v", err)
+	}
+
+	anyStatus := []domain.DepositStatus{}
+	for _, c := range []struct {
+		name string
+		f    domain.DepositFilter
+		want int
+	}{
+		{"every operator", domain.DepositFilter{Statuses: anyStatus, Limit: 10}, 2},
+		{"no status filter (nil)", domain.DepositFilter{Limit: 10}, 2},
+		{"one operator", domain.DepositFilter{Statuses: anyStatus, OperatorIDs: []string{op.ID}, Limit: 10}, 1},
+		{"no operator", domain.DepositFilter{Statuses: anyStatus, OperatorIDs: []string{}, Limit: 10}, 0},
+		{"user", domain.DepositFilter{Statuses: anyStatus, ExternalUserID: "u9", Limit: 10}, 1},
+		{"status", domain.DepositFilter{Statuses: []domain.DepositStatus{domain.DepositCredited}, Limit: 10}, 1},
+		{"before", domain.DepositFilter{Statuses: anyStatus, BeforeID: d.ID + 1, Limit: 10}, 1},
+		{"limit", domain.DepositFilter{Statuses: anyStatus, Limit: 1}, 1},
+	} {
+		got, err := q.ListDeposits(ctx, c.f)
+		if err != nil || len(got) != c.want {
+			t.Fatalf("%s: %d deposits (%v), want %d", c.name, len(got), err, c.want)
+		}
+	}
+	if got, err := q.SessionDeposits(ctx, sess.ID); err != nil || len(got) != 1 || got[0].ID != d.ID {
+		t.Fatalf("session deposits: %+v %v", got, err)
+	}
+	if _, err := q.GetDeposit(ctx, -1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("missing deposit: %v", err)
+	}
+}

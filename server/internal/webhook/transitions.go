@@ -1,0 +1,73 @@
+package webhook
+
+// This file is the webhook delivery table, the one source of truth for an event's delivery
+// state: every change (an attempt's outcome, a redelivery of a dead letter) asks Next first.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+)
+
+// DeliveryEvent is what moves a delivery.
+type DeliveryEvent string
+
+// Delivery events. Queuing an event (pending) and recording a synchronous send (delivered or failed,
+// already finished) are creations, not transitions: failed is only ever created, and nothing
+// moves it (a synchronous send is answered at once; it is never retried).
+const (
+	// Acked: an attempt was acknowledged by the receiver.
+	Acked DeliveryEvent = "attempt:acked"
+	// Retry: an attempt failed and attempts are left; River retries on its schedule.
+	Retry DeliveryEvent = "attempt:failed"
+	// Exhausted: the last attempt failed; the event waits in the dead letters.
+	Exhausted DeliveryEvent = "attempt:failed-last"
+	// Redeliver: an admin queues a dead letter again (five more attempts).
+	Redeliver DeliveryEvent = "admin:redeliver"
+)
+
+// DeliveryEvents lists every delivery event.
+var DeliveryEvents = []DeliveryEvent{Acked, Retry, Exhausted, Redeliver}
+
+type key struct {
+	from  domain.DeliveryState
+	event DeliveryEvent
+}
+
+// transitions is the table. A pair that is not in it is refused.
+var transitions = map[key]domain.DeliveryState{
+	{domain.DeliveryPending, Acked}:     domain.DeliveryDelivered,
+	{domain.DeliveryPending, Retry}:     domain.DeliveryPending,
+	{domain.DeliveryPending, Exhausted}: domain.DeliveryDead,
+	{domain.DeliveryDead, Redeliver}:    domain.DeliveryPending,
+}
+
+// errRefused marks an attempt's outcome the table refused (a bug: only the service makes
+// attempts, and only of pending events).
+var errRefused = errors.New("webhook: transition refused")
+
+// Next applies the table: the state after event, FAILED_PRECONDITION for a redelivery of an
+// event that is not dead, or an internal error for an attempt on one that is not pending.
+func Next(from domain.DeliveryState, event DeliveryEvent) (domain.DeliveryState, error) {
+	if to, ok := transitions[key{from, event}]; ok {
+		return to, nil
+	}
+	if event == Redeliver {
+		return "", fault.New(fault.FailedPrecondition, "the webhook is %s: only a dead-lettered webhook can be redelivered", from)
+	}
+	return "", fmt.Errorf("%w: %s on a %s event", errRefused, event, from)
+}
+
+// attemptEvent is the event of an attempt's result.
+func attemptEvent(acked, final bool) DeliveryEvent {
+	switch {
+	case acked:
+		return Acked
+	case final:
+		return Exhausted
+	default:
+		return Retry
+	}
+}
