@@ -1,12 +1,6 @@
 package store
 
-import (
-	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
-)
+import "github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 
 // sqlc holds the generated statements (dbsqlc: queries in .sql files beside the generated
 // code, checked against the migrations by `make gen`). Each takes the connection it runs on,
@@ -26,15 +20,6 @@ func mapAll[R, T any](rows []R, of func(R) (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// deref is *p, or T's zero value for nil: a NULL column the domain reads as "" (or 0).
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
 // nonNil is s, or an empty slice for nil: lists that were collected with pgx.CollectRows stay
 // empty, not nil, when nothing matches.
 func nonNil[T any](s []T) []T {
@@ -42,9 +27,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// interval is d as a PostgreSQL interval (what pgx sends for a time.Duration).
-func interval(d time.Duration) pgtype.Interval {
-	return pgtype.Interval{Microseconds: d.Microseconds(), Valid: true}
 }
