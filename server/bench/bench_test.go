@@ -112,13 +112,11 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var mine []time.Duration
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				req, _ := http.NewRequest("POST", url, strings.NewReader(sessionBody))
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(sessionBody))
 				req.Header.Set("Authorization", "Bearer "+key)
 				req.Header.Set("Content-Type", "application/json")
 				res, err := client.Do(req)
@@ -137,7 +135,7 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 			mu.Lock()
 			out.latencies = append(out.latencies, mine...)
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	out.elapsed = time.Since(start)
@@ -208,7 +206,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 		res, err := http.Get("http://" + addr + "/readyz")
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
+			if res.StatusCode == http.StatusOK {
 				break
 			}
 		}

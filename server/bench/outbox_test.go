@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -127,7 +126,7 @@ func runWebhooks(b *testing.B) run {
 	}))
 	defer receiver.Close()
 	ops := operator.New(pool, box)
-	op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Bench"), WebhookURL: proto.String(receiver.URL + "/hook")})
+	op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: new("Bench"), WebhookURL: new(receiver.URL + "/hook")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,11 +143,11 @@ func runWebhooks(b *testing.B) run {
 		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
 			for i := start; i < min(start+500, outboxJobs); i++ {
 				msg := &cofferv1.DepositEvent{DepositId: int64(i + 1), IdempotencyKey: "1:0x" + strconv.Itoa(i) + ":0",
-					ExternalUserId: "user-1", SessionRef: proto.String("sr_1"), SessionAmount: proto.String("25.00"),
-					Amount: "25000000", AmountInDollar: proto.String("25.00"), AmountInLocalCurrency: proto.String("25.00"),
+					ExternalUserId: "user-1", SessionRef: new("sr_1"), SessionAmount: new("25.00"),
+					Amount: "25000000", AmountInDollar: new("25.00"), AmountInLocalCurrency: new("25.00"),
 					LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USD/USD", GrossAmount: "25000000", FeeAmount: "0",
-					FeeInDollar: proto.String("0.000000"), Type: "ERC20", ContractAddress: proto.String("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
-					TransactionHash: proto.String("0x" + strconv.Itoa(i)), ChainId: 1, ConfirmedAt: at}
+					FeeInDollar: new("0.000000"), Type: "ERC20", ContractAddress: new("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+					TransactionHash: new("0x" + strconv.Itoa(i)), ChainId: 1, ConfirmedAt: at}
 				if err := svc.Enqueue(ctx, tx, webhook.Event{OperatorID: op.ID, SubjectID: strconv.Itoa(i + 1), Message: msg}); err != nil {
 					return err
 				}

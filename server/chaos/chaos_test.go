@@ -47,7 +47,7 @@ func TestChaosRegressions(t *testing.T) {
 // The schedule is a function of the seed; every kind of fault fits in a 3-minute run; faults
 // never overlap and all end before the quiet end of the load.
 func TestSchedule(t *testing.T) {
-	for seed := uint64(0); seed < 200; seed++ {
+	for seed := range uint64(200) {
 		a, b := Schedule(seed, 3*time.Minute), Schedule(seed, 3*time.Minute)
 		if FormatSchedule(a) != FormatSchedule(b) {
 			t.Fatalf("seed %d: two schedules", seed)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -412,16 +413,16 @@ func checkDeposits(w *world, payments []*Payment) *Check {
 		case len(got) > 1:
 			c.fail("%s: %d distinct DEPOSIT events acknowledged (credited %d times by the operator)", what, len(got), len(got))
 		case len(got) == 0:
-			if why, ok := w.stillRetrying(w.eventOf("DEPOSIT", fmt.Sprint(d.ID))); ok {
+			if why, ok := w.stillRetrying(w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10))); ok {
 				c.note("%s: DEPOSIT not delivered yet: %s", what, why)
-			} else if e := w.eventOf("DEPOSIT", fmt.Sprint(d.ID)); e != nil && e.State == "dead" {
+			} else if e := w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10)); e != nil && e.State == "dead" {
 				c.note("%s: DEPOSIT dead-lettered", what)
 			} else if d.Status == "CREDITED" {
 				c.fail("%s: no DEPOSIT webhook acknowledged", what)
 			}
 		default:
 			f := got[0].Form
-			if f.Get("sessionRef") != p.Session.Ref || f.Get("depositId") != fmt.Sprint(d.ID) || f.Get("externalUserId") != p.User ||
+			if f.Get("sessionRef") != p.Session.Ref || f.Get("depositId") != strconv.FormatInt(d.ID, 10) || f.Get("externalUserId") != p.User ||
 				f.Get("grossAmount") != p.Amount.String() || d.Net == nil || f.Get("amount") != d.Net.String() || f.Get("feeAmount") != d.Fee.String() {
 				c.fail("%s: DEPOSIT says sessionRef %s depositId %s user %s gross %s amount %s fee %s; want %s %d %s %s %v %v", what,
 					f.Get("sessionRef"), f.Get("depositId"), f.Get("externalUserId"), f.Get("grossAmount"), f.Get("amount"), f.Get("feeAmount"),
@@ -843,7 +844,7 @@ func checkEvents(w *world, ours []*Withdrawal) *Check {
 	}
 	// Every event the end state calls for exists.
 	for _, d := range w.deposits {
-		if d.Status == "CREDITED" && !d.Treasury && w.eventOf("DEPOSIT", fmt.Sprint(d.ID)) == nil {
+		if d.Status == "CREDITED" && !d.Treasury && w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10)) == nil {
 			c.fail("deposit %d is credited but has no DEPOSIT event", d.ID)
 		}
 	}

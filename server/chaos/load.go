@@ -168,9 +168,9 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 		settings *cofferv1.OperatorSettings
 	}{
 		{&Operator{Name: "sync", Mode: "A", FeeBps: fee},
-			&cofferv1.OperatorSettings{Name: ptr("Chaos Sync"), WebhookUrl: ptr(recv.Hook("sync")), ApprovalMode: &syncMode, DepositFeeBps: &fee}},
+			&cofferv1.OperatorSettings{Name: new("Chaos Sync"), WebhookUrl: new(recv.Hook("sync")), ApprovalMode: &syncMode, DepositFeeBps: &fee}},
 		{&Operator{Name: "ext", Mode: "B"},
-			&cofferv1.OperatorSettings{Name: ptr("Chaos External"), WebhookUrl: ptr(recv.Hook("ext")), ApprovalMode: &external, ApprovalEnabled: &enabled}},
+			&cofferv1.OperatorSettings{Name: new("Chaos External"), WebhookUrl: new(recv.Hook("ext")), ApprovalMode: &external, ApprovalEnabled: &enabled}},
 	} {
 		res, err := s.Ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: o.settings})
 		if err != nil {
@@ -192,7 +192,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 		return api.Do(ctx, "POST", "/admin/login", "", map[string]string{"email": "chaos@coffer.test", "password": "chaos admin password"})
 	})
 	if err != nil || !ans.OK() || ans.Str("token") == "" {
-		return nil, fmt.Errorf("admin login: %v %+v", err, ans)
+		return nil, fmt.Errorf("admin login: %w %+v", err, ans)
 	}
 	l.admin = ans.Str("token")
 
@@ -241,7 +241,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d treasury payments credited after 3 minutes (%v)", credited, len(setup), err)
+			return nil, fmt.Errorf("%d of %d treasury payments credited after 3 minutes (%w)", credited, len(setup), err)
 		}
 		time.Sleep(time.Second)
 	}
@@ -550,7 +550,7 @@ func (p *payer) sync(ctx context.Context, s *Stack) error {
 	return err
 }
 
-// pay sends amount of a to to and waits for the receipt.
+// pay sends amount of asset a to the address to and waits for the receipt.
 func (p *payer) pay(ctx context.Context, s *Stack, a Asset, to common.Address, amount *big.Int) (*types.Receipt, error) {
 	if !p.ready {
 		if err := p.sync(ctx, s); err != nil {
@@ -628,5 +628,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -102,7 +102,7 @@ func (r *Replica) Start(ctx context.Context) (*Proc, error) {
 	for {
 		select {
 		case <-p.done:
-			return p, fmt.Errorf("%s exited while starting: %v\n%s", r.Name, p.err, r.Tail(20))
+			return p, fmt.Errorf("%s exited while starting: %w\n%s", r.Name, p.err, r.Tail(20))
 		case <-ctx.Done():
 			return p, ctx.Err()
 		default:

@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -147,9 +149,7 @@ func (r *Run) reportLoad(p func(string, ...any)) {
 	r.Load.Ledger.mu.Lock()
 	sessions := r.Load.Ledger.Sessions
 	refused := map[string]int{}
-	for k, v := range r.Load.Ledger.Refused {
-		refused[k] = v
-	}
+	maps.Copy(refused, r.Load.Ledger.Refused)
 	r.Load.Ledger.mu.Unlock()
 	p("  deposit sessions opened          %d", sessions)
 	p("  payments to deposit addresses    %s, from %d users", assetCounts(byAsset), len(users))
@@ -344,7 +344,7 @@ func (r *Run) WriteReport(text string) (string, error) {
 
 func percentile(ds []time.Duration, pct int) time.Duration {
 	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	i := (len(s)*pct + 99) / 100
 	return s[max(0, min(len(s)-1, i-1))]
 }

@@ -157,7 +157,7 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 	build := exec.Command("go", "build", "-o", s.Bin, "./server/cmd/coffer")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build coffer: %v\n%s", err, out)
+		return nil, fmt.Errorf("build coffer: %w\n%s", err, out)
 	}
 
 	tokens := []map[string]any{}

@@ -97,7 +97,7 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 		}
 		if res, err := http.Get(baseURL + "/readyz"); err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
+			if res.StatusCode == http.StatusOK {
 				return p
 			}
 		}
@@ -144,7 +144,7 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	first := serve(t, bin, base, append(env, "COFFER_FAILPOINT="+chaintx.StepBroadcast))
 	recv := newReceiver(t)
 	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
-	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
+	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +240,6 @@ func waitNonce(t *testing.T, node *gethdev.Node, addr common.Address, want uint6
 	t.Fatalf("nonce of %s did not reach %d", addr.Hex(), want)
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func bearer(token string) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
@@ -323,7 +321,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	}
 	recv := newReceiver(t)
 	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
-	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
+	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +365,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		dests[id] = dest
 		rawJSON(t, "PATCH", base+"/admin/withdrawals/"+id+"/status", admin, `{"status":"PROCESSING"}`)
 		go func() { // the answer never comes: the process dies while the payout is in flight
-			req, _ := http.NewRequest("PATCH", base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
+			req, _ := http.NewRequest(http.MethodPatch, base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
 			req.Header.Set("Authorization", "Bearer "+admin)
 			req.Header.Set("Content-Type", "application/json")
 			if res, err := http.DefaultClient.Do(req); err == nil {

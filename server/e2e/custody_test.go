@@ -76,14 +76,14 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		if err == nil {
 			res.Body.Close()
 		}
-		return err == nil && res.StatusCode == 200
+		return err == nil && res.StatusCode == http.StatusOK
 	})
 
 	box, err := secret.NewBox(mustParse(t, masterKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: ptr("Acme"), WebhookURL: ptr("https://acme.example/hook")})
+	_, key, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: new("Acme"), WebhookURL: new("https://acme.example/hook")})
 	if err != nil {
 		t.Fatal(err)
 	}

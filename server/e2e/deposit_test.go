@@ -50,7 +50,7 @@ func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 		Data   map[string]any
 	}
 	json.NewDecoder(res.Body).Decode(&env)
-	if res.StatusCode != 200 || env.Status != "success" {
+	if res.StatusCode != http.StatusOK || env.Status != "success" {
 		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
 	}
 	return env.Data

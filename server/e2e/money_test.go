@@ -194,9 +194,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	var mu sync.Mutex
 	held, paid := 0, 0
 	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			d := rest(t, "POST", env.URL+"/withdraw/"+id+"/decision", keyA, `{"decision":"APPROVE"}`)
 			mu.Lock()
 			defer mu.Unlock()
@@ -208,7 +206,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 			default:
 				t.Errorf("decision: %v", d)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if paid != 9 || held != 11 {

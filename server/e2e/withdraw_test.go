@@ -34,7 +34,7 @@ func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
 	defer res.Body.Close()
 	var out map[string]any
 	json.NewDecoder(res.Body).Decode(&out)
-	if res.StatusCode != 200 {
+	if res.StatusCode != http.StatusOK {
 		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, out)
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ type Resolver struct {
 // ParsePrefixes reads a comma-separated list of CIDR prefixes or single addresses.
 func ParsePrefixes(raw string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, item := range strings.Split(raw, ",") {
+	for item := range strings.SplitSeq(raw, ",") {
 		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
@@ -70,8 +71,8 @@ func (r *Resolver) Addr(req *http.Request) netip.Addr {
 	}
 	entries := headerEntries(req.Header.Values(r.Header), strings.EqualFold(r.Header, "Forwarded"))
 	var leftmost netip.Addr
-	for i := len(entries) - 1; i >= 0; i-- {
-		a := parseHost(entries[i])
+	for _, entrie := range slices.Backward(entries) {
+		a := parseHost(entrie)
 		if !a.IsValid() {
 			// Our own proxy wrote an entry we cannot read (a misconfigured header): fall back
 			// to the peer rather than believe anything to its left.
@@ -93,11 +94,11 @@ func (r *Resolver) Addr(req *http.Request) netip.Addr {
 func headerEntries(values []string, forwarded bool) []string {
 	var out []string
 	for _, v := range values {
-		for _, hop := range strings.Split(v, ",") {
+		for hop := range strings.SplitSeq(v, ",") {
 			hop = strings.TrimSpace(hop)
 			if forwarded {
 				value := ""
-				for _, pair := range strings.Split(hop, ";") {
+				for pair := range strings.SplitSeq(hop, ";") {
 					if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "for") {
 						value = v
 					}

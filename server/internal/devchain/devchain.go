@@ -20,8 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,9 +211,7 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	faucetAddr := crypto.PubkeyToAddress(faucet.PublicKey)
 
 	alloc := types.GenesisAlloc{faucetAddr: {Balance: faucetBalance()}}
-	for addr, acc := range opts.Alloc {
-		alloc[addr] = acc
-	}
+	maps.Copy(alloc, opts.Alloc)
 
 	// Route the node's own logs (HTTP server start/stop etc.) to our logger.
 	// Most of geth logs through its global root logger, which we leave alone.
@@ -316,7 +316,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 	for _, d := range ds {
 		bin := common.FromHex(d.bin)
 		_, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-			gas, err := c.estimateWithMargin(ctx, nil, append(bin[:len(bin):len(bin)], d.args...))
+			gas, err := c.estimateWithMargin(ctx, nil, append(slices.Clip(bin), d.args...))
 			if err != nil {
 				return nil, err
 			}
@@ -576,7 +576,7 @@ func (c *Chain) Commit() common.Hash {
 // transactions asynchronously, so one block may come too early), and returns the receipts.
 func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Receipt, error) {
 	receipts := make([]*types.Receipt, len(hashes))
-	for round := 0; round < 50; round++ {
+	for range 50 {
 		c.Commit()
 		missing := 0
 		for i, h := range hashes {
@@ -602,7 +602,7 @@ func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Recei
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return nil, fmt.Errorf("devchain: transactions not mined after 50 blocks")
+	return nil, errors.New("devchain: transactions not mined after 50 blocks")
 }
 
 // AdjustTime seals an empty block whose timestamp is moved forward by d.

@@ -164,7 +164,7 @@ func (c *Cluster) waitReady(ctx context.Context, database string) error {
 	for {
 		select {
 		case <-c.done:
-			return fmt.Errorf("postgres exited: %v", c.waitErr)
+			return fmt.Errorf("postgres exited: %w", c.waitErr)
 		default:
 		}
 		conn, err := pgx.Connect(ctx, adminURL)

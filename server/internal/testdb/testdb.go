@@ -31,7 +31,7 @@ var (
 )
 
 // Main runs the tests of a package and stops the throwaway cluster afterwards.
-// Use it as: func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+// Use it as: func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if cluster != nil {

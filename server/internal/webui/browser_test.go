@@ -2,7 +2,6 @@ package webui_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,8 +35,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 // must run: `make test` installs chromium first.
 func TestBrowser(t *testing.T) {
 	chromium, node, widgetDir := browserTools(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
 	if err != nil {

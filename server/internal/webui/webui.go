@@ -179,7 +179,7 @@ func (a *app) send(w http.ResponseWriter, r *http.Request, f file) {
 }
 
 func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+	for part := range strings.SplitSeq(r.Header.Get("Accept-Encoding"), ",") {
 		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if strings.EqualFold(strings.TrimSpace(enc), "gzip") {
 			return strings.Trim(strings.ReplaceAll(q, " ", ""), "q=0.") != "" || q == "" // "q=0" refuses
