@@ -106,6 +106,7 @@ func BenchmarkCreateDepositSession(b *testing.B) {
 
 // load keeps concurrency requests in flight against url for d.
 func load(b *testing.B, client *http.Client, url, key string, d time.Duration) sample {
+	b.Helper()
 	var mu sync.Mutex
 	var out sample
 	deadline := time.Now().Add(d)
@@ -146,6 +147,7 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 // startFloor serves the bare minimum of session creation on the same pool: read the body,
 // one authenticated lookup, one INSERT, a fixed answer.
 func startFloor(b *testing.B, pool *pgxpool.Pool) string {
+	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -222,6 +224,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 }
 
 func statusMiB(b *testing.B, pid int, field string) float64 {
+	b.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
@@ -240,6 +243,7 @@ func statusMiB(b *testing.B, pid int, field string) float64 {
 
 // evictFromPageCache writes the file out and drops its cached pages.
 func evictFromPageCache(b *testing.B, path string) {
+	b.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -216,6 +216,7 @@ func BenchmarkScanCost(b *testing.B) {
 // `blocks` blocks of token activity, and returns a function that rescans them from scratch
 // and returns the time it took.
 func scanSetup(b *testing.B, watched, blocks, noise int) func() time.Duration {
+	b.Helper()
 	ctx := context.Background()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	if err != nil {

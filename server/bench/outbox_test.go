@@ -99,6 +99,7 @@ type noopWorker struct{ river.WorkerDefaults[noopArgs] }
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
 func runNoop(b *testing.B, workers int) run {
+	b.Helper()
 	pool := testdb.New(b)
 	w := river.NewWorkers()
 	river.AddWorker(w, &noopWorker{})
@@ -114,6 +115,7 @@ func runNoop(b *testing.B, workers int) run {
 }
 
 func runWebhooks(b *testing.B) run {
+	b.Helper()
 	ctx := context.Background()
 	pool := testdb.New(b)
 	box, err := secret.NewBox(secret.Random(secret.KeySize))
@@ -168,6 +170,7 @@ func runWebhooks(b *testing.B) run {
 }
 
 func newRiver(b *testing.B, pool *pgxpool.Pool, w *river.Workers, defaultWorkers int) *jobs.Client {
+	b.Helper()
 	client, err := jobs.NewClient(pool, slog.New(slog.DiscardHandler), jobs.Options{
 		Work: true, Concurrency: defaultWorkers, WebhookConcurrency: webhookWorkers, PollInterval: outboxPoll, Workers: w})
 	if err != nil {
@@ -179,6 +182,7 @@ func newRiver(b *testing.B, pool *pgxpool.Pool, w *river.Workers, defaultWorkers
 // work starts the client and measures from the first completion to the last (River's
 // start-up, a few hundred milliseconds, is left out).
 func work(b *testing.B, pool *pgxpool.Pool, client *jobs.Client) run {
+	b.Helper()
 	ctx := context.Background()
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
 		Kinds: []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed}, ChanSize: 2 * outboxJobs})

@@ -13,6 +13,7 @@ import (
 // RunChaos runs one seed: set-up, load with faults, drain, checks, report. The test fails
 // when an invariant is violated; the run's directory (logs, report, data) is then kept.
 func RunChaos(t *testing.T, set Settings) *Run {
+	t.Helper()
 	dir := set.Dir
 	if dir == "" {
 		var err error

@@ -108,6 +108,7 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 }
 
 func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +206,7 @@ func weiToETH(wei *big.Int) string {
 
 // jobsReport describes the scan cursor and the latest River jobs, for failure messages.
 func jobsReport(t *testing.T, dbURL string) string {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {

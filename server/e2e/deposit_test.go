@@ -185,6 +185,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
 	k, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)

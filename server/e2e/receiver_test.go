@@ -32,6 +32,7 @@ type received struct {
 }
 
 func newReceiver(t *testing.T) *receiver {
+	t.Helper()
 	r := &receiver{t: t}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)

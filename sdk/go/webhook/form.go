@@ -180,7 +180,10 @@ func formatValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (string,
 		return strconv.FormatBool(v.Bool()), nil
 	case protoreflect.MessageKind:
 		if fd.Message().FullName() == timestampName {
-			ts := v.Message().Interface().(*timestamppb.Timestamp)
+			ts, ok := v.Message().Interface().(*timestamppb.Timestamp)
+			if !ok {
+				return "", fmt.Errorf("webhook: field %s: not a google.protobuf.Timestamp", fd.Name())
+			}
 			if err := ts.CheckValid(); err != nil {
 				return "", fmt.Errorf("webhook: field %s: %w", fd.Name(), err)
 			}

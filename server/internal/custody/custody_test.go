@@ -55,10 +55,12 @@ func TestEverySealedColumnIsRotated(t *testing.T) {
 var values = custodytest.Values(3)
 
 func populate(t *testing.T, pool *pgxpool.Pool, box *secret.Box, legacyKey []byte) *custodytest.Fixture {
+	t.Helper()
 	return custodytest.Populate(t, pool, box, 3, legacyKey)
 }
 
 func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
 	custodytest.Exec(t, pool, sql, args...)
 }
 

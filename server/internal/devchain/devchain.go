@@ -466,12 +466,17 @@ func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*nod
 }
 
 func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	var lc net.ListenConfig
+	l, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("devchain: %s is not a TCP address", l.Addr())
+	}
+	return addr.Port, nil
 }
 
 // parseLoopbackAddr validates a host:port and requires a loopback host.

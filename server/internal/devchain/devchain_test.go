@@ -59,6 +59,7 @@ func newKey(t *testing.T) (*ecdsa.PrivateKey, common.Address) {
 }
 
 func testCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx

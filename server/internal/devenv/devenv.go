@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		defer cluster.Stop()
+		defer func() { _ = cluster.Stop() }() // shutdown: nothing is left to report it to
 		dbURL = cluster.URL
 	}
 	masterKey, _ := secret.ParseMasterKey(st.MasterKey)
@@ -216,7 +216,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", opts.Addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
@@ -224,7 +225,7 @@ func Run(ctx context.Context, opts Options) error {
 	if internalAddr == "" {
 		internalAddr = "127.0.0.1:0"
 	}
-	iln, err := net.Listen("tcp", internalAddr)
+	iln, err := lc.Listen(ctx, "tcp", internalAddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("listen on %s: %w", internalAddr, err)

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 func ptr[T any](v T) *T { return new(v) }
 
 func setup(t *testing.T) (*operator.Service, func(string) []byte) {
+	t.Helper()
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	dump := func(id string) []byte { // every stored byte of an operator's keys

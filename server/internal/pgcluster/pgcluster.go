@@ -126,7 +126,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	port := opts.Port
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = freePort(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -140,6 +140,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Ephemeral {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
+	//nolint:noctx // the server outlives Start's context; Stop ends it (SIGINT, fast shutdown)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
@@ -151,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		URL: fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, port, opts.Database)}
 	go func() { c.waitErr = cmd.Wait(); close(c.done) }()
 	if err := c.waitReady(ctx, opts.Database); err != nil {
-		c.Stop()
+		_ = c.Stop() // the readiness error is the one to report
 		return nil, fmt.Errorf("%w (log: %s)", err, tail(logPath))
 	}
 	opts.Logger.Info("PostgreSQL ready", "port", port, "dir", dir)
@@ -250,13 +251,18 @@ func makeReachable(dir string, cred *syscall.Credential) error {
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(ctx context.Context) (int, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("pgcluster: %s is not a TCP address", l.Addr())
+	}
+	return addr.Port, nil
 }
 
 func tail(path string) string {

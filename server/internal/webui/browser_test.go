@@ -133,6 +133,7 @@ func TestBrowser(t *testing.T) {
 
 // browserTools finds chromium, node and the widget project with its packages installed.
 func browserTools(t *testing.T) (chromium, node, widgetDir string) {
+	t.Helper()
 	missing := func(what string) {
 		if os.Getenv("CI") == "" {
 			t.Skipf("browser tests skipped: %s (`make test` installs what they need; CI always runs them)", what)
@@ -165,6 +166,7 @@ type control struct {
 }
 
 func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
+	t.Helper()
 	c := &control{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /pay", func(w http.ResponseWriter, r *http.Request) {
@@ -245,6 +247,7 @@ func htmlAttr(s string) string {
 
 // pruneOldRuns removes the result directories of runs older than an hour.
 func pruneOldRuns(t *testing.T, dir string) {
+	t.Helper()
 	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
 	for _, d := range old {
 		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {
