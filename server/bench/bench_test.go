@@ -125,7 +125,7 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 					b.Error(err)
 					return
 				}
-				io.Copy(io.Discard, res.Body)
+				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 				if res.StatusCode != http.StatusOK {
 					b.Errorf("%s: status %d", url, res.StatusCode)
@@ -153,7 +153,7 @@ func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 		b.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		_, _ = io.Copy(io.Discard, r.Body)
 		key, _ := auth.Bearer(r.Header)
 		digest := sha256.Sum256([]byte(key))
 		var operatorID string
@@ -169,9 +169,9 @@ func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"success"}`))
+		_, _ = w.Write([]byte(`{"status":"success"}`))
 	})}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed when the benchmark ends
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
 }
@@ -199,8 +199,8 @@ func BenchmarkIdleRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

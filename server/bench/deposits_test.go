@@ -96,7 +96,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 		body, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(body))
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0}`))
+		_, _ = w.Write([]byte(`{"error":0}`))
 		mu.Lock()
 		if _, ok := acked[form.Get("transactionHash")]; !ok {
 			acked[form.Get("transactionHash")] = time.Now()

@@ -59,7 +59,7 @@ func BenchmarkPayouts(b *testing.B) {
 		body, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(body))
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0,"description":"received"}`))
+		_, _ = w.Write([]byte(`{"error":0,"description":"received"}`))
 		if form.Get("event") == "WITHDRAW_COMPLETE" {
 			mu.Lock()
 			if _, ok := acked[form.Get("withdrawRequestId")]; !ok {
@@ -111,7 +111,9 @@ func BenchmarkPayouts(b *testing.B) {
 						SettlementTxHash string `json:"settlementTxHash"`
 					} `json:"data"`
 				}
-				json.NewDecoder(res.Body).Decode(&out)
+				if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+					b.Error(err)
+				}
 				res.Body.Close()
 				if out.Data.WithdrawStatus != "COMPLETED" || out.Data.SettlementTxHash == "" {
 					b.Errorf("APPROVE %s answered %+v", ids[i], out.Data)
@@ -146,7 +148,9 @@ func BenchmarkPayouts(b *testing.B) {
 	}
 	elapsed := last.Sub(start)
 	var blocks, payouts int
-	env.Pool.QueryRow(ctx, `SELECT count(DISTINCT mined_block), count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&blocks, &payouts)
+	if err := env.Pool.QueryRow(ctx, `SELECT count(DISTINCT mined_block), count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&blocks, &payouts); err != nil {
+		b.Fatal(err)
+	}
 	if payouts != withdrawals {
 		b.Fatalf("%d payouts for %d withdrawals", payouts, withdrawals)
 	}

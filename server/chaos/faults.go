@@ -11,6 +11,7 @@ import (
 // (the replica or PostgreSQL answering, the receiver healthy).
 type Injected struct {
 	Fault
+
 	Start, End time.Time
 	Note       string
 	Err        string // the injector could not do it (or restore from it)

@@ -97,13 +97,13 @@ func (l *Ledger) addPayment(p *Payment) {
 	l.mu.Unlock()
 }
 
-func (l *Ledger) problem(format string, args ...any) {
+func (l *Ledger) problemf(format string, args ...any) {
 	l.mu.Lock()
 	l.Problems = append(l.Problems, fmt.Sprintf(format, args...))
 	l.mu.Unlock()
 }
 
-func (l *Ledger) note(format string, args ...any) {
+func (l *Ledger) notef(format string, args ...any) {
 	l.mu.Lock()
 	l.Notes = append(l.Notes, fmt.Sprintf(format, args...))
 	l.mu.Unlock()
@@ -306,7 +306,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 			return
 		}
 		if !ans.OK() {
-			l.Ledger.problem("POST /session/deposit refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+			l.Ledger.problemf("POST /session/deposit refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 			continue
 		}
 		sess := &DepositSession{SID: sidOf(ans.Str("url")), Ref: ans.Str("sessionRef"), User: u.id, Operator: u.op}
@@ -325,13 +325,13 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 				return
 			}
 			if !ans.OK() {
-				l.Ledger.problem("POST /depositor/address refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+				l.Ledger.problemf("POST /depositor/address refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 				handed = false
 				break
 			}
 			addr := common.HexToAddress(ans.Str("address"))
 			if u.addr != (common.Address{}) && addr != u.addr {
-				l.Ledger.problem("user %s of %s was handed %s, earlier %s: one address per user", u.id, u.op.Name, addr.Hex(), u.addr.Hex())
+				l.Ledger.problemf("user %s of %s was handed %s, earlier %s: one address per user", u.id, u.op.Name, addr.Hex(), u.addr.Hex())
 			}
 			u.addr = addr
 		}
@@ -344,7 +344,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 			rcpt, err := p.pay(ctx, l.s, a, u.addr, pay.Amount)
 			if err != nil {
 				if ctx.Err() == nil {
-					l.Ledger.note("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, u.addr.Hex(), err)
+					l.Ledger.notef("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, u.addr.Hex(), err)
 				}
 				continue
 			}
@@ -362,7 +362,7 @@ func (l *Load) payTreasury(ctx context.Context, p *payer, op *Operator, a Asset,
 	rcpt, err := p.pay(ctx, l.s, a, op.Treasury, amount)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.Ledger.note("treasury payment of %s %s failed: %v", amount, a.Symbol, err)
+			l.Ledger.notef("treasury payment of %s %s failed: %v", amount, a.Symbol, err)
 		}
 		return nil, err
 	}
@@ -394,7 +394,7 @@ func (l *Load) withdrawer(ctx, finish context.Context, op *Operator, r *rand.Ran
 			return
 		}
 		if !ans.OK() {
-			l.Ledger.problem("POST /session/withdraw refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+			l.Ledger.problemf("POST /session/withdraw refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 			continue
 		}
 		sid := sidOf(ans.Str("url"))
@@ -422,7 +422,7 @@ func (l *Load) withdrawer(ctx, finish context.Context, op *Operator, r *rand.Ran
 			l.Ledger.Refused[fmt.Sprintf("%d %s (errorCode %v)", ans.Status, ans.Code, ans.Data["errorCode"])]++
 			l.Ledger.mu.Unlock()
 		default:
-			l.Ledger.problem("POST /withdraw/direct-transfer (mode %s): %d %s %s %v", op.Mode, ans.Status, ans.Code, ans.Message, ans.Data)
+			l.Ledger.problemf("POST /withdraw/direct-transfer (mode %s): %d %s %s %v", op.Mode, ans.Status, ans.Code, ans.Message, ans.Data)
 		}
 		sleep(ctx, time.Duration(1500+r.IntN(3000))*time.Millisecond)
 	}
@@ -451,12 +451,12 @@ func (l *Load) adminFinalize(ctx context.Context, w *Withdrawal) {
 		case unsure && ans.Status == 422 && strings.Contains(ans.Message, "already "+status):
 			return status, nil
 		}
-		l.Ledger.problem("PATCH %s %s: %d %s %s", w.ID, status, ans.Status, ans.Code, ans.Message)
+		l.Ledger.problemf("PATCH %s %s: %d %s %s", w.ID, status, ans.Status, ans.Code, ans.Message)
 		return "", fmt.Errorf("%s refused: %d %s", status, ans.Status, ans.Code)
 	}
 	got, err := patch("PROCESSING")
 	if err == nil && got != "PROCESSING" {
-		l.Ledger.problem("PATCH %s PROCESSING answered status %s", w.ID, got)
+		l.Ledger.problemf("PATCH %s PROCESSING answered status %s", w.ID, got)
 		err = fmt.Errorf("PROCESSING answered %s", got)
 	}
 	if err != nil {
@@ -510,7 +510,7 @@ func (l *Load) decider(ctx context.Context) {
 			case err != nil:
 				outcome = err.Error()
 			case !ans.OK():
-				l.Ledger.problem("POST /withdraw/%s/decision %s: %d %s %s", id, decision, ans.Status, ans.Code, ans.Message)
+				l.Ledger.problemf("POST /withdraw/%s/decision %s: %d %s %s", id, decision, ans.Status, ans.Code, ans.Message)
 				outcome = fmt.Sprintf("refused: %d %s", ans.Status, ans.Code)
 			case ans.Data["held"] == true:
 				outcome = fmt.Sprintf("held:%v", ans.Data["heldReason"])
@@ -523,7 +523,7 @@ func (l *Load) decider(ctx context.Context) {
 			if w != nil {
 				w.setDecision(outcome)
 			} else if outcome != "CANCELLED" {
-				l.Ledger.note("decision on %s (not submitted by the run as far as it knows): %s", id, outcome)
+				l.Ledger.notef("decision on %s (not submitted by the run as far as it knows): %s", id, outcome)
 			}
 			break
 		}

@@ -120,9 +120,9 @@ func checkRecovery(mon *Monitor, tl *Timeline, set Settings) *Check {
 	if !set.EnforceRecovery {
 		c.Name += " (not enforced: CHAOS_ENFORCE_RECOVERY=0)"
 	}
-	miss := c.note
+	miss := c.notef
 	if set.EnforceRecovery {
-		miss = c.fail
+		miss = c.failf
 	}
 	now := time.Now()
 	for _, r := range RecoveryTable(mon.Killed(), now) {
@@ -141,7 +141,7 @@ func checkRecovery(mon *Monitor, tl *Timeline, set Settings) *Check {
 			st.WorstWorkerKill.To.Format("15:04:05"), scanTarget)
 	}
 	if len(tl.Overlapping(time.Time{}, now, 0)) > 0 && !hasKind(tl, KillWorker) {
-		c.note("no worker was killed: nothing to measure")
+		c.notef("no worker was killed: nothing to measure")
 	}
 	return c
 }

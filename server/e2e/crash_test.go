@@ -81,11 +81,11 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
+			_ = p.cmd.Process.Kill()
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -131,7 +131,9 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": bankroll.Hex()}})
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	os.WriteFile(chainsFile, chains, 0o600)
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addr, internalAddr := freeAddr(t), freeAddr(t)
 	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
@@ -215,7 +217,9 @@ func jobsReport(t *testing.T, dbURL string) string {
 	defer conn.Close(ctx)
 	var b strings.Builder
 	var next, head int64
-	conn.QueryRow(ctx, `SELECT next_block, head_block FROM chain_cursors`).Scan(&next, &head)
+	if err := conn.QueryRow(ctx, `SELECT next_block, head_block FROM chain_cursors`).Scan(&next, &head); err != nil {
+		t.Fatal(err)
+	}
 	fmt.Fprintf(&b, "cursor: next %d head %d\n", next, head)
 	rows, _ := conn.Query(ctx, `SELECT id, kind, state, attempt, COALESCE(errors::text, ''), scheduled_at FROM river_job ORDER BY id DESC LIMIT 15`)
 	for rows.Next() {
@@ -223,7 +227,9 @@ func jobsReport(t *testing.T, dbURL string) string {
 		var kind, state, errs string
 		var attempt int
 		var at time.Time
-		rows.Scan(&id, &kind, &state, &attempt, &errs, &at)
+		if err := rows.Scan(&id, &kind, &state, &attempt, &errs, &at); err != nil {
+			t.Fatal(err)
+		}
 		fmt.Fprintf(&b, "job %d %s %s attempt %d at %s %s\n", id, kind, state, attempt, at.Format("15:04:05.000"), errs[:min(len(errs), 300)])
 	}
 	rows.Close()
@@ -254,11 +260,11 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 // stop ends a process gracefully and waits for it.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
+		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
 }
@@ -298,7 +304,9 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18,
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Hex(), "decimals": 6}}}})
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	os.WriteFile(chainsFile, chains, 0o600)
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addr, internalAddr := freeAddr(t), freeAddr(t)
 	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
@@ -344,7 +352,9 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		}
 		defer res.Body.Close()
 		var out struct{ Token string }
-		json.NewDecoder(res.Body).Decode(&out)
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
 		return out.Token
 	}
 	p.stop(t)

@@ -49,7 +49,9 @@ func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 		Status string
 		Data   map[string]any
 	}
-	json.NewDecoder(res.Body).Decode(&env)
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
 	if res.StatusCode != http.StatusOK || env.Status != "success" {
 		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
 	}
@@ -113,7 +115,9 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	rows, _ := env.Pool.Query(ctx, `SELECT id FROM deposits ORDER BY id`)
 	for rows.Next() {
 		var id int64
-		rows.Scan(&id)
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		d, _ := store.New(env.Pool).GetDeposit(ctx, id)
 		deposits = append(deposits, d)
 	}

@@ -229,7 +229,9 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 			break
 		}
 	}
-	env.Pool.Exec(ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, expired)
+	if _, err := env.Pool.Exec(ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, expired); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := env.Services.Withdrawals.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,9 @@ func TestLoginLifecycle(t *testing.T) {
 	}
 	// Expired tokens stop working.
 	token, _ = login(s, "ops@coffer.test", password, home)
-	pool.Exec(ctx, `UPDATE admin_sessions SET expires_at = now() - interval '1 second'`)
+	if _, err := pool.Exec(ctx, `UPDATE admin_sessions SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Authenticate(ctx, token); !fault.Is(err, fault.Unauthenticated) {
 		t.Fatalf("expired token works: %v", err)
 	}
@@ -160,7 +162,9 @@ func TestLoginLifecycle(t *testing.T) {
 func TestLoginFailuresAndThrottle(t *testing.T) {
 	t.Parallel()
 	s, _ := newService(t, Options{})
-	s.Create(context.Background(), "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(context.Background(), "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ email, password string }{{"a@coffer.test", "wrong password!"}, {"nobody@coffer.test", password}} {
 		if _, err := login(s, c.email, c.password, attacker); !fault.Is(err, fault.Unauthenticated) {
 			t.Fatalf("%v: %v", c, err)
@@ -181,7 +185,9 @@ func TestLoginFailuresAndThrottle(t *testing.T) {
 		}
 	}
 	// Other emails are unaffected.
-	s.Create(context.Background(), "b@coffer.test", password, "", false)
+	if _, _, err := s.Create(context.Background(), "b@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := login(s, "b@coffer.test", password, attacker); err != nil {
 		t.Fatalf("another admin throttled: %v", err)
 	}
@@ -194,7 +200,9 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, pool := newService(t, Options{})
-	s.Create(ctx, "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	var verified atomic.Int64
 	s.gate.onRun = func() { verified.Add(1) }
 
@@ -211,7 +219,9 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 	key := "admin-login:account-client:" + accountKey("a@coffer.test") + ":" + attacker.String()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		var hits int
-		pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits WHERE key = $1`, key).Scan(&hits)
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits WHERE key = $1`, key).Scan(&hits); err != nil {
+			t.Fatal(err)
+		}
 		if hits >= DefaultLimits.PerAccountClient {
 			break
 		}
@@ -237,7 +247,9 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 		t.Errorf("the right password beyond the limit: %v (token %q)", errs[n-1], tokens[n-1])
 	}
 	var sessions int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
 	if sessions != 0 {
 		t.Errorf("%d tokens issued", sessions)
 	}
@@ -251,7 +263,9 @@ func TestAttackerCannotLockTheAdminOut(t *testing.T) {
 	ctx := context.Background()
 	limits := Limits{Window: 15 * time.Minute, PerAccountClient: 3, PerClient: 6, PerAccount: 8, KnownClientFor: time.Hour}
 	s, _ := newService(t, Options{Limits: limits})
-	s.Create(ctx, "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	office := addr("2001:db8:1:2::10")
 	if _, err := login(s, "a@coffer.test", password, office); err != nil { // the admin's usual place
 		t.Fatal(err)
@@ -366,7 +380,9 @@ func TestHashingBudget(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		s, pool := newService(t, Options{HashMemory: 2 * HashMemoryPerHash, HashWait: 200 * time.Millisecond})
-		s.Create(ctx, "a@coffer.test", password, "", false)
+		if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+			t.Fatal(err)
+		}
 		// Two hashes hold the budget (as two slow logins would)...
 		release := make(chan struct{})
 		var held sync.WaitGroup
@@ -385,7 +401,9 @@ func TestHashingBudget(t *testing.T) {
 			}
 		}
 		var hits int
-		pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits`).Scan(&hits)
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits`).Scan(&hits); err != nil {
+			t.Fatal(err)
+		}
 		if hits != 0 {
 			t.Errorf("refused logins still count %d hits", hits)
 		}
@@ -524,7 +542,9 @@ func TestDisableEnableRevoke(t *testing.T) {
 
 	// Bad references change nothing.
 	var before int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&before)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, id, email, want string
 	}{
@@ -544,7 +564,9 @@ func TestDisableEnableRevoke(t *testing.T) {
 		}
 	}
 	var after int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&after)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
 	if after != before || !alive(otherToken) {
 		t.Fatalf("bad references changed the sessions: %d → %d", before, after)
 	}

@@ -489,10 +489,10 @@ func parseLoopbackAddr(addr string) (string, int, error) {
 	if err != nil || port < 0 || port > 65535 {
 		return "", 0, fmt.Errorf("devchain: invalid HTTPAddr %q: bad port", addr)
 	}
-	switch {
-	case host == "":
+	switch host {
+	case "":
 		host = "127.0.0.1"
-	case host == "localhost":
+	case "localhost":
 	default:
 		ip := net.ParseIP(host)
 		if ip == nil || !ip.IsLoopback() {

@@ -130,6 +130,8 @@ func Credit(ctx context.Context, tx pgx.Tx, d domain.Deposit, amount *big.Int) e
 }
 
 // Shortfall is a payout its operator cannot afford: what it needs and what is available.
+//
+//nolint:errname // "shortfall" is the domain word; withdrawal and deposit match on *funds.Shortfall
 type Shortfall struct {
 	OperatorID string
 	ChainID    int64

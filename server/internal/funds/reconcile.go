@@ -140,6 +140,7 @@ func (ReconcileArgs) InsertOpts() river.InsertOpts {
 // ReconcileWorker works ReconcileArgs.
 type ReconcileWorker struct {
 	river.WorkerDefaults[ReconcileArgs]
+
 	Reconciler *Reconciler
 	Log        *slog.Logger
 }

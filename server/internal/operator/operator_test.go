@@ -30,7 +30,9 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 		rows, _ := pool.Query(context.Background(), `SELECT digest || sealed || convert_to(prefix, 'UTF8') FROM operator_keys WHERE operator_id = $1`, id)
 		for rows.Next() {
 			var r []byte
-			rows.Scan(&r)
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
 			b = append(b, r...)
 		}
 		rows.Close()

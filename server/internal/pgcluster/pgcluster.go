@@ -61,8 +61,8 @@ const superuser = "coffer"
 // symlinks), else the newest /usr/lib/postgresql/*/bin.
 func BinDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			dir := filepath.Dir(real)
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			dir := filepath.Dir(resolved)
 			if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
 				return dir, nil
 			}

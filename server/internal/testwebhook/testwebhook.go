@@ -231,9 +231,6 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 	}, nil
 }
 
-//go:fix inline
-func ptr(s string) *string { return new(s) }
-
 func sha256Bytes(s string) []byte {
 	h := sha256.Sum256([]byte(s))
 	return h[:]

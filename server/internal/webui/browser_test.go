@@ -88,7 +88,7 @@ func TestBrowser(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(widgetDir, "test-results"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	results, err := os.MkdirTemp(filepath.Join(widgetDir, "test-results"), "run-")
+	results, err := os.MkdirTemp(filepath.Join(widgetDir, "test-results"), "run-") //nolint:usetesting // kept for inspection; pruneOldRuns bounds them
 	if err != nil {
 		t.Fatal(err)
 	}
