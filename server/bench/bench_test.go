@@ -117,7 +117,7 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 			var mine []time.Duration
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(sessionBody))
+				req, _ := http.NewRequestWithContext(b.Context(), http.MethodPost, url, strings.NewReader(sessionBody))
 				req.Header.Set("Authorization", "Bearer "+key)
 				req.Header.Set("Content-Type", "application/json")
 				res, err := client.Do(req)
@@ -148,7 +148,7 @@ func load(b *testing.B, client *http.Client, url, key string, d time.Duration) s
 // one authenticated lookup, one INSERT, a fixed answer.
 func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(b.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -184,13 +184,14 @@ func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 // 2 MB pieces and shows ~18 MiB more file-backed RSS for the same code.
 func BenchmarkIdleRSS(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "coffer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
 	evictFromPageCache(b, bin)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln, _ := new(net.ListenConfig).Listen(b.Context(), "tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
+	//nolint:noctx // measured until the SIGTERM below; a context would kill it instead
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+testdb.URL(b), "COFFER_MASTER_KEY="+secret.NewMasterKey(),
 		"COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_LOG_LEVEL=warn")
@@ -205,7 +206,11 @@ func BenchmarkIdleRSS(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
-		res, err := http.Get("http://" + addr + "/readyz")
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {

@@ -97,7 +97,7 @@ func BenchmarkPayouts(b *testing.B) {
 		wg.Go(func() {
 			for i := range work {
 				t0 := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, env.URL+"/withdraw/"+ids[i]+"/decision", strings.NewReader(`{"decision":"APPROVE"}`))
+				req, _ := http.NewRequestWithContext(b.Context(), http.MethodPost, env.URL+"/withdraw/"+ids[i]+"/decision", strings.NewReader(`{"decision":"APPROVE"}`))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+key)
 				res, err := http.DefaultClient.Do(req)

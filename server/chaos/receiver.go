@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -45,7 +46,7 @@ type Delivery struct {
 
 // NewReceiver starts the receiver on a loopback port.
 func NewReceiver() (*Receiver, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}

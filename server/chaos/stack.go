@@ -154,7 +154,7 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 
 	// The binary.
 	s.Bin = filepath.Join(dir, "coffer")
-	build := exec.Command("go", "build", "-o", s.Bin, "./server/cmd/coffer")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", s.Bin, "./server/cmd/coffer")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build coffer: %w\n%s", err, out)
@@ -317,7 +317,7 @@ func newAddress() common.Address { return crypto.PubkeyToAddress(newKey().Public
 func ether(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 
 func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}

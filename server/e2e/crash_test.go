@@ -39,7 +39,7 @@ import (
 func buildCoffer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "coffer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
 		t.Fatalf("build coffer: %v\n%s", err, out)
 	}
 	return bin
@@ -72,6 +72,7 @@ func (l *lockedBuffer) String() string {
 
 func serve(t *testing.T, bin, baseURL string, env []string) *process {
 	t.Helper()
+	//nolint:noctx // stopped by its cleanup (SIGTERM, then kill), which runs after t.Context ends
 	p := &process{cmd: exec.Command(bin, "serve"), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.stderr
@@ -95,7 +96,7 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 			t.Fatalf("coffer serve exited: %v\n%s", p.err, p.stderr)
 		default:
 		}
-		if res, err := http.Get(baseURL + "/readyz"); err == nil {
+		if res, err := get(t, baseURL+"/readyz"); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return p
@@ -109,7 +110,7 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := func() string {
-		res, err := http.Post(base+"/admin/login", "application/json", strings.NewReader(`{"email":"ops@acme.test","password":"a long admin password"}`))
+		res, err := post(t, base+"/admin/login", `{"email":"ops@acme.test","password":"a long admin password"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +378,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		dests[id] = dest
 		rawJSON(t, "PATCH", base+"/admin/withdrawals/"+id+"/status", admin, `{"status":"PROCESSING"}`)
 		go func() { // the answer never comes: the process dies while the payout is in flight
-			req, _ := http.NewRequest(http.MethodPatch, base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
 			req.Header.Set("Authorization", "Bearer "+admin)
 			req.Header.Set("Content-Type", "application/json")
 			if res, err := http.DefaultClient.Do(req); err == nil {

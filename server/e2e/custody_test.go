@@ -57,7 +57,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	waitFor(t, api, "the API replica to say it waits for a worker", func() bool {
 		return strings.Contains(api.stderr.String(), "waiting for a worker to create the HD wallet")
 	})
-	if res, err := http.Get(base + "/readyz"); err == nil {
+	if res, err := get(t, base+"/readyz"); err == nil {
 		res.Body.Close()
 		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
@@ -72,7 +72,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 
 	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
 	waitFor(t, api, "the API replica, once the worker created the wallet", func() bool {
-		res, err := http.Get(base + "/readyz")
+		res, err := get(t, base+"/readyz")
 		if err == nil {
 			res.Body.Close()
 		}
@@ -133,6 +133,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 // startCoffer starts the coffer binary with args; it is stopped when the test ends.
 func startCoffer(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
+	//nolint:noctx // stopped by its cleanup (SIGTERM, then kill), which runs after t.Context ends
 	p := &process{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.stderr

@@ -35,7 +35,7 @@ func eth(milli int64) *big.Int { return new(big.Int).Mul(big.NewInt(milli), big.
 // rest posts a JSON body and decodes the envelope's data.
 func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)

@@ -62,7 +62,7 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			body := `{"email":"` + uuid.NewString() + `@coffer.test","password":"` + uuid.NewString() + `"}`
-			req, _ := http.NewRequest(http.MethodPost, base+"/admin/login", strings.NewReader(body))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/admin/login", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Forwarded-For", fmt.Sprintf("203.0.113.%d, 198.51.100.%d", i%250+1, i%250+1))
 			res, err := http.DefaultClient.Do(req)

@@ -29,7 +29,7 @@ import (
 // call sends a JSON request and returns the HTTP status and the decoded body.
 func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

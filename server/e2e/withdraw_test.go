@@ -24,7 +24,7 @@ import (
 // rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
 func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	res, err := http.DefaultClient.Do(req)
