@@ -55,9 +55,9 @@ func (s *sample) add(o sample) {
 	s.latencies = append(s.latencies, o.latencies...)
 }
 
-func (s sample) throughput() float64 { return float64(s.requests) / s.elapsed.Seconds() }
+func (s *sample) throughput() float64 { return float64(s.requests) / s.elapsed.Seconds() }
 
-func (s sample) percentile(p int) time.Duration {
+func (s *sample) percentile(p int) time.Duration {
 	if len(s.latencies) == 0 {
 		return 0
 	}

@@ -339,7 +339,7 @@ func (r *Run) WriteReport(text string) (string, error) {
 	if path == "" {
 		path = filepath.Join(r.Dir, "chaos-report.txt")
 	}
-	return path, os.WriteFile(path, []byte(text), 0o644)
+	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 
 func percentile(ds []time.Duration, pct int) time.Duration {

@@ -174,7 +174,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 		if !ok {
 			return fail("invalid TOTP code")
 		}
-		fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step))
+		fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step)) //nolint:gosec // steps are about 2^26
 		if err != nil {
 			return "", time.Time{}, a, fault.Wrap(err, "record TOTP step")
 		}

@@ -69,7 +69,7 @@ func TestPasswordHash(t *testing.T) {
 	if ok, _ := CheckPassword(h, "hunter2hunter3"); ok {
 		t.Fatal("wrong password accepted")
 	}
-	if HashPassword("x") == HashPassword("x") {
+	if first, second := HashPassword("x"), HashPassword("x"); first == second {
 		t.Fatal("hashes are not salted")
 	}
 	if _, err := CheckPassword("$2a$10$bcrypt", "x"); err == nil {
@@ -353,7 +353,10 @@ func TestHashingBudget(t *testing.T) {
 					wg.Go(func() {
 						err := g.run(context.Background(), argonMemory, time.Minute, func() {
 							n := running.Add(1)
-							for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+							for m := most.Load(); n > m; m = most.Load() {
+								if most.CompareAndSwap(m, n) {
+									break
+								}
 							}
 							// Hold the room until as many run as should, and a little longer,
 							// so that a gate letting one more in would be seen.

@@ -375,7 +375,7 @@ func (c *Chain) sendFromFaucetTx(ctx context.Context, send func(*bind.TransactOp
 			return nil, err
 		}
 		opts := bind.NewKeyedTransactor(c.faucet, big.NewInt(ChainID))
-		opts.Context = ctx
+		opts.Context = ctx //nolint:fatcontext // sets the transactor's context; nothing nests
 		opts.Nonce = new(big.Int).SetUint64(nonce)
 		tx, err := send(opts)
 		if err != nil {

@@ -108,7 +108,7 @@ func (c FileChain) Network() chain.Network {
 		NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals, BankrollAddress: common.HexToAddress(c.BankrollAddress),
 		PriceFeeds: c.PriceFeeds}
 	for _, t := range c.Tokens {
-		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)})
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)}) //nolint:gosec // decimals are at most 255
 	}
 	return n
 }

@@ -18,9 +18,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-//go:fix inline
-func ptr[T any](v T) *T { return new(v) }
-
 func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 	t.Helper()
 	pool := testdb.New(t)
@@ -47,7 +44,7 @@ func TestCreateAndAuthenticate(t *testing.T) {
 	ctx := context.Background()
 	s, dump := setup(t)
 	op, key, err := s.Create(ctx, domain.OperatorSettings{Name: new(" Acme "), WebhookURL: new("https://acme.example/hook"),
-		ApprovalMode: ptr(domain.ApprovalMode("external")), FiatCurrency: new("eur"), PerTxCap: new("100.50")})
+		ApprovalMode: new(domain.ApprovalMode("external")), FiatCurrency: new("eur"), PerTxCap: new("100.50")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +164,7 @@ func TestSettingsValidationAndTree(t *testing.T) {
 		"ftp webhook":    {Name: new("A"), WebhookURL: new("ftp://a.example")},
 		"relative url":   {Name: new("A"), WebhookURL: new("/hook")},
 		"credentials":    {Name: new("A"), WebhookURL: new("https://u:p@a.example")},
-		"mode":           {Name: new("A"), WebhookURL: new("https://a.example"), ApprovalMode: ptr(domain.ApprovalMode("MANUAL"))},
+		"mode":           {Name: new("A"), WebhookURL: new("https://a.example"), ApprovalMode: new(domain.ApprovalMode("MANUAL"))},
 		"negative cap":   {Name: new("A"), WebhookURL: new("https://a.example"), DailyCap: new("-1")},
 		"fee":            {Name: new("A"), WebhookURL: new("https://a.example"), DepositFeeBps: new(int32(10001))},
 		"unknown parent": {Name: new("A"), WebhookURL: new("https://a.example"), ParentID: new("00000000-0000-4000-8000-000000000000")},

@@ -211,15 +211,21 @@ func (c *Cluster) Stop() error {
 // runAs returns the credential to run PostgreSQL under when we are root, else nil.
 func runAs() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return nil, nil
+		return nil, nil //nolint:nilnil // no credential: PostgreSQL runs as we do
 	}
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
 		if err != nil {
 			continue
 		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
+		uid, err := strconv.ParseUint(u.Uid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("user %s: uid %q: %w", name, u.Uid, err)
+		}
+		gid, err := strconv.ParseUint(u.Gid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("user %s: gid %q: %w", name, u.Gid, err)
+		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root and neither a postgres nor a nobody user exists to run PostgreSQL")
@@ -232,7 +238,7 @@ func makeReachable(dir string, cred *syscall.Credential) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+		return os.Lchown(p, int(cred.Uid), int(cred.Gid)) //nolint:gosec // G122: our own fresh directory
 	})
 	if err != nil {
 		return err
