@@ -151,7 +151,7 @@ func (in *Injector) awaitBusy(p *Proc) string {
 	}
 	seen := in.mon.observed()
 	fewest := -1
-	for _, t := range recoveryTargets {
+	for _, t := range recoveryTargets() {
 		if fewest < 0 || seen[t.Kind] < fewest {
 			fewest = seen[t.Kind]
 		}
@@ -163,7 +163,7 @@ func (in *Injector) awaitBusy(p *Proc) string {
 			break
 		}
 		for _, k := range kinds {
-			for _, t := range recoveryTargets {
+			for _, t := range recoveryTargets() {
 				if k == t.Kind && seen[k] == fewest {
 					return fmt.Sprintf(" after %s, while running %s", time.Since(start).Round(100*time.Millisecond), k)
 				}

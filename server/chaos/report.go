@@ -69,7 +69,7 @@ func (r *Run) Report() string {
 		byKind[f.Kind]++
 	}
 	var kinds []string
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, byKind[k]))
 	}
 	p("")

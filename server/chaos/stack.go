@@ -164,9 +164,12 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 	for _, a := range s.Assets[1:] {
 		tokens = append(tokens, map[string]any{"symbol": a.Symbol, "contractAddress": a.Contract.Hex(), "decimals": a.Decimals})
 	}
-	chains, _ := json.Marshal([]map[string]any{{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
 		"confirmations": s.Confirmations, "nativeSymbol": "ETH", "nativeDecimals": 18, "tokens": tokens,
 		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()}})
+	if err != nil {
+		return nil, err
+	}
 	chainsFile := filepath.Join(dir, "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		return nil, err

@@ -129,8 +129,11 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	}
 	bin := buildCoffer(t)
 	bankroll := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": bankroll.Hex()}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)
@@ -301,9 +304,12 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildCoffer(t)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18,
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Hex(), "decimals": 6}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)
@@ -352,7 +358,9 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		var out struct{ Token string }
+		var out struct {
+			Token string `json:"token"`
+		}
 		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 			t.Fatal(err)
 		}

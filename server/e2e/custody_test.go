@@ -41,8 +41,11 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	bin := buildCoffer(t)
 	dbURL := testdb.URL(t)
 	masterKey := secret.NewMasterKey()
-	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
+	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
 		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)

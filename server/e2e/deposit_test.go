@@ -46,8 +46,8 @@ func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 	}
 	defer res.Body.Close()
 	var env struct {
-		Status string
-		Data   map[string]any
+		Status string         `json:"status"`
+		Data   map[string]any `json:"data"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
 		t.Fatal(err)

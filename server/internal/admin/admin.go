@@ -65,7 +65,7 @@ func New(pool *pgxpool.Pool, box *secret.Box, opts Options) *Service {
 		opts.HashWait = DefaultHashWait
 	}
 	if opts.Limits == (Limits{}) {
-		opts.Limits = DefaultLimits
+		opts.Limits = DefaultLimits()
 	}
 	return &Service{pool: pool, box: box, now: time.Now, gate: newHashGate(opts.HashMemory), hashWait: opts.HashWait,
 		limits: opts.Limits}
@@ -151,7 +151,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", time.Time{}, domain.Admin{}, fault.Wrap(err, "load admin")
 	}
-	hash := dummyHash
+	hash := dummyHash()
 	if found {
 		hash = a.PasswordHash
 	}

@@ -76,7 +76,7 @@ func TestPasswordHash(t *testing.T) {
 		t.Fatal("non-argon2 hash accepted")
 	}
 	// The dummy hash of unknown emails costs what a real one costs.
-	d, _ := parseHash(dummyHash)
+	d, _ := parseHash(dummyHash())
 	r, _ := parseHash(h)
 	if d.mem != r.mem || d.time != r.time || d.threads != r.threads || len(d.want) != len(r.want) {
 		t.Fatalf("dummy hash %+v differs from a real one %+v", d, r)
@@ -152,7 +152,7 @@ func TestLoginLifecycle(t *testing.T) {
 	}
 	// Successful logins are not failures: the admin logs in more often than the limit allows
 	// failures.
-	for i := range DefaultLimits.PerAccountClient + 5 {
+	for i := range DefaultLimits().PerAccountClient + 5 {
 		if _, err := login(s, "ops@coffer.test", password, home); err != nil {
 			t.Fatalf("login %d: %v", i+1, err)
 		}
@@ -171,7 +171,7 @@ func TestLoginFailuresAndThrottle(t *testing.T) {
 		}
 	}
 	// One failure so far; nine more reach the limit.
-	for i := 1; i < DefaultLimits.PerAccountClient; i++ {
+	for i := 1; i < DefaultLimits().PerAccountClient; i++ {
 		if _, err := login(s, "A@coffer.test", "wrong password!", attacker); !fault.Is(err, fault.Unauthenticated) {
 			t.Fatalf("failure %d: %v", i+1, err)
 		}
@@ -180,7 +180,7 @@ func TestLoginFailuresAndThrottle(t *testing.T) {
 	for _, pw := range []string{"wrong password!", password} {
 		_, err := login(s, "a@coffer.test", pw, attacker)
 		fe := fault.As(err)
-		if fe.Code != fault.RateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 2*int(DefaultLimits.Window.Seconds()) {
+		if fe.Code != fault.RateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 2*int(DefaultLimits().Window.Seconds()) {
 			t.Fatalf("throttle with %q: %+v", pw, fe)
 		}
 	}
@@ -222,7 +222,7 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits WHERE key = $1`, key).Scan(&hits); err != nil {
 			t.Fatal(err)
 		}
-		if hits >= DefaultLimits.PerAccountClient {
+		if hits >= DefaultLimits().PerAccountClient {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -237,8 +237,8 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 		counts[code(err)]++
 	}
 	t.Logf("60 parallel guesses: %v; %d passwords verified", counts, verified.Load())
-	if counts["UNAUTHENTICATED"] > DefaultLimits.PerAccountClient || verified.Load() > int64(DefaultLimits.PerAccountClient) {
-		t.Errorf("%d guesses verified, %v: the limit is %d", verified.Load(), counts, DefaultLimits.PerAccountClient)
+	if counts["UNAUTHENTICATED"] > DefaultLimits().PerAccountClient || verified.Load() > int64(DefaultLimits().PerAccountClient) {
+		t.Errorf("%d guesses verified, %v: the limit is %d", verified.Load(), counts, DefaultLimits().PerAccountClient)
 	}
 	if counts["RATE_LIMITED"] != n-counts["UNAUTHENTICATED"] {
 		t.Errorf("answers %v: want only UNAUTHENTICATED and RATE_LIMITED", counts)

@@ -14,7 +14,7 @@ import (
 // TOTP (RFC 6238): HMAC-SHA1, 6 digits, 30-second steps, one step of clock skew accepted.
 const totpStep = 30
 
-var totpEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+func totpEncoding() *base32.Encoding { return base32.StdEncoding.WithPadding(base32.NoPadding) }
 
 func totpCode(secret []byte, counter uint64) string {
 	var msg [8]byte
@@ -43,7 +43,7 @@ func MatchTOTP(secret []byte, code string, now time.Time) (step uint64, ok bool)
 // TOTPURI is the otpauth:// URI authenticator apps enrol from.
 func TOTPURI(secret []byte, email string) string {
 	v := url.Values{}
-	v.Set("secret", totpEncoding.EncodeToString(secret))
+	v.Set("secret", totpEncoding().EncodeToString(secret))
 	v.Set("issuer", "Coffer")
 	v.Set("algorithm", "SHA1")
 	v.Set("digits", "6")

@@ -66,6 +66,7 @@ func (c *Client) Close() {
 	}
 }
 
+//nolint:gochecknoglobals // one client, so every chain.Client shares one connection pool
 var rpcHTTPClient = &http.Client{Transport: &http.Transport{
 	Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
 	DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,

@@ -372,11 +372,13 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 
 // DemoFloat is what the demo operator starts with, per asset of the dev chain, so that its
 // withdrawals can be paid before any deposit: a tenth of what the hot wallet is funded with.
-var DemoFloat = map[string]string{"ETH": "100", "USDT": "100000", "USDC": "100000"}
+func DemoFloat() map[string]string {
+	return map[string]string{"ETH": "100", "USDT": "100000", "USDC": "100000"}
+}
 
 func fundDemo(ctx context.Context, ledger *funds.Ledger, operatorID string, chains *chain.Registry) error {
 	for _, n := range chains.Networks() {
-		for symbol, amount := range DemoFloat {
+		for symbol, amount := range DemoFloat() {
 			if _, ok := n.Asset(symbol); !ok {
 				continue
 			}

@@ -97,7 +97,7 @@ func TestBrowser(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no widget/test/*.test.mjs")
 	}
-	cfg, _ := json.Marshal(map[string]any{
+	cfg, err := json.Marshal(map[string]any{
 		"api":       env.URL,
 		"widgetUrl": env.URL + "/widget",
 		"panelUrl":  env.URL + "/panel",
@@ -113,6 +113,9 @@ func TestBrowser(t *testing.T) {
 		"admin":    map[string]string{"email": admin.Email, "password": apptest.AdminPassword},
 		"opsToken": env.OpsToken,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"--test", "--test-concurrency=1", "--test-reporter=spec"}, files...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = widgetDir
@@ -170,7 +173,11 @@ func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
 	c := &control{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /pay", func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Address, Currency, Amount string }
+		var req struct {
+			Address  string `json:"address"`
+			Currency string `json:"currency"`
+			Amount   string `json:"amount"`
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !common.IsHexAddress(req.Address) {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
@@ -195,7 +202,9 @@ func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
 		json.NewEncoder(w).Encode(map[string]string{"txHash": hash.Hex()}) //nolint:errcheck
 	})
 	mux.HandleFunc("POST /expire", func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Sid string }
+		var req struct {
+			Sid string `json:"sid"`
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
