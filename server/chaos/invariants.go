@@ -335,8 +335,8 @@ func (w *world) stillRetrying(e *dbEvent) (string, bool) {
 	return "", false
 }
 
-// Invariants runs every check on the end state.
-func Invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, mon *Monitor, set Settings) ([]*Check, *world, error) {
+// invariants runs every check on the end state.
+func invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, mon *Monitor, set Settings) ([]*Check, *world, error) {
 	w, err := load(ctx, s, l.recv)
 	if err != nil {
 		return nil, nil, err
@@ -348,10 +348,10 @@ func Invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, 
 		checkFunds(ctx, s, w, l.Ops, payments),
 		checkNonces(ctx, s, w),
 		checkJobs(w),
-		checkEvents(w, withdrawals),
+		checkEvents(w),
 		checkClientErrors(api.Calls(), tl, s.APIs),
 		checkProcesses(tl),
-		checkInterface(l, w),
+		checkInterface(l),
 	}
 	checks = append(checks, checkRecovery(mon, tl, set))
 	return checks, w, nil
@@ -802,7 +802,7 @@ func checkJobs(w *world) *Check {
 	return c
 }
 
-func checkEvents(w *world, ours []*Withdrawal) *Check {
+func checkEvents(w *world) *Check {
 	c := &Check{Name: "no event is lost (delivered, or dead-lettered and listed)"}
 	counts := map[string]int{}
 	byID := map[string]*dbEvent{}
@@ -969,7 +969,7 @@ func checkProcesses(tl *Timeline) *Check {
 	return c
 }
 
-func checkInterface(l *Load, w *world) *Check {
+func checkInterface(l *Load) *Check {
 	c := &Check{Name: "answers and webhooks are as specified"}
 	l.Ledger.mu.Lock()
 	for _, p := range l.Ledger.Problems {

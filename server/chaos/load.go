@@ -225,7 +225,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 			return nil, fmt.Errorf("adjust: %w", err)
 		}
 		syncOp.Adjusted[a.Symbol] = units(float[a.Symbol], a.Decimals)
-		if _, err := l.payTreasury(ctx, l.bank, extOp, a, units(float[a.Symbol], a.Decimals)); err != nil {
+		if err := l.payTreasury(ctx, l.bank, extOp, a, units(float[a.Symbol], a.Decimals)); err != nil {
 			return nil, err
 		}
 	}
@@ -294,7 +294,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 		}
 		if r.IntN(12) == 0 {
 			a := l.s.Assets[r.IntN(len(l.s.Assets))]
-			l.payTreasury(ctx, p, l.Ops[r.IntN(len(l.Ops))], a, depositAmount(r, a)) //nolint:errcheck // noted in the ledger
+			_ = l.payTreasury(ctx, p, l.Ops[r.IntN(len(l.Ops))], a, depositAmount(r, a)) // noted in the ledger
 			continue
 		}
 		ref := fmt.Sprintf("dep-%d-%d-%d", l.seed, slot, n)
@@ -357,18 +357,18 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 }
 
 // payTreasury pays an operator's treasury address (the operator is funded; no webhook).
-func (l *Load) payTreasury(ctx context.Context, p *payer, op *Operator, a Asset, amount *big.Int) (*Payment, error) {
+func (l *Load) payTreasury(ctx context.Context, p *payer, op *Operator, a Asset, amount *big.Int) error {
 	pay := &Payment{Operator: op, Treasury: true, Asset: a, To: op.Treasury, Amount: amount}
 	rcpt, err := p.pay(ctx, l.s, a, op.Treasury, amount)
 	if err != nil {
 		if ctx.Err() == nil {
 			l.Ledger.notef("treasury payment of %s %s failed: %v", amount, a.Symbol, err)
 		}
-		return nil, err
+		return err
 	}
 	pay.fill(rcpt)
 	l.Ledger.addPayment(pay)
-	return pay, nil
+	return nil
 }
 
 func (p *Payment) fill(r *types.Receipt) {

@@ -72,7 +72,7 @@ func RunChaos(t *testing.T, set Settings) *Run {
 	<-monDone
 	end := time.Now()
 	logf("checking")
-	checks, world, err := Invariants(ctx, stack, ld, tl, api, mon, set)
+	checks, world, err := invariants(ctx, stack, ld, tl, api, mon, set)
 	if err != nil {
 		t.Fatalf("read the end state: %v (directory %s)", err, dir)
 	}

@@ -111,6 +111,7 @@ func (s *Stack) DatabaseURL() string {
 
 // StartStack starts everything; onExit is told of every process that ends on its own.
 func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replica, *Proc)) (*Stack, error) {
+	t.Helper()
 	ctx := context.Background()
 	s := &Stack{t: t, Dir: dir, Confirmations: 2, HotFunding: map[string]*big.Int{}}
 
