@@ -345,7 +345,7 @@ func invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, 
 	checks := []*Check{
 		checkDeposits(w, payments),
 		checkPayouts(ctx, s, w, withdrawals),
-		checkFunds(ctx, s, w, l.Ops, payments),
+		checkFunds(ctx, s, w, l.Ops),
 		checkNonces(ctx, s, w),
 		checkJobs(w),
 		checkEvents(w),
@@ -357,6 +357,7 @@ func invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, 
 	return checks, w, nil
 }
 
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
 func checkDeposits(w *world, payments []*Payment) *Check {
 	c := &Check{Name: "every confirmed payment is credited exactly once, to the right session"}
 	byTx := map[string][]dbDeposit{}
@@ -443,6 +444,7 @@ func checkDeposits(w *world, payments []*Payment) *Check {
 	return c
 }
 
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
 func checkPayouts(ctx context.Context, s *Stack, w *world, ours []*Withdrawal) *Check {
 	c := &Check{Name: "every payout is paid exactly once, from the right operator's funds"}
 	payouts := map[string][]dbTx{}
@@ -600,7 +602,8 @@ func checkTransfer(ctx context.Context, s *Stack, hash common.Hash, a Asset, des
 	return nil
 }
 
-func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, payments []*Payment) *Check {
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
+func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator) *Check {
 	c := &Check{Name: "operator funds reconcile with on-chain holdings"}
 	res, err := s.Ops.Reconcile(ctx, &cofferv1.ReconcileRequest{})
 	if err != nil {

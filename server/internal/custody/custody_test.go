@@ -163,7 +163,7 @@ func TestRotateOnline(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		steps++
-		if err := f.Check(both); err != nil {
+		if err := f.Check(both); err != nil { //nolint:contextcheck // the failpoint has no context; Check uses its own
 			t.Errorf("mid-rotation, a process with both keys: %v", err)
 		}
 		switch steps {

@@ -216,7 +216,7 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	// Route the node's own logs (HTTP server start/stop etc.) to our logger.
 	// Most of geth logs through its global root logger, which we leave alone.
 	nodeLogger := gethlog.NewLogger(baseLogger.With("component", "devchain/node").Handler())
-	backend, rpcURL, err := startBackend(alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
+	backend, rpcURL, err := startBackend(ctx, alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
 		ec.Genesis.Config = chainConfig
 		nc.Logger = nodeLogger
 		nc.WSHost = ""
@@ -297,7 +297,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 	}
 	answers := []*big.Int{ethFeed, usdFeed, usdFeed}
 
-	var ds []*deployment
+	ds := make([]*deployment, 0, len(tokens)+len(aggs))
 	for _, t := range tokens {
 		ds = append(ds, &deployment{
 			what: "token " + t.Symbol,
@@ -428,7 +428,7 @@ func (c *Chain) ResetNonce() {
 // The bound port is not read back from the node, so for port 0 a free port
 // is reserved (listen on :0, close) and handed to the node; if another
 // process grabs it in between, node start fails and we retry with a new port.
-func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
+func startBackend(ctx context.Context, alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
 	if host == "" {
 		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
 			opt(nc, ec)
@@ -445,7 +445,7 @@ func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*nod
 		p := port
 		if p == 0 {
 			var err error
-			if p, err = freePort(host); err != nil {
+			if p, err = freePort(ctx, host); err != nil {
 				return nil, "", fmt.Errorf("devchain: reserve HTTP port: %w", err)
 			}
 		}
@@ -465,9 +465,9 @@ func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*nod
 	return nil, "", fmt.Errorf("devchain: start HTTP JSON-RPC on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), lastErr)
 }
 
-func freePort(host string) (int, error) {
+func freePort(ctx context.Context, host string) (int, error) {
 	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
+	l, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}

@@ -129,7 +129,7 @@ func (m *Member) hold(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.WithoutCancel(ctx)) //nolint:contextcheck // closes after ctx ends
+	defer conn.Close(context.WithoutCancel(ctx)) // closes after ctx ends
 	var locked bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, m.lockKey).Scan(&locked); err != nil {
 		return err
