@@ -11,6 +11,7 @@ TOOLS := $(CURDIR)/.tools
 # Pinned tools. Plugin versions follow the runtime libraries in go.mod, so generated code
 # always matches what it is compiled against.
 BUF_VERSION           := v1.75.0
+GOLANGCI_LINT_VERSION := v2.15.0
 GETH_VERSION          := v1.16.7
 SQLC_VERSION          := v1.30.0
 PROTOVALIDATE_VERSION := v1.2.2
@@ -32,7 +33,7 @@ help:
 	@echo "make chaos-regressions  every kept chaos seed (server/chaos/regressions.go)"
 	@echo "make gen        regenerate protobuf code, contract bindings"
 	@echo "make widget     build the widget and the panel into server/internal/webui/dist"
-	@echo "make lint       buf lint, go vet, gofmt"
+	@echo "make lint       buf lint, go vet, golangci-lint (.golangci.yml), gofmt"
 	@echo "make bench      run the benchmarks and print the figures"
 	@echo "make ci         what .ci/run runs: generation check, lint, tests"
 
@@ -71,6 +72,12 @@ $(STAMP)/buf@$(BUF_VERSION):
 	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	@touch $@
 
+# golangci-lint is built with this repository's Go, so it understands the go.mod version.
+$(STAMP)/golangci-lint@$(GOLANGCI_LINT_VERSION):
+	@mkdir -p $(STAMP)
+	GOBIN=$(TOOLS) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@touch $@
+
 $(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION):
 	@mkdir -p $(STAMP)
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOBUF_VERSION)
@@ -98,7 +105,7 @@ $(STAMP)/geth@$(GETH_VERSION):
 
 tools: $(STAMP)/buf@$(BUF_VERSION) $(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION) \
 	$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION) $(STAMP)/abigen@$(GETH_LIB_VERSION) \
-	$(STAMP)/sqlc@$(SQLC_VERSION)
+	$(STAMP)/sqlc@$(SQLC_VERSION) $(STAMP)/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 # geth --dev for end-to-end tests.
 geth: $(STAMP)/geth@$(GETH_VERSION)
@@ -162,6 +169,7 @@ check-widget: widget
 lint: tools $(PROTOVALIDATE_PROTO)
 	$(BUF) lint
 	$(GO) vet ./...
+	$(TOOLS)/golangci-lint run --modules-download-mode=readonly ./...
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$bad" ]; then echo "gofmt:"; echo "$$bad"; exit 1; fi
 
 # --- benchmarks --------------------------------------------------------------------------

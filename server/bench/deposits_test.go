@@ -73,8 +73,7 @@ func (w *headWatcher) at(n uint64) (time.Time, bool) {
 // Target: p99 under 2 s plus one block interval.
 func BenchmarkDepositLatency(b *testing.B) {
 	const deposits, perBlock, confirmations, blockTime = 200, 20, 3, time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := b.Context()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
 	if err != nil {
 		b.Fatal(err)
@@ -97,7 +96,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 		body, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(body))
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0}`))
+		_, _ = w.Write([]byte(`{"error":0}`))
 		mu.Lock()
 		if _, ok := acked[form.Get("transactionHash")]; !ok {
 			acked[form.Get("transactionHash")] = time.Now()
@@ -193,7 +192,7 @@ func BenchmarkScanCost(b *testing.B) {
 	small, large := scanSetup(b, 1000, blocks, noise), scanSetup(b, 100_000, blocks, noise)
 	var smallRuns, largeRuns []time.Duration
 	var ratios []float64
-	for r := 0; r < rounds; r++ {
+	for range rounds {
 		s, l := small(), large()
 		smallRuns, largeRuns = append(smallRuns, s), append(largeRuns, l)
 		ratios = append(ratios, float64(l)/float64(s))
@@ -217,6 +216,7 @@ func BenchmarkScanCost(b *testing.B) {
 // `blocks` blocks of token activity, and returns a function that rescans them from scratch
 // and returns the time it took.
 func scanSetup(b *testing.B, watched, blocks, noise int) func() time.Duration {
+	b.Helper()
 	ctx := context.Background()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	if err != nil {
@@ -247,8 +247,8 @@ func scanSetup(b *testing.B, watched, blocks, noise int) func() time.Duration {
 	if err := env.Pool.QueryRow(ctx, `SELECT next_block FROM chain_cursors`).Scan(&start); err != nil {
 		b.Fatal(err)
 	}
-	for i := 0; i < blocks; i++ {
-		for j := 0; j < noise; j++ {
+	for range blocks {
+		for range noise {
 			key, _ := crypto.GenerateKey()
 			if _, err := dev.Mint(ctx, "USDC", crypto.PubkeyToAddress(key.PublicKey), big.NewInt(1)); err != nil {
 				b.Fatal(err)

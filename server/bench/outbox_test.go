@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -100,6 +99,7 @@ type noopWorker struct{ river.WorkerDefaults[noopArgs] }
 func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
 
 func runNoop(b *testing.B, workers int) run {
+	b.Helper()
 	pool := testdb.New(b)
 	w := river.NewWorkers()
 	river.AddWorker(w, &noopWorker{})
@@ -115,6 +115,7 @@ func runNoop(b *testing.B, workers int) run {
 }
 
 func runWebhooks(b *testing.B) run {
+	b.Helper()
 	ctx := context.Background()
 	pool := testdb.New(b)
 	box, err := secret.NewBox(secret.Random(secret.KeySize))
@@ -127,7 +128,7 @@ func runWebhooks(b *testing.B) run {
 	}))
 	defer receiver.Close()
 	ops := operator.New(pool, box)
-	op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Bench"), WebhookURL: proto.String(receiver.URL + "/hook")})
+	op, _, err := ops.Create(ctx, domain.OperatorSettings{Name: new("Bench"), WebhookURL: new(receiver.URL + "/hook")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,11 +145,11 @@ func runWebhooks(b *testing.B) run {
 		err := store.InTx(ctx, pool, func(tx pgx.Tx) error {
 			for i := start; i < min(start+500, outboxJobs); i++ {
 				msg := &cofferv1.DepositEvent{DepositId: int64(i + 1), IdempotencyKey: "1:0x" + strconv.Itoa(i) + ":0",
-					ExternalUserId: "user-1", SessionRef: proto.String("sr_1"), SessionAmount: proto.String("25.00"),
-					Amount: "25000000", AmountInDollar: proto.String("25.00"), AmountInLocalCurrency: proto.String("25.00"),
+					ExternalUserId: "user-1", SessionRef: new("sr_1"), SessionAmount: new("25.00"),
+					Amount: "25000000", AmountInDollar: new("25.00"), AmountInLocalCurrency: new("25.00"),
 					LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USD/USD", GrossAmount: "25000000", FeeAmount: "0",
-					FeeInDollar: proto.String("0.000000"), Type: "ERC20", ContractAddress: proto.String("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
-					TransactionHash: proto.String("0x" + strconv.Itoa(i)), ChainId: 1, ConfirmedAt: at}
+					FeeInDollar: new("0.000000"), Type: "ERC20", ContractAddress: new("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+					TransactionHash: new("0x" + strconv.Itoa(i)), ChainId: 1, ConfirmedAt: at}
 				if err := svc.Enqueue(ctx, tx, webhook.Event{OperatorID: op.ID, SubjectID: strconv.Itoa(i + 1), Message: msg}); err != nil {
 					return err
 				}
@@ -169,6 +170,7 @@ func runWebhooks(b *testing.B) run {
 }
 
 func newRiver(b *testing.B, pool *pgxpool.Pool, w *river.Workers, defaultWorkers int) *jobs.Client {
+	b.Helper()
 	client, err := jobs.NewClient(pool, slog.New(slog.DiscardHandler), jobs.Options{
 		Work: true, Concurrency: defaultWorkers, WebhookConcurrency: webhookWorkers, PollInterval: outboxPoll, Workers: w})
 	if err != nil {
@@ -180,6 +182,7 @@ func newRiver(b *testing.B, pool *pgxpool.Pool, w *river.Workers, defaultWorkers
 // work starts the client and measures from the first completion to the last (River's
 // start-up, a few hundred milliseconds, is left out).
 func work(b *testing.B, pool *pgxpool.Pool, client *jobs.Client) run {
+	b.Helper()
 	ctx := context.Background()
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
 		Kinds: []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed}, ChanSize: 2 * outboxJobs})

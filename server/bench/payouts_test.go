@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -33,8 +33,7 @@ import (
 // settlementTxHash (p50, p99).
 func BenchmarkPayouts(b *testing.B) {
 	const withdrawals, inFlight, confirmations, blockTime = 200, 50, 2, time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := b.Context()
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
 	if err != nil {
 		b.Fatal(err)
@@ -60,7 +59,7 @@ func BenchmarkPayouts(b *testing.B) {
 		body, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(body))
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0,"description":"received"}`))
+		_, _ = w.Write([]byte(`{"error":0,"description":"received"}`))
 		if form.Get("event") == "WITHDRAW_COMPLETE" {
 			mu.Lock()
 			if _, ok := acked[form.Get("withdrawRequestId")]; !ok {
@@ -72,7 +71,7 @@ func BenchmarkPayouts(b *testing.B) {
 	defer receiver.Close()
 	external, enabled := domain.ApprovalExternal, true
 	op, key := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
-	env.Fund(b, op.ID, dev.ChainID(), "USDT", fmt.Sprint(withdrawals*5)) // its own funds pay its payouts
+	env.Fund(b, op.ID, dev.ChainID(), "USDT", strconv.Itoa(withdrawals*5)) // its own funds pay its payouts
 
 	ids := make([]string, withdrawals)
 	for i := range ids {
@@ -95,12 +94,10 @@ func BenchmarkPayouts(b *testing.B) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range inFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range work {
 				t0 := time.Now()
-				req, _ := http.NewRequest("POST", env.URL+"/withdraw/"+ids[i]+"/decision", strings.NewReader(`{"decision":"APPROVE"}`))
+				req, _ := http.NewRequestWithContext(b.Context(), http.MethodPost, env.URL+"/withdraw/"+ids[i]+"/decision", strings.NewReader(`{"decision":"APPROVE"}`))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Authorization", "Bearer "+key)
 				res, err := http.DefaultClient.Do(req)
@@ -114,14 +111,16 @@ func BenchmarkPayouts(b *testing.B) {
 						SettlementTxHash string `json:"settlementTxHash"`
 					} `json:"data"`
 				}
-				json.NewDecoder(res.Body).Decode(&out)
+				if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+					b.Error(err)
+				}
 				res.Body.Close()
 				if out.Data.WithdrawStatus != "COMPLETED" || out.Data.SettlementTxHash == "" {
 					b.Errorf("APPROVE %s answered %+v", ids[i], out.Data)
 				}
 				latencies[i] = time.Since(t0)
 			}
-		}()
+		})
 	}
 	for i := range ids {
 		work <- i
@@ -149,7 +148,9 @@ func BenchmarkPayouts(b *testing.B) {
 	}
 	elapsed := last.Sub(start)
 	var blocks, payouts int
-	env.Pool.QueryRow(ctx, `SELECT count(DISTINCT mined_block), count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&blocks, &payouts)
+	if err := env.Pool.QueryRow(ctx, `SELECT count(DISTINCT mined_block), count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&blocks, &payouts); err != nil {
+		b.Fatal(err)
+	}
 	if payouts != withdrawals {
 		b.Fatalf("%d payouts for %d withdrawals", payouts, withdrawals)
 	}

@@ -30,10 +30,10 @@ func TestChaosRegressions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(Regressions) == 0 {
+	if len(Regressions()) == 0 {
 		t.Log("no regression seeds kept yet")
 	}
-	for _, r := range Regressions {
+	for _, r := range Regressions() {
 		t.Run(fmt.Sprintf("seed=%d", r.Seed), func(t *testing.T) {
 			set := base
 			set.Seed, set.Load = r.Seed, time.Duration(r.Minutes*float64(time.Minute))
@@ -47,7 +47,7 @@ func TestChaosRegressions(t *testing.T) {
 // The schedule is a function of the seed; every kind of fault fits in a 3-minute run; faults
 // never overlap and all end before the quiet end of the load.
 func TestSchedule(t *testing.T) {
-	for seed := uint64(0); seed < 200; seed++ {
+	for seed := range uint64(200) {
 		a, b := Schedule(seed, 3*time.Minute), Schedule(seed, 3*time.Minute)
 		if FormatSchedule(a) != FormatSchedule(b) {
 			t.Fatalf("seed %d: two schedules", seed)
@@ -64,7 +64,7 @@ func TestSchedule(t *testing.T) {
 				t.Fatalf("seed %d: %s ends in the quiet end\n%s", seed, f, FormatSchedule(a))
 			}
 		}
-		if len(kinds) != len(Kinds) {
+		if len(kinds) != len(Kinds()) {
 			t.Fatalf("seed %d: a 3-minute schedule lacks a kind\n%s", seed, FormatSchedule(a))
 		}
 		if long := Schedule(seed, 15*time.Minute); len(long) < 3*len(a) {

@@ -73,7 +73,10 @@ var errNoReplica = errors.New("every API replica refused the connection")
 func (a *API) Do(ctx context.Context, method, path, bearer string, body any) (*Answer, error) {
 	var raw []byte
 	if body != nil {
-		raw, _ = json.Marshal(body)
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		}
 	}
 	op := method + " " + opPath(path)
 	first := int(a.next.Add(1))

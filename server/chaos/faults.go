@@ -11,6 +11,7 @@ import (
 // (the replica or PostgreSQL answering, the receiver healthy).
 type Injected struct {
 	Fault
+
 	Start, End time.Time
 	Note       string
 	Err        string // the injector could not do it (or restore from it)
@@ -85,7 +86,8 @@ func (in *Injector) Run(ctx context.Context, start time.Time, faults []Fault) {
 		in.tl.injected = append(in.tl.injected, rec)
 		in.tl.mu.Unlock()
 		in.logf("fault: %s", f)
-		note, err := in.inject(f)
+		// Not ctx: a fault is always carried out and restored, even when the run ends meanwhile.
+		note, err := in.inject(f) //nolint:contextcheck // see above
 		in.tl.mu.Lock()
 		rec.End, rec.Note = time.Now(), note
 		if err != nil {
@@ -150,7 +152,7 @@ func (in *Injector) awaitBusy(p *Proc) string {
 	}
 	seen := in.mon.observed()
 	fewest := -1
-	for _, t := range recoveryTargets {
+	for _, t := range recoveryTargets() {
 		if fewest < 0 || seen[t.Kind] < fewest {
 			fewest = seen[t.Kind]
 		}
@@ -162,7 +164,7 @@ func (in *Injector) awaitBusy(p *Proc) string {
 			break
 		}
 		for _, k := range kinds {
-			for _, t := range recoveryTargets {
+			for _, t := range recoveryTargets() {
 				if k == t.Kind && seen[k] == fewest {
 					return fmt.Sprintf(" after %s, while running %s", time.Since(start).Round(100*time.Millisecond), k)
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,11 +29,11 @@ type Check struct {
 // OK reports a check without violations.
 func (c *Check) OK() bool { return len(c.Violations) == 0 }
 
-func (c *Check) fail(format string, args ...any) {
+func (c *Check) failf(format string, args ...any) {
 	c.Violations = append(c.Violations, fmt.Sprintf(format, args...))
 }
 
-func (c *Check) note(format string, args ...any) {
+func (c *Check) notef(format string, args ...any) {
 	c.Notes = append(c.Notes, fmt.Sprintf(format, args...))
 }
 
@@ -334,8 +335,8 @@ func (w *world) stillRetrying(e *dbEvent) (string, bool) {
 	return "", false
 }
 
-// Invariants runs every check on the end state.
-func Invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, mon *Monitor, set Settings) ([]*Check, *world, error) {
+// invariants runs every check on the end state.
+func invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, mon *Monitor, set Settings) ([]*Check, *world, error) {
 	w, err := load(ctx, s, l.recv)
 	if err != nil {
 		return nil, nil, err
@@ -344,18 +345,19 @@ func Invariants(ctx context.Context, s *Stack, l *Load, tl *Timeline, api *API, 
 	checks := []*Check{
 		checkDeposits(w, payments),
 		checkPayouts(ctx, s, w, withdrawals),
-		checkFunds(ctx, s, w, l.Ops, payments),
+		checkFunds(ctx, s, w, l.Ops),
 		checkNonces(ctx, s, w),
 		checkJobs(w),
-		checkEvents(w, withdrawals),
+		checkEvents(w),
 		checkClientErrors(api.Calls(), tl, s.APIs),
 		checkProcesses(tl),
-		checkInterface(l, w),
+		checkInterface(l),
 	}
 	checks = append(checks, checkRecovery(mon, tl, set))
 	return checks, w, nil
 }
 
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
 func checkDeposits(w *world, payments []*Payment) *Check {
 	c := &Check{Name: "every confirmed payment is credited exactly once, to the right session"}
 	byTx := map[string][]dbDeposit{}
@@ -369,21 +371,21 @@ func checkDeposits(w *world, payments []*Payment) *Check {
 		what := fmt.Sprintf("payment %s (%s %s to %s of %s)", short(p.Tx.Hex()), p.Amount, p.Asset.Symbol, p.To.Hex()[:10], p.Operator.Name)
 		rows := byTx[tx]
 		if len(rows) != 1 {
-			c.fail("%s: %d deposit rows, want 1", what, len(rows))
+			c.failf("%s: %d deposit rows, want 1", what, len(rows))
 			continue
 		}
 		d := rows[0]
 		switch {
 		case d.Status != "CREDITED":
-			c.fail("%s: deposit %d is %s at the end", what, d.ID, d.Status)
+			c.failf("%s: deposit %d is %s at the end", what, d.ID, d.Status)
 		case d.LogIndex != p.LogIndex || d.Gross.Cmp(p.Amount) != 0 || d.Currency != p.Asset.Symbol || d.OperatorID != p.Operator.ID:
-			c.fail("%s: deposit %d records log %d, %s %s, operator %s", what, d.ID, d.LogIndex, d.Gross, d.Currency, d.OperatorID)
+			c.failf("%s: deposit %d records log %d, %s %s, operator %s", what, d.ID, d.LogIndex, d.Gross, d.Currency, d.OperatorID)
 		case d.Treasury != p.Treasury:
-			c.fail("%s: deposit %d treasury=%v", what, d.ID, d.Treasury)
+			c.failf("%s: deposit %d treasury=%v", what, d.ID, d.Treasury)
 		case !p.Treasury && (d.SessionID == nil || *d.SessionID != p.Session.SID || d.User != p.User):
-			c.fail("%s: deposit %d belongs to session %v of %s, want %s of %s", what, d.ID, deref(d.SessionID), d.User, p.Session.SID, p.User)
+			c.failf("%s: deposit %d belongs to session %v of %s, want %s of %s", what, d.ID, deref(d.SessionID), d.User, p.Session.SID, p.User)
 		case p.Treasury && d.SessionID != nil:
-			c.fail("%s: treasury deposit %d has session %s", what, d.ID, *d.SessionID)
+			c.failf("%s: treasury deposit %d has session %s", what, d.ID, *d.SessionID)
 		}
 		kind := "DEPOSIT"
 		if p.Treasury {
@@ -394,36 +396,36 @@ func checkDeposits(w *world, payments []*Payment) *Check {
 			credits++
 			if e.Kind != kind || e.OperatorID != p.Operator.ID || e.Currency != p.Asset.Symbol || d.Net == nil ||
 				e.Available.Cmp(d.Net) != 0 || e.Reserved.Sign() != 0 {
-				c.fail("%s: fund entry %s %s %s/%s for operator %s, want %s of %s to %s", what, e.Kind, e.Currency, e.Available, e.Reserved,
+				c.failf("%s: fund entry %s %s %s/%s for operator %s, want %s of %s to %s", what, e.Kind, e.Currency, e.Available, e.Reserved,
 					e.OperatorID, kind, d.Net, p.Operator.ID)
 			}
 		}
 		if d.Status == "CREDITED" && credits != 1 {
-			c.fail("%s: deposit %d credited %d times in the operator's funds", what, d.ID, credits)
+			c.failf("%s: deposit %d credited %d times in the operator's funds", what, d.ID, credits)
 		}
 		got := w.ackedIDs("DEPOSIT", "transactionHash", p.Tx.Hex())
 		if p.Treasury {
 			if len(got) > 0 {
-				c.fail("%s: a treasury payment sent %d DEPOSIT webhooks", what, len(got))
+				c.failf("%s: a treasury payment sent %d DEPOSIT webhooks", what, len(got))
 			}
 			continue
 		}
 		switch {
 		case len(got) > 1:
-			c.fail("%s: %d distinct DEPOSIT events acknowledged (credited %d times by the operator)", what, len(got), len(got))
+			c.failf("%s: %d distinct DEPOSIT events acknowledged (credited %d times by the operator)", what, len(got), len(got))
 		case len(got) == 0:
-			if why, ok := w.stillRetrying(w.eventOf("DEPOSIT", fmt.Sprint(d.ID))); ok {
-				c.note("%s: DEPOSIT not delivered yet: %s", what, why)
-			} else if e := w.eventOf("DEPOSIT", fmt.Sprint(d.ID)); e != nil && e.State == "dead" {
-				c.note("%s: DEPOSIT dead-lettered", what)
+			if why, ok := w.stillRetrying(w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10))); ok {
+				c.notef("%s: DEPOSIT not delivered yet: %s", what, why)
+			} else if e := w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10)); e != nil && e.State == "dead" {
+				c.notef("%s: DEPOSIT dead-lettered", what)
 			} else if d.Status == "CREDITED" {
-				c.fail("%s: no DEPOSIT webhook acknowledged", what)
+				c.failf("%s: no DEPOSIT webhook acknowledged", what)
 			}
 		default:
 			f := got[0].Form
-			if f.Get("sessionRef") != p.Session.Ref || f.Get("depositId") != fmt.Sprint(d.ID) || f.Get("externalUserId") != p.User ||
+			if f.Get("sessionRef") != p.Session.Ref || f.Get("depositId") != strconv.FormatInt(d.ID, 10) || f.Get("externalUserId") != p.User ||
 				f.Get("grossAmount") != p.Amount.String() || d.Net == nil || f.Get("amount") != d.Net.String() || f.Get("feeAmount") != d.Fee.String() {
-				c.fail("%s: DEPOSIT says sessionRef %s depositId %s user %s gross %s amount %s fee %s; want %s %d %s %s %v %v", what,
+				c.failf("%s: DEPOSIT says sessionRef %s depositId %s user %s gross %s amount %s fee %s; want %s %d %s %s %v %v", what,
 					f.Get("sessionRef"), f.Get("depositId"), f.Get("externalUserId"), f.Get("grossAmount"), f.Get("amount"), f.Get("feeAmount"),
 					p.Session.Ref, d.ID, p.User, p.Amount, d.Net, d.Fee)
 			}
@@ -431,17 +433,18 @@ func checkDeposits(w *world, payments []*Payment) *Check {
 	}
 	for _, d := range w.deposits {
 		if !ours[strings.ToLower(d.TxHash)] {
-			c.fail("deposit %d (%s %s %s, tx %s) is no payment the run made", d.ID, d.Gross, d.Currency, d.Status, short(d.TxHash))
+			c.failf("deposit %d (%s %s %s, tx %s) is no payment the run made", d.ID, d.Gross, d.Currency, d.Status, short(d.TxHash))
 		}
 	}
 	for _, d := range w.deliveries {
 		if d.Event == "DEPOSIT" && !ours[strings.ToLower(d.Form.Get("transactionHash"))] {
-			c.fail("DEPOSIT %s for tx %s, which the run did not make", d.ID, d.Form.Get("transactionHash"))
+			c.failf("DEPOSIT %s for tx %s, which the run did not make", d.ID, d.Form.Get("transactionHash"))
 		}
 	}
 	return c
 }
 
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
 func checkPayouts(ctx context.Context, s *Stack, w *world, ours []*Withdrawal) *Check {
 	c := &Check{Name: "every payout is paid exactly once, from the right operator's funds"}
 	payouts := map[string][]dbTx{}
@@ -470,57 +473,57 @@ func checkPayouts(ctx context.Context, s *Stack, w *world, ours []*Withdrawal) *
 			sum["available"].Add(sum["available"], e.Available)
 			sum["reserved"].Add(sum["reserved"], e.Reserved)
 			if e.OperatorID != wd.OperatorID || e.Currency != wd.Currency {
-				c.fail("%s: fund entry %s on operator %s %s, want operator %s %s", what, e.Kind, e.OperatorID, e.Currency, wd.OperatorID, wd.Currency)
+				c.failf("%s: fund entry %s on operator %s %s, want operator %s %s", what, e.Kind, e.OperatorID, e.Currency, wd.OperatorID, wd.Currency)
 			}
 		}
 		completes := w.ackedIDs("WITHDRAW_COMPLETE", "withdrawRequestId", wd.ID)
 		if wd.Status != "COMPLETED" {
 			if len(txs) > 0 {
-				c.fail("%s: %s but has a payout transaction (%s)", what, wd.Status, txs[0].State)
+				c.failf("%s: %s but has a payout transaction (%s)", what, wd.Status, txs[0].State)
 			}
 			if wd.PayoutQueued != nil {
-				c.fail("%s: its payout was queued but it is %s at the end", what, wd.Status)
+				c.failf("%s: its payout was queued but it is %s at the end", what, wd.Status)
 			}
 			if sum["available"].Sign() != 0 || sum["reserved"].Sign() != 0 {
-				c.fail("%s: %s, yet its fund entries move %s available, %s reserved", what, wd.Status, sum["available"], sum["reserved"])
+				c.failf("%s: %s, yet its fund entries move %s available, %s reserved", what, wd.Status, sum["available"], sum["reserved"])
 			}
 			if len(completes) > 0 {
-				c.fail("%s: %s, yet %d WITHDRAW_COMPLETE were acknowledged", what, wd.Status, len(completes))
+				c.failf("%s: %s, yet %d WITHDRAW_COMPLETE were acknowledged", what, wd.Status, len(completes))
 			}
 			continue
 		}
 		want[k].Add(want[k], wd.Amount)
 		if len(txs) != 1 {
-			c.fail("%s: COMPLETED with %d payout transactions", what, len(txs))
+			c.failf("%s: COMPLETED with %d payout transactions", what, len(txs))
 			continue
 		}
 		t := txs[0]
 		if t.State != "mined" || t.MinedHash == nil || wd.Settlement == nil || !strings.EqualFold(*t.MinedHash, *wd.Settlement) {
-			c.fail("%s: payout %s, mined %v, settlement %v", what, t.State, deref(t.MinedHash), deref(wd.Settlement))
+			c.failf("%s: payout %s, mined %v, settlement %v", what, t.State, deref(t.MinedHash), deref(wd.Settlement))
 		}
 		if !strings.EqualFold(t.From, s.HotWallet.Hex()) {
-			c.fail("%s: paid from %s, not the hot wallet", what, t.From)
+			c.failf("%s: paid from %s, not the hot wallet", what, t.From)
 		}
 		if kinds["SETTLE"] != 1 || kinds["RESERVE"] < 1 || sum["reserved"].Sign() != 0 || new(big.Int).Neg(sum["available"]).Cmp(wd.Amount) != 0 {
-			c.fail("%s: fund entries %v move %s available, %s reserved; want one SETTLE and -%s available", what, kinds,
+			c.failf("%s: fund entries %v move %s available, %s reserved; want one SETTLE and -%s available", what, kinds,
 				sum["available"], sum["reserved"], wd.Amount)
 		}
 		if wd.Settlement != nil {
 			if err := checkTransfer(ctx, s, common.HexToHash(*wd.Settlement), s.Asset(wd.Currency), common.HexToAddress(wd.Address), wd.Amount); err != nil {
-				c.fail("%s: settlement %s: %v", what, short(*wd.Settlement), err)
+				c.failf("%s: settlement %s: %v", what, short(*wd.Settlement), err)
 			}
 		}
 		switch {
 		case len(completes) > 1:
-			c.fail("%s: %d distinct WITHDRAW_COMPLETE events acknowledged", what, len(completes))
+			c.failf("%s: %d distinct WITHDRAW_COMPLETE events acknowledged", what, len(completes))
 		case len(completes) == 0:
 			e := w.eventOf("WITHDRAW_COMPLETE", wd.ID)
 			if why, ok := w.stillRetrying(e); ok {
-				c.note("%s: WITHDRAW_COMPLETE not delivered yet: %s", what, why)
+				c.notef("%s: WITHDRAW_COMPLETE not delivered yet: %s", what, why)
 			} else if e != nil && e.State == "dead" {
-				c.note("%s: WITHDRAW_COMPLETE dead-lettered", what)
+				c.notef("%s: WITHDRAW_COMPLETE dead-lettered", what)
 			} else {
-				c.fail("%s: COMPLETED, no WITHDRAW_COMPLETE acknowledged", what)
+				c.failf("%s: COMPLETED, no WITHDRAW_COMPLETE acknowledged", what)
 			}
 		}
 	}
@@ -533,9 +536,9 @@ func checkPayouts(ctx context.Context, s *Stack, w *world, ours []*Withdrawal) *
 	for _, k := range keys {
 		bal, err := s.Balance(ctx, s.Asset(k.currency), common.HexToAddress(k.addr))
 		if err != nil {
-			c.fail("balance of %s: %v", k.addr, err)
+			c.failf("balance of %s: %v", k.addr, err)
 		} else if bal.Cmp(want[k]) != 0 {
-			c.fail("destination %s holds %s %s; its COMPLETED withdrawals add up to %s", k.addr, bal, k.currency, want[k])
+			c.failf("destination %s holds %s %s; its COMPLETED withdrawals add up to %s", k.addr, bal, k.currency, want[k])
 		}
 	}
 	// What the run asked for happened.
@@ -544,15 +547,15 @@ func checkPayouts(ctx context.Context, s *Stack, w *world, ours []*Withdrawal) *
 		decision, _ := o.Decision()
 		switch {
 		case !ok:
-			c.fail("withdrawal %s, submitted by the run, is not in the database", o.ID)
+			c.failf("withdrawal %s, submitted by the run, is not in the database", o.ID)
 		case strings.HasPrefix(decision, "gave up") || decision == "":
-			c.note("withdrawal %s (mode %s) left %s: the run did not finish it (%s)", o.ID[:8], o.Operator.Mode, wd.Status, orNone(decision))
+			c.notef("withdrawal %s (mode %s) left %s: the run did not finish it (%s)", o.ID[:8], o.Operator.Mode, wd.Status, orNone(decision))
 		case o.Reject && decision == "REJECTED" && wd.Status != "REJECTED":
-			c.fail("withdrawal %s: rejected (answer REJECTED) but %s at the end", o.ID[:8], wd.Status)
+			c.failf("withdrawal %s: rejected (answer REJECTED) but %s at the end", o.ID[:8], wd.Status)
 		case !o.Reject && (decision == "COMPLETED" || decision == "PROCESSING" || decision == "AWAITING_APPROVAL") && wd.Status != "COMPLETED":
-			c.fail("withdrawal %s: its payout was accepted (answer %s) but it is %s at the end", o.ID[:8], decision, wd.Status)
+			c.failf("withdrawal %s: its payout was accepted (answer %s) but it is %s at the end", o.ID[:8], decision, wd.Status)
 		case decision != "COMPLETED" && decision != "REJECTED" && decision != "PROCESSING" && decision != "AWAITING_APPROVAL":
-			c.note("withdrawal %s (mode %s): final answer %s, %s at the end", o.ID[:8], o.Operator.Mode, decision, wd.Status)
+			c.notef("withdrawal %s (mode %s): final answer %s, %s at the end", o.ID[:8], o.Operator.Mode, decision, wd.Status)
 		}
 	}
 	return c
@@ -599,17 +602,18 @@ func checkTransfer(ctx context.Context, s *Stack, hash common.Hash, a Asset, des
 	return nil
 }
 
-func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, payments []*Payment) *Check {
+//nolint:gocyclo // one block per invariant, read as a list; split, the checks scatter
+func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator) *Check {
 	c := &Check{Name: "operator funds reconcile with on-chain holdings"}
 	res, err := s.Ops.Reconcile(ctx, &cofferv1.ReconcileRequest{})
 	if err != nil {
-		c.fail("OpsService.Reconcile: %v", err)
+		c.failf("OpsService.Reconcile: %v", err)
 	} else {
 		for _, l := range res.Lines {
 			if !l.Ok {
-				c.fail("Reconcile: %s holdings %s < owed %s (surplus %s)", l.Currency, l.Holdings, l.Owed, l.Surplus)
+				c.failf("Reconcile: %s holdings %s < owed %s (surplus %s)", l.Currency, l.Holdings, l.Owed, l.Surplus)
 			} else {
-				c.note("Reconcile %s: holdings %s, owed %s (available %s, reserved %s), surplus %s", l.Currency, l.Holdings, l.Owed,
+				c.notef("Reconcile %s: holdings %s, owed %s (available %s, reserved %s), surplus %s", l.Currency, l.Holdings, l.Owed,
 					l.Available, l.Reserved, l.Surplus)
 			}
 		}
@@ -636,7 +640,7 @@ func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, paymen
 		if strings.EqualFold(t.From, s.HotWallet.Hex()) && t.MinedHash != nil {
 			r, err := s.Node.Client.TransactionReceipt(ctx, common.HexToHash(*t.MinedHash))
 			if err != nil {
-				c.fail("receipt of hot wallet transaction %s: %v", *t.MinedHash, err)
+				c.failf("receipt of hot wallet transaction %s: %v", *t.MinedHash, err)
 				continue
 			}
 			gas.Add(gas, new(big.Int).Mul(new(big.Int).SetUint64(r.GasUsed), r.EffectiveGasPrice))
@@ -647,21 +651,21 @@ func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, paymen
 		fee, err2 := s.Balance(ctx, a, s.FeeAddress)
 		hot, err3 := s.Balance(ctx, a, s.HotWallet)
 		if err := errors.Join(err1, err2, err3); err != nil {
-			c.fail("balances of %s: %v", a.Symbol, err)
+			c.failf("balances of %s: %v", a.Symbol, err)
 			continue
 		}
 		if bankroll.Cmp(credited[a.Symbol]) != 0 {
-			c.fail("the bankroll holds %s %s; credited deposits add up to %s", bankroll, a.Symbol, credited[a.Symbol])
+			c.failf("the bankroll holds %s %s; credited deposits add up to %s", bankroll, a.Symbol, credited[a.Symbol])
 		}
 		if !a.Native() && fee.Cmp(fees[a.Symbol]) != 0 {
-			c.fail("the fee address holds %s %s; credited deposits' fees add up to %s", fee, a.Symbol, fees[a.Symbol])
+			c.failf("the fee address holds %s %s; credited deposits' fees add up to %s", fee, a.Symbol, fees[a.Symbol])
 		}
 		wantHot := new(big.Int).Sub(s.HotFunding[a.Symbol], paid[a.Symbol])
 		if a.Native() {
 			wantHot.Sub(wantHot, gas)
 		}
 		if hot.Cmp(wantHot) != 0 {
-			c.fail("the hot wallet holds %s %s; funded %s, paid out %s%s: want %s", hot, a.Symbol, s.HotFunding[a.Symbol], paid[a.Symbol],
+			c.failf("the hot wallet holds %s %s; funded %s, paid out %s%s: want %s", hot, a.Symbol, s.HotFunding[a.Symbol], paid[a.Symbol],
 				map[bool]string{true: fmt.Sprintf(", gas %s", gas)}[a.Native()], wantHot)
 		}
 	}
@@ -697,18 +701,18 @@ func checkFunds(ctx context.Context, s *Stack, w *world, ops []*Operator, paymen
 			}
 			if row == nil {
 				if want.Sign() != 0 {
-					c.fail("operator %s has no %s funds row; expected %s", op.Name, a.Symbol, want)
+					c.failf("operator %s has no %s funds row; expected %s", op.Name, a.Symbol, want)
 				}
 				continue
 			}
 			if row.Available.Cmp(sumA) != 0 || row.Reserved.Cmp(sumR) != 0 {
-				c.fail("operator %s %s: balance %s/%s, its entries add up to %s/%s", op.Name, a.Symbol, row.Available, row.Reserved, sumA, sumR)
+				c.failf("operator %s %s: balance %s/%s, its entries add up to %s/%s", op.Name, a.Symbol, row.Available, row.Reserved, sumA, sumR)
 			}
 			if row.Reserved.Sign() != 0 {
-				c.fail("operator %s %s: %s still reserved with nothing in flight", op.Name, a.Symbol, row.Reserved)
+				c.failf("operator %s %s: %s still reserved with nothing in flight", op.Name, a.Symbol, row.Reserved)
 			}
 			if total := new(big.Int).Add(row.Available, row.Reserved); total.Cmp(want) != 0 {
-				c.fail("operator %s %s: funds %s; adjustments + credited deposits - completed payouts = %s", op.Name, a.Symbol, total, want)
+				c.failf("operator %s %s: funds %s; adjustments + credited deposits - completed payouts = %s", op.Name, a.Symbol, total, want)
 			}
 		}
 	}
@@ -736,14 +740,14 @@ func checkNonces(ctx context.Context, s *Stack, w *world) *Check {
 			if mined != "" {
 				stale = append(stale, fmt.Sprintf("%d (%s %s)", t.ID, t.Purpose, t.Ref))
 			} else {
-				c.fail("%s: pending at the end, none of its %d signed attempts mined", what, len(w.attempts[t.ID]))
+				c.failf("%s: pending at the end, none of its %d signed attempts mined", what, len(w.attempts[t.ID]))
 			}
 		default:
-			c.fail("%s: %s", what, t.State)
+			c.failf("%s: %s", what, t.State)
 		}
 	}
 	if len(stale) > 0 {
-		c.note("%d transactions mined on-chain are still recorded pending (nobody advanced their record): %s", len(stale),
+		c.notef("%d transactions mined on-chain are still recorded pending (nobody advanced their record): %s", len(stale),
 			strings.Join(stale, ", "))
 	}
 	addrs := make([]string, 0, len(byFrom))
@@ -756,21 +760,21 @@ func checkNonces(ctx context.Context, s *Stack, w *world) *Check {
 		sort.Slice(txs, func(i, j int) bool { return txs[i].Nonce < txs[j].Nonce })
 		for i, t := range txs {
 			if t.Nonce != int64(i) {
-				c.fail("%s: nonce %d where %d was due (%d transactions recorded)", a, t.Nonce, i, len(txs))
+				c.failf("%s: nonce %d where %d was due (%d transactions recorded)", a, t.Nonce, i, len(txs))
 				break
 			}
 		}
 		onChain, err := s.Node.Client.NonceAt(ctx, common.HexToAddress(a), nil)
 		if err != nil {
-			c.fail("nonce of %s: %v", a, err)
+			c.failf("nonce of %s: %v", a, err)
 		} else if onChain != uint64(len(txs)) {
-			c.fail("%s: %d transactions on-chain, %d recorded", a, onChain, len(txs))
+			c.failf("%s: %d transactions on-chain, %d recorded", a, onChain, len(txs))
 		}
 		if n, ok := w.nonces[a]; ok && n != int64(len(txs)) {
-			c.fail("%s: next nonce %d allocated, %d transactions recorded", a, n, len(txs))
+			c.failf("%s: next nonce %d allocated, %d transactions recorded", a, n, len(txs))
 		}
 	}
-	c.note("%d transactions from %d addresses (hot wallet: %d, gas tank: %d)", len(w.txs), len(byFrom),
+	c.notef("%d transactions from %d addresses (hot wallet: %d, gas tank: %d)", len(w.txs), len(byFrom),
 		len(byFrom[strings.ToLower(s.HotWallet.Hex())]), len(byFrom[strings.ToLower(s.GasTank.Hex())]))
 	return c
 }
@@ -781,11 +785,11 @@ func checkJobs(w *world) *Check {
 	for _, j := range w.liveJobs {
 		switch {
 		case j.State == "running" && j.Attempted != nil && now.Sub(*j.Attempted) > 30*time.Second:
-			c.fail("job %d %s running since %s (%s ago)", j.ID, j.Kind, j.Attempted.Local().Format("15:04:05"), now.Sub(*j.Attempted).Round(time.Second))
+			c.failf("job %d %s running since %s (%s ago)", j.ID, j.Kind, j.Attempted.Local().Format("15:04:05"), now.Sub(*j.Attempted).Round(time.Second))
 		case (j.State == "available" || j.State == "retryable" || j.State == "scheduled") && now.Sub(j.Scheduled) > 30*time.Second:
-			c.fail("job %d %s %s, due since %s", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"))
+			c.failf("job %d %s %s, due since %s", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"))
 		case j.Kind == "webhook_deliver" && j.State != "running":
-			c.note("job %d %s %s until %s (attempt %d)", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"), j.Attempt)
+			c.notef("job %d %s %s until %s (attempt %d)", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"), j.Attempt)
 		}
 	}
 	for _, j := range w.deadJobs {
@@ -793,15 +797,15 @@ func checkJobs(w *world) *Check {
 		case "webhook_deliver":
 			// A dead-lettered delivery: the events check looks at it.
 		case "deposit.settle", "withdrawal.payout":
-			c.fail("job %d %s %s after %d attempts: %s", j.ID, j.Kind, j.State, j.Attempt, truncate(j.Errors, 300))
+			c.failf("job %d %s %s after %d attempts: %s", j.ID, j.Kind, j.State, j.Attempt, truncate(j.Errors, 300))
 		default:
-			c.note("job %d %s %s after %d attempts (a periodic job runs again): %s", j.ID, j.Kind, j.State, j.Attempt, truncate(j.Errors, 200))
+			c.notef("job %d %s %s after %d attempts (a periodic job runs again): %s", j.ID, j.Kind, j.State, j.Attempt, truncate(j.Errors, 200))
 		}
 	}
 	return c
 }
 
-func checkEvents(w *world, ours []*Withdrawal) *Check {
+func checkEvents(w *world) *Check {
 	c := &Check{Name: "no event is lost (delivered, or dead-lettered and listed)"}
 	counts := map[string]int{}
 	byID := map[string]*dbEvent{}
@@ -820,39 +824,39 @@ func checkEvents(w *world, ours []*Withdrawal) *Check {
 		switch e.State {
 		case "delivered":
 			if w.ackedByEvent[e.ID] == 0 {
-				c.fail("%s: delivered, but the receiver never acknowledged it", what)
+				c.failf("%s: delivered, but the receiver never acknowledged it", what)
 			}
 		case "dead":
 			if !w.deadListed[e.ID] {
-				c.fail("%s: dead-lettered but not listed by ListDeadLetteredWebhooks", what)
+				c.failf("%s: dead-lettered but not listed by ListDeadLetteredWebhooks", what)
 			}
 		case "pending":
 			if why, ok := w.stillRetrying(e); ok {
-				c.note("%s: %s", what, why)
+				c.notef("%s: %s", what, why)
 			} else {
-				c.fail("%s: pending after %d attempts with no delivery job (last error %q)", what, e.Attempts, e.LastError)
+				c.failf("%s: pending after %d attempts with no delivery job (last error %q)", what, e.Attempts, e.LastError)
 			}
 		default:
-			c.fail("%s: state %s", what, e.State)
+			c.failf("%s: state %s", what, e.State)
 		}
 	}
 	for id, n := range w.ackedByEvent {
 		if byID[id] == nil {
-			c.fail("the receiver acknowledged %d deliveries of %s, which is no event", n, id)
+			c.failf("the receiver acknowledged %d deliveries of %s, which is no event", n, id)
 		}
 	}
 	// Every event the end state calls for exists.
 	for _, d := range w.deposits {
-		if d.Status == "CREDITED" && !d.Treasury && w.eventOf("DEPOSIT", fmt.Sprint(d.ID)) == nil {
-			c.fail("deposit %d is credited but has no DEPOSIT event", d.ID)
+		if d.Status == "CREDITED" && !d.Treasury && w.eventOf("DEPOSIT", strconv.FormatInt(d.ID, 10)) == nil {
+			c.failf("deposit %d is credited but has no DEPOSIT event", d.ID)
 		}
 	}
 	for _, wd := range w.withdrawals {
 		if wd.Status == "COMPLETED" && w.eventOf("WITHDRAW_COMPLETE", wd.ID) == nil {
-			c.fail("withdrawal %s is COMPLETED but has no WITHDRAW_COMPLETE event", wd.ID)
+			c.failf("withdrawal %s is COMPLETED but has no WITHDRAW_COMPLETE event", wd.ID)
 		}
 		if wd.Mode == "external" && w.eventOf("WITHDRAW_REQUEST", wd.ID) == nil {
-			c.fail("external-approval withdrawal %s has no WITHDRAW_REQUEST event", wd.ID)
+			c.failf("external-approval withdrawal %s has no WITHDRAW_REQUEST event", wd.ID)
 		}
 	}
 	keys := make([]string, 0, len(counts))
@@ -864,7 +868,7 @@ func checkEvents(w *world, ours []*Withdrawal) *Check {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
 	}
-	c.note("events: %s; dead letters listed: %d", strings.Join(parts, ", "), len(w.deadListed))
+	c.notef("events: %s; dead letters listed: %d", strings.Join(parts, ", "), len(w.deadListed))
 	return c
 }
 
@@ -949,7 +953,7 @@ func checkClientErrors(calls []*Call, tl *Timeline, apis []*Replica) *Check {
 				cause = "\nlogged cause: " + truncate(why, 300)
 			}
 		}
-		c.fail("%d× %s; first at %s on %s: %s%s", g.n, k, g.first.Start.Format("15:04:05.000"), g.first.Replica,
+		c.failf("%d× %s; first at %s on %s: %s%s", g.n, k, g.first.Start.Format("15:04:05.000"), g.first.Replica,
 			truncate(g.first.Message, 160), cause)
 	}
 	return c
@@ -958,28 +962,28 @@ func checkClientErrors(calls []*Call, tl *Timeline, apis []*Replica) *Check {
 func checkProcesses(tl *Timeline) *Check {
 	c := &Check{Name: "no process exits on its own"}
 	for _, crash := range tl.Crashes() {
-		c.fail("%s", crash)
+		c.failf("%s", crash)
 	}
 	for _, f := range tl.Injected() {
 		if f.Err != "" {
-			c.fail("fault %s %s: %s", f.Kind, f.Target, f.Err)
+			c.failf("fault %s %s: %s", f.Kind, f.Target, f.Err)
 		}
 	}
 	return c
 }
 
-func checkInterface(l *Load, w *world) *Check {
+func checkInterface(l *Load) *Check {
 	c := &Check{Name: "answers and webhooks are as specified"}
 	l.Ledger.mu.Lock()
 	for _, p := range l.Ledger.Problems {
-		c.fail("%s", p)
+		c.failf("%s", p)
 	}
 	for _, n := range l.Ledger.Notes {
-		c.note("harness: %s", n)
+		c.notef("harness: %s", n)
 	}
 	l.Ledger.mu.Unlock()
 	for _, p := range l.recv.Problems() {
-		c.fail("%s", p)
+		c.failf("%s", p)
 	}
 	return c
 }

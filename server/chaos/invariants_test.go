@@ -71,33 +71,33 @@ func TestCheckDeposits(t *testing.T) {
 
 func TestCheckEvents(t *testing.T) {
 	w, _ := creditedWorld()
-	if c := checkEvents(w, nil); !c.OK() {
+	if c := checkEvents(w); !c.OK() {
 		t.Fatalf("a clean world fails:\n%s", violations(c))
 	}
 	w.ackedByEvent = map[string]int{}
-	if c := checkEvents(w, nil); !strings.Contains(violations(c), "delivered, but the receiver never acknowledged it") {
+	if c := checkEvents(w); !strings.Contains(violations(c), "delivered, but the receiver never acknowledged it") {
 		t.Fatalf("delivered without an ack: %s", violations(c))
 	}
 	w, _ = creditedWorld()
 	w.events[0].State = "dead"
-	if c := checkEvents(w, nil); !strings.Contains(violations(c), "not listed") {
+	if c := checkEvents(w); !strings.Contains(violations(c), "not listed") {
 		t.Fatalf("dead, not listed: %s", violations(c))
 	}
 	w.deadListed[w.events[0].ID] = true
-	if c := checkEvents(w, nil); !c.OK() {
+	if c := checkEvents(w); !c.OK() {
 		t.Fatalf("dead and listed: %s", violations(c))
 	}
 	w.events[0].State = "pending"
-	if c := checkEvents(w, nil); !strings.Contains(violations(c), "no delivery job") {
+	if c := checkEvents(w); !strings.Contains(violations(c), "no delivery job") {
 		t.Fatalf("pending without a job: %s", violations(c))
 	}
 	w.liveJobs = []dbJob{{ID: 3, Kind: "webhook_deliver", State: "retryable", EventID: w.events[0].ID, Scheduled: time.Now().Add(time.Hour)}}
-	if c := checkEvents(w, nil); !c.OK() || len(c.Notes) < 2 {
+	if c := checkEvents(w); !c.OK() || len(c.Notes) < 2 {
 		t.Fatalf("pending with its retry scheduled is noted, not a violation: %s %v", violations(c), c.Notes)
 	}
 	w, _ = creditedWorld()
 	w.events = nil
-	if c := checkEvents(w, nil); !strings.Contains(violations(c), "has no DEPOSIT event") {
+	if c := checkEvents(w); !strings.Contains(violations(c), "has no DEPOSIT event") {
 		t.Fatalf("credited without an event: %s", violations(c))
 	}
 }

@@ -97,13 +97,13 @@ func (l *Ledger) addPayment(p *Payment) {
 	l.mu.Unlock()
 }
 
-func (l *Ledger) problem(format string, args ...any) {
+func (l *Ledger) problemf(format string, args ...any) {
 	l.mu.Lock()
 	l.Problems = append(l.Problems, fmt.Sprintf(format, args...))
 	l.mu.Unlock()
 }
 
-func (l *Ledger) note(format string, args ...any) {
+func (l *Ledger) notef(format string, args ...any) {
 	l.mu.Lock()
 	l.Notes = append(l.Notes, fmt.Sprintf(format, args...))
 	l.mu.Unlock()
@@ -168,9 +168,9 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 		settings *cofferv1.OperatorSettings
 	}{
 		{&Operator{Name: "sync", Mode: "A", FeeBps: fee},
-			&cofferv1.OperatorSettings{Name: ptr("Chaos Sync"), WebhookUrl: ptr(recv.Hook("sync")), ApprovalMode: &syncMode, DepositFeeBps: &fee}},
+			&cofferv1.OperatorSettings{Name: new("Chaos Sync"), WebhookUrl: new(recv.Hook("sync")), ApprovalMode: &syncMode, DepositFeeBps: &fee}},
 		{&Operator{Name: "ext", Mode: "B"},
-			&cofferv1.OperatorSettings{Name: ptr("Chaos External"), WebhookUrl: ptr(recv.Hook("ext")), ApprovalMode: &external, ApprovalEnabled: &enabled}},
+			&cofferv1.OperatorSettings{Name: new("Chaos External"), WebhookUrl: new(recv.Hook("ext")), ApprovalMode: &external, ApprovalEnabled: &enabled}},
 	} {
 		res, err := s.Ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: o.settings})
 		if err != nil {
@@ -192,7 +192,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 		return api.Do(ctx, "POST", "/admin/login", "", map[string]string{"email": "chaos@coffer.test", "password": "chaos admin password"})
 	})
 	if err != nil || !ans.OK() || ans.Str("token") == "" {
-		return nil, fmt.Errorf("admin login: %v %+v", err, ans)
+		return nil, fmt.Errorf("admin login: %w %+v", err, ans)
 	}
 	l.admin = ans.Str("token")
 
@@ -225,7 +225,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 			return nil, fmt.Errorf("adjust: %w", err)
 		}
 		syncOp.Adjusted[a.Symbol] = units(float[a.Symbol], a.Decimals)
-		if _, err := l.payTreasury(ctx, l.bank, extOp, a, units(float[a.Symbol], a.Decimals)); err != nil {
+		if err := l.payTreasury(ctx, l.bank, extOp, a, units(float[a.Symbol], a.Decimals)); err != nil {
 			return nil, err
 		}
 	}
@@ -241,7 +241,7 @@ func NewLoad(ctx context.Context, s *Stack, api *API, recv *Receiver, seed uint6
 			break
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d treasury payments credited after 3 minutes (%v)", credited, len(setup), err)
+			return nil, fmt.Errorf("%d of %d treasury payments credited after 3 minutes (%w)", credited, len(setup), err)
 		}
 		time.Sleep(time.Second)
 	}
@@ -294,7 +294,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 		}
 		if r.IntN(12) == 0 {
 			a := l.s.Assets[r.IntN(len(l.s.Assets))]
-			l.payTreasury(ctx, p, l.Ops[r.IntN(len(l.Ops))], a, depositAmount(r, a)) //nolint:errcheck // noted in the ledger
+			_ = l.payTreasury(ctx, p, l.Ops[r.IntN(len(l.Ops))], a, depositAmount(r, a)) // noted in the ledger
 			continue
 		}
 		ref := fmt.Sprintf("dep-%d-%d-%d", l.seed, slot, n)
@@ -306,7 +306,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 			return
 		}
 		if !ans.OK() {
-			l.Ledger.problem("POST /session/deposit refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+			l.Ledger.problemf("POST /session/deposit refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 			continue
 		}
 		sess := &DepositSession{SID: sidOf(ans.Str("url")), Ref: ans.Str("sessionRef"), User: u.id, Operator: u.op}
@@ -325,13 +325,13 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 				return
 			}
 			if !ans.OK() {
-				l.Ledger.problem("POST /depositor/address refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+				l.Ledger.problemf("POST /depositor/address refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 				handed = false
 				break
 			}
 			addr := common.HexToAddress(ans.Str("address"))
 			if u.addr != (common.Address{}) && addr != u.addr {
-				l.Ledger.problem("user %s of %s was handed %s, earlier %s: one address per user", u.id, u.op.Name, addr.Hex(), u.addr.Hex())
+				l.Ledger.problemf("user %s of %s was handed %s, earlier %s: one address per user", u.id, u.op.Name, addr.Hex(), u.addr.Hex())
 			}
 			u.addr = addr
 		}
@@ -344,7 +344,7 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 			rcpt, err := p.pay(ctx, l.s, a, u.addr, pay.Amount)
 			if err != nil {
 				if ctx.Err() == nil {
-					l.Ledger.note("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, u.addr.Hex(), err)
+					l.Ledger.notef("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, u.addr.Hex(), err)
 				}
 				continue
 			}
@@ -357,18 +357,18 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 }
 
 // payTreasury pays an operator's treasury address (the operator is funded; no webhook).
-func (l *Load) payTreasury(ctx context.Context, p *payer, op *Operator, a Asset, amount *big.Int) (*Payment, error) {
+func (l *Load) payTreasury(ctx context.Context, p *payer, op *Operator, a Asset, amount *big.Int) error {
 	pay := &Payment{Operator: op, Treasury: true, Asset: a, To: op.Treasury, Amount: amount}
 	rcpt, err := p.pay(ctx, l.s, a, op.Treasury, amount)
 	if err != nil {
 		if ctx.Err() == nil {
-			l.Ledger.note("treasury payment of %s %s failed: %v", amount, a.Symbol, err)
+			l.Ledger.notef("treasury payment of %s %s failed: %v", amount, a.Symbol, err)
 		}
-		return nil, err
+		return err
 	}
 	pay.fill(rcpt)
 	l.Ledger.addPayment(pay)
-	return pay, nil
+	return nil
 }
 
 func (p *Payment) fill(r *types.Receipt) {
@@ -394,7 +394,7 @@ func (l *Load) withdrawer(ctx, finish context.Context, op *Operator, r *rand.Ran
 			return
 		}
 		if !ans.OK() {
-			l.Ledger.problem("POST /session/withdraw refused: %d %s %s", ans.Status, ans.Code, ans.Message)
+			l.Ledger.problemf("POST /session/withdraw refused: %d %s %s", ans.Status, ans.Code, ans.Message)
 			continue
 		}
 		sid := sidOf(ans.Str("url"))
@@ -422,7 +422,7 @@ func (l *Load) withdrawer(ctx, finish context.Context, op *Operator, r *rand.Ran
 			l.Ledger.Refused[fmt.Sprintf("%d %s (errorCode %v)", ans.Status, ans.Code, ans.Data["errorCode"])]++
 			l.Ledger.mu.Unlock()
 		default:
-			l.Ledger.problem("POST /withdraw/direct-transfer (mode %s): %d %s %s %v", op.Mode, ans.Status, ans.Code, ans.Message, ans.Data)
+			l.Ledger.problemf("POST /withdraw/direct-transfer (mode %s): %d %s %s %v", op.Mode, ans.Status, ans.Code, ans.Message, ans.Data)
 		}
 		sleep(ctx, time.Duration(1500+r.IntN(3000))*time.Millisecond)
 	}
@@ -451,12 +451,12 @@ func (l *Load) adminFinalize(ctx context.Context, w *Withdrawal) {
 		case unsure && ans.Status == 422 && strings.Contains(ans.Message, "already "+status):
 			return status, nil
 		}
-		l.Ledger.problem("PATCH %s %s: %d %s %s", w.ID, status, ans.Status, ans.Code, ans.Message)
+		l.Ledger.problemf("PATCH %s %s: %d %s %s", w.ID, status, ans.Status, ans.Code, ans.Message)
 		return "", fmt.Errorf("%s refused: %d %s", status, ans.Status, ans.Code)
 	}
 	got, err := patch("PROCESSING")
 	if err == nil && got != "PROCESSING" {
-		l.Ledger.problem("PATCH %s PROCESSING answered status %s", w.ID, got)
+		l.Ledger.problemf("PATCH %s PROCESSING answered status %s", w.ID, got)
 		err = fmt.Errorf("PROCESSING answered %s", got)
 	}
 	if err != nil {
@@ -510,7 +510,7 @@ func (l *Load) decider(ctx context.Context) {
 			case err != nil:
 				outcome = err.Error()
 			case !ans.OK():
-				l.Ledger.problem("POST /withdraw/%s/decision %s: %d %s %s", id, decision, ans.Status, ans.Code, ans.Message)
+				l.Ledger.problemf("POST /withdraw/%s/decision %s: %d %s %s", id, decision, ans.Status, ans.Code, ans.Message)
 				outcome = fmt.Sprintf("refused: %d %s", ans.Status, ans.Code)
 			case ans.Data["held"] == true:
 				outcome = fmt.Sprintf("held:%v", ans.Data["heldReason"])
@@ -523,7 +523,7 @@ func (l *Load) decider(ctx context.Context) {
 			if w != nil {
 				w.setDecision(outcome)
 			} else if outcome != "CANCELLED" {
-				l.Ledger.note("decision on %s (not submitted by the run as far as it knows): %s", id, outcome)
+				l.Ledger.notef("decision on %s (not submitted by the run as far as it knows): %s", id, outcome)
 			}
 			break
 		}
@@ -550,7 +550,7 @@ func (p *payer) sync(ctx context.Context, s *Stack) error {
 	return err
 }
 
-// pay sends amount of a to to and waits for the receipt.
+// pay sends amount of asset a to the address to and waits for the receipt.
 func (p *payer) pay(ctx context.Context, s *Stack, a Asset, to common.Address, amount *big.Int) (*types.Receipt, error) {
 	if !p.ready {
 		if err := p.sync(ctx, s); err != nil {
@@ -628,5 +628,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -98,7 +98,7 @@ func (m *Monitor) pollCursor(ctx context.Context) {
 	case next != m.lastNext:
 		m.recordStall(now, false)
 		m.lastNext, m.lastAdvance = next, now
-	case int64(head) < next:
+	case int64(head) < next: //nolint:gosec // block numbers fit in int64
 		// Nothing to scan: the cursor waits for the next block, it is not stalled.
 		m.lastAdvance = now
 	}

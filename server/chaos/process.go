@@ -69,6 +69,7 @@ func (r *Replica) InternalURL() string { return "http://" + r.Internal }
 // Start starts a process in the slot and waits until it is ready (/readyz answers 200).
 func (r *Replica) Start(ctx context.Context) (*Proc, error) {
 	fmt.Fprintf(r.log, "\n===== %s: start %s =====\n", r.Name, time.Now().Format(time.RFC3339Nano))
+	//nolint:noctx // a replica outlives Start; the harness kills or stops it itself
 	cmd := exec.Command(r.bin, "serve", "--role", r.Role)
 	cmd.Env = append(os.Environ(), r.env...)
 	cmd.Stdout, cmd.Stderr = r.log, r.log
@@ -102,12 +103,16 @@ func (r *Replica) Start(ctx context.Context) (*Proc, error) {
 	for {
 		select {
 		case <-p.done:
-			return p, fmt.Errorf("%s exited while starting: %v\n%s", r.Name, p.err, r.Tail(20))
+			return p, fmt.Errorf("%s exited while starting: %w\n%s", r.Name, p.err, r.Tail(20))
 		case <-ctx.Done():
 			return p, ctx.Err()
 		default:
 		}
-		if res, err := client.Get(ready); err == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
+		if err != nil {
+			return p, err
+		}
+		if res, err := client.Do(req); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				p.mu.Lock()

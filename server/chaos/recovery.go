@@ -8,15 +8,19 @@ import (
 
 // Recovery targets after a worker is killed: the chain scan resumes within 15 s; payouts,
 // sweeps and webhooks within 30 s. Enforced only with CHAOS_ENFORCE_RECOVERY=1 for now.
-var recoveryTargets = []struct {
+func recoveryTargets() []recoveryTarget {
+	return []recoveryTarget{
+		{"deposit.scan", "chain scan job", 15 * time.Second},
+		{"deposit.settle", "sweeps (deposit.settle)", 30 * time.Second},
+		{"withdrawal.payout", "payouts", 30 * time.Second},
+		{"webhook_deliver", "webhooks", 30 * time.Second},
+	}
+}
+
+type recoveryTarget struct {
 	Kind   string
 	Label  string
 	Target time.Duration
-}{
-	{"deposit.scan", "chain scan job", 15 * time.Second},
-	{"deposit.settle", "sweeps (deposit.settle)", 30 * time.Second},
-	{"withdrawal.payout", "payouts", 30 * time.Second},
-	{"webhook_deliver", "webhooks", 30 * time.Second},
 }
 
 // scanTarget bounds the scan cursor's stall across a worker kill.
@@ -44,7 +48,7 @@ func (r RecoveryRow) Missed() bool {
 func RecoveryTable(killed []KilledJob, now time.Time) []RecoveryRow {
 	rows := map[string]*RecoveryRow{}
 	var order []string
-	for _, t := range recoveryTargets {
+	for _, t := range recoveryTargets() {
 		rows[t.Kind] = &RecoveryRow{Kind: t.Kind, Label: t.Label, Target: t.Target}
 		order = append(order, t.Kind)
 	}
@@ -120,9 +124,9 @@ func checkRecovery(mon *Monitor, tl *Timeline, set Settings) *Check {
 	if !set.EnforceRecovery {
 		c.Name += " (not enforced: CHAOS_ENFORCE_RECOVERY=0)"
 	}
-	miss := c.note
+	miss := c.notef
 	if set.EnforceRecovery {
-		miss = c.fail
+		miss = c.failf
 	}
 	now := time.Now()
 	for _, r := range RecoveryTable(mon.Killed(), now) {
@@ -141,7 +145,7 @@ func checkRecovery(mon *Monitor, tl *Timeline, set Settings) *Check {
 			st.WorstWorkerKill.To.Format("15:04:05"), scanTarget)
 	}
 	if len(tl.Overlapping(time.Time{}, now, 0)) > 0 && !hasKind(tl, KillWorker) {
-		c.note("no worker was killed: nothing to measure")
+		c.notef("no worker was killed: nothing to measure")
 	}
 	return c
 }

@@ -12,10 +12,12 @@ type Regression struct {
 }
 
 // Regressions are the kept seeds.
-var Regressions = []Regression{
-	{Seed: 3, Minutes: 3, Why: "on d7f2d61: 39 answers 500 INTERNAL during a fast and an immediate PostgreSQL restart " +
-		"(authenticate operator / load withdrawal: connection refused, 57P01, unexpected EOF), and the deposit.settle jobs " +
-		"of a killed worker taken up again only after 136 s (River's 2-minute rescue); fixed by 0181062 (503 UNAVAILABLE, " +
-		"statements retried on a dead pooled connection) and 20126a0 (a dead worker's jobs made available within seconds). " +
-		"Seed 1 failed alike on d7f2d61 (6 answers 500, the chain scan stalled 139 s after worker-1 was killed)."},
+func Regressions() []Regression {
+	return []Regression{
+		{Seed: 3, Minutes: 3, Why: "on d7f2d61: 39 answers 500 INTERNAL during a fast and an immediate PostgreSQL restart " +
+			"(authenticate operator / load withdrawal: connection refused, 57P01, unexpected EOF), and the deposit.settle jobs " +
+			"of a killed worker taken up again only after 136 s (River's 2-minute rescue); fixed by 0181062 (503 UNAVAILABLE, " +
+			"statements retried on a dead pooled connection) and 20126a0 (a dead worker's jobs made available within seconds). " +
+			"Seed 1 failed alike on d7f2d61 (6 answers 500, the chain scan stalled 139 s after worker-1 was killed)."},
+	}
 }

@@ -2,8 +2,10 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -67,7 +69,7 @@ func (r *Run) Report() string {
 		byKind[f.Kind]++
 	}
 	var kinds []string
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, byKind[k]))
 	}
 	p("")
@@ -147,9 +149,7 @@ func (r *Run) reportLoad(p func(string, ...any)) {
 	r.Load.Ledger.mu.Lock()
 	sessions := r.Load.Ledger.Sessions
 	refused := map[string]int{}
-	for k, v := range r.Load.Ledger.Refused {
-		refused[k] = v
-	}
+	maps.Copy(refused, r.Load.Ledger.Refused)
 	r.Load.Ledger.mu.Unlock()
 	p("  deposit sessions opened          %d", sessions)
 	p("  payments to deposit addresses    %s, from %d users", assetCounts(byAsset), len(users))
@@ -339,12 +339,12 @@ func (r *Run) WriteReport(text string) (string, error) {
 	if path == "" {
 		path = filepath.Join(r.Dir, "chaos-report.txt")
 	}
-	return path, os.WriteFile(path, []byte(text), 0o644)
+	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 
 func percentile(ds []time.Duration, pct int) time.Duration {
 	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	i := (len(s)*pct + 99) / 100
 	return s[max(0, min(len(s)-1, i-1))]
 }

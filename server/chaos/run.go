@@ -13,10 +13,12 @@ import (
 // RunChaos runs one seed: set-up, load with faults, drain, checks, report. The test fails
 // when an invariant is violated; the run's directory (logs, report, data) is then kept.
 func RunChaos(t *testing.T, set Settings) *Run {
+	t.Helper()
 	dir := set.Dir
 	if dir == "" {
 		var err error
-		if dir, err = os.MkdirTemp("", fmt.Sprintf("coffer-chaos-seed%d-", set.Seed)); err != nil {
+		// Not t.TempDir: a failed run keeps its logs and data for the report's reader.
+		if dir, err = os.MkdirTemp("", fmt.Sprintf("coffer-chaos-seed%d-", set.Seed)); err != nil { //nolint:usetesting // kept on failure
 			t.Fatal(err)
 		}
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -70,7 +72,7 @@ func RunChaos(t *testing.T, set Settings) *Run {
 	<-monDone
 	end := time.Now()
 	logf("checking")
-	checks, world, err := Invariants(ctx, stack, ld, tl, api, mon, set)
+	checks, world, err := invariants(ctx, stack, ld, tl, api, mon, set)
 	if err != nil {
 		t.Fatalf("read the end state: %v (directory %s)", err, dir)
 	}
@@ -81,6 +83,7 @@ func RunChaos(t *testing.T, set Settings) *Run {
 	if err != nil {
 		t.Errorf("write the report: %v", err)
 	}
+	//nolint:forbidigo // the report is the run's product, printed whole (t.Log would indent it)
 	fmt.Printf("\n%s\nreport written to %s\n\n", text, path)
 	if run.Failed() {
 		t.Errorf("chaos seed %d: invariants violated (report above; logs and data kept in %s)", set.Seed, dir)

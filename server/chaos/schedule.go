@@ -28,7 +28,7 @@ const (
 )
 
 // Kinds are every fault kind, in report order.
-var Kinds = []Kind{KillWorker, KillAPI, RestartPostgres, ReceiverFail, ReceiverHang}
+func Kinds() []Kind { return []Kind{KillWorker, KillAPI, RestartPostgres, ReceiverFail, ReceiverHang} }
 
 // Fault is one planned fault.
 type Fault struct {
@@ -66,7 +66,7 @@ func Schedule(seed uint64, load time.Duration) []Fault {
 	var round []Kind
 	for {
 		if len(round) == 0 {
-			round = append([]Kind(nil), Kinds...)
+			round = append([]Kind(nil), Kinds()...)
 			r.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
 		}
 		f := Fault{At: at, Kind: round[0]}

@@ -111,6 +111,7 @@ func (s *Stack) DatabaseURL() string {
 
 // StartStack starts everything; onExit is told of every process that ends on its own.
 func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replica, *Proc)) (*Stack, error) {
+	t.Helper()
 	ctx := context.Background()
 	s := &Stack{t: t, Dir: dir, Confirmations: 2, HotFunding: map[string]*big.Int{}}
 
@@ -154,19 +155,22 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 
 	// The binary.
 	s.Bin = filepath.Join(dir, "coffer")
-	build := exec.Command("go", "build", "-o", s.Bin, "./server/cmd/coffer")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", s.Bin, "./server/cmd/coffer")
 	build.Dir = moduleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build coffer: %v\n%s", err, out)
+		return nil, fmt.Errorf("build coffer: %w\n%s", err, out)
 	}
 
 	tokens := []map[string]any{}
 	for _, a := range s.Assets[1:] {
 		tokens = append(tokens, map[string]any{"symbol": a.Symbol, "contractAddress": a.Contract.Hex(), "decimals": a.Decimals})
 	}
-	chains, _ := json.Marshal([]map[string]any{{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
 		"confirmations": s.Confirmations, "nativeSymbol": "ETH", "nativeDecimals": 18, "tokens": tokens,
 		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()}})
+	if err != nil {
+		return nil, err
+	}
 	chainsFile := filepath.Join(dir, "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		return nil, err
@@ -317,7 +321,7 @@ func newAddress() common.Address { return crypto.PubkeyToAddress(newKey().Public
 func ether(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 
 func freeAddr() string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}

@@ -39,7 +39,7 @@ import (
 func buildCoffer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "coffer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
 		t.Fatalf("build coffer: %v\n%s", err, out)
 	}
 	return bin
@@ -72,6 +72,7 @@ func (l *lockedBuffer) String() string {
 
 func serve(t *testing.T, bin, baseURL string, env []string) *process {
 	t.Helper()
+	//nolint:noctx // stopped by its cleanup (SIGTERM, then kill), which runs after t.Context ends
 	p := &process{cmd: exec.Command(bin, "serve"), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.stderr
@@ -81,11 +82,11 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
+			_ = p.cmd.Process.Kill()
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -95,9 +96,9 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 			t.Fatalf("coffer serve exited: %v\n%s", p.err, p.stderr)
 		default:
 		}
-		if res, err := http.Get(baseURL + "/readyz"); err == nil {
+		if res, err := get(t, baseURL+"/readyz"); err == nil {
 			res.Body.Close()
-			if res.StatusCode == 200 {
+			if res.StatusCode == http.StatusOK {
 				return p
 			}
 		}
@@ -108,7 +109,8 @@ func serve(t *testing.T, bin, baseURL string, env []string) *process {
 }
 
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	t.Helper()
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,10 +129,15 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	}
 	bin := buildCoffer(t)
 	bankroll := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": bankroll.Hex()}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	os.WriteFile(chainsFile, chains, 0o600)
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addr, internalAddr := freeAddr(t), freeAddr(t)
 	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
@@ -144,7 +151,7 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	first := serve(t, bin, base, append(env, "COFFER_FAILPOINT="+chaintx.StepBroadcast))
 	recv := newReceiver(t)
 	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
-	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
+	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +212,7 @@ func weiToETH(wei *big.Int) string {
 
 // jobsReport describes the scan cursor and the latest River jobs, for failure messages.
 func jobsReport(t *testing.T, dbURL string) string {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
@@ -213,7 +221,9 @@ func jobsReport(t *testing.T, dbURL string) string {
 	defer conn.Close(ctx)
 	var b strings.Builder
 	var next, head int64
-	conn.QueryRow(ctx, `SELECT next_block, head_block FROM chain_cursors`).Scan(&next, &head)
+	if err := conn.QueryRow(ctx, `SELECT next_block, head_block FROM chain_cursors`).Scan(&next, &head); err != nil {
+		t.Fatal(err)
+	}
 	fmt.Fprintf(&b, "cursor: next %d head %d\n", next, head)
 	rows, _ := conn.Query(ctx, `SELECT id, kind, state, attempt, COALESCE(errors::text, ''), scheduled_at FROM river_job ORDER BY id DESC LIMIT 15`)
 	for rows.Next() {
@@ -221,7 +231,9 @@ func jobsReport(t *testing.T, dbURL string) string {
 		var kind, state, errs string
 		var attempt int
 		var at time.Time
-		rows.Scan(&id, &kind, &state, &attempt, &errs, &at)
+		if err := rows.Scan(&id, &kind, &state, &attempt, &errs, &at); err != nil {
+			t.Fatal(err)
+		}
 		fmt.Fprintf(&b, "job %d %s %s attempt %d at %s %s\n", id, kind, state, attempt, at.Format("15:04:05.000"), errs[:min(len(errs), 300)])
 	}
 	rows.Close()
@@ -240,8 +252,6 @@ func waitNonce(t *testing.T, node *gethdev.Node, addr common.Address, want uint6
 	t.Fatalf("nonce of %s did not reach %d", addr.Hex(), want)
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func bearer(token string) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
@@ -254,11 +264,11 @@ func bearer(token string) connect.UnaryInterceptorFunc {
 // stop ends a process gracefully and waits for it.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
+		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
 }
@@ -294,11 +304,16 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildCoffer(t)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+	chains, err := json.Marshal([]map[string]any{{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18,
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Hex(), "decimals": 6}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	os.WriteFile(chainsFile, chains, 0o600)
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	addr, internalAddr := freeAddr(t), freeAddr(t)
 	base, internal := "http://"+addr, "http://"+internalAddr
 	opsToken := secret.Token("ops_")
@@ -323,7 +338,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	}
 	recv := newReceiver(t)
 	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, internal, connect.WithInterceptors(bearer(opsToken)))
-	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: ptr("Acme"), WebhookUrl: &recv.srv.URL}})
+	created, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: &recv.srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,13 +353,17 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := func() string {
-		res, err := http.Post(base+"/admin/login", "application/json", strings.NewReader(`{"email":"ops@acme.test","password":"a long admin password"}`))
+		res, err := post(t, base+"/admin/login", `{"email":"ops@acme.test","password":"a long admin password"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		var out struct{ Token string }
-		json.NewDecoder(res.Body).Decode(&out)
+		var out struct {
+			Token string `json:"token"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
 		return out.Token
 	}
 	p.stop(t)
@@ -367,7 +386,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		dests[id] = dest
 		rawJSON(t, "PATCH", base+"/admin/withdrawals/"+id+"/status", admin, `{"status":"PROCESSING"}`)
 		go func() { // the answer never comes: the process dies while the payout is in flight
-			req, _ := http.NewRequest("PATCH", base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPatch, base+"/admin/withdrawals/"+id+"/status", strings.NewReader(`{"status":"COMPLETED"}`))
 			req.Header.Set("Authorization", "Bearer "+admin)
 			req.Header.Set("Content-Type", "application/json")
 			if res, err := http.DefaultClient.Do(req); err == nil {

@@ -41,8 +41,11 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	bin := buildCoffer(t)
 	dbURL := testdb.URL(t)
 	masterKey := secret.NewMasterKey()
-	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
+	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
 		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)
@@ -57,7 +60,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	waitFor(t, api, "the API replica to say it waits for a worker", func() bool {
 		return strings.Contains(api.stderr.String(), "waiting for a worker to create the HD wallet")
 	})
-	if res, err := http.Get(base + "/readyz"); err == nil {
+	if res, err := get(t, base+"/readyz"); err == nil {
 		res.Body.Close()
 		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
@@ -72,18 +75,18 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 
 	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
 	waitFor(t, api, "the API replica, once the worker created the wallet", func() bool {
-		res, err := http.Get(base + "/readyz")
+		res, err := get(t, base+"/readyz")
 		if err == nil {
 			res.Body.Close()
 		}
-		return err == nil && res.StatusCode == 200
+		return err == nil && res.StatusCode == http.StatusOK
 	})
 
 	box, err := secret.NewBox(mustParse(t, masterKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: ptr("Acme"), WebhookURL: ptr("https://acme.example/hook")})
+	_, key, err := operator.New(pool, box).Create(ctx, domain.OperatorSettings{Name: new("Acme"), WebhookURL: new("https://acme.example/hook")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +136,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 // startCoffer starts the coffer binary with args; it is stopped when the test ends.
 func startCoffer(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
+	//nolint:noctx // stopped by its cleanup (SIGTERM, then kill), which runs after t.Context ends
 	p := &process{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p.stderr

@@ -35,7 +35,7 @@ func eth(milli int64) *big.Int { return new(big.Int).Mul(big.NewInt(milli), big.
 // rest posts a JSON body and decodes the envelope's data.
 func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
@@ -46,11 +46,13 @@ func rest(t *testing.T, method, url, bearer, body string) map[string]any {
 	}
 	defer res.Body.Close()
 	var env struct {
-		Status string
-		Data   map[string]any
+		Status string         `json:"status"`
+		Data   map[string]any `json:"data"`
 	}
-	json.NewDecoder(res.Body).Decode(&env)
-	if res.StatusCode != 200 || env.Status != "success" {
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK || env.Status != "success" {
 		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
 	}
 	return env.Data
@@ -113,7 +115,9 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	rows, _ := env.Pool.Query(ctx, `SELECT id FROM deposits ORDER BY id`)
 	for rows.Next() {
 		var id int64
-		rows.Scan(&id)
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
 		d, _ := store.New(env.Pool).GetDeposit(ctx, id)
 		deposits = append(deposits, d)
 	}
@@ -185,6 +189,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
 	k, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)

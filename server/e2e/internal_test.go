@@ -83,7 +83,9 @@ func TestInternalTransferOnGeth(t *testing.T) {
 		}
 	}
 	var n int
-	env.Pool.QueryRow(ctx, `SELECT count(*) FROM deposits`).Scan(&n)
+	if err := env.Pool.QueryRow(ctx, `SELECT count(*) FROM deposits`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Fatalf("%d deposits, want 1", n)
 	}

@@ -26,8 +26,11 @@ func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	dbURL := testdb.URL(t)
 	masterKey := secret.NewMasterKey()
 	createWallet(t, dbURL, masterKey)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
+	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func procKiB(t *testing.T, pid int, name string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
 			if err != nil {
@@ -60,11 +60,9 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			body := `{"email":"` + uuid.NewString() + `@coffer.test","password":"` + uuid.NewString() + `"}`
-			req, _ := http.NewRequest("POST", base+"/admin/login", strings.NewReader(body))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/admin/login", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Forwarded-For", fmt.Sprintf("203.0.113.%d, 198.51.100.%d", i%250+1, i%250+1))
 			res, err := http.DefaultClient.Do(req)
@@ -74,7 +72,7 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 			}
 			res.Body.Close()
 			statuses[i] = res.StatusCode
-		}()
+		})
 	}
 	wg.Wait()
 	after, peak := procKiB(t, pid, "VmRSS"), procKiB(t, pid, "VmHWM")

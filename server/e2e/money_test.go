@@ -29,7 +29,7 @@ import (
 // call sends a JSON request and returns the HTTP status and the decoded body.
 func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -194,9 +194,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	var mu sync.Mutex
 	held, paid := 0, 0
 	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			d := rest(t, "POST", env.URL+"/withdraw/"+id+"/decision", keyA, `{"decision":"APPROVE"}`)
 			mu.Lock()
 			defer mu.Unlock()
@@ -208,7 +206,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 			default:
 				t.Errorf("decision: %v", d)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if paid != 9 || held != 11 {
@@ -231,7 +229,9 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 			break
 		}
 	}
-	env.Pool.Exec(ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, expired)
+	if _, err := env.Pool.Exec(ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, expired); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := env.Services.Withdrawals.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type received struct {
 }
 
 func newReceiver(t *testing.T) *receiver {
+	t.Helper()
 	r := &receiver{t: t}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
@@ -65,7 +66,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.events = append(r.events, received{id: req.Header.Get("webhook-id"), form: form, parsed: msg})
 	r.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"error":0,"description":"credited"}`))
+	_, _ = w.Write([]byte(`{"error":0,"description":"credited"}`))
 }
 
 func (r *receiver) all() []received {

@@ -24,7 +24,7 @@ import (
 // rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
 func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	res, err := http.DefaultClient.Do(req)
@@ -33,8 +33,10 @@ func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
 	}
 	defer res.Body.Close()
 	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
-	if res.StatusCode != 200 {
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
 		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, out)
 	}
 	return out
@@ -163,7 +165,9 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 		t.Fatalf("mode B receiver got %d webhooks, want 2", n)
 	}
 	var payouts int
-	env.Pool.QueryRow(ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&payouts)
+	if err := env.Pool.QueryRow(ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&payouts); err != nil {
+		t.Fatal(err)
+	}
 	if payouts != 2 {
 		t.Fatalf("%d payout transactions, want 2", payouts)
 	}

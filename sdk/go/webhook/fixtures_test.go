@@ -87,8 +87,8 @@ func TestServerFixtures(t *testing.T) {
 				t.Fatalf("event %s test %v", webhook.EventName(msg), webhook.IsTest(msg))
 			}
 			// operatorReference: the session's order id, or absent (sent as "null").
-			wantRef := map[string]*string{"deposit_session.json": proto.String("order-1001"),
-				"withdraw_request.json": proto.String("payout 42/β & co")}[filepath.Base(file)]
+			wantRef := map[string]*string{"deposit_session.json": new("order-1001"),
+				"withdraw_request.json": new("payout 42/β & co")}[filepath.Base(file)]
 			type referenced interface{ GetOperatorReference() string }
 			ref := msg.ProtoReflect().Descriptor().Fields().ByName("operator_reference")
 			if ref == nil || msg.ProtoReflect().Has(ref) != (wantRef != nil) ||

@@ -59,10 +59,12 @@ const TimeLayout = "2006-01-02T15:04:05.000Z"
 // ErrUnknownEvent is returned by Parse for a body whose event field names no known event.
 var ErrUnknownEvent = errors.New("webhook: unknown event")
 
-var eventNames = map[protoreflect.FullName]string{
-	(*cofferv1.DepositEvent)(nil).ProtoReflect().Descriptor().FullName():          Deposit,
-	(*cofferv1.WithdrawRequestEvent)(nil).ProtoReflect().Descriptor().FullName():  WithdrawRequest,
-	(*cofferv1.WithdrawCompleteEvent)(nil).ProtoReflect().Descriptor().FullName(): WithdrawComplete,
+func eventNames() map[protoreflect.FullName]string {
+	return map[protoreflect.FullName]string{
+		(*cofferv1.DepositEvent)(nil).ProtoReflect().Descriptor().FullName():          Deposit,
+		(*cofferv1.WithdrawRequestEvent)(nil).ProtoReflect().Descriptor().FullName():  WithdrawRequest,
+		(*cofferv1.WithdrawCompleteEvent)(nil).ProtoReflect().Descriptor().FullName(): WithdrawComplete,
+	}
 }
 
 // newEvent returns an empty message for an event name.
@@ -84,7 +86,7 @@ func EventName(msg proto.Message) string {
 	if msg == nil {
 		return ""
 	}
-	return eventNames[msg.ProtoReflect().Descriptor().FullName()]
+	return eventNames()[msg.ProtoReflect().Descriptor().FullName()]
 }
 
 // IsTest reports whether msg is a test event (test=true): the receiver acknowledges it and
@@ -109,7 +111,7 @@ func sortedFields(md protoreflect.MessageDescriptor) []protoreflect.FieldDescrip
 	return out
 }
 
-var timestampName = (*timestamppb.Timestamp)(nil).ProtoReflect().Descriptor().FullName()
+const timestampName protoreflect.FullName = "google.protobuf.Timestamp"
 
 // Encode renders an event message (*cofferv1.DepositEvent, *cofferv1.WithdrawRequestEvent or
 // *cofferv1.WithdrawCompleteEvent) as a form body: the fields' JSON names in field-number
@@ -180,7 +182,10 @@ func formatValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (string,
 		return strconv.FormatBool(v.Bool()), nil
 	case protoreflect.MessageKind:
 		if fd.Message().FullName() == timestampName {
-			ts := v.Message().Interface().(*timestamppb.Timestamp)
+			ts, ok := v.Message().Interface().(*timestamppb.Timestamp)
+			if !ok {
+				return "", fmt.Errorf("webhook: field %s: not a google.protobuf.Timestamp", fd.Name())
+			}
 			if err := ts.CheckValid(); err != nil {
 				return "", fmt.Errorf("webhook: field %s: %w", fd.Name(), err)
 			}

@@ -20,23 +20,23 @@ func deposit() *cofferv1.DepositEvent {
 		DepositId:             42,
 		IdempotencyKey:        "1:0x5c50:0",
 		ExternalUserId:        "user 1",
-		SessionRef:            proto.String("sr_0123"),
-		SessionAmount:         proto.String("25.00"),
+		SessionRef:            new("sr_0123"),
+		SessionAmount:         new("25.00"),
 		Amount:                "24750000",
-		AmountInDollar:        proto.String("24.75"),
-		AmountInLocalCurrency: proto.String("22.87"),
+		AmountInDollar:        new("24.75"),
+		AmountInLocalCurrency: new("22.87"),
 		LocalCurrencyCode:     "EUR",
 		CurrentRate:           "0.924",
 		Pair:                  "USD/EUR",
 		GrossAmount:           "25000000",
 		FeeAmount:             "250000",
-		FeeInDollar:           proto.String("0.250000"),
+		FeeInDollar:           new("0.250000"),
 		Type:                  "ERC20",
-		ContractAddress:       proto.String("0xdAC17F958D2ee523a2206206994597C13D831ec7"),
-		TransactionHash:       proto.String("0x5c50"),
+		ContractAddress:       new("0xdAC17F958D2ee523a2206206994597C13D831ec7"),
+		TransactionHash:       new("0x5c50"),
 		ChainId:               1,
 		ConfirmedAt:           at,
-		OperatorReference:     proto.String("order-42"),
+		OperatorReference:     new("order-42"),
 	}
 }
 
@@ -54,7 +54,7 @@ func TestEncode(t *testing.T) {
 	test.DepositId = -4503599627370495
 	test.Test = true
 	emptyOptional := deposit()
-	emptyOptional.AmountInDollar = proto.String("")
+	emptyOptional.AmountInDollar = new("")
 
 	tests := []struct {
 		name string
@@ -81,8 +81,8 @@ func TestEncode(t *testing.T) {
 			CryptoCurrencyCode: "USDT",
 			FiatCurrencyCode:   "USD",
 			FiatAmount:         "40.00",
-			CryptoAmountSent:   proto.String("40.000000"),
-			AmountInUsd:        proto.String("40.00"),
+			CryptoAmountSent:   new("40.000000"),
+			AmountInUsd:        new("40.00"),
 			RequestedAt:        timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))),
 		}, "event=WITHDRAW_REQUEST&withdrawRequestId=7f0c5a54-3f3e-4f0e-9a59-2d1f4c7b9e11&sessionRef=sr_9" +
 			"&externalUserId=u%262%3D3&type=DIRECT_TRANSFER&address=0x8ba1f109551bD432803012645Ac136ddd64DBA72" +
@@ -208,7 +208,7 @@ func TestParseRefuses(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	for _, msg := range []proto.Message{deposit(), &cofferv1.WithdrawRequestEvent{WithdrawRequestId: "w", Test: true},
-		&cofferv1.WithdrawCompleteEvent{Status: "COMPLETED", CryptoAmountSent: proto.String("1.5")}} {
+		&cofferv1.WithdrawCompleteEvent{Status: "COMPLETED", CryptoAmountSent: new("1.5")}} {
 		body, err := webhook.Encode(msg)
 		if err != nil {
 			t.Fatal(err)

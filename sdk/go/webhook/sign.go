@@ -97,7 +97,7 @@ func verify(header http.Header, body []byte, key []byte, now time.Time, toleranc
 		return fmt.Errorf("%w: signed %s in the future", ErrTimestamp, (-d).Truncate(time.Second))
 	}
 	want := mac(key, id, stamp, body)
-	for _, s := range strings.Fields(sigs) {
+	for s := range strings.FieldsSeq(sigs) {
 		version, sig, ok := strings.Cut(s, ",")
 		if !ok || version != "v1" {
 			continue

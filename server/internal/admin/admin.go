@@ -65,7 +65,7 @@ func New(pool *pgxpool.Pool, box *secret.Box, opts Options) *Service {
 		opts.HashWait = DefaultHashWait
 	}
 	if opts.Limits == (Limits{}) {
-		opts.Limits = DefaultLimits
+		opts.Limits = DefaultLimits()
 	}
 	return &Service{pool: pool, box: box, now: time.Now, gate: newHashGate(opts.HashMemory), hashWait: opts.HashWait,
 		limits: opts.Limits}
@@ -112,6 +112,33 @@ func (s *Service) Create(ctx context.Context, email, password, operatorID string
 	return created, uri, nil
 }
 
+// checkTOTP checks the second factor of an admin who has one: an error when it cannot be
+// checked or is missing, else why the code is refused ("" when it is accepted or not needed).
+func (s *Service) checkTOTP(ctx context.Context, q *store.Queries, a domain.Admin, code string) (refused string, err error) {
+	if a.TOTPSealed == nil {
+		return "", nil
+	}
+	key, err := s.box.Open(a.TOTPSealed, totpContext(a.ID))
+	if err != nil {
+		return "", fault.Wrap(err, "open TOTP secret")
+	}
+	if code == "" {
+		return "", fault.New(fault.Unauthenticated, "a TOTP code is required for this admin")
+	}
+	step, ok := MatchTOTP(key, code, s.now())
+	if !ok {
+		return "invalid TOTP code", nil
+	}
+	fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step)) //nolint:gosec // steps are about 2^26
+	if err != nil {
+		return "", fault.Wrap(err, "record TOTP step")
+	}
+	if !fresh {
+		return "this TOTP code was used already; wait for the next one", nil
+	}
+	return "", nil
+}
+
 // Credentials are one login attempt.
 type Credentials struct {
 	Email, Password, TOTP string
@@ -151,7 +178,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return "", time.Time{}, domain.Admin{}, fault.Wrap(err, "load admin")
 	}
-	hash := dummyHash
+	hash := dummyHash()
 	if found {
 		hash = a.PasswordHash
 	}
@@ -162,25 +189,10 @@ func (s *Service) Login(ctx context.Context, c Credentials) (string, time.Time, 
 	if !found || !ok || !a.Active {
 		return fail("invalid email or password")
 	}
-	if a.TOTPSealed != nil {
-		key, err := s.box.Open(a.TOTPSealed, totpContext(a.ID))
-		if err != nil {
-			return "", time.Time{}, a, fault.Wrap(err, "open TOTP secret")
-		}
-		if c.TOTP == "" {
-			return "", time.Time{}, a, fault.New(fault.Unauthenticated, "a TOTP code is required for this admin")
-		}
-		step, ok := MatchTOTP(key, c.TOTP, s.now())
-		if !ok {
-			return fail("invalid TOTP code")
-		}
-		fresh, err := q.UseTOTPStep(ctx, a.ID, int64(step))
-		if err != nil {
-			return "", time.Time{}, a, fault.Wrap(err, "record TOTP step")
-		}
-		if !fresh {
-			return fail("this TOTP code was used already; wait for the next one")
-		}
+	if refused, err := s.checkTOTP(ctx, q, a, c.TOTP); err != nil {
+		return "", time.Time{}, a, err
+	} else if refused != "" {
+		return fail(refused)
 	}
 	if err := q.RememberLoginClient(ctx, a.ID, client); err != nil {
 		return "", time.Time{}, a, fault.Wrap(err, "record login client")

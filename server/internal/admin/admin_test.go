@@ -69,14 +69,14 @@ func TestPasswordHash(t *testing.T) {
 	if ok, _ := CheckPassword(h, "hunter2hunter3"); ok {
 		t.Fatal("wrong password accepted")
 	}
-	if HashPassword("x") == HashPassword("x") {
+	if first, second := HashPassword("x"), HashPassword("x"); first == second {
 		t.Fatal("hashes are not salted")
 	}
 	if _, err := CheckPassword("$2a$10$bcrypt", "x"); err == nil {
 		t.Fatal("non-argon2 hash accepted")
 	}
 	// The dummy hash of unknown emails costs what a real one costs.
-	d, _ := parseHash(dummyHash)
+	d, _ := parseHash(dummyHash())
 	r, _ := parseHash(h)
 	if d.mem != r.mem || d.time != r.time || d.threads != r.threads || len(d.want) != len(r.want) {
 		t.Fatalf("dummy hash %+v differs from a real one %+v", d, r)
@@ -144,13 +144,15 @@ func TestLoginLifecycle(t *testing.T) {
 	}
 	// Expired tokens stop working.
 	token, _ = login(s, "ops@coffer.test", password, home)
-	pool.Exec(ctx, `UPDATE admin_sessions SET expires_at = now() - interval '1 second'`)
+	if _, err := pool.Exec(ctx, `UPDATE admin_sessions SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Authenticate(ctx, token); !fault.Is(err, fault.Unauthenticated) {
 		t.Fatalf("expired token works: %v", err)
 	}
 	// Successful logins are not failures: the admin logs in more often than the limit allows
 	// failures.
-	for i := range DefaultLimits.PerAccountClient + 5 {
+	for i := range DefaultLimits().PerAccountClient + 5 {
 		if _, err := login(s, "ops@coffer.test", password, home); err != nil {
 			t.Fatalf("login %d: %v", i+1, err)
 		}
@@ -160,14 +162,16 @@ func TestLoginLifecycle(t *testing.T) {
 func TestLoginFailuresAndThrottle(t *testing.T) {
 	t.Parallel()
 	s, _ := newService(t, Options{})
-	s.Create(context.Background(), "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(context.Background(), "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ email, password string }{{"a@coffer.test", "wrong password!"}, {"nobody@coffer.test", password}} {
 		if _, err := login(s, c.email, c.password, attacker); !fault.Is(err, fault.Unauthenticated) {
 			t.Fatalf("%v: %v", c, err)
 		}
 	}
 	// One failure so far; nine more reach the limit.
-	for i := 1; i < DefaultLimits.PerAccountClient; i++ {
+	for i := 1; i < DefaultLimits().PerAccountClient; i++ {
 		if _, err := login(s, "A@coffer.test", "wrong password!", attacker); !fault.Is(err, fault.Unauthenticated) {
 			t.Fatalf("failure %d: %v", i+1, err)
 		}
@@ -176,12 +180,14 @@ func TestLoginFailuresAndThrottle(t *testing.T) {
 	for _, pw := range []string{"wrong password!", password} {
 		_, err := login(s, "a@coffer.test", pw, attacker)
 		fe := fault.As(err)
-		if fe.Code != fault.RateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 2*int(DefaultLimits.Window.Seconds()) {
+		if fe.Code != fault.RateLimited || fe.RetryAfter <= 0 || fe.RetryAfter > 2*int(DefaultLimits().Window.Seconds()) {
 			t.Fatalf("throttle with %q: %+v", pw, fe)
 		}
 	}
 	// Other emails are unaffected.
-	s.Create(context.Background(), "b@coffer.test", password, "", false)
+	if _, _, err := s.Create(context.Background(), "b@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := login(s, "b@coffer.test", password, attacker); err != nil {
 		t.Fatalf("another admin throttled: %v", err)
 	}
@@ -194,7 +200,9 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, pool := newService(t, Options{})
-	s.Create(ctx, "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	var verified atomic.Int64
 	s.gate.onRun = func() { verified.Add(1) }
 
@@ -211,8 +219,10 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 	key := "admin-login:account-client:" + accountKey("a@coffer.test") + ":" + attacker.String()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
 		var hits int
-		pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits WHERE key = $1`, key).Scan(&hits)
-		if hits >= DefaultLimits.PerAccountClient {
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits WHERE key = $1`, key).Scan(&hits); err != nil {
+			t.Fatal(err)
+		}
+		if hits >= DefaultLimits().PerAccountClient {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -227,8 +237,8 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 		counts[code(err)]++
 	}
 	t.Logf("60 parallel guesses: %v; %d passwords verified", counts, verified.Load())
-	if counts["UNAUTHENTICATED"] > DefaultLimits.PerAccountClient || verified.Load() > int64(DefaultLimits.PerAccountClient) {
-		t.Errorf("%d guesses verified, %v: the limit is %d", verified.Load(), counts, DefaultLimits.PerAccountClient)
+	if counts["UNAUTHENTICATED"] > DefaultLimits().PerAccountClient || verified.Load() > int64(DefaultLimits().PerAccountClient) {
+		t.Errorf("%d guesses verified, %v: the limit is %d", verified.Load(), counts, DefaultLimits().PerAccountClient)
 	}
 	if counts["RATE_LIMITED"] != n-counts["UNAUTHENTICATED"] {
 		t.Errorf("answers %v: want only UNAUTHENTICATED and RATE_LIMITED", counts)
@@ -237,7 +247,9 @@ func TestParallelGuessesStayWithinTheLimit(t *testing.T) {
 		t.Errorf("the right password beyond the limit: %v (token %q)", errs[n-1], tokens[n-1])
 	}
 	var sessions int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
 	if sessions != 0 {
 		t.Errorf("%d tokens issued", sessions)
 	}
@@ -251,7 +263,9 @@ func TestAttackerCannotLockTheAdminOut(t *testing.T) {
 	ctx := context.Background()
 	limits := Limits{Window: 15 * time.Minute, PerAccountClient: 3, PerClient: 6, PerAccount: 8, KnownClientFor: time.Hour}
 	s, _ := newService(t, Options{Limits: limits})
-	s.Create(ctx, "a@coffer.test", password, "", false)
+	if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+		t.Fatal(err)
+	}
 	office := addr("2001:db8:1:2::10")
 	if _, err := login(s, "a@coffer.test", password, office); err != nil { // the admin's usual place
 		t.Fatal(err)
@@ -339,7 +353,10 @@ func TestHashingBudget(t *testing.T) {
 					wg.Go(func() {
 						err := g.run(context.Background(), argonMemory, time.Minute, func() {
 							n := running.Add(1)
-							for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+							for m := most.Load(); n > m; m = most.Load() {
+								if most.CompareAndSwap(m, n) {
+									break
+								}
 							}
 							// Hold the room until as many run as should, and a little longer,
 							// so that a gate letting one more in would be seen.
@@ -366,7 +383,9 @@ func TestHashingBudget(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		s, pool := newService(t, Options{HashMemory: 2 * HashMemoryPerHash, HashWait: 200 * time.Millisecond})
-		s.Create(ctx, "a@coffer.test", password, "", false)
+		if _, _, err := s.Create(ctx, "a@coffer.test", password, "", false); err != nil {
+			t.Fatal(err)
+		}
 		// Two hashes hold the budget (as two slow logins would)...
 		release := make(chan struct{})
 		var held sync.WaitGroup
@@ -385,7 +404,9 @@ func TestHashingBudget(t *testing.T) {
 			}
 		}
 		var hits int
-		pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits`).Scan(&hits)
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(sum(hits), 0) FROM rate_limits`).Scan(&hits); err != nil {
+			t.Fatal(err)
+		}
 		if hits != 0 {
 			t.Errorf("refused logins still count %d hits", hits)
 		}
@@ -524,7 +545,9 @@ func TestDisableEnableRevoke(t *testing.T) {
 
 	// Bad references change nothing.
 	var before int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&before)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, id, email, want string
 	}{
@@ -544,7 +567,9 @@ func TestDisableEnableRevoke(t *testing.T) {
 		}
 	}
 	var after int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&after)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
 	if after != before || !alive(otherToken) {
 		t.Fatalf("bad references changed the sessions: %d → %d", before, after)
 	}

@@ -31,8 +31,10 @@ type Limits struct {
 }
 
 // DefaultLimits are the production limits.
-var DefaultLimits = Limits{Window: 15 * time.Minute, PerAccountClient: 10, PerClient: 50, PerAccount: 100,
-	KnownClientFor: 30 * 24 * time.Hour}
+func DefaultLimits() Limits {
+	return Limits{Window: 15 * time.Minute, PerAccountClient: 10, PerClient: 50, PerAccount: 100,
+		KnownClientFor: 30 * 24 * time.Hour}
+}
 
 // attempt is a login attempt's counts, one per limit it passed.
 type attempt struct {

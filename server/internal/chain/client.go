@@ -66,6 +66,7 @@ func (c *Client) Close() {
 	}
 }
 
+//nolint:gochecknoglobals // one client, so every chain.Client shares one connection pool
 var rpcHTTPClient = &http.Client{Transport: &http.Transport{
 	Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second,
 	DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
@@ -114,12 +115,10 @@ func retryable(err error) bool {
 	if err == nil || errors.Is(err, ethereum.NotFound) || errors.Is(err, context.Canceled) {
 		return false
 	}
-	var httpErr rpc.HTTPError
-	if errors.As(err, &httpErr) {
+	if httpErr, ok := errors.AsType[rpc.HTTPError](err); ok {
 		return httpErr.StatusCode == http.StatusTooManyRequests || httpErr.StatusCode >= 500
 	}
-	var rpcErr rpc.Error
-	if errors.As(err, &rpcErr) {
+	if rpcErr, ok := errors.AsType[rpc.Error](err); ok {
 		// -32005: limit exceeded (Infura, Alchemy); -32603 internal errors are node-side trouble.
 		msg := strings.ToLower(rpcErr.Error())
 		return rpcErr.ErrorCode() == -32005 || rpcErr.ErrorCode() == -32603 ||
@@ -158,7 +157,7 @@ func (c *Client) call(ctx context.Context, what string, fn func(context.Context,
 		pause := e.fail(c.now())
 		c.log.Warn("RPC endpoint failed; trying the next", "call", what, "endpoint", redact(e.url), "pause", pause, "error", err)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, lastErr)
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, lastErr)
 }
 
 // redact drops the path and query of an RPC URL, where providers put API keys.

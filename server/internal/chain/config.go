@@ -26,7 +26,10 @@ type Token struct {
 	MinDeposit string `json:"minDeposit,omitempty"`
 }
 
-// Network is one EVM chain of the chains file.
+// Network is one EVM chain of the chains file. validate fills defaults in (pointer); the
+// readers take a value so that a Network in a map or a slice answers directly.
+//
+//nolint:recvcheck // see above
 type Network struct {
 	ChainID        int64    `json:"chainId"`
 	Name           string   `json:"name"`

@@ -27,7 +27,9 @@ func TestLoadFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "chains.json")
-			os.WriteFile(path, []byte(tc.body), 0o600)
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			r, err := LoadFile(path)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {

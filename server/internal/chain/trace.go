@@ -24,7 +24,7 @@ type TxTrace struct {
 }
 
 // callTracer asks for go-ethereum's native call tracer (every node with the debug API has it).
-var callTracer = map[string]any{"tracer": "callTracer"}
+func callTracer() map[string]any { return map[string]any{"tracer": "callTracer"} }
 
 // TraceBlock runs the callTracer over every transaction of the block with this hash
 // (debug_traceBlockByHash: by hash, so the trace is of exactly the block that was read, even
@@ -36,7 +36,7 @@ func (c *Client) TraceBlock(ctx context.Context, hash common.Hash) ([]TxTrace, e
 		Error  string      `json:"error"`
 	}
 	err := c.call(ctx, "debug_traceBlockByHash", func(ctx context.Context, ec *ethclient.Client) error {
-		return ec.Client().CallContext(ctx, &raw, "debug_traceBlockByHash", hash, callTracer)
+		return ec.Client().CallContext(ctx, &raw, "debug_traceBlockByHash", hash, callTracer())
 	})
 	if err != nil {
 		return nil, traceError(err)

@@ -62,6 +62,7 @@ func TestInternalTransfersWalk(t *testing.T) {
 		{"a failed transaction undoes everything", frame("CALL", c, 1, "out of gas", frame("CALL", a, 1, "")), []got{{0, a, 1, true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var out []got
 			for _, tr := range chain.InternalTransfers(&tc.root) {
 				out = append(out, got{tr.Ordinal, tr.To, tr.Value.Int64(), tr.Reverted})

@@ -12,11 +12,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
 // DefaultTrusted are the proxies believed when a header is configured and no list is given:
 // loopback and private networks, where a load balancer in front of Coffer usually sits.
+//
+//nolint:gochecknoglobals // read by config and apptest; a func is the follow-up once they are free
 var DefaultTrusted = []netip.Prefix{
 	netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
 	netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16"),
@@ -35,7 +38,7 @@ type Resolver struct {
 // ParsePrefixes reads a comma-separated list of CIDR prefixes or single addresses.
 func ParsePrefixes(raw string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
-	for _, item := range strings.Split(raw, ",") {
+	for item := range strings.SplitSeq(raw, ",") {
 		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
@@ -70,8 +73,8 @@ func (r *Resolver) Addr(req *http.Request) netip.Addr {
 	}
 	entries := headerEntries(req.Header.Values(r.Header), strings.EqualFold(r.Header, "Forwarded"))
 	var leftmost netip.Addr
-	for i := len(entries) - 1; i >= 0; i-- {
-		a := parseHost(entries[i])
+	for _, entrie := range slices.Backward(entries) {
+		a := parseHost(entrie)
 		if !a.IsValid() {
 			// Our own proxy wrote an entry we cannot read (a misconfigured header): fall back
 			// to the peer rather than believe anything to its left.
@@ -93,11 +96,11 @@ func (r *Resolver) Addr(req *http.Request) netip.Addr {
 func headerEntries(values []string, forwarded bool) []string {
 	var out []string
 	for _, v := range values {
-		for _, hop := range strings.Split(v, ",") {
+		for hop := range strings.SplitSeq(v, ",") {
 			hop = strings.TrimSpace(hop)
 			if forwarded {
 				value := ""
-				for _, pair := range strings.Split(hop, ";") {
+				for pair := range strings.SplitSeq(hop, ";") {
 					if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "for") {
 						value = v
 					}

@@ -80,7 +80,7 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, opts Rotat
 	// after its column was done: passes repeat until one finds nothing.
 	for pass := 0; ; pass++ {
 		found := 0
-		for _, c := range sealedColumns {
+		for _, c := range sealedColumns() {
 			for {
 				n, err := resealBatch(ctx, pool, box, c, header, opts, &done, &rep)
 				if err != nil {
@@ -199,7 +199,7 @@ func (s Status) Pending(keyID string) int {
 // ReadStatus reads the Status.
 func ReadStatus(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 	var st Status
-	for _, c := range sealedColumns {
+	for _, c := range sealedColumns() {
 		// Hand-written: the table and column are identifiers.
 		rows, err := pool.Query(ctx, fmt.Sprintf(`SELECT %s, count(*) FROM %s WHERE %s IS NOT NULL GROUP BY 1`, keyOf(c), c.table, c.column))
 		if err != nil {

@@ -27,15 +27,17 @@ type column struct {
 
 func (c column) String() string { return c.table + "." + c.column }
 
-var sealedColumns = []column{
-	{table: "wallet_seed", column: "sealed", pk: "id", pkType: "boolean", arg: "''",
-		context: func(string) string { return wallet.SeedContext }},
-	{table: "wallet_seed", column: "public_sealed", pk: "id", pkType: "boolean", arg: "''",
-		context: func(string) string { return wallet.PublicContext }},
-	{table: "operator_keys", column: "sealed", pk: "id", pkType: "bigint", arg: "operator_id::text",
-		context: operator.KeyContext},
-	{table: "admins", column: "totp_sealed", pk: "id", pkType: "uuid", arg: "id::text",
-		context: admin.TOTPContext},
+func sealedColumns() []column {
+	return []column{
+		{table: "wallet_seed", column: "sealed", pk: "id", pkType: "boolean", arg: "''",
+			context: func(string) string { return wallet.SeedContext }},
+		{table: "wallet_seed", column: "public_sealed", pk: "id", pkType: "boolean", arg: "''",
+			context: func(string) string { return wallet.PublicContext }},
+		{table: "operator_keys", column: "sealed", pk: "id", pkType: "bigint", arg: "operator_id::text",
+			context: operator.KeyContext},
+		{table: "admins", column: "totp_sealed", pk: "id", pkType: "uuid", arg: "id::text",
+			context: admin.TOTPContext},
+	}
 }
 
 // queries are custody's statements (store/dbsqlc/custody.sql), checked against the migrations
@@ -53,7 +55,7 @@ type db interface {
 // countSealed is the number of sealed values in the database.
 func countSealed(ctx context.Context, q db) (int, error) {
 	total := 0
-	for _, c := range sealedColumns {
+	for _, c := range sealedColumns() {
 		var n int
 		// Hand-written: the table and column are identifiers.
 		if err := q.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s IS NOT NULL`, c.table, c.column)).Scan(&n); err != nil {

@@ -20,8 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/big"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,14 +211,12 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	faucetAddr := crypto.PubkeyToAddress(faucet.PublicKey)
 
 	alloc := types.GenesisAlloc{faucetAddr: {Balance: faucetBalance()}}
-	for addr, acc := range opts.Alloc {
-		alloc[addr] = acc
-	}
+	maps.Copy(alloc, opts.Alloc)
 
 	// Route the node's own logs (HTTP server start/stop etc.) to our logger.
 	// Most of geth logs through its global root logger, which we leave alone.
 	nodeLogger := gethlog.NewLogger(baseLogger.With("component", "devchain/node").Handler())
-	backend, rpcURL, err := startBackend(alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
+	backend, rpcURL, err := startBackend(ctx, alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
 		ec.Genesis.Config = chainConfig
 		nc.Logger = nodeLogger
 		nc.WSHost = ""
@@ -297,7 +297,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 	}
 	answers := []*big.Int{ethFeed, usdFeed, usdFeed}
 
-	var ds []*deployment
+	ds := make([]*deployment, 0, len(tokens)+len(aggs))
 	for _, t := range tokens {
 		ds = append(ds, &deployment{
 			what: "token " + t.Symbol,
@@ -316,7 +316,7 @@ func (c *Chain) deploy(ctx context.Context) error {
 	for _, d := range ds {
 		bin := common.FromHex(d.bin)
 		_, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-			gas, err := c.estimateWithMargin(ctx, nil, append(bin[:len(bin):len(bin)], d.args...))
+			gas, err := c.estimateWithMargin(ctx, nil, append(slices.Clip(bin), d.args...))
 			if err != nil {
 				return nil, err
 			}
@@ -375,7 +375,7 @@ func (c *Chain) sendFromFaucetTx(ctx context.Context, send func(*bind.TransactOp
 			return nil, err
 		}
 		opts := bind.NewKeyedTransactor(c.faucet, big.NewInt(ChainID))
-		opts.Context = ctx
+		opts.Context = ctx //nolint:fatcontext // sets the transactor's context; nothing nests
 		opts.Nonce = new(big.Int).SetUint64(nonce)
 		tx, err := send(opts)
 		if err != nil {
@@ -428,7 +428,7 @@ func (c *Chain) ResetNonce() {
 // The bound port is not read back from the node, so for port 0 a free port
 // is reserved (listen on :0, close) and handed to the node; if another
 // process grabs it in between, node start fails and we retry with a new port.
-func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
+func startBackend(ctx context.Context, alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
 	if host == "" {
 		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
 			opt(nc, ec)
@@ -445,7 +445,7 @@ func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*nod
 		p := port
 		if p == 0 {
 			var err error
-			if p, err = freePort(host); err != nil {
+			if p, err = freePort(ctx, host); err != nil {
 				return nil, "", fmt.Errorf("devchain: reserve HTTP port: %w", err)
 			}
 		}
@@ -465,13 +465,18 @@ func startBackend(alloc types.GenesisAlloc, host string, port int, opt func(*nod
 	return nil, "", fmt.Errorf("devchain: start HTTP JSON-RPC on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), lastErr)
 }
 
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+func freePort(ctx context.Context, host string) (int, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("devchain: %s is not a TCP address", l.Addr())
+	}
+	return addr.Port, nil
 }
 
 // parseLoopbackAddr validates a host:port and requires a loopback host.
@@ -484,10 +489,10 @@ func parseLoopbackAddr(addr string) (string, int, error) {
 	if err != nil || port < 0 || port > 65535 {
 		return "", 0, fmt.Errorf("devchain: invalid HTTPAddr %q: bad port", addr)
 	}
-	switch {
-	case host == "":
+	switch host {
+	case "":
 		host = "127.0.0.1"
-	case host == "localhost":
+	case "localhost":
 	default:
 		ip := net.ParseIP(host)
 		if ip == nil || !ip.IsLoopback() {
@@ -576,7 +581,7 @@ func (c *Chain) Commit() common.Hash {
 // transactions asynchronously, so one block may come too early), and returns the receipts.
 func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Receipt, error) {
 	receipts := make([]*types.Receipt, len(hashes))
-	for round := 0; round < 50; round++ {
+	for range 50 {
 		c.Commit()
 		missing := 0
 		for i, h := range hashes {
@@ -602,7 +607,7 @@ func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Recei
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	return nil, fmt.Errorf("devchain: transactions not mined after 50 blocks")
+	return nil, errors.New("devchain: transactions not mined after 50 blocks")
 }
 
 // AdjustTime seals an empty block whose timestamp is moved forward by d.

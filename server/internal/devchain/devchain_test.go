@@ -59,6 +59,7 @@ func newKey(t *testing.T) (*ecdsa.PrivateKey, common.Address) {
 }
 
 func testCtx(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -511,7 +512,7 @@ func TestStartErrors(t *testing.T) {
 	}
 
 	// A fixed port that is taken yields an error, not a panic.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +540,7 @@ func TestCloseIdempotent(t *testing.T) {
 	}
 	// The HTTP listener is gone.
 	addr := strings.TrimPrefix(url, "http://")
-	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+	if conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(t.Context(), "tcp", addr); err == nil {
 		conn.Close()
 		t.Fatalf("HTTP server still listening on %s", addr)
 	}

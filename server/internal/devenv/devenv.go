@@ -108,7 +108,7 @@ func (c FileChain) Network() chain.Network {
 		NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals, BankrollAddress: common.HexToAddress(c.BankrollAddress),
 		PriceFeeds: c.PriceFeeds}
 	for _, t := range c.Tokens {
-		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)})
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)}) //nolint:gosec // decimals are at most 255
 	}
 	return n
 }
@@ -189,7 +189,7 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		defer cluster.Stop()
+		defer func() { _ = cluster.Stop() }() // shutdown: nothing is left to report it to
 		dbURL = cluster.URL
 	}
 	masterKey, _ := secret.ParseMasterKey(st.MasterKey)
@@ -216,7 +216,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", opts.Addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
@@ -224,7 +225,7 @@ func Run(ctx context.Context, opts Options) error {
 	if internalAddr == "" {
 		internalAddr = "127.0.0.1:0"
 	}
-	iln, err := net.Listen("tcp", internalAddr)
+	iln, err := lc.Listen(ctx, "tcp", internalAddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("listen on %s: %w", internalAddr, err)
@@ -371,11 +372,13 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 
 // DemoFloat is what the demo operator starts with, per asset of the dev chain, so that its
 // withdrawals can be paid before any deposit: a tenth of what the hot wallet is funded with.
-var DemoFloat = map[string]string{"ETH": "100", "USDT": "100000", "USDC": "100000"}
+func DemoFloat() map[string]string {
+	return map[string]string{"ETH": "100", "USDT": "100000", "USDC": "100000"}
+}
 
 func fundDemo(ctx context.Context, ledger *funds.Ledger, operatorID string, chains *chain.Registry) error {
 	for _, n := range chains.Networks() {
-		for symbol, amount := range DemoFloat {
+		for symbol, amount := range DemoFloat() {
 			if _, ok := n.Asset(symbol); !ok {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strconv"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -139,6 +140,7 @@ func (ReconcileArgs) InsertOpts() river.InsertOpts {
 // ReconcileWorker works ReconcileArgs.
 type ReconcileWorker struct {
 	river.WorkerDefaults[ReconcileArgs]
+
 	Reconciler *Reconciler
 	Log        *slog.Logger
 }
@@ -154,7 +156,7 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	}
 	for _, l := range lines {
 		surplus, _ := l.Surplus.Float64()
-		metrics.FundsSurplus.WithLabelValues(fmt.Sprint(l.ChainID), l.Currency).Set(surplus)
+		metrics.FundsSurplus.WithLabelValues(strconv.FormatInt(l.ChainID, 10), l.Currency).Set(surplus)
 		if !l.OK {
 			w.Log.ErrorContext(ctx, "reconciliation: on-chain holdings do not cover operators' funds", "chain", l.ChainID,
 				"currency", l.Currency, "holdings", l.Holdings, "owed", l.Owed, "short", l.Surplus.Neg())

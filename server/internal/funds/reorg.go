@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -48,11 +49,11 @@ func ReportUnresolvedReorgs(ctx context.Context, db store.DBTX, chains *chain.Re
 		return err
 	}
 	for _, n := range chains.Networks() {
-		metrics.DepositsReorgedUnresolved.WithLabelValues(fmt.Sprint(n.ChainID)).Set(float64(open[n.ChainID]))
+		metrics.DepositsReorgedUnresolved.WithLabelValues(strconv.FormatInt(n.ChainID, 10)).Set(float64(open[n.ChainID]))
 		delete(open, n.ChainID)
 	}
 	for chainID, count := range open { // chains no longer configured
-		metrics.DepositsReorgedUnresolved.WithLabelValues(fmt.Sprint(chainID)).Set(float64(count))
+		metrics.DepositsReorgedUnresolved.WithLabelValues(strconv.FormatInt(chainID, 10)).Set(float64(count))
 	}
 	return nil
 }

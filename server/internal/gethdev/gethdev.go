@@ -70,13 +70,19 @@ func Start(t testing.TB, period time.Duration) *Node {
 		}
 		t.Skip(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		t.Fatalf("%s is not a TCP address", ln.Addr())
+	}
+	port := addr.Port
+	_ = ln.Close()
 	dir := t.TempDir()
+	//nolint:noctx // the test's context ends before its cleanups; the cleanup below stops geth gracefully
 	cmd := exec.Command(bin, "--dev", "--dev.period", strconv.Itoa(int(period.Seconds())), "--datadir", dir,
 		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3,debug",
 		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--verbosity", "1")
@@ -87,13 +93,14 @@ func Start(t testing.TB, period time.Duration) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
+		// Errors here mean geth already exited, which is what the cleanup wants.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill()
 		}
 		logFile.Close()
 	})

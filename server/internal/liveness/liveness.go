@@ -129,7 +129,7 @@ func (m *Member) hold(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(context.WithoutCancel(ctx)) // closes after ctx ends
 	var locked bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, m.lockKey).Scan(&locked); err != nil {
 		return err
@@ -147,7 +147,8 @@ func (m *Member) hold(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// ctx is done: unregister anyway, on a context of its own.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			defer cancel()
 			return q.UnregisterWorker(cctx, m.opts.ClientID)
 		case <-tick.C:

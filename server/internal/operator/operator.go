@@ -274,8 +274,7 @@ func asFault(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
 		return fe
 	}
 	if errors.Is(err, store.ErrNotFound) {

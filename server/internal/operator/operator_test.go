@@ -18,9 +18,8 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func ptr[T any](v T) *T { return &v }
-
 func setup(t *testing.T) (*operator.Service, func(string) []byte) {
+	t.Helper()
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	dump := func(id string) []byte { // every stored byte of an operator's keys
@@ -28,7 +27,9 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 		rows, _ := pool.Query(context.Background(), `SELECT digest || sealed || convert_to(prefix, 'UTF8') FROM operator_keys WHERE operator_id = $1`, id)
 		for rows.Next() {
 			var r []byte
-			rows.Scan(&r)
+			if err := rows.Scan(&r); err != nil {
+				t.Fatal(err)
+			}
 			b = append(b, r...)
 		}
 		rows.Close()
@@ -42,8 +43,8 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 func TestCreateAndAuthenticate(t *testing.T) {
 	ctx := context.Background()
 	s, dump := setup(t)
-	op, key, err := s.Create(ctx, domain.OperatorSettings{Name: ptr(" Acme "), WebhookURL: ptr("https://acme.example/hook"),
-		ApprovalMode: ptr(domain.ApprovalMode("external")), FiatCurrency: ptr("eur"), PerTxCap: ptr("100.50")})
+	op, key, err := s.Create(ctx, domain.OperatorSettings{Name: new(" Acme "), WebhookURL: new("https://acme.example/hook"),
+		ApprovalMode: new(domain.ApprovalMode("external")), FiatCurrency: new("eur"), PerTxCap: new("100.50")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestCreateAndAuthenticate(t *testing.T) {
 		}
 	}
 	// An inactive operator still authenticates (it may query and decide; it cannot open sessions).
-	if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{Active: ptr(false)}); err != nil {
+	if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{Active: new(false)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Authenticate(ctx, key); err != nil || got.Active {
@@ -81,18 +82,18 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, _ := setup(t)
-	op, _, err := s.Create(ctx, domain.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example"), FiatCurrency: ptr("gbp")})
+	op, _, err := s.Create(ctx, domain.OperatorSettings{Name: new("A"), WebhookURL: new("https://a.example"), FiatCurrency: new("gbp")})
 	if err != nil || op.FiatCurrency != "GBP" {
 		t.Fatalf("create GBP: %+v %v", op, err)
 	}
 	for _, code := range []string{"JPY", "xyz"} {
-		_, _, err := s.Create(ctx, domain.OperatorSettings{Name: ptr("B"), WebhookURL: ptr("https://b.example"), FiatCurrency: ptr(code)})
+		_, _, err := s.Create(ctx, domain.OperatorSettings{Name: new("B"), WebhookURL: new("https://b.example"), FiatCurrency: new(code)})
 		fe := fault.As(err)
 		if fe.Code != fault.InvalidArgument || fe.Field != "fiatCurrency" || !strings.Contains(fe.Message, "EUR, GBP, USD") ||
 			!strings.Contains(fe.Message, strings.ToUpper(code)) {
 			t.Errorf("create %s: %v", code, err)
 		}
-		if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: ptr(code), Name: ptr("renamed")}); !fault.Is(err, fault.InvalidArgument) {
+		if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: new(code), Name: new("renamed")}); !fault.Is(err, fault.InvalidArgument) {
 			t.Errorf("update %s: %v", code, err)
 		}
 	}
@@ -102,12 +103,12 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 	if list, _ := s.List(ctx, ""); len(list) != 1 {
 		t.Fatalf("refused creates left %d operators", len(list))
 	}
-	if got, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: ptr("eur")}); err != nil || got.FiatCurrency != "EUR" {
+	if got, err := s.Update(ctx, op.ID, domain.OperatorSettings{FiatCurrency: new("eur")}); err != nil || got.FiatCurrency != "EUR" {
 		t.Fatalf("update EUR: %+v %v", got, err)
 	}
 	box, _ := secret.NewBox(secret.Random(32))
 	bare := operator.New(testdb.New(t), box)
-	if _, _, err := bare.Create(ctx, domain.OperatorSettings{Name: ptr("C"), WebhookURL: ptr("https://c.example"), FiatCurrency: ptr("EUR")}); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
+	if _, _, err := bare.Create(ctx, domain.OperatorSettings{Name: new("C"), WebhookURL: new("https://c.example"), FiatCurrency: new("EUR")}); !strings.Contains(fault.As(err).Message, "supported currencies: USD") {
 		t.Fatalf("no rate table: %v", err)
 	}
 }
@@ -115,7 +116,7 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 func TestRotateKey(t *testing.T) {
 	ctx := context.Background()
 	s, _ := setup(t)
-	op, oldKey, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("A"), WebhookURL: ptr("https://a.example")})
+	op, oldKey, _ := s.Create(ctx, domain.OperatorSettings{Name: new("A"), WebhookURL: new("https://a.example")})
 	newKey, exp, err := s.RotateKey(ctx, op.ID, time.Hour)
 	if err != nil || newKey == oldKey {
 		t.Fatal(err)
@@ -158,23 +159,23 @@ func TestSettingsValidationAndTree(t *testing.T) {
 	ctx := context.Background()
 	s, _ := setup(t)
 	for name, in := range map[string]domain.OperatorSettings{
-		"no name":        {WebhookURL: ptr("https://a.example")},
-		"no webhook":     {Name: ptr("A")},
-		"ftp webhook":    {Name: ptr("A"), WebhookURL: ptr("ftp://a.example")},
-		"relative url":   {Name: ptr("A"), WebhookURL: ptr("/hook")},
-		"credentials":    {Name: ptr("A"), WebhookURL: ptr("https://u:p@a.example")},
-		"mode":           {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ApprovalMode: ptr(domain.ApprovalMode("MANUAL"))},
-		"negative cap":   {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DailyCap: ptr("-1")},
-		"fee":            {Name: ptr("A"), WebhookURL: ptr("https://a.example"), DepositFeeBps: ptr(int32(10001))},
-		"unknown parent": {Name: ptr("A"), WebhookURL: ptr("https://a.example"), ParentID: ptr("00000000-0000-4000-8000-000000000000")},
+		"no name":        {WebhookURL: new("https://a.example")},
+		"no webhook":     {Name: new("A")},
+		"ftp webhook":    {Name: new("A"), WebhookURL: new("ftp://a.example")},
+		"relative url":   {Name: new("A"), WebhookURL: new("/hook")},
+		"credentials":    {Name: new("A"), WebhookURL: new("https://u:p@a.example")},
+		"mode":           {Name: new("A"), WebhookURL: new("https://a.example"), ApprovalMode: new(domain.ApprovalMode("MANUAL"))},
+		"negative cap":   {Name: new("A"), WebhookURL: new("https://a.example"), DailyCap: new("-1")},
+		"fee":            {Name: new("A"), WebhookURL: new("https://a.example"), DepositFeeBps: new(int32(10001))},
+		"unknown parent": {Name: new("A"), WebhookURL: new("https://a.example"), ParentID: new("00000000-0000-4000-8000-000000000000")},
 	} {
 		if _, _, err := s.Create(ctx, in); !fault.Is(err, fault.InvalidArgument) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	root, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Root"), WebhookURL: ptr("https://r.example")})
-	child, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Child"), WebhookURL: ptr("https://c.example"), ParentID: &root.ID})
-	grandchild, _, _ := s.Create(ctx, domain.OperatorSettings{Name: ptr("Grandchild"), WebhookURL: ptr("https://g.example"), ParentID: &child.ID})
+	root, _, _ := s.Create(ctx, domain.OperatorSettings{Name: new("Root"), WebhookURL: new("https://r.example")})
+	child, _, _ := s.Create(ctx, domain.OperatorSettings{Name: new("Child"), WebhookURL: new("https://c.example"), ParentID: &root.ID})
+	grandchild, _, _ := s.Create(ctx, domain.OperatorSettings{Name: new("Grandchild"), WebhookURL: new("https://g.example"), ParentID: &child.ID})
 	if _, err := s.Update(ctx, root.ID, domain.OperatorSettings{ParentID: &grandchild.ID}); !fault.Is(err, fault.InvalidArgument) {
 		t.Fatalf("cycle accepted: %v", err)
 	}
@@ -183,7 +184,7 @@ func TestSettingsValidationAndTree(t *testing.T) {
 		t.Fatalf("tree %v", tree)
 	}
 	// Detaching makes the child a root.
-	if op, err := s.Update(ctx, child.ID, domain.OperatorSettings{ParentID: ptr("")}); err != nil || op.ParentID != "" {
+	if op, err := s.Update(ctx, child.ID, domain.OperatorSettings{ParentID: new("")}); err != nil || op.ParentID != "" {
 		t.Fatalf("detach: %+v %v", op, err)
 	}
 	if tree, _ := s.Tree(ctx, root.ID); len(tree) != 1 {

@@ -61,8 +61,8 @@ const superuser = "coffer"
 // symlinks), else the newest /usr/lib/postgresql/*/bin.
 func BinDir() (string, error) {
 	if p, err := exec.LookPath("initdb"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			dir := filepath.Dir(real)
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			dir := filepath.Dir(resolved)
 			if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
 				return dir, nil
 			}
@@ -126,7 +126,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	port := opts.Port
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = freePort(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -140,6 +140,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Ephemeral {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
+	//nolint:noctx // the server outlives Start's context; Stop ends it (SIGINT, fast shutdown)
 	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
@@ -151,7 +152,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		URL: fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, port, opts.Database)}
 	go func() { c.waitErr = cmd.Wait(); close(c.done) }()
 	if err := c.waitReady(ctx, opts.Database); err != nil {
-		c.Stop()
+		_ = c.Stop() // the readiness error is the one to report
 		return nil, fmt.Errorf("%w (log: %s)", err, tail(logPath))
 	}
 	opts.Logger.Info("PostgreSQL ready", "port", port, "dir", dir)
@@ -164,7 +165,7 @@ func (c *Cluster) waitReady(ctx context.Context, database string) error {
 	for {
 		select {
 		case <-c.done:
-			return fmt.Errorf("postgres exited: %v", c.waitErr)
+			return fmt.Errorf("postgres exited: %w", c.waitErr)
 		default:
 		}
 		conn, err := pgx.Connect(ctx, adminURL)
@@ -210,15 +211,21 @@ func (c *Cluster) Stop() error {
 // runAs returns the credential to run PostgreSQL under when we are root, else nil.
 func runAs() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return nil, nil
+		return nil, nil //nolint:nilnil // no credential: PostgreSQL runs as we do
 	}
 	for _, name := range []string{"postgres", "nobody"} {
 		u, err := user.Lookup(name)
 		if err != nil {
 			continue
 		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
+		uid, err := strconv.ParseUint(u.Uid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("user %s: uid %q: %w", name, u.Uid, err)
+		}
+		gid, err := strconv.ParseUint(u.Gid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("user %s: gid %q: %w", name, u.Gid, err)
+		}
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 	}
 	return nil, errors.New("running as root and neither a postgres nor a nobody user exists to run PostgreSQL")
@@ -231,7 +238,7 @@ func makeReachable(dir string, cred *syscall.Credential) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, int(cred.Uid), int(cred.Gid))
+		return os.Lchown(p, int(cred.Uid), int(cred.Gid)) //nolint:gosec // G122: our own fresh directory
 	})
 	if err != nil {
 		return err
@@ -250,13 +257,18 @@ func makeReachable(dir string, cred *syscall.Credential) error {
 	return nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(ctx context.Context) (int, error) {
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("pgcluster: %s is not a TCP address", l.Addr())
+	}
+	return addr.Port, nil
 }
 
 func tail(path string) string {

@@ -31,7 +31,11 @@ func TestStartStopRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Stop()
+	defer func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
 	conn, err = pgx.Connect(ctx, c.URL)
 	if err != nil {
 		t.Fatal(err)

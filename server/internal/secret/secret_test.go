@@ -146,7 +146,7 @@ func TestKeyring(t *testing.T) {
 
 	// The header is authenticated: a value relabelled with another key id does not open.
 	forged := bytes.Clone(underNew)
-	copy(forged[1:9], []byte(mustHeader(t, KeyID(oldKey)))[1:])
+	copy(forged[1:9], mustHeader(t, KeyID(oldKey))[1:])
 	if _, err := both.Open(forged, "ctx"); err == nil {
 		t.Error("opened a relabelled value")
 	}

@@ -25,18 +25,18 @@ var (
 	once      sync.Once
 	serverURL string
 	template  string
-	setupErr  error
+	errSetup  error
 	cluster   *pgcluster.Cluster
 	tmpDir    string
 )
 
 // Main runs the tests of a package and stops the throwaway cluster afterwards.
-// Use it as: func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+// Use it as: func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if cluster != nil {
-		cluster.Stop()
-		os.RemoveAll(tmpDir)
+		_ = cluster.Stop() // the tests' verdict is already in code
+		_ = os.RemoveAll(tmpDir)
 	}
 	return code
 }
@@ -47,18 +47,18 @@ func setup() {
 	if serverURL == "" {
 		dir, err := os.MkdirTemp("", "coffer-testpg-")
 		if err != nil {
-			setupErr = err
+			errSetup = err
 			return
 		}
 		tmpDir = dir
-		cluster, setupErr = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Ephemeral: true, MaxConnections: 300})
-		if setupErr != nil {
+		cluster, errSetup = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Ephemeral: true, MaxConnections: 300})
+		if errSetup != nil {
 			return
 		}
 		serverURL = cluster.URL
 	}
 	template = "coffer_tpl_" + store.SchemaFingerprint()
-	setupErr = ensureTemplate(ctx)
+	errSetup = ensureTemplate(ctx)
 }
 
 // ensureTemplate creates and migrates the template database once per schema version, even
@@ -104,8 +104,8 @@ func ensureTemplate(ctx context.Context) error {
 func URL(t testing.TB) string {
 	t.Helper()
 	once.Do(setup)
-	if setupErr != nil {
-		t.Fatalf("test database: %v", setupErr)
+	if errSetup != nil {
+		t.Fatalf("test database: %v", errSetup)
 	}
 	ctx := context.Background()
 	var b [6]byte

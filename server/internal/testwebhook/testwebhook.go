@@ -210,7 +210,7 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 	amountUSD := fiat.Div(perUSD)
 	var reference *string // "null" on the wire when the session has none, as on a real event
 	if sess.OperatorReference != "" {
-		reference = ptr(sess.OperatorReference)
+		reference = new(sess.OperatorReference)
 	}
 	return &cofferv1.WithdrawCompleteEvent{
 		Event:              "WITHDRAW_COMPLETE",
@@ -223,15 +223,13 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 		CryptoCurrencyCode: strings.ToUpper(a.Symbol),
 		FiatCurrencyCode:   sess.FiatCurrency,
 		FiatAmount:         money.Fiat(fiat),
-		CryptoAmountSent:   ptr(rates.FormatUnits(sent, a.Decimals)),
-		AmountInUsd:        ptr(rates.USDString(amountUSD)),
+		CryptoAmountSent:   new(rates.FormatUnits(sent, a.Decimals)),
+		AmountInUsd:        new(rates.USDString(amountUSD)),
 		CompletedAt:        timestamppb.Now(),
 		Test:               true,
 		OperatorReference:  reference,
 	}, nil
 }
-
-func ptr(s string) *string { return &s }
 
 func sha256Bytes(s string) []byte {
 	h := sha256.Sum256([]byte(s))

@@ -104,7 +104,7 @@ func TestBIP32Vectors(t *testing.T) {
 
 // The BIP39 seed of the well-known test mnemonic (empty passphrase).
 const (
-	abandonMnemonic = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"
+	abandonMnemonic = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about" //nolint:dupword // BIP39 test vector
 	abandonSeed     = "5eb00bbddcf069084889a8ab9155568165f5c453ccb85e70811aaed6f6da5fc19a5ac40b389cd370d086206dec8aa6c43daea6690f20ad3d8d48b2d2ce9e38e4"
 )
 

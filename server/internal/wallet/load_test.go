@@ -190,7 +190,7 @@ func TestLoadRefusesBadRow(t *testing.T) {
 func TestInsertWalletSeedOnce(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	if _, err := q.GetWalletSeed(ctx); err != store.ErrNotFound {
+	if _, err := q.GetWalletSeed(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("empty table: %v", err)
 	}
 	ins, err := q.InsertWalletSeed(ctx, []byte("first"))

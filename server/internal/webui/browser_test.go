@@ -2,7 +2,6 @@ package webui_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,8 +35,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 // must run: `make test` installs chromium first.
 func TestBrowser(t *testing.T) {
 	chromium, node, widgetDir := browserTools(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 
 	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
 	if err != nil {
@@ -90,7 +88,7 @@ func TestBrowser(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(widgetDir, "test-results"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	results, err := os.MkdirTemp(filepath.Join(widgetDir, "test-results"), "run-")
+	results, err := os.MkdirTemp(filepath.Join(widgetDir, "test-results"), "run-") //nolint:usetesting // kept for inspection; pruneOldRuns bounds them
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func TestBrowser(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no widget/test/*.test.mjs")
 	}
-	cfg, _ := json.Marshal(map[string]any{
+	cfg, err := json.Marshal(map[string]any{
 		"api":       env.URL,
 		"widgetUrl": env.URL + "/widget",
 		"panelUrl":  env.URL + "/panel",
@@ -115,6 +113,9 @@ func TestBrowser(t *testing.T) {
 		"admin":    map[string]string{"email": admin.Email, "password": apptest.AdminPassword},
 		"opsToken": env.OpsToken,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"--test", "--test-concurrency=1", "--test-reporter=spec"}, files...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = widgetDir
@@ -135,6 +136,7 @@ func TestBrowser(t *testing.T) {
 
 // browserTools finds chromium, node and the widget project with its packages installed.
 func browserTools(t *testing.T) (chromium, node, widgetDir string) {
+	t.Helper()
 	missing := func(what string) {
 		if os.Getenv("CI") == "" {
 			t.Skipf("browser tests skipped: %s (`make test` installs what they need; CI always runs them)", what)
@@ -167,10 +169,15 @@ type control struct {
 }
 
 func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
+	t.Helper()
 	c := &control{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /pay", func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Address, Currency, Amount string }
+		var req struct {
+			Address  string `json:"address"`
+			Currency string `json:"currency"`
+			Amount   string `json:"amount"`
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || !common.IsHexAddress(req.Address) {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
@@ -195,7 +202,9 @@ func newControl(t *testing.T, env *apptest.Env, dev *devchain.Chain) *control {
 		json.NewEncoder(w).Encode(map[string]string{"txHash": hash.Hex()}) //nolint:errcheck
 	})
 	mux.HandleFunc("POST /expire", func(w http.ResponseWriter, r *http.Request) {
-		var req struct{ Sid string }
+		var req struct {
+			Sid string `json:"sid"`
+		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
@@ -247,6 +256,7 @@ func htmlAttr(s string) string {
 
 // pruneOldRuns removes the result directories of runs older than an hour.
 func pruneOldRuns(t *testing.T, dir string) {
+	t.Helper()
 	old, _ := filepath.Glob(filepath.Join(dir, "run-*"))
 	for _, d := range old {
 		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Hour {

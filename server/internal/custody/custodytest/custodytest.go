@@ -127,7 +127,7 @@ func (f *Fixture) Check(box *secret.Box) error {
 		return errors.New("wallet changed")
 	}
 	if p, err := wallet.LoadPublic(ctx, f.Pool, box); err != nil || p.Record() != f.Wallet {
-		return fmt.Errorf("wallet public record: %v", err)
+		return fmt.Errorf("wallet public record: %w", err)
 	}
 	ops := operator.New(f.Pool, box)
 	for id, want := range f.Operators {
