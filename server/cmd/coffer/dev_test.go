@@ -66,7 +66,7 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 			t.Fatalf("update webhook URL: %s", errOut)
 		}
 		sid := depositSession(t, f)
-		req, _ := http.NewRequest("POST", f.BaseURL+"/session/"+sid+"/test-webhook", nil)
+		req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/"+sid+"/test-webhook", nil)
 		req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -80,7 +80,7 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 		}
 		json.NewDecoder(res.Body).Decode(&body)
 		res.Body.Close()
-		if res.StatusCode != 200 || body.Data.Delivered || body.Data.Status != 0 {
+		if res.StatusCode != http.StatusOK || body.Data.Delivered || body.Data.Status != 0 {
 			t.Errorf("test webhook to %s: %d %+v, want not delivered and no HTTP status", target, res.StatusCode, body.Data)
 		}
 	}
@@ -88,7 +88,7 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 
 func checkDemoFunds(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", f.BaseURL+"/balances", nil)
+	req, _ := http.NewRequest(http.MethodGet, f.BaseURL+"/balances", nil)
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -178,7 +178,7 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 
 func depositSession(t *testing.T, f devenv.File) string {
 	t.Helper()
-	req, _ := http.NewRequest("POST", f.BaseURL+"/session/deposit", strings.NewReader(
+	req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
 		`{"externalUserId":"user-2","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"5.00"}`))
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	req.Header.Set("Content-Type", "application/json")
@@ -195,7 +195,7 @@ func depositSession(t *testing.T, f devenv.File) string {
 
 func createSession(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", f.BaseURL+"/session/deposit", strings.NewReader(
+	req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
 		`{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}`))
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	req.Header.Set("Content-Type", "application/json")
@@ -209,7 +209,7 @@ func createSession(t *testing.T, f devenv.File) {
 		Data   struct{ URL, SessionRef string }
 	}
 	json.NewDecoder(res.Body).Decode(&body)
-	if res.StatusCode != 200 || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
+	if res.StatusCode != http.StatusOK || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
 		t.Fatalf("create session on coffer dev: %d %+v", res.StatusCode, body)
 	}
 	// The dev chain answers JSON-RPC on loopback.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,7 +165,7 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 		}
 	}
 	if !res.Ok {
-		return fmt.Errorf("the books are not covered on every line: on-chain holdings are short of what operators hold")
+		return errors.New("the books are not covered on every line: on-chain holdings are short of what operators hold")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -226,9 +227,9 @@ func printOperator(out io.Writer, o operatorJSON, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	rows := [][2]string{{"id", o.ID}, {"name", o.Name}, {"parent", o.ParentID}, {"webhook url", o.WebhookURL},
-		{"approval mode", o.ApprovalMode}, {"approval enabled", fmt.Sprint(o.ApprovalEnabled)}, {"per-tx cap", o.PerTxCap},
+		{"approval mode", o.ApprovalMode}, {"approval enabled", strconv.FormatBool(o.ApprovalEnabled)}, {"per-tx cap", o.PerTxCap},
 		{"daily cap", o.DailyCap}, {"fiat", o.FiatCurrency}, {"redirect url", o.RedirectURL}, {"theme", o.ThemeSlug},
-		{"deposit fee (bps)", fmt.Sprint(o.DepositFeeBps)}, {"active", fmt.Sprint(o.Active)}, {"keys", strings.Join(o.KeyPrefixes, ", ")}}
+		{"deposit fee (bps)", strconv.Itoa(int(o.DepositFeeBps))}, {"active", strconv.FormatBool(o.Active)}, {"keys", strings.Join(o.KeyPrefixes, ", ")}}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
 	}

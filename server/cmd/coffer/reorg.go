@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -57,7 +58,7 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 		d := r.GetDeposit()
 		again, resolution := "-", "unresolved"
 		if r.GetReincludedBlock() > 0 {
-			again = fmt.Sprint(r.GetReincludedBlock())
+			again = strconv.FormatInt(r.GetReincludedBlock(), 10)
 		}
 		if r.GetResolution() != cofferv1.ReorgResolution_REORG_RESOLUTION_UNSPECIFIED {
 			resolution = fmt.Sprintf("%s by %s: %s", strings.TrimPrefix(r.GetResolution().String(), "REORG_RESOLUTION_"), r.GetResolvedBy(), r.GetNote())

@@ -27,7 +27,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("%w: --log-level: %v", errUsage, err)
+		return fmt.Errorf("%w: --log-level: %w", errUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, InternalAddr: *internalAddr, BlockTime: *blockTime,
@@ -52,7 +52,7 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 	}
 	if *role != "" {
 		if err := config.CheckRole(*role); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 		cfg.Role = *role
 	}

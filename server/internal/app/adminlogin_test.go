@@ -32,7 +32,7 @@ type loginAnswer struct {
 func restLogin(t *testing.T, env *apptest.Env, email, password, client string) loginAnswer {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	req, _ := http.NewRequest("POST", env.URL+"/admin/login", strings.NewReader(string(body)))
+	req, _ := http.NewRequest(http.MethodPost, env.URL+"/admin/login", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	if client != "" {
 		req.Header.Set("X-Forwarded-For", client)

@@ -22,7 +22,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 		var body map[string]string
 		json.NewDecoder(res.Body).Decode(&body)
 		res.Body.Close()
-		if res.StatusCode != 200 || body["status"] != "ok" {
+		if res.StatusCode != http.StatusOK || body["status"] != "ok" {
 			t.Fatalf("%s: %d %v", path, res.StatusCode, body)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestAPIRoleCannotSign(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	var addrResp struct{ Data struct{ Address string } }
-	if err := json.Unmarshal(body, &addrResp); err != nil || res.StatusCode != 200 {
+	if err := json.Unmarshal(body, &addrResp); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("deposit address: %d %s", res.StatusCode, body)
 	}
 	deposit := common.HexToAddress(addrResp.Data.Address)

@@ -81,6 +81,7 @@ func limitRequests(next http.Handler, readTimeout, writeTimeout time.Duration) h
 // waited for.
 type deadlineBody struct {
 	io.ReadCloser
+
 	rc     *http.ResponseController
 	header http.Header
 }

@@ -5,6 +5,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func grpcGoReflectServices(ctx context.Context, t *testing.T, env *apptest.Env) 
 	if err := stream.CloseSend(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stream.Recv(); err != io.EOF {
+	if _, err := stream.Recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("reflection stream end: %v, want EOF", err)
 	}
 	return names

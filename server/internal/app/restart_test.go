@@ -65,9 +65,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				select {
 				case <-stop:
@@ -94,7 +92,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 				mu.Unlock()
 				time.Sleep(5 * time.Millisecond)
 			}
-		}()
+		})
 	}
 	time.Sleep(200 * time.Millisecond)
 	port := cluster.Port
@@ -112,7 +110,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	}
 	res := env.Do(t, "GET", "/admin/withdrawals", adminToken, "")
 	res.Body.Close()
-	if res.StatusCode != 503 {
+	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("admin call while PostgreSQL is down: %d, want 503", res.StatusCode)
 	}
 	time.Sleep(300 * time.Millisecond)

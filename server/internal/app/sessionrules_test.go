@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -237,9 +238,7 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 				return "", "", nil, "", err
 			}
 			details := map[string]string{"connectCode": code.String()}
-			for k, v := range meta {
-				details[k] = v
-			}
+			maps.Copy(details, meta)
 			return "", reason, details, retry, nil
 		},
 		process: func(t *testing.T, id string) {
@@ -293,15 +292,13 @@ func TestWithdrawSessionPaysOnce(t *testing.T) {
 			codes := make([]string, 40)
 			retries := make([]string, 40)
 			for i := range codes {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					_, c, _, retry, err := tr.submit(burst)
 					if err != nil {
 						t.Error(err)
 					}
 					codes[i], retries[i] = c, retry
-				}()
+				})
 			}
 			wg.Wait()
 			accepted := 0
@@ -471,15 +468,13 @@ func TestSessionReferenceIdempotency(t *testing.T) {
 			var wg sync.WaitGroup
 			urls := make([]string, 12)
 			for i := range urls {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					u, _, code, _, _, err := tr.open("withdraw", sessionJSONBody("race-"+tr.name, "carol", "5", "GBP"))
 					if err != nil || code != "" {
 						t.Errorf("concurrent create: %s %v", code, err)
 					}
 					urls[i] = u
-				}()
+				})
 			}
 			wg.Wait()
 			for _, u := range urls {

@@ -30,6 +30,7 @@ func Operator(ctx context.Context) (domain.Operator, bool) {
 // Admin is an authenticated panel admin with the token it used.
 type Admin struct {
 	domain.Admin
+
 	Token string
 	// Operators are an operator-bound admin's operator and its sub-operators, resolved at
 	// authentication (nil for a service-team admin). What the admin sees is Scope().

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,6 +104,7 @@ type Request struct {
 // transaction so no RPC call runs while rows are locked.
 type Prepared struct {
 	Request
+
 	key          *ecdsa.PrivateKey
 	tip, feeCap  *big.Int
 	chainNonce   uint64
@@ -256,8 +258,8 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		return t, err
 	}
 	e.step(StepReceipt)
-	for i := len(t.Attempts) - 1; i >= 0; i-- {
-		r, err := c.Receipt(ctx, common.HexToHash(t.Attempts[i].Hash))
+	for _, v := range slices.Backward(t.Attempts) {
+		r, err := c.Receipt(ctx, common.HexToHash(v.Hash))
 		if errors.Is(err, ethereum.NotFound) {
 			continue
 		}

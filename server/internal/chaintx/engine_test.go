@@ -73,7 +73,7 @@ func (f fixture) request(ref string, wei int64) chaintx.Request {
 
 func (f fixture) settle(t *testing.T, id int64) domain.ChainTx {
 	t.Helper()
-	for i := 0; i < 20; i++ {
+	for range 20 {
 		tx, err := f.engine.Advance(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -115,16 +115,14 @@ func TestConcurrentSubmitsGetGaplessNonces(t *testing.T) {
 	ids := make([]int64, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			tx, err := f.engine.Submit(ctx, f.request(fmt.Sprint("c", i), 1))
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			ids[i] = tx.ID
-		}()
+		})
 	}
 	wg.Wait()
 	for _, id := range ids { // each has its own job in production: all are broadcast before any is mined
@@ -221,16 +219,14 @@ func TestConcurrentSubmitsOfOneRefStoreOneTransaction(t *testing.T) {
 	ids := make([]int64, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			tx, err := f.engine.Submit(ctx, f.request("the-one", 1000))
 			if err != nil {
 				t.Errorf("submit %d: %v", i, err)
 				return
 			}
 			ids[i] = tx.ID
-		}()
+		})
 	}
 	wg.Wait()
 	for _, id := range ids {

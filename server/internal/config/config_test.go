@@ -69,12 +69,8 @@ func TestLoginSettings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			env := map[string]string{}
-			for k, v := range base {
-				env[k] = v
-			}
-			for k, v := range c.env {
-				env[k] = v
-			}
+			maps.Copy(env, base)
+			maps.Copy(env, c.env)
 			cfg, err := FromEnv(func(k string) string { return env[k] })
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {

@@ -108,7 +108,7 @@ func TestREADMEListsEveryEntry(t *testing.T) {
 	section = section[:strings.Index(section[3:], "\n## ")+3]
 	names := regexp.MustCompile("`([A-Z_]+)`")
 	documented := map[string]string{}
-	for _, line := range strings.Split(section, "\n") {
+	for line := range strings.SplitSeq(section, "\n") {
 		cols := strings.Split(line, " | ")
 		if !strings.HasPrefix(line, "| `") || len(cols) < 3 {
 			continue

@@ -71,7 +71,7 @@ func table(field func(*Config) *map[string]decimal.Decimal) func(*Config, Entry,
 // ParseRates reads "EUR=0.92,GBP=0.79" into a table of positive decimals.
 func ParseRates(raw string) (map[string]decimal.Decimal, error) {
 	out := map[string]decimal.Decimal{}
-	for _, pair := range strings.Split(raw, ",") {
+	for pair := range strings.SplitSeq(raw, ",") {
 		if pair = strings.TrimSpace(pair); pair == "" {
 			continue
 		}

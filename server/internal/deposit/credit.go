@@ -67,7 +67,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 				s.log.Error("deposit credited without a rate: the rate source stayed down; its DEPOSIT carries null values",
 					"deposit", d.ID, "chain", d.ChainID, "currency", d.Currency, "local_currency", view.local, "waited", s.cfg.RateWait,
 					"error", view.err)
-				metrics.DepositsUnpriced.WithLabelValues(fmt.Sprint(d.ChainID), d.Currency).Inc()
+				metrics.DepositsUnpriced.WithLabelValues(strconv.FormatInt(d.ChainID, 10), d.Currency).Inc()
 			}
 		}
 	}
@@ -221,7 +221,8 @@ func (s *Service) settlementView(ctx context.Context, q *store.Queries, d domain
 // roundUSD keeps the six decimals USD values are sent with.
 func roundUSD(d decimal.Decimal) decimal.Decimal { return d.RoundBank(6) }
 
-func ptr(s string) *string { return &s }
+//go:fix inline
+func ptr(s string) *string { return new(s) }
 
 // DepositEvent is the DEPOSIT webhook of a credited deposit; sess is its session, if any.
 func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent {
@@ -237,26 +238,26 @@ func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent
 		GrossAmount:       d.GrossAmount.String(),
 		FeeAmount:         d.FeeAmount.String(),
 		Type:              "NATIVE",
-		TransactionHash:   ptr(d.TxHash),
+		TransactionHash:   new(d.TxHash),
 		ChainId:           d.ChainID,
 	}
 	if d.FiatPerUSD.Valid {
 		ev.CurrentRate = d.FiatPerUSD.Decimal.String()
 	}
 	if d.AmountInDollar.Valid {
-		ev.AmountInDollar = ptr(d.AmountInDollar.Decimal.StringFixed(6))
-		ev.FeeInDollar = ptr(d.FeeInDollar.Decimal.StringFixed(6))
+		ev.AmountInDollar = new(d.AmountInDollar.Decimal.StringFixed(6))
+		ev.FeeInDollar = new(d.FeeInDollar.Decimal.StringFixed(6))
 	}
 	if d.AmountInLocal.Valid {
-		ev.AmountInLocalCurrency = ptr(d.AmountInLocal.Decimal.StringFixed(6))
+		ev.AmountInLocalCurrency = new(d.AmountInLocal.Decimal.StringFixed(6))
 	}
 	if d.ContractAddress != "" {
-		ev.Type, ev.ContractAddress = "ERC20", ptr(d.ContractAddress)
+		ev.Type, ev.ContractAddress = "ERC20", new(d.ContractAddress)
 	}
 	if sess != nil {
-		ev.SessionRef, ev.SessionAmount = ptr(sess.SessionRef), ptr(money.Fiat(sess.Amount))
+		ev.SessionRef, ev.SessionAmount = new(sess.SessionRef), new(money.Fiat(sess.Amount))
 		if sess.OperatorReference != "" {
-			ev.OperatorReference = ptr(sess.OperatorReference)
+			ev.OperatorReference = new(sess.OperatorReference)
 		}
 	}
 	confirmed := time.Now()

@@ -201,7 +201,7 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 	if total != 9 {
 		t.Fatalf("%d deposits, want 9", total)
 	}
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.dev.Commit()
 		e.scan()
 	}
@@ -228,7 +228,7 @@ func TestInternalTransfersNeedTheSwitch(t *testing.T) {
 	internal := e.transact(u, 0, &fw, milli(1), contracts.NewForwarder().PackForward(addresses(a), []*big.Int{milli(1)}))
 	direct := e.transact(u, 1, &b, milli(2), nil)
 	e.mine(internal, direct)
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.scan()
 		e.dev.Commit()
 	}
@@ -255,7 +255,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 	missed := e.transact(u, 0, &fw, milli(7), f.PackForward(addresses(a, b), ms(5, 2)))
 	undone := e.transact(u, 1, &fw, milli(3), f.PackForwardRejecting(addresses(a), ms(3), []bool{true}))
 	e.mine(missed, undone)
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.dev.Commit()
 	}
 	// The scanner skipped those blocks.

@@ -13,6 +13,7 @@ import (
 // Progress is a deposit as the widget shows it.
 type Progress struct {
 	domain.Deposit
+
 	// Confirmations so far and required; with a finalized-tag chain, Required is 0.
 	Confirmations, Required int32
 }

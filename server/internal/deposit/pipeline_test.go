@@ -193,7 +193,7 @@ func (e *env) settleAll() {
 // run mines blocks, scanning and settling after each, until cond holds.
 func (e *env) run(cond func() bool) {
 	e.t.Helper()
-	for i := 0; i < 20; i++ {
+	for range 20 {
 		e.scan()
 		e.settleAll()
 		if cond() {
@@ -355,7 +355,7 @@ func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
 		t.Errorf("ids: %+v", ev)
 	}
 	// Settling again, or scanning the same blocks again, changes nothing.
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		e.dev.Commit()
 		e.scan()
 		if _, err := e.svc.Settle(e.ctx, d.ID); err != nil {
@@ -434,7 +434,7 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 		t.Fatalf("doomed transfer is %s after the reorg", got.Status)
 	}
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	for i := 0; i < confirmations+2; i++ {
+	for range confirmations + 2 {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()
@@ -503,7 +503,7 @@ func TestReplay(t *testing.T) {
 	// A transfer to a stranger's address.
 	stranger := e.send(u, 2, common.HexToAddress("0x00000000000000000000000000000000000000d0"), eth(1), nil, 2)
 	e.mine(failed, stranger)
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.dev.Commit()
 	}
 	for _, c := range []struct {
@@ -524,7 +524,7 @@ func TestReplay(t *testing.T) {
 	// An operator-scoped caller cannot replay a transfer to another operator's address.
 	other := e.send(u, 3, addr, eth(1), nil, 2)
 	e.mine(other)
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.dev.Commit()
 	}
 	if _, err := e.svc.Replay(e.ctx, domain.Operators("00000000-0000-4000-8000-000000000000"), 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {

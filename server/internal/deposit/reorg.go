@@ -295,6 +295,7 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 // Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.
 type Reorged struct {
 	domain.Reorg
+
 	Deposit domain.Deposit
 	History []domain.ReorgAction
 }

@@ -359,7 +359,7 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	}
 	// Confirmations accrue: it counts again, once.
 	e.run(func() bool { return e.deposit(id).Status == "CREDITED" })
-	for i := 0; i < confirmations+2; i++ {
+	for range confirmations + 2 {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()

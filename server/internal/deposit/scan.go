@@ -82,6 +82,7 @@ func (ScanArgs) InsertOpts() river.InsertOpts {
 // ScanWorker works ScanArgs.
 type ScanWorker struct {
 	river.WorkerDefaults[ScanArgs]
+
 	Service *Service
 }
 

@@ -40,6 +40,7 @@ func (SettleArgs) InsertOpts() river.InsertOpts {
 // SettleWorker works SettleArgs.
 type SettleWorker struct {
 	river.WorkerDefaults[SettleArgs]
+
 	Service *Service
 }
 

@@ -152,7 +152,7 @@ func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 	e.dev.Rollback()
 	token := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 7_000_000), 2)
 	e.mine(token)
-	for i := 0; i < confirmations+1; i++ {
+	for range confirmations + 1 {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()
@@ -189,7 +189,7 @@ func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 	}
 	// Every advance now replaces the pending attempts with higher fees; no block is mined.
 	e.engine.StuckAfter = 0
-	for i := 0; i < 6; i++ {
+	for range 6 {
 		e.settleAll()
 	}
 	var attempts int
@@ -225,7 +225,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 		payers[i] = e.newUser()
 	}
 	var txs []*types.Transaction
-	for i := 0; i < 300; i++ {
+	for i := range 300 {
 		p, to := payers[i%20], addrs[(i*7)%40]
 		if i%3 == 0 {
 			txs = append(txs, e.send(p, uint64(i/20), to, milliETH(int64(1+i%5)), nil, 2))
@@ -237,7 +237,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 		}
 	}
 	e.mine(txs...)
-	for i := 0; i < confirmations; i++ {
+	for range confirmations {
 		e.dev.Commit()
 	}
 	// Settled as River's workers do: many at once, several on one address.
@@ -273,7 +273,7 @@ func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < confirmations+2; i++ {
+	for range confirmations + 2 {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()
@@ -587,15 +587,13 @@ func (e *env) settleConcurrently(n int) {
 	work := make(chan int64)
 	var wg sync.WaitGroup
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for id := range work {
 				if _, err := e.svc.Settle(e.ctx, id); err != nil {
 					e.t.Errorf("settle %d: %v", id, err)
 				}
 			}
-		}()
+		})
 	}
 	for _, id := range ids {
 		work <- id

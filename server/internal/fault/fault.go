@@ -100,8 +100,7 @@ func Wrap(err error, format string, args ...any) *Error {
 // down (DependencyDown), INTERNAL otherwise. An INTERNAL error whose cause is a dependency
 // failure is answered as UNAVAILABLE too.
 func As(err error) *Error {
-	var fe *Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*Error](err); ok {
 		if fe.Code == Internal && DependencyDown(fe.Cause) {
 			return dependencyUnavailable(fe.Cause)
 		}

@@ -27,8 +27,7 @@ func DependencyDown(err error) bool {
 	if err == nil {
 		return false
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		class := pgErr.Code[:min(2, len(pgErr.Code))]
 		return class == "57" || class == "08" || class == "53"
 	}

@@ -96,6 +96,7 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 // minLevel drops records below a level.
 type minLevel struct {
 	slog.Handler
+
 	level slog.Level
 }
 

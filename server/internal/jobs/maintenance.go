@@ -34,6 +34,7 @@ func CleanupPeriodic() *river.PeriodicJob {
 // CleanupWorker works CleanupArgs.
 type CleanupWorker struct {
 	river.WorkerDefaults[CleanupArgs]
+
 	Pool *pgxpool.Pool
 	Log  *slog.Logger
 }

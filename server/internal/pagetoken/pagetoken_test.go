@@ -2,6 +2,7 @@ package pagetoken
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,8 @@ func TestRejected(t *testing.T) {
 }
 
 func asFault(err error, fe **fault.Error) bool {
-	e, ok := err.(*fault.Error)
+	e := &fault.Error{}
+	ok := errors.As(err, &e)
 	*fe = e
 	return ok
 }

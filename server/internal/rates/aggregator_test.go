@@ -41,6 +41,7 @@ func (c *clock) Add(d time.Duration) {
 // counter wraps a backend and counts eth_calls by method.
 type counter struct {
 	bind.ContractCaller
+
 	mu    sync.Mutex
 	calls map[string]int
 }

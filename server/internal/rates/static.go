@@ -2,6 +2,7 @@ package rates
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -59,7 +60,7 @@ func DevStatic() *Static {
 func (s *Static) SetUSD(symbol string, v decimal.Decimal) error {
 	symbol = normalize(symbol)
 	if symbol == "" {
-		return fmt.Errorf("rates: empty symbol")
+		return errors.New("rates: empty symbol")
 	}
 	if !v.IsPositive() {
 		return fmt.Errorf("%w: %s price %s must be > 0", ErrInvalidAnswer, symbol, v)
@@ -74,7 +75,7 @@ func (s *Static) SetUSD(symbol string, v decimal.Decimal) error {
 func (s *Static) SetPerUSD(currency string, v decimal.Decimal) error {
 	currency = normalize(currency)
 	if currency == "" {
-		return fmt.Errorf("rates: empty currency")
+		return errors.New("rates: empty currency")
 	}
 	if !v.IsPositive() {
 		return fmt.Errorf("%w: %s per USD %s must be > 0", ErrInvalidAnswer, currency, v)

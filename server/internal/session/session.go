@@ -146,8 +146,7 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 		return err
 	})
 	if err != nil {
-		var fe *fault.Error
-		if errors.As(err, &fe) {
+		if fe, ok := errors.AsType[*fault.Error](err); ok {
 			return Opened{}, fe
 		}
 		return Opened{}, fault.Wrap(err, "open session")
@@ -305,8 +304,7 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 		return s.cascade(ctx, tx, sid)
 	})
 	if err != nil {
-		var fe *fault.Error
-		if errors.As(err, &fe) {
+		if fe, ok := errors.AsType[*fault.Error](err); ok {
 			return "", fe
 		}
 		return "", fault.Wrap(err, "cancel session")

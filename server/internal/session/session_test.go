@@ -99,12 +99,10 @@ func TestRepeatedReference(t *testing.T) {
 	ids := make([]string, 20)
 	errs := make([]error, 20)
 	for i := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			o, err := f.sessions.Open(ctx, f.op, session.Deposit, input("order-42"))
 			ids[i], errs[i] = o.Session.ID, err
-		}()
+		})
 	}
 	wg.Wait()
 	for i := range ids {

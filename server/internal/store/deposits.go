@@ -218,7 +218,7 @@ func (q *Queries) ChainHead(ctx context.Context, chainID int64) (uint64, error) 
 // BlockHash returns the stored hash of a scanned block ("" when not stored).
 func (q *Queries) BlockHash(ctx context.Context, chainID int64, number uint64) (string, error) {
 	h, err := sqlc.BlockHash(ctx, q.db, dbsqlc.BlockHashParams{ChainID: chainID, Number: int64(number)})
-	if err == pgx.ErrNoRows {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
 	return h, err

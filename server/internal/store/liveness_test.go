@@ -2,7 +2,7 @@ package store_test
 
 import (
 	"context"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -90,7 +90,7 @@ func TestRescueDeadWorkers(t *testing.T) {
 			t.Errorf("job %d discarded=%v", j.ID, j.Discarded)
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	slices.Sort(ids)
 	if len(ids) != 2 || ids[0] != deadRunning || ids[1] != deadLast {
 		t.Fatalf("rescued jobs %v, want %d and %d", ids, deadRunning, deadLast)
 	}

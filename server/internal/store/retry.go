@@ -33,12 +33,10 @@ func stale(err error) bool {
 	if pgconn.SafeToRetry(err) {
 		return true
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return pgErr.Code == "57P01" || pgErr.Code == "57P02"
 	}
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) {
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
 		return false
 	}
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -117,6 +115,7 @@ func (r retryingRow) Scan(dest ...any) error {
 // primedRows are rows whose first Next was already called.
 type primedRows struct {
 	pgx.Rows
+
 	primed, first bool
 }
 

@@ -20,15 +20,16 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func ptr[T any](v T) *T { return &v }
+//go:fix inline
+func ptr[T any](v T) *T { return new(v) }
 
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
-		s.Name = ptr("Op")
+		s.Name = new("Op")
 	}
 	if s.WebhookURL == nil {
-		s.WebhookURL = ptr("https://example.com/hook")
+		s.WebhookURL = new("https://example.com/hook")
 	}
 	op, err := q.InsertOperator(context.Background(), uuid.NewString(), s)
 	if err != nil {
@@ -40,7 +41,7 @@ func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) doma
 func TestOperatorSettingsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: ptr("500.25")})
+	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: new("500.25")})
 	if op.ApprovalMode != "SYNC" || !op.Active || op.FiatCurrency != "USD" || op.DailyCap.Valid {
 		t.Fatalf("defaults: %+v", op)
 	}
@@ -48,7 +49,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 		t.Fatalf("per-tx cap %v", op.PerTxCap)
 	}
 	child := newOperator(t, q, domain.OperatorSettings{ParentID: &op.ID})
-	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: ptr(""), DailyCap: ptr("1000"), ApprovalMode: ptr(domain.ApprovalExternal), RedirectURL: ptr("https://r.example")})
+	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: new(""), DailyCap: new("1000"), ApprovalMode: ptr(domain.ApprovalExternal), RedirectURL: new("https://r.example")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,8 @@ func TestWebhookStatementsInOneBatch(t *testing.T) {
 
 	recorded, found := send([]store.WebhookOutcome{
 		outcome(ids[0], domain.DeliveryPending, false, nil),
-		outcome(ids[1], domain.DeliveryPending, false, ptr(int32(0))),
-		outcome(ids[2], domain.DeliveryDead, false, ptr(int32(7))),
+		outcome(ids[1], domain.DeliveryPending, false, new(int32(0))),
+		outcome(ids[2], domain.DeliveryDead, false, new(int32(7))),
 	}, append([]string{uuid.NewString()}, ids...))
 	if len(recorded) != 3 || recorded[ids[0]] != 1 || recorded[ids[1]] != 1 || recorded[ids[2]] != 1 {
 		t.Fatalf("recorded %v", recorded)
@@ -59,7 +59,7 @@ func TestWebhookStatementsInOneBatch(t *testing.T) {
 		found[ids[0]].URL != "https://example.com/hook" || found[ids[0]].Event.OperatorID != op.ID {
 		t.Fatalf("found %+v", found)
 	}
-	for i, want := range []*int32{nil, ptr(int32(0)), ptr(int32(7))} {
+	for i, want := range []*int32{nil, new(int32(0)), new(int32(7))} {
 		as, err := q.WebhookAttempts(ctx, ids[i])
 		if err != nil || len(as) != 1 {
 			t.Fatalf("attempts of %d: %+v %v", i, as, err)

@@ -79,7 +79,7 @@ func TestWithdrawalsReadAndFiltered(t *testing.T) {
 		"page":         {domain.WithdrawalFilter{BeforeTime: &newest.CreatedAt, BeforeID: newest.ID, Limit: 10}, []string{ws[1].ID, ws[0].ID}},
 		"after":        {domain.WithdrawalFilter{CreatedAfter: &newest.CreatedAt, Limit: 10}, []string{ws[2].ID}},
 		"before":       {domain.WithdrawalFilter{CreatedBefore: &ws[1].CreatedAt, Limit: 10}, []string{ws[0].ID}},
-		"after future": {domain.WithdrawalFilter{CreatedAfter: ptr(time.Now().Add(time.Hour)), Limit: 10}, nil},
+		"after future": {domain.WithdrawalFilter{CreatedAfter: new(time.Now().Add(time.Hour)), Limit: 10}, nil},
 	} {
 		list, err := q.ListWithdrawals(ctx, c.f)
 		if err != nil {

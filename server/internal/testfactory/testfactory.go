@@ -37,8 +37,8 @@ func Operator(ctx context.Context, tb testing.TB, db store.DBTX, opts *OperatorO
 	if opts == nil {
 		opts = &OperatorOpts{}
 	}
-	s := domain.OperatorSettings{Name: ptr(or(opts.Name, unique("operator"))),
-		WebhookURL: ptr(or(opts.WebhookURL, "https://operator.example/webhook"))}
+	s := domain.OperatorSettings{Name: new(or(opts.Name, unique("operator"))),
+		WebhookURL: new(or(opts.WebhookURL, "https://operator.example/webhook"))}
 	if opts.ApprovalMode != "" {
 		s.ApprovalMode = &opts.ApprovalMode
 	}
@@ -113,7 +113,8 @@ func Withdrawal(ctx context.Context, tb testing.TB, db store.DBTX, sess domain.S
 	return w
 }
 
-func ptr[T any](v T) *T { return &v }
+//go:fix inline
+func ptr[T any](v T) *T { return new(v) }
 
 // or is v, or def when v is the zero value.
 func or[T comparable](v, def T) T {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -223,9 +224,7 @@ func (c *Client) post(ctx context.Context, target string, header http.Header, bo
 	if err != nil {
 		return Result{Err: errors.New("invalid webhook URL")}
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, header)
 	req.Header.Set("Content-Type", sdk.ContentType)
 	req.Header.Set("User-Agent", c.agent)
 	req.Header.Set("Accept", "application/json")
@@ -325,8 +324,7 @@ func transportError(ctx context.Context, err error, timeout time.Duration) error
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("no answer within %s", timeout)
 	}
-	var uerr *url.Error
-	if errors.As(err, &uerr) {
+	if uerr, ok := errors.AsType[*url.Error](err); ok {
 		err = uerr.Err
 	}
 	return err
@@ -352,7 +350,7 @@ func dialControl(g *ssrf.Guardian) func(network, address string, _ syscall.RawCo
 // address by code.dny.dev/ssrf (IANA's special-purpose registries; IPv6 must be global unicast).
 func checkAddr(g *ssrf.Guardian, a netip.Addr) error {
 	if err := g.SafeAddr(a.Unmap()); err != nil {
-		return fmt.Errorf("%w: %s is not a public address (%v)", ErrTargetRefused, a, err)
+		return fmt.Errorf("%w: %s is not a public address (%w)", ErrTargetRefused, a, err)
 	}
 	return nil
 }

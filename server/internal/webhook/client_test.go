@@ -207,7 +207,7 @@ func TestClientTimeouts(t *testing.T) {
 		}
 	})
 	mux.HandleFunc("/slow-body", func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(200)
+		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(`{"error":`)) //nolint:errcheck
 		w.(http.Flusher).Flush()
 		select {
@@ -315,7 +315,7 @@ func TestClientJudgesAnswers(t *testing.T) {
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			if tt.status == 204 {
-				w.WriteHeader(204)
+				w.WriteHeader(http.StatusNoContent)
 				return
 			}
 			reply(w, tt.status, tt.body)

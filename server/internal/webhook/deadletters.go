@@ -106,8 +106,7 @@ func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID str
 		return nil
 	})
 	if err != nil {
-		var fe *fault.Error
-		if errors.As(err, &fe) {
+		if fe, ok := errors.AsType[*fault.Error](err); ok {
 			return nil, fe
 		}
 		return nil, fault.Wrap(err, "redeliver webhook")

@@ -22,7 +22,7 @@ const MaxAttempts = 5
 // with it in one transaction, so they cannot differ): an attempt then reads nothing before it
 // posts. A job with the event id alone (a redelivery) loads the event first.
 type DeliverArgs struct {
-	EventID    string           `json:"event_id" river:"unique"`
+	EventID    string           `json:"event_id"              river:"unique"`
 	OperatorID string           `json:"operator_id,omitempty"`
 	EventType  domain.EventType `json:"event,omitempty"`
 	Body       string           `json:"body,omitempty"`
@@ -45,6 +45,7 @@ func (DeliverArgs) InsertOpts() river.InsertOpts {
 // the job.
 type DeliverWorker struct {
 	river.WorkerDefaults[DeliverArgs]
+
 	Service *Service
 	// Schedule of retries; jobs.WebhookSchedule (+5 s, +5 min, +30 min, +2 h) when nil.
 	// Tests use milliseconds.

@@ -73,7 +73,7 @@ func fixtures(t *testing.T) map[string]Fixture {
 	pool := testdb.New(t)
 	ctx := context.Background()
 	opID := "3c1e5b2a-9d4f-4e6a-8b7c-0f2d4a6c8e10"
-	if _, err := store.New(pool).InsertOperator(ctx, opID, domain.OperatorSettings{Name: proto.String("Fixtures"), WebhookURL: proto.String(rc.URL)}); err != nil {
+	if _, err := store.New(pool).InsertOperator(ctx, opID, domain.OperatorSettings{Name: new("Fixtures"), WebhookURL: new(rc.URL)}); err != nil {
 		t.Fatal(err)
 	}
 	signedAt := time.Date(2026, 11, 22, 5, 38, 21, 0, time.UTC)
@@ -91,19 +91,19 @@ func fixtures(t *testing.T) map[string]Fixture {
 	direct := depositEvent(1002)
 	direct.SessionRef, direct.SessionAmount, direct.ContractAddress = nil, nil, nil
 	direct.Type, direct.Amount, direct.GrossAmount, direct.FeeAmount = "NATIVE", "9979000000000000", "10000000000000000", "21000000000000"
-	direct.FeeInDollar, direct.IdempotencyKey = proto.String("0.063000"), "1337:0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c:-1"
-	direct.AmountInDollar, direct.AmountInLocalCurrency, direct.LocalCurrencyCode = proto.String("29.94"), proto.String("27.62"), "EUR"
+	direct.FeeInDollar, direct.IdempotencyKey = new("0.063000"), "1337:0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c:-1"
+	direct.AmountInDollar, direct.AmountInLocalCurrency, direct.LocalCurrencyCode = new("29.94"), new("27.62"), "EUR"
 	direct.CurrentRate, direct.Pair = "0.9226", "USD/EUR"
 	withReference := depositEvent(1001)
-	withReference.OperatorReference = proto.String("order-1001")
+	withReference.OperatorReference = new("order-1001")
 	requestEvent := withdrawRequest()
-	requestEvent.OperatorReference = proto.String("payout 42/β & co") // a value that needs escaping
+	requestEvent.OperatorReference = new("payout 42/β & co") // a value that needs escaping
 	test := depositEvent(TestDepositID("8c7d0e3f-1a2b-4c5d-9e6f-7a8b9c0d1e2f"))
 	test.Test = true
 	complete := &cofferv1.WithdrawCompleteEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b",
 		ExternalUserId: "user 2 & co", Type: "DIRECT_TRANSFER", Status: "COMPLETED", Address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
-		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: proto.String("40.000000"),
-		AmountInUsd: proto.String("40.00"), CompletedAt: confirmed}
+		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: new("40.000000"),
+		AmountInUsd: new("40.00"), CompletedAt: confirmed}
 
 	type send struct {
 		svc  *Service

@@ -30,6 +30,7 @@ type destination struct {
 
 type cachedDestination struct {
 	destination
+
 	expires time.Time
 }
 

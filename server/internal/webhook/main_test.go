@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func newEnv(t *testing.T, url string) *env {
 		t.Fatal(err)
 	}
 	ops := operator.New(pool, box)
-	op, key, err := ops.Create(context.Background(), domain.OperatorSettings{Name: proto.String("Acme"), WebhookURL: proto.String(url)})
+	op, key, err := ops.Create(context.Background(), domain.OperatorSettings{Name: new("Acme"), WebhookURL: new(url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +181,14 @@ func (e *env) waitJobs(id string, want ...string) {
 
 func joinStates(s []string) string {
 	out := ""
+	var outSb183 strings.Builder
 	for i, v := range s {
 		if i > 0 {
-			out += ","
+			outSb183.WriteString(",")
 		}
-		out += v
+		outSb183.WriteString(v)
 	}
+	out += outSb183.String()
 	return out
 }
 
@@ -201,6 +204,7 @@ type request struct {
 // receiver is a webhook endpoint whose n-th answer (0-based) is answers(n).
 type receiver struct {
 	*httptest.Server
+
 	mu       sync.Mutex
 	requests []request
 	answer   func(n int, w http.ResponseWriter, r *http.Request)
@@ -250,12 +254,12 @@ var confirmed = timestamppb.New(time.Date(2026, 11, 22, 5, 38, 20, 719_000_000, 
 func depositEvent(id int64) *cofferv1.DepositEvent {
 	return &cofferv1.DepositEvent{
 		DepositId: id, IdempotencyKey: "1337:0xabc:0", ExternalUserId: "user-1",
-		SessionRef: proto.String("sr_0123456789abcdef0123456789abcdef"), SessionAmount: proto.String("25.00"),
-		Amount: "25000000", AmountInDollar: proto.String("25.00"), AmountInLocalCurrency: proto.String("25.00"),
+		SessionRef: new("sr_0123456789abcdef0123456789abcdef"), SessionAmount: new("25.00"),
+		Amount: "25000000", AmountInDollar: new("25.00"), AmountInLocalCurrency: new("25.00"),
 		LocalCurrencyCode: "USD", CurrentRate: "1", Pair: "USD/USD", GrossAmount: "25000000", FeeAmount: "0",
-		FeeInDollar: proto.String("0.000000"), Type: "ERC20",
-		ContractAddress: proto.String("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
-		TransactionHash: proto.String("0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c"),
+		FeeInDollar: new("0.000000"), Type: "ERC20",
+		ContractAddress: new("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+		TransactionHash: new("0x8d3f2c6a1b7e4f0a9c5d2e8b3a6f1c4d7e0b9a2c5f8e1d4a7b0c3f6e9d2a5b8c"),
 		ChainId:         1337, ConfirmedAt: confirmed,
 	}
 }

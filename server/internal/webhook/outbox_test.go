@@ -3,9 +3,9 @@ package webhook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"google.golang.org/protobuf/proto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
@@ -56,7 +55,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 	id := e.enqueue(depositEvent(7), "7")
 
 	waitFor(t, "the first attempt", 10*time.Second, func() bool { return len(e.attempts(id)) == 1 })
-	if _, err := e.ops.Update(context.Background(), e.opID, domain.OperatorSettings{WebhookURL: proto.String(rc.URL + "/hook")}); err != nil {
+	if _, err := e.ops.Update(context.Background(), e.opID, domain.OperatorSettings{WebhookURL: new(rc.URL + "/hook")}); err != nil {
 		t.Fatal(err)
 	}
 	ev := e.waitState(id, domain.DeliveryDelivered)
@@ -119,8 +118,8 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 	e.startRiver(fastSchedule)
 	wr := &cofferv1.WithdrawCompleteEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_1",
 		ExternalUserId: "user-1", Type: "DIRECT_TRANSFER", Status: "COMPLETED", Address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
-		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: proto.String("40.000000"),
-		AmountInUsd: proto.String("40.00"), CompletedAt: confirmed}
+		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: new("40.000000"),
+		AmountInUsd: new("40.00"), CompletedAt: confirmed}
 	id := e.enqueue(wr, wr.WithdrawRequestId)
 
 	ev := e.waitState(id, domain.DeliveryDead)
@@ -183,13 +182,13 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	e := newEnv(t, "https://acme.example/hook")
 	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
-	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: proto.String("Other"), WebhookURL: proto.String("https://other.example/hook")})
+	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: new("Other"), WebhookURL: new("https://other.example/hook")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mine []string
 	for i := range 5 {
-		id := e.enqueue(depositEvent(int64(i+1)), fmt.Sprint(i+1))
+		id := e.enqueue(depositEvent(int64(i+1)), strconv.Itoa(i+1))
 		mine = append([]string{id}, mine...) // newest first
 		if _, err := e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', attempts = 5,
 			dead_at = now() + $2 * interval '1 second' WHERE id = $1`, id, i); err != nil {
@@ -337,9 +336,7 @@ func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 	var mu sync.Mutex
 	var wins, conflicts int
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, err := e.svc.Redeliver(ctx, domain.AllOperators(), id)
 			mu.Lock()
 			defer mu.Unlock()
@@ -351,7 +348,7 @@ func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 			default:
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if wins != 1 || conflicts != 7 {
@@ -382,7 +379,7 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
 		for i := range ids {
 			ids[i] = newID()
-			if err := e.svc.Enqueue(ctx, tx, Event{ID: ids[i], OperatorID: e.opID, SubjectID: fmt.Sprint(i), Message: depositEvent(int64(i + 1))}); err != nil {
+			if err := e.svc.Enqueue(ctx, tx, Event{ID: ids[i], OperatorID: e.opID, SubjectID: strconv.Itoa(i), Message: depositEvent(int64(i + 1))}); err != nil {
 				return err
 			}
 		}

@@ -5,13 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
@@ -22,8 +21,8 @@ import (
 func withdrawRequest() *cofferv1.WithdrawRequestEvent {
 	return &cofferv1.WithdrawRequestEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_1",
 		ExternalUserId: "user-1", Type: "DIRECT_TRANSFER", Address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
-		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: proto.String("40.000000"),
-		AmountInUsd: proto.String("40.00"), RequestedAt: confirmed}
+		CryptoCurrencyCode: "USDT", FiatCurrencyCode: "USD", FiatAmount: "40.00", CryptoAmountSent: new("40.000000"),
+		AmountInUsd: new("40.00"), RequestedAt: confirmed}
 }
 
 // A test webhook: one signed attempt now, recorded, never dead-lettered.
@@ -96,7 +95,7 @@ func TestSendSynchronousWithdrawRequest(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("timeout took %v", d)
 	}
-	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: proto.String(closedURL(t))}); err != nil {
+	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: new(closedURL(t))}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = e.svc.Send(ctx, e.opID, Event{SubjectID: "w3", Message: withdrawRequest()}, SyncWithdrawTimeout)
@@ -168,7 +167,7 @@ func TestDevReceiver(t *testing.T) {
 	dev := httptest.NewServer(DevReceiver(keys, slog.New(slog.NewTextHandler(&logs, nil))))
 	defer dev.Close()
 	ctx := context.Background()
-	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: proto.String(dev.URL + "/dev/webhook")}); err != nil {
+	if _, err := e.ops.Update(ctx, e.opID, domain.OperatorSettings{WebhookURL: new(dev.URL + "/dev/webhook")}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.svc.Send(ctx, e.opID, Event{SubjectID: "w", Message: withdrawRequest()}, SyncWithdrawTimeout)
@@ -185,9 +184,7 @@ func TestDevReceiver(t *testing.T) {
 
 	post := func(h http.Header, body string) (int, map[string]any) {
 		req, _ := http.NewRequest(http.MethodPost, dev.URL, strings.NewReader(body))
-		for k, v := range h {
-			req.Header[k] = v
-		}
+		maps.Copy(req.Header, h)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
