@@ -85,7 +85,7 @@ func TestStatementsFollowTheTable(t *testing.T) {
 		}},
 	}
 	for _, st := range statements {
-		for _, from := range domain.DepositStatuses {
+		for _, from := range domain.DepositStatuses() {
 			d := seed(from)
 			if err := st.run(d); err != nil {
 				t.Fatalf("%s on %s: %v", st.name, from, err)

@@ -30,7 +30,7 @@ func TestDepositTable(t *testing.T) {
 		U:  {U, x, x, x, x, x, x, x, x, x},
 		R:  {R, x, x, x, x, x, x, S, B, Cr},
 	}
-	checkTable(t, domain.DepositStatuses, Events, events, want, func(from domain.DepositStatus, e Event) (domain.DepositStatus, error) {
+	checkTable(t, domain.DepositStatuses(), Events, events, want, func(from domain.DepositStatus, e Event) (domain.DepositStatus, error) {
 		to, err := Next(from, e)
 		if err != nil && !errors.Is(err, errRefused) {
 			t.Errorf("%s + %s: a refusal is an internal error, got %v", from, e, err)
@@ -44,12 +44,12 @@ func TestDepositTable(t *testing.T) {
 		return to, err
 	})
 	for k := range transitions {
-		if !slices.Contains(domain.DepositStatuses, k.from) || !slices.Contains(Events, k.event) {
-			t.Errorf("the table has %s + %s, outside domain.DepositStatuses or Events", k.from, k.event)
+		if !slices.Contains(domain.DepositStatuses(), k.from) || !slices.Contains(Events, k.event) {
+			t.Errorf("the table has %s + %s, outside domain.DepositStatuses() or Events", k.from, k.event)
 		}
 	}
 	// Restore names the event of each status a reorg takes a deposit from, and no other.
-	for _, s := range domain.DepositStatuses {
+	for _, s := range domain.DepositStatuses() {
 		reorged, _ := Next(s, Reorg)
 		if back, err := Next(domain.DepositReorged, Restore(s)); (reorged == domain.DepositReorged) != (err == nil && back == s) {
 			t.Errorf("a deposit reorged from %s is restored to %q (%v)", s, back, err)
@@ -67,7 +67,7 @@ func TestSweepTable(t *testing.T) {
 		S: {x, D},
 		D: {x, x}, // final
 	}
-	checkTable(t, domain.SweepStatuses, SweepEvents, events, want, func(from domain.SweepStatus, e SweepEvent) (domain.SweepStatus, error) {
+	checkTable(t, domain.SweepStatuses(), SweepEvents, events, want, func(from domain.SweepStatus, e SweepEvent) (domain.SweepStatus, error) {
 		to, err := NextSweep(from, e)
 		if err != nil && !errors.Is(err, errRefused) {
 			t.Errorf("%s + %s: %v", from, e, err)
@@ -75,8 +75,8 @@ func TestSweepTable(t *testing.T) {
 		return to, err
 	})
 	for k := range sweepTransitions {
-		if !slices.Contains(domain.SweepStatuses, k.from) || !slices.Contains(SweepEvents, k.event) {
-			t.Errorf("the table has %s + %s, outside domain.SweepStatuses or SweepEvents", k.from, k.event)
+		if !slices.Contains(domain.SweepStatuses(), k.from) || !slices.Contains(SweepEvents, k.event) {
+			t.Errorf("the table has %s + %s, outside domain.SweepStatuses() or SweepEvents", k.from, k.event)
 		}
 	}
 }
@@ -95,13 +95,13 @@ func TestReorgTable(t *testing.T) {
 		wo:   {nil, nil, nil}, // a written-off deposit mined again stays written off
 		re:   {nil, nil, nil},
 	}
-	if len(want) != len(domain.ReorgResolutions) {
-		t.Errorf("resolutions %v, decided %d", domain.ReorgResolutions, len(want))
+	if len(want) != len(domain.ReorgResolutions()) {
+		t.Errorf("resolutions %v, decided %d", domain.ReorgResolutions(), len(want))
 	}
 	if !sameSet(events, ReorgEvents) {
 		t.Errorf("events %v, decided %v", ReorgEvents, events)
 	}
-	for _, from := range domain.ReorgResolutions {
+	for _, from := range domain.ReorgResolutions() {
 		row, ok := want[from]
 		if !ok || len(row) != len(events) {
 			t.Errorf("%q: not every event decided", from)
@@ -117,7 +117,7 @@ func TestReorgTable(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range domain.ReorgResolutions[1:] {
+	for _, r := range domain.ReorgResolutions()[1:] {
 		if o, err := NextReorg(domain.ReorgOpen, resolutionEvent(r)); err != nil || o.To != r {
 			t.Errorf("resolution %s: %+v, %v", r, o, err)
 		}

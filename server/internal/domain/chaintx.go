@@ -20,8 +20,10 @@ const (
 	ChainTxReverted ChainTxState = "reverted"
 )
 
-// ChainTxStates lists every state.
-var ChainTxStates = []ChainTxState{ChainTxPending, ChainTxMined, ChainTxReverted}
+// ChainTxStates lists every state. It is a new slice each call: a caller may not change the set.
+func ChainTxStates() []ChainTxState {
+	return []ChainTxState{ChainTxPending, ChainTxMined, ChainTxReverted}
+}
 
 // ChainTx is one transaction Coffer signs: a nonce of one of its addresses, with every
 // attempt (replacement) made for it.
@@ -86,8 +88,10 @@ const (
 	SweepDone SweepStatus = "DONE"
 )
 
-// SweepStatuses lists every sweep status.
-var SweepStatuses = []SweepStatus{SweepFunding, SweepSending, SweepDone}
+// SweepStatuses lists every sweep status. It is a new slice each call: a caller may not change the set.
+func SweepStatuses() []SweepStatus {
+	return []SweepStatus{SweepFunding, SweepSending, SweepDone}
+}
 
 // Sweep moves what one deposit address holds of a currency to the bankroll.
 type Sweep struct {

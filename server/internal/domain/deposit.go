@@ -33,9 +33,11 @@ const (
 	DepositReorged DepositStatus = "REORGED"
 )
 
-// DepositStatuses lists every deposit status.
-var DepositStatuses = []DepositStatus{DepositConfirming, DepositSweeping, DepositBelowMinimum, DepositCredited,
-	DepositOrphaned, DepositUnsweepable, DepositReorged}
+// DepositStatuses lists every deposit status. It is a new slice each call: a caller may not change the set.
+func DepositStatuses() []DepositStatus {
+	return []DepositStatus{DepositConfirming, DepositSweeping, DepositBelowMinimum, DepositCredited,
+		DepositOrphaned, DepositUnsweepable, DepositReorged}
+}
 
 // Deposit is one incoming transfer to a deposit or treasury address.
 type Deposit struct {

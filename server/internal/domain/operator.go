@@ -19,8 +19,10 @@ const (
 	ApprovalExternal ApprovalMode = "EXTERNAL"
 )
 
-// ApprovalModes lists both modes.
-var ApprovalModes = []ApprovalMode{ApprovalSync, ApprovalExternal}
+// ApprovalModes lists both modes. It is a new slice each call: a caller may not change the set.
+func ApprovalModes() []ApprovalMode {
+	return []ApprovalMode{ApprovalSync, ApprovalExternal}
+}
 
 // Operator is a platform that uses Coffer (or one of its sub-operators).
 type Operator struct {

@@ -18,8 +18,10 @@ const (
 	ReorgReincluded ReorgResolution = "REINCLUDED"
 )
 
-// ReorgResolutions lists every resolution, ReorgOpen first.
-var ReorgResolutions = []ReorgResolution{ReorgOpen, ReorgReinstate, ReorgWriteOff, ReorgReincluded}
+// ReorgResolutions lists every resolution, ReorgOpen first. It is a new slice each call: a caller may not change the set.
+func ReorgResolutions() []ReorgResolution {
+	return []ReorgResolution{ReorgOpen, ReorgReinstate, ReorgWriteOff, ReorgReincluded}
+}
 
 // ReorgDetected is the audit action that opens a reorg (deposit_reorg_actions.action); the
 // others are the resolutions' names.

@@ -27,8 +27,10 @@ const (
 	SessionExpired   SessionStatus = "EXPIRED"
 )
 
-// SessionStatuses lists every session status.
-var SessionStatuses = []SessionStatus{SessionOpen, SessionCancelled, SessionExpired}
+// SessionStatuses lists every session status. It is a new slice each call: a caller may not change the set.
+func SessionStatuses() []SessionStatus {
+	return []SessionStatus{SessionOpen, SessionCancelled, SessionExpired}
+}
 
 // Session is one deposit or withdraw session an operator opened for its user.
 type Session struct {

@@ -29,8 +29,10 @@ const (
 	DeliveryFailed DeliveryState = "failed"
 )
 
-// DeliveryStates lists every delivery state.
-var DeliveryStates = []DeliveryState{DeliveryPending, DeliveryDelivered, DeliveryDead, DeliveryFailed}
+// DeliveryStates lists every delivery state. It is a new slice each call: a caller may not change the set.
+func DeliveryStates() []DeliveryState {
+	return []DeliveryState{DeliveryPending, DeliveryDelivered, DeliveryDead, DeliveryFailed}
+}
 
 // WebhookEvent is one event for an operator's webhook, with the state of its delivery.
 type WebhookEvent struct {

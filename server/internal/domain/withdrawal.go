@@ -21,9 +21,11 @@ const (
 	WithdrawalExpired          WithdrawalStatus = "EXPIRED"
 )
 
-// WithdrawalStatuses lists every withdrawal status.
-var WithdrawalStatuses = []WithdrawalStatus{WithdrawalPending, WithdrawalProcessing, WithdrawalAwaitingApproval,
-	WithdrawalCompleted, WithdrawalRejected, WithdrawalCancelled, WithdrawalExpired}
+// WithdrawalStatuses lists every withdrawal status. It is a new slice each call: a caller may not change the set.
+func WithdrawalStatuses() []WithdrawalStatus {
+	return []WithdrawalStatus{WithdrawalPending, WithdrawalProcessing, WithdrawalAwaitingApproval,
+		WithdrawalCompleted, WithdrawalRejected, WithdrawalCancelled, WithdrawalExpired}
+}
 
 // Final reports whether nothing can change the status any more.
 func (s WithdrawalStatus) Final() bool {

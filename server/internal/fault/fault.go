@@ -12,41 +12,85 @@ import (
 )
 
 // Code is a stable, documented error code (the REST envelope's data.code and the
-// ErrorInfo reason over Connect).
-type Code struct {
+// ErrorInfo reason over Connect). The zero Code is no code: every real one is a constant below.
+type Code int
+
+// The codes. Adding one is a contract change: document it in the README, and decide its
+// name, HTTP status and Connect code in info (exhaustive lint fails until it is decided).
+const (
+	InvalidArgument Code = iota + 1
+	Unauthenticated
+	Forbidden
+	NotFound
+	MethodNotAllowed
+	Conflict
+	SessionExpired
+	PayloadTooLarge
+	RequestTimeout
+	UnsupportedMediaType
+	WithdrawDenied
+	FailedPrecondition
+	RateLimited
+	Internal
+	NotImplemented
+	Unavailable
+)
+
+// codeInfo is what a code maps to on each transport.
+type codeInfo struct {
 	name    string
 	status  int
 	connect connect.Code
 }
 
-// The codes. Adding one is a contract change: document it in the README.
-var (
-	InvalidArgument      = Code{"INVALID_ARGUMENT", http.StatusBadRequest, connect.CodeInvalidArgument}
-	Unauthenticated      = Code{"UNAUTHENTICATED", http.StatusUnauthorized, connect.CodeUnauthenticated}
-	Forbidden            = Code{"FORBIDDEN", http.StatusForbidden, connect.CodePermissionDenied}
-	NotFound             = Code{"NOT_FOUND", http.StatusNotFound, connect.CodeNotFound}
-	MethodNotAllowed     = Code{"METHOD_NOT_ALLOWED", http.StatusMethodNotAllowed, connect.CodeUnimplemented}
-	Conflict             = Code{"CONFLICT", http.StatusConflict, connect.CodeAlreadyExists}
-	SessionExpired       = Code{"SESSION_EXPIRED", http.StatusGone, connect.CodeFailedPrecondition}
-	PayloadTooLarge      = Code{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted}
-	RequestTimeout       = Code{"REQUEST_TIMEOUT", http.StatusRequestTimeout, connect.CodeDeadlineExceeded}
-	UnsupportedMediaType = Code{"UNSUPPORTED_MEDIA_TYPE", http.StatusUnsupportedMediaType, connect.CodeInvalidArgument}
-	WithdrawDenied       = Code{"WITHDRAW_DENIED", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
-	FailedPrecondition   = Code{"FAILED_PRECONDITION", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
-	RateLimited          = Code{"RATE_LIMITED", http.StatusTooManyRequests, connect.CodeResourceExhausted}
-	Internal             = Code{"INTERNAL", http.StatusInternalServerError, connect.CodeInternal}
-	NotImplemented       = Code{"NOT_IMPLEMENTED", http.StatusNotImplemented, connect.CodeUnimplemented}
-	Unavailable          = Code{"UNAVAILABLE", http.StatusServiceUnavailable, connect.CodeUnavailable}
-)
+// info is the one table from a code to its wire name, HTTP status and Connect code.
+func (c Code) info() codeInfo {
+	switch c {
+	case InvalidArgument:
+		return codeInfo{"INVALID_ARGUMENT", http.StatusBadRequest, connect.CodeInvalidArgument}
+	case Unauthenticated:
+		return codeInfo{"UNAUTHENTICATED", http.StatusUnauthorized, connect.CodeUnauthenticated}
+	case Forbidden:
+		return codeInfo{"FORBIDDEN", http.StatusForbidden, connect.CodePermissionDenied}
+	case NotFound:
+		return codeInfo{"NOT_FOUND", http.StatusNotFound, connect.CodeNotFound}
+	case MethodNotAllowed:
+		return codeInfo{"METHOD_NOT_ALLOWED", http.StatusMethodNotAllowed, connect.CodeUnimplemented}
+	case Conflict:
+		return codeInfo{"CONFLICT", http.StatusConflict, connect.CodeAlreadyExists}
+	case SessionExpired:
+		return codeInfo{"SESSION_EXPIRED", http.StatusGone, connect.CodeFailedPrecondition}
+	case PayloadTooLarge:
+		return codeInfo{"PAYLOAD_TOO_LARGE", http.StatusRequestEntityTooLarge, connect.CodeResourceExhausted}
+	case RequestTimeout:
+		return codeInfo{"REQUEST_TIMEOUT", http.StatusRequestTimeout, connect.CodeDeadlineExceeded}
+	case UnsupportedMediaType:
+		return codeInfo{"UNSUPPORTED_MEDIA_TYPE", http.StatusUnsupportedMediaType, connect.CodeInvalidArgument}
+	case WithdrawDenied:
+		return codeInfo{"WITHDRAW_DENIED", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
+	case FailedPrecondition:
+		return codeInfo{"FAILED_PRECONDITION", http.StatusUnprocessableEntity, connect.CodeFailedPrecondition}
+	case RateLimited:
+		return codeInfo{"RATE_LIMITED", http.StatusTooManyRequests, connect.CodeResourceExhausted}
+	case Internal:
+		return codeInfo{"INTERNAL", http.StatusInternalServerError, connect.CodeInternal}
+	case NotImplemented:
+		return codeInfo{"NOT_IMPLEMENTED", http.StatusNotImplemented, connect.CodeUnimplemented}
+	case Unavailable:
+		return codeInfo{"UNAVAILABLE", http.StatusServiceUnavailable, connect.CodeUnavailable}
+	}
+	// The zero Code (or a conversion from an int): no name, as the zero struct had.
+	return codeInfo{}
+}
 
 // String is the wire name, e.g. "SESSION_EXPIRED".
-func (c Code) String() string { return c.name }
+func (c Code) String() string { return c.info().name }
 
 // HTTPStatus is the REST layer's status for the code.
-func (c Code) HTTPStatus() int { return c.status }
+func (c Code) HTTPStatus() int { return c.info().status }
 
 // ConnectCode is the Connect/gRPC code for the code.
-func (c Code) ConnectCode() connect.Code { return c.connect }
+func (c Code) ConnectCode() connect.Code { return c.info().connect }
 
 // Error is a caller-visible failure. Message is safe to show to the caller; Cause is for logs.
 type Error struct {
@@ -65,9 +109,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Cause != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code.name, e.Message, e.Cause)
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
 	}
-	return e.Code.name + ": " + e.Message
+	return e.Code.String() + ": " + e.Message
 }
 
 func (e *Error) Unwrap() error { return e.Cause }

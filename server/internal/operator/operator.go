@@ -229,7 +229,7 @@ func (s *Service) normalize(in *domain.OperatorSettings) error {
 	}
 	if in.ApprovalMode != nil {
 		*in.ApprovalMode = domain.ApprovalMode(strings.ToUpper(string(*in.ApprovalMode)))
-		if !slices.Contains(domain.ApprovalModes, *in.ApprovalMode) {
+		if !slices.Contains(domain.ApprovalModes(), *in.ApprovalMode) {
 			return fault.Invalid("approvalMode", "must be SYNC or EXTERNAL")
 		}
 	}

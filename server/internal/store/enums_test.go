@@ -18,7 +18,7 @@ import (
 func TestEnumsMatchSchema(t *testing.T) {
 	q := store.New(testdb.New(t))
 	resolutions := []string{}
-	for _, r := range domain.ReorgResolutions {
+	for _, r := range domain.ReorgResolutions() {
 		if r != domain.ReorgOpen { // open is NULL, not a value
 			resolutions = append(resolutions, string(r))
 		}
@@ -27,13 +27,13 @@ func TestEnumsMatchSchema(t *testing.T) {
 		table, column string
 		want          []string
 	}{
-		{"deposits", "status", values(domain.DepositStatuses)},
-		{"withdrawals", "status", values(domain.WithdrawalStatuses)},
-		{"withdrawals", "approval_mode", values(domain.ApprovalModes)},
-		{"operators", "approval_mode", values(domain.ApprovalModes)},
-		{"sweeps", "status", values(domain.SweepStatuses)},
-		{"chain_txs", "state", values(domain.ChainTxStates)},
-		{"webhook_events", "state", values(domain.DeliveryStates)},
+		{"deposits", "status", values(domain.DepositStatuses())},
+		{"withdrawals", "status", values(domain.WithdrawalStatuses())},
+		{"withdrawals", "approval_mode", values(domain.ApprovalModes())},
+		{"operators", "approval_mode", values(domain.ApprovalModes())},
+		{"sweeps", "status", values(domain.SweepStatuses())},
+		{"chain_txs", "state", values(domain.ChainTxStates())},
+		{"webhook_events", "state", values(domain.DeliveryStates())},
 		{"webhook_events", "event_type", values([]domain.EventType{domain.EventDeposit, domain.EventWithdrawRequest,
 			domain.EventWithdrawComplete})},
 		{"deposit_reorgs", "resolution", resolutions},
@@ -57,7 +57,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 func TestDepositReorgPriorStatuses(t *testing.T) {
 	q := store.New(testdb.New(t))
 	for _, v := range checkedValues(t, q, "deposit_reorgs", "prior_status") {
-		if !slices.Contains(domain.DepositStatuses, domain.DepositStatus(v)) {
+		if !slices.Contains(domain.DepositStatuses(), domain.DepositStatus(v)) {
 			t.Errorf("deposit_reorgs.prior_status allows %q, which is no deposit status", v)
 		}
 	}

@@ -24,10 +24,10 @@ func TestDeliveryTable(t *testing.T) {
 		Dd: {x, x, x, P}, // a dead letter is attempted again only once an admin redelivers it
 		F:  {x, x, x, x}, // a synchronous send is never retried
 	}
-	if len(events) != len(DeliveryEvents) || len(want) != len(domain.DeliveryStates) {
-		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), DeliveryEvents, domain.DeliveryStates)
+	if len(events) != len(DeliveryEvents) || len(want) != len(domain.DeliveryStates()) {
+		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), DeliveryEvents, domain.DeliveryStates())
 	}
-	for _, from := range domain.DeliveryStates {
+	for _, from := range domain.DeliveryStates() {
 		row := want[from]
 		if len(row) != len(events) {
 			t.Errorf("%s: not every event decided", from)
@@ -46,7 +46,7 @@ func TestDeliveryTable(t *testing.T) {
 		}
 	}
 	for k := range transitions {
-		if !slices.Contains(domain.DeliveryStates, k.from) || !slices.Contains(events, k.event) {
+		if !slices.Contains(domain.DeliveryStates(), k.from) || !slices.Contains(events, k.event) {
 			t.Errorf("the table has %s + %s, outside the decided states and events", k.from, k.event)
 		}
 	}

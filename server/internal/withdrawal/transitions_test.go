@@ -98,7 +98,7 @@ func TestSpecTransitions(t *testing.T) {
 // TestTableInvariants checks the whole table, every status against every action.
 func TestTableInvariants(t *testing.T) {
 	var states []State
-	for _, s := range domain.WithdrawalStatuses {
+	for _, s := range domain.WithdrawalStatuses() {
 		states = append(states, open(s), paying(s))
 	}
 	for _, from := range states {
