@@ -48,6 +48,7 @@ type AggregatorOptions struct {
 type Aggregator struct {
 	opts  AggregatorOptions
 	feeds map[string]*feed
+	abi   *contracts.MockAggregator // the AggregatorV3 interface (and setAnswer), parsed once
 }
 
 type feed struct {
@@ -75,8 +76,6 @@ type refresh struct {
 	err   error
 }
 
-var aggregatorABI = contracts.NewMockAggregator() // the AggregatorV3 interface (and setAnswer)
-
 // NewAggregator reads the feeds (symbol → AggregatorV3 contract address) through backend.
 func NewAggregator(backend bind.ContractCaller, feeds map[string]common.Address, opts AggregatorOptions) *Aggregator {
 	if opts.MaxAge <= 0 {
@@ -91,13 +90,13 @@ func NewAggregator(backend bind.ContractCaller, feeds map[string]common.Address,
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &Aggregator{opts: opts, feeds: map[string]*feed{}}
+	a := &Aggregator{opts: opts, feeds: map[string]*feed{}, abi: contracts.NewMockAggregator()}
 	for sym, addr := range feeds {
 		sym = normalize(sym)
 		a.feeds[sym] = &feed{
 			symbol:   sym,
 			address:  addr,
-			contract: bind.NewBoundContract(addr, aggregatorABI.GetABI(), backend, nil, nil),
+			contract: bind.NewBoundContract(addr, a.abi.GetABI(), backend, nil, nil),
 			decimals: -1,
 		}
 	}
@@ -124,7 +123,7 @@ func (a *Aggregator) Symbols() []string {
 func (a *Aggregator) USD(ctx context.Context, symbol string) (Price, error) {
 	f, ok := a.feeds[normalize(symbol)]
 	if !ok {
-		return Price{}, ErrUnknown{Kind: "symbol", Name: normalize(symbol)}
+		return Price{}, UnknownError{Kind: "symbol", Name: normalize(symbol)}
 	}
 	r, err := a.latest(ctx, f)
 	if err != nil {
@@ -145,7 +144,9 @@ func (a *Aggregator) latest(ctx context.Context, f *feed) (*round, error) {
 	if call == nil {
 		call = &refresh{done: make(chan struct{})}
 		f.inflight = call
-		go a.refresh(f, call)
+		// The refresh is shared by every caller waiting on it: one caller giving up must
+		// not cancel it for the others, so it keeps ctx's values but not its cancellation.
+		go a.refresh(context.WithoutCancel(ctx), f, call)
 	}
 	f.mu.Unlock()
 
@@ -157,8 +158,8 @@ func (a *Aggregator) latest(ctx context.Context, f *feed) (*round, error) {
 	}
 }
 
-func (a *Aggregator) refresh(f *feed, call *refresh) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.opts.CallTimeout)
+func (a *Aggregator) refresh(ctx context.Context, f *feed, call *refresh) {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.CallTimeout)
 	defer cancel()
 	r, err := a.read(ctx, f)
 
@@ -180,7 +181,7 @@ func (a *Aggregator) read(ctx context.Context, f *feed) (*round, error) {
 	decimals := f.decimals
 	f.mu.Unlock()
 	if decimals < 0 {
-		d, err := bind.Call(f.contract, opts, aggregatorABI.PackDecimals(), aggregatorABI.UnpackDecimals)
+		d, err := bind.Call(f.contract, opts, a.abi.PackDecimals(), a.abi.UnpackDecimals)
 		if err != nil {
 			return nil, fmt.Errorf("rates: %s feed %s: decimals: %w", f.symbol, f.address, err)
 		}
@@ -189,7 +190,7 @@ func (a *Aggregator) read(ctx context.Context, f *feed) (*round, error) {
 		f.decimals = decimals
 		f.mu.Unlock()
 	}
-	out, err := bind.Call(f.contract, opts, aggregatorABI.PackLatestRoundData(), aggregatorABI.UnpackLatestRoundData)
+	out, err := bind.Call(f.contract, opts, a.abi.PackLatestRoundData(), a.abi.UnpackLatestRoundData)
 	if err != nil {
 		return nil, fmt.Errorf("rates: %s feed %s: latestRoundData: %w", f.symbol, f.address, err)
 	}

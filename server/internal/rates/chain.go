@@ -28,7 +28,7 @@ func (c *Chain) USD(ctx context.Context, symbol string) (Price, error) {
 		}
 	}
 	if c.static == nil {
-		return Price{}, ErrUnknown{Kind: "symbol", Name: normalize(symbol)}
+		return Price{}, UnknownError{Kind: "symbol", Name: normalize(symbol)}
 	}
 	return c.static.USD(ctx, symbol)
 }
@@ -39,7 +39,7 @@ func (c *Chain) PerUSD(ctx context.Context, currency string) (decimal.Decimal, e
 		if normalize(currency) == "USD" {
 			return decimal.NewFromInt(1), nil
 		}
-		return decimal.Decimal{}, ErrUnknown{Kind: "currency", Name: normalize(currency)}
+		return decimal.Decimal{}, UnknownError{Kind: "currency", Name: normalize(currency)}
 	}
 	return c.static.PerUSD(ctx, currency)
 }

@@ -41,7 +41,7 @@ func (c *Chain) FiatCurrencies() []string {
 }
 
 // USDOnly is the FiatSet of a service configured with no fiat rates.
-var USDOnly FiatSet = usdOnly{}
+func USDOnly() FiatSet { return usdOnly{} }
 
 type usdOnly struct{}
 
@@ -55,7 +55,7 @@ func (usdOnly) FiatCurrencies() []string { return []string{"USD"} }
 // supported is set's list, for the caller's error message.
 func Priced(set FiatSet, code string) (normalized string, ok bool, supported []string) {
 	if set == nil {
-		set = USDOnly
+		set = USDOnly()
 	}
 	normalized = strings.ToUpper(strings.TrimSpace(code))
 	supported = set.FiatCurrencies()

@@ -26,7 +26,7 @@ func TestPair(t *testing.T) {
 	} {
 		_, _, err := Pair(ctx, p, c.symbol, c.fiat)
 		fe := fault.As(err)
-		var unknown ErrUnknown
+		var unknown UnknownError
 		if fe.Code != fault.Unavailable || fe.Message != c.want || !errors.As(err, &unknown) {
 			t.Errorf("%s/%s: %v, want UNAVAILABLE %q with the cause", c.symbol, c.fiat, err, c.want)
 		}

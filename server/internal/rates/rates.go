@@ -38,14 +38,14 @@ type Fiat interface {
 	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
 }
 
-// ErrUnknown reports a symbol or currency that a source has no price for.
-// Match it with errors.As: var u rates.ErrUnknown; errors.As(err, &u).
-type ErrUnknown struct {
+// UnknownError reports a symbol or currency that a source has no price for.
+// Match it with errors.As: var u rates.UnknownError; errors.As(err, &u).
+type UnknownError struct {
 	Kind string // "symbol" or "currency"
 	Name string // as normalised (upper case)
 }
 
-func (e ErrUnknown) Error() string { return fmt.Sprintf("rates: unknown %s %q", e.Kind, e.Name) }
+func (e UnknownError) Error() string { return fmt.Sprintf("rates: unknown %s %q", e.Kind, e.Name) }
 
 var (
 	// ErrStale is wrapped by errors for a feed whose last update is older than the maximum

@@ -96,7 +96,7 @@ func (s *Static) USD(_ context.Context, symbol string) (Price, error) {
 	p, ok := s.usd[symbol]
 	s.mu.RUnlock()
 	if !ok {
-		return Price{}, ErrUnknown{Kind: "symbol", Name: symbol}
+		return Price{}, UnknownError{Kind: "symbol", Name: symbol}
 	}
 	return p, nil
 }
@@ -111,7 +111,7 @@ func (s *Static) PerUSD(_ context.Context, currency string) (decimal.Decimal, er
 	v, ok := s.perUSD[currency]
 	s.mu.RUnlock()
 	if !ok {
-		return decimal.Decimal{}, ErrUnknown{Kind: "currency", Name: currency}
+		return decimal.Decimal{}, UnknownError{Kind: "currency", Name: currency}
 	}
 	return v, nil
 }

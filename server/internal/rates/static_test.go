@@ -12,6 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
 func TestStatic(t *testing.T) {
@@ -31,11 +33,11 @@ func TestStatic(t *testing.T) {
 		}
 	}
 
-	var u ErrUnknown
-	if _, err := s.USD(ctx, "btc"); !errors.As(err, &u) || u != (ErrUnknown{Kind: "symbol", Name: "BTC"}) {
+	var u UnknownError
+	if _, err := s.USD(ctx, "btc"); !errors.As(err, &u) || u != (UnknownError{Kind: "symbol", Name: "BTC"}) {
 		t.Fatalf("unknown symbol: %v", err)
 	}
-	if _, err := s.PerUSD(ctx, "jpy"); !errors.As(err, &u) || u != (ErrUnknown{Kind: "currency", Name: "JPY"}) || err.Error() != `rates: unknown currency "JPY"` {
+	if _, err := s.PerUSD(ctx, "jpy"); !errors.As(err, &u) || u != (UnknownError{Kind: "currency", Name: "JPY"}) || err.Error() != `rates: unknown currency "JPY"` {
 		t.Fatalf("unknown currency: %v", err)
 	}
 
@@ -94,7 +96,7 @@ func (f *fakeFeed) CallContract(ctx context.Context, msg ethereum.CallMsg, _ *bi
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	methods := aggregatorABI.GetABI().Methods
+	methods := contracts.NewMockAggregator().GetABI().Methods
 	switch {
 	case bytes.Equal(msg.Data[:4], methods["decimals"].ID):
 		return methods["decimals"].Outputs.Pack(f.decimals)
@@ -122,7 +124,7 @@ func TestChain(t *testing.T) {
 	if p, err := c.USD(ctx, "USDT"); err != nil || !p.Value.Equal(dec("0.999")) || p.Source != "static" {
 		t.Fatalf("USDT from the table: %+v %v", p, err)
 	}
-	var u ErrUnknown
+	var u UnknownError
 	if _, err := c.USD(ctx, "BTC"); !errors.As(err, &u) {
 		t.Fatalf("BTC: %v", err)
 	}

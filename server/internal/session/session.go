@@ -126,19 +126,13 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 			return err
 		}
 		if current != fresh.ID {
-			named, err := q.SessionByID(ctx, current)
+			named, reused, err := claimed(ctx, q, current, fresh)
 			if err != nil {
 				return err
 			}
-			if named.StatusAt(time.Now()) == domain.SessionOpen {
-				if err := sameSession(named, kind, fresh); err != nil {
-					return err
-				}
+			if reused {
 				out = Opened{Session: named, Existing: true}
 				return nil
-			}
-			if err := q.PointReference(ctx, op.ID, ref, fresh.ID); err != nil {
-				return err
 			}
 		}
 		sess, err := q.InsertSession(ctx, fresh, s.cfg.TTL)
@@ -153,6 +147,23 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 	}
 	out.URL = s.URL(out.Session.ID)
 	return out, nil
+}
+
+// claimed decides an operator reference that session current already holds: that session
+// when it is still open and asks for what fresh asks (reused), else the reference now names
+// fresh. A mismatch is sameSession's CONFLICT.
+func claimed(ctx context.Context, q *store.Queries, current string, fresh domain.Session) (named domain.Session, reused bool, err error) {
+	named, err = q.SessionByID(ctx, current)
+	if err != nil {
+		return domain.Session{}, false, err
+	}
+	if named.StatusAt(time.Now()) == domain.SessionOpen {
+		if err := sameSession(named, fresh.Kind, fresh); err != nil {
+			return domain.Session{}, false, err
+		}
+		return named, true, nil
+	}
+	return domain.Session{}, false, q.PointReference(ctx, fresh.OperatorID, fresh.OperatorReference, fresh.ID)
 }
 
 // sameSession checks that a repeated operator reference asks for the live session it names:

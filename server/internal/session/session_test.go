@@ -31,6 +31,7 @@ type fixture struct {
 }
 
 func setup(t *testing.T, ttl time.Duration) fixture {
+	t.Helper()
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	ops := operator.New(pool, box)
@@ -217,7 +218,9 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 		t.Fatalf("%d sessions, want the 6 supported ones", n)
 	}
 	var refs int
-	f.pool.QueryRow(ctx, `SELECT count(*) FROM operator_references`).Scan(&refs)
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM operator_references`).Scan(&refs); err != nil {
+		t.Fatal(err)
+	}
 	if refs != 0 {
 		t.Fatalf("refused sessions claimed %d references", refs)
 	}

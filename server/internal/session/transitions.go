@@ -20,8 +20,8 @@ const (
 	Expire Event = "time:expire"
 )
 
-// Events lists every event.
-var Events = []Event{Cancel, Expire}
+// Events lists every event (a new slice each call).
+func Events() []Event { return []Event{Cancel, Expire} }
 
 type key struct {
 	from  domain.SessionStatus
@@ -31,17 +31,19 @@ type key struct {
 // transitions is the table. CANCELLED and EXPIRED are both final; a cancel of a session that
 // is no longer open changes nothing and answers its status (cancelling twice is harmless, an
 // expired session stays expired). A cancel wins over a later expiry (StatusAt checks it first).
-var transitions = map[key]domain.SessionStatus{
-	{domain.SessionOpen, Cancel}:      domain.SessionCancelled,
-	{domain.SessionCancelled, Cancel}: domain.SessionCancelled,
-	{domain.SessionExpired, Cancel}:   domain.SessionExpired,
-	{domain.SessionOpen, Expire}:      domain.SessionExpired,
+func transitions() map[key]domain.SessionStatus {
+	return map[key]domain.SessionStatus{
+		{domain.SessionOpen, Cancel}:      domain.SessionCancelled,
+		{domain.SessionCancelled, Cancel}: domain.SessionCancelled,
+		{domain.SessionExpired, Cancel}:   domain.SessionExpired,
+		{domain.SessionOpen, Expire}:      domain.SessionExpired,
+	}
 }
 
 // Next applies the table: the status after event (the same status: nothing changes), or
 // FAILED_PRECONDITION.
 func Next(from domain.SessionStatus, event Event) (domain.SessionStatus, error) {
-	if to, ok := transitions[key{from, event}]; ok {
+	if to, ok := transitions()[key{from, event}]; ok {
 		return to, nil
 	}
 	return "", fault.New(fault.FailedPrecondition, "the session is already %s", from)

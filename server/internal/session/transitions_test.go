@@ -22,8 +22,8 @@ func TestTable(t *testing.T) {
 		C: {C, x}, // cancelling twice is harmless; a cancel is final
 		E: {E, x}, // an expired session stays expired
 	}
-	if len(events) != len(Events) || len(want) != len(domain.SessionStatuses()) {
-		t.Fatalf("decided %v × %d statuses; the package has %v × %v", events, len(want), Events, domain.SessionStatuses())
+	if len(events) != len(Events()) || len(want) != len(domain.SessionStatuses()) {
+		t.Fatalf("decided %v × %d statuses; the package has %v × %v", events, len(want), Events(), domain.SessionStatuses())
 	}
 	for _, from := range domain.SessionStatuses() {
 		row := want[from]
@@ -41,7 +41,7 @@ func TestTable(t *testing.T) {
 			}
 		}
 	}
-	for k := range transitions {
+	for k := range transitions() {
 		if !slices.Contains(domain.SessionStatuses(), k.from) || !slices.Contains(events, k.event) {
 			t.Errorf("the table has %s + %s, outside the decided statuses and events", k.from, k.event)
 		}
