@@ -39,7 +39,7 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 	role := fs.String("role", "", "api, worker or all (default $COFFER_ROLE, else all)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: coffer serve [--role api|worker|all]\n\nEnvironment:")
-		for _, e := range config.Entries {
+		for _, e := range config.Entries() {
 			fmt.Fprintf(fs.Output(), "  %-30s %s (default %q)\n", e.Name, e.Help, e.Default)
 		}
 	}

@@ -27,24 +27,24 @@ func TestScope(t *testing.T) {
 	opA := WithOperator(bg, domain.Operator{ID: "a"})
 	for _, c := range []struct {
 		name            string
-		ctx             context.Context
+		ctx             context.Context //nolint:containedctx // the caller a row authenticates is its input
 		reach           Reach
 		all             bool
 		ids             []string // when not all
 		unauthenticated bool
 	}{
-		{"ops token", WithServiceTeam(bg), OwnOperator, true, nil, false},
-		{"service-team admin", WithAdmin(bg, Admin{Admin: domain.Admin{ID: "x"}}), OwnOperator, true, nil, false},
+		{"ops token", WithServiceTeam(bg), OwnOperator(), true, nil, false},
+		{"service-team admin", WithAdmin(bg, Admin{Admin: domain.Admin{ID: "x"}}), OwnOperator(), true, nil, false},
 		{"service-team admin, reach ignored", WithAdmin(bg, Admin{}), SubOperators(hierarchy), true, nil, false},
 		{"operator-bound admin", WithAdmin(bg, Admin{Admin: domain.Admin{OperatorID: "a"}, Operators: []string{"a", "a-sub"}}),
-			OwnOperator, false, []string{"a", "a-sub"}, false},
+			OwnOperator(), false, []string{"a", "a-sub"}, false},
 		{"operator-bound admin, tree unresolved: nothing, not everything", WithAdmin(bg, Admin{Admin: domain.Admin{OperatorID: "a"}}),
-			OwnOperator, false, []string{}, false},
-		{"operator key, own operator", opA, OwnOperator, false, []string{"a"}, false},
+			OwnOperator(), false, []string{}, false},
+		{"operator key, own operator", opA, OwnOperator(), false, []string{"a"}, false},
 		{"operator key, with sub-operators", opA, SubOperators(hierarchy), false, []string{"a", "a-sub"}, false},
 		{"leaf operator key, with sub-operators", WithOperator(bg, domain.Operator{ID: "a-sub"}), SubOperators(hierarchy),
 			false, []string{"a-sub"}, false},
-		{"no credential", bg, OwnOperator, false, []string{}, true},
+		{"no credential", bg, OwnOperator(), false, []string{}, true},
 	} {
 		got, err := Scope(c.ctx, c.reach)
 		if c.unauthenticated {

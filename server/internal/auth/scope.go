@@ -17,7 +17,7 @@ type Subtrees interface {
 type Reach struct{ subs Subtrees }
 
 // OwnOperator reaches the calling operator only.
-var OwnOperator = Reach{}
+func OwnOperator() Reach { return Reach{} }
 
 // SubOperators reaches the calling operator and its sub-operators, resolved by t.
 func SubOperators(t Subtrees) Reach { return Reach{subs: t} }

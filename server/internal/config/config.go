@@ -146,7 +146,7 @@ func Defaults() Config {
 func load(getenv func(string) string) (Config, []error) {
 	var c Config
 	var errs []error
-	for _, e := range Entries {
+	for _, e := range Entries() {
 		if e.set == nil {
 			continue
 		}

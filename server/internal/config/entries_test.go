@@ -52,7 +52,7 @@ func TestDefaults(t *testing.T) {
 func TestEntries(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, e := range Entries {
+	for _, e := range Entries() {
 		if seen[e.Name] || e.Help == "" {
 			t.Errorf("%s: listed twice or without help", e.Name)
 		}
@@ -123,7 +123,7 @@ func TestREADMEListsEveryEntry(t *testing.T) {
 			documented[v[1]] = def
 		}
 	}
-	for _, e := range Entries {
+	for _, e := range Entries() {
 		got, ok := documented[e.Name]
 		if !ok {
 			t.Errorf("README: no row for %s", e.Name)

@@ -22,11 +22,11 @@ func TestWebhookSchedule(t *testing.T) {
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 2 * time.Hour}
 	for i, d := range want {
 		attempt := i + 1
-		if got := jobs.WebhookSchedule.Next(attempt, failed); got != failed.Add(d) {
+		if got := jobs.WebhookSchedule().Next(attempt, failed); got != failed.Add(d) {
 			t.Errorf("after attempt %d: %v, want +%v", attempt, got.Sub(failed), d)
 		}
 		row := &rivertype.JobRow{Attempt: attempt, AttemptedAt: &failed}
-		if got := jobs.WebhookSchedule.NextRetry(row); got != failed.Add(d) {
+		if got := jobs.WebhookSchedule().NextRetry(row); got != failed.Add(d) {
 			t.Errorf("NextRetry after attempt %d: +%v", attempt, got.Sub(failed))
 		}
 	}

@@ -16,7 +16,9 @@ var _ river.ClientRetryPolicy = RetrySchedule(nil)
 
 // WebhookSchedule is DESIGN.md's delivery schedule: attempts at 0, +5 s, +5 min, +30 min
 // and +2 h, then dead-lettered (River's max attempts is 5 for webhook jobs).
-var WebhookSchedule = RetrySchedule{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
+func WebhookSchedule() RetrySchedule {
+	return RetrySchedule{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}
+}
 
 // NextRetry implements river.ClientRetryPolicy.
 func (s RetrySchedule) NextRetry(job *rivertype.JobRow) time.Time {

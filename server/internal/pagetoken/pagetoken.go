@@ -57,7 +57,11 @@ func Encode[C Cursor](list string, c C) string {
 	case Seq:
 		p.Seq = int64(c)
 	}
-	b, _ := json.Marshal(p) // a struct of strings and integers always marshals
+	b, err := json.Marshal(p)
+	if err != nil {
+		// A struct of strings and integers always marshals; failing here is a programming error.
+		panic("pagetoken: " + err.Error())
+	}
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -77,18 +81,18 @@ func Decode[C Cursor](list, token string) (C, error) {
 	if err := dec.Decode(&p); err != nil || dec.More() || p.V != version || p.List != list {
 		return zero, Invalid()
 	}
-	var out any
-	switch any(zero).(type) {
-	case TimeID:
+	var out C
+	switch c := any(&out).(type) {
+	case *TimeID:
 		if _, err := uuid.Parse(p.ID); err != nil || p.At == 0 || p.Seq != 0 {
 			return zero, Invalid()
 		}
-		out = TimeID{At: time.UnixMicro(p.At), ID: p.ID}
-	case Seq:
+		*c = TimeID{At: time.UnixMicro(p.At), ID: p.ID}
+	case *Seq:
 		if p.Seq <= 0 || p.ID != "" || p.At != 0 {
 			return zero, Invalid()
 		}
-		out = Seq(p.Seq)
+		*c = Seq(p.Seq)
 	}
-	return out.(C), nil
+	return out, nil
 }

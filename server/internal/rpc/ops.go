@@ -113,7 +113,7 @@ func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRe
 
 // ListDeadLetteredWebhooks lists dead-lettered webhooks of every operator.
 func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
 func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.RedeliverDeadLetterRequest) (*cofferv1.RedeliverDeadLetterResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.
 func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.ReplayMissedDepositRequest) (*cofferv1.ReplayMissedDepositResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func reorgedProtos(list []deposit.Reorged) []*cofferv1.ReorgedDeposit {
 
 // ListReorgedDeposits lists reorged deposits of every operator.
 func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListReorgedDepositsRequest) (*cofferv1.ListReorgedDepositsResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 	if err != nil {
 		return nil, err
 	}
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 
 // GetWithdrawal returns one of the operator's withdrawals.
 func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetWithdrawalRequest) (*cofferv1.GetWithdrawalResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator)
+	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}

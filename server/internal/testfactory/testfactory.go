@@ -18,7 +18,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
-var seq atomic.Int64
+// seq is process-wide on purpose: every test in the binary shares one database, so names
+// must differ across all of them, not per test.
+var seq atomic.Int64 //nolint:gochecknoglobals // see above: uniqueness is per process
 
 // unique returns a short string no other call in this process returns.
 func unique(prefix string) string { return fmt.Sprintf("%s-%d", prefix, seq.Add(1)) }
@@ -112,9 +114,6 @@ func Withdrawal(ctx context.Context, tb testing.TB, db store.DBTX, sess domain.S
 	}
 	return w
 }
-
-//go:fix inline
-func ptr[T any](v T) *T { return new(v) }
 
 // or is v, or def when v is the zero value.
 func or[T comparable](v, def T) T {

@@ -56,7 +56,7 @@ type DeliverWorker struct {
 func (w *DeliverWorker) NextRetry(job *river.Job[DeliverArgs]) time.Time {
 	s := w.Schedule
 	if s == nil {
-		s = jobs.WebhookSchedule
+		s = jobs.WebhookSchedule()
 	}
 	return s.Next(job.Attempt, time.Now())
 }
