@@ -39,6 +39,32 @@ const (
 	needServices        // the service layer (operator, admin, deposit, reconcile)
 )
 
+// devDefaults fills what the environment leaves out from `coffer dev`'s dev.json: the
+// database URL when dbURL is empty, the master key when none is set.
+func devDefaults(dataDir, dbURL string, keySet bool) (*devenv.File, string, func(string) string, error) {
+	f, err := devenv.ReadFile(dataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", nil, fmt.Errorf("set DATABASE_URL and the master key (%s, %s or %s; and COFFER_CHAINS_FILE for chain commands), or run `coffer dev` (no dev.json in %s)",
+			custody.EnvKey, custody.EnvKeyFile, custody.EnvKeyURL, dataDir)
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if dbURL == "" {
+		dbURL = f.DatabaseURL
+	}
+	getenv := os.Getenv
+	if !keySet {
+		getenv = func(k string) string {
+			if k == custody.EnvKey {
+				return f.MasterKey
+			}
+			return os.Getenv(k)
+		}
+	}
+	return &f, dbURL, getenv, nil
+}
+
 func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) {
 	// Every variable is checked as `coffer serve` checks it: a bad one is an error, not a default.
 	cfg, err := config.Read(os.Getenv)
@@ -50,25 +76,8 @@ func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) 
 	getenv := os.Getenv
 	var dev *devenv.File
 	if dbURL == "" || (need > needDB && !keySet) {
-		f, err := devenv.ReadFile(dataDir)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("set DATABASE_URL and the master key (%s, %s or %s; and COFFER_CHAINS_FILE for chain commands), or run `coffer dev` (no dev.json in %s)",
-				custody.EnvKey, custody.EnvKeyFile, custody.EnvKeyURL, dataDir)
-		}
-		if err != nil {
+		if dev, dbURL, getenv, err = devDefaults(dataDir, dbURL, keySet); err != nil {
 			return nil, err
-		}
-		dev = &f
-		if dbURL == "" {
-			dbURL = f.DatabaseURL
-		}
-		if !keySet {
-			getenv = func(k string) string {
-				if k == custody.EnvKey {
-					return f.MasterKey
-				}
-				return os.Getenv(k)
-			}
 		}
 	}
 	pool, err := store.Open(ctx, dbURL, 4)

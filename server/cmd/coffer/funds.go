@@ -18,8 +18,14 @@ import (
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
-// fundsSubcommands are the operator subcommands about funds.
-var fundsSubcommands = map[string]bool{"treasury": true, "balance": true, "adjust": true}
+// isFundsSubcommand reports the operator subcommands about funds.
+func isFundsSubcommand(sub string) bool {
+	switch sub {
+	case "treasury", "balance", "adjust":
+		return true
+	}
+	return false
+}
 
 // balanceJSON is one line of `coffer operator balance --json` (DESIGN.md's shape).
 type balanceJSON struct {

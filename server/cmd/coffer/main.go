@@ -45,8 +45,9 @@ func usage(w io.Writer) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop() // before os.Exit, which runs no deferred call
+	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, out, errOut io.Writer) int {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -85,7 +86,7 @@ func addSettingsFlags(fs *flag.FlagSet, update bool) *settingsFlags {
 	return s
 }
 
-func (s *settingsFlags) settings() domain.OperatorSettings {
+func (s *settingsFlags) settings() (domain.OperatorSettings, error) {
 	set := map[string]bool{}
 	s.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	str := func(name, v string) *string {
@@ -105,6 +106,10 @@ func (s *settingsFlags) settings() domain.OperatorSettings {
 		out.ApprovalEnabled = &s.approvalEnabled
 	}
 	if set["fee-bps"] {
+		// The flag is an int; the column an int32. Out of range it would wrap, not fail.
+		if s.feeBps < math.MinInt32 || s.feeBps > math.MaxInt32 {
+			return out, fmt.Errorf("%w: --fee-bps %d is out of range", errUsage, s.feeBps)
+		}
 		bps := int32(s.feeBps)
 		out.DepositFeeBps = &bps
 	}
@@ -115,7 +120,7 @@ func (s *settingsFlags) settings() domain.OperatorSettings {
 	if set["active"] {
 		out.Active = &s.active
 	}
-	return out
+	return out, nil
 }
 
 func runOperator(ctx context.Context, args []string, out io.Writer) error {
@@ -123,7 +128,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: coffer operator create|update|get|list|rotate-key|treasury|balance|adjust [flags]", errUsage)
 	}
 	sub, args := args[0], args[1:]
-	if fundsSubcommands[sub] {
+	if isFundsSubcommand(sub) {
 		return runOperatorFunds(ctx, sub, args, out)
 	}
 	fs := newFlags("operator " + sub)
@@ -169,13 +174,21 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	}
 	switch sub {
 	case "create":
-		o, key, err := ops.Create(ctx, settings.settings())
+		in, err := settings.settings()
+		if err != nil {
+			return err
+		}
+		o, key, err := ops.Create(ctx, in)
 		if err != nil {
 			return err
 		}
 		return show(o, key)
 	case "update":
-		o, err := ops.Update(ctx, *id, settings.settings())
+		in, err := settings.settings()
+		if err != nil {
+			return err
+		}
+		o, err := ops.Update(ctx, *id, in)
 		if err != nil {
 			return err
 		}

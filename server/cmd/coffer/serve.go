@@ -63,7 +63,7 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 	}
 	var ln net.Listener
 	if cfg.Role != config.RoleWorker {
-		if ln, err = a.Listen(); err != nil {
+		if ln, err = a.Listen(ctx); err != nil {
 			a.Pool.Close()
 			return err
 		}

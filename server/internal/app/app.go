@@ -177,11 +177,6 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(`{"status":"ok"}` + "\n")) //nolint:errcheck
 }
 
-// widgetPaths: the widget may be served from another origin (a CDN, the operator's
-// domain) and calls these sid-authenticated or public operations with Connect-Web. They carry
-// no cookies, so any origin may call them; operator, admin and ops endpoints get no CORS.
-var widgetPaths = []string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer"}
-
 func widgetCORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
@@ -203,7 +198,11 @@ func widgetCORS(next http.Handler) http.Handler {
 	})
 }
 
+// isWidgetPath: the widget may be served from another origin (a CDN, the operator's
+// domain) and calls these sid-authenticated or public operations with Connect-Web. They carry
+// no cookies, so any origin may call them; operator, admin and ops endpoints get no CORS.
 func isWidgetPath(p string) bool {
+	widgetPaths := [...]string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer"}
 	for _, prefix := range widgetPaths {
 		if p == prefix || (strings.HasSuffix(prefix, "/") && strings.HasPrefix(p, prefix)) {
 			return true
@@ -220,8 +219,23 @@ func securityHeaders(next http.Handler) http.Handler {
 }
 
 // Listen binds the API address (host:port; port 0 picks a free one).
-func (a *App) Listen() (net.Listener, error) {
-	return net.Listen("tcp", a.Config.Addr)
+func (a *App) Listen(ctx context.Context) (net.Listener, error) {
+	var lc net.ListenConfig
+	return lc.Listen(ctx, "tcp", a.Config.Addr)
+}
+
+// listenInternal is the internal listener: the one given, else one bound to InternalAddr,
+// else none (nil).
+func (a *App) listenInternal(ctx context.Context) (net.Listener, error) {
+	if a.InternalListener != nil || a.Config.InternalAddr == "" {
+		return a.InternalListener, nil
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", a.Config.InternalAddr)
+	if err != nil {
+		return nil, fmt.Errorf("internal listener on %s: %w", a.Config.InternalAddr, err)
+	}
+	return ln, nil
 }
 
 // Run serves until ctx ends, then shuts down gracefully: the HTTP server stops taking
@@ -258,20 +272,18 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	if ln != nil {
 		srv = serve("API", ln, a.handler)
 	}
-	if iln := a.InternalListener; iln != nil || a.Config.InternalAddr != "" {
-		if iln == nil {
-			var err error
-			if iln, err = net.Listen("tcp", a.Config.InternalAddr); err != nil {
-				if srv != nil {
-					srv.Close()
-				}
-				stopHolder()
-				<-holderDone
-				a.Services.Close()
-				a.Pool.Close()
-				return fmt.Errorf("internal listener on %s: %w", a.Config.InternalAddr, err)
-			}
+	iln, err := a.listenInternal(ctx)
+	if err != nil {
+		if srv != nil {
+			srv.Close()
 		}
+		stopHolder()
+		<-holderDone
+		a.Services.Close()
+		a.Pool.Close()
+		return err
+	}
+	if iln != nil {
 		internal = serve("internal (metrics, ops, reflection)", iln, a.internal)
 	}
 	var runErr error
@@ -279,6 +291,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	var member *liveness.Member
 	if workers {
 		// Before River starts and stopped after it: running jobs always have a live member.
+		//nolint:contextcheck // the member outlives ctx: it is stopped after River, once ctx has ended
 		member = liveness.Start(a.Pool, liveness.Options{ClientID: a.River.ID(), Grace: a.Config.WorkerDeadAfter, Log: a.Log})
 		if err := a.River.Start(ctx); err != nil {
 			workers = false
@@ -296,7 +309,8 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	a.Log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// ctx has ended: the shutdown gets its own deadline, keeping ctx's values.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, s := range []*http.Server{srv, internal} {
 		if s == nil {

@@ -22,27 +22,21 @@ const (
 	MaxHeaderBytes    = 32 << 10
 )
 
-// routeBodyLimits are the bodies smaller than rpc.MaxRequestBytes, by path prefix: a login is
-// a few hundred bytes, a stream's opening message a sid.
-var routeBodyLimits = []struct {
-	prefix string
-	max    int64
-}{
-	{"/admin/login", rpc.MaxSmallRequestBytes},
-	{cofferv1connect.AdminServiceLoginProcedure, rpc.MaxSmallRequestBytes},
-	{cofferv1connect.WidgetServiceWatchDepositsProcedure, rpc.MaxSmallRequestBytes},
+// streaming reports the routes that answer with a long-lived stream: no write deadline.
+func streaming(path string) bool {
+	return path == cofferv1connect.WidgetServiceWatchDepositsProcedure
 }
-
-// streaming are the routes that answer with a long-lived stream: no write deadline.
-var streaming = map[string]bool{cofferv1connect.WidgetServiceWatchDepositsProcedure: true}
 
 func bodyLimit(r *http.Request) int64 {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		return 0
 	}
-	for _, l := range routeBodyLimits {
-		if strings.HasPrefix(r.URL.Path, l.prefix) {
-			return l.max
+	// The bodies smaller than rpc.MaxRequestBytes, by path prefix: a login is a few hundred
+	// bytes, a stream's opening message a sid.
+	small := [...]string{"/admin/login", cofferv1connect.AdminServiceLoginProcedure, cofferv1connect.WidgetServiceWatchDepositsProcedure}
+	for _, prefix := range small {
+		if strings.HasPrefix(r.URL.Path, prefix) {
+			return rpc.MaxSmallRequestBytes
 		}
 	}
 	return rpc.MaxRequestBytes
@@ -64,7 +58,7 @@ func limitRequests(next http.Handler, readTimeout, writeTimeout time.Duration) h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
-		if !streaming[r.URL.Path] {
+		if !streaming(r.URL.Path) {
 			// Not every writer supports deadlines (httptest recorders); real connections do.
 			_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		}
