@@ -60,25 +60,33 @@ func TestOperatorAndAdminCommands(t *testing.T) {
 	// A sub-operator, then an update that changes only what it names.
 	out, _, code = coffer(t, "operator", "create", "--name", "Acme EU", "--webhook-url", "https://eu.acme.example/hook", "--parent", id, "--inactive", "--json")
 	var child map[string]any
-	json.Unmarshal([]byte(out), &child)
+	if err := json.Unmarshal([]byte(out), &child); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if code != 0 || child["parentId"] != id || child["active"] != false {
 		t.Fatalf("sub-operator: %d %v", code, child)
 	}
 	out, _, code = coffer(t, "operator", "update", "--id", id, "--per-tx-cap", "", "--active=false", "--json")
 	var updated map[string]any
-	json.Unmarshal([]byte(out), &updated)
+	if err := json.Unmarshal([]byte(out), &updated); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if code != 0 || updated["perTxCap"] != "" || updated["dailyCap"] != "5000.5" || updated["active"] != false || updated["operatorKey"] != nil {
 		t.Fatalf("update: %d %v", code, updated)
 	}
 	out, _, _ = coffer(t, "operator", "list", "--parent", id, "--json")
 	var list []map[string]any
-	json.Unmarshal([]byte(out), &list)
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if len(list) != 1 || list[0]["id"] != child["id"] {
 		t.Fatalf("list --parent: %s", out)
 	}
 	out, _, code = coffer(t, "operator", "rotate-key", "--id", id, "--grace", "1h", "--json")
 	var rotated map[string]any
-	json.Unmarshal([]byte(out), &rotated)
+	if err := json.Unmarshal([]byte(out), &rotated); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if code != 0 || rotated["operatorKey"] == key || !strings.HasPrefix(rotated["operatorKey"].(string), "sk_") {
 		t.Fatalf("rotate-key: %s", out)
 	}
@@ -89,7 +97,9 @@ func TestOperatorAndAdminCommands(t *testing.T) {
 
 	out, errOut, code = coffer(t, "admin", "create", "--email", "ops@acme.example", "--password", "a long enough password", "--operator-id", id, "--totp", "--json")
 	var adm map[string]any
-	json.Unmarshal([]byte(out), &adm)
+	if err := json.Unmarshal([]byte(out), &adm); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if code != 0 || adm["operatorId"] != id || !strings.HasPrefix(adm["totpUri"].(string), "otpauth://totp/") {
 		t.Fatalf("admin create: %d %s %s", code, out, errOut)
 	}

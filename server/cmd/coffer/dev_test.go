@@ -78,7 +78,9 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 				Status    int
 			}
 		}
-		json.NewDecoder(res.Body).Decode(&body)
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK || body.Data.Delivered || body.Data.Status != 0 {
 			t.Errorf("test webhook to %s: %d %+v, want not delivered and no HTTP status", target, res.StatusCode, body.Data)
@@ -100,7 +102,9 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 			Items []struct{ Currency, Available, Reserved string }
 		}
 	}
-	json.NewDecoder(res.Body).Decode(&body)
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	got := map[string]string{}
 	for _, b := range body.Data.Items {
 		got[b.Currency] = b.Available
@@ -134,14 +138,18 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 			return
 		}
 		stopped = true
-		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Errorf("stop coffer dev: %v", err)
+		}
 		select {
 		case <-exited:
 			if err := exitErr; err != nil {
 				t.Errorf("coffer dev exited with %v\n%s", err, stderr.String())
 			}
 		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
+			if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				t.Errorf("kill coffer dev: %v", err)
+			}
 			t.Errorf("coffer dev did not stop within 30 s\n%s", stderr.String())
 		}
 		if _, err := os.Stat(filepath.Join(dataDir, "pg", "postmaster.pid")); !errors.Is(err, os.ErrNotExist) {
@@ -188,7 +196,9 @@ func depositSession(t *testing.T, f devenv.File) string {
 	}
 	defer res.Body.Close()
 	var body struct{ Data struct{ URL string } }
-	json.NewDecoder(res.Body).Decode(&body)
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	_, sid, _ := strings.Cut(body.Data.URL, "sid=")
 	return sid
 }
@@ -208,7 +218,9 @@ func createSession(t *testing.T, f devenv.File) {
 		Status string
 		Data   struct{ URL, SessionRef string }
 	}
-	json.NewDecoder(res.Body).Decode(&body)
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if res.StatusCode != http.StatusOK || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
 		t.Fatalf("create session on coffer dev: %d %+v", res.StatusCode, body)
 	}
@@ -219,7 +231,9 @@ func createSession(t *testing.T, f devenv.File) {
 	}
 	defer rpc.Body.Close()
 	var chainID struct{ Result string }
-	json.NewDecoder(rpc.Body).Decode(&chainID)
+	if err := json.NewDecoder(rpc.Body).Decode(&chainID); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if chainID.Result != "0x539" {
 		t.Fatalf("eth_chainId = %q", chainID.Result)
 	}

@@ -33,7 +33,9 @@ func TestFundsCommands(t *testing.T) {
 		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}}})
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	os.WriteFile(chainsFile, chains, 0o600)
+	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("DATABASE_URL", testdb.URL(t))
 	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
 	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
@@ -43,7 +45,9 @@ func TestFundsCommands(t *testing.T) {
 	}
 	out, _, code = coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
 	var op map[string]any
-	json.Unmarshal([]byte(out), &op)
+	if err := json.Unmarshal([]byte(out), &op); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	id, _ := op["id"].(string)
 	if code != 0 || id == "" {
 		t.Fatalf("create: %s", out)
@@ -137,7 +141,9 @@ func TestFundsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = coffer(t, "reconcile", "--json")
-	json.Unmarshal([]byte(out), &rec)
+	if err := json.Unmarshal([]byte(out), &rec); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	if code != 0 || !rec.Ok {
 		t.Fatalf("reconcile covered: %d %s %s", code, out, errOut)
 	}

@@ -22,7 +22,9 @@ func TestDepositReorgCommands(t *testing.T) {
 	t.Setenv("USER", "eve")
 	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
 	var op map[string]any
-	json.Unmarshal([]byte(out), &op)
+	if err := json.Unmarshal([]byte(out), &op); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	opID, _ := op["id"].(string)
 	if code != 0 || opID == "" {
 		t.Fatalf("create: %s %s", out, errOut)
@@ -45,7 +47,9 @@ func TestDepositReorgCommands(t *testing.T) {
 		reversed) VALUES ($1, 1337, 9, 10, $2, 'CREDITED', 5000000) RETURNING id`, depositID, hash).Scan(&reorgID); err != nil {
 		t.Fatal(err)
 	}
-	pool.Exec(ctx, `INSERT INTO deposit_reorg_actions (reorg_id, deposit_id, action, actor) VALUES ($1, $2, 'DETECTED', 'system')`, reorgID, depositID)
+	if _, err := pool.Exec(ctx, `INSERT INTO deposit_reorg_actions (reorg_id, deposit_id, action, actor) VALUES ($1, $2, 'DETECTED', 'system')`, reorgID, depositID); err != nil {
+		t.Fatal(err)
+	}
 	id := strconv.FormatInt(depositID, 10)
 
 	out, errOut, code = coffer(t, "deposit", "reorged", "--json")
@@ -83,7 +87,9 @@ func TestDepositReorgCommands(t *testing.T) {
 		}
 	}
 	var actions int
-	pool.QueryRow(ctx, `SELECT count(*) FROM deposit_reorg_actions`).Scan(&actions)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM deposit_reorg_actions`).Scan(&actions); err != nil {
+		t.Fatal(err)
+	}
 	if actions != 1 {
 		t.Fatalf("%d audit rows after refused resolutions", actions)
 	}

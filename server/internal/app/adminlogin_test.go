@@ -50,7 +50,9 @@ func restLogin(t *testing.T, env *apptest.Env, email, password, client string) l
 			Code string `json:"code"`
 		} `json:"data"`
 	}
-	json.Unmarshal(b, &out)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	return loginAnswer{status: res.StatusCode, code: out.Data.Code, token: out.Token, retryAfter: res.Header.Get("Retry-After")}
 }
 
@@ -59,8 +61,10 @@ func waitForLoginHits(t *testing.T, env *apptest.Env, client string, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		var hits int
-		env.Pool.QueryRow(context.Background(), `SELECT COALESCE(sum(hits), 0) FROM rate_limits
-			WHERE key LIKE 'admin-login:account-client:%:' || $1`, client).Scan(&hits)
+		if err := env.Pool.QueryRow(context.Background(), `SELECT COALESCE(sum(hits), 0) FROM rate_limits
+			WHERE key LIKE 'admin-login:account-client:%:' || $1`, client).Scan(&hits); err != nil {
+			t.Fatal(err)
+		}
 		if hits >= n {
 			return
 		}

@@ -20,7 +20,9 @@ func TestHealthReadyMetrics(t *testing.T) {
 	for _, path := range []string{"/healthz", "/readyz"} {
 		res := env.Do(t, "GET", path, "", "")
 		var body map[string]string
-		json.NewDecoder(res.Body).Decode(&body)
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK || body["status"] != "ok" {
 			t.Fatalf("%s: %d %v", path, res.StatusCode, body)

@@ -23,7 +23,8 @@ import (
 // it returns what was read and how long the server took.
 func rawRequest(t *testing.T, addr, text string, keepOpen time.Duration) (string, time.Duration) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	var d net.Dialer
+	conn, err := d.DialContext(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,9 @@ func rawRequest(t *testing.T, addr, text string, keepOpen time.Duration) (string
 	if _, err := io.WriteString(conn, text); err != nil {
 		t.Fatal(err)
 	}
-	conn.SetReadDeadline(time.Now().Add(keepOpen))
+	if err := conn.SetReadDeadline(time.Now().Add(keepOpen)); err != nil {
+		t.Fatal(err)
+	}
 	out, _ := io.ReadAll(bufio.NewReader(conn))
 	return string(out), time.Since(start)
 }

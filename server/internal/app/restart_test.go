@@ -30,7 +30,11 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cluster.Stop() })
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
 	pool, err := store.Open(ctx, cluster.URL, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +123,11 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cluster.Stop() })
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
 	restarted := time.Now()
 	// Right after the restart, and then, every call succeeds.
 	for i := range 20 {

@@ -60,7 +60,11 @@ func TestCleanupJobRunsOnWorkers(t *testing.T) {
 	if err := client.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer client.Stop(ctx)
+	defer func() {
+		if err := client.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
 	select {
 	case ev := <-completed:
 		if ev.Kind != river.EventKindJobCompleted || ev.Job.Kind != "cleanup" {
@@ -70,8 +74,12 @@ func TestCleanupJobRunsOnWorkers(t *testing.T) {
 		t.Fatal("cleanup job did not run")
 	}
 	var sessions, windows int
-	pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions)
-	pool.QueryRow(ctx, `SELECT count(*) FROM rate_limits`).Scan(&windows)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM admin_sessions`).Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM rate_limits`).Scan(&windows); err != nil {
+		t.Fatal(err)
+	}
 	if sessions != 1 || windows != 1 {
 		t.Fatalf("after cleanup: %d sessions, %d windows", sessions, windows)
 	}
@@ -90,7 +98,9 @@ func TestInsertOnlyClientForAPIRole(t *testing.T) {
 		t.Fatalf("api role cannot enqueue: %v", err)
 	}
 	var n int
-	pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'cleanup' AND state = 'available'`).Scan(&n)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'cleanup' AND state = 'available'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Fatalf("%d cleanup jobs available", n)
 	}
