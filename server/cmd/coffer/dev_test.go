@@ -22,7 +22,7 @@ func TestDevSubprocess(t *testing.T) {
 		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
 	}
 	bin := filepath.Join(t.TempDir(), "coffer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	dataDir := filepath.Join(t.TempDir(), "data")
@@ -46,7 +46,11 @@ func TestDevSubprocess(t *testing.T) {
 func checkDevListeners(t *testing.T, f devenv.File) {
 	t.Helper()
 	for url, want := range map[string]int{f.InternalURL + "/metrics": 200, f.BaseURL + "/metrics": 404} {
-		res, err := http.Get(url)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +70,7 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 			t.Fatalf("update webhook URL: %s", errOut)
 		}
 		sid := depositSession(t, f)
-		req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/"+sid+"/test-webhook", nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/"+sid+"/test-webhook", nil)
 		req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -74,9 +78,9 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 		}
 		var body struct {
 			Data struct {
-				Delivered bool
-				Status    int
-			}
+				Delivered bool `json:"delivered"`
+				Status    int  `json:"status"`
+			} `json:"data"`
 		}
 		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
 			t.Fatalf("decode: %v", err)
@@ -90,7 +94,7 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 
 func checkDemoFunds(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, f.BaseURL+"/balances", nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.BaseURL+"/balances", nil)
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -99,8 +103,12 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 	defer res.Body.Close()
 	var body struct {
 		Data struct {
-			Items []struct{ Currency, Available, Reserved string }
-		}
+			Items []struct {
+				Currency  string `json:"currency"`
+				Available string `json:"available"`
+				Reserved  string `json:"reserved"`
+			} `json:"items"`
+		} `json:"data"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
 		t.Fatalf("decode: %v", err)
@@ -122,6 +130,7 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "dev.json"))
+	//nolint:noctx // stop ends it with SIGTERM and checks the clean exit; the test's context would kill it first
 	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--block-time", "200ms")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=")
 	var stdout, stderr bytes.Buffer
@@ -186,7 +195,7 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 
 func depositSession(t *testing.T, f devenv.File) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
 		`{"externalUserId":"user-2","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"5.00"}`))
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	req.Header.Set("Content-Type", "application/json")
@@ -195,7 +204,11 @@ func depositSession(t *testing.T, f devenv.File) string {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var body struct{ Data struct{ URL string } }
+	var body struct {
+		Data struct {
+			URL string `json:"url"`
+		} `json:"data"`
+	}
 	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
@@ -205,7 +218,7 @@ func depositSession(t *testing.T, f devenv.File) string {
 
 func createSession(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
 		`{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}`))
 	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
 	req.Header.Set("Content-Type", "application/json")
@@ -215,8 +228,11 @@ func createSession(t *testing.T, f devenv.File) {
 	}
 	defer res.Body.Close()
 	var body struct {
-		Status string
-		Data   struct{ URL, SessionRef string }
+		Status string `json:"status"`
+		Data   struct {
+			URL        string `json:"url"`
+			SessionRef string `json:"sessionRef"`
+		} `json:"data"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
 		t.Fatalf("decode: %v", err)
@@ -225,12 +241,20 @@ func createSession(t *testing.T, f devenv.File) {
 		t.Fatalf("create session on coffer dev: %d %+v", res.StatusCode, body)
 	}
 	// The dev chain answers JSON-RPC on loopback.
-	rpc, err := http.Post(f.Chains[0].RPCURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
+	rpcReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.Chains[0].RPCURL,
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpcReq.Header.Set("Content-Type", "application/json")
+	rpc, err := http.DefaultClient.Do(rpcReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rpc.Body.Close()
-	var chainID struct{ Result string }
+	var chainID struct {
+		Result string `json:"result"`
+	}
 	if err := json.NewDecoder(rpc.Body).Decode(&chainID); err != nil {
 		t.Fatalf("decode: %v", err)
 	}

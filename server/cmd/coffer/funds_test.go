@@ -29,9 +29,12 @@ func TestFundsCommands(t *testing.T) {
 	usdt, _ := dev.Token("USDT")
 	k, _ := crypto.GenerateKey()
 	bankroll := crypto.PubkeyToAddress(k.PublicKey)
-	chains, _ := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
+	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
 		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	chainsFile := filepath.Join(t.TempDir(), "chains.json")
 	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		t.Fatal(err)
@@ -39,11 +42,11 @@ func TestFundsCommands(t *testing.T) {
 	t.Setenv("DATABASE_URL", testdb.URL(t))
 	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
 	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
-	out, errOut, code := coffer(t, "migrate")
+	_, errOut, code := coffer(t, "migrate")
 	if code != 0 {
 		t.Fatalf("migrate: %s", errOut)
 	}
-	out, _, code = coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
+	out, _, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
 	var op map[string]any
 	if err := json.Unmarshal([]byte(out), &op); err != nil {
 		t.Fatalf("decode: %v", err)
@@ -114,12 +117,19 @@ func TestFundsCommands(t *testing.T) {
 	// Reconcile: the operator holds 100 USDT the service does not have on-chain: short, exit 1.
 	out, errOut, code = coffer(t, "reconcile", "--json")
 	var rec struct {
-		Ok    bool
+		Ok    bool `json:"ok"`
 		Lines []struct {
-			Currency, Holdings, Owed, Surplus string
-			Ok                                bool
-			Wallets                           []struct{ Role, Address, Amount string }
-		}
+			Currency string `json:"currency"`
+			Holdings string `json:"holdings"`
+			Owed     string `json:"owed"`
+			Surplus  string `json:"surplus"`
+			Ok       bool   `json:"ok"`
+			Wallets  []struct {
+				Role    string `json:"role"`
+				Address string `json:"address"`
+				Amount  string `json:"amount"`
+			} `json:"wallets"`
+		} `json:"lines"`
 	}
 	if err := json.Unmarshal([]byte(out), &rec); code != 1 || err != nil || rec.Ok {
 		t.Fatalf("reconcile short: %d %s %s", code, out, errOut)

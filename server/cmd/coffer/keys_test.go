@@ -32,7 +32,7 @@ const runMainEnv = "COFFER_TEST_RUN_MAIN"
 // cofferProcess starts `coffer args...` as a child process with env added to the test's.
 func cofferProcess(t *testing.T, env []string, args ...string) (*exec.Cmd, io.ReadCloser, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...) // killed at the end of the test, as the cleanup does
 	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out := &bytes.Buffer{}
@@ -73,12 +73,14 @@ func TestRotateMasterKilledHalfway(t *testing.T) {
 		setup func(t *testing.T, dbURL string, pool *pgxpool.Pool) (before, during custody.Sources, env []string)
 	}{
 		{"keys in the environment", func(t *testing.T, dbURL string, pool *pgxpool.Pool) (custody.Sources, custody.Sources, []string) {
+			t.Helper()
 			oldKey, newKey := secret.Random(secret.KeySize), secret.Random(secret.KeySize)
 			before := custody.Sources{Primary: custody.Source{Key: oldKey}}
 			during := custody.Sources{Primary: custody.Source{Key: newKey}, Previous: custody.Source{Key: oldKey}}
 			return before, during, []string{"COFFER_MASTER_KEY=" + hex.EncodeToString(newKey), "COFFER_MASTER_KEY_PREVIOUS=" + hex.EncodeToString(oldKey)}
 		}},
 		{"KMS, moving to another KMS key", func(t *testing.T, dbURL string, pool *pgxpool.Pool) (custody.Sources, custody.Sources, []string) {
+			t.Helper()
 			kmsA, kmsB := localKMS(), localKMS()
 			before := custody.Sources{Primary: custody.Source{URL: kmsA}}
 			if _, err := custody.OpenBox(context.Background(), pool, before); err != nil { // the first process creates the key

@@ -103,7 +103,9 @@ func TestDepositReorgCommands(t *testing.T) {
 				Status string `json:"status"`
 			} `json:"deposit"`
 			History []struct {
-				Action, Actor, Note string
+				Action string `json:"action"`
+				Actor  string `json:"actor"`
+				Note   string `json:"note"`
 			} `json:"history"`
 		} `json:"item"`
 	}

@@ -31,8 +31,11 @@ type loginAnswer struct {
 // restLogin posts /admin/login with X-Forwarded-For set to client (when not empty).
 func restLogin(t *testing.T, env *apptest.Env, email, password, client string) loginAnswer {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
-	req, _ := http.NewRequest(http.MethodPost, env.URL+"/admin/login", strings.NewReader(string(body)))
+	body, err := json.Marshal(map[string]string{"email": email, "password": password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, env.URL+"/admin/login", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	if client != "" {
 		req.Header.Set("X-Forwarded-For", client)

@@ -36,7 +36,11 @@ func TestHealthReadyMetrics(t *testing.T) {
 	if public.StatusCode != http.StatusNotFound {
 		t.Fatalf("public /metrics: %d, want 404", public.StatusCode)
 	}
-	res, err := http.Get(env.InternalURL + "/metrics")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, env.InternalURL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

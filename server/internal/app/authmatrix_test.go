@@ -597,6 +597,7 @@ func (f *matrixFixture) call(t *testing.T, endpoint string, bearer string, s ses
 // bearerFor is the credential a cell presents. Logout revokes the token it presents, so it
 // gets a token of its own.
 func (f *matrixFixture) bearerFor(t *testing.T, endpoint string, cred int) string {
+	t.Helper()
 	if cred == credAdmin && endpoint == cofferv1connect.AdminServiceLogoutProcedure {
 		_, token := f.env.Admin(t, "")
 		return token
@@ -722,7 +723,7 @@ func TestInternalEndpointsAreNotPublic(t *testing.T) {
 			if p == "/metrics" {
 				method = "GET"
 			}
-			req, _ := http.NewRequest(method, base+p, strings.NewReader("{}"))
+			req, _ := http.NewRequestWithContext(t.Context(), method, base+p, strings.NewReader("{}"))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+env.OpsToken)
 			res, err := http.DefaultClient.Do(req)
@@ -736,7 +737,11 @@ func TestInternalEndpointsAreNotPublic(t *testing.T) {
 		}
 	}
 	// And they do answer on the internal listener.
-	res, err := http.Get(env.InternalURL + "/metrics")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, env.InternalURL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("internal /metrics: %v %v", res, err)
 	}

@@ -65,14 +65,24 @@ func TestAPIRoleCannotSign(t *testing.T) {
 	// Deposit and treasury addresses, through the API, are the seed's.
 	op, key := env.Operator(t, domain.OperatorSettings{})
 	res := env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
-	var opened struct{ Data struct{ URL string } }
-	json.NewDecoder(res.Body).Decode(&opened) //nolint:errcheck
+	var opened struct {
+		Data struct {
+			URL string `json:"url"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&opened); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
 	res.Body.Close()
 	sid := opened.Data.URL[strings.Index(opened.Data.URL, "sid=")+4:]
 	res = env.Do(t, "POST", "/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	var addrResp struct{ Data struct{ Address string } }
+	var addrResp struct {
+		Data struct {
+			Address string `json:"address"`
+		} `json:"data"`
+	}
 	if err := json.Unmarshal(body, &addrResp); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("deposit address: %d %s", res.StatusCode, body)
 	}

@@ -41,6 +41,7 @@ type formReceiver struct {
 }
 
 func newFormReceiver(t *testing.T) *formReceiver {
+	t.Helper()
 	r := &formReceiver{t: t}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -131,8 +132,8 @@ type restCall struct {
 	data       map[string]any
 }
 
-func callREST(env *apptest.Env, method, path, bearer, body string) (restCall, error) {
-	req, err := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+func callREST(ctx context.Context, env *apptest.Env, method, path, bearer, body string) (restCall, error) {
+	req, err := http.NewRequestWithContext(ctx, method, env.URL+path, strings.NewReader(body))
 	if err != nil {
 		return restCall{}, err
 	}
@@ -157,7 +158,7 @@ func callREST(env *apptest.Env, method, path, bearer, body string) (restCall, er
 
 func mustREST(t *testing.T, env *apptest.Env, method, path, bearer, body string) restCall {
 	t.Helper()
-	c, err := callREST(env, method, path, bearer, body)
+	c, err := callREST(t.Context(), env, method, path, bearer, body)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -194,7 +195,7 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 			return u.Query().Get("sid")
 		},
 		submit: func(sid string) (string, string, map[string]string, string, error) {
-			c, err := callREST(env, "POST", "/withdraw/direct-transfer", "",
+			c, err := callREST(context.Background(), env, "POST", "/withdraw/direct-transfer", "",
 				`{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
 			if err != nil {
 				return "", "", nil, "", err
@@ -256,7 +257,7 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 // reaches the operator. Then 40 rapid submissions on one sid: at most SubmitLimit reach the
 // operator, the rest are RATE_LIMITED with Retry-After. Mode B: a newer submission still
 // supersedes the AWAITING_APPROVAL one.
-func TestWithdrawSessionPaysOnce(t *testing.T) {
+func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	r := newFormReceiver(t)
@@ -361,7 +362,7 @@ func sessionTransports(env *apptest.Env, key string) []sessionTransport {
 	return []sessionTransport{{
 		name: "REST",
 		open: func(kind, body string) (string, string, string, string, string, error) {
-			c, err := callREST(env, "POST", "/session/"+kind, key, body)
+			c, err := callREST(context.Background(), env, "POST", "/session/"+kind, key, body)
 			if err != nil {
 				return "", "", "", "", "", err
 			}
@@ -412,9 +413,13 @@ func sessionTransports(env *apptest.Env, key string) []sessionTransport {
 	}}
 }
 
-func sessionJSONBody(ref, user, amount, currency string) string {
-	b, _ := json.Marshal(map[string]string{"externalUserId": user, "lang": "en", "platformFiatCurrency": currency,
+func sessionJSONBody(t *testing.T, ref, user, amount, currency string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]string{"externalUserId": user, "lang": "en", "platformFiatCurrency": currency,
 		"userBalance": "10", "amount": amount, "operatorReference": ref})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return string(b)
 }
 
@@ -422,27 +427,27 @@ func sessionJSONBody(ref, user, amount, currency string) string {
 // (numerically) and currency (any case) returns the live session; each differing field is
 // CONFLICT naming it, and the other kind too, writing nothing; after the session expired the
 // reference opens a new session and names it; concurrent first uses open one session.
-func TestSessionReferenceIdempotency(t *testing.T) {
+func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	_, key := env.Operator(t, domain.OperatorSettings{})
 	for _, tr := range sessionTransports(env, key) {
 		t.Run(tr.name, func(t *testing.T) {
 			ref := "order-" + tr.name
-			u1, r1, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "alice", "25.00", "USD"))
+			u1, r1, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "alice", "25.00", "USD"))
 			if err != nil || code != "" {
 				t.Fatalf("first: %s %v", code, err)
 			}
-			u2, r2, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "alice", "25", "usd"))
+			u2, r2, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "alice", "25", "usd"))
 			if err != nil || code != "" || u2 != u1 || r2 != r1 {
 				t.Fatalf("repeat: %s %s %s %v; want %s %s", u2, r2, code, err, u1, r1)
 			}
 			sessions, refs := env.Count(t, "sessions"), env.Count(t, "operator_references")
 			for _, c := range []struct{ name, kind, body, field string }{
-				{"user", "deposit", sessionJSONBody(ref, "bob", "25.00", "USD"), "externalUserId"},
-				{"amount", "deposit", sessionJSONBody(ref, "alice", "25.01", "USD"), "amount"},
-				{"currency", "deposit", sessionJSONBody(ref, "alice", "25.00", "EUR"), "platformFiatCurrency"},
-				{"kind", "withdraw", sessionJSONBody(ref, "alice", "25.00", "USD"), "operatorReference"},
+				{"user", "deposit", sessionJSONBody(t, ref, "bob", "25.00", "USD"), "externalUserId"},
+				{"amount", "deposit", sessionJSONBody(t, ref, "alice", "25.01", "USD"), "amount"},
+				{"currency", "deposit", sessionJSONBody(t, ref, "alice", "25.00", "EUR"), "platformFiatCurrency"},
+				{"kind", "withdraw", sessionJSONBody(t, ref, "alice", "25.00", "USD"), "operatorReference"},
 			} {
 				_, _, code, field, msg, err := tr.open(c.kind, c.body)
 				if err != nil || code != "CONFLICT" || field != c.field || !strings.HasPrefix(msg, c.field+": ") || !strings.Contains(msg, ref) {
@@ -456,15 +461,15 @@ func TestSessionReferenceIdempotency(t *testing.T) {
 			// Expired: a new session (other parameters allowed), which the reference now names.
 			u, _ := url.Parse(u1)
 			env.ExpireSession(t, u.Query().Get("sid"))
-			u3, r3, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "bob", "40.00", "EUR"))
+			u3, r3, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "bob", "40.00", "EUR"))
 			if err != nil || code != "" || u3 == u1 || r3 == r1 {
 				t.Fatalf("after expiry: %s %s %s %v", u3, r3, code, err)
 			}
-			u4, r4, code, _, _, err := tr.open("deposit", sessionJSONBody(ref, "bob", "40", "eur"))
+			u4, r4, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "bob", "40", "eur"))
 			if err != nil || code != "" || u4 != u3 || r4 != r3 {
 				t.Fatalf("the reference names %s %s (%s %v), want the new session %s", u4, r4, code, err, u3)
 			}
-			if _, _, code, field, _, _ := tr.open("deposit", sessionJSONBody(ref, "alice", "25.00", "USD")); code != "CONFLICT" || field != "externalUserId" {
+			if _, _, code, field, _, _ := tr.open("deposit", sessionJSONBody(t, ref, "alice", "25.00", "USD")); code != "CONFLICT" || field != "externalUserId" {
 				t.Fatalf("the expired session's parameters on the new one: %s %s", code, field)
 			}
 
@@ -473,7 +478,7 @@ func TestSessionReferenceIdempotency(t *testing.T) {
 			urls := make([]string, 12)
 			for i := range urls {
 				wg.Go(func() {
-					u, _, code, _, _, err := tr.open("withdraw", sessionJSONBody("race-"+tr.name, "carol", "5", "GBP"))
+					u, _, code, _, _, err := tr.open("withdraw", sessionJSONBody(t, "race-"+tr.name, "carol", "5", "GBP"))
 					if err != nil || code != "" {
 						t.Errorf("concurrent create: %s %v", code, err)
 					}
@@ -493,7 +498,7 @@ func TestSessionReferenceIdempotency(t *testing.T) {
 // TestPricedCurrenciesOnly: a session in JPY or XYZ (REST and Connect) and an operator created
 // or updated with such a fiat (OpsService) are INVALID_ARGUMENT listing the supported codes,
 // writing nothing; supported ones, in any case, are accepted.
-func TestPricedCurrenciesOnly(t *testing.T) {
+func TestPricedCurrenciesOnly(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	op, key := env.Operator(t, domain.OperatorSettings{})
@@ -502,7 +507,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 			sessions := env.Count(t, "sessions")
 			for _, kind := range []string{"deposit", "withdraw"} {
 				for _, code := range []string{"JPY", "XYZ", "jpy"} {
-					_, _, got, field, msg, err := tr.open(kind, sessionJSONBody("", "dave", "10", code))
+					_, _, got, field, msg, err := tr.open(kind, sessionJSONBody(t, "", "dave", "10", code))
 					if err != nil || got != "INVALID_ARGUMENT" || field != "platformFiatCurrency" ||
 						!strings.Contains(msg, strings.ToUpper(code)+" has no exchange rate here; supported currencies: EUR, GBP, USD") {
 						t.Errorf("%s %s: %s %s %q %v", kind, code, got, field, msg, err)
@@ -513,7 +518,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 				t.Fatalf("refused sessions were written: %d -> %d", sessions, n)
 			}
 			for _, code := range []string{"eur", "GBP", "usd"} {
-				if _, _, got, _, _, err := tr.open("deposit", sessionJSONBody("", "dave", "10", code)); err != nil || got != "" {
+				if _, _, got, _, _, err := tr.open("deposit", sessionJSONBody(t, "", "dave", "10", code)); err != nil || got != "" {
 					t.Errorf("%s: %s %v", code, got, err)
 				}
 			}
@@ -559,7 +564,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 // mode-B one through the outbox) and the test DEPOSIT and WITHDRAW_COMPLETE carry the
 // session's operatorReference, and the literal "null" when it has none. (DEPOSIT and
 // WITHDRAW_COMPLETE through the outbox: server/e2e and server/internal/withdrawal.)
-func TestOperatorReferenceOnWebhooks(t *testing.T) {
+func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	ra, rb := newFormReceiver(t), newFormReceiver(t)
@@ -602,7 +607,7 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) {
 		})
 	}
 	for _, ref := range []string{"order-d", ""} {
-		res := mustREST(t, env, "POST", "/session/deposit", keyA, sessionJSONBody(ref, "erin", "10", "USD"))
+		res := mustREST(t, env, "POST", "/session/deposit", keyA, sessionJSONBody(t, ref, "erin", "10", "USD"))
 		sid := sidFromURL(t, res.data["url"].(string))
 		mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", keyA, "")
 		want := ref
@@ -650,7 +655,7 @@ func TestDepositorAddressAndEmail(t *testing.T) {
 		t.Fatalf("create: %+v", create)
 	}
 	// A deposit session hands out the address.
-	res := mustREST(t, env, "POST", "/session/deposit", key, sessionJSONBody("", "frank", "10", "USD"))
+	res := mustREST(t, env, "POST", "/session/deposit", key, sessionJSONBody(t, "", "frank", "10", "USD"))
 	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: sidFromURL(t, res.data["url"].(string)),
 		Currency: "USDT", ChainId: 1337})
 	if err != nil {

@@ -47,6 +47,7 @@ type hook struct {
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
+	t.Helper()
 	r := &hookReceiver{t: t, keys: map[string][]byte{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)

@@ -99,7 +99,8 @@ func Start(t testing.TB, opts Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func Start(t testing.TB, opts Options) *Env {
 		cancel()
 		t.Fatal(err)
 	}
-	internal, err := net.Listen("tcp", "127.0.0.1:0")
+	internal, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -170,9 +171,14 @@ func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
 }
 
 func (e *Env) waitReady(t testing.TB) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		res, err := http.Get(e.URL + "/healthz")
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.URL+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
@@ -254,9 +260,9 @@ func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response
 	var r *http.Request
 	var err error
 	if body == "" {
-		r, err = http.NewRequest(method, e.URL+path, nil)
+		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, nil)
 	} else {
-		r, err = http.NewRequest(method, e.URL+path, strings.NewReader(body))
+		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
 	}
 	if err != nil {

@@ -104,7 +104,11 @@ func TestREADMEListsEveryEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(b)[strings.Index(string(b), "## Configuration"):]
+	start := strings.Index(string(b), "## Configuration")
+	if start < 0 {
+		t.Fatal("the README has no ## Configuration section")
+	}
+	section := string(b)[start:]
 	section = section[:strings.Index(section[3:], "\n## ")+3]
 	names := regexp.MustCompile("`([A-Z_]+)`")
 	documented := map[string]string{}

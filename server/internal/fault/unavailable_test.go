@@ -17,7 +17,8 @@ import (
 // cannot connect. Everything else stays what it was.
 func TestDependencyDownIsUnavailable(t *testing.T) {
 	t.Parallel()
-	_, dialErr := net.Dial("tcp", "127.0.0.1:1") // nothing listens on port 1
+	var d net.Dialer
+	_, dialErr := d.DialContext(t.Context(), "tcp", "127.0.0.1:1") // nothing listens on port 1
 	connectErr, cerr := pgconn.Connect(context.Background(), "postgres://u@127.0.0.1:1/db?connect_timeout=1")
 	if connectErr != nil || cerr == nil {
 		t.Fatal("connected to port 1")
@@ -44,6 +45,7 @@ func TestDependencyDownIsUnavailable(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			for how, fe := range map[string]*Error{"As": As(c.err), "Wrap": Wrap(c.err, "load"), "As(Wrap)": As(fmt.Errorf("x: %w", Wrap(c.err, "load")))} {
 				if fe.Code != c.want {
 					t.Errorf("%s: %s, want %s", how, fe.Code, c.want)
