@@ -53,71 +53,75 @@ var credNames = [numCreds]string{"none", "operator key", "other operator's key",
 //     Authentication runs first: every outcome past it appears only with the right credential.
 //   - The other operator's key is a valid key: it opens its own sessions, and meets operator
 //     A's session on test-webhook as 404 (see isolation_test.go).
+//
+//nolint:dupword // a row repeats an outcome across credentials: --fix must not merge cells
 const authMatrix = `
 endpoint                                  none      opKey     otherOp   admin     ops       sid
-POST  /session/deposit                    401       200       403       401
-POST  /session/withdraw                   401       200       403       401
-POST  /session/{uuid}/test-webhook        401       200       404       403       401
-POST  /depositor/create                   401       200       403       401
-GET   /depositor/{externalUserId}/check   401       200       403       401
-POST  /depositor/address                  401       200
-GET   /chain                              200
-POST  /withdraw/direct-transfer           401       422
-POST  /withdraw/{id}/decision             401       404       403       401
-POST  /admin/login                        200
-GET   /admin/withdrawals                  401       403       200       403       401
-PATCH /admin/withdrawals/{id}/status      401       403       404       403       401
-GET   /balances                           401       200       403       401
+POST  /session/deposit                    401       200       200       403       403       401
+POST  /session/withdraw                   401       200       200       403       403       401
+POST  /session/{uuid}/test-webhook        401       200       404       403       403       401
+POST  /depositor/create                   401       200       200       403       403       401
+GET   /depositor/{externalUserId}/check   401       200       200       403       403       401
+POST  /depositor/address                  401       401       401       401       401       200
+GET   /chain                              200       200       200       200       200       200
+POST  /withdraw/direct-transfer           401       401       401       401       401       422
+POST  /withdraw/{id}/decision             401       404       404       403       403       401
+POST  /admin/login                        200       200       200       200       200       200
+GET   /admin/withdrawals                  401       403       403       200       403       401
+PATCH /admin/withdrawals/{id}/status      401       403       403       404       403       401
+GET   /balances                           401       200       200       403       403       401
 
-SessionService.CreateDepositSession       unauth    ok        denied    unauth
-SessionService.CreateWithdrawSession      unauth    ok        denied    unauth
-SessionService.SendTestWebhook            unauth    ok        notfound  denied    unauth
-DepositorService.CreateDepositor          unauth    ok        denied    unauth
-DepositorService.CheckDepositor           unauth    ok        denied    unauth
-WithdrawalService.DecideWithdrawal        unauth    notfound  denied    unauth
-WithdrawalService.GetWithdrawal           unauth    notfound  denied    unauth
-BalanceService.ListBalances               unauth    ok        denied    unauth
-ChainService.ListChains                   ok        WidgetService.GetSession                  unauth    ok
-WidgetService.GetDepositAddress           unauth    ok
-WidgetService.WatchDeposits               unauth    ok
-WidgetService.ListSessionDeposits         unauth    ok
-WidgetService.QuoteWithdrawal             unauth    ok
-WidgetService.SubmitWithdrawal            unauth    denied_wd
-WidgetService.CancelSession               unauth    ok
-AdminService.Login                        ok        AdminService.Logout                       unauth    denied    ok        denied    unauth
-AdminService.GetMe                        unauth    denied    ok        denied    unauth
-AdminService.ListWithdrawals              unauth    denied    ok        denied    unauth
-AdminService.GetAdminWithdrawal           unauth    denied    notfound  denied    unauth
-AdminService.UpdateWithdrawalStatus       unauth    denied    notfound  denied    unauth
-AdminService.OverrideDecision             unauth    denied    notfound  denied    unauth
-AdminService.ListDeposits                 unauth    denied    ok        denied    unauth
-AdminService.ReplayDeposit                unauth    denied    unavail   denied    unauth
-AdminService.ListThemes                   unauth    denied    ok        denied    unauth
-AdminService.CreateTheme                  unauth    denied    ok        denied    unauth
-AdminService.UpdateTheme                  unauth    denied    ok        denied    unauth
-AdminService.DeleteTheme                  unauth    denied    ok        denied    unauth
-AdminService.ListDeadLetters              unauth    denied    ok        denied    unauth
-AdminService.RedeliverWebhook             unauth    denied    notfound  denied    unauth
-AdminService.ListOperatorFunds            unauth    denied    ok        denied    unauth
-AdminService.ListDepositReorgs            unauth    denied    ok        denied    unauth
-OpsService.CreateOperator                 unauth    denied    ok        unauth
-OpsService.UpdateOperator                 unauth    denied    ok        unauth
-OpsService.GetOperator                    unauth    denied    ok        unauth
-OpsService.ListOperators                  unauth    denied    ok        unauth
-OpsService.RotateOperatorKey              unauth    denied    ok        unauth
-OpsService.CreateAdmin                    unauth    denied    ok        unauth
-OpsService.ListDeadLetteredWebhooks       unauth    denied    ok        unauth
-OpsService.RedeliverDeadLetter            unauth    denied    notfound  unauth
-OpsService.ReplayMissedDeposit            unauth    denied    unavail   unauth
-OpsService.GetTreasuryAddress             unauth    denied    ok        unauth
-OpsService.ListOperatorBalances           unauth    denied    ok        unauth
-OpsService.AdjustOperatorFunds            unauth    denied    ok        unauth
-OpsService.Reconcile                      unauth    denied    unavail   unauth
-OpsService.DisableAdmin                   unauth    denied    ok        unauth
-OpsService.EnableAdmin                    unauth    denied    ok        unauth
-OpsService.RevokeAdminSessions            unauth    denied    ok        unauth
-OpsService.ListReorgedDeposits            unauth    denied    ok        unauth
-OpsService.ResolveReorgedDeposit          unauth    denied    notfound  unauth
+SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
+SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
+SessionService.SendTestWebhook            unauth    ok        notfound  denied    denied    unauth
+DepositorService.CreateDepositor          unauth    ok        ok        denied    denied    unauth
+DepositorService.CheckDepositor           unauth    ok        ok        denied    denied    unauth
+WithdrawalService.DecideWithdrawal        unauth    notfound  notfound  denied    denied    unauth
+WithdrawalService.GetWithdrawal           unauth    notfound  notfound  denied    denied    unauth
+BalanceService.ListBalances               unauth    ok        ok        denied    denied    unauth
+ChainService.ListChains                   ok        ok        ok        ok        ok        ok
+WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.WatchDeposits               unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.ListSessionDeposits         unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.QuoteWithdrawal             unauth    unauth    unauth    unauth    unauth    ok
+WidgetService.SubmitWithdrawal            unauth    unauth    unauth    unauth    unauth    denied_wd
+WidgetService.CancelSession               unauth    unauth    unauth    unauth    unauth    ok
+AdminService.Login                        ok        ok        ok        ok        ok        ok
+AdminService.Logout                       unauth    denied    denied    ok        denied    unauth
+AdminService.GetMe                        unauth    denied    denied    ok        denied    unauth
+AdminService.ListWithdrawals              unauth    denied    denied    ok        denied    unauth
+AdminService.GetAdminWithdrawal           unauth    denied    denied    notfound  denied    unauth
+AdminService.UpdateWithdrawalStatus       unauth    denied    denied    notfound  denied    unauth
+AdminService.OverrideDecision             unauth    denied    denied    notfound  denied    unauth
+AdminService.ListDeposits                 unauth    denied    denied    ok        denied    unauth
+AdminService.ReplayDeposit                unauth    denied    denied    unavail   denied    unauth
+AdminService.ListThemes                   unauth    denied    denied    ok        denied    unauth
+AdminService.CreateTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.UpdateTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.DeleteTheme                  unauth    denied    denied    ok        denied    unauth
+AdminService.ListDeadLetters              unauth    denied    denied    ok        denied    unauth
+AdminService.RedeliverWebhook             unauth    denied    denied    notfound  denied    unauth
+AdminService.ListOperatorFunds            unauth    denied    denied    ok        denied    unauth
+AdminService.ListDepositReorgs            unauth    denied    denied    ok        denied    unauth
+OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
+OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
+OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
+OpsService.ListOperators                  unauth    denied    denied    denied    ok        unauth
+OpsService.RotateOperatorKey              unauth    denied    denied    denied    ok        unauth
+OpsService.CreateAdmin                    unauth    denied    denied    denied    ok        unauth
+OpsService.ListDeadLetteredWebhooks       unauth    denied    denied    denied    ok        unauth
+OpsService.RedeliverDeadLetter            unauth    denied    denied    denied    notfound  unauth
+OpsService.ReplayMissedDeposit            unauth    denied    denied    denied    unavail   unauth
+OpsService.GetTreasuryAddress             unauth    denied    denied    denied    ok        unauth
+OpsService.ListOperatorBalances           unauth    denied    denied    denied    ok        unauth
+OpsService.AdjustOperatorFunds            unauth    denied    denied    denied    ok        unauth
+OpsService.Reconcile                      unauth    denied    denied    denied    unavail   unauth
+OpsService.DisableAdmin                   unauth    denied    denied    denied    ok        unauth
+OpsService.EnableAdmin                    unauth    denied    denied    denied    ok        unauth
+OpsService.RevokeAdminSessions            unauth    denied    denied    denied    ok        unauth
+OpsService.ListReorgedDeposits            unauth    denied    denied    denied    ok        unauth
+OpsService.ResolveReorgedDeposit          unauth    denied    denied    denied    notfound  unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
