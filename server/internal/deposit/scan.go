@@ -22,7 +22,9 @@ import (
 )
 
 // transferTopic is keccak256("Transfer(address,address,uint256)").
-var transferTopic = common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+func transferTopic() common.Hash {
+	return common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+}
 
 // watchSet is the set of deposit addresses, kept in memory and grown from the database by
 // derivation index, so matching a transfer costs a map lookup whatever the number of users.
@@ -93,8 +95,9 @@ func (w *ScanWorker) Work(ctx context.Context, job *river.Job[ScanArgs]) error {
 
 // Periodic returns the periodic scan job of every configured chain.
 func (s *Service) Periodic() []*river.PeriodicJob {
-	var out []*river.PeriodicJob
-	for _, n := range s.chains.Networks() {
+	networks := s.chains.Networks()
+	out := make([]*river.PeriodicJob, 0, len(networks))
+	for _, n := range networks {
 		chainID := n.ChainID
 		out = append(out, river.NewPeriodicJob(river.PeriodicInterval(s.cfg.ScanInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return ScanArgs{ChainID: chainID}, nil },
@@ -167,13 +170,13 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	} else {
 		to = cur.NextBlock - 1
 	}
-	confirmUpTo, err := s.confirmedTip(ctx, n, c, head, to)
+	confirmUpTo, confirming, err := s.confirmedTip(ctx, n, c, head, to)
 	if err != nil {
 		return err
 	}
 	var ready map[int64]bool // reorged deposits mined again that can count again (reorg.go)
-	if confirmUpTo != nil {
-		if ready, err = s.readyToReinstate(ctx, c, chainID, *confirmUpTo); err != nil {
+	if confirming {
+		if ready, err = s.readyToReinstate(ctx, c, chainID, confirmUpTo); err != nil {
 			return err
 		}
 	}
@@ -217,8 +220,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 				return err
 			}
 		}
-		if confirmUpTo != nil {
-			ids, err := q.ConfirmDeposits(ctx, chainID, *confirmUpTo) // Confirm: CONFIRMING → SWEEPING
+		if confirming {
+			ids, err := q.ConfirmDeposits(ctx, chainID, confirmUpTo) // Confirm: CONFIRMING → SWEEPING
 			if err != nil {
 				return err
 			}
@@ -230,7 +233,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 					return err
 				}
 			}
-			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, *confirmUpTo, ready); err != nil {
+			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, confirmUpTo, ready); err != nil {
 				return err
 			}
 		}
@@ -246,23 +249,22 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 
 // confirmedTip is the highest block whose deposits have the required depth: by count, or the
 // finalized block. Only scanned blocks count (up to `scanned`), whose hashes were checked.
-func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Client, head, scanned uint64) (*uint64, error) {
-	var tip uint64
+// ok is false while no block has the depth yet.
+func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Client, head, scanned uint64) (tip uint64, ok bool, err error) {
 	if n.Finalized {
 		h, err := c.Finalized(ctx)
 		if err != nil {
-			return nil, err
+			return 0, false, err
 		}
 		tip = h.Number.Uint64()
 	} else {
-		depth := uint64(n.Confirmations)
+		depth := depth(n)
 		if head+1 < depth {
-			return nil, nil
+			return 0, false, nil
 		}
 		tip = head + 1 - depth
 	}
-	tip = min(tip, scanned)
-	return &tip, nil
+	return min(tip, scanned), true, nil
 }
 
 // findFork checks that the last scanned block is still on the chain. When it is not, it walks
@@ -356,7 +358,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 		var err error
 		logs, err = c.Logs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
-			Addresses: contracts, Topics: [][]common.Hash{{transferTopic}}})
+			Addresses: contracts, Topics: [][]common.Hash{{transferTopic()}}})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -411,7 +413,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 	}
 	for _, l := range logs {
-		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic() || len(l.Data) != 32 {
 			continue
 		}
 		b := byNumber[l.BlockNumber]
@@ -429,7 +431,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 				token = t
 			}
 		}
-		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, int64(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, logIndex(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -455,7 +457,7 @@ func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Netw
 	if contract != (common.Address{}) {
 		d.ContractAddress = contract.Hex()
 	}
-	at := time.Unix(int64(b.Time()), 0)
+	at := blockTime(b.Time())
 	if now := time.Now(); now.Before(at) {
 		at = now
 	}

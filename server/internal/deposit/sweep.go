@@ -359,8 +359,10 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 			return err
 		}
 		sending, err := NextSweep(locked.Status, SweepSigned)
-		if err != nil {
+		if errors.Is(err, errRefused) {
 			return nil // signed meanwhile by another job
+		} else if err != nil {
+			return err
 		}
 		for _, t := range txs {
 			if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
@@ -410,6 +412,7 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		switch t.State {
 		case domain.ChainTxReverted:
 			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+		case domain.ChainTxMined: // at its depth or on the way: nothing owed
 		case domain.ChainTxPending:
 			pending++
 			need.Add(need, t.MaxCost())
@@ -516,7 +519,8 @@ func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client,
 		if g.fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
 			txs = 2
 		}
-		gas := new(big.Int).Mul(big.NewInt(int64(est+est*3/10)*txs), feeCap)
+		gas := new(big.Int).Mul(new(big.Int).SetUint64(est+est*3/10), big.NewInt(txs))
+		gas.Mul(gas, feeCap)
 		tokenGas.Add(tokenGas, gas)
 	}
 	if tokenGas.Sign() == 0 {
