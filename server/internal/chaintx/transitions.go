@@ -32,7 +32,7 @@ const (
 )
 
 // Events lists every event.
-var Events = []Event{Mined, Reverted, LeftChain}
+func Events() []Event { return []Event{Mined, Reverted, LeftChain} }
 
 type key struct {
 	from  domain.ChainTxState
@@ -40,11 +40,13 @@ type key struct {
 }
 
 // transitions is the table. A pair that is not in it is refused.
-var transitions = map[key]domain.ChainTxState{
-	{domain.ChainTxPending, Mined}:      domain.ChainTxMined,
-	{domain.ChainTxPending, Reverted}:   domain.ChainTxReverted,
-	{domain.ChainTxMined, LeftChain}:    domain.ChainTxPending,
-	{domain.ChainTxReverted, LeftChain}: domain.ChainTxPending,
+func transitions() map[key]domain.ChainTxState {
+	return map[key]domain.ChainTxState{
+		{domain.ChainTxPending, Mined}:      domain.ChainTxMined,
+		{domain.ChainTxPending, Reverted}:   domain.ChainTxReverted,
+		{domain.ChainTxMined, LeftChain}:    domain.ChainTxPending,
+		{domain.ChainTxReverted, LeftChain}: domain.ChainTxPending,
+	}
 }
 
 // ErrRefused marks a transition the table refused.
@@ -52,7 +54,7 @@ var ErrRefused = errors.New("chaintx: transition refused")
 
 // Next applies the table: the state after event, or ErrRefused (nothing changes).
 func Next(from domain.ChainTxState, event Event) (domain.ChainTxState, error) {
-	if to, ok := transitions[key{from, event}]; ok {
+	if to, ok := transitions()[key{from, event}]; ok {
 		return to, nil
 	}
 	return "", fmt.Errorf("%w: %s on a %s transaction", ErrRefused, event, from)

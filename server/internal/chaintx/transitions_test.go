@@ -19,8 +19,8 @@ func TestTable(t *testing.T) {
 		M: {x, x, P}, // only a reorg takes a mined transaction back; a receipt never does
 		R: {x, x, P},
 	}
-	if len(events) != len(Events) || len(want) != len(domain.ChainTxStates()) {
-		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), Events, domain.ChainTxStates())
+	if len(events) != len(Events()) || len(want) != len(domain.ChainTxStates()) {
+		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), Events(), domain.ChainTxStates())
 	}
 	for _, from := range domain.ChainTxStates() {
 		row := want[from]
@@ -38,8 +38,8 @@ func TestTable(t *testing.T) {
 			}
 		}
 	}
-	for k := range transitions {
-		if !slices.Contains(domain.ChainTxStates(), k.from) || !slices.Contains(Events, k.event) || !slices.Contains(events, k.event) {
+	for k := range transitions() {
+		if !slices.Contains(domain.ChainTxStates(), k.from) || !slices.Contains(Events(), k.event) || !slices.Contains(events, k.event) {
 			t.Errorf("the table has %s + %s, outside the decided states and events", k.from, k.event)
 		}
 	}

@@ -39,7 +39,8 @@ func Announce(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, role str
 	id := uuid.NewString()
 	beat := func(ctx context.Context) error {
 		return queries.AnnounceKeyHolder(ctx, pool, dbsqlc.AnnounceKeyHolderParams{ProcessID: id, Host: host,
-			Pid: int32(os.Getpid()), Role: role, PrimaryKeyID: box.PrimaryID(), KeyIds: box.KeyIDs()})
+			Pid:  int32(os.Getpid()), //nolint:gosec // G115: Linux caps pids at 2^22 (pid_max)
+			Role: role, PrimaryKeyID: box.PrimaryID(), KeyIds: box.KeyIDs()})
 	}
 	if err := beat(ctx); err != nil {
 		return nil, err

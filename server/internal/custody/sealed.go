@@ -43,7 +43,7 @@ func sealedColumns() []column {
 // queries are custody's statements (store/dbsqlc/custody.sql), checked against the migrations
 // like the store's. Those over every sealed column (countSealed, resealBatch, ReadStatus) stay
 // hand-written: their table and column are identifiers.
-var queries = dbsqlc.New()
+var queries = dbsqlc.New() //nolint:gochecknoglobals // an empty struct with no state to share or mutate
 
 // db is a pool or a transaction.
 type db interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"time"
 
@@ -34,7 +35,7 @@ func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID str
 		if err != nil {
 			return err
 		}
-		if i > int64(^uint32(0)>>1) {
+		if i < 0 || i > math.MaxInt32 {
 			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
 		}
 		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {
@@ -116,7 +117,7 @@ func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Addre
 		if err != nil {
 			return err
 		}
-		if i > int64(^uint32(0)>>1) {
+		if i < 0 || i > math.MaxInt32 {
 			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
 		}
 		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {

@@ -86,8 +86,10 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			return err
 		}
 		done, err := NextSweep(locked.Status, SweepCredited)
-		if err != nil {
+		if errors.Is(err, errRefused) {
 			return nil // credited meanwhile by another job
+		} else if err != nil {
+			return err
 		}
 		for _, d := range deposits {
 			locked, err := q.LockDeposit(ctx, d.ID)
@@ -220,9 +222,6 @@ func (s *Service) settlementView(ctx context.Context, q *store.Queries, d domain
 
 // roundUSD keeps the six decimals USD values are sent with.
 func roundUSD(d decimal.Decimal) decimal.Decimal { return d.RoundBank(6) }
-
-//go:fix inline
-func ptr(s string) *string { return new(s) }
 
 // DepositEvent is the DEPOSIT webhook of a credited deposit; sess is its session, if any.
 func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent {

@@ -127,6 +127,7 @@ func (e *env) transferLogIndexes(t *testing.T, tx common.Hash) []int64 {
 
 func addresses(as ...common.Address) []common.Address { return as }
 
+//nolint:tparallel // its subtests check deposits before the test confirms them: parallel ones would run after
 func TestScannerFindsInternalTransfers(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0, traced)
@@ -162,6 +163,7 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 		{"two Transfer logs in one transaction are two deposits", &fw, nil,
 			f.PackForwardTokens(e.usdt.Address, addresses(a, b), []*big.Int{big.NewInt(7_000_000), big.NewInt(8_000_000)}),
 			func(t *testing.T, tx common.Hash) []paid {
+				t.Helper()
 				logs := e.transferLogIndexes(t, tx)
 				if len(logs) != 2 {
 					t.Fatalf("%d logs", len(logs))
@@ -171,9 +173,9 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 		{"a top-level transfer is still log index -1", &a, milli(10), nil,
 			func(*testing.T, common.Hash) []paid { return []paid{{a, -1, milli(10), "ETH"}} }},
 	}
-	txs := make([]*types.Transaction, len(cases))
+	txs := make([]*types.Transaction, 0, len(cases)+1)
 	for i, c := range cases {
-		txs[i] = e.transact(u, uint64(i), c.to, c.value, c.data)
+		txs = append(txs, e.transact(u, uint64(i), c.to, c.value, c.data))
 	}
 	// Coffer's own wallet paying through a contract is not a deposit either.
 	gasKey, gasAddr := e.keys.GasTank()
@@ -197,7 +199,9 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 
 	// The deposits confirm like any other; rescanning finds nothing new.
 	var total int
-	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&total)
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
 	if total != 9 {
 		t.Fatalf("%d deposits, want 9", total)
 	}
@@ -212,7 +216,9 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 	rows, _ := e.pool.Query(e.ctx, `SELECT idempotency_key FROM deposits WHERE confirmed_at IS NOT NULL`)
 	keys, _ := pgx.CollectRows(rows, pgx.RowTo[string])
 	slices.Sort(keys)
-	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&total)
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
 	if total != 9 || len(keys) != 9 || len(slices.Compact(keys)) != 9 {
 		t.Fatalf("%d deposits, %d confirmed with distinct keys, want 9: %v", total, len(keys), keys)
 	}

@@ -60,7 +60,7 @@ func (r *recorder) all() []*cofferv1.DepositEvent {
 
 type env struct {
 	t        *testing.T
-	ctx      context.Context
+	ctx      context.Context //nolint:containedctx // the test's context: the env lives exactly as long as the test
 	dev      *devchain.Chain
 	pool     *pgxpool.Pool
 	svc      *deposit.Service
@@ -397,7 +397,9 @@ func TestGasTopUpIsNeverADeposit(t *testing.T) {
 	e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 	var n int
-	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&n)
+	if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM deposits`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
 	if n != 1 {
 		t.Fatalf("%d deposits; the gas top-up to the deposit address must not count", n)
 	}
@@ -480,7 +482,9 @@ func TestReplay(t *testing.T) {
 	e.dev.Commit()
 	e.dev.Commit()
 	// Pretend the scanner skipped those blocks.
-	e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`)
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil {
+		t.Fatal(err)
+	}
 	out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || out.AlreadyKnown || len(out.Deposits) != 1 || !out.Deposits[0].Manual || out.Deposits[0].Status != "SWEEPING" {
 		t.Fatalf("replay: %+v %v", out, err)

@@ -262,26 +262,8 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 		return r, err
 	}
 	if o.Restore {
-		to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
-		if err != nil {
+		if err := s.restore(ctx, tx, r, d, actor, note); err != nil {
 			return r, err
-		}
-		ok, err := q.SetDepositStatus(ctx, d.ID, domain.DepositReorged, to)
-		if err != nil {
-			return r, err
-		}
-		if !ok {
-			return r, fmt.Errorf("deposit %d: resolving reorg %d: the deposit is %s, not REORGED", d.ID, r.ID, d.Status)
-		}
-		if r.Reversed.Sign() > 0 {
-			if _, err := funds.Reinstate(ctx, tx, d, r.Reversed, actor, note); err != nil {
-				return r, err
-			}
-		}
-		if to != domain.DepositCredited {
-			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
-				return r, err
-			}
 		}
 	}
 	closed, err := q.CloseReorg(ctx, r.ID, o.To, actor, note)
@@ -290,6 +272,33 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 	}
 	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(o.To), Actor: actor, Note: note})
 	return closed, err
+}
+
+// restore puts a reorged deposit back to the status it was reorged from, with its credit if
+// it had one; one that is not credited resumes its sweep.
+func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, actor domain.Actor, note string) error {
+	to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
+	if err != nil {
+		return err
+	}
+	ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositReorged, to)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("deposit %d: resolving reorg %d: the deposit is %s, not REORGED", d.ID, r.ID, d.Status)
+	}
+	if r.Reversed.Sign() > 0 {
+		if _, err := funds.Reinstate(ctx, tx, d, r.Reversed, actor, note); err != nil {
+			return err
+		}
+	}
+	if to != domain.DepositCredited {
+		if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.

@@ -143,8 +143,12 @@ func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Clie
 	if err != nil {
 		return fault.NotAvailable(err, "head of chain %d", n.ChainID)
 	}
-	if have := int64(head) - int64(block) + 1; have < int64(n.Confirmations) {
-		return refuse(fault.FailedPrecondition, ReasonConfirmations, "%d of %d confirmations so far; replay it again later", max(have, 0), n.Confirmations)
+	var have uint64 // confirmations so far: none while the block is beyond the head
+	if head+1 > block {
+		have = head + 1 - block
+	}
+	if have < depth(n) {
+		return refuse(fault.FailedPrecondition, ReasonConfirmations, "%d of %d confirmations so far; replay it again later", have, n.Confirmations)
 	}
 	return nil
 }
@@ -195,7 +199,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 		found = append(found, d)
 	}
 	for _, l := range r.Logs {
-		if len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+		if len(l.Topics) != 3 || l.Topics[0] != transferTopic() || len(l.Data) != 32 {
 			continue
 		}
 		recipient := common.BytesToAddress(l.Topics[2].Bytes())
@@ -217,7 +221,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 			unknownToken = l.Address.Hex()
 			continue
 		}
-		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), int64(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), logIndex(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
 		if err != nil {
 			return nil, err
 		}

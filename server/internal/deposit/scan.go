@@ -22,7 +22,9 @@ import (
 )
 
 // transferTopic is keccak256("Transfer(address,address,uint256)").
-var transferTopic = common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+func transferTopic() common.Hash {
+	return common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
+}
 
 // watchSet is the set of deposit addresses, kept in memory and grown from the database by
 // derivation index, so matching a transfer costs a map lookup whatever the number of users.
@@ -93,8 +95,9 @@ func (w *ScanWorker) Work(ctx context.Context, job *river.Job[ScanArgs]) error {
 
 // Periodic returns the periodic scan job of every configured chain.
 func (s *Service) Periodic() []*river.PeriodicJob {
-	var out []*river.PeriodicJob
-	for _, n := range s.chains.Networks() {
+	networks := s.chains.Networks()
+	out := make([]*river.PeriodicJob, 0, len(networks))
+	for _, n := range networks {
 		chainID := n.ChainID
 		out = append(out, river.NewPeriodicJob(river.PeriodicInterval(s.cfg.ScanInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return ScanArgs{ChainID: chainID}, nil },
@@ -130,17 +133,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	}
 	cur, err := q.GetCursor(ctx, chainID)
 	if errors.Is(err, store.ErrNotFound) {
-		// A new chain is scanned from a little before its head (or its configured start), so a
-		// payment made before the first scan is not missed.
-		from := uint64(0)
-		if head > s.cfg.KeepBlocks {
-			from = head - s.cfg.KeepBlocks
-		}
-		if n.StartBlock != nil {
-			from = *n.StartBlock
-		}
-		s.log.Info("watching a new chain", "chain", chainID, "from_block", from, "head", head)
-		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hash().Hex(), NextBlock: from, HeadBlock: head})
+		return s.watchNewChain(ctx, q, n, genesis.Hash(), head)
 	}
 	if err != nil {
 		return err
@@ -167,13 +160,13 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	} else {
 		to = cur.NextBlock - 1
 	}
-	confirmUpTo, err := s.confirmedTip(ctx, n, c, head, to)
+	confirmUpTo, confirming, err := s.confirmedTip(ctx, n, c, head, to)
 	if err != nil {
 		return err
 	}
 	var ready map[int64]bool // reorged deposits mined again that can count again (reorg.go)
-	if confirmUpTo != nil {
-		if ready, err = s.readyToReinstate(ctx, c, chainID, *confirmUpTo); err != nil {
+	if confirming {
+		if ready, err = s.readyToReinstate(ctx, c, chainID, confirmUpTo); err != nil {
 			return err
 		}
 	}
@@ -187,38 +180,16 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
 			return ErrRaced
 		}
-		for _, d := range found {
-			// Mined (transitions.go): new, or an ORPHANED one CONFIRMING again; the statement
-			// follows the table (TestStatementsFollowTheTable), as do the bulk ones below.
-			saved, inserted, err := q.UpsertDeposit(ctx, d)
-			if err != nil {
-				return err
-			}
-			if saved.Status == domain.DepositReorged {
-				if err := s.noteReinclusion(ctx, q, saved); err != nil {
-					return err
-				}
-				continue // never settled again: it counts again once this block is confirmed
-			}
-			if inserted {
-				s.log.Info("deposit detected", "deposit", saved.ID, "chain", chainID, "tx", saved.TxHash, "currency", saved.Currency,
-					"amount", saved.GrossAmount, "block", saved.BlockNumber)
-			}
-			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
-				return err
-			}
+		if err := s.saveFound(ctx, tx, chainID, found); err != nil {
+			return err
 		}
 		if len(blocks) > 0 {
-			keepFrom := uint64(0)
-			if to+1 > s.cfg.KeepBlocks {
-				keepFrom = to + 1 - s.cfg.KeepBlocks
-			}
-			if err := q.PutBlocks(ctx, chainID, blocks, keepFrom); err != nil {
+			if err := q.PutBlocks(ctx, chainID, blocks, s.keepFrom(to+1)); err != nil {
 				return err
 			}
 		}
-		if confirmUpTo != nil {
-			ids, err := q.ConfirmDeposits(ctx, chainID, *confirmUpTo) // Confirm: CONFIRMING → SWEEPING
+		if confirming {
+			ids, err := q.ConfirmDeposits(ctx, chainID, confirmUpTo) // Confirm: CONFIRMING → SWEEPING
 			if err != nil {
 				return err
 			}
@@ -230,7 +201,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 					return err
 				}
 			}
-			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, *confirmUpTo, ready); err != nil {
+			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, confirmUpTo, ready); err != nil {
 				return err
 			}
 		}
@@ -244,25 +215,74 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	return err
 }
 
+// keepFrom is the oldest block whose hash is kept (KeepBlocks of them) once next is the next
+// block to scan.
+func (s *Service) keepFrom(next uint64) uint64 {
+	if next > s.cfg.KeepBlocks {
+		return next - s.cfg.KeepBlocks
+	}
+	return 0
+}
+
+// watchNewChain starts the cursor of a chain scanned for the first time a little before its
+// head (or at its configured start), so a payment made before the first scan is not missed.
+func (s *Service) watchNewChain(ctx context.Context, q *store.Queries, n chain.Network, genesis common.Hash, head uint64) error {
+	from := uint64(0)
+	if head > s.cfg.KeepBlocks {
+		from = head - s.cfg.KeepBlocks
+	}
+	if n.StartBlock != nil {
+		from = *n.StartBlock
+	}
+	s.log.Info("watching a new chain", "chain", n.ChainID, "from_block", from, "head", head)
+	return q.PutCursor(ctx, store.Cursor{ChainID: n.ChainID, GenesisHash: genesis.Hex(), NextBlock: from, HeadBlock: head})
+}
+
+// saveFound stores the deposits a scan found and queues their settle jobs.
+func (s *Service) saveFound(ctx context.Context, tx pgx.Tx, chainID int64, found []domain.Deposit) error {
+	q := store.New(tx)
+	for _, d := range found {
+		// Mined (transitions.go): new, or an ORPHANED one CONFIRMING again; the statement
+		// follows the table (TestStatementsFollowTheTable), as do Scan's bulk ones.
+		saved, inserted, err := q.UpsertDeposit(ctx, d)
+		if err != nil {
+			return err
+		}
+		if saved.Status == domain.DepositReorged {
+			if err := s.noteReinclusion(ctx, q, saved); err != nil {
+				return err
+			}
+			continue // never settled again: it counts again once this block is confirmed
+		}
+		if inserted {
+			s.log.Info("deposit detected", "deposit", saved.ID, "chain", chainID, "tx", saved.TxHash, "currency", saved.Currency,
+				"amount", saved.GrossAmount, "block", saved.BlockNumber)
+		}
+		if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: saved.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // confirmedTip is the highest block whose deposits have the required depth: by count, or the
 // finalized block. Only scanned blocks count (up to `scanned`), whose hashes were checked.
-func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Client, head, scanned uint64) (*uint64, error) {
-	var tip uint64
+// ok is false while no block has the depth yet.
+func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Client, head, scanned uint64) (tip uint64, ok bool, err error) {
 	if n.Finalized {
 		h, err := c.Finalized(ctx)
 		if err != nil {
-			return nil, err
+			return 0, false, err
 		}
 		tip = h.Number.Uint64()
 	} else {
-		depth := uint64(n.Confirmations)
+		depth := depth(n)
 		if head+1 < depth {
-			return nil, nil
+			return 0, false, nil
 		}
 		tip = head + 1 - depth
 	}
-	tip = min(tip, scanned)
-	return &tip, nil
+	return min(tip, scanned), true, nil
 }
 
 // findFork checks that the last scanned block is still on the chain. When it is not, it walks
@@ -348,18 +368,9 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 // while being read).
 func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []domain.Deposit, error) {
 	q := store.New(s.pool)
-	var logs []types.Log
-	if len(n.Tokens) > 0 {
-		contracts := make([]common.Address, len(n.Tokens))
-		for i, t := range n.Tokens {
-			contracts[i] = t.ContractAddress
-		}
-		var err error
-		logs, err = c.Logs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
-			Addresses: contracts, Topics: [][]common.Hash{{transferTopic}}})
-		if err != nil {
-			return nil, nil, err
-		}
+	logs, err := tokenLogs(ctx, n, c, from, to)
+	if err != nil {
+		return nil, nil, err
 	}
 	prev, err := q.BlockHash(ctx, n.ChainID, from-1)
 	if err != nil {
@@ -381,27 +392,11 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		prev = b.Hash().Hex()
 		byNumber[num] = b
 		blocks = append(blocks, store.BlockRef{Number: num, Hash: b.Hash().Hex(), ParentHash: b.ParentHash().Hex()})
-		for _, tx := range b.Transactions() {
-			to := tx.To()
-			if to == nil || tx.Value().Sign() <= 0 || !s.watched.has(*to) {
-				continue
-			}
-			if sender, err := types.Sender(signer, tx); err == nil && own[sender] {
-				continue // a gas top-up from Coffer's own wallet
-			}
-			r, err := c.Receipt(ctx, tx.Hash())
-			if err != nil {
-				return nil, nil, err
-			}
-			if r.Status != types.ReceiptStatusSuccessful {
-				continue
-			}
-			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
-			if err != nil {
-				return nil, nil, err
-			}
-			found = append(found, d)
+		native, err := s.nativeDeposits(ctx, q, n, c, b, signer, own)
+		if err != nil {
+			return nil, nil, err
 		}
+		found = append(found, native...)
 		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
 			internal, err := s.internalDeposits(ctx, q, n, c, b, signer, own)
 			if err != nil {
@@ -411,7 +406,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 	}
 	for _, l := range logs {
-		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic || len(l.Data) != 32 {
+		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic() || len(l.Data) != 32 {
 			continue
 		}
 		b := byNumber[l.BlockNumber]
@@ -429,13 +424,55 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 				token = t
 			}
 		}
-		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, int64(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, logIndex(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
 		if err != nil {
 			return nil, nil, err
 		}
 		found = append(found, d)
 	}
 	return blocks, found, nil
+}
+
+// tokenLogs fetches the Transfer logs of the network's tokens in blocks from..to.
+func tokenLogs(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]types.Log, error) {
+	if len(n.Tokens) == 0 {
+		return nil, nil
+	}
+	contracts := make([]common.Address, len(n.Tokens))
+	for i, t := range n.Tokens {
+		contracts[i] = t.ContractAddress
+	}
+	return c.Logs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
+		Addresses: contracts, Topics: [][]common.Hash{{transferTopic()}}})
+}
+
+// nativeDeposits are a block's successful top-level native transfers to deposit addresses,
+// except gas top-ups from Coffer's own wallets.
+func (s *Service) nativeDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, b *types.Block,
+	signer types.Signer, own map[common.Address]bool) ([]domain.Deposit, error) {
+	var found []domain.Deposit
+	for _, tx := range b.Transactions() {
+		to := tx.To()
+		if to == nil || tx.Value().Sign() <= 0 || !s.watched.has(*to) {
+			continue
+		}
+		if sender, err := types.Sender(signer, tx); err == nil && own[sender] {
+			continue // a gas top-up from Coffer's own wallet
+		}
+		r, err := c.Receipt(ctx, tx.Hash())
+		if err != nil {
+			return nil, err
+		}
+		if r.Status != types.ReceiptStatusSuccessful {
+			continue
+		}
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, d)
+	}
+	return found, nil
 }
 
 // newDeposit builds the record of a transfer to a deposit address, linked to the user's live
@@ -455,7 +492,7 @@ func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Netw
 	if contract != (common.Address{}) {
 		d.ContractAddress = contract.Hex()
 	}
-	at := time.Unix(int64(b.Time()), 0)
+	at := blockTime(b.Time())
 	if now := time.Now(); now.Before(at) {
 		at = now
 	}

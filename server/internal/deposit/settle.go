@@ -113,7 +113,10 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return false, err
 		}
 		return d.Status != domain.DepositSweeping, nil
-	default: // CREDITED, BELOW_MINIMUM, ORPHANED, UNSWEEPABLE, REORGED (resolution queues it again)
+	case domain.DepositCredited, domain.DepositBelowMinimum, domain.DepositOrphaned, domain.DepositUnsweepable,
+		domain.DepositReorged: // a resolution queues a reorged one again
+		return true, nil
+	default:
 		return true, nil
 	}
 }

@@ -244,6 +244,39 @@ type planned struct {
 	cost     *big.Int // the most it can take from the address
 }
 
+// planNative prepares the native transfers of a sweep. The net transfer sends the deposits
+// minus the fee, minus its own gas; the fee goes on to the fee address (minus that transfer's
+// gas) when it pays more than its gas, else it stays at the address. Together they cost at
+// most the deposits.
+func (s *Service) planNative(ctx context.Context, n chain.Network, from common.Address, sw domain.Sweep, g *group, ref string) ([]planned, error) {
+	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: nativeTransferGas,
+		PaysOwnGas: true, Purpose: PurposeSweep, Ref: ref})
+	if err != nil {
+		return nil, err
+	}
+	gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), p.FeeCap())
+	net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
+	if net.Sign() <= 0 {
+		return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
+	}
+	p.Value = net
+	sweep := planned{prepared: p, cost: new(big.Int).Add(net, gas)}
+	if nativeTxs(n, g.fee, gas) != 2 {
+		return []planned{sweep}, nil
+	}
+	fp, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: nativeTransferGas,
+		PaysOwnGas: true, Purpose: PurposeSweepFee, Ref: ref})
+	if err != nil {
+		return nil, err
+	}
+	feeGas := new(big.Int).Mul(big.NewInt(nativeTransferGas), fp.FeeCap())
+	if feeGas.Cmp(g.fee) >= 0 {
+		return []planned{sweep}, nil // fees rose between the two reads: the fee stays at the address
+	}
+	fp.Value = new(big.Int).Sub(g.fee, feeGas)
+	return []planned{sweep, {prepared: fp, cost: new(big.Int).Set(g.fee)}}, nil
+}
+
 // plan prepares a sweep's transactions at the current fees.
 func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) ([]planned, error) {
 	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
@@ -270,35 +303,11 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 	for _, g := range groups {
 		ref := sweepRef(sw.ID, g.asset.Symbol)
 		if g.asset.Native {
-			// The net transfer sends the deposits minus the fee, minus its own gas; the fee goes
-			// on to the fee address (minus that transfer's gas) when it pays more than its gas,
-			// else it stays at the address. Together they cost at most the deposits.
-			p, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: nativeTransferGas,
-				PaysOwnGas: true, Purpose: PurposeSweep, Ref: ref})
+			native, err := s.planNative(ctx, n, from, sw, g, ref)
 			if err != nil {
 				return nil, err
 			}
-			gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), p.FeeCap())
-			net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
-			if net.Sign() <= 0 {
-				return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
-			}
-			out[len(out)-1].prepared.Value = net
-			out[len(out)-1].cost = new(big.Int).Add(net, gas)
-			if nativeTxs(n, g.fee, gas) == 2 {
-				fp, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: nativeTransferGas,
-					PaysOwnGas: true, Purpose: PurposeSweepFee, Ref: ref})
-				if err != nil {
-					return nil, err
-				}
-				feeGas := new(big.Int).Mul(big.NewInt(nativeTransferGas), fp.FeeCap())
-				if feeGas.Cmp(g.fee) >= 0 {
-					out = out[:len(out)-1] // fees rose between the two reads: the fee stays at the address
-					continue
-				}
-				out[len(out)-1].prepared.Value = new(big.Int).Sub(g.fee, feeGas)
-				out[len(out)-1].cost = new(big.Int).Set(g.fee)
-			}
+			out = append(out, native...)
 			continue
 		}
 		token := g.asset.Contract
@@ -359,8 +368,10 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 			return err
 		}
 		sending, err := NextSweep(locked.Status, SweepSigned)
-		if err != nil {
+		if errors.Is(err, errRefused) {
 			return nil // signed meanwhile by another job
+		} else if err != nil {
+			return err
 		}
 		for _, t := range txs {
 			if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
@@ -410,6 +421,7 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		switch t.State {
 		case domain.ChainTxReverted:
 			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+		case domain.ChainTxMined: // at its depth or on the way: nothing owed
 		case domain.ChainTxPending:
 			pending++
 			need.Add(need, t.MaxCost())
@@ -516,7 +528,8 @@ func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client,
 		if g.fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
 			txs = 2
 		}
-		gas := new(big.Int).Mul(big.NewInt(int64(est+est*3/10)*txs), feeCap)
+		gas := new(big.Int).Mul(new(big.Int).SetUint64(est+est*3/10), big.NewInt(txs))
+		gas.Mul(gas, feeCap)
 		tokenGas.Add(tokenGas, gas)
 	}
 	if tokenGas.Sign() == 0 {

@@ -193,8 +193,10 @@ func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 		e.settleAll()
 	}
 	var attempts int
-	e.pool.QueryRow(e.ctx, `SELECT max(n) FROM (SELECT count(*) AS n FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' GROUP BY t.id) x`).Scan(&attempts)
+	if err := e.pool.QueryRow(e.ctx, `SELECT max(n) FROM (SELECT count(*) AS n FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' GROUP BY t.id) x`).Scan(&attempts); err != nil {
+		t.Fatal(err)
+	}
 	if attempts < 4 {
 		t.Fatalf("the sweeps were replaced %d times; the test needs several bumps", attempts-1)
 	}
@@ -203,8 +205,10 @@ func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 	e.checkCredited(e.all(), eth0, usdt0)
 	// The native sweep delivered the value of whichever attempt was mined, and that is what was credited.
 	var minedValue, credited string
-	e.pool.QueryRow(e.ctx, `SELECT t.value::text, d.amount::text FROM chain_txs t JOIN deposits d ON t.ref = 'sweep:' || d.sweep_id || ':ETH'
-		WHERE t.purpose = 'sweep'`).Scan(&minedValue, &credited)
+	if err := e.pool.QueryRow(e.ctx, `SELECT t.value::text, d.amount::text FROM chain_txs t JOIN deposits d ON t.ref = 'sweep:' || d.sweep_id || ':ETH'
+		WHERE t.purpose = 'sweep'`).Scan(&minedValue, &credited); err != nil {
+		t.Fatal(err)
+	}
 	if minedValue != credited {
 		t.Fatalf("mined attempt sent %s, credited %s", minedValue, credited)
 	}
@@ -338,7 +342,9 @@ func TestDepositAttribution(t *testing.T) {
 	if d := pay(1); d.SessionID != newer.ID {
 		t.Fatalf("after the newer session showed it too: session %q, want %q", d.SessionID, newer.ID)
 	}
-	e.pool.Exec(e.ctx, `UPDATE sessions SET expires_at = now() - interval '1 minute'`)
+	if _, err := e.pool.Exec(e.ctx, `UPDATE sessions SET expires_at = now() - interval '1 minute'`); err != nil {
+		t.Fatal(err)
+	}
 	if d := pay(2); d.SessionID != "" {
 		t.Fatalf("no live session: session %q, want none", d.SessionID)
 	}
@@ -405,7 +411,9 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 	t.Parallel()
 	e := setupWith(t, options{config: deposit.Config{RateWait: time.Second}})
 	sess := e.openSession("u")
-	e.pool.Exec(e.ctx, `UPDATE sessions SET fiat_currency = 'XYZ' WHERE id = $1`, sess.ID)
+	if _, err := e.pool.Exec(e.ctx, `UPDATE sessions SET fiat_currency = 'XYZ' WHERE id = $1`, sess.ID); err != nil {
+		t.Fatal(err)
+	}
 	sess.FiatCurrency = "XYZ"
 	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
 	if err := store.New(e.pool).RecordHandout(e.ctx, sess.ID, e.dev.ChainID(), "USDT"); err != nil {
@@ -497,7 +505,9 @@ func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	}
 	signedAt := e.baseFee()
 	var lastBeforeBurn int64
-	e.pool.QueryRow(e.ctx, `SELECT max(id) FROM chain_txs`).Scan(&lastBeforeBurn)
+	if err := e.pool.QueryRow(e.ctx, `SELECT max(id) FROM chain_txs`).Scan(&lastBeforeBurn); err != nil {
+		t.Fatal(err)
+	}
 	// Their fee caps are soon too low: nodes drop such transactions from their pools; so does
 	// this one, and the engine does not re-broadcast them while the fees climb.
 	e.engine.RebroadcastAfter = time.Hour

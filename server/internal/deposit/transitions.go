@@ -34,15 +34,17 @@ const (
 	Take Event = "sweep:taken"
 	// Credit: the deposit's sweep is mined and it is credited to the operator.
 	Credit Event = "sweep:credited"
-	// The reorg's resolution counted the deposit again: back to the status it was reorged
-	// from (Restore picks the one).
+	// RestoreSweeping, RestoreBelowMinimum, RestoreCredited: the reorg's resolution counted
+	// the deposit again: back to the status it was reorged from (Restore picks the one).
 	RestoreSweeping     Event = "reorg:restore-sweeping"
 	RestoreBelowMinimum Event = "reorg:restore-below-minimum"
-	RestoreCredited     Event = "reorg:restore-credited"
+	RestoreCredited     Event = "reorg:restore-credited" //nolint:gosec // G101: an event name, not a credential
 )
 
 // Events lists every deposit event.
-var Events = []Event{Mined, Confirm, Orphan, Reorg, Park, Take, Credit, RestoreSweeping, RestoreBelowMinimum, RestoreCredited}
+func Events() []Event {
+	return []Event{Mined, Confirm, Orphan, Reorg, Park, Take, Credit, RestoreSweeping, RestoreBelowMinimum, RestoreCredited}
+}
 
 // Restore is the event that puts a reorged deposit back to prior, the status it was reorged
 // from ("" for a status a reorg never leaves, which the table refuses).
@@ -54,6 +56,7 @@ func Restore(prior domain.DepositStatus) Event {
 		return RestoreBelowMinimum
 	case domain.DepositCredited:
 		return RestoreCredited
+	case domain.DepositConfirming, domain.DepositOrphaned, domain.DepositUnsweepable, domain.DepositReorged:
 	}
 	return ""
 }
@@ -64,41 +67,43 @@ type depositKey struct {
 }
 
 // transitions is the deposit table. A pair that is not in it is refused.
-var transitions = map[depositKey]domain.DepositStatus{
-	// Seen in a block again (a rescan, a replay, the new chain of a reorg): the row is the
-	// transfer's (chain, tx, log index), so it only moves to the block it is now in. The one
-	// status that changes is ORPHANED, which comes back to CONFIRMING: the transfer was never
-	// confirmed, so nothing was swept, credited or announced for it, and counting it again
-	// under the same row keeps its id and idempotency key — one DEPOSIT webhook per transfer,
-	// however many times the chain reorganises around it. A reorged deposit stays REORGED:
-	// its re-inclusion is recorded on its reorg, which resolves once that block is confirmed.
-	{domain.DepositConfirming, Mined}:   domain.DepositConfirming,
-	{domain.DepositSweeping, Mined}:     domain.DepositSweeping,
-	{domain.DepositBelowMinimum, Mined}: domain.DepositBelowMinimum,
-	{domain.DepositCredited, Mined}:     domain.DepositCredited,
-	{domain.DepositOrphaned, Mined}:     domain.DepositConfirming,
-	{domain.DepositUnsweepable, Mined}:  domain.DepositUnsweepable,
-	{domain.DepositReorged, Mined}:      domain.DepositReorged,
+func transitions() map[depositKey]domain.DepositStatus {
+	return map[depositKey]domain.DepositStatus{
+		// Seen in a block again (a rescan, a replay, the new chain of a reorg): the row is the
+		// transfer's (chain, tx, log index), so it only moves to the block it is now in. The one
+		// status that changes is ORPHANED, which comes back to CONFIRMING: the transfer was never
+		// confirmed, so nothing was swept, credited or announced for it, and counting it again
+		// under the same row keeps its id and idempotency key — one DEPOSIT webhook per transfer,
+		// however many times the chain reorganises around it. A reorged deposit stays REORGED:
+		// its re-inclusion is recorded on its reorg, which resolves once that block is confirmed.
+		{domain.DepositConfirming, Mined}:   domain.DepositConfirming,
+		{domain.DepositSweeping, Mined}:     domain.DepositSweeping,
+		{domain.DepositBelowMinimum, Mined}: domain.DepositBelowMinimum,
+		{domain.DepositCredited, Mined}:     domain.DepositCredited,
+		{domain.DepositOrphaned, Mined}:     domain.DepositConfirming,
+		{domain.DepositUnsweepable, Mined}:  domain.DepositUnsweepable,
+		{domain.DepositReorged, Mined}:      domain.DepositReorged,
 
-	{domain.DepositConfirming, Confirm}: domain.DepositSweeping,
-	{domain.DepositConfirming, Orphan}:  domain.DepositOrphaned,
+		{domain.DepositConfirming, Confirm}: domain.DepositSweeping,
+		{domain.DepositConfirming, Orphan}:  domain.DepositOrphaned,
 
-	// Sweeping: parked while the address holds too little of the asset, taken by a sweep
-	// (parked ones too, once the balance reaches the minimum), credited when it is mined.
-	{domain.DepositSweeping, Park}:     domain.DepositBelowMinimum,
-	{domain.DepositSweeping, Take}:     domain.DepositSweeping,
-	{domain.DepositBelowMinimum, Take}: domain.DepositSweeping,
-	{domain.DepositSweeping, Credit}:   domain.DepositCredited,
+		// Sweeping: parked while the address holds too little of the asset, taken by a sweep
+		// (parked ones too, once the balance reaches the minimum), credited when it is mined.
+		{domain.DepositSweeping, Park}:     domain.DepositBelowMinimum,
+		{domain.DepositSweeping, Take}:     domain.DepositSweeping,
+		{domain.DepositBelowMinimum, Take}: domain.DepositSweeping,
+		{domain.DepositSweeping, Credit}:   domain.DepositCredited,
 
-	// A reorg deeper than the depth: only what was confirmed is REORGED (CONFIRMING is
-	// orphaned instead); the resolution restores the status it came from.
-	{domain.DepositSweeping, Reorg}:              domain.DepositReorged,
-	{domain.DepositBelowMinimum, Reorg}:          domain.DepositReorged,
-	{domain.DepositCredited, Reorg}:              domain.DepositReorged,
-	{domain.DepositReorged, RestoreSweeping}:     domain.DepositSweeping,
-	{domain.DepositReorged, RestoreBelowMinimum}: domain.DepositBelowMinimum,
-	{domain.DepositReorged, RestoreCredited}:     domain.DepositCredited,
-	// UNSWEEPABLE (no longer produced) is left to an engineer: nothing moves it.
+		// A reorg deeper than the depth: only what was confirmed is REORGED (CONFIRMING is
+		// orphaned instead); the resolution restores the status it came from.
+		{domain.DepositSweeping, Reorg}:              domain.DepositReorged,
+		{domain.DepositBelowMinimum, Reorg}:          domain.DepositReorged,
+		{domain.DepositCredited, Reorg}:              domain.DepositReorged,
+		{domain.DepositReorged, RestoreSweeping}:     domain.DepositSweeping,
+		{domain.DepositReorged, RestoreBelowMinimum}: domain.DepositBelowMinimum,
+		{domain.DepositReorged, RestoreCredited}:     domain.DepositCredited,
+		// UNSWEEPABLE (no longer produced) is left to an engineer: nothing moves it.
+	}
 }
 
 // errRefused marks a transition a table refused.
@@ -107,7 +112,7 @@ var errRefused = errors.New("transition refused")
 // Next applies the deposit table: the status after event, or an internal error when the
 // table does not allow it (nothing changes).
 func Next(from domain.DepositStatus, event Event) (domain.DepositStatus, error) {
-	if to, ok := transitions[depositKey{from, event}]; ok {
+	if to, ok := transitions()[depositKey{from, event}]; ok {
 		return to, nil
 	}
 	return "", fmt.Errorf("deposit: %w: %s on a %s deposit", errRefused, event, from)
@@ -115,7 +120,7 @@ func Next(from domain.DepositStatus, event Event) (domain.DepositStatus, error) 
 
 // Moves reports whether event moves a deposit in status from (to another status or the same).
 func Moves(from domain.DepositStatus, event Event) bool {
-	_, ok := transitions[depositKey{from, event}]
+	_, ok := transitions()[depositKey{from, event}]
 	return ok
 }
 
@@ -132,7 +137,7 @@ const (
 )
 
 // SweepEvents lists every sweep event.
-var SweepEvents = []SweepEvent{SweepSigned, SweepCredited}
+func SweepEvents() []SweepEvent { return []SweepEvent{SweepSigned, SweepCredited} }
 
 type sweepKey struct {
 	from  domain.SweepStatus
@@ -141,14 +146,16 @@ type sweepKey struct {
 
 // sweepTransitions is the sweep table. A reorg does not move a sweep: it holds a signed one
 // (SweepHeldByReorg) until its deposits' reorgs are resolved.
-var sweepTransitions = map[sweepKey]domain.SweepStatus{
-	{domain.SweepFunding, SweepSigned}:   domain.SweepSending,
-	{domain.SweepSending, SweepCredited}: domain.SweepDone,
+func sweepTransitions() map[sweepKey]domain.SweepStatus {
+	return map[sweepKey]domain.SweepStatus{
+		{domain.SweepFunding, SweepSigned}:   domain.SweepSending,
+		{domain.SweepSending, SweepCredited}: domain.SweepDone,
+	}
 }
 
 // NextSweep applies the sweep table: the status after event, or an internal error.
 func NextSweep(from domain.SweepStatus, event SweepEvent) (domain.SweepStatus, error) {
-	if to, ok := sweepTransitions[sweepKey{from, event}]; ok {
+	if to, ok := sweepTransitions()[sweepKey{from, event}]; ok {
 		return to, nil
 	}
 	return "", fmt.Errorf("sweep: %w: %s on a %s sweep", errRefused, event, from)
@@ -169,7 +176,7 @@ const (
 )
 
 // ReorgEvents lists every reorg event.
-var ReorgEvents = []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded}
+func ReorgEvents() []ReorgEvent { return []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded} }
 
 // ReorgOutcome is what a resolution does.
 type ReorgOutcome struct {
@@ -185,16 +192,18 @@ type reorgKey struct {
 }
 
 // reorgTransitions is the reorg table: only an open reorg is resolved, once.
-var reorgTransitions = map[reorgKey]ReorgOutcome{
-	{domain.ReorgOpen, EngineerReinstate}: {To: domain.ReorgReinstate, Restore: true},
-	{domain.ReorgOpen, EngineerWriteOff}:  {To: domain.ReorgWriteOff},
-	{domain.ReorgOpen, Reincluded}:        {To: domain.ReorgReincluded, Restore: true},
+func reorgTransitions() map[reorgKey]ReorgOutcome {
+	return map[reorgKey]ReorgOutcome{
+		{domain.ReorgOpen, EngineerReinstate}: {To: domain.ReorgReinstate, Restore: true},
+		{domain.ReorgOpen, EngineerWriteOff}:  {To: domain.ReorgWriteOff},
+		{domain.ReorgOpen, Reincluded}:        {To: domain.ReorgReincluded, Restore: true},
+	}
 }
 
 // NextReorg applies the reorg table: the outcome of event, or FAILED_PRECONDITION when the
 // reorg is already resolved.
 func NextReorg(from domain.ReorgResolution, event ReorgEvent) (ReorgOutcome, error) {
-	if o, ok := reorgTransitions[reorgKey{from, event}]; ok {
+	if o, ok := reorgTransitions()[reorgKey{from, event}]; ok {
 		return o, nil
 	}
 	if from != domain.ReorgOpen {
@@ -212,6 +221,7 @@ func resolutionEvent(r domain.ReorgResolution) ReorgEvent {
 		return EngineerWriteOff
 	case domain.ReorgReincluded:
 		return Reincluded
+	case domain.ReorgOpen: // not a resolution
 	}
 	return ""
 }

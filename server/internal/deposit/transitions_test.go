@@ -30,7 +30,7 @@ func TestDepositTable(t *testing.T) {
 		U:  {U, x, x, x, x, x, x, x, x, x},
 		R:  {R, x, x, x, x, x, x, S, B, Cr},
 	}
-	checkTable(t, domain.DepositStatuses(), Events, events, want, func(from domain.DepositStatus, e Event) (domain.DepositStatus, error) {
+	checkTable(t, domain.DepositStatuses(), Events(), events, want, func(from domain.DepositStatus, e Event) (domain.DepositStatus, error) {
 		to, err := Next(from, e)
 		if err != nil && !errors.Is(err, errRefused) {
 			t.Errorf("%s + %s: a refusal is an internal error, got %v", from, e, err)
@@ -43,8 +43,8 @@ func TestDepositTable(t *testing.T) {
 		}
 		return to, err
 	})
-	for k := range transitions {
-		if !slices.Contains(domain.DepositStatuses(), k.from) || !slices.Contains(Events, k.event) {
+	for k := range transitions() {
+		if !slices.Contains(domain.DepositStatuses(), k.from) || !slices.Contains(Events(), k.event) {
 			t.Errorf("the table has %s + %s, outside domain.DepositStatuses() or Events", k.from, k.event)
 		}
 	}
@@ -67,15 +67,15 @@ func TestSweepTable(t *testing.T) {
 		S: {x, D},
 		D: {x, x}, // final
 	}
-	checkTable(t, domain.SweepStatuses(), SweepEvents, events, want, func(from domain.SweepStatus, e SweepEvent) (domain.SweepStatus, error) {
+	checkTable(t, domain.SweepStatuses(), SweepEvents(), events, want, func(from domain.SweepStatus, e SweepEvent) (domain.SweepStatus, error) {
 		to, err := NextSweep(from, e)
 		if err != nil && !errors.Is(err, errRefused) {
 			t.Errorf("%s + %s: %v", from, e, err)
 		}
 		return to, err
 	})
-	for k := range sweepTransitions {
-		if !slices.Contains(domain.SweepStatuses(), k.from) || !slices.Contains(SweepEvents, k.event) {
+	for k := range sweepTransitions() {
+		if !slices.Contains(domain.SweepStatuses(), k.from) || !slices.Contains(SweepEvents(), k.event) {
 			t.Errorf("the table has %s + %s, outside domain.SweepStatuses() or SweepEvents", k.from, k.event)
 		}
 	}
@@ -98,8 +98,8 @@ func TestReorgTable(t *testing.T) {
 	if len(want) != len(domain.ReorgResolutions()) {
 		t.Errorf("resolutions %v, decided %d", domain.ReorgResolutions(), len(want))
 	}
-	if !sameSet(events, ReorgEvents) {
-		t.Errorf("events %v, decided %v", ReorgEvents, events)
+	if !sameSet(events, ReorgEvents()) {
+		t.Errorf("events %v, decided %v", ReorgEvents(), events)
 	}
 	for _, from := range domain.ReorgResolutions() {
 		row, ok := want[from]

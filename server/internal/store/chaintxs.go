@@ -15,7 +15,7 @@ func Uint256(x *big.Int) decimal.Decimal { return decimal.NewFromBigInt(x, 0) }
 
 // EnsureNonce starts an address's nonce sequence at start unless it exists.
 func (q *Queries) EnsureNonce(ctx context.Context, chainID int64, address string, start uint64) error {
-	return sqlc.EnsureNonce(ctx, q.db, dbsqlc.EnsureNonceParams{ChainID: chainID, Address: address, NextNonce: int64(start)})
+	return sqlc.EnsureNonce(ctx, q.db, dbsqlc.EnsureNonceParams{ChainID: chainID, Address: address, NextNonce: bigint(start)})
 }
 
 // AllocateNonce takes the next nonce of an address. The row stays locked until the caller's
@@ -23,13 +23,13 @@ func (q *Queries) EnsureNonce(ctx context.Context, chainID int64, address string
 // allocation leaves no gap.
 func (q *Queries) AllocateNonce(ctx context.Context, chainID int64, address string) (uint64, error) {
 	n, err := sqlc.AllocateNonce(ctx, q.db, dbsqlc.AllocateNonceParams{ChainID: chainID, Address: address})
-	return uint64(n), notFound(err)
+	return chainUint(n), notFound(err)
 }
 
 // InsertChainTx stores a new transaction and its first signed attempt.
 func (q *Queries) InsertChainTx(ctx context.Context, t domain.ChainTx, a domain.TxAttempt) (int64, error) {
-	return sqlc.InsertChainTx(ctx, q.db, dbsqlc.InsertChainTxParams{ChainID: t.ChainID, FromAddress: t.From, Nonce: int64(t.Nonce),
-		ToAddress: t.To, Value: Uint256(t.Value), Data: t.Data, GasLimit: int64(t.GasLimit), Purpose: t.Purpose, Ref: t.Ref,
+	return sqlc.InsertChainTx(ctx, q.db, dbsqlc.InsertChainTxParams{ChainID: t.ChainID, FromAddress: t.From, Nonce: bigint(t.Nonce),
+		ToAddress: t.To, Value: Uint256(t.Value), Data: t.Data, GasLimit: bigint(t.GasLimit), Purpose: t.Purpose, Ref: t.Ref,
 		PaysOwnGas: t.PaysOwnGas, Hash: a.Hash, Raw: a.Raw, GasTipCap: Uint256(a.TipCap), GasFeeCap: Uint256(a.FeeCap)})
 }
 
@@ -48,14 +48,14 @@ func (q *Queries) MarkBroadcast(ctx context.Context, attemptID int64) error {
 // value becomes the mined attempt's.
 func (q *Queries) MarkMined(ctx context.Context, txID int64, state, hash string, block, gasUsed uint64, price *big.Int) error {
 	return sqlc.MarkMined(ctx, q.db, dbsqlc.MarkMinedParams{ID: txID, State: domain.ChainTxState(state), MinedHash: hash,
-		MinedBlock: int64(block), GasUsed: int64(gasUsed), EffectiveGasPrice: Uint256(price)})
+		MinedBlock: bigint(block), GasUsed: bigint(gasUsed), EffectiveGasPrice: Uint256(price)})
 }
 
 // chainTxOf maps a chain_txs row to the domain, without its attempts.
 func chainTxOf(r dbsqlc.ChainTx) domain.ChainTx {
-	t := domain.ChainTx{ID: r.ID, ChainID: r.ChainID, From: r.FromAddress, Nonce: uint64(r.Nonce), To: r.ToAddress,
-		Value: r.Value.BigInt(), Data: r.Data, GasLimit: uint64(r.GasLimit), Purpose: r.Purpose, Ref: r.Ref, PaysOwnGas: r.PaysOwnGas,
-		State: r.State, MinedHash: deref(r.MinedHash), MinedBlock: uint64(r.MinedBlock.Int64), GasUsed: uint64(r.GasUsed.Int64),
+	t := domain.ChainTx{ID: r.ID, ChainID: r.ChainID, From: r.FromAddress, Nonce: chainUint(r.Nonce), To: r.ToAddress,
+		Value: r.Value.BigInt(), Data: r.Data, GasLimit: chainUint(r.GasLimit), Purpose: r.Purpose, Ref: r.Ref, PaysOwnGas: r.PaysOwnGas,
+		State: r.State, MinedHash: deref(r.MinedHash), MinedBlock: chainUint(r.MinedBlock.Int64), GasUsed: chainUint(r.GasUsed.Int64),
 		CreatedAt: r.CreatedAt, MinedAt: r.MinedAt}
 	if r.EffectiveGasPrice.Valid {
 		t.EffectiveGasPrice = r.EffectiveGasPrice.Decimal.BigInt()

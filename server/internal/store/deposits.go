@@ -49,8 +49,8 @@ func depositOf[R depositRows](row R) (domain.Deposit, error) {
 	x := depositRow(row)
 	r := x.Deposit
 	d := domain.Deposit{ID: r.ID, OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, SessionID: deref(r.SessionID),
-		ChainID: r.ChainID, TxHash: r.TxHash, LogIndex: int64(r.LogIndex), BlockNumber: uint64(r.BlockNumber),
-		BlockHash: r.BlockHash, Address: r.Address, AddressIndex: uint32(r.AddressIndex), Currency: r.Currency,
+		ChainID: r.ChainID, TxHash: r.TxHash, LogIndex: int64(r.LogIndex), BlockNumber: chainUint(r.BlockNumber),
+		BlockHash: r.BlockHash, Address: r.Address, AddressIndex: addressIndex(r.AddressIndex), Currency: r.Currency,
 		ContractAddress: deref(r.ContractAddress), Decimals: r.Decimals, GrossAmount: r.GrossAmount.BigInt(),
 		Status: r.Status, Manual: r.Manual, IdempotencyKey: r.IdempotencyKey, USDPrice: r.UsdPrice,
 		FiatCurrency: deref(r.FiatCurrency), FiatPerUSD: r.FiatPerUsd, AmountInDollar: r.AmountInDollar,
@@ -137,14 +137,14 @@ func depositAddressOf[R ~struct {
 	Treasury       bool
 }](row R) (DepositAddress, error) {
 	r := depositAddressRow(row)
-	return DepositAddress{OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, Index: uint32(r.AddressIndex),
+	return DepositAddress{OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, Index: addressIndex(r.AddressIndex),
 		Address: r.Address, Treasury: r.Treasury}, nil
 }
 
 // DepositAddressesAfter lists watched addresses (depositors' and treasuries') with an index
 // above after, in index order (the scanner's watched set grows by these).
 func (q *Queries) DepositAddressesAfter(ctx context.Context, after int64, limit int) ([]DepositAddress, error) {
-	rows, err := sqlc.DepositAddressesAfter(ctx, q.db, dbsqlc.DepositAddressesAfterParams{After: after, Lim: int32(limit)})
+	rows, err := sqlc.DepositAddressesAfter(ctx, q.db, dbsqlc.DepositAddressesAfterParams{After: after, Lim: rowLimit(limit)})
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (q *Queries) Treasury(ctx context.Context, operatorID string) (DepositAddre
 	if err != nil {
 		return DepositAddress{}, notFound(err)
 	}
-	return DepositAddress{OperatorID: r.OperatorID, Index: uint32(r.AddressIndex), Address: r.Address, Treasury: true}, nil
+	return DepositAddress{OperatorID: r.OperatorID, Index: addressIndex(r.AddressIndex), Address: r.Address, Treasury: true}, nil
 }
 
 // LockTreasuries serialises treasury assignments until the transaction ends.
@@ -199,25 +199,25 @@ type Cursor struct {
 // GetCursor loads a chain's cursor, locking it for the caller's transaction (one scanner at a time).
 func (q *Queries) GetCursor(ctx context.Context, chainID int64) (Cursor, error) {
 	r, err := sqlc.GetCursor(ctx, q.db, chainID)
-	return Cursor{ChainID: r.ChainID, GenesisHash: r.GenesisHash, NextBlock: uint64(r.NextBlock), HeadBlock: uint64(r.HeadBlock)},
+	return Cursor{ChainID: r.ChainID, GenesisHash: r.GenesisHash, NextBlock: chainUint(r.NextBlock), HeadBlock: chainUint(r.HeadBlock)},
 		notFound(err)
 }
 
 // PutCursor stores a chain's cursor.
 func (q *Queries) PutCursor(ctx context.Context, c Cursor) error {
 	return sqlc.PutCursor(ctx, q.db, dbsqlc.PutCursorParams{ChainID: c.ChainID, GenesisHash: c.GenesisHash,
-		NextBlock: int64(c.NextBlock), HeadBlock: int64(c.HeadBlock)})
+		NextBlock: bigint(c.NextBlock), HeadBlock: bigint(c.HeadBlock)})
 }
 
 // ChainHead is the latest head a chain's scanner saw (0 before the first scan).
 func (q *Queries) ChainHead(ctx context.Context, chainID int64) (uint64, error) {
 	head, err := sqlc.ChainHead(ctx, q.db, chainID)
-	return uint64(head), err
+	return chainUint(head), err
 }
 
 // BlockHash returns the stored hash of a scanned block ("" when not stored).
 func (q *Queries) BlockHash(ctx context.Context, chainID int64, number uint64) (string, error) {
-	h, err := sqlc.BlockHash(ctx, q.db, dbsqlc.BlockHashParams{ChainID: chainID, Number: int64(number)})
+	h, err := sqlc.BlockHash(ctx, q.db, dbsqlc.BlockHashParams{ChainID: chainID, Number: bigint(number)})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
@@ -237,22 +237,22 @@ func (q *Queries) PutBlocks(ctx context.Context, chainID int64, blocks []BlockRe
 	hashes := make([]string, len(blocks))
 	parents := make([]string, len(blocks))
 	for i, b := range blocks {
-		numbers[i], hashes[i], parents[i] = int64(b.Number), b.Hash, b.ParentHash
+		numbers[i], hashes[i], parents[i] = bigint(b.Number), b.Hash, b.ParentHash
 	}
 	return sqlc.PutBlocks(ctx, q.db, dbsqlc.PutBlocksParams{ChainID: chainID, Numbers: numbers, Hashes: hashes, Parents: parents,
-		KeepFrom: int64(keepFrom)})
+		KeepFrom: bigint(keepFrom)})
 }
 
 // DeleteBlocksFrom forgets scanned blocks from a number on (a reorg rolled them back).
 func (q *Queries) DeleteBlocksFrom(ctx context.Context, chainID int64, from uint64) error {
-	return sqlc.DeleteBlocksFrom(ctx, q.db, dbsqlc.DeleteBlocksFromParams{ChainID: chainID, FromNumber: int64(from)})
+	return sqlc.DeleteBlocksFrom(ctx, q.db, dbsqlc.DeleteBlocksFromParams{ChainID: chainID, FromNumber: bigint(from)})
 }
 
 // UpsertDeposit records a detected deposit, or moves a known one to the block it is now in (a
 // reorg re-mined it). inserted is true for a new deposit.
 func (q *Queries) UpsertDeposit(ctx context.Context, d domain.Deposit) (domain.Deposit, bool, error) {
 	r, err := sqlc.UpsertDeposit(ctx, q.db, dbsqlc.UpsertDepositParams{OperatorID: d.OperatorID, ExternalUserID: d.ExternalUserID,
-		SessionID: d.SessionID, ChainID: d.ChainID, TxHash: d.TxHash, LogIndex: int32(d.LogIndex), BlockNumber: int64(d.BlockNumber),
+		SessionID: d.SessionID, ChainID: d.ChainID, TxHash: d.TxHash, LogIndex: int4(d.LogIndex), BlockNumber: bigint(d.BlockNumber),
 		BlockHash: d.BlockHash, Address: d.Address, AddressIndex: int64(d.AddressIndex), Currency: d.Currency,
 		ContractAddress: d.ContractAddress, Decimals: d.Decimals, GrossAmount: Uint256(d.GrossAmount), Status: d.Status,
 		Manual: d.Manual, IdempotencyKey: d.IdempotencyKey, Treasury: d.Treasury})
@@ -273,13 +273,13 @@ func (q *Queries) LockDeposit(ctx context.Context, id int64) (domain.Deposit, er
 // DepositByTransfer finds the deposit of a transfer.
 func (q *Queries) DepositByTransfer(ctx context.Context, chainID int64, txHash string, logIndex int64) (domain.Deposit, error) {
 	return oneDeposit(sqlc.DepositByTransfer(ctx, q.db, dbsqlc.DepositByTransferParams{ChainID: chainID, TxHash: txHash,
-		LogIndex: int32(logIndex)}))
+		LogIndex: int4(logIndex)}))
 }
 
 // OrphanDepositsFrom marks unconfirmed deposits in blocks from a number on as orphaned (a reorg
 // removed those blocks) and returns how many.
 func (q *Queries) OrphanDepositsFrom(ctx context.Context, chainID int64, from uint64) (int64, error) {
-	return sqlc.OrphanDepositsFrom(ctx, q.db, dbsqlc.OrphanDepositsFromParams{ChainID: chainID, FromBlock: int64(from)})
+	return sqlc.OrphanDepositsFrom(ctx, q.db, dbsqlc.OrphanDepositsFromParams{ChainID: chainID, FromBlock: bigint(from)})
 }
 
 // OrphanChainDeposits marks every unconfirmed deposit of a chain orphaned (the chain was reset).
@@ -290,7 +290,7 @@ func (q *Queries) OrphanChainDeposits(ctx context.Context, chainID int64) (int64
 // ConfirmDeposits moves deposits in blocks up to maxBlock from CONFIRMING to SWEEPING and
 // returns their ids.
 func (q *Queries) ConfirmDeposits(ctx context.Context, chainID int64, maxBlock uint64) ([]int64, error) {
-	return ids(sqlc.ConfirmDeposits(ctx, q.db, dbsqlc.ConfirmDepositsParams{ChainID: chainID, MaxBlock: int64(maxBlock)}))
+	return ids(sqlc.ConfirmDeposits(ctx, q.db, dbsqlc.ConfirmDepositsParams{ChainID: chainID, MaxBlock: bigint(maxBlock)}))
 }
 
 // LockDepositStatus returns a deposit's status and holds its row until the transaction ends.
@@ -340,7 +340,7 @@ func (q *Queries) ListDeposits(ctx context.Context, f domain.DepositFilter) ([]d
 		}
 	}
 	return manyDeposits(sqlc.ListDeposits(ctx, q.db, dbsqlc.ListDepositsParams{OperatorIDs: f.OperatorIDs,
-		ExternalUserID: f.ExternalUserID, Statuses: statuses, BeforeID: f.BeforeID, Lim: int32(f.Limit)}))
+		ExternalUserID: f.ExternalUserID, Statuses: statuses, BeforeID: f.BeforeID, Lim: rowLimit(f.Limit)}))
 }
 
 // RecordHandout records that a deposit session showed its user's address for a chain and

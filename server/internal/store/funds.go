@@ -106,7 +106,7 @@ func fundEntryOf(r dbsqlc.FundEntry) (domain.FundEntry, error) {
 
 // FundEntries lists an operator's fund movements, newest first.
 func (q *Queries) FundEntries(ctx context.Context, operatorID string, limit int) ([]domain.FundEntry, error) {
-	rows, err := sqlc.FundEntries(ctx, q.db, dbsqlc.FundEntriesParams{OperatorID: operatorID, Lim: int32(limit)})
+	rows, err := sqlc.FundEntries(ctx, q.db, dbsqlc.FundEntriesParams{OperatorID: operatorID, Lim: rowLimit(limit)})
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 // RegisterWorker records a worker process and its lock key (the caller holds the lock).
 func (q *Queries) RegisterWorker(ctx context.Context, clientID string, lockKey int64, host string, pid int) error {
 	return sqlc.RegisterWorker(ctx, q.db, dbsqlc.RegisterWorkerParams{ClientID: clientID, LockKey: lockKey, Host: host,
-		Pid: int32(pid)})
+		Pid: int4(int64(pid))})
 }
 
 // BeatWorker records that the worker is alive; false when its row is gone (it was declared

@@ -106,7 +106,7 @@ func (q *Queries) TakeRateLimits(ctx context.Context, limits ...RateLimit) (*Ref
 			return &Refusal{Limit: l, RetryAfter: h.RetryAfterSeconds(l.Window, l.Max)}, giveBack()
 		}
 	}
-	return nil, nil
+	return nil, nil //nolint:nilnil // a nil Refusal is the documented answer "within every limit"
 }
 
 // UnhitRateLimit takes back one hit that HitSlidingRateLimit counted in the

@@ -26,9 +26,9 @@ type reorgRows interface {
 func reorgOf[R reorgRows](row R) (domain.Reorg, error) {
 	x := reorgRow(row)
 	r := x.DepositReorg
-	out := domain.Reorg{ID: r.ID, DepositID: r.DepositID, ChainID: r.ChainID, ForkBlock: uint64(r.ForkBlock),
-		BlockNumber: uint64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: r.PriorStatus, Reversed: r.Reversed.BigInt(),
-		DetectedAt: r.DetectedAt, ReincludedBlock: uint64(r.ReincludedBlock.Int64), ReincludedHash: deref(r.ReincludedHash),
+	out := domain.Reorg{ID: r.ID, DepositID: r.DepositID, ChainID: r.ChainID, ForkBlock: chainUint(r.ForkBlock),
+		BlockNumber: chainUint(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: r.PriorStatus, Reversed: r.Reversed.BigInt(),
+		DetectedAt: r.DetectedAt, ReincludedBlock: chainUint(r.ReincludedBlock.Int64), ReincludedHash: deref(r.ReincludedHash),
 		ResolvedBy: domain.Actor(deref(r.ResolvedBy)), Note: r.Note, ResolvedAt: r.ResolvedAt, OperatorID: x.OperatorID}
 	if r.Resolution != nil {
 		out.Resolution = *r.Resolution
@@ -57,7 +57,7 @@ func manyReorgs[R reorgRows](rows []R, err error) ([]domain.Reorg, error) {
 // depth reached them.
 func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, from uint64) ([]domain.Deposit, error) {
 	return manyDeposits(sqlc.LockSettledDepositsFrom(ctx, q.db, dbsqlc.LockSettledDepositsFromParams{ChainID: chainID,
-		FromBlock: int64(from)}))
+		FromBlock: bigint(from)}))
 }
 
 // InsertReorg records a reorged deposit and marks it REORGED. A deposit of a sweep that has
@@ -68,7 +68,7 @@ func (q *Queries) InsertReorg(ctx context.Context, r domain.Reorg) (domain.Reorg
 		return r, err
 	}
 	return oneReorg(sqlc.InsertReorg(ctx, q.db, dbsqlc.InsertReorgParams{DepositID: r.DepositID, ChainID: r.ChainID,
-		ForkBlock: int64(r.ForkBlock), BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: r.PriorStatus,
+		ForkBlock: bigint(r.ForkBlock), BlockNumber: bigint(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: r.PriorStatus,
 		Reversed: Uint256(r.Reversed)}))
 }
 
@@ -81,20 +81,20 @@ func (q *Queries) AddReorgAction(ctx context.Context, a domain.ReorgAction) erro
 // NoteReinclusion records that a reorged deposit's transfer was mined again, in a new block.
 // It returns false when the deposit has no open reorg.
 func (q *Queries) NoteReinclusion(ctx context.Context, depositID int64, block uint64, hash string) (bool, error) {
-	n, err := sqlc.NoteReinclusion(ctx, q.db, dbsqlc.NoteReinclusionParams{DepositID: depositID, ReincludedBlock: int64(block),
+	n, err := sqlc.NoteReinclusion(ctx, q.db, dbsqlc.NoteReinclusionParams{DepositID: depositID, ReincludedBlock: bigint(block),
 		ReincludedHash: hash})
 	return n > 0, err
 }
 
 // ForgetReinclusions clears the re-inclusions in blocks from a number on (they left the chain too).
 func (q *Queries) ForgetReinclusions(ctx context.Context, chainID int64, from uint64) (int64, error) {
-	return sqlc.ForgetReinclusions(ctx, q.db, dbsqlc.ForgetReinclusionsParams{ChainID: chainID, FromBlock: int64(from)})
+	return sqlc.ForgetReinclusions(ctx, q.db, dbsqlc.ForgetReinclusionsParams{ChainID: chainID, FromBlock: bigint(from)})
 }
 
 // ReincludedReorgs lists the open reorgs of a chain whose transfer was mined again in a block
 // up to upTo (one that reached the confirmation depth), locking them in a transaction.
 func (q *Queries) ReincludedReorgs(ctx context.Context, chainID int64, upTo uint64) ([]domain.Reorg, error) {
-	return manyReorgs(sqlc.ReincludedReorgs(ctx, q.db, dbsqlc.ReincludedReorgsParams{ChainID: chainID, UpTo: int64(upTo)}))
+	return manyReorgs(sqlc.ReincludedReorgs(ctx, q.db, dbsqlc.ReincludedReorgsParams{ChainID: chainID, UpTo: bigint(upTo)}))
 }
 
 // LockOpenReorg locks a deposit's open reorg (ErrNotFound: none).
@@ -122,7 +122,7 @@ func (q *Queries) SetDepositStatus(ctx context.Context, id int64, from, to domai
 // ListReorgs lists reorgs, newest first.
 func (q *Queries) ListReorgs(ctx context.Context, f domain.ReorgFilter) ([]domain.Reorg, error) {
 	return manyReorgs(sqlc.ListReorgs(ctx, q.db, dbsqlc.ListReorgsParams{OperatorIDs: f.OperatorIDs,
-		IncludeResolved: f.IncludeResolved, BeforeID: f.BeforeID, Lim: int32(f.Limit)}))
+		IncludeResolved: f.IncludeResolved, BeforeID: f.BeforeID, Lim: rowLimit(f.Limit)}))
 }
 
 // reorgActionOf maps a deposit_reorg_actions row to the domain.

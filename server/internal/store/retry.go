@@ -97,7 +97,7 @@ func (r retrying) Begin(ctx context.Context) (pgx.Tx, error) {
 // connection.
 type retryingRow struct {
 	pool *pgxpool.Pool
-	ctx  context.Context
+	ctx  context.Context //nolint:containedctx // Row.Scan takes no context: the query runs when scanned, under QueryRow's ctx (as pgx's own rows)
 	sql  string
 	args []any
 }

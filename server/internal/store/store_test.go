@@ -20,9 +20,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-//go:fix inline
-func ptr[T any](v T) *T { return new(v) }
-
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
@@ -49,7 +46,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 		t.Fatalf("per-tx cap %v", op.PerTxCap)
 	}
 	child := newOperator(t, q, domain.OperatorSettings{ParentID: &op.ID})
-	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: new(""), DailyCap: new("1000"), ApprovalMode: ptr(domain.ApprovalExternal), RedirectURL: new("https://r.example")})
+	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: new(""), DailyCap: new("1000"), ApprovalMode: new(domain.ApprovalExternal), RedirectURL: new("https://r.example")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +341,9 @@ func TestReferencesMigration(t *testing.T) {
 	got := map[string]string{}
 	for rows.Next() {
 		var k, v string
-		rows.Scan(&k, &v)
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
 		got[k] = v
 	}
 	rows.Close()

@@ -45,10 +45,11 @@ type WebhookTarget struct {
 }
 
 // QueueWebhooksForDelivery adds to a batch the load of events with their operators' current
-// webhook URLs; when the batch's results are read, found holds the events that exist.
-func QueueWebhooksForDelivery(b *pgx.Batch, ids []string, found map[string]WebhookTarget) {
+// webhook URLs; when the batch's results are read, found holds the events that exist. ctx is
+// the caller's, handed to the generated statement (the batch runs under SendBatch's own).
+func QueueWebhooksForDelivery(ctx context.Context, b *pgx.Batch, ids []string, found map[string]WebhookTarget) {
 	inBatch(b, func(db dbsqlc.DBTX) error {
-		rows, err := sqlc.WebhooksForDelivery(context.Background(), db, ids)
+		rows, err := sqlc.WebhooksForDelivery(ctx, db, ids)
 		for _, r := range rows {
 			found[r.ID] = WebhookTarget{URL: r.WebhookUrl, Event: domain.WebhookEvent{ID: r.ID, OperatorID: r.OperatorID,
 				EventType: r.EventType, Body: r.Body, State: r.State, Attempts: r.Attempts}}
@@ -72,7 +73,7 @@ type WebhookOutcome struct {
 // previous ones, and the event's state and its attempt commit together. When the batch's
 // results are read, recorded maps the events that were pending to their attempt numbers;
 // events no longer pending are left alone. Each event may appear once per statement.
-func QueueRecordWebhookAttempts(b *pgx.Batch, outcomes []WebhookOutcome, recorded map[string]int32) {
+func QueueRecordWebhookAttempts(ctx context.Context, b *pgx.Batch, outcomes []WebhookOutcome, recorded map[string]int32) {
 	n := len(outcomes)
 	p := dbsqlc.RecordWebhookAttemptsParams{EventIds: make([]string, n), States: make([]string, n), Urls: make([]string, n),
 		Errors: make([]string, n), Statuses: make([]int32, n), DurationsMs: make([]int32, n), Acked: make([]bool, n),
@@ -80,13 +81,13 @@ func QueueRecordWebhookAttempts(b *pgx.Batch, outcomes []WebhookOutcome, recorde
 	for i, o := range outcomes {
 		a := o.Attempt
 		p.EventIds[i], p.States[i], p.Urls[i], p.Errors[i] = a.EventID, string(o.State), a.URL, a.Error
-		p.Statuses[i], p.DurationsMs[i], p.Acked[i] = a.Status, int32(min(a.Duration.Milliseconds(), 1<<31-1)), a.Acked
+		p.Statuses[i], p.DurationsMs[i], p.Acked[i] = a.Status, int4(a.Duration.Milliseconds()), a.Acked
 		if a.ErrorCode != nil {
 			p.ErrorCodes[i], p.HasErrorCodes[i] = *a.ErrorCode, true
 		}
 	}
 	inBatch(b, func(db dbsqlc.DBTX) error {
-		rows, err := sqlc.RecordWebhookAttempts(context.Background(), db, p)
+		rows, err := sqlc.RecordWebhookAttempts(ctx, db, p)
 		for _, r := range rows {
 			recorded[r.ID] = r.Attempts
 		}
@@ -103,7 +104,7 @@ func (q *Queries) InsertSyncWebhook(ctx context.Context, e domain.WebhookEvent, 
 	}
 	return sqlc.InsertSyncWebhook(ctx, q.db, dbsqlc.InsertSyncWebhookParams{ID: e.ID, OperatorID: e.OperatorID,
 		EventType: e.EventType, SubjectID: e.SubjectID, Test: e.Test, Body: e.Body, Url: a.URL, Status: a.Status,
-		Acked: a.Acked, ErrorCode: code, Error: a.Error, DurationMs: int32(a.Duration.Milliseconds())})
+		Acked: a.Acked, ErrorCode: code, Error: a.Error, DurationMs: int4(a.Duration.Milliseconds())})
 }
 
 // GetWebhookEvent returns an event whose operator is in scope (nil: every operator), locking
@@ -140,7 +141,7 @@ type DeadWebhookCursor struct {
 // ListDeadWebhooks lists dead events of the operators in scope (nil: every operator), newest
 // first, after the cursor when it is not nil.
 func (q *Queries) ListDeadWebhooks(ctx context.Context, scope []string, limit int, after *DeadWebhookCursor) ([]domain.WebhookEvent, error) {
-	p := dbsqlc.ListDeadWebhooksParams{OperatorIDs: scope, MaxRows: int32(limit)}
+	p := dbsqlc.ListDeadWebhooksParams{OperatorIDs: scope, MaxRows: rowLimit(limit)}
 	if after != nil {
 		p.AfterDeadAt, p.AfterID = &after.DeadAt, &after.ID
 	}

@@ -39,8 +39,8 @@ func TestWebhookStatementsInOneBatch(t *testing.T) {
 		t.Helper()
 		var b pgx.Batch
 		recorded, found := map[string]int32{}, map[string]store.WebhookTarget{}
-		store.QueueRecordWebhookAttempts(&b, outcomes, recorded)
-		store.QueueWebhooksForDelivery(&b, load, found)
+		store.QueueRecordWebhookAttempts(ctx, &b, outcomes, recorded)
+		store.QueueWebhooksForDelivery(ctx, &b, load, found)
 		if err := pool.SendBatch(ctx, &b).Close(); err != nil {
 			t.Fatal(err)
 		}

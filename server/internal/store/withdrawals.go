@@ -109,7 +109,7 @@ func (q *Queries) PaidSince(ctx context.Context, operatorID string, since time.T
 // LockPayoutLiquidity serialises the liquidity checks of one chain's hot wallet until the
 // transaction ends.
 func (q *Queries) LockPayoutLiquidity(ctx context.Context, chainID int64) error {
-	return sqlc.LockPayoutLiquidity(ctx, q.db, int32(chainID))
+	return sqlc.LockPayoutLiquidity(ctx, q.db, int32(chainID)) //nolint:gosec // G115: an advisory lock key: a chain ID beyond int4 that wraps only shares a lock with another chain
 }
 
 // UnminedPayouts is the amount (smallest unit) of a chain's payouts in one currency that are
@@ -128,7 +128,7 @@ func (q *Queries) OpenWithdrawalsOfSession(ctx context.Context, sessionID string
 // DueWithdrawals lists unactioned withdrawals past their deadline, and those of cancelled
 // sessions.
 func (q *Queries) DueWithdrawals(ctx context.Context, now time.Time, limit int) (expired, cancelled []string, err error) {
-	rows, err := sqlc.DueWithdrawals(ctx, q.db, dbsqlc.DueWithdrawalsParams{Now: now, MaxRows: int32(limit)})
+	rows, err := sqlc.DueWithdrawals(ctx, q.db, dbsqlc.DueWithdrawalsParams{Now: now, MaxRows: rowLimit(limit)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +150,7 @@ func (q *Queries) PayingWithdrawals(ctx context.Context) ([]string, error) {
 
 // ListWithdrawals lists withdrawals, newest first.
 func (q *Queries) ListWithdrawals(ctx context.Context, f domain.WithdrawalFilter) ([]domain.Withdrawal, error) {
-	var statuses []string
+	statuses := make([]string, 0, len(f.Statuses))
 	for _, st := range f.Statuses {
 		statuses = append(statuses, string(st))
 	}
@@ -160,7 +160,7 @@ func (q *Queries) ListWithdrawals(ctx context.Context, f domain.WithdrawalFilter
 	}
 	rows, err := sqlc.ListWithdrawals(ctx, q.db, dbsqlc.ListWithdrawalsParams{OperatorIDs: f.OperatorIDs, Statuses: statuses,
 		ExternalUserID: f.ExternalUserID, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
-		BeforeTime: f.BeforeTime, BeforeID: beforeID, MaxRows: int32(f.Limit)})
+		BeforeTime: f.BeforeTime, BeforeID: beforeID, MaxRows: rowLimit(f.Limit)})
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ func (b *batcher[In, Out]) do(ctx context.Context, in In) (Out, error) {
 	b.queue = append(b.queue, c)
 	if b.running < b.parallel {
 		b.running++
-		go b.loop()
+		// The loop outlives this caller and serves others: it keeps ctx's values, not its end.
+		go b.loop(context.WithoutCancel(ctx))
 	}
 	b.mu.Unlock()
 	select {
@@ -50,7 +51,7 @@ func (b *batcher[In, Out]) do(ctx context.Context, in In) (Out, error) {
 	}
 }
 
-func (b *batcher[In, Out]) loop() {
+func (b *batcher[In, Out]) loop(base context.Context) {
 	for {
 		b.mu.Lock()
 		n := min(len(b.queue), b.max)
@@ -68,7 +69,7 @@ func (b *batcher[In, Out]) loop() {
 		for i, c := range batch {
 			ins[i] = c.in
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+		ctx, cancel := context.WithTimeout(base, b.timeout)
 		outs, errs, err := b.run(ctx, ins)
 		cancel()
 		for i, c := range batch {

@@ -360,6 +360,7 @@ func checkAddr(g *ssrf.Guardian, a netip.Addr) error {
 func guardian(r Reach) *ssrf.Guardian {
 	var v4, v6 []netip.Prefix
 	switch r {
+	case ReachPublic: // ssrf's defaults alone
 	case ReachPrivate:
 		v4 = append(v4, netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
 			netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("100.64.0.0/10"))

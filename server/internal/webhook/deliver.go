@@ -22,8 +22,8 @@ const MaxAttempts = 5
 // with it in one transaction, so they cannot differ): an attempt then reads nothing before it
 // posts. A job with the event id alone (a redelivery) loads the event first.
 type DeliverArgs struct {
-	EventID    string           `json:"event_id"              river:"unique"`
-	OperatorID string           `json:"operator_id,omitempty"`
+	EventID    string           `json:"event_id"              river:"unique"` //nolint:tagliatelle // stored in river_job.args: queued jobs keep this key
+	OperatorID string           `json:"operator_id,omitempty"`                //nolint:tagliatelle // stored in river_job.args: queued jobs keep this key
 	EventType  domain.EventType `json:"event,omitempty"`
 	Body       string           `json:"body,omitempty"`
 }
@@ -178,12 +178,12 @@ func (s *Service) runDB(ctx context.Context, calls []dbCall) ([]dbResult, []erro
 			}
 		}
 		recorded := map[string]int32{}
-		store.QueueRecordWebhookAttempts(&b, batch, recorded)
+		store.QueueRecordWebhookAttempts(ctx, &b, batch, recorded)
 		rounds = append(rounds, recorded)
 		pending = later
 	}
 	if len(ids) > 0 {
-		store.QueueWebhooksForDelivery(&b, ids, found)
+		store.QueueWebhooksForDelivery(ctx, &b, ids, found)
 	}
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, nil, err

@@ -79,5 +79,5 @@ func formFields(body []byte) []any {
 func answer(w http.ResponseWriter, status, code int, description string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": code, "description": description}) //nolint:errcheck
+	json.NewEncoder(w).Encode(map[string]any{"error": code, "description": description}) //nolint:errcheck,errchkjson // the status is sent: a failed write means the client left
 }

@@ -69,6 +69,7 @@ func fixtureKey(n int) string {
 // fixtures sends each case through the service (encoding, signing, HTTP) to a receiver and
 // returns what it received.
 func fixtures(t *testing.T) map[string]Fixture {
+	t.Helper()
 	rc := newReceiver(t, ok)
 	pool := testdb.New(t)
 	ctx := context.Background()

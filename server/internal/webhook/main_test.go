@@ -65,6 +65,7 @@ func newEnv(t *testing.T, url string) *env {
 }
 
 func testLog(t testing.TB) *slog.Logger {
+	t.Helper()
 	if testing.Verbose() {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("test", t.Name())
 	}
@@ -211,6 +212,7 @@ type receiver struct {
 }
 
 func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *receiver {
+	t.Helper()
 	rc := &receiver{answer: answer}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -24,7 +24,8 @@ import (
 
 // closedURL is a loopback URL nothing listens on (connection refused).
 func closedURL(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	t.Helper()
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

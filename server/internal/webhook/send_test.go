@@ -52,8 +52,8 @@ func TestSendTestWebhook(t *testing.T) {
 	if a := e.attempts(id); len(a) != 1 || !a[0].Acked || a[0].Status != 200 || a[0].ErrorCode == nil || *a[0].ErrorCode != 0 {
 		t.Fatalf("recorded attempt: %+v", a)
 	}
-	if TestDepositID(sid) != TestDepositID(sid) || TestDepositID(sid) >= 0 || TestDepositID(sid) < -(1<<53-1) ||
-		TestDepositID(sid) == TestDepositID(newID()) {
+	if id := TestDepositID(sid); id != TestDepositID(sid) || id >= 0 || id < -(1<<53-1) ||
+		id == TestDepositID(newID()) {
 		t.Fatal("TestDepositID is not a stable negative safe integer per session")
 	}
 	if _, err := e.svc.Send(ctx, newID(), Event{Message: msg}, 0); !fault.Is(err, fault.NotFound) {
@@ -183,7 +183,7 @@ func TestDevReceiver(t *testing.T) {
 	}
 
 	post := func(h http.Header, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, dev.URL, strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, dev.URL, strings.NewReader(body))
 		maps.Copy(req.Header, h)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

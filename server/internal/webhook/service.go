@@ -181,10 +181,10 @@ func (s *Service) post(ctx context.Context, target, id string, body []byte, keys
 }
 
 func attemptRecord(eventID, target string, r Result) domain.WebhookAttempt {
-	a := domain.WebhookAttempt{EventID: eventID, URL: Redact(target), Status: int32(r.Status), Acked: r.Acked,
-		Error: r.Failure(), Duration: r.Duration}
+	a := domain.WebhookAttempt{EventID: eventID, URL: Redact(target), Acked: r.Acked, Error: r.Failure(), Duration: r.Duration,
+		Status: int32(r.Status)} //nolint:gosec // G115: an HTTP status, three digits
 	if r.coded {
-		code := int32(r.ErrorCode)
+		code := int32(r.ErrorCode) //nolint:gosec // G115: parseAnswer refuses an "error" beyond int32
 		a.ErrorCode = &code
 	}
 	return a
@@ -241,8 +241,9 @@ func (s *Service) Send(ctx context.Context, operatorID string, e Event, timeout 
 }
 
 func (s *Service) logAttempt(ctx context.Context, id, operatorID string, eventType domain.EventType, attempt int32, res Result, sync bool) {
-	attrs := []any{"event_id", id, "operator_id", operatorID, "event", eventType, "attempt", attempt,
-		"status", res.Status, "duration", res.Duration.Round(time.Millisecond), "sync", sync}
+	attrs := make([]any, 0, 16) // room for the error a failed attempt adds
+	attrs = append(attrs, "event_id", id, "operator_id", operatorID, "event", eventType, "attempt", attempt,
+		"status", res.Status, "duration", res.Duration.Round(time.Millisecond), "sync", sync)
 	if res.Acked {
 		s.log.DebugContext(ctx, "webhook delivered", attrs...)
 		return

@@ -29,7 +29,7 @@ const (
 )
 
 // DeliveryEvents lists every delivery event.
-var DeliveryEvents = []DeliveryEvent{Acked, Retry, Exhausted, Redeliver}
+func DeliveryEvents() []DeliveryEvent { return []DeliveryEvent{Acked, Retry, Exhausted, Redeliver} }
 
 type key struct {
 	from  domain.DeliveryState
@@ -37,11 +37,13 @@ type key struct {
 }
 
 // transitions is the table. A pair that is not in it is refused.
-var transitions = map[key]domain.DeliveryState{
-	{domain.DeliveryPending, Acked}:     domain.DeliveryDelivered,
-	{domain.DeliveryPending, Retry}:     domain.DeliveryPending,
-	{domain.DeliveryPending, Exhausted}: domain.DeliveryDead,
-	{domain.DeliveryDead, Redeliver}:    domain.DeliveryPending,
+func transitions() map[key]domain.DeliveryState {
+	return map[key]domain.DeliveryState{
+		{domain.DeliveryPending, Acked}:     domain.DeliveryDelivered,
+		{domain.DeliveryPending, Retry}:     domain.DeliveryPending,
+		{domain.DeliveryPending, Exhausted}: domain.DeliveryDead,
+		{domain.DeliveryDead, Redeliver}:    domain.DeliveryPending,
+	}
 }
 
 // errRefused marks an attempt's outcome the table refused (a bug: only the service makes
@@ -51,7 +53,7 @@ var errRefused = errors.New("webhook: transition refused")
 // Next applies the table: the state after event, FAILED_PRECONDITION for a redelivery of an
 // event that is not dead, or an internal error for an attempt on one that is not pending.
 func Next(from domain.DeliveryState, event DeliveryEvent) (domain.DeliveryState, error) {
-	if to, ok := transitions[key{from, event}]; ok {
+	if to, ok := transitions()[key{from, event}]; ok {
 		return to, nil
 	}
 	if event == Redeliver {

@@ -24,8 +24,8 @@ func TestDeliveryTable(t *testing.T) {
 		Dd: {x, x, x, P}, // a dead letter is attempted again only once an admin redelivers it
 		F:  {x, x, x, x}, // a synchronous send is never retried
 	}
-	if len(events) != len(DeliveryEvents) || len(want) != len(domain.DeliveryStates()) {
-		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), DeliveryEvents, domain.DeliveryStates())
+	if len(events) != len(DeliveryEvents()) || len(want) != len(domain.DeliveryStates()) {
+		t.Fatalf("decided %v × %d states; the package has %v × %v", events, len(want), DeliveryEvents(), domain.DeliveryStates())
 	}
 	for _, from := range domain.DeliveryStates() {
 		row := want[from]
@@ -45,7 +45,7 @@ func TestDeliveryTable(t *testing.T) {
 			}
 		}
 	}
-	for k := range transitions {
+	for k := range transitions() {
 		if !slices.Contains(domain.DeliveryStates(), k.from) || !slices.Contains(events, k.event) {
 			t.Errorf("the table has %s + %s, outside the decided states and events", k.from, k.event)
 		}
