@@ -116,7 +116,7 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: list, NextPageToken: next}, nil
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
 }
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
@@ -125,7 +125,7 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.RedeliverDeadLetterResponse{Delivery: d}, nil
+	return &cofferv1.RedeliverDeadLetterResponse{Delivery: deliveryProto(d)}, nil
 }
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.
