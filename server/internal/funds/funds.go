@@ -18,12 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -107,6 +109,67 @@ func (l *Ledger) Balances(ctx context.Context, operatorIDs []string) ([]Balance,
 		if _, ok := held[f.OperatorID+"/"+fmt.Sprint(f.ChainID)+"/"+f.Currency]; ok {
 			out = append(out, l.balance(f))
 		}
+	}
+	return out, nil
+}
+
+// OwnBalances lists an operator's funds as the operator asks for them: its own, or, naming
+// operatorID, those of one of its sub-operators (NOT_FOUND for any other operator).
+func (l *Ledger) OwnBalances(ctx context.Context, callerID, operatorID string) ([]Balance, error) {
+	target := callerID
+	if operatorID != "" && !strings.EqualFold(operatorID, callerID) {
+		tree, err := store.New(l.pool).OperatorTree(ctx, callerID)
+		if err != nil {
+			return nil, fault.Wrap(err, "operator tree")
+		}
+		if !slices.Contains(tree, strings.ToLower(operatorID)) {
+			return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", operatorID)
+		}
+		target = strings.ToLower(operatorID)
+	}
+	return l.Balances(ctx, []string{target})
+}
+
+// OperatorFunds is one operator's funds.
+type OperatorFunds struct {
+	Operator domain.Operator
+	Balances []Balance
+}
+
+// ByOperator lists the funds of every operator in scope (nil: every operator) by operator
+// name, or those of the one operator asked for (NOT_FOUND when it does not exist or is outside
+// the scope).
+func (l *Ledger) ByOperator(ctx context.Context, scope []string, operatorID string) ([]OperatorFunds, error) {
+	ids, ok := auth.Narrow(scope, strings.ToLower(operatorID))
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator not found")
+	}
+	q := store.New(l.pool)
+	var ops []domain.Operator
+	if ids == nil {
+		all, err := q.ListOperators(ctx, "")
+		if err != nil {
+			return nil, fault.Wrap(err, "list operators")
+		}
+		ops = all
+	}
+	for _, id := range ids {
+		op, err := q.GetOperator(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fault.New(fault.NotFound, "operator not found")
+		} else if err != nil {
+			return nil, fault.Wrap(err, "get operator")
+		}
+		ops = append(ops, op)
+	}
+	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
+	out := make([]OperatorFunds, len(ops))
+	for i, op := range ops {
+		list, err := l.Balances(ctx, []string{op.ID})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = OperatorFunds{Operator: op, Balances: list}
 	}
 	return out, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
-	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -24,7 +23,6 @@ type AdminServer struct {
 	Deposits    *deposit.Service
 	Webhooks    *webhook.Service
 	Withdrawals *withdrawal.Service
-	Operators   *operator.Service
 	Funds       *funds.Ledger
 }
 

@@ -2,23 +2,17 @@ package rpc
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/auth"
-	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
-	"github.com/cofferhq/coffer/server/internal/operator"
 )
 
 // BalanceServer implements coffer.v1.BalanceService: an operator reads its own funds (a parent
 // those of its sub-operators too).
 type BalanceServer struct {
-	Funds     *funds.Ledger
-	Operators *operator.Service
+	Funds *funds.Ledger
 }
 
 // ListBalances lists the caller's (or a sub-operator's) funds.
@@ -27,18 +21,7 @@ func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBala
 	if err != nil {
 		return nil, err
 	}
-	target := op.ID
-	if id := req.GetOperatorId(); id != "" && !strings.EqualFold(id, op.ID) {
-		tree, err := s.Operators.Tree(ctx, op.ID)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(tree, strings.ToLower(id)) {
-			return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", id)
-		}
-		target = strings.ToLower(id)
-	}
-	list, err := s.Funds.Balances(ctx, []string{target})
+	list, err := s.Funds.OwnBalances(ctx, op.ID, req.GetOperatorId())
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +43,7 @@ func balancesProto(list []funds.Balance) []*cofferv1.OperatorBalance {
 
 // GetTreasuryAddress returns the operator's treasury address, assigning it on first use.
 func (s *OpsServer) GetTreasuryAddress(ctx context.Context, req *cofferv1.GetTreasuryAddressRequest) (*cofferv1.GetTreasuryAddressResponse, error) {
-	if _, ok := s.Chains.Network(req.GetChainId()); !ok {
-		return nil, fault.Invalid("chainId", "chain %d is not configured", req.GetChainId())
-	}
-	addr, err := s.Deposits.Treasury(ctx, strings.ToLower(req.GetOperatorId()))
+	addr, err := s.Deposits.TreasuryOn(ctx, strings.ToLower(req.GetOperatorId()), req.GetChainId())
 	if err != nil {
 		return nil, err
 	}
@@ -72,15 +52,15 @@ func (s *OpsServer) GetTreasuryAddress(ctx context.Context, req *cofferv1.GetTre
 
 // ListOperatorBalances lists an operator's funds.
 func (s *OpsServer) ListOperatorBalances(ctx context.Context, req *cofferv1.ListOperatorBalancesRequest) (*cofferv1.ListOperatorBalancesResponse, error) {
-	id := strings.ToLower(req.GetOperatorId())
-	if _, err := s.Operators.Get(ctx, id); err != nil {
-		return nil, err
-	}
-	list, err := s.Funds.Balances(ctx, []string{id})
+	list, err := s.Funds.ByOperator(ctx, nil, req.GetOperatorId())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListOperatorBalancesResponse{Items: balancesProto(list)}, nil
+	res := &cofferv1.ListOperatorBalancesResponse{}
+	for _, f := range list {
+		res.Items = append(res.Items, balancesProto(f.Balances)...)
+	}
+	return res, nil
 }
 
 // AdjustOperatorFunds applies a service-team entry.
@@ -124,32 +104,14 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	if err != nil {
 		return nil, err
 	}
-	ids, ok := auth.Narrow(a.Scope, strings.ToLower(req.GetOperatorId()))
-	if !ok {
-		return nil, fault.New(fault.NotFound, "operator not found")
+	list, err := s.Funds.ByOperator(ctx, a.Scope, req.GetOperatorId())
+	if err != nil {
+		return nil, err
 	}
-	var ops []domain.Operator
-	if ids == nil {
-		if ops, err = s.Operators.List(ctx, ""); err != nil {
-			return nil, err
-		}
-	} else {
-		for _, id := range ids {
-			op, err := s.Operators.Get(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, op)
-		}
-	}
-	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
 	res := &cofferv1.ListOperatorFundsResponse{}
-	for _, op := range ops {
-		list, err := s.Funds.Balances(ctx, []string{op.ID})
-		if err != nil {
-			return nil, err
-		}
-		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: op.ID, OperatorName: op.Name, Balances: balancesProto(list)})
+	for _, f := range list {
+		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: f.Operator.ID, OperatorName: f.Operator.Name,
+			Balances: balancesProto(f.Balances)})
 	}
 	return res, nil
 }

@@ -5,7 +5,6 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
-	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
@@ -19,7 +18,6 @@ type OpsServer struct {
 	Admins     *admin.Service
 	Deposits   *deposit.Service
 	Webhooks   *webhook.Service
-	Chains     *chain.Registry
 	Funds      *funds.Ledger
 	Reconciler *funds.Reconciler
 }
