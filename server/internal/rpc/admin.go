@@ -146,6 +146,14 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 	if err != nil {
 		return nil, err
 	}
+	actors := make([]domain.Actor, len(trail))
+	for i, t := range trail {
+		actors[i] = t.Actor
+	}
+	emails, err := s.Admins.ActorEmails(ctx, actors)
+	if err != nil {
+		return nil, err
+	}
 	res := &cofferv1.GetAdminWithdrawalResponse{Withdrawal: withdrawalProto(w)}
 	for _, t := range trail {
 		note := t.Note
@@ -155,8 +163,10 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 			note = t.Action + ": " + note
 		}
 		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatuses.proto(t.From),
-			ToStatus: withdrawalStatuses.proto(t.To), Actor: string(t.Actor), Note: note, CreatedAt: ts(t.At)})
+			ToStatus: withdrawalStatuses.proto(t.To), Actor: string(t.Actor), ActorDisplay: emails[t.Actor], Note: note, CreatedAt: ts(t.At)})
 	}
+	// The admin's among the actions the transition table allows now.
+	res.AllowedActions = adminActions.protos(withdrawal.Allowed(withdrawal.StateOf(w)))
 	return res, nil
 }
 

@@ -38,6 +38,9 @@ func (e enum[D, P]) domain(p P) D { return e.toDomain[p] }
 // an empty filter is "any".
 func (e enum[D, P]) domains(ps []P) []D { return mapNamed(ps, e.toDomain) }
 
+// protos maps a list of domain values, leaving out those the table does not name.
+func (e enum[D, P]) protos(ds []D) []P { return mapNamed(ds, e.toProto) }
+
 func mapNamed[F, T comparable](in []F, table map[F]T) []T {
 	out := make([]T, 0, len(in))
 	for _, v := range in {
@@ -108,6 +111,15 @@ var (
 	adminDecisions = newEnum(map[withdrawal.Action]cofferv1.Decision{
 		withdrawal.AdminApprove: cofferv1.Decision_DECISION_APPROVE,
 		withdrawal.AdminDeny:    cofferv1.Decision_DECISION_REJECT,
+	})
+	// What an admin may ask for in the panel; the other actions (the operator's, the
+	// system's) have no AdminWithdrawalAction.
+	adminActions = newEnum(map[withdrawal.Action]cofferv1.AdminWithdrawalAction{
+		withdrawal.AdminProcess:  cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_PROCESS,
+		withdrawal.AdminComplete: cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_COMPLETE,
+		withdrawal.AdminReject:   cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_REJECT,
+		withdrawal.AdminApprove:  cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE,
+		withdrawal.AdminDeny:     cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT,
 	})
 	webhookEventTypes = newEnum(map[domain.EventType]cofferv1.WebhookEventType{
 		domain.EventDeposit:          cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_DEPOSIT,

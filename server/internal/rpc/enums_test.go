@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -62,6 +63,15 @@ func TestEnumTables(t *testing.T) {
 	checkEnum(t, adminDecisions, []withdrawal.Action{withdrawal.AdminApprove, withdrawal.AdminDeny}, cofferv1.Decision(0).Descriptor())
 	checkEnum(t, webhookEventTypes, domain.EventTypes, cofferv1.WebhookEventType(0).Descriptor())
 	checkEnum(t, emailChanges, depositor.EmailChanges, cofferv1.EmailChange(0).Descriptor())
+
+	// Every admin action of the transition table, and only those, is an AdminWithdrawalAction.
+	var admins []withdrawal.Action
+	for _, a := range withdrawal.Actions {
+		if strings.HasPrefix(string(a), domain.ActorAdmin+":") {
+			admins = append(admins, a)
+		}
+	}
+	checkEnum(t, adminActions, admins, cofferv1.AdminWithdrawalAction(0).Descriptor())
 }
 
 // TestEnumFilters: a filter keeps the values the table names, in order, and is never nil (an
@@ -74,5 +84,10 @@ func TestEnumFilters(t *testing.T) {
 	}
 	if got := depositStatuses.domains(nil); got == nil || len(got) != 0 {
 		t.Errorf("domains(nil) = %#v; want empty, not nil", got)
+	}
+	acts := adminActions.protos([]withdrawal.Action{withdrawal.PayoutConfirmed, withdrawal.AdminComplete, withdrawal.Expire, withdrawal.AdminReject})
+	if !slices.Equal(acts, []cofferv1.AdminWithdrawalAction{cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_COMPLETE,
+		cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_REJECT}) {
+		t.Errorf("protos = %v", acts)
 	}
 }
