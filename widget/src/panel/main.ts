@@ -392,7 +392,8 @@ async function showReplay() {
   const chain = h("select", { id: "r-chain", name: "chain" });
   const hash = h("input", { id: "r-hash", name: "hash", required: true, pattern: "0x[0-9a-fA-F]{64}", placeholder: "0x… (64 hex)", spellcheck: "false" });
   const out = h("div", { id: "replay-result", "aria-live": "polite" });
-  const go = h("button", { type: "submit", class: "primary" }, "Replay");
+  // Enabled once the networks are listed: a replay is always for a chosen network.
+  const go = h("button", { type: "submit", class: "primary", disabled: true }, "Replay");
   const form = h("form", { class: "stack narrow" },
     h("p", null, "Checks a transaction the scanner missed on-chain and credits it as a manual deposit (the normal DEPOSIT webhook follows). A known deposit is returned unchanged."),
     h("label", { for: "r-chain" }, "Network"), chain, h("label", { for: "r-hash" }, "Transaction hash"), hash, go, out);
@@ -410,6 +411,7 @@ async function showReplay() {
   mount(root, ...shell("Replay missed deposit", form));
   const list = await guard(() => chains.listChains({}), out);
   chain.replaceChildren(...(list?.chains ?? []).map((c) => h("option", { value: String(c.chainId) }, `${c.name} (${c.chainId})`)));
+  go.disabled = chain.options.length === 0;
 }
 
 // --- themes ----------------------------------------------------------------------------------
