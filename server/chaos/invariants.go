@@ -851,7 +851,7 @@ func checkEvents(w *world, ours []*Withdrawal) *Check {
 		if wd.Status == "COMPLETED" && w.eventOf("WITHDRAW_COMPLETE", wd.ID) == nil {
 			c.fail("withdrawal %s is COMPLETED but has no WITHDRAW_COMPLETE event", wd.ID)
 		}
-		if wd.Mode == "external" && w.eventOf("WITHDRAW_REQUEST", wd.ID) == nil {
+		if wd.Mode == "EXTERNAL" && w.eventOf("WITHDRAW_REQUEST", wd.ID) == nil {
 			c.fail("external-approval withdrawal %s has no WITHDRAW_REQUEST event", wd.ID)
 		}
 	}
