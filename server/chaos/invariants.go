@@ -855,7 +855,7 @@ func checkEvents(w *world) *Check {
 		if wd.Status == "COMPLETED" && w.eventOf("WITHDRAW_COMPLETE", wd.ID) == nil {
 			c.failf("withdrawal %s is COMPLETED but has no WITHDRAW_COMPLETE event", wd.ID)
 		}
-		if wd.Mode == "external" && w.eventOf("WITHDRAW_REQUEST", wd.ID) == nil {
+		if wd.Mode == "EXTERNAL" && w.eventOf("WITHDRAW_REQUEST", wd.ID) == nil {
 			c.failf("external-approval withdrawal %s has no WITHDRAW_REQUEST event", wd.ID)
 		}
 	}

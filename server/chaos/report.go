@@ -161,14 +161,14 @@ func (r *Run) reportLoad(p func(string, ...any)) {
 		}
 		p("  deposits recorded                %d: %s", len(w.deposits), countsOf(status))
 		modes := map[string]int{}
-		final := map[string]map[string]int{"sync": {}, "external": {}}
+		final := map[string]map[string]int{"SYNC": {}, "EXTERNAL": {}}
 		for _, wd := range w.withdrawals {
 			modes[wd.Mode]++
 			final[wd.Mode][wd.Status]++
 		}
 		p("  withdrawals                      %d submitted with an id returned (%d in the database)", len(withdrawals), len(w.withdrawals))
-		p("    mode A (sync approval, admin) %d: %s", modes["sync"], countsOf(final["sync"]))
-		p("    mode B (external approval)    %d: %s", modes["external"], countsOf(final["external"]))
+		p("    mode A (sync approval, admin) %d: %s", modes["SYNC"], countsOf(final["SYNC"]))
+		p("    mode B (external approval)    %d: %s", modes["EXTERNAL"], countsOf(final["EXTERNAL"]))
 	}
 	if len(refused) > 0 {
 		p("  mode A submissions refused       %s", countsOf(refused))

@@ -3,7 +3,7 @@
 // paid on the dev chain.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { adminLogin, cfg, createSession, launch, rest, shot, until } from "./lib.mjs";
+import { adminLogin, cfg, createSession, launch, rest, rpc, shot, until } from "./lib.mjs";
 
 let browser;
 before(async () => {
@@ -116,5 +116,45 @@ test("panel: a withdrawal moved PENDING → PROCESSING → COMPLETED is paid on-
   const done = list.body.find((x) => x.withdrawRequestId === id);
   assert.ok(done?.settlementTxHash, "COMPLETED with a settlement hash");
   assert.equal(done.adminNote, "paid from the hot wallet");
+  await page.close();
+});
+
+test("panel: the status-change buttons are the server's allowed actions; a withdrawal whose payout is on its way has none", async () => {
+  // Two PROCESSING withdrawals recorded by the Go test: one open, one whose payout is queued.
+  const { processing, paying } = cfg.withdrawals;
+  const token = await adminLogin();
+  const allowed = async (id) => {
+    const res = await rpc("AdminService", "GetAdminWithdrawal", { withdrawRequestId: id }, token);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.allowedActions ?? [];
+  };
+  assert.deepEqual(await allowed(processing), ["ADMIN_WITHDRAWAL_ACTION_COMPLETE", "ADMIN_WITHDRAWAL_ACTION_REJECT"]);
+  assert.deepEqual(await allowed(paying), []);
+
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await page.goto(`${cfg.panelUrl}/`);
+  await page.getByLabel("Email").fill(cfg.admin.email);
+  await page.getByLabel("Password").fill(cfg.admin.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("heading", { name: "Withdrawals" }).waitFor();
+  const open = async (id) => {
+    await page.goto(`${cfg.panelUrl}/#/withdrawals/${id}`);
+    await page.getByRole("heading", { name: `Withdrawal ${id.slice(0, 8)}` }).waitFor();
+    await page.getByRole("heading", { name: "History" }).waitFor();
+    assert.equal(await page.locator("#w-status").textContent(), "PROCESSING");
+  };
+  const buttons = () => page.getByRole("region", { name: "Status change" }).getByRole("button").allTextContents();
+
+  // The open one: the second step's two buttons.
+  await open(processing);
+  assert.deepEqual(await buttons(), ["Complete (pay out)", "Reject"]);
+  await shot(page, "panel-withdrawal-processing-actions");
+
+  // The paying one, same status: no Complete, no Reject, no status-change section at all.
+  await open(paying);
+  assert.equal(await page.getByRole("region", { name: "Status change" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Complete (pay out)" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Reject" }).count(), 0);
+  await shot(page, "panel-withdrawal-paying-no-actions");
   await page.close();
 });

@@ -89,10 +89,7 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 	}
 	switch sub {
 	case "treasury":
-		if _, ok := s.Chains.Network(*chainID); !ok {
-			return fmt.Errorf("chain %d is not configured", *chainID)
-		}
-		addr, err := s.Deposits.Treasury(ctx, *id)
+		addr, err := s.Deposits.TreasuryOn(ctx, *id, *chainID)
 		if err != nil {
 			return err
 		}

@@ -315,3 +315,26 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	}
 	return nil
 }
+
+// ActorEmails returns the email of each admin among actors (an audit trail's), so that a
+// person reads who acted rather than an admin id. Actors of other kinds, and admins that are
+// gone, are left out.
+func (s *Service) ActorEmails(ctx context.Context, actors []domain.Actor) (map[domain.Actor]string, error) {
+	out := map[domain.Actor]string{}
+	seen := map[domain.Actor]bool{}
+	q := store.New(s.pool)
+	for _, a := range actors {
+		if seen[a] || !a.IsAdmin() || uuid.Validate(a.ID()) != nil {
+			continue
+		}
+		seen[a] = true
+		adm, err := q.AdminByID(ctx, a.ID())
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, fault.Wrap(err, "load admin")
+		}
+		out[a] = adm.Email
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/base32"
+	"maps"
 	"net/netip"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -572,5 +574,26 @@ func TestDisableEnableRevoke(t *testing.T) {
 	}
 	if after != before || !alive(otherToken) {
 		t.Fatalf("bad references changed the sessions: %d → %d", before, after)
+	}
+}
+
+// TestActorEmails: admin actors of a trail read as their emails; other actors, malformed ids
+// and unknown admins are left out.
+func TestActorEmails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newService(t, Options{})
+	a, _, err := s.Create(ctx, "ops@coffer.test", password, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actors := []domain.Actor{domain.AdminActor(a.ID), domain.AdminActor(a.ID), domain.OperatorActor(a.ID), domain.System,
+		domain.AdminActor("not-a-uuid"), domain.AdminActor("00000000-0000-4000-8000-000000000000"), domain.ServiceTeamActor("cli")}
+	got, err := s.ActorEmails(ctx, actors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[domain.Actor]string{domain.AdminActor(a.ID): "ops@coffer.test"}; !maps.Equal(got, want) {
+		t.Fatalf("ActorEmails = %v; want %v", got, want)
 	}
 }

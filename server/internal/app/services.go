@@ -232,10 +232,10 @@ func (s *Services) servers() rpc.Servers {
 			Withdrawals: s.Withdrawals},
 		Withdrawal: &rpc.WithdrawalServer{Withdrawals: s.Withdrawals},
 		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
-			Withdrawals: s.Withdrawals, Operators: s.Operators, Funds: s.Funds},
-		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks, Chains: s.Chains,
+			Withdrawals: s.Withdrawals, Funds: s.Funds},
+		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Funds: s.Funds, Reconciler: s.Reconciler},
-		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
+		Balance: &rpc.BalanceServer{Funds: s.Funds},
 	}
 }
 

@@ -236,6 +236,26 @@ func (e *Env) Admin(t testing.TB, operatorID string) (domain.Admin, string) {
 	return a, token
 }
 
+// InsertWithdrawal records w as it is given (id, status, and paying when PayoutQueuedAt is
+// set), for tests that need a withdrawal in a state without the steps that lead there. Its
+// session must exist. Nothing is queued: a paying withdrawal's payout job comes from the
+// periodic sweep, as after a crash.
+func (e *Env) InsertWithdrawal(t testing.TB, w domain.Withdrawal) domain.Withdrawal {
+	t.Helper()
+	ctx := context.Background()
+	got, err := store.New(e.Pool).InsertWithdrawal(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.PayoutQueuedAt != nil {
+		if _, err := e.Pool.Exec(ctx, `UPDATE withdrawals SET payout_queued_at = $2 WHERE id = $1`, w.ID, *w.PayoutQueuedAt); err != nil {
+			t.Fatal(err)
+		}
+		got.PayoutQueuedAt = w.PayoutQueuedAt
+	}
+	return got
+}
+
 // ExpireSession moves a session's expiry into the past.
 func (e *Env) ExpireSession(t testing.TB, sid string) {
 	t.Helper()

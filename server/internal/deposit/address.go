@@ -91,6 +91,14 @@ func (s *Service) Address(ctx context.Context, sess domain.Session, currency str
 	return info, nil
 }
 
+// TreasuryOn is Treasury for a payment on a chain, which must be configured.
+func (s *Service) TreasuryOn(ctx context.Context, operatorID string, chainID int64) (common.Address, error) {
+	if _, ok := s.chains.Network(chainID); !ok {
+		return common.Address{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	return s.Treasury(ctx, operatorID)
+}
+
 // Treasury returns an operator's treasury address, assigning it the first time: payments to
 // it (from anyone, in any configured asset) are swept like deposits and credited to the
 // operator's funds, with no DEPOSIT webhook. It is derived like deposit addresses, so the same

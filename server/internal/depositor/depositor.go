@@ -33,6 +33,9 @@ const (
 	EmailUnchanged EmailChange = "UNCHANGED"
 )
 
+// EmailChanges lists the email outcomes.
+var EmailChanges = []EmailChange{EmailSet, EmailUpdated, EmailUnchanged}
+
 // Created is a Create's result.
 type Created struct {
 	Depositor domain.Depositor

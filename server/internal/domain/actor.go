@@ -4,7 +4,8 @@ import "strings"
 
 // Actor names who caused a change in an audit trail (withdrawal transitions, fund entries,
 // reorg actions): "admin:<admin id>", "operator:<operator id>", "service-team:<channel>",
-// "system" or "user". It is stored as text and shown to admins as is.
+// "system" or "user". It is stored as text and shown to admins as is; a withdrawal's trail
+// also names an admin actor by the admin's email (WithdrawalAuditEntry.actor_display).
 type Actor string
 
 // The kinds of actor, the part before the colon.

@@ -15,6 +15,9 @@ const (
 	SessionWithdraw SessionKind = "WITHDRAW"
 )
 
+// SessionKinds lists every session kind.
+var SessionKinds = []SessionKind{SessionDeposit, SessionWithdraw}
+
 // SessionStatus is a session's status. It is not stored: it follows from cancelled_at and
 // expires_at (Session.StatusAt); the session package's transition table
 // (session/transitions.go) says which changes are allowed.

@@ -12,6 +12,9 @@ const (
 	EventWithdrawComplete EventType = "WITHDRAW_COMPLETE"
 )
 
+// EventTypes lists every event type.
+var EventTypes = []EventType{EventDeposit, EventWithdrawRequest, EventWithdrawComplete}
+
 // DeliveryState is where a webhook event's delivery is (webhook_events.state). The webhook
 // package's transition table (webhook/transitions.go) says which changes are allowed.
 type DeliveryState string

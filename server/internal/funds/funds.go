@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -110,6 +111,65 @@ func (l *Ledger) Balances(ctx context.Context, scope domain.Scope) ([]Balance, e
 		if _, ok := held[f.OperatorID+"/"+strconv.FormatInt(f.ChainID, 10)+"/"+f.Currency]; ok {
 			out = append(out, l.balance(f))
 		}
+	}
+	return out, nil
+}
+
+// OwnBalances lists an operator's funds as the operator asks for them: its own, or, naming
+// operatorID, those of one of its sub-operators (NOT_FOUND for any other operator). tree is the
+// caller's scope with its sub-operators (auth.SubOperators).
+func (l *Ledger) OwnBalances(ctx context.Context, tree domain.Scope, callerID, operatorID string) ([]Balance, error) {
+	target := callerID
+	if operatorID != "" {
+		target = strings.ToLower(operatorID)
+	}
+	scope, ok := tree.Narrow(target)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", operatorID)
+	}
+	return l.Balances(ctx, scope)
+}
+
+// OperatorFunds is one operator's funds.
+type OperatorFunds struct {
+	Operator domain.Operator
+	Balances []Balance
+}
+
+// ByOperator lists the funds of every operator in scope by operator name, or those of the one
+// operator asked for (NOT_FOUND when it does not exist or is outside the scope).
+func (l *Ledger) ByOperator(ctx context.Context, scope domain.Scope, operatorID string) ([]OperatorFunds, error) {
+	scope, ok := scope.Narrow(strings.ToLower(operatorID))
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator not found")
+	}
+	q := store.New(l.pool)
+	var ops []domain.Operator
+	all, ids := scope.Filter()
+	if all {
+		list, err := q.ListOperators(ctx, "")
+		if err != nil {
+			return nil, fault.Wrap(err, "list operators")
+		}
+		ops = list
+	}
+	for _, id := range ids {
+		op, err := q.GetOperator(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fault.New(fault.NotFound, "operator not found")
+		} else if err != nil {
+			return nil, fault.Wrap(err, "get operator")
+		}
+		ops = append(ops, op)
+	}
+	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
+	out := make([]OperatorFunds, len(ops))
+	for i, op := range ops {
+		list, err := l.Balances(ctx, domain.Operators(op.ID))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = OperatorFunds{Operator: op, Balances: list}
 	}
 	return out, nil
 }

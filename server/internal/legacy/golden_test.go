@@ -20,7 +20,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -123,14 +122,11 @@ func insertWithdrawal(t *testing.T, env *apptest.Env, id, operatorID, sid string
 		mode = domain.ApprovalExternal
 	}
 	amount := decimal.RequireFromString("25.00")
-	_, err := store.New(env.Pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: id, OperatorID: operatorID, SessionID: sid,
+	env.InsertWithdrawal(t, domain.Withdrawal{ID: id, OperatorID: operatorID, SessionID: sid,
 		ExternalUserID: "golden", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
 		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: "0x52908400098527886E0F7030069857D2E4169EE7",
 		FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
 		AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 type goldenCase struct {

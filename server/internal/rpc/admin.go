@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
-	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/theme"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -25,7 +23,6 @@ type AdminServer struct {
 	Deposits    *deposit.Service
 	Webhooks    *webhook.Service
 	Withdrawals *withdrawal.Service
-	Operators   *operator.Service
 	Funds       *funds.Ledger
 }
 
@@ -115,10 +112,8 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Limit: int(req.GetPageSize())}
-	for _, st := range req.GetStatuses() {
-		f.Statuses = append(f.Statuses, domain.WithdrawalStatus(strings.TrimPrefix(st.String(), "WITHDRAWAL_STATUS_")))
-	}
+	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses.domains(req.GetStatuses()),
+		Limit: int(req.GetPageSize())}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
 	}
@@ -151,6 +146,14 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 	if err != nil {
 		return nil, err
 	}
+	actors := make([]domain.Actor, len(trail))
+	for i, t := range trail {
+		actors[i] = t.Actor
+	}
+	emails, err := s.Admins.ActorEmails(ctx, actors)
+	if err != nil {
+		return nil, err
+	}
 	res := &cofferv1.GetAdminWithdrawalResponse{Withdrawal: withdrawalProto(w)}
 	for _, t := range trail {
 		note := t.Note
@@ -159,9 +162,11 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 		} else {
 			note = t.Action + ": " + note
 		}
-		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatus(t.From),
-			ToStatus: withdrawalStatus(t.To), Actor: string(t.Actor), Note: note, CreatedAt: ts(t.At)})
+		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatuses.proto(t.From),
+			ToStatus: withdrawalStatuses.proto(t.To), Actor: string(t.Actor), ActorDisplay: emails[t.Actor], Note: note, CreatedAt: ts(t.At)})
 	}
+	// The admin's among the actions the transition table allows now.
+	res.AllowedActions = adminActions.protos(withdrawal.Allowed(withdrawal.StateOf(w)))
 	return res, nil
 }
 
@@ -171,8 +176,8 @@ func (s *AdminServer) UpdateWithdrawalStatus(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	status := domain.WithdrawalStatus(strings.TrimPrefix(req.GetStatus().String(), "WITHDRAWAL_STATUS_"))
-	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope(), req.GetWithdrawRequestId(), status, domain.AdminActor(a.ID), req.GetAdminNote())
+	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope(), req.GetWithdrawRequestId(), withdrawalStatuses.domain(req.GetStatus()),
+		domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +191,13 @@ func (s *AdminServer) OverrideDecision(ctx context.Context, req *cofferv1.Overri
 	if err != nil {
 		return nil, err
 	}
-	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, a.Scope(), req.GetWithdrawRequestId(), approve, domain.AdminActor(a.ID), req.GetAdminNote(), true)
+	d, err := s.Withdrawals.Decide(ctx, a.Scope(), req.GetWithdrawRequestId(), adminDecisions.domain(req.GetDecision()),
+		domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.OverrideDecisionResponse{WithdrawStatus: withdrawalStatus(d.Withdrawal.Status),
-		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReason(string(d.Held))}, nil
+	return &cofferv1.OverrideDecisionResponse{WithdrawStatus: withdrawalStatuses.proto(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons.proto(d.Held)}, nil
 }
 
 // ListDeposits pages through the deposits in the admin's scope.
@@ -201,7 +206,7 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatusNames(req.GetStatuses()), Limit: int(req.GetPageSize())}
+	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses.domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
 	}
@@ -247,7 +252,7 @@ func (s *AdminServer) ListDeadLetters(ctx context.Context, req *cofferv1.ListDea
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLettersResponse{Deliveries: list, NextPageToken: next}, nil
+	return &cofferv1.ListDeadLettersResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
 }
 
 // RedeliverWebhook queues a dead-lettered webhook again.
@@ -260,5 +265,5 @@ func (s *AdminServer) RedeliverWebhook(ctx context.Context, req *cofferv1.Redeli
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.RedeliverWebhookResponse{Delivery: d}, nil
+	return &cofferv1.RedeliverWebhookResponse{Delivery: deliveryProto(d)}, nil
 }

@@ -16,29 +16,13 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-var approvalModes = map[domain.ApprovalMode]cofferv1.ApprovalMode{
-	domain.ApprovalSync:     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
-	domain.ApprovalExternal: cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
-}
-
-var sessionKinds = map[domain.SessionKind]cofferv1.SessionKind{
-	domain.SessionDeposit:  cofferv1.SessionKind_SESSION_KIND_DEPOSIT,
-	domain.SessionWithdraw: cofferv1.SessionKind_SESSION_KIND_WITHDRAW,
-}
-
-var sessionStatuses = map[domain.SessionStatus]cofferv1.SessionStatus{
-	domain.SessionOpen:      cofferv1.SessionStatus_SESSION_STATUS_OPEN,
-	domain.SessionExpired:   cofferv1.SessionStatus_SESSION_STATUS_EXPIRED,
-	domain.SessionCancelled: cofferv1.SessionStatus_SESSION_STATUS_CANCELLED,
-}
-
 func operatorProto(o domain.Operator, keyPrefixes []string) *cofferv1.Operator {
 	p := &cofferv1.Operator{
 		Id:              o.ID,
 		Name:            o.Name,
 		ParentId:        o.ParentID,
 		WebhookUrl:      o.WebhookURL,
-		ApprovalMode:    approvalModes[o.ApprovalMode],
+		ApprovalMode:    approvalModes.proto(o.ApprovalMode),
 		ApprovalEnabled: o.ApprovalEnabled,
 		FiatCurrency:    o.FiatCurrency,
 		RedirectUrl:     o.RedirectURL,
@@ -74,10 +58,8 @@ func operatorSettings(s *cofferv1.OperatorSettings) domain.OperatorSettings {
 		Active:          s.Active,
 	}
 	if s.ApprovalMode != nil {
-		for name, v := range approvalModes {
-			if v == *s.ApprovalMode {
-				out.ApprovalMode = &name
-			}
+		if m := approvalModes.domain(*s.ApprovalMode); m != "" {
+			out.ApprovalMode = &m
 		}
 	}
 	return out
@@ -105,32 +87,10 @@ func themeStyle(s *cofferv1.ThemeStyle) domain.ThemeStyle {
 	}
 }
 
-var depositStatuses = map[domain.DepositStatus]cofferv1.DepositStatus{
-	domain.DepositConfirming:   cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
-	domain.DepositSweeping:     cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
-	domain.DepositCredited:     cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
-	domain.DepositOrphaned:     cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
-	domain.DepositUnsweepable:  cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
-	domain.DepositBelowMinimum: cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
-	domain.DepositReorged:      cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED,
-}
-
-func depositStatusNames(in []cofferv1.DepositStatus) []domain.DepositStatus {
-	out := []domain.DepositStatus{}
-	for _, v := range in {
-		for name, e := range depositStatuses {
-			if e == v {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
-}
-
 func depositProto(d domain.Deposit) *cofferv1.Deposit {
 	p := &cofferv1.Deposit{
 		DepositId: d.ID, OperatorId: d.OperatorID, ExternalUserId: d.ExternalUserID, SessionRef: d.SessionRef,
-		Status: depositStatuses[d.Status], Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
+		Status: depositStatuses.proto(d.Status), Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
 		ContractAddress: d.ContractAddress, TransactionHash: d.TxHash, LogIndex: d.LogIndex, Address: d.Address,
 		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: int64(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
 		SweepTxHash: d.SweepTxHash, Treasury: d.Treasury,
@@ -148,6 +108,23 @@ func depositProto(d domain.Deposit) *cofferv1.Deposit {
 		p.ConfirmedAt = ts(*d.ConfirmedAt)
 	}
 	return p
+}
+
+func deliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
+	d := &cofferv1.WebhookDelivery{EventId: e.ID, OperatorId: e.OperatorID, EventType: webhookEventTypes.proto(e.EventType),
+		Url: e.LastURL, Attempts: e.Attempts, LastError: e.LastError, State: string(e.State), CreatedAt: ts(e.CreatedAt), Payload: e.Body}
+	if e.LastAttemptAt != nil {
+		d.LastAttemptAt = ts(*e.LastAttemptAt)
+	}
+	return d
+}
+
+func deliveryProtos(list []domain.WebhookEvent) []*cofferv1.WebhookDelivery {
+	out := make([]*cofferv1.WebhookDelivery, len(list))
+	for i, e := range list {
+		out[i] = deliveryProto(e)
+	}
+	return out
 }
 
 func depositorProto(d domain.Depositor) *cofferv1.Depositor {

@@ -23,13 +23,7 @@ func (s *DepositorServer) CreateDepositor(ctx context.Context, req *cofferv1.Cre
 		return nil, err
 	}
 	return &cofferv1.CreateDepositorResponse{Depositor: depositorProto(c.Depositor), Created: c.Created,
-		EmailChange: emailChanges[c.Email]}, nil
-}
-
-var emailChanges = map[depositor.EmailChange]cofferv1.EmailChange{
-	depositor.EmailSet:       cofferv1.EmailChange_EMAIL_CHANGE_SET,
-	depositor.EmailUpdated:   cofferv1.EmailChange_EMAIL_CHANGE_UPDATED,
-	depositor.EmailUnchanged: cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED,
+		EmailChange: emailChanges.proto(c.Email)}, nil
 }
 
 // CheckDepositor tells whether a depositor exists.

@@ -2,14 +2,12 @@ package rpc
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
 )
@@ -31,15 +29,7 @@ func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBala
 	if err != nil {
 		return nil, err
 	}
-	target := op.ID
-	if id := req.GetOperatorId(); id != "" {
-		target = strings.ToLower(id)
-	}
-	scope, ok := tree.Narrow(target)
-	if !ok {
-		return nil, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", req.GetOperatorId())
-	}
-	list, err := s.Funds.Balances(ctx, scope)
+	list, err := s.Funds.OwnBalances(ctx, tree, op.ID, req.GetOperatorId())
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +51,7 @@ func balancesProto(list []funds.Balance) []*cofferv1.OperatorBalance {
 
 // GetTreasuryAddress returns the operator's treasury address, assigning it on first use.
 func (s *OpsServer) GetTreasuryAddress(ctx context.Context, req *cofferv1.GetTreasuryAddressRequest) (*cofferv1.GetTreasuryAddressResponse, error) {
-	if _, ok := s.Chains.Network(req.GetChainId()); !ok {
-		return nil, fault.Invalid("chainId", "chain %d is not configured", req.GetChainId())
-	}
-	addr, err := s.Deposits.Treasury(ctx, strings.ToLower(req.GetOperatorId()))
+	addr, err := s.Deposits.TreasuryOn(ctx, strings.ToLower(req.GetOperatorId()), req.GetChainId())
 	if err != nil {
 		return nil, err
 	}
@@ -73,15 +60,15 @@ func (s *OpsServer) GetTreasuryAddress(ctx context.Context, req *cofferv1.GetTre
 
 // ListOperatorBalances lists an operator's funds.
 func (s *OpsServer) ListOperatorBalances(ctx context.Context, req *cofferv1.ListOperatorBalancesRequest) (*cofferv1.ListOperatorBalancesResponse, error) {
-	id := strings.ToLower(req.GetOperatorId())
-	if _, err := s.Operators.Get(ctx, id); err != nil {
-		return nil, err
-	}
-	list, err := s.Funds.Balances(ctx, domain.Operators(id))
+	list, err := s.Funds.ByOperator(ctx, domain.AllOperators(), req.GetOperatorId())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListOperatorBalancesResponse{Items: balancesProto(list)}, nil
+	res := &cofferv1.ListOperatorBalancesResponse{}
+	for _, f := range list {
+		res.Items = append(res.Items, balancesProto(f.Balances)...)
+	}
+	return res, nil
 }
 
 // AdjustOperatorFunds applies a service-team entry.
@@ -125,33 +112,14 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	if err != nil {
 		return nil, err
 	}
-	scope, ok := a.Scope().Narrow(strings.ToLower(req.GetOperatorId()))
-	if !ok {
-		return nil, fault.New(fault.NotFound, "operator not found")
+	list, err := s.Funds.ByOperator(ctx, a.Scope(), req.GetOperatorId())
+	if err != nil {
+		return nil, err
 	}
-	var ops []domain.Operator
-	all, ids := scope.Filter()
-	if all {
-		if ops, err = s.Operators.List(ctx, ""); err != nil {
-			return nil, err
-		}
-	} else {
-		for _, id := range ids {
-			op, err := s.Operators.Get(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, op)
-		}
-	}
-	slices.SortFunc(ops, func(a, b domain.Operator) int { return strings.Compare(a.Name, b.Name) })
 	res := &cofferv1.ListOperatorFundsResponse{}
-	for _, op := range ops {
-		list, err := s.Funds.Balances(ctx, domain.Operators(op.ID))
-		if err != nil {
-			return nil, err
-		}
-		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: op.ID, OperatorName: op.Name, Balances: balancesProto(list)})
+	for _, f := range list {
+		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: f.Operator.ID, OperatorName: f.Operator.Name,
+			Balances: balancesProto(f.Balances)})
 	}
 	return res, nil
 }

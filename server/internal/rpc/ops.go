@@ -6,7 +6,6 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/auth"
-	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
@@ -20,7 +19,6 @@ type OpsServer struct {
 	Admins     *admin.Service
 	Deposits   *deposit.Service
 	Webhooks   *webhook.Service
-	Chains     *chain.Registry
 	Funds      *funds.Ledger
 	Reconciler *funds.Reconciler
 }
@@ -121,7 +119,7 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: list, NextPageToken: next}, nil
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
 }
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
@@ -134,7 +132,7 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.RedeliverDeadLetterResponse{Delivery: d}, nil
+	return &cofferv1.RedeliverDeadLetterResponse{Delivery: deliveryProto(d)}, nil
 }
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.

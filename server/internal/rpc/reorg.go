@@ -9,18 +9,12 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
-var reorgResolutions = map[domain.ReorgResolution]cofferv1.ReorgResolution{
-	domain.ReorgReinstate:  cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE,
-	domain.ReorgWriteOff:   cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF,
-	domain.ReorgReincluded: cofferv1.ReorgResolution_REORG_RESOLUTION_REINCLUDED,
-}
-
 // ReorgedProto is a reorged deposit as the API answers it (the CLI prints the same).
 func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
 	p := &cofferv1.ReorgedDeposit{ReorgId: r.ID, Deposit: depositProto(r.Deposit), ForkBlock: int64(r.ForkBlock),
-		BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses[r.PriorStatus],
+		BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses.proto(r.PriorStatus),
 		ReversedAmount: r.Reversed.String(), DetectedAt: ts(r.DetectedAt), ReincludedBlock: int64(r.ReincludedBlock),
-		Resolution: reorgResolutions[r.Resolution], ResolvedBy: string(r.ResolvedBy), Note: r.Note}
+		Resolution: reorgResolutions.proto(r.Resolution), ResolvedBy: string(r.ResolvedBy), Note: r.Note}
 	if r.ResolvedAt != nil {
 		p.ResolvedAt = ts(*r.ResolvedAt)
 	}
@@ -53,13 +47,8 @@ func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListR
 
 // ResolveReorgedDeposit applies the service team's resolution.
 func (s *OpsServer) ResolveReorgedDeposit(ctx context.Context, req *cofferv1.ResolveReorgedDepositRequest) (*cofferv1.ResolveReorgedDepositResponse, error) {
-	resolution := domain.ReorgOpen
-	for name, v := range reorgResolutions {
-		if v == req.GetResolution() && name != domain.ReorgReincluded {
-			resolution = name
-		}
-	}
-	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(), Resolution: string(resolution), Note: req.GetNote(),
+	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(),
+		Resolution: string(reorgResolutions.domain(req.GetResolution())), Note: req.GetNote(),
 		Actor: domain.ServiceTeamActor("ops-api")})
 	if err != nil {
 		return nil, err

@@ -27,13 +27,13 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 	if err != nil {
 		return nil, err
 	}
-	approve := req.GetDecision() == cofferv1.Decision_DECISION_APPROVE
-	d, err := s.Withdrawals.Decide(ctx, scope, req.GetWithdrawRequestId(), approve, domain.OperatorActor(op.ID), req.GetReason(), false)
+	d, err := s.Withdrawals.Decide(ctx, scope, req.GetWithdrawRequestId(), operatorDecisions.domain(req.GetDecision()),
+		domain.OperatorActor(op.ID), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.DecideWithdrawalResponse{WithdrawRequestId: d.Withdrawal.ID, WithdrawStatus: withdrawalStatus(d.Withdrawal.Status),
-		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReason(string(d.Held))}, nil
+	return &cofferv1.DecideWithdrawalResponse{WithdrawRequestId: d.Withdrawal.ID, WithdrawStatus: withdrawalStatuses.proto(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons.proto(d.Held)}, nil
 }
 
 // GetWithdrawal returns one of the operator's withdrawals.
@@ -49,26 +49,15 @@ func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetW
 	return &cofferv1.GetWithdrawalResponse{Withdrawal: withdrawalProto(w)}, nil
 }
 
-func withdrawalStatus(s domain.WithdrawalStatus) cofferv1.WithdrawalStatus {
-	return cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+string(s)])
-}
-
-func heldReason(s string) cofferv1.HeldReason {
-	if s == "" {
-		return cofferv1.HeldReason_HELD_REASON_UNSPECIFIED
-	}
-	return cofferv1.HeldReason(cofferv1.HeldReason_value["HELD_REASON_"+s])
-}
-
 func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {
 	p := &cofferv1.Withdrawal{
 		WithdrawRequestId:  w.ID,
 		OperatorId:         w.OperatorID,
 		SessionRef:         w.SessionRef,
 		ExternalUserId:     w.ExternalUserID,
-		Type:               cofferv1.WithdrawalType(cofferv1.WithdrawalType_value["WITHDRAWAL_TYPE_"+w.Type]),
-		Status:             withdrawalStatus(w.Status),
-		ApprovalMode:       approvalModes[w.ApprovalMode],
+		Type:               withdrawalTypes.proto(w.Type),
+		Status:             withdrawalStatuses.proto(w.Status),
+		ApprovalMode:       approvalModes.proto(w.ApprovalMode),
 		Address:            w.Address,
 		ChainId:            w.ChainID,
 		CryptoCurrencyCode: w.Currency,
@@ -76,7 +65,7 @@ func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {
 		FiatAmount:         money.Fiat(w.FiatAmount),
 		CryptoAmountSent:   withdrawal.SentAmount(w),
 		SettlementTxHash:   w.SettlementTxHash,
-		HeldReason:         heldReason(w.HeldReason),
+		HeldReason:         heldReasons.proto(withdrawal.HeldReason(w.HeldReason)),
 		AdminNote:          w.AdminNote,
 		RequestedAt:        ts(w.CreatedAt),
 		UpdatedAt:          ts(w.UpdatedAt),

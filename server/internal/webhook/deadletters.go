@@ -6,9 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -25,7 +23,7 @@ const (
 // ListDead lists dead-lettered webhooks, newest first, of the operators in scope, optionally
 // of one operator (NOT_FOUND outside the scope). pageSize 0 is DefaultPageSize; pageToken is a
 // previous page's next token.
-func (s *Service) ListDead(ctx context.Context, scope domain.Scope, operatorID string, pageSize int, pageToken string) ([]*cofferv1.WebhookDelivery, string, error) {
+func (s *Service) ListDead(ctx context.Context, scope domain.Scope, operatorID string, pageSize int, pageToken string) ([]domain.WebhookEvent, string, error) {
 	if operatorID != "" {
 		if _, err := uuid.Parse(operatorID); err != nil {
 			return nil, "", fault.Invalid("operatorId", "is not a UUID")
@@ -58,11 +56,7 @@ func (s *Service) ListDead(ctx context.Context, scope domain.Scope, operatorID s
 		last := rows[size-1]
 		next = pagetoken.Encode(deadLetterPages, pagetoken.TimeID{At: *last.DeadAt, ID: last.ID})
 	}
-	out := make([]*cofferv1.WebhookDelivery, len(rows))
-	for i, r := range rows {
-		out[i] = DeliveryProto(r)
-	}
-	return out, next, nil
+	return rows, next, nil
 }
 
 // deadLetterPages names ListDead's page tokens.
@@ -70,13 +64,13 @@ const deadLetterPages = "dead-letters"
 
 // Redeliver queues a dead-lettered webhook again: the same id and body, a new delivery job
 // (five more attempts; the attempt count goes on). An event outside scope is NOT_FOUND; one that is not dead is CONFLICT.
-func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID string) (*cofferv1.WebhookDelivery, error) {
+func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID string) (domain.WebhookEvent, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
-		return nil, fault.New(fault.NotFound, "webhook not found")
+		return domain.WebhookEvent{}, fault.New(fault.NotFound, "webhook not found")
 	}
 	ins, err := s.jobs()
 	if err != nil {
-		return nil, fault.Wrap(err, "redeliver")
+		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver")
 	}
 	var ev domain.WebhookEvent
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -107,43 +101,24 @@ func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID str
 	})
 	if err != nil {
 		if fe, ok := errors.AsType[*fault.Error](err); ok {
-			return nil, fe
+			return domain.WebhookEvent{}, fe
 		}
-		return nil, fault.Wrap(err, "redeliver webhook")
+		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver webhook")
 	}
 	s.log.InfoContext(ctx, "webhook redelivery queued", "event_id", ev.ID, "operator_id", ev.OperatorID, "attempts_so_far", ev.Attempts)
-	return DeliveryProto(ev), nil
+	return ev, nil
 }
 
 // Get returns one webhook of an operator in scope.
-func (s *Service) Get(ctx context.Context, scope domain.Scope, eventID string) (*cofferv1.WebhookDelivery, error) {
+func (s *Service) Get(ctx context.Context, scope domain.Scope, eventID string) (domain.WebhookEvent, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
-		return nil, fault.New(fault.NotFound, "webhook not found")
+		return domain.WebhookEvent{}, fault.New(fault.NotFound, "webhook not found")
 	}
 	ev, err := store.New(s.pool).GetWebhookEvent(ctx, auth.OperatorIDs(scope), eventID, false)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.New(fault.NotFound, "webhook not found")
+		return domain.WebhookEvent{}, fault.New(fault.NotFound, "webhook not found")
 	} else if err != nil {
-		return nil, fault.Wrap(err, "get webhook")
+		return domain.WebhookEvent{}, fault.Wrap(err, "get webhook")
 	}
-	return DeliveryProto(ev), nil
-}
-
-// DeliveryProto is the API form of a webhook event.
-func DeliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
-	d := &cofferv1.WebhookDelivery{
-		EventId:    e.ID,
-		OperatorId: e.OperatorID,
-		EventType:  cofferv1.WebhookEventType(cofferv1.WebhookEventType_value["WEBHOOK_EVENT_TYPE_"+string(e.EventType)]),
-		Url:        e.LastURL,
-		Attempts:   e.Attempts,
-		LastError:  e.LastError,
-		State:      string(e.State),
-		CreatedAt:  timestamppb.New(e.CreatedAt),
-		Payload:    e.Body,
-	}
-	if e.LastAttemptAt != nil {
-		d.LastAttemptAt = timestamppb.New(*e.LastAttemptAt)
-	}
-	return d
+	return ev, nil
 }

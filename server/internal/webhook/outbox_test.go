@@ -137,10 +137,9 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		t.Fatalf("ListDead: %v, %d, %q", err, len(dead), next)
 	}
 	d := dead[0]
-	if d.GetEventId() != id || d.GetEventType() != cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_WITHDRAW_COMPLETE ||
-		d.GetAttempts() != 5 || d.GetState() != "dead" || d.GetUrl() != rc.URL || d.GetPayload() != rc.got()[0].body ||
-		d.GetOperatorId() != e.opID || d.GetLastAttemptAt() == nil || d.GetCreatedAt() == nil {
-		t.Fatalf("dead letter: %v", d)
+	if d.ID != id || d.EventType != domain.EventWithdrawComplete || d.Attempts != 5 || d.State != domain.DeliveryDead ||
+		d.LastURL != rc.URL || d.Body != rc.got()[0].body || d.OperatorID != e.opID || d.LastAttemptAt == nil || d.CreatedAt.IsZero() {
+		t.Fatalf("dead letter: %+v", d)
 	}
 	if _, err := e.svc.Redeliver(ctx, domain.Operators(newID()), id); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("Redeliver outside the scope: %v", err)
@@ -148,8 +147,8 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 
 	rc.setAnswer(ok)
 	d, err = e.svc.Redeliver(ctx, domain.Operators(e.opID), id)
-	if err != nil || d.GetState() != "pending" || d.GetAttempts() != 5 {
-		t.Fatalf("Redeliver: %v, %v", d, err)
+	if err != nil || d.State != domain.DeliveryPending || d.Attempts != 5 {
+		t.Fatalf("Redeliver: %+v, %v", d, err)
 	}
 	ev = e.waitState(id, domain.DeliveryDelivered)
 	e.waitJobs(id, "discarded", "completed")
@@ -210,7 +209,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, d := range list {
-			seen = append(seen, d.GetEventId())
+			seen = append(seen, d.ID)
 		}
 		if next == "" {
 			break
@@ -226,7 +225,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	if all, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, ""); len(all) != 6 {
 		t.Errorf("service team sees %d dead letters, want 6", len(all))
 	}
-	if only, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), other.ID, 0, ""); len(only) != 1 || only[0].GetEventId() != theirs.ID {
+	if only, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), other.ID, 0, ""); len(only) != 1 || only[0].ID != theirs.ID {
 		t.Errorf("operator filter: %v", only)
 	}
 	if _, _, err := e.svc.ListDead(ctx, domain.Operators(e.opID), other.ID, 0, ""); !fault.Is(err, fault.NotFound) {

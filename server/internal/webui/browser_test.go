@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,11 +17,14 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -82,6 +86,7 @@ func TestBrowser(t *testing.T) {
 		env.Fund(t, op.ID, dev.ChainID(), "USDT", "1000")
 	}
 	admin, _ := env.Admin(t, "")
+	withdrawals := panelWithdrawals(t, env, embedded, network)
 
 	// Each run writes its screenshots and decoded QR codes to its own directory: runs side by
 	// side (make stress) must not read each other's files.
@@ -110,8 +115,9 @@ func TestBrowser(t *testing.T) {
 			"fullPage": map[string]string{"id": fullPage.ID, "key": fullPageKey, "redirectUrl": back},
 			"refusing": map[string]string{"id": refusing.ID, "key": refusingKey},
 		},
-		"admin":    map[string]string{"email": admin.Email, "password": apptest.AdminPassword},
-		"opsToken": env.OpsToken,
+		"admin":       map[string]string{"email": admin.Email, "password": apptest.AdminPassword},
+		"opsToken":    env.OpsToken,
+		"withdrawals": withdrawals,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +138,40 @@ func TestBrowser(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("browser tests failed (%v); screenshots in %s", err, results)
 	}
+}
+
+// panelWithdrawals records two PROCESSING withdrawals of op for the panel's status-change
+// tests: "processing", open (the admin's second step is next), and "paying", whose payout is
+// queued. The latter's payout cannot be sent (it pays USDC, of which the hot wallet holds
+// none), so it stays on its way for the whole run, as a payout does when a hot wallet runs dry.
+func panelWithdrawals(t *testing.T, env *apptest.Env, op domain.Operator, network chain.Network) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	usdc, ok := network.Asset("USDC")
+	if !ok {
+		t.Fatal("the dev chain has no USDC")
+	}
+	opened, err := env.Services.Sessions.Open(ctx, op, domain.SessionWithdraw, session.Input{ExternalUserID: "panel-actions",
+		Lang: "en", FiatCurrency: "USD", UserBalance: "100.00", Amount: "9.00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	amount := decimal.RequireFromString("9.00")
+	out := map[string]string{}
+	for _, name := range []string{"processing", "paying"} {
+		w := domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID, ExternalUserID: "panel-actions",
+			Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalProcessing, ChainID: network.ChainID,
+			Currency: usdc.Symbol, ContractAddress: usdc.Contract.Hex(), Decimals: usdc.Decimals,
+			Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: amount,
+			CryptoAmount: decimal.NewFromInt(9_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)}
+		if name == "paying" {
+			queued := time.Now()
+			w.PayoutQueuedAt = &queued
+		}
+		out[name] = env.InsertWithdrawal(t, w).ID
+	}
+	return out
 }
 
 // browserTools finds chromium, node and the widget project with its packages installed.

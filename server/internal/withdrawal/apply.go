@@ -55,7 +55,7 @@ func Apply(ctx context.Context, tx pgx.Tx, scope domain.Scope, c Change) (Applie
 		return Applied{}, err
 	}
 	from := w.Status
-	o, err := Next(stateOf(w), c.Action)
+	o, err := Next(StateOf(w), c.Action)
 	if err != nil {
 		return Applied{}, err
 	}

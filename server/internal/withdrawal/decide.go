@@ -29,6 +29,12 @@ const (
 	TemporarilyUnavailable HeldReason = "TEMPORARILY_UNAVAILABLE"
 )
 
+// HeldReasons lists the held reasons.
+var HeldReasons = []HeldReason{CapExceeded, ApprovalNotEnabled, OperatorInactive, HeldExpired, TemporarilyUnavailable}
+
+// decisions are the actions Decide takes, true for those that approve.
+var decisions = map[Action]bool{OperatorApprove: true, OperatorReject: false, AdminApprove: true, AdminDeny: false}
+
 // Decided is a decision's answer: the withdrawal as it stands after it, and the held reason
 // when an APPROVE could not settle.
 type Decided struct {
@@ -36,8 +42,10 @@ type Decided struct {
 	Held       HeldReason
 }
 
-// Decide applies an operator's decision (POST /withdraw/:id/decision) or an admin's panel
-// override on a mode-B withdrawal. scope limits the withdrawals the caller may decide.
+// Decide applies a decision on a mode-B withdrawal: the operator's (OperatorApprove or
+// OperatorReject; POST /withdraw/:id/decision) or an admin's panel override (AdminApprove or
+// AdminDeny). Any other action is INVALID_ARGUMENT. scope limits the withdrawals the caller
+// may decide.
 //
 // APPROVE checks, under the operator's row lock (so concurrent approvals are counted one after
 // the other), that the operator is active and enabled, the request has not expired, the
@@ -47,11 +55,12 @@ type Decided struct {
 // one, its status. When a check fails the
 // withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
 // decision answers the current status and never pays again.
-func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, approve bool, actor domain.Actor, note string, override bool) (Decided, error) {
-	action := map[[2]bool]Action{
-		{true, false}: OperatorApprove, {false, false}: OperatorReject,
-		{true, true}: AdminApprove, {false, true}: AdminDeny,
-	}[[2]bool{approve, override}]
+func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, action Action, actor domain.Actor, note string) (Decided, error) {
+	approve, ok := decisions[action]
+	if !ok {
+		return Decided{}, fault.Invalid("decision", "%q is not a decision: use %s, %s, %s or %s", action,
+			OperatorApprove, OperatorReject, AdminApprove, AdminDeny)
+	}
 	var out Decided
 	var queued bool
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -60,7 +69,7 @@ func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, app
 		if err != nil {
 			return err
 		}
-		o, err := Next(stateOf(w), action)
+		o, err := Next(StateOf(w), action)
 		if err != nil {
 			return err
 		}
@@ -135,7 +144,7 @@ func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string
 		if err != nil {
 			return err
 		}
-		o, err := Next(stateOf(w), action)
+		o, err := Next(StateOf(w), action)
 		if err != nil {
 			return err
 		}
@@ -184,9 +193,9 @@ func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string
 	return s.awaitSettled(ctx, scope, id, out), nil
 }
 
-// stateOf is what the transition table sees of a withdrawal: paying from the moment its
+// StateOf is what the transition table sees of a withdrawal: paying from the moment its
 // payout is queued until it completes.
-func stateOf(w domain.Withdrawal) State {
+func StateOf(w domain.Withdrawal) State {
 	s := w.Status
 	return State{Status: s, Paying: w.PayoutQueuedAt != nil && !s.Final()}
 }

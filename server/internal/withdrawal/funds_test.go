@@ -68,10 +68,10 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	modeB := e.unfundedOperator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	e.fund(modeB, "USDT", "5")
 	tooBig := e.submit(e.withdrawSession(modeB, "user-2", "6.00"), newAddress(), "USDT")
-	for _, override := range []bool{false, true} {
-		d, err := e.svc.Decide(e.ctx, domain.AllOperators(), tooBig.ID, true, "operator:x", "", override)
+	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
+		d, err := e.svc.Decide(e.ctx, domain.AllOperators(), tooBig.ID, approve, "operator:x", "")
 		if err != nil || d.Held != withdrawal.TemporarilyUnavailable || d.Withdrawal.Status != "AWAITING_APPROVAL" {
-			t.Fatalf("APPROVE beyond the funds (override %v): %+v %v", override, d, err)
+			t.Fatalf("APPROVE beyond the funds (%s): %+v %v", approve, d, err)
 		}
 	}
 	if got := e.get(tooBig.ID); got.PayoutQueuedAt != nil || got.HeldReason != "TEMPORARILY_UNAVAILABLE" {
@@ -120,7 +120,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 					defer wg.Done()
 					ok := false
 					if mode == "APPROVE" {
-						d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false)
+						d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), "")
 						if err != nil {
 							t.Errorf("decide: %v", err)
 							return
@@ -218,9 +218,9 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	b := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
 	e.ops.Update(e.ctx, b.ID, domain.OperatorSettings{Active: &inactive})
-	for _, override := range []bool{false, true} {
-		if d, err := e.svc.Decide(e.ctx, domain.AllOperators(), bw.ID, true, "x", "", override); err != nil || d.Held != withdrawal.OperatorInactive {
-			t.Fatalf("APPROVE for an inactive operator (override %v): %+v %v", override, d, err)
+	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
+		if d, err := e.svc.Decide(e.ctx, domain.AllOperators(), bw.ID, approve, "x", ""); err != nil || d.Held != withdrawal.OperatorInactive {
+			t.Fatalf("APPROVE for an inactive operator (%s): %+v %v", approve, d, err)
 		}
 	}
 }
@@ -246,7 +246,7 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false); err != nil || d.Held != "" {
+				if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), ""); err != nil || d.Held != "" {
 					t.Errorf("APPROVE %s: %+v %v", id, d.Held, err)
 				}
 			}
@@ -315,7 +315,7 @@ func TestSessionCancelRacesApproval(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			d, approveErr = e.svc.Decide(e.ctx, domain.Operators(op.ID), w.ID, true, domain.OperatorActor(op.ID), "", false)
+			d, approveErr = e.svc.Decide(e.ctx, domain.Operators(op.ID), w.ID, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), "")
 		}()
 		wg.Wait()
 		if cancelErr != nil || approveErr != nil {

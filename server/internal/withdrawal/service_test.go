@@ -517,7 +517,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 		t.Fatalf("mode B submission: %s, %d events", second.Status, e.events("WITHDRAW_REQUEST", second.ID))
 	}
 	// A decision on a cancelled withdrawal answers its status and pays nothing.
-	if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), first.ID, true, "operator:x", "", false); err != nil ||
+	if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), first.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil ||
 		d.Withdrawal.Status != "CANCELLED" || d.Held != "" || d.Withdrawal.PayoutQueuedAt != nil {
 		t.Fatalf("approving a cancelled withdrawal: %+v %v", d, err)
 	}
@@ -534,7 +534,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 	// comes before the sweep is held EXPIRED.
 	third := e.submit(e.withdrawSession(op, "user-2", "10.00"), newAddress(), "USDT")
 	e.pool.Exec(e.ctx, `UPDATE withdrawals SET expires_at = now() - interval '1 second' WHERE id = $1`, third.ID)
-	d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, true, "operator:x", "", false)
+	d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, withdrawal.OperatorApprove, "operator:x", "")
 	if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "AWAITING_APPROVAL" {
 		t.Fatalf("late APPROVE: %+v %v", d, err)
 	}
@@ -546,10 +546,10 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 		t.Fatalf("expired withdrawal is %s", got.Status)
 	}
 	// What was seen: APPROVE after the sweep answered 422. It is held EXPIRED, status EXPIRED.
-	for _, override := range []bool{false, true} {
-		d, err = e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, true, "operator:x", "", override)
+	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
+		d, err = e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, approve, "operator:x", "")
 		if err != nil || d.Held != withdrawal.HeldExpired || d.Withdrawal.Status != "EXPIRED" || d.Withdrawal.PayoutQueuedAt != nil {
-			t.Fatalf("APPROVE on an EXPIRED withdrawal (override %v): %+v %v", override, d, err)
+			t.Fatalf("APPROVE on an EXPIRED withdrawal (%s): %+v %v", approve, d, err)
 		}
 	}
 	var paid int
@@ -569,7 +569,11 @@ func TestModeBDecisions(t *testing.T) {
 	other := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	decide := func(id string, approve bool) withdrawal.Decided {
 		t.Helper()
-		d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, approve, domain.OperatorActor(op.ID), "", false)
+		action := withdrawal.OperatorReject
+		if approve {
+			action = withdrawal.OperatorApprove
+		}
+		d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, action, domain.OperatorActor(op.ID), "")
 		if err != nil {
 			t.Fatalf("decide %s: %v", id, err)
 		}
@@ -596,8 +600,17 @@ func TestModeBDecisions(t *testing.T) {
 	if d := decide(third.ID, true); d.Held != withdrawal.CapExceeded {
 		t.Fatalf("over the daily cap: %+v", d)
 	}
+	// An action that is not a decision (the admin two-step's) is refused before anything is read.
+	for _, a := range []withdrawal.Action{withdrawal.AdminComplete, withdrawal.AdminProcess, withdrawal.PayoutConfirmed, ""} {
+		if _, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), third.ID, a, domain.OperatorActor(op.ID), ""); faultOf(err).Code != fault.InvalidArgument {
+			t.Fatalf("Decide with %q: %v", a, err)
+		}
+	}
+	if got := e.get(third.ID); got.Status != "AWAITING_APPROVAL" || got.PayoutQueuedAt != nil {
+		t.Fatalf("after refused actions: %+v", got)
+	}
 	// Another operator's key: not found, nothing changes.
-	if _, err := e.svc.Decide(e.ctx, domain.Operators(other.ID), third.ID, false, domain.OperatorActor(other.ID), "", false); faultOf(err).Code != fault.NotFound {
+	if _, err := e.svc.Decide(e.ctx, domain.Operators(other.ID), third.ID, withdrawal.OperatorReject, domain.OperatorActor(other.ID), ""); faultOf(err).Code != fault.NotFound {
 		t.Fatalf("other operator: %v", err)
 	}
 	rejected := submit("10.00")
@@ -641,12 +654,12 @@ func TestModeBDecisions(t *testing.T) {
 	clear := ""
 	whaleOp := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &clear, DailyCap: &clear})
 	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
-	if d, err := e.svc.Decide(e.ctx, domain.Operators(whaleOp.ID), huge.ID, true, "operator:x", "", false); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
+	if d, err := e.svc.Decide(e.ctx, domain.Operators(whaleOp.ID), huge.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
 		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
 	}
 	// The panel override: an admin approves with the same checks, and the trail names the admin.
 	small := e.submit(e.withdrawSession(whaleOp, "minnow", "1.00"), newAddress(), "USDT")
-	d, err := e.svc.Decide(e.ctx, domain.AllOperators(), small.ID, true, "admin:ops@x", "called the user", true)
+	d, err := e.svc.Decide(e.ctx, domain.AllOperators(), small.ID, withdrawal.AdminApprove, "admin:ops@x", "called the user")
 	if err != nil || d.Held != "" || d.Withdrawal.PayoutQueuedAt == nil {
 		t.Fatalf("override: %+v %v", d, err)
 	}
@@ -673,7 +686,7 @@ func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = e.svc.Decide(e.ctx, domain.Operators(op.ID), id, true, domain.OperatorActor(op.ID), "", false)
+			results[i], errs[i] = e.svc.Decide(e.ctx, domain.Operators(op.ID), id, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), "")
 		}()
 	}
 	wg.Wait()

@@ -25,6 +25,9 @@ const (
 	OffRampType    = "OFF_RAMP"
 )
 
+// Types lists the withdrawal types.
+var Types = []string{DirectTransfer, OffRampType}
+
 // Quote is what a withdrawal of a session pays on a network in a currency.
 type Quote struct {
 	Network      chain.Network

@@ -37,6 +37,10 @@ const (
 	Expire Action = "system:expire"
 )
 
+// Actions lists every action, in the order Allowed reports them.
+var Actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
+	PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
+
 // Outcome is what an allowed action does.
 type Outcome struct {
 	// To is the status after the action. For the actions that pay (AdminComplete,
@@ -174,4 +178,17 @@ func Next(from State, action Action) (Outcome, error) {
 		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal's payout is already on its way; it can only complete")
 	}
 	return Outcome{}, fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from.Status)
+}
+
+// Allowed lists the actions that would change a withdrawal in state s, in the order of
+// Actions: those the table allows from s, less the repeats it answers Unchanged. An allowed
+// action can still be held or refused by its checks (caps, funds, an inactive operator).
+func Allowed(s State) []Action {
+	var out []Action
+	for _, a := range Actions {
+		if o, ok := transitions[key{s, a}]; ok && !o.Unchanged {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -2,15 +2,13 @@ package withdrawal
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
-
-var actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
-	PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
 
 // TestSpecTransitions: every row of the spec's States and transitions table that starts from a
 // record, including the refused ones. (The rows without a record are creations, not
@@ -102,7 +100,7 @@ func TestTableInvariants(t *testing.T) {
 		states = append(states, open(s), paying(s))
 	}
 	for _, from := range states {
-		for _, a := range actions {
+		for _, a := range Actions {
 			o, err := Next(from, a)
 			if err != nil {
 				if o != (Outcome{}) {
@@ -134,6 +132,48 @@ func TestTableInvariants(t *testing.T) {
 	for k := range refusals {
 		if _, ok := transitions[k]; ok {
 			t.Errorf("%s + %s is both allowed and refused", k.from, k.action)
+		}
+	}
+}
+
+// TestAllowed checks Allowed against the whole table: an action is allowed exactly when Next
+// takes it and it changes something, and a withdrawal whose payout is queued allows nothing
+// but the payout's own end (the panel offers no COMPLETED or REJECTED then).
+func TestAllowed(t *testing.T) {
+	for k := range transitions {
+		if !slices.Contains(Actions, k.action) {
+			t.Errorf("%s is in the table but not in Actions", k.action)
+		}
+	}
+	for _, s := range domain.WithdrawalStatuses() {
+		for _, from := range []State{open(s), paying(s)} {
+			allowed := Allowed(from)
+			for _, a := range Actions {
+				o, err := Next(from, a)
+				if want := err == nil && !o.Unchanged; slices.Contains(allowed, a) != want {
+					t.Errorf("%s: %s allowed = %v; Next says %+v, %v", from, a, !want, o, err)
+				}
+			}
+			if from.Status.Final() && len(allowed) != 0 {
+				t.Errorf("%s (final) allows %v", from, allowed)
+			}
+		}
+	}
+	cases := []struct {
+		from State
+		want []Action
+	}{
+		{open(domain.WithdrawalPending), []Action{AdminProcess, Supersede, CancelSession, Expire}},
+		{open(domain.WithdrawalProcessing), []Action{AdminComplete, AdminReject}},
+		{paying(domain.WithdrawalProcessing), []Action{PayoutConfirmed, PayoutStopped}},
+		{open(domain.WithdrawalAwaitingApproval), []Action{OperatorApprove, OperatorReject, AdminApprove, AdminDeny, Supersede, CancelSession, Expire}},
+		{paying(domain.WithdrawalAwaitingApproval), []Action{PayoutConfirmed, PayoutStopped}},
+		{open(domain.WithdrawalCompleted), nil},
+		{open(domain.WithdrawalExpired), nil},
+	}
+	for _, c := range cases {
+		if got := Allowed(c.from); !slices.Equal(got, c.want) {
+			t.Errorf("Allowed(%s) = %v; want %v", c.from, got, c.want)
 		}
 	}
 }

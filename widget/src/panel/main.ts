@@ -3,7 +3,7 @@
 // — never the operator key. Screens are addressed by the URL hash (#/withdrawals, …).
 import "./styles.css";
 import { Code } from "@connectrpc/connect";
-import { AdminService, type Admin, type WebhookDelivery } from "../../../gen/ts/coffer/v1/admin_pb.js";
+import { AdminService, AdminWithdrawalAction, type Admin, type WebhookDelivery } from "../../../gen/ts/coffer/v1/admin_pb.js";
 import { ChainService } from "../../../gen/ts/coffer/v1/chain_pb.js";
 import type { Deposit } from "../../../gen/ts/coffer/v1/deposit_pb.js";
 import type { Theme, ThemeStyle } from "../../../gen/ts/coffer/v1/theme_pb.js";
@@ -225,18 +225,20 @@ async function showWithdrawal(id: string) {
       field("Admin note", w.adminNote),
       field("Requested", when(tsDate(w.requestedAt))), field("Updated", when(tsDate(w.updatedAt))),
       field("Completed", when(tsDate(w.completedAt))), field("Expires", when(tsDate(w.expiresAt)))),
-    actions(w) ?? "",
+    actions(w, res.allowedActions) ?? "",
     h("h2", null, "History"),
     table(["When", "From", "To", "By", "Note"], res.history.map((a) =>
       h("tr", null, h("td", null, when(tsDate(a.createdAt))), h("td", null, wStatus(a.fromStatus)), h("td", null, wStatus(a.toStatus)),
-        h("td", null, a.actor), h("td", null, a.note))), "No status changes yet."));
+        h("td", { title: a.actor }, a.actorDisplay || a.actor), h("td", null, a.note))), "No status changes yet."));
 }
 
-/** actions offers the moves the withdrawal's state allows: the synchronous mode's two steps
- *  (PENDING -> PROCESSING -> COMPLETED or REJECTED) or the external mode's approve/reject
+type Move = { label: string; run: (note: string) => Promise<string>; danger?: boolean; warn: string };
+
+/** actions offers the moves the server allows now (allowed, from the withdrawal's transition
+ *  table: none once it is final or while its payout is on its way): the synchronous mode's two
+ *  steps (PENDING -> PROCESSING -> COMPLETED or REJECTED) or the external mode's approve/reject
  *  override. Each asks for a note and a confirmation before it is sent. */
-function actions(w: Withdrawal): HTMLElement | null {
-  const moves: { label: string; run: (note: string) => Promise<string>; danger?: boolean; warn: string }[] = [];
+function actions(w: Withdrawal, allowed: AdminWithdrawalAction[]): HTMLElement | null {
   const update = (status: WithdrawalStatus) => async (note: string) => {
     const r = await admin.updateWithdrawalStatus({ withdrawRequestId: w.withdrawRequestId, status, adminNote: note });
     return `Moved to ${wStatus(r.withdrawal?.status ?? status)}.`;
@@ -246,15 +248,15 @@ function actions(w: Withdrawal): HTMLElement | null {
     return r.held ? `Held: ${enumName(HeldReason, r.heldReason, "")}. The withdrawal stays AWAITING_APPROVAL.`
       : `Now ${wStatus(r.withdrawStatus)}${r.settlementTxHash ? ` (settlement ${r.settlementTxHash})` : ""}.`;
   };
-  if (w.status === WithdrawalStatus.PENDING) {
-    moves.push({ label: "Move to PROCESSING", run: update(WithdrawalStatus.PROCESSING), warn: "Step 1 of 2: the withdrawal is taken in hand." });
-  } else if (w.status === WithdrawalStatus.PROCESSING) {
-    moves.push({ label: "Complete (pay out)", run: update(WithdrawalStatus.COMPLETED), warn: `Step 2 of 2: ${w.cryptoAmountSent} ${w.cryptoCurrencyCode} will be paid on-chain to ${w.address}.` });
-    moves.push({ label: "Reject", run: update(WithdrawalStatus.REJECTED), danger: true, warn: "Step 2 of 2: nothing will be paid." });
-  } else if (w.status === WithdrawalStatus.AWAITING_APPROVAL) {
-    moves.push({ label: "Approve (override)", run: decide(Decision.APPROVE), warn: `Overrides the operator: ${w.cryptoAmountSent} ${w.cryptoCurrencyCode} will be paid on-chain to ${w.address} (subject to the caps).` });
-    moves.push({ label: "Reject (override)", run: decide(Decision.REJECT), danger: true, warn: "Overrides the operator: nothing will be paid and no webhook is sent." });
-  }
+  const moveOf: Partial<Record<AdminWithdrawalAction, Move>> = {
+    [AdminWithdrawalAction.PROCESS]: { label: "Move to PROCESSING", run: update(WithdrawalStatus.PROCESSING), warn: "Step 1 of 2: the withdrawal is taken in hand." },
+    [AdminWithdrawalAction.COMPLETE]: { label: "Complete (pay out)", run: update(WithdrawalStatus.COMPLETED), warn: `Step 2 of 2: ${w.cryptoAmountSent} ${w.cryptoCurrencyCode} will be paid on-chain to ${w.address}.` },
+    [AdminWithdrawalAction.REJECT]: { label: "Reject", run: update(WithdrawalStatus.REJECTED), danger: true, warn: "Step 2 of 2: nothing will be paid." },
+    [AdminWithdrawalAction.OVERRIDE_APPROVE]: { label: "Approve (override)", run: decide(Decision.APPROVE), warn: `Overrides the operator: ${w.cryptoAmountSent} ${w.cryptoCurrencyCode} will be paid on-chain to ${w.address} (subject to the caps).` },
+    [AdminWithdrawalAction.OVERRIDE_REJECT]: { label: "Reject (override)", run: decide(Decision.REJECT), danger: true, warn: "Overrides the operator: nothing will be paid and no webhook is sent." },
+  };
+  // An action this build does not know (a newer server) is not offered.
+  const moves = allowed.flatMap((a) => moveOf[a] ?? []);
   if (moves.length === 0) return null;
   const note = h("textarea", { id: "admin-note", name: "note", rows: 2, maxlength: 2000 });
   const out = h("div", { "aria-live": "polite" });
@@ -390,7 +392,8 @@ async function showReplay() {
   const chain = h("select", { id: "r-chain", name: "chain" });
   const hash = h("input", { id: "r-hash", name: "hash", required: true, pattern: "0x[0-9a-fA-F]{64}", placeholder: "0x… (64 hex)", spellcheck: "false" });
   const out = h("div", { id: "replay-result", "aria-live": "polite" });
-  const go = h("button", { type: "submit", class: "primary" }, "Replay");
+  // Enabled once the networks are listed: a replay is always for a chosen network.
+  const go = h("button", { type: "submit", class: "primary", disabled: true }, "Replay");
   const form = h("form", { class: "stack narrow" },
     h("p", null, "Checks a transaction the scanner missed on-chain and credits it as a manual deposit (the normal DEPOSIT webhook follows). A known deposit is returned unchanged."),
     h("label", { for: "r-chain" }, "Network"), chain, h("label", { for: "r-hash" }, "Transaction hash"), hash, go, out);
@@ -408,6 +411,7 @@ async function showReplay() {
   mount(root, ...shell("Replay missed deposit", form));
   const list = await guard(() => chains.listChains({}), out);
   chain.replaceChildren(...(list?.chains ?? []).map((c) => h("option", { value: String(c.chainId) }, `${c.name} (${c.chainId})`)));
+  go.disabled = chain.options.length === 0;
 }
 
 // --- themes ----------------------------------------------------------------------------------

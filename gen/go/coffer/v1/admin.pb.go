@@ -23,6 +23,70 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AdminWithdrawalAction is a status change an admin asks for from the panel.
+type AdminWithdrawalAction int32
+
+const (
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_UNSPECIFIED AdminWithdrawalAction = 0
+	// Synchronous mode, step 1: PENDING -> PROCESSING (UpdateWithdrawalStatus PROCESSING).
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_PROCESS AdminWithdrawalAction = 1
+	// Synchronous mode, step 2: pay out (UpdateWithdrawalStatus COMPLETED).
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_COMPLETE AdminWithdrawalAction = 2
+	// Synchronous mode, step 2: refuse; nothing is paid (UpdateWithdrawalStatus REJECTED).
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_REJECT AdminWithdrawalAction = 3
+	// External mode: approve in the operator's stead (OverrideDecision APPROVE).
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE AdminWithdrawalAction = 4
+	// External mode: reject in the operator's stead (OverrideDecision REJECT).
+	AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT AdminWithdrawalAction = 5
+)
+
+// Enum value maps for AdminWithdrawalAction.
+var (
+	AdminWithdrawalAction_name = map[int32]string{
+		0: "ADMIN_WITHDRAWAL_ACTION_UNSPECIFIED",
+		1: "ADMIN_WITHDRAWAL_ACTION_PROCESS",
+		2: "ADMIN_WITHDRAWAL_ACTION_COMPLETE",
+		3: "ADMIN_WITHDRAWAL_ACTION_REJECT",
+		4: "ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE",
+		5: "ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT",
+	}
+	AdminWithdrawalAction_value = map[string]int32{
+		"ADMIN_WITHDRAWAL_ACTION_UNSPECIFIED":      0,
+		"ADMIN_WITHDRAWAL_ACTION_PROCESS":          1,
+		"ADMIN_WITHDRAWAL_ACTION_COMPLETE":         2,
+		"ADMIN_WITHDRAWAL_ACTION_REJECT":           3,
+		"ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE": 4,
+		"ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT":  5,
+	}
+)
+
+func (x AdminWithdrawalAction) Enum() *AdminWithdrawalAction {
+	p := new(AdminWithdrawalAction)
+	*p = x
+	return p
+}
+
+func (x AdminWithdrawalAction) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AdminWithdrawalAction) Descriptor() protoreflect.EnumDescriptor {
+	return file_coffer_v1_admin_proto_enumTypes[0].Descriptor()
+}
+
+func (AdminWithdrawalAction) Type() protoreflect.EnumType {
+	return &file_coffer_v1_admin_proto_enumTypes[0]
+}
+
+func (x AdminWithdrawalAction) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AdminWithdrawalAction.Descriptor instead.
+func (AdminWithdrawalAction) EnumDescriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{0}
+}
+
 // Admin is a panel user.
 type Admin struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -591,15 +655,19 @@ func (x *GetAdminWithdrawalRequest) GetWithdrawRequestId() string {
 	return ""
 }
 
-// GetAdminWithdrawalResponse is the withdrawal and its history.
+// GetAdminWithdrawalResponse is the withdrawal, its history and what an admin may do with it.
 type GetAdminWithdrawalResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The withdrawal.
 	Withdrawal *Withdrawal `protobuf:"bytes,1,opt,name=withdrawal,proto3" json:"withdrawal,omitempty"`
 	// Every status change, oldest first.
-	History       []*WithdrawalAuditEntry `protobuf:"bytes,2,rep,name=history,proto3" json:"history,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	History []*WithdrawalAuditEntry `protobuf:"bytes,2,rep,name=history,proto3" json:"history,omitempty"`
+	// The status changes an admin may ask for now, from the withdrawal's transition table: none
+	// once it is final, or while its payout is on its way (only the payout's confirmation moves
+	// it then). An allowed action can still be refused or held by its checks (caps, funds).
+	AllowedActions []AdminWithdrawalAction `protobuf:"varint,3,rep,packed,name=allowed_actions,json=allowedActions,proto3,enum=coffer.v1.AdminWithdrawalAction" json:"allowed_actions,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetAdminWithdrawalResponse) Reset() {
@@ -646,6 +714,13 @@ func (x *GetAdminWithdrawalResponse) GetHistory() []*WithdrawalAuditEntry {
 	return nil
 }
 
+func (x *GetAdminWithdrawalResponse) GetAllowedActions() []AdminWithdrawalAction {
+	if x != nil {
+		return x.AllowedActions
+	}
+	return nil
+}
+
 // WithdrawalAuditEntry records one status change.
 type WithdrawalAuditEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -653,12 +728,16 @@ type WithdrawalAuditEntry struct {
 	FromStatus WithdrawalStatus `protobuf:"varint,1,opt,name=from_status,json=fromStatus,proto3,enum=coffer.v1.WithdrawalStatus" json:"from_status,omitempty"`
 	// Status after.
 	ToStatus WithdrawalStatus `protobuf:"varint,2,opt,name=to_status,json=toStatus,proto3,enum=coffer.v1.WithdrawalStatus" json:"to_status,omitempty"`
-	// Who: "admin:<email>", "operator", "system".
+	// Who: "admin:<admin id>", "operator:<operator id>", "service-team:<channel>", "system" or
+	// "user".
 	Actor string `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
 	// Free-text note.
 	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
 	// When.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The actor as a person reads it: an admin's email for an admin actor; empty when there is
+	// nothing more readable than actor.
+	ActorDisplay  string `protobuf:"bytes,6,opt,name=actor_display,json=actorDisplay,proto3" json:"actor_display,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -726,6 +805,13 @@ func (x *WithdrawalAuditEntry) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *WithdrawalAuditEntry) GetActorDisplay() string {
+	if x != nil {
+		return x.ActorDisplay
+	}
+	return ""
 }
 
 // UpdateWithdrawalStatusRequest is the admin's two-step move.
@@ -2136,12 +2222,13 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\vwithdrawals\x18\x01 \x03(\v2\x15.coffer.v1.WithdrawalR\vwithdrawals\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"X\n" +
 	"\x19GetAdminWithdrawalRequest\x12;\n" +
-	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\"\x8e\x01\n" +
+	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\"\xd9\x01\n" +
 	"\x1aGetAdminWithdrawalResponse\x125\n" +
 	"\n" +
 	"withdrawal\x18\x01 \x01(\v2\x15.coffer.v1.WithdrawalR\n" +
 	"withdrawal\x129\n" +
-	"\ahistory\x18\x02 \x03(\v2\x1f.coffer.v1.WithdrawalAuditEntryR\ahistory\"\xf3\x01\n" +
+	"\ahistory\x18\x02 \x03(\v2\x1f.coffer.v1.WithdrawalAuditEntryR\ahistory\x12I\n" +
+	"\x0fallowed_actions\x18\x03 \x03(\x0e2 .coffer.v1.AdminWithdrawalActionR\x0eallowedActions\"\x98\x02\n" +
 	"\x14WithdrawalAuditEntry\x12<\n" +
 	"\vfrom_status\x18\x01 \x01(\x0e2\x1b.coffer.v1.WithdrawalStatusR\n" +
 	"fromStatus\x128\n" +
@@ -2149,7 +2236,8 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x12\n" +
 	"\x04note\x18\x04 \x01(\tR\x04note\x129\n" +
 	"\n" +
-	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x92\x02\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12#\n" +
+	"\ractor_display\x18\x06 \x01(\tR\factorDisplay\"\x92\x02\n" +
 	"\x1dUpdateWithdrawalStatusRequest\x12;\n" +
 	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\x12\x8a\x01\n" +
 	"\x06status\x18\x02 \x01(\x0e2\x1b.coffer.v1.WithdrawalStatusBU\xbaHR\xba\x01L\n" +
@@ -2256,7 +2344,14 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"t\n" +
 	"\x19ListDepositReorgsResponse\x12/\n" +
 	"\x05items\x18\x01 \x03(\v2\x19.coffer.v1.ReorgedDepositR\x05items\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xc7\v\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x8a\x02\n" +
+	"\x15AdminWithdrawalAction\x12'\n" +
+	"#ADMIN_WITHDRAWAL_ACTION_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fADMIN_WITHDRAWAL_ACTION_PROCESS\x10\x01\x12$\n" +
+	" ADMIN_WITHDRAWAL_ACTION_COMPLETE\x10\x02\x12\"\n" +
+	"\x1eADMIN_WITHDRAWAL_ACTION_REJECT\x10\x03\x12,\n" +
+	"(ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE\x10\x04\x12+\n" +
+	"'ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT\x10\x052\xc7\v\n" +
 	"\fAdminService\x12:\n" +
 	"\x05Login\x12\x17.coffer.v1.LoginRequest\x1a\x18.coffer.v1.LoginResponse\x12=\n" +
 	"\x06Logout\x12\x18.coffer.v1.LogoutRequest\x1a\x19.coffer.v1.LogoutResponse\x12?\n" +
@@ -2289,129 +2384,132 @@ func file_coffer_v1_admin_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_admin_proto_rawDescData
 }
 
+var file_coffer_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_coffer_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_coffer_v1_admin_proto_goTypes = []any{
-	(*Admin)(nil),                          // 0: coffer.v1.Admin
-	(*LoginRequest)(nil),                   // 1: coffer.v1.LoginRequest
-	(*LoginResponse)(nil),                  // 2: coffer.v1.LoginResponse
-	(*LogoutRequest)(nil),                  // 3: coffer.v1.LogoutRequest
-	(*LogoutResponse)(nil),                 // 4: coffer.v1.LogoutResponse
-	(*GetMeRequest)(nil),                   // 5: coffer.v1.GetMeRequest
-	(*GetMeResponse)(nil),                  // 6: coffer.v1.GetMeResponse
-	(*ListWithdrawalsRequest)(nil),         // 7: coffer.v1.ListWithdrawalsRequest
-	(*ListWithdrawalsResponse)(nil),        // 8: coffer.v1.ListWithdrawalsResponse
-	(*GetAdminWithdrawalRequest)(nil),      // 9: coffer.v1.GetAdminWithdrawalRequest
-	(*GetAdminWithdrawalResponse)(nil),     // 10: coffer.v1.GetAdminWithdrawalResponse
-	(*WithdrawalAuditEntry)(nil),           // 11: coffer.v1.WithdrawalAuditEntry
-	(*UpdateWithdrawalStatusRequest)(nil),  // 12: coffer.v1.UpdateWithdrawalStatusRequest
-	(*UpdateWithdrawalStatusResponse)(nil), // 13: coffer.v1.UpdateWithdrawalStatusResponse
-	(*OverrideDecisionRequest)(nil),        // 14: coffer.v1.OverrideDecisionRequest
-	(*OverrideDecisionResponse)(nil),       // 15: coffer.v1.OverrideDecisionResponse
-	(*ListDepositsRequest)(nil),            // 16: coffer.v1.ListDepositsRequest
-	(*ListDepositsResponse)(nil),           // 17: coffer.v1.ListDepositsResponse
-	(*ReplayDepositRequest)(nil),           // 18: coffer.v1.ReplayDepositRequest
-	(*ReplayDepositResponse)(nil),          // 19: coffer.v1.ReplayDepositResponse
-	(*ListThemesRequest)(nil),              // 20: coffer.v1.ListThemesRequest
-	(*ListThemesResponse)(nil),             // 21: coffer.v1.ListThemesResponse
-	(*CreateThemeRequest)(nil),             // 22: coffer.v1.CreateThemeRequest
-	(*CreateThemeResponse)(nil),            // 23: coffer.v1.CreateThemeResponse
-	(*UpdateThemeRequest)(nil),             // 24: coffer.v1.UpdateThemeRequest
-	(*UpdateThemeResponse)(nil),            // 25: coffer.v1.UpdateThemeResponse
-	(*DeleteThemeRequest)(nil),             // 26: coffer.v1.DeleteThemeRequest
-	(*DeleteThemeResponse)(nil),            // 27: coffer.v1.DeleteThemeResponse
-	(*WebhookDelivery)(nil),                // 28: coffer.v1.WebhookDelivery
-	(*ListDeadLettersRequest)(nil),         // 29: coffer.v1.ListDeadLettersRequest
-	(*ListDeadLettersResponse)(nil),        // 30: coffer.v1.ListDeadLettersResponse
-	(*RedeliverWebhookRequest)(nil),        // 31: coffer.v1.RedeliverWebhookRequest
-	(*RedeliverWebhookResponse)(nil),       // 32: coffer.v1.RedeliverWebhookResponse
-	(*ListDepositReorgsRequest)(nil),       // 33: coffer.v1.ListDepositReorgsRequest
-	(*ListDepositReorgsResponse)(nil),      // 34: coffer.v1.ListDepositReorgsResponse
-	(*timestamppb.Timestamp)(nil),          // 35: google.protobuf.Timestamp
-	(WithdrawalStatus)(0),                  // 36: coffer.v1.WithdrawalStatus
-	(*Withdrawal)(nil),                     // 37: coffer.v1.Withdrawal
-	(Decision)(0),                          // 38: coffer.v1.Decision
-	(HeldReason)(0),                        // 39: coffer.v1.HeldReason
-	(DepositStatus)(0),                     // 40: coffer.v1.DepositStatus
-	(*Deposit)(nil),                        // 41: coffer.v1.Deposit
-	(*Theme)(nil),                          // 42: coffer.v1.Theme
-	(*ThemeStyle)(nil),                     // 43: coffer.v1.ThemeStyle
-	(WebhookEventType)(0),                  // 44: coffer.v1.WebhookEventType
-	(*ReorgedDeposit)(nil),                 // 45: coffer.v1.ReorgedDeposit
-	(*ListOperatorFundsRequest)(nil),       // 46: coffer.v1.ListOperatorFundsRequest
-	(*ListOperatorFundsResponse)(nil),      // 47: coffer.v1.ListOperatorFundsResponse
+	(AdminWithdrawalAction)(0),             // 0: coffer.v1.AdminWithdrawalAction
+	(*Admin)(nil),                          // 1: coffer.v1.Admin
+	(*LoginRequest)(nil),                   // 2: coffer.v1.LoginRequest
+	(*LoginResponse)(nil),                  // 3: coffer.v1.LoginResponse
+	(*LogoutRequest)(nil),                  // 4: coffer.v1.LogoutRequest
+	(*LogoutResponse)(nil),                 // 5: coffer.v1.LogoutResponse
+	(*GetMeRequest)(nil),                   // 6: coffer.v1.GetMeRequest
+	(*GetMeResponse)(nil),                  // 7: coffer.v1.GetMeResponse
+	(*ListWithdrawalsRequest)(nil),         // 8: coffer.v1.ListWithdrawalsRequest
+	(*ListWithdrawalsResponse)(nil),        // 9: coffer.v1.ListWithdrawalsResponse
+	(*GetAdminWithdrawalRequest)(nil),      // 10: coffer.v1.GetAdminWithdrawalRequest
+	(*GetAdminWithdrawalResponse)(nil),     // 11: coffer.v1.GetAdminWithdrawalResponse
+	(*WithdrawalAuditEntry)(nil),           // 12: coffer.v1.WithdrawalAuditEntry
+	(*UpdateWithdrawalStatusRequest)(nil),  // 13: coffer.v1.UpdateWithdrawalStatusRequest
+	(*UpdateWithdrawalStatusResponse)(nil), // 14: coffer.v1.UpdateWithdrawalStatusResponse
+	(*OverrideDecisionRequest)(nil),        // 15: coffer.v1.OverrideDecisionRequest
+	(*OverrideDecisionResponse)(nil),       // 16: coffer.v1.OverrideDecisionResponse
+	(*ListDepositsRequest)(nil),            // 17: coffer.v1.ListDepositsRequest
+	(*ListDepositsResponse)(nil),           // 18: coffer.v1.ListDepositsResponse
+	(*ReplayDepositRequest)(nil),           // 19: coffer.v1.ReplayDepositRequest
+	(*ReplayDepositResponse)(nil),          // 20: coffer.v1.ReplayDepositResponse
+	(*ListThemesRequest)(nil),              // 21: coffer.v1.ListThemesRequest
+	(*ListThemesResponse)(nil),             // 22: coffer.v1.ListThemesResponse
+	(*CreateThemeRequest)(nil),             // 23: coffer.v1.CreateThemeRequest
+	(*CreateThemeResponse)(nil),            // 24: coffer.v1.CreateThemeResponse
+	(*UpdateThemeRequest)(nil),             // 25: coffer.v1.UpdateThemeRequest
+	(*UpdateThemeResponse)(nil),            // 26: coffer.v1.UpdateThemeResponse
+	(*DeleteThemeRequest)(nil),             // 27: coffer.v1.DeleteThemeRequest
+	(*DeleteThemeResponse)(nil),            // 28: coffer.v1.DeleteThemeResponse
+	(*WebhookDelivery)(nil),                // 29: coffer.v1.WebhookDelivery
+	(*ListDeadLettersRequest)(nil),         // 30: coffer.v1.ListDeadLettersRequest
+	(*ListDeadLettersResponse)(nil),        // 31: coffer.v1.ListDeadLettersResponse
+	(*RedeliverWebhookRequest)(nil),        // 32: coffer.v1.RedeliverWebhookRequest
+	(*RedeliverWebhookResponse)(nil),       // 33: coffer.v1.RedeliverWebhookResponse
+	(*ListDepositReorgsRequest)(nil),       // 34: coffer.v1.ListDepositReorgsRequest
+	(*ListDepositReorgsResponse)(nil),      // 35: coffer.v1.ListDepositReorgsResponse
+	(*timestamppb.Timestamp)(nil),          // 36: google.protobuf.Timestamp
+	(WithdrawalStatus)(0),                  // 37: coffer.v1.WithdrawalStatus
+	(*Withdrawal)(nil),                     // 38: coffer.v1.Withdrawal
+	(Decision)(0),                          // 39: coffer.v1.Decision
+	(HeldReason)(0),                        // 40: coffer.v1.HeldReason
+	(DepositStatus)(0),                     // 41: coffer.v1.DepositStatus
+	(*Deposit)(nil),                        // 42: coffer.v1.Deposit
+	(*Theme)(nil),                          // 43: coffer.v1.Theme
+	(*ThemeStyle)(nil),                     // 44: coffer.v1.ThemeStyle
+	(WebhookEventType)(0),                  // 45: coffer.v1.WebhookEventType
+	(*ReorgedDeposit)(nil),                 // 46: coffer.v1.ReorgedDeposit
+	(*ListOperatorFundsRequest)(nil),       // 47: coffer.v1.ListOperatorFundsRequest
+	(*ListOperatorFundsResponse)(nil),      // 48: coffer.v1.ListOperatorFundsResponse
 }
 var file_coffer_v1_admin_proto_depIdxs = []int32{
-	35, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
-	35, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
-	0,  // 2: coffer.v1.LoginResponse.admin:type_name -> coffer.v1.Admin
-	0,  // 3: coffer.v1.GetMeResponse.admin:type_name -> coffer.v1.Admin
-	36, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
-	35, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
-	35, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
-	37, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
-	37, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
-	11, // 9: coffer.v1.GetAdminWithdrawalResponse.history:type_name -> coffer.v1.WithdrawalAuditEntry
-	36, // 10: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
-	36, // 11: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
-	35, // 12: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
-	36, // 13: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
-	37, // 14: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
-	38, // 15: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
-	36, // 16: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
-	39, // 17: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
-	40, // 18: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
-	41, // 19: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
-	41, // 20: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
-	42, // 21: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
-	43, // 22: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	42, // 23: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
-	43, // 24: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	42, // 25: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
-	44, // 26: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
-	35, // 27: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
-	35, // 28: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
-	28, // 29: coffer.v1.ListDeadLettersResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	28, // 30: coffer.v1.RedeliverWebhookResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	45, // 31: coffer.v1.ListDepositReorgsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	1,  // 32: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
-	3,  // 33: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
-	5,  // 34: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
-	7,  // 35: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
-	9,  // 36: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
-	12, // 37: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
-	14, // 38: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
-	16, // 39: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
-	18, // 40: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
-	20, // 41: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
-	22, // 42: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
-	24, // 43: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
-	26, // 44: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
-	29, // 45: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
-	31, // 46: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
-	46, // 47: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
-	33, // 48: coffer.v1.AdminService.ListDepositReorgs:input_type -> coffer.v1.ListDepositReorgsRequest
-	2,  // 49: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
-	4,  // 50: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
-	6,  // 51: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
-	8,  // 52: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
-	10, // 53: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
-	13, // 54: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
-	15, // 55: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
-	17, // 56: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
-	19, // 57: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
-	21, // 58: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
-	23, // 59: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
-	25, // 60: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
-	27, // 61: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
-	30, // 62: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
-	32, // 63: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
-	47, // 64: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
-	34, // 65: coffer.v1.AdminService.ListDepositReorgs:output_type -> coffer.v1.ListDepositReorgsResponse
-	49, // [49:66] is the sub-list for method output_type
-	32, // [32:49] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	36, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
+	36, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
+	1,  // 2: coffer.v1.LoginResponse.admin:type_name -> coffer.v1.Admin
+	1,  // 3: coffer.v1.GetMeResponse.admin:type_name -> coffer.v1.Admin
+	37, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
+	36, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
+	36, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	38, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
+	38, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	12, // 9: coffer.v1.GetAdminWithdrawalResponse.history:type_name -> coffer.v1.WithdrawalAuditEntry
+	0,  // 10: coffer.v1.GetAdminWithdrawalResponse.allowed_actions:type_name -> coffer.v1.AdminWithdrawalAction
+	37, // 11: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
+	37, // 12: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
+	36, // 13: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
+	37, // 14: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
+	38, // 15: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	39, // 16: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
+	37, // 17: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
+	40, // 18: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
+	41, // 19: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
+	42, // 20: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
+	42, // 21: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
+	43, // 22: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
+	44, // 23: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	43, // 24: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
+	44, // 25: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	43, // 26: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
+	45, // 27: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
+	36, // 28: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
+	36, // 29: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
+	29, // 30: coffer.v1.ListDeadLettersResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	29, // 31: coffer.v1.RedeliverWebhookResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	46, // 32: coffer.v1.ListDepositReorgsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	2,  // 33: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
+	4,  // 34: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
+	6,  // 35: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
+	8,  // 36: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
+	10, // 37: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
+	13, // 38: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
+	15, // 39: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
+	17, // 40: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
+	19, // 41: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
+	21, // 42: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
+	23, // 43: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
+	25, // 44: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
+	27, // 45: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
+	30, // 46: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
+	32, // 47: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
+	47, // 48: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
+	34, // 49: coffer.v1.AdminService.ListDepositReorgs:input_type -> coffer.v1.ListDepositReorgsRequest
+	3,  // 50: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
+	5,  // 51: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
+	7,  // 52: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
+	9,  // 53: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
+	11, // 54: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
+	14, // 55: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
+	16, // 56: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
+	18, // 57: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
+	20, // 58: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
+	22, // 59: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
+	24, // 60: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
+	26, // 61: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
+	28, // 62: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
+	31, // 63: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
+	33, // 64: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
+	48, // 65: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
+	35, // 66: coffer.v1.AdminService.ListDepositReorgs:output_type -> coffer.v1.ListDepositReorgsResponse
+	50, // [50:67] is the sub-list for method output_type
+	33, // [33:50] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_admin_proto_init() }
@@ -2430,13 +2528,14 @@ func file_coffer_v1_admin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_admin_proto_rawDesc), len(file_coffer_v1_admin_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_coffer_v1_admin_proto_goTypes,
 		DependencyIndexes: file_coffer_v1_admin_proto_depIdxs,
+		EnumInfos:         file_coffer_v1_admin_proto_enumTypes,
 		MessageInfos:      file_coffer_v1_admin_proto_msgTypes,
 	}.Build()
 	File_coffer_v1_admin_proto = out.File
