@@ -235,7 +235,7 @@ func (s *Services) servers() rpc.Servers {
 			Withdrawals: s.Withdrawals, Funds: s.Funds},
 		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Funds: s.Funds, Reconciler: s.Reconciler},
-		Balance: &rpc.BalanceServer{Funds: s.Funds},
+		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
 	}
 }
 
