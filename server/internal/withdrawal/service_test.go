@@ -857,7 +857,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Type != "OFF_RAMP" || w.Address != withdrawal.DevOffRampAddress.Hex() || w.OfframpRef == "" {
+	if w.Type != "OFF_RAMP" || w.Address != withdrawal.DevOffRampAddress().Hex() || w.OfframpRef == "" {
 		t.Fatalf("off-ramp withdrawal: %+v", w)
 	}
 	got := e.recv.received()
@@ -867,7 +867,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 	e.admin(w.ID, domain.WithdrawalProcessing)
 	e.admin(w.ID, domain.WithdrawalCompleted)
 	e.payAll()
-	if bal := e.tokenBalance(withdrawal.DevOffRampAddress); bal.Cmp(big.NewInt(12_000_000)) != 0 {
+	if bal := e.tokenBalance(withdrawal.DevOffRampAddress()); bal.Cmp(big.NewInt(12_000_000)) != 0 {
 		t.Fatalf("provider received %s", bal)
 	}
 	if h, ok := e.offramp.PaidOrder(w.OfframpRef); !ok || h.Hex() != e.get(w.ID).SettlementTxHash {
