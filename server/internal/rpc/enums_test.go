@@ -57,8 +57,8 @@ func TestEnumTables(t *testing.T) {
 	resolutions := slices.DeleteFunc(slices.Clone(domain.ReorgResolutions()), func(r domain.ReorgResolution) bool { return r == domain.ReorgOpen })
 	checkEnum(t, reorgResolutions, resolutions, cofferv1.ReorgResolution(0).Descriptor())
 	checkEnum(t, withdrawalStatuses, domain.WithdrawalStatuses(), cofferv1.WithdrawalStatus(0).Descriptor())
-	checkEnum(t, withdrawalTypes, withdrawal.Types, cofferv1.WithdrawalType(0).Descriptor())
-	checkEnum(t, heldReasons, withdrawal.HeldReasons, cofferv1.HeldReason(0).Descriptor())
+	checkEnum(t, withdrawalTypes, withdrawal.Types(), cofferv1.WithdrawalType(0).Descriptor())
+	checkEnum(t, heldReasons, withdrawal.HeldReasons(), cofferv1.HeldReason(0).Descriptor())
 	checkEnum(t, operatorDecisions, []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.OperatorReject}, cofferv1.Decision(0).Descriptor())
 	checkEnum(t, adminDecisions, []withdrawal.Action{withdrawal.AdminApprove, withdrawal.AdminDeny}, cofferv1.Decision(0).Descriptor())
 	checkEnum(t, webhookEventTypes, domain.EventTypes, cofferv1.WebhookEventType(0).Descriptor())
@@ -66,7 +66,7 @@ func TestEnumTables(t *testing.T) {
 
 	// Every admin action of the transition table, and only those, is an AdminWithdrawalAction.
 	var admins []withdrawal.Action
-	for _, a := range withdrawal.Actions {
+	for _, a := range withdrawal.Actions() {
 		if strings.HasPrefix(string(a), domain.ActorAdmin+":") {
 			admins = append(admins, a)
 		}

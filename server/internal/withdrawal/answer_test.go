@@ -58,7 +58,7 @@ func TestAdminCompletedAnswersItsResultAfterItCommitted(t *testing.T) {
 	go func() {
 		for range 2000 {
 			var queued bool
-			if watch.QueryRow(e.ctx, `SELECT payout_queued_at IS NOT NULL FROM withdrawals WHERE id = $1`, w.ID).Scan(&queued); queued {
+			if err := watch.QueryRow(e.ctx, `SELECT payout_queued_at IS NOT NULL FROM withdrawals WHERE id = $1`, w.ID).Scan(&queued); err == nil && queued {
 				down.Store(true)
 				return
 			}

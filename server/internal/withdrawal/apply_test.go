@@ -32,6 +32,7 @@ type fixture struct {
 }
 
 func setup(t *testing.T) fixture {
+	t.Helper()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
@@ -162,10 +163,8 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok, refusedN := 0, 0
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range 20 {
+		wg.Go(func() {
 			_, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:a"})
 			mu.Lock()
 			defer mu.Unlock()
@@ -177,7 +176,7 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 			default:
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if ok != 1 || refusedN != 19 || len(f.trail(t, id)) != 1 {

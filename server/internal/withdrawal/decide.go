@@ -29,11 +29,15 @@ const (
 	TemporarilyUnavailable HeldReason = "TEMPORARILY_UNAVAILABLE"
 )
 
-// HeldReasons lists the held reasons.
-var HeldReasons = []HeldReason{CapExceeded, ApprovalNotEnabled, OperatorInactive, HeldExpired, TemporarilyUnavailable}
+// HeldReasons lists the held reasons. It is a new slice each call: a caller may not change the set.
+func HeldReasons() []HeldReason {
+	return []HeldReason{CapExceeded, ApprovalNotEnabled, OperatorInactive, HeldExpired, TemporarilyUnavailable}
+}
 
 // decisions are the actions Decide takes, true for those that approve.
-var decisions = map[Action]bool{OperatorApprove: true, OperatorReject: false, AdminApprove: true, AdminDeny: false}
+func decisions() map[Action]bool {
+	return map[Action]bool{OperatorApprove: true, OperatorReject: false, AdminApprove: true, AdminDeny: false}
+}
 
 // Decided is a decision's answer: the withdrawal as it stands after it, and the held reason
 // when an APPROVE could not settle.
@@ -56,7 +60,7 @@ type Decided struct {
 // withdrawal stays AWAITING_APPROVAL and the answer is held with the reason. A repeated
 // decision answers the current status and never pays again.
 func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, action Action, actor domain.Actor, note string) (Decided, error) {
-	approve, ok := decisions[action]
+	approve, ok := decisions()[action]
 	if !ok {
 		return Decided{}, fault.Invalid("decision", "%q is not a decision: use %s, %s, %s or %s", action,
 			OperatorApprove, OperatorReject, AdminApprove, AdminDeny)
@@ -79,19 +83,9 @@ func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, act
 			return nil
 		}
 		if o.Payout {
-			held, err := s.approvalHeld(ctx, tx, w)
+			held, err := s.approvalReserve(ctx, tx, w, actor)
 			if err != nil {
 				return err
-			}
-			if held == "" {
-				// The operator's own funds: reserved now, in the transaction that queues the payout.
-				var short *funds.Shortfall
-				if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &short) {
-					s.log.InfoContext(ctx, "approval held: the operator's funds do not cover it", "withdrawal", w.ID, "why", short.Error())
-					held = TemporarilyUnavailable
-				} else if err != nil {
-					return fault.Wrap(err, "reserve funds")
-				}
 			}
 			if held != "" {
 				out.Held = held
@@ -153,27 +147,8 @@ func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string
 			return nil
 		}
 		if o.Payout {
-			op, err := store.New(tx).LockOperatorCaps(ctx, w.OperatorID)
-			if err != nil {
-				return fault.Wrap(err, "lock operator")
-			}
-			if !op.Active {
-				return fault.New(fault.Conflict, "the operator is inactive: its withdrawals are not paid until the service team reactivates it")
-			}
-			// The operator's funds first (a refusal that is the operator's to fix), then the hot
-			// wallet's liquidity (the service team's); either refusal rolls the reservation back.
-			var shortfall *funds.Shortfall
-			if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &shortfall) {
-				return fault.New(fault.Conflict, "%s; nothing was paid", shortfall.Error())
-			} else if err != nil {
-				return fault.Wrap(err, "reserve funds")
-			}
-			short, err := s.liquidityShort(ctx, tx, w)
-			if err != nil {
+			if err := s.adminReserve(ctx, tx, w, actor); err != nil {
 				return err
-			}
-			if short != "" {
-				return fault.New(fault.Unavailable, "%s; try again when the hot wallet is funded", short)
 			}
 		}
 		a, err := Apply(ctx, tx, scope, Change{ID: id, Action: action, Actor: actor, Note: note})
@@ -191,6 +166,51 @@ func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string
 		return out, err
 	}
 	return s.awaitSettled(ctx, scope, id, out), nil
+}
+
+// approvalReserve runs an APPROVE's checks and, when they pass, reserves the operator's own
+// funds in the transaction that queues the payout; "" means it may settle.
+func (s *Service) approvalReserve(ctx context.Context, tx pgx.Tx, w domain.Withdrawal, actor domain.Actor) (HeldReason, error) {
+	held, err := s.approvalHeld(ctx, tx, w)
+	if err != nil || held != "" {
+		return held, err
+	}
+	var short *funds.Shortfall
+	if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &short) {
+		s.log.InfoContext(ctx, "approval held: the operator's funds do not cover it", "withdrawal", w.ID, "why", short.Error())
+		return TemporarilyUnavailable, nil
+	} else if err != nil {
+		return "", fault.Wrap(err, "reserve funds")
+	}
+	return "", nil
+}
+
+// adminReserve refuses an admin's COMPLETED, changing nothing, unless the operator is active,
+// its funds cover the payout (reserved here) and the hot wallet can cover it.
+func (s *Service) adminReserve(ctx context.Context, tx pgx.Tx, w domain.Withdrawal, actor domain.Actor) error {
+	op, err := store.New(tx).LockOperatorCaps(ctx, w.OperatorID)
+	if err != nil {
+		return fault.Wrap(err, "lock operator")
+	}
+	if !op.Active {
+		return fault.New(fault.Conflict, "the operator is inactive: its withdrawals are not paid until the service team reactivates it")
+	}
+	// The operator's funds first (a refusal that is the operator's to fix), then the hot
+	// wallet's liquidity (the service team's); either refusal rolls the reservation back.
+	var shortfall *funds.Shortfall
+	if err := funds.Reserve(ctx, tx, payoutOf(w, actor)); errors.As(err, &shortfall) {
+		return fault.New(fault.Conflict, "%s; nothing was paid", shortfall.Error())
+	} else if err != nil {
+		return fault.Wrap(err, "reserve funds")
+	}
+	short, err := s.liquidityShort(ctx, tx, w)
+	if err != nil {
+		return err
+	}
+	if short != "" {
+		return fault.New(fault.Unavailable, "%s; try again when the hot wallet is funded", short)
+	}
+	return nil
 }
 
 // StateOf is what the transition table sees of a withdrawal: paying from the moment its
@@ -246,6 +266,13 @@ const (
 	tokenTransferGas  = 100000
 )
 
+// chainUnreadable is liquidityShort's answer when the chain cannot be read: a refusal to try
+// again, not a fault, so the caller holds (or refuses) the payout; the cause is logged.
+func (s *Service) chainUnreadable(ctx context.Context, w domain.Withdrawal, err error) string {
+	s.log.WarnContext(ctx, "liquidity check: cannot read the chain", "withdrawal", w.ID, "chain", w.ChainID, "err", err)
+	return "temporarily unable to read the chain"
+}
+
 // liquidityShort checks, under the chain's payout lock, that the hot wallet holds the
 // withdrawal's amount on top of every queued payout not mined yet, and the gas to send it. It
 // returns why not, or "". The balance is read after the lock is taken and the reservations
@@ -267,11 +294,11 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdr
 	hot := s.wallet.HotWalletAddress()
 	_, feeCap, err := c.Fees(ctx)
 	if err != nil {
-		return "temporarily unable to read the chain", nil
+		return s.chainUnreadable(ctx, w, err), nil
 	}
 	native, err := c.Balance(ctx, hot)
 	if err != nil {
-		return "temporarily unable to read the chain", nil
+		return s.chainUnreadable(ctx, w, err), nil
 	}
 	gas := nativeTransferGas
 	if w.ContractAddress != "" {
@@ -289,7 +316,7 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdr
 	}
 	bal, err := c.TokenBalance(ctx, common.HexToAddress(w.ContractAddress), hot)
 	if err != nil {
-		return "temporarily unable to read the chain", nil
+		return s.chainUnreadable(ctx, w, err), nil
 	}
 	if bal.Cmp(need) < 0 {
 		return fmt.Sprintf("the hot wallet holds %s units of %s; %s are needed with the payouts in flight", bal, w.Currency, need), nil

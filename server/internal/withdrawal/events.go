@@ -13,8 +13,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/rates"
 )
 
-func ptr(s string) *string { return &s }
-
 // SentAmount is what the withdrawal pays in token units with the token's decimals ("25.000000"):
 // the cryptoAmountSent of both events.
 func SentAmount(w domain.Withdrawal) string {
@@ -28,7 +26,7 @@ func amountInUSD(w domain.Withdrawal) *string {
 	if !w.AmountInUSD.Valid {
 		return nil
 	}
-	return ptr(rates.USDString(w.AmountInUSD.Decimal))
+	return new(rates.USDString(w.AmountInUSD.Decimal))
 }
 
 // reference is a session's operatorReference as an optional field: absent ("null" on the
@@ -52,7 +50,7 @@ func RequestEvent(w domain.Withdrawal, sessionRef string) *cofferv1.WithdrawRequ
 		CryptoCurrencyCode: strings.ToUpper(w.Currency),
 		FiatCurrencyCode:   w.FiatCurrency,
 		FiatAmount:         money.Fiat(w.FiatAmount),
-		CryptoAmountSent:   ptr(SentAmount(w)),
+		CryptoAmountSent:   new(SentAmount(w)),
 		AmountInUsd:        amountInUSD(w),
 		RequestedAt:        timestamppb.New(requestedAt(w)),
 		OperatorReference:  reference(w.OperatorReference),
@@ -76,7 +74,7 @@ func CompleteEvent(w domain.Withdrawal, sessionRef string) *cofferv1.WithdrawCom
 		CryptoCurrencyCode: strings.ToUpper(w.Currency),
 		FiatCurrencyCode:   w.FiatCurrency,
 		FiatAmount:         money.Fiat(w.FiatAmount),
-		CryptoAmountSent:   ptr(SentAmount(w)),
+		CryptoAmountSent:   new(SentAmount(w)),
 		AmountInUsd:        amountInUSD(w),
 		CompletedAt:        timestamppb.New(completed),
 		OperatorReference:  reference(w.OperatorReference),

@@ -24,6 +24,7 @@ func (SweepArgs) Kind() string { return "withdrawal.sweep" }
 // SweepWorker works SweepArgs.
 type SweepWorker struct {
 	river.WorkerDefaults[SweepArgs]
+
 	Service *Service
 }
 

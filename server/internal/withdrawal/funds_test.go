@@ -27,9 +27,7 @@ func (e *env) funds(op domain.Operator, currency string) domain.Funds {
 
 func (e *env) payouts() int {
 	e.t.Helper()
-	var n int
-	e.pool.QueryRow(e.ctx, `SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`).Scan(&n)
-	return n
+	return e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'payout'`)
 }
 
 // What was seen: an operator with no deposits at all paid out 900 USDT through its own
@@ -90,7 +88,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 }
 
 // 20 concurrent payouts of 10 for an operator holding 95: exactly 9 are paid, on every path.
-func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
+func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) { //nolint:tparallel // its subtests share one env (one chain, one hot wallet) and pay it out in turn; the test runs beside others
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	external, enabled := domain.ApprovalExternal, true
@@ -115,10 +113,8 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 			var mu sync.Mutex
 			queued, refused := 0, 0
 			for _, id := range ids {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					ok := false
+				wg.Go(func() {
+					var ok bool
 					if mode == "APPROVE" {
 						d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), "")
 						if err != nil {
@@ -143,7 +139,7 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 					} else {
 						refused++
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			if queued != 9 || refused != 11 {
@@ -151,8 +147,10 @@ func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) {
 			}
 			e.payAll()
 			var sum int64
-			e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED' AND operator_id = $1`,
-				op.ID).Scan(&sum)
+			if err := e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED' AND operator_id = $1`,
+				op.ID).Scan(&sum); err != nil {
+				t.Fatal(err)
+			}
 			if f := e.funds(op, "USDT"); sum != 90_000_000 || f.Available.Int64() != 5_000_000 || f.Reserved.Sign() != 0 {
 				t.Fatalf("paid %d units; funds %+v", sum, f)
 			}
@@ -172,7 +170,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	op := e.operator(domain.OperatorSettings{})
 	w := e.submit(e.withdrawSession(op, "user-1", "10.00"), newAddress(), "USDT")
 	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
+	e.update(op, domain.OperatorSettings{Active: &inactive})
 	_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a", "")
 	if fe := faultOf(err); fe.Code != fault.Conflict || !strings.Contains(fe.Message, "inactive") {
 		t.Fatalf("COMPLETED for an inactive operator: %v", err)
@@ -182,11 +180,11 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	}
 
 	// Queued while active, deactivated before the payout job ran: stopped, funds released.
-	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &active})
+	e.update(op, domain.OperatorSettings{Active: &active})
 	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a", ""); err != nil {
 		t.Fatal(err)
 	}
-	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
+	e.update(op, domain.OperatorSettings{Active: &inactive})
 	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || !done {
 		t.Fatalf("pay: %v %v", done, err)
 	}
@@ -198,13 +196,13 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 		t.Fatalf("funds after the stop: %+v", f)
 	}
 	// Reactivated, the admin completes it again and it is paid once.
-	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &active})
+	e.update(op, domain.OperatorSettings{Active: &active})
 	e.admin(w.ID, domain.WithdrawalCompleted)
 	// Signed, then deactivated: it is finished (its transaction may already be on the network).
 	if _, err := e.svc.Pay(e.ctx, w.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.ops.Update(e.ctx, op.ID, domain.OperatorSettings{Active: &inactive})
+	e.update(op, domain.OperatorSettings{Active: &inactive})
 	e.payAll()
 	if got = e.get(w.ID); got.Status != "COMPLETED" || e.payouts() != 1 {
 		t.Fatalf("a signed payout must finish: %+v, %d payouts", got, e.payouts())
@@ -217,7 +215,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	external, enabled := domain.ApprovalExternal, true
 	b := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
-	e.ops.Update(e.ctx, b.ID, domain.OperatorSettings{Active: &inactive})
+	e.update(b, domain.OperatorSettings{Active: &inactive})
 	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
 		if d, err := e.svc.Decide(e.ctx, domain.AllOperators(), bw.ID, approve, "x", ""); err != nil || d.Held != withdrawal.OperatorInactive {
 			t.Fatalf("APPROVE for an inactive operator (%s): %+v %v", approve, d, err)
@@ -242,15 +240,13 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for id := range work {
 				if d, err := e.svc.Decide(e.ctx, domain.Operators(op.ID), id, withdrawal.OperatorApprove, domain.OperatorActor(op.ID), ""); err != nil || d.Held != "" {
 					t.Errorf("APPROVE %s: %+v %v", id, d.Held, err)
 				}
 			}
-		}()
+		})
 	}
 	// Meanwhile payouts are sent, mined and completed (each completion settles the funds).
 	go func() {
@@ -268,9 +264,9 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 				}
 			}
 			e.dev.Commit()
+			// A failed read (the test's context ending) is polled again, as a count short of done.
 			var n int
-			e.pool.QueryRow(e.ctx, `SELECT count(*) FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&n)
-			if n == len(ids) {
+			if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&n); err == nil && n == len(ids) {
 				return
 			}
 		}
@@ -331,7 +327,9 @@ func TestSessionCancelRacesApproval(t *testing.T) {
 	}
 	e.payAll()
 	var paid, reserved int64
-	e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&paid)
+	if err := e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED'`).Scan(&paid); err != nil {
+		t.Fatal(err)
+	}
 	f := e.funds(op, "USDT")
 	reserved = f.Reserved.Int64()
 	if f.Available.Int64() != 1000_000_000-paid || reserved != 0 {

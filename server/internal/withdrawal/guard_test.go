@@ -33,7 +33,7 @@ func (e *env) exec(sql string, args ...any) {
 // another submission on the session is CONFLICT naming that withdrawal, and nothing reaches
 // the operator or the database. Unactioned ones are superseded as before (PENDING here,
 // AWAITING_APPROVAL in TestSupersedeAndSessionCancel); a REJECTED one does not block.
-func TestSessionPaysOnce(t *testing.T) {
+func TestSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
@@ -104,7 +104,7 @@ func TestAdminActsWhileTheOperatorIsAsked(t *testing.T) {
 	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {
 		e.admin(first.ID, domain.WithdrawalProcessing)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0}`))
+		writeBody(w, `{"error":0}`)
 	})
 	_, err := e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: newAddress().Hex(), Currency: "USDT", ChainID: e.dev.ChainID()})
 	if fe := faultOf(err); fe.Code != fault.Conflict || fe.Details["withdrawRequestId"] != first.ID {
@@ -137,17 +137,15 @@ func TestSubmissionsAreRateLimited(t *testing.T) {
 		inFlight--
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0}`))
+		writeBody(w, `{"error":0}`)
 	})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	var wg sync.WaitGroup
 	errs := make([]error, 40)
 	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, errs[i] = e.svc.Submit(e.ctx, sess, withdrawal.Submission{Address: newAddress().Hex(), Currency: "USDT", ChainID: e.dev.ChainID()})
-		}()
+		})
 	}
 	wg.Wait()
 	accepted := 0

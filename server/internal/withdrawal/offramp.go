@@ -52,14 +52,16 @@ type DevOffRamp struct {
 }
 
 // DevOffRampAddress is where the dev provider collects.
-var DevOffRampAddress = common.BytesToAddress(crypto.Keccak256([]byte("coffer dev off-ramp"))[12:])
+func DevOffRampAddress() common.Address {
+	return common.BytesToAddress(crypto.Keccak256([]byte("coffer dev off-ramp"))[12:])
+}
 
 // Name implements OffRamp.
 func (*DevOffRamp) Name() string { return "dev" }
 
 // Open implements OffRamp.
 func (*DevOffRamp) Open(_ context.Context, o OffRampOrder) (OffRampOpened, error) {
-	return OffRampOpened{PayTo: DevOffRampAddress, Ref: "dev-" + o.WithdrawalID}, nil
+	return OffRampOpened{PayTo: DevOffRampAddress(), Ref: "dev-" + o.WithdrawalID}, nil
 }
 
 // Paid implements OffRamp.

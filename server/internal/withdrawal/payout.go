@@ -41,6 +41,7 @@ func (PayoutArgs) InsertOpts() river.InsertOpts {
 // PayoutWorker works PayoutArgs: it snoozes (not an attempt) while the chain catches up.
 type PayoutWorker struct {
 	river.WorkerDefaults[PayoutArgs]
+
 	Service *Service
 }
 
@@ -79,39 +80,24 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 	}
 	t, err := q.ChainTxByRef(ctx, PurposePayout, payoutRef(id))
 	if errors.Is(err, store.ErrNotFound) {
-		req, err := s.payoutRequest(ctx, w)
-		if err != nil {
-			return false, err
-		}
-		// The operator is checked in the transaction that stores the payout, holding its row:
-		// a deactivation either comes first (the payout is stopped) or waits until the payout
-		// is signed (and may already be on the network: it is finished).
 		var stored bool
-		t, stored, err = s.engine.SubmitIf(ctx, req, func(tx pgx.Tx) (bool, error) {
-			op, err := store.New(tx).LockOperatorShare(ctx, w.OperatorID)
-			if err != nil || op.Active {
-				return err == nil, err
-			}
-			return false, s.stopPayout(ctx, tx, w)
-		})
-		if err != nil {
-			return false, fmt.Errorf("withdrawal %s: store payout: %w", id, err)
+		t, stored, err = s.storePayout(ctx, w)
+		if err == nil && !stored {
+			return true, nil // stopped before signing: nothing is left
 		}
-		if !stored {
-			s.log.WarnContext(ctx, "payout stopped before signing: the operator is inactive; the withdrawal waits, its funds released",
-				"withdrawal", id, "operator_id", w.OperatorID)
-			return true, nil
-		}
-	} else if err != nil {
+	}
+	if err != nil {
 		return false, err
 	}
 	if t, err = s.engine.Advance(ctx, t.ID); err != nil {
 		return false, err
 	}
 	switch t.State {
-	case "pending":
+	case domain.ChainTxPending:
 		return false, nil
-	case "reverted":
+	case domain.ChainTxMined:
+		// Mined: paid once it has its confirmations (below).
+	case domain.ChainTxReverted:
 		s.log.ErrorContext(ctx, "payout reverted: nothing was paid; the withdrawal needs an engineer", "withdrawal", id,
 			"hash", t.MinedHash, "chain", w.ChainID)
 		return false, river.JobCancel(fmt.Errorf("withdrawal %s: %w (%s)", id, ErrPayoutReverted, t.MinedHash))
@@ -162,6 +148,32 @@ func (s *Service) payoutRequest(ctx context.Context, w domain.Withdrawal) (chain
 	return req, nil
 }
 
+// storePayout creates a withdrawal's payout transaction. The operator is checked in the
+// transaction that stores it, holding its row: a deactivation either comes first (the payout is
+// stopped: stored is false) or waits until the payout is signed (and may already be on the
+// network: it is finished).
+func (s *Service) storePayout(ctx context.Context, w domain.Withdrawal) (t domain.ChainTx, stored bool, err error) {
+	req, err := s.payoutRequest(ctx, w)
+	if err != nil {
+		return domain.ChainTx{}, false, err
+	}
+	t, stored, err = s.engine.SubmitIf(ctx, req, func(tx pgx.Tx) (bool, error) {
+		op, err := store.New(tx).LockOperatorShare(ctx, w.OperatorID)
+		if err != nil || op.Active {
+			return err == nil, err
+		}
+		return false, s.stopPayout(ctx, tx, w)
+	})
+	if err != nil {
+		return domain.ChainTx{}, false, fmt.Errorf("withdrawal %s: store payout: %w", w.ID, err)
+	}
+	if !stored {
+		s.log.WarnContext(ctx, "payout stopped before signing: the operator is inactive; the withdrawal waits, its funds released",
+			"withdrawal", w.ID, "operator_id", w.OperatorID)
+	}
+	return t, stored, nil
+}
+
 // confirmed reports whether a mined payout has the chain's confirmations and is still on the
 // chain. A payout whose block left the chain is put back to pending: its stored bytes are
 // broadcast again (same nonce, so it is paid at most once).
@@ -182,10 +194,11 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 		if err != nil {
 			return false, err
 		}
-		if head+1 < uint64(n.Confirmations) {
+		depth := uint64(n.Confirmations) //nolint:gosec // G115: chain config validation (chain/config.go) rejects negative confirmations
+		if head+1 < depth {
 			return false, nil
 		}
-		tip = head + 1 - uint64(n.Confirmations)
+		tip = head + 1 - depth
 	}
 	if t.MinedBlock > tip {
 		return false, nil

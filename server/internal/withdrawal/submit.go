@@ -25,8 +25,8 @@ const (
 	OffRampType    = "OFF_RAMP"
 )
 
-// Types lists the withdrawal types.
-var Types = []string{DirectTransfer, OffRampType}
+// Types lists the withdrawal types. It is a new slice each call: a caller may not change the set.
+func Types() []string { return []string{DirectTransfer, OffRampType} }
 
 // Quote is what a withdrawal of a session pays on a network in a currency.
 type Quote struct {
@@ -85,11 +85,11 @@ type Submission struct {
 // Denied is mode A's refusal: the operator answered a non-zero code (or did not answer).
 // It is a WITHDRAW_DENIED fault carrying errorCode; no withdrawal exists.
 func denied(code int, description string) error {
-	msg, ok := deniedMessages[code]
+	msg, ok := deniedMessages()[code]
 	if !ok {
 		msg = strings.TrimSpace(description)
 		if msg == "" {
-			msg = deniedMessages[1]
+			msg = deniedMessages()[1]
 		}
 	}
 	e := fault.New(fault.WithdrawDenied, "%s", msg)
@@ -98,16 +98,18 @@ func denied(code int, description string) error {
 }
 
 // deniedMessages are the spec's user-facing texts of the WITHDRAW_REQUEST codes.
-var deniedMessages = map[int]string{
-	1: "Withdrawal request declined by operator",
-	2: "Insufficient balance for withdrawal",
-	3: "Withdrawal temporarily unavailable",
-	4: "User is not eligible for withdrawal",
-	5: "Daily withdrawal limit exceeded",
-	6: "Withdrawal amount too low",
-	7: "Withdrawal amount too high",
-	8: "Account verification required",
-	9: "Withdrawal suspended for this account",
+func deniedMessages() map[int]string {
+	return map[int]string{
+		1: "Withdrawal request declined by operator",
+		2: "Insufficient balance for withdrawal",
+		3: "Withdrawal temporarily unavailable",
+		4: "User is not eligible for withdrawal",
+		5: "Daily withdrawal limit exceeded",
+		6: "Withdrawal amount too low",
+		7: "Withdrawal amount too high",
+		8: "Account verification required",
+		9: "Withdrawal suspended for this account",
+	}
 }
 
 // CodeUnavailable is the code a mode-A request gets when the operator did not answer usably
@@ -147,7 +149,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	}
 	switch in.Type {
 	case DirectTransfer:
-		dest, err := s.destination(ctx, q.Network, q.Asset, in.Address)
+		dest, err := s.destination(ctx, q.Asset, in.Address)
 		if err != nil {
 			return domain.Withdrawal{}, err
 		}
@@ -250,7 +252,7 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 // destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
 // not an address whose funds would not reach the user (the zero address, the token contract,
 // Coffer's own wallets and deposit addresses).
-func (s *Service) destination(ctx context.Context, n chain.Network, asset chain.Asset, raw string) (common.Address, error) {
+func (s *Service) destination(ctx context.Context, asset chain.Asset, raw string) (common.Address, error) {
 	if !common.IsHexAddress(raw) || !strings.HasPrefix(raw, "0x") {
 		return common.Address{}, fault.Invalid("address", "must be a 0x-prefixed 20-byte hex address")
 	}

@@ -15,31 +15,39 @@ type Action string
 // Actions. Creation (mode A: PENDING after the operator's error 0; mode B: AWAITING_APPROVAL)
 // is not a transition: there is no record before it.
 const (
-	// The admin two-step (PATCH /admin/withdrawals/:id/status), mode A.
+	// AdminProcess, AdminComplete and AdminReject are the admin two-step (PATCH
+	// /admin/withdrawals/:id/status), mode A.
 	AdminProcess  Action = "admin:PROCESSING"
 	AdminComplete Action = "admin:COMPLETED"
 	AdminReject   Action = "admin:REJECTED"
-	// The operator's decision (POST /withdraw/:id/decision), mode B.
+	// OperatorApprove and OperatorReject are the operator's decision (POST
+	// /withdraw/:id/decision), mode B.
 	OperatorApprove Action = "operator:APPROVE"
 	OperatorReject  Action = "operator:REJECT"
-	// The panel's override of a mode-B withdrawal: the same effects as the operator's decision.
+	// AdminApprove and AdminDeny are the panel's override of a mode-B withdrawal: the same
+	// effects as the operator's decision.
 	AdminApprove Action = "admin:APPROVE"
 	AdminDeny    Action = "admin:REJECT"
-	// The payout of an approved or admin-completed withdrawal reached its confirmations.
+	// PayoutConfirmed: the payout of an approved or admin-completed withdrawal reached its
+	// confirmations.
 	PayoutConfirmed Action = "payout:confirmed"
-	// The payout was stopped before its transaction was signed (the operator was made
-	// inactive): the withdrawal is open again, its funds released.
+	// PayoutStopped: the payout was stopped before its transaction was signed (the operator
+	// was made inactive): the withdrawal is open again, its funds released.
 	PayoutStopped Action = "payout:stopped"
-	// A newer submission in the same session, or the session cancelled.
+	// Supersede and CancelSession: a newer submission in the same session, or the session
+	// cancelled.
 	Supersede     Action = "user:superseded"
 	CancelSession Action = "user:session-cancelled"
-	// Unactioned past the 24-hour TTL (the periodic expiry job).
+	// Expire: unactioned past the 24-hour TTL (the periodic expiry job).
 	Expire Action = "system:expire"
 )
 
 // Actions lists every action, in the order Allowed reports them.
-var Actions = []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
-	PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
+// It is a new slice each call: a caller may not change the set.
+func Actions() []Action {
+	return []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
+		PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
+}
 
 // Outcome is what an allowed action does.
 type Outcome struct {
@@ -83,57 +91,59 @@ func paying(s domain.WithdrawalStatus) State { return State{Status: s, Paying: t
 
 // transitions is the table. A (status, action) pair that is not in it is refused with the
 // reason in refusals, or a generic one.
-var transitions = map[key]Outcome{
-	// Mode A: the admin two-step.
-	{open(domain.WithdrawalPending), AdminProcess}:     {To: domain.WithdrawalProcessing},
-	{open(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Payout: true},
-	{open(domain.WithdrawalProcessing), AdminReject}:   {To: domain.WithdrawalRejected},
+func transitions() map[key]Outcome {
+	return map[key]Outcome{
+		// Mode A: the admin two-step.
+		{open(domain.WithdrawalPending), AdminProcess}:     {To: domain.WithdrawalProcessing},
+		{open(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Payout: true},
+		{open(domain.WithdrawalProcessing), AdminReject}:   {To: domain.WithdrawalRejected},
 
-	// Mode B: the operator decides; an admin may override from the panel.
-	{open(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Payout: true},
-	{open(domain.WithdrawalAwaitingApproval), OperatorReject}:  {To: domain.WithdrawalRejected},
-	{open(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Payout: true},
-	{open(domain.WithdrawalAwaitingApproval), AdminDeny}:       {To: domain.WithdrawalRejected},
-	// A repeated decision returns the current status and never pays again.
-	{open(domain.WithdrawalCompleted), OperatorApprove}: {To: domain.WithdrawalCompleted, Unchanged: true},
-	{open(domain.WithdrawalCompleted), OperatorReject}:  {To: domain.WithdrawalCompleted, Unchanged: true},
-	{open(domain.WithdrawalRejected), OperatorApprove}:  {To: domain.WithdrawalRejected, Unchanged: true},
-	{open(domain.WithdrawalRejected), OperatorReject}:   {To: domain.WithdrawalRejected, Unchanged: true},
-	// A decision on a closed request answers its status and never pays: an APPROVE that came
-	// after the expiry job is held EXPIRED, as one before it would have been.
-	{open(domain.WithdrawalExpired), OperatorApprove}:   {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
-	{open(domain.WithdrawalExpired), OperatorReject}:    {To: domain.WithdrawalExpired, Unchanged: true},
-	{open(domain.WithdrawalExpired), AdminApprove}:      {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
-	{open(domain.WithdrawalExpired), AdminDeny}:         {To: domain.WithdrawalExpired, Unchanged: true},
-	{open(domain.WithdrawalCancelled), OperatorApprove}: {To: domain.WithdrawalCancelled, Unchanged: true},
-	{open(domain.WithdrawalCancelled), OperatorReject}:  {To: domain.WithdrawalCancelled, Unchanged: true},
-	{open(domain.WithdrawalCancelled), AdminApprove}:    {To: domain.WithdrawalCancelled, Unchanged: true},
-	{open(domain.WithdrawalCancelled), AdminDeny}:       {To: domain.WithdrawalCancelled, Unchanged: true},
+		// Mode B: the operator decides; an admin may override from the panel.
+		{open(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Payout: true},
+		{open(domain.WithdrawalAwaitingApproval), OperatorReject}:  {To: domain.WithdrawalRejected},
+		{open(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Payout: true},
+		{open(domain.WithdrawalAwaitingApproval), AdminDeny}:       {To: domain.WithdrawalRejected},
+		// A repeated decision returns the current status and never pays again.
+		{open(domain.WithdrawalCompleted), OperatorApprove}: {To: domain.WithdrawalCompleted, Unchanged: true},
+		{open(domain.WithdrawalCompleted), OperatorReject}:  {To: domain.WithdrawalCompleted, Unchanged: true},
+		{open(domain.WithdrawalRejected), OperatorApprove}:  {To: domain.WithdrawalRejected, Unchanged: true},
+		{open(domain.WithdrawalRejected), OperatorReject}:   {To: domain.WithdrawalRejected, Unchanged: true},
+		// A decision on a closed request answers its status and never pays: an APPROVE that came
+		// after the expiry job is held EXPIRED, as one before it would have been.
+		{open(domain.WithdrawalExpired), OperatorApprove}:   {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+		{open(domain.WithdrawalExpired), OperatorReject}:    {To: domain.WithdrawalExpired, Unchanged: true},
+		{open(domain.WithdrawalExpired), AdminApprove}:      {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+		{open(domain.WithdrawalExpired), AdminDeny}:         {To: domain.WithdrawalExpired, Unchanged: true},
+		{open(domain.WithdrawalCancelled), OperatorApprove}: {To: domain.WithdrawalCancelled, Unchanged: true},
+		{open(domain.WithdrawalCancelled), OperatorReject}:  {To: domain.WithdrawalCancelled, Unchanged: true},
+		{open(domain.WithdrawalCancelled), AdminApprove}:    {To: domain.WithdrawalCancelled, Unchanged: true},
+		{open(domain.WithdrawalCancelled), AdminDeny}:       {To: domain.WithdrawalCancelled, Unchanged: true},
 
-	// While the payout is in flight, asking for it again answers the current status and pays
-	// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
-	// AWAITING_APPROVAL).
-	{paying(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Unchanged: true},
-	// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
-	// that was lost, or a 503) answers the current status, as a repeated decision does.
-	{open(domain.WithdrawalCompleted), AdminComplete}:            {To: domain.WithdrawalCompleted, Unchanged: true},
-	{open(domain.WithdrawalRejected), AdminReject}:               {To: domain.WithdrawalRejected, Unchanged: true},
-	{paying(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
-	{paying(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
-	{paying(domain.WithdrawalProcessing), PayoutConfirmed}:       {To: domain.WithdrawalCompleted},
-	{paying(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: {To: domain.WithdrawalCompleted},
-	// An inactive operator is never paid: a payout not signed yet goes back to open.
-	{paying(domain.WithdrawalProcessing), PayoutStopped}:       {To: domain.WithdrawalProcessing},
-	{paying(domain.WithdrawalAwaitingApproval), PayoutStopped}: {To: domain.WithdrawalAwaitingApproval},
+		// While the payout is in flight, asking for it again answers the current status and pays
+		// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
+		// AWAITING_APPROVAL).
+		{paying(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Unchanged: true},
+		// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
+		// that was lost, or a 503) answers the current status, as a repeated decision does.
+		{open(domain.WithdrawalCompleted), AdminComplete}:            {To: domain.WithdrawalCompleted, Unchanged: true},
+		{open(domain.WithdrawalRejected), AdminReject}:               {To: domain.WithdrawalRejected, Unchanged: true},
+		{paying(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+		{paying(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+		{paying(domain.WithdrawalProcessing), PayoutConfirmed}:       {To: domain.WithdrawalCompleted},
+		{paying(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: {To: domain.WithdrawalCompleted},
+		// An inactive operator is never paid: a payout not signed yet goes back to open.
+		{paying(domain.WithdrawalProcessing), PayoutStopped}:       {To: domain.WithdrawalProcessing},
+		{paying(domain.WithdrawalAwaitingApproval), PayoutStopped}: {To: domain.WithdrawalAwaitingApproval},
 
-	// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
-	// took a withdrawal (PROCESSING), only the admin finishes it.
-	{open(domain.WithdrawalPending), Supersede}:              {To: domain.WithdrawalCancelled},
-	{open(domain.WithdrawalAwaitingApproval), Supersede}:     {To: domain.WithdrawalCancelled},
-	{open(domain.WithdrawalPending), CancelSession}:          {To: domain.WithdrawalCancelled},
-	{open(domain.WithdrawalAwaitingApproval), CancelSession}: {To: domain.WithdrawalCancelled},
-	{open(domain.WithdrawalPending), Expire}:                 {To: domain.WithdrawalExpired},
-	{open(domain.WithdrawalAwaitingApproval), Expire}:        {To: domain.WithdrawalExpired},
+		// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
+		// took a withdrawal (PROCESSING), only the admin finishes it.
+		{open(domain.WithdrawalPending), Supersede}:              {To: domain.WithdrawalCancelled},
+		{open(domain.WithdrawalAwaitingApproval), Supersede}:     {To: domain.WithdrawalCancelled},
+		{open(domain.WithdrawalPending), CancelSession}:          {To: domain.WithdrawalCancelled},
+		{open(domain.WithdrawalAwaitingApproval), CancelSession}: {To: domain.WithdrawalCancelled},
+		{open(domain.WithdrawalPending), Expire}:                 {To: domain.WithdrawalExpired},
+		{open(domain.WithdrawalAwaitingApproval), Expire}:        {To: domain.WithdrawalExpired},
+	}
 }
 
 // Reasons shared by several refused pairs.
@@ -143,32 +153,34 @@ const (
 )
 
 // refusals explain the refused pairs an admin or an operator can run into.
-var refusals = map[key]string{
-	{open(domain.WithdrawalPending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
-	{open(domain.WithdrawalPending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
-	{open(domain.WithdrawalProcessing), AdminProcess}:          "the withdrawal is already PROCESSING",
-	{open(domain.WithdrawalAwaitingApproval), AdminProcess}:    notProcessed,
-	{open(domain.WithdrawalAwaitingApproval), AdminComplete}:   notProcessed,
-	{open(domain.WithdrawalAwaitingApproval), AdminReject}:     notProcessed,
-	{open(domain.WithdrawalPending), OperatorApprove}:          decidedByAdmins,
-	{open(domain.WithdrawalPending), OperatorReject}:           decidedByAdmins,
-	{open(domain.WithdrawalProcessing), OperatorApprove}:       decidedByAdmins,
-	{open(domain.WithdrawalProcessing), OperatorReject}:        decidedByAdmins,
-	{open(domain.WithdrawalPending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
-	{open(domain.WithdrawalProcessing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
-	{open(domain.WithdrawalPending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
-	{open(domain.WithdrawalProcessing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
-	{open(domain.WithdrawalProcessing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
-	{open(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
+func refusals() map[key]string {
+	return map[key]string{
+		{open(domain.WithdrawalPending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
+		{open(domain.WithdrawalPending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
+		{open(domain.WithdrawalProcessing), AdminProcess}:          "the withdrawal is already PROCESSING",
+		{open(domain.WithdrawalAwaitingApproval), AdminProcess}:    notProcessed,
+		{open(domain.WithdrawalAwaitingApproval), AdminComplete}:   notProcessed,
+		{open(domain.WithdrawalAwaitingApproval), AdminReject}:     notProcessed,
+		{open(domain.WithdrawalPending), OperatorApprove}:          decidedByAdmins,
+		{open(domain.WithdrawalPending), OperatorReject}:           decidedByAdmins,
+		{open(domain.WithdrawalProcessing), OperatorApprove}:       decidedByAdmins,
+		{open(domain.WithdrawalProcessing), OperatorReject}:        decidedByAdmins,
+		{open(domain.WithdrawalPending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
+		{open(domain.WithdrawalProcessing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
+		{open(domain.WithdrawalPending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
+		{open(domain.WithdrawalProcessing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
+		{open(domain.WithdrawalProcessing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
+		{open(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
+	}
 }
 
 // Next applies the table: the outcome of action on a withdrawal in state from, or a
 // FAILED_PRECONDITION error saying why the action is not allowed now (nothing changes).
 func Next(from State, action Action) (Outcome, error) {
-	if o, ok := transitions[key{from, action}]; ok {
+	if o, ok := transitions()[key{from, action}]; ok {
 		return o, nil
 	}
-	if why, ok := refusals[key{from, action}]; ok {
+	if why, ok := refusals()[key{from, action}]; ok {
 		return Outcome{}, fault.New(fault.FailedPrecondition, "%s", why)
 	}
 	if from.Status.Final() {
@@ -185,8 +197,8 @@ func Next(from State, action Action) (Outcome, error) {
 // action can still be held or refused by its checks (caps, funds, an inactive operator).
 func Allowed(s State) []Action {
 	var out []Action
-	for _, a := range Actions {
-		if o, ok := transitions[key{s, a}]; ok && !o.Unchanged {
+	for _, a := range Actions() {
+		if o, ok := transitions()[key{s, a}]; ok && !o.Unchanged {
 			out = append(out, a)
 		}
 	}

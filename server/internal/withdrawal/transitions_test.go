@@ -100,7 +100,7 @@ func TestTableInvariants(t *testing.T) {
 		states = append(states, open(s), paying(s))
 	}
 	for _, from := range states {
-		for _, a := range Actions {
+		for _, a := range Actions() {
 			o, err := Next(from, a)
 			if err != nil {
 				if o != (Outcome{}) {
@@ -129,8 +129,8 @@ func TestTableInvariants(t *testing.T) {
 		}
 	}
 	// Every pair in the table or the refusals uses known statuses and actions.
-	for k := range refusals {
-		if _, ok := transitions[k]; ok {
+	for k := range refusals() {
+		if _, ok := transitions()[k]; ok {
 			t.Errorf("%s + %s is both allowed and refused", k.from, k.action)
 		}
 	}
@@ -140,15 +140,15 @@ func TestTableInvariants(t *testing.T) {
 // takes it and it changes something, and a withdrawal whose payout is queued allows nothing
 // but the payout's own end (the panel offers no COMPLETED or REJECTED then).
 func TestAllowed(t *testing.T) {
-	for k := range transitions {
-		if !slices.Contains(Actions, k.action) {
+	for k := range transitions() {
+		if !slices.Contains(Actions(), k.action) {
 			t.Errorf("%s is in the table but not in Actions", k.action)
 		}
 	}
 	for _, s := range domain.WithdrawalStatuses() {
 		for _, from := range []State{open(s), paying(s)} {
 			allowed := Allowed(from)
-			for _, a := range Actions {
+			for _, a := range Actions() {
 				o, err := Next(from, a)
 				if want := err == nil && !o.Unchanged; slices.Contains(allowed, a) != want {
 					t.Errorf("%s: %s allowed = %v; Next says %+v, %v", from, a, !want, o, err)
