@@ -34,7 +34,9 @@ const (
 )
 
 // EmailChanges lists the email outcomes.
-var EmailChanges = []EmailChange{EmailSet, EmailUpdated, EmailUnchanged}
+func EmailChanges() []EmailChange {
+	return []EmailChange{EmailSet, EmailUpdated, EmailUnchanged}
+}
 
 // Created is a Create's result.
 type Created struct {

@@ -16,7 +16,9 @@ const (
 )
 
 // SessionKinds lists every session kind.
-var SessionKinds = []SessionKind{SessionDeposit, SessionWithdraw}
+func SessionKinds() []SessionKind {
+	return []SessionKind{SessionDeposit, SessionWithdraw}
+}
 
 // SessionStatus is a session's status. It is not stored: it follows from cancelled_at and
 // expires_at (Session.StatusAt); the session package's transition table

@@ -13,7 +13,9 @@ const (
 )
 
 // EventTypes lists every event type.
-var EventTypes = []EventType{EventDeposit, EventWithdrawRequest, EventWithdrawComplete}
+func EventTypes() []EventType {
+	return []EventType{EventDeposit, EventWithdrawRequest, EventWithdrawComplete}
+}
 
 // DeliveryState is where a webhook event's delivery is (webhook_events.state). The webhook
 // package's transition table (webhook/transitions.go) says which changes are allowed.

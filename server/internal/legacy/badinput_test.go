@@ -143,7 +143,7 @@ func sessionRows() []badRow {
 	}
 	// Well-formed, but without a rate: a deposit could never be valued.
 	for _, c := range []string{"JPY", "XYZ", "jpy"} {
-		with(fmt.Sprintf("currency/unpriced_%s", c), map[string]any{"platformFiatCurrency": c}, "platformFiatCurrency",
+		with("currency/unpriced_"+c, map[string]any{"platformFiatCurrency": c}, "platformFiatCurrency",
 			strings.ToUpper(c)+" has no exchange rate here; supported currencies: EUR, GBP, USD")
 	}
 	for _, l := range []string{"english!", "e", "en US", "en-", strings.Repeat("a", 36)} {
@@ -337,6 +337,7 @@ func truncate(b []byte) string {
 // acceptedVariants checks the near misses of the bad-input table that must be accepted: the
 // decoder is strict, not fussy.
 func acceptedVariants(t *testing.T, env *apptest.Env, key string) {
+	t.Helper()
 	someID := "7a8b9c0d-1111-4222-8333-444455556666"
 	rows := []struct {
 		name        string
@@ -374,6 +375,7 @@ func acceptedVariants(t *testing.T, env *apptest.Env, key string) {
 // conflictWritesNothing: a CONFLICT on a reused operatorReference must not register the (new)
 // user as a depositor either.
 func conflictWritesNothing(t *testing.T, env *apptest.Env, key string) {
+	t.Helper()
 	openSession(t, env, key, "withdraw", map[string]any{"operatorReference": "ref-1"})
 	before := env.Count(t, "depositors")
 	res := send(t, env, request{method: "POST", path: "/session/deposit", bearer: key,
@@ -389,6 +391,7 @@ func conflictWritesNothing(t *testing.T, env *apptest.Env, key string) {
 // unrepresentableText: text PostgreSQL cannot store (NUL, invalid UTF-8) in fields
 // without a control-character rule must be INVALID_ARGUMENT, not INTERNAL.
 func unrepresentableText(t *testing.T, env *apptest.Env, key string) {
+	t.Helper()
 	for _, r := range []request{
 		{method: "GET", path: "/depositor/%00/check", bearer: key},
 		{method: "GET", path: "/depositor/%FF/check", bearer: key},

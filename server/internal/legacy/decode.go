@@ -27,8 +27,7 @@ import (
 // optional allows an empty body.
 func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...string) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, rpc.MaxRequestBytes))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
+	if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return fault.New(fault.PayloadTooLarge, "request body exceeds %d bytes", tooBig.Limit)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -81,7 +80,10 @@ func decodeObject(body []byte, m protoreflect.Message, excluded []string) error 
 		if err != nil {
 			return syntaxError(body)
 		}
-		name := tok.(string) // object keys are always strings
+		name, ok := tok.(string) // object keys are always strings
+		if !ok {
+			return syntaxError(body)
+		}
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			return syntaxError(body)
@@ -173,14 +175,17 @@ func assign(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) erro
 		if err != nil {
 			return err
 		}
-		if i < 0 || (i > math.MaxUint32 && (fd.Kind() == protoreflect.Uint32Kind || fd.Kind() == protoreflect.Fixed32Kind)) {
+		if i < 0 {
 			return errors.New("is out of range")
 		}
 		if fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind {
 			value = protoreflect.ValueOfUint64(uint64(i))
-		} else {
-			value = protoreflect.ValueOfUint32(uint32(i))
+			break
 		}
+		if i > math.MaxUint32 {
+			return errors.New("is out of range")
+		}
+		value = protoreflect.ValueOfUint32(uint32(i))
 	case protoreflect.EnumKind:
 		s, ok := v.(string)
 		if !ok {

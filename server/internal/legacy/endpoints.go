@@ -113,6 +113,7 @@ func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error 
 	}
 	writeSuccess(w, message, struct {
 		depositorData
+
 		Created     bool   `json:"created"`
 		EmailChange string `json:"emailChange"`
 	}{depositorJSON(res.Depositor), res.Created, emailChange})
@@ -133,8 +134,8 @@ func (h *Handler) checkDepositor(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	type checkData struct {
-		Exists bool `json:"exists"`
-		depositorData
+		Exists        bool `json:"exists"`
+		depositorData      //nolint:embeddedstructfieldcheck // "exists" leads the JSON object (the golden files pin the wire order)
 	}
 	if !res.Exists {
 		writeSuccess(w, "Depositor not found", checkData{Exists: false, depositorData: depositorData{ExternalUserID: req.ExternalUserId}})

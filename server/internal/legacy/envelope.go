@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 
@@ -57,9 +58,7 @@ func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, er
 	if fe.Field != "" {
 		data["field"] = fe.Field
 	}
-	for k, v := range fe.Details {
-		data[k] = v
-	}
+	maps.Copy(data, fe.Details)
 	if fe.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
 	}

@@ -42,24 +42,7 @@ func checkDecode(t *testing.T, body []byte, msg proto.Message, excluded ...strin
 	err := decodeJSON(body, msg, excluded...)
 	input, inputOK := parseObject(body)
 	if err != nil {
-		var fe *fault.Error
-		if !errors.As(err, &fe) {
-			t.Fatalf("%s: error %T %v is not a *fault.Error", name, err, err)
-		}
-		if fe.Code != fault.InvalidArgument {
-			t.Fatalf("%s: error code %s, want INVALID_ARGUMENT: %v", name, fe.Code, err)
-		}
-		if fe.Message == "" {
-			t.Fatalf("%s: error without a message", name)
-		}
-		if fe.Field != "" {
-			if !strings.HasPrefix(fe.Message, fe.Field+": ") {
-				t.Fatalf("%s: message %q does not start with its field %q", name, fe.Message, fe.Field)
-			}
-			if _, ok := input[fe.Field]; !ok {
-				t.Fatalf("%s: error names field %q, which the input does not have", name, fe.Field)
-			}
-		}
+		checkDecodeError(t, name, err, input)
 		return
 	}
 
@@ -82,7 +65,7 @@ func checkDecode(t *testing.T, body []byte, msg proto.Message, excluded ...strin
 			t.Fatalf("%s: accepted unknown field %q (excluded %v)", name, key, excluded)
 		}
 	}
-	for i := 0; i < fields.Len(); i++ {
+	for i := range fields.Len() {
 		fd := fields.Get(i)
 		v, present := input[fd.JSONName()]
 		present = present && v != nil
@@ -125,6 +108,31 @@ func checkDecode(t *testing.T, body []byte, msg proto.Message, excluded ...strin
 	}
 }
 
+// checkDecodeError checks a refusal: an INVALID_ARGUMENT *fault.Error with a message, naming
+// (when it names one) a field of the input.
+func checkDecodeError(t *testing.T, name protoreflect.Name, err error, input map[string]any) {
+	t.Helper()
+	var fe *fault.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("%s: error %T %v is not a *fault.Error", name, err, err)
+	}
+	if fe.Code != fault.InvalidArgument {
+		t.Fatalf("%s: error code %s, want INVALID_ARGUMENT: %v", name, fe.Code, err)
+	}
+	if fe.Message == "" {
+		t.Fatalf("%s: error without a message", name)
+	}
+	if fe.Field == "" {
+		return
+	}
+	if !strings.HasPrefix(fe.Message, fe.Field+": ") {
+		t.Fatalf("%s: message %q does not start with its field %q", name, fe.Message, fe.Field)
+	}
+	if _, ok := input[fe.Field]; !ok {
+		t.Fatalf("%s: error names field %q, which the input does not have", name, fe.Field)
+	}
+}
+
 // parseObject parses body independently of the decoder: exactly one JSON object, nothing
 // but whitespace after it.
 func parseObject(body []byte) (map[string]any, bool) {
@@ -145,7 +153,7 @@ func parseObject(body []byte) (map[string]any, bool) {
 func TestDecodeJSONDeterministic(t *testing.T) {
 	body := []byte(`{"a":1,"b":2,"c":3,"amount":4}`)
 	first := decodeJSON(body, &cofferv1.CreateDepositSessionRequest{}).Error()
-	for i := 0; i < 100; i++ {
+	for range 100 {
 		if got := decodeJSON(body, &cofferv1.CreateDepositSessionRequest{}).Error(); got != first {
 			t.Fatalf("same body, different errors: %q and %q", first, got)
 		}

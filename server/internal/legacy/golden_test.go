@@ -141,7 +141,8 @@ func TestGolden(t *testing.T) {
 	// The operator's webhook receiver acknowledges everything (test webhooks are really sent).
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":0,"description":"received"}`))
+		// A failed write shows as the request's own failure, which the case checks.
+		_, _ = w.Write([]byte(`{"error":0,"description":"received"}`))
 	}))
 	t.Cleanup(receiver.Close)
 	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL})
@@ -162,7 +163,7 @@ func TestGolden(t *testing.T) {
 	// enabled to release withdrawals and one with a per-transaction cap below 25.00.
 	refuser := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"error":2,"description":"balance 3.10"}`))
+		_, _ = w.Write([]byte(`{"error":2,"description":"balance 3.10"}`))
 	}))
 	t.Cleanup(refuser.Close)
 	_, refuserKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &refuser.URL})
@@ -371,7 +372,8 @@ func TestGolden(t *testing.T) {
 			body: transferBody(processingSid)}},
 		{name: "withdraw_direct_transfer_rate_limited", req: request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)},
 			before: func(t *testing.T) {
-				for i := 0; i < withdrawal.SubmitLimit; i++ {
+				t.Helper()
+				for i := range withdrawal.SubmitLimit {
 					if res := send(t, env, request{method: "POST", path: "/withdraw/direct-transfer", body: transferBody(limitedSid)}); res.status != http.StatusOK {
 						t.Fatalf("submission %d: %d %s", i+1, res.status, res.body)
 					}
@@ -408,7 +410,10 @@ func TestGolden(t *testing.T) {
 
 		// GET /balances
 		{name: "balances_ok", req: request{method: "GET", path: "/balances", bearer: key},
-			before: func(t *testing.T) { env.Fund(t, op.ID, 1337, "USDT", "125.5") }},
+			before: func(t *testing.T) {
+				t.Helper()
+				env.Fund(t, op.ID, 1337, "USDT", "125.5")
+			}},
 		{name: "balances_sub_operator", req: request{method: "GET", path: "/balances?operatorId=" + child.ID, bearer: key}},
 		{name: "balances_not_found_other_operator", req: request{method: "GET", path: "/balances?operatorId=" + op.ID, bearer: otherKey}},
 		{name: "balances_invalid_operator_id", req: request{method: "GET", path: "/balances?operatorId=42", bearer: key}},
@@ -431,7 +436,8 @@ func TestGolden(t *testing.T) {
 		{name: "admin_login_rate_limited", req: request{method: "POST", path: "/admin/login",
 			body: `{"email":"` + throttledEmail + `","password":"wrong"}`},
 			before: func(t *testing.T) {
-				for i := 0; i < 10; i++ {
+				t.Helper()
+				for i := range 10 {
 					res := send(t, env, request{method: "POST", path: "/admin/login", body: `{"email":"` + throttledEmail + `","password":"wrong"}`})
 					if res.status != http.StatusUnauthorized {
 						t.Fatalf("failed login %d: %d %s", i+1, res.status, res.body)
@@ -464,7 +470,10 @@ func TestGolden(t *testing.T) {
 		{name: "admin_withdrawal_status_completed_short_of_funds", req: request{method: "PATCH",
 			path: "/admin/withdrawals/" + processingWd + "/status", bearer: adminToken, body: `{"status":"COMPLETED","adminNote":"pay"}`},
 			before: func(t *testing.T) {
-				env.Pool.Exec(context.Background(), `UPDATE withdrawals SET crypto_amount = 250000000 WHERE id = $1`, processingWd)
+				t.Helper()
+				if _, err := env.Pool.Exec(t.Context(), `UPDATE withdrawals SET crypto_amount = 250000000 WHERE id = $1`, processingWd); err != nil {
+					t.Fatal(err)
+				}
 			}},
 		{name: "admin_withdrawal_status_completed_inactive_operator", req: request{method: "PATCH",
 			path: "/admin/withdrawals/" + inactiveWd + "/status", bearer: adminToken, body: `{"status":"COMPLETED","adminNote":"pay"}`}},
@@ -551,12 +560,17 @@ func TestGolden(t *testing.T) {
 	t.Run("enum_messages", func(t *testing.T) { enumMessages(t, env, adminToken) })
 }
 
-type sessionJSON struct{ URL, SessionRef string }
+type sessionJSON struct {
+	URL        string `json:"url"`
+	SessionRef string `json:"sessionRef"`
+}
 
 // sessionOf decodes a session response's data.
 func sessionOf(t *testing.T, res response) sessionJSON {
 	t.Helper()
-	var out struct{ Data sessionJSON }
+	var out struct {
+		Data sessionJSON `json:"data"`
+	}
 	if err := json.Unmarshal(res.body, &out); err != nil {
 		t.Fatalf("%v: %s", err, res.body)
 	}
@@ -588,8 +602,8 @@ func checkEnvelopeShape(t *testing.T, req request, res response) {
 		return
 	}
 	env, data := decodeEnvelope(t, res)
-	switch {
-	case res.status == http.StatusOK:
+	switch res.status {
+	case http.StatusOK:
 		if env.Status != "success" || env.Message == "" {
 			t.Errorf("success envelope: %s", res.body)
 		}
@@ -621,6 +635,7 @@ func checkEnvelopeShape(t *testing.T, req request, res response) {
 // chainCacheControl: GET /chain is public and changes only with the chains file; its
 // handler asks for public caching.
 func chainCacheControl(t *testing.T, env *apptest.Env) {
+	t.Helper()
 	res := send(t, env, request{method: "GET", path: "/chain"})
 	if got := res.header.Get("Cache-Control"); got != "public, max-age=60" {
 		t.Errorf("Cache-Control %q, want %q", got, "public, max-age=60")
@@ -630,6 +645,7 @@ func chainCacheControl(t *testing.T, env *apptest.Env) {
 // enumMessages: a refused enum value is explained with the spec's names, not protobuf
 // numbers.
 func enumMessages(t *testing.T, env *apptest.Env, adminToken string) {
+	t.Helper()
 	res := send(t, env, request{method: "PATCH", path: "/admin/withdrawals/" + someUUID + "/status", bearer: adminToken, body: `{"status":"PENDING"}`})
 	msg, _ := decodeEnvelope(t, res)
 	for _, name := range []string{"PROCESSING", "COMPLETED", "REJECTED"} {

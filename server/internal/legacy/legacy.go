@@ -67,6 +67,7 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 
 type statusWriter struct {
 	http.ResponseWriter
+
 	status int
 }
 

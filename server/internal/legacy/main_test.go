@@ -46,7 +46,7 @@ func send(t testing.TB, env *apptest.Env, r request) response {
 	if r.body != "" {
 		body = strings.NewReader(r.body)
 	}
-	req, err := http.NewRequest(r.method, env.URL+r.path, body)
+	req, err := http.NewRequestWithContext(t.Context(), r.method, env.URL+r.path, body)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 		PageToken: q.Get("pageToken")}
 	statuses := enumNames(cofferv1.WithdrawalStatus(0).Descriptor())
 	for _, raw := range q["status"] {
-		for _, s := range strings.Split(raw, ",") {
+		for s := range strings.SplitSeq(raw, ",") {
 			s = strings.ToUpper(strings.TrimSpace(s))
 			if !slices.Contains(statuses, s) {
 				return nil, fault.Invalid("status", "must be one of %s", strings.Join(statuses, ", "))
@@ -95,7 +95,7 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 		}
 	}
 	if raw := q.Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
+		n, err := strconv.ParseInt(raw, 10, 32)
 		if err != nil || n < 1 || n > 200 {
 			return nil, fault.Invalid("limit", "must be an integer from 1 to 200")
 		}

@@ -112,7 +112,7 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses.domains(req.GetStatuses()),
+	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses().domains(req.GetStatuses()),
 		Limit: int(req.GetPageSize())}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
@@ -162,11 +162,11 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 		} else {
 			note = t.Action + ": " + note
 		}
-		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatuses.proto(t.From),
-			ToStatus: withdrawalStatuses.proto(t.To), Actor: string(t.Actor), ActorDisplay: emails[t.Actor], Note: note, CreatedAt: ts(t.At)})
+		res.History = append(res.History, &cofferv1.WithdrawalAuditEntry{FromStatus: withdrawalStatuses().proto(t.From),
+			ToStatus: withdrawalStatuses().proto(t.To), Actor: string(t.Actor), ActorDisplay: emails[t.Actor], Note: note, CreatedAt: ts(t.At)})
 	}
 	// The admin's among the actions the transition table allows now.
-	res.AllowedActions = adminActions.protos(withdrawal.Allowed(withdrawal.StateOf(w)))
+	res.AllowedActions = adminActions().protos(withdrawal.Allowed(withdrawal.StateOf(w)))
 	return res, nil
 }
 
@@ -176,7 +176,7 @@ func (s *AdminServer) UpdateWithdrawalStatus(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope(), req.GetWithdrawRequestId(), withdrawalStatuses.domain(req.GetStatus()),
+	w, err := s.Withdrawals.AdminStatus(ctx, a.Scope(), req.GetWithdrawRequestId(), withdrawalStatuses().domain(req.GetStatus()),
 		domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
@@ -191,13 +191,13 @@ func (s *AdminServer) OverrideDecision(ctx context.Context, req *cofferv1.Overri
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Withdrawals.Decide(ctx, a.Scope(), req.GetWithdrawRequestId(), adminDecisions.domain(req.GetDecision()),
+	d, err := s.Withdrawals.Decide(ctx, a.Scope(), req.GetWithdrawRequestId(), adminDecisions().domain(req.GetDecision()),
 		domain.AdminActor(a.ID), req.GetAdminNote())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.OverrideDecisionResponse{WithdrawStatus: withdrawalStatuses.proto(d.Withdrawal.Status),
-		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons.proto(d.Held)}, nil
+	return &cofferv1.OverrideDecisionResponse{WithdrawStatus: withdrawalStatuses().proto(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons().proto(d.Held)}, nil
 }
 
 // ListDeposits pages through the deposits in the admin's scope.
@@ -206,7 +206,7 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses.domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
+	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses().domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
 	if req.GetOperatorId() != "" {
 		f.OperatorIDs = []string{req.GetOperatorId()}
 	}

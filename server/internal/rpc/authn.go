@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -105,10 +106,8 @@ func newAuthInterceptor(check func(context.Context, http.Header) (context.Contex
 }
 
 func (i authInterceptor) authenticate(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
-	for _, p := range i.public {
-		if procedure == p {
-			return ctx, nil
-		}
+	if slices.Contains(i.public, procedure) {
+		return ctx, nil
 	}
 	return i.check(ctx, h)
 }

@@ -22,7 +22,7 @@ func operatorProto(o domain.Operator, keyPrefixes []string) *cofferv1.Operator {
 		Name:            o.Name,
 		ParentId:        o.ParentID,
 		WebhookUrl:      o.WebhookURL,
-		ApprovalMode:    approvalModes.proto(o.ApprovalMode),
+		ApprovalMode:    approvalModes().proto(o.ApprovalMode),
 		ApprovalEnabled: o.ApprovalEnabled,
 		FiatCurrency:    o.FiatCurrency,
 		RedirectUrl:     o.RedirectURL,
@@ -58,7 +58,7 @@ func operatorSettings(s *cofferv1.OperatorSettings) domain.OperatorSettings {
 		Active:          s.Active,
 	}
 	if s.ApprovalMode != nil {
-		if m := approvalModes.domain(*s.ApprovalMode); m != "" {
+		if m := approvalModes().domain(*s.ApprovalMode); m != "" {
 			out.ApprovalMode = &m
 		}
 	}
@@ -90,9 +90,9 @@ func themeStyle(s *cofferv1.ThemeStyle) domain.ThemeStyle {
 func depositProto(d domain.Deposit) *cofferv1.Deposit {
 	p := &cofferv1.Deposit{
 		DepositId: d.ID, OperatorId: d.OperatorID, ExternalUserId: d.ExternalUserID, SessionRef: d.SessionRef,
-		Status: depositStatuses.proto(d.Status), Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
+		Status: depositStatuses().proto(d.Status), Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
 		ContractAddress: d.ContractAddress, TransactionHash: d.TxHash, LogIndex: d.LogIndex, Address: d.Address,
-		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: int64(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
+		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: blockNumber(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
 		SweepTxHash: d.SweepTxHash, Treasury: d.Treasury,
 	}
 	if d.ContractAddress != "" {
@@ -111,7 +111,7 @@ func depositProto(d domain.Deposit) *cofferv1.Deposit {
 }
 
 func deliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
-	d := &cofferv1.WebhookDelivery{EventId: e.ID, OperatorId: e.OperatorID, EventType: webhookEventTypes.proto(e.EventType),
+	d := &cofferv1.WebhookDelivery{EventId: e.ID, OperatorId: e.OperatorID, EventType: webhookEventTypes().proto(e.EventType),
 		Url: e.LastURL, Attempts: e.Attempts, LastError: e.LastError, State: string(e.State), CreatedAt: ts(e.CreatedAt), Payload: e.Body}
 	if e.LastAttemptAt != nil {
 		d.LastAttemptAt = ts(*e.LastAttemptAt)
@@ -129,4 +129,10 @@ func deliveryProtos(list []domain.WebhookEvent) []*cofferv1.WebhookDelivery {
 
 func depositorProto(d domain.Depositor) *cofferv1.Depositor {
 	return &cofferv1.Depositor{ExternalUserId: d.ExternalUserID, Email: d.Email, DepositAddress: d.Address, CreatedAt: ts(d.CreatedAt)}
+}
+
+// blockNumber is a block number as the API answers it (int64). Coffer stores block numbers in
+// bigint columns, so every one it reads fits.
+func blockNumber(n uint64) int64 {
+	return int64(n) //nolint:gosec // G115: read from a bigint column, at most math.MaxInt64
 }

@@ -23,7 +23,7 @@ func (s *DepositorServer) CreateDepositor(ctx context.Context, req *cofferv1.Cre
 		return nil, err
 	}
 	return &cofferv1.CreateDepositorResponse{Depositor: depositorProto(c.Depositor), Created: c.Created,
-		EmailChange: emailChanges.proto(c.Email)}, nil
+		EmailChange: emailChanges().proto(c.Email)}, nil
 }
 
 // CheckDepositor tells whether a depositor exists.

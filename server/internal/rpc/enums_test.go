@@ -33,7 +33,7 @@ func checkEnum[D comparable, P ~int32](t *testing.T, e enum[D, P], values []D, d
 	if len(e.toProto) != len(values) {
 		t.Errorf("%s: the table has %d rows for %d domain values", name, len(e.toProto), len(values))
 	}
-	for i := 0; i < desc.Values().Len(); i++ {
+	for i := range desc.Values().Len() {
 		v := desc.Values().Get(i)
 		p := P(v.Number())
 		d := e.domain(p)
@@ -49,20 +49,20 @@ func checkEnum[D comparable, P ~int32](t *testing.T, e enum[D, P], values []D, d
 }
 
 func TestEnumTables(t *testing.T) {
-	checkEnum(t, approvalModes, domain.ApprovalModes(), cofferv1.ApprovalMode(0).Descriptor())
-	checkEnum(t, sessionKinds, domain.SessionKinds, cofferv1.SessionKind(0).Descriptor())
-	checkEnum(t, sessionStatuses, domain.SessionStatuses(), cofferv1.SessionStatus(0).Descriptor())
-	checkEnum(t, depositStatuses, domain.DepositStatuses(), cofferv1.DepositStatus(0).Descriptor())
+	checkEnum(t, approvalModes(), domain.ApprovalModes(), cofferv1.ApprovalMode(0).Descriptor())
+	checkEnum(t, sessionKinds(), domain.SessionKinds(), cofferv1.SessionKind(0).Descriptor())
+	checkEnum(t, sessionStatuses(), domain.SessionStatuses(), cofferv1.SessionStatus(0).Descriptor())
+	checkEnum(t, depositStatuses(), domain.DepositStatuses(), cofferv1.DepositStatus(0).Descriptor())
 	// ReorgOpen (not resolved) is the zero value: UNSPECIFIED.
 	resolutions := slices.DeleteFunc(slices.Clone(domain.ReorgResolutions()), func(r domain.ReorgResolution) bool { return r == domain.ReorgOpen })
-	checkEnum(t, reorgResolutions, resolutions, cofferv1.ReorgResolution(0).Descriptor())
-	checkEnum(t, withdrawalStatuses, domain.WithdrawalStatuses(), cofferv1.WithdrawalStatus(0).Descriptor())
-	checkEnum(t, withdrawalTypes, withdrawal.Types(), cofferv1.WithdrawalType(0).Descriptor())
-	checkEnum(t, heldReasons, withdrawal.HeldReasons(), cofferv1.HeldReason(0).Descriptor())
-	checkEnum(t, operatorDecisions, []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.OperatorReject}, cofferv1.Decision(0).Descriptor())
-	checkEnum(t, adminDecisions, []withdrawal.Action{withdrawal.AdminApprove, withdrawal.AdminDeny}, cofferv1.Decision(0).Descriptor())
-	checkEnum(t, webhookEventTypes, domain.EventTypes, cofferv1.WebhookEventType(0).Descriptor())
-	checkEnum(t, emailChanges, depositor.EmailChanges, cofferv1.EmailChange(0).Descriptor())
+	checkEnum(t, reorgResolutions(), resolutions, cofferv1.ReorgResolution(0).Descriptor())
+	checkEnum(t, withdrawalStatuses(), domain.WithdrawalStatuses(), cofferv1.WithdrawalStatus(0).Descriptor())
+	checkEnum(t, withdrawalTypes(), withdrawal.Types(), cofferv1.WithdrawalType(0).Descriptor())
+	checkEnum(t, heldReasons(), withdrawal.HeldReasons(), cofferv1.HeldReason(0).Descriptor())
+	checkEnum(t, operatorDecisions(), []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.OperatorReject}, cofferv1.Decision(0).Descriptor())
+	checkEnum(t, adminDecisions(), []withdrawal.Action{withdrawal.AdminApprove, withdrawal.AdminDeny}, cofferv1.Decision(0).Descriptor())
+	checkEnum(t, webhookEventTypes(), domain.EventTypes(), cofferv1.WebhookEventType(0).Descriptor())
+	checkEnum(t, emailChanges(), depositor.EmailChanges(), cofferv1.EmailChange(0).Descriptor())
 
 	// Every admin action of the transition table, and only those, is an AdminWithdrawalAction.
 	var admins []withdrawal.Action
@@ -71,21 +71,21 @@ func TestEnumTables(t *testing.T) {
 			admins = append(admins, a)
 		}
 	}
-	checkEnum(t, adminActions, admins, cofferv1.AdminWithdrawalAction(0).Descriptor())
+	checkEnum(t, adminActions(), admins, cofferv1.AdminWithdrawalAction(0).Descriptor())
 }
 
 // TestEnumFilters: a filter keeps the values the table names, in order, and is never nil (an
 // empty filter means any value).
 func TestEnumFilters(t *testing.T) {
-	got := withdrawalStatuses.domains([]cofferv1.WithdrawalStatus{cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_EXPIRED, 0, 99,
+	got := withdrawalStatuses().domains([]cofferv1.WithdrawalStatus{cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_EXPIRED, 0, 99,
 		cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PENDING})
 	if !slices.Equal(got, []domain.WithdrawalStatus{domain.WithdrawalExpired, domain.WithdrawalPending}) {
 		t.Errorf("domains = %v", got)
 	}
-	if got := depositStatuses.domains(nil); got == nil || len(got) != 0 {
+	if got := depositStatuses().domains(nil); got == nil || len(got) != 0 {
 		t.Errorf("domains(nil) = %#v; want empty, not nil", got)
 	}
-	acts := adminActions.protos([]withdrawal.Action{withdrawal.PayoutConfirmed, withdrawal.AdminComplete, withdrawal.Expire, withdrawal.AdminReject})
+	acts := adminActions().protos([]withdrawal.Action{withdrawal.PayoutConfirmed, withdrawal.AdminComplete, withdrawal.Expire, withdrawal.AdminReject})
 	if !slices.Equal(acts, []cofferv1.AdminWithdrawalAction{cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_COMPLETE,
 		cofferv1.AdminWithdrawalAction_ADMIN_WITHDRAWAL_ACTION_REJECT}) {
 		t.Errorf("protos = %v", acts)

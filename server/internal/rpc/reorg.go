@@ -11,10 +11,10 @@ import (
 
 // ReorgedProto is a reorged deposit as the API answers it (the CLI prints the same).
 func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
-	p := &cofferv1.ReorgedDeposit{ReorgId: r.ID, Deposit: depositProto(r.Deposit), ForkBlock: int64(r.ForkBlock),
-		BlockNumber: int64(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses.proto(r.PriorStatus),
-		ReversedAmount: r.Reversed.String(), DetectedAt: ts(r.DetectedAt), ReincludedBlock: int64(r.ReincludedBlock),
-		Resolution: reorgResolutions.proto(r.Resolution), ResolvedBy: string(r.ResolvedBy), Note: r.Note}
+	p := &cofferv1.ReorgedDeposit{ReorgId: r.ID, Deposit: depositProto(r.Deposit), ForkBlock: blockNumber(r.ForkBlock),
+		BlockNumber: blockNumber(r.BlockNumber), BlockHash: r.BlockHash, PriorStatus: depositStatuses().proto(r.PriorStatus),
+		ReversedAmount: r.Reversed.String(), DetectedAt: ts(r.DetectedAt), ReincludedBlock: blockNumber(r.ReincludedBlock),
+		Resolution: reorgResolutions().proto(r.Resolution), ResolvedBy: string(r.ResolvedBy), Note: r.Note}
 	if r.ResolvedAt != nil {
 		p.ResolvedAt = ts(*r.ResolvedAt)
 	}
@@ -48,7 +48,7 @@ func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListR
 // ResolveReorgedDeposit applies the service team's resolution.
 func (s *OpsServer) ResolveReorgedDeposit(ctx context.Context, req *cofferv1.ResolveReorgedDepositRequest) (*cofferv1.ResolveReorgedDepositResponse, error) {
 	r, err := s.Deposits.ResolveReorg(ctx, deposit.Resolution{DepositID: req.GetDepositId(),
-		Resolution: string(reorgResolutions.domain(req.GetResolution())), Note: req.GetNote(),
+		Resolution: string(reorgResolutions().domain(req.GetResolution())), Note: req.GetNote(),
 		Actor: domain.ServiceTeamActor("ops-api")})
 	if err != nil {
 		return nil, err

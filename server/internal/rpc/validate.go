@@ -12,18 +12,14 @@ import (
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
 
-var validator, validatorErr = protovalidate.New()
-
 // Validate checks a request against its protovalidate rules and reports the violations as
 // INVALID_ARGUMENT naming the fields by their JSON names ("amount: must be ...").
 func Validate(msg proto.Message) error {
-	if validatorErr != nil {
-		return fault.Wrap(validatorErr, "protovalidate")
-	}
 	if err := checkText(msg.ProtoReflect(), ""); err != nil {
 		return err
 	}
-	err := validator.Validate(msg)
+	// protovalidate's own validator is built once, on first use, and shared.
+	err := protovalidate.Validate(msg)
 	if err == nil {
 		return nil
 	}
@@ -48,7 +44,7 @@ func Validate(msg proto.Message) error {
 }
 
 func jsonPath(v *protovalidate.Violation) string {
-	var parts []string
+	parts := make([]string, 0, len(v.Proto.GetField().GetElements()))
 	for _, el := range v.Proto.GetField().GetElements() {
 		parts = append(parts, lowerCamel(el.GetFieldName()))
 	}

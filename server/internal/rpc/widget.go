@@ -42,8 +42,8 @@ func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionR
 	}
 	res := &cofferv1.GetSessionResponse{
 		Sid:          sess.ID,
-		Kind:         sessionKinds.proto(sess.Kind),
-		Status:       sessionStatuses.proto(sess.StatusAt(time.Now())),
+		Kind:         sessionKinds().proto(sess.Kind),
+		Status:       sessionStatuses().proto(sess.StatusAt(time.Now())),
 		Amount:       money.Fiat(sess.Amount),
 		FiatCurrency: sess.FiatCurrency,
 		Lang:         sess.Lang,
@@ -96,7 +96,7 @@ func (s *WidgetServer) progress(ctx context.Context, sessionID string) ([]*coffe
 	}
 	out := make([]*cofferv1.DepositProgress, 0, len(list))
 	for _, p := range list {
-		out = append(out, &cofferv1.DepositProgress{DepositId: p.ID, Status: depositStatuses.proto(p.Status), ChainId: p.ChainID,
+		out = append(out, &cofferv1.DepositProgress{DepositId: p.ID, Status: depositStatuses().proto(p.Status), ChainId: p.ChainID,
 			Currency: p.Currency, Amount: rates.FormatUnits(p.GrossAmount, p.Decimals), TransactionHash: p.TxHash,
 			Confirmations: p.Confirmations, RequiredConfirmations: p.Required})
 	}
@@ -177,11 +177,11 @@ func (s *WidgetServer) SubmitWithdrawal(ctx context.Context, req *cofferv1.Submi
 		return nil, err
 	}
 	w, err := s.Withdrawals.Submit(ctx, sess, withdrawal.Submission{Address: req.GetAddress(), Currency: req.GetCurrency(),
-		ChainID: req.GetChainId(), Type: withdrawalTypes.domain(req.GetType())})
+		ChainID: req.GetChainId(), Type: withdrawalTypes().domain(req.GetType())})
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.SubmitWithdrawalResponse{WithdrawRequestId: w.ID, Status: withdrawalStatuses.proto(w.Status),
+	return &cofferv1.SubmitWithdrawalResponse{WithdrawRequestId: w.ID, Status: withdrawalStatuses().proto(w.Status),
 		CryptoAmountSent: withdrawal.SentAmount(w)}, nil
 }
 
@@ -191,5 +191,5 @@ func (s *WidgetServer) CancelSession(ctx context.Context, req *cofferv1.CancelSe
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.CancelSessionResponse{Status: sessionStatuses.proto(status)}, nil
+	return &cofferv1.CancelSessionResponse{Status: sessionStatuses().proto(status)}, nil
 }

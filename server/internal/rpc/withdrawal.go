@@ -27,13 +27,13 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Withdrawals.Decide(ctx, scope, req.GetWithdrawRequestId(), operatorDecisions.domain(req.GetDecision()),
+	d, err := s.Withdrawals.Decide(ctx, scope, req.GetWithdrawRequestId(), operatorDecisions().domain(req.GetDecision()),
 		domain.OperatorActor(op.ID), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.DecideWithdrawalResponse{WithdrawRequestId: d.Withdrawal.ID, WithdrawStatus: withdrawalStatuses.proto(d.Withdrawal.Status),
-		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons.proto(d.Held)}, nil
+	return &cofferv1.DecideWithdrawalResponse{WithdrawRequestId: d.Withdrawal.ID, WithdrawStatus: withdrawalStatuses().proto(d.Withdrawal.Status),
+		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons().proto(d.Held)}, nil
 }
 
 // GetWithdrawal returns one of the operator's withdrawals.
@@ -55,9 +55,9 @@ func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {
 		OperatorId:         w.OperatorID,
 		SessionRef:         w.SessionRef,
 		ExternalUserId:     w.ExternalUserID,
-		Type:               withdrawalTypes.proto(w.Type),
-		Status:             withdrawalStatuses.proto(w.Status),
-		ApprovalMode:       approvalModes.proto(w.ApprovalMode),
+		Type:               withdrawalTypes().proto(w.Type),
+		Status:             withdrawalStatuses().proto(w.Status),
+		ApprovalMode:       approvalModes().proto(w.ApprovalMode),
 		Address:            w.Address,
 		ChainId:            w.ChainID,
 		CryptoCurrencyCode: w.Currency,
@@ -65,7 +65,7 @@ func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {
 		FiatAmount:         money.Fiat(w.FiatAmount),
 		CryptoAmountSent:   withdrawal.SentAmount(w),
 		SettlementTxHash:   w.SettlementTxHash,
-		HeldReason:         heldReasons.proto(withdrawal.HeldReason(w.HeldReason)),
+		HeldReason:         heldReasons().proto(withdrawal.HeldReason(w.HeldReason)),
 		AdminNote:          w.AdminNote,
 		RequestedAt:        ts(w.CreatedAt),
 		UpdatedAt:          ts(w.UpdatedAt),
