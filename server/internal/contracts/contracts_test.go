@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,6 +89,25 @@ func (e *env) mine(tx *types.Transaction, err error) *types.Receipt {
 		e.t.Fatalf("tx %s reverted", tx.Hash())
 	}
 	return r
+}
+
+// adjustTime moves the next block's time forward. The simulated node refuses while its
+// transaction pool still lists a transaction, and the pool forgets the ones the last Commit
+// mined only when it catches up with the new head, asynchronously: under load that can lag the
+// Commit, so this waits for it (bounded) instead of failing on a pool that is merely behind.
+func (e *env) adjustTime(d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := e.backend.AdjustTime(d)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "non-empty block") || time.Now().After(deadline) {
+			e.t.Fatalf("adjust time: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (e *env) deploy(from account, bin string, args []byte) common.Address {
@@ -289,9 +309,7 @@ func TestMockAggregator(t *testing.T) {
 		t.Fatalf("setAnswer by non-owner: %T", got)
 	}
 
-	if err := e.backend.AdjustTime(time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	e.adjustTime(time.Minute)
 	r := e.mine(bind.Transact(agg, e.opts(owner), ma.PackSetAnswer(big.NewInt(3100_00000000))))
 	blk, err := e.client.HeaderByHash(ctx, r.BlockHash)
 	if err != nil {
