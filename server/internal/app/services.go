@@ -161,6 +161,8 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	s.Operators.SetCurrencies(s.Prices)
 	sessions := cfg.Sessions
 	sessions.Currencies = s.Prices
+	// Cancelling a withdraw session cancels its open withdrawals in the same transaction.
+	sessions.Cascade = withdrawal.SessionCascade(cfg.Log)
 	s.Sessions = session.New(pool, sessions)
 	s.Webhooks = webhook.New(pool, s.Operators, webhook.Options{
 		Client: webhook.NewClient(webhook.ClientOptions{Reach: cfg.WebhookReach}), Log: cfg.Log, Jobs: s.Jobs})
@@ -184,8 +186,6 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
 	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
-	// Cancelling a withdraw session cancels its open withdrawals in the same transaction.
-	s.Sessions.SetCascade(s.Withdrawals.CancelSessionWithdrawals)
 	return s, nil
 }
 

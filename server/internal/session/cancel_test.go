@@ -12,7 +12,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
-	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -50,8 +49,7 @@ func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
 func TestCancelCascadesToWithdrawals(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t, 0)
-	withdrawals := withdrawal.New(withdrawal.Deps{Pool: f.pool, River: jobs.NewInserter()}, withdrawal.Config{})
-	f.sessions.SetCascade(withdrawals.CancelSessionWithdrawals)
+	f.sessions = session.New(f.pool, session.Config{Cascade: withdrawal.SessionCascade(nil)})
 
 	wd, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
 	if err != nil {
@@ -75,12 +73,12 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 		t.Fatal(err)
 	}
 	pending := f.withdrawal(t, again.Session, domain.WithdrawalAwaitingApproval)
-	f.sessions.SetCascade(func(ctx context.Context, tx pgx.Tx, sid string) error {
-		if err := withdrawals.CancelSessionWithdrawals(ctx, tx, sid); err != nil {
+	f.sessions = session.New(f.pool, session.Config{Cascade: func(ctx context.Context, tx pgx.Tx, sid string) error {
+		if err := withdrawal.SessionCascade(nil)(ctx, tx, sid); err != nil {
 			return err
 		}
 		return errors.New("crash after the cascade")
-	})
+	}})
 	if _, err := f.sessions.Cancel(ctx, again.Session.ID); !fault.Is(err, fault.Internal) {
 		t.Fatalf("failed cascade: %v, want INTERNAL", err)
 	}
@@ -92,7 +90,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 	}
 
 	// A deposit session has no withdrawals to cascade to; cancelling it never calls the cascade.
-	f.sessions.SetCascade(func(context.Context, pgx.Tx, string) error { return errors.New("called") })
+	f.sessions = session.New(f.pool, session.Config{Cascade: func(context.Context, pgx.Tx, string) error { return errors.New("called") }})
 	dep, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
 	if err != nil {
 		t.Fatal(err)

@@ -38,13 +38,16 @@ type Config struct {
 	// Currencies are the platform fiat currencies sessions may use: those with a rate (nil: USD
 	// only). A deposit in a currency without one could never be valued.
 	Currencies rates.FiatSet
+	// Cascade is what cancelling a withdraw session cancels with it, in the same transaction
+	// (withdrawal.SessionCascade). Nil only where no withdrawal can exist: then the periodic
+	// sweep is the only thing that cancels a cancelled session's withdrawals.
+	Cascade Cascade
 }
 
 // Service is the session service.
 type Service struct {
-	pool    *pgxpool.Pool
-	cfg     Config
-	cascade Cascade
+	pool *pgxpool.Pool
+	cfg  Config
 }
 
 // New returns the service.
@@ -271,12 +274,8 @@ func (s *Service) ForOperators(ctx context.Context, scope domain.Scope, sid stri
 }
 
 // Cascade cancels, in the transaction that cancels a withdraw session, what hangs off it:
-// its open withdrawals (withdrawal.Service.CancelSessionWithdrawals).
+// its open withdrawals (withdrawal.SessionCascade).
 type Cascade func(ctx context.Context, tx pgx.Tx, sessionID string) error
-
-// SetCascade sets what cancelling a withdraw session cancels with it (the withdrawal service
-// is built after this one). Unset, only the periodic sweep cancels those withdrawals.
-func (s *Service) SetCascade(c Cascade) { s.cascade = c }
 
 // Cancel records that the user cancelled the session and, for a withdraw session, cancels its
 // open withdrawals in the same transaction. Cancelling twice is harmless (the withdrawals are
@@ -293,7 +292,7 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 	}
 	// A withdraw session's withdrawals are looked at again even when the session is no longer
 	// open (a cancel repeated after a crash between the two).
-	cascades := sess.Kind == Withdraw && s.cascade != nil
+	cascades := sess.Kind == Withdraw && s.cfg.Cascade != nil
 	if to == status && !cascades {
 		return status, nil // not open: nothing changes
 	}
@@ -312,7 +311,7 @@ func (s *Service) Cancel(ctx context.Context, sid string) (domain.SessionStatus,
 		if !cascades {
 			return nil
 		}
-		return s.cascade(ctx, tx, sid)
+		return s.cfg.Cascade(ctx, tx, sid)
 	})
 	if err != nil {
 		if fe, ok := errors.AsType[*fault.Error](err); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -110,8 +111,25 @@ func (s *Service) SessionCancelled(ctx context.Context, sessionID string) error 
 }
 
 // CancelSessionWithdrawals cancels the open withdrawals of a cancelled session in the caller's
-// transaction (session.Cascade). One acted on meanwhile (an APPROVE queued its payout) goes on.
+// transaction (SessionCascade). One acted on meanwhile (an APPROVE queued its payout) goes on.
 func (s *Service) CancelSessionWithdrawals(ctx context.Context, tx pgx.Tx, sessionID string) error {
+	return cancelSessionWithdrawals(ctx, tx, s.log, sessionID)
+}
+
+// SessionCascade is what cancelling a withdraw session cancels with it, in the session's
+// transaction (session.Config.Cascade): its open withdrawals. It needs no Service, so the
+// session service gets it at construction, before the withdrawal service exists.
+func SessionCascade(log *slog.Logger) func(ctx context.Context, tx pgx.Tx, sessionID string) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("component", "withdrawal")
+	return func(ctx context.Context, tx pgx.Tx, sessionID string) error {
+		return cancelSessionWithdrawals(ctx, tx, log, sessionID)
+	}
+}
+
+func cancelSessionWithdrawals(ctx context.Context, tx pgx.Tx, log *slog.Logger, sessionID string) error {
 	err := func() error {
 		if err := store.New(tx).LockSession(ctx, sessionID); err != nil {
 			return err
@@ -124,7 +142,7 @@ func (s *Service) CancelSessionWithdrawals(ctx context.Context, tx pgx.Tx, sessi
 			_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: CancelSession, Actor: domain.User, Note: "session cancelled"})
 			if fault.Is(err, fault.FailedPrecondition) {
 				// Acted on meanwhile (an APPROVE queued its payout): that decision stands.
-				s.log.InfoContext(ctx, "session cancelled after its withdrawal was acted on; the withdrawal goes on",
+				log.InfoContext(ctx, "session cancelled after its withdrawal was acted on; the withdrawal goes on",
 					"withdrawal", id, "session", sessionID)
 				continue
 			}
