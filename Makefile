@@ -45,6 +45,7 @@ run: postgres
 # server wrote to sdk/testdata.
 test: postgres geth npm chromium
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
+	cd sdk/go && $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
 
 # Every package's tests, COPIES (3) copies of each at once while busy loops saturate the CPUs:
@@ -143,6 +144,7 @@ chromium:
 # --- generation --------------------------------------------------------------------------
 
 gen: tools npm $(PROTOVALIDATE_PROTO)
+	rm -rf gen/go/coffer gen/ts
 	$(BUF) generate
 	ABIGEN=$(TOOLS)/abigen server/internal/contracts/generate.sh
 	$(TOOLS)/sqlc generate -f server/internal/store/dbsqlc/sqlc.yaml
@@ -170,6 +172,7 @@ lint: tools $(PROTOVALIDATE_PROTO)
 	$(BUF) lint
 	$(GO) vet ./...
 	$(TOOLS)/golangci-lint run --modules-download-mode=readonly ./...
+	cd sdk/go && $(GO) vet ./... && $(TOOLS)/golangci-lint run --modules-download-mode=readonly ./...
 	@bad=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$bad" ]; then echo "gofmt:"; echo "$$bad"; exit 1; fi
 
 # --- benchmarks --------------------------------------------------------------------------

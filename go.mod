@@ -3,7 +3,6 @@ module github.com/cofferhq/coffer
 go 1.26.8
 
 require (
-	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.12-20260825204119-511051f7f437.1
 	buf.build/go/protovalidate v1.4.0
 	connectrpc.com/connect v1.21.1
 	connectrpc.com/grpcreflect v1.3.1
@@ -27,6 +26,8 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
+
+require buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.12-20260825204119-511051f7f437.1 // indirect
 
 require (
 	cel.dev/cel-go v0.32.0 // indirect
@@ -83,6 +84,8 @@ require (
 	github.com/cockroachdb/redact v1.1.5 // indirect
 	github.com/cockroachdb/swiss v0.0.0-20260820225851-333444432258 // indirect
 	github.com/cockroachdb/tokenbucket v0.0.0-20230807174530-cc333fc44b06 // indirect
+	github.com/cofferhq/coffer/gen/go v0.1.0
+	github.com/cofferhq/coffer/sdk/go v0.1.0
 	github.com/consensys/gnark-crypto v0.18.1 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.5 // indirect
 	github.com/crate-crypto/go-eth-kzg v1.5.0 // indirect
@@ -193,4 +196,11 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260904194346-d0f1323225a4 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
+)
+
+// The generated API code and the Go SDK are modules of their own (operators import them without
+// the server's dependencies); the server builds against the copies in this repository.
+replace (
+	github.com/cofferhq/coffer/gen/go => ./gen/go
+	github.com/cofferhq/coffer/sdk/go => ./sdk/go
 )

@@ -1,20 +1,22 @@
 // Package coffer is the Go SDK for Coffer operators: Connect clients for the operator API
-// (sessions, depositors, withdrawals, chains), authenticated with the operator key.
+// (sessions, depositors, withdrawals, chains, balances), authenticated with the operator key.
 //
 //	c := coffer.New("https://pay.example.com", os.Getenv("COFFER_OPERATOR_KEY"))
 //	res, err := c.Sessions.CreateDepositSession(ctx, &cofferv1.CreateDepositSessionRequest{...})
 //
-// Errors are *connect.Error; ErrorCode returns Coffer's code ("SESSION_EXPIRED", ...).
+// Calls time out after DefaultTimeout, and calls that are safe to repeat (reads, declared
+// NO_SIDE_EFFECTS or IDEMPOTENT in the API) are retried on UNAVAILABLE with backoff, honouring
+// Retry-After. Errors are *connect.Error; ErrorCode returns Coffer's code (CodeSessionExpired,
+// ...) and ErrorField the request field it names.
 package coffer
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 )
@@ -25,17 +27,23 @@ type Client struct {
 	Depositors  cofferv1connect.DepositorServiceClient
 	Withdrawals cofferv1connect.WithdrawalServiceClient
 	Chains      cofferv1connect.ChainServiceClient
+	Balances    cofferv1connect.BalanceServiceClient
 }
+
+// DefaultTimeout bounds a call made through a client New built without WithHTTPClient.
+const DefaultTimeout = 30 * time.Second
 
 type config struct {
 	httpClient connect.HTTPClient
 	options    []connect.ClientOption
+	retry      RetryPolicy
 }
 
 // Option configures New.
 type Option func(*config)
 
-// WithHTTPClient replaces http.DefaultClient (for timeouts, proxies, TLS settings).
+// WithHTTPClient replaces the default client (an http.Client with DefaultTimeout), for
+// proxies, TLS settings or another timeout.
 func WithHTTPClient(c connect.HTTPClient) Option { return func(cfg *config) { cfg.httpClient = c } }
 
 // WithClientOptions passes connect options through, e.g. connect.WithGRPC().
@@ -46,17 +54,18 @@ func WithClientOptions(opts ...connect.ClientOption) Option {
 // New returns clients for baseURL (e.g. "https://pay.example.com") that send the operator key
 // as a Bearer credential on every call.
 func New(baseURL, operatorKey string, opts ...Option) *Client {
-	cfg := &config{httpClient: http.DefaultClient}
+	cfg := &config{httpClient: &http.Client{Timeout: DefaultTimeout}, retry: DefaultRetryPolicy()}
 	for _, o := range opts {
 		o(cfg)
 	}
 	baseURL = strings.TrimRight(baseURL, "/")
-	options := append([]connect.ClientOption{connect.WithInterceptors(bearer(operatorKey))}, cfg.options...)
+	options := append([]connect.ClientOption{connect.WithInterceptors(bearer(operatorKey), retrier{cfg.retry})}, cfg.options...)
 	return &Client{
 		Sessions:    cofferv1connect.NewSessionServiceClient(cfg.httpClient, baseURL, options...),
 		Depositors:  cofferv1connect.NewDepositorServiceClient(cfg.httpClient, baseURL, options...),
 		Withdrawals: cofferv1connect.NewWithdrawalServiceClient(cfg.httpClient, baseURL, options...),
 		Chains:      cofferv1connect.NewChainServiceClient(cfg.httpClient, baseURL, options...),
+		Balances:    cofferv1connect.NewBalanceServiceClient(cfg.httpClient, baseURL, options...),
 	}
 }
 
@@ -67,20 +76,4 @@ func bearer(key string) connect.UnaryInterceptorFunc {
 			return next(ctx, req)
 		}
 	}
-}
-
-// ErrorCode returns Coffer's error code of a failed call ("INVALID_ARGUMENT",
-// "SESSION_EXPIRED", ...), or "" when err carries none.
-func ErrorCode(err error) string {
-	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return ""
-	}
-	for _, d := range ce.Details() {
-		v, derr := d.Value()
-		if info, ok := v.(*errdetails.ErrorInfo); ok && derr == nil && info.GetDomain() == "coffer.v1" {
-			return info.GetReason()
-		}
-	}
-	return ""
 }

@@ -38,7 +38,7 @@ func ExampleErrorCode() {
 		err.AddDetail(d)
 	}
 	switch coffer.ErrorCode(err) {
-	case "SESSION_EXPIRED":
+	case coffer.CodeSessionExpired:
 		fmt.Println("open a new session")
 	default:
 		fmt.Println("unexpected:", err)
@@ -47,4 +47,17 @@ func ExampleErrorCode() {
 	// Output:
 	// open a new session
 	// ""
+}
+
+// ErrorField names the request field an INVALID_ARGUMENT is about, in the API's spelling.
+func ExampleErrorField() {
+	err := connect.NewError(connect.CodeInvalidArgument, errors.New("amount must be a positive decimal"))
+	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Domain: coffer.ErrorDomain, Reason: "INVALID_ARGUMENT",
+		Metadata: map[string]string{"field": "amount"}}); derr == nil {
+		err.AddDetail(d)
+	}
+	if coffer.ErrorCode(err) == coffer.CodeInvalidArgument {
+		fmt.Println("fix the field:", coffer.ErrorField(err))
+	}
+	// Output: fix the field: amount
 }

@@ -1,7 +1,12 @@
 package webhook_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -57,4 +62,54 @@ func ExampleSign() {
 	sig := webhook.Sign([][]byte{[]byte("sk_new"), []byte("sk_old")}, "evt_1", at, []byte("event=DEPOSIT"))
 	fmt.Println(len(sig) > 0, sig[:3])
 	// Output: true v1,
+}
+
+// ConstructEvent verifies and parses in one call: nothing is parsed from a body whose
+// signature does not verify.
+func ExampleConstructEvent() {
+	key := []byte("sk_live_example")
+	body := []byte("event=WITHDRAW_COMPLETE&withdrawRequestId=5f0c&status=COMPLETED")
+	header := webhook.Headers([][]byte{key}, "evt_2", time.Now(), body) // what Coffer sends
+
+	msg, err := webhook.ConstructEvent(body, header, key, webhook.WithTolerance(time.Minute))
+	if err != nil {
+		fmt.Println("refused:", err)
+		return
+	}
+	fmt.Println(webhook.EventName(msg), msg.(*cofferv1.WithdrawCompleteEvent).GetWithdrawRequestId())
+	_, err = webhook.ConstructEvent(body, header, []byte("sk_other"))
+	fmt.Println(errors.Is(err, webhook.ErrSignature))
+	// Output:
+	// WITHDRAW_COMPLETE 5f0c
+	// true
+}
+
+// Handler is the operator's webhook endpoint: it verifies, parses and answers the JSON Coffer
+// expects. A synchronous WITHDRAW_REQUEST is approved with ReplyOK or denied with a code.
+func ExampleHandler() {
+	key := []byte("sk_live_example")
+	hook := webhook.Handler(key, func(_ context.Context, e webhook.Event) (webhook.Reply, error) {
+		if e.Test {
+			return webhook.OK("test received"), nil // no side effects for test events
+		}
+		switch m := e.Message.(type) {
+		case *cofferv1.DepositEvent:
+			// Credit m.GetAmountInDollar() once per m.GetIdempotencyKey().
+			return webhook.OK("credited"), nil
+		case *cofferv1.WithdrawRequestEvent:
+			if m.GetFiatAmount() == "" {
+				return webhook.Deny(webhook.ReplyAmountTooLow, ""), nil
+			}
+			return webhook.OK("approved"), nil
+		}
+		return webhook.OK("ignored"), nil
+	})
+
+	body := []byte("event=WITHDRAW_REQUEST&withdrawRequestId=5f0c")
+	req := httptest.NewRequest(http.MethodPost, "/coffer/webhook", bytes.NewReader(body))
+	req.Header = webhook.Headers([][]byte{key}, "evt_3", time.Now(), body)
+	rec := httptest.NewRecorder()
+	hook.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Body.String(), webhook.ReplyAmountTooLow.Message())
+	// Output: 200 {"error":6,"description":""} Withdrawal amount too low
 }

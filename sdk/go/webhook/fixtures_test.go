@@ -52,6 +52,12 @@ func TestServerFixtures(t *testing.T) {
 				h.Set(k, v)
 			}
 			err = webhook.Verify(h, []byte(f.Body), []byte(f.Key), time.Unix(f.Now, 0))
+			// ConstructEvent is Verify then Parse: the same verdict, the same message.
+			constructed, cerr := webhook.ConstructEvent([]byte(f.Body), h, []byte(f.Key),
+				webhook.WithClock(func() time.Time { return time.Unix(f.Now, 0) }))
+			if (cerr == nil) != (err == nil) || (err != nil && !errors.Is(cerr, errors.Unwrap(err)) && !errors.Is(cerr, err)) {
+				t.Fatalf("ConstructEvent = %v, Verify = %v", cerr, err)
+			}
 			if !f.Expect.Valid {
 				want := map[string]error{"signature": webhook.ErrSignature, "timestamp": webhook.ErrTimestamp}[f.Expect.Error]
 				if want == nil || !errors.Is(err, want) {
@@ -80,8 +86,8 @@ func TestServerFixtures(t *testing.T) {
 			if err := protojson.Unmarshal(f.Expect.Message, want); err != nil {
 				t.Fatal(err)
 			}
-			if !proto.Equal(msg, want) {
-				t.Fatalf("Parse:\n got %v\nwant %v", msg, want)
+			if !proto.Equal(msg, want) || !proto.Equal(constructed, want) {
+				t.Fatalf("Parse:\n got %v\nwant %v\nConstructEvent: %v", msg, want, constructed)
 			}
 			if webhook.EventName(msg) != f.Expect.Event || webhook.IsTest(msg) != f.Expect.Test {
 				t.Fatalf("event %s test %v", webhook.EventName(msg), webhook.IsTest(msg))

@@ -17,6 +17,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
+
+	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 )
 
 // Withdrawal types.
@@ -83,13 +85,15 @@ type Submission struct {
 }
 
 // Denied is mode A's refusal: the operator answered a non-zero code (or did not answer).
-// It is a WITHDRAW_DENIED fault carrying errorCode; no withdrawal exists.
+// It is a WITHDRAW_DENIED fault carrying errorCode; no withdrawal exists. Codes 1–9 show the
+// spec's text (the SDK's ReplyCode.Message, the one table operators reply with); any other
+// code shows the operator's description.
 func denied(code int, description string) error {
-	msg, ok := deniedMessages()[code]
-	if !ok {
+	msg := sdk.ReplyCode(code).Message()
+	if msg == "" {
 		msg = strings.TrimSpace(description)
 		if msg == "" {
-			msg = deniedMessages()[1]
+			msg = sdk.ReplyDeclinedByOperator.Message()
 		}
 	}
 	e := fault.New(fault.WithdrawDenied, "%s", msg)
@@ -97,24 +101,9 @@ func denied(code int, description string) error {
 	return e
 }
 
-// deniedMessages are the spec's user-facing texts of the WITHDRAW_REQUEST codes.
-func deniedMessages() map[int]string {
-	return map[int]string{
-		1: "Withdrawal request declined by operator",
-		2: "Insufficient balance for withdrawal",
-		3: "Withdrawal temporarily unavailable",
-		4: "User is not eligible for withdrawal",
-		5: "Daily withdrawal limit exceeded",
-		6: "Withdrawal amount too low",
-		7: "Withdrawal amount too high",
-		8: "Account verification required",
-		9: "Withdrawal suspended for this account",
-	}
-}
-
 // CodeUnavailable is the code a mode-A request gets when the operator did not answer usably
 // (timeout, transport failure, non-2xx, not JSON): never an approval.
-const CodeUnavailable = 3
+const CodeUnavailable = int(sdk.ReplyTemporarilyUnavailable)
 
 // Submit records a user's withdrawal from an open withdraw session (the caller checked it).
 // Mode A asks the operator synchronously first and creates a PENDING withdrawal only on error
