@@ -63,7 +63,9 @@ func TestHandler(t *testing.T) {
 			return webhook.Deny(webhook.ReplyDailyLimitExceeded, ""), nil
 		}, wantStatus: 200, wantError: 5, wantCalled: true},
 		{name: "handler error is a 500", req: func(t *testing.T) *http.Request { return signed(t, body(false), now) },
-			fn: func(context.Context, webhook.Event) (webhook.Reply, error) { return webhook.Reply{}, errors.New("ledger down") },
+			fn: func(context.Context, webhook.Event) (webhook.Reply, error) {
+				return webhook.Reply{}, errors.New("ledger down")
+			},
 			wantStatus: 500, wantError: 3, wantCalled: true},
 		{name: "tampered body refused", req: func(t *testing.T) *http.Request {
 			r := signed(t, body(false), now)
