@@ -144,7 +144,7 @@ chromium:
 # --- generation --------------------------------------------------------------------------
 
 gen: tools npm $(PROTOVALIDATE_PROTO)
-	rm -rf gen/go/coffer gen/ts
+	rm -rf gen/go/coffer gen/ts sdk/ts/src/gen
 	$(BUF) generate
 	ABIGEN=$(TOOLS)/abigen server/internal/contracts/generate.sh
 	$(TOOLS)/sqlc generate -f server/internal/store/dbsqlc/sqlc.yaml

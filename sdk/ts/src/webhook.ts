@@ -19,7 +19,7 @@ import {
   type DepositEvent,
   type WithdrawCompleteEvent,
   type WithdrawRequestEvent,
-} from "../../../gen/ts/coffer/v1/events_pb.js";
+} from "./gen/coffer/v1/events_pb.js";
 
 /** The three webhook events. */
 export type WebhookEvent = DepositEvent | WithdrawRequestEvent | WithdrawCompleteEvent;
@@ -269,3 +269,44 @@ export function isWithdrawRequest(event: WebhookEvent): event is WithdrawRequest
 export function isWithdrawComplete(event: WebhookEvent): event is WithdrawCompleteEvent {
   return event.$typeName === "coffer.v1.WithdrawCompleteEvent";
 }
+
+/**
+ * Verifies a webhook's signature against its raw body and the operator key, then parses it:
+ * nothing is parsed from a body whose signature does not verify. Throws
+ * WebhookVerificationError or WebhookParseError.
+ */
+export async function constructEvent(
+  body: string | Uint8Array,
+  headers: HeadersLike,
+  key: string | Uint8Array,
+  options: VerifyOptions = {},
+): Promise<WebhookEvent> {
+  await verify(headers, body, key, options);
+  return parse(body);
+}
+
+/**
+ * The receiver's JSON answer. error 0 acknowledges (and approves a synchronous
+ * WITHDRAW_REQUEST); 1–9 deny it with the spec's message; another non-zero code denies it
+ * with description shown to the user.
+ */
+export interface Reply {
+  error: number;
+  description: string;
+  /** The operator's own id for a credited DEPOSIT (optional). */
+  transactionId?: string;
+}
+
+/** The WITHDRAW_REQUEST reply codes of the spec. */
+export const ReplyCode = {
+  OK: 0,
+  DECLINED_BY_OPERATOR: 1,
+  INSUFFICIENT_BALANCE: 2,
+  TEMPORARILY_UNAVAILABLE: 3,
+  USER_NOT_ELIGIBLE: 4,
+  DAILY_LIMIT_EXCEEDED: 5,
+  AMOUNT_TOO_LOW: 6,
+  AMOUNT_TOO_HIGH: 7,
+  VERIFICATION_REQUIRED: 8,
+  ACCOUNT_SUSPENDED: 9,
+} as const;

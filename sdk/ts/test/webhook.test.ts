@@ -9,7 +9,7 @@ import {
   DepositEventSchema,
   WithdrawCompleteEventSchema,
   WithdrawRequestEventSchema,
-} from "../../../gen/ts/coffer/v1/events_pb.js";
+} from "../src/gen/coffer/v1/events_pb.js";
 import {
   isDeposit,
   isTest,

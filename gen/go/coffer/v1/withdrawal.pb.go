@@ -539,9 +539,9 @@ const file_coffer_v1_withdrawal_proto_rawDesc = "" +
 	"\x15GetWithdrawalResponse\x125\n" +
 	"\n" +
 	"withdrawal\x18\x01 \x01(\v2\x15.coffer.v1.WithdrawalR\n" +
-	"withdrawal2\xc9\x01\n" +
-	"\x11WithdrawalService\x12[\n" +
-	"\x10DecideWithdrawal\x12\".coffer.v1.DecideWithdrawalRequest\x1a#.coffer.v1.DecideWithdrawalResponse\x12W\n" +
+	"withdrawal2\xce\x01\n" +
+	"\x11WithdrawalService\x12`\n" +
+	"\x10DecideWithdrawal\x12\".coffer.v1.DecideWithdrawalRequest\x1a#.coffer.v1.DecideWithdrawalResponse\"\x03\x90\x02\x02\x12W\n" +
 	"\rGetWithdrawal\x12\x1f.coffer.v1.GetWithdrawalRequest\x1a .coffer.v1.GetWithdrawalResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (

@@ -66,6 +66,7 @@ func NewWithdrawalServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			httpClient,
 			baseURL+WithdrawalServiceDecideWithdrawalProcedure,
 			connect.WithSchema(withdrawalServiceMethods.ByName("DecideWithdrawal")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
 		getWithdrawal: connect.NewClient[v1.GetWithdrawalRequest, v1.GetWithdrawalResponse](
@@ -123,6 +124,7 @@ func NewWithdrawalServiceHandler(svc WithdrawalServiceHandler, opts ...connect.H
 		WithdrawalServiceDecideWithdrawalProcedure,
 		svc.DecideWithdrawal,
 		connect.WithSchema(withdrawalServiceMethods.ByName("DecideWithdrawal")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
 	withdrawalServiceGetWithdrawalHandler := connect.NewUnaryHandlerSimple(
