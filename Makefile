@@ -23,7 +23,7 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev)"
@@ -107,6 +107,9 @@ $(STAMP)/geth@$(GETH_VERSION):
 tools: $(STAMP)/buf@$(BUF_VERSION) $(STAMP)/protoc-gen-go@$(PROTOBUF_VERSION) \
 	$(STAMP)/protoc-gen-connect-go@$(CONNECT_VERSION) $(STAMP)/abigen@$(GETH_LIB_VERSION) \
 	$(STAMP)/sqlc@$(SQLC_VERSION) $(STAMP)/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+# buf and buf/validate/validate.proto, for `buf curl --schema .` (README, Using the API).
+deps: $(STAMP)/buf@$(BUF_VERSION) $(PROTOVALIDATE_PROTO)
 
 # geth --dev for end-to-end tests.
 geth: $(STAMP)/geth@$(GETH_VERSION)
