@@ -21,6 +21,7 @@ import (
 type flaky struct {
 	cofferv1connect.UnimplementedChainServiceHandler
 	cofferv1connect.UnimplementedSessionServiceHandler
+
 	failures int64
 	calls    atomic.Int64
 	auth     atomic.Value

@@ -37,10 +37,9 @@ func ExampleErrorCode() {
 	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Domain: "coffer.v1", Reason: "SESSION_EXPIRED"}); derr == nil {
 		err.AddDetail(d)
 	}
-	switch coffer.ErrorCode(err) {
-	case coffer.CodeSessionExpired:
+	if coffer.ErrorCode(err) == coffer.CodeSessionExpired {
 		fmt.Println("open a new session")
-	default:
+	} else {
 		fmt.Println("unexpected:", err)
 	}
 	fmt.Printf("%q\n", coffer.ErrorCode(errors.New("network down")))

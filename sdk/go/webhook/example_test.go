@@ -106,7 +106,7 @@ func ExampleHandler() {
 	})
 
 	body := []byte("event=WITHDRAW_REQUEST&withdrawRequestId=5f0c")
-	req := httptest.NewRequest(http.MethodPost, "/coffer/webhook", bytes.NewReader(body))
+	req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/coffer/webhook", bytes.NewReader(body))
 	req.Header = webhook.Headers([][]byte{key}, "evt_3", time.Now(), body)
 	rec := httptest.NewRecorder()
 	hook.ServeHTTP(rec, req)

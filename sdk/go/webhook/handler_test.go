@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,10 +21,8 @@ var key = []byte("sk_test_handler_key")
 // signed returns a request carrying a signed body, as Coffer sends it.
 func signed(t *testing.T, body []byte, at time.Time) *http.Request {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(string(body)))
-	for k, v := range webhook.Headers([][]byte{key}, "evt-1", at, body) {
-		req.Header[k] = v
-	}
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/hook", strings.NewReader(string(body)))
+	maps.Copy(req.Header, webhook.Headers([][]byte{key}, "evt-1", at, body))
 	req.Header.Set("Content-Type", webhook.ContentType)
 	return req
 }
@@ -52,38 +51,43 @@ func TestHandler(t *testing.T) {
 		wantError  webhook.ReplyCode
 		wantCalled bool
 	}{
-		{name: "deposit acknowledged", req: func(t *testing.T) *http.Request { return signed(t, body(false), now) },
+		{name: "deposit acknowledged", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(false), now) },
 			wantStatus: 200, wantError: 0, wantCalled: true},
-		{name: "test event flagged", req: func(t *testing.T) *http.Request { return signed(t, body(true), now) },
+		{name: "test event flagged", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(true), now) },
 			wantStatus: 200, wantError: 0, wantCalled: true},
 		{name: "withdraw request denied with a code", req: func(t *testing.T) *http.Request {
+			t.Helper()
 			body, _ := webhook.Encode(&cofferv1.WithdrawRequestEvent{WithdrawRequestId: "w-1"})
 			return signed(t, body, now)
 		}, fn: func(context.Context, webhook.Event) (webhook.Reply, error) {
 			return webhook.Deny(webhook.ReplyDailyLimitExceeded, ""), nil
 		}, wantStatus: 200, wantError: 5, wantCalled: true},
-		{name: "handler error is a 500", req: func(t *testing.T) *http.Request { return signed(t, body(false), now) },
+		{name: "handler error is a 500", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(false), now) },
 			fn: func(context.Context, webhook.Event) (webhook.Reply, error) {
 				return webhook.Reply{}, errors.New("ledger down")
 			},
 			wantStatus: 500, wantError: 3, wantCalled: true},
 		{name: "tampered body refused", req: func(t *testing.T) *http.Request {
+			t.Helper()
 			r := signed(t, body(false), now)
 			r.Body = io.NopCloser(strings.NewReader(strings.Replace(depositBody, "depositId=42", "depositId=43", 1)))
 			return r
 		}, wantStatus: 401, wantError: 3},
-		{name: "stale timestamp refused", req: func(t *testing.T) *http.Request { return signed(t, body(false), now.Add(-6*time.Minute)) },
+		{name: "stale timestamp refused", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(false), now.Add(-6*time.Minute)) },
 			wantStatus: 401, wantError: 3},
-		{name: "tolerance option", req: func(t *testing.T) *http.Request { return signed(t, body(false), now.Add(-6*time.Minute)) },
+		{name: "tolerance option", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(false), now.Add(-6*time.Minute)) },
 			opts: []webhook.Option{webhook.WithTolerance(10 * time.Minute)}, wantStatus: 200, wantCalled: true},
 		{name: "unsigned refused", req: func(t *testing.T) *http.Request {
-			return httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(string(body(false))))
+			t.Helper()
+			return httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/hook", strings.NewReader(string(body(false))))
 		}, wantStatus: 401, wantError: 3},
-		{name: "GET refused", req: func(*testing.T) *http.Request { return httptest.NewRequest(http.MethodGet, "/hook", nil) },
+		{name: "GET refused", req: func(*testing.T) *http.Request {
+			return httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/hook", nil)
+		},
 			wantStatus: 405, wantError: 3},
-		{name: "oversize refused", req: func(t *testing.T) *http.Request { return signed(t, body(false), now) },
+		{name: "oversize refused", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, body(false), now) },
 			opts: []webhook.Option{webhook.WithMaxBody(16)}, wantStatus: 413, wantError: 3},
-		{name: "unknown event refused", req: func(t *testing.T) *http.Request { return signed(t, []byte("event=PING"), now) },
+		{name: "unknown event refused", req: func(t *testing.T) *http.Request { t.Helper(); return signed(t, []byte("event=PING"), now) },
 			wantStatus: 400, wantError: 3},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 		out, err := cmd.Output()
 		if err != nil {
 			stderr := ""
-			if ee, ok := err.(*exec.ExitError); ok {
+			if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 				stderr = string(ee.Stderr)
 			}
 			t.Fatalf("%s %s: %v\n%s\n%s", name, strings.Join(args, " "), err, out, stderr)
@@ -73,7 +74,7 @@ func TestTypeScriptSDKPackage(t *testing.T) {
 
 	var got struct {
 		SessionURL    string `json:"sessionUrl"`
-		ChainsJSON    string `json:"chainsJSON"`
+		ChainsJSON    string `json:"chainsJson"`
 		GRPCWebChains int    `json:"grpcWebChains"`
 		GRPCChains    int    `json:"grpcChains"`
 		BadAmount     struct {

@@ -16,7 +16,7 @@ const session = await connect.sessions.createDepositSession({
 });
 out.sessionUrl = session.url;
 const chains = await connect.chains.listChains({});
-out.chainsJSON = JSON.stringify(chains); // int64 chain ids serialise
+out.chainsJson = JSON.stringify(chains); // int64 chain ids serialise
 out.grpcWebChains = (await createClient(url, key, { transport: "grpc-web" }).chains.listChains({})).chains.length;
 out.grpcChains = (await createNodeClient(url, key).chains.listChains({})).chains.length;
 try {
