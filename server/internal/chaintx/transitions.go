@@ -35,7 +35,7 @@ const (
 // Events lists every event.
 func Events() []Event { return []Event{Mined, Reverted, LeftChain} }
 
-// table is the table. A pair that is not in it is refused.
+// table is the transition table, by state. A pair that is not in it is refused.
 func table() statemachine.Table[domain.ChainTxState, Event, domain.ChainTxState] {
 	return statemachine.New(Events(), statemachine.Rows[domain.ChainTxState, Event, domain.ChainTxState]{
 		domain.ChainTxPending:  {Mined: domain.ChainTxMined, Reverted: domain.ChainTxReverted},

@@ -24,9 +24,10 @@ const (
 // Events lists every event (a new slice each call).
 func Events() []Event { return []Event{Cancel, Expire} }
 
-// table is the table. CANCELLED and EXPIRED are both final; a cancel of a session that is
-// no longer open changes nothing and answers its status (cancelling twice is harmless, an
-// expired session stays expired). A cancel wins over a later expiry (StatusAt checks it first).
+// table is the transition table, by status. CANCELLED and EXPIRED are both final; a cancel
+// of a session that is no longer open changes nothing and answers its status (cancelling twice
+// is harmless, an expired session stays expired). A cancel wins over a later expiry (StatusAt
+// checks it first).
 func table() statemachine.Table[domain.SessionStatus, Event, domain.SessionStatus] {
 	return statemachine.New(Events(), statemachine.Rows[domain.SessionStatus, Event, domain.SessionStatus]{
 		domain.SessionOpen:      {Cancel: domain.SessionCancelled, Expire: domain.SessionExpired},

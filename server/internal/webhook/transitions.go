@@ -31,7 +31,7 @@ const (
 // DeliveryEvents lists every delivery event.
 func DeliveryEvents() []DeliveryEvent { return []DeliveryEvent{Acked, Retry, Exhausted, Redeliver} }
 
-// table is the table. A pair that is not in it is refused.
+// table is the transition table, by state. A pair that is not in it is refused.
 func table() statemachine.Table[domain.DeliveryState, DeliveryEvent, domain.DeliveryState] {
 	attempt := statemachine.RefuseWith[domain.DeliveryState, DeliveryEvent](errRefused, "event")
 	return statemachine.New(DeliveryEvents(), statemachine.Rows[domain.DeliveryState, DeliveryEvent, domain.DeliveryState]{

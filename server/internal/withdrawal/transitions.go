@@ -87,8 +87,8 @@ func (s State) String() string {
 func open(s domain.WithdrawalStatus) State   { return State{Status: s} }
 func paying(s domain.WithdrawalStatus) State { return State{Status: s, Paying: true} }
 
-// table is the table, by state. A (state, action) pair that is not in it is refused with the
-// reason in refusals, or a generic one.
+// table is the transition table, by state. A (state, action) pair that is not in it is
+// refused with the reason in refusals, or a generic one (refuse).
 //
 // CANCELLED and EXPIRED come only from the statuses nobody has acted on yet (Supersede,
 // CancelSession, Expire). Once an admin took a withdrawal (PROCESSING), only the admin
