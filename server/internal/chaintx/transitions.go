@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/statemachine"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -34,19 +35,13 @@ const (
 // Events lists every event.
 func Events() []Event { return []Event{Mined, Reverted, LeftChain} }
 
-type key struct {
-	from  domain.ChainTxState
-	event Event
-}
-
-// transitions is the table. A pair that is not in it is refused.
-func transitions() map[key]domain.ChainTxState {
-	return map[key]domain.ChainTxState{
-		{domain.ChainTxPending, Mined}:      domain.ChainTxMined,
-		{domain.ChainTxPending, Reverted}:   domain.ChainTxReverted,
-		{domain.ChainTxMined, LeftChain}:    domain.ChainTxPending,
-		{domain.ChainTxReverted, LeftChain}: domain.ChainTxPending,
-	}
+// table is the transition table, by state. A pair that is not in it is refused.
+func table() statemachine.Table[domain.ChainTxState, Event, domain.ChainTxState] {
+	return statemachine.New(Events(), statemachine.Rows[domain.ChainTxState, Event, domain.ChainTxState]{
+		domain.ChainTxPending:  {Mined: domain.ChainTxMined, Reverted: domain.ChainTxReverted},
+		domain.ChainTxMined:    {LeftChain: domain.ChainTxPending},
+		domain.ChainTxReverted: {LeftChain: domain.ChainTxPending},
+	}, statemachine.RefuseWith[domain.ChainTxState, Event](ErrRefused, "transaction"))
 }
 
 // ErrRefused marks a transition the table refused.
@@ -54,10 +49,7 @@ var ErrRefused = errors.New("chaintx: transition refused")
 
 // Next applies the table: the state after event, or ErrRefused (nothing changes).
 func Next(from domain.ChainTxState, event Event) (domain.ChainTxState, error) {
-	if to, ok := transitions()[key{from, event}]; ok {
-		return to, nil
-	}
-	return "", fmt.Errorf("%w: %s on a %s transaction", ErrRefused, event, from)
+	return table().Next(from, event)
 }
 
 // Reopen puts a transaction whose mined attempt left the chain back to pending (LeftChain):

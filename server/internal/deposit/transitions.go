@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/statemachine"
 )
 
 // Event is what moves a deposit. Only the service acts on deposits (an engineer acts on the
@@ -61,49 +62,53 @@ func Restore(prior domain.DepositStatus) Event {
 	return ""
 }
 
-type depositKey struct {
-	from  domain.DepositStatus
-	event Event
-}
-
-// transitions is the deposit table. A pair that is not in it is refused.
-func transitions() map[depositKey]domain.DepositStatus {
-	return map[depositKey]domain.DepositStatus{
-		// Seen in a block again (a rescan, a replay, the new chain of a reorg): the row is the
-		// transfer's (chain, tx, log index), so it only moves to the block it is now in. The one
-		// status that changes is ORPHANED, which comes back to CONFIRMING: the transfer was never
-		// confirmed, so nothing was swept, credited or announced for it, and counting it again
-		// under the same row keeps its id and idempotency key — one DEPOSIT webhook per transfer,
-		// however many times the chain reorganises around it. A reorged deposit stays REORGED:
-		// its re-inclusion is recorded on its reorg, which resolves once that block is confirmed.
-		{domain.DepositConfirming, Mined}:   domain.DepositConfirming,
-		{domain.DepositSweeping, Mined}:     domain.DepositSweeping,
-		{domain.DepositBelowMinimum, Mined}: domain.DepositBelowMinimum,
-		{domain.DepositCredited, Mined}:     domain.DepositCredited,
-		{domain.DepositOrphaned, Mined}:     domain.DepositConfirming,
-		{domain.DepositUnsweepable, Mined}:  domain.DepositUnsweepable,
-		{domain.DepositReorged, Mined}:      domain.DepositReorged,
-
-		{domain.DepositConfirming, Confirm}: domain.DepositSweeping,
-		{domain.DepositConfirming, Orphan}:  domain.DepositOrphaned,
-
+// depositTable is the deposit table. A pair that is not in it is refused.
+//
+// Seen in a block again (a rescan, a replay, the new chain of a reorg: Mined), the row is the
+// transfer's (chain, tx, log index), so it only moves to the block it is now in. The one status
+// that changes is ORPHANED, which comes back to CONFIRMING: the transfer was never confirmed,
+// so nothing was swept, credited or announced for it, and counting it again under the same row
+// keeps its id and idempotency key — one DEPOSIT webhook per transfer, however many times the
+// chain reorganises around it. A reorged deposit stays REORGED: its re-inclusion is recorded
+// on its reorg, which resolves once that block is confirmed.
+func depositTable() statemachine.Table[domain.DepositStatus, Event, domain.DepositStatus] {
+	return statemachine.New(Events(), statemachine.Rows[domain.DepositStatus, Event, domain.DepositStatus]{
+		domain.DepositConfirming: {
+			Mined:   domain.DepositConfirming,
+			Confirm: domain.DepositSweeping,
+			Orphan:  domain.DepositOrphaned,
+		},
 		// Sweeping: parked while the address holds too little of the asset, taken by a sweep
 		// (parked ones too, once the balance reaches the minimum), credited when it is mined.
-		{domain.DepositSweeping, Park}:     domain.DepositBelowMinimum,
-		{domain.DepositSweeping, Take}:     domain.DepositSweeping,
-		{domain.DepositBelowMinimum, Take}: domain.DepositSweeping,
-		{domain.DepositSweeping, Credit}:   domain.DepositCredited,
-
 		// A reorg deeper than the depth: only what was confirmed is REORGED (CONFIRMING is
-		// orphaned instead); the resolution restores the status it came from.
-		{domain.DepositSweeping, Reorg}:              domain.DepositReorged,
-		{domain.DepositBelowMinimum, Reorg}:          domain.DepositReorged,
-		{domain.DepositCredited, Reorg}:              domain.DepositReorged,
-		{domain.DepositReorged, RestoreSweeping}:     domain.DepositSweeping,
-		{domain.DepositReorged, RestoreBelowMinimum}: domain.DepositBelowMinimum,
-		{domain.DepositReorged, RestoreCredited}:     domain.DepositCredited,
+		// orphaned instead).
+		domain.DepositSweeping: {
+			Mined:  domain.DepositSweeping,
+			Park:   domain.DepositBelowMinimum,
+			Take:   domain.DepositSweeping,
+			Credit: domain.DepositCredited,
+			Reorg:  domain.DepositReorged,
+		},
+		domain.DepositBelowMinimum: {
+			Mined: domain.DepositBelowMinimum,
+			Take:  domain.DepositSweeping,
+			Reorg: domain.DepositReorged,
+		},
+		domain.DepositCredited: {
+			Mined: domain.DepositCredited,
+			Reorg: domain.DepositReorged,
+		},
+		domain.DepositOrphaned: {Mined: domain.DepositConfirming},
 		// UNSWEEPABLE (no longer produced) is left to an engineer: nothing moves it.
-	}
+		domain.DepositUnsweepable: {Mined: domain.DepositUnsweepable},
+		// The reorg's resolution restores the status the deposit came from.
+		domain.DepositReorged: {
+			Mined:               domain.DepositReorged,
+			RestoreSweeping:     domain.DepositSweeping,
+			RestoreBelowMinimum: domain.DepositBelowMinimum,
+			RestoreCredited:     domain.DepositCredited,
+		},
+	}, statemachine.RefuseWith[domain.DepositStatus, Event](fmt.Errorf("deposit: %w", errRefused), "deposit"))
 }
 
 // errRefused marks a transition a table refused.
@@ -112,15 +117,12 @@ var errRefused = errors.New("transition refused")
 // Next applies the deposit table: the status after event, or an internal error when the
 // table does not allow it (nothing changes).
 func Next(from domain.DepositStatus, event Event) (domain.DepositStatus, error) {
-	if to, ok := transitions()[depositKey{from, event}]; ok {
-		return to, nil
-	}
-	return "", fmt.Errorf("deposit: %w: %s on a %s deposit", errRefused, event, from)
+	return depositTable().Next(from, event)
 }
 
 // Moves reports whether event moves a deposit in status from (to another status or the same).
 func Moves(from domain.DepositStatus, event Event) bool {
-	_, ok := transitions()[depositKey{from, event}]
+	_, ok := depositTable().Lookup(from, event)
 	return ok
 }
 
@@ -139,26 +141,18 @@ const (
 // SweepEvents lists every sweep event.
 func SweepEvents() []SweepEvent { return []SweepEvent{SweepSigned, SweepCredited} }
 
-type sweepKey struct {
-	from  domain.SweepStatus
-	event SweepEvent
-}
-
-// sweepTransitions is the sweep table. A reorg does not move a sweep: it holds a signed one
+// sweepTable is the sweep table. A reorg does not move a sweep: it holds a signed one
 // (SweepHeldByReorg) until its deposits' reorgs are resolved.
-func sweepTransitions() map[sweepKey]domain.SweepStatus {
-	return map[sweepKey]domain.SweepStatus{
-		{domain.SweepFunding, SweepSigned}:   domain.SweepSending,
-		{domain.SweepSending, SweepCredited}: domain.SweepDone,
-	}
+func sweepTable() statemachine.Table[domain.SweepStatus, SweepEvent, domain.SweepStatus] {
+	return statemachine.New(SweepEvents(), statemachine.Rows[domain.SweepStatus, SweepEvent, domain.SweepStatus]{
+		domain.SweepFunding: {SweepSigned: domain.SweepSending},
+		domain.SweepSending: {SweepCredited: domain.SweepDone},
+	}, statemachine.RefuseWith[domain.SweepStatus, SweepEvent](fmt.Errorf("sweep: %w", errRefused), "sweep"))
 }
 
 // NextSweep applies the sweep table: the status after event, or an internal error.
 func NextSweep(from domain.SweepStatus, event SweepEvent) (domain.SweepStatus, error) {
-	if to, ok := sweepTransitions()[sweepKey{from, event}]; ok {
-		return to, nil
-	}
-	return "", fmt.Errorf("sweep: %w: %s on a %s sweep", errRefused, event, from)
+	return sweepTable().Next(from, event)
 }
 
 // ReorgEvent is what resolves a reorg.
@@ -186,30 +180,26 @@ type ReorgOutcome struct {
 	Restore bool
 }
 
-type reorgKey struct {
-	from  domain.ReorgResolution
-	event ReorgEvent
-}
-
-// reorgTransitions is the reorg table: only an open reorg is resolved, once.
-func reorgTransitions() map[reorgKey]ReorgOutcome {
-	return map[reorgKey]ReorgOutcome{
-		{domain.ReorgOpen, EngineerReinstate}: {To: domain.ReorgReinstate, Restore: true},
-		{domain.ReorgOpen, EngineerWriteOff}:  {To: domain.ReorgWriteOff},
-		{domain.ReorgOpen, Reincluded}:        {To: domain.ReorgReincluded, Restore: true},
-	}
+// reorgTable is the reorg table: only an open reorg is resolved, once.
+func reorgTable() statemachine.Table[domain.ReorgResolution, ReorgEvent, ReorgOutcome] {
+	return statemachine.New(ReorgEvents(), statemachine.Rows[domain.ReorgResolution, ReorgEvent, ReorgOutcome]{
+		domain.ReorgOpen: {
+			EngineerReinstate: {To: domain.ReorgReinstate, Restore: true},
+			EngineerWriteOff:  {To: domain.ReorgWriteOff},
+			Reincluded:        {To: domain.ReorgReincluded, Restore: true},
+		},
+	}, func(from domain.ReorgResolution, event ReorgEvent) error {
+		if from != domain.ReorgOpen {
+			return fault.New(fault.FailedPrecondition, "the reorg was already resolved: %s", from)
+		}
+		return fault.New(fault.FailedPrecondition, "%s does not resolve a reorg", event)
+	})
 }
 
 // NextReorg applies the reorg table: the outcome of event, or FAILED_PRECONDITION when the
 // reorg is already resolved.
 func NextReorg(from domain.ReorgResolution, event ReorgEvent) (ReorgOutcome, error) {
-	if o, ok := reorgTransitions()[reorgKey{from, event}]; ok {
-		return o, nil
-	}
-	if from != domain.ReorgOpen {
-		return ReorgOutcome{}, fault.New(fault.FailedPrecondition, "the reorg was already resolved: %s", from)
-	}
-	return ReorgOutcome{}, fault.New(fault.FailedPrecondition, "%s does not resolve a reorg", event)
+	return reorgTable().Next(from, event)
 }
 
 // resolutionEvent is the reorg event of a resolution.

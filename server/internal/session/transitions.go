@@ -7,6 +7,7 @@ package session
 import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/statemachine"
 )
 
 // Event is what moves a session. Opening one (OPEN) is not a transition.
@@ -23,28 +24,22 @@ const (
 // Events lists every event (a new slice each call).
 func Events() []Event { return []Event{Cancel, Expire} }
 
-type key struct {
-	from  domain.SessionStatus
-	event Event
-}
-
-// transitions is the table. CANCELLED and EXPIRED are both final; a cancel of a session that
-// is no longer open changes nothing and answers its status (cancelling twice is harmless, an
-// expired session stays expired). A cancel wins over a later expiry (StatusAt checks it first).
-func transitions() map[key]domain.SessionStatus {
-	return map[key]domain.SessionStatus{
-		{domain.SessionOpen, Cancel}:      domain.SessionCancelled,
-		{domain.SessionCancelled, Cancel}: domain.SessionCancelled,
-		{domain.SessionExpired, Cancel}:   domain.SessionExpired,
-		{domain.SessionOpen, Expire}:      domain.SessionExpired,
-	}
+// table is the transition table, by status. CANCELLED and EXPIRED are both final; a cancel
+// of a session that is no longer open changes nothing and answers its status (cancelling twice
+// is harmless, an expired session stays expired). A cancel wins over a later expiry (StatusAt
+// checks it first).
+func table() statemachine.Table[domain.SessionStatus, Event, domain.SessionStatus] {
+	return statemachine.New(Events(), statemachine.Rows[domain.SessionStatus, Event, domain.SessionStatus]{
+		domain.SessionOpen:      {Cancel: domain.SessionCancelled, Expire: domain.SessionExpired},
+		domain.SessionCancelled: {Cancel: domain.SessionCancelled},
+		domain.SessionExpired:   {Cancel: domain.SessionExpired},
+	}, func(from domain.SessionStatus, _ Event) error {
+		return fault.New(fault.FailedPrecondition, "the session is already %s", from)
+	})
 }
 
 // Next applies the table: the status after event (the same status: nothing changes), or
 // FAILED_PRECONDITION.
 func Next(from domain.SessionStatus, event Event) (domain.SessionStatus, error) {
-	if to, ok := transitions()[key{from, event}]; ok {
-		return to, nil
-	}
-	return "", fault.New(fault.FailedPrecondition, "the session is already %s", from)
+	return table().Next(from, event)
 }

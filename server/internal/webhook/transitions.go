@@ -5,10 +5,10 @@ package webhook
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/statemachine"
 )
 
 // DeliveryEvent is what moves a delivery.
@@ -31,19 +31,18 @@ const (
 // DeliveryEvents lists every delivery event.
 func DeliveryEvents() []DeliveryEvent { return []DeliveryEvent{Acked, Retry, Exhausted, Redeliver} }
 
-type key struct {
-	from  domain.DeliveryState
-	event DeliveryEvent
-}
-
-// transitions is the table. A pair that is not in it is refused.
-func transitions() map[key]domain.DeliveryState {
-	return map[key]domain.DeliveryState{
-		{domain.DeliveryPending, Acked}:     domain.DeliveryDelivered,
-		{domain.DeliveryPending, Retry}:     domain.DeliveryPending,
-		{domain.DeliveryPending, Exhausted}: domain.DeliveryDead,
-		{domain.DeliveryDead, Redeliver}:    domain.DeliveryPending,
-	}
+// table is the transition table, by state. A pair that is not in it is refused.
+func table() statemachine.Table[domain.DeliveryState, DeliveryEvent, domain.DeliveryState] {
+	attempt := statemachine.RefuseWith[domain.DeliveryState, DeliveryEvent](errRefused, "event")
+	return statemachine.New(DeliveryEvents(), statemachine.Rows[domain.DeliveryState, DeliveryEvent, domain.DeliveryState]{
+		domain.DeliveryPending: {Acked: domain.DeliveryDelivered, Retry: domain.DeliveryPending, Exhausted: domain.DeliveryDead},
+		domain.DeliveryDead:    {Redeliver: domain.DeliveryPending},
+	}, func(from domain.DeliveryState, event DeliveryEvent) error {
+		if event == Redeliver {
+			return fault.New(fault.FailedPrecondition, "the webhook is %s: only a dead-lettered webhook can be redelivered", from)
+		}
+		return attempt(from, event)
+	})
 }
 
 // errRefused marks an attempt's outcome the table refused (a bug: only the service makes
@@ -53,13 +52,7 @@ var errRefused = errors.New("webhook: transition refused")
 // Next applies the table: the state after event, FAILED_PRECONDITION for a redelivery of an
 // event that is not dead, or an internal error for an attempt on one that is not pending.
 func Next(from domain.DeliveryState, event DeliveryEvent) (domain.DeliveryState, error) {
-	if to, ok := transitions()[key{from, event}]; ok {
-		return to, nil
-	}
-	if event == Redeliver {
-		return "", fault.New(fault.FailedPrecondition, "the webhook is %s: only a dead-lettered webhook can be redelivered", from)
-	}
-	return "", fmt.Errorf("%w: %s on a %s event", errRefused, event, from)
+	return table().Next(from, event)
 }
 
 // attemptEvent is the event of an attempt's result.

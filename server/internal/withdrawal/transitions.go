@@ -5,8 +5,11 @@
 package withdrawal
 
 import (
+	"slices"
+
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/statemachine"
 )
 
 // Action is what asks for a status change.
@@ -81,126 +84,146 @@ func (s State) String() string {
 	return string(s.Status)
 }
 
-type key struct {
-	from   State
-	action Action
-}
-
 func open(s domain.WithdrawalStatus) State   { return State{Status: s} }
 func paying(s domain.WithdrawalStatus) State { return State{Status: s, Paying: true} }
 
-// transitions is the table. A (status, action) pair that is not in it is refused with the
-// reason in refusals, or a generic one.
-func transitions() map[key]Outcome {
-	return map[key]Outcome{
+// table is the transition table, by state. A (state, action) pair that is not in it is
+// refused with the reason in refusals, or a generic one (refuse).
+//
+// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet (Supersede,
+// CancelSession, Expire). Once an admin took a withdrawal (PROCESSING), only the admin
+// finishes it. A repeated decision returns the current status and never pays again.
+func table() statemachine.Table[State, Action, Outcome] {
+	return statemachine.New(Actions(), statemachine.Rows[State, Action, Outcome]{
 		// Mode A: the admin two-step.
-		{open(domain.WithdrawalPending), AdminProcess}:     {To: domain.WithdrawalProcessing},
-		{open(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Payout: true},
-		{open(domain.WithdrawalProcessing), AdminReject}:   {To: domain.WithdrawalRejected},
-
+		open(domain.WithdrawalPending): {
+			AdminProcess:  {To: domain.WithdrawalProcessing},
+			Supersede:     {To: domain.WithdrawalCancelled},
+			CancelSession: {To: domain.WithdrawalCancelled},
+			Expire:        {To: domain.WithdrawalExpired},
+		},
+		open(domain.WithdrawalProcessing): {
+			AdminComplete: {To: domain.WithdrawalProcessing, Payout: true},
+			AdminReject:   {To: domain.WithdrawalRejected},
+		},
 		// Mode B: the operator decides; an admin may override from the panel.
-		{open(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Payout: true},
-		{open(domain.WithdrawalAwaitingApproval), OperatorReject}:  {To: domain.WithdrawalRejected},
-		{open(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Payout: true},
-		{open(domain.WithdrawalAwaitingApproval), AdminDeny}:       {To: domain.WithdrawalRejected},
-		// A repeated decision returns the current status and never pays again.
-		{open(domain.WithdrawalCompleted), OperatorApprove}: {To: domain.WithdrawalCompleted, Unchanged: true},
-		{open(domain.WithdrawalCompleted), OperatorReject}:  {To: domain.WithdrawalCompleted, Unchanged: true},
-		{open(domain.WithdrawalRejected), OperatorApprove}:  {To: domain.WithdrawalRejected, Unchanged: true},
-		{open(domain.WithdrawalRejected), OperatorReject}:   {To: domain.WithdrawalRejected, Unchanged: true},
+		open(domain.WithdrawalAwaitingApproval): {
+			OperatorApprove: {To: domain.WithdrawalAwaitingApproval, Payout: true},
+			OperatorReject:  {To: domain.WithdrawalRejected},
+			AdminApprove:    {To: domain.WithdrawalAwaitingApproval, Payout: true},
+			AdminDeny:       {To: domain.WithdrawalRejected},
+			Supersede:       {To: domain.WithdrawalCancelled},
+			CancelSession:   {To: domain.WithdrawalCancelled},
+			Expire:          {To: domain.WithdrawalExpired},
+		},
+		// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
+		// that was lost, or a 503) answers the current status, as a repeated decision does.
+		open(domain.WithdrawalCompleted): {
+			OperatorApprove: {To: domain.WithdrawalCompleted, Unchanged: true},
+			OperatorReject:  {To: domain.WithdrawalCompleted, Unchanged: true},
+			AdminComplete:   {To: domain.WithdrawalCompleted, Unchanged: true},
+		},
+		open(domain.WithdrawalRejected): {
+			OperatorApprove: {To: domain.WithdrawalRejected, Unchanged: true},
+			OperatorReject:  {To: domain.WithdrawalRejected, Unchanged: true},
+			AdminReject:     {To: domain.WithdrawalRejected, Unchanged: true},
+		},
 		// A decision on a closed request answers its status and never pays: an APPROVE that came
 		// after the expiry job is held EXPIRED, as one before it would have been.
-		{open(domain.WithdrawalExpired), OperatorApprove}:   {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
-		{open(domain.WithdrawalExpired), OperatorReject}:    {To: domain.WithdrawalExpired, Unchanged: true},
-		{open(domain.WithdrawalExpired), AdminApprove}:      {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
-		{open(domain.WithdrawalExpired), AdminDeny}:         {To: domain.WithdrawalExpired, Unchanged: true},
-		{open(domain.WithdrawalCancelled), OperatorApprove}: {To: domain.WithdrawalCancelled, Unchanged: true},
-		{open(domain.WithdrawalCancelled), OperatorReject}:  {To: domain.WithdrawalCancelled, Unchanged: true},
-		{open(domain.WithdrawalCancelled), AdminApprove}:    {To: domain.WithdrawalCancelled, Unchanged: true},
-		{open(domain.WithdrawalCancelled), AdminDeny}:       {To: domain.WithdrawalCancelled, Unchanged: true},
+		open(domain.WithdrawalExpired): {
+			OperatorApprove: {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+			OperatorReject:  {To: domain.WithdrawalExpired, Unchanged: true},
+			AdminApprove:    {To: domain.WithdrawalExpired, Unchanged: true, Held: HeldExpired},
+			AdminDeny:       {To: domain.WithdrawalExpired, Unchanged: true},
+		},
+		open(domain.WithdrawalCancelled): {
+			OperatorApprove: {To: domain.WithdrawalCancelled, Unchanged: true},
+			OperatorReject:  {To: domain.WithdrawalCancelled, Unchanged: true},
+			AdminApprove:    {To: domain.WithdrawalCancelled, Unchanged: true},
+			AdminDeny:       {To: domain.WithdrawalCancelled, Unchanged: true},
+		},
 
 		// While the payout is in flight, asking for it again answers the current status and pays
 		// nothing; its confirmation completes the withdrawal (mode A from PROCESSING, mode B from
-		// AWAITING_APPROVAL).
-		{paying(domain.WithdrawalProcessing), AdminComplete}: {To: domain.WithdrawalProcessing, Unchanged: true},
-		// An admin's COMPLETED or REJECTED repeated once it took effect (a retry after an answer
-		// that was lost, or a 503) answers the current status, as a repeated decision does.
-		{open(domain.WithdrawalCompleted), AdminComplete}:            {To: domain.WithdrawalCompleted, Unchanged: true},
-		{open(domain.WithdrawalRejected), AdminReject}:               {To: domain.WithdrawalRejected, Unchanged: true},
-		{paying(domain.WithdrawalAwaitingApproval), OperatorApprove}: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
-		{paying(domain.WithdrawalAwaitingApproval), AdminApprove}:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
-		{paying(domain.WithdrawalProcessing), PayoutConfirmed}:       {To: domain.WithdrawalCompleted},
-		{paying(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: {To: domain.WithdrawalCompleted},
-		// An inactive operator is never paid: a payout not signed yet goes back to open.
-		{paying(domain.WithdrawalProcessing), PayoutStopped}:       {To: domain.WithdrawalProcessing},
-		{paying(domain.WithdrawalAwaitingApproval), PayoutStopped}: {To: domain.WithdrawalAwaitingApproval},
-
-		// CANCELLED and EXPIRED come only from the statuses nobody has acted on yet. Once an admin
-		// took a withdrawal (PROCESSING), only the admin finishes it.
-		{open(domain.WithdrawalPending), Supersede}:              {To: domain.WithdrawalCancelled},
-		{open(domain.WithdrawalAwaitingApproval), Supersede}:     {To: domain.WithdrawalCancelled},
-		{open(domain.WithdrawalPending), CancelSession}:          {To: domain.WithdrawalCancelled},
-		{open(domain.WithdrawalAwaitingApproval), CancelSession}: {To: domain.WithdrawalCancelled},
-		{open(domain.WithdrawalPending), Expire}:                 {To: domain.WithdrawalExpired},
-		{open(domain.WithdrawalAwaitingApproval), Expire}:        {To: domain.WithdrawalExpired},
-	}
+		// AWAITING_APPROVAL). An inactive operator is never paid: a payout not signed yet goes
+		// back to open.
+		paying(domain.WithdrawalProcessing): {
+			AdminComplete:   {To: domain.WithdrawalProcessing, Unchanged: true},
+			PayoutConfirmed: {To: domain.WithdrawalCompleted},
+			PayoutStopped:   {To: domain.WithdrawalProcessing},
+		},
+		paying(domain.WithdrawalAwaitingApproval): {
+			OperatorApprove: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+			AdminApprove:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
+			PayoutConfirmed: {To: domain.WithdrawalCompleted},
+			PayoutStopped:   {To: domain.WithdrawalAwaitingApproval},
+		},
+	}, refuse)
 }
 
 // Reasons shared by several refused pairs.
 const (
 	notProcessed    = "an external-approval withdrawal is approved or rejected, not processed: use APPROVE or REJECT"
 	decidedByAdmins = "the withdrawal was approved synchronously (mode A); its admins finalize it"
+	noPayout        = "no payout was queued for this withdrawal"
 )
 
 // refusals explain the refused pairs an admin or an operator can run into.
-func refusals() map[key]string {
-	return map[key]string{
-		{open(domain.WithdrawalPending), AdminComplete}:            "a PENDING withdrawal must go to PROCESSING before COMPLETED",
-		{open(domain.WithdrawalPending), AdminReject}:              "a PENDING withdrawal must go to PROCESSING before REJECTED",
-		{open(domain.WithdrawalProcessing), AdminProcess}:          "the withdrawal is already PROCESSING",
-		{open(domain.WithdrawalAwaitingApproval), AdminProcess}:    notProcessed,
-		{open(domain.WithdrawalAwaitingApproval), AdminComplete}:   notProcessed,
-		{open(domain.WithdrawalAwaitingApproval), AdminReject}:     notProcessed,
-		{open(domain.WithdrawalPending), OperatorApprove}:          decidedByAdmins,
-		{open(domain.WithdrawalPending), OperatorReject}:           decidedByAdmins,
-		{open(domain.WithdrawalProcessing), OperatorApprove}:       decidedByAdmins,
-		{open(domain.WithdrawalProcessing), OperatorReject}:        decidedByAdmins,
-		{open(domain.WithdrawalPending), AdminApprove}:             "only an external-approval withdrawal is approved: move it to PROCESSING",
-		{open(domain.WithdrawalProcessing), AdminApprove}:          "only an external-approval withdrawal is approved: set it COMPLETED",
-		{open(domain.WithdrawalPending), AdminDeny}:                "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
-		{open(domain.WithdrawalProcessing), AdminDeny}:             "only an external-approval withdrawal is rejected this way: set it REJECTED",
-		{open(domain.WithdrawalProcessing), PayoutConfirmed}:       "no payout was queued for this withdrawal",
-		{open(domain.WithdrawalAwaitingApproval), PayoutConfirmed}: "no payout was queued for this withdrawal",
+func refusals() statemachine.Rows[State, Action, string] {
+	return statemachine.Rows[State, Action, string]{
+		open(domain.WithdrawalPending): {
+			AdminComplete:   "a PENDING withdrawal must go to PROCESSING before COMPLETED",
+			AdminReject:     "a PENDING withdrawal must go to PROCESSING before REJECTED",
+			OperatorApprove: decidedByAdmins,
+			OperatorReject:  decidedByAdmins,
+			AdminApprove:    "only an external-approval withdrawal is approved: move it to PROCESSING",
+			AdminDeny:       "only an external-approval withdrawal is rejected this way: move it to PROCESSING first",
+		},
+		open(domain.WithdrawalProcessing): {
+			AdminProcess:    "the withdrawal is already PROCESSING",
+			OperatorApprove: decidedByAdmins,
+			OperatorReject:  decidedByAdmins,
+			AdminApprove:    "only an external-approval withdrawal is approved: set it COMPLETED",
+			AdminDeny:       "only an external-approval withdrawal is rejected this way: set it REJECTED",
+			PayoutConfirmed: noPayout,
+		},
+		open(domain.WithdrawalAwaitingApproval): {
+			AdminProcess:    notProcessed,
+			AdminComplete:   notProcessed,
+			AdminReject:     notProcessed,
+			PayoutConfirmed: noPayout,
+		},
 	}
+}
+
+// refuse is the FAILED_PRECONDITION error saying why action is not allowed on a withdrawal in
+// state from: the reason in refusals, or a generic one.
+func refuse(from State, action Action) error {
+	if why, ok := refusals()[from][action]; ok {
+		return fault.New(fault.FailedPrecondition, "%s", why)
+	}
+	if from.Status.Final() {
+		return fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from.Status)
+	}
+	if from.Paying {
+		return fault.New(fault.FailedPrecondition, "the withdrawal's payout is already on its way; it can only complete")
+	}
+	return fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from.Status)
 }
 
 // Next applies the table: the outcome of action on a withdrawal in state from, or a
 // FAILED_PRECONDITION error saying why the action is not allowed now (nothing changes).
 func Next(from State, action Action) (Outcome, error) {
-	if o, ok := transitions()[key{from, action}]; ok {
-		return o, nil
-	}
-	if why, ok := refusals()[key{from, action}]; ok {
-		return Outcome{}, fault.New(fault.FailedPrecondition, "%s", why)
-	}
-	if from.Status.Final() {
-		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal is already %s", from.Status)
-	}
-	if from.Paying {
-		return Outcome{}, fault.New(fault.FailedPrecondition, "the withdrawal's payout is already on its way; it can only complete")
-	}
-	return Outcome{}, fault.New(fault.FailedPrecondition, "%s is not allowed on a %s withdrawal", action, from.Status)
+	return table().Next(from, action)
 }
 
 // Allowed lists the actions that would change a withdrawal in state s, in the order of
 // Actions: those the table allows from s, less the repeats it answers Unchanged. An allowed
 // action can still be held or refused by its checks (caps, funds, an inactive operator).
 func Allowed(s State) []Action {
-	var out []Action
-	for _, a := range Actions() {
-		if o, ok := transitions()[key{s, a}]; ok && !o.Unchanged {
-			out = append(out, a)
-		}
-	}
-	return out
+	t := table()
+	return slices.DeleteFunc(t.Allowed(s), func(a Action) bool {
+		o, _ := t.Lookup(s, a)
+		return o.Unchanged
+	})
 }
