@@ -105,15 +105,11 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 }
 
 func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
 	req, err := listWithdrawalsQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	res, err := h.s.Admin.ListWithdrawals(ctx, req)
+	res, err := h.s.Admin.ListWithdrawals(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -129,15 +125,11 @@ func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
 	var req cofferv1.UpdateWithdrawalStatusRequest
 	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
 		return err
 	}
-	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)
+	res, err := h.s.Admin.UpdateWithdrawalStatus(r.Context(), &req)
 	if err != nil {
 		return err
 	}
