@@ -39,11 +39,8 @@ type testWebhookData struct {
 }
 
 func (h *Handler) sendTestWebhook(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.SendTestWebhookRequest
-	if err := bindWithPath(r, &req, true, func() { req.Sid = r.PathValue("uuid") }, "sid"); err != nil {
-		return err
-	}
-	res, err := h.s.Session.SendTestWebhook(r.Context(), &req)
+	res, err := callWithPath(r, h.s.Session.SendTestWebhook, true,
+		func(req *cofferv1.SendTestWebhookRequest) { req.Sid = r.PathValue("uuid") }, "sid")
 	if err != nil {
 		return err
 	}
@@ -194,11 +191,8 @@ type decisionData struct {
 }
 
 func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.DecideWithdrawalRequest
-	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
-		return err
-	}
-	res, err := h.s.Withdrawal.DecideWithdrawal(r.Context(), &req)
+	res, err := callWithPath(r, h.s.Withdrawal.DecideWithdrawal, false,
+		func(req *cofferv1.DecideWithdrawalRequest) { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId")
 	if err != nil {
 		return err
 	}

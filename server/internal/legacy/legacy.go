@@ -104,36 +104,35 @@ func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter
 	})
 }
 
-// bind decodes and validates a request body into msg.
-func bind(r *http.Request, msg proto.Message) error {
-	if err := decodeBody(r, msg, false); err != nil {
-		return err
-	}
-	return rpc.Validate(msg)
-}
-
 // call decodes and validates the body into the operation's request and calls the service
 // with it.
 func call[Req any, PReq interface {
 	*Req
 	proto.Message
 }, Res any](r *http.Request, method func(context.Context, PReq) (Res, error)) (Res, error) {
+	return callWithPath(r, method, false, nil)
+}
+
+// callWithPath is call for a path that binds fields of the request: the body must not carry
+// them (pathFields), fromPath sets them, and the whole request is validated. optional allows
+// an empty body.
+func callWithPath[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Res any](r *http.Request, method func(context.Context, PReq) (Res, error), optional bool, fromPath func(PReq), pathFields ...string) (Res, error) {
 	req := PReq(new(Req))
-	if err := bind(r, req); err != nil {
+	if err := decodeBody(r, req, optional, pathFields...); err != nil {
+		var zero Res
+		return zero, err
+	}
+	if fromPath != nil {
+		fromPath(req)
+	}
+	if err := rpc.Validate(req); err != nil {
 		var zero Res
 		return zero, err
 	}
 	return method(r.Context(), req)
-}
-
-// bindWithPath decodes a body that must not carry the fields the path binds (pathFields), lets
-// fromPath set them, and validates the whole request. optional allows an empty body.
-func bindWithPath(r *http.Request, msg proto.Message, optional bool, fromPath func(), pathFields ...string) error {
-	if err := decodeBody(r, msg, optional, pathFields...); err != nil {
-		return err
-	}
-	fromPath()
-	return rpc.Validate(msg)
 }
 
 func (h *Handler) authenticate(r *http.Request, who caller) (context.Context, error) {

@@ -125,11 +125,8 @@ func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.UpdateWithdrawalStatusRequest
-	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
-		return err
-	}
-	res, err := h.s.Admin.UpdateWithdrawalStatus(r.Context(), &req)
+	res, err := callWithPath(r, h.s.Admin.UpdateWithdrawalStatus, false,
+		func(req *cofferv1.UpdateWithdrawalStatusRequest) { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId")
 	if err != nil {
 		return err
 	}
