@@ -115,7 +115,7 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}, nil
 }
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
