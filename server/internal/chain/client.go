@@ -127,6 +127,16 @@ func retryable(err error) bool {
 	return true // transport: connection refused, reset, timeout, malformed response
 }
 
+// callFor is call for a method with one result: the answer of the endpoint that answered.
+func callFor[T any](ctx context.Context, c *Client, what string, fn func(context.Context, *ethclient.Client) (T, error)) (T, error) {
+	var out T
+	err := c.call(ctx, what, func(ctx context.Context, ec *ethclient.Client) (err error) {
+		out, err = fn(ctx, ec)
+		return err
+	})
+	return out, err
+}
+
 // call runs fn against the endpoints until one answers: healthy endpoints first, then paused
 // ones, so a call is not refused while some endpoint might still answer.
 func (c *Client) call(ctx context.Context, what string, fn func(context.Context, *ethclient.Client) error) error {
@@ -172,22 +182,16 @@ func redact(raw string) string {
 
 // BlockNumber is the latest block number.
 func (c *Client) BlockNumber(ctx context.Context) (uint64, error) {
-	var n uint64
-	err := c.call(ctx, "eth_blockNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		n, err = ec.BlockNumber(ctx)
-		return err
+	return callFor(ctx, c, "eth_blockNumber", func(ctx context.Context, ec *ethclient.Client) (uint64, error) {
+		return ec.BlockNumber(ctx)
 	})
-	return n, err
 }
 
 // Header returns a block header; nil number is the latest, rpc.FinalizedBlockNumber the finalized one.
 func (c *Client) Header(ctx context.Context, number *big.Int) (*types.Header, error) {
-	var h *types.Header
-	err := c.call(ctx, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		h, err = ec.HeaderByNumber(ctx, number)
-		return err
+	return callFor(ctx, c, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (*types.Header, error) {
+		return ec.HeaderByNumber(ctx, number)
 	})
-	return h, err
 }
 
 // Finalized returns the finalized block's header.
@@ -197,36 +201,28 @@ func (c *Client) Finalized(ctx context.Context) (*types.Header, error) {
 
 // Block returns a block with its transactions.
 func (c *Client) Block(ctx context.Context, number uint64) (*types.Block, error) {
-	var b *types.Block
-	err := c.call(ctx, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		b, err = ec.BlockByNumber(ctx, new(big.Int).SetUint64(number))
-		return err
+	return callFor(ctx, c, "eth_getBlockByNumber", func(ctx context.Context, ec *ethclient.Client) (*types.Block, error) {
+		return ec.BlockByNumber(ctx, new(big.Int).SetUint64(number))
 	})
-	return b, err
 }
 
 // Logs runs eth_getLogs.
 func (c *Client) Logs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	var logs []types.Log
-	err := c.call(ctx, "eth_getLogs", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		logs, err = ec.FilterLogs(ctx, q)
-		return err
+	return callFor(ctx, c, "eth_getLogs", func(ctx context.Context, ec *ethclient.Client) ([]types.Log, error) {
+		return ec.FilterLogs(ctx, q)
 	})
-	return logs, err
 }
 
 // Receipt returns a transaction's receipt (ethereum.NotFound while pending or unknown, and
 // while the node is still indexing transactions: the receipt may well exist, but not yet).
 func (c *Client) Receipt(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
-	var r *types.Receipt
-	err := c.call(ctx, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		r, err = ec.TransactionReceipt(ctx, hash)
+	return callFor(ctx, c, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (*types.Receipt, error) {
+		r, err := ec.TransactionReceipt(ctx, hash)
 		if IsIndexing(err) {
-			return ethereum.NotFound
+			return r, ethereum.NotFound
 		}
-		return err
+		return r, err
 	})
-	return r, err
 }
 
 // IsIndexing reports geth's "transaction indexing is in progress": a node that has not
@@ -256,56 +252,40 @@ func (c *Client) Send(ctx context.Context, tx *types.Transaction) error {
 
 // Nonce is the account's nonce at the latest block (pending=false) or in the pool (pending=true).
 func (c *Client) Nonce(ctx context.Context, account common.Address, pending bool) (uint64, error) {
-	var n uint64
-	err := c.call(ctx, "eth_getTransactionCount", func(ctx context.Context, ec *ethclient.Client) (err error) {
+	return callFor(ctx, c, "eth_getTransactionCount", func(ctx context.Context, ec *ethclient.Client) (uint64, error) {
 		if pending {
-			n, err = ec.PendingNonceAt(ctx, account)
-		} else {
-			n, err = ec.NonceAt(ctx, account, nil)
+			return ec.PendingNonceAt(ctx, account)
 		}
-		return err
+		return ec.NonceAt(ctx, account, nil)
 	})
-	return n, err
 }
 
 // Balance is the account's native balance at the latest block.
 func (c *Client) Balance(ctx context.Context, account common.Address) (*big.Int, error) {
-	var b *big.Int
-	err := c.call(ctx, "eth_getBalance", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		b, err = ec.BalanceAt(ctx, account, nil)
-		return err
+	return callFor(ctx, c, "eth_getBalance", func(ctx context.Context, ec *ethclient.Client) (*big.Int, error) {
+		return ec.BalanceAt(ctx, account, nil)
 	})
-	return b, err
 }
 
 // CallContract runs a read-only call at the latest block.
 func (c *Client) CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error) {
-	var out []byte
-	err := c.call(ctx, "eth_call", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		out, err = ec.CallContract(ctx, msg, block)
-		return err
+	return callFor(ctx, c, "eth_call", func(ctx context.Context, ec *ethclient.Client) ([]byte, error) {
+		return ec.CallContract(ctx, msg, block)
 	})
-	return out, err
 }
 
 // CodeAt implements bind.ContractCaller.
 func (c *Client) CodeAt(ctx context.Context, account common.Address, block *big.Int) ([]byte, error) {
-	var out []byte
-	err := c.call(ctx, "eth_getCode", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		out, err = ec.CodeAt(ctx, account, block)
-		return err
+	return callFor(ctx, c, "eth_getCode", func(ctx context.Context, ec *ethclient.Client) ([]byte, error) {
+		return ec.CodeAt(ctx, account, block)
 	})
-	return out, err
 }
 
 // EstimateGas estimates a call's gas.
 func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error) {
-	var g uint64
-	err := c.call(ctx, "eth_estimateGas", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		g, err = ec.EstimateGas(ctx, msg)
-		return err
+	return callFor(ctx, c, "eth_estimateGas", func(ctx context.Context, ec *ethclient.Client) (uint64, error) {
+		return ec.EstimateGas(ctx, msg)
 	})
-	return g, err
 }
 
 // Fees suggests EIP-1559 fees: the tip, and a fee cap of twice the latest base fee plus the
@@ -315,9 +295,8 @@ func (c *Client) Fees(ctx context.Context) (tip, feeCap *big.Int, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	err = c.call(ctx, "eth_maxPriorityFeePerGas", func(ctx context.Context, ec *ethclient.Client) (err error) {
-		tip, err = ec.SuggestGasTipCap(ctx)
-		return err
+	tip, err = callFor(ctx, c, "eth_maxPriorityFeePerGas", func(ctx context.Context, ec *ethclient.Client) (*big.Int, error) {
+		return ec.SuggestGasTipCap(ctx)
 	})
 	if err != nil {
 		return nil, nil, err

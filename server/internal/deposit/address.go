@@ -31,16 +31,11 @@ func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID str
 			addr = common.HexToAddress(existing)
 			return nil
 		}
-		i, err := q.NextAddressIndex(ctx)
+		i, next, err := s.nextAddress(ctx, q)
 		if err != nil {
 			return err
 		}
-		if i < 0 || i > math.MaxInt32 {
-			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
-		}
-		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {
-			return err
-		}
+		addr = next
 		return q.AssignAddress(ctx, operatorID, externalUserID, i, addr.Hex())
 	})
 	if err != nil {
@@ -121,16 +116,11 @@ func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Addre
 		} else if err != nil {
 			return err
 		}
-		i, err := q.NextAddressIndex(ctx)
+		i, next, err := s.nextAddress(ctx, q)
 		if err != nil {
 			return err
 		}
-		if i < 0 || i > math.MaxInt32 {
-			return fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
-		}
-		if addr, err = s.wallet.DepositAddress(uint32(i)); err != nil {
-			return err
-		}
+		addr = next
 		return q.InsertTreasury(ctx, operatorID, i, addr.Hex())
 	})
 	if err != nil {
@@ -141,4 +131,17 @@ func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Addre
 	}
 	s.watched.add(addr)
 	return addr, nil
+}
+
+// nextAddress takes the next derivation index (in q's transaction) and derives its address.
+func (s *Service) nextAddress(ctx context.Context, q *store.Queries) (int64, common.Address, error) {
+	i, err := q.NextAddressIndex(ctx)
+	if err != nil {
+		return 0, common.Address{}, err
+	}
+	if i < 0 || i > math.MaxInt32 {
+		return 0, common.Address{}, fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
+	}
+	addr, err := s.wallet.DepositAddress(uint32(i))
+	return i, addr, err
 }

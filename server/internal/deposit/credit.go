@@ -81,42 +81,34 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	})
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		done, err := NextSweep(locked.Status, SweepCredited)
-		if errors.Is(err, errRefused) {
-			return nil // credited meanwhile by another job
-		} else if err != nil {
-			return err
-		}
-		for _, d := range deposits {
-			locked, err := q.LockDeposit(ctx, d.ID)
-			if err != nil {
-				return err
-			}
-			if _, err := Next(locked.Status, Credit); err != nil {
-				continue // not SWEEPING any more (reorged meanwhile): never credited twice
-			}
-			c := credits[d.ID]
-			credited, err := q.CreditDeposit(ctx, d.ID, c)
-			if err != nil {
-				return err
-			}
-			if err := funds.Credit(ctx, tx, credited, c.Amount); err != nil {
-				return err
-			}
-			if !d.Treasury {
-				ev := webhook.Event{OperatorID: d.OperatorID, SubjectID: strconv.FormatInt(d.ID, 10), Message: DepositEvent(credited, sessions[d.ID])}
-				if err := s.webhooks.Enqueue(ctx, tx, ev); err != nil {
+		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
+			for _, d := range deposits {
+				locked, err := q.LockDeposit(ctx, d.ID)
+				if err != nil {
 					return err
 				}
+				if _, err := Next(locked.Status, Credit); err != nil {
+					continue // not SWEEPING any more (reorged meanwhile): never credited twice
+				}
+				c := credits[d.ID]
+				credited, err := q.CreditDeposit(ctx, d.ID, c)
+				if err != nil {
+					return err
+				}
+				if err := funds.Credit(ctx, tx, credited, c.Amount); err != nil {
+					return err
+				}
+				if !d.Treasury {
+					ev := webhook.Event{OperatorID: d.OperatorID, SubjectID: strconv.FormatInt(d.ID, 10), Message: DepositEvent(credited, sessions[d.ID])}
+					if err := s.webhooks.Enqueue(ctx, tx, ev); err != nil {
+						return err
+					}
+				}
+				s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
+					"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
 			}
-			s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
-				"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
-		}
-		return q.SetSweepStatus(ctx, sw.ID, done)
+			return nil
+		})
 	})
 }
 
@@ -265,4 +257,24 @@ func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent
 	}
 	ev.ConfirmedAt = timestamppb.New(confirmed)
 	return ev
+}
+
+// moveSweep locks a sweep in q's transaction, applies event to it by the transition table,
+// runs work, and stores the sweep's new status. A sweep another job moved meanwhile (the table
+// refuses the event now) is left alone and work does not run.
+func moveSweep(ctx context.Context, q *store.Queries, sweepID int64, event SweepEvent, work func() error) error {
+	locked, err := q.LockSweep(ctx, sweepID)
+	if err != nil {
+		return err
+	}
+	to, err := NextSweep(locked.Status, event)
+	if errors.Is(err, errRefused) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := work(); err != nil {
+		return err
+	}
+	return q.SetSweepStatus(ctx, sweepID, to)
 }

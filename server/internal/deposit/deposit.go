@@ -26,7 +26,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
@@ -43,13 +42,9 @@ type Wallet interface {
 	HotWalletAddress() common.Address
 }
 
-// Prices values assets and converts between USD and fiat currencies (rates.Chain).
-type Prices interface {
-	// USD is the USD value of one unit of an asset ("USDT", "ETH").
-	USD(ctx context.Context, symbol string) (rates.Price, error)
-	// PerUSD is the units of a fiat currency per USD (1 for USD).
-	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
-}
+// Prices values assets (rates.Source) and converts between USD and fiat currencies
+// (rates.Fiat): rates.Chain.
+type Prices = rates.Pricer
 
 // Webhooks queues a webhook event in the caller's transaction (webhook.Service, the outbox).
 type Webhooks interface {

@@ -54,34 +54,36 @@ func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Prog
 // operator of the scope (NOT_FOUND outside it). The page token names the last deposit of the
 // previous page.
 func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
-	if pageToken != "" {
-		id, err := pagetoken.Decode[pagetoken.Seq](depositPages, pageToken)
-		if err != nil {
-			return nil, "", err
+	return pagetoken.List(depositPages, pageToken, f.Limit, func(after *pagetoken.Seq, limit int) ([]domain.Deposit, error) {
+		if after != nil {
+			f.BeforeID = int64(*after)
 		}
-		f.BeforeID = int64(id)
-	}
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	asked := ""
-	if len(f.OperatorIDs) == 1 {
-		asked = f.OperatorIDs[0]
-	}
-	narrowed, ok := scope.Narrow(asked)
+		f.Limit = limit
+		asked := ""
+		if len(f.OperatorIDs) == 1 {
+			asked = f.OperatorIDs[0]
+		}
+		ids, err := narrow(scope, asked)
+		if err != nil {
+			return nil, err
+		}
+		f.OperatorIDs = ids
+		deps, err := store.New(s.pool).ListDeposits(ctx, f)
+		if err != nil {
+			return nil, fault.Wrap(err, "list deposits")
+		}
+		return deps, nil
+	}, func(d domain.Deposit) pagetoken.Seq { return pagetoken.Seq(d.ID) })
+}
+
+// narrow is the store's operator filter of a scope narrowed to one operator of it ("" keeps
+// it whole); an operator outside the scope is NOT_FOUND.
+func narrow(scope domain.Scope, operatorID string) ([]string, error) {
+	narrowed, ok := scope.Narrow(operatorID)
 	if !ok {
-		return nil, "", fault.New(fault.NotFound, "operator not found")
+		return nil, fault.New(fault.NotFound, "operator not found")
 	}
-	f.OperatorIDs = auth.OperatorIDs(narrowed)
-	deps, err := store.New(s.pool).ListDeposits(ctx, f)
-	if err != nil {
-		return nil, "", fault.Wrap(err, "list deposits")
-	}
-	next := ""
-	if len(deps) == f.Limit {
-		next = pagetoken.Encode(depositPages, pagetoken.Seq(deps[len(deps)-1].ID))
-	}
-	return deps, next, nil
+	return auth.OperatorIDs(narrowed), nil
 }
 
 // depositPages names List's page tokens.

@@ -16,7 +16,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -387,35 +386,23 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 // includeResolved. The page token names the last reorg of the previous page.
 func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
-	f := domain.ReorgFilter{IncludeResolved: includeResolved, Limit: limit}
-	if pageToken != "" {
-		id, err := pagetoken.Decode[pagetoken.Seq](reorgPages, pageToken)
-		if err != nil {
-			return nil, "", err
+	f := domain.ReorgFilter{IncludeResolved: includeResolved}
+	return pagetoken.List(reorgPages, pageToken, limit, func(after *pagetoken.Seq, limit int) ([]Reorged, error) {
+		if after != nil {
+			f.BeforeID = int64(*after)
 		}
-		f.BeforeID = int64(id)
-	}
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	narrowed, ok := scope.Narrow(strings.ToLower(operatorID))
-	if !ok {
-		return nil, "", fault.New(fault.NotFound, "operator not found")
-	}
-	f.OperatorIDs = auth.OperatorIDs(narrowed)
-	list, err := store.New(s.pool).ListReorgs(ctx, f)
-	if err != nil {
-		return nil, "", fault.Wrap(err, "list reorged deposits")
-	}
-	out, err := s.withDetails(ctx, list)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(list) == f.Limit {
-		next = pagetoken.Encode(reorgPages, pagetoken.Seq(list[len(list)-1].ID))
-	}
-	return out, next, nil
+		f.Limit = limit
+		ids, err := narrow(scope, strings.ToLower(operatorID))
+		if err != nil {
+			return nil, err
+		}
+		f.OperatorIDs = ids
+		list, err := store.New(s.pool).ListReorgs(ctx, f)
+		if err != nil {
+			return nil, fault.Wrap(err, "list reorged deposits")
+		}
+		return s.withDetails(ctx, list)
+	}, func(r Reorged) pagetoken.Seq { return pagetoken.Seq(r.ID) })
 }
 
 // reorgPages names ListReorgs's page tokens.

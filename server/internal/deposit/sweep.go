@@ -363,22 +363,14 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	}
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		locked, err := q.LockSweep(ctx, sw.ID)
-		if err != nil {
-			return err
-		}
-		sending, err := NextSweep(locked.Status, SweepSigned)
-		if errors.Is(err, errRefused) {
-			return nil // signed meanwhile by another job
-		} else if err != nil {
-			return err
-		}
-		for _, t := range txs {
-			if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
-				return err
+		return moveSweep(ctx, q, sw.ID, SweepSigned, func() error {
+			for _, t := range txs {
+				if _, _, err := s.engine.Create(ctx, tx, t.prepared); err != nil {
+					return err
+				}
 			}
-		}
-		return q.SetSweepStatus(ctx, sw.ID, sending)
+			return nil
+		})
 	})
 	if err != nil {
 		return false, err

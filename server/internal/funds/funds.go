@@ -258,24 +258,23 @@ func reserved(ctx context.Context, tx pgx.Tx, p Payout) (bool, error) {
 
 // Settle takes a confirmed payout's amount out of reserved (the money left), once.
 func Settle(ctx context.Context, tx pgx.Tx, p Payout) error {
-	if ok, err := reserved(ctx, tx, p); err != nil || !ok {
-		return err
-	}
-	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(domain.FundSettle, new(big.Int), new(big.Int).Neg(p.Amount), "payout confirmed"))
-	if err == nil && !ok {
-		err = fmt.Errorf("funds: settling withdrawal %s: less reserved than its amount", p.WithdrawalID)
-	}
-	return err
+	return unreserve(ctx, tx, p, domain.FundSettle, new(big.Int), "payout confirmed", "settling")
 }
 
 // Release gives an abandoned payout's reservation back to available.
 func Release(ctx context.Context, tx pgx.Tx, p Payout, why string) error {
+	return unreserve(ctx, tx, p, domain.FundRelease, p.Amount, why, "releasing")
+}
+
+// unreserve takes a payout's amount out of reserved, adding avail to available, once: a payout
+// holding nothing reserved (queued before operator funds existed) is left alone.
+func unreserve(ctx context.Context, tx pgx.Tx, p Payout, kind domain.FundKind, avail *big.Int, note, doing string) error {
 	if ok, err := reserved(ctx, tx, p); err != nil || !ok {
 		return err
 	}
-	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(domain.FundRelease, p.Amount, new(big.Int).Neg(p.Amount), why))
+	_, ok, err := store.New(tx).MoveFunds(ctx, p.entry(kind, avail, new(big.Int).Neg(p.Amount), note))
 	if err == nil && !ok {
-		err = fmt.Errorf("funds: releasing withdrawal %s: less reserved than its amount", p.WithdrawalID)
+		err = fmt.Errorf("funds: %s withdrawal %s: less reserved than its amount", doing, p.WithdrawalID)
 	}
 	return err
 }

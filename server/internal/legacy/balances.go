@@ -21,10 +21,6 @@ type balanceJSON struct {
 // and asset, as a list in the spec's envelope (data.items; nextCursor is always null: the
 // list is never paged).
 func (h *Handler) listBalances(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
 	q := r.URL.Query()
 	for k := range q {
 		if k != "operatorId" {
@@ -35,7 +31,7 @@ func (h *Handler) listBalances(w http.ResponseWriter, r *http.Request) error {
 	if err := rpc.Validate(req); err != nil {
 		return err
 	}
-	res, err := h.s.Balance.ListBalances(ctx, req)
+	res, err := h.s.Balance.ListBalances(r.Context(), req)
 	if err != nil {
 		return err
 	}

@@ -15,15 +15,7 @@ type sessionData struct {
 }
 
 func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.CreateDepositSessionRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Session.CreateDepositSession(ctx, &req)
+	res, err := call(r, h.s.Session.CreateDepositSession)
 	if err != nil {
 		return err
 	}
@@ -32,15 +24,7 @@ func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.CreateWithdrawSessionRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Session.CreateWithdrawSession(ctx, &req)
+	res, err := call(r, h.s.Session.CreateWithdrawSession)
 	if err != nil {
 		return err
 	}
@@ -55,15 +39,8 @@ type testWebhookData struct {
 }
 
 func (h *Handler) sendTestWebhook(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.SendTestWebhookRequest
-	if err := bindWithPath(r, &req, true, func() { req.Sid = r.PathValue("uuid") }, "sid"); err != nil {
-		return err
-	}
-	res, err := h.s.Session.SendTestWebhook(ctx, &req)
+	res, err := callWithPath(r, h.s.Session.SendTestWebhook, true,
+		func(req *cofferv1.SendTestWebhookRequest) { req.Sid = r.PathValue("uuid") }, "sid")
 	if err != nil {
 		return err
 	}
@@ -94,15 +71,7 @@ func depositorJSON(d *cofferv1.Depositor) depositorData {
 }
 
 func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.CreateDepositorRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Depositor.CreateDepositor(ctx, &req)
+	res, err := call(r, h.s.Depositor.CreateDepositor)
 	if err != nil {
 		return err
 	}
@@ -121,15 +90,11 @@ func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) checkDepositor(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
 	req := cofferv1.CheckDepositorRequest{ExternalUserId: r.PathValue("externalUserId")}
 	if err := rpc.Validate(&req); err != nil {
 		return err
 	}
-	res, err := h.s.Depositor.CheckDepositor(ctx, &req)
+	res, err := h.s.Depositor.CheckDepositor(r.Context(), &req)
 	if err != nil {
 		return err
 	}
@@ -157,11 +122,7 @@ type depositAddressData struct {
 }
 
 func (h *Handler) depositAddress(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.GetDepositAddressRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Widget.GetDepositAddress(r.Context(), &req)
+	res, err := call(r, h.s.Widget.GetDepositAddress)
 	if err != nil {
 		return err
 	}
@@ -210,11 +171,7 @@ func (h *Handler) listChains(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) submitWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.SubmitWithdrawalRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Widget.SubmitWithdrawal(r.Context(), &req)
+	res, err := call(r, h.s.Widget.SubmitWithdrawal)
 	if err != nil {
 		return err
 	}
@@ -234,15 +191,8 @@ type decisionData struct {
 }
 
 func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.operator(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.DecideWithdrawalRequest
-	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
-		return err
-	}
-	res, err := h.s.Withdrawal.DecideWithdrawal(ctx, &req)
+	res, err := callWithPath(r, h.s.Withdrawal.DecideWithdrawal, false,
+		func(req *cofferv1.DecideWithdrawalRequest) { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId")
 	if err != nil {
 		return err
 	}
@@ -256,11 +206,7 @@ func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *Handler) adminLogin(w http.ResponseWriter, r *http.Request) error {
-	var req cofferv1.LoginRequest
-	if err := bind(r, &req); err != nil {
-		return err
-	}
-	res, err := h.s.Admin.Login(r.Context(), &req)
+	res, err := call(r, h.s.Admin.Login)
 	if err != nil {
 		return err
 	}

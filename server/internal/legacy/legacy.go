@@ -32,35 +32,36 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 	h := &Handler{s: s, authn: authn, metrics: m, log: log}
 	routes := []struct {
 		method, path string
+		who          caller
 		fn           func(http.ResponseWriter, *http.Request) error
 	}{
-		{"POST", "/session/deposit", h.createDepositSession},
-		{"POST", "/session/withdraw", h.createWithdrawSession},
-		{"POST", "/session/{uuid}/test-webhook", h.sendTestWebhook},
-		{"POST", "/depositor/create", h.createDepositor},
-		{"GET", "/depositor/{externalUserId}/check", h.checkDepositor},
-		{"POST", "/depositor/address", h.depositAddress},
-		{"GET", "/chain", h.listChains},
-		{"POST", "/withdraw/direct-transfer", h.submitWithdrawal},
-		{"POST", "/withdraw/{id}/decision", h.decideWithdrawal},
-		{"GET", "/balances", h.listBalances},
-		{"POST", "/admin/login", h.adminLogin},
-		{"GET", "/admin/withdrawals", h.listWithdrawals},
-		{"PATCH", "/admin/withdrawals/{id}/status", h.updateWithdrawalStatus},
+		{"POST", "/session/deposit", operators, h.createDepositSession},
+		{"POST", "/session/withdraw", operators, h.createWithdrawSession},
+		{"POST", "/session/{uuid}/test-webhook", operators, h.sendTestWebhook},
+		{"POST", "/depositor/create", operators, h.createDepositor},
+		{"GET", "/depositor/{externalUserId}/check", operators, h.checkDepositor},
+		{"POST", "/depositor/address", anyone, h.depositAddress},
+		{"GET", "/chain", anyone, h.listChains},
+		{"POST", "/withdraw/direct-transfer", anyone, h.submitWithdrawal},
+		{"POST", "/withdraw/{id}/decision", operators, h.decideWithdrawal},
+		{"GET", "/balances", operators, h.listBalances},
+		{"POST", "/admin/login", anyone, h.adminLogin},
+		{"GET", "/admin/withdrawals", admins, h.listWithdrawals},
+		{"PATCH", "/admin/withdrawals/{id}/status", admins, h.updateWithdrawalStatus},
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, h.wrap(rt.method+" "+rt.path, rt.fn))
+		mux.Handle(rt.method+" "+rt.path, h.wrap(rt.method+" "+rt.path, rt.who, rt.fn))
 		allowed[rt.path] = append(allowed[rt.path], rt.method)
 	}
 	for path, methods := range allowed {
 		allow := strings.Join(methods, ", ")
-		mux.Handle(path, h.wrap("405", func(w http.ResponseWriter, r *http.Request) error {
+		mux.Handle(path, h.wrap("405", anyone, func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Allow", allow)
 			return fault.New(fault.MethodNotAllowed, "method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)
 		}))
 	}
-	mux.Handle("/", h.wrap("404", func(_ http.ResponseWriter, r *http.Request) error {
+	mux.Handle("/", h.wrap("404", anyone, func(_ http.ResponseWriter, r *http.Request) error {
 		return fault.New(fault.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
 	}))
 }
@@ -76,41 +77,71 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// wrap turns an endpoint into a handler: errors become the error envelope, and every request
-// is counted under its route.
-func (h *Handler) wrap(operation string, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+// caller is who may call an endpoint, as the spec's table says.
+type caller int
+
+const (
+	anyone    caller = iota // no credentials (the widget's calls, the chain list, admin login)
+	operators               // an operator's API key
+	admins                  // an admin's session token
+)
+
+// wrap turns an endpoint into a handler: it authenticates the caller first (the endpoint sees
+// the authenticated context as r.Context()), errors become the error envelope, and every
+// request is counted under its route.
+func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		if err := fn(sw, r); err != nil {
+		ctx, err := h.authenticate(r, who)
+		if err == nil {
+			err = fn(sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
+		}
+		if err != nil {
 			writeError(r.Context(), sw, h.log, err)
 		}
 		h.metrics.Observe("rest", operation, http.StatusText(sw.status), time.Since(start))
 	})
 }
 
-// bind decodes and validates a request body into msg.
-func bind(r *http.Request, msg proto.Message) error {
-	if err := decodeBody(r, msg, false); err != nil {
-		return err
+// call decodes and validates the body into the operation's request and calls the service
+// with it.
+func call[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Res any](r *http.Request, method func(context.Context, PReq) (Res, error)) (Res, error) {
+	return callWithPath(r, method, false, nil)
+}
+
+// callWithPath is call for a path that binds fields of the request: the body must not carry
+// them (pathFields), fromPath sets them, and the whole request is validated. optional allows
+// an empty body.
+func callWithPath[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Res any](r *http.Request, method func(context.Context, PReq) (Res, error), optional bool, fromPath func(PReq), pathFields ...string) (Res, error) {
+	req := PReq(new(Req))
+	if err := decodeBody(r, req, optional, pathFields...); err != nil {
+		var zero Res
+		return zero, err
 	}
-	return rpc.Validate(msg)
-}
-
-// bindWithPath decodes a body that must not carry the fields the path binds (pathFields), lets
-// fromPath set them, and validates the whole request. optional allows an empty body.
-func bindWithPath(r *http.Request, msg proto.Message, optional bool, fromPath func(), pathFields ...string) error {
-	if err := decodeBody(r, msg, optional, pathFields...); err != nil {
-		return err
+	if fromPath != nil {
+		fromPath(req)
 	}
-	fromPath()
-	return rpc.Validate(msg)
+	if err := rpc.Validate(req); err != nil {
+		var zero Res
+		return zero, err
+	}
+	return method(r.Context(), req)
 }
 
-func (h *Handler) operator(r *http.Request) (context.Context, error) {
-	return h.authn.Operator(r.Context(), r.Header)
-}
-
-func (h *Handler) admin(r *http.Request) (context.Context, error) {
-	return h.authn.Admin(r.Context(), r.Header)
+func (h *Handler) authenticate(r *http.Request, who caller) (context.Context, error) {
+	switch who {
+	case operators:
+		return h.authn.Operator(r.Context(), r.Header)
+	case admins:
+		return h.authn.Admin(r.Context(), r.Header)
+	case anyone:
+	}
+	return r.Context(), nil
 }

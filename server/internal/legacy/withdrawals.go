@@ -105,15 +105,11 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 }
 
 func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
 	req, err := listWithdrawalsQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
-	res, err := h.s.Admin.ListWithdrawals(ctx, req)
+	res, err := h.s.Admin.ListWithdrawals(r.Context(), req)
 	if err != nil {
 		return err
 	}
@@ -129,15 +125,8 @@ func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request) error {
-	ctx, err := h.admin(r)
-	if err != nil {
-		return err
-	}
-	var req cofferv1.UpdateWithdrawalStatusRequest
-	if err := bindWithPath(r, &req, false, func() { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId"); err != nil {
-		return err
-	}
-	res, err := h.s.Admin.UpdateWithdrawalStatus(ctx, &req)
+	res, err := callWithPath(r, h.s.Admin.UpdateWithdrawalStatus, false,
+		func(req *cofferv1.UpdateWithdrawalStatusRequest) { req.WithdrawRequestId = r.PathValue("id") }, "withdrawRequestId")
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,7 @@ func (s *AdminServer) ListThemes(ctx context.Context, req *cofferv1.ListThemesRe
 	if err != nil {
 		return nil, err
 	}
-	res := &cofferv1.ListThemesResponse{}
-	for _, t := range themes {
-		res.Themes = append(res.Themes, themeProto(t))
-	}
-	return res, nil
+	return &cofferv1.ListThemesResponse{Themes: protos(themes, themeProto)}, nil
 }
 
 // CreateTheme creates a theme.
@@ -129,11 +125,7 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	res := &cofferv1.ListWithdrawalsResponse{NextPageToken: next}
-	for _, w := range list {
-		res.Withdrawals = append(res.Withdrawals, withdrawalProto(w))
-	}
-	return res, nil
+	return &cofferv1.ListWithdrawalsResponse{Withdrawals: protos(list, withdrawalProto), NextPageToken: next}, nil
 }
 
 // GetAdminWithdrawal returns a withdrawal with its audit trail.
@@ -214,11 +206,7 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	res := &cofferv1.ListDepositsResponse{NextPageToken: next}
-	for _, d := range deps {
-		res.Deposits = append(res.Deposits, depositProto(d))
-	}
-	return res, nil
+	return &cofferv1.ListDepositsResponse{Deposits: protos(deps, depositProto), NextPageToken: next}, nil
 }
 
 // ReplayDeposit verifies a missed transaction and credits it (within the admin's scope).
@@ -235,11 +223,7 @@ func replay(ctx context.Context, deposits *deposit.Service, scope domain.Scope, 
 	if err != nil {
 		return nil, err
 	}
-	res := &cofferv1.ReplayDepositResponse{AlreadyKnown: out.AlreadyKnown}
-	for _, d := range out.Deposits {
-		res.Deposits = append(res.Deposits, depositProto(d))
-	}
-	return res, nil
+	return &cofferv1.ReplayDepositResponse{AlreadyKnown: out.AlreadyKnown, Deposits: protos(out.Deposits, depositProto)}, nil
 }
 
 // ListDeadLetters lists dead-lettered webhooks in the admin's scope.
@@ -252,7 +236,7 @@ func (s *AdminServer) ListDeadLetters(ctx context.Context, req *cofferv1.ListDea
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLettersResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
+	return &cofferv1.ListDeadLettersResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}, nil
 }
 
 // RedeliverWebhook queues a dead-lettered webhook again.

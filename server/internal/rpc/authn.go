@@ -49,49 +49,45 @@ func (a *Authenticator) otherKind(ctx context.Context, cred, wanted string) stri
 
 // Operator authenticates an operator key and records the operator in the context.
 func (a *Authenticator) Operator(ctx context.Context, h http.Header) (context.Context, error) {
-	cred, ok := auth.Bearer(h)
-	if !ok {
-		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <operator key>")
-	}
-	op, err := a.Operators.Authenticate(ctx, cred)
-	if err != nil {
-		if k := a.otherKind(ctx, cred, "operator"); k != "" {
-			return ctx, fault.New(fault.Forbidden, "%s is not accepted here: send the operator key", k)
-		}
-		return ctx, err
-	}
-	return auth.WithOperator(ctx, op), nil
+	return bearer(ctx, a, h, "operator", "<operator key>", "here: send the operator key", a.Operators.Authenticate, auth.WithOperator)
 }
 
 // Admin authenticates an admin token and records the admin in the context.
 func (a *Authenticator) Admin(ctx context.Context, h http.Header) (context.Context, error) {
-	cred, ok := auth.Bearer(h)
-	if !ok {
-		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <admin token> from /admin/login")
-	}
-	adm, err := a.Admins.Authenticate(ctx, cred)
-	if err != nil {
-		if k := a.otherKind(ctx, cred, "admin"); k != "" {
-			return ctx, fault.New(fault.Forbidden, "%s is not accepted on admin endpoints: log in to the panel", k)
-		}
-		return ctx, err
-	}
-	return auth.WithAdmin(ctx, adm), nil
+	return bearer(ctx, a, h, "admin", "<admin token> from /admin/login", "on admin endpoints: log in to the panel",
+		a.Admins.Authenticate, auth.WithAdmin)
 }
 
 // Ops checks the service team's token.
 func (a *Authenticator) Ops(ctx context.Context, h http.Header) (context.Context, error) {
+	check := func(_ context.Context, cred string) (struct{}, error) {
+		if a.OpsToken == "" || !secret.Equal(cred, a.OpsToken) {
+			return struct{}{}, fault.New(fault.Unauthenticated, "invalid ops token")
+		}
+		return struct{}{}, nil
+	}
+	return bearer(ctx, a, h, "ops", "<ops token>", "on the ops API", check,
+		func(ctx context.Context, _ struct{}) context.Context { return auth.WithServiceTeam(ctx) })
+}
+
+// bearer authenticates the Bearer credential as one kind of credential (otherKind's wanted)
+// with check, and records its holder in the context with with. No credential is
+// UNAUTHENTICATED, telling how to send one (hint); a credential check refuses that is valid
+// for another kind is FORBIDDEN ("<that kind> is not accepted <where>").
+func bearer[T any](ctx context.Context, a *Authenticator, h http.Header, kind, hint, where string,
+	check func(context.Context, string) (T, error), with func(context.Context, T) context.Context) (context.Context, error) {
 	cred, ok := auth.Bearer(h)
 	if !ok {
-		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer <ops token>")
+		return ctx, fault.New(fault.Unauthenticated, "missing credential: send Authorization: Bearer %s", hint)
 	}
-	if a.OpsToken == "" || !secret.Equal(cred, a.OpsToken) {
-		if k := a.otherKind(ctx, cred, "ops"); k != "" {
-			return ctx, fault.New(fault.Forbidden, "%s is not accepted on the ops API", k)
+	holder, err := check(ctx, cred)
+	if err != nil {
+		if k := a.otherKind(ctx, cred, kind); k != "" {
+			return ctx, fault.New(fault.Forbidden, "%s is not accepted %s", k, where)
 		}
-		return ctx, fault.New(fault.Unauthenticated, "invalid ops token")
+		return ctx, err
 	}
-	return auth.WithServiceTeam(ctx), nil
+	return with(ctx, holder), nil
 }
 
 // authInterceptor authenticates every call of a service, unary and streaming, with check,

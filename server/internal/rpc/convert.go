@@ -119,10 +119,15 @@ func deliveryProto(e domain.WebhookEvent) *cofferv1.WebhookDelivery {
 	return d
 }
 
-func deliveryProtos(list []domain.WebhookEvent) []*cofferv1.WebhookDelivery {
-	out := make([]*cofferv1.WebhookDelivery, len(list))
-	for i, e := range list {
-		out[i] = deliveryProto(e)
+// protos converts a list with one of the converters above; an empty list is nil, as a
+// response's repeated field leaves it.
+func protos[T, P any](list []T, of func(T) P) []P {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]P, len(list))
+	for i, t := range list {
+		out[i] = of(t)
 	}
 	return out
 }

@@ -2,6 +2,9 @@ package rpc
 
 import (
 	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/depositor"
@@ -51,80 +54,69 @@ func mapNamed[F, T comparable](in []F, table map[F]T) []T {
 	return out
 }
 
+// byName builds an enum whose proto value names are the domain values with the enum's prefix:
+// DepositCredited ("CREDITED") is DEPOSIT_STATUS_CREDITED. The prefix is that of the proto's
+// UNSPECIFIED value. The domain's zero value ("", none) is left out: it is UNSPECIFIED. A domain
+// value with no proto value of its name panics (enums_test.go builds every table).
+func byName[P protoEnum, D ~string](values []D) enum[D, P] {
+	desc := P(0).Descriptor().Values()
+	prefix := strings.TrimSuffix(string(desc.ByNumber(0).Name()), "UNSPECIFIED")
+	table := make(map[D]P, len(values))
+	for _, d := range values {
+		if d == "" {
+			continue
+		}
+		v := desc.ByName(protoreflect.Name(prefix + string(d)))
+		if v == nil {
+			panic(fmt.Sprintf("rpc: enum %s has no value %s%s", P(0).Descriptor().Name(), prefix, d))
+		}
+		table[d] = P(v.Number())
+	}
+	return newEnum(table)
+}
+
+// protoEnum is a generated proto enum type.
+type protoEnum interface {
+	~int32
+	Descriptor() protoreflect.EnumDescriptor
+}
+
 // The tables: one per enum. They are functions, not package variables, so that no caller can
-// change a table; each is a handful of rows, cheap to build per call.
+// change a table; each is a handful of rows, cheap to build per call. Where the domain's
+// values are the proto's names, the table is built from the domain's list of values.
 
 func approvalModes() enum[domain.ApprovalMode, cofferv1.ApprovalMode] {
-	return newEnum(map[domain.ApprovalMode]cofferv1.ApprovalMode{
-		domain.ApprovalSync:     cofferv1.ApprovalMode_APPROVAL_MODE_SYNC,
-		domain.ApprovalExternal: cofferv1.ApprovalMode_APPROVAL_MODE_EXTERNAL,
-	})
+	return byName[cofferv1.ApprovalMode](domain.ApprovalModes())
 }
 
 func sessionKinds() enum[domain.SessionKind, cofferv1.SessionKind] {
-	return newEnum(map[domain.SessionKind]cofferv1.SessionKind{
-		domain.SessionDeposit:  cofferv1.SessionKind_SESSION_KIND_DEPOSIT,
-		domain.SessionWithdraw: cofferv1.SessionKind_SESSION_KIND_WITHDRAW,
-	})
+	return byName[cofferv1.SessionKind](domain.SessionKinds())
 }
 
 func sessionStatuses() enum[domain.SessionStatus, cofferv1.SessionStatus] {
-	return newEnum(map[domain.SessionStatus]cofferv1.SessionStatus{
-		domain.SessionOpen:      cofferv1.SessionStatus_SESSION_STATUS_OPEN,
-		domain.SessionExpired:   cofferv1.SessionStatus_SESSION_STATUS_EXPIRED,
-		domain.SessionCancelled: cofferv1.SessionStatus_SESSION_STATUS_CANCELLED,
-	})
+	return byName[cofferv1.SessionStatus](domain.SessionStatuses())
 }
 
 func depositStatuses() enum[domain.DepositStatus, cofferv1.DepositStatus] {
-	return newEnum(map[domain.DepositStatus]cofferv1.DepositStatus{
-		domain.DepositConfirming:   cofferv1.DepositStatus_DEPOSIT_STATUS_CONFIRMING,
-		domain.DepositSweeping:     cofferv1.DepositStatus_DEPOSIT_STATUS_SWEEPING,
-		domain.DepositCredited:     cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED,
-		domain.DepositOrphaned:     cofferv1.DepositStatus_DEPOSIT_STATUS_ORPHANED,
-		domain.DepositUnsweepable:  cofferv1.DepositStatus_DEPOSIT_STATUS_UNSWEEPABLE,
-		domain.DepositBelowMinimum: cofferv1.DepositStatus_DEPOSIT_STATUS_BELOW_MINIMUM,
-		domain.DepositReorged:      cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED,
-	})
+	return byName[cofferv1.DepositStatus](domain.DepositStatuses())
 }
 
 // ReorgOpen (no resolution yet) is the zero value on both sides.
 func reorgResolutions() enum[domain.ReorgResolution, cofferv1.ReorgResolution] {
-	return newEnum(map[domain.ReorgResolution]cofferv1.ReorgResolution{
-		domain.ReorgReinstate:  cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE,
-		domain.ReorgWriteOff:   cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF,
-		domain.ReorgReincluded: cofferv1.ReorgResolution_REORG_RESOLUTION_REINCLUDED,
-	})
+	return byName[cofferv1.ReorgResolution](domain.ReorgResolutions())
 }
 
 func withdrawalStatuses() enum[domain.WithdrawalStatus, cofferv1.WithdrawalStatus] {
-	return newEnum(map[domain.WithdrawalStatus]cofferv1.WithdrawalStatus{
-		domain.WithdrawalPending:          cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PENDING,
-		domain.WithdrawalProcessing:       cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING,
-		domain.WithdrawalAwaitingApproval: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_AWAITING_APPROVAL,
-		domain.WithdrawalCompleted:        cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_COMPLETED,
-		domain.WithdrawalRejected:         cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_REJECTED,
-		domain.WithdrawalCancelled:        cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_CANCELLED,
-		domain.WithdrawalExpired:          cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_EXPIRED,
-	})
+	return byName[cofferv1.WithdrawalStatus](domain.WithdrawalStatuses())
 }
 
 func withdrawalTypes() enum[string, cofferv1.WithdrawalType] {
-	return newEnum(map[string]cofferv1.WithdrawalType{
-		withdrawal.DirectTransfer: cofferv1.WithdrawalType_WITHDRAWAL_TYPE_DIRECT_TRANSFER,
-		withdrawal.OffRampType:    cofferv1.WithdrawalType_WITHDRAWAL_TYPE_OFF_RAMP,
-	})
+	return byName[cofferv1.WithdrawalType](withdrawal.Types())
 }
 
 // "" (not held) is UNSPECIFIED.
 func heldReasons() enum[withdrawal.HeldReason, cofferv1.HeldReason] {
-	return newEnum(map[withdrawal.HeldReason]cofferv1.HeldReason{
-		withdrawal.CapExceeded:            cofferv1.HeldReason_HELD_REASON_CAP_EXCEEDED,
-		withdrawal.ApprovalNotEnabled:     cofferv1.HeldReason_HELD_REASON_APPROVAL_NOT_ENABLED,
-		withdrawal.OperatorInactive:       cofferv1.HeldReason_HELD_REASON_OPERATOR_INACTIVE,
-		withdrawal.HeldExpired:            cofferv1.HeldReason_HELD_REASON_EXPIRED,
-		withdrawal.TemporarilyUnavailable: cofferv1.HeldReason_HELD_REASON_TEMPORARILY_UNAVAILABLE,
-	})
+	return byName[cofferv1.HeldReason](withdrawal.HeldReasons())
 }
 
 // The operator's decision (WithdrawalService.DecideWithdrawal).
@@ -156,17 +148,9 @@ func adminActions() enum[withdrawal.Action, cofferv1.AdminWithdrawalAction] {
 }
 
 func webhookEventTypes() enum[domain.EventType, cofferv1.WebhookEventType] {
-	return newEnum(map[domain.EventType]cofferv1.WebhookEventType{
-		domain.EventDeposit:          cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_DEPOSIT,
-		domain.EventWithdrawRequest:  cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_WITHDRAW_REQUEST,
-		domain.EventWithdrawComplete: cofferv1.WebhookEventType_WEBHOOK_EVENT_TYPE_WITHDRAW_COMPLETE,
-	})
+	return byName[cofferv1.WebhookEventType](domain.EventTypes())
 }
 
 func emailChanges() enum[depositor.EmailChange, cofferv1.EmailChange] {
-	return newEnum(map[depositor.EmailChange]cofferv1.EmailChange{
-		depositor.EmailSet:       cofferv1.EmailChange_EMAIL_CHANGE_SET,
-		depositor.EmailUpdated:   cofferv1.EmailChange_EMAIL_CHANGE_UPDATED,
-		depositor.EmailUnchanged: cofferv1.EmailChange_EMAIL_CHANGE_UNCHANGED,
-	})
+	return byName[cofferv1.EmailChange](depositor.EmailChanges())
 }

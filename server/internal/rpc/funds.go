@@ -33,20 +33,12 @@ func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBala
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListBalancesResponse{Items: balancesProto(list)}, nil
+	return &cofferv1.ListBalancesResponse{Items: protos(list, balanceProto)}, nil
 }
 
 func balanceProto(b funds.Balance) *cofferv1.OperatorBalance {
 	return &cofferv1.OperatorBalance{OperatorId: b.OperatorID, ChainId: b.ChainID, Currency: b.Currency,
 		Available: b.Available.StringFixed(b.Decimals), Reserved: b.Reserved.StringFixed(b.Decimals), Decimals: b.Decimals}
-}
-
-func balancesProto(list []funds.Balance) []*cofferv1.OperatorBalance {
-	out := make([]*cofferv1.OperatorBalance, len(list))
-	for i, b := range list {
-		out[i] = balanceProto(b)
-	}
-	return out
 }
 
 // GetTreasuryAddress returns the operator's treasury address, assigning it on first use.
@@ -66,7 +58,7 @@ func (s *OpsServer) ListOperatorBalances(ctx context.Context, req *cofferv1.List
 	}
 	res := &cofferv1.ListOperatorBalancesResponse{}
 	for _, f := range list {
-		res.Items = append(res.Items, balancesProto(f.Balances)...)
+		res.Items = append(res.Items, protos(f.Balances, balanceProto)...)
 	}
 	return res, nil
 }
@@ -119,7 +111,7 @@ func (s *AdminServer) ListOperatorFunds(ctx context.Context, req *cofferv1.ListO
 	res := &cofferv1.ListOperatorFundsResponse{}
 	for _, f := range list {
 		res.Operators = append(res.Operators, &cofferv1.OperatorFunds{OperatorId: f.Operator.ID, OperatorName: f.Operator.Name,
-			Balances: balancesProto(f.Balances)})
+			Balances: protos(f.Balances, balanceProto)})
 	}
 	return res, nil
 }

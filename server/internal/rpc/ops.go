@@ -23,7 +23,12 @@ type OpsServer struct {
 	Reconciler *funds.Reconciler
 }
 
-func (s *OpsServer) operatorProto(ctx context.Context, op domain.Operator) (*cofferv1.Operator, error) {
+// operatorProto is an operator service call's operator as the API answers it, with its key
+// prefixes; err is the call's error, returned as it is.
+func (s *OpsServer) operatorProto(ctx context.Context, op domain.Operator, err error) (*cofferv1.Operator, error) {
+	if err != nil {
+		return nil, err
+	}
 	prefixes, err := s.Operators.KeyPrefixes(ctx, op.ID)
 	if err != nil {
 		return nil, err
@@ -34,10 +39,7 @@ func (s *OpsServer) operatorProto(ctx context.Context, op domain.Operator) (*cof
 // CreateOperator creates an operator and returns its key once.
 func (s *OpsServer) CreateOperator(ctx context.Context, req *cofferv1.CreateOperatorRequest) (*cofferv1.CreateOperatorResponse, error) {
 	op, key, err := s.Operators.Create(ctx, operatorSettings(req.GetSettings()))
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.operatorProto(ctx, op)
+	p, err := s.operatorProto(ctx, op, err)
 	if err != nil {
 		return nil, err
 	}
@@ -47,10 +49,7 @@ func (s *OpsServer) CreateOperator(ctx context.Context, req *cofferv1.CreateOper
 // UpdateOperator changes settings.
 func (s *OpsServer) UpdateOperator(ctx context.Context, req *cofferv1.UpdateOperatorRequest) (*cofferv1.UpdateOperatorResponse, error) {
 	op, err := s.Operators.Update(ctx, req.GetId(), operatorSettings(req.GetSettings()))
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.operatorProto(ctx, op)
+	p, err := s.operatorProto(ctx, op, err)
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +59,7 @@ func (s *OpsServer) UpdateOperator(ctx context.Context, req *cofferv1.UpdateOper
 // GetOperator returns an operator.
 func (s *OpsServer) GetOperator(ctx context.Context, req *cofferv1.GetOperatorRequest) (*cofferv1.GetOperatorResponse, error) {
 	op, err := s.Operators.Get(ctx, req.GetId())
-	if err != nil {
-		return nil, err
-	}
-	p, err := s.operatorProto(ctx, op)
+	p, err := s.operatorProto(ctx, op, err)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +74,7 @@ func (s *OpsServer) ListOperators(ctx context.Context, req *cofferv1.ListOperato
 	}
 	res := &cofferv1.ListOperatorsResponse{}
 	for _, op := range ops {
-		p, err := s.operatorProto(ctx, op)
+		p, err := s.operatorProto(ctx, op, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +115,7 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: deliveryProtos(list), NextPageToken: next}, nil
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}, nil
 }
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.

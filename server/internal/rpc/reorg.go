@@ -24,14 +24,6 @@ func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
 	return p
 }
 
-func reorgedProtos(list []deposit.Reorged) []*cofferv1.ReorgedDeposit {
-	out := make([]*cofferv1.ReorgedDeposit, len(list))
-	for i, r := range list {
-		out[i] = ReorgedProto(r)
-	}
-	return out
-}
-
 // ListReorgedDeposits lists reorged deposits of every operator.
 func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListReorgedDepositsRequest) (*cofferv1.ListReorgedDepositsResponse, error) {
 	scope, err := auth.Scope(ctx, auth.OwnOperator())
@@ -42,7 +34,7 @@ func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListR
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListReorgedDepositsResponse{Items: reorgedProtos(list), NextPageToken: next}, nil
+	return &cofferv1.ListReorgedDepositsResponse{Items: protos(list, ReorgedProto), NextPageToken: next}, nil
 }
 
 // ResolveReorgedDeposit applies the service team's resolution.
@@ -66,5 +58,5 @@ func (s *AdminServer) ListDepositReorgs(ctx context.Context, req *cofferv1.ListD
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDepositReorgsResponse{Items: reorgedProtos(list), NextPageToken: next}, nil
+	return &cofferv1.ListDepositReorgsResponse{Items: protos(list, ReorgedProto), NextPageToken: next}, nil
 }

@@ -66,18 +66,12 @@ func depositOf[R depositRows](row R) (domain.Deposit, error) {
 
 // oneDeposit maps a single-row deposit query's result.
 func oneDeposit[R depositRows](r R, err error) (domain.Deposit, error) {
-	if err != nil {
-		return domain.Deposit{}, notFound(err)
-	}
-	return depositOf(r)
+	return one(r, err, depositOf[R])
 }
 
 // manyDeposits maps a deposit list query's result.
 func manyDeposits[R depositRows](rows []R, err error) ([]domain.Deposit, error) {
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, depositOf[R])
+	return many(rows, err, depositOf[R])
 }
 
 // deref reads a nullable text column, NULL as "".
@@ -145,10 +139,7 @@ func depositAddressOf[R ~struct {
 // above after, in index order (the scanner's watched set grows by these).
 func (q *Queries) DepositAddressesAfter(ctx context.Context, after int64, limit int) ([]DepositAddress, error) {
 	rows, err := sqlc.DepositAddressesAfter(ctx, q.db, dbsqlc.DepositAddressesAfterParams{After: after, Lim: rowLimit(limit)})
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, depositAddressOf[dbsqlc.DepositAddressesAfterRow])
+	return many(rows, err, depositAddressOf[dbsqlc.DepositAddressesAfterRow])
 }
 
 // DepositAddressByAddress finds the depositor or treasury owning an address (EIP-55 form).

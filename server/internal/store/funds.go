@@ -64,10 +64,7 @@ func (q *Queries) GetFunds(ctx context.Context, operatorID string, chainID int64
 // and currency.
 func (q *Queries) ListFunds(ctx context.Context, operatorIDs []string) ([]domain.Funds, error) {
 	rows, err := sqlc.ListFunds(ctx, q.db, operatorIDs)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, fundsOf)
+	return many(rows, err, fundsOf)
 }
 
 // FundTotal is the sum of every operator's funds in one asset of one chain.
@@ -107,8 +104,5 @@ func fundEntryOf(r dbsqlc.FundEntry) (domain.FundEntry, error) {
 // FundEntries lists an operator's fund movements, newest first.
 func (q *Queries) FundEntries(ctx context.Context, operatorID string, limit int) ([]domain.FundEntry, error) {
 	rows, err := sqlc.FundEntries(ctx, q.db, dbsqlc.FundEntriesParams{OperatorID: operatorID, Lim: rowLimit(limit)})
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, fundEntryOf)
+	return many(rows, err, fundEntryOf)
 }

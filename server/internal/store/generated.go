@@ -20,6 +20,23 @@ func mapAll[R, T any](rows []R, of func(R) (T, error)) ([]T, error) {
 	return out, nil
 }
 
+// one maps a single-row query's result: no row is ErrNotFound.
+func one[R, T any](r R, err error, of func(R) (T, error)) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, notFound(err)
+	}
+	return of(r)
+}
+
+// many maps a list query's result.
+func many[R, T any](rows []R, err error, of func(R) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	return mapAll(rows, of)
+}
+
 // nonNil is s, or an empty slice for nil: lists that were collected with pgx.CollectRows stay
 // empty, not nil, when nothing matches.
 func nonNil[T any](s []T) []T {

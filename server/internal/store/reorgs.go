@@ -38,18 +38,12 @@ func reorgOf[R reorgRows](row R) (domain.Reorg, error) {
 
 // oneReorg maps a single-row reorg query's result.
 func oneReorg[R reorgRows](r R, err error) (domain.Reorg, error) {
-	if err != nil {
-		return domain.Reorg{}, notFound(err)
-	}
-	return reorgOf(r)
+	return one(r, err, reorgOf[R])
 }
 
 // manyReorgs maps a reorg list query's result.
 func manyReorgs[R reorgRows](rows []R, err error) ([]domain.Reorg, error) {
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, reorgOf[R])
+	return many(rows, err, reorgOf[R])
 }
 
 // LockSettledDepositsFrom locks the deposits past their confirmation depth (SWEEPING,
@@ -134,10 +128,7 @@ func reorgActionOf(r dbsqlc.DepositReorgAction) (domain.ReorgAction, error) {
 // ReorgActions lists the audit trails of reorgs, oldest first.
 func (q *Queries) ReorgActions(ctx context.Context, reorgIDs []int64) ([]domain.ReorgAction, error) {
 	rows, err := sqlc.ReorgActions(ctx, q.db, reorgIDs)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, reorgActionOf)
+	return many(rows, err, reorgActionOf)
 }
 
 // OpenReorgsByChain counts the unresolved reorgs per chain.

@@ -17,10 +17,7 @@ func sessionOf(r dbsqlc.Session) (domain.Session, error) {
 
 // oneSession maps a single-row session query's result.
 func oneSession(r dbsqlc.Session, err error) (domain.Session, error) {
-	if err != nil {
-		return domain.Session{}, notFound(err)
-	}
-	return sessionOf(r)
+	return one(r, err, sessionOf)
 }
 
 // InsertSession creates a session in one statement, registering the depositor of a deposit

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -63,9 +64,10 @@ func (q *Queries) MarkSweepMined(ctx context.Context, id int64) (time.Time, erro
 }
 
 // DueDeposits lists the address's confirmed deposits no sweep has taken yet (SWEEPING without a
-// sweep, and BELOW_MINIMUM), oldest first.
+// sweep, and BELOW_MINIMUM), oldest first: UnsweptDeposits without the CONFIRMING ones.
 func (q *Queries) DueDeposits(ctx context.Context, chainID int64, address string) ([]domain.Deposit, error) {
-	return manyDeposits(sqlc.DueDeposits(ctx, q.db, dbsqlc.DueDepositsParams{ChainID: chainID, Address: address}))
+	unswept, err := q.UnsweptDeposits(ctx, chainID, address)
+	return slices.DeleteFunc(unswept, func(d domain.Deposit) bool { return d.Status == domain.DepositConfirming }), err
 }
 
 // UnsweptDeposits lists the address's deposits no sweep has taken yet, confirming ones too.

@@ -52,10 +52,7 @@ func (q *Queries) DeleteTheme(ctx context.Context, operatorIDs []string, id stri
 // ListThemes lists the themes of operatorIDs (nil: every operator).
 func (q *Queries) ListThemes(ctx context.Context, operatorIDs []string) ([]domain.Theme, error) {
 	rows, err := sqlc.ListThemes(ctx, q.db, operatorIDs)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, themeOf)
+	return many(rows, err, themeOf)
 }
 
 // ThemeBySlug finds an operator's theme.

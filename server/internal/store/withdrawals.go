@@ -180,10 +180,7 @@ func (q *Queries) LockSession(ctx context.Context, sid string) error {
 // WithdrawalTransitions is a withdrawal's audit trail, oldest first.
 func (q *Queries) WithdrawalTransitions(ctx context.Context, id string) ([]domain.WithdrawalTransition, error) {
 	rows, err := sqlc.WithdrawalTransitions(ctx, q.db, id)
-	if err != nil {
-		return nil, err
-	}
-	return mapAll(rows, transitionOf)
+	return many(rows, err, transitionOf)
 }
 
 // transitionOf maps a withdrawal_transitions row to the domain.

@@ -15,35 +15,26 @@ import (
 // operator of the scope (NOT_FOUND outside it). The page token names the last row of the
 // previous page.
 func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.WithdrawalFilter, pageToken string) ([]domain.Withdrawal, string, error) {
-	if pageToken != "" {
-		c, err := pagetoken.Decode[pagetoken.TimeID](pageList, pageToken)
-		if err != nil {
-			return nil, "", err
+	return pagetoken.List(pageList, pageToken, f.Limit, func(after *pagetoken.TimeID, limit int) ([]domain.Withdrawal, error) {
+		if after != nil {
+			f.BeforeTime, f.BeforeID = &after.At, after.ID
 		}
-		f.BeforeTime, f.BeforeID = &c.At, c.ID
-	}
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	asked := ""
-	if len(f.OperatorIDs) == 1 {
-		asked = f.OperatorIDs[0]
-	}
-	narrowed, ok := scope.Narrow(asked)
-	if !ok {
-		return nil, "", fault.New(fault.NotFound, "operator not found")
-	}
-	f.OperatorIDs = auth.OperatorIDs(narrowed)
-	list, err := store.New(s.pool).ListWithdrawals(ctx, f)
-	if err != nil {
-		return nil, "", fault.Wrap(err, "list withdrawals")
-	}
-	next := ""
-	if len(list) == f.Limit {
-		last := list[len(list)-1]
-		next = pagetoken.Encode(pageList, pagetoken.TimeID{At: last.CreatedAt, ID: last.ID})
-	}
-	return list, next, nil
+		f.Limit = limit
+		asked := ""
+		if len(f.OperatorIDs) == 1 {
+			asked = f.OperatorIDs[0]
+		}
+		narrowed, ok := scope.Narrow(asked)
+		if !ok {
+			return nil, fault.New(fault.NotFound, "operator not found")
+		}
+		f.OperatorIDs = auth.OperatorIDs(narrowed)
+		list, err := store.New(s.pool).ListWithdrawals(ctx, f)
+		if err != nil {
+			return nil, fault.Wrap(err, "list withdrawals")
+		}
+		return list, nil
+	}, func(w domain.Withdrawal) pagetoken.TimeID { return pagetoken.TimeID{At: w.CreatedAt, ID: w.ID} })
 }
 
 // pageList names List's page tokens.

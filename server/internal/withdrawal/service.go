@@ -9,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
@@ -25,11 +24,9 @@ type Wallet interface {
 	GasTankAddress() common.Address
 }
 
-// Prices values assets and converts between USD and fiat currencies (rates.Chain).
-type Prices interface {
-	USD(ctx context.Context, symbol string) (rates.Price, error)
-	PerUSD(ctx context.Context, currency string) (decimal.Decimal, error)
-}
+// Prices values assets (rates.Source) and converts between USD and fiat currencies
+// (rates.Fiat): rates.Chain.
+type Prices = rates.Pricer
 
 // Webhooks sends WITHDRAW_REQUEST synchronously (mode A) and queues events in the outbox
 // (webhook.Service).

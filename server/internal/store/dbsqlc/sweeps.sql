@@ -26,17 +26,6 @@ WHERE id = @id;
 -- name: MarkSweepMined :one
 UPDATE sweeps SET mined_at = coalesce(mined_at, now()) WHERE id = @id RETURNING mined_at;
 
--- name: DueDeposits :many
--- Confirmed deposits no sweep has taken yet (SWEEPING without a sweep, and BELOW_MINIMUM).
-SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
-	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
-	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
-FROM deposits
-WHERE deposits.chain_id = @chain_id AND deposits.address = @address AND deposits.sweep_id IS NULL
-  AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM') ORDER BY deposits.id;
-
 -- name: UnsweptDeposits :many
 SELECT sqlc.embed(deposits),
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
