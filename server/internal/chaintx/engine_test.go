@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -47,17 +48,10 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{})
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
-	if _, err := dev.SendNative(ctx, from, new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18))); err != nil {
-		t.Fatal(err)
-	}
-	dev.Commit()
+	testfactory.Fund(ctx, t, dev, from, 10, 0)
 	client := chain.Dial(chain.Network{ChainID: dev.ChainID(), RPCURLs: []string{dev.RPCURL()}}, nil)
 	t.Cleanup(client.Close)
 	keys := keyMap{from: key}

@@ -18,6 +18,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func (e *env) balance(a common.Address) *big.Int {
@@ -41,11 +43,7 @@ func (e *env) funds(currency string) domain.Funds {
 // count runs a counting query.
 func (e *env) count(sql string, args ...any) int {
 	e.t.Helper()
-	var n int
-	if err := e.pool.QueryRow(e.ctx, sql, args...).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
+	return testdb.Count(e.ctx, e.t, e.pool, sql, args...)
 }
 
 // checkCredited checks that every deposit is credited once, that amount + fee = gross, and
@@ -490,7 +488,7 @@ func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	nativeAddr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "v")
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
 	u, spammer := e.newUser(), e.newUser()
-	rich, err := e.dev.SendNative(e.ctx, spammer.addr, eth(1000))
+	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))
 	if err != nil {
 		t.Fatal(err)
 	}

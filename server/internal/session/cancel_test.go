@@ -8,32 +8,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // withdrawal inserts a withdrawal of the session in a status.
 func (f fixture) withdrawal(t *testing.T, sess domain.Session, status domain.WithdrawalStatus) string {
 	t.Helper()
-	mode := domain.ApprovalSync
-	if status == domain.WithdrawalAwaitingApproval {
-		mode = domain.ApprovalExternal
-	}
-	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: sess.OperatorID,
-		SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
-		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
-		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("25"),
-		CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.ID
+	return testfactory.Withdrawal(context.Background(), t, f.pool, sess, &testfactory.WithdrawalOpts{Status: status}).ID
 }
 
 func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {

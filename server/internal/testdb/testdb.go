@@ -156,3 +156,13 @@ func withDatabase(raw, db string) string {
 	u.Path = "/" + db
 	return u.String()
 }
+
+// Count runs a query that selects one number, a count, and returns it.
+func Count(ctx context.Context, tb testing.TB, db store.DBTX, sql string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := db.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		tb.Fatalf("count: %v", err)
+	}
+	return n
+}

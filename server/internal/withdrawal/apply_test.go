@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -20,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 type fixture struct {
 	pool *pgxpool.Pool
 	op   domain.Operator
-	sid  string
+	sess domain.Session
 }
 
 func setup(t *testing.T) fixture {
@@ -46,24 +46,12 @@ func setup(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{pool: pool, op: op, sid: s.Session.ID}
+	return fixture{pool: pool, op: op, sess: s.Session}
 }
 
 func (f fixture) withdrawal(t *testing.T, status domain.WithdrawalStatus) string {
 	t.Helper()
-	mode := domain.ApprovalSync
-	if status == domain.WithdrawalAwaitingApproval {
-		mode = domain.ApprovalExternal
-	}
-	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: f.op.ID,
-		SessionID: f.sid, ExternalUserID: "user-1", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
-		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
-		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("40"),
-		CryptoAmount: decimal.NewFromInt(40_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.ID
+	return testfactory.Withdrawal(context.Background(), t, f.pool, f.sess, &testfactory.WithdrawalOpts{Status: status, Amount: "40"}).ID
 }
 
 func (f fixture) apply(scope domain.Scope, c withdrawal.Change) (withdrawal.Applied, error) {

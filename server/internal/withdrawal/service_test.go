@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -37,6 +35,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -114,28 +113,14 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{})
 	box, _ := secret.NewBox(secret.Random(32))
 	keys, err := wallet.FromSeed(secret.Random(64))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, hot := keys.HotWallet()
-	fund, err := dev.SendNative(ctx, hot, eth(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint, err := dev.Mint(ctx, "USDT", hot, big.NewInt(10_000_000_000)) // 10,000 USDT
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, fund, mint); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
 	usdt, _ := dev.Token("USDT")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}
@@ -168,8 +153,6 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
 		ledger: funds.New(pool, registry)}
 }
-
-func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000
 // USDT and 10 ETH (backed by the hot wallet's 10,000 USDT and 100 ETH).
@@ -269,12 +252,7 @@ func (e *env) payAll() {
 
 func (e *env) tokenBalance(owner common.Address) *big.Int {
 	e.t.Helper()
-	tok := contracts.NewTestToken()
-	out, err := e.client.CallContract(e.ctx, ethereum.CallMsg{To: &e.usdt.Address, Data: tok.PackBalanceOf(owner)}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	bal, err := tok.UnpackBalanceOf(out)
+	bal, err := e.client.TokenBalance(e.ctx, e.usdt.Address, owner)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -480,7 +458,7 @@ func TestNativePayout(t *testing.T) {
 	e.admin(w.ID, domain.WithdrawalCompleted)
 	e.payAll()
 	bal, err := e.client.Balance(e.ctx, dest)
-	if err != nil || bal.Cmp(new(big.Int).Div(eth(1), big.NewInt(100))) != 0 {
+	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
 		t.Fatalf("destination holds %s wei (%v)", bal, err)
 	}
 }
