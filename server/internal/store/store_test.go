@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -19,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// setup gives the test a database of its own: its pool and the queries bound to it.
+func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
+	t.Helper()
+	pool := testdb.New(t)
+	return pool, store.New(pool)
+}
 
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
@@ -129,8 +137,7 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 func TestClaimReference(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	a := newOperator(t, q, domain.OperatorSettings{})
 	b := newOperator(t, q, domain.OperatorSettings{})
 	open := func(op string) domain.Session {
@@ -186,8 +193,7 @@ func TestClaimReference(t *testing.T) {
 func TestTakeRateLimits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	const window = time.Hour
 	for attempt := 0; ; attempt++ {
 		suffix := strconv.Itoa(attempt)
@@ -268,8 +274,7 @@ func TestTakeRateLimits(t *testing.T) {
 func TestSlidingRateLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	const window = time.Hour
 	for attempt := 0; ; attempt++ {
 		key := "k" + strconv.Itoa(attempt)
@@ -309,8 +314,7 @@ func TestSlidingRateLimit(t *testing.T) {
 func TestReferencesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	a := newOperator(t, q, domain.OperatorSettings{})
 	b := newOperator(t, q, domain.OperatorSettings{})
 	// The sessions schema before 0008.
