@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
@@ -44,6 +45,22 @@ func (e *env) funds(currency string) domain.Funds {
 func (e *env) count(sql string, args ...any) int {
 	e.t.Helper()
 	return testdb.Count(e.ctx, e.t, e.pool, sql, args...)
+}
+
+// onlyDepositAfterRateWait runs step every pause until a DEPOSIT event is queued, for at most
+// within, and returns it: it must be the only one.
+func (e *env) onlyDepositAfterRateWait(within, pause time.Duration, step func()) *cofferv1.DepositEvent {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+		step()
+		time.Sleep(pause)
+	}
+	evs := e.hooks.all()
+	if len(evs) != 1 {
+		e.t.Fatal("no DEPOSIT after the rate wait")
+	}
+	return evs[0]
 }
 
 // checkCredited checks that every deposit is credited once, that amount + fee = gross, and
@@ -384,16 +401,7 @@ func TestRateOutageEndsInADepositWithNulls(t *testing.T) {
 	if len(e.hooks.all()) != 0 || len(e.depositsWhere("SWEEPING")) != 1 {
 		t.Fatal("within the wait, a deposit without a rate waits")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
-		e.settleAll()
-		time.Sleep(100 * time.Millisecond)
-	}
-	evs := e.hooks.all()
-	if len(evs) != 1 {
-		t.Fatal("no DEPOSIT after the rate wait")
-	}
-	ev := evs[0]
+	ev := e.onlyDepositAfterRateWait(10*time.Second, 100*time.Millisecond, e.settleAll)
 	if ev.AmountInDollar != nil || ev.AmountInLocalCurrency != nil || ev.FeeInDollar != nil || ev.CurrentRate != "0.92" ||
 		ev.LocalCurrencyCode != "EUR" || ev.Amount != "4000000" {
 		t.Fatalf("DEPOSIT without a price: %+v", ev)
@@ -419,18 +427,11 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 	}
 	u := e.newUser()
 	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 4_000_000), 2))
-	deadline := time.Now().Add(15 * time.Second)
-	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+	ev := e.onlyDepositAfterRateWait(15*time.Second, 50*time.Millisecond, func() {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()
-		time.Sleep(50 * time.Millisecond)
-	}
-	evs := e.hooks.all()
-	if len(evs) != 1 {
-		t.Fatal("no DEPOSIT after the rate wait")
-	}
-	ev := evs[0]
+	})
 	if ev.GetAmountInDollar() != "4.000000" || ev.AmountInLocalCurrency != nil || ev.CurrentRate != "null" || ev.LocalCurrencyCode != "XYZ" ||
 		ev.GetSessionRef() != sess.SessionRef {
 		t.Fatalf("DEPOSIT with an unknown local currency: %+v", ev)

@@ -235,11 +235,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 
 func (f fixture) count(t *testing.T) int {
 	t.Helper()
-	var n int
-	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return testdb.Count(context.Background(), t, f.pool, `SELECT count(*) FROM sessions`)
 }
 
 func TestForWidget(t *testing.T) {

@@ -415,39 +415,38 @@ func TestStaleJobs(t *testing.T) {
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	c := e.startRiver(fastSchedule)
-	ctx := context.Background()
 	events, cancel := c.Subscribe(river.EventKindJobCancelled, river.EventKindJobCompleted)
 	defer cancel()
 
-	if _, err := c.Insert(ctx, DeliverArgs{EventID: newID()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-events:
-		if ev.Kind != river.EventKindJobCancelled {
-			t.Fatalf("job for a missing event: %s", ev.Kind)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job event")
+	if kind := deliverAndWait(t, c, events, newID()); kind != river.EventKindJobCancelled {
+		t.Fatalf("job for a missing event: %s", kind)
 	}
 
 	id := e.enqueue(depositEvent(1), "1")
 	e.waitState(id, domain.DeliveryDelivered)
 	<-events
-	if _, err := c.Insert(ctx, DeliverArgs{EventID: id}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-events:
-		if ev.Kind != river.EventKindJobCompleted {
-			t.Fatalf("job for a delivered event: %s", ev.Kind)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job event")
+	if kind := deliverAndWait(t, c, events, id); kind != river.EventKindJobCompleted {
+		t.Fatalf("job for a delivered event: %s", kind)
 	}
 	if n := len(rc.got()); n != 1 {
 		t.Fatalf("%d requests for one event", n)
 	}
+}
+
+// deliverAndWait inserts a delivery job for the event and returns how the next job event on
+// events (which the test subscribed to) ended.
+func deliverAndWait(t *testing.T, c *jobs.Client, events <-chan *river.Event, eventID string) river.EventKind {
+	t.Helper()
+	if _, err := c.Insert(context.Background(), DeliverArgs{EventID: eventID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		return ev.Kind
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job event")
+	}
+	return ""
 }
 
 // Deliveries run on their own queue, so receivers that answer slowly (up to the 15 s timeout
