@@ -124,12 +124,7 @@ func setupWith(t *testing.T, o options) *env {
 	if o.network != nil {
 		o.network(&n)
 	}
-	registry, err := chain.NewRegistry([]chain.Network{n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := chain.Dial(n, nil)
-	t.Cleanup(client.Close)
+	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
@@ -213,11 +208,7 @@ func (e *env) depositsWhere(status string) []domain.Deposit {
 
 func (e *env) tokenBalance(owner common.Address) *big.Int {
 	e.t.Helper()
-	bal, err := e.client.TokenBalance(e.ctx, e.usdt.Address, owner)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return bal
+	return testfactory.TokenBalance(e.ctx, e.t, e.client, e.usdt.Address, owner)
 }
 
 // user is a funded outside wallet that pays into deposit addresses.

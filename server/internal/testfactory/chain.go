@@ -7,6 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 )
 
@@ -47,4 +48,26 @@ func Fund(ctx context.Context, tb testing.TB, dev *devchain.Chain, addr common.A
 	if _, err := dev.Mine(ctx, txs...); err != nil {
 		tb.Fatalf("testfactory: mine: %v", err)
 	}
+}
+
+// Dial registers the network and dials it; the client is closed when the test ends.
+func Dial(tb testing.TB, n chain.Network) (*chain.Registry, *chain.Client) {
+	tb.Helper()
+	registry, err := chain.NewRegistry([]chain.Network{n})
+	if err != nil {
+		tb.Fatalf("testfactory: network: %v", err)
+	}
+	client := chain.Dial(n, nil)
+	tb.Cleanup(client.Close)
+	return registry, client
+}
+
+// TokenBalance is owner's balance of the ERC-20 token at the latest block.
+func TokenBalance(ctx context.Context, tb testing.TB, client *chain.Client, token, owner common.Address) *big.Int {
+	tb.Helper()
+	bal, err := client.TokenBalance(ctx, token, owner)
+	if err != nil {
+		tb.Fatalf("testfactory: token balance: %v", err)
+	}
+	return bal
 }

@@ -124,12 +124,7 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	usdt, _ := dev.Token("USDT")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}
-	registry, err := chain.NewRegistry([]chain.Network{n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := chain.Dial(n, nil)
-	t.Cleanup(client.Close)
+	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
@@ -252,11 +247,7 @@ func (e *env) payAll() {
 
 func (e *env) tokenBalance(owner common.Address) *big.Int {
 	e.t.Helper()
-	bal, err := e.client.TokenBalance(e.ctx, e.usdt.Address, owner)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return bal
+	return testfactory.TokenBalance(e.ctx, e.t, e.client, e.usdt.Address, owner)
 }
 
 // events counts the outbox events of a type for a withdrawal.
