@@ -32,6 +32,7 @@ func fromEnv(t *testing.T, wantErr string, envs ...map[string]string) (c Config,
 }
 
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"DATABASE_URL":      "postgres://x@localhost/db",
 		"COFFER_MASTER_KEY": strings.Repeat("ab", 32),

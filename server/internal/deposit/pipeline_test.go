@@ -261,6 +261,7 @@ func (e *env) openSession(userID string) domain.Session {
 }
 
 func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 150) // 1.5% deposit fee
 	sess := e.openSession("user-1")
 	info, err := e.svc.Address(e.ctx, sess, "usdt", e.dev.ChainID())
@@ -331,6 +332,7 @@ func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
 }
 
 func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "direct-user") // no session: a direct send
 	if err != nil {
@@ -354,6 +356,7 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 }
 
 func TestGasTopUpIsNeverADeposit(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
 	u := e.newUser()
@@ -371,6 +374,7 @@ func TestGasTopUpIsNeverADeposit(t *testing.T) {
 // A reorg shallower than the confirmation depth: the transfer that does not survive it is never
 // credited; the one re-mined in the new branch is credited once.
 func TestReorgOrphansAndRecredits(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
 	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
@@ -427,6 +431,7 @@ func (e *env) findDeposit(tx common.Hash) int64 {
 }
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
 	u := e.newUser()

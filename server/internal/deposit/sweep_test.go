@@ -41,6 +41,17 @@ func (e *env) funds(currency string) domain.Funds {
 	return f
 }
 
+// sweepStart is where a sweep test starts: the deposit address of user "u", the bankroll's
+// ETH and USDT before any deposit, and a funded payer.
+func (e *env) sweepStart() (addr common.Address, eth0, usdt0 *big.Int, payer user) {
+	e.t.Helper()
+	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return addr, e.balance(e.bankroll), e.tokenBalance(e.bankroll), e.newUser()
+}
+
 // count runs a counting query.
 func (e *env) count(sql string, args ...any) int {
 	e.t.Helper()
@@ -121,9 +132,7 @@ func milliETH(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.New
 func TestSameBlockNativeAndTokenDepositsAreBothCredited(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 100) // 1% fee
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	native := e.send(u, 0, addr, milliETH(10), nil, 2)
 	mint, err := e.dev.Mint(e.ctx, "USDT", addr, units(5_000_000))
 	if err != nil {
@@ -152,9 +161,7 @@ func TestSameBlockNativeAndTokenDepositsAreBothCredited(t *testing.T) {
 func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	e.mine(e.send(u, 0, addr, milliETH(500), nil, 2))
 	// Confirm it and sign its sweep, then drop the sweep from the node's pool and hold its
 	// re-broadcast: the sweep stays pending while blocks go by.
@@ -193,9 +200,7 @@ func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	e.mine(e.send(u, 0, addr, milliETH(20), nil, 2), e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2))
 	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) == 0 {
 		e.dev.Commit()
@@ -281,9 +286,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	t.Parallel()
 	e := setupWith(t, options{network: func(n *chain.Network) { n.Tokens[1].MinDeposit = "10" }}) // USDC: 10; others $1
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	usdc, _ := e.dev.Token("USDC")
 	dustUSDT := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2)                   // 0.000001 USDT
 	dustETH := e.send(u, 1, addr, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e12)), nil, 2) // 0.0001 ETH = $0.30

@@ -26,6 +26,7 @@ const (
 )
 
 func TestToUnits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		amount   string
 		decimals int32
@@ -67,6 +68,7 @@ func TestToUnits(t *testing.T) {
 }
 
 func TestFromUnitsAndFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw      string // "" = nil
 		decimals int32
@@ -125,6 +127,7 @@ func (c conversion) worth(units *big.Int) *big.Rat {
 }
 
 func TestFiatToTokenUnits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []conversion{
 		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
 		{"USD to USDT, cents", "25.01", "1", "1", 6, "25010000"},
@@ -167,6 +170,7 @@ func TestFiatToTokenUnits(t *testing.T) {
 }
 
 func TestFiatToTokenUnitsRefusesZeroRate(t *testing.T) {
+	t.Parallel()
 	for _, rates := range [][2]string{{"0", "1"}, {"1", "0"}, {"-1", "1"}} {
 		func() {
 			defer func() {
@@ -180,6 +184,7 @@ func TestFiatToTokenUnitsRefusesZeroRate(t *testing.T) {
 }
 
 func TestUnitsToUSD(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw      string
 		decimals int32
@@ -212,6 +217,7 @@ func TestUnitsToUSD(t *testing.T) {
 }
 
 func TestUSDString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"0", "0.000000"},
 		{"25", "25.000000"},
@@ -239,6 +245,7 @@ func TestUSDString(t *testing.T) {
 }
 
 func TestNegativeDecimalsPanic(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "negative decimals") {
 			t.Fatalf("recover() = %v", r)
@@ -250,6 +257,7 @@ func TestNegativeDecimalsPanic(t *testing.T) {
 // TestFiatToTokenUnitsDown: a payout never sends more than the fiat amount is worth, and one
 // unit more would.
 func TestFiatToTokenUnitsDown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []conversion{
 		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
 		{"USD to ETH, rounded down", "25", "1", "3000", 18, "8333333333333333"},

@@ -36,6 +36,7 @@ func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
 // TestCancelCascadesToWithdrawals: cancelling a withdraw session cancels its open withdrawals
 // in the same transaction: when that part fails, the session is not cancelled either.
 func TestCancelCascadesToWithdrawals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	withdrawals := withdrawal.New(withdrawal.Deps{Pool: f.pool, River: jobs.NewInserter()}, withdrawal.Config{})
@@ -93,6 +94,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 // TestFollow: following a session's deposits works in any state, but only for its kind and a
 // known sid; acting on it needs it open.
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))

@@ -49,6 +49,7 @@ func input(ref string) session.Input {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	o, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
@@ -70,6 +71,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestOpenRefusesInactiveOperatorAndBadAmounts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	for _, amount := range []string{"0", "-1", "abc", ""} {
@@ -271,6 +273,7 @@ func TestForWidget(t *testing.T) {
 }
 
 func TestForOperatorsScopesToTheTree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	name, hook := "Child", "https://child.example/hook"

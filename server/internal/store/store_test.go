@@ -44,6 +44,7 @@ func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) doma
 }
 
 func TestOperatorSettingsRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: new("500.25")})
@@ -75,6 +76,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 }
 
 func TestOperatorKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})
@@ -104,6 +106,7 @@ func TestOperatorKeys(t *testing.T) {
 }
 
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	a := newOperator(t, q, domain.OperatorSettings{})

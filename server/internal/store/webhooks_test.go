@@ -17,6 +17,7 @@ import (
 // one batch come back through the generated scanning, NULL error codes stay NULL, and events
 // no longer pending are left alone.
 func TestWebhookStatementsInOneBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
 	op := newOperator(t, q, domain.OperatorSettings{})
@@ -86,6 +87,7 @@ func TestWebhookStatementsInOneBatch(t *testing.T) {
 
 // GetWebhookEvent locks the event's row only when asked to.
 func TestGetWebhookEventLocks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
 	op := newOperator(t, q, domain.OperatorSettings{})

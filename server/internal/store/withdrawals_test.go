@@ -18,6 +18,7 @@ import (
 // Withdrawals come back with their session's handle and reference, and every filter of
 // ListWithdrawals (NULL or empty: no filter) narrows as it says.
 func TestWithdrawalsReadAndFiltered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})

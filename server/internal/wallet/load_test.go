@@ -41,6 +41,7 @@ func loaded(t *testing.T) (*pgxpool.Pool, *secret.Box, *Keys) {
 }
 
 func TestLoadSealsSeed(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, box, k1 := loaded(t)
 	sealed, err := store.New(pool).GetWalletSeed(ctx)
@@ -98,6 +99,7 @@ func addresses(t *testing.T, k *Keys) [5]common.Address {
 // TestLoadConcurrent starts several "processes" (each with its own pool) on an empty
 // database at once: they must all end up with the same single seed.
 func TestLoadConcurrent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := testdb.URL(t)
 	box := newBox(t)
@@ -137,6 +139,7 @@ func TestLoadConcurrent(t *testing.T) {
 }
 
 func TestLoadWrongMasterKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, box, k := loaded(t)
 	before, _ := store.New(pool).GetWalletSeed(ctx)
@@ -161,6 +164,7 @@ func TestLoadWrongMasterKey(t *testing.T) {
 }
 
 func TestLoadRefusesBadRow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	box := newBox(t)
@@ -182,6 +186,7 @@ func TestLoadRefusesBadRow(t *testing.T) {
 }
 
 func TestInsertWalletSeedOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	if _, err := q.GetWalletSeed(ctx); !errors.Is(err, store.ErrNotFound) {

@@ -114,6 +114,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 // Five failures dead-letter the event (River discards the job); it is listed, and a
 // redelivery sends the same id and body again with a new job, counting attempts on.
 func TestDeadLetterAndRedeliver(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, failing)
 	e := newEnv(t, rc.URL)
 	e.startRiver(fastSchedule)
@@ -179,6 +180,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 }
 
 func TestListDeadScopeAndPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
@@ -245,6 +247,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 // The event and its job exist exactly when the caller's transaction commits; the same
 // state change enqueued twice is one webhook.
 func TestEnqueueInCallersTransaction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	ctx := context.Background()
 	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
@@ -305,6 +308,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 
 // Redeliveries racing each other, or a live job, never give an event two live jobs.
 func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	insertOnly := e.newRiver(nil, false)
 	e.bind(insertOnly)
@@ -412,6 +416,7 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 
 // A job whose event is gone is cancelled; a job of a settled event sends nothing.
 func TestStaleJobs(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	c := e.startRiver(fastSchedule)
@@ -452,6 +457,7 @@ func deliverAndWait(t *testing.T, c *jobs.Client, events <-chan *river.Event, ev
 // Deliveries run on their own queue, so receivers that answer slowly (up to the 15 s timeout
 // each) hold webhook workers only, never the default queue's scans, sweeps and payouts.
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	e.bind(e.newRiver(fastSchedule, false))

@@ -80,6 +80,7 @@ func refused(err error) bool {
 // TestAdminTwoStepOnPostgres: PENDING → PROCESSING → (payout queued) → COMPLETED, each step in
 // the audit trail with its actor and note; the direct jump is refused and writes nothing.
 func TestAdminTwoStepOnPostgres(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 
@@ -127,6 +128,7 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 // TestRepeatedDecisionsChangeNothing: APPROVE or REJECT on a decided withdrawal returns it as
 // it is, with no payout and no audit row.
 func TestRepeatedDecisionsChangeNothing(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalAwaitingApproval)
 	if a, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.OperatorReject, Actor: "operator:x", Note: "fraud"}); err != nil || a.Withdrawal.Status != "REJECTED" {
@@ -146,6 +148,7 @@ func TestRepeatedDecisionsChangeNothing(t *testing.T) {
 // TestConcurrentChangesOneWins: twenty admins move the same PENDING withdrawal to PROCESSING at
 // once; the row lock lets exactly one through, the others see it already PROCESSING.
 func TestConcurrentChangesOneWins(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 	var wg sync.WaitGroup
@@ -174,6 +177,7 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 
 // TestScope: another operator's scope does not find the withdrawal.
 func TestScope(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 	_, err := f.apply(domain.Operators(uuid.NewString()), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:b"})

@@ -371,6 +371,7 @@ func TestModeASynchronousCodes(t *testing.T) {
 // on-chain and queues one WITHDRAW_COMPLETE whose cryptoAmountSent is the request's; repeating
 // COMPLETED pays nothing more; every step is in the audit trail.
 func TestAdminTwoStepPaysOnce(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
@@ -438,6 +439,7 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 
 // TestNativePayout pays ETH.
 func TestNativePayout(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
@@ -457,6 +459,7 @@ func TestNativePayout(t *testing.T) {
 // TestDestinationChecks: malformed, wrong checksum, zero, token contract and service wallets
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
@@ -492,6 +495,7 @@ func TestDestinationChecks(t *testing.T) {
 // session cancels its open withdrawals; an unactioned withdrawal past the TTL expires; none
 // of them can be paid afterwards.
 func TestSupersedeAndSessionCancel(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	external, enabled := domain.ApprovalExternal, true
 	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
@@ -549,6 +553,7 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 // TestModeBDecisions: held reasons, caps within and over, REJECT without payout or webhook,
 // repeated decisions, another operator refused, the panel override.
 func TestModeBDecisions(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	external, enabled, disabled, inactive := domain.ApprovalExternal, true, false, false
 	perTx, daily := "50", "100"
@@ -658,6 +663,7 @@ func TestModeBDecisions(t *testing.T) {
 // TestConcurrentApprovalsRespectTheDailyCap: 20 concurrent APPROVEs of 10.00 each against a
 // daily cap of 95.00 settle exactly 9; the rest are held CAP_EXCEEDED.
 func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	external, enabled, daily := domain.ApprovalExternal, true, "95"
 	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
@@ -729,6 +735,7 @@ func (c *crashAt) arm(step string) {
 // picking up again as a restarted worker does: exactly one transaction is mined per
 // withdrawal, the hot wallet's nonces have no gaps, and each has one WITHDRAW_COMPLETE.
 func TestPayoutCrashSafety(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	crash := &crashAt{}
 	e.engine.Crash = crash.hook
@@ -838,6 +845,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 // TestOffRampPaysTheProvider: an OFF_RAMP withdrawal is paid to the provider's address and the
 // provider is told once the payout confirmed.
 func TestOffRampPaysTheProvider(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
@@ -867,6 +875,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 // confirmations; the payout is sent again (the same signed bytes, the same nonce) and the
 // withdrawal completes once, pointing at the block that holds it now.
 func TestPayoutReorg(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
