@@ -48,7 +48,7 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
-	dev := testfactory.DevChain(ctx, t, devchain.Options{})
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
 	testfactory.Fund(ctx, t, dev, from, 10, 0)

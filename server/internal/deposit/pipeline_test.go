@@ -101,7 +101,7 @@ func setupWith(t *testing.T, o options) *env {
 	t.Helper()
 	feeBps := o.feeBps
 	ctx := context.Background()
-	dev := testfactory.DevChain(ctx, t, devchain.Options{})
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	name, hook := "Op", "https://op.example/hook"

@@ -11,13 +11,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/devchain"
 )
 
-// DevChain starts an embedded dev chain, on a free loopback port unless opts names an
-// address; it is closed when the test ends.
+// DevChain starts an embedded dev chain; it is closed when the test ends.
 func DevChain(ctx context.Context, tb testing.TB, opts devchain.Options) *devchain.Chain {
 	tb.Helper()
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
-	}
 	dev, err := devchain.Start(ctx, opts)
 	if err != nil {
 		tb.Fatalf("testfactory: dev chain: %v", err)

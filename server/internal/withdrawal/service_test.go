@@ -113,7 +113,7 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
 	t.Helper()
 	ctx := context.Background()
-	dev := testfactory.DevChain(ctx, t, devchain.Options{})
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	box, _ := secret.NewBox(secret.Random(32))
 	keys, err := wallet.FromSeed(secret.Random(64))
 	if err != nil {
