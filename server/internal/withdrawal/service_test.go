@@ -159,6 +159,13 @@ func (e *env) operator(s domain.OperatorSettings) domain.Operator {
 	return op
 }
 
+// modeB is s with external approval (mode B) switched on.
+func modeB(s domain.OperatorSettings) domain.OperatorSettings {
+	external, enabled := domain.ApprovalExternal, true
+	s.ApprovalMode, s.ApprovalEnabled = &external, &enabled
+	return s
+}
+
 // unfundedOperator creates an operator with no funds.
 func (e *env) unfundedOperator(s domain.OperatorSettings) domain.Operator {
 	e.t.Helper()
@@ -497,8 +504,7 @@ func TestDestinationChecks(t *testing.T) {
 func TestSupersedeAndSessionCancel(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := domain.ApprovalExternal, true
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{}))
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	second := e.submit(sess, newAddress(), "USDT")
@@ -555,10 +561,10 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 func TestModeBDecisions(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, disabled, inactive := domain.ApprovalExternal, true, false, false
+	enabled, disabled, inactive := true, false, false
 	perTx, daily := "50", "100"
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &perTx, DailyCap: &daily})
-	other := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{PerTxCap: &perTx, DailyCap: &daily}))
+	other := e.operator(modeB(domain.OperatorSettings{}))
 	decide := func(id string, approve bool) withdrawal.Decided {
 		t.Helper()
 		action := withdrawal.OperatorReject
@@ -643,7 +649,7 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("inactive: %+v", d)
 	}
 	noCap := ""
-	whaleOp := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &noCap, DailyCap: &noCap})
+	whaleOp := e.operator(modeB(domain.OperatorSettings{PerTxCap: &noCap, DailyCap: &noCap}))
 	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
 	if d, err := e.svc.Decide(e.ctx, domain.Operators(whaleOp.ID), huge.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
 		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
@@ -665,8 +671,8 @@ func TestModeBDecisions(t *testing.T) {
 func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, daily := domain.ApprovalExternal, true, "95"
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
+	daily := "95"
+	op := e.operator(modeB(domain.OperatorSettings{DailyCap: &daily}))
 	var ids []string
 	for i := range 20 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT").ID)
