@@ -44,6 +44,7 @@ func (e *env) forwarder() common.Address {
 // and b, and a funded payer.
 type forwarding struct {
 	*env
+
 	fw, a, b common.Address
 	payer    user
 }
