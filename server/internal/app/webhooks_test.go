@@ -267,6 +267,7 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 // same for the same session; a sub-operator's session is accepted; the sixth call in a minute
 // is refused with RATE_LIMITED and Retry-After.
 func TestTestWebhook(t *testing.T) {
+	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	r := newHookReceiver(t)
 	op, key := webhookOperator(t, env, r, nil)
