@@ -179,9 +179,7 @@ func TestTrustedProxyHeaderOnlyWhenConfigured(t *testing.T) {
 func TestOpsDisableEnableRevokeAdmin(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	ctx := withBearer(t.Context(), env.OpsToken)
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
-	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	ctx, ops, panel := consoles(t, env)
 	adm, token := env.Admin(t, "")
 	bystander, bystanderToken := env.Admin(t, "")
 	works := func(token string) bool {

@@ -58,6 +58,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 }
 
 func TestReadyzReportsUnmigratedSchema(t *testing.T) {
+	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	if _, err := env.Pool.Exec(t.Context(), `DELETE FROM coffer_migrations`); err != nil {
 		t.Fatal(err)

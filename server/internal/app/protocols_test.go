@@ -62,6 +62,14 @@ func (c *connectAPI) ErrorInfo(err error) (connect.Code, string) { return connec
 // withBearer returns a client context whose calls carry "Authorization: Bearer <cred>" (the
 // `simple` codegen passes headers through connect.CallInfo). An empty cred sends no header.
 // Use a fresh context for each call.
+// consoles are the service team's OpsService client (on the internal listener), the admin
+// panel's AdminService client, and the test's context carrying the ops token.
+func consoles(t *testing.T, env *apptest.Env) (context.Context, cofferv1connect.OpsServiceClient, cofferv1connect.AdminServiceClient) {
+	t.Helper()
+	return withBearer(t.Context(), env.OpsToken), cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL),
+		cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+}
+
 func withBearer(ctx context.Context, cred string) context.Context {
 	if cred == "" {
 		return ctx

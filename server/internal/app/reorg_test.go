@@ -1,14 +1,12 @@
 package app_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
@@ -19,9 +17,7 @@ import (
 func TestReorgedDepositsOverTheWire(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	ctx := withBearer(t.Context(), env.OpsToken)
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
-	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	ctx, ops, panel := consoles(t, env)
 	opA, _ := env.Operator(t, domain.OperatorSettings{})
 	opB, _ := env.Operator(t, domain.OperatorSettings{})
 	// A credited deposit of operator A whose block left the chain, as a rollback leaves it.

@@ -14,6 +14,7 @@ import (
 )
 
 func TestGoSDKAgainstServer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := apptest.Start(t, apptest.Options{})
 	_, key := env.Operator(t, domain.OperatorSettings{})

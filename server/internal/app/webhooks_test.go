@@ -262,16 +262,33 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 	})
 }
 
+// webhookFamily is a running Coffer with a parent operator and its child (their API keys), both
+// sending their webhooks to r, and a SessionService client.
+type webhookFamily struct {
+	env                 *apptest.Env
+	r                   *hookReceiver
+	parentKey, childKey string
+	sessions            cofferv1connect.SessionServiceClient
+}
+
+func startWebhookFamily(t *testing.T) webhookFamily {
+	t.Helper()
+	f := webhookFamily{env: apptest.Start(t, apptest.Options{}), r: newHookReceiver(t)}
+	var parent domain.Operator
+	parent, f.parentKey = webhookOperator(t, f.env, f.r, nil)
+	_, f.childKey = webhookOperator(t, f.env, f.r, &parent.ID)
+	f.sessions = cofferv1connect.NewSessionServiceClient(http.DefaultClient, f.env.URL)
+	return f
+}
+
 // TestTestWebhook: POST /session/:uuid/test-webhook sends a real, signed DEPOSIT or
 // WITHDRAW_COMPLETE with test=true and the body's overrides; the depositId is negative and the
 // same for the same session; a sub-operator's session is accepted; the sixth call in a minute
 // is refused with RATE_LIMITED and Retry-After.
 func TestTestWebhook(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{})
-	r := newHookReceiver(t)
-	op, key := webhookOperator(t, env, r, nil)
-	_, subKey := webhookOperator(t, env, r, &op.ID)
-	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	t.Parallel()
+	f := startWebhookFamily(t)
+	env, r, key, subKey, sessions := f.env, f.r, f.parentKey, f.childKey, f.sessions
 	newSession := func(k string, withdraw bool) string {
 		t.Helper()
 		if withdraw {
@@ -382,11 +399,8 @@ func TestTestWebhook(t *testing.T) {
 // counted per caller only. An endpoint receives at most 5 a minute whoever sends them.
 func TestTestWebhookLimitPerReceivingOperator(t *testing.T) {
 	t.Parallel()
-	env := apptest.Start(t, apptest.Options{})
-	r := newHookReceiver(t)
-	parent, parentKey := webhookOperator(t, env, r, nil)
-	_, childKey := webhookOperator(t, env, r, &parent.ID)
-	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	f := startWebhookFamily(t)
+	env, r, parentKey, childKey, sessions := f.env, f.r, f.parentKey, f.childKey, f.sessions
 	res, err := sessions.CreateDepositSession(withBearer(t.Context(), childKey), depositSessionRequest(""))
 	if err != nil {
 		t.Fatal(err)

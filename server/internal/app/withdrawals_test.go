@@ -21,6 +21,7 @@ import (
 // a mode-B withdrawal is rejected with the panel override; cancelling the session cancels an
 // open withdrawal.
 func TestPanelWithdrawals(t *testing.T) {
+	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	ctx := context.Background()
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -22,6 +22,7 @@ func (t trees) Tree(_ context.Context, id string) ([]string, error) {
 
 // TestScope: every kind of caller, the scope it gets.
 func TestScope(t *testing.T) {
+	t.Parallel()
 	hierarchy := trees{"a": {"a-sub"}}
 	bg := context.Background()
 	opA := WithOperator(bg, domain.Operator{ID: "a"})
@@ -66,6 +67,7 @@ func TestScope(t *testing.T) {
 
 // TestOperatorIDs: the store's spelling keeps "every operator" (nil) apart from "none" (empty).
 func TestOperatorIDs(t *testing.T) {
+	t.Parallel()
 	if ids := OperatorIDs(domain.AllOperators()); ids != nil {
 		t.Errorf("all operators: %v, want nil", ids)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // frame builds a call frame for the walker's table test.
@@ -86,12 +87,8 @@ func TestTraceInternalTransfers(t *testing.T) {
 	defer cancel()
 	key, _ := crypto.GenerateKey()
 	user := crypto.PubkeyToAddress(key.PublicKey)
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0",
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0",
 		Alloc: types.GenesisAlloc{user: {Balance: big.NewInt(params.Ether)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
 	forwarder, err := dev.DeployForwarder(ctx)
 	if err != nil {
 		t.Fatal(err)

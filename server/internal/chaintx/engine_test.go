@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -47,17 +48,10 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
-	if _, err := dev.SendNative(ctx, from, new(big.Int).Mul(big.NewInt(10), big.NewInt(1e18))); err != nil {
-		t.Fatal(err)
-	}
-	dev.Commit()
+	testfactory.Fund(ctx, t, dev, from, 10, 0)
 	client := chain.Dial(chain.Network{ChainID: dev.ChainID(), RPCURLs: []string{dev.RPCURL()}}, nil)
 	t.Cleanup(client.Close)
 	keys := keyMap{from: key}
@@ -88,6 +82,7 @@ func (f fixture) settle(t *testing.T, id int64) domain.ChainTx {
 }
 
 func TestSubmitIsIdempotentAndMines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
 	tx, err := f.engine.Submit(ctx, f.request("once", 1000))
@@ -109,22 +104,11 @@ func TestSubmitIsIdempotentAndMines(t *testing.T) {
 }
 
 func TestConcurrentSubmitsGetGaplessNonces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
 	const n = 12
-	ids := make([]int64, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			tx, err := f.engine.Submit(ctx, f.request(fmt.Sprint("c", i), 1))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			ids[i] = tx.ID
-		})
-	}
-	wg.Wait()
+	ids := f.submitAtOnce(t, n, func(i int) string { return fmt.Sprint("c", i) }, 1)
 	for _, id := range ids { // each has its own job in production: all are broadcast before any is mined
 		if _, err := f.engine.Advance(ctx, id); err != nil {
 			t.Fatal(err)
@@ -146,6 +130,7 @@ func TestConcurrentSubmitsGetGaplessNonces(t *testing.T) {
 }
 
 func TestStoredBeforeBroadcastSurvivesACrash(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
 	// The process dies right after the transaction is stored, before any broadcast.
@@ -171,6 +156,7 @@ func TestStoredBeforeBroadcastSurvivesACrash(t *testing.T) {
 }
 
 func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
 	tx, err := f.engine.Submit(ctx, f.request("stuck", 5000))
@@ -202,6 +188,26 @@ func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
 	}
 }
 
+// submitAtOnce submits n requests concurrently, the i-th for ref(i), and returns the ids of
+// the transactions they got.
+func (f fixture) submitAtOnce(t *testing.T, n int, ref func(i int) string, wei int64) []int64 {
+	t.Helper()
+	ids := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			tx, err := f.engine.Submit(context.Background(), f.request(ref(i), wei))
+			if err != nil {
+				t.Errorf("submit %d: %v", i, err)
+				return
+			}
+			ids[i] = tx.ID
+		})
+	}
+	wg.Wait()
+	return ids
+}
+
 func nonceOf(t *testing.T, a domain.TxAttempt) uint64 {
 	t.Helper()
 	var tx types.Transaction
@@ -214,22 +220,10 @@ func nonceOf(t *testing.T, a domain.TxAttempt) uint64 {
 // Concurrent submits of one (purpose, ref), as two jobs of one sweep or payout may do: one
 // transaction is stored, every caller gets it, and the loser's nonce leaves no gap.
 func TestConcurrentSubmitsOfOneRefStoreOneTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
-	const n = 8
-	ids := make([]int64, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			tx, err := f.engine.Submit(ctx, f.request("the-one", 1000))
-			if err != nil {
-				t.Errorf("submit %d: %v", i, err)
-				return
-			}
-			ids[i] = tx.ID
-		})
-	}
-	wg.Wait()
+	ids := f.submitAtOnce(t, 8, func(int) string { return "the-one" }, 1000)
 	for _, id := range ids {
 		if id != ids[0] {
 			t.Fatalf("different transactions for one ref: %v", ids)

@@ -10,7 +10,29 @@ import (
 	"time"
 )
 
+// fromEnv runs FromEnv on the variables of envs, later maps winning. With wantErr set, the
+// error must contain it, and ok is false: the case ends there.
+func fromEnv(t *testing.T, wantErr string, envs ...map[string]string) (c Config, ok bool) {
+	t.Helper()
+	env := map[string]string{}
+	for _, e := range envs {
+		maps.Copy(env, e)
+	}
+	c, err := FromEnv(func(k string) string { return env[k] })
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+		return c, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, true
+}
+
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{
 		"DATABASE_URL":      "postgres://x@localhost/db",
 		"COFFER_MASTER_KEY": strings.Repeat("ab", 32),
@@ -68,18 +90,8 @@ func TestLoginSettings(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			env := map[string]string{}
-			maps.Copy(env, base)
-			maps.Copy(env, c.env)
-			cfg, err := FromEnv(func(k string) string { return env[k] })
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("error %v, want one naming %s", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil || !c.check(cfg) {
-				t.Fatalf("%+v %v", cfg, err)
+			if cfg, ok := fromEnv(t, c.wantErr, base, c.env); ok && !c.check(cfg) {
+				t.Fatalf("%+v", cfg)
 			}
 		})
 	}
@@ -131,19 +143,8 @@ func TestMasterKeySources(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			env := map[string]string{"DATABASE_URL": "postgres://x@localhost/db"}
-			maps.Copy(env, tc.env)
-			c, err := FromEnv(func(k string) string { return env[k] })
-			if tc.wantError != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
-					t.Fatalf("error %v, want %q", err, tc.wantError)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(c.MasterKey, tc.key) || c.MasterKeyURL != tc.url || !bytes.Equal(c.PreviousMasterKey, tc.prevKey) || c.PreviousMasterKeyURL != tc.prevURL {
+			c, ok := fromEnv(t, tc.wantError, map[string]string{"DATABASE_URL": "postgres://x@localhost/db"}, tc.env)
+			if ok && !bytes.Equal(c.MasterKey, tc.key) || c.MasterKeyURL != tc.url || !bytes.Equal(c.PreviousMasterKey, tc.prevKey) || c.PreviousMasterKeyURL != tc.prevURL {
 				t.Fatalf("got key %x url %q previous %x %q", c.MasterKey, c.MasterKeyURL, c.PreviousMasterKey, c.PreviousMasterKeyURL)
 			}
 		})

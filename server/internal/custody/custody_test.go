@@ -75,44 +75,64 @@ func box(t *testing.T, primary []byte, others ...[]byte) *secret.Box {
 	return b
 }
 
+// rotation is a database of secrets sealed under an old key, and the boxes of a rotation to a
+// new one: the old key's, both keys' (the new one primary), the new key's.
+type rotation struct {
+	pool                 *pgxpool.Pool
+	oldKey, newKey       []byte
+	oldBox, both, newBox *secret.Box
+	secrets              *custodytest.Fixture
+}
+
+// setupRotation fills a fresh database with secrets under the old key, some in version 1
+// (sealed by the raw old key) when v1 is set.
+func setupRotation(t *testing.T, v1 bool) rotation {
+	t.Helper()
+	r := rotation{pool: testdb.New(t), oldKey: newKey(), newKey: newKey()}
+	r.oldBox, r.both, r.newBox = box(t, r.oldKey), box(t, r.newKey, r.oldKey), box(t, r.newKey)
+	var legacyKey []byte
+	if v1 {
+		legacyKey = r.oldKey
+	}
+	r.secrets = populate(t, r.pool, r.oldBox, legacyKey)
+	return r
+}
+
 // TestRotate: a rotation moves every secret, version-1 values included, under the new key
 // while the old key keeps opening what is not moved yet; a second run finds nothing to do; the
 // old key is then useless and unneeded.
 func TestRotate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	oldKey, newKey := newKey(), newKey()
-	oldBox, both, newBox := box(t, oldKey), box(t, newKey, oldKey), box(t, newKey)
-	f := populate(t, pool, oldBox, oldKey)
-	if err := f.Check(oldBox); err != nil {
+	r := setupRotation(t, true)
+	if err := r.secrets.Check(r.oldBox); err != nil {
 		t.Fatal(err)
 	}
-	st, err := ReadStatus(ctx, pool)
-	if err != nil || st.Pending(secret.KeyID(newKey)) != values || st.Columns[0].ByKey["v1"] != 1 {
+	st, err := ReadStatus(ctx, r.pool)
+	if err != nil || st.Pending(secret.KeyID(r.newKey)) != values || st.Columns[0].ByKey["v1"] != 1 {
 		t.Fatalf("status before: %+v %v", st, err)
 	}
-	if err := f.Check(newBox); err == nil {
+	if err := r.secrets.Check(r.newBox); err == nil {
 		t.Fatal("the new key opens secrets before the rotation")
 	}
 
-	rep, err := Rotate(ctx, pool, both, RotateOptions{})
+	rep, err := Rotate(ctx, r.pool, r.both, RotateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Total() != values || rep.Target != secret.KeyID(newKey) || rep.Resealed["operator_keys.sealed"] != 4 {
+	if rep.Total() != values || rep.Target != secret.KeyID(r.newKey) || rep.Resealed["operator_keys.sealed"] != 4 {
 		t.Fatalf("report %+v", rep)
 	}
-	if err := f.Check(newBox); err != nil {
+	if err := r.secrets.Check(r.newBox); err != nil {
 		t.Fatalf("after the rotation, the new key alone: %v", err)
 	}
-	if err := f.Check(oldBox); err == nil {
+	if err := r.secrets.Check(r.oldBox); err == nil {
 		t.Fatal("the old key still opens the secrets")
 	}
-	if st, _ := ReadStatus(ctx, pool); st.Pending(secret.KeyID(newKey)) != 0 {
+	if st, _ := ReadStatus(ctx, r.pool); st.Pending(secret.KeyID(r.newKey)) != 0 {
 		t.Fatalf("pending after: %+v", st)
 	}
-	if rep, err := Rotate(ctx, pool, both, RotateOptions{}); err != nil || rep.Total() != 0 {
+	if rep, err := Rotate(ctx, r.pool, r.both, RotateOptions{}); err != nil || rep.Total() != 0 {
 		t.Fatalf("second run: %+v %v", rep, err)
 	}
 }
@@ -125,21 +145,18 @@ func TestRotate(t *testing.T) {
 func TestRotateOnline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	oldKey, newKey := newKey(), newKey()
-	oldBox, both, newBox := box(t, oldKey), box(t, newKey, oldKey), box(t, newKey)
-	f := populate(t, pool, oldBox, nil)
+	r := setupRotation(t, false)
 
 	// A replica still sealing with the old key: refused, nothing touched.
 	lagging, cancel := context.WithCancel(ctx)
-	done, err := Announce(lagging, pool, oldBox, "api", discard())
+	done, err := Announce(lagging, r.pool, r.oldBox, "api", discard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rotate(ctx, pool, both, RotateOptions{}); !errors.Is(err, ErrHolders) || !strings.Contains(err.Error(), secret.KeyID(oldKey)) {
+	if _, err := Rotate(ctx, r.pool, r.both, RotateOptions{}); !errors.Is(err, ErrHolders) || !strings.Contains(err.Error(), secret.KeyID(r.oldKey)) {
 		t.Fatalf("with a lagging replica: %v", err)
 	}
-	if st, _ := ReadStatus(ctx, pool); st.Pending(secret.KeyID(newKey)) != values {
+	if st, _ := ReadStatus(ctx, r.pool); st.Pending(secret.KeyID(r.newKey)) != values {
 		t.Fatal("a refused rotation re-sealed something")
 	}
 	cancel()
@@ -148,23 +165,23 @@ func TestRotateOnline(t *testing.T) {
 	// processes keep opening and sealing.
 	upToDate, cancel2 := context.WithCancel(ctx)
 	defer cancel2()
-	if _, err := Announce(upToDate, pool, both, "api", discard()); err != nil {
+	if _, err := Announce(upToDate, r.pool, r.both, "api", discard()); err != nil {
 		t.Fatal(err)
 	}
-	ops := operator.New(pool, both)
+	ops := operator.New(r.pool, r.both)
 	var opID string
-	for id := range f.Operators {
+	for id := range r.secrets.Operators {
 		opID = id
 		break
 	}
 	var mu sync.Mutex
 	steps := 0
-	rep, err := Rotate(ctx, pool, both, RotateOptions{Failpoint: func(int) {
+	rep, err := Rotate(ctx, r.pool, r.both, RotateOptions{Failpoint: func(int) {
 		mu.Lock()
 		defer mu.Unlock()
 		steps++
-		if err := f.Check(both); err != nil { //nolint:contextcheck // the failpoint has no context; Check uses its own
-			t.Errorf("mid-rotation, a process with both keys: %v", err)
+		if err := r.secrets.Check(r.both); err != nil { //nolint:contextcheck // the failpoint has no context; Check uses its own
+			t.Errorf("mid-rotation, a process with r.both keys: %v", err)
 		}
 		switch steps {
 		case 2: // an operator key rotation on an up-to-date replica
@@ -172,21 +189,21 @@ func TestRotateOnline(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			f.Operators[opID] = append([][]byte{[]byte(next)}, f.Operators[opID]...)
+			r.secrets.Operators[opID] = append([][]byte{[]byte(next)}, r.secrets.Operators[opID]...)
 		case 3: // a straggler seals a TOTP secret under the old key (another connection: it commits)
 			var id string
-			pool.QueryRow(ctx, `SELECT id::text FROM admins WHERE totp_sealed IS NULL`).Scan(&id) //nolint:errcheck
+			r.pool.QueryRow(ctx, `SELECT id::text FROM admins WHERE totp_sealed IS NULL`).Scan(&id) //nolint:errcheck
 			s := secret.Random(20)
-			if _, err := pool.Exec(ctx, `UPDATE admins SET totp_sealed = $1 WHERE id = $2`, oldBox.Seal(s, admin.TOTPContext(id)), id); err != nil {
+			if _, err := r.pool.Exec(ctx, `UPDATE admins SET totp_sealed = $1 WHERE id = $2`, r.oldBox.Seal(s, admin.TOTPContext(id)), id); err != nil {
 				t.Error(err)
 			}
-			f.TOTP[id] = s
+			r.secrets.TOTP[id] = s
 		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Check(newBox); err != nil {
+	if err := r.secrets.Check(r.newBox); err != nil {
 		t.Fatalf("after the rotation, the new key alone: %v", err)
 	}
 	if rep.Total() < values+1 {

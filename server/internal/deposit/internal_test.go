@@ -40,6 +40,26 @@ func (e *env) forwarder() common.Address {
 	return fw
 }
 
+// forwarding is a pipeline with a forwarder holding tokens, the deposit addresses of users a
+// and b, and a funded payer.
+type forwarding struct {
+	*env
+
+	fw, a, b common.Address
+	payer    user
+}
+
+// setupForwarding is setup (no deposit fee) with a forwarder, two deposit addresses and a payer.
+func setupForwarding(t *testing.T, opts ...func(*chain.Network)) forwarding {
+	t.Helper()
+	e := setup(t, 0, opts...)
+	f := forwarding{env: e, fw: e.forwarder()}
+	f.a, _ = e.svc.AddressFor(e.ctx, e.op.ID, "a")
+	f.b, _ = e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	f.payer = e.newUser()
+	return f
+}
+
 // transact sends a transaction from u with an estimated gas limit (to == nil: a creation).
 func (e *env) transact(u user, nonce uint64, to *common.Address, value *big.Int, data []byte) *types.Transaction {
 	e.t.Helper()
@@ -130,12 +150,9 @@ func addresses(as ...common.Address) []common.Address { return as }
 //nolint:tparallel // its subtests check deposits before the test confirms them: parallel ones would run after
 func TestScannerFindsInternalTransfers(t *testing.T) {
 	t.Parallel()
-	e := setup(t, 0, traced)
-	fw := e.forwarder()
-	a, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	b, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	e := setupForwarding(t, traced)
+	fw, a, b, u := e.fw, e.a, e.b, e.payer
 	stranger := common.HexToAddress("0x00000000000000000000000000000000000000d1")
-	u := e.newUser()
 	f := contracts.NewForwarder()
 	selfdestructTo := func(to common.Address) []byte { return append(append([]byte{0x73}, to.Bytes()...), 0xff) } // PUSH20 to; SELFDESTRUCT
 
@@ -226,11 +243,8 @@ func TestScannerFindsInternalTransfers(t *testing.T) {
 
 func TestInternalTransfersNeedTheSwitch(t *testing.T) {
 	t.Parallel()
-	e := setup(t, 0) // traceInternalTransfers off
-	fw := e.forwarder()
-	a, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	b, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
-	u := e.newUser()
+	e := setupForwarding(t) // traceInternalTransfers off
+	fw, a, b, u := e.fw, e.a, e.b, e.payer
 	internal := e.transact(u, 0, &fw, milli(1), contracts.NewForwarder().PackForward(addresses(a), []*big.Int{milli(1)}))
 	direct := e.transact(u, 1, &b, milli(2), nil)
 	e.mine(internal, direct)
@@ -250,11 +264,8 @@ func TestInternalTransfersNeedTheSwitch(t *testing.T) {
 
 func TestReplayTracesInternalTransfers(t *testing.T) {
 	t.Parallel()
-	e := setup(t, 0, traced)
-	fw := e.forwarder()
-	a, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	b, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
-	u := e.newUser()
+	e := setupForwarding(t, traced)
+	fw, a, b, u := e.fw, e.a, e.b, e.payer
 	f := contracts.NewForwarder()
 	// Payments the scanner never saw: a contract-forwarded one (the 0.005 ETH, with
 	// another to a second address), and one whose only payment to a deposit address reverted.

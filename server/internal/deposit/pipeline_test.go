@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -20,7 +19,6 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -32,6 +30,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
@@ -102,11 +101,7 @@ func setupWith(t *testing.T, o options) *env {
 	t.Helper()
 	feeBps := o.feeBps
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))
 	name, hook := "Op", "https://op.example/hook"
@@ -120,13 +115,7 @@ func setupWith(t *testing.T, o options) *env {
 	}
 	_, gasTank := keys.GasTank()
 	_, bankroll := keys.DevBankroll()
-	funding, err := dev.SendNative(ctx, gasTank, eth(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, funding); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Fund(ctx, t, dev, gasTank, 100, 0)
 	usdt, _ := dev.Token("USDT")
 	usdc, _ := dev.Token("USDC")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
@@ -135,12 +124,7 @@ func setupWith(t *testing.T, o options) *env {
 	if o.network != nil {
 		o.network(&n)
 	}
-	registry, err := chain.NewRegistry([]chain.Network{n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := chain.Dial(n, nil)
-	t.Cleanup(client.Close)
+	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
@@ -165,8 +149,6 @@ func setupWith(t *testing.T, o options) *env {
 	e.scan() // the first pass creates the cursor
 	return e
 }
-
-func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 
 func (e *env) scan() {
 	e.t.Helper()
@@ -226,16 +208,7 @@ func (e *env) depositsWhere(status string) []domain.Deposit {
 
 func (e *env) tokenBalance(owner common.Address) *big.Int {
 	e.t.Helper()
-	tok := contracts.NewTestToken()
-	out, err := e.client.CallContract(e.ctx, ethereum.CallMsg{To: &e.usdt.Address, Data: tok.PackBalanceOf(owner)}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	bal, err := tok.UnpackBalanceOf(out)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return bal
+	return testfactory.TokenBalance(e.ctx, e.t, e.client, e.usdt.Address, owner)
 }
 
 // user is a funded outside wallet that pays into deposit addresses.
@@ -248,17 +221,7 @@ func (e *env) newUser() user {
 	e.t.Helper()
 	key, _ := crypto.GenerateKey()
 	u := user{key: key, addr: crypto.PubkeyToAddress(key.PublicKey)}
-	fund, err := e.dev.SendNative(e.ctx, u.addr, eth(10))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	mint, err := e.dev.Mint(e.ctx, "USDT", u.addr, big.NewInt(1_000_000_000))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, fund, mint); err != nil {
-		e.t.Fatal(err)
-	}
+	testfactory.Fund(e.ctx, e.t, e.dev, u.addr, 10, 1_000_000_000)
 	return u
 }
 
@@ -298,6 +261,7 @@ func (e *env) openSession(userID string) domain.Session {
 }
 
 func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 150) // 1.5% deposit fee
 	sess := e.openSession("user-1")
 	info, err := e.svc.Address(e.ctx, sess, "usdt", e.dev.ChainID())
@@ -368,6 +332,7 @@ func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
 }
 
 func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "direct-user") // no session: a direct send
 	if err != nil {
@@ -375,12 +340,12 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 	}
 	before, _ := e.client.Balance(e.ctx, e.bankroll)
 	u := e.newUser()
-	e.send(u, 0, addr, eth(1), nil, 2)
+	e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 	d := e.depositsWhere("CREDITED")[0]
 	after, _ := e.client.Balance(e.ctx, e.bankroll)
 	received := new(big.Int).Sub(after, before)
-	if received.Cmp(d.Amount) != 0 || new(big.Int).Add(d.Amount, d.FeeAmount).Cmp(eth(1)) != 0 || d.FeeAmount.Sign() <= 0 {
+	if received.Cmp(d.Amount) != 0 || new(big.Int).Add(d.Amount, d.FeeAmount).Cmp(testfactory.Ether(1)) != 0 || d.FeeAmount.Sign() <= 0 {
 		t.Fatalf("bankroll received %v; amount %v fee %v", received, d.Amount, d.FeeAmount)
 	}
 	ev := e.hooks.all()[0]
@@ -391,6 +356,7 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 }
 
 func TestGasTopUpIsNeverADeposit(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
 	u := e.newUser()
@@ -408,6 +374,7 @@ func TestGasTopUpIsNeverADeposit(t *testing.T) {
 // A reorg shallower than the confirmation depth: the transfer that does not survive it is never
 // credited; the one re-mined in the new branch is credited once.
 func TestReorgOrphansAndRecredits(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
 	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
@@ -416,8 +383,8 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doomed := e.send(alice, 0, addrA, eth(1), nil, 2)
-	survivor := e.send(bob, 0, addrB, eth(2), nil, 2)
+	doomed := e.send(alice, 0, addrA, testfactory.Ether(1), nil, 2)
+	survivor := e.send(bob, 0, addrB, testfactory.Ether(2), nil, 2)
 	e.mine(doomed, survivor)
 	e.scan()
 	if got := e.depositsWhere("CONFIRMING"); len(got) != 2 {
@@ -428,7 +395,7 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 	if err := e.dev.Fork(parent.Hash()); err != nil {
 		t.Fatal(err)
 	}
-	doubleSpend := e.send(alice, 0, common.HexToAddress("0x00000000000000000000000000000000000000c0"), eth(1), nil, 50)
+	doubleSpend := e.send(alice, 0, common.HexToAddress("0x00000000000000000000000000000000000000c0"), testfactory.Ether(1), nil, 50)
 	e.mine(doubleSpend)
 	e.dev.Commit() // the new branch is now the longer one
 	e.scan()       // detects the reorg and rolls back
@@ -464,6 +431,7 @@ func (e *env) findDeposit(tx common.Hash) int64 {
 }
 
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	e := setup(t, 0)
 	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
 	u := e.newUser()
@@ -474,7 +442,7 @@ func TestReplay(t *testing.T) {
 	}
 
 	// A transfer the scanner never saw (it started watching after it): too fresh first, then credited.
-	missed := e.send(u, 0, addr, eth(1), nil, 2)
+	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.mine(missed)
 	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
 		t.Fatalf("fresh: %v", err)
@@ -505,7 +473,7 @@ func TestReplay(t *testing.T) {
 	// A failed transaction: a transfer of more tokens than the sender holds reverts.
 	failed := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 1<<62), 2)
 	// A transfer to a stranger's address.
-	stranger := e.send(u, 2, common.HexToAddress("0x00000000000000000000000000000000000000d0"), eth(1), nil, 2)
+	stranger := e.send(u, 2, common.HexToAddress("0x00000000000000000000000000000000000000d0"), testfactory.Ether(1), nil, 2)
 	e.mine(failed, stranger)
 	for range confirmations {
 		e.dev.Commit()
@@ -526,7 +494,7 @@ func TestReplay(t *testing.T) {
 		t.Errorf("unknown chain: %v", err)
 	}
 	// An operator-scoped caller cannot replay a transfer to another operator's address.
-	other := e.send(u, 3, addr, eth(1), nil, 2)
+	other := e.send(u, 3, addr, testfactory.Ether(1), nil, 2)
 	e.mine(other)
 	for range confirmations {
 		e.dev.Commit()

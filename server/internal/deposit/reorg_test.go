@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // ledger is the env's operator-funds service and reconciler.
@@ -100,7 +101,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokenTx := e.send(alice, 0, e.usdt.Address, nil, erc20Transfer(addrA, 25_000_000), 2)
-	nativeTx := e.send(bob, 0, addrB, eth(1), nil, 2)
+	nativeTx := e.send(bob, 0, addrB, testfactory.Ether(1), nil, 2)
 	e.mine(tokenTx, nativeTx)
 	e.run(func() bool { return len(e.hooks.all()) == 2 })
 	token, native := e.deposit(e.findDeposit(tokenTx.Hash())), e.deposit(e.findDeposit(nativeTx.Hash()))
@@ -123,7 +124,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 		t.Fatal(err)
 	}
 	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c0")
-	e.mine(e.send(alice, 0, elsewhere, eth(1), nil, 50), e.send(bob, 0, elsewhere, eth(1), nil, 50))
+	e.mine(e.send(alice, 0, elsewhere, testfactory.Ether(1), nil, 50), e.send(bob, 0, elsewhere, testfactory.Ether(1), nil, 50))
 	e.scan() // detects the reorg and rolls back
 
 	for _, d := range []domain.Deposit{token, native} {
@@ -285,7 +286,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 		t.Fatalf("resolve twice: %v", err)
 	}
 	carol := e.newUser()
-	fresh := e.send(carol, 0, addrA, eth(1), nil, 2)
+	fresh := e.send(carol, 0, addrA, testfactory.Ether(1), nil, 2)
 	e.mine(fresh)
 	e.scan()
 	_, err = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: e.findDeposit(fresh.Hash()), Resolution: "WRITE_OFF", Note: "n", Actor: "t"})

@@ -19,6 +19,7 @@ import (
 // exactly the deposits the table moves, to the status the table says: the table and the SQL
 // cannot drift apart.
 func TestStatementsFollowTheTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	q := store.New(pool)

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
@@ -18,6 +19,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func (e *env) balance(a common.Address) *big.Int {
@@ -38,14 +41,37 @@ func (e *env) funds(currency string) domain.Funds {
 	return f
 }
 
+// sweepStart is where a sweep test starts: the deposit address of user "u", the bankroll's
+// ETH and USDT before any deposit, and a funded payer.
+func (e *env) sweepStart() (addr common.Address, eth0, usdt0 *big.Int, payer user) {
+	e.t.Helper()
+	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return addr, e.balance(e.bankroll), e.tokenBalance(e.bankroll), e.newUser()
+}
+
 // count runs a counting query.
 func (e *env) count(sql string, args ...any) int {
 	e.t.Helper()
-	var n int
-	if err := e.pool.QueryRow(e.ctx, sql, args...).Scan(&n); err != nil {
-		e.t.Fatal(err)
+	return testdb.Count(e.ctx, e.t, e.pool, sql, args...)
+}
+
+// onlyDepositAfterRateWait runs step every pause until a DEPOSIT event is queued, for at most
+// within, and returns it: it must be the only one.
+func (e *env) onlyDepositAfterRateWait(within, pause time.Duration, step func()) *cofferv1.DepositEvent {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+		step()
+		time.Sleep(pause)
 	}
-	return n
+	evs := e.hooks.all()
+	if len(evs) != 1 {
+		e.t.Fatal("no DEPOSIT after the rate wait")
+	}
+	return evs[0]
 }
 
 // checkCredited checks that every deposit is credited once, that amount + fee = gross, and
@@ -106,9 +132,7 @@ func milliETH(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.New
 func TestSameBlockNativeAndTokenDepositsAreBothCredited(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 100) // 1% fee
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	native := e.send(u, 0, addr, milliETH(10), nil, 2)
 	mint, err := e.dev.Mint(e.ctx, "USDT", addr, units(5_000_000))
 	if err != nil {
@@ -137,9 +161,7 @@ func TestSameBlockNativeAndTokenDepositsAreBothCredited(t *testing.T) {
 func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	e.mine(e.send(u, 0, addr, milliETH(500), nil, 2))
 	// Confirm it and sign its sweep, then drop the sweep from the node's pool and hold its
 	// re-broadcast: the sweep stays pending while blocks go by.
@@ -178,9 +200,7 @@ func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 func TestFeeBumpsNeverStrandASweep(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	e.mine(e.send(u, 0, addr, milliETH(20), nil, 2), e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2))
 	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) == 0 {
 		e.dev.Commit()
@@ -266,9 +286,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	t.Parallel()
 	e := setupWith(t, options{network: func(n *chain.Network) { n.Tokens[1].MinDeposit = "10" }}) // USDC: 10; others $1
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u := e.newUser()
+	addr, eth0, usdt0, u := e.sweepStart()
 	usdc, _ := e.dev.Token("USDC")
 	dustUSDT := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2)                   // 0.000001 USDT
 	dustETH := e.send(u, 1, addr, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e12)), nil, 2) // 0.0001 ETH = $0.30
@@ -386,16 +404,7 @@ func TestRateOutageEndsInADepositWithNulls(t *testing.T) {
 	if len(e.hooks.all()) != 0 || len(e.depositsWhere("SWEEPING")) != 1 {
 		t.Fatal("within the wait, a deposit without a rate waits")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
-		e.settleAll()
-		time.Sleep(100 * time.Millisecond)
-	}
-	evs := e.hooks.all()
-	if len(evs) != 1 {
-		t.Fatal("no DEPOSIT after the rate wait")
-	}
-	ev := evs[0]
+	ev := e.onlyDepositAfterRateWait(10*time.Second, 100*time.Millisecond, e.settleAll)
 	if ev.AmountInDollar != nil || ev.AmountInLocalCurrency != nil || ev.FeeInDollar != nil || ev.CurrentRate != "0.92" ||
 		ev.LocalCurrencyCode != "EUR" || ev.Amount != "4000000" {
 		t.Fatalf("DEPOSIT without a price: %+v", ev)
@@ -421,18 +430,11 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 	}
 	u := e.newUser()
 	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 4_000_000), 2))
-	deadline := time.Now().Add(15 * time.Second)
-	for len(e.hooks.all()) == 0 && time.Now().Before(deadline) {
+	ev := e.onlyDepositAfterRateWait(15*time.Second, 50*time.Millisecond, func() {
 		e.dev.Commit()
 		e.scan()
 		e.settleAll()
-		time.Sleep(50 * time.Millisecond)
-	}
-	evs := e.hooks.all()
-	if len(evs) != 1 {
-		t.Fatal("no DEPOSIT after the rate wait")
-	}
-	ev := evs[0]
+	})
 	if ev.GetAmountInDollar() != "4.000000" || ev.AmountInLocalCurrency != nil || ev.CurrentRate != "null" || ev.LocalCurrencyCode != "XYZ" ||
 		ev.GetSessionRef() != sess.SessionRef {
 		t.Fatalf("DEPOSIT with an unknown local currency: %+v", ev)
@@ -490,7 +492,7 @@ func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	nativeAddr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "v")
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
 	u, spammer := e.newUser(), e.newUser()
-	rich, err := e.dev.SendNative(e.ctx, spammer.addr, eth(1000))
+	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))
 	if err != nil {
 		t.Fatal(err)
 	}

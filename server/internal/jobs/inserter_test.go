@@ -18,6 +18,7 @@ import (
 // with the inserter binds it, and jobs then commit with the caller's transaction. It binds
 // once.
 func TestInserterBindsOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	ins := jobs.NewInserter()

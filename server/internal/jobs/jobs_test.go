@@ -17,6 +17,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestWebhookSchedule(t *testing.T) {
+	t.Parallel()
 	failed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Attempts at 0, +5 s, +5 min, +30 min, +2 h after the previous failure.
 	want := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 2 * time.Hour}
@@ -86,6 +87,7 @@ func TestCleanupJobRunsOnWorkers(t *testing.T) {
 }
 
 func TestInsertOnlyClientForAPIRole(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	workers := river.NewWorkers()

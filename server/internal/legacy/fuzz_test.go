@@ -151,6 +151,7 @@ func parseObject(body []byte) (map[string]any, bool) {
 // TestDecodeJSONDeterministic: the same body must always get the same error. decodeJSON
 // checks fields in Go map order, so a body with two bad fields names either one at random.
 func TestDecodeJSONDeterministic(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"a":1,"b":2,"c":3,"amount":4}`)
 	first := decodeJSON(body, &cofferv1.CreateDepositSessionRequest{}).Error()
 	for range 100 {
@@ -162,6 +163,7 @@ func TestDecodeJSONDeterministic(t *testing.T) {
 
 // TestDecodeJSONExamples pins a few decoder answers the REST tests cannot reach directly.
 func TestDecodeJSONExamples(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		body, want string
 	}{

@@ -41,6 +41,7 @@ func setup(t *testing.T) (*operator.Service, func(string) []byte) {
 }
 
 func TestCreateAndAuthenticate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, dump := setup(t)
 	op, key, err := s.Create(ctx, domain.OperatorSettings{Name: new(" Acme "), WebhookURL: new("https://acme.example/hook"),
@@ -114,6 +115,7 @@ func TestFiatCurrencyMustBePriced(t *testing.T) {
 }
 
 func TestRotateKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := setup(t)
 	op, oldKey, _ := s.Create(ctx, domain.OperatorSettings{Name: new("A"), WebhookURL: new("https://a.example")})
@@ -156,6 +158,7 @@ func TestRotateKey(t *testing.T) {
 }
 
 func TestSettingsValidationAndTree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, _ := setup(t)
 	for name, in := range map[string]domain.OperatorSettings{

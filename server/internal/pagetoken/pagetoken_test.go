@@ -13,6 +13,7 @@ import (
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 23, 7, 42, 36, 123456000, time.UTC)
 	id := "6f1c2a4e-3b5d-4e7f-8a9b-0c1d2e3f4a5b"
 	got, err := Decode[TimeID]("withdrawals", Encode("withdrawals", TimeID{At: at, ID: id}))
@@ -31,6 +32,7 @@ func TestRoundTrip(t *testing.T) {
 // TestRejected: anything but a token Encode gave for the same list is INVALID_ARGUMENT on
 // pageToken, never a panic or a silently wrong cursor.
 func TestRejected(t *testing.T) {
+	t.Parallel()
 	good := Encode("deposits", Seq(42))
 	id := "6f1c2a4e-3b5d-4e7f-8a9b-0c1d2e3f4a5b"
 	for _, c := range []struct {

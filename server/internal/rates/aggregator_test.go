@@ -17,6 +17,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // clock is a settable clock for TTL and staleness.
@@ -77,12 +78,7 @@ func startChain(t *testing.T, opts devchain.Options) *devchain.Chain {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := devchain.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testfactory.DevChain(ctx, t, opts)
 }
 
 // feedsOf maps the dev chain's pairs to symbols: "ETH/USD" → ETH.

@@ -26,6 +26,7 @@ const (
 )
 
 func TestToUnits(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		amount   string
 		decimals int32
@@ -67,6 +68,7 @@ func TestToUnits(t *testing.T) {
 }
 
 func TestFromUnitsAndFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw      string // "" = nil
 		decimals int32
@@ -108,13 +110,25 @@ func TestFromUnitsAndFormat(t *testing.T) {
 	}
 }
 
+// conversion is a fiat amount at a fiat rate (per USD) and a token price (USD), and the token
+// units wanted for it.
+type conversion struct {
+	name                string
+	fiat, perUSD, price string
+	decimals            int32
+	want                string
+}
+
+// worth is what units of the case's token are worth in its fiat, exactly.
+func (c conversion) worth(units *big.Int) *big.Rat {
+	r := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.decimals)), nil))
+	r.Mul(r, dec(c.price).Rat())
+	return r.Mul(r, dec(c.perUSD).Rat())
+}
+
 func TestFiatToTokenUnits(t *testing.T) {
-	for _, tc := range []struct {
-		name                string
-		fiat, perUSD, price string
-		decimals            int32
-		want                string
-	}{
+	t.Parallel()
+	for _, tc := range []conversion{
 		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
 		{"USD to USDT, cents", "25.01", "1", "1", 6, "25010000"},
 		// 25 / 3000 = 0.008333… ETH = 8333333333333333.33… wei, rounded up
@@ -146,21 +160,17 @@ func TestFiatToTokenUnits(t *testing.T) {
 			continue
 		}
 		// The amount covers the fiat amount, and one unit less does not (exact rationals).
-		worth := func(units *big.Int) *big.Rat {
-			r := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(tc.decimals)), nil))
-			r.Mul(r, price.Rat())
-			return r.Mul(r, perUSD.Rat())
-		}
-		if worth(got).Cmp(fiat.Rat()) < 0 {
+		if tc.worth(got).Cmp(fiat.Rat()) < 0 {
 			t.Errorf("%s: %s units are worth less than %s", tc.name, got, tc.fiat)
 		}
-		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && worth(less).Cmp(fiat.Rat()) >= 0 {
+		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && tc.worth(less).Cmp(fiat.Rat()) >= 0 {
 			t.Errorf("%s: %s units already cover %s", tc.name, less, tc.fiat)
 		}
 	}
 }
 
 func TestFiatToTokenUnitsRefusesZeroRate(t *testing.T) {
+	t.Parallel()
 	for _, rates := range [][2]string{{"0", "1"}, {"1", "0"}, {"-1", "1"}} {
 		func() {
 			defer func() {
@@ -174,6 +184,7 @@ func TestFiatToTokenUnitsRefusesZeroRate(t *testing.T) {
 }
 
 func TestUnitsToUSD(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw      string
 		decimals int32
@@ -206,6 +217,7 @@ func TestUnitsToUSD(t *testing.T) {
 }
 
 func TestUSDString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"0", "0.000000"},
 		{"25", "25.000000"},
@@ -233,6 +245,7 @@ func TestUSDString(t *testing.T) {
 }
 
 func TestNegativeDecimalsPanic(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), "negative decimals") {
 			t.Fatalf("recover() = %v", r)
@@ -244,12 +257,8 @@ func TestNegativeDecimalsPanic(t *testing.T) {
 // TestFiatToTokenUnitsDown: a payout never sends more than the fiat amount is worth, and one
 // unit more would.
 func TestFiatToTokenUnitsDown(t *testing.T) {
-	for _, tc := range []struct {
-		name                string
-		fiat, perUSD, price string
-		decimals            int32
-		want                string
-	}{
+	t.Parallel()
+	for _, tc := range []conversion{
 		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
 		{"USD to ETH, rounded down", "25", "1", "3000", 18, "8333333333333333"},
 		{"USD to ETH, exact", "30", "1", "3000", 18, "10000000000000000"},
@@ -263,15 +272,10 @@ func TestFiatToTokenUnitsDown(t *testing.T) {
 			t.Errorf("%s: FiatToTokenUnitsDown = %s, want %s", tc.name, got, tc.want)
 			continue
 		}
-		worth := func(units *big.Int) *big.Rat {
-			r := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(tc.decimals)), nil))
-			r.Mul(r, price.Rat())
-			return r.Mul(r, perUSD.Rat())
-		}
-		if worth(got).Cmp(fiat.Rat()) > 0 {
+		if tc.worth(got).Cmp(fiat.Rat()) > 0 {
 			t.Errorf("%s: %s units are worth more than %s", tc.name, got, tc.fiat)
 		}
-		if more := new(big.Int).Add(got, big.NewInt(1)); worth(more).Cmp(fiat.Rat()) <= 0 {
+		if more := new(big.Int).Add(got, big.NewInt(1)); tc.worth(more).Cmp(fiat.Rat()) <= 0 {
 			t.Errorf("%s: %s units still within %s", tc.name, more, tc.fiat)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 )
 
 func TestStatic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s, err := NewStatic(map[string]decimal.Decimal{"eth": dec("3000.5"), "USDT": dec("1")},
 		map[string]decimal.Decimal{"eur": dec("0.92"), "USD": dec("1")})
@@ -110,6 +111,7 @@ func (f *fakeFeed) CallContract(ctx context.Context, msg ethereum.CallMsg, _ *bi
 var ethFeed = common.HexToAddress("0x00000000000000000000000000000000000e7e00")
 
 func TestChain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Now()
 	feed := &fakeFeed{decimals: 8, answer: big.NewInt(2950_00000000), updatedAt: now.Unix()}
@@ -155,6 +157,7 @@ func TestChain(t *testing.T) {
 }
 
 func TestAggregatorIncompleteRound(t *testing.T) {
+	t.Parallel()
 	feed := &fakeFeed{decimals: 8, answer: big.NewInt(1), updatedAt: 0}
 	agg := NewAggregator(feed, map[string]common.Address{"ETH": ethFeed}, AggregatorOptions{})
 	if _, err := agg.USD(context.Background(), "ETH"); !errors.Is(err, ErrStale) {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSealOpen(t *testing.T) {
+	t.Parallel()
 	box, err := NewBox(Random(KeySize))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestParseMasterKey(t *testing.T) {
+	t.Parallel()
 	hexKey := NewMasterKey()
 	for _, tc := range []struct {
 		in string
@@ -57,6 +59,7 @@ func TestParseMasterKey(t *testing.T) {
 }
 
 func TestTokenAndDigest(t *testing.T) {
+	t.Parallel()
 	a, b := Token("sk_"), Token("sk_")
 	if a == b || !strings.HasPrefix(a, "sk_") || len(a) != 3+64 {
 		t.Fatalf("tokens %q %q", a, b)

@@ -8,31 +8,19 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // withdrawal inserts a withdrawal of the session in a status.
 func (f fixture) withdrawal(t *testing.T, sess domain.Session, status domain.WithdrawalStatus) string {
 	t.Helper()
-	mode := domain.ApprovalSync
-	if status == domain.WithdrawalAwaitingApproval {
-		mode = domain.ApprovalExternal
-	}
-	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: sess.OperatorID,
-		SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
-		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
-		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("25"),
-		CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.ID
+	return testfactory.Withdrawal(context.Background(), t, f.pool, sess, &testfactory.WithdrawalOpts{Status: status}).ID
 }
 
 func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
@@ -47,6 +35,7 @@ func (f fixture) status(t *testing.T, id string) domain.WithdrawalStatus {
 // TestCancelCascadesToWithdrawals: cancelling a withdraw session cancels its open withdrawals
 // in the same transaction: when that part fails, the session is not cancelled either.
 func TestCancelCascadesToWithdrawals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	f.sessions = session.New(f.pool, session.Config{Cascade: withdrawal.SessionCascade(nil)})
@@ -103,6 +92,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 // TestFollow: following a session's deposits works in any state, but only for its kind and a
 // known sid; acting on it needs it open.
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))

@@ -49,6 +49,7 @@ func input(ref string) session.Input {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	o, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
@@ -70,6 +71,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestOpenRefusesInactiveOperatorAndBadAmounts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	for _, amount := range []string{"0", "-1", "abc", ""} {
@@ -235,11 +237,7 @@ func TestPricedCurrenciesOnly(t *testing.T) {
 
 func (f fixture) count(t *testing.T) int {
 	t.Helper()
-	var n int
-	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return testdb.Count(context.Background(), t, f.pool, `SELECT count(*) FROM sessions`)
 }
 
 func TestForWidget(t *testing.T) {
@@ -275,6 +273,7 @@ func TestForWidget(t *testing.T) {
 }
 
 func TestForOperatorsScopesToTheTree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
 	name, hook := "Child", "https://child.example/hook"

@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
-
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestWatchedAddresses: the scanner's watched set merges depositors' and treasuries'
@@ -137,12 +135,8 @@ func TestDepositsRoundTrip(t *testing.T) {
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})
 	other := newOperator(t, q, domain.OperatorSettings{})
-	sess, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: domain.SessionDeposit,
-		SessionRef: "sr_" + uuid.NewString(), ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1),
-		OperatorReference: "order-7"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{ExternalUserID: "u1", Amount: "1",
+		OperatorReference: "order-7", TTL: time.Hour})
 	deposit := func(operatorID, user, sessionID, tx string) domain.Deposit {
 		return domain.Deposit{OperatorID: operatorID, ExternalUserID: user, SessionID: sessionID, ChainID: 1, TxHash: tx, LogIndex: -1,
 			BlockNumber: 5, BlockHash: "b5", Address: "0xA", AddressIndex: 7, Currency: "ETH", Decimals: 18,

@@ -16,6 +16,7 @@ import (
 // added (or renamed) in Go without a migration, or in a migration without Go, fails here
 // rather than at the first INSERT in production.
 func TestEnumsMatchSchema(t *testing.T) {
+	t.Parallel()
 	q := store.New(testdb.New(t))
 	resolutions := []string{}
 	for _, r := range domain.ReorgResolutions() {
@@ -55,6 +56,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 // TestDepositReorgPriorStatuses: a reorg records the status it took the deposit from, and
 // every value the schema allows there is a deposit status.
 func TestDepositReorgPriorStatuses(t *testing.T) {
+	t.Parallel()
 	q := store.New(testdb.New(t))
 	for _, v := range checkedValues(t, q, "deposit_reorgs", "prior_status") {
 		if !slices.Contains(domain.DepositStatuses(), domain.DepositStatus(v)) {

@@ -22,11 +22,7 @@ func TestRescueDeadWorkers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testdb.URL(t)
-	pool, err := store.Open(ctx, url, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, url, 4)
 	q := store.New(pool)
 	// slow holds its lock on a connection of its own; the others hold nothing.
 	slowConn, err := pgx.Connect(ctx, url)

@@ -52,15 +52,11 @@ func TestStaleConnectionsAreRetried(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testdb.URL(t)
-	pool, err := store.Open(ctx, url, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, url, 3)
 
 	// What was seen: a bare pooled statement answers the restart's 57P01.
 	killBackends(t, url, pool, 3)
-	_, err = pool.Exec(ctx, `SELECT 1`)
+	_, err := pool.Exec(ctx, `SELECT 1`)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "57P01" {
 		t.Fatalf("bare pool after the kill: %v, want SQLSTATE 57P01", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -19,6 +20,13 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// setup gives the test a database of its own: its pool and the queries bound to it.
+func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
+	t.Helper()
+	pool := testdb.New(t)
+	return pool, store.New(pool)
+}
 
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
@@ -36,6 +44,7 @@ func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) doma
 }
 
 func TestOperatorSettingsRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: new("500.25")})
@@ -67,6 +76,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 }
 
 func TestOperatorKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})
@@ -96,6 +106,7 @@ func TestOperatorKeys(t *testing.T) {
 }
 
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	a := newOperator(t, q, domain.OperatorSettings{})
@@ -129,8 +140,7 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 func TestClaimReference(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	a := newOperator(t, q, domain.OperatorSettings{})
 	b := newOperator(t, q, domain.OperatorSettings{})
 	open := func(op string) domain.Session {
@@ -186,8 +196,7 @@ func TestClaimReference(t *testing.T) {
 func TestTakeRateLimits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	const window = time.Hour
 	for attempt := 0; ; attempt++ {
 		suffix := strconv.Itoa(attempt)
@@ -268,8 +277,7 @@ func TestTakeRateLimits(t *testing.T) {
 func TestSlidingRateLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	const window = time.Hour
 	for attempt := 0; ; attempt++ {
 		key := "k" + strconv.Itoa(attempt)
@@ -309,8 +317,7 @@ func TestSlidingRateLimit(t *testing.T) {
 func TestReferencesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	a := newOperator(t, q, domain.OperatorSettings{})
 	b := newOperator(t, q, domain.OperatorSettings{})
 	// The sessions schema before 0008.

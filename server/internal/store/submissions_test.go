@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestSubmitLease: one holder at a time; a second taker learns when the lease ends; a release
@@ -21,12 +21,8 @@ func TestSubmitLease(t *testing.T) {
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})
-	s, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: domain.SessionWithdraw,
-		SessionRef: "sr_" + uuid.NewString(), ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(5)},
-		time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{Kind: domain.SessionWithdraw, ExternalUserID: "u1",
+		Amount: "5", TTL: time.Hour})
 	until, ok, err := q.TakeSubmitLease(ctx, s.ID, time.Minute)
 	if err != nil || !ok || time.Until(until) < 50*time.Second {
 		t.Fatalf("take: %v %v %v", until, ok, err)

@@ -11,16 +11,15 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // The outbox's batched statements share the caller's round trip: records and loads queued in
 // one batch come back through the generated scanning, NULL error codes stay NULL, and events
 // no longer pending are left alone.
 func TestWebhookStatementsInOneBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	op := newOperator(t, q, domain.OperatorSettings{})
 	var ids []string
 	for range 3 {
@@ -88,9 +87,9 @@ func TestWebhookStatementsInOneBatch(t *testing.T) {
 
 // GetWebhookEvent locks the event's row only when asked to.
 func TestGetWebhookEventLocks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
+	pool, q := setup(t)
 	op := newOperator(t, q, domain.OperatorSettings{})
 	e := domain.WebhookEvent{ID: uuid.NewString(), OperatorID: op.ID, EventType: domain.EventDeposit, SubjectID: "s", Body: `{}`}
 	if _, err := q.InsertWebhookEvent(ctx, e); err != nil {

@@ -12,20 +12,18 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // Withdrawals come back with their session's handle and reference, and every filter of
 // ListWithdrawals (NULL or empty: no filter) narrows as it says.
 func TestWithdrawalsReadAndFiltered(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	op := newOperator(t, q, domain.OperatorSettings{})
-	sess, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: "WITHDRAW",
-		SessionRef: "sr_w", ExternalUserID: "u1", Lang: "en", FiatCurrency: "USD", UserBalance: decimal.NewFromInt(100),
-		Amount: decimal.NewFromInt(10), OperatorReference: "order-w"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{Kind: domain.SessionWithdraw, SessionRef: "sr_w",
+		ExternalUserID: "u1", OperatorReference: "order-w", TTL: time.Hour})
 	var ws []domain.Withdrawal
 	for i, user := range []string{"u1", "u1", "u2"} {
 		w, err := q.InsertWithdrawal(ctx, domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: sess.ID,

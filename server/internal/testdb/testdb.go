@@ -139,8 +139,14 @@ func URL(t testing.TB) string {
 // New returns a pool on a fresh migrated database, closed and dropped when the test ends.
 func New(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	u := URL(t)
-	pool, err := store.Open(context.Background(), u, 20)
+	return Open(t, URL(t), 20)
+}
+
+// Open opens a pool of at most conns connections on the database at url (one URL gave), as
+// another process would; it is closed when the test ends.
+func Open(t testing.TB, url string, conns int32) *pgxpool.Pool {
+	t.Helper()
+	pool, err := store.Open(context.Background(), url, conns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,4 +161,14 @@ func withDatabase(raw, db string) string {
 	}
 	u.Path = "/" + db
 	return u.String()
+}
+
+// Count runs a query that selects one number, a count, and returns it.
+func Count(ctx context.Context, tb testing.TB, db store.DBTX, sql string, args ...any) int {
+	tb.Helper()
+	var n int
+	if err := db.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		tb.Fatalf("count: %v", err)
+	}
+	return n
 }

@@ -57,10 +57,12 @@ func Operator(ctx context.Context, tb testing.TB, db store.DBTX, opts *OperatorO
 // SessionOpts are the session fields a test sets; the zero value is an open 10 USD deposit
 // session of a new user.
 type SessionOpts struct {
-	Kind           domain.SessionKind
-	ExternalUserID string
-	Amount         string
-	TTL            time.Duration
+	Kind              domain.SessionKind
+	SessionRef        string
+	ExternalUserID    string
+	Amount            string
+	OperatorReference string
+	TTL               time.Duration
 }
 
 // Session inserts a session of the operator.
@@ -71,8 +73,9 @@ func Session(ctx context.Context, tb testing.TB, db store.DBTX, operatorID strin
 	}
 	s := domain.Session{
 		ID: uuid.NewString(), OperatorID: operatorID, Kind: or(opts.Kind, domain.SessionDeposit),
-		SessionRef: unique("sr_test"), ExternalUserID: or(opts.ExternalUserID, unique("user")), Lang: "en",
+		SessionRef: or(opts.SessionRef, unique("sr_test")), ExternalUserID: or(opts.ExternalUserID, unique("user")), Lang: "en",
 		FiatCurrency: "USD", UserBalance: decimal.NewFromInt(100), Amount: decimal.RequireFromString(or(opts.Amount, "10.00")),
+		OperatorReference: opts.OperatorReference,
 	}
 	sess, err := store.New(db).InsertSession(ctx, s, or(opts.TTL, 30*time.Minute))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestThemesScopeAndResolve(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	box, _ := secret.NewBox(secret.Random(32))

@@ -111,6 +111,7 @@ const (
 // TestEthereumVector checks the deposit path against the addresses every BIP44 Ethereum
 // wallet (MetaMask, ethers, …) shows for the test mnemonic at m/44'/60'/0'/0/i.
 func TestEthereumVector(t *testing.T) {
+	t.Parallel()
 	// The seed is BIP39's PBKDF2-HMAC-SHA512(mnemonic, "mnemonic", 2048 rounds).
 	seed, err := pbkdf2.Key(sha512.New, abandonMnemonic, []byte("mnemonic"), 2048, 64)
 	if err != nil || hex.EncodeToString(seed) != abandonSeed {
@@ -140,6 +141,7 @@ func TestEthereumVector(t *testing.T) {
 
 // TestServiceWallets checks that each service wallet is the key at its documented path.
 func TestServiceWallets(t *testing.T) {
+	t.Parallel()
 	seed := mustHex(t, abandonSeed)
 	k, err := FromSeed(seed)
 	if err != nil {
@@ -192,6 +194,7 @@ func TestServiceWallets(t *testing.T) {
 }
 
 func TestSignerAndCache(t *testing.T) {
+	t.Parallel()
 	k, err := FromSeed(bytes.Repeat([]byte{7}, SeedSize))
 	if err != nil {
 		t.Fatal(err)
@@ -246,6 +249,7 @@ func deriveUncached(t *testing.T, k *Keys, i uint32) (*ecdsa.PrivateKey, common.
 }
 
 func TestConcurrentDeposit(t *testing.T) {
+	t.Parallel()
 	k, err := FromSeed(bytes.Repeat([]byte{9}, SeedSize))
 	if err != nil {
 		t.Fatal(err)
@@ -281,6 +285,7 @@ func TestConcurrentDeposit(t *testing.T) {
 }
 
 func TestFromSeedLength(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 15, 65} {
 		if _, err := FromSeed(make([]byte, n)); err == nil {
 			t.Errorf("seed of %d bytes accepted", n)
@@ -294,6 +299,7 @@ func TestFromSeedLength(t *testing.T) {
 }
 
 func TestKeysDoNotPrint(t *testing.T) {
+	t.Parallel()
 	k, _ := FromSeed(mustHex(t, abandonSeed))
 	key, _, _ := k.Deposit(0)
 	hot, _ := k.HotWallet()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -27,15 +28,22 @@ func newBox(t *testing.T) *secret.Box {
 	return box
 }
 
-func TestLoadSealsSeed(t *testing.T) {
-	ctx := context.Background()
-	pool := testdb.New(t)
-	box := newBox(t)
-
-	k1, err := Load(ctx, pool, box)
+// loaded is a fresh database on which Load created the wallet: its pool, the box the seed is
+// sealed in, and the keys Load gave.
+func loaded(t *testing.T) (*pgxpool.Pool, *secret.Box, *Keys) {
+	t.Helper()
+	pool, box := testdb.New(t), newBox(t)
+	k, err := Load(context.Background(), pool, box)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pool, box, k
+}
+
+func TestLoadSealsSeed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, box, k1 := loaded(t)
 	sealed, err := store.New(pool).GetWalletSeed(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +99,7 @@ func addresses(t *testing.T, k *Keys) [5]common.Address {
 // TestLoadConcurrent starts several "processes" (each with its own pool) on an empty
 // database at once: they must all end up with the same single seed.
 func TestLoadConcurrent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := testdb.URL(t)
 	box := newBox(t)
@@ -100,11 +109,7 @@ func TestLoadConcurrent(t *testing.T) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range n {
-		pool, err := store.Open(ctx, url, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pool.Close()
+		pool := testdb.Open(t, url, 2)
 		if err := pool.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -126,11 +131,7 @@ func TestLoadConcurrent(t *testing.T) {
 			t.Fatalf("process %d derived other keys: %v vs %v", i+1, got, want)
 		}
 	}
-	pool, err := store.Open(ctx, url, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, url, 1)
 	var rows int
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM wallet_seed").Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("wallet_seed rows %d %v", rows, err)
@@ -138,16 +139,12 @@ func TestLoadConcurrent(t *testing.T) {
 }
 
 func TestLoadWrongMasterKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	box := newBox(t)
-	k, err := Load(ctx, pool, box)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, box, k := loaded(t)
 	before, _ := store.New(pool).GetWalletSeed(ctx)
 
-	_, err = Load(ctx, pool, newBox(t))
+	_, err := Load(ctx, pool, newBox(t))
 	if err == nil {
 		t.Fatal("Load with another master key succeeded")
 	}
@@ -167,6 +164,7 @@ func TestLoadWrongMasterKey(t *testing.T) {
 }
 
 func TestLoadRefusesBadRow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := testdb.New(t)
 	box := newBox(t)
@@ -188,6 +186,7 @@ func TestLoadRefusesBadRow(t *testing.T) {
 }
 
 func TestInsertWalletSeedOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
 	if _, err := q.GetWalletSeed(ctx); !errors.Is(err, store.ErrNotFound) {

@@ -18,6 +18,7 @@ import (
 // TestRefusedAddresses: which addresses each reach allows, for every form of address a target
 // can resolve to (the issue named ::a.b.c.d, 64:ff9b:1::/48 and ::ffff:0:a.b.c.d).
 func TestRefusedAddresses(t *testing.T) {
+	t.Parallel()
 	const (
 		none     = iota // refused by every reach
 		public          // allowed by every reach
@@ -91,6 +92,7 @@ func TestRefusedAddresses(t *testing.T) {
 }
 
 func TestParseReach(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Reach{"": ReachPublic, "public": ReachPublic, "Loopback": ReachLoopback, "private": ReachPrivate} {
 		if got, err := ParseReach(in); err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)
@@ -104,6 +106,7 @@ func TestParseReach(t *testing.T) {
 // Targets that are not public are refused when the connection is made, whatever the URL
 // names (an IP literal or a host name resolving to it), and nothing is sent.
 func TestClientRefusesPrivateTargets(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		hits.Add(1)
@@ -153,6 +156,7 @@ func TestClientRefusesPrivateTargets(t *testing.T) {
 }
 
 func TestClientURLChecks(t *testing.T) {
+	t.Parallel()
 	c := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: time.Second})
 	for _, target := range []string{"", "ftp://example.com/x", "file:///etc/passwd", "javascript:alert(1)",
 		"gopher://example.com", "http://", "http:///path", "//example.com/hook", "example.com/hook", "http://exa mple.com/"} {
@@ -170,6 +174,7 @@ func TestClientURLChecks(t *testing.T) {
 }
 
 func TestClientRedirectNotFollowed(t *testing.T) {
+	t.Parallel()
 	var followed atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
@@ -245,6 +250,7 @@ func TestClientTimeouts(t *testing.T) {
 
 // An endless answer is cut at 64 KiB: the attempt fails at once, without reading the rest.
 func TestClientOversizeAnswer(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/endless", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -283,6 +289,7 @@ func TestClientOversizeAnswer(t *testing.T) {
 
 // What counts as an acknowledgement: 2xx and a JSON object whose error is the number 0.
 func TestClientJudgesAnswers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status       int
 		body         string
@@ -340,6 +347,7 @@ func TestClientJudgesAnswers(t *testing.T) {
 
 // The request carries the body, the form media type and the signature headers.
 func TestClientSendsHeaders(t *testing.T) {
+	t.Parallel()
 	var got *http.Request
 	var body string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

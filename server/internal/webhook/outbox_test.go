@@ -114,6 +114,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 // Five failures dead-letter the event (River discards the job); it is listed, and a
 // redelivery sends the same id and body again with a new job, counting attempts on.
 func TestDeadLetterAndRedeliver(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, failing)
 	e := newEnv(t, rc.URL)
 	e.startRiver(fastSchedule)
@@ -179,6 +180,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 }
 
 func TestListDeadScopeAndPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
@@ -245,6 +247,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 // The event and its job exist exactly when the caller's transaction commits; the same
 // state change enqueued twice is one webhook.
 func TestEnqueueInCallersTransaction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	ctx := context.Background()
 	if err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
@@ -305,6 +308,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 
 // Redeliveries racing each other, or a live job, never give an event two live jobs.
 func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
 	insertOnly := e.newRiver(nil, false)
 	e.bind(insertOnly)
@@ -412,47 +416,48 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 
 // A job whose event is gone is cancelled; a job of a settled event sends nothing.
 func TestStaleJobs(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	c := e.startRiver(fastSchedule)
-	ctx := context.Background()
 	events, cancel := c.Subscribe(river.EventKindJobCancelled, river.EventKindJobCompleted)
 	defer cancel()
 
-	if _, err := c.Insert(ctx, DeliverArgs{EventID: newID()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-events:
-		if ev.Kind != river.EventKindJobCancelled {
-			t.Fatalf("job for a missing event: %s", ev.Kind)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job event")
+	if kind := deliverAndWait(t, c, events, newID()); kind != river.EventKindJobCancelled {
+		t.Fatalf("job for a missing event: %s", kind)
 	}
 
 	id := e.enqueue(depositEvent(1), "1")
 	e.waitState(id, domain.DeliveryDelivered)
 	<-events
-	if _, err := c.Insert(ctx, DeliverArgs{EventID: id}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-events:
-		if ev.Kind != river.EventKindJobCompleted {
-			t.Fatalf("job for a delivered event: %s", ev.Kind)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job event")
+	if kind := deliverAndWait(t, c, events, id); kind != river.EventKindJobCompleted {
+		t.Fatalf("job for a delivered event: %s", kind)
 	}
 	if n := len(rc.got()); n != 1 {
 		t.Fatalf("%d requests for one event", n)
 	}
 }
 
+// deliverAndWait inserts a delivery job for the event and returns how the next job event on
+// events (which the test subscribed to) ended.
+func deliverAndWait(t *testing.T, c *jobs.Client, events <-chan *river.Event, eventID string) river.EventKind {
+	t.Helper()
+	if _, err := c.Insert(context.Background(), DeliverArgs{EventID: eventID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-events:
+		return ev.Kind
+	case <-time.After(10 * time.Second):
+		t.Fatal("no job event")
+	}
+	return ""
+}
+
 // Deliveries run on their own queue, so receivers that answer slowly (up to the 15 s timeout
 // each) hold webhook workers only, never the default queue's scans, sweeps and payouts.
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	e.bind(e.newRiver(fastSchedule, false))

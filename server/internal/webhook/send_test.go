@@ -27,6 +27,7 @@ func withdrawRequest() *cofferv1.WithdrawRequestEvent {
 
 // A test webhook: one signed attempt now, recorded, never dead-lettered.
 func TestSendTestWebhook(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	ctx := context.Background()
@@ -116,6 +117,7 @@ func TestSendSynchronousWithdrawRequest(t *testing.T) {
 // During a key rotation every webhook carries one signature per valid key, newest first, so
 // a receiver holding either key verifies it.
 func TestSignsWithEveryValidKey(t *testing.T) {
+	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	ctx := context.Background()
@@ -155,6 +157,7 @@ func TestSignsWithEveryValidKey(t *testing.T) {
 // coffer dev's receiver verifies with the SDK, acknowledges, approves WITHDRAW_REQUEST and
 // refuses bad signatures.
 func TestDevReceiver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, "http://127.0.0.1:1/")
 	var logs bytes.Buffer
 	keys := func(ctx context.Context) [][]byte {

@@ -26,6 +26,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -41,11 +42,7 @@ func TestBrowser(t *testing.T) {
 	chromium, node, widgetDir := browserTools(t)
 	ctx := t.Context()
 
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
 	network := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: 3,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
 	for _, tok := range dev.Tokens() {
@@ -53,23 +50,10 @@ func TestBrowser(t *testing.T) {
 	}
 	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}})
 	_, gasTank := env.Services.Keys.GasTank()
-	fund, err := dev.SendNative(ctx, gasTank, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Fund(ctx, t, dev, gasTank, 1000, 0)
 	// The hot wallet pays withdrawals: ether for gas and USDT to pay.
 	_, hot := env.Services.Keys.HotWallet()
-	hotGas, err := dev.SendNative(ctx, hot, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hotUSDT, err := dev.Mint(ctx, "USDT", hot, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, fund, hotGas, hotUSDT); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Fund(ctx, t, dev, hot, 1000, 1_000_000_000_000)
 
 	control := newControl(t, env, dev)
 	// The embedding operator: webhooks acknowledged by the control server, no redirect URL.

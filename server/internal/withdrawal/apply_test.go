@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -20,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 type fixture struct {
 	pool *pgxpool.Pool
 	op   domain.Operator
-	sid  string
+	sess domain.Session
 }
 
 func setup(t *testing.T) fixture {
@@ -46,24 +46,12 @@ func setup(t *testing.T) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{pool: pool, op: op, sid: s.Session.ID}
+	return fixture{pool: pool, op: op, sess: s.Session}
 }
 
 func (f fixture) withdrawal(t *testing.T, status domain.WithdrawalStatus) string {
 	t.Helper()
-	mode := domain.ApprovalSync
-	if status == domain.WithdrawalAwaitingApproval {
-		mode = domain.ApprovalExternal
-	}
-	w, err := store.New(f.pool).InsertWithdrawal(context.Background(), domain.Withdrawal{ID: uuid.NewString(), OperatorID: f.op.ID,
-		SessionID: f.sid, ExternalUserID: "user-1", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status,
-		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
-		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: decimal.RequireFromString("40"),
-		CryptoAmount: decimal.NewFromInt(40_000_000), ExpiresAt: time.Now().Add(24 * time.Hour)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w.ID
+	return testfactory.Withdrawal(context.Background(), t, f.pool, f.sess, &testfactory.WithdrawalOpts{Status: status, Amount: "40"}).ID
 }
 
 func (f fixture) apply(scope domain.Scope, c withdrawal.Change) (withdrawal.Applied, error) {
@@ -92,6 +80,7 @@ func refused(err error) bool {
 // TestAdminTwoStepOnPostgres: PENDING → PROCESSING → (payout queued) → COMPLETED, each step in
 // the audit trail with its actor and note; the direct jump is refused and writes nothing.
 func TestAdminTwoStepOnPostgres(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 
@@ -139,6 +128,7 @@ func TestAdminTwoStepOnPostgres(t *testing.T) {
 // TestRepeatedDecisionsChangeNothing: APPROVE or REJECT on a decided withdrawal returns it as
 // it is, with no payout and no audit row.
 func TestRepeatedDecisionsChangeNothing(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalAwaitingApproval)
 	if a, err := f.apply(domain.AllOperators(), withdrawal.Change{ID: id, Action: withdrawal.OperatorReject, Actor: "operator:x", Note: "fraud"}); err != nil || a.Withdrawal.Status != "REJECTED" {
@@ -158,6 +148,7 @@ func TestRepeatedDecisionsChangeNothing(t *testing.T) {
 // TestConcurrentChangesOneWins: twenty admins move the same PENDING withdrawal to PROCESSING at
 // once; the row lock lets exactly one through, the others see it already PROCESSING.
 func TestConcurrentChangesOneWins(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 	var wg sync.WaitGroup
@@ -186,6 +177,7 @@ func TestConcurrentChangesOneWins(t *testing.T) {
 
 // TestScope: another operator's scope does not find the withdrawal.
 func TestScope(t *testing.T) {
+	t.Parallel()
 	f := setup(t)
 	id := f.withdrawal(t, domain.WithdrawalPending)
 	_, err := f.apply(domain.Operators(uuid.NewString()), withdrawal.Change{ID: id, Action: withdrawal.AdminProcess, Actor: "admin:b"})

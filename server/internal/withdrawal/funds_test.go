@@ -62,8 +62,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	}
 
 	// Mode B: APPROVE and the panel override beyond the funds are held TEMPORARILY_UNAVAILABLE.
-	external, enabled := domain.ApprovalExternal, true
-	modeB := e.unfundedOperator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	modeB := e.unfundedOperator(modeB(domain.OperatorSettings{}))
 	e.fund(modeB, "USDT", "5")
 	tooBig := e.submit(e.withdrawSession(modeB, "user-2", "6.00"), newAddress(), "USDT")
 	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
@@ -91,12 +90,11 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 func TestConcurrentPayoutsReserveFundsAtomically(t *testing.T) { //nolint:tparallel // its subtests share one env (one chain, one hot wallet) and pay it out in turn; the test runs beside others
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := domain.ApprovalExternal, true
 	for _, mode := range []string{"APPROVE", "admin COMPLETED"} {
 		t.Run(mode, func(t *testing.T) {
 			var op domain.Operator
 			if mode == "APPROVE" {
-				op = e.unfundedOperator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+				op = e.unfundedOperator(modeB(domain.OperatorSettings{}))
 			} else {
 				op = e.unfundedOperator(domain.OperatorSettings{})
 			}
@@ -212,8 +210,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 	}
 
 	// Mode B: APPROVE and the panel override are held OPERATOR_INACTIVE.
-	external, enabled := domain.ApprovalExternal, true
-	b := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	b := e.operator(modeB(domain.OperatorSettings{}))
 	bw := e.submit(e.withdrawSession(b, "user-2", "3.00"), newAddress(), "USDT")
 	e.update(b, domain.OperatorSettings{Active: &inactive})
 	for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
@@ -230,8 +227,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 func TestApprovalsRacePayoutCompletions(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := domain.ApprovalExternal, true
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{}))
 	var ids []string
 	for i := range 80 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("r%d", i), "2.00"), newAddress(), "USDT").ID)
@@ -292,8 +288,7 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 func TestSessionCancelRacesApproval(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := domain.ApprovalExternal, true
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{}))
 	for i := range 30 {
 		sess := e.withdrawSession(op, fmt.Sprintf("race-%d", i), "1.00")
 		w := e.submit(sess, newAddress(), "USDT")

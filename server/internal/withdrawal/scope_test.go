@@ -13,6 +13,7 @@ import (
 // TestZeroScopeSeesNothing: a scope nobody filled in lists, reads and changes nothing; every
 // operator is asked for by name (AllOperators).
 func TestZeroScopeSeesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
 	older := f.withdrawal(t, domain.WithdrawalPending)

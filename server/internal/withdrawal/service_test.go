@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -37,6 +35,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -114,37 +113,18 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
 	t.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	box, _ := secret.NewBox(secret.Random(32))
 	keys, err := wallet.FromSeed(secret.Random(64))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, hot := keys.HotWallet()
-	fund, err := dev.SendNative(ctx, hot, eth(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mint, err := dev.Mint(ctx, "USDT", hot, big.NewInt(10_000_000_000)) // 10,000 USDT
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, fund, mint); err != nil {
-		t.Fatal(err)
-	}
+	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
 	usdt, _ := dev.Token("USDT")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}
-	registry, err := chain.NewRegistry([]chain.Network{n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := chain.Dial(n, nil)
-	t.Cleanup(client.Close)
+	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
@@ -169,8 +149,6 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 		ledger: funds.New(pool, registry)}
 }
 
-func eth(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
-
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000
 // USDT and 10 ETH (backed by the hot wallet's 10,000 USDT and 100 ETH).
 func (e *env) operator(s domain.OperatorSettings) domain.Operator {
@@ -179,6 +157,13 @@ func (e *env) operator(s domain.OperatorSettings) domain.Operator {
 	e.fund(op, "USDT", "1000")
 	e.fund(op, "ETH", "10")
 	return op
+}
+
+// modeB is s with external approval (mode B) switched on.
+func modeB(s domain.OperatorSettings) domain.OperatorSettings {
+	external, enabled := domain.ApprovalExternal, true
+	s.ApprovalMode, s.ApprovalEnabled = &external, &enabled
+	return s
 }
 
 // unfundedOperator creates an operator with no funds.
@@ -269,16 +254,7 @@ func (e *env) payAll() {
 
 func (e *env) tokenBalance(owner common.Address) *big.Int {
 	e.t.Helper()
-	tok := contracts.NewTestToken()
-	out, err := e.client.CallContract(e.ctx, ethereum.CallMsg{To: &e.usdt.Address, Data: tok.PackBalanceOf(owner)}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	bal, err := tok.UnpackBalanceOf(out)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return bal
+	return testfactory.TokenBalance(e.ctx, e.t, e.client, e.usdt.Address, owner)
 }
 
 // events counts the outbox events of a type for a withdrawal.
@@ -402,6 +378,7 @@ func TestModeASynchronousCodes(t *testing.T) {
 // on-chain and queues one WITHDRAW_COMPLETE whose cryptoAmountSent is the request's; repeating
 // COMPLETED pays nothing more; every step is in the audit trail.
 func TestAdminTwoStepPaysOnce(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
@@ -469,6 +446,7 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 
 // TestNativePayout pays ETH.
 func TestNativePayout(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
@@ -480,7 +458,7 @@ func TestNativePayout(t *testing.T) {
 	e.admin(w.ID, domain.WithdrawalCompleted)
 	e.payAll()
 	bal, err := e.client.Balance(e.ctx, dest)
-	if err != nil || bal.Cmp(new(big.Int).Div(eth(1), big.NewInt(100))) != 0 {
+	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
 		t.Fatalf("destination holds %s wei (%v)", bal, err)
 	}
 }
@@ -488,6 +466,7 @@ func TestNativePayout(t *testing.T) {
 // TestDestinationChecks: malformed, wrong checksum, zero, token contract and service wallets
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
@@ -523,9 +502,9 @@ func TestDestinationChecks(t *testing.T) {
 // session cancels its open withdrawals; an unactioned withdrawal past the TTL expires; none
 // of them can be paid afterwards.
 func TestSupersedeAndSessionCancel(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled := domain.ApprovalExternal, true
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{}))
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	second := e.submit(sess, newAddress(), "USDT")
@@ -580,11 +559,12 @@ func TestSupersedeAndSessionCancel(t *testing.T) {
 // TestModeBDecisions: held reasons, caps within and over, REJECT without payout or webhook,
 // repeated decisions, another operator refused, the panel override.
 func TestModeBDecisions(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, disabled, inactive := domain.ApprovalExternal, true, false, false
+	enabled, disabled, inactive := true, false, false
 	perTx, daily := "50", "100"
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &perTx, DailyCap: &daily})
-	other := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op := e.operator(modeB(domain.OperatorSettings{PerTxCap: &perTx, DailyCap: &daily}))
+	other := e.operator(modeB(domain.OperatorSettings{}))
 	decide := func(id string, approve bool) withdrawal.Decided {
 		t.Helper()
 		action := withdrawal.OperatorReject
@@ -669,7 +649,7 @@ func TestModeBDecisions(t *testing.T) {
 		t.Fatalf("inactive: %+v", d)
 	}
 	noCap := ""
-	whaleOp := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, PerTxCap: &noCap, DailyCap: &noCap})
+	whaleOp := e.operator(modeB(domain.OperatorSettings{PerTxCap: &noCap, DailyCap: &noCap}))
 	huge := e.submit(e.withdrawSession(whaleOp, "whale", "20000.00"), newAddress(), "USDT") // the hot wallet holds 10,000 − 100
 	if d, err := e.svc.Decide(e.ctx, domain.Operators(whaleOp.ID), huge.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil || d.Held != withdrawal.TemporarilyUnavailable {
 		t.Fatalf("beyond the hot wallet: %+v %v", d, err)
@@ -689,9 +669,10 @@ func TestModeBDecisions(t *testing.T) {
 // TestConcurrentApprovalsRespectTheDailyCap: 20 concurrent APPROVEs of 10.00 each against a
 // daily cap of 95.00 settle exactly 9; the rest are held CAP_EXCEEDED.
 func TestConcurrentApprovalsRespectTheDailyCap(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
-	external, enabled, daily := domain.ApprovalExternal, true, "95"
-	op := e.operator(domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
+	daily := "95"
+	op := e.operator(modeB(domain.OperatorSettings{DailyCap: &daily}))
 	var ids []string
 	for i := range 20 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT").ID)
@@ -760,6 +741,7 @@ func (c *crashAt) arm(step string) {
 // picking up again as a restarted worker does: exactly one transaction is mined per
 // withdrawal, the hot wallet's nonces have no gaps, and each has one WITHDRAW_COMPLETE.
 func TestPayoutCrashSafety(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	crash := &crashAt{}
 	e.engine.Crash = crash.hook
@@ -869,6 +851,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 // TestOffRampPaysTheProvider: an OFF_RAMP withdrawal is paid to the provider's address and the
 // provider is told once the payout confirmed.
 func TestOffRampPaysTheProvider(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
@@ -898,6 +881,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 // confirmations; the payout is sent again (the same signed bytes, the same nonce) and the
 // withdrawal completes once, pointing at the block that holds it now.
 func TestPayoutReorg(t *testing.T) {
+	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
