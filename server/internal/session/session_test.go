@@ -241,8 +241,11 @@ func (f fixture) count(t *testing.T) int {
 }
 
 func TestForWidget(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	f := setup(t, 50*time.Millisecond)
+	// Open sessions live for the default TTL, so no step below races their expiry on a busy
+	// machine; expiry is checked on a session of its own with a short TTL.
+	f := setup(t, 0)
 	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
 	wd, _ := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
 	if _, err := f.sessions.ForWidget(ctx, dep.Session.ID, session.Deposit); err != nil {
@@ -263,11 +266,17 @@ func TestForWidget(t *testing.T) {
 	if _, err := f.sessions.ForWidget(ctx, wd.Session.ID, ""); !fault.Is(err, fault.SessionExpired) {
 		t.Fatalf("cancelled: %v", err)
 	}
-	time.Sleep(60 * time.Millisecond)
-	if _, err := f.sessions.ForWidget(ctx, dep.Session.ID, session.Deposit); !fault.Is(err, fault.SessionExpired) {
+
+	short := session.New(f.pool, session.Config{TTL: 50 * time.Millisecond})
+	expiring, err := short.Open(ctx, f.op, session.Deposit, input(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(expiring.Session.ExpiresAt) + 10*time.Millisecond) // past its expiry, whatever the load
+	if _, err := f.sessions.ForWidget(ctx, expiring.Session.ID, session.Deposit); !fault.Is(err, fault.SessionExpired) {
 		t.Fatalf("expired: %v", err)
 	}
-	if status, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil || status != "EXPIRED" {
+	if status, err := f.sessions.Cancel(ctx, expiring.Session.ID); err != nil || status != "EXPIRED" {
 		t.Fatalf("cancel after expiry: %s %v", status, err)
 	}
 }
