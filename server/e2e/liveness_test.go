@@ -2,15 +2,14 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -22,26 +21,19 @@ import (
 // as fast.
 func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	ctx := context.Background()
-	bin := buildCoffer(t)
+	bin := proctest.BuildCoffer(t)
 	dbURL := testdb.URL(t)
 	masterKey := secret.NewMasterKey()
-	createWallet(t, dbURL, masterKey)
-	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
-		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	start := func() *process {
-		internal := freeAddr(t)
+	apptest.CreateWallet(t, dbURL, mustParse(t, masterKey))
+	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
+		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18})
+	start := func() *proctest.Process {
+		internal := proctest.FreeAddr(t)
 		return serve(t, bin, "http://"+internal, []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey,
 			"COFFER_ROLE=worker", "COFFER_INTERNAL_ADDR=" + internal, "COFFER_LOG_LEVEL=error", "COFFER_CHAINS_FILE=" + chainsFile})
 	}
 	a, b := start(), start()
-	byPID := map[int]*process{a.cmd.Process.Pid: a, b.cmd.Process.Pid: b}
+	byPID := map[int]*proctest.Process{a.Cmd.Process.Pid: a, b.Cmd.Process.Pid: b}
 
 	db, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
@@ -64,10 +56,10 @@ func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	db.QueryRow(ctx, `SELECT leader_id FROM river_leader`).Scan(&leader) //nolint:errcheck // may be none yet
 	p := byPID[pid]
 	killed := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	<-p.Done()
 
 	// The scan runs again, on the survivor (target: within 15 s).
 	for {

@@ -24,6 +24,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -172,22 +173,11 @@ func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
 
 func (e *Env) waitReady(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.URL+"/healthz", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if !proctest.WaitOK(ctx, e.URL+"/healthz", 10*time.Millisecond) {
+		t.Fatal("server not ready")
 	}
-	t.Fatal("server not ready")
 }
 
 // Operator creates an operator with the given settings (name and webhook URL defaulted) and
