@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -159,18 +158,9 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	login := func() string {
-		res, err := post(t, base+"/admin/login", `{"email":"ops@acme.test","password":"a long admin password"}`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out struct {
-			Token string `json:"token"`
-		}
-		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
-		return out.Token
+		_, out := call(t, "POST", base+"/admin/login", "", `{"email":"ops@acme.test","password":"a long admin password"}`)
+		token, _ := out["token"].(string)
+		return token
 	}
 	p.Stop()
 	startNonce, err := node.Client.NonceAt(ctx, hotWallet, nil)

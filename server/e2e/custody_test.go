@@ -20,7 +20,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
@@ -33,18 +32,16 @@ import (
 // the scan finds keys where they are.
 func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	ctx := context.Background()
-	bin := proctest.BuildCoffer(t)
-	dbURL := testdb.URL(t)
-	masterKey := secret.NewMasterKey()
+	db := newCofferDB(t)
 	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
 		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()})
 	addr := proctest.FreeAddr(t)
 	base := "http://" + addr
-	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL=" + base,
-		"COFFER_STATIC_PRICES=ETH=3000", "COFFER_LOG_LEVEL=info"}
+	env := db.env("COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL="+base, "COFFER_STATIC_PRICES=ETH=3000",
+		"COFFER_LOG_LEVEL=info")
 
 	// An API replica first: it waits for a worker to create the wallet, serving nothing.
-	api := proctest.Start(t, bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
+	api := proctest.Start(t, db.bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
 	api.WaitFor(t, "the API replica to say it waits for a worker", func() bool {
 		return strings.Contains(api.Stderr.String(), "waiting for a worker to create the HD wallet")
 	})
@@ -52,7 +49,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		res.Body.Close()
 		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
-	pool, err := store.Open(ctx, dbURL, 2)
+	pool, err := store.Open(ctx, db.dbURL, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,10 +58,10 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		t.Fatalf("the API replica created a wallet: %v", err)
 	}
 
-	worker := proctest.Start(t, bin, env, "serve", "--role", "worker")
+	worker := proctest.Start(t, db.bin, env, "serve", "--role", "worker")
 	api.WaitFor(t, "the API replica, once the worker created the wallet", func() bool { return proctest.OK(t.Context(), base+"/readyz") })
 
-	box, err := secret.NewBox(mustParse(t, masterKey))
+	box, err := secret.NewBox(mustParse(t, db.masterKey))
 	if err != nil {
 		t.Fatal(err)
 	}

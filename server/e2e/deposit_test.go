@@ -4,12 +4,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"math/big"
-	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,32 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
-
-// rest posts a JSON body and decodes the envelope's data.
-func rest(t *testing.T, method, url, bearer, body string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var env struct {
-		Status string         `json:"status"`
-		Data   map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusOK || env.Status != "success" {
-		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
-	}
-	return env.Data
-}
 
 func TestDepositsEndToEndOnGeth(t *testing.T) {
 	ctx := context.Background()

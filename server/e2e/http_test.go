@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 )
 
-// get and post are http.Get and http.Post bound to the test's context.
+// get is http.Get bound to the test's context.
 func get(t *testing.T, url string) (*http.Response, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
@@ -18,14 +20,48 @@ func get(t *testing.T, url string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
-func post(t *testing.T, url, body string) (*http.Response, error) {
+// call sends a JSON request and returns the HTTP status and the decoded body.
+func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Content-Type", "application/json")
-	return http.DefaultClient.Do(req)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s %s: %d, not JSON: %s", method, url, res.StatusCode, raw)
+	}
+	return res.StatusCode, out
+}
+
+// rest calls a REST endpoint that answers the JSON envelope, and returns its data.
+func rest(t *testing.T, method, url, bearer, body string) map[string]any {
+	t.Helper()
+	status, out := call(t, method, url, bearer, body)
+	if status != http.StatusOK || out["status"] != "success" {
+		t.Fatalf("%s %s: %d %+v", method, url, status, out)
+	}
+	data, _ := out["data"].(map[string]any)
+	return data
+}
+
+// rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
+func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
+	t.Helper()
+	status, out := call(t, method, url, bearer, body)
+	if status != http.StatusOK {
+		t.Fatalf("%s %s: %d %v", method, url, status, out)
+	}
+	return out
 }
 
 // openSession opens a session (kind "deposit" or "withdraw") with an operator key and returns

@@ -9,10 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/proctest"
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // 100 parallel logins with random emails, each from its own client address (a botnet behind
@@ -21,15 +18,12 @@ import (
 // (default: two at once) bounds how many run together. Before the budget: 72 → 1,901 MiB.
 // Logins beyond the budget's capacity wait, then answer 503.
 func TestLoginMemoryIsBounded(t *testing.T) {
-	bin := proctest.BuildCoffer(t)
+	db := newCofferDB(t)
+	db.createWallet(t) // as a worker would: an API replica waits for it
 	addr := proctest.FreeAddr(t)
 	base := "http://" + addr
-	dbURL, masterKey := testdb.URL(t), secret.NewMasterKey()
-	apptest.CreateWallet(t, dbURL, mustParse(t, masterKey)) // as a worker would: an API replica waits for it
-	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0",
-		"COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true", "COFFER_ROLE=api", "COFFER_LOG_LEVEL=warn",
-		"COFFER_TRUSTED_PROXY_HEADER=X-Forwarded-For"}
-	p := serve(t, bin, base, env)
+	p := serve(t, db.bin, base, db.env("COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL="+base,
+		"COFFER_AUTO_MIGRATE=true", "COFFER_ROLE=api", "COFFER_LOG_LEVEL=warn", "COFFER_TRUSTED_PROXY_HEADER=X-Forwarded-For"))
 	pid := p.Cmd.Process.Pid
 	before := proctest.StatusKiB(t, pid, "VmRSS")
 

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -21,29 +19,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
-
-// call sends a JSON request and returns the HTTP status and the decoded body.
-func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s %s: %d, not JSON: %s", method, url, res.StatusCode, raw)
-	}
-	return res.StatusCode, out
-}
 
 // moneyNode is a geth --dev chain with a USDT token, and Coffer on it with a funded hot wallet
 // (1,000 USDT) and gas tank.

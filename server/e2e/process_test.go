@@ -14,6 +14,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -29,12 +30,33 @@ func serve(t *testing.T, bin, baseURL string, env []string) *proctest.Process {
 	return p
 }
 
+// cofferDB is what the `coffer serve` processes of a test share: the binary, a fresh database
+// and a master key.
+type cofferDB struct{ bin, dbURL, masterKey string }
+
+func newCofferDB(t *testing.T) cofferDB {
+	t.Helper()
+	return cofferDB{bin: proctest.BuildCoffer(t), dbURL: testdb.URL(t), masterKey: secret.NewMasterKey()}
+}
+
+// env is the environment of a process on the database: its URL, the master key, then env.
+func (d cofferDB) env(env ...string) []string {
+	return append([]string{"DATABASE_URL=" + d.dbURL, "COFFER_MASTER_KEY=" + d.masterKey}, env...)
+}
+
+// createWallet creates the HD wallet, as the first worker does (an API replica waits for it).
+func (d cofferDB) createWallet(t *testing.T) {
+	t.Helper()
+	apptest.CreateWallet(t, d.dbURL, mustParse(t, d.masterKey))
+}
+
 // servers are the `coffer serve` processes of a test, one after another on one database, API
 // address and chain list, and OpsService on their internal listener.
 type servers struct {
-	bin, base, dbURL string
-	env              []string
-	ops              cofferv1connect.OpsServiceClient
+	cofferDB
+	base string
+	env  []string
+	ops  cofferv1connect.OpsServiceClient
 }
 
 // newServers builds coffer and prepares its environment: the chain, a fresh database,
@@ -42,12 +64,11 @@ type servers struct {
 func newServers(t *testing.T, chain map[string]any, env ...string) *servers {
 	t.Helper()
 	addr, internalAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
-	s := &servers{bin: proctest.BuildCoffer(t), base: "http://" + addr, dbURL: testdb.URL(t)}
+	s := &servers{cofferDB: newCofferDB(t), base: "http://" + addr}
 	opsToken := secret.Token("ops_")
-	s.env = append([]string{"DATABASE_URL=" + s.dbURL, "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_OPS_TOKEN=" + opsToken,
-		"COFFER_CHAINS_FILE=" + proctest.ChainsFile(t, chain), "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=" + internalAddr,
-		"COFFER_BASE_URL=" + s.base, "COFFER_AUTO_MIGRATE=true", "COFFER_WEBHOOK_ALLOW=loopback", "COFFER_SCAN_INTERVAL=200ms",
-		"COFFER_LOG_LEVEL=info"}, env...)
+	s.env = append(s.cofferDB.env("COFFER_OPS_TOKEN="+opsToken, "COFFER_CHAINS_FILE="+proctest.ChainsFile(t, chain), "COFFER_ADDR="+addr,
+		"COFFER_INTERNAL_ADDR="+internalAddr, "COFFER_BASE_URL="+s.base, "COFFER_AUTO_MIGRATE=true", "COFFER_WEBHOOK_ALLOW=loopback",
+		"COFFER_SCAN_INTERVAL=200ms", "COFFER_LOG_LEVEL=info"), env...)
 	s.ops = cofferv1connect.NewOpsServiceClient(http.DefaultClient, "http://"+internalAddr, connect.WithInterceptors(proctest.Bearer(opsToken)))
 	return s
 }

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,27 +10,6 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-// rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
-func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, out)
-	}
-	return out
-}
 
 // TestWithdrawalsEndToEndOnGeth: a user withdraws through the widget's REST call under both
 // approval modes on a real geth --dev node. Mode A: the operator approves synchronously, an
