@@ -35,15 +35,21 @@ type usdtChain struct {
 	usdt   common.Address
 }
 
-func startUSDTChain(t *testing.T) usdtChain {
+// startGeth starts a geth --dev node (a block a second) and funds an account with eth ether.
+func startGeth(t *testing.T, eth int64) (*gethdev.Node, gethdev.Account) {
 	t.Helper()
-	ctx := context.Background()
 	node := gethdev.Start(t, time.Second)
-	holder, err := node.NewAccount(ctx, 100)
+	a, err := node.NewAccount(context.Background(), eth)
 	if err != nil {
 		t.Fatal(err)
 	}
-	usdt, err := node.DeployToken(ctx, holder, "USDT", 6, big.NewInt(1_000_000_000_000))
+	return node, a
+}
+
+func startUSDTChain(t *testing.T) usdtChain {
+	t.Helper()
+	node, holder := startGeth(t, 100)
+	usdt, err := node.DeployToken(context.Background(), holder, "USDT", 6, big.NewInt(1_000_000_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}

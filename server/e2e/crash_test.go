@@ -23,11 +23,7 @@ import (
 // restarted: the sweep is on-chain once, and the operator receives one DEPOSIT.
 func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	user, err := node.NewAccount(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, user := startGeth(t, 10)
 	bankroll := newAddress(t)
 	chain := gethChain(node)
 	chain["bankrollAddress"] = bankroll.Hex()

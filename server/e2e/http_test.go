@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // get is http.Get bound to the test's context.
@@ -23,17 +25,7 @@ func get(t *testing.T, url string) (*http.Response, error) {
 // call sends a JSON request and returns the HTTP status and the decoded body.
 func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := proctest.Request(t, method, url, bearer, body)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	var out map[string]any

@@ -14,18 +14,13 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/gethdev"
 )
 
 // TestInternalTransferOnGeth: 0.005 ETH paid to a deposit address by a contract (as a Safe or
 // an exchange pays) is found through geth's trace API and credited with its own DEPOSIT.
 func TestInternalTransferOnGeth(t *testing.T) {
 	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	user, err := node.NewAccount(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, user := startGeth(t, 10)
 	deployed, err := node.Transact(ctx, user, nil, nil, common.FromHex(contracts.ForwarderMetaData.Bin))
 	if err != nil || deployed.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("deploy forwarder: %v", err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,14 +44,7 @@ func TestDevSubprocess(t *testing.T) {
 func checkDevListeners(t *testing.T, f devenv.File) {
 	t.Helper()
 	for url, want := range map[string]int{f.InternalURL + "/metrics": 200, f.BaseURL + "/metrics": 404} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := proctest.Request(t, http.MethodGet, url, "", "")
 		res.Body.Close()
 		if res.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", url, res.StatusCode, want)
@@ -174,28 +166,11 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	return f, stop
 }
 
-// callJSON sends a request (with a JSON body and a Bearer credential unless they are empty),
-// decodes the JSON answer into out and returns the HTTP status.
+// callJSON sends a request (see proctest.Request), decodes the JSON answer into out and
+// returns the HTTP status.
 func callJSON(t *testing.T, method, url, bearer, body string, out any) int {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := proctest.Request(t, method, url, bearer, body)
 	defer res.Body.Close()
 	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
 		t.Fatalf("decode: %v", err)

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -267,23 +266,5 @@ func (e *Env) Count(t testing.TB, table string) int {
 // Do sends a request with an optional Bearer credential and JSON body.
 func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response {
 	t.Helper()
-	var r *http.Request
-	var err error
-	if body == "" {
-		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, nil)
-	} else {
-		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bearer != "" {
-		r.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return proctest.Request(t, method, e.URL+path, bearer, body)
 }

@@ -533,12 +533,7 @@ func (c *Chain) Tokens() []Token { return append([]Token(nil), c.tokens...) }
 
 // Token looks a deployed token up by symbol (case-insensitive).
 func (c *Chain) Token(symbol string) (Token, bool) {
-	for _, t := range c.tokens {
-		if strings.EqualFold(t.Symbol, symbol) {
-			return t, true
-		}
-	}
-	return Token{}, false
+	return byName(c.tokens, func(t Token) string { return t.Symbol }, symbol)
 }
 
 // Aggregators returns the deployed price feeds (ETH/USD, USDT/USD, USDC/USD).
@@ -547,12 +542,18 @@ func (c *Chain) Aggregators() []Aggregator { return append([]Aggregator(nil), c.
 // Aggregator looks a deployed price feed up by pair (case-insensitive), e.g.
 // "ETH/USD".
 func (c *Chain) Aggregator(pair string) (Aggregator, bool) {
-	for _, a := range c.aggregators {
-		if strings.EqualFold(a.Pair, pair) {
-			return a, true
+	return byName(c.aggregators, func(a Aggregator) string { return a.Pair }, pair)
+}
+
+// byName finds the item whose name is want, case-insensitively.
+func byName[T any](items []T, name func(T) string, want string) (T, bool) {
+	for _, it := range items {
+		if strings.EqualFold(name(it), want) {
+			return it, true
 		}
 	}
-	return Aggregator{}, false
+	var zero T
+	return zero, false
 }
 
 // Commit seals one block now, including all pending transactions, and returns

@@ -3,8 +3,10 @@ package proctest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,4 +58,29 @@ func WaitOK(ctx context.Context, url string, interval time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// Request sends a request bound to the test's context, with a JSON body and a Bearer credential
+// unless they are empty; the test fails when no answer comes.
+func Request(t testing.TB, method, url, bearer, body string) *http.Response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
