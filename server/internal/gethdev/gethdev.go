@@ -83,15 +83,9 @@ func Start(t testing.TB, period time.Duration) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// Errors here mean geth already exited, which is what the cleanup wants.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		proctest.Terminate(cmd.Process, done, 10*time.Second)
 		logFile.Close()
 	})
 	n := &Node{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}

@@ -56,13 +56,17 @@ func (p *Process) Err() error {
 }
 
 // Stop ends the process gracefully (SIGTERM; SIGKILL after 30 s) and waits for it.
-func (p *Process) Stop() {
-	_ = p.Cmd.Process.Signal(syscall.SIGTERM) // fails only when it already exited
+func (p *Process) Stop() { Terminate(p.Cmd.Process, p.done, 30*time.Second) }
+
+// Terminate sends a process SIGTERM and waits until done is closed (its Wait returned); after
+// grace it kills the process and waits on.
+func Terminate(p *os.Process, done <-chan struct{}, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM) // fails only when it already exited
 	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.Cmd.Process.Kill()
-		<-p.done
+	case <-done:
+	case <-time.After(grace):
+		_ = p.Kill()
+		<-done
 	}
 }
 
