@@ -24,6 +24,7 @@ import (
 // (1,000 USDT) and gas tank.
 type moneyNode struct {
 	usdtChain
+
 	env      *apptest.Env
 	bankroll common.Address
 	ops      cofferv1connect.OpsServiceClient

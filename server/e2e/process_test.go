@@ -54,6 +54,7 @@ func (d cofferDB) createWallet(t *testing.T) {
 // address and chain list, and OpsService on their internal listener.
 type servers struct {
 	cofferDB
+
 	base string
 	env  []string
 	ops  cofferv1connect.OpsServiceClient
