@@ -4,7 +4,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -13,9 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +26,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -183,14 +181,9 @@ func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 // folios (this machine's does), a binary still cached from the linker's writes is mapped in
 // 2 MB pieces and shows ~18 MiB more file-backed RSS for the same code.
 func BenchmarkIdleRSS(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "coffer")
-	if out, err := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "../cmd/coffer").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := proctest.BuildCoffer(b)
 	evictFromPageCache(b, bin)
-	ln, _ := new(net.ListenConfig).Listen(b.Context(), "tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := proctest.FreeAddr(b)
 	//nolint:noctx // measured until the SIGTERM below; a context would kill it instead
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+testdb.URL(b), "COFFER_MASTER_KEY="+secret.NewMasterKey(),
@@ -205,20 +198,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for ctx.Err() == nil {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proctest.WaitOK(ctx, "http://"+addr+"/readyz", 50*time.Millisecond)
 	time.Sleep(5 * time.Second) // idle: River's leader election and periodic jobs have started
 	rss, anon := statusMiB(b, cmd.Process.Pid, "VmRSS"), statusMiB(b, cmd.Process.Pid, "RssAnon")
 	for b.Loop() {
@@ -230,20 +210,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 
 func statusMiB(b *testing.B, pid int, field string) float64 {
 	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), field+":"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return float64(kb) / 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return float64(proctest.StatusKiB(b, pid, field)) / 1024
 }
 
 // evictFromPageCache writes the file out and drops its cached pages.

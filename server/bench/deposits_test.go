@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -18,21 +14,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
-
-func devNetwork(dev *devchain.Chain, confirmations int32) chain.Network {
-	n := chain.Network{ChainID: dev.ChainID(), Name: "dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
-	for _, t := range dev.Tokens() {
-		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
-	}
-	return n
-}
 
 // headWatcher records when each block number was first seen on the chain.
 type headWatcher struct {
@@ -74,39 +59,15 @@ func (w *headWatcher) at(n uint64) (time.Time, bool) {
 func BenchmarkDepositLatency(b *testing.B) {
 	const deposits, perBlock, confirmations, blockTime = 200, 20, 3, time.Second
 	ctx := b.Context()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
+	dev, env := startDevCoffer(b, blockTime, 100*time.Millisecond, confirmations)
 	heads := watchHeads(ctx, dev)
-	env := apptest.Start(b, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{devNetwork(dev, confirmations)}})
 	_, gasTank := env.Services.Keys.GasTank()
-	fund, err := dev.SendNative(ctx, gasTank, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, fund); err != nil {
-		b.Fatal(err)
-	}
-
-	var mu sync.Mutex
-	acked := map[string]time.Time{}
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(body))
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"error":0}`))
-		mu.Lock()
-		if _, ok := acked[form.Get("transactionHash")]; !ok {
-			acked[form.Get("transactionHash")] = time.Now()
-		}
-		mu.Unlock()
-	}))
-	defer receiver.Close()
-	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.URL})
+	fund(b, dev, gasTank, false)
+	receiver := newAcks(b, "", "transactionHash", `{"error":0}`)
+	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL})
 
 	addrs := make([]common.Address, deposits)
+	var err error
 	for i := range addrs {
 		if addrs[i], err = env.Services.Deposits.AddressFor(ctx, op.ID, fmt.Sprintf("user-%d", i)); err != nil {
 			b.Fatal(err)
@@ -125,19 +86,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 			time.Sleep(blockTime)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= deposits {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d DEPOSITs acknowledged after 5 minutes", n, deposits)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	acked := receiver.wait(b, deposits, 5*time.Minute)
 	// Each deposit's stages: confirmed (the scan that saw its depth), sweep stored, sweep mined
 	// (its receipt seen), credited (the DEPOSIT queued), acknowledged.
 	rows, err := env.Pool.Query(ctx, `
@@ -218,12 +167,7 @@ func BenchmarkScanCost(b *testing.B) {
 func scanSetup(b *testing.B, watched, blocks, noise int) func() time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { dev.Close() })
-	env := apptest.Start(b, apptest.Options{ScanInterval: time.Hour, Chains: []chain.Network{devNetwork(dev, 3)}})
+	dev, env := startDevCoffer(b, 0, time.Hour, 3)
 	op, _ := env.Operator(b, domain.OperatorSettings{})
 	// Deposit addresses of other users: made-up addresses (they never receive anything).
 	if _, err := env.Pool.Exec(ctx, `

@@ -3,11 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/big"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +13,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
@@ -34,43 +27,12 @@ import (
 func BenchmarkPayouts(b *testing.B) {
 	const withdrawals, inFlight, confirmations, blockTime = 200, 50, 2, time.Second
 	ctx := b.Context()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer dev.Close()
-	env := apptest.Start(b, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{devNetwork(dev, confirmations)}})
+	dev, env := startDevCoffer(b, blockTime, 100*time.Millisecond, confirmations)
 	_, hot := env.Services.Keys.HotWallet()
-	fund, err := dev.SendNative(ctx, hot, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	mint, err := dev.Mint(ctx, "USDT", hot, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := dev.Mine(ctx, fund, mint); err != nil {
-		b.Fatal(err)
-	}
-
-	var mu sync.Mutex
-	acked := map[string]time.Time{}
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(body))
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"error":0,"description":"received"}`))
-		if form.Get("event") == "WITHDRAW_COMPLETE" {
-			mu.Lock()
-			if _, ok := acked[form.Get("withdrawRequestId")]; !ok {
-				acked[form.Get("withdrawRequestId")] = time.Now()
-			}
-			mu.Unlock()
-		}
-	}))
-	defer receiver.Close()
+	fund(b, dev, hot, true)
+	receiver := newAcks(b, "WITHDRAW_COMPLETE", "withdrawRequestId", `{"error":0,"description":"received"}`)
 	external, enabled := domain.ApprovalExternal, true
-	op, key := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	op, key := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
 	env.Fund(b, op.ID, dev.ChainID(), "USDT", strconv.Itoa(withdrawals*5)) // its own funds pay its payouts
 
 	ids := make([]string, withdrawals)
@@ -127,24 +89,11 @@ func BenchmarkPayouts(b *testing.B) {
 	}
 	close(work)
 	wg.Wait()
-	deadline := time.Now().Add(2 * time.Minute)
 	var last time.Time
-	for {
-		mu.Lock()
-		n := len(acked)
-		for _, t := range acked {
-			if t.After(last) {
-				last = t
-			}
+	for _, t := range receiver.wait(b, withdrawals, 2*time.Minute) {
+		if t.After(last) {
+			last = t
 		}
-		mu.Unlock()
-		if n >= withdrawals {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d WITHDRAW_COMPLETE acknowledged", n, withdrawals)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := last.Sub(start)
 	var blocks, payouts int

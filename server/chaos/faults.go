@@ -28,11 +28,7 @@ type Timeline struct {
 func (tl *Timeline) Injected() []Injected {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	var out []Injected
-	for _, f := range tl.injected {
-		out = append(out, *f)
-	}
-	return out
+	return values(tl.injected)
 }
 
 // Overlapping is the faults whose window, widened by slack on both sides, meets [from, to].

@@ -859,16 +859,7 @@ func checkEvents(w *world) *Check {
 			c.failf("external-approval withdrawal %s has no WITHDRAW_REQUEST event", wd.ID)
 		}
 	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
-	}
-	c.notef("events: %s; dead letters listed: %d", strings.Join(parts, ", "), len(w.deadListed))
+	c.notef("events: %s; dead letters listed: %d", countsOf(counts), len(w.deadListed))
 	return c
 }
 

@@ -292,9 +292,14 @@ func (m *Monitor) pollKilled(ctx context.Context) {
 func (m *Monitor) Killed() []KilledJob {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []KilledJob
-	for _, k := range m.killed {
-		out = append(out, *k)
+	return values(m.killed)
+}
+
+// values is a copy of what ps point to, for a snapshot taken under a lock.
+func values[T any](ps []*T) []T {
+	var out []T
+	for _, p := range ps {
+		out = append(out, *p)
 	}
 	return out
 }

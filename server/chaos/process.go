@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // Replica is one slot of `coffer serve` (api-1, worker-2, …): its role, addresses and log,
@@ -168,13 +170,7 @@ func (r *Replica) Stop() {
 	p.mu.Lock()
 	p.expected = true
 	p.mu.Unlock()
-	p.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill() //nolint:errcheck
-		<-p.done
-	}
+	proctest.Terminate(p.cmd.Process, p.done, 30*time.Second)
 }
 
 // Running reports whether the current process is alive.

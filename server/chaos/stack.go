@@ -3,13 +3,10 @@ package chaos
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -20,7 +17,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,6 +25,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 )
 
@@ -155,24 +152,18 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 
 	// The binary.
 	s.Bin = filepath.Join(dir, "coffer")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", s.Bin, "./server/cmd/coffer")
-	build.Dir = moduleRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build coffer: %w\n%s", err, out)
+	if err := proctest.Build(t.Context(), s.Bin); err != nil {
+		return nil, err
 	}
 
 	tokens := []map[string]any{}
 	for _, a := range s.Assets[1:] {
 		tokens = append(tokens, map[string]any{"symbol": a.Symbol, "contractAddress": a.Contract.Hex(), "decimals": a.Decimals})
 	}
-	chains, err := json.Marshal([]map[string]any{{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
+	chainsFile, err := proctest.WriteChains(dir, map[string]any{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
 		"confirmations": s.Confirmations, "nativeSymbol": "ETH", "nativeDecimals": 18, "tokens": tokens,
-		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()}})
+		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()})
 	if err != nil {
-		return nil, err
-	}
-	chainsFile := filepath.Join(dir, "chains.json")
-	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
 		return nil, err
 	}
 	s.OpsToken = secret.Token("ops_")
@@ -189,9 +180,9 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 			name := fmt.Sprintf("%s-%d", role, i)
 			addr := ""
 			if role == "api" {
-				addr = freeAddr()
+				addr = proctest.FreeAddr(t)
 			}
-			internal := freeAddr()
+			internal := proctest.FreeAddr(t)
 			penv := append(append([]string(nil), env...), "COFFER_INTERNAL_ADDR="+internal)
 			if addr != "" {
 				penv = append(penv, "COFFER_ADDR="+addr)
@@ -240,7 +231,7 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 		}
 		s.HotFunding[a.Symbol] = units
 	}
-	s.Ops = cofferv1connect.NewOpsServiceClient(http.DefaultClient, s.APIs[0].InternalURL(), connect.WithInterceptors(bearer(s.OpsToken)))
+	s.Ops = cofferv1connect.NewOpsServiceClient(http.DefaultClient, s.APIs[0].InternalURL(), connect.WithInterceptors(proctest.Bearer(s.OpsToken)))
 	return s, nil
 }
 
@@ -291,21 +282,7 @@ func (s *Stack) Balance(ctx context.Context, a Asset, owner common.Address) (*bi
 	if a.Native() {
 		return s.Node.Client.BalanceAt(ctx, owner, nil)
 	}
-	tok := contracts.NewTestToken()
-	out, err := s.Node.Client.CallContract(ctx, ethereum.CallMsg{To: &a.Contract, Data: tok.PackBalanceOf(owner)}, nil)
-	if err != nil {
-		return nil, err
-	}
-	return tok.UnpackBalanceOf(out)
-}
-
-func bearer(token string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	}
+	return s.Node.TokenBalance(ctx, a.Contract, owner)
 }
 
 func newKey() *ecdsa.PrivateKey {
@@ -319,23 +296,3 @@ func newKey() *ecdsa.PrivateKey {
 func newAddress() common.Address { return crypto.PubkeyToAddress(newKey().PublicKey) }
 
 func ether(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
-
-func freeAddr() string {
-	ln, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot() string {
-	dir, _ := os.Getwd()
-	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	return dir
-}

@@ -6,26 +6,20 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
@@ -38,33 +32,24 @@ import (
 // the scan finds keys where they are.
 func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	ctx := context.Background()
-	bin := buildCoffer(t)
-	dbURL := testdb.URL(t)
-	masterKey := secret.NewMasterKey()
-	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
-		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	addr := freeAddr(t)
+	db := newCofferDB(t)
+	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
+		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()})
+	addr := proctest.FreeAddr(t)
 	base := "http://" + addr
-	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL=" + base,
-		"COFFER_STATIC_PRICES=ETH=3000", "COFFER_LOG_LEVEL=info"}
+	env := db.env("COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL="+base, "COFFER_STATIC_PRICES=ETH=3000",
+		"COFFER_LOG_LEVEL=info")
 
 	// An API replica first: it waits for a worker to create the wallet, serving nothing.
-	api := startCoffer(t, bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
-	waitFor(t, api, "the API replica to say it waits for a worker", func() bool {
-		return strings.Contains(api.stderr.String(), "waiting for a worker to create the HD wallet")
+	api := proctest.Start(t, db.bin, append(env, "COFFER_CHAINS_FILE="+chainsFile), "serve", "--role", "api")
+	api.WaitFor(t, "the API replica to say it waits for a worker", func() bool {
+		return strings.Contains(api.Stderr.String(), "waiting for a worker to create the HD wallet")
 	})
 	if res, err := get(t, base+"/readyz"); err == nil {
 		res.Body.Close()
 		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
-	pool, err := store.Open(ctx, dbURL, 2)
+	pool, err := store.Open(ctx, db.dbURL, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,16 +58,10 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		t.Fatalf("the API replica created a wallet: %v", err)
 	}
 
-	worker := startCoffer(t, bin, env, "serve", "--role", "worker")
-	waitFor(t, api, "the API replica, once the worker created the wallet", func() bool {
-		res, err := get(t, base+"/readyz")
-		if err == nil {
-			res.Body.Close()
-		}
-		return err == nil && res.StatusCode == http.StatusOK
-	})
+	worker := proctest.Start(t, db.bin, env, "serve", "--role", "worker")
+	api.WaitFor(t, "the API replica, once the worker created the wallet", func() bool { return proctest.OK(t.Context(), base+"/readyz") })
 
-	box, err := secret.NewBox(mustParse(t, masterKey))
+	box, err := secret.NewBox(mustParse(t, db.masterKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,9 +69,8 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := rest(t, "POST", base+"/session/deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
-	sid := strings.TrimPrefix(data["url"].(string), base+"/widget/?sid=")
-	served := common.HexToAddress(rest(t, "POST", base+"/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)["address"].(string))
+	sid, _ := openSession(t, base, "deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
+	served := depositAddress(t, base, sid, "ETH")
 
 	// The seed's keys, as the test (holding the master key) derives them.
 	sealed, err := store.New(pool).GetWalletSeed(ctx)
@@ -124,53 +102,13 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		patterns[name+" (bytes)"], patterns[name+" (words)"] = be, le
 	}
 
-	if found := scanMemory(t, api.cmd.Process.Pid, patterns); len(found) > 0 {
+	if found := scanMemory(t, api.Cmd.Process.Pid, patterns); len(found) > 0 {
 		t.Fatalf("the API replica's memory holds: %s", strings.Join(found, ", "))
 	}
 	hotBE, hotLE := keyLayouts(hot)
-	if found := scanMemory(t, worker.cmd.Process.Pid, map[string][]byte{"hot wallet key (bytes)": hotBE, "hot wallet key (words)": hotLE}); len(found) == 0 {
+	if found := scanMemory(t, worker.Cmd.Process.Pid, map[string][]byte{"hot wallet key (bytes)": hotBE, "hot wallet key (words)": hotLE}); len(found) == 0 {
 		t.Fatal("the worker's memory does not show its hot wallet key: the scan cannot see keys")
 	}
-}
-
-// startCoffer starts the coffer binary with args; it is stopped when the test ends.
-func startCoffer(t *testing.T, bin string, env []string, args ...string) *process {
-	t.Helper()
-	//nolint:noctx // stopped by its cleanup (SIGTERM, then kill), which runs after t.Context ends
-	p := &process{cmd: exec.Command(bin, args...), stderr: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = p.stderr
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill() //nolint:errcheck
-		}
-	})
-	return p
-}
-
-func waitFor(t *testing.T, p *process, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			t.Fatalf("waiting for %s: the process exited: %v\n%s", what, p.err, p.stderr)
-		default:
-		}
-		if ok() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s\n%s", what, p.stderr)
 }
 
 func mustParse(t *testing.T, key string) []byte {

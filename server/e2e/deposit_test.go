@@ -4,87 +4,38 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"encoding/json"
 	"math/big"
-	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func eth(milli int64) *big.Int { return new(big.Int).Mul(big.NewInt(milli), big.NewInt(1e15)) }
-
-// rest posts a JSON body and decodes the envelope's data.
-func rest(t *testing.T, method, url, bearer, body string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var env struct {
-		Status string         `json:"status"`
-		Data   map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusOK || env.Status != "success" {
-		t.Fatalf("%s %s: %d %+v", method, url, res.StatusCode, env)
-	}
-	return env.Data
-}
-
 func TestDepositsEndToEndOnGeth(t *testing.T) {
 	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	user, err := node.NewAccount(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	usdt, err := node.DeployToken(ctx, user, "USDT", 6, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bankroll := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{{
-		ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
-		NativeDecimals: 18, BankrollAddress: bankroll, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt, Decimals: 6}}}}})
+	c := startUSDTChain(t)
+	node, usdt := c.node, c.usdt
+	bankroll := newAddress(t)
+	env := c.startCoffer(t, bankroll)
 	_, gasTank := env.Services.Keys.GasTank()
-	if err := node.Fund(ctx, gasTank, eth(10_000)); err != nil {
-		t.Fatal(err)
-	}
+	c.fund(t, gasTank)
 	recv := newReceiver(t)
 	fee := int32(100) // 1%
 	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, DepositFeeBps: &fee})
 	recv.setKey(key)
 
-	data := rest(t, "POST", env.URL+"/session/deposit", key,
+	sid, data := openSession(t, env.URL, "deposit", key,
 		`{"externalUserId":"player-7","lang":"en","platformFiatCurrency":"EUR","userBalance":"0","amount":"46.00","operatorReference":"order-7"}`)
-	sid := strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid=")
 	sessionRef := data["sessionRef"].(string)
 	tokenAddr := rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"USDT","chainId":1337}`)
 	nativeAddr := rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)
@@ -94,12 +45,11 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	depositAddr := common.HexToAddress(tokenAddr["address"].(string))
 
 	// The user pays: 50 USDT, then 0.5 ETH, from an ordinary wallet.
-	tok := contracts.NewTestToken()
-	erc20, err := node.Transact(ctx, user, &usdt, nil, tok.PackTransfer(depositAddr, big.NewInt(50_000_000)))
+	erc20, err := node.Transact(ctx, c.holder, &usdt, nil, contracts.NewTestToken().PackTransfer(depositAddr, big.NewInt(50_000_000)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := node.Transact(ctx, user, &depositAddr, eth(500), nil); err != nil {
+	if _, err := node.Transact(ctx, c.holder, &depositAddr, eth(500), nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -182,17 +132,7 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 			t.Errorf("bankroll holds %s wei, want %s", bal, d.Amount)
 		}
 	}
-	out, _ := node.Client.CallContract(ctx, ethereum.CallMsg{To: &usdt, Data: tok.PackBalanceOf(bankroll)}, nil)
-	if got, _ := tok.UnpackBalanceOf(out); got.Int64() != 49_500_000 {
+	if got := c.usdtOf(t, bankroll); got.Int64() != 49_500_000 {
 		t.Errorf("bankroll holds %v USDT units, want 49500000", got)
 	}
-}
-
-func mustKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }

@@ -3,46 +3,38 @@ package e2e
 import (
 	"context"
 	"math/big"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/gethdev"
 )
 
 // TestInternalTransferOnGeth: 0.005 ETH paid to a deposit address by a contract (as a Safe or
 // an exchange pays) is found through geth's trace API and credited with its own DEPOSIT.
 func TestInternalTransferOnGeth(t *testing.T) {
 	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	user, err := node.NewAccount(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, user := startGeth(t, 10)
 	deployed, err := node.Transact(ctx, user, nil, nil, common.FromHex(contracts.ForwarderMetaData.Bin))
 	if err != nil || deployed.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("deploy forwarder: %v", err)
 	}
 	forwarder := deployed.ContractAddress
 	network := chain.Network{ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
-		NativeDecimals: 18, BankrollAddress: crypto.PubkeyToAddress(mustKey(t).PublicKey), TraceInternalTransfers: true}
+		NativeDecimals: 18, BankrollAddress: newAddress(t), TraceInternalTransfers: true}
 	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{network}})
 	recv := newReceiver(t)
 	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
-	data := rest(t, "POST", env.URL+"/session/deposit", key,
+	sid, _ := openSession(t, env.URL, "deposit", key,
 		`{"externalUserId":"safe-owner","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"15.00"}`)
-	sid := strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid=")
-	addr := common.HexToAddress(rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"ETH","chainId":1337}`)["address"].(string))
+	addr := depositAddress(t, env.URL, sid, "ETH")
 
 	paid, err := node.Transact(ctx, user, &forwarder, eth(5),
 		contracts.NewForwarder().PackForward([]common.Address{addr}, []*big.Int{eth(5)}))

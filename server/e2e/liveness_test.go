@@ -2,17 +2,13 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // What was seen: a killed worker stalled its jobs for about 2 minutes (COFFER_JOB_RESCUE_AFTER):
@@ -22,28 +18,19 @@ import (
 // as fast.
 func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	ctx := context.Background()
-	bin := buildCoffer(t)
-	dbURL := testdb.URL(t)
-	masterKey := secret.NewMasterKey()
-	createWallet(t, dbURL, masterKey)
-	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
-		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	start := func() *process {
-		internal := freeAddr(t)
-		return serve(t, bin, "http://"+internal, []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey,
-			"COFFER_ROLE=worker", "COFFER_INTERNAL_ADDR=" + internal, "COFFER_LOG_LEVEL=error", "COFFER_CHAINS_FILE=" + chainsFile})
+	cdb := newCofferDB(t)
+	cdb.createWallet(t)
+	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
+		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18})
+	start := func() *proctest.Process {
+		internal := proctest.FreeAddr(t)
+		return serve(t, cdb.bin, "http://"+internal, cdb.env("COFFER_ROLE=worker", "COFFER_INTERNAL_ADDR="+internal, "COFFER_LOG_LEVEL=error",
+			"COFFER_CHAINS_FILE="+chainsFile))
 	}
 	a, b := start(), start()
-	byPID := map[int]*process{a.cmd.Process.Pid: a, b.cmd.Process.Pid: b}
+	byPID := map[int]*proctest.Process{a.Cmd.Process.Pid: a, b.Cmd.Process.Pid: b}
 
-	db, err := pgx.Connect(ctx, dbURL)
+	db, err := pgx.Connect(ctx, cdb.dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,46 +51,37 @@ func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	db.QueryRow(ctx, `SELECT leader_id FROM river_leader`).Scan(&leader) //nolint:errcheck // may be none yet
 	p := byPID[pid]
 	killed := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	<-p.Done()
 
-	// The scan runs again, on the survivor (target: within 15 s).
-	for {
-		var by string
-		db.QueryRow(ctx, `SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
-			WHERE kind = 'deposit.scan' AND attempted_at > $1 ORDER BY attempted_at DESC LIMIT 1`, killed).Scan(&by) //nolint:errcheck
-		if by != "" && by != victim {
-			gap := time.Since(killed)
-			t.Logf("the scan ran again %v after the kill", gap.Round(time.Millisecond))
-			if gap > 15*time.Second {
-				t.Errorf("the scan resumed %v after its worker was killed, want within 15 s", gap)
-			}
-			break
-		}
-		if time.Since(killed) > 3*time.Minute {
-			t.Fatal("the scan never resumed")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if leader == victim {
+	// moved waits until query names a client other than the victim, and checks that it took
+	// at most 15 s from the kill.
+	moved := func(what, never, query string, args ...any) {
+		t.Helper()
 		for {
-			var now string
-			db.QueryRow(ctx, `SELECT leader_id FROM river_leader`).Scan(&now) //nolint:errcheck
-			if now != "" && now != victim {
+			var by string
+			db.QueryRow(ctx, query, args...).Scan(&by) //nolint:errcheck // until found
+			if by != "" && by != victim {
 				gap := time.Since(killed)
-				t.Logf("leadership moved %v after the kill", gap.Round(time.Millisecond))
+				t.Logf("%s %v after the kill", what, gap.Round(time.Millisecond))
 				if gap > 15*time.Second {
-					t.Errorf("leadership moved %v after the kill, want within 15 s", gap)
+					t.Errorf("%s %v after the kill, want within 15 s", what, gap)
 				}
-				break
+				return
 			}
 			if time.Since(killed) > 3*time.Minute {
-				t.Fatal("the dead leader was never replaced")
+				t.Fatal(never)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	// The scan runs again, on the survivor (target: within 15 s).
+	moved("the scan ran again", "the scan never resumed", `SELECT attempted_by[array_length(attempted_by, 1)] FROM river_job
+		WHERE kind = 'deposit.scan' AND attempted_at > $1 ORDER BY attempted_at DESC LIMIT 1`, killed)
+	if leader == victim {
+		moved("leadership moved", "the dead leader was never replaced", `SELECT leader_id FROM river_leader`)
 	}
 	// The scan may run again before the dead worker's job is rescued: the next periodic scan
 	// can start on the survivor within the 3 s it takes to declare the victim dead. So the

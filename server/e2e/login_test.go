@@ -1,42 +1,16 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
-	"github.com/cofferhq/coffer/server/internal/wallet"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
-
-// procKiB reads a "Name:   123 kB" line of /proc/<pid>/status.
-func procKiB(t *testing.T, pid int, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", name, pid)
-	return 0
-}
 
 // 100 parallel logins with random emails, each from its own client address (a botnet behind
 // the trusted proxy, so that no rate limit refuses them before they hash), must not grow a real
@@ -44,17 +18,14 @@ func procKiB(t *testing.T, pid int, name string) int {
 // (default: two at once) bounds how many run together. Before the budget: 72 → 1,901 MiB.
 // Logins beyond the budget's capacity wait, then answer 503.
 func TestLoginMemoryIsBounded(t *testing.T) {
-	bin := buildCoffer(t)
-	addr := freeAddr(t)
+	db := newCofferDB(t)
+	db.createWallet(t) // as a worker would: an API replica waits for it
+	addr := proctest.FreeAddr(t)
 	base := "http://" + addr
-	dbURL, masterKey := testdb.URL(t), secret.NewMasterKey()
-	createWallet(t, dbURL, masterKey) // as a worker would: an API replica waits for it
-	env := []string{"DATABASE_URL=" + dbURL, "COFFER_MASTER_KEY=" + masterKey, "COFFER_ADDR=" + addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0",
-		"COFFER_BASE_URL=" + base, "COFFER_AUTO_MIGRATE=true", "COFFER_ROLE=api", "COFFER_LOG_LEVEL=warn",
-		"COFFER_TRUSTED_PROXY_HEADER=X-Forwarded-For"}
-	p := serve(t, bin, base, env)
-	pid := p.cmd.Process.Pid
-	before := procKiB(t, pid, "VmRSS")
+	p := serve(t, db.bin, base, db.env("COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL="+base,
+		"COFFER_AUTO_MIGRATE=true", "COFFER_ROLE=api", "COFFER_LOG_LEVEL=warn", "COFFER_TRUSTED_PROXY_HEADER=X-Forwarded-For"))
+	pid := p.Cmd.Process.Pid
+	before := proctest.StatusKiB(t, pid, "VmRSS")
 
 	const n = 100
 	statuses := make([]int, n)
@@ -75,7 +46,7 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	after, peak := procKiB(t, pid, "VmRSS"), procKiB(t, pid, "VmHWM")
+	after, peak := proctest.StatusKiB(t, pid, "VmRSS"), proctest.StatusKiB(t, pid, "VmHWM")
 	counts := map[int]int{}
 	for _, s := range statuses {
 		counts[s]++
@@ -92,23 +63,5 @@ func TestLoginMemoryIsBounded(t *testing.T) {
 	}
 	if counts[http.StatusUnauthorized] == 0 {
 		t.Error("no login was verified")
-	}
-}
-
-// createWallet creates the HD wallet on the database, as the first worker does.
-func createWallet(t *testing.T, dbURL, masterKey string) {
-	t.Helper()
-	ctx := context.Background()
-	pool, err := store.Open(ctx, dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	box, err := secret.NewBox(mustParse(t, masterKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wallet.Load(ctx, pool, box); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"math/big"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,80 +11,36 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
-
-// call sends a JSON request and returns the HTTP status and the decoded body.
-func call(t *testing.T, method, url, bearer, body string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s %s: %d, not JSON: %s", method, url, res.StatusCode, raw)
-	}
-	return res.StatusCode, out
-}
 
 // moneyNode is a geth --dev chain with a USDT token, and Coffer on it with a funded hot wallet
 // (1,000 USDT) and gas tank.
 type moneyNode struct {
-	node     *gethdev.Node
+	usdtChain
+
 	env      *apptest.Env
-	usdt     common.Address
-	user     gethdev.Account
 	bankroll common.Address
 	ops      cofferv1connect.OpsServiceClient
 }
 
 func startMoneyNode(t *testing.T) *moneyNode {
 	t.Helper()
-	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	user, err := node.NewAccount(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	usdt, err := node.DeployToken(ctx, user, "USDT", 6, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bankroll := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{{
-		ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
-		NativeDecimals: 18, BankrollAddress: bankroll, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt, Decimals: 6}}}}})
+	c := startUSDTChain(t)
+	bankroll := newAddress(t)
+	env := c.startCoffer(t, bankroll)
 	_, hot := env.Services.Keys.HotWallet()
 	_, gasTank := env.Services.Keys.GasTank()
-	for _, a := range []common.Address{hot, gasTank} {
-		if err := node.Fund(ctx, a, eth(10_000)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := node.Transact(ctx, user, &usdt, nil, contracts.NewTestToken().PackTransfer(hot, big.NewInt(1_000_000_000))); err != nil {
-		t.Fatal(err)
-	}
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL, connect.WithInterceptors(bearer(env.OpsToken)))
-	return &moneyNode{node: node, env: env, usdt: usdt, user: user, bankroll: bankroll, ops: ops}
+	c.fund(t, hot, gasTank)
+	c.sendUSDT(t, hot, 1_000_000_000)
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL, connect.WithInterceptors(proctest.Bearer(env.OpsToken)))
+	return &moneyNode{usdtChain: c, env: env, bankroll: bankroll, ops: ops}
 }
 
 // balances reads GET /balances and returns currency → [available, reserved].
@@ -146,15 +99,13 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	treasury := common.HexToAddress(tr.Address)
-	if _, err := m.node.Transact(ctx, m.user, &m.usdt, nil, contracts.NewTestToken().PackTransfer(treasury, big.NewInt(95_000_000))); err != nil {
-		t.Fatal(err)
-	}
+	m.sendUSDT(t, treasury, 95_000_000)
 	m.waitBalance(t, keyA, "USDT", "95.000000")
 	if n := len(recv.all()); n != 0 {
 		t.Fatalf("a treasury payment sent %d webhooks", n)
 	}
 	// The same over Connect; a sub-operator's funds are its own; another operator's are not found.
-	balance := cofferv1connect.NewBalanceServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(bearer(keyA)))
+	balance := cofferv1connect.NewBalanceServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(proctest.Bearer(keyA)))
 	res, err := balance.ListBalances(ctx, &cofferv1.ListBalancesRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -183,11 +134,9 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	// 20 concurrent APPROVEs of 10 USDT against 95: exactly 9 paid.
 	var ids []string
 	for i := range 20 {
-		data := rest(t, "POST", env.URL+"/session/withdraw", keyA,
+		sid, _ := openSession(t, env.URL, "withdraw", keyA,
 			fmt.Sprintf(`{"externalUserId":"p%d","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10.00"}`, i))
-		sid := strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid=")
-		sub := rest(t, "POST", env.URL+"/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+
-			crypto.PubkeyToAddress(mustKey(t).PublicKey).Hex()+`","currency":"USDT","chainId":1337}`)
+		sub := directTransfer(t, env.URL, sid, newAddress(t))
 		ids = append(ids, sub["withdrawRequestId"].(string))
 	}
 	var wg sync.WaitGroup
@@ -239,7 +188,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	if d["withdrawStatus"] != "EXPIRED" || d["held"] != true || d["heldReason"] != "EXPIRED" {
 		t.Fatalf("APPROVE on EXPIRED: %v", d)
 	}
-	decide := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(bearer(keyA)))
+	decide := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(proctest.Bearer(keyA)))
 	dr, err := decide.DecideWithdrawal(ctx, &cofferv1.DecideWithdrawalRequest{WithdrawRequestId: expired, Decision: cofferv1.Decision_DECISION_APPROVE})
 	if err != nil || dr.WithdrawStatus != cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_EXPIRED || !dr.Held ||
 		dr.HeldReason != cofferv1.HeldReason_HELD_REASON_EXPIRED {
@@ -252,10 +201,8 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	opD, keyD := env.Operator(t, domain.OperatorSettings{WebhookURL: &recvD.srv.URL})
 	recvD.setKey(keyD)
 	_, admin := env.Admin(t, "")
-	data := rest(t, "POST", env.URL+"/session/withdraw", keyD, `{"externalUserId":"d1","lang":"en","platformFiatCurrency":"USD","userBalance":"900","amount":"900.00"}`)
-	sid := strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid=")
-	id := rest(t, "POST", env.URL+"/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+
-		crypto.PubkeyToAddress(mustKey(t).PublicKey).Hex()+`","currency":"USDT","chainId":1337}`)["withdrawRequestId"].(string)
+	sid, _ := openSession(t, env.URL, "withdraw", keyD, `{"externalUserId":"d1","lang":"en","platformFiatCurrency":"USD","userBalance":"900","amount":"900.00"}`)
+	id := directTransfer(t, env.URL, sid, newAddress(t))["withdrawRequestId"].(string)
 	rawJSON(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", admin, `{"status":"PROCESSING","adminNote":"checked"}`)
 	status, body := call(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", admin, `{"status":"COMPLETED","adminNote":"pay"}`)
 	if status != 409 || body["data"].(map[string]any)["code"] != "CONFLICT" || !strings.Contains(body["message"].(string), "short by 900.000000") {
@@ -284,7 +231,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	}
 
 	// The panel shows the funds; the books reconcile.
-	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(bearer(admin)))
+	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(proctest.Bearer(admin)))
 	pf, err := panel.ListOperatorFunds(ctx, &cofferv1.ListOperatorFundsRequest{OperatorId: opA.ID})
 	if err != nil || len(pf.Operators) != 1 {
 		t.Fatalf("panel funds: %v %v", pf, err)
@@ -309,22 +256,16 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
 	recv.setKey(key)
 	open := func(ref string) (sid, sessionRef string) {
-		data := rest(t, "POST", env.URL+"/session/deposit", key,
+		sid, data := openSession(t, env.URL, "deposit", key,
 			`{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"5.00","operatorReference":"`+ref+`"}`)
-		return strings.TrimPrefix(data["url"].(string), env.URL+"/widget/?sid="), data["sessionRef"].(string)
+		return sid, data["sessionRef"].(string)
 	}
-	address := func(sid, currency string) common.Address {
-		return common.HexToAddress(rest(t, "POST", env.URL+"/depositor/address", "", `{"sid":"`+sid+`","currency":"`+currency+`","chainId":1337}`)["address"].(string))
-	}
+	address := func(sid, currency string) common.Address { return depositAddress(t, env.URL, sid, currency) }
 	older, olderRef := open("order-1")
 	newer, newerRef := open("order-2")
 	addr := address(older, "USDT")
 	address(newer, "ETH") // the newer session showed only the ETH address
-	pay := func(units int64) {
-		if _, err := m.node.Transact(ctx, m.user, &m.usdt, nil, contracts.NewTestToken().PackTransfer(addr, big.NewInt(units))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pay := func(units int64) { m.sendUSDT(t, addr, units) }
 	pay(5_000_000)
 	if ev := recv.waitFor(1, 90*time.Second)[0]; ev.form.Get("sessionRef") != olderRef {
 		t.Fatalf("USDT paid after only the older session showed the USDT address: sessionRef %s, want %s", ev.form.Get("sessionRef"), olderRef)
@@ -338,7 +279,7 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	// Dust: 0.000001 USDT is recorded, visible in the panel, and not swept alone.
 	pay(1)
 	_, admin := env.Admin(t, "")
-	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(bearer(admin)))
+	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL, connect.WithInterceptors(proctest.Bearer(admin)))
 	deadline := time.Now().Add(60 * time.Second)
 	var dust *cofferv1.Deposit
 	for dust == nil && time.Now().Before(deadline) {

@@ -2,45 +2,14 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"math/big"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/gethdev"
 )
-
-// rawJSON calls a REST endpoint that answers a raw object (the /admin/* endpoints).
-func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: %d %v", method, url, res.StatusCode, out)
-	}
-	return out
-}
 
 // TestWithdrawalsEndToEndOnGeth: a user withdraws through the widget's REST call under both
 // approval modes on a real geth --dev node. Mode A: the operator approves synchronously, an
@@ -50,34 +19,12 @@ func rawJSON(t *testing.T, method, url, bearer, body string) map[string]any {
 // with the settlement hash.
 func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	ctx := context.Background()
-	node := gethdev.Start(t, time.Second)
-	treasury, err := node.NewAccount(ctx, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	usdt, err := node.DeployToken(ctx, treasury, "USDT", 6, big.NewInt(1_000_000_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{{
-		ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
-		NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt, Decimals: 6}}}}})
+	c := startUSDTChain(t)
+	node := c.node
+	env := c.startCoffer(t, common.Address{})
 	_, hot := env.Services.Keys.HotWallet()
-	if err := node.Fund(ctx, hot, eth(10_000)); err != nil {
-		t.Fatal(err)
-	}
-	tok := contracts.NewTestToken()
-	if _, err := node.Transact(ctx, treasury, &usdt, nil, tok.PackTransfer(hot, big.NewInt(500_000_000))); err != nil {
-		t.Fatal(err)
-	}
-	balance := func(owner common.Address) int64 {
-		out, err := node.Client.CallContract(ctx, ethereum.CallMsg{To: &usdt, Data: tok.PackBalanceOf(owner)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := tok.UnpackBalanceOf(out)
-		return b.Int64()
-	}
+	c.fund(t, hot)
+	c.sendUSDT(t, hot, 500_000_000)
 
 	// Mode A.
 	recv := newReceiver(t)
@@ -85,12 +32,10 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	recv.setKey(key)
 	env.Fund(t, opA.ID, node.ChainID, "USDT", "100")
 	_, adminToken := env.Admin(t, "")
-	session := rest(t, "POST", env.URL+"/session/withdraw", key,
+	sid, _ := openSession(t, env.URL, "withdraw", key,
 		`{"externalUserId":"player-9","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"42.50","operatorReference":"payout-9"}`)
-	sid := strings.TrimPrefix(session["url"].(string), env.URL+"/widget/?sid=")
-	dest := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	sub := rest(t, "POST", env.URL+"/withdraw/direct-transfer", "",
-		`{"sid":"`+sid+`","address":"`+dest.Hex()+`","currency":"USDT","chainId":1337}`)
+	dest := newAddress(t)
+	sub := directTransfer(t, env.URL, sid, dest)
 	id := sub["withdrawRequestId"].(string)
 	if sub["status"] != "PENDING" {
 		t.Fatalf("mode A submission: %v", sub)
@@ -109,7 +54,7 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	if w["status"] != "COMPLETED" || w["settlementTxHash"] == nil {
 		t.Fatalf("COMPLETED: %v", w)
 	}
-	if got := balance(dest); got != 42_500_000 {
+	if got := c.usdtOf(t, dest).Int64(); got != 42_500_000 {
 		t.Fatalf("destination holds %d units, want 42500000", got)
 	}
 	events := recv.waitFor(2, 30*time.Second)
@@ -130,12 +75,10 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 		DailyCap: &daily})
 	env.Fund(t, opB.ID, node.ChainID, "USDT", "100")
 	recvB.setKey(keyB)
-	session = rest(t, "POST", env.URL+"/session/withdraw", keyB,
+	sid, _ = openSession(t, env.URL, "withdraw", keyB,
 		`{"externalUserId":"player-10","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"7.00"}`)
-	sid = strings.TrimPrefix(session["url"].(string), env.URL+"/widget/?sid=")
-	destB := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	sub = rest(t, "POST", env.URL+"/withdraw/direct-transfer", "",
-		`{"sid":"`+sid+`","address":"`+destB.Hex()+`","currency":"USDT","chainId":1337}`)
+	destB := newAddress(t)
+	sub = directTransfer(t, env.URL, sid, destB)
 	if sub["status"] != "AWAITING_APPROVAL" {
 		t.Fatalf("mode B submission: %v", sub)
 	}
@@ -152,7 +95,7 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	if again["withdrawStatus"] != "COMPLETED" || again["settlementTxHash"] != decision["settlementTxHash"] {
 		t.Fatalf("repeated APPROVE: %v", again)
 	}
-	if got := balance(destB); got != 7_000_000 {
+	if got := c.usdtOf(t, destB).Int64(); got != 7_000_000 {
 		t.Fatalf("mode B destination holds %d units", got)
 	}
 	completes := recvB.waitFor(2, 30*time.Second)

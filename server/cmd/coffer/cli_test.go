@@ -60,33 +60,25 @@ func TestOperatorAndAdminCommands(t *testing.T) {
 	// A sub-operator, then an update that changes only what it names.
 	out, _, code = coffer(t, "operator", "create", "--name", "Acme EU", "--webhook-url", "https://eu.acme.example/hook", "--parent", id, "--inactive", "--json")
 	var child map[string]any
-	if err := json.Unmarshal([]byte(out), &child); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &child)
 	if code != 0 || child["parentId"] != id || child["active"] != false {
 		t.Fatalf("sub-operator: %d %v", code, child)
 	}
 	out, _, code = coffer(t, "operator", "update", "--id", id, "--per-tx-cap", "", "--active=false", "--json")
 	var updated map[string]any
-	if err := json.Unmarshal([]byte(out), &updated); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &updated)
 	if code != 0 || updated["perTxCap"] != "" || updated["dailyCap"] != "5000.5" || updated["active"] != false || updated["operatorKey"] != nil {
 		t.Fatalf("update: %d %v", code, updated)
 	}
 	out, _, _ = coffer(t, "operator", "list", "--parent", id, "--json")
 	var list []map[string]any
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &list)
 	if len(list) != 1 || list[0]["id"] != child["id"] {
 		t.Fatalf("list --parent: %s", out)
 	}
 	out, _, code = coffer(t, "operator", "rotate-key", "--id", id, "--grace", "1h", "--json")
 	var rotated map[string]any
-	if err := json.Unmarshal([]byte(out), &rotated); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &rotated)
 	if code != 0 || rotated["operatorKey"] == key || !strings.HasPrefix(rotated["operatorKey"].(string), "sk_") {
 		t.Fatalf("rotate-key: %s", out)
 	}
@@ -97,9 +89,7 @@ func TestOperatorAndAdminCommands(t *testing.T) {
 
 	out, errOut, code = coffer(t, "admin", "create", "--email", "ops@acme.example", "--password", "a long enough password", "--operator-id", id, "--totp", "--json")
 	var adm map[string]any
-	if err := json.Unmarshal([]byte(out), &adm); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &adm)
 	if code != 0 || adm["operatorId"] != id || !strings.HasPrefix(adm["totpUri"].(string), "otpauth://totp/") {
 		t.Fatalf("admin create: %d %s %s", code, out, errOut)
 	}
@@ -220,4 +210,25 @@ func TestAdminAccessCommands(t *testing.T) {
 	if a, err := store.New(pool).AdminByID(ctx, id); err != nil || a.Active {
 		t.Fatalf("bad commands changed the admin: %+v %v", a, err)
 	}
+}
+
+// decodeJSON decodes a command's --json output into v.
+func decodeJSON(t *testing.T, out string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+}
+
+// createOperator runs `coffer operator create` for Acme and returns the operator's id.
+func createOperator(t *testing.T) string {
+	t.Helper()
+	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
+	var op map[string]any
+	decodeJSON(t, out, &op)
+	id, _ := op["id"].(string)
+	if code != 0 || id == "" {
+		t.Fatalf("create: %s %s", out, errOut)
+	}
+	return id
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/devenv"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
@@ -21,10 +22,7 @@ func TestDevSubprocess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
 	}
-	bin := filepath.Join(t.TempDir(), "coffer")
-	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := proctest.BuildCoffer(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 
 	first, stop := startDev(t, bin, dataDir)
@@ -46,14 +44,7 @@ func TestDevSubprocess(t *testing.T) {
 func checkDevListeners(t *testing.T, f devenv.File) {
 	t.Helper()
 	for url, want := range map[string]int{f.InternalURL + "/metrics": 200, f.BaseURL + "/metrics": 404} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := proctest.Request(t, http.MethodGet, url, "", "")
 		res.Body.Close()
 		if res.StatusCode != want {
 			t.Errorf("GET %s: %d, want %d", url, res.StatusCode, want)
@@ -70,37 +61,21 @@ func checkDevWebhookReach(t *testing.T, f devenv.File, dataDir string) {
 			t.Fatalf("update webhook URL: %s", errOut)
 		}
 		sid := depositSession(t, f)
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/"+sid+"/test-webhook", nil)
-		req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var body struct {
 			Data struct {
 				Delivered bool `json:"delivered"`
 				Status    int  `json:"status"`
 			} `json:"data"`
 		}
-		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-			t.Fatalf("decode: %v", err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK || body.Data.Delivered || body.Data.Status != 0 {
-			t.Errorf("test webhook to %s: %d %+v, want not delivered and no HTTP status", target, res.StatusCode, body.Data)
+		status := callJSON(t, http.MethodPost, f.BaseURL+"/session/"+sid+"/test-webhook", f.Operator.Key, "", &body)
+		if status != http.StatusOK || body.Data.Delivered || body.Data.Status != 0 {
+			t.Errorf("test webhook to %s: %d %+v, want not delivered and no HTTP status", target, status, body.Data)
 		}
 	}
 }
 
 func checkDemoFunds(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.BaseURL+"/balances", nil)
-	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var body struct {
 		Data struct {
 			Items []struct {
@@ -110,9 +85,7 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 			} `json:"items"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	callJSON(t, http.MethodGet, f.BaseURL+"/balances", f.Operator.Key, "", &body)
 	got := map[string]string{}
 	for _, b := range body.Data.Items {
 		got[b.Currency] = b.Available
@@ -193,71 +166,49 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	return f, stop
 }
 
-func depositSession(t *testing.T, f devenv.File) string {
+// callJSON sends a request (see proctest.Request), decodes the JSON answer into out and
+// returns the HTTP status.
+func callJSON(t *testing.T, method, url, bearer, body string, out any) int {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
-		`{"externalUserId":"user-2","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"5.00"}`))
-	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := proctest.Request(t, method, url, bearer, body)
 	defer res.Body.Close()
-	var body struct {
-		Data struct {
-			URL string `json:"url"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
+	return res.StatusCode
+}
+
+// sessionAnswer is the part of POST /session/deposit's answer the tests read.
+type sessionAnswer struct {
+	Status string `json:"status"`
+	Data   struct {
+		URL        string `json:"url"`
+		SessionRef string `json:"sessionRef"`
+	} `json:"data"`
+}
+
+func depositSession(t *testing.T, f devenv.File) string {
+	t.Helper()
+	var body sessionAnswer
+	callJSON(t, http.MethodPost, f.BaseURL+"/session/deposit", f.Operator.Key,
+		`{"externalUserId":"user-2","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"5.00"}`, &body)
 	_, sid, _ := strings.Cut(body.Data.URL, "sid=")
 	return sid
 }
 
 func createSession(t *testing.T, f devenv.File) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.BaseURL+"/session/deposit", strings.NewReader(
-		`{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}`))
-	req.Header.Set("Authorization", "Bearer "+f.Operator.Key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Data   struct {
-			URL        string `json:"url"`
-			SessionRef string `json:"sessionRef"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	if res.StatusCode != http.StatusOK || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
-		t.Fatalf("create session on coffer dev: %d %+v", res.StatusCode, body)
+	var body sessionAnswer
+	status := callJSON(t, http.MethodPost, f.BaseURL+"/session/deposit", f.Operator.Key,
+		`{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}`, &body)
+	if status != http.StatusOK || body.Status != "success" || !strings.HasPrefix(body.Data.URL, f.WidgetURL+"/?sid=") {
+		t.Fatalf("create session on coffer dev: %d %+v", status, body)
 	}
 	// The dev chain answers JSON-RPC on loopback.
-	rpcReq, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.Chains[0].RPCURL,
-		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rpcReq.Header.Set("Content-Type", "application/json")
-	rpc, err := http.DefaultClient.Do(rpcReq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rpc.Body.Close()
 	var chainID struct {
 		Result string `json:"result"`
 	}
-	if err := json.NewDecoder(rpc.Body).Decode(&chainID); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	callJSON(t, http.MethodPost, f.Chains[0].RPCURL, "", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`, &chainID)
 	if chainID.Result != "0x539" {
 		t.Fatalf("eth_chainId = %q", chainID.Result)
 	}

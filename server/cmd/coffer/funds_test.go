@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -29,16 +28,9 @@ func TestFundsCommands(t *testing.T) {
 	usdt, _ := dev.Token("USDT")
 	k, _ := crypto.GenerateKey()
 	bankroll := crypto.PubkeyToAddress(k.PublicKey)
-	chains, err := json.Marshal([]map[string]any{{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
+	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
 		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
-		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainsFile := filepath.Join(t.TempDir(), "chains.json")
-	if err := os.WriteFile(chainsFile, chains, 0o600); err != nil {
-		t.Fatal(err)
-	}
+		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}})
 	t.Setenv("DATABASE_URL", testdb.URL(t))
 	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
 	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
@@ -46,18 +38,10 @@ func TestFundsCommands(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("migrate: %s", errOut)
 	}
-	out, _, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
-	var op map[string]any
-	if err := json.Unmarshal([]byte(out), &op); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	id, _ := op["id"].(string)
-	if code != 0 || id == "" {
-		t.Fatalf("create: %s", out)
-	}
+	id := createOperator(t)
 
 	// Treasury: one address per operator, EIP-55, stable.
-	out, errOut, code = coffer(t, "operator", "treasury", "--id", id, "--chain-id", "1337", "--json")
+	out, errOut, code := coffer(t, "operator", "treasury", "--id", id, "--chain-id", "1337", "--json")
 	var tr map[string]string
 	if err := json.Unmarshal([]byte(out), &tr); code != 0 || err != nil || !common.IsHexAddress(tr["address"]) ||
 		common.HexToAddress(tr["address"]).Hex() != tr["address"] {
@@ -151,9 +135,7 @@ func TestFundsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = coffer(t, "reconcile", "--json")
-	if err := json.Unmarshal([]byte(out), &rec); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	decodeJSON(t, out, &rec)
 	if code != 0 || !rec.Ok {
 		t.Fatalf("reconcile covered: %d %s %s", code, out, errOut)
 	}

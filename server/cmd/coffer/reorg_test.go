@@ -20,15 +20,7 @@ func TestDepositReorgCommands(t *testing.T) {
 	t.Setenv("DATABASE_URL", url)
 	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
 	t.Setenv("USER", "eve")
-	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook", "--json")
-	var op map[string]any
-	if err := json.Unmarshal([]byte(out), &op); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	opID, _ := op["id"].(string)
-	if code != 0 || opID == "" {
-		t.Fatalf("create: %s %s", out, errOut)
-	}
+	opID := createOperator(t)
 	// A credited deposit whose block left the chain, as a rollback leaves it.
 	pool, err := store.Open(ctx, url, 2)
 	if err != nil {
@@ -52,7 +44,7 @@ func TestDepositReorgCommands(t *testing.T) {
 	}
 	id := strconv.FormatInt(depositID, 10)
 
-	out, errOut, code = coffer(t, "deposit", "reorged", "--json")
+	out, errOut, code := coffer(t, "deposit", "reorged", "--json")
 	var listed struct {
 		Items []struct {
 			Deposit struct {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -172,22 +172,11 @@ func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
 
 func (e *Env) waitReady(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.URL+"/healthz", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if !proctest.WaitOK(ctx, e.URL+"/healthz", 10*time.Millisecond) {
+		t.Fatal("server not ready")
 	}
-	t.Fatal("server not ready")
 }
 
 // Operator creates an operator with the given settings (name and webhook URL defaulted) and
@@ -277,23 +266,5 @@ func (e *Env) Count(t testing.TB, table string) int {
 // Do sends a request with an optional Bearer credential and JSON body.
 func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response {
 	t.Helper()
-	var r *http.Request
-	var err error
-	if body == "" {
-		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, nil)
-	} else {
-		r, err = http.NewRequestWithContext(t.Context(), method, e.URL+path, strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bearer != "" {
-		r.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	res, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return proctest.Request(t, method, e.URL+path, bearer, body)
 }

@@ -314,18 +314,8 @@ func (c *Chain) deploy(ctx context.Context) error {
 	}
 
 	for _, d := range ds {
-		bin := common.FromHex(d.bin)
-		_, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-			gas, err := c.estimateWithMargin(ctx, nil, append(slices.Clip(bin), d.args...))
-			if err != nil {
-				return nil, err
-			}
-			opts.GasLimit = gas
-			addr, tx, err := bind.DeployContract(opts, bin, c.client, d.args)
-			d.addr, d.tx = addr, tx
-			return tx, err
-		})
-		if err != nil {
+		var err error
+		if d.addr, d.tx, err = c.deployFromFaucet(ctx, common.FromHex(d.bin), d.args); err != nil {
 			return fmt.Errorf("devchain: deploy %s: %w", d.what, err)
 		}
 	}
@@ -543,12 +533,7 @@ func (c *Chain) Tokens() []Token { return append([]Token(nil), c.tokens...) }
 
 // Token looks a deployed token up by symbol (case-insensitive).
 func (c *Chain) Token(symbol string) (Token, bool) {
-	for _, t := range c.tokens {
-		if strings.EqualFold(t.Symbol, symbol) {
-			return t, true
-		}
-	}
-	return Token{}, false
+	return byName(c.tokens, func(t Token) string { return t.Symbol }, symbol)
 }
 
 // Aggregators returns the deployed price feeds (ETH/USD, USDT/USD, USDC/USD).
@@ -557,12 +542,18 @@ func (c *Chain) Aggregators() []Aggregator { return append([]Aggregator(nil), c.
 // Aggregator looks a deployed price feed up by pair (case-insensitive), e.g.
 // "ETH/USD".
 func (c *Chain) Aggregator(pair string) (Aggregator, bool) {
-	for _, a := range c.aggregators {
-		if strings.EqualFold(a.Pair, pair) {
-			return a, true
+	return byName(c.aggregators, func(a Aggregator) string { return a.Pair }, pair)
+}
+
+// byName finds the item whose name is want, case-insensitively.
+func byName[T any](items []T, name func(T) string, want string) (T, bool) {
+	for _, it := range items {
+		if strings.EqualFold(name(it), want) {
+			return it, true
 		}
 	}
-	return Aggregator{}, false
+	var zero T
+	return zero, false
 }
 
 // Commit seals one block now, including all pending transactions, and returns
@@ -694,16 +685,7 @@ func (c *Chain) Mint(ctx context.Context, symbol string, to common.Address, amou
 	if amount == nil || amount.Sign() < 0 {
 		return common.Hash{}, errors.New("devchain: Mint: amount must be non-negative")
 	}
-	inst := c.token.Instance(c.client, t.Address)
-	data := c.token.PackMint(to, amount)
-	tx, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		gas, err := c.estimateWithMargin(ctx, &t.Address, data)
-		if err != nil {
-			return nil, err
-		}
-		opts.GasLimit = gas
-		return bind.Transact(inst, opts, data)
-	})
+	tx, err := c.transactFromFaucet(ctx, c.token.Instance(c.client, t.Address), t.Address, c.token.PackMint(to, amount))
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("devchain: Mint %s: %w", t.Symbol, err)
 	}
@@ -721,16 +703,7 @@ func (c *Chain) SetAnswer(ctx context.Context, pair string, answer *big.Int) (co
 	if answer == nil {
 		return common.Hash{}, errors.New("devchain: SetAnswer: nil answer")
 	}
-	inst := c.aggregator.Instance(c.client, a.Address)
-	data := c.aggregator.PackSetAnswer(answer)
-	tx, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		gas, err := c.estimateWithMargin(ctx, &a.Address, data)
-		if err != nil {
-			return nil, err
-		}
-		opts.GasLimit = gas
-		return bind.Transact(inst, opts, data)
-	})
+	tx, err := c.transactFromFaucet(ctx, c.aggregator.Instance(c.client, a.Address), a.Address, c.aggregator.PackSetAnswer(answer))
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("devchain: SetAnswer %s: %w", a.Pair, err)
 	}
@@ -742,18 +715,7 @@ func (c *Chain) SetAnswer(ctx context.Context, pair string, answer *big.Int) (co
 // its address. It is not part of Start, so the addresses of the contracts
 // Start deploys (faucet nonces 0..4) never change.
 func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
-	bin := common.FromHex(contracts.ForwarderMetaData.Bin)
-	var addr common.Address
-	tx, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		gas, err := c.estimateWithMargin(ctx, nil, bin)
-		if err != nil {
-			return nil, err
-		}
-		opts.GasLimit = gas
-		var tx *types.Transaction
-		addr, tx, err = bind.DeployContract(opts, bin, c.client, nil)
-		return tx, err
-	})
+	addr, tx, err := c.deployFromFaucet(ctx, common.FromHex(contracts.ForwarderMetaData.Bin), nil)
 	if err != nil {
 		return common.Address{}, fmt.Errorf("devchain: deploy forwarder: %w", err)
 	}
@@ -765,6 +727,36 @@ func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
 		return common.Address{}, fmt.Errorf("devchain: deploy forwarder failed (status %d)", r.Status)
 	}
 	return addr, nil
+}
+
+// deployFromFaucet deploys a contract (its bytecode and packed constructor arguments) from
+// the faucet, with the gas it is estimated to take plus gasMarginPercent.
+func (c *Chain) deployFromFaucet(ctx context.Context, bin, args []byte) (common.Address, *types.Transaction, error) {
+	var addr common.Address
+	tx, err := c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
+		gas, err := c.estimateWithMargin(ctx, nil, append(slices.Clip(bin), args...))
+		if err != nil {
+			return nil, err
+		}
+		opts.GasLimit = gas
+		var tx *types.Transaction
+		addr, tx, err = bind.DeployContract(opts, bin, c.client, args)
+		return tx, err
+	})
+	return addr, tx, err
+}
+
+// transactFromFaucet calls a contract (packed call data) from the faucet, with the gas it is
+// estimated to take plus gasMarginPercent.
+func (c *Chain) transactFromFaucet(ctx context.Context, inst *bind.BoundContract, to common.Address, data []byte) (*types.Transaction, error) {
+	return c.sendFromFaucetTx(ctx, func(opts *bind.TransactOpts) (*types.Transaction, error) {
+		gas, err := c.estimateWithMargin(ctx, &to, data)
+		if err != nil {
+			return nil, err
+		}
+		opts.GasLimit = gas
+		return bind.Transact(inst, opts, data)
+	})
 }
 
 // estimateWithMargin estimates a faucet transaction (to == nil: contract

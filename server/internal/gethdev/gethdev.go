@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // Node is a running geth --dev.
@@ -70,17 +70,7 @@ func Start(t testing.TB, period time.Duration) *Node {
 		}
 		t.Skip(err)
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, ok := ln.Addr().(*net.TCPAddr)
-	if !ok {
-		t.Fatalf("%s is not a TCP address", ln.Addr())
-	}
-	port := addr.Port
-	_ = ln.Close()
+	port := proctest.FreePort(t)
 	dir := t.TempDir()
 	//nolint:noctx // the test's context ends before its cleanups; the cleanup below stops geth gracefully
 	cmd := exec.Command(bin, "--dev", "--dev.period", strconv.Itoa(int(period.Seconds())), "--datadir", dir,
@@ -93,15 +83,9 @@ func Start(t testing.TB, period time.Duration) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		// Errors here mean geth already exited, which is what the cleanup wants.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
+		proctest.Terminate(cmd.Process, done, 10*time.Second)
 		logFile.Close()
 	})
 	n := &Node{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
@@ -237,4 +221,14 @@ func (n *Node) DeployToken(ctx context.Context, a Account, symbol string, decima
 		return common.Address{}, err
 	}
 	return r.ContractAddress, nil
+}
+
+// TokenBalance reads owner's balance of the test ERC20 at token, at the latest block.
+func (n *Node) TokenBalance(ctx context.Context, token, owner common.Address) (*big.Int, error) {
+	tok := contracts.NewTestToken()
+	out, err := n.Client.CallContract(ctx, ethereum.CallMsg{To: &token, Data: tok.PackBalanceOf(owner)}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return tok.UnpackBalanceOf(out)
 }
