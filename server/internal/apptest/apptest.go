@@ -297,3 +297,36 @@ func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response
 	}
 	return res
 }
+
+// InsertDeposit records d as detected, in d.Status (CONFIRMING when empty). With credit, it is
+// then confirmed and credited with those amounts, as the settle job does, and moved on to
+// d.Status when that is not CREDITED (a reorg after the credit). Nothing is queued.
+func (e *Env) InsertDeposit(t testing.TB, d domain.Deposit, credit *store.Credit) domain.Deposit {
+	t.Helper()
+	ctx := context.Background()
+	q := store.New(e.Pool)
+	final := d.Status
+	if final == "" || credit != nil {
+		d.Status = domain.DepositConfirming
+	}
+	got, _, err := q.UpsertDeposit(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if credit == nil {
+		return got
+	}
+	if err := q.ConfirmDeposit(ctx, got.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = q.CreditDeposit(ctx, got.ID, *credit); err != nil {
+		t.Fatal(err)
+	}
+	if final != "" && final != domain.DepositCredited {
+		if _, err := e.Pool.Exec(ctx, `UPDATE deposits SET status = $2 WHERE id = $1`, got.ID, string(final)); err != nil {
+			t.Fatal(err)
+		}
+		got.Status = final
+	}
+	return got
+}
