@@ -298,28 +298,31 @@ func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response
 	return res
 }
 
-// InsertDeposit records d as detected, in d.Status (CONFIRMING when empty). With credit, it is
-// then confirmed and credited with those amounts, as the settle job does, and moved on to
-// d.Status when that is not CREDITED (a reorg after the credit). Nothing is queued.
-func (e *Env) InsertDeposit(t testing.TB, d domain.Deposit, credit *store.Credit) domain.Deposit {
+// InsertDeposit records d as detected, in d.Status (CONFIRMING when empty). When d.Amount is
+// set, it is then confirmed and credited with d's amounts and rates, as the settle job does,
+// and moved on to d.Status when that is not CREDITED (a reorg after the credit). Nothing is
+// queued.
+func (e *Env) InsertDeposit(t testing.TB, d domain.Deposit) domain.Deposit {
 	t.Helper()
 	ctx := context.Background()
 	q := store.New(e.Pool)
 	final := d.Status
-	if final == "" || credit != nil {
+	if final == "" || d.Amount != nil {
 		d.Status = domain.DepositConfirming
 	}
 	got, _, err := q.UpsertDeposit(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if credit == nil {
+	if d.Amount == nil {
 		return got
 	}
 	if err := q.ConfirmDeposit(ctx, got.ID); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = q.CreditDeposit(ctx, got.ID, *credit); err != nil {
+	if got, err = q.CreditDeposit(ctx, got.ID, store.Credit{FeeAmount: d.FeeAmount, Amount: d.Amount, USDPrice: d.USDPrice,
+		FiatPerUSD: d.FiatPerUSD, FiatCurrency: d.FiatCurrency, AmountInDollar: d.AmountInDollar, AmountInLocal: d.AmountInLocal,
+		FeeInDollar: d.FeeInDollar, Unpriced: d.Unpriced}); err != nil {
 		t.Fatal(err)
 	}
 	if final != "" && final != domain.DepositCredited {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -77,8 +79,8 @@ func depositJSON(d *cofferv1.OperatorDeposit) depositItem {
 		Treasury: d.GetTreasury(), DetectedAt: timeOf(d.GetDetectedAt()), CreditedAt: timeOf(d.GetCreditedAt())}
 }
 
-// page is a list's data: the items and the cursor of the next page (null on the last one).
-type page[T any] struct {
+// pageJSON is a list's data: the items and the cursor of the next page (null on the last one).
+type pageJSON[T any] struct {
 	Items      []T     `json:"items"`
 	NextCursor *string `json:"nextCursor"`
 }
@@ -92,13 +94,12 @@ type listQuery struct {
 	limit                              int32
 }
 
-var listParams = []string{"externalUserId", "status", "chainId", "from", "to", "limit", "cursor", "operatorId"}
-
 // parseListQuery reads a list's query: externalUserId, status (repeatable or comma-separated,
 // one of statuses), chainId, from and to (RFC 3339), limit (1..200), cursor (nextCursor of the
 // previous page) and operatorId (a sub-operator). Any other parameter is INVALID_ARGUMENT.
 func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescriptor) (listQuery, error) {
 	var lq listQuery
+	listParams := []string{"externalUserId", "status", "chainId", "from", "to", "limit", "cursor", "operatorId"}
 	for name := range q {
 		if !slices.Contains(listParams, name) {
 			return lq, fault.Invalid(name, "unknown query parameter; %s takes %s", route, strings.Join(listParams, ", "))
@@ -144,10 +145,11 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 	return lq, nil
 }
 
-// restFields renames the request fields an error names to the REST layer's parameters.
-func restFields(err error, names map[string]string) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+// listFields renames the list request fields an error names to the REST layer's parameters.
+func listFields(err error) error {
+	names := map[string]string{"pageToken": "cursor", "pageSize": "limit", "detectedAfter": "from",
+		"detectedBefore": "to", "createdAfter": "from", "createdBefore": "to", "statuses": "status"}
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
 		if name, ok := names[fe.Field]; ok {
 			out := *fe
 			out.Field = name
@@ -157,9 +159,6 @@ func restFields(err error, names map[string]string) error {
 	}
 	return err
 }
-
-var listFields = map[string]string{"pageToken": "cursor", "pageSize": "limit", "detectedAfter": "from",
-	"detectedBefore": "to", "createdAfter": "from", "createdBefore": "to", "statuses": "status"}
 
 // onlyOperatorID refuses any query parameter but operatorId (the GET of one record).
 func onlyOperatorID(q url.Values, route string) error {
@@ -178,30 +177,56 @@ func nextCursor(token string) *string {
 	return &token
 }
 
-// listDeposits is GET /deposits.
-func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
-	lq, err := parseListQuery(r.URL.Query(), "GET /deposits", cofferv1.DepositStatus(0).Descriptor())
+// list serves a list: the query decoded into the operation's request (build), validated, the
+// call made, and its items (with the next page's token) written as data: {items, nextCursor}.
+func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, statuses protoreflect.EnumDescriptor,
+	build func(listQuery) Req, call func(context.Context, Req) (Res, error), page func(Res) ([]Item, string), message string) error {
+	lq, err := parseListQuery(r.URL.Query(), route, statuses)
 	if err != nil {
 		return err
 	}
-	req := &cofferv1.DepositServiceListDepositsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
-		ChainId: lq.chainID, DetectedAfter: lq.from, DetectedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
-	for _, s := range lq.statuses {
-		req.Statuses = append(req.Statuses, cofferv1.DepositStatus(s))
-	}
+	req := build(lq)
 	if err := rpc.Validate(req); err != nil {
-		return restFields(err, listFields)
+		return listFields(err)
 	}
-	res, err := h.s.Deposit.ListDeposits(r.Context(), req)
+	res, err := call(r.Context(), req)
 	if err != nil {
-		return restFields(err, listFields)
+		return listFields(err)
 	}
-	items := make([]depositItem, len(res.Deposits))
-	for i, d := range res.Deposits {
-		items[i] = depositJSON(d)
-	}
-	writeSuccess(w, "Deposits", page[depositItem]{items, nextCursor(res.NextPageToken)})
+	items, next := page(res)
+	writeSuccess(w, message, pageJSON[Item]{items, nextCursor(next)})
 	return nil
+}
+
+// enums converts parsed enum numbers to their protobuf type.
+func enums[E ~int32](numbers []int32) []E {
+	out := make([]E, len(numbers))
+	for i, n := range numbers {
+		out[i] = E(n)
+	}
+	return out
+}
+
+// each maps a list's items.
+func each[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// listDeposits is GET /deposits.
+func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
+	return list(w, r, "GET /deposits", cofferv1.DepositStatus(0).Descriptor(),
+		func(lq listQuery) *cofferv1.DepositServiceListDepositsRequest {
+			return &cofferv1.DepositServiceListDepositsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
+				Statuses: enums[cofferv1.DepositStatus](lq.statuses), ChainId: lq.chainID, DetectedAfter: lq.from,
+				DetectedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
+		}, h.s.Deposit.ListDeposits,
+		func(res *cofferv1.DepositServiceListDepositsResponse) ([]depositItem, string) {
+			return each(res.Deposits, depositJSON), res.NextPageToken
+		}, "Deposits")
 }
 
 // getDeposit is GET /deposits/{depositId}[?operatorId=<sub-operator>].
@@ -227,28 +252,15 @@ func (h *Handler) getDeposit(w http.ResponseWriter, r *http.Request) error {
 
 // listOwnWithdrawals is GET /withdrawals (the operator's; GET /admin/withdrawals is the panel's).
 func (h *Handler) listOwnWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	lq, err := parseListQuery(r.URL.Query(), "GET /withdrawals", cofferv1.WithdrawalStatus(0).Descriptor())
-	if err != nil {
-		return err
-	}
-	req := &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
-		ChainId: lq.chainID, CreatedAfter: lq.from, CreatedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
-	for _, s := range lq.statuses {
-		req.Statuses = append(req.Statuses, cofferv1.WithdrawalStatus(s))
-	}
-	if err := rpc.Validate(req); err != nil {
-		return restFields(err, listFields)
-	}
-	res, err := h.s.Withdrawal.ListWithdrawals(r.Context(), req)
-	if err != nil {
-		return restFields(err, listFields)
-	}
-	items := make([]withdrawalItem, len(res.Withdrawals))
-	for i, wd := range res.Withdrawals {
-		items[i] = withdrawalJSON(wd)
-	}
-	writeSuccess(w, "Withdrawals", page[withdrawalItem]{items, nextCursor(res.NextPageToken)})
-	return nil
+	return list(w, r, "GET /withdrawals", cofferv1.WithdrawalStatus(0).Descriptor(),
+		func(lq listQuery) *cofferv1.WithdrawalServiceListWithdrawalsRequest {
+			return &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
+				Statuses: enums[cofferv1.WithdrawalStatus](lq.statuses), ChainId: lq.chainID, CreatedAfter: lq.from,
+				CreatedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
+		}, h.s.Withdrawal.ListWithdrawals,
+		func(res *cofferv1.WithdrawalServiceListWithdrawalsResponse) ([]withdrawalItem, string) {
+			return each(res.Withdrawals, withdrawalJSON), res.NextPageToken
+		}, "Withdrawals")
 }
 
 // getOwnWithdrawal is GET /withdrawals/{withdrawRequestId}[?operatorId=<sub-operator>].

@@ -14,7 +14,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // reconFixture is the data of the reconciliation tests: an operator with five deposits and
@@ -43,12 +42,14 @@ func reconDeposit(operatorID, user, sid string, chainID int64, n int, native boo
 	return d
 }
 
-func usdCredit() *store.Credit {
+// credited is d credited at 1 USD per token: 0.1 fee, 24.9 net.
+func credited(d domain.Deposit) domain.Deposit {
 	one := decimal.NewNullDecimal(decimal.NewFromInt(1))
-	return &store.Credit{FeeAmount: big.NewInt(100_000), Amount: big.NewInt(24_900_000), USDPrice: one, FiatPerUSD: one,
-		FiatCurrency: "USD", AmountInDollar: decimal.NewNullDecimal(decimal.RequireFromString("24.9")),
-		AmountInLocal: decimal.NewNullDecimal(decimal.RequireFromString("24.9")),
-		FeeInDollar:   decimal.NewNullDecimal(decimal.RequireFromString("0.1"))}
+	d.FeeAmount, d.Amount, d.USDPrice, d.FiatPerUSD, d.FiatCurrency = big.NewInt(100_000), big.NewInt(24_900_000), one, one, "USD"
+	d.AmountInDollar = decimal.NewNullDecimal(decimal.RequireFromString("24.9"))
+	d.AmountInLocal = decimal.NewNullDecimal(decimal.RequireFromString("24.9"))
+	d.FeeInDollar = decimal.NewNullDecimal(decimal.RequireFromString("0.1"))
+	return d
 }
 
 func newReconFixture(t *testing.T) *reconFixture {
@@ -62,17 +63,17 @@ func newReconFixture(t *testing.T) *reconFixture {
 
 	sid, _, _ := openSession(t, env, f.key, "deposit", map[string]any{"externalUserId": "recon-user", "operatorReference": "order-42"})
 	deps := []domain.Deposit{
-		env.InsertDeposit(t, reconDeposit(f.op.ID, "recon-user", sid, 1337, 1, false), usdCredit()), // CREDITED, with its session
-		env.InsertDeposit(t, withStatus(reconDeposit(f.op.ID, "direct-user", "", 1337, 2, true), domain.DepositBelowMinimum), nil),
-		env.InsertDeposit(t, withStatus(reconDeposit(f.op.ID, "direct-user", "", 1338, 3, false), domain.DepositOrphaned), nil),
-		env.InsertDeposit(t, withStatus(reconDeposit(f.op.ID, "recon-user", sid, 1338, 4, false), domain.DepositReorged), usdCredit()),
-		env.InsertDeposit(t, reconDeposit(f.op.ID, "recon-user", sid, 1337, 5, false), nil), // CONFIRMING
+		env.InsertDeposit(t, credited(reconDeposit(f.op.ID, "recon-user", sid, 1337, 1, false))), // CREDITED, with its session
+		env.InsertDeposit(t, withStatus(reconDeposit(f.op.ID, "direct-user", "", 1337, 2, true), domain.DepositBelowMinimum)),
+		env.InsertDeposit(t, withStatus(reconDeposit(f.op.ID, "direct-user", "", 1338, 3, false), domain.DepositOrphaned)),
+		env.InsertDeposit(t, withStatus(credited(reconDeposit(f.op.ID, "recon-user", sid, 1338, 4, false)), domain.DepositReorged)),
+		env.InsertDeposit(t, reconDeposit(f.op.ID, "recon-user", sid, 1337, 5, false)), // CONFIRMING
 	}
 	for _, d := range deps {
 		f.opDeposits = append(f.opDeposits, d.ID)
 	}
-	f.childDeposit = env.InsertDeposit(t, reconDeposit(f.child.ID, "child-user", "", 1337, 6, false), nil).ID
-	f.otherDeposit = env.InsertDeposit(t, reconDeposit(f.other.ID, "other-user", "", 1337, 7, false), nil).ID
+	f.childDeposit = env.InsertDeposit(t, reconDeposit(f.child.ID, "child-user", "", 1337, 6, false)).ID
+	f.otherDeposit = env.InsertDeposit(t, reconDeposit(f.other.ID, "other-user", "", 1337, 7, false)).ID
 
 	wdSid, _, _ := openSession(t, env, f.key, "withdraw", map[string]any{"externalUserId": "recon-wd"})
 	for i, st := range []domain.WithdrawalStatus{"PENDING", "PROCESSING", "COMPLETED", "REJECTED", "EXPIRED"} {
@@ -157,7 +158,9 @@ func depositIDs(ids ...int64) []string {
 	return newestFirst(ids, func(id int64) string { return strconv.FormatInt(id, 10) })
 }
 
-func withdrawalIDs(ids ...string) []string { return newestFirst(ids, func(id string) string { return id }) }
+func withdrawalIDs(ids ...string) []string {
+	return newestFirst(ids, func(id string) string { return id })
+}
 
 func TestReconcile(t *testing.T) {
 	f := newReconFixture(t)
@@ -196,6 +199,7 @@ func TestReconcile(t *testing.T) {
 }
 
 func reconGolden(t *testing.T, f *reconFixture) {
+	t.Helper()
 	key := f.key
 	dep := func(i int) string { return strconv.FormatInt(f.opDeposits[i], 10) }
 	cases := []goldenCase{
@@ -262,6 +266,7 @@ func reconGolden(t *testing.T, f *reconFixture) {
 // reconIsolation: an operator never sees another's deposits or withdrawals (NOT_FOUND, never
 // FORBIDDEN); a parent reads a sub-operator's by naming it, and not without.
 func reconIsolation(t *testing.T, f *reconFixture) {
+	t.Helper()
 	env := f.env
 	if got, want := getPage(t, env, "/deposits", f.key).ids(), depositIDs(f.opDeposits...); !slices.Equal(got, want) {
 		t.Errorf("parent's deposits %v, want %v (own only)", got, want)
@@ -306,6 +311,7 @@ func reconIsolation(t *testing.T, f *reconFixture) {
 
 // reconBadInput: each bad parameter is a 400 INVALID_ARGUMENT naming it, and changes nothing.
 func reconBadInput(t *testing.T, f *reconFixture) {
+	t.Helper()
 	env := f.env
 	wdCursor := getPage(t, env, "/withdrawals?limit=1", f.key).NextCursor
 	depCursor := getPage(t, env, "/deposits?limit=1", f.key).NextCursor

@@ -2,6 +2,9 @@ package rpc
 
 import (
 	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/auth"
@@ -25,15 +28,8 @@ func (s *DepositServer) ListDeposits(ctx context.Context, req *cofferv1.DepositS
 		return nil, err
 	}
 	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses().domains(req.GetStatuses()),
-		ChainID: req.GetChainId(), Limit: int(req.GetPageSize())}
-	if req.DetectedAfter != nil {
-		t := req.GetDetectedAfter().AsTime()
-		f.DetectedAfter = &t
-	}
-	if req.DetectedBefore != nil {
-		t := req.GetDetectedBefore().AsTime()
-		f.DetectedBefore = &t
-	}
+		ChainID: req.GetChainId(), DetectedAfter: optionalTime(req.GetDetectedAfter()),
+		DetectedBefore: optionalTime(req.GetDetectedBefore()), Limit: int(req.GetPageSize())}
 	recs, next, err := s.Deposits.Records(ctx, scope, f, req.GetPageToken())
 	if err != nil {
 		return nil, err
@@ -52,6 +48,15 @@ func (s *DepositServer) GetDeposit(ctx context.Context, req *cofferv1.GetDeposit
 		return nil, err
 	}
 	return &cofferv1.GetDepositResponse{Deposit: operatorDepositProto(rec)}, nil
+}
+
+// optionalTime is a request's optional time (nil when unset).
+func optionalTime(t *timestamppb.Timestamp) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.AsTime()
+	return &v
 }
 
 // operatorDepositProto is a deposit as its operator reconciles it. The settlement values are

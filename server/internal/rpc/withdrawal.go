@@ -60,15 +60,8 @@ func (s *WithdrawalServer) ListWithdrawals(ctx context.Context, req *cofferv1.Wi
 		return nil, err
 	}
 	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses().domains(req.GetStatuses()),
-		ChainID: req.GetChainId(), Limit: int(req.GetPageSize())}
-	if req.CreatedAfter != nil {
-		t := req.GetCreatedAfter().AsTime()
-		f.CreatedAfter = &t
-	}
-	if req.CreatedBefore != nil {
-		t := req.GetCreatedBefore().AsTime()
-		f.CreatedBefore = &t
-	}
+		ChainID: req.GetChainId(), CreatedAfter: optionalTime(req.GetCreatedAfter()), CreatedBefore: optionalTime(req.GetCreatedBefore()),
+		Limit: int(req.GetPageSize())}
 	list, next, err := s.Withdrawals.List(ctx, scope, f, req.GetPageToken())
 	if err != nil {
 		return nil, err
