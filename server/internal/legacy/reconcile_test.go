@@ -168,6 +168,28 @@ func TestReconcile(t *testing.T) {
 	t.Run("golden", func(t *testing.T) { reconGolden(t, f) })
 	t.Run("isolation", func(t *testing.T) { reconIsolation(t, f) })
 	t.Run("bad input", func(t *testing.T) { reconBadInput(t, f) })
+	t.Run("filters", func(t *testing.T) {
+		d := f.opDeposits
+		for _, c := range []struct {
+			path string
+			want []string
+		}{
+			{"/deposits?chainId=1338", depositIDs(d[2], d[3])},
+			{"/deposits?status=BELOW_MINIMUM&status=orphaned", depositIDs(d[1], d[2])},
+			{"/deposits?externalUserId=recon-user&chainId=1337", depositIDs(d[0], d[4])},
+			{"/deposits?from=2100-01-01T00:00:00Z", nil},
+			{"/deposits?to=2000-01-01T00:00:00Z", nil},
+			{"/deposits?chainId=1", nil},
+			{"/withdrawals?status=COMPLETED,EXPIRED", withdrawalIDs(f.opWithdrawals[2], f.opWithdrawals[4])},
+			{"/withdrawals?chainId=1338", nil},
+			{"/withdrawals?from=2100-01-01T00:00:00Z", nil},
+			{"/withdrawals?externalUserId=nobody", nil},
+		} {
+			if got := getPage(t, env, c.path, key).ids(); !slices.Equal(got, c.want) {
+				t.Errorf("GET %s: %v, want %v", c.path, got, c.want)
+			}
+		}
+	})
 	t.Run("paging", func(t *testing.T) {
 		for _, list := range []struct {
 			path string
