@@ -28,6 +28,7 @@ type Client struct {
 	Withdrawals cofferv1connect.WithdrawalServiceClient
 	Chains      cofferv1connect.ChainServiceClient
 	Balances    cofferv1connect.BalanceServiceClient
+	Deposits    cofferv1connect.DepositServiceClient
 }
 
 // DefaultTimeout bounds a call made through a client New built without WithHTTPClient.
@@ -66,6 +67,7 @@ func New(baseURL, operatorKey string, opts ...Option) *Client {
 		Withdrawals: cofferv1connect.NewWithdrawalServiceClient(cfg.httpClient, baseURL, options...),
 		Chains:      cofferv1connect.NewChainServiceClient(cfg.httpClient, baseURL, options...),
 		Balances:    cofferv1connect.NewBalanceServiceClient(cfg.httpClient, baseURL, options...),
+		Deposits:    cofferv1connect.NewDepositServiceClient(cfg.httpClient, baseURL, options...),
 	}
 }
 

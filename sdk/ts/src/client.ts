@@ -10,6 +10,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 
 import { BalanceService } from "./gen/coffer/v1/funds_pb.js";
 import { ChainService } from "./gen/coffer/v1/chain_pb.js";
+import { DepositService } from "./gen/coffer/v1/deposit_pb.js";
 import { DepositorService } from "./gen/coffer/v1/depositor_pb.js";
 import { SessionService } from "./gen/coffer/v1/session_pb.js";
 import { WithdrawalService } from "./gen/coffer/v1/withdrawal_pb.js";
@@ -22,6 +23,7 @@ export interface CofferClient {
   withdrawals: Client<typeof WithdrawalService>;
   chains: Client<typeof ChainService>;
   balances: Client<typeof BalanceService>;
+  deposits: Client<typeof DepositService>;
 }
 
 export interface ClientOptions {
@@ -59,6 +61,7 @@ export function clientsFor(transport: Transport): CofferClient {
     withdrawals: connectClient(WithdrawalService, transport),
     chains: connectClient(ChainService, transport),
     balances: connectClient(BalanceService, transport),
+    deposits: connectClient(DepositService, transport),
   };
 }
 

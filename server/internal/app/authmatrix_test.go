@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -43,6 +46,7 @@ var credNames = [numCreds]string{"none", "operator key", "other operator's key",
 // has no node, so a replay that passes authentication cannot reach one).
 //
 //   - Operator endpoints take only the operator key: none → 401, admin/ops token → 403.
+//     Operator A's deposit and withdrawal are NOT_FOUND to operator B (never FORBIDDEN).
 //   - Session-scoped endpoints (/depositor/address, /withdraw/direct-transfer, WidgetService)
 //     authenticate by the sid alone. In every column but "sid" the body carries an unknown sid,
 //     so a Bearer credential gets 401: it does not stand in for the sid.
@@ -70,6 +74,10 @@ POST  /admin/login                        200       200       200       200     
 GET   /admin/withdrawals                  401       403       403       200       403       401
 PATCH /admin/withdrawals/{id}/status      401       403       403       404       403       401
 GET   /balances                           401       200       200       403       403       401
+GET   /deposits                           401       200       200       403       403       401
+GET   /deposits/{depositId}               401       200       404       403       403       401
+GET   /withdrawals                        401       200       200       403       403       401
+GET   /withdrawals/{withdrawRequestId}    401       200       404       403       403       401
 
 SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
 SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
@@ -78,7 +86,10 @@ DepositorService.CreateDepositor          unauth    ok        ok        denied  
 DepositorService.CheckDepositor           unauth    ok        ok        denied    denied    unauth
 WithdrawalService.DecideWithdrawal        unauth    notfound  notfound  denied    denied    unauth
 WithdrawalService.GetWithdrawal           unauth    notfound  notfound  denied    denied    unauth
+WithdrawalService.ListWithdrawals         unauth    ok        ok        denied    denied    unauth
 BalanceService.ListBalances               unauth    ok        ok        denied    denied    unauth
+DepositService.ListDeposits               unauth    ok        ok        denied    denied    unauth
+DepositService.GetDeposit                 unauth    ok        notfound  denied    denied    unauth
 ChainService.ListChains                   ok        ok        ok        ok        ok        ok
 WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    ok
@@ -183,7 +194,10 @@ type matrixFixture struct {
 	bystanderEmail string // an admin OpsService disables, enables and revokes
 	themeToUpdate  string
 	themeToDelete  string
-	rpc            matrixClients
+	// depositID and withdrawalID are operator A's deposit and withdrawal (the reconciliation reads).
+	depositID    int64
+	withdrawalID string
+	rpc          matrixClients
 	// freshWithdraw opens another withdraw session of operator A: each withdrawal submitted
 	// with the valid sid gets its own, since submissions are rate-limited per session.
 	freshWithdraw func() string
@@ -206,6 +220,7 @@ type matrixClients struct {
 	admin      cofferv1connect.AdminServiceClient
 	ops        cofferv1connect.OpsServiceClient
 	balance    cofferv1connect.BalanceServiceClient
+	deposit    cofferv1connect.DepositServiceClient
 }
 
 func newMatrixFixture(t *testing.T) *matrixFixture {
@@ -255,7 +270,20 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		admin:      cofferv1connect.NewAdminServiceClient(hc, base),
 		ops:        cofferv1connect.NewOpsServiceClient(hc, env.InternalURL), // the internal listener's
 		balance:    cofferv1connect.NewBalanceServiceClient(hc, base),
+		deposit:    cofferv1connect.NewDepositServiceClient(hc, base),
 	}
+	// Records in final states, which no job moves: an orphaned deposit, a rejected withdrawal.
+	f.depositID = env.InsertDeposit(t, domain.Deposit{OperatorID: f.opA.ID, ExternalUserID: "matrix-user", ChainID: 1337,
+		TxHash: matrixTxHash, LogIndex: 0, BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT",
+		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, GrossAmount: big.NewInt(10_000_000),
+		Status: domain.DepositOrphaned, IdempotencyKey: "matrix-deposit"}).ID
+	f.withdrawalID = uuid.NewString()
+	amount := decimal.RequireFromString("10")
+	env.InsertWithdrawal(t, domain.Withdrawal{ID: f.withdrawalID, OperatorID: f.opA.ID, SessionID: open(session.Withdraw),
+		ExternalUserID: "matrix-user", Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalRejected,
+		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
+		Address: matrixAddress, FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000),
+		ExpiresAt: time.Now().Add(24 * time.Hour), AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
 	return f
 }
 
@@ -309,6 +337,18 @@ var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path
 	},
 	"GET /balances": func(*matrixFixture, sessionIDs) (string, string, string) {
 		return "GET", "/balances", ""
+	},
+	"GET /deposits": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/deposits", ""
+	},
+	"GET /deposits/{depositId}": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
+		return "GET", "/deposits/" + strconv.FormatInt(f.depositID, 10), ""
+	},
+	"GET /withdrawals": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/withdrawals", ""
+	},
+	"GET /withdrawals/{withdrawRequestId}": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
+		return "GET", "/withdrawals/" + f.withdrawalID, ""
 	},
 }
 
@@ -491,6 +531,18 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.BalanceServiceListBalancesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.balance.ListBalances(ctx, &cofferv1.ListBalancesRequest{})
+		return err
+	},
+	cofferv1connect.WithdrawalServiceListWithdrawalsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.withdrawal.ListWithdrawals(ctx, &cofferv1.WithdrawalServiceListWithdrawalsRequest{})
+		return err
+	},
+	cofferv1connect.DepositServiceListDepositsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.deposit.ListDeposits(ctx, &cofferv1.DepositServiceListDepositsRequest{})
+		return err
+	},
+	cofferv1connect.DepositServiceGetDepositProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.deposit.GetDeposit(ctx, &cofferv1.GetDepositRequest{DepositId: f.depositID})
 		return err
 	},
 	cofferv1connect.AdminServiceListOperatorFundsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
@@ -685,8 +737,8 @@ func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
 			t.Errorf("matrix: no request for procedure %s", p)
 		}
 	}
-	if len(restRequests) != 13 {
-		t.Errorf("matrix: %d REST routes, want the 13 of legacy.go", len(restRequests))
+	if len(restRequests) != 17 {
+		t.Errorf("matrix: %d REST routes, want the 17 of legacy.go", len(restRequests))
 	}
 	for route := range restRequests {
 		if !rows[route] {

@@ -206,7 +206,7 @@ func TestSessionFlowOnEveryProtocol(t *testing.T) {
 		want := []string{
 			cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 			cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
-			cofferv1connect.OpsServiceName,
+			cofferv1connect.OpsServiceName, cofferv1connect.BalanceServiceName, cofferv1connect.DepositServiceName,
 		}
 		check := func(t *testing.T, client string, got []string) {
 			t.Helper()

@@ -230,12 +230,13 @@ func (s *Services) servers() rpc.Servers {
 		Chain:     &rpc.ChainServer{Chains: s.Chains},
 		Widget: &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits,
 			Withdrawals: s.Withdrawals},
-		Withdrawal: &rpc.WithdrawalServer{Withdrawals: s.Withdrawals},
+		Withdrawal: &rpc.WithdrawalServer{Withdrawals: s.Withdrawals, Operators: s.Operators},
 		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Withdrawals: s.Withdrawals, Funds: s.Funds},
 		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Funds: s.Funds, Reconciler: s.Reconciler},
 		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
+		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
 	}
 }
 

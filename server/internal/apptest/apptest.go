@@ -268,3 +268,39 @@ func (e *Env) Do(t testing.TB, method, path, bearer, body string) *http.Response
 	t.Helper()
 	return proctest.Request(t, method, e.URL+path, bearer, body)
 }
+
+// InsertDeposit records d as detected, in d.Status (CONFIRMING when empty). When d.Amount is
+// set, it is then confirmed and credited with d's amounts and rates, as the settle job does,
+// and moved on to d.Status when that is not CREDITED (a reorg after the credit). Nothing is
+// queued.
+func (e *Env) InsertDeposit(t testing.TB, d domain.Deposit) domain.Deposit {
+	t.Helper()
+	ctx := context.Background()
+	q := store.New(e.Pool)
+	final := d.Status
+	if final == "" || d.Amount != nil {
+		d.Status = domain.DepositConfirming
+	}
+	got, _, err := q.UpsertDeposit(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Amount == nil {
+		return got
+	}
+	if err := q.ConfirmDeposit(ctx, got.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = q.CreditDeposit(ctx, got.ID, store.Credit{FeeAmount: d.FeeAmount, Amount: d.Amount, USDPrice: d.USDPrice,
+		FiatPerUSD: d.FiatPerUSD, FiatCurrency: d.FiatCurrency, AmountInDollar: d.AmountInDollar, AmountInLocal: d.AmountInLocal,
+		FeeInDollar: d.FeeInDollar, Unpriced: d.Unpriced}); err != nil {
+		t.Fatal(err)
+	}
+	if final != "" && final != domain.DepositCredited {
+		if _, err := e.Pool.Exec(ctx, `UPDATE deposits SET status = $2 WHERE id = $1`, got.ID, string(final)); err != nil {
+			t.Fatal(err)
+		}
+		got.Status = final
+	}
+	return got
+}

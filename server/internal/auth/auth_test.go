@@ -81,3 +81,44 @@ func TestOperatorIDs(t *testing.T) {
 		t.Errorf("two operators: %v", ids)
 	}
 }
+
+// TestOwnOrSub: an operator key reads its own records, or a sub-operator's it names; any
+// other operator is NOT_FOUND (never PERMISSION_DENIED), and the tree is not looked up for
+// the caller's own records.
+func TestOwnOrSub(t *testing.T) {
+	hierarchy := trees{"a": {"a-sub"}, "broken": {"x"}}
+	bg := context.Background()
+	opA, sub := WithOperator(bg, domain.Operator{ID: "a"}), WithOperator(bg, domain.Operator{ID: "a-sub"})
+	for _, c := range []struct {
+		name       string
+		ctx        context.Context //nolint:containedctx // the caller a row authenticates is its input
+		operatorID string
+		ids        []string // nil: NOT_FOUND
+	}{
+		{"own records", opA, "", []string{"a"}},
+		{"own id named", opA, "a", []string{"a"}},
+		{"a sub-operator named", opA, "a-sub", []string{"a-sub"}},
+		{"a sub-operator named in capitals", opA, "A-SUB", []string{"a-sub"}},
+		{"an unrelated operator", opA, "b", nil},
+		{"the parent, by its sub-operator", sub, "a", nil},
+		{"a broken tree, own records: no lookup", WithOperator(bg, domain.Operator{ID: "broken"}), "", []string{"broken"}},
+		{"ops token narrowed", WithServiceTeam(bg), "b", []string{"b"}},
+	} {
+		got, err := OwnOrSub(c.ctx, hierarchy, c.operatorID)
+		if c.ids == nil {
+			if !fault.Is(err, fault.NotFound) {
+				t.Errorf("%s: %v, want NOT_FOUND", c.name, err)
+			}
+			continue
+		}
+		if _, ids := got.Filter(); err != nil || !slices.Equal(ids, c.ids) {
+			t.Errorf("%s: %v %v, want %v", c.name, ids, err, c.ids)
+		}
+	}
+	if _, err := OwnOrSub(bg, hierarchy, ""); !fault.Is(err, fault.Unauthenticated) {
+		t.Errorf("no credential: %v, want UNAUTHENTICATED", err)
+	}
+	if _, err := OwnOrSub(WithOperator(bg, domain.Operator{ID: "broken"}), hierarchy, "x"); err == nil || fault.Is(err, fault.NotFound) {
+		t.Errorf("a failed tree lookup: %v, want the lookup's error", err)
+	}
+}

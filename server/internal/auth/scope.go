@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -68,4 +69,26 @@ func OperatorIDs(s domain.Scope) []string {
 		return nil
 	}
 	return ids
+}
+
+// OwnOrSub is the scope of an operator key reading its own records: the calling operator, or,
+// naming operatorID, that one of its sub-operators. Any other operator is NOT_FOUND, as if it
+// did not exist (never PERMISSION_DENIED: an operator learns nothing of the others). The ops
+// token and admins get their scope narrowed to operatorID the same way.
+func OwnOrSub(ctx context.Context, subs Subtrees, operatorID string) (domain.Scope, error) {
+	operatorID = strings.ToLower(operatorID)
+	if op, ok := Operator(ctx); ok && !serviceTeam(ctx) {
+		if _, admin := AdminFrom(ctx); !admin && (operatorID == "" || operatorID == op.ID) {
+			return domain.Operators(op.ID), nil
+		}
+	}
+	tree, err := Scope(ctx, SubOperators(subs))
+	if err != nil {
+		return domain.Scope{}, err
+	}
+	scope, ok := tree.Narrow(operatorID)
+	if !ok {
+		return domain.Scope{}, fault.New(fault.NotFound, "operator %s is not one of your sub-operators", operatorID)
+	}
+	return scope, nil
 }

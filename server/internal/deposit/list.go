@@ -2,6 +2,7 @@ package deposit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -88,3 +89,61 @@ func narrow(scope domain.Scope, operatorID string) ([]string, error) {
 
 // depositPages names List's page tokens.
 const depositPages = "deposits"
+
+// Record is a deposit with the session its DEPOSIT webhook describes (nil for a direct send).
+type Record struct {
+	domain.Deposit
+
+	Session *domain.Session
+}
+
+// Records pages through deposits within a scope like List, each with its session.
+func (s *Service) Records(ctx context.Context, scope domain.Scope, f domain.DepositFilter, pageToken string) ([]Record, string, error) {
+	deps, next, err := s.List(ctx, scope, f, pageToken)
+	if err != nil {
+		return nil, "", err
+	}
+	recs, err := s.withSessions(ctx, deps)
+	return recs, next, err
+}
+
+// Get returns a deposit within scope with its session; one outside it is NOT_FOUND, as if it
+// did not exist.
+func (s *Service) Get(ctx context.Context, scope domain.Scope, id int64) (Record, error) {
+	d, err := store.New(s.pool).GetDeposit(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !scope.Includes(d.OperatorID)) {
+		return Record{}, fault.New(fault.NotFound, "deposit %d not found", id)
+	} else if err != nil {
+		return Record{}, fault.Wrap(err, "load deposit")
+	}
+	recs, err := s.withSessions(ctx, []domain.Deposit{d})
+	if err != nil {
+		return Record{}, err
+	}
+	return recs[0], nil
+}
+
+// withSessions loads the sessions of deposits in one query.
+func (s *Service) withSessions(ctx context.Context, deps []domain.Deposit) ([]Record, error) {
+	var ids []string
+	for _, d := range deps {
+		if d.SessionID != "" {
+			ids = append(ids, d.SessionID)
+		}
+	}
+	sessions := map[string]domain.Session{}
+	if len(ids) > 0 {
+		var err error
+		if sessions, err = store.New(s.pool).SessionsByIDs(ctx, ids); err != nil {
+			return nil, fault.Wrap(err, "load deposit sessions")
+		}
+	}
+	out := make([]Record, len(deps))
+	for i, d := range deps {
+		out[i] = Record{Deposit: d}
+		if sess, ok := sessions[d.SessionID]; ok {
+			out[i].Session = &sess
+		}
+	}
+	return out, nil
+}

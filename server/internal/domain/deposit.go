@@ -89,6 +89,9 @@ type DepositFilter struct {
 	OperatorIDs    []string // nil: every operator
 	ExternalUserID string
 	Statuses       []DepositStatus
-	BeforeID       int64 // paging: ids below this (0: from the newest)
+	ChainID        int64      // 0: every chain
+	DetectedAfter  *time.Time // detected at or after
+	DetectedBefore *time.Time // detected before
+	BeforeID       int64      // paging: ids below this (0: from the newest)
 	Limit          int
 }

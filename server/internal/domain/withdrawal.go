@@ -84,6 +84,7 @@ type WithdrawalFilter struct {
 	OperatorIDs    []string // nil: every operator
 	Statuses       []WithdrawalStatus
 	ExternalUserID string
+	ChainID        int64 // 0: every chain
 	CreatedAfter   *time.Time
 	CreatedBefore  *time.Time
 	// Paging: rows strictly older than (BeforeTime, BeforeID), newest first.

@@ -39,6 +39,7 @@ var placeholders = []struct {
 	{regexp.MustCompile(`("address":"|"depositAddress":"|address=)0x[0-9a-fA-F]{40}`), "${1}<depositAddress>"},
 	{regexp.MustCompile(`\bsk_[0-9A-Za-z]+`), "<operatorKey>"},
 	{regexp.MustCompile(`\badm_[0-9A-Za-z]+`), "<adminToken>"},
+	{regexp.MustCompile(`"nextCursor":"[^"]+"`), `"nextCursor":"<cursor>"`},
 	{regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})`), "<time>"},
 }
 

@@ -7,14 +7,17 @@ import (
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/money"
+	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
-// WithdrawalServer implements coffer.v1.WithdrawalService: an operator decides and reads its
-// own withdrawals (not its sub-operators').
+// WithdrawalServer implements coffer.v1.WithdrawalService: an operator decides its own
+// withdrawals (not its sub-operators') and reads its own (a parent those of a sub-operator it
+// names).
 type WithdrawalServer struct {
 	Withdrawals *withdrawal.Service
+	Operators   *operator.Service
 }
 
 // DecideWithdrawal approves or rejects an AWAITING_APPROVAL withdrawal.
@@ -36,9 +39,9 @@ func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.D
 		SettlementTxHash: d.Withdrawal.SettlementTxHash, Held: d.Held != "", HeldReason: heldReasons().proto(d.Held)}, nil
 }
 
-// GetWithdrawal returns one of the operator's withdrawals.
+// GetWithdrawal returns one of the operator's (or a named sub-operator's) withdrawals.
 func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetWithdrawalRequest) (*cofferv1.GetWithdrawalResponse, error) {
-	scope, err := auth.Scope(ctx, auth.OwnOperator())
+	scope, err := auth.OwnOrSub(ctx, s.Operators, req.GetOperatorId())
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +50,23 @@ func (s *WithdrawalServer) GetWithdrawal(ctx context.Context, req *cofferv1.GetW
 		return nil, err
 	}
 	return &cofferv1.GetWithdrawalResponse{Withdrawal: withdrawalProto(w)}, nil
+}
+
+// ListWithdrawals pages through the operator's (or a named sub-operator's) withdrawals, newest
+// first.
+func (s *WithdrawalServer) ListWithdrawals(ctx context.Context, req *cofferv1.WithdrawalServiceListWithdrawalsRequest) (*cofferv1.WithdrawalServiceListWithdrawalsResponse, error) {
+	scope, err := auth.OwnOrSub(ctx, s.Operators, req.GetOperatorId())
+	if err != nil {
+		return nil, err
+	}
+	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses().domains(req.GetStatuses()),
+		ChainID: req.GetChainId(), CreatedAfter: optionalTime(req.GetCreatedAfter()), CreatedBefore: optionalTime(req.GetCreatedBefore()),
+		Limit: int(req.GetPageSize())}
+	list, next, err := s.Withdrawals.List(ctx, scope, f, req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.WithdrawalServiceListWithdrawalsResponse{Withdrawals: protos(list, withdrawalProto), NextPageToken: next}, nil
 }
 
 func withdrawalProto(w domain.Withdrawal) *cofferv1.Withdrawal {

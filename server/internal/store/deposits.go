@@ -331,7 +331,8 @@ func (q *Queries) ListDeposits(ctx context.Context, f domain.DepositFilter) ([]d
 		}
 	}
 	return manyDeposits(sqlc.ListDeposits(ctx, q.db, dbsqlc.ListDepositsParams{OperatorIDs: f.OperatorIDs,
-		ExternalUserID: f.ExternalUserID, Statuses: statuses, BeforeID: f.BeforeID, Lim: rowLimit(f.Limit)}))
+		ExternalUserID: f.ExternalUserID, Statuses: statuses, ChainID: f.ChainID, DetectedAfter: f.DetectedAfter,
+		DetectedBefore: f.DetectedBefore, BeforeID: f.BeforeID, Lim: rowLimit(f.Limit)}))
 }
 
 // RecordHandout records that a deposit session showed its user's address for a chain and

@@ -39,6 +39,20 @@ func (q *Queries) SessionByID(ctx context.Context, sid string) (domain.Session, 
 	return oneSession(sqlc.SessionByID(ctx, q.db, sid))
 }
 
+// SessionsByIDs loads the sessions of the given ids (those that exist), by id.
+func (q *Queries) SessionsByIDs(ctx context.Context, ids []string) (map[string]domain.Session, error) {
+	rows, err := sqlc.SessionsByIDs(ctx, q.db, ids)
+	list, err := many(rows, err, sessionOf)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]domain.Session, len(list))
+	for _, s := range list {
+		out[s.ID] = s
+	}
+	return out, nil
+}
+
 // SessionForOperators finds a session owned by one of the given operators.
 func (q *Queries) SessionForOperators(ctx context.Context, operatorIDs []string, sid string) (domain.Session, error) {
 	return oneSession(sqlc.SessionForOperators(ctx, q.db, dbsqlc.SessionForOperatorsParams{ID: sid, OperatorIDs: operatorIDs}))

@@ -159,7 +159,7 @@ func (q *Queries) ListWithdrawals(ctx context.Context, f domain.WithdrawalFilter
 		beforeID = &f.BeforeID
 	}
 	rows, err := sqlc.ListWithdrawals(ctx, q.db, dbsqlc.ListWithdrawalsParams{OperatorIDs: f.OperatorIDs, Statuses: statuses,
-		ExternalUserID: f.ExternalUserID, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
+		ExternalUserID: f.ExternalUserID, ChainID: f.ChainID, CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore,
 		BeforeTime: f.BeforeTime, BeforeID: beforeID, MaxRows: rowLimit(f.Limit)})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@
 package cofferv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -21,6 +22,589 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// OperatorDeposit is a deposit as its operator reconciles it: the DEPOSIT webhook's fields
+// (unset before the deposit is credited, when it has no value for them yet), its status and
+// its times.
+type OperatorDeposit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Internal deposit id (the webhook's depositId).
+	DepositId int64 `protobuf:"varint,1,opt,name=deposit_id,json=depositId,proto3" json:"deposit_id,omitempty"`
+	// Owning operator.
+	OperatorId string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The webhook's deduplication key.
+	IdempotencyKey string `protobuf:"bytes,3,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// The operator's user id; empty for a treasury payment.
+	ExternalUserId string `protobuf:"bytes,4,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
+	// Handle of the session it belongs to; unset for a direct send.
+	SessionRef *string `protobuf:"bytes,5,opt,name=session_ref,json=sessionRef,proto3,oneof" json:"session_ref,omitempty"`
+	// The session's expected amount in platform fiat; unset without a session.
+	SessionAmount *string `protobuf:"bytes,6,opt,name=session_amount,json=sessionAmount,proto3,oneof" json:"session_amount,omitempty"`
+	// Net raw amount (gross minus fee), smallest unit; unset until credited.
+	Amount *string `protobuf:"bytes,7,opt,name=amount,proto3,oneof" json:"amount,omitempty"`
+	// Net USD value; unset until credited, or when credited without a rate.
+	AmountInDollar *string `protobuf:"bytes,8,opt,name=amount_in_dollar,json=amountInDollar,proto3,oneof" json:"amount_in_dollar,omitempty"`
+	// Net value in platform fiat; unset like amount_in_dollar.
+	AmountInLocalCurrency *string `protobuf:"bytes,9,opt,name=amount_in_local_currency,json=amountInLocalCurrency,proto3,oneof" json:"amount_in_local_currency,omitempty"`
+	// Platform fiat code of the settlement; unset until credited.
+	LocalCurrencyCode *string `protobuf:"bytes,10,opt,name=local_currency_code,json=localCurrencyCode,proto3,oneof" json:"local_currency_code,omitempty"`
+	// USD to local_currency_code rate at settlement; unset until credited or without a rate.
+	CurrentRate *string `protobuf:"bytes,11,opt,name=current_rate,json=currentRate,proto3,oneof" json:"current_rate,omitempty"`
+	// Conversion pair ("USD/EUR"); unset until credited.
+	Pair *string `protobuf:"bytes,12,opt,name=pair,proto3,oneof" json:"pair,omitempty"`
+	// Raw amount the user sent, smallest unit.
+	GrossAmount string `protobuf:"bytes,13,opt,name=gross_amount,json=grossAmount,proto3" json:"gross_amount,omitempty"`
+	// Raw fee, smallest unit; unset until credited.
+	FeeAmount *string `protobuf:"bytes,14,opt,name=fee_amount,json=feeAmount,proto3,oneof" json:"fee_amount,omitempty"`
+	// USD value of the fee; unset like amount_in_dollar.
+	FeeInDollar *string `protobuf:"bytes,15,opt,name=fee_in_dollar,json=feeInDollar,proto3,oneof" json:"fee_in_dollar,omitempty"`
+	// ERC20 or NATIVE.
+	Type DepositType `protobuf:"varint,16,opt,name=type,proto3,enum=coffer.v1.DepositType" json:"type,omitempty"`
+	// Token contract; unset for native transfers.
+	ContractAddress *string `protobuf:"bytes,17,opt,name=contract_address,json=contractAddress,proto3,oneof" json:"contract_address,omitempty"`
+	// Inbound transaction hash.
+	TransactionHash string `protobuf:"bytes,18,opt,name=transaction_hash,json=transactionHash,proto3" json:"transaction_hash,omitempty"`
+	// Chain id.
+	ChainId int64 `protobuf:"varint,19,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// When the confirmation depth was reached; unset before.
+	ConfirmedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
+	// The session's operator reference; unset without one.
+	OperatorReference *string `protobuf:"bytes,21,opt,name=operator_reference,json=operatorReference,proto3,oneof" json:"operator_reference,omitempty"`
+	// Progress state (every status, BELOW_MINIMUM, ORPHANED and REORGED included).
+	Status DepositStatus `protobuf:"varint,22,opt,name=status,proto3,enum=coffer.v1.DepositStatus" json:"status,omitempty"`
+	// First seen.
+	DetectedAt *timestamppb.Timestamp `protobuf:"bytes,23,opt,name=detected_at,json=detectedAt,proto3" json:"detected_at,omitempty"`
+	// Credited (DEPOSIT webhook queued); unset before.
+	CreditedAt *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=credited_at,json=creditedAt,proto3" json:"credited_at,omitempty"`
+	// Token symbol.
+	Currency string `protobuf:"bytes,25,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Deposit address that received it.
+	Address string `protobuf:"bytes,26,opt,name=address,proto3" json:"address,omitempty"`
+	// Block number that included it.
+	BlockNumber int64 `protobuf:"varint,27,opt,name=block_number,json=blockNumber,proto3" json:"block_number,omitempty"`
+	// Log index of the transfer (negative for native transfers, see Deposit.log_index).
+	LogIndex int64 `protobuf:"varint,28,opt,name=log_index,json=logIndex,proto3" json:"log_index,omitempty"`
+	// Sweep transaction hash, once swept; unset before.
+	SweepTxHash *string `protobuf:"bytes,29,opt,name=sweep_tx_hash,json=sweepTxHash,proto3,oneof" json:"sweep_tx_hash,omitempty"`
+	// Entered as a missed-deposit replay.
+	Manual bool `protobuf:"varint,30,opt,name=manual,proto3" json:"manual,omitempty"`
+	// A payment to the operator's treasury address: it funds payouts; no DEPOSIT webhook.
+	Treasury      bool `protobuf:"varint,31,opt,name=treasury,proto3" json:"treasury,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorDeposit) Reset() {
+	*x = OperatorDeposit{}
+	mi := &file_coffer_v1_deposit_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorDeposit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorDeposit) ProtoMessage() {}
+
+func (x *OperatorDeposit) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_deposit_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorDeposit.ProtoReflect.Descriptor instead.
+func (*OperatorDeposit) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *OperatorDeposit) GetDepositId() int64 {
+	if x != nil {
+		return x.DepositId
+	}
+	return 0
+}
+
+func (x *OperatorDeposit) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetExternalUserId() string {
+	if x != nil {
+		return x.ExternalUserId
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetSessionRef() string {
+	if x != nil && x.SessionRef != nil {
+		return *x.SessionRef
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetSessionAmount() string {
+	if x != nil && x.SessionAmount != nil {
+		return *x.SessionAmount
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetAmount() string {
+	if x != nil && x.Amount != nil {
+		return *x.Amount
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetAmountInDollar() string {
+	if x != nil && x.AmountInDollar != nil {
+		return *x.AmountInDollar
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetAmountInLocalCurrency() string {
+	if x != nil && x.AmountInLocalCurrency != nil {
+		return *x.AmountInLocalCurrency
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetLocalCurrencyCode() string {
+	if x != nil && x.LocalCurrencyCode != nil {
+		return *x.LocalCurrencyCode
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetCurrentRate() string {
+	if x != nil && x.CurrentRate != nil {
+		return *x.CurrentRate
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetPair() string {
+	if x != nil && x.Pair != nil {
+		return *x.Pair
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetGrossAmount() string {
+	if x != nil {
+		return x.GrossAmount
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetFeeAmount() string {
+	if x != nil && x.FeeAmount != nil {
+		return *x.FeeAmount
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetFeeInDollar() string {
+	if x != nil && x.FeeInDollar != nil {
+		return *x.FeeInDollar
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetType() DepositType {
+	if x != nil {
+		return x.Type
+	}
+	return DepositType_DEPOSIT_TYPE_UNSPECIFIED
+}
+
+func (x *OperatorDeposit) GetContractAddress() string {
+	if x != nil && x.ContractAddress != nil {
+		return *x.ContractAddress
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetTransactionHash() string {
+	if x != nil {
+		return x.TransactionHash
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *OperatorDeposit) GetConfirmedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ConfirmedAt
+	}
+	return nil
+}
+
+func (x *OperatorDeposit) GetOperatorReference() string {
+	if x != nil && x.OperatorReference != nil {
+		return *x.OperatorReference
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetStatus() DepositStatus {
+	if x != nil {
+		return x.Status
+	}
+	return DepositStatus_DEPOSIT_STATUS_UNSPECIFIED
+}
+
+func (x *OperatorDeposit) GetDetectedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DetectedAt
+	}
+	return nil
+}
+
+func (x *OperatorDeposit) GetCreditedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreditedAt
+	}
+	return nil
+}
+
+func (x *OperatorDeposit) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetBlockNumber() int64 {
+	if x != nil {
+		return x.BlockNumber
+	}
+	return 0
+}
+
+func (x *OperatorDeposit) GetLogIndex() int64 {
+	if x != nil {
+		return x.LogIndex
+	}
+	return 0
+}
+
+func (x *OperatorDeposit) GetSweepTxHash() string {
+	if x != nil && x.SweepTxHash != nil {
+		return *x.SweepTxHash
+	}
+	return ""
+}
+
+func (x *OperatorDeposit) GetManual() bool {
+	if x != nil {
+		return x.Manual
+	}
+	return false
+}
+
+func (x *OperatorDeposit) GetTreasury() bool {
+	if x != nil {
+		return x.Treasury
+	}
+	return false
+}
+
+// DepositServiceListDepositsRequest filters and pages the operator's deposits.
+type DepositServiceListDepositsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A sub-operator of the caller; empty for the caller itself.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Only this user.
+	ExternalUserId string `protobuf:"bytes,2,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
+	// Only these statuses; all when empty.
+	Statuses []DepositStatus `protobuf:"varint,3,rep,packed,name=statuses,proto3,enum=coffer.v1.DepositStatus" json:"statuses,omitempty"`
+	// Only this chain; 0 for every chain.
+	ChainId int64 `protobuf:"varint,4,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// Detected at or after.
+	DetectedAfter *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=detected_after,json=detectedAfter,proto3" json:"detected_after,omitempty"`
+	// Detected before.
+	DetectedBefore *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=detected_before,json=detectedBefore,proto3" json:"detected_before,omitempty"`
+	// Page size, 1..200; 50 when zero.
+	PageSize int32 `protobuf:"varint,7,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Cursor from a previous response.
+	PageToken     string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DepositServiceListDepositsRequest) Reset() {
+	*x = DepositServiceListDepositsRequest{}
+	mi := &file_coffer_v1_deposit_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DepositServiceListDepositsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DepositServiceListDepositsRequest) ProtoMessage() {}
+
+func (x *DepositServiceListDepositsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_deposit_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DepositServiceListDepositsRequest.ProtoReflect.Descriptor instead.
+func (*DepositServiceListDepositsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DepositServiceListDepositsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *DepositServiceListDepositsRequest) GetExternalUserId() string {
+	if x != nil {
+		return x.ExternalUserId
+	}
+	return ""
+}
+
+func (x *DepositServiceListDepositsRequest) GetStatuses() []DepositStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *DepositServiceListDepositsRequest) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *DepositServiceListDepositsRequest) GetDetectedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DetectedAfter
+	}
+	return nil
+}
+
+func (x *DepositServiceListDepositsRequest) GetDetectedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DetectedBefore
+	}
+	return nil
+}
+
+func (x *DepositServiceListDepositsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *DepositServiceListDepositsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// DepositServiceListDepositsResponse is one page.
+type DepositServiceListDepositsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Deposits, newest first.
+	Deposits []*OperatorDeposit `protobuf:"bytes,1,rep,name=deposits,proto3" json:"deposits,omitempty"`
+	// Cursor of the next page; empty on the last one.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DepositServiceListDepositsResponse) Reset() {
+	*x = DepositServiceListDepositsResponse{}
+	mi := &file_coffer_v1_deposit_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DepositServiceListDepositsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DepositServiceListDepositsResponse) ProtoMessage() {}
+
+func (x *DepositServiceListDepositsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_deposit_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DepositServiceListDepositsResponse.ProtoReflect.Descriptor instead.
+func (*DepositServiceListDepositsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DepositServiceListDepositsResponse) GetDeposits() []*OperatorDeposit {
+	if x != nil {
+		return x.Deposits
+	}
+	return nil
+}
+
+func (x *DepositServiceListDepositsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetDepositRequest names a deposit.
+type GetDepositRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Deposit id.
+	DepositId int64 `protobuf:"varint,1,opt,name=deposit_id,json=depositId,proto3" json:"deposit_id,omitempty"`
+	// A sub-operator of the caller that owns the deposit; empty for the caller itself.
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDepositRequest) Reset() {
+	*x = GetDepositRequest{}
+	mi := &file_coffer_v1_deposit_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDepositRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDepositRequest) ProtoMessage() {}
+
+func (x *GetDepositRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_deposit_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDepositRequest.ProtoReflect.Descriptor instead.
+func (*GetDepositRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetDepositRequest) GetDepositId() int64 {
+	if x != nil {
+		return x.DepositId
+	}
+	return 0
+}
+
+func (x *GetDepositRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+// GetDepositResponse is the deposit.
+type GetDepositResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The deposit.
+	Deposit       *OperatorDeposit `protobuf:"bytes,1,opt,name=deposit,proto3" json:"deposit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDepositResponse) Reset() {
+	*x = GetDepositResponse{}
+	mi := &file_coffer_v1_deposit_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDepositResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDepositResponse) ProtoMessage() {}
+
+func (x *GetDepositResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_deposit_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDepositResponse.ProtoReflect.Descriptor instead.
+func (*GetDepositResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GetDepositResponse) GetDeposit() *OperatorDeposit {
+	if x != nil {
+		return x.Deposit
+	}
+	return nil
+}
 
 // Deposit is an on-chain payment into a deposit address, as the panel sees it.
 type Deposit struct {
@@ -76,7 +660,7 @@ type Deposit struct {
 
 func (x *Deposit) Reset() {
 	*x = Deposit{}
-	mi := &file_coffer_v1_deposit_proto_msgTypes[0]
+	mi := &file_coffer_v1_deposit_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -88,7 +672,7 @@ func (x *Deposit) String() string {
 func (*Deposit) ProtoMessage() {}
 
 func (x *Deposit) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_deposit_proto_msgTypes[0]
+	mi := &file_coffer_v1_deposit_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -101,7 +685,7 @@ func (x *Deposit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deposit.ProtoReflect.Descriptor instead.
 func (*Deposit) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{0}
+	return file_coffer_v1_deposit_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Deposit) GetDepositId() int64 {
@@ -262,7 +846,84 @@ var File_coffer_v1_deposit_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\n" +
-	"\x17coffer/v1/deposit.proto\x12\tcoffer.v1\x1a\x15coffer/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb1\x06\n" +
+	"\x17coffer/v1/deposit.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xeb\v\n" +
+	"\x0fOperatorDeposit\x12\x1d\n" +
+	"\n" +
+	"deposit_id\x18\x01 \x01(\x03R\tdepositId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\x12'\n" +
+	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\x12(\n" +
+	"\x10external_user_id\x18\x04 \x01(\tR\x0eexternalUserId\x12$\n" +
+	"\vsession_ref\x18\x05 \x01(\tH\x00R\n" +
+	"sessionRef\x88\x01\x01\x12*\n" +
+	"\x0esession_amount\x18\x06 \x01(\tH\x01R\rsessionAmount\x88\x01\x01\x12\x1b\n" +
+	"\x06amount\x18\a \x01(\tH\x02R\x06amount\x88\x01\x01\x12-\n" +
+	"\x10amount_in_dollar\x18\b \x01(\tH\x03R\x0eamountInDollar\x88\x01\x01\x12<\n" +
+	"\x18amount_in_local_currency\x18\t \x01(\tH\x04R\x15amountInLocalCurrency\x88\x01\x01\x123\n" +
+	"\x13local_currency_code\x18\n" +
+	" \x01(\tH\x05R\x11localCurrencyCode\x88\x01\x01\x12&\n" +
+	"\fcurrent_rate\x18\v \x01(\tH\x06R\vcurrentRate\x88\x01\x01\x12\x17\n" +
+	"\x04pair\x18\f \x01(\tH\aR\x04pair\x88\x01\x01\x12!\n" +
+	"\fgross_amount\x18\r \x01(\tR\vgrossAmount\x12\"\n" +
+	"\n" +
+	"fee_amount\x18\x0e \x01(\tH\bR\tfeeAmount\x88\x01\x01\x12'\n" +
+	"\rfee_in_dollar\x18\x0f \x01(\tH\tR\vfeeInDollar\x88\x01\x01\x12*\n" +
+	"\x04type\x18\x10 \x01(\x0e2\x16.coffer.v1.DepositTypeR\x04type\x12.\n" +
+	"\x10contract_address\x18\x11 \x01(\tH\n" +
+	"R\x0fcontractAddress\x88\x01\x01\x12)\n" +
+	"\x10transaction_hash\x18\x12 \x01(\tR\x0ftransactionHash\x12\x19\n" +
+	"\bchain_id\x18\x13 \x01(\x03R\achainId\x12=\n" +
+	"\fconfirmed_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAt\x122\n" +
+	"\x12operator_reference\x18\x15 \x01(\tH\vR\x11operatorReference\x88\x01\x01\x120\n" +
+	"\x06status\x18\x16 \x01(\x0e2\x18.coffer.v1.DepositStatusR\x06status\x12;\n" +
+	"\vdetected_at\x18\x17 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"detectedAt\x12;\n" +
+	"\vcredited_at\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"creditedAt\x12\x1a\n" +
+	"\bcurrency\x18\x19 \x01(\tR\bcurrency\x12\x18\n" +
+	"\aaddress\x18\x1a \x01(\tR\aaddress\x12!\n" +
+	"\fblock_number\x18\x1b \x01(\x03R\vblockNumber\x12\x1b\n" +
+	"\tlog_index\x18\x1c \x01(\x03R\blogIndex\x12'\n" +
+	"\rsweep_tx_hash\x18\x1d \x01(\tH\fR\vsweepTxHash\x88\x01\x01\x12\x16\n" +
+	"\x06manual\x18\x1e \x01(\bR\x06manual\x12\x1a\n" +
+	"\btreasury\x18\x1f \x01(\bR\btreasuryB\x0e\n" +
+	"\f_session_refB\x11\n" +
+	"\x0f_session_amountB\t\n" +
+	"\a_amountB\x13\n" +
+	"\x11_amount_in_dollarB\x1b\n" +
+	"\x19_amount_in_local_currencyB\x16\n" +
+	"\x14_local_currency_codeB\x0f\n" +
+	"\r_current_rateB\a\n" +
+	"\x05_pairB\r\n" +
+	"\v_fee_amountB\x10\n" +
+	"\x0e_fee_in_dollarB\x13\n" +
+	"\x11_contract_addressB\x15\n" +
+	"\x13_operator_referenceB\x10\n" +
+	"\x0e_sweep_tx_hash\"\xed\x04\n" +
+	"!DepositServiceListDepositsRequest\x12\xce\x01\n" +
+	"\voperator_id\x18\x01 \x01(\tB\xac\x01\xbaH\xa8\x01\xba\x01\xa4\x01\n" +
+	"\ruuid_or_empty\x12&must be an operator id (UUID) or empty\x1akthis == '' || this.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')R\n" +
+	"operatorId\x122\n" +
+	"\x10external_user_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eexternalUserId\x12E\n" +
+	"\bstatuses\x18\x03 \x03(\x0e2\x18.coffer.v1.DepositStatusB\x0f\xbaH\f\x92\x01\t\"\a\x82\x01\x04\x10\x01 \x00R\bstatuses\x12\"\n" +
+	"\bchain_id\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\achainId\x12A\n" +
+	"\x0edetected_after\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rdetectedAfter\x12C\n" +
+	"\x0fdetected_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0edetectedBefore\x12'\n" +
+	"\tpage_size\x18\a \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"\x84\x01\n" +
+	"\"DepositServiceListDepositsResponse\x126\n" +
+	"\bdeposits\x18\x01 \x03(\v2\x1a.coffer.v1.OperatorDepositR\bdeposits\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8c\x02\n" +
+	"\x11GetDepositRequest\x12&\n" +
+	"\n" +
+	"deposit_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tdepositId\x12\xce\x01\n" +
+	"\voperator_id\x18\x02 \x01(\tB\xac\x01\xbaH\xa8\x01\xba\x01\xa4\x01\n" +
+	"\ruuid_or_empty\x12&must be an operator id (UUID) or empty\x1akthis == '' || this.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')R\n" +
+	"operatorId\"J\n" +
+	"\x12GetDepositResponse\x124\n" +
+	"\adeposit\x18\x01 \x01(\v2\x1a.coffer.v1.OperatorDepositR\adeposit\"\xb1\x06\n" +
 	"\aDeposit\x12\x1d\n" +
 	"\n" +
 	"deposit_id\x18\x01 \x01(\x03R\tdepositId\x12\x1f\n" +
@@ -291,7 +952,11 @@ const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\vdetected_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"detectedAt\x12=\n" +
 	"\fconfirmed_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAt\x12\x1a\n" +
-	"\btreasury\x18\x16 \x01(\bR\btreasuryB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\btreasury\x18\x16 \x01(\bR\btreasury2\xd2\x01\n" +
+	"\x0eDepositService\x12p\n" +
+	"\fListDeposits\x12,.coffer.v1.DepositServiceListDepositsRequest\x1a-.coffer.v1.DepositServiceListDepositsResponse\"\x03\x90\x02\x01\x12N\n" +
+	"\n" +
+	"GetDeposit\x12\x1c.coffer.v1.GetDepositRequest\x1a\x1d.coffer.v1.GetDepositResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_deposit_proto_rawDescOnce sync.Once
@@ -305,23 +970,42 @@ func file_coffer_v1_deposit_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_deposit_proto_rawDescData
 }
 
-var file_coffer_v1_deposit_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_coffer_v1_deposit_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_coffer_v1_deposit_proto_goTypes = []any{
-	(*Deposit)(nil),               // 0: coffer.v1.Deposit
-	(DepositStatus)(0),            // 1: coffer.v1.DepositStatus
-	(DepositType)(0),              // 2: coffer.v1.DepositType
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*OperatorDeposit)(nil),                    // 0: coffer.v1.OperatorDeposit
+	(*DepositServiceListDepositsRequest)(nil),  // 1: coffer.v1.DepositServiceListDepositsRequest
+	(*DepositServiceListDepositsResponse)(nil), // 2: coffer.v1.DepositServiceListDepositsResponse
+	(*GetDepositRequest)(nil),                  // 3: coffer.v1.GetDepositRequest
+	(*GetDepositResponse)(nil),                 // 4: coffer.v1.GetDepositResponse
+	(*Deposit)(nil),                            // 5: coffer.v1.Deposit
+	(DepositType)(0),                           // 6: coffer.v1.DepositType
+	(*timestamppb.Timestamp)(nil),              // 7: google.protobuf.Timestamp
+	(DepositStatus)(0),                         // 8: coffer.v1.DepositStatus
 }
 var file_coffer_v1_deposit_proto_depIdxs = []int32{
-	1, // 0: coffer.v1.Deposit.status:type_name -> coffer.v1.DepositStatus
-	2, // 1: coffer.v1.Deposit.type:type_name -> coffer.v1.DepositType
-	3, // 2: coffer.v1.Deposit.detected_at:type_name -> google.protobuf.Timestamp
-	3, // 3: coffer.v1.Deposit.confirmed_at:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	6,  // 0: coffer.v1.OperatorDeposit.type:type_name -> coffer.v1.DepositType
+	7,  // 1: coffer.v1.OperatorDeposit.confirmed_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: coffer.v1.OperatorDeposit.status:type_name -> coffer.v1.DepositStatus
+	7,  // 3: coffer.v1.OperatorDeposit.detected_at:type_name -> google.protobuf.Timestamp
+	7,  // 4: coffer.v1.OperatorDeposit.credited_at:type_name -> google.protobuf.Timestamp
+	8,  // 5: coffer.v1.DepositServiceListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
+	7,  // 6: coffer.v1.DepositServiceListDepositsRequest.detected_after:type_name -> google.protobuf.Timestamp
+	7,  // 7: coffer.v1.DepositServiceListDepositsRequest.detected_before:type_name -> google.protobuf.Timestamp
+	0,  // 8: coffer.v1.DepositServiceListDepositsResponse.deposits:type_name -> coffer.v1.OperatorDeposit
+	0,  // 9: coffer.v1.GetDepositResponse.deposit:type_name -> coffer.v1.OperatorDeposit
+	8,  // 10: coffer.v1.Deposit.status:type_name -> coffer.v1.DepositStatus
+	6,  // 11: coffer.v1.Deposit.type:type_name -> coffer.v1.DepositType
+	7,  // 12: coffer.v1.Deposit.detected_at:type_name -> google.protobuf.Timestamp
+	7,  // 13: coffer.v1.Deposit.confirmed_at:type_name -> google.protobuf.Timestamp
+	1,  // 14: coffer.v1.DepositService.ListDeposits:input_type -> coffer.v1.DepositServiceListDepositsRequest
+	3,  // 15: coffer.v1.DepositService.GetDeposit:input_type -> coffer.v1.GetDepositRequest
+	2,  // 16: coffer.v1.DepositService.ListDeposits:output_type -> coffer.v1.DepositServiceListDepositsResponse
+	4,  // 17: coffer.v1.DepositService.GetDeposit:output_type -> coffer.v1.GetDepositResponse
+	16, // [16:18] is the sub-list for method output_type
+	14, // [14:16] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_deposit_proto_init() }
@@ -330,15 +1014,16 @@ func file_coffer_v1_deposit_proto_init() {
 		return
 	}
 	file_coffer_v1_types_proto_init()
+	file_coffer_v1_deposit_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_deposit_proto_rawDesc), len(file_coffer_v1_deposit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   6,
 			NumExtensions: 0,
-			NumServices:   0,
+			NumServices:   1,
 		},
 		GoTypes:           file_coffer_v1_deposit_proto_goTypes,
 		DependencyIndexes: file_coffer_v1_deposit_proto_depIdxs,

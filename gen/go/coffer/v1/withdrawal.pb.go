@@ -400,8 +400,10 @@ type GetWithdrawalRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Withdrawal UUID.
 	WithdrawRequestId string `protobuf:"bytes,1,opt,name=withdraw_request_id,json=withdrawRequestId,proto3" json:"withdraw_request_id,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// A sub-operator of the caller that owns the withdrawal; empty for the caller itself.
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetWithdrawalRequest) Reset() {
@@ -437,6 +439,13 @@ func (*GetWithdrawalRequest) Descriptor() ([]byte, []int) {
 func (x *GetWithdrawalRequest) GetWithdrawRequestId() string {
 	if x != nil {
 		return x.WithdrawRequestId
+	}
+	return ""
+}
+
+func (x *GetWithdrawalRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -487,6 +496,170 @@ func (x *GetWithdrawalResponse) GetWithdrawal() *Withdrawal {
 	return nil
 }
 
+// WithdrawalServiceListWithdrawalsRequest filters and pages the operator's withdrawals.
+type WithdrawalServiceListWithdrawalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A sub-operator of the caller; empty for the caller itself.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Only this user.
+	ExternalUserId string `protobuf:"bytes,2,opt,name=external_user_id,json=externalUserId,proto3" json:"external_user_id,omitempty"`
+	// Only these statuses; all when empty.
+	Statuses []WithdrawalStatus `protobuf:"varint,3,rep,packed,name=statuses,proto3,enum=coffer.v1.WithdrawalStatus" json:"statuses,omitempty"`
+	// Only this chain; 0 for every chain.
+	ChainId int64 `protobuf:"varint,4,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// Created (requested) at or after.
+	CreatedAfter *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_after,json=createdAfter,proto3" json:"created_after,omitempty"`
+	// Created before.
+	CreatedBefore *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_before,json=createdBefore,proto3" json:"created_before,omitempty"`
+	// Page size, 1..200; 50 when zero.
+	PageSize int32 `protobuf:"varint,7,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Cursor from a previous response.
+	PageToken     string `protobuf:"bytes,8,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) Reset() {
+	*x = WithdrawalServiceListWithdrawalsRequest{}
+	mi := &file_coffer_v1_withdrawal_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WithdrawalServiceListWithdrawalsRequest) ProtoMessage() {}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_withdrawal_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WithdrawalServiceListWithdrawalsRequest.ProtoReflect.Descriptor instead.
+func (*WithdrawalServiceListWithdrawalsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_withdrawal_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetExternalUserId() string {
+	if x != nil {
+		return x.ExternalUserId
+	}
+	return ""
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetStatuses() []WithdrawalStatus {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetCreatedAfter() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAfter
+	}
+	return nil
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetCreatedBefore() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedBefore
+	}
+	return nil
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *WithdrawalServiceListWithdrawalsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// WithdrawalServiceListWithdrawalsResponse is one page.
+type WithdrawalServiceListWithdrawalsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Withdrawals, newest first.
+	Withdrawals []*Withdrawal `protobuf:"bytes,1,rep,name=withdrawals,proto3" json:"withdrawals,omitempty"`
+	// Cursor of the next page; empty on the last one.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WithdrawalServiceListWithdrawalsResponse) Reset() {
+	*x = WithdrawalServiceListWithdrawalsResponse{}
+	mi := &file_coffer_v1_withdrawal_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WithdrawalServiceListWithdrawalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WithdrawalServiceListWithdrawalsResponse) ProtoMessage() {}
+
+func (x *WithdrawalServiceListWithdrawalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_withdrawal_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WithdrawalServiceListWithdrawalsResponse.ProtoReflect.Descriptor instead.
+func (*WithdrawalServiceListWithdrawalsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_withdrawal_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WithdrawalServiceListWithdrawalsResponse) GetWithdrawals() []*Withdrawal {
+	if x != nil {
+		return x.Withdrawals
+	}
+	return nil
+}
+
+func (x *WithdrawalServiceListWithdrawalsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_coffer_v1_withdrawal_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_withdrawal_proto_rawDesc = "" +
@@ -533,16 +706,36 @@ const file_coffer_v1_withdrawal_proto_rawDesc = "" +
 	"\x12settlement_tx_hash\x18\x03 \x01(\tR\x10settlementTxHash\x12\x12\n" +
 	"\x04held\x18\x04 \x01(\bR\x04held\x126\n" +
 	"\vheld_reason\x18\x05 \x01(\x0e2\x15.coffer.v1.HeldReasonR\n" +
-	"heldReason\"S\n" +
+	"heldReason\"\xa4\x02\n" +
 	"\x14GetWithdrawalRequest\x12;\n" +
-	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\"N\n" +
+	"\x13withdraw_request_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x11withdrawRequestId\x12\xce\x01\n" +
+	"\voperator_id\x18\x02 \x01(\tB\xac\x01\xbaH\xa8\x01\xba\x01\xa4\x01\n" +
+	"\ruuid_or_empty\x12&must be an operator id (UUID) or empty\x1akthis == '' || this.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')R\n" +
+	"operatorId\"N\n" +
 	"\x15GetWithdrawalResponse\x125\n" +
 	"\n" +
 	"withdrawal\x18\x01 \x01(\v2\x15.coffer.v1.WithdrawalR\n" +
-	"withdrawal2\xce\x01\n" +
+	"withdrawal\"\xf2\x04\n" +
+	"'WithdrawalServiceListWithdrawalsRequest\x12\xce\x01\n" +
+	"\voperator_id\x18\x01 \x01(\tB\xac\x01\xbaH\xa8\x01\xba\x01\xa4\x01\n" +
+	"\ruuid_or_empty\x12&must be an operator id (UUID) or empty\x1akthis == '' || this.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')R\n" +
+	"operatorId\x122\n" +
+	"\x10external_user_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x0eexternalUserId\x12H\n" +
+	"\bstatuses\x18\x03 \x03(\x0e2\x1b.coffer.v1.WithdrawalStatusB\x0f\xbaH\f\x92\x01\t\"\a\x82\x01\x04\x10\x01 \x00R\bstatuses\x12\"\n" +
+	"\bchain_id\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\achainId\x12?\n" +
+	"\rcreated_after\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\fcreatedAfter\x12A\n" +
+	"\x0ecreated_before\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\rcreatedBefore\x12'\n" +
+	"\tpage_size\x18\a \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"\x8b\x01\n" +
+	"(WithdrawalServiceListWithdrawalsResponse\x127\n" +
+	"\vwithdrawals\x18\x01 \x03(\v2\x15.coffer.v1.WithdrawalR\vwithdrawals\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xcf\x02\n" +
 	"\x11WithdrawalService\x12`\n" +
 	"\x10DecideWithdrawal\x12\".coffer.v1.DecideWithdrawalRequest\x1a#.coffer.v1.DecideWithdrawalResponse\"\x03\x90\x02\x02\x12W\n" +
-	"\rGetWithdrawal\x12\x1f.coffer.v1.GetWithdrawalRequest\x1a .coffer.v1.GetWithdrawalResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\rGetWithdrawal\x12\x1f.coffer.v1.GetWithdrawalRequest\x1a .coffer.v1.GetWithdrawalResponse\"\x03\x90\x02\x01\x12\x7f\n" +
+	"\x0fListWithdrawals\x122.coffer.v1.WithdrawalServiceListWithdrawalsRequest\x1a3.coffer.v1.WithdrawalServiceListWithdrawalsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_withdrawal_proto_rawDescOnce sync.Once
@@ -556,42 +749,50 @@ func file_coffer_v1_withdrawal_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_withdrawal_proto_rawDescData
 }
 
-var file_coffer_v1_withdrawal_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_coffer_v1_withdrawal_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_coffer_v1_withdrawal_proto_goTypes = []any{
-	(*Withdrawal)(nil),               // 0: coffer.v1.Withdrawal
-	(*DecideWithdrawalRequest)(nil),  // 1: coffer.v1.DecideWithdrawalRequest
-	(*DecideWithdrawalResponse)(nil), // 2: coffer.v1.DecideWithdrawalResponse
-	(*GetWithdrawalRequest)(nil),     // 3: coffer.v1.GetWithdrawalRequest
-	(*GetWithdrawalResponse)(nil),    // 4: coffer.v1.GetWithdrawalResponse
-	(WithdrawalType)(0),              // 5: coffer.v1.WithdrawalType
-	(WithdrawalStatus)(0),            // 6: coffer.v1.WithdrawalStatus
-	(ApprovalMode)(0),                // 7: coffer.v1.ApprovalMode
-	(HeldReason)(0),                  // 8: coffer.v1.HeldReason
-	(*timestamppb.Timestamp)(nil),    // 9: google.protobuf.Timestamp
-	(Decision)(0),                    // 10: coffer.v1.Decision
+	(*Withdrawal)(nil),                               // 0: coffer.v1.Withdrawal
+	(*DecideWithdrawalRequest)(nil),                  // 1: coffer.v1.DecideWithdrawalRequest
+	(*DecideWithdrawalResponse)(nil),                 // 2: coffer.v1.DecideWithdrawalResponse
+	(*GetWithdrawalRequest)(nil),                     // 3: coffer.v1.GetWithdrawalRequest
+	(*GetWithdrawalResponse)(nil),                    // 4: coffer.v1.GetWithdrawalResponse
+	(*WithdrawalServiceListWithdrawalsRequest)(nil),  // 5: coffer.v1.WithdrawalServiceListWithdrawalsRequest
+	(*WithdrawalServiceListWithdrawalsResponse)(nil), // 6: coffer.v1.WithdrawalServiceListWithdrawalsResponse
+	(WithdrawalType)(0),                              // 7: coffer.v1.WithdrawalType
+	(WithdrawalStatus)(0),                            // 8: coffer.v1.WithdrawalStatus
+	(ApprovalMode)(0),                                // 9: coffer.v1.ApprovalMode
+	(HeldReason)(0),                                  // 10: coffer.v1.HeldReason
+	(*timestamppb.Timestamp)(nil),                    // 11: google.protobuf.Timestamp
+	(Decision)(0),                                    // 12: coffer.v1.Decision
 }
 var file_coffer_v1_withdrawal_proto_depIdxs = []int32{
-	5,  // 0: coffer.v1.Withdrawal.type:type_name -> coffer.v1.WithdrawalType
-	6,  // 1: coffer.v1.Withdrawal.status:type_name -> coffer.v1.WithdrawalStatus
-	7,  // 2: coffer.v1.Withdrawal.approval_mode:type_name -> coffer.v1.ApprovalMode
-	8,  // 3: coffer.v1.Withdrawal.held_reason:type_name -> coffer.v1.HeldReason
-	9,  // 4: coffer.v1.Withdrawal.requested_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: coffer.v1.Withdrawal.updated_at:type_name -> google.protobuf.Timestamp
-	9,  // 6: coffer.v1.Withdrawal.completed_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: coffer.v1.Withdrawal.expires_at:type_name -> google.protobuf.Timestamp
-	10, // 8: coffer.v1.DecideWithdrawalRequest.decision:type_name -> coffer.v1.Decision
-	6,  // 9: coffer.v1.DecideWithdrawalResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
-	8,  // 10: coffer.v1.DecideWithdrawalResponse.held_reason:type_name -> coffer.v1.HeldReason
+	7,  // 0: coffer.v1.Withdrawal.type:type_name -> coffer.v1.WithdrawalType
+	8,  // 1: coffer.v1.Withdrawal.status:type_name -> coffer.v1.WithdrawalStatus
+	9,  // 2: coffer.v1.Withdrawal.approval_mode:type_name -> coffer.v1.ApprovalMode
+	10, // 3: coffer.v1.Withdrawal.held_reason:type_name -> coffer.v1.HeldReason
+	11, // 4: coffer.v1.Withdrawal.requested_at:type_name -> google.protobuf.Timestamp
+	11, // 5: coffer.v1.Withdrawal.updated_at:type_name -> google.protobuf.Timestamp
+	11, // 6: coffer.v1.Withdrawal.completed_at:type_name -> google.protobuf.Timestamp
+	11, // 7: coffer.v1.Withdrawal.expires_at:type_name -> google.protobuf.Timestamp
+	12, // 8: coffer.v1.DecideWithdrawalRequest.decision:type_name -> coffer.v1.Decision
+	8,  // 9: coffer.v1.DecideWithdrawalResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
+	10, // 10: coffer.v1.DecideWithdrawalResponse.held_reason:type_name -> coffer.v1.HeldReason
 	0,  // 11: coffer.v1.GetWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
-	1,  // 12: coffer.v1.WithdrawalService.DecideWithdrawal:input_type -> coffer.v1.DecideWithdrawalRequest
-	3,  // 13: coffer.v1.WithdrawalService.GetWithdrawal:input_type -> coffer.v1.GetWithdrawalRequest
-	2,  // 14: coffer.v1.WithdrawalService.DecideWithdrawal:output_type -> coffer.v1.DecideWithdrawalResponse
-	4,  // 15: coffer.v1.WithdrawalService.GetWithdrawal:output_type -> coffer.v1.GetWithdrawalResponse
-	14, // [14:16] is the sub-list for method output_type
-	12, // [12:14] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	8,  // 12: coffer.v1.WithdrawalServiceListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
+	11, // 13: coffer.v1.WithdrawalServiceListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
+	11, // 14: coffer.v1.WithdrawalServiceListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	0,  // 15: coffer.v1.WithdrawalServiceListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
+	1,  // 16: coffer.v1.WithdrawalService.DecideWithdrawal:input_type -> coffer.v1.DecideWithdrawalRequest
+	3,  // 17: coffer.v1.WithdrawalService.GetWithdrawal:input_type -> coffer.v1.GetWithdrawalRequest
+	5,  // 18: coffer.v1.WithdrawalService.ListWithdrawals:input_type -> coffer.v1.WithdrawalServiceListWithdrawalsRequest
+	2,  // 19: coffer.v1.WithdrawalService.DecideWithdrawal:output_type -> coffer.v1.DecideWithdrawalResponse
+	4,  // 20: coffer.v1.WithdrawalService.GetWithdrawal:output_type -> coffer.v1.GetWithdrawalResponse
+	6,  // 21: coffer.v1.WithdrawalService.ListWithdrawals:output_type -> coffer.v1.WithdrawalServiceListWithdrawalsResponse
+	19, // [19:22] is the sub-list for method output_type
+	16, // [16:19] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_withdrawal_proto_init() }
@@ -606,7 +807,7 @@ func file_coffer_v1_withdrawal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_withdrawal_proto_rawDesc), len(file_coffer_v1_withdrawal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

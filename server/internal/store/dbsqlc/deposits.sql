@@ -144,7 +144,8 @@ SELECT sqlc.embed(deposits),
 FROM deposits WHERE deposits.session_id = @session_id::uuid AND deposits.status <> 'ORPHANED' ORDER BY deposits.id;
 
 -- name: ListDeposits :many
--- A NULL operator_ids matches every operator; an empty external_user_id, statuses or before_id no filter.
+-- A NULL operator_ids matches every operator; an empty external_user_id, statuses, chain_id,
+-- detected_after, detected_before or before_id no filter.
 SELECT sqlc.embed(deposits),
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
 		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
@@ -154,6 +155,9 @@ FROM deposits
 WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR deposits.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
   AND (@external_user_id::text = '' OR deposits.external_user_id = @external_user_id::text)
   AND (coalesce(cardinality(sqlc.narg(statuses)::text[]), 0) = 0 OR deposits.status = ANY(sqlc.narg(statuses)::text[]))
+  AND (@chain_id::bigint = 0 OR deposits.chain_id = @chain_id::bigint)
+  AND (sqlc.narg(detected_after)::timestamptz IS NULL OR deposits.detected_at >= sqlc.narg(detected_after)::timestamptz)
+  AND (sqlc.narg(detected_before)::timestamptz IS NULL OR deposits.detected_at < sqlc.narg(detected_before)::timestamptz)
   AND (@before_id::bigint = 0 OR deposits.id < @before_id::bigint)
 ORDER BY deposits.id DESC LIMIT @lim;
 

@@ -536,14 +536,20 @@ FROM deposits
 WHERE ($1::uuid[] IS NULL OR deposits.operator_id = ANY($1::uuid[]))
   AND ($2::text = '' OR deposits.external_user_id = $2::text)
   AND (coalesce(cardinality($3::text[]), 0) = 0 OR deposits.status = ANY($3::text[]))
-  AND ($4::bigint = 0 OR deposits.id < $4::bigint)
-ORDER BY deposits.id DESC LIMIT $5
+  AND ($4::bigint = 0 OR deposits.chain_id = $4::bigint)
+  AND ($5::timestamptz IS NULL OR deposits.detected_at >= $5::timestamptz)
+  AND ($6::timestamptz IS NULL OR deposits.detected_at < $6::timestamptz)
+  AND ($7::bigint = 0 OR deposits.id < $7::bigint)
+ORDER BY deposits.id DESC LIMIT $8
 `
 
 type ListDepositsParams struct {
 	OperatorIDs    []string
 	ExternalUserID string
 	Statuses       []string
+	ChainID        int64
+	DetectedAfter  *time.Time
+	DetectedBefore *time.Time
 	BeforeID       int64
 	Lim            int32
 }
@@ -555,12 +561,16 @@ type ListDepositsRow struct {
 	OperatorReference string
 }
 
-// A NULL operator_ids matches every operator; an empty external_user_id, statuses or before_id no filter.
+// A NULL operator_ids matches every operator; an empty external_user_id, statuses, chain_id,
+// detected_after, detected_before or before_id no filter.
 func (q *Queries) ListDeposits(ctx context.Context, db DBTX, arg ListDepositsParams) ([]ListDepositsRow, error) {
 	rows, err := db.Query(ctx, listDeposits,
 		arg.OperatorIDs,
 		arg.ExternalUserID,
 		arg.Statuses,
+		arg.ChainID,
+		arg.DetectedAfter,
+		arg.DetectedBefore,
 		arg.BeforeID,
 		arg.Lim,
 	)

@@ -18,6 +18,11 @@ SELECT id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency
 	operator_reference, created_at, expires_at, cancelled_at, submitting_until
 FROM sessions WHERE id = @id;
 
+-- name: SessionsByIDs :many
+SELECT id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency, user_balance, amount, email,
+	operator_reference, created_at, expires_at, cancelled_at, submitting_until
+FROM sessions WHERE id = ANY(@ids::uuid[]);
+
 -- name: SessionForOperators :one
 SELECT id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency, user_balance, amount, email,
 	operator_reference, created_at, expires_at, cancelled_at, submitting_until

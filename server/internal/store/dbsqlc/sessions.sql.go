@@ -162,3 +162,45 @@ func (q *Queries) SessionForOperators(ctx context.Context, db DBTX, arg SessionF
 	)
 	return i, err
 }
+
+const sessionsByIDs = `-- name: SessionsByIDs :many
+SELECT id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency, user_balance, amount, email,
+	operator_reference, created_at, expires_at, cancelled_at, submitting_until
+FROM sessions WHERE id = ANY($1::uuid[])
+`
+
+func (q *Queries) SessionsByIDs(ctx context.Context, db DBTX, ids []string) ([]Session, error) {
+	rows, err := db.Query(ctx, sessionsByIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Session
+	for rows.Next() {
+		var i Session
+		if err := rows.Scan(
+			&i.ID,
+			&i.OperatorID,
+			&i.Kind,
+			&i.SessionRef,
+			&i.ExternalUserID,
+			&i.Lang,
+			&i.FiatCurrency,
+			&i.UserBalance,
+			&i.Amount,
+			&i.Email,
+			&i.OperatorReference,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+			&i.CancelledAt,
+			&i.SubmittingUntil,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

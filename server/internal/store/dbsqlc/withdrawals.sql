@@ -28,7 +28,7 @@ WHERE withdrawals.id = @id
   AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR withdrawals.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]));
 
 -- name: ListWithdrawals :many
--- Empty statuses, external_user_id or nulls match everything; paging is strictly before
+-- Empty statuses, external_user_id, a zero chain_id or nulls match everything; paging is strictly before
 -- (before_time, before_id).
 SELECT sqlc.embed(withdrawals),
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
@@ -37,6 +37,7 @@ FROM withdrawals
 WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR withdrawals.operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
   AND (coalesce(cardinality(sqlc.narg(statuses)::text[]), 0) = 0 OR withdrawals.status = ANY(sqlc.narg(statuses)::text[]))
   AND (@external_user_id::text = '' OR withdrawals.external_user_id = @external_user_id::text)
+  AND (@chain_id::bigint = 0 OR withdrawals.chain_id = @chain_id::bigint)
   AND (sqlc.narg(created_after)::timestamptz IS NULL OR withdrawals.created_at >= sqlc.narg(created_after)::timestamptz)
   AND (sqlc.narg(created_before)::timestamptz IS NULL OR withdrawals.created_at < sqlc.narg(created_before)::timestamptz)
   AND (sqlc.narg(before_time)::timestamptz IS NULL

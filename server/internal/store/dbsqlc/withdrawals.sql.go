@@ -247,18 +247,20 @@ FROM withdrawals
 WHERE ($1::uuid[] IS NULL OR withdrawals.operator_id = ANY($1::uuid[]))
   AND (coalesce(cardinality($2::text[]), 0) = 0 OR withdrawals.status = ANY($2::text[]))
   AND ($3::text = '' OR withdrawals.external_user_id = $3::text)
-  AND ($4::timestamptz IS NULL OR withdrawals.created_at >= $4::timestamptz)
-  AND ($5::timestamptz IS NULL OR withdrawals.created_at < $5::timestamptz)
-  AND ($6::timestamptz IS NULL
-       OR (withdrawals.created_at, withdrawals.id) < ($6::timestamptz, $7::uuid))
+  AND ($4::bigint = 0 OR withdrawals.chain_id = $4::bigint)
+  AND ($5::timestamptz IS NULL OR withdrawals.created_at >= $5::timestamptz)
+  AND ($6::timestamptz IS NULL OR withdrawals.created_at < $6::timestamptz)
+  AND ($7::timestamptz IS NULL
+       OR (withdrawals.created_at, withdrawals.id) < ($7::timestamptz, $8::uuid))
 ORDER BY withdrawals.created_at DESC, withdrawals.id DESC
-LIMIT $8
+LIMIT $9
 `
 
 type ListWithdrawalsParams struct {
 	OperatorIDs    []string
 	Statuses       []string
 	ExternalUserID string
+	ChainID        int64
 	CreatedAfter   *time.Time
 	CreatedBefore  *time.Time
 	BeforeTime     *time.Time
@@ -272,13 +274,14 @@ type ListWithdrawalsRow struct {
 	OperatorReference string
 }
 
-// Empty statuses, external_user_id or nulls match everything; paging is strictly before
+// Empty statuses, external_user_id, a zero chain_id or nulls match everything; paging is strictly before
 // (before_time, before_id).
 func (q *Queries) ListWithdrawals(ctx context.Context, db DBTX, arg ListWithdrawalsParams) ([]ListWithdrawalsRow, error) {
 	rows, err := db.Query(ctx, listWithdrawals,
 		arg.OperatorIDs,
 		arg.Statuses,
 		arg.ExternalUserID,
+		arg.ChainID,
 		arg.CreatedAfter,
 		arg.CreatedBefore,
 		arg.BeforeTime,

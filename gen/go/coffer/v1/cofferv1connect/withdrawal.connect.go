@@ -39,6 +39,9 @@ const (
 	// WithdrawalServiceGetWithdrawalProcedure is the fully-qualified name of the WithdrawalService's
 	// GetWithdrawal RPC.
 	WithdrawalServiceGetWithdrawalProcedure = "/coffer.v1.WithdrawalService/GetWithdrawal"
+	// WithdrawalServiceListWithdrawalsProcedure is the fully-qualified name of the WithdrawalService's
+	// ListWithdrawals RPC.
+	WithdrawalServiceListWithdrawalsProcedure = "/coffer.v1.WithdrawalService/ListWithdrawals"
 )
 
 // WithdrawalServiceClient is a client for the coffer.v1.WithdrawalService service.
@@ -47,8 +50,12 @@ type WithdrawalServiceClient interface {
 	// mode). Idempotent: a decided withdrawal returns its current status and is never paid twice.
 	// REST: POST /withdraw/{id}/decision.
 	DecideWithdrawal(context.Context, *v1.DecideWithdrawalRequest) (*v1.DecideWithdrawalResponse, error)
-	// GetWithdrawal returns one of the operator's withdrawals.
+	// GetWithdrawal returns one of the operator's withdrawals (a parent's may name a
+	// sub-operator). REST: GET /withdrawals/{withdrawRequestId}.
 	GetWithdrawal(context.Context, *v1.GetWithdrawalRequest) (*v1.GetWithdrawalResponse, error)
+	// ListWithdrawals pages through the operator's withdrawals (or, naming it, a
+	// sub-operator's), newest first, in every status. REST: GET /withdrawals.
+	ListWithdrawals(context.Context, *v1.WithdrawalServiceListWithdrawalsRequest) (*v1.WithdrawalServiceListWithdrawalsResponse, error)
 }
 
 // NewWithdrawalServiceClient constructs a client for the coffer.v1.WithdrawalService service. By
@@ -76,6 +83,13 @@ func NewWithdrawalServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listWithdrawals: connect.NewClient[v1.WithdrawalServiceListWithdrawalsRequest, v1.WithdrawalServiceListWithdrawalsResponse](
+			httpClient,
+			baseURL+WithdrawalServiceListWithdrawalsProcedure,
+			connect.WithSchema(withdrawalServiceMethods.ByName("ListWithdrawals")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -83,6 +97,7 @@ func NewWithdrawalServiceClient(httpClient connect.HTTPClient, baseURL string, o
 type withdrawalServiceClient struct {
 	decideWithdrawal *connect.Client[v1.DecideWithdrawalRequest, v1.DecideWithdrawalResponse]
 	getWithdrawal    *connect.Client[v1.GetWithdrawalRequest, v1.GetWithdrawalResponse]
+	listWithdrawals  *connect.Client[v1.WithdrawalServiceListWithdrawalsRequest, v1.WithdrawalServiceListWithdrawalsResponse]
 }
 
 // DecideWithdrawal calls coffer.v1.WithdrawalService.DecideWithdrawal.
@@ -103,14 +118,27 @@ func (c *withdrawalServiceClient) GetWithdrawal(ctx context.Context, req *v1.Get
 	return nil, err
 }
 
+// ListWithdrawals calls coffer.v1.WithdrawalService.ListWithdrawals.
+func (c *withdrawalServiceClient) ListWithdrawals(ctx context.Context, req *v1.WithdrawalServiceListWithdrawalsRequest) (*v1.WithdrawalServiceListWithdrawalsResponse, error) {
+	response, err := c.listWithdrawals.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WithdrawalServiceHandler is an implementation of the coffer.v1.WithdrawalService service.
 type WithdrawalServiceHandler interface {
 	// DecideWithdrawal approves or rejects an AWAITING_APPROVAL withdrawal (external-approval
 	// mode). Idempotent: a decided withdrawal returns its current status and is never paid twice.
 	// REST: POST /withdraw/{id}/decision.
 	DecideWithdrawal(context.Context, *v1.DecideWithdrawalRequest) (*v1.DecideWithdrawalResponse, error)
-	// GetWithdrawal returns one of the operator's withdrawals.
+	// GetWithdrawal returns one of the operator's withdrawals (a parent's may name a
+	// sub-operator). REST: GET /withdrawals/{withdrawRequestId}.
 	GetWithdrawal(context.Context, *v1.GetWithdrawalRequest) (*v1.GetWithdrawalResponse, error)
+	// ListWithdrawals pages through the operator's withdrawals (or, naming it, a
+	// sub-operator's), newest first, in every status. REST: GET /withdrawals.
+	ListWithdrawals(context.Context, *v1.WithdrawalServiceListWithdrawalsRequest) (*v1.WithdrawalServiceListWithdrawalsResponse, error)
 }
 
 // NewWithdrawalServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -134,12 +162,21 @@ func NewWithdrawalServiceHandler(svc WithdrawalServiceHandler, opts ...connect.H
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	withdrawalServiceListWithdrawalsHandler := connect.NewUnaryHandlerSimple(
+		WithdrawalServiceListWithdrawalsProcedure,
+		svc.ListWithdrawals,
+		connect.WithSchema(withdrawalServiceMethods.ByName("ListWithdrawals")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.WithdrawalService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WithdrawalServiceDecideWithdrawalProcedure:
 			withdrawalServiceDecideWithdrawalHandler.ServeHTTP(w, r)
 		case WithdrawalServiceGetWithdrawalProcedure:
 			withdrawalServiceGetWithdrawalHandler.ServeHTTP(w, r)
+		case WithdrawalServiceListWithdrawalsProcedure:
+			withdrawalServiceListWithdrawalsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -155,4 +192,8 @@ func (UnimplementedWithdrawalServiceHandler) DecideWithdrawal(context.Context, *
 
 func (UnimplementedWithdrawalServiceHandler) GetWithdrawal(context.Context, *v1.GetWithdrawalRequest) (*v1.GetWithdrawalResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.WithdrawalService.GetWithdrawal is not implemented"))
+}
+
+func (UnimplementedWithdrawalServiceHandler) ListWithdrawals(context.Context, *v1.WithdrawalServiceListWithdrawalsRequest) (*v1.WithdrawalServiceListWithdrawalsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.WithdrawalService.ListWithdrawals is not implemented"))
 }

@@ -2,8 +2,9 @@
 // @generated from file coffer/v1/deposit.proto (package coffer.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../buf/validate/validate_pb.js";
 import type { DepositStatus, DepositType } from "./types_pb.js";
 import { file_coffer_v1_types } from "./types_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
@@ -14,7 +15,387 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/deposit.proto.
  */
 export const file_coffer_v1_deposit: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2ZmZXIvdjEvZGVwb3NpdC5wcm90bxIJY29mZmVyLnYxIrMECgdEZXBvc2l0EhIKCmRlcG9zaXRfaWQYASABKAMSEwoLb3BlcmF0b3JfaWQYAiABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgDIAEoCRITCgtzZXNzaW9uX3JlZhgEIAEoCRIoCgZzdGF0dXMYBSABKA4yGC5jb2ZmZXIudjEuRGVwb3NpdFN0YXR1cxIkCgR0eXBlGAYgASgOMhYuY29mZmVyLnYxLkRlcG9zaXRUeXBlEhAKCGNoYWluX2lkGAcgASgDEhAKCGN1cnJlbmN5GAggASgJEhgKEGNvbnRyYWN0X2FkZHJlc3MYCSABKAkSGAoQdHJhbnNhY3Rpb25faGFzaBgKIAEoCRIRCglsb2dfaW5kZXgYCyABKAMSDwoHYWRkcmVzcxgMIAEoCRIUCgxncm9zc19hbW91bnQYDSABKAkSEgoKZmVlX2Ftb3VudBgOIAEoCRIOCgZhbW91bnQYDyABKAkSGAoQYW1vdW50X2luX2RvbGxhchgQIAEoCRIOCgZtYW51YWwYESABKAgSFQoNc3dlZXBfdHhfaGFzaBgSIAEoCRIUCgxibG9ja19udW1iZXIYEyABKAMSLwoLZGV0ZWN0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbmZpcm1lZF9hdBgVIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIdHJlYXN1cnkYFiABKAhCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_coffer_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("Chdjb2ZmZXIvdjEvZGVwb3NpdC5wcm90bxIJY29mZmVyLnYxIuUICg9PcGVyYXRvckRlcG9zaXQSEgoKZGVwb3NpdF9pZBgBIAEoAxITCgtvcGVyYXRvcl9pZBgCIAEoCRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgEIAEoCRIYCgtzZXNzaW9uX3JlZhgFIAEoCUgAiAEBEhsKDnNlc3Npb25fYW1vdW50GAYgASgJSAGIAQESEwoGYW1vdW50GAcgASgJSAKIAQESHQoQYW1vdW50X2luX2RvbGxhchgIIAEoCUgDiAEBEiUKGGFtb3VudF9pbl9sb2NhbF9jdXJyZW5jeRgJIAEoCUgEiAEBEiAKE2xvY2FsX2N1cnJlbmN5X2NvZGUYCiABKAlIBYgBARIZCgxjdXJyZW50X3JhdGUYCyABKAlIBogBARIRCgRwYWlyGAwgASgJSAeIAQESFAoMZ3Jvc3NfYW1vdW50GA0gASgJEhcKCmZlZV9hbW91bnQYDiABKAlICIgBARIaCg1mZWVfaW5fZG9sbGFyGA8gASgJSAmIAQESJAoEdHlwZRgQIAEoDjIWLmNvZmZlci52MS5EZXBvc2l0VHlwZRIdChBjb250cmFjdF9hZGRyZXNzGBEgASgJSAqIAQESGAoQdHJhbnNhY3Rpb25faGFzaBgSIAEoCRIQCghjaGFpbl9pZBgTIAEoAxIwCgxjb25maXJtZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh8KEm9wZXJhdG9yX3JlZmVyZW5jZRgVIAEoCUgLiAEBEigKBnN0YXR1cxgWIAEoDjIYLmNvZmZlci52MS5EZXBvc2l0U3RhdHVzEi8KC2RldGVjdGVkX2F0GBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjcmVkaXRlZF9hdBgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYGSABKAkSDwoHYWRkcmVzcxgaIAEoCRIUCgxibG9ja19udW1iZXIYGyABKAMSEQoJbG9nX2luZGV4GBwgASgDEhoKDXN3ZWVwX3R4X2hhc2gYHSABKAlIDIgBARIOCgZtYW51YWwYHiABKAgSEAoIdHJlYXN1cnkYHyABKAhCDgoMX3Nlc3Npb25fcmVmQhEKD19zZXNzaW9uX2Ftb3VudEIJCgdfYW1vdW50QhMKEV9hbW91bnRfaW5fZG9sbGFyQhsKGV9hbW91bnRfaW5fbG9jYWxfY3VycmVuY3lCFgoUX2xvY2FsX2N1cnJlbmN5X2NvZGVCDwoNX2N1cnJlbnRfcmF0ZUIHCgVfcGFpckINCgtfZmVlX2Ftb3VudEIQCg5fZmVlX2luX2RvbGxhckITChFfY29udHJhY3RfYWRkcmVzc0IVChNfb3BlcmF0b3JfcmVmZXJlbmNlQhAKDl9zd2VlcF90eF9oYXNoIooECiFEZXBvc2l0U2VydmljZUxpc3REZXBvc2l0c1JlcXVlc3QSwgEKC29wZXJhdG9yX2lkGAEgASgJQqwBukioAboBpAEKDXV1aWRfb3JfZW1wdHkSJm11c3QgYmUgYW4gb3BlcmF0b3IgaWQgKFVVSUQpIG9yIGVtcHR5Gmt0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXlswLTlhLWZBLUZdezh9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezEyfSQnKRIiChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgi6SAVyAxiAARI7CghzdGF0dXNlcxgDIAMoDjIYLmNvZmZlci52MS5EZXBvc2l0U3RhdHVzQg+6SAySAQkiB4IBBBABIAASGQoIY2hhaW5faWQYBCABKANCB7pIBCICKAASMgoOZGV0ZWN0ZWRfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2RldGVjdGVkX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHQoJcGFnZV9zaXplGAcgASgFQgq6SAcaBRjIASgAEhwKCnBhZ2VfdG9rZW4YCCABKAlCCLpIBXIDGMgBImsKIkRlcG9zaXRTZXJ2aWNlTGlzdERlcG9zaXRzUmVzcG9uc2USLAoIZGVwb3NpdHMYASADKAsyGi5jb2ZmZXIudjEuT3BlcmF0b3JEZXBvc2l0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSL1AQoRR2V0RGVwb3NpdFJlcXVlc3QSGwoKZGVwb3NpdF9pZBgBIAEoA0IHukgEIgIgABLCAQoLb3BlcmF0b3JfaWQYAiABKAlCrAG6SKgBugGkAQoNdXVpZF9vcl9lbXB0eRImbXVzdCBiZSBhbiBvcGVyYXRvciBpZCAoVVVJRCkgb3IgZW1wdHkaa3RoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeWzAtOWEtZkEtRl17OH0tWzAtOWEtZkEtRl17NH0tWzAtOWEtZkEtRl17NH0tWzAtOWEtZkEtRl17NH0tWzAtOWEtZkEtRl17MTJ9JCcpIkEKEkdldERlcG9zaXRSZXNwb25zZRIrCgdkZXBvc2l0GAEgASgLMhouY29mZmVyLnYxLk9wZXJhdG9yRGVwb3NpdCKzBAoHRGVwb3NpdBISCgpkZXBvc2l0X2lkGAEgASgDEhMKC29wZXJhdG9yX2lkGAIgASgJEhgKEGV4dGVybmFsX3VzZXJfaWQYAyABKAkSEwoLc2Vzc2lvbl9yZWYYBCABKAkSKAoGc3RhdHVzGAUgASgOMhguY29mZmVyLnYxLkRlcG9zaXRTdGF0dXMSJAoEdHlwZRgGIAEoDjIWLmNvZmZlci52MS5EZXBvc2l0VHlwZRIQCghjaGFpbl9pZBgHIAEoAxIQCghjdXJyZW5jeRgIIAEoCRIYChBjb250cmFjdF9hZGRyZXNzGAkgASgJEhgKEHRyYW5zYWN0aW9uX2hhc2gYCiABKAkSEQoJbG9nX2luZGV4GAsgASgDEg8KB2FkZHJlc3MYDCABKAkSFAoMZ3Jvc3NfYW1vdW50GA0gASgJEhIKCmZlZV9hbW91bnQYDiABKAkSDgoGYW1vdW50GA8gASgJEhgKEGFtb3VudF9pbl9kb2xsYXIYECABKAkSDgoGbWFudWFsGBEgASgIEhUKDXN3ZWVwX3R4X2hhc2gYEiABKAkSFAoMYmxvY2tfbnVtYmVyGBMgASgDEi8KC2RldGVjdGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb25maXJtZWRfYXQYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHRyZWFzdXJ5GBYgASgIMtIBCg5EZXBvc2l0U2VydmljZRJwCgxMaXN0RGVwb3NpdHMSLC5jb2ZmZXIudjEuRGVwb3NpdFNlcnZpY2VMaXN0RGVwb3NpdHNSZXF1ZXN0Gi0uY29mZmVyLnYxLkRlcG9zaXRTZXJ2aWNlTGlzdERlcG9zaXRzUmVzcG9uc2UiA5ACARJOCgpHZXREZXBvc2l0EhwuY29mZmVyLnYxLkdldERlcG9zaXRSZXF1ZXN0Gh0uY29mZmVyLnYxLkdldERlcG9zaXRSZXNwb25zZSIDkAIBQjZaNGdpdGh1Yi5jb20vY29mZmVyaHEvY29mZmVyL2dlbi9nby9jb2ZmZXIvdjE7Y29mZmVydjFiBnByb3RvMw", [file_buf_validate_validate, file_coffer_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * OperatorDeposit is a deposit as its operator reconciles it: the DEPOSIT webhook's fields
+ * (unset before the deposit is credited, when it has no value for them yet), its status and
+ * its times.
+ *
+ * @generated from message coffer.v1.OperatorDeposit
+ */
+export type OperatorDeposit = Message<"coffer.v1.OperatorDeposit"> & {
+  /**
+   * Internal deposit id (the webhook's depositId).
+   *
+   * @generated from field: int64 deposit_id = 1;
+   */
+  depositId: bigint;
+
+  /**
+   * Owning operator.
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
+
+  /**
+   * The webhook's deduplication key.
+   *
+   * @generated from field: string idempotency_key = 3;
+   */
+  idempotencyKey: string;
+
+  /**
+   * The operator's user id; empty for a treasury payment.
+   *
+   * @generated from field: string external_user_id = 4;
+   */
+  externalUserId: string;
+
+  /**
+   * Handle of the session it belongs to; unset for a direct send.
+   *
+   * @generated from field: optional string session_ref = 5;
+   */
+  sessionRef?: string | undefined;
+
+  /**
+   * The session's expected amount in platform fiat; unset without a session.
+   *
+   * @generated from field: optional string session_amount = 6;
+   */
+  sessionAmount?: string | undefined;
+
+  /**
+   * Net raw amount (gross minus fee), smallest unit; unset until credited.
+   *
+   * @generated from field: optional string amount = 7;
+   */
+  amount?: string | undefined;
+
+  /**
+   * Net USD value; unset until credited, or when credited without a rate.
+   *
+   * @generated from field: optional string amount_in_dollar = 8;
+   */
+  amountInDollar?: string | undefined;
+
+  /**
+   * Net value in platform fiat; unset like amount_in_dollar.
+   *
+   * @generated from field: optional string amount_in_local_currency = 9;
+   */
+  amountInLocalCurrency?: string | undefined;
+
+  /**
+   * Platform fiat code of the settlement; unset until credited.
+   *
+   * @generated from field: optional string local_currency_code = 10;
+   */
+  localCurrencyCode?: string | undefined;
+
+  /**
+   * USD to local_currency_code rate at settlement; unset until credited or without a rate.
+   *
+   * @generated from field: optional string current_rate = 11;
+   */
+  currentRate?: string | undefined;
+
+  /**
+   * Conversion pair ("USD/EUR"); unset until credited.
+   *
+   * @generated from field: optional string pair = 12;
+   */
+  pair?: string | undefined;
+
+  /**
+   * Raw amount the user sent, smallest unit.
+   *
+   * @generated from field: string gross_amount = 13;
+   */
+  grossAmount: string;
+
+  /**
+   * Raw fee, smallest unit; unset until credited.
+   *
+   * @generated from field: optional string fee_amount = 14;
+   */
+  feeAmount?: string | undefined;
+
+  /**
+   * USD value of the fee; unset like amount_in_dollar.
+   *
+   * @generated from field: optional string fee_in_dollar = 15;
+   */
+  feeInDollar?: string | undefined;
+
+  /**
+   * ERC20 or NATIVE.
+   *
+   * @generated from field: coffer.v1.DepositType type = 16;
+   */
+  type: DepositType;
+
+  /**
+   * Token contract; unset for native transfers.
+   *
+   * @generated from field: optional string contract_address = 17;
+   */
+  contractAddress?: string | undefined;
+
+  /**
+   * Inbound transaction hash.
+   *
+   * @generated from field: string transaction_hash = 18;
+   */
+  transactionHash: string;
+
+  /**
+   * Chain id.
+   *
+   * @generated from field: int64 chain_id = 19;
+   */
+  chainId: bigint;
+
+  /**
+   * When the confirmation depth was reached; unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp confirmed_at = 20;
+   */
+  confirmedAt?: Timestamp | undefined;
+
+  /**
+   * The session's operator reference; unset without one.
+   *
+   * @generated from field: optional string operator_reference = 21;
+   */
+  operatorReference?: string | undefined;
+
+  /**
+   * Progress state (every status, BELOW_MINIMUM, ORPHANED and REORGED included).
+   *
+   * @generated from field: coffer.v1.DepositStatus status = 22;
+   */
+  status: DepositStatus;
+
+  /**
+   * First seen.
+   *
+   * @generated from field: google.protobuf.Timestamp detected_at = 23;
+   */
+  detectedAt?: Timestamp | undefined;
+
+  /**
+   * Credited (DEPOSIT webhook queued); unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp credited_at = 24;
+   */
+  creditedAt?: Timestamp | undefined;
+
+  /**
+   * Token symbol.
+   *
+   * @generated from field: string currency = 25;
+   */
+  currency: string;
+
+  /**
+   * Deposit address that received it.
+   *
+   * @generated from field: string address = 26;
+   */
+  address: string;
+
+  /**
+   * Block number that included it.
+   *
+   * @generated from field: int64 block_number = 27;
+   */
+  blockNumber: bigint;
+
+  /**
+   * Log index of the transfer (negative for native transfers, see Deposit.log_index).
+   *
+   * @generated from field: int64 log_index = 28;
+   */
+  logIndex: bigint;
+
+  /**
+   * Sweep transaction hash, once swept; unset before.
+   *
+   * @generated from field: optional string sweep_tx_hash = 29;
+   */
+  sweepTxHash?: string | undefined;
+
+  /**
+   * Entered as a missed-deposit replay.
+   *
+   * @generated from field: bool manual = 30;
+   */
+  manual: boolean;
+
+  /**
+   * A payment to the operator's treasury address: it funds payouts; no DEPOSIT webhook.
+   *
+   * @generated from field: bool treasury = 31;
+   */
+  treasury: boolean;
+};
+
+/**
+ * Describes the message coffer.v1.OperatorDeposit.
+ * Use `create(OperatorDepositSchema)` to create a new message.
+ */
+export const OperatorDepositSchema: GenMessage<OperatorDeposit> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_deposit, 0);
+
+/**
+ * DepositServiceListDepositsRequest filters and pages the operator's deposits.
+ *
+ * @generated from message coffer.v1.DepositServiceListDepositsRequest
+ */
+export type DepositServiceListDepositsRequest = Message<"coffer.v1.DepositServiceListDepositsRequest"> & {
+  /**
+   * A sub-operator of the caller; empty for the caller itself.
+   *
+   * @generated from field: string operator_id = 1;
+   */
+  operatorId: string;
+
+  /**
+   * Only this user.
+   *
+   * @generated from field: string external_user_id = 2;
+   */
+  externalUserId: string;
+
+  /**
+   * Only these statuses; all when empty.
+   *
+   * @generated from field: repeated coffer.v1.DepositStatus statuses = 3;
+   */
+  statuses: DepositStatus[];
+
+  /**
+   * Only this chain; 0 for every chain.
+   *
+   * @generated from field: int64 chain_id = 4;
+   */
+  chainId: bigint;
+
+  /**
+   * Detected at or after.
+   *
+   * @generated from field: google.protobuf.Timestamp detected_after = 5;
+   */
+  detectedAfter?: Timestamp | undefined;
+
+  /**
+   * Detected before.
+   *
+   * @generated from field: google.protobuf.Timestamp detected_before = 6;
+   */
+  detectedBefore?: Timestamp | undefined;
+
+  /**
+   * Page size, 1..200; 50 when zero.
+   *
+   * @generated from field: int32 page_size = 7;
+   */
+  pageSize: number;
+
+  /**
+   * Cursor from a previous response.
+   *
+   * @generated from field: string page_token = 8;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message coffer.v1.DepositServiceListDepositsRequest.
+ * Use `create(DepositServiceListDepositsRequestSchema)` to create a new message.
+ */
+export const DepositServiceListDepositsRequestSchema: GenMessage<DepositServiceListDepositsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_deposit, 1);
+
+/**
+ * DepositServiceListDepositsResponse is one page.
+ *
+ * @generated from message coffer.v1.DepositServiceListDepositsResponse
+ */
+export type DepositServiceListDepositsResponse = Message<"coffer.v1.DepositServiceListDepositsResponse"> & {
+  /**
+   * Deposits, newest first.
+   *
+   * @generated from field: repeated coffer.v1.OperatorDeposit deposits = 1;
+   */
+  deposits: OperatorDeposit[];
+
+  /**
+   * Cursor of the next page; empty on the last one.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message coffer.v1.DepositServiceListDepositsResponse.
+ * Use `create(DepositServiceListDepositsResponseSchema)` to create a new message.
+ */
+export const DepositServiceListDepositsResponseSchema: GenMessage<DepositServiceListDepositsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_deposit, 2);
+
+/**
+ * GetDepositRequest names a deposit.
+ *
+ * @generated from message coffer.v1.GetDepositRequest
+ */
+export type GetDepositRequest = Message<"coffer.v1.GetDepositRequest"> & {
+  /**
+   * Deposit id.
+   *
+   * @generated from field: int64 deposit_id = 1;
+   */
+  depositId: bigint;
+
+  /**
+   * A sub-operator of the caller that owns the deposit; empty for the caller itself.
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
+};
+
+/**
+ * Describes the message coffer.v1.GetDepositRequest.
+ * Use `create(GetDepositRequestSchema)` to create a new message.
+ */
+export const GetDepositRequestSchema: GenMessage<GetDepositRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_deposit, 3);
+
+/**
+ * GetDepositResponse is the deposit.
+ *
+ * @generated from message coffer.v1.GetDepositResponse
+ */
+export type GetDepositResponse = Message<"coffer.v1.GetDepositResponse"> & {
+  /**
+   * The deposit.
+   *
+   * @generated from field: coffer.v1.OperatorDeposit deposit = 1;
+   */
+  deposit?: OperatorDeposit | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.GetDepositResponse.
+ * Use `create(GetDepositResponseSchema)` to create a new message.
+ */
+export const GetDepositResponseSchema: GenMessage<GetDepositResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_deposit, 4);
 
 /**
  * Deposit is an on-chain payment into a deposit address, as the panel sees it.
@@ -183,5 +564,37 @@ export type Deposit = Message<"coffer.v1.Deposit"> & {
  * Use `create(DepositSchema)` to create a new message.
  */
 export const DepositSchema: GenMessage<Deposit> = /*@__PURE__*/
-  messageDesc(file_coffer_v1_deposit, 0);
+  messageDesc(file_coffer_v1_deposit, 5);
+
+/**
+ * DepositService lets an operator read its own deposits, to reconcile them with its books.
+ * Authentication: Authorization: Bearer <operator key>. A parent operator may name one of its
+ * sub-operators; any other operator's deposits are NOT_FOUND.
+ *
+ * @generated from service coffer.v1.DepositService
+ */
+export const DepositService: GenService<{
+  /**
+   * ListDeposits pages through the operator's deposits, newest first, in every status.
+   * REST: GET /deposits.
+   *
+   * @generated from rpc coffer.v1.DepositService.ListDeposits
+   */
+  listDeposits: {
+    methodKind: "unary";
+    input: typeof DepositServiceListDepositsRequestSchema;
+    output: typeof DepositServiceListDepositsResponseSchema;
+  },
+  /**
+   * GetDeposit returns one of the operator's deposits. REST: GET /deposits/{depositId}.
+   *
+   * @generated from rpc coffer.v1.DepositService.GetDeposit
+   */
+  getDeposit: {
+    methodKind: "unary";
+    input: typeof GetDepositRequestSchema;
+    output: typeof GetDepositResponseSchema;
+  },
+}> = /*@__PURE__*/
+  serviceDesc(file_coffer_v1_deposit, 0);
 

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/withdrawal.proto.
  */
 export const file_coffer_v1_withdrawal: GenFile = /*@__PURE__*/
-  fileDesc("Chpjb2ZmZXIvdjEvd2l0aGRyYXdhbC5wcm90bxIJY29mZmVyLnYxIrgFCgpXaXRoZHJhd2FsEhsKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAkSEwoLb3BlcmF0b3JfaWQYAiABKAkSEwoLc2Vzc2lvbl9yZWYYAyABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgEIAEoCRInCgR0eXBlGAUgASgOMhkuY29mZmVyLnYxLldpdGhkcmF3YWxUeXBlEisKBnN0YXR1cxgGIAEoDjIbLmNvZmZlci52MS5XaXRoZHJhd2FsU3RhdHVzEi4KDWFwcHJvdmFsX21vZGUYByABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEg8KB2FkZHJlc3MYCCABKAkSEAoIY2hhaW5faWQYCSABKAMSHAoUY3J5cHRvX2N1cnJlbmN5X2NvZGUYCiABKAkSGgoSZmlhdF9jdXJyZW5jeV9jb2RlGAsgASgJEhMKC2ZpYXRfYW1vdW50GAwgASgJEhoKEmNyeXB0b19hbW91bnRfc2VudBgNIAEoCRIVCg1hbW91bnRfaW5fdXNkGA4gASgJEhoKEnNldHRsZW1lbnRfdHhfaGFzaBgPIAEoCRIqCgtoZWxkX3JlYXNvbhgQIAEoDjIVLmNvZmZlci52MS5IZWxkUmVhc29uEhIKCmFkbWluX25vdGUYESABKAkSMAoMcmVxdWVzdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpEBChdEZWNpZGVXaXRoZHJhd2FsUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABARIyCghkZWNpc2lvbhgCIAEoDjITLmNvZmZlci52MS5EZWNpc2lvbkILukgIyAEBggECEAESGAoGcmVhc29uGAMgASgJQgi6SAVyAxj0AyLDAQoYRGVjaWRlV2l0aGRyYXdhbFJlc3BvbnNlEhsKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAkSNAoPd2l0aGRyYXdfc3RhdHVzGAIgASgOMhsuY29mZmVyLnYxLldpdGhkcmF3YWxTdGF0dXMSGgoSc2V0dGxlbWVudF90eF9oYXNoGAMgASgJEgwKBGhlbGQYBCABKAgSKgoLaGVsZF9yZWFzb24YBSABKA4yFS5jb2ZmZXIudjEuSGVsZFJlYXNvbiJAChRHZXRXaXRoZHJhd2FsUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABASJCChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsMs4BChFXaXRoZHJhd2FsU2VydmljZRJgChBEZWNpZGVXaXRoZHJhd2FsEiIuY29mZmVyLnYxLkRlY2lkZVdpdGhkcmF3YWxSZXF1ZXN0GiMuY29mZmVyLnYxLkRlY2lkZVdpdGhkcmF3YWxSZXNwb25zZSIDkAICElcKDUdldFdpdGhkcmF3YWwSHy5jb2ZmZXIudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaIC5jb2ZmZXIudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlIgOQAgFCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_buf_validate_validate, file_coffer_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("Chpjb2ZmZXIvdjEvd2l0aGRyYXdhbC5wcm90bxIJY29mZmVyLnYxIrgFCgpXaXRoZHJhd2FsEhsKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAkSEwoLb3BlcmF0b3JfaWQYAiABKAkSEwoLc2Vzc2lvbl9yZWYYAyABKAkSGAoQZXh0ZXJuYWxfdXNlcl9pZBgEIAEoCRInCgR0eXBlGAUgASgOMhkuY29mZmVyLnYxLldpdGhkcmF3YWxUeXBlEisKBnN0YXR1cxgGIAEoDjIbLmNvZmZlci52MS5XaXRoZHJhd2FsU3RhdHVzEi4KDWFwcHJvdmFsX21vZGUYByABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEg8KB2FkZHJlc3MYCCABKAkSEAoIY2hhaW5faWQYCSABKAMSHAoUY3J5cHRvX2N1cnJlbmN5X2NvZGUYCiABKAkSGgoSZmlhdF9jdXJyZW5jeV9jb2RlGAsgASgJEhMKC2ZpYXRfYW1vdW50GAwgASgJEhoKEmNyeXB0b19hbW91bnRfc2VudBgNIAEoCRIVCg1hbW91bnRfaW5fdXNkGA4gASgJEhoKEnNldHRsZW1lbnRfdHhfaGFzaBgPIAEoCRIqCgtoZWxkX3JlYXNvbhgQIAEoDjIVLmNvZmZlci52MS5IZWxkUmVhc29uEhIKCmFkbWluX25vdGUYESABKAkSMAoMcmVxdWVzdGVkX2F0GBIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpEBChdEZWNpZGVXaXRoZHJhd2FsUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABARIyCghkZWNpc2lvbhgCIAEoDjITLmNvZmZlci52MS5EZWNpc2lvbkILukgIyAEBggECEAESGAoGcmVhc29uGAMgASgJQgi6SAVyAxj0AyLDAQoYRGVjaWRlV2l0aGRyYXdhbFJlc3BvbnNlEhsKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAkSNAoPd2l0aGRyYXdfc3RhdHVzGAIgASgOMhsuY29mZmVyLnYxLldpdGhkcmF3YWxTdGF0dXMSGgoSc2V0dGxlbWVudF90eF9oYXNoGAMgASgJEgwKBGhlbGQYBCABKAgSKgoLaGVsZF9yZWFzb24YBSABKA4yFS5jb2ZmZXIudjEuSGVsZFJlYXNvbiKFAgoUR2V0V2l0aGRyYXdhbFJlcXVlc3QSKAoTd2l0aGRyYXdfcmVxdWVzdF9pZBgBIAEoCUILukgIyAEBcgOwAQESwgEKC29wZXJhdG9yX2lkGAIgASgJQqwBukioAboBpAEKDXV1aWRfb3JfZW1wdHkSJm11c3QgYmUgYW4gb3BlcmF0b3IgaWQgKFVVSUQpIG9yIGVtcHR5Gmt0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXlswLTlhLWZBLUZdezh9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezEyfSQnKSJCChVHZXRXaXRoZHJhd2FsUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsIpEECidXaXRoZHJhd2FsU2VydmljZUxpc3RXaXRoZHJhd2Fsc1JlcXVlc3QSwgEKC29wZXJhdG9yX2lkGAEgASgJQqwBukioAboBpAEKDXV1aWRfb3JfZW1wdHkSJm11c3QgYmUgYW4gb3BlcmF0b3IgaWQgKFVVSUQpIG9yIGVtcHR5Gmt0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXlswLTlhLWZBLUZdezh9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezR9LVswLTlhLWZBLUZdezEyfSQnKRIiChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgi6SAVyAxiAARI+CghzdGF0dXNlcxgDIAMoDjIbLmNvZmZlci52MS5XaXRoZHJhd2FsU3RhdHVzQg+6SAySAQkiB4IBBBABIAASGQoIY2hhaW5faWQYBCABKANCB7pIBCICKAASMQoNY3JlYXRlZF9hZnRlchgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY3JlYXRlZF9iZWZvcmUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh0KCXBhZ2Vfc2l6ZRgHIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAggASgJQgi6SAVyAxjIASJvCihXaXRoZHJhd2FsU2VydmljZUxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlEioKC3dpdGhkcmF3YWxzGAEgAygLMhUuY29mZmVyLnYxLldpdGhkcmF3YWwSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMs8CChFXaXRoZHJhd2FsU2VydmljZRJgChBEZWNpZGVXaXRoZHJhd2FsEiIuY29mZmVyLnYxLkRlY2lkZVdpdGhkcmF3YWxSZXF1ZXN0GiMuY29mZmVyLnYxLkRlY2lkZVdpdGhkcmF3YWxSZXNwb25zZSIDkAICElcKDUdldFdpdGhkcmF3YWwSHy5jb2ZmZXIudjEuR2V0V2l0aGRyYXdhbFJlcXVlc3QaIC5jb2ZmZXIudjEuR2V0V2l0aGRyYXdhbFJlc3BvbnNlIgOQAgESfwoPTGlzdFdpdGhkcmF3YWxzEjIuY29mZmVyLnYxLldpdGhkcmF3YWxTZXJ2aWNlTGlzdFdpdGhkcmF3YWxzUmVxdWVzdBozLmNvZmZlci52MS5XaXRoZHJhd2FsU2VydmljZUxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlIgOQAgFCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_buf_validate_validate, file_coffer_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * Withdrawal is a withdrawal record as the panel and the operator see it.
@@ -274,6 +274,13 @@ export type GetWithdrawalRequest = Message<"coffer.v1.GetWithdrawalRequest"> & {
    * @generated from field: string withdraw_request_id = 1;
    */
   withdrawRequestId: string;
+
+  /**
+   * A sub-operator of the caller that owns the withdrawal; empty for the caller itself.
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -305,6 +312,104 @@ export const GetWithdrawalResponseSchema: GenMessage<GetWithdrawalResponse> = /*
   messageDesc(file_coffer_v1_withdrawal, 4);
 
 /**
+ * WithdrawalServiceListWithdrawalsRequest filters and pages the operator's withdrawals.
+ *
+ * @generated from message coffer.v1.WithdrawalServiceListWithdrawalsRequest
+ */
+export type WithdrawalServiceListWithdrawalsRequest = Message<"coffer.v1.WithdrawalServiceListWithdrawalsRequest"> & {
+  /**
+   * A sub-operator of the caller; empty for the caller itself.
+   *
+   * @generated from field: string operator_id = 1;
+   */
+  operatorId: string;
+
+  /**
+   * Only this user.
+   *
+   * @generated from field: string external_user_id = 2;
+   */
+  externalUserId: string;
+
+  /**
+   * Only these statuses; all when empty.
+   *
+   * @generated from field: repeated coffer.v1.WithdrawalStatus statuses = 3;
+   */
+  statuses: WithdrawalStatus[];
+
+  /**
+   * Only this chain; 0 for every chain.
+   *
+   * @generated from field: int64 chain_id = 4;
+   */
+  chainId: bigint;
+
+  /**
+   * Created (requested) at or after.
+   *
+   * @generated from field: google.protobuf.Timestamp created_after = 5;
+   */
+  createdAfter?: Timestamp | undefined;
+
+  /**
+   * Created before.
+   *
+   * @generated from field: google.protobuf.Timestamp created_before = 6;
+   */
+  createdBefore?: Timestamp | undefined;
+
+  /**
+   * Page size, 1..200; 50 when zero.
+   *
+   * @generated from field: int32 page_size = 7;
+   */
+  pageSize: number;
+
+  /**
+   * Cursor from a previous response.
+   *
+   * @generated from field: string page_token = 8;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message coffer.v1.WithdrawalServiceListWithdrawalsRequest.
+ * Use `create(WithdrawalServiceListWithdrawalsRequestSchema)` to create a new message.
+ */
+export const WithdrawalServiceListWithdrawalsRequestSchema: GenMessage<WithdrawalServiceListWithdrawalsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_withdrawal, 5);
+
+/**
+ * WithdrawalServiceListWithdrawalsResponse is one page.
+ *
+ * @generated from message coffer.v1.WithdrawalServiceListWithdrawalsResponse
+ */
+export type WithdrawalServiceListWithdrawalsResponse = Message<"coffer.v1.WithdrawalServiceListWithdrawalsResponse"> & {
+  /**
+   * Withdrawals, newest first.
+   *
+   * @generated from field: repeated coffer.v1.Withdrawal withdrawals = 1;
+   */
+  withdrawals: Withdrawal[];
+
+  /**
+   * Cursor of the next page; empty on the last one.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message coffer.v1.WithdrawalServiceListWithdrawalsResponse.
+ * Use `create(WithdrawalServiceListWithdrawalsResponseSchema)` to create a new message.
+ */
+export const WithdrawalServiceListWithdrawalsResponseSchema: GenMessage<WithdrawalServiceListWithdrawalsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_withdrawal, 6);
+
+/**
  * WithdrawalService lets an operator follow and decide its own withdrawals.
  * Authentication: Authorization: Bearer <operator key>.
  *
@@ -324,7 +429,8 @@ export const WithdrawalService: GenService<{
     output: typeof DecideWithdrawalResponseSchema;
   },
   /**
-   * GetWithdrawal returns one of the operator's withdrawals.
+   * GetWithdrawal returns one of the operator's withdrawals (a parent's may name a
+   * sub-operator). REST: GET /withdrawals/{withdrawRequestId}.
    *
    * @generated from rpc coffer.v1.WithdrawalService.GetWithdrawal
    */
@@ -332,6 +438,17 @@ export const WithdrawalService: GenService<{
     methodKind: "unary";
     input: typeof GetWithdrawalRequestSchema;
     output: typeof GetWithdrawalResponseSchema;
+  },
+  /**
+   * ListWithdrawals pages through the operator's withdrawals (or, naming it, a
+   * sub-operator's), newest first, in every status. REST: GET /withdrawals.
+   *
+   * @generated from rpc coffer.v1.WithdrawalService.ListWithdrawals
+   */
+  listWithdrawals: {
+    methodKind: "unary";
+    input: typeof WithdrawalServiceListWithdrawalsRequestSchema;
+    output: typeof WithdrawalServiceListWithdrawalsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_coffer_v1_withdrawal, 0);

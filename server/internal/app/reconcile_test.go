@@ -1,0 +1,113 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/session"
+)
+
+// TestReconciliationIsolation: over Connect, an operator reads its own deposits and
+// withdrawals; another operator's are NOT_FOUND and never listed; a parent reads a
+// sub-operator's by naming it, and a sub-operator never reads its parent's.
+func TestReconciliationIsolation(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	opA, keyA := env.Operator(t, domain.OperatorSettings{})
+	opB, keyB := env.Operator(t, domain.OperatorSettings{})
+	sub, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
+	as := func(key string) context.Context { return withBearer(t.Context(), key) }
+	deposits := cofferv1connect.NewDepositServiceClient(http.DefaultClient, env.URL)
+	withdrawals := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL)
+
+	records := map[string]struct {
+		deposit    int64
+		withdrawal string
+	}{}
+	for i, op := range []domain.Operator{opA, opB, sub} {
+		d := env.InsertDeposit(t, domain.Deposit{OperatorID: op.ID, ExternalUserID: "iso-user", ChainID: 1337,
+			TxHash: fmt.Sprintf("0x%064x", i+1), LogIndex: 0,
+			BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT", Decimals: 6,
+			ContractAddress: "0x00000000000000000000000000000000000000a1", GrossAmount: big.NewInt(5_000_000),
+			Status: domain.DepositOrphaned, IdempotencyKey: "iso-" + strconv.Itoa(i)})
+		o, err := env.Services.Sessions.Open(t.Context(), op, session.Withdraw, session.Input{ExternalUserID: "iso-user", Lang: "en",
+			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, amount := uuid.NewString(), decimal.RequireFromString("10")
+		env.InsertWithdrawal(t, domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: o.Session.ID, ExternalUserID: "iso-user",
+			Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalRejected, ChainID: 1337, Currency: "USDT",
+			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: matrixAddress, FiatCurrency: "USD",
+			FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
+		records[op.ID] = struct {
+			deposit    int64
+			withdrawal string
+		}{d.ID, id}
+	}
+
+	// Lists: each key sees exactly its own; the parent sees the sub-operator's by naming it.
+	for _, c := range []struct {
+		name, key, operatorID, want string
+	}{
+		{"A", keyA, "", opA.ID}, {"B", keyB, "", opB.ID}, {"sub-operator", subKey, "", sub.ID},
+		{"A naming its sub-operator", keyA, sub.ID, sub.ID},
+	} {
+		ds, err := deposits.ListDeposits(as(c.key), &cofferv1.DepositServiceListDepositsRequest{OperatorId: c.operatorID})
+		if err != nil || len(ds.Deposits) != 1 || ds.Deposits[0].DepositId != records[c.want].deposit {
+			t.Errorf("%s lists deposits: %v %v, want only %d", c.name, ds, err, records[c.want].deposit)
+		}
+		ws, err := withdrawals.ListWithdrawals(as(c.key), &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: c.operatorID})
+		if err != nil || len(ws.Withdrawals) != 1 || ws.Withdrawals[0].WithdrawRequestId != records[c.want].withdrawal {
+			t.Errorf("%s lists withdrawals: %v %v, want only %s", c.name, ws, err, records[c.want].withdrawal)
+		}
+		d, err := deposits.GetDeposit(as(c.key), &cofferv1.GetDepositRequest{DepositId: records[c.want].deposit, OperatorId: c.operatorID})
+		if err != nil || d.Deposit.GetOperatorId() != c.want {
+			t.Errorf("%s gets its deposit: %v %v", c.name, d, err)
+		}
+		w, err := withdrawals.GetWithdrawal(as(c.key), &cofferv1.GetWithdrawalRequest{WithdrawRequestId: records[c.want].withdrawal,
+			OperatorId: c.operatorID})
+		if err != nil || w.Withdrawal.GetOperatorId() != c.want {
+			t.Errorf("%s gets its withdrawal: %v %v", c.name, w, err)
+		}
+	}
+
+	// NOT_FOUND, never PERMISSION_DENIED: another operator's records, and operators that are not
+	// the caller's sub-operators.
+	for _, c := range []struct {
+		name, key, owner, operatorID string
+	}{
+		{"B reads A's", keyB, opA.ID, ""},
+		{"B reads A's naming A", keyB, opA.ID, opA.ID},
+		{"A reads B's", keyA, opB.ID, ""},
+		{"A reads B's naming B", keyA, opB.ID, opB.ID},
+		{"A reads its sub-operator's without naming it", keyA, sub.ID, ""},
+		{"the sub-operator reads its parent's", subKey, opA.ID, opA.ID},
+		{"A reads B's naming its sub-operator", keyA, opB.ID, sub.ID},
+	} {
+		_, err := deposits.GetDeposit(as(c.key), &cofferv1.GetDepositRequest{DepositId: records[c.owner].deposit, OperatorId: c.operatorID})
+		wantConnectError(t, c.name+" deposit", err, connect.CodeNotFound, "NOT_FOUND")
+		_, err = withdrawals.GetWithdrawal(as(c.key), &cofferv1.GetWithdrawalRequest{WithdrawRequestId: records[c.owner].withdrawal,
+			OperatorId: c.operatorID})
+		wantConnectError(t, c.name+" withdrawal", err, connect.CodeNotFound, "NOT_FOUND")
+		if c.operatorID != "" && c.operatorID != sub.ID {
+			_, err = deposits.ListDeposits(as(c.key), &cofferv1.DepositServiceListDepositsRequest{OperatorId: c.operatorID})
+			wantConnectError(t, c.name+" deposit list", err, connect.CodeNotFound, "NOT_FOUND")
+			_, err = withdrawals.ListWithdrawals(as(c.key), &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: c.operatorID})
+			wantConnectError(t, c.name+" withdrawal list", err, connect.CodeNotFound, "NOT_FOUND")
+		}
+	}
+}

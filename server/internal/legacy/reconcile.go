@@ -1,0 +1,281 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+)
+
+// The operator's reconciliation reads (DESIGN.md "Operator reconciliation API"): GET /deposits,
+// GET /deposits/{depositId}, GET /withdrawals and GET /withdrawals/{withdrawRequestId}, in the
+// spec's envelope; lists as data: {items, nextCursor}.
+
+// depositItem is a deposit on the REST layer: the DEPOSIT webhook's fields first (spec
+// "### DEPOSIT"), then its status and times; absent values are null.
+type depositItem struct {
+	DepositID             int64      `json:"depositId"`
+	IdempotencyKey        string     `json:"idempotencyKey"`
+	ExternalUserID        string     `json:"externalUserId"`
+	SessionRef            *string    `json:"sessionRef"`
+	SessionAmount         *string    `json:"sessionAmount"`
+	Amount                *string    `json:"amount"`
+	AmountInDollar        *string    `json:"amountInDollar"`
+	AmountInLocalCurrency *string    `json:"amountInLocalCurrency"`
+	LocalCurrencyCode     *string    `json:"localCurrencyCode"`
+	CurrentRate           *string    `json:"currentRate"`
+	Pair                  *string    `json:"pair"`
+	GrossAmount           string     `json:"grossAmount"`
+	FeeAmount             *string    `json:"feeAmount"`
+	FeeInDollar           *string    `json:"feeInDollar"`
+	Type                  string     `json:"type"`
+	ContractAddress       *string    `json:"contractAddress"`
+	TransactionHash       string     `json:"transactionHash"`
+	ChainID               int64      `json:"chainId"`
+	ConfirmedAt           *time.Time `json:"confirmedAt"`
+	OperatorReference     *string    `json:"operatorReference"`
+	Status                string     `json:"status"`
+	OperatorID            string     `json:"operatorId"`
+	Currency              string     `json:"currency"`
+	Address               string     `json:"address"`
+	BlockNumber           int64      `json:"blockNumber"`
+	LogIndex              int64      `json:"logIndex"`
+	SweepTxHash           *string    `json:"sweepTxHash"`
+	Manual                bool       `json:"manual"`
+	Treasury              bool       `json:"treasury"`
+	DetectedAt            *time.Time `json:"detectedAt"`
+	CreditedAt            *time.Time `json:"creditedAt"`
+}
+
+func timeOf(t *timestamppb.Timestamp) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.AsTime().UTC()
+	return &u
+}
+
+func depositJSON(d *cofferv1.OperatorDeposit) depositItem {
+	return depositItem{DepositID: d.GetDepositId(), IdempotencyKey: d.GetIdempotencyKey(), ExternalUserID: d.GetExternalUserId(),
+		SessionRef: d.SessionRef, SessionAmount: d.SessionAmount, Amount: d.Amount, AmountInDollar: d.AmountInDollar,
+		AmountInLocalCurrency: d.AmountInLocalCurrency, LocalCurrencyCode: d.LocalCurrencyCode, CurrentRate: d.CurrentRate,
+		Pair: d.Pair, GrossAmount: d.GetGrossAmount(), FeeAmount: d.FeeAmount, FeeInDollar: d.FeeInDollar,
+		Type: shortEnum(d.GetType()), ContractAddress: d.ContractAddress, TransactionHash: d.GetTransactionHash(),
+		ChainID: d.GetChainId(), ConfirmedAt: timeOf(d.GetConfirmedAt()), OperatorReference: d.OperatorReference,
+		Status: shortEnum(d.GetStatus()), OperatorID: d.GetOperatorId(), Currency: d.GetCurrency(), Address: d.GetAddress(),
+		BlockNumber: d.GetBlockNumber(), LogIndex: d.GetLogIndex(), SweepTxHash: d.SweepTxHash, Manual: d.GetManual(),
+		Treasury: d.GetTreasury(), DetectedAt: timeOf(d.GetDetectedAt()), CreditedAt: timeOf(d.GetCreditedAt())}
+}
+
+// pageJSON is a list's data: the items and the cursor of the next page (null on the last one).
+type pageJSON[T any] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// listQuery is the query of GET /deposits and GET /withdrawals.
+type listQuery struct {
+	operatorID, externalUserID, cursor string
+	statuses                           []int32
+	chainID                            int64
+	from, to                           *timestamppb.Timestamp
+	limit                              int32
+}
+
+// parseListQuery reads a list's query: externalUserId, status (repeatable or comma-separated,
+// one of statuses), chainId, from and to (RFC 3339), limit (1..200), cursor (nextCursor of the
+// previous page) and operatorId (a sub-operator). Any other parameter is INVALID_ARGUMENT.
+func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescriptor) (listQuery, error) {
+	var lq listQuery
+	listParams := []string{"externalUserId", "status", "chainId", "from", "to", "limit", "cursor", "operatorId"}
+	for name := range q {
+		if !slices.Contains(listParams, name) {
+			return lq, fault.Invalid(name, "unknown query parameter; %s takes %s", route, strings.Join(listParams, ", "))
+		}
+	}
+	lq.operatorID, lq.externalUserID, lq.cursor = q.Get("operatorId"), q.Get("externalUserId"), q.Get("cursor")
+	names := enumNames(statuses)
+	for _, raw := range q["status"] {
+		for s := range strings.SplitSeq(raw, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if !slices.Contains(names, s) {
+				return lq, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
+			}
+			lq.statuses = append(lq.statuses, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
+		}
+	}
+	if raw := q.Get("chainId"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 1 {
+			return lq, fault.Invalid("chainId", "must be a positive integer chain id")
+		}
+		lq.chainID = n
+	}
+	for _, p := range []struct {
+		name string
+		dst  **timestamppb.Timestamp
+	}{{"from", &lq.from}, {"to", &lq.to}} {
+		if raw := q.Get(p.name); raw != "" {
+			t, err := time.Parse(time.RFC3339Nano, raw)
+			if err != nil {
+				return lq, fault.Invalid(p.name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
+			}
+			*p.dst = timestamppb.New(t)
+		}
+	}
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 32)
+		if err != nil || n < 1 || n > 200 {
+			return lq, fault.Invalid("limit", "must be an integer from 1 to 200")
+		}
+		lq.limit = int32(n)
+	}
+	return lq, nil
+}
+
+// listFields renames the list request fields an error names to the REST layer's parameters.
+func listFields(err error) error {
+	names := map[string]string{"pageToken": "cursor", "pageSize": "limit", "detectedAfter": "from",
+		"detectedBefore": "to", "createdAfter": "from", "createdBefore": "to", "statuses": "status"}
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
+		if name, ok := names[fe.Field]; ok {
+			out := *fe
+			out.Field = name
+			out.Message = strings.Replace(out.Message, fe.Field+":", name+":", 1)
+			return &out
+		}
+	}
+	return err
+}
+
+// onlyOperatorID refuses any query parameter but operatorId (the GET of one record).
+func onlyOperatorID(q url.Values, route string) error {
+	for k := range q {
+		if k != "operatorId" {
+			return fault.Invalid(k, "unknown query parameter; %s takes operatorId", route)
+		}
+	}
+	return nil
+}
+
+func nextCursor(token string) *string {
+	if token == "" {
+		return nil
+	}
+	return &token
+}
+
+// list serves a list: the query decoded into the operation's request (build), validated, the
+// call made, and its items (with the next page's token) written as data: {items, nextCursor}.
+func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, statuses protoreflect.EnumDescriptor,
+	build func(listQuery) Req, call func(context.Context, Req) (Res, error), page func(Res) ([]Item, string), message string) error {
+	lq, err := parseListQuery(r.URL.Query(), route, statuses)
+	if err != nil {
+		return err
+	}
+	req := build(lq)
+	if err := rpc.Validate(req); err != nil {
+		return listFields(err)
+	}
+	res, err := call(r.Context(), req)
+	if err != nil {
+		return listFields(err)
+	}
+	items, next := page(res)
+	writeSuccess(w, message, pageJSON[Item]{items, nextCursor(next)})
+	return nil
+}
+
+// enums converts parsed enum numbers to their protobuf type.
+func enums[E ~int32](numbers []int32) []E {
+	out := make([]E, len(numbers))
+	for i, n := range numbers {
+		out[i] = E(n)
+	}
+	return out
+}
+
+// each maps a list's items.
+func each[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// listDeposits is GET /deposits.
+func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
+	return list(w, r, "GET /deposits", cofferv1.DepositStatus(0).Descriptor(),
+		func(lq listQuery) *cofferv1.DepositServiceListDepositsRequest {
+			return &cofferv1.DepositServiceListDepositsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
+				Statuses: enums[cofferv1.DepositStatus](lq.statuses), ChainId: lq.chainID, DetectedAfter: lq.from,
+				DetectedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
+		}, h.s.Deposit.ListDeposits,
+		func(res *cofferv1.DepositServiceListDepositsResponse) ([]depositItem, string) {
+			return each(res.Deposits, depositJSON), res.NextPageToken
+		}, "Deposits")
+}
+
+// getDeposit is GET /deposits/{depositId}[?operatorId=<sub-operator>].
+func (h *Handler) getDeposit(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyOperatorID(r.URL.Query(), "GET /deposits/{depositId}"); err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(r.PathValue("depositId"), 10, 64)
+	if err != nil || id < 1 {
+		return fault.Invalid("depositId", "must be a positive integer deposit id")
+	}
+	req := &cofferv1.GetDepositRequest{DepositId: id, OperatorId: r.URL.Query().Get("operatorId")}
+	if err := rpc.Validate(req); err != nil {
+		return err
+	}
+	res, err := h.s.Deposit.GetDeposit(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Deposit", depositJSON(res.GetDeposit()))
+	return nil
+}
+
+// listOwnWithdrawals is GET /withdrawals (the operator's; GET /admin/withdrawals is the panel's).
+func (h *Handler) listOwnWithdrawals(w http.ResponseWriter, r *http.Request) error {
+	return list(w, r, "GET /withdrawals", cofferv1.WithdrawalStatus(0).Descriptor(),
+		func(lq listQuery) *cofferv1.WithdrawalServiceListWithdrawalsRequest {
+			return &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
+				Statuses: enums[cofferv1.WithdrawalStatus](lq.statuses), ChainId: lq.chainID, CreatedAfter: lq.from,
+				CreatedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
+		}, h.s.Withdrawal.ListWithdrawals,
+		func(res *cofferv1.WithdrawalServiceListWithdrawalsResponse) ([]withdrawalItem, string) {
+			return each(res.Withdrawals, withdrawalJSON), res.NextPageToken
+		}, "Withdrawals")
+}
+
+// getOwnWithdrawal is GET /withdrawals/{withdrawRequestId}[?operatorId=<sub-operator>].
+func (h *Handler) getOwnWithdrawal(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyOperatorID(r.URL.Query(), "GET /withdrawals/{withdrawRequestId}"); err != nil {
+		return err
+	}
+	req := &cofferv1.GetWithdrawalRequest{WithdrawRequestId: r.PathValue("withdrawRequestId"), OperatorId: r.URL.Query().Get("operatorId")}
+	if err := rpc.Validate(req); err != nil {
+		return err
+	}
+	res, err := h.s.Withdrawal.GetWithdrawal(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, "Withdrawal", withdrawalJSON(res.GetWithdrawal()))
+	return nil
+}
