@@ -3,6 +3,7 @@ package coffer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -159,5 +160,82 @@ func TestErrorAccessors(t *testing.T) {
 			t.Fatalf("code %q listed twice or empty", c)
 		}
 		seen[c] = true
+	}
+}
+
+// pager serves ListDeposits in pages of two over five deposits, and fails once if asked to.
+type pager struct {
+	cofferv1connect.UnimplementedDepositServiceHandler
+
+	failAt string
+	tokens []string
+}
+
+func (p *pager) ListDeposits(_ context.Context, req *cofferv1.DepositServiceListDepositsRequest) (*cofferv1.DepositServiceListDepositsResponse, error) {
+	p.tokens = append(p.tokens, req.GetPageToken())
+	if req.GetExternalUserId() != "user-1" {
+		return nil, connect.NewError(connect.CodeInvalidArgument, errors.New("filter lost between pages"))
+	}
+	if req.GetPageToken() == p.failAt && p.failAt != "" {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("gone"))
+	}
+	start := 0
+	if t := req.GetPageToken(); t != "" {
+		start = int(t[0] - '0')
+	}
+	res := &cofferv1.DepositServiceListDepositsResponse{}
+	for id := start; id < min(start+2, 5); id++ {
+		res.Deposits = append(res.Deposits, &cofferv1.OperatorDeposit{DepositId: int64(id + 1)})
+	}
+	if start+2 < 5 {
+		res.NextPageToken = string(rune('0' + start + 2))
+	}
+	return res, nil
+}
+
+func TestAllDeposits(t *testing.T) {
+	t.Parallel()
+	serveDeposits := func(p *pager) *coffer.Client {
+		mux := http.NewServeMux()
+		mux.Handle(cofferv1connect.NewDepositServiceHandler(p))
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		return coffer.New(srv.URL, "sk_test")
+	}
+	p := &pager{}
+	req := &cofferv1.DepositServiceListDepositsRequest{ExternalUserId: "user-1"}
+	var ids []int64
+	for d, err := range serveDeposits(p).AllDeposits(t.Context(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.GetDepositId())
+	}
+	if fmt.Sprint(ids) != "[1 2 3 4 5]" || fmt.Sprint(p.tokens) != "[ 2 4]" || req.GetPageToken() != "" {
+		t.Fatalf("ids %v over tokens %q; caller's request token %q", ids, p.tokens, req.GetPageToken())
+	}
+
+	// An early break stops fetching; an error is yielded once and ends the walk.
+	p = &pager{}
+	for range serveDeposits(p).AllDeposits(t.Context(), req) {
+		break
+	}
+	if len(p.tokens) != 1 {
+		t.Fatalf("break after the first item fetched %d pages", len(p.tokens))
+	}
+	p = &pager{failAt: "2"}
+	var errs, items int
+	for _, err := range serveDeposits(p).AllDeposits(t.Context(), req) {
+		if err != nil {
+			errs++
+			if coffer.ErrorCode(err) != "" || connect.CodeOf(err) != connect.CodeNotFound {
+				t.Fatalf("error %v", err)
+			}
+			continue
+		}
+		items++
+	}
+	if errs != 1 || items != 2 {
+		t.Fatalf("%d items then %d errors", items, errs)
 	}
 }
