@@ -217,7 +217,10 @@ func TestAllDeposits(t *testing.T) {
 
 	// An early break stops fetching; an error is yielded once and ends the walk.
 	p = &pager{}
-	for range serveDeposits(p).AllDeposits(t.Context(), req) {
+	for _, err := range serveDeposits(p).AllDeposits(t.Context(), req) {
+		if err != nil {
+			t.Fatal(err)
+		}
 		break
 	}
 	if len(p.tokens) != 1 {
