@@ -104,7 +104,7 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "dev.json"))
 	//nolint:noctx // stop ends it with SIGTERM and checks the clean exit; the test's context would kill it first
-	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--block-time", "200ms")
+	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--chain-addr", "127.0.0.1:0", "--block-time", "200ms")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
