@@ -568,7 +568,7 @@ Pay it from a wallet: the faucet %s holds
 		token = c.Tokens[0]
 	}
 	fmt.Fprintf(w, `Import its key (faucetPrivateKey) into a wallet on RPC %s, chain id %d, open the widget and
-send the token to the address it shows; or, with Foundry's cast, take the address from the API:
+send the token to the address it shows; or, with Foundry's cast, take data.address from the API:
 
   curl -s %s/depositor/address -H 'Content-Type: application/json' \
     -d '{"sid":"<sid>","currency":"%s","chainId":%d}'
