@@ -362,7 +362,7 @@ func checkCursor(ctx context.Context, dbURL string, dev *devchain.Chain, chainDi
 	}
 	fix := fmt.Sprintf("remove %s to start over (rm -rf %s)", dir, dir)
 	if externalDB {
-		fix = fmt.Sprintf("start over with an empty database (DATABASE_URL) and remove %s", dir)
+		fix = "start over with an empty database (DATABASE_URL) and remove " + dir
 	}
 	return fmt.Errorf("the dev chain in %s was reset: PostgreSQL scanned it up to block %d but the chain %s, "+
 		"so the deposits, sweeps and wallet nonces PostgreSQL records are not on it and no deposit could be taken; %s",
@@ -373,10 +373,10 @@ func checkCursor(ctx context.Context, dbURL string, dev *devchain.Chain, chainDi
 // database on a kept chain): 1,000 ETH to the gas tank (ERC20 sweep gas) and to the hot wallet
 // (payouts), 1,000,000 of each test token to the hot wallet, and 1,000,000,000 of each test
 // token to the faucet itself, from which deposits are paid as from a user's wallet.
-var (
-	walletEther = new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
-	hotTokens   = big.NewInt(1_000_000_000_000)     // 1,000,000 tokens of 6 decimals
-	faucetToken = big.NewInt(1_000_000_000_000_000) // 1,000,000,000 tokens of 6 decimals
+const (
+	walletEther = 1000
+	hotTokens   = 1_000_000_000_000     // 1,000,000 tokens of 6 decimals
+	faucetToken = 1_000_000_000_000_000 // 1,000,000,000 tokens of 6 decimals
 )
 
 // fundServiceWallets funds, from the faucet, what a new dev chain lacks: the faucet's own test
@@ -388,7 +388,7 @@ func fundServiceWallets(ctx context.Context, dev *devchain.Chain, keys *wallet.K
 	var hashes []common.Hash
 	if !dev.Resumed() {
 		for _, t := range dev.Tokens() {
-			h, err := dev.Mint(ctx, t.Symbol, dev.FaucetAddress(), faucetToken)
+			h, err := dev.Mint(ctx, t.Symbol, dev.FaucetAddress(), big.NewInt(faucetToken))
 			if err != nil {
 				return fmt.Errorf("mint %s: %w", t.Symbol, err)
 			}
@@ -403,7 +403,7 @@ func fundServiceWallets(ctx context.Context, dev *devchain.Chain, keys *wallet.K
 		if bal.Sign() > 0 {
 			continue
 		}
-		h, err := dev.SendNative(ctx, to, walletEther)
+		h, err := dev.SendNative(ctx, to, new(big.Int).Mul(big.NewInt(walletEther), big.NewInt(1e18)))
 		if err != nil {
 			return fmt.Errorf("fund %s: %w", to.Hex(), err)
 		}
@@ -412,7 +412,7 @@ func fundServiceWallets(ctx context.Context, dev *devchain.Chain, keys *wallet.K
 			continue
 		}
 		for _, t := range dev.Tokens() {
-			h, err := dev.Mint(ctx, t.Symbol, hot, hotTokens)
+			h, err := dev.Mint(ctx, t.Symbol, hot, big.NewInt(hotTokens))
 			if err != nil {
 				return fmt.Errorf("mint %s: %w", t.Symbol, err)
 			}
