@@ -17,7 +17,7 @@ import (
 
 func runDev(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("dev")
-	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev.json, secrets)")
+	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev chain, dev.json, secrets); a restart on it resumes the stack")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
 	internalAddr := fs.String("internal-addr", "127.0.0.1:8081", "listen address of /metrics, OpsService and gRPC reflection")
 	blockTime := fs.Duration("block-time", time.Second, "dev chain block interval")
