@@ -26,7 +26,7 @@ PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 .PHONY: deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
-	@echo "make run        start Coffer with embedded defaults (coffer dev)"
+	@echo "make run        start Coffer with embedded defaults (coffer dev; ARGS=\"--addr … --data-dir …\")"
 	@echo "make test       run every test (throwaway PostgreSQL cluster)"
 	@echo "make stress     every package's tests, 3 copies at once, under CPU contention (flakes show here)"
 	@echo "make chaos      2 API + 2 worker replicas under faults, invariants checked (CHAOS_MINUTES=3, CHAOS_SEED=1)"
@@ -37,8 +37,10 @@ help:
 	@echo "make bench      run the benchmarks and print the figures"
 	@echo "make ci         what .ci/run runs: generation check, lint, tests"
 
+# ARGS go to coffer dev, e.g. make run ARGS="--addr 127.0.0.1:9090 --data-dir /tmp/x"
+# (coffer dev --help lists them).
 run: postgres
-	$(GO) run ./server/cmd/coffer dev
+	$(GO) run ./server/cmd/coffer dev $(ARGS)
 
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the

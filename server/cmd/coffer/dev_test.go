@@ -98,13 +98,13 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 	}
 }
 
-// startDev starts `coffer dev` and waits for its dev.json; stop sends SIGTERM and checks a
-// clean exit with PostgreSQL stopped (it also runs at the end of the test).
+// startDev starts `coffer dev` and waits for its dev.json; stop sends SIGINT (Ctrl-C) and
+// checks a clean exit with PostgreSQL stopped (it also runs at the end of the test).
 func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	t.Helper()
 	os.Remove(filepath.Join(dataDir, "dev.json"))
 	//nolint:noctx // stop ends it with SIGTERM and checks the clean exit; the test's context would kill it first
-	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--block-time", "200ms")
+	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--chain-addr", "127.0.0.1:0", "--block-time", "200ms")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -120,7 +120,7 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 			return
 		}
 		stopped = true
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			t.Errorf("stop coffer dev: %v", err)
 		}
 		select {
@@ -160,8 +160,12 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	if !strings.Contains(stdout.String(), f.Operator.Key) {
 		t.Errorf("the printed summary lacks the operator key:\n%s", stdout.String())
 	}
-	if len(f.Chains) != 1 || f.Chains[0].ChainID != 1337 || len(f.Chains[0].Tokens) != 2 || f.Admin.Email == "" || f.OpsToken == "" {
+	if len(f.Chains) != 1 || f.Chains[0].ChainID != 1337 || len(f.Chains[0].Tokens) != 2 || f.Admin.Email == "" || f.OpsToken == "" ||
+		f.FaucetAddress == "" || f.FaucetBalances["USDT"] == "" || f.FaucetBalances["USDC"] == "" {
 		t.Errorf("dev.json: %+v", f)
+	}
+	if !strings.Contains(stdout.String(), "USDT  "+f.FaucetBalances["USDT"]) || !strings.Contains(stdout.String(), f.Chains[0].Tokens[0].ContractAddress) {
+		t.Errorf("the printed summary lacks the faucet's tokens:\n%s", stdout.String())
 	}
 	return f, stop
 }

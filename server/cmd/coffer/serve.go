@@ -17,10 +17,11 @@ import (
 
 func runDev(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("dev")
-	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev.json, secrets)")
+	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev chain, dev.json, secrets); a restart on it resumes the stack")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
 	internalAddr := fs.String("internal-addr", "127.0.0.1:8081", "listen address of /metrics, OpsService and gRPC reflection")
 	blockTime := fs.Duration("block-time", time.Second, "dev chain block interval")
+	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "listen address of the dev chain's JSON-RPC (loopback; port 0 picks a free one)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -30,7 +31,7 @@ func runDev(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: --log-level: %w", errUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, InternalAddr: *internalAddr, BlockTime: *blockTime,
+	return devenv.Run(ctx, devenv.Options{DataDir: *dataDir, Addr: *addr, InternalAddr: *internalAddr, BlockTime: *blockTime, ChainAddr: *chainAddr,
 		DatabaseURL: os.Getenv("DATABASE_URL"), Log: log, Out: out})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/eth"
 	"github.com/ethereum/go-ethereum/eth/catalyst"
@@ -42,9 +43,15 @@ type simClient struct{ *ethclient.Client }
 // newBackend builds and starts a backend as simulated.NewBackend does, with the tracers API,
 // and returns an error (the simulated package panics) when the node cannot start, e.g. its
 // HTTP port was taken.
-func newBackend(alloc types.GenesisAlloc, opt func(*node.Config, *ethconfig.Config)) (*Backend, error) {
+//
+// dataDir "" keeps the chain in memory. Otherwise the node's database lives under
+// dataDir/devchain and the chain resumes from its head on the next start: the state is kept
+// by the hash scheme in archive mode, so every block's state is on disk as soon as the block
+// is (nothing waits for a clean shutdown to be flushed), and old blocks can still be traced.
+func newBackend(alloc types.GenesisAlloc, dataDir string, opt func(*node.Config, *ethconfig.Config)) (*Backend, error) {
 	nodeConf := node.DefaultConfig
-	nodeConf.DataDir = ""
+	nodeConf.DataDir = dataDir
+	nodeConf.Name = "devchain"
 	nodeConf.P2P = p2p.Config{NoDiscovery: true}
 
 	// Every fork is active from genesis, so the system contracts those forks call must exist
@@ -60,6 +67,13 @@ func newBackend(alloc types.GenesisAlloc, opt func(*node.Config, *ethconfig.Conf
 	ethConf.SyncMode = ethconfig.FullSync
 	ethConf.TxPool.NoLocals = true
 	ethConf.LogNoHistory = true
+	if dataDir != "" {
+		ethConf.StateScheme = rawdb.HashScheme
+		ethConf.NoPruning = true
+		ethConf.DatabaseCache = 64 // MB; a dev chain is small
+		ethConf.TrieCleanCache = 32
+		ethConf.SnapshotCache = 16
+	}
 	opt(&nodeConf, &ethConf)
 
 	stack, err := node.New(&nodeConf)
@@ -90,9 +104,12 @@ func assemble(stack *node.Node, conf *ethconfig.Config) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The simulated beacon starts from the head; reorg back to genesis as simulated does.
-	if err := beacon.Fork(ethService.BlockChain().GetCanonicalHash(0)); err != nil {
-		return nil, errors.Join(err, beacon.Stop())
+	// The simulated beacon starts from the head; on a new chain, reorg back to genesis as
+	// simulated does. A chain resumed from disk keeps its head.
+	if ethService.BlockChain().CurrentBlock().Number.Sign() == 0 {
+		if err := beacon.Fork(ethService.BlockChain().GetCanonicalHash(0)); err != nil {
+			return nil, errors.Join(err, beacon.Stop())
+		}
 	}
 	return &Backend{node: stack, eth: ethService, beacon: beacon, client: simClient{ethclient.NewClient(stack.Attach())}}, nil
 }

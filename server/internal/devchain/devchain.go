@@ -122,6 +122,14 @@ type Options struct {
 	// ChainConfig overrides the fork configuration (optional; nil means
 	// DefaultChainConfig). Its ChainID must be 1337.
 	ChainConfig *params.ChainConfig
+
+	// DataDir keeps the chain on disk (the node's database under
+	// DataDir/devchain); "" keeps it in memory. A chain found there is
+	// resumed from its head, with its blocks, balances, nonces and
+	// contracts: Start then deploys nothing and finds the test contracts at
+	// their addresses (faucet nonces 0..4), so FaucetKey, Alloc and
+	// ChainConfig must be the ones the chain was created with.
+	DataDir string
 }
 
 // Token is a deployed ERC20 test token.
@@ -151,6 +159,7 @@ type Chain struct {
 
 	tokens      []Token
 	aggregators []Aggregator
+	resumed     bool // the chain was found in Options.DataDir
 
 	token      *contracts.TestToken
 	aggregator *contracts.MockAggregator
@@ -216,7 +225,7 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 	// Route the node's own logs (HTTP server start/stop etc.) to our logger.
 	// Most of geth logs through its global root logger, which we leave alone.
 	nodeLogger := gethlog.NewLogger(baseLogger.With("component", "devchain/node").Handler())
-	backend, rpcURL, err := startBackend(ctx, alloc, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
+	backend, rpcURL, err := startBackend(ctx, alloc, opts.DataDir, httpHost, httpPort, func(nc *node.Config, ec *ethconfig.Config) {
 		ec.Genesis.Config = chainConfig
 		nc.Logger = nodeLogger
 		nc.WSHost = ""
@@ -253,7 +262,13 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 		return fail(fmt.Errorf("devchain: simulated backend reports chain id %v, want %d", id, ChainID))
 	}
 
-	if err := c.deploy(ctx); err != nil {
+	c.resumed = backend.eth.BlockChain().CurrentBlock().Number.Sign() > 0
+	if c.resumed {
+		err = c.findContracts(ctx)
+	} else {
+		err = c.deploy(ctx)
+	}
+	if err != nil {
 		return fail(err)
 	}
 
@@ -265,12 +280,65 @@ func Start(ctx context.Context, opts Options) (*Chain, error) {
 
 	c.log.Info("dev chain started",
 		"chain_id", ChainID,
+		"data_dir", opts.DataDir,
+		"resumed", c.resumed,
+		"head", backend.eth.BlockChain().CurrentBlock().Number,
 		"rpc", c.rpcURL,
 		"faucet", faucetAddr,
 		"block_time", opts.BlockTime,
 	)
 	return c, nil
 }
+
+// testTokens and testAggregators are the contracts deploy creates, in faucet nonce order.
+func testTokens() []Token {
+	return []Token{{Symbol: "USDT", Decimals: TokenDecimals}, {Symbol: "USDC", Decimals: TokenDecimals}}
+}
+
+func testAggregators() []Aggregator {
+	return []Aggregator{
+		{Pair: "ETH/USD", Decimals: AggregatorDecimals},
+		{Pair: "USDT/USD", Decimals: AggregatorDecimals},
+		{Pair: "USDC/USD", Decimals: AggregatorDecimals},
+	}
+}
+
+// findContracts finds, on a resumed chain, the contracts deploy created when the chain was
+// new: at the addresses of faucet nonces 0..4.
+func (c *Chain) findContracts(ctx context.Context) error {
+	tokens, aggs := testTokens(), testAggregators()
+	var nonce uint64
+	next := func() (common.Address, error) {
+		addr := crypto.CreateAddress(c.faucetAddr, nonce)
+		nonce++
+		code, err := c.client.CodeAt(ctx, addr, nil)
+		if err != nil {
+			return addr, fmt.Errorf("devchain: resume: code at %s: %w", addr.Hex(), err)
+		}
+		if len(code) == 0 {
+			return addr, fmt.Errorf("devchain: resume: no contract at %s (faucet %s, nonce %d): the chain on disk was not created with this faucet key",
+				addr.Hex(), c.faucetAddr.Hex(), nonce-1)
+		}
+		return addr, nil
+	}
+	var err error
+	for i := range tokens {
+		if tokens[i].Address, err = next(); err != nil {
+			return err
+		}
+	}
+	for i := range aggs {
+		if aggs[i].Address, err = next(); err != nil {
+			return err
+		}
+	}
+	c.tokens, c.aggregators = tokens, aggs
+	return nil
+}
+
+// Resumed reports whether Start found the chain in Options.DataDir (and deployed nothing)
+// rather than creating it.
+func (c *Chain) Resumed() bool { return c.resumed }
 
 // deploy deploys the test tokens and price feeds in one block and checks
 // that every deployment succeeded.
@@ -285,16 +353,9 @@ func (c *Chain) deploy(ctx context.Context) error {
 	usdFeed := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(AggregatorDecimals)), nil) // 1.00000000
 	ethFeed := new(big.Int).Mul(big.NewInt(3000), usdFeed)                                  // 3000.00000000
 
-	tokens := []Token{
-		{Symbol: "USDT", Decimals: TokenDecimals},
-		{Symbol: "USDC", Decimals: TokenDecimals},
-	}
+	tokens := testTokens()
 	tokenNames := map[string]string{"USDT": "Tether USD (dev)", "USDC": "USD Coin (dev)"}
-	aggs := []Aggregator{
-		{Pair: "ETH/USD", Decimals: AggregatorDecimals},
-		{Pair: "USDT/USD", Decimals: AggregatorDecimals},
-		{Pair: "USDC/USD", Decimals: AggregatorDecimals},
-	}
+	aggs := testAggregators()
 	answers := []*big.Int{ethFeed, usdFeed, usdFeed}
 
 	ds := make([]*deployment, 0, len(tokens)+len(aggs))
@@ -418,9 +479,9 @@ func (c *Chain) ResetNonce() {
 // The bound port is not read back from the node, so for port 0 a free port
 // is reserved (listen on :0, close) and handed to the node; if another
 // process grabs it in between, node start fails and we retry with a new port.
-func startBackend(ctx context.Context, alloc types.GenesisAlloc, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
+func startBackend(ctx context.Context, alloc types.GenesisAlloc, dataDir, host string, port int, opt func(*node.Config, *ethconfig.Config)) (*Backend, string, error) {
 	if host == "" {
-		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
+		b, err := newBackend(alloc, dataDir, func(nc *node.Config, ec *ethconfig.Config) {
 			opt(nc, ec)
 			nc.HTTPHost = ""
 		})
@@ -439,7 +500,7 @@ func startBackend(ctx context.Context, alloc types.GenesisAlloc, host string, po
 				return nil, "", fmt.Errorf("devchain: reserve HTTP port: %w", err)
 			}
 		}
-		b, err := newBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
+		b, err := newBackend(alloc, dataDir, func(nc *node.Config, ec *ethconfig.Config) {
 			opt(nc, ec)
 			nc.HTTPHost = host
 			nc.HTTPPort = p

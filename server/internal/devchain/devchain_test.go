@@ -545,3 +545,90 @@ func TestCloseIdempotent(t *testing.T) {
 		t.Fatalf("HTTP server still listening on %s", addr)
 	}
 }
+
+// A chain kept in Options.DataDir survives Close: the next Start resumes it from its head with
+// its balances, nonces and contracts, deploys nothing, and the faucet can send again.
+func TestDataDirResumesTheChain(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	faucet, _ := newKey(t)
+	_, to := newKey(t)
+
+	first, err := devchain.Start(ctx, devchain.Options{FaucetKey: faucet, DataDir: dir})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if first.Resumed() {
+		t.Fatal("a new chain reports Resumed")
+	}
+	usdt, _ := first.Token("USDT")
+	h, err := first.Mint(ctx, "USDT", to, big.NewInt(1_500_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Mine(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	head, err := first.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, err := first.Client().NonceAt(ctx, first.FaucetAddress(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	again := startChain(t, devchain.Options{FaucetKey: faucet, DataDir: dir})
+	if !again.Resumed() {
+		t.Fatal("the chain in DataDir was not resumed")
+	}
+	got, err := again.Client().HeaderByNumber(ctx, head.Number)
+	if err != nil || got.Hash() != head.Hash() {
+		t.Fatalf("block %v after restart = %v (%v), want %s", head.Number, got, err, head.Hash())
+	}
+	if n, err := again.Client().NonceAt(ctx, again.FaucetAddress(), nil); err != nil || n != nonce {
+		t.Fatalf("faucet nonce after restart = %d (%v), want %d", n, err, nonce)
+	}
+	if u, ok := again.Token("USDT"); !ok || u.Address != usdt.Address {
+		t.Fatalf("USDT after restart = %v, want %s", u, usdt.Address)
+	}
+	if got := balanceOf(t, again.Client(), usdt.Address, to); got.Int64() != 1_500_000 {
+		t.Fatalf("USDT balance after restart = %v", got)
+	}
+	h, err = again.Mint(ctx, "USDT", to, big.NewInt(500_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts, err := again.Mine(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if receipts[0].BlockNumber.Cmp(head.Number) <= 0 {
+		t.Fatalf("new block %v is not above the old head %v", receipts[0].BlockNumber, head.Number)
+	}
+	if got := balanceOf(t, again.Client(), usdt.Address, to); got.Int64() != 2_000_000 {
+		t.Fatalf("USDT balance = %v, want 2000000", got)
+	}
+}
+
+// A data dir holding another faucet's chain is refused rather than half-used.
+func TestDataDirOfAnotherFaucet(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	faucet, _ := newKey(t)
+	first, err := devchain.Start(ctx, devchain.Options{FaucetKey: faucet, DataDir: dir})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newKey(t)
+	if c, err := devchain.Start(ctx, devchain.Options{FaucetKey: other, DataDir: dir}); err == nil {
+		_ = c.Close()
+		t.Fatal("Start on another faucet's chain succeeded")
+	}
+}

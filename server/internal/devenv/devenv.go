@@ -1,6 +1,7 @@
 // Package devenv runs the whole service on one machine with no set-up (`coffer dev`): a
 // private PostgreSQL cluster under the data directory (unless DATABASE_URL is set), the
-// embedded EVM dev chain, a demo operator and a panel admin, all described in dev.json.
+// embedded EVM dev chain (kept under the data directory too), a demo operator and a panel
+// admin, all described in dev.json. A restart on the same data directory resumes all of it.
 package devenv
 
 import (
@@ -18,13 +19,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -45,6 +50,9 @@ type Options struct {
 	// InternalAddr is the listen address of /metrics, OpsService and reflection (port 0: free).
 	InternalAddr string
 	BlockTime    time.Duration // dev chain block interval
+	// ChainAddr is the dev chain's JSON-RPC listen address ("": a free loopback port). A fixed
+	// one keeps the RPC URL a wallet was given valid across restarts.
+	ChainAddr string
 	// DatabaseURL, when set, replaces the private cluster.
 	DatabaseURL string
 	Log         *slog.Logger
@@ -72,13 +80,18 @@ type File struct {
 	WidgetURL string `json:"widgetUrl"`
 	PanelURL  string `json:"panelUrl"`
 	// InternalURL serves /metrics, OpsService (the opsToken) and gRPC reflection.
-	InternalURL      string      `json:"internalUrl"`
-	DatabaseURL      string      `json:"databaseUrl"`
-	OpsToken         string      `json:"opsToken"`
-	MasterKey        string      `json:"masterKey"`
-	FaucetPrivateKey string      `json:"faucetPrivateKey"`
-	Chains           []FileChain `json:"chains"`
-	Operator         struct {
+	InternalURL      string `json:"internalUrl"`
+	DatabaseURL      string `json:"databaseUrl"`
+	OpsToken         string `json:"opsToken"`
+	MasterKey        string `json:"masterKey"`
+	FaucetPrivateKey string `json:"faucetPrivateKey"`
+	// FaucetAddress holds ETH and every test token of the dev chain: import FaucetPrivateKey
+	// into a wallet to pay deposits the way a user does.
+	FaucetAddress string `json:"faucetAddress"`
+	// FaucetBalances are the faucet's balances at start, in whole units, by symbol.
+	FaucetBalances map[string]string `json:"faucetBalances"`
+	Chains         []FileChain       `json:"chains"`
+	Operator       struct {
 		ID         string `json:"id"`
 		Key        string `json:"key"`
 		WebhookURL string `json:"webhookUrl"`
@@ -202,12 +215,24 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	dev, err := devchain.Start(ctx, devchain.Options{BlockTime: opts.BlockTime, HTTPAddr: "127.0.0.1:0", FaucetKey: faucet, Logger: log})
+	chainDir, chainAddr := filepath.Join(dir, "chain"), opts.ChainAddr
+	if chainAddr == "" {
+		chainAddr = "127.0.0.1:0"
+	}
+	dev, err := devchain.Start(ctx, devchain.Options{BlockTime: opts.BlockTime, HTTPAddr: chainAddr, FaucetKey: faucet, Logger: log,
+		DataDir: chainDir})
 	if err != nil {
-		return fmt.Errorf("dev chain: %w", err)
+		return fmt.Errorf("dev chain in %s: %w; remove %s to start over", chainDir, err, dir)
 	}
 	defer dev.Close()
+	if err := checkCursor(ctx, dbURL, dev, chainDir, dir, opts.DatabaseURL != ""); err != nil {
+		return err
+	}
 	if err := fundServiceWallets(ctx, dev, keys); err != nil {
+		return err
+	}
+	faucetBalances, err := balances(ctx, dev, dev.FaucetAddress())
+	if err != nil {
 		return err
 	}
 	_, bankroll := keys.DevBankroll()
@@ -254,7 +279,8 @@ func Run(ctx context.Context, opts Options) error {
 	a.InternalListener = iln
 	f := File{BaseURL: baseURL, WidgetURL: cfg.WidgetURL, PanelURL: baseURL + "/panel", InternalURL: "http://" + iln.Addr().String(),
 		DatabaseURL: dbURL,
-		OpsToken:    st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey}
+		OpsToken:    st.OpsToken, MasterKey: st.MasterKey, FaucetPrivateKey: "0x" + st.FaucetKey,
+		FaucetAddress: dev.FaucetAddress().Hex(), FaucetBalances: faucetBalances}
 	f.Operator.ID, f.Operator.Key, f.Operator.WebhookURL = st.OperatorID, st.OperatorKey, webhookURL
 	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
 	for _, n := range registry.Networks() {
@@ -291,29 +317,147 @@ func prepareDatabase(ctx context.Context, dbURL string, box *secret.Box, log *sl
 	return wallet.Load(ctx, pool, box)
 }
 
-// fundServiceWallets gives the gas tank (ERC20 sweep gas) and the hot wallet (payouts) ether
-// and test tokens from the faucet; the dev chain starts empty on every run.
+// checkCursor refuses a dev chain that is not the one PostgreSQL scanned: the chain directory
+// was removed or reset while the database was kept (or the database comes from elsewhere).
+// The deposits, sweeps and wallet nonces PostgreSQL records would then refer to blocks and
+// transactions the chain does not have, and the stack could take no deposit.
+func checkCursor(ctx context.Context, dbURL string, dev *devchain.Chain, chainDir, dir string, externalDB bool) error {
+	pool, err := store.Open(ctx, dbURL, 1)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	var next int64
+	err = pool.QueryRow(ctx, `SELECT next_block FROM chain_cursors WHERE chain_id = $1`, dev.ChainID()).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil // nothing scanned yet
+	}
+	if err != nil {
+		return fmt.Errorf("read the chain cursor: %w", err)
+	}
+	number, want := next-1, ""
+	err = pool.QueryRow(ctx, `SELECT number, hash FROM chain_blocks WHERE chain_id = $1 ORDER BY number DESC LIMIT 1`, dev.ChainID()).Scan(&number, &want)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("read the scanned blocks: %w", err)
+	}
+	if number < 0 {
+		return nil
+	}
+	head, err := dev.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("dev chain head: %w", err)
+	}
+	var found string
+	if h, err := dev.Client().HeaderByNumber(ctx, big.NewInt(number)); err == nil {
+		found = h.Hash().Hex()
+	} else if !errors.Is(err, ethereum.NotFound) {
+		return fmt.Errorf("dev chain block %d: %w", number, err)
+	}
+	if found != "" && (want == "" || strings.EqualFold(found, want)) {
+		return nil
+	}
+	what := fmt.Sprintf("has no block %d (its head is block %d)", number, head.Number)
+	if found != "" {
+		what = fmt.Sprintf("has block %d with hash %s, not %s", number, found, want)
+	}
+	fix := fmt.Sprintf("remove %s to start over (rm -rf %s)", dir, dir)
+	if externalDB {
+		fix = "start over with an empty database (DATABASE_URL) and remove " + dir
+	}
+	return fmt.Errorf("the dev chain in %s was reset: PostgreSQL scanned it up to block %d but the chain %s, "+
+		"so the deposits, sweeps and wallet nonces PostgreSQL records are not on it and no deposit could be taken; %s",
+		chainDir, number, what, fix)
+}
+
+// Amounts the faucet gives out at first start, or to a service wallet found empty (a new
+// database on a kept chain): 1,000 ETH to the gas tank (ERC20 sweep gas) and to the hot wallet
+// (payouts), 1,000,000 of each test token to the hot wallet, and 1,000,000,000 of each test
+// token to the faucet itself, from which deposits are paid as from a user's wallet.
+const (
+	walletEther = 1000
+	hotTokens   = 1_000_000_000_000     // 1,000,000 tokens of 6 decimals
+	faucetToken = 1_000_000_000_000_000 // 1,000,000,000 tokens of 6 decimals
+)
+
+// fundServiceWallets funds, from the faucet, what a new dev chain lacks: the faucet's own test
+// tokens, and the gas tank and hot wallet. A resumed chain keeps its balances; a wallet it
+// holds no ether for is new (the database was reset) and is funded.
 func fundServiceWallets(ctx context.Context, dev *devchain.Chain, keys *wallet.Keys) error {
 	_, gasTank := keys.GasTank()
 	_, hot := keys.HotWallet()
-	thousand := new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18))
 	var hashes []common.Hash
+	if !dev.Resumed() {
+		for _, t := range dev.Tokens() {
+			h, err := dev.Mint(ctx, t.Symbol, dev.FaucetAddress(), big.NewInt(faucetToken))
+			if err != nil {
+				return fmt.Errorf("mint %s: %w", t.Symbol, err)
+			}
+			hashes = append(hashes, h)
+		}
+	}
 	for _, to := range []common.Address{gasTank, hot} {
-		h, err := dev.SendNative(ctx, to, thousand)
+		bal, err := dev.Client().BalanceAt(ctx, to, nil)
+		if err != nil {
+			return fmt.Errorf("balance of %s: %w", to.Hex(), err)
+		}
+		if bal.Sign() > 0 {
+			continue
+		}
+		h, err := dev.SendNative(ctx, to, new(big.Int).Mul(big.NewInt(walletEther), big.NewInt(1e18)))
 		if err != nil {
 			return fmt.Errorf("fund %s: %w", to.Hex(), err)
 		}
 		hashes = append(hashes, h)
-	}
-	for _, t := range dev.Tokens() {
-		h, err := dev.Mint(ctx, t.Symbol, hot, big.NewInt(1_000_000_000_000)) // 1,000,000 tokens of 6 decimals
-		if err != nil {
-			return fmt.Errorf("mint %s: %w", t.Symbol, err)
+		if to != hot {
+			continue
 		}
-		hashes = append(hashes, h)
+		for _, t := range dev.Tokens() {
+			h, err := dev.Mint(ctx, t.Symbol, hot, big.NewInt(hotTokens))
+			if err != nil {
+				return fmt.Errorf("mint %s: %w", t.Symbol, err)
+			}
+			hashes = append(hashes, h)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
 	}
 	_, err := dev.Mine(ctx, hashes...)
 	return err
+}
+
+// balances returns holder's ether and test token balances on the dev chain, in whole units.
+func balances(ctx context.Context, dev *devchain.Chain, holder common.Address) (map[string]string, error) {
+	wei, err := dev.Client().BalanceAt(ctx, holder, nil)
+	if err != nil {
+		return nil, fmt.Errorf("balance of %s: %w", holder.Hex(), err)
+	}
+	out := map[string]string{"ETH": formatUnits(wei, 18)}
+	tt := contracts.NewTestToken()
+	for _, t := range dev.Tokens() {
+		b, err := bind.Call(tt.Instance(dev.Client(), t.Address), &bind.CallOpts{Context: ctx}, tt.PackBalanceOf(holder), tt.UnpackBalanceOf)
+		if err != nil {
+			return nil, fmt.Errorf("%s balance of %s: %w", t.Symbol, holder.Hex(), err)
+		}
+		out[t.Symbol] = formatUnits(b, int(t.Decimals))
+	}
+	return out, nil
+}
+
+// formatUnits writes a base-unit amount in whole units with its decimals, e.g. 1.500000.
+func formatUnits(x *big.Int, decimals int) string {
+	s := new(big.Int).Abs(x).String()
+	if len(s) <= decimals {
+		s = strings.Repeat("0", decimals-len(s)+1) + s
+	}
+	whole, frac := s[:len(s)-decimals], s[len(s)-decimals:]
+	if x.Sign() < 0 {
+		whole = "-" + whole
+	}
+	if decimals == 0 {
+		return whole
+	}
+	return whole + "." + frac
 }
 
 func chainRegistry(dev *devchain.Chain, bankroll common.Address) (*chain.Registry, error) {
@@ -392,6 +536,7 @@ func fundDemo(ctx context.Context, ledger *funds.Ledger, operatorID string, chai
 }
 
 func printSummary(w io.Writer, f File, path string) {
+	c := f.Chains[0]
 	fmt.Fprintf(w, `
 Coffer dev is running.
 
@@ -411,8 +556,27 @@ Create a deposit session:
     -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
     -d '{"externalUserId":"user-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"25.00"}'
 
-Everything above is in %s. Ctrl-C stops it all.
+Pay it from a wallet: the faucet %s holds
+`, f.BaseURL, f.WidgetURL, f.PanelURL, f.Admin.Email, f.Admin.Password, f.InternalURL, f.DatabaseURL, c.RPCURL, c.ChainID,
+		f.Operator.ID, f.Operator.Key, f.BaseURL, f.Operator.Key, f.FaucetAddress)
+	fmt.Fprintf(w, "  %-5s %s (native)\n", "ETH", f.FaucetBalances["ETH"])
+	for _, t := range c.Tokens {
+		fmt.Fprintf(w, "  %-5s %s (token %s, %d decimals)\n", t.Symbol, f.FaucetBalances[t.Symbol], t.ContractAddress, t.Decimals)
+	}
+	token := FileToken{Symbol: "USDT", ContractAddress: "<token>", Decimals: 6}
+	if len(c.Tokens) > 0 {
+		token = c.Tokens[0]
+	}
+	fmt.Fprintf(w, `Import its key (faucetPrivateKey) into a wallet on RPC %s, chain id %d, open the widget and
+send the token to the address it shows; or, with Foundry's cast, take data.address from the API:
 
-`, f.BaseURL, f.WidgetURL, f.PanelURL, f.Admin.Email, f.Admin.Password, f.InternalURL, f.DatabaseURL, f.Chains[0].RPCURL, f.Chains[0].ChainID,
-		f.Operator.ID, f.Operator.Key, f.BaseURL, f.Operator.Key, path)
+  curl -s %s/depositor/address -H 'Content-Type: application/json' \
+    -d '{"sid":"<sid>","currency":"%s","chainId":%d}'
+  cast send %s 'transfer(address,uint256)' <address> 25000000 \
+    --private-key %s --rpc-url %s
+
+After %d confirmations the deposit is credited and the demo webhook is delivered.
+Everything above is in %s. Ctrl-C stops it all; `+"`coffer dev`"+` on the same data directory resumes it.
+
+`, c.RPCURL, c.ChainID, f.BaseURL, token.Symbol, c.ChainID, token.ContractAddress, f.FaucetPrivateKey, c.RPCURL, c.Confirmations, path)
 }
