@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -106,7 +105,8 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	//nolint:noctx // stop ends it with SIGTERM and checks the clean exit; the test's context would kill it first
 	cmd := exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", "127.0.0.1:0", "--internal-addr", "127.0.0.1:0", "--chain-addr", "127.0.0.1:0", "--block-time", "200ms")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=")
-	var stdout, stderr bytes.Buffer
+	// The process writes these while the test reads them: proctest.Buffer locks.
+	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -156,6 +156,10 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 			t.Fatalf("no dev.json after 60 s\n%s", stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// dev.json is written before the summary is printed: wait for the summary's last line.
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(stdout.String(), "Ctrl-C stops it all") && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
 	}
 	if !strings.Contains(stdout.String(), f.Operator.Key) {
 		t.Errorf("the printed summary lacks the operator key:\n%s", stdout.String())
