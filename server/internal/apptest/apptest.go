@@ -68,10 +68,11 @@ type Options struct {
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
-// Nothing in the foundation contacts its RPC URL.
+// Nothing in the foundation contacts its RPC URL, and nothing listens there (port 9 on
+// loopback, not 8545, where `make run`'s dev chain may be answering while tests run).
 func TestChains() []chain.Network {
 	return []chain.Network{{
-		ChainID: 1337, Name: "Coffer Dev Chain", RPCURLs: []string{"http://127.0.0.1:8545"}, Confirmations: 3,
+		ChainID: 1337, Name: "Coffer Dev Chain", RPCURLs: []string{"http://127.0.0.1:9"}, Confirmations: 3,
 		NativeSymbol: "ETH", NativeDecimals: 18,
 		Tokens: []chain.Token{
 			{Symbol: "USDT", ContractAddress: common.HexToAddress("0x00000000000000000000000000000000000000a1"), Decimals: 6},

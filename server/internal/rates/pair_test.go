@@ -38,7 +38,7 @@ func TestPair(t *testing.T) {
 func TestPriceAsset(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	chains, err := chain.NewRegistry([]chain.Network{{ChainID: 1337, Name: "Dev", RPCURLs: []string{"http://127.0.0.1:8545"},
+	chains, err := chain.NewRegistry([]chain.Network{{ChainID: 1337, Name: "Dev", RPCURLs: []string{"http://127.0.0.1:9"},
 		Confirmations: 1, NativeSymbol: "ETH", NativeDecimals: 18}})
 	if err != nil {
 		t.Fatal(err)
