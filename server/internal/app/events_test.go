@@ -247,3 +247,67 @@ func TestEventStreamResume(t *testing.T) {
 		t.Errorf("duplicates across the resume: %v", got)
 	}
 }
+
+// TestEventIsolation: over Connect, an operator's feed holds its own events only; a parent
+// reads a sub-operator's by naming it; another operator's feed, stream and events are
+// NOT_FOUND, never PERMISSION_DENIED.
+func TestEventIsolation(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	opA, keyA := env.Operator(t, domain.OperatorSettings{})
+	opB, keyB := env.Operator(t, domain.OperatorSettings{})
+	sub, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
+	c := cofferv1connect.NewEventServiceClient(http.DefaultClient, env.URL)
+	as := func(key string) context.Context { return withBearer(t.Context(), key) }
+	events := map[string]string{}
+	for _, op := range []domain.Operator{opA, opB, sub} {
+		id, err := enqueueEvent(t.Context(), env.Pool, env.Services.Webhooks, op.ID, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events[op.ID] = id
+	}
+	for _, tc := range []struct{ name, key, operatorID, want string }{
+		{"A", keyA, "", opA.ID}, {"B", keyB, "", opB.ID}, {"sub-operator", subKey, "", sub.ID},
+		{"A naming its sub-operator", keyA, sub.ID, sub.ID},
+	} {
+		res, err := c.ListEvents(as(tc.key), &cofferv1.EventServiceListEventsRequest{OperatorId: tc.operatorID})
+		if err != nil || len(res.Events) != 1 || res.Events[0].EventId != events[tc.want] {
+			t.Errorf("%s lists %v %v; want only %s", tc.name, res, err, events[tc.want])
+		}
+		sctx, cancel := context.WithTimeout(as(tc.key), 10*time.Second)
+		stream, err := c.SubscribeEvents(sctx, &cofferv1.SubscribeEventsRequest{OperatorId: tc.operatorID})
+		if err != nil || !stream.Receive() || stream.Msg().GetEvent().GetEventId() != events[tc.want] {
+			t.Errorf("%s subscribes: %v", tc.name, err)
+		}
+		cancel()
+	}
+	for _, tc := range []struct{ name, key, owner, operatorID string }{
+		{"B redelivers A's", keyB, opA.ID, ""},
+		{"B redelivers A's naming A", keyB, opA.ID, opA.ID},
+		{"A redelivers its sub-operator's without naming it", keyA, sub.ID, ""},
+		{"the sub-operator redelivers its parent's", subKey, opA.ID, opA.ID},
+		{"A redelivers B's naming its sub-operator", keyA, opB.ID, sub.ID},
+	} {
+		_, err := c.RedeliverEvent(as(tc.key), &cofferv1.RedeliverEventRequest{EventId: events[tc.owner], OperatorId: tc.operatorID})
+		wantConnectError(t, tc.name, err, connect.CodeNotFound, "NOT_FOUND")
+		if tc.operatorID != "" && tc.operatorID != sub.ID {
+			_, err = c.ListEvents(as(tc.key), &cofferv1.EventServiceListEventsRequest{OperatorId: tc.operatorID})
+			wantConnectError(t, tc.name+" (list)", err, connect.CodeNotFound, "NOT_FOUND")
+			stream, err := c.SubscribeEvents(as(tc.key), &cofferv1.SubscribeEventsRequest{OperatorId: tc.operatorID})
+			if err == nil {
+				if stream.Receive() {
+					t.Errorf("%s (stream): received %v", tc.name, stream.Msg())
+				}
+				err = stream.Err()
+			}
+			wantConnectError(t, tc.name+" (stream)", err, connect.CodeNotFound, "NOT_FOUND")
+		}
+	}
+	// A bad cursor is INVALID_ARGUMENT on "after", on the stream too.
+	stream, err := c.SubscribeEvents(as(keyA), &cofferv1.SubscribeEventsRequest{After: "xyz"})
+	if err == nil {
+		stream.Receive()
+		err = stream.Err()
+	}
+	wantConnectError(t, "bad cursor", err, connect.CodeInvalidArgument, "INVALID_ARGUMENT")
+}
