@@ -265,6 +265,7 @@ func TestEventIsolation(t *testing.T) {
 			t.Fatal(err)
 		}
 		events[op.ID] = id
+		waitFeed(t, env, op.ID, 1)
 	}
 	for _, tc := range []struct{ name, key, operatorID, want string }{
 		{"A", keyA, "", opA.ID}, {"B", keyB, "", opB.ID}, {"sub-operator", subKey, "", sub.ID},
@@ -310,4 +311,24 @@ func TestEventIsolation(t *testing.T) {
 		err = stream.Err()
 	}
 	wantConnectError(t, "bad cursor", err, connect.CodeInvalidArgument, "INVALID_ARGUMENT")
+}
+
+// waitFeed waits until the feed of operatorID shows n events: an event shows once every
+// transaction that started before it committed has ended, anywhere on the cluster.
+func waitFeed(t *testing.T, env *apptest.Env, operatorID string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		evs, _, err := env.Services.Webhooks.Feed(t.Context(), domain.Operators(operatorID), "", webhook.MaxFeedLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed of %s shows %d events after 15 s; want %d", operatorID, len(evs), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
@@ -35,11 +36,10 @@ func insertEvent(t *testing.T, env *apptest.Env, operatorID string, typ domain.E
 	t.Helper()
 	id := uuid.NewString()
 	var msg proto.Message
-	switch typ {
-	case "WITHDRAW_COMPLETE":
+	if typ == "WITHDRAW_COMPLETE" {
 		msg = &cofferv1.WithdrawCompleteEvent{Event: "WITHDRAW_COMPLETE", WithdrawRequestId: "6b000000-0000-4000-8000-000000000001",
 			ExternalUserId: "feed-user", Type: "DIRECT_TRANSFER", Status: "COMPLETED", FiatAmount: "25.00", Test: sync}
-	default:
+	} else {
 		ref := "order-7"
 		msg = &cofferv1.DepositEvent{Event: "DEPOSIT", DepositId: 7, IdempotencyKey: "idem-7", ExternalUserId: "feed-user",
 			Amount: "24900000", GrossAmount: "25000000", FeeAmount: "100000", ChainId: 1337,
@@ -83,6 +83,27 @@ func newEventFixture(t *testing.T) *eventFixture {
 	f.otherEvent = insertEvent(t, env, f.other.ID, "DEPOSIT", domain.DeliveryDelivered, false)
 	f.syncTest = insertEvent(t, env, f.op.ID, "DEPOSIT", domain.DeliveryFailed, true)
 	f.pending = insertEvent(t, env, f.op.ID, "WITHDRAW_COMPLETE", domain.DeliveryPending, false)
+	// An event shows in the feed once every transaction older than its own has ended, on the
+	// whole cluster (other tests' included): wait for all of them.
+	deadline := time.Now().Add(15 * time.Second)
+	for _, c := range []struct {
+		op domain.Operator
+		n  int
+	}{{f.op, 4}, {f.child, 1}, {f.other, 1}} {
+		for {
+			evs, _, err := env.Services.Webhooks.Feed(t.Context(), domain.Operators(c.op.ID), "", 200)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == c.n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the feed shows %d events of %s; want %d", len(evs), c.op.ID, c.n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	return f
 }
 
