@@ -27,8 +27,8 @@ export interface CofferClient {
   deposits: Client<typeof DepositService>;
   /**
    * The event feed: listEvents (after a cursor), subscribeEvents (a server stream: pass
-   * `{ timeoutMs: 0 }` or a signal of your own as call options, since the per-call timeout
-   * would end it; resume with the last message's cursor), redeliverEvent.
+   * `{ timeoutMs: 0, signal }` as call options, since the per-call timeout would end it;
+   * resume with the last message's cursor), redeliverEvent.
    */
   events: Client<typeof EventService>;
 }
