@@ -23,6 +23,9 @@ type EventServer struct {
 	// Poll is how often a caught-up subscription looks for new events; webhook.FeedPoll when
 	// zero.
 	Poll time.Duration
+	// Draining closes when the process starts shutting down: open streams end then (cleanly;
+	// clients resume from their last cursor), instead of holding the shutdown up.
+	Draining <-chan struct{}
 }
 
 // ListEvents reads the feed after a cursor, oldest first.
@@ -44,7 +47,7 @@ func (s *EventServer) SubscribeEvents(ctx context.Context, req *cofferv1.Subscri
 	if err != nil {
 		return err
 	}
-	return s.Webhooks.Follow(ctx, scope, req.GetAfter(), s.Poll, func(ev domain.WebhookEvent, cursor string) error {
+	return s.Webhooks.Follow(ctx, scope, req.GetAfter(), s.Poll, s.Draining, func(ev domain.WebhookEvent, cursor string) error {
 		return stream.Send(&cofferv1.SubscribeEventsResponse{Event: feedEventProto(ev), Cursor: cursor})
 	})
 }

@@ -83,9 +83,12 @@ func (s *Service) Feed(ctx context.Context, scope domain.Scope, after string, li
 const FeedPoll = 250 * time.Millisecond
 
 // Follow replays the feed from the cursor, then follows it live, calling send with each event
-// and the cursor right after it, until ctx ends (nil then) or send or a read fails. poll is the
-// wait between reads once caught up (FeedPoll when zero).
-func (s *Service) Follow(ctx context.Context, scope domain.Scope, after string, poll time.Duration, send func(domain.WebhookEvent, string) error) error {
+// and the cursor right after it, until ctx ends or stop closes (nil then: the process is
+// shutting down, and the client resumes elsewhere from its last cursor), or send or a read
+// fails. poll is the wait between reads once caught up (FeedPoll when zero); stop may be nil.
+func (s *Service) Follow(ctx context.Context, scope domain.Scope, after string, poll time.Duration, stop <-chan struct{},
+	send func(domain.WebhookEvent, string) error,
+) error {
 	if _, err := decodeFeedCursor(after); err != nil {
 		return err
 	}
@@ -97,6 +100,8 @@ func (s *Service) Follow(ctx context.Context, scope domain.Scope, after string, 
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-stop:
 			return nil
 		case <-timer.C:
 		}
