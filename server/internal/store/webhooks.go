@@ -182,11 +182,11 @@ type FeedPosition struct {
 	ID   string
 }
 
-// ListEventFeed reads the event feed of the operators in scope (nil: every operator) after a
-// position, in (txid, id) order: only events whose inserting transaction is below the
-// snapshot's xmin, so no event can later commit before the last one returned.
-func (q *Queries) ListEventFeed(ctx context.Context, scope []string, after FeedPosition, limit int) ([]domain.WebhookEvent, error) {
-	rows, err := sqlc.ListEventFeed(ctx, q.db, dbsqlc.ListEventFeedParams{OperatorIDs: scope, AfterTxid: after.Txid,
+// ListEventFeed reads an operator's event feed after a position, in (txid, id) order: only
+// events whose inserting transaction is below the snapshot's xmin, so no event can later commit
+// before the last one returned.
+func (q *Queries) ListEventFeed(ctx context.Context, operatorID string, after FeedPosition, limit int) ([]domain.WebhookEvent, error) {
+	rows, err := sqlc.ListEventFeed(ctx, q.db, dbsqlc.ListEventFeedParams{OperatorID: operatorID, AfterTxid: after.Txid,
 		AfterID: after.ID, MaxRows: rowLimit(limit)})
 	if err != nil || rows == nil {
 		return nil, err

@@ -55,7 +55,7 @@ func decodeFeedCursor(after string) (store.FeedPosition, error) {
 	return store.FeedPosition{Txid: p.Tx, ID: p.ID}, nil
 }
 
-// Feed reads up to limit events of the operators in scope after the cursor (DefaultFeedLimit
+// Feed reads up to limit events of the one operator in scope after the cursor (DefaultFeedLimit
 // when limit <= 0, at most MaxFeedLimit), oldest first, and the cursor to resume from: after
 // the last event returned, or the same position when there is none yet. It is never empty:
 // a reader keeps calling with it, and a page shorter than limit means it has caught up.
@@ -68,7 +68,11 @@ func (s *Service) Feed(ctx context.Context, scope domain.Scope, after string, li
 		limit = DefaultFeedLimit
 	}
 	limit = min(limit, MaxFeedLimit)
-	evs, err := store.New(s.pool).ListEventFeed(ctx, auth.OperatorIDs(scope), pos, limit)
+	all, ids := scope.Filter()
+	if all || len(ids) != 1 {
+		return nil, "", fault.Invalid("operatorId", "name one operator: the event feed is an operator's own")
+	}
+	evs, err := store.New(s.pool).ListEventFeed(ctx, ids[0], pos, limit)
 	if err != nil {
 		return nil, "", fault.Wrap(err, "read the event feed")
 	}

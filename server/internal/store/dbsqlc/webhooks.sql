@@ -97,14 +97,14 @@ RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, atte
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid;
 
 -- name: ListEventFeed :many
--- The event feed: events of the operators in scope in (txid, id) order, strictly after the
--- position (after_txid, after_id), and only those whose transaction is below the snapshot's
--- xmin: every such transaction has finished, so nothing can commit behind the last row
--- returned. @max_rows bounds the page.
+-- The event feed of one operator in (txid, id) order, strictly after the position
+-- (after_txid, after_id), and only the events whose transaction is below the snapshot's xmin:
+-- every such transaction has finished, so nothing can commit behind the last row returned.
+-- @max_rows bounds the page. One ordered range of webhook_events_feed_idx, however long the feed.
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
-WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
+WHERE operator_id = @operator_id
   AND (txid, id) > (@after_txid::xid8, @after_id::uuid)
   AND txid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY txid, id

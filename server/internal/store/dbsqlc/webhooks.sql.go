@@ -197,7 +197,7 @@ const listEventFeed = `-- name: ListEventFeed :many
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
-WHERE ($1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]))
+WHERE operator_id = $1
   AND (txid, id) > ($2::xid8, $3::uuid)
   AND txid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY txid, id
@@ -205,19 +205,19 @@ LIMIT $4
 `
 
 type ListEventFeedParams struct {
-	OperatorIDs []string
-	AfterTxid   uint64
-	AfterID     string
-	MaxRows     int32
+	OperatorID string
+	AfterTxid  uint64
+	AfterID    string
+	MaxRows    int32
 }
 
-// The event feed: events of the operators in scope in (txid, id) order, strictly after the
-// position (after_txid, after_id), and only those whose transaction is below the snapshot's
-// xmin: every such transaction has finished, so nothing can commit behind the last row
-// returned. @max_rows bounds the page.
+// The event feed of one operator in (txid, id) order, strictly after the position
+// (after_txid, after_id), and only the events whose transaction is below the snapshot's xmin:
+// every such transaction has finished, so nothing can commit behind the last row returned.
+// @max_rows bounds the page. One ordered range of webhook_events_feed_idx, however long the feed.
 func (q *Queries) ListEventFeed(ctx context.Context, db DBTX, arg ListEventFeedParams) ([]WebhookEvent, error) {
 	rows, err := db.Query(ctx, listEventFeed,
-		arg.OperatorIDs,
+		arg.OperatorID,
 		arg.AfterTxid,
 		arg.AfterID,
 		arg.MaxRows,
