@@ -12,6 +12,7 @@ import { BalanceService } from "./gen/coffer/v1/funds_pb.js";
 import { ChainService } from "./gen/coffer/v1/chain_pb.js";
 import { DepositService } from "./gen/coffer/v1/deposit_pb.js";
 import { DepositorService } from "./gen/coffer/v1/depositor_pb.js";
+import { EventService } from "./gen/coffer/v1/event_feed_pb.js";
 import { SessionService } from "./gen/coffer/v1/session_pb.js";
 import { WithdrawalService } from "./gen/coffer/v1/withdrawal_pb.js";
 import { jsonSafe } from "./json.js";
@@ -24,6 +25,12 @@ export interface CofferClient {
   chains: Client<typeof ChainService>;
   balances: Client<typeof BalanceService>;
   deposits: Client<typeof DepositService>;
+  /**
+   * The event feed: listEvents (after a cursor), subscribeEvents (a server stream: pass
+   * `{ timeoutMs: 0, signal }` as call options, since the per-call timeout would end it;
+   * resume with the last message's cursor), redeliverEvent.
+   */
+  events: Client<typeof EventService>;
 }
 
 export interface ClientOptions {
@@ -62,6 +69,7 @@ export function clientsFor(transport: Transport): CofferClient {
     chains: connectClient(ChainService, transport),
     balances: connectClient(BalanceService, transport),
     deposits: connectClient(DepositService, transport),
+    events: connectClient(EventService, transport),
   };
 }
 

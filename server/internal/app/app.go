@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,9 @@ type App struct {
 	handler  http.Handler
 	internal http.Handler
 	schemaOK atomic.Bool
+	// draining closes when the HTTP servers start shutting down: event streams end then.
+	draining  chan struct{}
+	drainOnce sync.Once
 
 	// InternalListener, when set before Run, serves the internal handler; otherwise Run
 	// listens on Config.InternalAddr.
@@ -129,6 +133,8 @@ func (a *App) InternalHandler() http.Handler { return a.internal }
 func (a *App) routes() (public, internal http.Handler) {
 	authn := &rpc.Authenticator{Operators: a.Services.Operators, Admins: a.Services.Admins, OpsToken: a.Config.OpsToken}
 	servers := a.Services.servers()
+	a.draining = make(chan struct{})
+	servers.Event.Draining = a.draining
 	health := func(mux *http.ServeMux) {
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -260,6 +266,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		srv := &http.Server{Handler: limitRequests(h, a.Config.HTTPReadTimeout, a.Config.HTTPWriteTimeout),
 			Protocols: protocols, ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: IdleTimeout, MaxHeaderBytes: MaxHeaderBytes,
 			ErrorLog: slog.NewLogLogger(a.Log.Handler(), slog.LevelWarn)}
+		srv.RegisterOnShutdown(func() { a.drainOnce.Do(func() { close(a.draining) }) })
 		go func() {
 			a.Log.Info(what+" listening", "addr", l.Addr().String(), "role", a.Config.Role)
 			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {

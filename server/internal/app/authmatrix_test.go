@@ -46,7 +46,7 @@ var credNames = [numCreds]string{"none", "operator key", "other operator's key",
 // has no node, so a replay that passes authentication cannot reach one).
 //
 //   - Operator endpoints take only the operator key: none → 401, admin/ops token → 403.
-//     Operator A's deposit and withdrawal are NOT_FOUND to operator B (never FORBIDDEN).
+//     Operator A's deposit, withdrawal and event are NOT_FOUND to operator B (never FORBIDDEN).
 //   - Session-scoped endpoints (/depositor/address, /withdraw/direct-transfer, WidgetService)
 //     authenticate by the sid alone. In every column but "sid" the body carries an unknown sid,
 //     so a Bearer credential gets 401: it does not stand in for the sid.
@@ -78,6 +78,8 @@ GET   /deposits                           401       200       200       403     
 GET   /deposits/{depositId}               401       200       404       403       403       401
 GET   /withdrawals                        401       200       200       403       403       401
 GET   /withdrawals/{withdrawRequestId}    401       200       404       403       403       401
+GET   /events                             401       200       200       403       403       401
+POST  /events/{eventId}/redeliver         401       200       404       403       403       401
 
 SessionService.CreateDepositSession       unauth    ok        ok        denied    denied    unauth
 SessionService.CreateWithdrawSession      unauth    ok        ok        denied    denied    unauth
@@ -90,6 +92,9 @@ WithdrawalService.ListWithdrawals         unauth    ok        ok        denied  
 BalanceService.ListBalances               unauth    ok        ok        denied    denied    unauth
 DepositService.ListDeposits               unauth    ok        ok        denied    denied    unauth
 DepositService.GetDeposit                 unauth    ok        notfound  denied    denied    unauth
+EventService.ListEvents                   unauth    ok        ok        denied    denied    unauth
+EventService.SubscribeEvents              unauth    ok        ok        denied    denied    unauth
+EventService.RedeliverEvent               unauth    ok        notfound  denied    denied    unauth
 ChainService.ListChains                   ok        ok        ok        ok        ok        ok
 WidgetService.GetSession                  unauth    unauth    unauth    unauth    unauth    ok
 WidgetService.GetDepositAddress           unauth    unauth    unauth    unauth    unauth    ok
@@ -197,7 +202,9 @@ type matrixFixture struct {
 	// depositID and withdrawalID are operator A's deposit and withdrawal (the reconciliation reads).
 	depositID    int64
 	withdrawalID string
-	rpc          matrixClients
+	// eventID is operator A's delivered event (redelivered; then pending, which answers as it is).
+	eventID string
+	rpc     matrixClients
 	// freshWithdraw opens another withdraw session of operator A: each withdrawal submitted
 	// with the valid sid gets its own, since submissions are rate-limited per session.
 	freshWithdraw func() string
@@ -221,6 +228,7 @@ type matrixClients struct {
 	ops        cofferv1connect.OpsServiceClient
 	balance    cofferv1connect.BalanceServiceClient
 	deposit    cofferv1connect.DepositServiceClient
+	event      cofferv1connect.EventServiceClient
 }
 
 func newMatrixFixture(t *testing.T) *matrixFixture {
@@ -228,9 +236,9 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	env := apptest.Start(t, apptest.Options{})
 	ctx := t.Context()
 	f := &matrixFixture{env: env}
-	var keyA, keyB string
+	var keyA string
 	f.opA, keyA = env.Operator(t, domain.OperatorSettings{})
-	_, keyB = env.Operator(t, domain.OperatorSettings{})
+	opB, keyB := env.Operator(t, domain.OperatorSettings{})
 	f.opC, _ = env.Operator(t, domain.OperatorSettings{})
 	adm, adminToken := env.Admin(t, "")
 	f.adminEmail = adm.Email
@@ -271,6 +279,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		ops:        cofferv1connect.NewOpsServiceClient(hc, env.InternalURL), // the internal listener's
 		balance:    cofferv1connect.NewBalanceServiceClient(hc, base),
 		deposit:    cofferv1connect.NewDepositServiceClient(hc, base),
+		event:      cofferv1connect.NewEventServiceClient(hc, base),
 	}
 	// Records in final states, which no job moves: an orphaned deposit, a rejected withdrawal.
 	f.depositID = env.InsertDeposit(t, domain.Deposit{OperatorID: f.opA.ID, ExternalUserID: "matrix-user", ChainID: 1337,
@@ -284,6 +293,18 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 		ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
 		Address: matrixAddress, FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000),
 		ExpiresAt: time.Now().Add(24 * time.Hour), AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
+	// A delivered event each for A and B (B's own feed is not empty: its stream has one to send).
+	for _, op := range []string{f.opA.ID, opB.ID} {
+		id := uuid.NewString()
+		if _, err := env.Pool.Exec(ctx, `INSERT INTO webhook_events (id, operator_id, event_type, subject_id, body, state, attempts,
+			last_status, last_attempt_at, delivered_at) VALUES ($1::uuid, $2, 'DEPOSIT', $1::text, 'event=DEPOSIT', 'delivered', 1, 200, now(), now())`,
+			id, op); err != nil {
+			t.Fatal(err)
+		}
+		if op == f.opA.ID {
+			f.eventID = id
+		}
+	}
 	return f
 }
 
@@ -349,6 +370,12 @@ var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path
 	},
 	"GET /withdrawals/{withdrawRequestId}": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
 		return "GET", "/withdrawals/" + f.withdrawalID, ""
+	},
+	"GET /events": func(*matrixFixture, sessionIDs) (string, string, string) {
+		return "GET", "/events", ""
+	},
+	"POST /events/{eventId}/redeliver": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
+		return "POST", "/events/" + f.eventID + "/redeliver", ""
 	},
 }
 
@@ -545,6 +572,26 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 		_, err := f.rpc.deposit.GetDeposit(ctx, &cofferv1.GetDepositRequest{DepositId: f.depositID})
 		return err
 	},
+	cofferv1connect.EventServiceListEventsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.event.ListEvents(ctx, &cofferv1.EventServiceListEventsRequest{})
+		return err
+	},
+	cofferv1connect.EventServiceSubscribeEventsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		stream, err := f.rpc.event.SubscribeEvents(ctx, &cofferv1.SubscribeEventsRequest{})
+		if err != nil {
+			return err
+		}
+		defer stream.Close()
+		// Both operators' feeds hold an event, sent at once: one is enough.
+		if !stream.Receive() {
+			return stream.Err()
+		}
+		return nil
+	},
+	cofferv1connect.EventServiceRedeliverEventProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.event.RedeliverEvent(ctx, &cofferv1.RedeliverEventRequest{EventId: f.eventID})
+		return err
+	},
 	cofferv1connect.AdminServiceListOperatorFundsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.admin.ListOperatorFunds(ctx, &cofferv1.ListOperatorFundsRequest{})
 		return err
@@ -737,8 +784,8 @@ func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
 			t.Errorf("matrix: no request for procedure %s", p)
 		}
 	}
-	if len(restRequests) != 17 {
-		t.Errorf("matrix: %d REST routes, want the 17 of legacy.go", len(restRequests))
+	if len(restRequests) != 19 {
+		t.Errorf("matrix: %d REST routes, want the 19 of legacy.go", len(restRequests))
 	}
 	for route := range restRequests {
 		if !rows[route] {

@@ -24,7 +24,7 @@ const (
 
 // streaming reports the routes that answer with a long-lived stream: no write deadline.
 func streaming(path string) bool {
-	return path == cofferv1connect.WidgetServiceWatchDepositsProcedure
+	return path == cofferv1connect.WidgetServiceWatchDepositsProcedure || path == cofferv1connect.EventServiceSubscribeEventsProcedure
 }
 
 func bodyLimit(r *http.Request) int64 {
@@ -33,7 +33,8 @@ func bodyLimit(r *http.Request) int64 {
 	}
 	// The bodies smaller than rpc.MaxRequestBytes, by path prefix: a login is a few hundred
 	// bytes, a stream's opening message a sid.
-	small := [...]string{"/admin/login", cofferv1connect.AdminServiceLoginProcedure, cofferv1connect.WidgetServiceWatchDepositsProcedure}
+	small := [...]string{"/admin/login", cofferv1connect.AdminServiceLoginProcedure, cofferv1connect.WidgetServiceWatchDepositsProcedure,
+		cofferv1connect.EventServiceSubscribeEventsProcedure}
 	for _, prefix := range small {
 		if strings.HasPrefix(r.URL.Path, prefix) {
 			return rpc.MaxSmallRequestBytes

@@ -207,6 +207,7 @@ func TestSessionFlowOnEveryProtocol(t *testing.T) {
 			cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 			cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
 			cofferv1connect.OpsServiceName, cofferv1connect.BalanceServiceName, cofferv1connect.DepositServiceName,
+			cofferv1connect.EventServiceName,
 		}
 		check := func(t *testing.T, client string, got []string) {
 			t.Helper()

@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"math/big"
 	"slices"
 	"testing"
+	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/sdk/go/coffer"
@@ -37,5 +39,56 @@ func TestGoSDKPagesThroughDeposits(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("deposits %v, want %v", got, want)
+	}
+}
+
+// TestGoSDKEvents: against the real server, AllEvents reads the feed to now, and
+// SubscribeEvents replays it and then yields events committed after it started, in feed
+// order, each once.
+func TestGoSDKEvents(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
+	var want []string
+	add := func() {
+		id, err := enqueueEvent(t.Context(), env.Pool, env.Services.Webhooks, op.ID, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	for range 5 {
+		add()
+	}
+	waitFeed(t, env, op.ID, len(want))
+	c := coffer.New(env.URL, key)
+	var listed []string
+	for e, err := range c.AllEvents(t.Context(), &cofferv1.EventServiceListEventsRequest{Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, e.GetEventId())
+	}
+	if !slices.Equal(listed, want) {
+		t.Fatalf("AllEvents %v, want %v", listed, want)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var got []string
+	for msg, err := range c.SubscribeEvents(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, msg.GetEvent().GetEventId())
+		if len(got) == 5 {
+			add()
+			add()
+		}
+		if len(got) == 7 {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("SubscribeEvents %v, want %v", got, want)
 	}
 }

@@ -237,6 +237,7 @@ func (s *Services) servers() rpc.Servers {
 			Funds: s.Funds, Reconciler: s.Reconciler},
 		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
 		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
+		Event:   &rpc.EventServer{Webhooks: s.Webhooks, Operators: s.Operators},
 	}
 }
 

@@ -65,6 +65,9 @@ type Options struct {
 	// DatabaseURL is a migrated database of the test's own (a cluster it restarts, say); a
 	// fresh database of the shared test cluster when empty.
 	DatabaseURL string
+	// MasterKey is the process's master key (a random one when nil): replicas of one database
+	// share theirs.
+	MasterKey []byte
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -112,7 +115,10 @@ func Start(t testing.TB, opts Options) *Env {
 	// The defaults of `coffer serve`, then what a test process changes.
 	cfg := config.Defaults()
 	cfg.DatabaseURL, cfg.Addr, cfg.BaseURL, cfg.WidgetURL = opts.DatabaseURL, ln.Addr().String(), base, base+"/widget"
-	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.Role = secret.Random(secret.KeySize), secret.Token("ops_"), registry, opts.Role
+	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.Role = opts.MasterKey, secret.Token("ops_"), registry, opts.Role
+	if cfg.MasterKey == nil {
+		cfg.MasterKey = secret.Random(secret.KeySize)
+	}
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = opts.ScanInterval, opts.ScanInterval
 	cfg.WebhookRetries, cfg.TrustedProxyHeader = opts.WebhookRetries, opts.TrustedProxyHeader

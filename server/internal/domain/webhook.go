@@ -57,6 +57,8 @@ type WebhookEvent struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	DeadAt        *time.Time
+	// Txid is the inserting transaction's id: with ID, the event's place in the feed.
+	Txid uint64
 }
 
 // WebhookAttempt is one try at delivering an event.

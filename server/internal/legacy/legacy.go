@@ -49,6 +49,8 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 		{"GET", "/deposits/{depositId}", operators, h.getDeposit},
 		{"GET", "/withdrawals", operators, h.listOwnWithdrawals},
 		{"GET", "/withdrawals/{withdrawRequestId}", operators, h.getOwnWithdrawal},
+		{"GET", "/events", operators, h.listEvents},
+		{"POST", "/events/{eventId}/redeliver", operators, h.redeliverEvent},
 		{"POST", "/admin/login", anyone, h.adminLogin},
 		{"GET", "/admin/withdrawals", admins, h.listWithdrawals},
 		{"PATCH", "/admin/withdrawals/{id}/status", admins, h.updateWithdrawalStatus},

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,8 +32,15 @@ type TimeID struct {
 // Seq is the cursor of a list ordered by a positive integer id, newest first: deposits, reorgs.
 type Seq int64
 
+// Position is the cursor of a feed ordered by (transaction id, UUID), oldest first: the event
+// feed. Its zero Tx with the nil UUID is the feed's start.
+type Position struct {
+	Tx uint64
+	ID string
+}
+
 // Cursor is a list's last row.
-type Cursor interface{ TimeID | Seq }
+type Cursor interface{ TimeID | Seq | Position }
 
 // payload is what a token carries.
 type payload struct {
@@ -41,6 +49,7 @@ type payload struct {
 	At   int64  `json:"t,omitempty"` // Unix microseconds: the database's precision
 	ID   string `json:"i,omitempty"`
 	Seq  int64  `json:"s,omitempty"`
+	Tx   uint64 `json:"x,omitempty"`
 }
 
 // Invalid is the error of a token that is not one this service gave for the list.
@@ -56,6 +65,8 @@ func Encode[C Cursor](list string, c C) string {
 		p.At, p.ID = c.At.UnixMicro(), c.ID
 	case Seq:
 		p.Seq = int64(c)
+	case Position:
+		p.Tx, p.ID = c.Tx, c.ID
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -84,15 +95,20 @@ func Decode[C Cursor](list, token string) (C, error) {
 	var out C
 	switch c := any(&out).(type) {
 	case *TimeID:
-		if _, err := uuid.Parse(p.ID); err != nil || p.At == 0 || p.Seq != 0 {
+		if _, err := uuid.Parse(p.ID); err != nil || p.At == 0 || p.Seq != 0 || p.Tx != 0 {
 			return zero, Invalid()
 		}
 		*c = TimeID{At: time.UnixMicro(p.At), ID: p.ID}
 	case *Seq:
-		if p.Seq <= 0 || p.ID != "" || p.At != 0 {
+		if p.Seq <= 0 || p.ID != "" || p.At != 0 || p.Tx != 0 {
 			return zero, Invalid()
 		}
 		*c = Seq(p.Seq)
+	case *Position:
+		if _, err := uuid.Parse(p.ID); err != nil || p.At != 0 || p.Seq != 0 {
+			return zero, Invalid()
+		}
+		*c = Position{Tx: p.Tx, ID: strings.ToLower(p.ID)}
 	}
 	return out, nil
 }

@@ -79,3 +79,24 @@ func asFault(err error, fe **fault.Error) bool {
 	*fe = e
 	return ok
 }
+
+// TestPosition: a feed position round-trips (its start too: Tx 0 and the nil UUID), and a
+// token of another cursor type or list is Invalid.
+func TestPosition(t *testing.T) {
+	t.Parallel()
+	for _, p := range []Position{{Tx: 0, ID: "00000000-0000-0000-0000-000000000000"}, {Tx: 1<<40 + 7, ID: "0190f3c2-1111-7222-8333-444455556666"}} {
+		got, err := Decode[Position]("events", Encode("events", p))
+		if err != nil || got != p {
+			t.Errorf("%v round-trips to %v (%v)", p, got, err)
+		}
+	}
+	for _, token := range []string{Encode("events", Seq(3)), Encode("deposits", Position{ID: "0190f3c2-1111-7222-8333-444455556666"}),
+		Encode("events", Position{Tx: 5, ID: "not-a-uuid"})} {
+		if _, err := Decode[Position]("events", token); !fault.Is(err, fault.InvalidArgument) {
+			t.Errorf("Decode(%q): %v; want Invalid", token, err)
+		}
+	}
+	if _, err := Decode[Seq]("events", Encode("events", Position{Tx: 5, ID: "0190f3c2-1111-7222-8333-444455556666"})); !fault.Is(err, fault.InvalidArgument) {
+		t.Errorf("a position read as a Seq: %v; want Invalid", err)
+	}
+}

@@ -154,3 +154,12 @@ func webhookEventTypes() enum[domain.EventType, cofferv1.WebhookEventType] {
 func emailChanges() enum[depositor.EmailChange, cofferv1.EmailChange] {
 	return byName[cofferv1.EmailChange](depositor.EmailChanges())
 }
+
+func deliveryStates() enum[domain.DeliveryState, cofferv1.EventDeliveryState] {
+	return newEnum(map[domain.DeliveryState]cofferv1.EventDeliveryState{
+		domain.DeliveryPending:   cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_PENDING,
+		domain.DeliveryDelivered: cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_DELIVERED,
+		domain.DeliveryDead:      cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_DEAD,
+		domain.DeliveryFailed:    cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_FAILED,
+	})
+}

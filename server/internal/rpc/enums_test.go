@@ -63,6 +63,7 @@ func TestEnumTables(t *testing.T) {
 	checkEnum(t, adminDecisions(), []withdrawal.Action{withdrawal.AdminApprove, withdrawal.AdminDeny}, cofferv1.Decision(0).Descriptor())
 	checkEnum(t, webhookEventTypes(), domain.EventTypes(), cofferv1.WebhookEventType(0).Descriptor())
 	checkEnum(t, emailChanges(), depositor.EmailChanges(), cofferv1.EmailChange(0).Descriptor())
+	checkEnum(t, deliveryStates(), domain.DeliveryStates(), cofferv1.EventDeliveryState(0).Descriptor())
 
 	// Every admin action of the transition table, and only those, is an AdminWithdrawalAction.
 	var admins []withdrawal.Action

@@ -33,6 +33,7 @@ type Servers struct {
 	Ops        *OpsServer
 	Balance    *BalanceServer
 	Deposit    *DepositServer
+	Event      *EventServer
 }
 
 func handlerOptions(m *metrics.Metrics, log *slog.Logger, authenticate connect.Interceptor) []connect.HandlerOption {
@@ -55,6 +56,7 @@ func Mount(mux *http.ServeMux, s Servers, authn *Authenticator, m *metrics.Metri
 	mux.Handle(cofferv1connect.NewWithdrawalServiceHandler(s.Withdrawal, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewBalanceServiceHandler(s.Balance, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewDepositServiceHandler(s.Deposit, opts(operatorAuth)...))
+	mux.Handle(cofferv1connect.NewEventServiceHandler(s.Event, opts(operatorAuth)...))
 	mux.Handle(cofferv1connect.NewChainServiceHandler(s.Chain, opts(nil)...))
 	mux.Handle(cofferv1connect.NewWidgetServiceHandler(s.Widget, opts(nil)...))
 	mux.Handle(cofferv1connect.NewAdminServiceHandler(s.Admin, opts(newAuthInterceptor(authn.Admin, cofferv1connect.AdminServiceLoginProcedure))...))
@@ -68,7 +70,8 @@ func MountInternal(mux *http.ServeMux, s Servers, authn *Authenticator, m *metri
 	reflector := grpcreflect.NewStaticReflector(
 		cofferv1connect.SessionServiceName, cofferv1connect.DepositorServiceName, cofferv1connect.WithdrawalServiceName,
 		cofferv1connect.ChainServiceName, cofferv1connect.WidgetServiceName, cofferv1connect.AdminServiceName,
-		cofferv1connect.OpsServiceName, cofferv1connect.BalanceServiceName, cofferv1connect.DepositServiceName)
+		cofferv1connect.OpsServiceName, cofferv1connect.BalanceServiceName, cofferv1connect.DepositServiceName,
+		cofferv1connect.EventServiceName)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 }

@@ -16,7 +16,7 @@ func webhookEventOf(r dbsqlc.WebhookEvent) (domain.WebhookEvent, error) {
 	return domain.WebhookEvent{ID: r.ID, OperatorID: r.OperatorID, EventType: r.EventType, SubjectID: r.SubjectID,
 		Test: r.Test, Sync: r.Sync, Body: r.Body, State: r.State, Attempts: r.Attempts, LastStatus: r.LastStatus.Int32,
 		LastError: r.LastError, LastURL: r.LastUrl, CreatedAt: r.CreatedAt, LastAttemptAt: r.LastAttemptAt,
-		DeliveredAt: r.DeliveredAt, DeadAt: r.DeadAt}, nil
+		DeliveredAt: r.DeliveredAt, DeadAt: r.DeadAt, Txid: r.Txid}, nil
 }
 
 // webhookAttemptOf maps a webhook_attempts row to the domain.
@@ -159,4 +159,37 @@ func (q *Queries) WebhookAttempts(ctx context.Context, eventID string) ([]domain
 		return nil, err
 	}
 	return mapAll(rows, webhookAttemptOf)
+}
+
+// RequeueWebhook moves an event in one of the states from back to pending (attempts count
+// on); ErrNotFound when it is in none of them.
+func (q *Queries) RequeueWebhook(ctx context.Context, id string, from ...domain.DeliveryState) (domain.WebhookEvent, error) {
+	states := make([]string, len(from))
+	for i, s := range from {
+		states[i] = string(s)
+	}
+	r, err := sqlc.RequeueWebhook(ctx, q.db, dbsqlc.RequeueWebhookParams{ID: id, FromStates: states})
+	if err != nil {
+		return domain.WebhookEvent{}, notFound(err)
+	}
+	return webhookEventOf(r)
+}
+
+// FeedPosition is a place in the event feed: after the event (Txid, ID). The zero Txid with
+// the nil UUID is the start.
+type FeedPosition struct {
+	Txid uint64
+	ID   string
+}
+
+// ListEventFeed reads an operator's event feed after a position, in (txid, id) order: only
+// events whose inserting transaction is below the snapshot's xmin, so no event can later commit
+// before the last one returned.
+func (q *Queries) ListEventFeed(ctx context.Context, operatorID string, after FeedPosition, limit int) ([]domain.WebhookEvent, error) {
+	rows, err := sqlc.ListEventFeed(ctx, q.db, dbsqlc.ListEventFeedParams{OperatorID: operatorID, AfterTxid: after.Txid,
+		AfterID: after.ID, MaxRows: rowLimit(limit)})
+	if err != nil || rows == nil {
+		return nil, err
+	}
+	return mapAll(rows, webhookEventOf)
 }

@@ -26,20 +26,30 @@ const (
 	Exhausted DeliveryEvent = "attempt:failed-last"
 	// Redeliver: an admin queues a dead letter again (five more attempts).
 	Redeliver DeliveryEvent = "admin:redeliver"
+	// Resend: the operator asks for a new delivery of a delivered or dead event, to its current
+	// webhook URL (POST /events/:eventId/redeliver; five more attempts).
+	Resend DeliveryEvent = "operator:redeliver"
 )
 
 // DeliveryEvents lists every delivery event.
-func DeliveryEvents() []DeliveryEvent { return []DeliveryEvent{Acked, Retry, Exhausted, Redeliver} }
+func DeliveryEvents() []DeliveryEvent {
+	return []DeliveryEvent{Acked, Retry, Exhausted, Redeliver, Resend}
+}
 
 // table is the transition table, by state. A pair that is not in it is refused.
 func table() statemachine.Table[domain.DeliveryState, DeliveryEvent, domain.DeliveryState] {
 	attempt := statemachine.RefuseWith[domain.DeliveryState, DeliveryEvent](errRefused, "event")
 	return statemachine.New(DeliveryEvents(), statemachine.Rows[domain.DeliveryState, DeliveryEvent, domain.DeliveryState]{
-		domain.DeliveryPending: {Acked: domain.DeliveryDelivered, Retry: domain.DeliveryPending, Exhausted: domain.DeliveryDead},
-		domain.DeliveryDead:    {Redeliver: domain.DeliveryPending},
+		domain.DeliveryPending:   {Acked: domain.DeliveryDelivered, Retry: domain.DeliveryPending, Exhausted: domain.DeliveryDead},
+		domain.DeliveryDelivered: {Resend: domain.DeliveryPending},
+		domain.DeliveryDead:      {Redeliver: domain.DeliveryPending, Resend: domain.DeliveryPending},
 	}, func(from domain.DeliveryState, event DeliveryEvent) error {
-		if event == Redeliver {
+		switch event {
+		case Redeliver:
 			return fault.New(fault.FailedPrecondition, "the webhook is %s: only a dead-lettered webhook can be redelivered", from)
+		case Resend:
+			return fault.New(fault.FailedPrecondition, "the webhook is %s: only a delivered or dead-lettered webhook can be redelivered", from)
+		case Acked, Retry, Exhausted:
 		}
 		return attempt(from, event)
 	})

@@ -19,18 +19,18 @@ func TestDeliveryTable(t *testing.T) {
 	)
 	statemachinetest.Check(t, table(), statemachinetest.Decided[domain.DeliveryState, DeliveryEvent, domain.DeliveryState]{
 		States: domain.DeliveryStates(),
-		Events: []DeliveryEvent{Acked, Retry, Exhausted, Redeliver},
+		Events: []DeliveryEvent{Acked, Retry, Exhausted, Redeliver, Resend},
 		Want: map[domain.DeliveryState][]domain.DeliveryState{
-			//   Acked Retry Exhausted Redeliver
-			P:  {Dl, P, Dd, x},
-			Dl: {x, x, x, x},
-			Dd: {x, x, x, P}, // a dead letter is attempted again only once an admin redelivers it
-			F:  {x, x, x, x}, // a synchronous send is never retried
+			//   Acked Retry Exhausted Redeliver Resend
+			P:  {Dl, P, Dd, x, x}, // a pending event already has its delivery queued
+			Dl: {x, x, x, x, P},   // the operator may ask for a delivered event again
+			Dd: {x, x, x, P, P},   // a dead letter is attempted again only once redelivered
+			F:  {x, x, x, x, x},   // a synchronous send is never retried
 		},
 		Refused: x,
 		Refusal: func(e DeliveryEvent, err error) (bool, string) {
-			if e == Redeliver {
-				return fault.Is(err, fault.FailedPrecondition), "FAILED_PRECONDITION (an admin asked)"
+			if e == Redeliver || e == Resend {
+				return fault.Is(err, fault.FailedPrecondition), "FAILED_PRECONDITION (an admin or the operator asked)"
 			}
 			return errors.Is(err, errRefused), "an internal refusal (only the service makes attempts)"
 		},

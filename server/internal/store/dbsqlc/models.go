@@ -333,6 +333,7 @@ type WebhookEvent struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	DeadAt        *time.Time
+	Txid          uint64
 }
 
 type Withdrawal struct {

@@ -54,13 +54,13 @@ FROM e;
 
 -- name: GetWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE id = @id AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]));
 
 -- name: LockWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE id = @id AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
 FOR UPDATE;
@@ -70,12 +70,12 @@ FOR UPDATE;
 UPDATE webhook_events SET state = 'pending', dead_at = NULL
 WHERE id = @id AND state = 'dead'
 RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at;
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid;
 
 -- name: ListDeadWebhooks :many
 -- Newest first, strictly after the cursor (after_dead_at, after_id) when it is not NULL.
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE dead_at IS NOT NULL
   AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY(sqlc.narg(operator_ids)::uuid[]))
@@ -87,3 +87,25 @@ LIMIT @max_rows;
 -- name: WebhookAttempts :many
 SELECT event_id, attempt, url, status, acked, error_code, error, duration_ms, attempted_at
 FROM webhook_attempts WHERE event_id = @event_id ORDER BY attempt;
+
+-- name: RequeueWebhook :one
+-- A new delivery of an event in one of the states from (the operator's redelivery; attempts
+-- count on). The event keeps its place in the feed (txid).
+UPDATE webhook_events SET state = 'pending', dead_at = NULL
+WHERE id = @id AND state = ANY(@from_states::text[])
+RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid;
+
+-- name: ListEventFeed :many
+-- The event feed of one operator in (txid, id) order, strictly after the position
+-- (after_txid, after_id), and only the events whose transaction is below the snapshot's xmin:
+-- every such transaction has finished, so nothing can commit behind the last row returned.
+-- @max_rows bounds the page. One ordered range of webhook_events_feed_idx, however long the feed.
+SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
+FROM webhook_events
+WHERE operator_id = @operator_id
+  AND (txid, id) > (@after_txid::xid8, @after_id::uuid)
+  AND txid < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY txid, id
+LIMIT @max_rows;

@@ -15,7 +15,7 @@ import (
 
 const getWebhookEvent = `-- name: GetWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2::uuid[]))
 `
@@ -45,6 +45,7 @@ func (q *Queries) GetWebhookEvent(ctx context.Context, db DBTX, arg GetWebhookEv
 		&i.LastAttemptAt,
 		&i.DeliveredAt,
 		&i.DeadAt,
+		&i.Txid,
 	)
 	return i, err
 }
@@ -131,7 +132,7 @@ func (q *Queries) InsertWebhookEvent(ctx context.Context, db DBTX, arg InsertWeb
 
 const listDeadWebhooks = `-- name: ListDeadWebhooks :many
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE dead_at IS NOT NULL
   AND ($1::uuid[] IS NULL OR operator_id = ANY($1::uuid[]))
@@ -180,6 +181,72 @@ func (q *Queries) ListDeadWebhooks(ctx context.Context, db DBTX, arg ListDeadWeb
 			&i.LastAttemptAt,
 			&i.DeliveredAt,
 			&i.DeadAt,
+			&i.Txid,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listEventFeed = `-- name: ListEventFeed :many
+SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
+FROM webhook_events
+WHERE operator_id = $1
+  AND (txid, id) > ($2::xid8, $3::uuid)
+  AND txid < pg_snapshot_xmin(pg_current_snapshot())
+ORDER BY txid, id
+LIMIT $4
+`
+
+type ListEventFeedParams struct {
+	OperatorID string
+	AfterTxid  uint64
+	AfterID    string
+	MaxRows    int32
+}
+
+// The event feed of one operator in (txid, id) order, strictly after the position
+// (after_txid, after_id), and only the events whose transaction is below the snapshot's xmin:
+// every such transaction has finished, so nothing can commit behind the last row returned.
+// @max_rows bounds the page. One ordered range of webhook_events_feed_idx, however long the feed.
+func (q *Queries) ListEventFeed(ctx context.Context, db DBTX, arg ListEventFeedParams) ([]WebhookEvent, error) {
+	rows, err := db.Query(ctx, listEventFeed,
+		arg.OperatorID,
+		arg.AfterTxid,
+		arg.AfterID,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebhookEvent
+	for rows.Next() {
+		var i WebhookEvent
+		if err := rows.Scan(
+			&i.ID,
+			&i.OperatorID,
+			&i.EventType,
+			&i.SubjectID,
+			&i.Test,
+			&i.Sync,
+			&i.Body,
+			&i.State,
+			&i.Attempts,
+			&i.LastStatus,
+			&i.LastError,
+			&i.LastUrl,
+			&i.CreatedAt,
+			&i.LastAttemptAt,
+			&i.DeliveredAt,
+			&i.DeadAt,
+			&i.Txid,
 		); err != nil {
 			return nil, err
 		}
@@ -193,7 +260,7 @@ func (q *Queries) ListDeadWebhooks(ctx context.Context, db DBTX, arg ListDeadWeb
 
 const lockWebhookEvent = `-- name: LockWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 FROM webhook_events
 WHERE id = $1 AND ($2::uuid[] IS NULL OR operator_id = ANY($2::uuid[]))
 FOR UPDATE
@@ -224,6 +291,7 @@ func (q *Queries) LockWebhookEvent(ctx context.Context, db DBTX, arg LockWebhook
 		&i.LastAttemptAt,
 		&i.DeliveredAt,
 		&i.DeadAt,
+		&i.Txid,
 	)
 	return i, err
 }
@@ -308,7 +376,7 @@ const requeueDeadWebhook = `-- name: RequeueDeadWebhook :one
 UPDATE webhook_events SET state = 'pending', dead_at = NULL
 WHERE id = $1 AND state = 'dead'
 RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
-    last_url, created_at, last_attempt_at, delivered_at, dead_at
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 `
 
 // attempts count on.
@@ -332,6 +400,46 @@ func (q *Queries) RequeueDeadWebhook(ctx context.Context, db DBTX, id string) (W
 		&i.LastAttemptAt,
 		&i.DeliveredAt,
 		&i.DeadAt,
+		&i.Txid,
+	)
+	return i, err
+}
+
+const requeueWebhook = `-- name: RequeueWebhook :one
+UPDATE webhook_events SET state = 'pending', dead_at = NULL
+WHERE id = $1 AND state = ANY($2::text[])
+RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
+    last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
+`
+
+type RequeueWebhookParams struct {
+	ID         string
+	FromStates []string
+}
+
+// A new delivery of an event in one of the states from (the operator's redelivery; attempts
+// count on). The event keeps its place in the feed (txid).
+func (q *Queries) RequeueWebhook(ctx context.Context, db DBTX, arg RequeueWebhookParams) (WebhookEvent, error) {
+	row := db.QueryRow(ctx, requeueWebhook, arg.ID, arg.FromStates)
+	var i WebhookEvent
+	err := row.Scan(
+		&i.ID,
+		&i.OperatorID,
+		&i.EventType,
+		&i.SubjectID,
+		&i.Test,
+		&i.Sync,
+		&i.Body,
+		&i.State,
+		&i.Attempts,
+		&i.LastStatus,
+		&i.LastError,
+		&i.LastUrl,
+		&i.CreatedAt,
+		&i.LastAttemptAt,
+		&i.DeliveredAt,
+		&i.DeadAt,
+		&i.Txid,
 	)
 	return i, err
 }
