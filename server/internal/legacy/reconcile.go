@@ -106,15 +106,9 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 		}
 	}
 	lq.operatorID, lq.externalUserID, lq.cursor = q.Get("operatorId"), q.Get("externalUserId"), q.Get("cursor")
-	names := enumNames(statuses)
-	for _, raw := range q["status"] {
-		for s := range strings.SplitSeq(raw, ",") {
-			s = strings.ToUpper(strings.TrimSpace(s))
-			if !slices.Contains(names, s) {
-				return lq, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
-			}
-			lq.statuses = append(lq.statuses, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
-		}
+	var err error
+	if lq.statuses, err = queryStatuses(q, statuses); err != nil {
+		return lq, err
 	}
 	if raw := q.Get("chainId"); raw != "" {
 		n, err := strconv.ParseInt(raw, 10, 64)
@@ -123,26 +117,60 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 		}
 		lq.chainID = n
 	}
+	if lq.from, lq.to, err = queryRange(q); err != nil {
+		return lq, err
+	}
+	if lq.limit, err = queryLimit(q); err != nil {
+		return lq, err
+	}
+	return lq, nil
+}
+
+// queryStatuses reads status (repeatable or comma-separated, each one of statuses' short
+// names) as the values' numbers; nil when absent.
+func queryStatuses(q url.Values, statuses protoreflect.EnumDescriptor) ([]int32, error) {
+	var out []int32
+	names := enumNames(statuses)
+	for _, raw := range q["status"] {
+		for s := range strings.SplitSeq(raw, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if !slices.Contains(names, s) {
+				return nil, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
+			}
+			out = append(out, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
+		}
+	}
+	return out, nil
+}
+
+// queryRange reads from and to (RFC 3339); an absent one is nil.
+func queryRange(q url.Values) (from, to *timestamppb.Timestamp, err error) {
 	for _, p := range []struct {
 		name string
 		dst  **timestamppb.Timestamp
-	}{{"from", &lq.from}, {"to", &lq.to}} {
+	}{{"from", &from}, {"to", &to}} {
 		if raw := q.Get(p.name); raw != "" {
 			t, err := time.Parse(time.RFC3339Nano, raw)
 			if err != nil {
-				return lq, fault.Invalid(p.name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
+				return nil, nil, fault.Invalid(p.name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
 			}
 			*p.dst = timestamppb.New(t)
 		}
 	}
-	if raw := q.Get("limit"); raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 32)
-		if err != nil || n < 1 || n > 200 {
-			return lq, fault.Invalid("limit", "must be an integer from 1 to 200")
-		}
-		lq.limit = int32(n)
+	return from, to, nil
+}
+
+// queryLimit reads limit (1..200); 0 when absent.
+func queryLimit(q url.Values) (int32, error) {
+	raw := q.Get("limit")
+	if raw == "" {
+		return 0, nil
 	}
-	return lq, nil
+	n, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || n < 1 || n > 200 {
+		return 0, fault.Invalid("limit", "must be an integer from 1 to 200")
+	}
+	return int32(n), nil
 }
 
 // listFields renames the list request fields an error names to the REST layer's parameters.
