@@ -18,11 +18,7 @@ import (
 
 // TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
 func TestDevSubprocess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
-	}
-	bin := proctest.BuildCoffer(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	bin, dataDir := devTest(t)
 
 	first, stop := startDev(t, bin, dataDir)
 	createSession(t, first)
@@ -95,6 +91,16 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 			t.Errorf("demo operator's %s funds: %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
+}
+
+// devTest skips a test of `coffer dev` processes in -short mode; else it builds coffer and
+// gives a fresh data directory.
+func devTest(t *testing.T) (bin, dataDir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
+	}
+	return proctest.BuildCoffer(t), filepath.Join(t.TempDir(), "data")
 }
 
 // startDev starts `coffer dev` and waits for its dev.json; stop sends SIGINT (Ctrl-C) and
