@@ -102,22 +102,16 @@ func newEventFixture(t *testing.T) *eventFixture {
 	return f
 }
 
-// feedPage is data of GET /events.
-type feedPage struct {
-	Items []struct {
-		EventID string `json:"eventId"`
-		State   string `json:"state"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+// feedItem is an item of GET /events.
+type feedItem struct {
+	EventID string `json:"eventId"`
+	State   string `json:"state"`
 }
 
-func (p feedPage) ids() []string {
-	var out []string
-	for _, it := range p.Items {
-		out = append(out, it.EventID)
-	}
-	return out
-}
+func (it feedItem) id() string { return it.EventID }
+
+// feedPage is data of GET /events.
+type feedPage = page[feedItem]
 
 func getFeed(t *testing.T, env *apptest.Env, path, bearer string) feedPage {
 	t.Helper()

@@ -54,6 +54,21 @@ func getData[T any](t *testing.T, env *apptest.Env, path, bearer string) T {
 	return data
 }
 
+// page is data of a list answer: its items and the next page's cursor.
+type page[T interface{ id() string }] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// ids are the ids of a page's items.
+func (p page[T]) ids() []string {
+	var out []string
+	for _, it := range p.Items {
+		out = append(out, it.id())
+	}
+	return out
+}
+
 // rowsUnchanged counts the rows of tables now; the check it returns reports each table whose
 // count has changed since.
 func rowsUnchanged(t *testing.T, env *apptest.Env, tables ...string) (check func()) {

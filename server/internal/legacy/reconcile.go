@@ -226,6 +226,28 @@ func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reque
 	return nil
 }
 
+// get serves the GET of one record: no query parameter but operatorId, the request built from
+// the path (build) and validated, the call made and its record written as data.
+func get[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, build func() (Req, error),
+	call func(context.Context, Req) (Res, error), item func(Res) Item, message string) error {
+	if err := onlyOperatorID(r.URL.Query(), route); err != nil {
+		return err
+	}
+	req, err := build()
+	if err != nil {
+		return err
+	}
+	if err := rpc.Validate(req); err != nil {
+		return err
+	}
+	res, err := call(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, message, item(res))
+	return nil
+}
+
 // enums converts parsed enum numbers to their protobuf type.
 func enums[E ~int32](numbers []int32) []E {
 	out := make([]E, len(numbers))
@@ -259,23 +281,13 @@ func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
 
 // getDeposit is GET /deposits/{depositId}[?operatorId=<sub-operator>].
 func (h *Handler) getDeposit(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyOperatorID(r.URL.Query(), "GET /deposits/{depositId}"); err != nil {
-		return err
-	}
-	id, err := strconv.ParseInt(r.PathValue("depositId"), 10, 64)
-	if err != nil || id < 1 {
-		return fault.Invalid("depositId", "must be a positive integer deposit id")
-	}
-	req := &cofferv1.GetDepositRequest{DepositId: id, OperatorId: r.URL.Query().Get("operatorId")}
-	if err := rpc.Validate(req); err != nil {
-		return err
-	}
-	res, err := h.s.Deposit.GetDeposit(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeSuccess(w, "Deposit", depositJSON(res.GetDeposit()))
-	return nil
+	return get(w, r, "GET /deposits/{depositId}", func() (*cofferv1.GetDepositRequest, error) {
+		id, err := strconv.ParseInt(r.PathValue("depositId"), 10, 64)
+		if err != nil || id < 1 {
+			return nil, fault.Invalid("depositId", "must be a positive integer deposit id")
+		}
+		return &cofferv1.GetDepositRequest{DepositId: id, OperatorId: r.URL.Query().Get("operatorId")}, nil
+	}, h.s.Deposit.GetDeposit, func(res *cofferv1.GetDepositResponse) depositItem { return depositJSON(res.GetDeposit()) }, "Deposit")
 }
 
 // listOwnWithdrawals is GET /withdrawals (the operator's; GET /admin/withdrawals is the panel's).
@@ -293,17 +305,8 @@ func (h *Handler) listOwnWithdrawals(w http.ResponseWriter, r *http.Request) err
 
 // getOwnWithdrawal is GET /withdrawals/{withdrawRequestId}[?operatorId=<sub-operator>].
 func (h *Handler) getOwnWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyOperatorID(r.URL.Query(), "GET /withdrawals/{withdrawRequestId}"); err != nil {
-		return err
-	}
-	req := &cofferv1.GetWithdrawalRequest{WithdrawRequestId: r.PathValue("withdrawRequestId"), OperatorId: r.URL.Query().Get("operatorId")}
-	if err := rpc.Validate(req); err != nil {
-		return err
-	}
-	res, err := h.s.Withdrawal.GetWithdrawal(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeSuccess(w, "Withdrawal", withdrawalJSON(res.GetWithdrawal()))
-	return nil
+	return get(w, r, "GET /withdrawals/{withdrawRequestId}", func() (*cofferv1.GetWithdrawalRequest, error) {
+		return &cofferv1.GetWithdrawalRequest{WithdrawRequestId: r.PathValue("withdrawRequestId"), OperatorId: r.URL.Query().Get("operatorId")}, nil
+	}, h.s.Withdrawal.GetWithdrawal, func(res *cofferv1.GetWithdrawalResponse) withdrawalItem { return withdrawalJSON(res.GetWithdrawal()) },
+		"Withdrawal")
 }

@@ -102,28 +102,23 @@ func withStatus(d domain.Deposit, s domain.DepositStatus) domain.Deposit {
 	return d
 }
 
-// listPage is data of a list answer.
-type listPage struct {
-	Items []struct {
-		DepositID         int64  `json:"depositId"`
-		WithdrawRequestID string `json:"withdrawRequestId"`
-		OperatorID        string `json:"operatorId"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+// listItem is an item of GET /deposits or GET /withdrawals.
+type listItem struct {
+	DepositID         int64  `json:"depositId"`
+	WithdrawRequestID string `json:"withdrawRequestId"`
+	OperatorID        string `json:"operatorId"`
 }
 
-// ids are a page's deposit ids, or its withdrawal ids.
-func (p listPage) ids() []string {
-	var out []string
-	for _, it := range p.Items {
-		if it.WithdrawRequestID != "" {
-			out = append(out, it.WithdrawRequestID)
-		} else {
-			out = append(out, strconv.FormatInt(it.DepositID, 10))
-		}
+// id is a deposit's id, or a withdrawal's.
+func (it listItem) id() string {
+	if it.WithdrawRequestID != "" {
+		return it.WithdrawRequestID
 	}
-	return out
+	return strconv.FormatInt(it.DepositID, 10)
 }
+
+// listPage is data of a list answer.
+type listPage = page[listItem]
 
 func getPage(t *testing.T, env *apptest.Env, path, bearer string) listPage {
 	t.Helper()
