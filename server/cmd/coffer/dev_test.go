@@ -18,13 +18,8 @@ import (
 
 // TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
 func TestDevSubprocess(t *testing.T) {
-	bin, dataDir := devTest(t)
-
-	first, stop := startDev(t, bin, dataDir)
-	createSession(t, first)
-	stop()
+	first, second, dataDir := devRestart(t, nil)
 	// The second run on the same data directory keeps the operator, its key and the admin.
-	second, _ := startDev(t, bin, dataDir)
 	if second.Operator.ID != first.Operator.ID || second.Operator.Key != first.Operator.Key || second.Admin != first.Admin {
 		t.Fatalf("restart changed the demo identities: %+v vs %+v", second.Operator, first.Operator)
 	}
@@ -101,6 +96,21 @@ func devTest(t *testing.T) (bin, dataDir string) {
 		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
 	}
 	return proctest.BuildCoffer(t), filepath.Join(t.TempDir(), "data")
+}
+
+// devRestart runs `coffer dev` on a fresh data directory, opens a session, calls between (if
+// not nil), stops it and starts it again on the same directory: the two runs' dev.json.
+func devRestart(t *testing.T, between func(first devenv.File)) (first, second devenv.File, dataDir string) {
+	t.Helper()
+	bin, dataDir := devTest(t)
+	first, stop := startDev(t, bin, dataDir)
+	createSession(t, first)
+	if between != nil {
+		between(first)
+	}
+	stop()
+	second, _ = startDev(t, bin, dataDir)
+	return first, second, dataDir
 }
 
 // startDev starts `coffer dev` and waits for its dev.json; stop sends SIGINT (Ctrl-C) and

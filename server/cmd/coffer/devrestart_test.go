@@ -29,14 +29,9 @@ import (
 // cursor and the gas tank's nonce. The chain now lives in the data directory: a token deposit
 // paid from the faucet, as from a user's wallet, is credited before and after a restart.
 func TestDevRestartTakesDeposits(t *testing.T) {
-	bin, dataDir := devTest(t)
-
-	first, stop := startDev(t, bin, dataDir)
-	createSession(t, first)
-	payTokenDeposit(t, first, "user-1", "USDT", 5_000_000) // the gas tank sweeps it: its nonce moves on
-	stop()
-
-	second, _ := startDev(t, bin, dataDir)
+	first, second, _ := devRestart(t, func(first devenv.File) {
+		payTokenDeposit(t, first, "user-1", "USDT", 5_000_000) // the gas tank sweeps it: its nonce moves on
+	})
 	if second.Chains[0].Tokens[0] != first.Chains[0].Tokens[0] || second.FaucetAddress != first.FaucetAddress {
 		t.Fatalf("restart changed the chain's contracts or faucet: %+v vs %+v", second.Chains[0].Tokens, first.Chains[0].Tokens)
 	}
