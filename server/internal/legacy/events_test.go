@@ -251,8 +251,7 @@ func eventsBadInput(t *testing.T, f *eventFixture) {
 	}
 	for _, c := range cases {
 		res := send(t, env, request{method: c.method, path: c.path, body: c.body, bearer: f.key})
-		e, data := decodeEnvelope(t, res)
-		if res.status != http.StatusBadRequest || e.Status != "error" || data.Code != "INVALID_ARGUMENT" || data.Field != c.field {
+		if _, ok := invalidOn(t, res, c.field); !ok {
 			t.Errorf("%s %s %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.method, c.path, c.body, res.status, res.body, c.field)
 		}
 	}

@@ -54,6 +54,13 @@ func getData[T any](t *testing.T, env *apptest.Env, path, bearer string) T {
 	return data
 }
 
+// invalidOn reports whether res is a 400 INVALID_ARGUMENT error on field, and its message.
+func invalidOn(t *testing.T, res response, field string) (message string, ok bool) {
+	t.Helper()
+	e, data := decodeEnvelope(t, res)
+	return e.Message, res.status == http.StatusBadRequest && e.Status == "error" && data.Code == "INVALID_ARGUMENT" && data.Field == field
+}
+
 // page is data of a list answer: its items and the next page's cursor.
 type page[T interface{ id() string }] struct {
 	Items      []T     `json:"items"`

@@ -350,9 +350,7 @@ func reconBadInput(t *testing.T, f *reconFixture) {
 	}
 	for _, c := range cases {
 		res := send(t, env, request{method: "GET", path: c.path, bearer: f.key})
-		e, data := decodeEnvelope(t, res)
-		if res.status != http.StatusBadRequest || e.Status != "error" || data.Code != "INVALID_ARGUMENT" || data.Field != c.field ||
-			!strings.Contains(e.Message, c.field) {
+		if msg, ok := invalidOn(t, res, c.field); !ok || !strings.Contains(msg, c.field) {
 			t.Errorf("GET %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.path, res.status, res.body, c.field)
 		}
 	}
