@@ -18,17 +18,8 @@ import (
 
 // TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
 func TestDevSubprocess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
-	}
-	bin := proctest.BuildCoffer(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
-
-	first, stop := startDev(t, bin, dataDir)
-	createSession(t, first)
-	stop()
+	first, second, dataDir := devRestart(t, nil)
 	// The second run on the same data directory keeps the operator, its key and the admin.
-	second, _ := startDev(t, bin, dataDir)
 	if second.Operator.ID != first.Operator.ID || second.Operator.Key != first.Operator.Key || second.Admin != first.Admin {
 		t.Fatalf("restart changed the demo identities: %+v vs %+v", second.Operator, first.Operator)
 	}
@@ -95,6 +86,31 @@ func checkDemoFunds(t *testing.T, f devenv.File) {
 			t.Errorf("demo operator's %s funds: %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
+}
+
+// devTest skips a test of `coffer dev` processes in -short mode; else it builds coffer and
+// gives a fresh data directory.
+func devTest(t *testing.T) (bin, dataDir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
+	}
+	return proctest.BuildCoffer(t), filepath.Join(t.TempDir(), "data")
+}
+
+// devRestart runs `coffer dev` on a fresh data directory, opens a session, calls between (if
+// not nil), stops it and starts it again on the same directory: the two runs' dev.json.
+func devRestart(t *testing.T, between func(first devenv.File)) (first, second devenv.File, dataDir string) {
+	t.Helper()
+	bin, dataDir := devTest(t)
+	first, stop := startDev(t, bin, dataDir)
+	createSession(t, first)
+	if between != nil {
+		between(first)
+	}
+	stop()
+	second, _ = startDev(t, bin, dataDir)
+	return first, second, dataDir
 }
 
 // startDev starts `coffer dev` and waits for its dev.json; stop sends SIGINT (Ctrl-C) and

@@ -22,7 +22,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devenv"
-	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // What was seen (issue 14): after Ctrl-C, `coffer dev` on the same data directory never
@@ -30,18 +29,9 @@ import (
 // cursor and the gas tank's nonce. The chain now lives in the data directory: a token deposit
 // paid from the faucet, as from a user's wallet, is credited before and after a restart.
 func TestDevRestartTakesDeposits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
-	}
-	bin := proctest.BuildCoffer(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
-
-	first, stop := startDev(t, bin, dataDir)
-	createSession(t, first)
-	payTokenDeposit(t, first, "user-1", "USDT", 5_000_000) // the gas tank sweeps it: its nonce moves on
-	stop()
-
-	second, _ := startDev(t, bin, dataDir)
+	first, second, _ := devRestart(t, func(first devenv.File) {
+		payTokenDeposit(t, first, "user-1", "USDT", 5_000_000) // the gas tank sweeps it: its nonce moves on
+	})
 	if second.Chains[0].Tokens[0] != first.Chains[0].Tokens[0] || second.FaucetAddress != first.FaucetAddress {
 		t.Fatalf("restart changed the chain's contracts or faucet: %+v vs %+v", second.Chains[0].Tokens, first.Chains[0].Tokens)
 	}
@@ -81,11 +71,7 @@ func TestDevRestartTakesDeposits(t *testing.T) {
 // stack that could take no deposit and logged only a deep reorg. It now refuses to start and
 // says how to start over.
 func TestDevRefusesAResetChain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts PostgreSQL and the dev chain in a subprocess")
-	}
-	bin := proctest.BuildCoffer(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	bin, dataDir := devTest(t)
 	f, stop := startDev(t, bin, dataDir)
 	pool := devDB(t, f)
 	waitFor(t, 60*time.Second, "the scanner's cursor", func() bool {

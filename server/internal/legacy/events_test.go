@@ -23,11 +23,10 @@ import (
 // eventFixture: an operator with four events (delivered, dead, a failed synchronous test send,
 // pending), a sub-operator of it with one and an unrelated operator with one.
 type eventFixture struct {
-	env                                 *apptest.Env
-	op, child, other                    domain.Operator
-	key, childKey, otherKey, adminToken string
-	delivered, dead, syncTest, pending  string
-	childEvent, otherEvent              string
+	operators
+
+	delivered, dead, syncTest, pending string
+	childEvent, otherEvent             string
 }
 
 // insertEvent writes an event row in its own transaction (so the feed orders events as they
@@ -71,12 +70,8 @@ func insertEvent(t *testing.T, env *apptest.Env, operatorID string, typ domain.E
 
 func newEventFixture(t *testing.T) *eventFixture {
 	t.Helper()
-	env := startAPI(t)
-	f := &eventFixture{env: env}
-	f.op, f.key = env.Operator(t, domain.OperatorSettings{})
-	f.child, f.childKey = env.Operator(t, domain.OperatorSettings{ParentID: &f.op.ID})
-	f.other, f.otherKey = env.Operator(t, domain.OperatorSettings{})
-	_, f.adminToken = env.Admin(t, "")
+	f := &eventFixture{operators: newOperators(t)}
+	env := f.env
 	f.delivered = insertEvent(t, env, f.op.ID, "DEPOSIT", domain.DeliveryDelivered, false)
 	f.childEvent = insertEvent(t, env, f.child.ID, "DEPOSIT", domain.DeliveryDelivered, false)
 	f.dead = insertEvent(t, env, f.op.ID, "WITHDRAW_COMPLETE", domain.DeliveryDead, false)
@@ -107,34 +102,20 @@ func newEventFixture(t *testing.T) *eventFixture {
 	return f
 }
 
-// feedPage is data of GET /events.
-type feedPage struct {
-	Items []struct {
-		EventID string `json:"eventId"`
-		State   string `json:"state"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+// feedItem is an item of GET /events.
+type feedItem struct {
+	EventID string `json:"eventId"`
+	State   string `json:"state"`
 }
 
-func (p feedPage) ids() []string {
-	var out []string
-	for _, it := range p.Items {
-		out = append(out, it.EventID)
-	}
-	return out
-}
+func (it feedItem) id() string { return it.EventID }
+
+// feedPage is data of GET /events.
+type feedPage = page[feedItem]
 
 func getFeed(t *testing.T, env *apptest.Env, path, bearer string) feedPage {
 	t.Helper()
-	res := send(t, env, request{method: "GET", path: path, bearer: bearer})
-	if res.status != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", path, res.status, res.body)
-	}
-	e, _ := decodeEnvelope(t, res)
-	var p feedPage
-	if err := json.Unmarshal(e.Data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := getData[feedPage](t, env, path, bearer)
 	if p.NextCursor == nil || *p.NextCursor == "" {
 		t.Fatalf("GET %s: nextCursor is null", path)
 	}
@@ -203,13 +184,7 @@ func eventsGolden(t *testing.T, f *eventFixture) {
 		{name: "redeliver_sub_operator", req: request{method: "POST", path: "/events/" + f.childEvent + "/redeliver", bearer: key,
 			body: `{"operatorId":"` + f.child.ID + `"}`}},
 	}
-	for _, c := range list {
-		t.Run(c.name, func(t *testing.T) {
-			res := send(t, f.env, c.req)
-			checkEnvelopeShape(t, c.req, res)
-			checkGolden(t, "events_"+c.name, res)
-		})
-	}
+	runGolden(t, f.env, "events_", list)
 }
 
 // eventsIsolation: an operator's feed holds its own events only; a parent reads a
@@ -255,11 +230,7 @@ func eventsBadInput(t *testing.T, f *eventFixture) {
 	t.Helper()
 	env := f.env
 	otherList := base64.RawURLEncoding.EncodeToString([]byte(`{"v":1,"l":"deposits","s":3}`))
-	before := map[string]int{}
-	tables := []string{"webhook_events", "river_job", "rate_limits"}
-	for _, table := range tables {
-		before[table] = env.Count(t, table)
-	}
+	unchanged := rowsUnchanged(t, env, "webhook_events", "river_job", "rate_limits")
 	states := getFeed(t, env, "/events", f.key)
 	cases := []struct{ method, path, body, field string }{
 		{"GET", "/events?after=xyz", "", "after"},
@@ -280,16 +251,11 @@ func eventsBadInput(t *testing.T, f *eventFixture) {
 	}
 	for _, c := range cases {
 		res := send(t, env, request{method: c.method, path: c.path, body: c.body, bearer: f.key})
-		e, data := decodeEnvelope(t, res)
-		if res.status != http.StatusBadRequest || e.Status != "error" || data.Code != "INVALID_ARGUMENT" || data.Field != c.field {
+		if _, ok := invalidOn(t, res, c.field); !ok {
 			t.Errorf("%s %s %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.method, c.path, c.body, res.status, res.body, c.field)
 		}
 	}
-	for _, table := range tables {
-		if n := env.Count(t, table); n != before[table] {
-			t.Errorf("%s: %d rows after bad input, %d before", table, n, before[table])
-		}
-	}
+	unchanged()
 	if after := getFeed(t, env, "/events", f.key); !slices.Equal(after.Items, states.Items) {
 		t.Errorf("bad input changed the events: %v, before %v", after.Items, states.Items)
 	}

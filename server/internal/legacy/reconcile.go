@@ -106,15 +106,9 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 		}
 	}
 	lq.operatorID, lq.externalUserID, lq.cursor = q.Get("operatorId"), q.Get("externalUserId"), q.Get("cursor")
-	names := enumNames(statuses)
-	for _, raw := range q["status"] {
-		for s := range strings.SplitSeq(raw, ",") {
-			s = strings.ToUpper(strings.TrimSpace(s))
-			if !slices.Contains(names, s) {
-				return lq, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
-			}
-			lq.statuses = append(lq.statuses, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
-		}
+	var err error
+	if lq.statuses, err = queryStatuses(q, statuses); err != nil {
+		return lq, err
 	}
 	if raw := q.Get("chainId"); raw != "" {
 		n, err := strconv.ParseInt(raw, 10, 64)
@@ -123,26 +117,60 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 		}
 		lq.chainID = n
 	}
+	if lq.from, lq.to, err = queryRange(q); err != nil {
+		return lq, err
+	}
+	if lq.limit, err = queryLimit(q); err != nil {
+		return lq, err
+	}
+	return lq, nil
+}
+
+// queryStatuses reads status (repeatable or comma-separated, each one of statuses' short
+// names) as the values' numbers; nil when absent.
+func queryStatuses(q url.Values, statuses protoreflect.EnumDescriptor) ([]int32, error) {
+	var out []int32
+	names := enumNames(statuses)
+	for _, raw := range q["status"] {
+		for s := range strings.SplitSeq(raw, ",") {
+			s = strings.ToUpper(strings.TrimSpace(s))
+			if !slices.Contains(names, s) {
+				return nil, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
+			}
+			out = append(out, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
+		}
+	}
+	return out, nil
+}
+
+// queryRange reads from and to (RFC 3339); an absent one is nil.
+func queryRange(q url.Values) (from, to *timestamppb.Timestamp, err error) {
 	for _, p := range []struct {
 		name string
 		dst  **timestamppb.Timestamp
-	}{{"from", &lq.from}, {"to", &lq.to}} {
+	}{{"from", &from}, {"to", &to}} {
 		if raw := q.Get(p.name); raw != "" {
 			t, err := time.Parse(time.RFC3339Nano, raw)
 			if err != nil {
-				return lq, fault.Invalid(p.name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
+				return nil, nil, fault.Invalid(p.name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
 			}
 			*p.dst = timestamppb.New(t)
 		}
 	}
-	if raw := q.Get("limit"); raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 32)
-		if err != nil || n < 1 || n > 200 {
-			return lq, fault.Invalid("limit", "must be an integer from 1 to 200")
-		}
-		lq.limit = int32(n)
+	return from, to, nil
+}
+
+// queryLimit reads limit (1..200); 0 when absent.
+func queryLimit(q url.Values) (int32, error) {
+	raw := q.Get("limit")
+	if raw == "" {
+		return 0, nil
 	}
-	return lq, nil
+	n, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || n < 1 || n > 200 {
+		return 0, fault.Invalid("limit", "must be an integer from 1 to 200")
+	}
+	return int32(n), nil
 }
 
 // listFields renames the list request fields an error names to the REST layer's parameters.
@@ -198,6 +226,28 @@ func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reque
 	return nil
 }
 
+// get serves the GET of one record: no query parameter but operatorId, the request built from
+// the path (build) and validated, the call made and its record written as data.
+func get[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, build func() (Req, error),
+	call func(context.Context, Req) (Res, error), item func(Res) Item, message string) error {
+	if err := onlyOperatorID(r.URL.Query(), route); err != nil {
+		return err
+	}
+	req, err := build()
+	if err != nil {
+		return err
+	}
+	if err := rpc.Validate(req); err != nil {
+		return err
+	}
+	res, err := call(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeSuccess(w, message, item(res))
+	return nil
+}
+
 // enums converts parsed enum numbers to their protobuf type.
 func enums[E ~int32](numbers []int32) []E {
 	out := make([]E, len(numbers))
@@ -231,23 +281,13 @@ func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
 
 // getDeposit is GET /deposits/{depositId}[?operatorId=<sub-operator>].
 func (h *Handler) getDeposit(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyOperatorID(r.URL.Query(), "GET /deposits/{depositId}"); err != nil {
-		return err
-	}
-	id, err := strconv.ParseInt(r.PathValue("depositId"), 10, 64)
-	if err != nil || id < 1 {
-		return fault.Invalid("depositId", "must be a positive integer deposit id")
-	}
-	req := &cofferv1.GetDepositRequest{DepositId: id, OperatorId: r.URL.Query().Get("operatorId")}
-	if err := rpc.Validate(req); err != nil {
-		return err
-	}
-	res, err := h.s.Deposit.GetDeposit(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeSuccess(w, "Deposit", depositJSON(res.GetDeposit()))
-	return nil
+	return get(w, r, "GET /deposits/{depositId}", func() (*cofferv1.GetDepositRequest, error) {
+		id, err := strconv.ParseInt(r.PathValue("depositId"), 10, 64)
+		if err != nil || id < 1 {
+			return nil, fault.Invalid("depositId", "must be a positive integer deposit id")
+		}
+		return &cofferv1.GetDepositRequest{DepositId: id, OperatorId: r.URL.Query().Get("operatorId")}, nil
+	}, h.s.Deposit.GetDeposit, func(res *cofferv1.GetDepositResponse) depositItem { return depositJSON(res.GetDeposit()) }, "Deposit")
 }
 
 // listOwnWithdrawals is GET /withdrawals (the operator's; GET /admin/withdrawals is the panel's).
@@ -265,17 +305,8 @@ func (h *Handler) listOwnWithdrawals(w http.ResponseWriter, r *http.Request) err
 
 // getOwnWithdrawal is GET /withdrawals/{withdrawRequestId}[?operatorId=<sub-operator>].
 func (h *Handler) getOwnWithdrawal(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyOperatorID(r.URL.Query(), "GET /withdrawals/{withdrawRequestId}"); err != nil {
-		return err
-	}
-	req := &cofferv1.GetWithdrawalRequest{WithdrawRequestId: r.PathValue("withdrawRequestId"), OperatorId: r.URL.Query().Get("operatorId")}
-	if err := rpc.Validate(req); err != nil {
-		return err
-	}
-	res, err := h.s.Withdrawal.GetWithdrawal(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeSuccess(w, "Withdrawal", withdrawalJSON(res.GetWithdrawal()))
-	return nil
+	return get(w, r, "GET /withdrawals/{withdrawRequestId}", func() (*cofferv1.GetWithdrawalRequest, error) {
+		return &cofferv1.GetWithdrawalRequest{WithdrawRequestId: r.PathValue("withdrawRequestId"), OperatorId: r.URL.Query().Get("operatorId")}, nil
+	}, h.s.Withdrawal.GetWithdrawal, func(res *cofferv1.GetWithdrawalResponse) withdrawalItem { return withdrawalJSON(res.GetWithdrawal()) },
+		"Withdrawal")
 }

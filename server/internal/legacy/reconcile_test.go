@@ -1,7 +1,6 @@
 package legacy_test
 
 import (
-	"encoding/json"
 	"math/big"
 	"net/http"
 	"net/url"
@@ -19,10 +18,8 @@ import (
 // reconFixture is the data of the reconciliation tests: an operator with five deposits and
 // five withdrawals, a sub-operator of it and an unrelated operator with one of each.
 type reconFixture struct {
-	env                         *apptest.Env
-	op, child, other            domain.Operator
-	key, childKey, otherKey     string
-	adminToken                  string
+	operators
+
 	opDeposits                  []int64 // oldest first
 	childDeposit, otherDeposit  int64
 	opWithdrawals               []string // oldest first
@@ -54,12 +51,8 @@ func credited(d domain.Deposit) domain.Deposit {
 
 func newReconFixture(t *testing.T) *reconFixture {
 	t.Helper()
-	env := startAPI(t)
-	f := &reconFixture{env: env}
-	f.op, f.key = env.Operator(t, domain.OperatorSettings{})
-	f.child, f.childKey = env.Operator(t, domain.OperatorSettings{ParentID: &f.op.ID})
-	f.other, f.otherKey = env.Operator(t, domain.OperatorSettings{})
-	_, f.adminToken = env.Admin(t, "")
+	f := &reconFixture{operators: newOperators(t)}
+	env := f.env
 
 	sid, _, _ := openSession(t, env, f.key, "deposit", map[string]any{"externalUserId": "recon-user", "operatorReference": "order-42"})
 	deps := []domain.Deposit{
@@ -109,41 +102,27 @@ func withStatus(d domain.Deposit, s domain.DepositStatus) domain.Deposit {
 	return d
 }
 
-// listPage is data of a list answer.
-type listPage struct {
-	Items []struct {
-		DepositID         int64  `json:"depositId"`
-		WithdrawRequestID string `json:"withdrawRequestId"`
-		OperatorID        string `json:"operatorId"`
-	} `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+// listItem is an item of GET /deposits or GET /withdrawals.
+type listItem struct {
+	DepositID         int64  `json:"depositId"`
+	WithdrawRequestID string `json:"withdrawRequestId"`
+	OperatorID        string `json:"operatorId"`
 }
 
-// ids are a page's deposit ids, or its withdrawal ids.
-func (p listPage) ids() []string {
-	var out []string
-	for _, it := range p.Items {
-		if it.WithdrawRequestID != "" {
-			out = append(out, it.WithdrawRequestID)
-		} else {
-			out = append(out, strconv.FormatInt(it.DepositID, 10))
-		}
+// id is a deposit's id, or a withdrawal's.
+func (it listItem) id() string {
+	if it.WithdrawRequestID != "" {
+		return it.WithdrawRequestID
 	}
-	return out
+	return strconv.FormatInt(it.DepositID, 10)
 }
+
+// listPage is data of a list answer.
+type listPage = page[listItem]
 
 func getPage(t *testing.T, env *apptest.Env, path, bearer string) listPage {
 	t.Helper()
-	res := send(t, env, request{method: "GET", path: path, bearer: bearer})
-	if res.status != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", path, res.status, res.body)
-	}
-	e, _ := decodeEnvelope(t, res)
-	var p listPage
-	if err := json.Unmarshal(e.Data, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return getData[listPage](t, env, path, bearer)
 }
 
 func newestFirst[T any](ids []T, str func(T) string) []string {
@@ -276,13 +255,7 @@ func reconGolden(t *testing.T, f *reconFixture) {
 			bearer: f.adminToken}},
 		{name: "withdrawal_get_method_not_allowed", req: request{method: "DELETE", path: "/withdrawals/" + f.opWithdrawals[0], bearer: key}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			res := send(t, f.env, c.req)
-			checkEnvelopeShape(t, c.req, res)
-			checkGolden(t, "recon_"+c.name, res)
-		})
-	}
+	runGolden(t, f.env, "recon_", cases)
 }
 
 // reconIsolation: an operator never sees another's deposits or withdrawals (NOT_FOUND, never
@@ -340,11 +313,7 @@ func reconBadInput(t *testing.T, f *reconFixture) {
 	if wdCursor == nil || depCursor == nil {
 		t.Fatal("no cursors")
 	}
-	before := map[string]int{}
-	tables := []string{"deposits", "withdrawals", "sessions", "operators"}
-	for _, table := range tables {
-		before[table] = env.Count(t, table)
-	}
+	unchanged := rowsUnchanged(t, env, "deposits", "withdrawals", "sessions", "operators")
 	cases := []struct{ path, field string }{
 		{"/deposits?status=DONE", "status"},
 		{"/deposits?status=", "status"},
@@ -381,15 +350,9 @@ func reconBadInput(t *testing.T, f *reconFixture) {
 	}
 	for _, c := range cases {
 		res := send(t, env, request{method: "GET", path: c.path, bearer: f.key})
-		e, data := decodeEnvelope(t, res)
-		if res.status != http.StatusBadRequest || e.Status != "error" || data.Code != "INVALID_ARGUMENT" || data.Field != c.field ||
-			!strings.Contains(e.Message, c.field) {
+		if msg, ok := invalidOn(t, res, c.field); !ok || !strings.Contains(msg, c.field) {
 			t.Errorf("GET %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.path, res.status, res.body, c.field)
 		}
 	}
-	for _, table := range tables {
-		if n := env.Count(t, table); n != before[table] {
-			t.Errorf("%s: %d rows after bad input, %d before", table, n, before[table])
-		}
-	}
+	unchanged()
 }

@@ -4,11 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -75,31 +72,16 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 	}
 	req := &cofferv1.ListWithdrawalsRequest{OperatorId: q.Get("operatorId"), ExternalUserId: q.Get("externalUserId"),
 		PageToken: q.Get("pageToken")}
-	statuses := enumNames(cofferv1.WithdrawalStatus(0).Descriptor())
-	for _, raw := range q["status"] {
-		for s := range strings.SplitSeq(raw, ",") {
-			s = strings.ToUpper(strings.TrimSpace(s))
-			if !slices.Contains(statuses, s) {
-				return nil, fault.Invalid("status", "must be one of %s", strings.Join(statuses, ", "))
-			}
-			req.Statuses = append(req.Statuses, cofferv1.WithdrawalStatus(cofferv1.WithdrawalStatus_value["WITHDRAWAL_STATUS_"+s]))
-		}
+	statuses, err := queryStatuses(q, cofferv1.WithdrawalStatus(0).Descriptor())
+	if err != nil {
+		return nil, err
 	}
-	for name, dst := range map[string]**timestamppb.Timestamp{"from": &req.CreatedAfter, "to": &req.CreatedBefore} {
-		if raw := q.Get(name); raw != "" {
-			t, err := time.Parse(time.RFC3339Nano, raw)
-			if err != nil {
-				return nil, fault.Invalid(name, "must be an RFC 3339 time such as 2026-01-31T00:00:00Z")
-			}
-			*dst = timestamppb.New(t)
-		}
+	req.Statuses = enums[cofferv1.WithdrawalStatus](statuses)
+	if req.CreatedAfter, req.CreatedBefore, err = queryRange(q); err != nil {
+		return nil, err
 	}
-	if raw := q.Get("limit"); raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 32)
-		if err != nil || n < 1 || n > 200 {
-			return nil, fault.Invalid("limit", "must be an integer from 1 to 200")
-		}
-		req.PageSize = int32(n)
+	if req.PageSize, err = queryLimit(q); err != nil {
+		return nil, err
 	}
 	return req, rpc.Validate(req)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -65,48 +64,19 @@ const deadLetterPages = "dead-letters"
 // Redeliver queues a dead-lettered webhook again: the same id and body, a new delivery job
 // (five more attempts; the attempt count goes on). An event outside scope is NOT_FOUND; one that is not dead is CONFLICT.
 func (s *Service) Redeliver(ctx context.Context, scope domain.Scope, eventID string) (domain.WebhookEvent, error) {
-	if _, err := uuid.Parse(eventID); err != nil {
-		return domain.WebhookEvent{}, fault.New(fault.NotFound, "webhook not found")
-	}
-	ins, err := s.jobs()
-	if err != nil {
-		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver")
-	}
-	var ev domain.WebhookEvent
-	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		cur, err := q.GetWebhookEvent(ctx, auth.OperatorIDs(scope), eventID, true)
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "webhook not found")
-		} else if err != nil {
-			return err
-		}
-		if _, err := Next(cur.State, Redeliver); err != nil {
-			// The API has always answered CONFLICT here (the state changed under the caller).
-			return fault.New(fault.Conflict, "webhook %s is %s: only a dead-lettered webhook can be redelivered", eventID, cur.State)
-		}
-		if ev, err = q.RequeueDeadWebhook(ctx, eventID); err != nil {
-			return err
-		}
-		res, err := ins.InsertTx(ctx, tx, DeliverArgs{EventID: eventID}, nil)
-		if err != nil {
-			return err
-		}
-		if res.UniqueSkippedAsDuplicate {
-			// The job that dead-lettered it has not finished yet (River records its end just
-			// after the event is marked dead).
-			return fault.New(fault.Conflict, "webhook %s is still finishing its last attempt; try again in a moment", eventID)
-		}
-		return nil
+	return s.redeliver(ctx, scope, eventID, redelivery{
+		noun:     "webhook",
+		badID:    fault.New(fault.NotFound, "webhook not found"),
+		notFound: fault.New(fault.NotFound, "webhook not found"),
+		check: func(_ *store.Queries, cur domain.WebhookEvent) (bool, error) {
+			if _, err := Next(cur.State, Redeliver); err != nil {
+				// The API has always answered CONFLICT here (the state changed under the caller).
+				return false, fault.New(fault.Conflict, "webhook %s is %s: only a dead-lettered webhook can be redelivered", eventID, cur.State)
+			}
+			return false, nil
+		},
+		requeue: func(q *store.Queries) (domain.WebhookEvent, error) { return q.RequeueDeadWebhook(ctx, eventID) },
 	})
-	if err != nil {
-		if fe, ok := errors.AsType[*fault.Error](err); ok {
-			return domain.WebhookEvent{}, fe
-		}
-		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver webhook")
-	}
-	s.log.InfoContext(ctx, "webhook redelivery queued", "event_id", ev.ID, "operator_id", ev.OperatorID, "attempts_so_far", ev.Attempts)
-	return ev, nil
 }
 
 // Get returns one webhook of an operator in scope.

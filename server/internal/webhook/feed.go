@@ -2,13 +2,10 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
-	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/pagetoken"
@@ -145,64 +142,34 @@ const (
 // are limited to RedeliverLimit per RedeliverWindow (RATE_LIMITED with Retry-After, nothing
 // queued).
 func (s *Service) Resend(ctx context.Context, caller string, scope domain.Scope, eventID string) (domain.WebhookEvent, error) {
-	if _, err := uuid.Parse(eventID); err != nil {
-		return domain.WebhookEvent{}, fault.New(fault.NotFound, "event not found")
-	}
-	ins, err := s.jobs()
-	if err != nil {
-		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver")
-	}
-	var ev domain.WebhookEvent
-	queued := false
-	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		cur, err := q.GetWebhookEvent(ctx, auth.OperatorIDs(scope), eventID, true)
-		if errors.Is(err, store.ErrNotFound) {
-			return fault.New(fault.NotFound, "event %s not found", eventID)
-		} else if err != nil {
-			return err
-		}
-		if cur.Sync {
-			return fault.New(fault.FailedPrecondition, "event %s was sent synchronously (a test webhook or a synchronous WITHDRAW_REQUEST) and answered then: it cannot be redelivered", eventID)
-		}
-		if cur.State == domain.DeliveryPending {
-			ev = cur // its delivery is queued already
-			return nil
-		}
-		if _, err := Next(cur.State, Resend); err != nil {
-			return err
-		}
-		limit := store.RateLimit{Key: "event-redeliver:" + caller, Max: RedeliverLimit, Window: RedeliverWindow}
-		refused, err := q.TakeRateLimits(ctx, limit)
-		if err != nil {
-			return err
-		}
-		if refused != nil {
-			e := fault.New(fault.RateLimited, "at most %d redeliveries per minute; try again in a moment", RedeliverLimit)
-			e.RetryAfter = refused.RetryAfter
-			return e
-		}
-		if ev, err = q.RequeueWebhook(ctx, eventID, domain.DeliveryDelivered, domain.DeliveryDead); err != nil {
-			return err
-		}
-		res, err := ins.InsertTx(ctx, tx, DeliverArgs{EventID: eventID}, nil)
-		if err != nil {
-			return err
-		}
-		if res.UniqueSkippedAsDuplicate {
-			return fault.New(fault.Conflict, "event %s is still finishing its last attempt; try again in a moment", eventID)
-		}
-		queued = true
-		return nil
+	return s.redeliver(ctx, scope, eventID, redelivery{
+		noun:     "event",
+		badID:    fault.New(fault.NotFound, "event not found"),
+		notFound: fault.New(fault.NotFound, "event %s not found", eventID),
+		check: func(q *store.Queries, cur domain.WebhookEvent) (bool, error) {
+			if cur.Sync {
+				return false, fault.New(fault.FailedPrecondition, "event %s was sent synchronously (a test webhook or a synchronous WITHDRAW_REQUEST) and answered then: it cannot be redelivered", eventID)
+			}
+			if cur.State == domain.DeliveryPending {
+				return true, nil // its delivery is queued already
+			}
+			if _, err := Next(cur.State, Resend); err != nil {
+				return false, err
+			}
+			limit := store.RateLimit{Key: "event-redeliver:" + caller, Max: RedeliverLimit, Window: RedeliverWindow}
+			refused, err := q.TakeRateLimits(ctx, limit)
+			if err != nil {
+				return false, err
+			}
+			if refused != nil {
+				e := fault.New(fault.RateLimited, "at most %d redeliveries per minute; try again in a moment", RedeliverLimit)
+				e.RetryAfter = refused.RetryAfter
+				return false, e
+			}
+			return false, nil
+		},
+		requeue: func(q *store.Queries) (domain.WebhookEvent, error) {
+			return q.RequeueWebhook(ctx, eventID, domain.DeliveryDelivered, domain.DeliveryDead)
+		},
 	})
-	if err != nil {
-		if fe, ok := errors.AsType[*fault.Error](err); ok {
-			return domain.WebhookEvent{}, fe
-		}
-		return domain.WebhookEvent{}, fault.Wrap(err, "redeliver event")
-	}
-	if queued {
-		s.log.InfoContext(ctx, "event redelivery queued", "event_id", ev.ID, "operator_id", ev.OperatorID, "attempts_so_far", ev.Attempts)
-	}
-	return ev, nil
 }
