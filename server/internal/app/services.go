@@ -176,7 +176,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 			}
 		}
 	}
-	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
+	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, River: s.Jobs, Log: cfg.Log}, cfg.Deposits)
 	var offramp withdrawal.OffRamp
 	if cfg.OffRamp == "dev" {
@@ -184,7 +184,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	}
 	s.Funds = funds.New(pool, cfg.Chains)
 	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
-	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
+	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
 }

@@ -135,7 +135,7 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
 	}
-	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
+	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: chain.Connected{Registry: registry, Clients: clients}, Engine: engine, Wallet: keys.Public(),
 		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, River: ins, Log: log}, cfg)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})
