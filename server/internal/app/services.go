@@ -53,8 +53,10 @@ type Services struct {
 	Clients     map[int64]*chain.Client
 	Prices      *rates.Chain
 	Withdrawals *withdrawal.Service
-	Funds       *funds.Ledger
-	Reconciler  *funds.Reconciler
+	// OffRamp serves OFF_RAMP withdrawals (ServicesConfig.OffRamp); nil refuses them.
+	OffRamp    withdrawal.OffRamp
+	Funds      *funds.Ledger
+	Reconciler *funds.Reconciler
 	// Jobs is how the services insert River jobs: bound when the process's River client is
 	// built (jobs.Options.Inserter), which needs the services first.
 	Jobs *jobs.Inserter
@@ -178,14 +180,13 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 	}
 	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, River: s.Jobs, Log: cfg.Log}, cfg.Deposits)
-	var offramp withdrawal.OffRamp
 	if cfg.OffRamp == "dev" {
-		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
+		s.OffRamp = &withdrawal.DevOffRamp{Log: cfg.Log}
 	}
 	s.Funds = funds.New(pool, cfg.Chains)
 	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
 	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
-		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
+		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: s.OffRamp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
 }
 
