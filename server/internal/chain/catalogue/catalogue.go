@@ -116,7 +116,7 @@ func (p Preset) Network(rpcURLs []string, bankroll common.Address) chain.Network
 		ChainID: p.ChainID, Name: p.Title, RPCURLs: slices.Clone(rpcURLs),
 		Confirmations: p.Confirmations, Finalized: p.Finalized,
 		NativeSymbol: p.NativeSymbol, NativeDecimals: p.NativeDecimals,
-		BankrollAddress: bankroll,
+		BankrollAddress: bankroll, Tokens: []chain.Token{},
 	}
 	for _, t := range p.Tokens {
 		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.Address), Decimals: t.Decimals})
