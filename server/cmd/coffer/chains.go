@@ -117,7 +117,7 @@ func runChainsInit(args []string, out io.Writer) error {
 		byID[p.ChainID] = p
 	}
 	chosen := func() string {
-		var s []string
+		s := make([]string, 0, len(selected))
 		for _, p := range selected {
 			s = append(s, fmt.Sprintf("%s=%d", p.Name, p.ChainID))
 		}

@@ -51,7 +51,7 @@ func TestChainsInitGolden(t *testing.T) {
 	}
 	golden := filepath.Join("testdata", "chains-init.golden")
 	if *updateGolden {
-		if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // a test fixture
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -191,9 +191,9 @@ func endpointChainID(ctx context.Context, u string) (*big.Int, error) {
 }
 
 // Selectors of the read-only calls Verify makes.
-var (
-	selDecimals        = []byte{0x31, 0x3c, 0xe5, 0x67} // decimals()
-	selLatestRoundData = []byte{0xfe, 0xaf, 0x96, 0x8c} // latestRoundData()
+const (
+	selDecimals        = "\x31\x3c\xe5\x67" // decimals()
+	selLatestRoundData = "\xfe\xaf\x96\x8c" // latestRoundData()
 )
 
 var errNoCode = errors.New("no code at this address")
@@ -209,8 +209,8 @@ func hasCode(ctx context.Context, c *Client, addr common.Address) error {
 	return nil
 }
 
-func callUint(ctx context.Context, c *Client, to common.Address, selector []byte) (*big.Int, error) {
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &to, Data: selector}, nil)
+func callUint(ctx context.Context, c *Client, to common.Address, selector string) (*big.Int, error) {
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &to, Data: []byte(selector)}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func callUint(ctx context.Context, c *Client, to common.Address, selector []byte
 
 // latestRound checks that a feed answers a positive price with a time.
 func latestRound(ctx context.Context, c *Client, feed common.Address) error {
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &feed, Data: selLatestRoundData}, nil)
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &feed, Data: []byte(selLatestRoundData)}, nil)
 	if err != nil {
 		return err
 	}

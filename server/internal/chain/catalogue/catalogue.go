@@ -56,8 +56,9 @@ func All() []Preset { return slices.Concat(mainnets(), testnets()) }
 
 // Names is every preset's name, in All's order.
 func Names() []string {
-	var names []string
-	for _, p := range All() {
+	all := All()
+	names := make([]string, 0, len(all))
+	for _, p := range all {
 		names = append(names, p.Name)
 	}
 	return names
