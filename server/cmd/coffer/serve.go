@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devenv"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -58,6 +59,9 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 		cfg.Role = *role
 	}
 	log := cfg.Logger()
+	if err := chain.Check(ctx, cfg.Chains, cfg.ChainsValidate, log); err != nil {
+		return fmt.Errorf("%w\n(fix the chains file, or set COFFER_CHAINS_VALIDATE=warn to start anyway; `coffer chains validate --file F` runs this check)", err)
+	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err

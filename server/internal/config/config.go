@@ -39,6 +39,9 @@ type Config struct {
 	WidgetURL string
 	OpsToken  string
 	Chains    *chain.Registry
+	// ChainsValidate is what `coffer serve` does at start-up when the chains file does not
+	// match its RPC endpoints (COFFER_CHAINS_VALIDATE).
+	ChainsValidate chain.VerifyMode
 	// MasterKey is the master key given directly (COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE);
 	// MasterKeyURL a KMS that unwraps the master keys stored in PostgreSQL
 	// (COFFER_MASTER_KEY_URL). Exactly one is set.

@@ -240,6 +240,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The check `coffer serve` runs on a chains file: the dev chain passes it like any other.
+	if err := chain.Check(ctx, registry, chain.VerifyStrict, log); err != nil {
+		return fmt.Errorf("dev chain: %w", err)
+	}
 
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
