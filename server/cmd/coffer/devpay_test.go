@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,10 +11,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/cofferhq/coffer/server/internal/devenv"
+	"github.com/cofferhq/coffer/server/internal/proctest"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // `coffer dev pay` pays deposits from the faucet of a running `coffer dev` as a user's wallet
@@ -138,4 +143,27 @@ func TestDevPayRefusesBadInput(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", code, errOut)
 		}
 	})
+}
+
+// `coffer serve`, a real process configured from its environment, has no /dev/pay: nothing
+// in its configuration can give it the faucet `coffer dev` pays from.
+func TestServeHasNoDevPay(t *testing.T) {
+	t.Parallel()
+	chains := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
+		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()})
+	addr := proctest.FreeAddr(t)
+	cofferProcess(t, []string{"DATABASE_URL=" + testdb.URL(t), "COFFER_MASTER_KEY=" + secret.NewMasterKey(), "COFFER_ADDR=" + addr,
+		"COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL=http://" + addr, "COFFER_CHAINS_FILE=" + chains, "COFFER_AUTO_MIGRATE=true",
+		"COFFER_STATIC_PRICES=ETH=3000"}, "serve")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if !proctest.WaitOK(ctx, "http://"+addr+"/readyz", 100*time.Millisecond) {
+		t.Fatal("coffer serve not ready within 60 s")
+	}
+	res := proctest.Request(t, http.MethodPost, "http://"+addr+"/dev/pay", "",
+		`{"sid":"4f1c2e3d-0000-4000-8000-000000000000","currency":"ETH","chainId":1337,"amount":"1"}`)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("POST /dev/pay on coffer serve: %d, want 404", res.StatusCode)
+	}
 }

@@ -269,7 +269,7 @@ func Run(ctx context.Context, opts Options) error {
 	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.AutoMigrate = masterKey, st.OpsToken, registry, true
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = 250*time.Millisecond, 250*time.Millisecond
-	cfg.DevWebhookOperator, cfg.OffRamp = st.OperatorID, "dev"
+	cfg.DevWebhookOperator, cfg.OffRamp, cfg.DevFaucetKey = st.OperatorID, "dev", faucet
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
