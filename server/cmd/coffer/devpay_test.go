@@ -94,7 +94,10 @@ func TestDevPayRefusesBadInput(t *testing.T) {
 	f := devenv.File{FaucetPrivateKey: "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
 		Chains: []devenv.FileChain{{ChainID: 1337, Name: "Coffer Dev Chain", RPCURL: rpc.URL, NativeSymbol: "ETH", NativeDecimals: 18,
 			Tokens: []devenv.FileToken{{Symbol: "USDT", ContractAddress: "0x00000000000000000000000000000000000000A1", Decimals: 6}}}}}
-	b, _ := json.Marshal(f)
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "dev.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}

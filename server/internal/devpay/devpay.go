@@ -114,7 +114,8 @@ func Check(network chain.Network, to, currency, amount string) (Payment, error) 
 
 // Symbols are the currencies payable on a network: the native one first, then its tokens.
 func Symbols(n chain.Network) []string {
-	out := []string{n.NativeSymbol}
+	out := make([]string, 0, 1+len(n.Tokens))
+	out = append(out, n.NativeSymbol)
 	for _, t := range n.Tokens {
 		out = append(out, t.Symbol)
 	}
