@@ -23,7 +23,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"dev", "run everything on this machine: private PostgreSQL, dev chain, demo operator", runDev},
+		{"dev", "run everything on this machine: private PostgreSQL, dev chain, demo operator; dev pay: pay from its faucet", runDev},
 		{"serve", "run the service (config from the environment; --role api|worker|all)", runServe},
 		{"migrate", "apply database migrations", runMigrate},
 		{"keygen", "print a new master key and ops token", runKeygen},

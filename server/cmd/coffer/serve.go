@@ -17,7 +17,14 @@ import (
 )
 
 func runDev(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "pay" {
+		return runDevPay(ctx, args[1:], out)
+	}
 	fs := newFlags("dev")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: coffer dev [flags]\n       coffer dev pay --to ADDR --currency SYMBOL --amount DECIMAL   (pay from the dev faucet; -h for more)\n\nFlags:")
+		fs.PrintDefaults()
+	}
 	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev chain, dev.json, secrets); a restart on it resumes the stack")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
 	internalAddr := fs.String("internal-addr", "127.0.0.1:8081", "listen address of /metrics, OpsService and gRPC reflection")

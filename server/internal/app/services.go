@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/depositor"
+	"github.com/cofferhq/coffer/server/internal/devpay"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -240,6 +241,25 @@ func (s *Services) servers() rpc.Servers {
 		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
 		Event:   &rpc.EventServer{Webhooks: s.Webhooks, Operators: s.Operators},
 	}
+}
+
+// devWallet is `coffer dev`'s POST /dev/pay: it pays a deposit session's address from the dev
+// faucet, as the widget's "Pay with the dev wallet" button asks. The sid authenticates, as on
+// the widget's other calls.
+func (a *App) devWallet() http.Handler {
+	s := a.Services
+	faucets := map[int64]*devpay.Faucet{}
+	for _, n := range s.Chains.Networks() {
+		faucets[n.ChainID] = devpay.New(a.Config.DevFaucetKey, n, s.Clients[n.ChainID])
+	}
+	return devpay.Handler(faucets, func(ctx context.Context, sid, currency string, chainID int64) (common.Address, error) {
+		sess, err := s.Sessions.ForWidget(ctx, sid, session.Deposit)
+		if err != nil {
+			return common.Address{}, err
+		}
+		info, err := s.Deposits.Address(ctx, sess, currency, chainID)
+		return info.Address, err
+	}, a.Log)
 }
 
 // devWebhookReceiver is `coffer dev`'s /dev/webhook: it verifies and acknowledges the demo

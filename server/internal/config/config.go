@@ -2,6 +2,7 @@
 package config
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,10 @@ type Config struct {
 	ScanInterval, SettlePoll time.Duration
 	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
 	DevWebhookOperator string
+	// DevFaucetKey, set by `coffer dev` only (no environment variable sets it), is the dev
+	// chain's faucet: POST /dev/pay pays deposit addresses from it, and the widget offers its
+	// "Pay with the dev wallet" button. `coffer serve` never has one.
+	DevFaucetKey *ecdsa.PrivateKey
 	// WebhookRetries is the delay schedule between webhook delivery attempts; DESIGN.md's
 	// (jobs.WebhookSchedule) when nil. Tests shorten it; there is no environment variable,
 	// since the schedule is a contract with operators.
