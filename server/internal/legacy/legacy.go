@@ -103,10 +103,12 @@ func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter
 		if err == nil {
 			err = fn(sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
 		}
+		code := fault.MetricCode(sw.status)
 		if err != nil {
 			writeError(r.Context(), sw, h.log, err)
+			code = rpc.MetricCode(err)
 		}
-		h.metrics.Observe("rest", operation, http.StatusText(sw.status), time.Since(start))
+		h.metrics.Observe("rest", operation, code, time.Since(start))
 	})
 }
 

@@ -92,18 +92,20 @@ func operationName(procedure string) string {
 	return strings.TrimPrefix(procedure, "/coffer.v1.")
 }
 
-func codeOf(err error) string {
+// MetricCode is the `code` label of request metrics and access logs for a call's error: the
+// Connect code name ("ok" for none) the caller sees, on both transports.
+func MetricCode(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	return connect.CodeOf(err).String()
+	return connect.CodeOf(ToConnect(err)).String()
 }
 
 func (i metricsInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		start := time.Now()
 		res, err := next(ctx, req)
-		i.m.Observe("connect", operationName(req.Spec().Procedure), codeOf(err), time.Since(start))
+		i.m.Observe("connect", operationName(req.Spec().Procedure), MetricCode(err), time.Since(start))
 		return res, err
 	}
 }
@@ -116,7 +118,7 @@ func (i metricsInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFu
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		start := time.Now()
 		err := next(ctx, conn)
-		i.m.Observe("connect", operationName(conn.Spec().Procedure), codeOf(err), time.Since(start))
+		i.m.Observe("connect", operationName(conn.Spec().Procedure), MetricCode(err), time.Since(start))
 		return err
 	}
 }
