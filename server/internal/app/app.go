@@ -104,6 +104,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services, box: box}
 	if cfg.Role != config.RoleAPI {
+		// Gauges read from PostgreSQL are the same from every process: workers export them,
+		// API replicas (often many) do not repeat the queries.
+		a.Metrics.CollectDB(&metrics.DBCollector{Pool: pool, Log: log, Wallets: map[string]string{
+			strings.ToLower(services.Wallet.GasTankAddress().Hex()):   "gas_tank",
+			strings.ToLower(services.Wallet.HotWalletAddress().Hex()): "hot_wallet",
+		}})
 		// The service wallets the team must keep funded on every chain.
 		log.Info("service wallets", "gas_tank", services.Wallet.GasTankAddress().Hex(), "hot_wallet", services.Wallet.HotWalletAddress().Hex())
 	}

@@ -1,5 +1,7 @@
 // Package metrics exposes Coffer's Prometheus metrics at /metrics: request counts and latency
-// per operation and transport, plus the Go runtime and process collectors.
+// per operation and transport, domain metrics the services update (this file, chain.go,
+// jobs.go, webhook.go), gauges read from PostgreSQL at scrape time (db.go, worker processes
+// only), build information, plus the Go runtime and process collectors.
 package metrics
 
 import (
@@ -45,6 +47,19 @@ var (
 		Name: "coffer_deposits_reorged_unresolved",
 		Help: "Reorged deposits not resolved yet (OpsService.ListReorgedDeposits); their credit does not count toward operators' funds.",
 	}, []string{"chain_id"})
+	// WalletBalance is a service wallet's on-chain balance in token units, per chain and asset,
+	// as the periodic reconciliation read it.
+	WalletBalance = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_wallet_balance",
+		Help: "On-chain balance of a service wallet (wallet: hot_wallet, bankroll, gas_tank) in token units, from the latest periodic reconciliation.",
+	}, []string{"chain_id", "currency", "wallet"})
+	// PayoutsPaused is 1 while payouts are paused in a scope (global, chain or operator; the
+	// other labels are empty when they do not apply) and 0 or absent otherwise. The ops
+	// actions that pause and resume payouts set it.
+	PayoutsPaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_payouts_paused",
+		Help: "1 while payouts are paused in a scope (scope: global, chain or operator; chain_id and operator_id empty when they do not apply).",
+	}, []string{"scope", "chain_id", "operator_id"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -69,7 +84,8 @@ func New() *Metrics {
 		}, []string{"transport", "operation"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
-		DepositsReorged, DepositsReorgedUnresolved,
+		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, PayoutsPaused, buildInfo,
+		RPCRequests, RPCErrors, RPCDuration, WebhookDeliveries, JobWait, JobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
