@@ -27,6 +27,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 	"github.com/cofferhq/coffer/server/internal/webui"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -55,6 +56,8 @@ type App struct {
 
 // New connects to PostgreSQL (migrating when configured) and assembles the process.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	// Every line logged while serving a request carries its request id.
+	log = slog.New(tracing.LogHandler(log.Handler()))
 	pool, err := store.Open(ctx, cfg.DatabaseURL, cfg.MaxDBConns)
 	if err != nil {
 		return nil, err
@@ -162,7 +165,7 @@ func (a *App) routes() (public, internal http.Handler) {
 	}
 	// Every request knows its client's address (per-client login limits).
 	clients := &clientip.Resolver{Header: a.Config.TrustedProxyHeader, Trusted: a.Config.TrustedProxies}
-	return securityHeaders(widgetCORS(clients.Middleware(mux))), securityHeaders(in)
+	return securityHeaders(clients.Middleware(tracing.Middleware(a.Log, widgetCORS(mux)))), securityHeaders(tracing.Middleware(a.Log, in))
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.
@@ -264,6 +267,22 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		a.Pool.Close()
 		return fmt.Errorf("record this process's master keys: %w", err)
 	}
+	// Traces go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	stopTracing, err := tracing.Setup(ctx, a.Config.Role)
+	if err != nil {
+		stopHolder()
+		<-holderDone
+		a.Services.Close()
+		a.Pool.Close()
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			a.Log.Warn("flush traces", "error", err)
+		}
+	}()
 	errc := make(chan error, 2)
 	serve := func(what string, l net.Listener, h http.Handler) *http.Server {
 		protocols := new(http.Protocols)

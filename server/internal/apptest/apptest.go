@@ -68,6 +68,8 @@ type Options struct {
 	// MasterKey is the process's master key (a random one when nil): replicas of one database
 	// share theirs.
 	MasterKey []byte
+	// Log receives the process's log (warnings and up on stderr when nil).
+	Log *slog.Logger
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -128,7 +130,10 @@ func Start(t testing.TB, opts Options) *Env {
 			*dst = v
 		}
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if opts.Role == config.RoleAPI {
 		// An API replica never creates the HD wallet: a worker has, as in production.
 		CreateWallet(t, cfg.DatabaseURL, cfg.MasterKey)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
 // ErrorDomain is the ErrorInfo domain of Coffer's errors.
@@ -104,8 +105,11 @@ func MetricCode(err error) string {
 func (i metricsInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		start := time.Now()
+		tracing.Annotate(ctx)
 		res, err := next(ctx, req)
-		i.m.Observe("connect", operationName(req.Spec().Procedure), MetricCode(err), time.Since(start))
+		code := MetricCode(err)
+		tracing.SetCode(ctx, code)
+		i.m.Observe("connect", operationName(req.Spec().Procedure), code, time.Since(start))
 		return res, err
 	}
 }
@@ -117,8 +121,11 @@ func (i metricsInterceptor) WrapStreamingClient(next connect.StreamingClientFunc
 func (i metricsInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		start := time.Now()
+		tracing.Annotate(ctx)
 		err := next(ctx, conn)
-		i.m.Observe("connect", operationName(conn.Spec().Procedure), MetricCode(err), time.Since(start))
+		code := MetricCode(err)
+		tracing.SetCode(ctx, code)
+		i.m.Observe("connect", operationName(conn.Spec().Procedure), code, time.Since(start))
 		return err
 	}
 }
