@@ -46,7 +46,7 @@ func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
 }
 
 // TestRequestTracing: a REST and a Connect request each get a request id (the caller's when
-// sane), returned in X-Request-Id, written on one access log line with the operator and the
+// sane), returned in X-Request-ID, written on one access log line with the operator and the
 // result code, and put on the request's OpenTelemetry span (in-memory exporter).
 func TestRequestTracing(t *testing.T) {
 	t.Parallel()
@@ -60,7 +60,7 @@ func TestRequestTracing(t *testing.T) {
 	env := apptest.Start(t, apptest.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	op, key := env.Operator(t, domain.OperatorSettings{})
 
-	do := func(path, requestID, body string) *http.Response {
+	do := func(path, requestID, body string) (int, http.Header) {
 		t.Helper()
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, env.URL+path, strings.NewReader(body))
 		if err != nil {
@@ -74,17 +74,17 @@ func TestRequestTracing(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		return res
+		return res.StatusCode, res.Header
 	}
-	rest := do("/session/deposit", "trace-rest-1", `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`)
-	if got := rest.Header.Get(tracing.Header); got != "trace-rest-1" {
-		t.Fatalf("REST X-Request-Id %q, want the caller's", got)
+	_, rest := do("/session/deposit", "trace-rest-1", `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`)
+	if got := rest.Get(tracing.Header); got != "trace-rest-1" {
+		t.Fatalf("REST X-Request-ID %q, want the caller's", got)
 	}
 	// An id with a space is not sane: the server makes its own.
-	conn := do("/coffer.v1.SessionService/CreateDepositSession", "not sane", `{"externalUserId":"u"}`)
-	connID := conn.Header.Get(tracing.Header)
-	if conn.StatusCode != http.StatusBadRequest || len(connID) != 32 {
-		t.Fatalf("Connect: %d, X-Request-Id %q", conn.StatusCode, connID)
+	status, conn := do("/coffer.v1.SessionService/CreateDepositSession", "not sane", `{"externalUserId":"u"}`)
+	connID := conn.Get(tracing.Header)
+	if status != http.StatusBadRequest || len(connID) != 32 {
+		t.Fatalf("Connect: %d, X-Request-ID %q", status, connID)
 	}
 
 	for id, want := range map[string]map[string]any{

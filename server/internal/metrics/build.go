@@ -11,14 +11,14 @@ import (
 // so dashboards can show what runs and alerts can join on it.
 var buildInfo = func() prometheus.Gauge {
 	version, commit := Build()
-	return prometheus.NewGauge(prometheus.GaugeOpts{
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "coffer_build_info",
 		Help:        "Always 1; labelled with the running binary's module version, VCS commit and Go version.",
 		ConstLabels: prometheus.Labels{"version": version, "commit": commit, "goversion": runtime.Version()},
 	})
+	g.Set(1)
+	return g
 }()
-
-func init() { buildInfo.Set(1) }
 
 // Build is the binary's module version and VCS commit as the Go toolchain recorded them
 // ("(devel)" and "unknown" when it recorded none, as in tests).

@@ -16,8 +16,8 @@ import (
 // AttrRequestID is the span attribute carrying the request id.
 const AttrRequestID = attribute.Key("coffer.request_id")
 
-// Middleware gives each request its id (a sane incoming X-Request-Id, else a new one), returns
-// it in the X-Request-Id response header, and writes one access log line when the request
+// Middleware gives each request its id (a sane incoming X-Request-ID, else a new one), returns
+// it in the X-Request-ID response header, and writes one access log line when the request
 // ends: method, path (the procedure for Connect), HTTP status, result code, duration, request
 // id, operator id when one authenticated, client address. Never a body, a query string or a
 // header value: they can carry credentials.

@@ -1,5 +1,5 @@
 // Package tracing follows one request through Coffer: its request id (taken from a sane
-// X-Request-Id or made up, returned in the response and put on every log line the request
+// X-Request-ID or made up, returned in the response and put on every log line the request
 // writes), one access log line per request, and OpenTelemetry traces exported over OTLP when
 // OTEL_EXPORTER_OTLP_ENDPOINT is set.
 package tracing
@@ -12,7 +12,7 @@ import (
 )
 
 // Header carries the request id both ways.
-const Header = "X-Request-Id"
+const Header = "X-Request-ID"
 
 // MaxIDLength bounds an accepted incoming request id.
 const MaxIDLength = 128

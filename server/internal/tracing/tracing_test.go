@@ -34,7 +34,7 @@ func TestMiddlewareRequestIDAndAccessLog(t *testing.T) {
 				log.InfoContext(r.Context(), "inside")
 				w.WriteHeader(http.StatusConflict)
 			}))
-			req := httptest.NewRequest(http.MethodPost, "/deposits?key=SECRET", strings.NewReader(`{"secret":"body"}`))
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/deposits?key=SECRET", strings.NewReader(`{"secret":"body"}`))
 			req.Header.Set(Header, tc.incoming)
 			req.Header.Set("Authorization", "Bearer SECRET")
 			rec := httptest.NewRecorder()
