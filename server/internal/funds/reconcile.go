@@ -160,10 +160,10 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	}
 	for _, l := range lines {
 		surplus, _ := l.Surplus.Float64()
-		metrics.FundsSurplus.WithLabelValues(strconv.FormatInt(l.ChainID, 10), l.Currency).Set(surplus)
+		metrics.FundsSurplus.Set(surplus, strconv.FormatInt(l.ChainID, 10), l.Currency)
 		for _, h := range l.ByWallet {
 			amount, _ := h.Amount.Float64()
-			metrics.WalletBalance.WithLabelValues(strconv.FormatInt(l.ChainID, 10), l.Currency, strings.ReplaceAll(h.Role, " ", "_")).Set(amount)
+			metrics.WalletBalance.Set(amount, strconv.FormatInt(l.ChainID, 10), l.Currency, strings.ReplaceAll(h.Role, " ", "_"))
 		}
 		if !l.OK {
 			w.Log.ErrorContext(ctx, "reconciliation: on-chain holdings do not cover operators' funds", "chain", l.ChainID,
@@ -188,7 +188,7 @@ func (r *Reconciler) reportGasTanks(ctx context.Context) error {
 			return fault.Wrap(err, "chain %d: balance of the gas tank", n.ChainID)
 		}
 		amount, _ := rates.FromUnits(bal, n.NativeDecimals).Float64()
-		metrics.WalletBalance.WithLabelValues(strconv.FormatInt(n.ChainID, 10), n.NativeSymbol, "gas_tank").Set(amount)
+		metrics.WalletBalance.Set(amount, strconv.FormatInt(n.ChainID, 10), n.NativeSymbol, "gas_tank")
 	}
 	return nil
 }

@@ -162,6 +162,13 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{},
 		},
 		{
+			alert: "CofferReconciliationStale",
+			// Reconciled, then no worker reconciles: the gauge drops out after 5 minutes.
+			series: `coffer_funds_surplus{chain_id="1",currency="USDT",instance="w1"} 1 1 stale`,
+			fire:   3 * time.Minute, clear: 1 * time.Minute,
+			labels: map[string]string{},
+		},
+		{
 			alert:  "CofferWebhookDeadLetters",
 			series: `coffer_webhook_dead_letters{instance="w1"} 0 2 0`,
 			fire:   1 * time.Minute, clear: 2 * time.Minute,

@@ -13,6 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// ReconciledMaxAge is how long a reconciliation's gauges are exported: it runs every minute on
+// some worker, so older values are another worker's, or a sign it stopped.
+const ReconciledMaxAge = 5 * time.Minute
+
 // Domain metrics, updated by the service layer and registered in every registry New makes.
 var (
 	// DepositsUnpriced counts deposits credited without a rate (the source stayed down).
@@ -22,10 +26,9 @@ var (
 	}, []string{"chain_id", "currency"})
 	// FundsSurplus is on-chain holdings minus operators' funds, per chain and asset, in token
 	// units, from the latest reconciliation; negative means the books are not covered.
-	FundsSurplus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "coffer_funds_surplus",
-		Help: "Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units.",
-	}, []string{"chain_id", "currency"})
+	FundsSurplus = NewRecentGauge("coffer_funds_surplus",
+		"Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units (absent when no reconciliation ran in the last 5 minutes).",
+		[]string{"chain_id", "currency"}, ReconciledMaxAge)
 	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
 	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "coffer_workers_dead_total",
@@ -49,10 +52,9 @@ var (
 	}, []string{"chain_id"})
 	// WalletBalance is a service wallet's on-chain balance in token units, per chain and asset,
 	// as the periodic reconciliation read it.
-	WalletBalance = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "coffer_wallet_balance",
-		Help: "On-chain balance of a service wallet (wallet: hot_wallet, bankroll, gas_tank) in token units, from the latest periodic reconciliation.",
-	}, []string{"chain_id", "currency", "wallet"})
+	WalletBalance = NewRecentGauge("coffer_wallet_balance",
+		"On-chain balance of a service wallet (wallet: hot_wallet, bankroll, gas_tank) in token units, from the latest periodic reconciliation (absent when none ran in the last 5 minutes).",
+		[]string{"chain_id", "currency", "wallet"}, ReconciledMaxAge)
 	// PayoutsPaused is 1 while payouts are paused in a scope (global, chain or operator; the
 	// other labels are empty when they do not apply) and 0 or absent otherwise. The ops
 	// actions that pause and resume payouts set it.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -55,4 +56,25 @@ func TestRegistryExportsBuildInfo(t *testing.T) {
 		}
 	}
 	t.Fatal("no coffer_build_info")
+}
+
+func TestRecentGaugeDropsOldValues(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	g := NewRecentGauge("coffer_test_recent", "test", []string{"chain_id"}, 5*time.Minute)
+	g.now = func() time.Time { return now }
+	g.Set(3, "1")
+	now = now.Add(4 * time.Minute)
+	g.Set(-2, "2")
+	if n := testutil.CollectAndCount(g); n != 2 {
+		t.Fatalf("%d series, want 2", n)
+	}
+	now = now.Add(2 * time.Minute) // chain 1's value is 6 minutes old
+	if err := testutil.CollectAndCompare(g, strings.NewReader(`
+# HELP coffer_test_recent test
+# TYPE coffer_test_recent gauge
+coffer_test_recent{chain_id="2"} -2
+`)); err != nil {
+		t.Fatal(err)
+	}
 }
