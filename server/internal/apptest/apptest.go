@@ -71,6 +71,8 @@ type Options struct {
 	MasterKey []byte
 	// DevFaucetKey makes the process `coffer dev`'s: POST /dev/pay pays from this faucet.
 	DevFaucetKey *ecdsa.PrivateKey
+	// Log receives the process's log (warnings and up on stderr when nil).
+	Log *slog.Logger
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -131,7 +133,10 @@ func Start(t testing.TB, opts Options) *Env {
 			*dst = v
 		}
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if opts.Role == config.RoleAPI {
 		// An API replica never creates the HD wallet: a worker has, as in production.
 		CreateWallet(t, cfg.DatabaseURL, cfg.MasterKey)

@@ -12,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
 // Handler serves the REST compatibility layer.
@@ -57,7 +59,7 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, h.wrap(rt.method+" "+rt.path, rt.who, rt.fn))
+		mux.Handle(rt.method+" "+rt.path, otelhttp.NewHandler(h.wrap(rt.method+" "+rt.path, rt.who, rt.fn), rt.method+" "+rt.path))
 		allowed[rt.path] = append(allowed[rt.path], rt.method)
 	}
 	for path, methods := range allowed {
@@ -98,15 +100,19 @@ const (
 func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		tracing.Annotate(r.Context())
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		ctx, err := h.authenticate(r, who)
 		if err == nil {
 			err = fn(sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
 		}
+		code := fault.MetricCode(sw.status)
 		if err != nil {
 			writeError(r.Context(), sw, h.log, err)
+			code = rpc.MetricCode(err)
 		}
-		h.metrics.Observe("rest", operation, http.StatusText(sw.status), time.Since(start))
+		tracing.SetCode(r.Context(), code)
+		h.metrics.Observe("rest", operation, code, time.Since(start))
 	})
 }
 
