@@ -127,6 +127,9 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = opts.ScanInterval, opts.ScanInterval
 	cfg.WebhookRetries, cfg.TrustedProxyHeader, cfg.DevFaucetKey = opts.WebhookRetries, opts.TrustedProxyHeader, opts.DevFaucetKey
+	// Logins wait for hashing capacity as long as a test may take: test processes share a
+	// loaded machine, and the 503 of a full budget is tested in package admin.
+	cfg.LoginHashWait = time.Minute
 	for dst, v := range map[*time.Duration]time.Duration{&cfg.SessionTTL: opts.SessionTTL, &cfg.JobRescueAfter: opts.JobRescueAfter,
 		&cfg.HTTPReadTimeout: opts.HTTPReadTimeout} {
 		if v != 0 {
