@@ -7,6 +7,7 @@ package legacy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -104,7 +105,7 @@ func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		ctx, err := h.authenticate(r, who)
 		if err == nil {
-			err = fn(sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
+			err = serve(fn, sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
 		}
 		code := fault.MetricCode(sw.status)
 		if err != nil {
@@ -114,6 +115,20 @@ func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter
 		tracing.SetCode(r.Context(), code)
 		h.metrics.Observe("rest", operation, code, time.Since(start))
 	})
+}
+
+// serve runs an endpoint; a panic becomes INTERNAL in the error envelope (its stack goes to
+// the log with the error), as a Connect handler's does (rpc's connect.WithRecover).
+func serve(fn func(http.ResponseWriter, *http.Request) error, w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(p) // net/http's way to abort a response: not a bug
+			}
+			err = fault.Recovered(p)
+		}
+	}()
+	return fn(w, r)
 }
 
 // call decodes and validates the body into the operation's request and calls the service

@@ -5,6 +5,7 @@
 package rpc
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
@@ -13,6 +14,7 @@ import (
 	"connectrpc.com/otelconnect"
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 )
 
@@ -55,7 +57,10 @@ func handlerOptions(m *metrics.Metrics, log *slog.Logger, authenticate connect.I
 		chain = append(chain, authenticate)
 	}
 	chain = append(chain, validateInterceptor{})
-	return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
+	// Recovery is the innermost interceptor: a handler's panic becomes INTERNAL, which the
+	// error interceptor logs (with the stack) and the metrics count like any other failure.
+	recovered := connect.WithRecover(func(_ context.Context, _ connect.Spec, _ http.Header, p any) error { return fault.Recovered(p) })
+	return []connect.HandlerOption{connect.WithInterceptors(chain...), recovered, connect.WithReadMaxBytes(MaxRequestBytes)}
 }
 
 // Mount registers the public services on mux: everything operators, users and admins call.
