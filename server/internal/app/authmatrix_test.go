@@ -138,6 +138,9 @@ OpsService.EnableAdmin                    unauth    denied    denied    denied  
 OpsService.RevokeAdminSessions            unauth    denied    denied    denied    ok        unauth
 OpsService.ListReorgedDeposits            unauth    denied    denied    denied    ok        unauth
 OpsService.ResolveReorgedDeposit          unauth    denied    denied    denied    notfound  unauth
+OpsService.PausePayouts                   unauth    denied    denied    denied    notfound  unauth
+OpsService.ResumePayouts                  unauth    denied    denied    denied    notfound  unauth
+OpsService.ListPayoutPauses               unauth    denied    denied    denied    ok        unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -607,6 +610,20 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	cofferv1connect.OpsServiceResolveReorgedDepositProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.ops.ResolveReorgedDeposit(ctx, &cofferv1.ResolveReorgedDepositRequest{DepositId: 987654321,
 			Resolution: cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF, Note: "matrix"})
+		return err
+	},
+	cofferv1connect.OpsServicePausePayoutsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.PausePayouts(ctx, &cofferv1.PausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.OpsServiceResumePayoutsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ResumePayouts(ctx, &cofferv1.ResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.OpsServiceListPayoutPausesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListPayoutPauses(ctx, &cofferv1.ListPayoutPausesRequest{})
 		return err
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {

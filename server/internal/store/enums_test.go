@@ -34,6 +34,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 		{"operators", "approval_mode", values(domain.ApprovalModes())},
 		{"sweeps", "status", values(domain.SweepStatuses())},
 		{"chain_txs", "state", values(domain.ChainTxStates())},
+		{"payout_pauses", "scope", values(domain.PauseScopes())},
 		{"webhook_events", "state", values(domain.DeliveryStates())},
 		{"webhook_events", "event_type", values([]domain.EventType{domain.EventDeposit, domain.EventWithdrawRequest,
 			domain.EventWithdrawComplete})},

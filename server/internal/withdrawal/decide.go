@@ -195,6 +195,9 @@ func (s *Service) adminReserve(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 	if !op.Active {
 		return fault.New(fault.Conflict, "the operator is inactive: its withdrawals are not paid until the service team reactivates it")
 	}
+	if err := refuseIfPaused(ctx, tx, w); err != nil {
+		return err
+	}
 	// The operator's funds first (a refusal that is the operator's to fix), then the hot
 	// wallet's liquidity (the service team's); either refusal rolls the reservation back.
 	var shortfall *funds.Shortfall
@@ -235,6 +238,13 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 		return ApprovalNotEnabled, nil
 	case !now.Before(w.ExpiresAt):
 		return HeldExpired, nil
+	}
+	if p, err := pausedFor(ctx, q, w); err != nil || p != nil {
+		if p != nil {
+			s.log.InfoContext(ctx, "approval held: payouts are paused", "withdrawal", w.ID, "pause", p.Describe())
+			return TemporarilyUnavailable, nil
+		}
+		return "", err
 	}
 	amount := w.CapAmount.Decimal
 	if op.PerTxCap.Valid && amount.GreaterThan(op.PerTxCap.Decimal) {

@@ -78,7 +78,16 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		s.log.WarnContext(ctx, "payout job for a withdrawal that is not paying", "withdrawal", id, "status", w.Status)
 		return true, nil
 	}
+	pause, err := pausedFor(ctx, q, w)
+	if err != nil {
+		return false, err
+	}
 	t, err := q.ChainTxByRef(ctx, PurposePayout, payoutRef(id))
+	if pause != nil && (errors.Is(err, store.ErrNotFound) || err == nil && t.State == domain.ChainTxPending && !everBroadcast(t)) {
+		// Paused: nothing is signed or sent yet; the job waits (snoozes) and loses nothing.
+		s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", id, "pause", pause.Describe())
+		return false, nil
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		var stored bool
 		t, stored, err = s.storePayout(ctx, w)
@@ -107,6 +116,16 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		return false, err
 	}
 	return true, s.complete(ctx, w, t)
+}
+
+// everBroadcast reports whether any attempt of t was recorded as handed to a node.
+func everBroadcast(t domain.ChainTx) bool {
+	for _, a := range t.Attempts {
+		if a.BroadcastAt != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stopPayout takes back a payout that was not signed: the withdrawal is open again, held

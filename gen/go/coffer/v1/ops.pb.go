@@ -1970,11 +1970,287 @@ func (x *ResolveReorgedDepositResponse) GetItem() *ReorgedDeposit {
 	return nil
 }
 
+// PausePayoutsRequest pauses a scope.
+type PausePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausePayoutsRequest) Reset() {
+	*x = PausePayoutsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausePayoutsRequest) ProtoMessage() {}
+
+func (x *PausePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*PausePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PausePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// PausePayoutsResponse is the pause made.
+type PausePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausePayoutsResponse) Reset() {
+	*x = PausePayoutsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausePayoutsResponse) ProtoMessage() {}
+
+func (x *PausePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*PausePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PausePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// ResumePayoutsRequest lifts a scope's pause.
+type ResumePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason for resuming.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumePayoutsRequest) Reset() {
+	*x = ResumePayoutsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumePayoutsRequest) ProtoMessage() {}
+
+func (x *ResumePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*ResumePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ResumePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// ResumePayoutsResponse is the pause lifted.
+type ResumePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause, with its resume.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumePayoutsResponse) Reset() {
+	*x = ResumePayoutsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumePayoutsResponse) ProtoMessage() {}
+
+func (x *ResumePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*ResumePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ResumePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// ListPayoutPausesRequest filters pauses.
+type ListPayoutPausesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lifted pauses too (newest first).
+	IncludeResumed bool `protobuf:"varint,1,opt,name=include_resumed,json=includeResumed,proto3" json:"include_resumed,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListPayoutPausesRequest) Reset() {
+	*x = ListPayoutPausesRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutPausesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutPausesRequest) ProtoMessage() {}
+
+func (x *ListPayoutPausesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutPausesRequest.ProtoReflect.Descriptor instead.
+func (*ListPayoutPausesRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListPayoutPausesRequest) GetIncludeResumed() bool {
+	if x != nil {
+		return x.IncludeResumed
+	}
+	return false
+}
+
+// ListPayoutPausesResponse lists pauses, newest first.
+type ListPayoutPausesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pauses.
+	Pauses        []*PayoutPause `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPayoutPausesResponse) Reset() {
+	*x = ListPayoutPausesResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutPausesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutPausesResponse) ProtoMessage() {}
+
+func (x *ListPayoutPausesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutPausesResponse.ProtoReflect.Descriptor instead.
+func (*ListPayoutPausesResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListPayoutPausesResponse) GetPauses() []*PayoutPause {
+	if x != nil {
+		return x.Pauses
+	}
+	return nil
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
+	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x17coffer/v1/payouts.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
 	"\bOperator\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -2144,7 +2420,19 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x04note\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x04note\"N\n" +
 	"\x1dResolveReorgedDepositResponse\x12-\n" +
-	"\x04item\x18\x01 \x01(\v2\x19.coffer.v1.ReorgedDepositR\x04item2\xc9\r\n" +
+	"\x04item\x18\x01 \x01(\v2\x19.coffer.v1.ReorgedDepositR\x04item\"S\n" +
+	"\x13PausePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"D\n" +
+	"\x14PausePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"T\n" +
+	"\x14ResumePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"E\n" +
+	"\x15ResumePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"B\n" +
+	"\x17ListPayoutPausesRequest\x12'\n" +
+	"\x0finclude_resumed\x18\x01 \x01(\bR\x0eincludeResumed\"J\n" +
+	"\x18ListPayoutPausesResponse\x12.\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x16.coffer.v1.PayoutPauseR\x06pauses2\xd0\x0f\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -2164,7 +2452,10 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\vEnableAdmin\x12\x1d.coffer.v1.EnableAdminRequest\x1a\x1e.coffer.v1.EnableAdminResponse\"\x03\x90\x02\x02\x12i\n" +
 	"\x13RevokeAdminSessions\x12%.coffer.v1.RevokeAdminSessionsRequest\x1a&.coffer.v1.RevokeAdminSessionsResponse\"\x03\x90\x02\x02\x12i\n" +
 	"\x13ListReorgedDeposits\x12%.coffer.v1.ListReorgedDepositsRequest\x1a&.coffer.v1.ListReorgedDepositsResponse\"\x03\x90\x02\x01\x12j\n" +
-	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponse\x12O\n" +
+	"\fPausePayouts\x12\x1e.coffer.v1.PausePayoutsRequest\x1a\x1f.coffer.v1.PausePayoutsResponse\x12R\n" +
+	"\rResumePayouts\x12\x1f.coffer.v1.ResumePayoutsRequest\x1a .coffer.v1.ResumePayoutsResponse\x12`\n" +
+	"\x10ListPayoutPauses\x12\".coffer.v1.ListPayoutPausesRequest\x1a#.coffer.v1.ListPayoutPausesResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -2178,7 +2469,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -2210,87 +2501,106 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*ListReorgedDepositsResponse)(nil),      // 27: coffer.v1.ListReorgedDepositsResponse
 	(*ResolveReorgedDepositRequest)(nil),     // 28: coffer.v1.ResolveReorgedDepositRequest
 	(*ResolveReorgedDepositResponse)(nil),    // 29: coffer.v1.ResolveReorgedDepositResponse
-	(ApprovalMode)(0),                        // 30: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 31: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 32: google.protobuf.Duration
-	(*Admin)(nil),                            // 33: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 34: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 35: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 36: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 37: coffer.v1.ReorgResolution
-	(*GetTreasuryAddressRequest)(nil),        // 38: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 39: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 40: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 41: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 42: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 43: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 44: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 45: coffer.v1.ReconcileResponse
+	(*PausePayoutsRequest)(nil),              // 30: coffer.v1.PausePayoutsRequest
+	(*PausePayoutsResponse)(nil),             // 31: coffer.v1.PausePayoutsResponse
+	(*ResumePayoutsRequest)(nil),             // 32: coffer.v1.ResumePayoutsRequest
+	(*ResumePayoutsResponse)(nil),            // 33: coffer.v1.ResumePayoutsResponse
+	(*ListPayoutPausesRequest)(nil),          // 34: coffer.v1.ListPayoutPausesRequest
+	(*ListPayoutPausesResponse)(nil),         // 35: coffer.v1.ListPayoutPausesResponse
+	(ApprovalMode)(0),                        // 36: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 37: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 38: google.protobuf.Duration
+	(*Admin)(nil),                            // 39: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 40: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 41: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 42: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 43: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 44: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 45: coffer.v1.PayoutPause
+	(*GetTreasuryAddressRequest)(nil),        // 46: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 47: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 48: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 49: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 50: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 51: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 52: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 53: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	30, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	31, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	31, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	36, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	37, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	37, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	32, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	31, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	33, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	34, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	34, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	35, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	33, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	33, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	33, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	36, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	37, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	36, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	2,  // 22: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 23: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 24: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 25: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 26: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 27: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 28: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 29: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 30: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	38, // 31: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	39, // 32: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	40, // 33: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	41, // 34: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 35: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 36: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 37: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 38: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 39: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	3,  // 40: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 41: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 42: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 43: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 44: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 45: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 46: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 47: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 48: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	42, // 49: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	43, // 50: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	44, // 51: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	45, // 52: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 53: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 54: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 55: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 56: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 57: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	40, // [40:58] is the sub-list for method output_type
-	22, // [22:40] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	38, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	37, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	39, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	40, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	40, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	41, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	39, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	39, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	39, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	42, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	43, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	42, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	44, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	45, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	44, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	45, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	45, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	2,  // 27: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 28: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 29: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 30: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 31: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 32: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 33: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 34: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 35: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	46, // 36: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	47, // 37: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	48, // 38: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	49, // 39: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 40: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 41: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 42: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 43: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 44: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	30, // 45: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	32, // 46: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	34, // 47: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	3,  // 48: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 49: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 50: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 51: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 52: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 53: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 54: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 55: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 56: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	50, // 57: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	51, // 58: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	52, // 59: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	53, // 60: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 61: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 62: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 63: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 64: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 65: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	31, // 66: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	33, // 67: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	35, // 68: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	48, // [48:69] is the sub-list for method output_type
+	27, // [27:48] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -2300,6 +2610,7 @@ func file_coffer_v1_ops_proto_init() {
 	}
 	file_coffer_v1_admin_proto_init()
 	file_coffer_v1_funds_proto_init()
+	file_coffer_v1_payouts_proto_init()
 	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
@@ -2321,7 +2632,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

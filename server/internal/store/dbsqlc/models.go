@@ -245,6 +245,19 @@ type OperatorReference struct {
 	UpdatedAt  time.Time
 }
 
+type PayoutPause struct {
+	ID           int64
+	Scope        domain.PauseScope
+	ChainID      pgtype.Int8
+	OperatorID   *string
+	Reason       string
+	PausedBy     string
+	PausedAt     time.Time
+	ResumedBy    *string
+	ResumeReason *string
+	ResumedAt    *time.Time
+}
+
 type RateLimit struct {
 	Key         string
 	WindowStart time.Time

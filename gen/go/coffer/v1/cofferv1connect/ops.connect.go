@@ -82,6 +82,14 @@ const (
 	// OpsServiceResolveReorgedDepositProcedure is the fully-qualified name of the OpsService's
 	// ResolveReorgedDeposit RPC.
 	OpsServiceResolveReorgedDepositProcedure = "/coffer.v1.OpsService/ResolveReorgedDeposit"
+	// OpsServicePausePayoutsProcedure is the fully-qualified name of the OpsService's PausePayouts RPC.
+	OpsServicePausePayoutsProcedure = "/coffer.v1.OpsService/PausePayouts"
+	// OpsServiceResumePayoutsProcedure is the fully-qualified name of the OpsService's ResumePayouts
+	// RPC.
+	OpsServiceResumePayoutsProcedure = "/coffer.v1.OpsService/ResumePayouts"
+	// OpsServiceListPayoutPausesProcedure is the fully-qualified name of the OpsService's
+	// ListPayoutPauses RPC.
+	OpsServiceListPayoutPausesProcedure = "/coffer.v1.OpsService/ListPayoutPauses"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -130,6 +138,16 @@ type OpsServiceClient interface {
 	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
 	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
 	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
+	// PausePayouts pauses payouts globally, on one chain or of one operator: while paused an
+	// APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused UNAVAILABLE with
+	// the reason, and queued payouts are not signed or first broadcast (they wait). Audited
+	// with the reason. An unknown chain or operator is NOT_FOUND, a scope already paused CONFLICT.
+	PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error)
+	// ResumePayouts lifts the pause of a scope (audited with the reason); the payouts it held go
+	// out. A scope that is not paused is NOT_FOUND.
+	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
+	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
+	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -260,6 +278,25 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
 			connect.WithClientOptions(opts...),
 		),
+		pausePayouts: connect.NewClient[v1.PausePayoutsRequest, v1.PausePayoutsResponse](
+			httpClient,
+			baseURL+OpsServicePausePayoutsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("PausePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		resumePayouts: connect.NewClient[v1.ResumePayoutsRequest, v1.ResumePayoutsResponse](
+			httpClient,
+			baseURL+OpsServiceResumePayoutsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ResumePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		listPayoutPauses: connect.NewClient[v1.ListPayoutPausesRequest, v1.ListPayoutPausesResponse](
+			httpClient,
+			baseURL+OpsServiceListPayoutPausesProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListPayoutPauses")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -283,6 +320,9 @@ type opsServiceClient struct {
 	revokeAdminSessions      *connect.Client[v1.RevokeAdminSessionsRequest, v1.RevokeAdminSessionsResponse]
 	listReorgedDeposits      *connect.Client[v1.ListReorgedDepositsRequest, v1.ListReorgedDepositsResponse]
 	resolveReorgedDeposit    *connect.Client[v1.ResolveReorgedDepositRequest, v1.ResolveReorgedDepositResponse]
+	pausePayouts             *connect.Client[v1.PausePayoutsRequest, v1.PausePayoutsResponse]
+	resumePayouts            *connect.Client[v1.ResumePayoutsRequest, v1.ResumePayoutsResponse]
+	listPayoutPauses         *connect.Client[v1.ListPayoutPausesRequest, v1.ListPayoutPausesResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -447,6 +487,33 @@ func (c *opsServiceClient) ResolveReorgedDeposit(ctx context.Context, req *v1.Re
 	return nil, err
 }
 
+// PausePayouts calls coffer.v1.OpsService.PausePayouts.
+func (c *opsServiceClient) PausePayouts(ctx context.Context, req *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error) {
+	response, err := c.pausePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResumePayouts calls coffer.v1.OpsService.ResumePayouts.
+func (c *opsServiceClient) ResumePayouts(ctx context.Context, req *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error) {
+	response, err := c.resumePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListPayoutPauses calls coffer.v1.OpsService.ListPayoutPauses.
+func (c *opsServiceClient) ListPayoutPauses(ctx context.Context, req *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error) {
+	response, err := c.listPayoutPauses.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -493,6 +560,16 @@ type OpsServiceHandler interface {
 	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
 	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
 	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
+	// PausePayouts pauses payouts globally, on one chain or of one operator: while paused an
+	// APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused UNAVAILABLE with
+	// the reason, and queued payouts are not signed or first broadcast (they wait). Audited
+	// with the reason. An unknown chain or operator is NOT_FOUND, a scope already paused CONFLICT.
+	PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error)
+	// ResumePayouts lifts the pause of a scope (audited with the reason); the payouts it held go
+	// out. A scope that is not paused is NOT_FOUND.
+	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
+	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
+	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -619,6 +696,25 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServicePausePayoutsHandler := connect.NewUnaryHandlerSimple(
+		OpsServicePausePayoutsProcedure,
+		svc.PausePayouts,
+		connect.WithSchema(opsServiceMethods.ByName("PausePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceResumePayoutsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceResumePayoutsProcedure,
+		svc.ResumePayouts,
+		connect.WithSchema(opsServiceMethods.ByName("ResumePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListPayoutPausesHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListPayoutPausesProcedure,
+		svc.ListPayoutPauses,
+		connect.WithSchema(opsServiceMethods.ByName("ListPayoutPauses")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -657,6 +753,12 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceListReorgedDepositsHandler.ServeHTTP(w, r)
 		case OpsServiceResolveReorgedDepositProcedure:
 			opsServiceResolveReorgedDepositHandler.ServeHTTP(w, r)
+		case OpsServicePausePayoutsProcedure:
+			opsServicePausePayoutsHandler.ServeHTTP(w, r)
+		case OpsServiceResumePayoutsProcedure:
+			opsServiceResumePayoutsHandler.ServeHTTP(w, r)
+		case OpsServiceListPayoutPausesProcedure:
+			opsServiceListPayoutPausesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -736,4 +838,16 @@ func (UnimplementedOpsServiceHandler) ListReorgedDeposits(context.Context, *v1.L
 
 func (UnimplementedOpsServiceHandler) ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResolveReorgedDeposit is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.PausePayouts is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResumePayouts is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListPayoutPauses is not implemented"))
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json]"
+
+// runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
+func runOps(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
+	}
+	switch args[0] {
+	case "pause", "resume":
+		return runOpsPause(ctx, args[0], args[1:], out)
+	case "pauses":
+		return runOpsPauses(ctx, args[1:], out)
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q: %s", errUsage, args[0], opsUsage)
+	}
+}
+
+// runOpsPause is `coffer ops pause` and `coffer ops resume`.
+func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) error {
+	fs := newFlags("ops " + sub)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	scope := fs.String("scope", "", "global, chain or operator (required)")
+	chainID := fs.Int64("chain-id", 0, "the chain (--scope chain)")
+	operatorID := fs.String("operator", "", "the operator id (--scope operator)")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.PausePayouts or ResumePayouts response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s := domain.PauseScope(*scope)
+	switch {
+	case s != domain.PauseGlobal && s != domain.PauseChain && s != domain.PauseOperator:
+		return fmt.Errorf("%w: --scope must be global, chain or operator", errUsage)
+	case (s == domain.PauseChain) != (*chainID != 0), (s == domain.PauseOperator) != (*operatorID != ""):
+		return fmt.Errorf("%w: --chain-id goes with (only with) --scope chain, --operator with (only with) --scope operator", errUsage)
+	case *reason == "":
+		return fmt.Errorf("%w: --reason is required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	p := withdrawal.Pause{Scope: s, ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
+	var got domain.PayoutPause
+	if sub == "pause" {
+		got, err = env.services.Withdrawals.PausePayouts(ctx, p)
+	} else {
+		got, err = env.services.Withdrawals.ResumePayouts(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if sub == "pause" {
+			return printProtoJSON(out, &cofferv1.PausePayoutsResponse{Pause: rpc.PauseProto(got)})
+		}
+		return printProtoJSON(out, &cofferv1.ResumePayoutsResponse{Pause: rpc.PauseProto(got)})
+	}
+	if sub == "pause" {
+		fmt.Fprintf(out, "pause %d: %s\n", got.ID, got.Describe())
+	} else {
+		fmt.Fprintf(out, "pause %d lifted by %s: %s\n", got.ID, got.ResumedBy, got.ResumeReason)
+	}
+	return nil
+}
+
+// runOpsPauses is `coffer ops pauses`: the active pauses, or all with --all.
+func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops pauses")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	all := fs.Bool("all", false, "lifted pauses too")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListPayoutPauses response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Withdrawals.PayoutPauses(ctx, *all, 0)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListPayoutPausesResponse{}
+		for _, p := range list {
+			res.Pauses = append(res.Pauses, rpc.PauseProto(p))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "payouts are not paused")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED")
+	for _, p := range list {
+		chain, op, resumed := "-", "-", "-"
+		if p.ChainID != 0 {
+			chain = strconv.FormatInt(p.ChainID, 10)
+		}
+		if p.OperatorID != "" {
+			op = p.OperatorID
+		}
+		if p.ResumedAt != nil {
+			resumed = fmt.Sprintf("%s by %s: %s", p.ResumedAt.UTC().Format("2006-01-02 15:04:05"), p.ResumedBy, p.ResumeReason)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Scope, chain, op, p.PausedBy,
+			p.PausedAt.UTC().Format("2006-01-02 15:04:05"), p.Reason, resumed)
+	}
+	return tw.Flush()
+}

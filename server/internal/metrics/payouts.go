@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// PauseLabels are one active payout pause's labels.
+type PauseLabels struct {
+	Scope      string // global, chain or operator
+	ChainID    int64  // chain scope only
+	OperatorID string // operator scope only
+}
+
+var payoutsPausedDesc = prometheus.NewDesc("coffer_payouts_paused",
+	"1 for each active payout pause (OpsService.PausePayouts), by scope; the global series is always present (0 when not paused).",
+	[]string{"scope", "chain_id", "operator_id"}, nil)
+
+// payoutsPaused reads the active pauses from PostgreSQL at each scrape, so every replica
+// reports the same pauses whichever one made them.
+type payoutsPaused struct {
+	active func(context.Context) ([]PauseLabels, error)
+}
+
+// NewPayoutsPaused is the coffer_payouts_paused collector over active (the store's list of
+// active pauses). A failed read reports nothing but the collector's error.
+func NewPayoutsPaused(active func(context.Context) ([]PauseLabels, error)) prometheus.Collector {
+	return payoutsPaused{active: active}
+}
+
+func (c payoutsPaused) Describe(ch chan<- *prometheus.Desc) { ch <- payoutsPausedDesc }
+
+func (c payoutsPaused) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	list, err := c.active(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(payoutsPausedDesc, err)
+		return
+	}
+	global := false
+	for _, p := range list {
+		chainID := ""
+		if p.ChainID != 0 {
+			chainID = strconv.FormatInt(p.ChainID, 10)
+		}
+		global = global || p.Scope == "global"
+		ch <- prometheus.MustNewConstMetric(payoutsPausedDesc, prometheus.GaugeValue, 1, p.Scope, chainID, p.OperatorID)
+	}
+	if !global {
+		ch <- prometheus.MustNewConstMetric(payoutsPausedDesc, prometheus.GaugeValue, 0, "global", "", "")
+	}
+}
