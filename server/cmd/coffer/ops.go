@@ -13,7 +13,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
-const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json]"
+const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
+	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json]"
 
 // runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
 func runOps(ctx context.Context, args []string, out io.Writer) error {
@@ -25,6 +26,14 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 		return runOpsPause(ctx, args[0], args[1:], out)
 	case "pauses":
 		return runOpsPauses(ctx, args[1:], out)
+	case "tx":
+		if len(args) > 1 && args[1] == "list" {
+			return runOpsTxList(ctx, args[2:], out)
+		}
+		if len(args) > 1 && (args[1] == "resend" || args[1] == "cancel" || args[1] == "fail") {
+			return runOpsTxAction(ctx, args[1], args[2:], out)
+		}
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: %s", errUsage, args[0], opsUsage)
 	}
@@ -126,4 +135,94 @@ func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
 			p.PausedAt.UTC().Format("2006-01-02 15:04:05"), p.Reason, resumed)
 	}
 	return tw.Flush()
+}
+
+// runOpsTxList is `coffer ops tx list`: transactions, or with --stuck those needing an engineer.
+func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops tx list")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	stuck := fs.Bool("stuck", false, "only those needing an engineer: pending for longer than --stuck-after, reverted or cancelled payouts not resolved")
+	stuckAfter := fs.Duration("stuck-after", rpc.DefaultStuckAfter, "pending for longer than this counts as stuck")
+	limit := fs.Int("limit", 100, "at most this many, newest first (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListChainTransactions response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 500 {
+		return fmt.Errorf("%w: --limit must be 1..500", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Withdrawals.ChainTxs(ctx, *stuck, *stuckAfter, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListChainTransactionsResponse{}
+		for _, t := range list {
+			res.Transactions = append(res.Transactions, rpc.ChainTxProto(t))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "no transactions")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH")
+	for _, t := range list {
+		wid, req := t.WithdrawalID, string(t.RequestedAction)
+		if wid == "" {
+			wid = "-"
+		}
+		if req == "" {
+			req = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.ChainID, t.Purpose, wid, t.Nonce, t.State, len(t.Attempts), req,
+			t.CreatedAt.UTC().Format("2006-01-02 15:04:05"), t.Latest().Hash)
+	}
+	return tw.Flush()
+}
+
+// runOpsTxAction is `coffer ops tx resend|cancel|fail`.
+func runOpsTxAction(ctx context.Context, action string, args []string, out io.Writer) error {
+	fs := newFlags("ops tx " + action)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	id := fs.Int64("id", 0, "transaction id (required; `coffer ops tx list --stuck`)")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the transaction, as OpsService answers it)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 || *reason == "" {
+		return fmt.Errorf("%w: --id and --reason are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	var t withdrawal.TxWithActions
+	switch action {
+	case "fail":
+		t, err = env.services.Withdrawals.FailPayout(ctx, *id, cliActor(), *reason)
+	default:
+		t, err = env.services.Withdrawals.RequestTx(ctx, *id, domain.TxAction(action), cliActor(), *reason)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, rpc.ChainTxProto(t))
+	}
+	switch action {
+	case "fail":
+		fmt.Fprintf(out, "transaction %d marked failed; withdrawal %s is open again, its funds released\n", t.ID, t.WithdrawalID)
+	default:
+		fmt.Fprintf(out, "transaction %d: %s requested; the worker advancing it sends the new attempt\n", t.ID, action)
+	}
+	return nil
 }

@@ -30,10 +30,16 @@ func TestOpsPauseCommands(t *testing.T) {
 		{[]string{"ops", "pause", "--scope", "global", "--reason", "again"}, 1, "already paused"},
 		{[]string{"ops", "pause", "--scope", "operator", "--operator", "00000000-0000-4000-8000-000000000000", "--reason", "x"}, 1, "not found"},
 		{[]string{"ops", "frobnicate"}, 2, "unknown subcommand"},
+		{[]string{"ops", "tx", "resend", "--id", "5"}, 2, "--id and --reason are required"},
+		{[]string{"ops", "tx", "fail", "--id", "987654", "--reason", "x"}, 1, "transaction 987654 not found"},
+		{[]string{"ops", "tx", "cancel", "--id", "987654", "--reason", "x"}, 1, "transaction 987654 not found"},
 	} {
 		if _, errOut, code := coffer(t, c.args...); code != c.code || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %q, want %d %q", c.args, code, errOut, c.code, c.want)
 		}
+	}
+	if out, _, code := coffer(t, "ops", "tx", "list", "--stuck"); code != 0 || !strings.Contains(out, "no transactions") {
+		t.Fatalf("tx list --stuck: %d %s", code, out)
 	}
 	out, _, code = coffer(t, "ops", "pauses", "--json")
 	if code != 0 || strings.Count(out, `"scope":"PAUSE_SCOPE_GLOBAL"`) != 1 || !strings.Contains(out, `"reason":"incident 7"`) {

@@ -141,6 +141,10 @@ OpsService.ResolveReorgedDeposit          unauth    denied    denied    denied  
 OpsService.PausePayouts                   unauth    denied    denied    denied    notfound  unauth
 OpsService.ResumePayouts                  unauth    denied    denied    denied    notfound  unauth
 OpsService.ListPayoutPauses               unauth    denied    denied    denied    ok        unauth
+OpsService.ListChainTransactions          unauth    denied    denied    denied    ok        unauth
+OpsService.ResendChainTransaction         unauth    denied    denied    denied    notfound  unauth
+OpsService.CancelChainTransaction         unauth    denied    denied    denied    notfound  unauth
+OpsService.FailChainTransaction           unauth    denied    denied    denied    notfound  unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -624,6 +628,22 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.OpsServiceListPayoutPausesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.ops.ListPayoutPauses(ctx, &cofferv1.ListPayoutPausesRequest{})
+		return err
+	},
+	cofferv1connect.OpsServiceListChainTransactionsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListChainTransactions(ctx, &cofferv1.ListChainTransactionsRequest{Stuck: true})
+		return err
+	},
+	cofferv1connect.OpsServiceResendChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ResendChainTransaction(ctx, &cofferv1.ResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.OpsServiceCancelChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.CancelChainTransaction(ctx, &cofferv1.CancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.OpsServiceFailChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.FailChainTransaction(ctx, &cofferv1.FailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
 		return err
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {

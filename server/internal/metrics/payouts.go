@@ -15,30 +15,30 @@ type PauseLabels struct {
 	OperatorID string // operator scope only
 }
 
-var payoutsPausedDesc = prometheus.NewDesc("coffer_payouts_paused",
-	"1 for each active payout pause (OpsService.PausePayouts), by scope; the global series is always present (0 when not paused).",
-	[]string{"scope", "chain_id", "operator_id"}, nil)
 
 // payoutsPaused reads the active pauses from PostgreSQL at each scrape, so every replica
 // reports the same pauses whichever one made them.
 type payoutsPaused struct {
+	desc   *prometheus.Desc
 	active func(context.Context) ([]PauseLabels, error)
 }
 
 // NewPayoutsPaused is the coffer_payouts_paused collector over active (the store's list of
 // active pauses). A failed read reports nothing but the collector's error.
 func NewPayoutsPaused(active func(context.Context) ([]PauseLabels, error)) prometheus.Collector {
-	return payoutsPaused{active: active}
+	return payoutsPaused{active: active, desc: prometheus.NewDesc("coffer_payouts_paused",
+		"1 for each active payout pause (OpsService.PausePayouts), by scope; the global series is always present (0 when not paused).",
+		[]string{"scope", "chain_id", "operator_id"}, nil)}
 }
 
-func (c payoutsPaused) Describe(ch chan<- *prometheus.Desc) { ch <- payoutsPausedDesc }
+func (c payoutsPaused) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c payoutsPaused) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	list, err := c.active(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(payoutsPausedDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
 	global := false
@@ -48,9 +48,9 @@ func (c payoutsPaused) Collect(ch chan<- prometheus.Metric) {
 			chainID = strconv.FormatInt(p.ChainID, 10)
 		}
 		global = global || p.Scope == "global"
-		ch <- prometheus.MustNewConstMetric(payoutsPausedDesc, prometheus.GaugeValue, 1, p.Scope, chainID, p.OperatorID)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, p.Scope, chainID, p.OperatorID)
 	}
 	if !global {
-		ch <- prometheus.MustNewConstMetric(payoutsPausedDesc, prometheus.GaugeValue, 0, "global", "", "")
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, "global", "", "")
 	}
 }

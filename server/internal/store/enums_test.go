@@ -35,6 +35,8 @@ func TestEnumsMatchSchema(t *testing.T) {
 		{"sweeps", "status", values(domain.SweepStatuses())},
 		{"chain_txs", "state", values(domain.ChainTxStates())},
 		{"payout_pauses", "scope", values(domain.PauseScopes())},
+		{"chain_tx_actions", "action", values(domain.TxActions())},
+		{"chain_txs", "requested_action", values([]domain.TxAction{domain.TxResend, domain.TxCancel})},
 		{"webhook_events", "state", values(domain.DeliveryStates())},
 		{"webhook_events", "event_type", values([]domain.EventType{domain.EventDeposit, domain.EventWithdrawRequest,
 			domain.EventWithdrawComplete})},

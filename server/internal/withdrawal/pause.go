@@ -110,7 +110,7 @@ func (s *Service) PayoutPauses(ctx context.Context, all bool, limit int) ([]doma
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
-	list, err := store.New(s.pool).PayoutPauses(ctx, all, int32(limit)) //nolint:gosec // G115: bounded above
+	list, err := store.New(s.pool).PayoutPauses(ctx, all, int32(limit))
 	if err != nil {
 		return nil, fault.Wrap(err, "list pauses")
 	}

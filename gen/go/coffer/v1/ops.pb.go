@@ -2246,6 +2246,392 @@ func (x *ListPayoutPausesResponse) GetPauses() []*PayoutPause {
 	return nil
 }
 
+// ListChainTransactionsRequest filters transactions.
+type ListChainTransactionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only those needing an engineer.
+	Stuck bool `protobuf:"varint,1,opt,name=stuck,proto3" json:"stuck,omitempty"`
+	// Pending for longer than this counts as stuck (2 min when unset).
+	StuckAfter *durationpb.Duration `protobuf:"bytes,2,opt,name=stuck_after,json=stuckAfter,proto3" json:"stuck_after,omitempty"`
+	// At most this many, 1..500; 100 when zero.
+	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChainTransactionsRequest) Reset() {
+	*x = ListChainTransactionsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChainTransactionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChainTransactionsRequest) ProtoMessage() {}
+
+func (x *ListChainTransactionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChainTransactionsRequest.ProtoReflect.Descriptor instead.
+func (*ListChainTransactionsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ListChainTransactionsRequest) GetStuck() bool {
+	if x != nil {
+		return x.Stuck
+	}
+	return false
+}
+
+func (x *ListChainTransactionsRequest) GetStuckAfter() *durationpb.Duration {
+	if x != nil {
+		return x.StuckAfter
+	}
+	return nil
+}
+
+func (x *ListChainTransactionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ListChainTransactionsResponse lists transactions, newest first.
+type ListChainTransactionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transactions.
+	Transactions  []*ChainTransaction `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChainTransactionsResponse) Reset() {
+	*x = ListChainTransactionsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChainTransactionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChainTransactionsResponse) ProtoMessage() {}
+
+func (x *ListChainTransactionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChainTransactionsResponse.ProtoReflect.Descriptor instead.
+func (*ListChainTransactionsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListChainTransactionsResponse) GetTransactions() []*ChainTransaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+// ResendChainTransactionRequest names the transaction.
+type ResendChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendChainTransactionRequest) Reset() {
+	*x = ResendChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendChainTransactionRequest) ProtoMessage() {}
+
+func (x *ResendChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*ResendChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ResendChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// ResendChainTransactionResponse is the transaction with the request recorded.
+type ResendChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendChainTransactionResponse) Reset() {
+	*x = ResendChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendChainTransactionResponse) ProtoMessage() {}
+
+func (x *ResendChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*ResendChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ResendChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// CancelChainTransactionRequest names the payout transaction.
+type CancelChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelChainTransactionRequest) Reset() {
+	*x = CancelChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelChainTransactionRequest) ProtoMessage() {}
+
+func (x *CancelChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*CancelChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CancelChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// CancelChainTransactionResponse is the transaction with the request recorded.
+type CancelChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelChainTransactionResponse) Reset() {
+	*x = CancelChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelChainTransactionResponse) ProtoMessage() {}
+
+func (x *CancelChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*CancelChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CancelChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// FailChainTransactionRequest names the payout transaction.
+type FailChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailChainTransactionRequest) Reset() {
+	*x = FailChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailChainTransactionRequest) ProtoMessage() {}
+
+func (x *FailChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*FailChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *FailChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// FailChainTransactionResponse is the transaction marked failed.
+type FailChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailChainTransactionResponse) Reset() {
+	*x = FailChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailChainTransactionResponse) ProtoMessage() {}
+
+func (x *FailChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*FailChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *FailChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
@@ -2432,7 +2818,27 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x17ListPayoutPausesRequest\x12'\n" +
 	"\x0finclude_resumed\x18\x01 \x01(\bR\x0eincludeResumed\"J\n" +
 	"\x18ListPayoutPausesResponse\x12.\n" +
-	"\x06pauses\x18\x01 \x03(\v2\x16.coffer.v1.PayoutPauseR\x06pauses2\xd0\x0f\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x16.coffer.v1.PayoutPauseR\x06pauses\"\x99\x01\n" +
+	"\x1cListChainTransactionsRequest\x12\x14\n" +
+	"\x05stuck\x18\x01 \x01(\bR\x05stuck\x12:\n" +
+	"\vstuck_after\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"stuckAfter\x12'\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\"`\n" +
+	"\x1dListChainTransactionsResponse\x12?\n" +
+	"\ftransactions\x18\x01 \x03(\v2\x1b.coffer.v1.ChainTransactionR\ftransactions\"b\n" +
+	"\x1dResendChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"_\n" +
+	"\x1eResendChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"b\n" +
+	"\x1dCancelChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"_\n" +
+	"\x1eCancelChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"`\n" +
+	"\x1bFailChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"]\n" +
+	"\x1cFailChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction2\x88\x13\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -2455,7 +2861,11 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponse\x12O\n" +
 	"\fPausePayouts\x12\x1e.coffer.v1.PausePayoutsRequest\x1a\x1f.coffer.v1.PausePayoutsResponse\x12R\n" +
 	"\rResumePayouts\x12\x1f.coffer.v1.ResumePayoutsRequest\x1a .coffer.v1.ResumePayoutsResponse\x12`\n" +
-	"\x10ListPayoutPauses\x12\".coffer.v1.ListPayoutPausesRequest\x1a#.coffer.v1.ListPayoutPausesResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x10ListPayoutPauses\x12\".coffer.v1.ListPayoutPausesRequest\x1a#.coffer.v1.ListPayoutPausesResponse\"\x03\x90\x02\x01\x12o\n" +
+	"\x15ListChainTransactions\x12'.coffer.v1.ListChainTransactionsRequest\x1a(.coffer.v1.ListChainTransactionsResponse\"\x03\x90\x02\x01\x12m\n" +
+	"\x16ResendChainTransaction\x12(.coffer.v1.ResendChainTransactionRequest\x1a).coffer.v1.ResendChainTransactionResponse\x12m\n" +
+	"\x16CancelChainTransaction\x12(.coffer.v1.CancelChainTransactionRequest\x1a).coffer.v1.CancelChainTransactionResponse\x12g\n" +
+	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -2469,7 +2879,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -2507,100 +2917,126 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*ResumePayoutsResponse)(nil),            // 33: coffer.v1.ResumePayoutsResponse
 	(*ListPayoutPausesRequest)(nil),          // 34: coffer.v1.ListPayoutPausesRequest
 	(*ListPayoutPausesResponse)(nil),         // 35: coffer.v1.ListPayoutPausesResponse
-	(ApprovalMode)(0),                        // 36: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 37: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 38: google.protobuf.Duration
-	(*Admin)(nil),                            // 39: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 40: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 41: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 42: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 43: coffer.v1.ReorgResolution
-	(*PayoutPauseTarget)(nil),                // 44: coffer.v1.PayoutPauseTarget
-	(*PayoutPause)(nil),                      // 45: coffer.v1.PayoutPause
-	(*GetTreasuryAddressRequest)(nil),        // 46: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 47: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 48: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 49: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 50: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 51: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 52: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 53: coffer.v1.ReconcileResponse
+	(*ListChainTransactionsRequest)(nil),     // 36: coffer.v1.ListChainTransactionsRequest
+	(*ListChainTransactionsResponse)(nil),    // 37: coffer.v1.ListChainTransactionsResponse
+	(*ResendChainTransactionRequest)(nil),    // 38: coffer.v1.ResendChainTransactionRequest
+	(*ResendChainTransactionResponse)(nil),   // 39: coffer.v1.ResendChainTransactionResponse
+	(*CancelChainTransactionRequest)(nil),    // 40: coffer.v1.CancelChainTransactionRequest
+	(*CancelChainTransactionResponse)(nil),   // 41: coffer.v1.CancelChainTransactionResponse
+	(*FailChainTransactionRequest)(nil),      // 42: coffer.v1.FailChainTransactionRequest
+	(*FailChainTransactionResponse)(nil),     // 43: coffer.v1.FailChainTransactionResponse
+	(ApprovalMode)(0),                        // 44: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 45: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 46: google.protobuf.Duration
+	(*Admin)(nil),                            // 47: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 48: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 49: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 50: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 51: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 52: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 53: coffer.v1.PayoutPause
+	(*ChainTransaction)(nil),                 // 54: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),           // 55: coffer.v1.ChainTransactionTarget
+	(*GetTreasuryAddressRequest)(nil),        // 56: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 57: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 58: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 59: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 60: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 61: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 62: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 63: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	36, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	37, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	37, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	36, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	44, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	45, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	45, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	44, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	38, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	37, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	39, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	40, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	40, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	41, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	39, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	39, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	39, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	42, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	43, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	42, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	44, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	45, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	44, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	45, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	45, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
-	2,  // 27: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 28: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 29: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 30: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 31: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 32: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 33: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 34: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 35: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	46, // 36: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	47, // 37: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	48, // 38: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	49, // 39: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 40: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 41: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 42: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 43: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 44: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	30, // 45: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
-	32, // 46: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
-	34, // 47: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
-	3,  // 48: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 49: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 50: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 51: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 52: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 53: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 54: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 55: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 56: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	50, // 57: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	51, // 58: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	52, // 59: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	53, // 60: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 61: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 62: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 63: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 64: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 65: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	31, // 66: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
-	33, // 67: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
-	35, // 68: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
-	48, // [48:69] is the sub-list for method output_type
-	27, // [27:48] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	46, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	45, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	47, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	48, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	48, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	49, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	47, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	47, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	47, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	50, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	51, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	50, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	52, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	53, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	52, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	53, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	53, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	46, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
+	54, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	55, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	54, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	55, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	54, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	55, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	54, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	2,  // 35: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 36: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 37: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 38: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 39: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 40: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 41: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 42: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 43: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	56, // 44: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	57, // 45: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	58, // 46: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	59, // 47: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 48: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 49: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 50: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 51: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 52: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	30, // 53: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	32, // 54: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	34, // 55: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	36, // 56: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
+	38, // 57: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
+	40, // 58: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
+	42, // 59: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
+	3,  // 60: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 61: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 62: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 63: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 64: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 65: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 66: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 67: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 68: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	60, // 69: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	61, // 70: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	62, // 71: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	63, // 72: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 73: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 74: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 75: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 76: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 77: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	31, // 78: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	33, // 79: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	35, // 80: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	37, // 81: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
+	39, // 82: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
+	41, // 83: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
+	43, // 84: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
+	60, // [60:85] is the sub-list for method output_type
+	35, // [35:60] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -2632,7 +3068,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -280,6 +280,408 @@ func (x *PayoutPauseTarget) GetReason() string {
 	return ""
 }
 
+// ChainTransaction is a transaction Coffer signs (a payout, a sweep, a gas top-up), with its
+// attempts (fee replacements and cancels at the same nonce) and its ops audit trail.
+type ChainTransaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Transaction id (the --id of `coffer ops tx`).
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The chain.
+	ChainId int64 `protobuf:"varint,2,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// Sender (a service wallet).
+	FromAddress string `protobuf:"bytes,3,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
+	// Recipient (for a token payout, the token contract).
+	ToAddress string `protobuf:"bytes,4,opt,name=to_address,json=toAddress,proto3" json:"to_address,omitempty"`
+	// The sender's nonce: every attempt uses it, so at most one is mined.
+	Nonce uint64 `protobuf:"varint,5,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	// Native value in wei.
+	Value string `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
+	// payout, sweep, gas.
+	Purpose string `protobuf:"bytes,7,opt,name=purpose,proto3" json:"purpose,omitempty"`
+	// What it is for ("withdrawal:<id>"); a resolved payout's ref ends ":resolved:<id>".
+	Ref string `protobuf:"bytes,8,opt,name=ref,proto3" json:"ref,omitempty"`
+	// pending, mined, reverted, cancelled (its cancel was mined) or failed (marked by the
+	// service team).
+	State string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	// The mined attempt's hash.
+	MinedHash string `protobuf:"bytes,10,opt,name=mined_hash,json=minedHash,proto3" json:"mined_hash,omitempty"`
+	// Its block.
+	MinedBlock uint64 `protobuf:"varint,11,opt,name=mined_block,json=minedBlock,proto3" json:"mined_block,omitempty"`
+	// A re-send or cancel the worker has not carried out yet ("resend", "cancel" or empty).
+	RequestedAction string `protobuf:"bytes,12,opt,name=requested_action,json=requestedAction,proto3" json:"requested_action,omitempty"`
+	// The withdrawal a payout pays (empty for other purposes).
+	WithdrawalId string `protobuf:"bytes,13,opt,name=withdrawal_id,json=withdrawalId,proto3" json:"withdrawal_id,omitempty"`
+	// When it was stored (signed).
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Every signed attempt, oldest first.
+	Attempts []*ChainTransactionAttempt `protobuf:"bytes,15,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	// The service team's actions on it, oldest first.
+	Actions       []*ChainTransactionAction `protobuf:"bytes,16,rep,name=actions,proto3" json:"actions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainTransaction) Reset() {
+	*x = ChainTransaction{}
+	mi := &file_coffer_v1_payouts_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainTransaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainTransaction) ProtoMessage() {}
+
+func (x *ChainTransaction) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_payouts_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainTransaction.ProtoReflect.Descriptor instead.
+func (*ChainTransaction) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_payouts_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ChainTransaction) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ChainTransaction) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *ChainTransaction) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetToAddress() string {
+	if x != nil {
+		return x.ToAddress
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetNonce() uint64 {
+	if x != nil {
+		return x.Nonce
+	}
+	return 0
+}
+
+func (x *ChainTransaction) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetPurpose() string {
+	if x != nil {
+		return x.Purpose
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetMinedHash() string {
+	if x != nil {
+		return x.MinedHash
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetMinedBlock() uint64 {
+	if x != nil {
+		return x.MinedBlock
+	}
+	return 0
+}
+
+func (x *ChainTransaction) GetRequestedAction() string {
+	if x != nil {
+		return x.RequestedAction
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetWithdrawalId() string {
+	if x != nil {
+		return x.WithdrawalId
+	}
+	return ""
+}
+
+func (x *ChainTransaction) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ChainTransaction) GetAttempts() []*ChainTransactionAttempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *ChainTransaction) GetActions() []*ChainTransactionAction {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+// ChainTransactionAttempt is one signed version of a transaction.
+type ChainTransactionAttempt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its hash.
+	Hash string `protobuf:"bytes,1,opt,name=hash,proto3" json:"hash,omitempty"`
+	// Max priority fee per gas, wei.
+	TipCap string `protobuf:"bytes,2,opt,name=tip_cap,json=tipCap,proto3" json:"tip_cap,omitempty"`
+	// Max fee per gas, wei.
+	FeeCap string `protobuf:"bytes,3,opt,name=fee_cap,json=feeCap,proto3" json:"fee_cap,omitempty"`
+	// A 0-value self-send at the nonce (a cancel).
+	Cancel bool `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	// When it was signed.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When it was last handed to a node (unset if never recorded).
+	BroadcastAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=broadcast_at,json=broadcastAt,proto3" json:"broadcast_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainTransactionAttempt) Reset() {
+	*x = ChainTransactionAttempt{}
+	mi := &file_coffer_v1_payouts_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainTransactionAttempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainTransactionAttempt) ProtoMessage() {}
+
+func (x *ChainTransactionAttempt) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_payouts_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainTransactionAttempt.ProtoReflect.Descriptor instead.
+func (*ChainTransactionAttempt) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_payouts_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ChainTransactionAttempt) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *ChainTransactionAttempt) GetTipCap() string {
+	if x != nil {
+		return x.TipCap
+	}
+	return ""
+}
+
+func (x *ChainTransactionAttempt) GetFeeCap() string {
+	if x != nil {
+		return x.FeeCap
+	}
+	return ""
+}
+
+func (x *ChainTransactionAttempt) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+func (x *ChainTransactionAttempt) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ChainTransactionAttempt) GetBroadcastAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.BroadcastAt
+	}
+	return nil
+}
+
+// ChainTransactionAction is one entry of a transaction's ops audit trail.
+type ChainTransactionAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// resend, cancel or fail.
+	Action string `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// Who.
+	Actor string `protobuf:"bytes,2,opt,name=actor,proto3" json:"actor,omitempty"`
+	// Why.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainTransactionAction) Reset() {
+	*x = ChainTransactionAction{}
+	mi := &file_coffer_v1_payouts_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainTransactionAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainTransactionAction) ProtoMessage() {}
+
+func (x *ChainTransactionAction) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_payouts_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainTransactionAction.ProtoReflect.Descriptor instead.
+func (*ChainTransactionAction) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_payouts_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ChainTransactionAction) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ChainTransactionAction) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *ChainTransactionAction) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ChainTransactionAction) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// ChainTransactionTarget names a transaction to act on, with the reason for the audit trail.
+type ChainTransactionTarget struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Transaction id.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Why (required; kept in the audit trail).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChainTransactionTarget) Reset() {
+	*x = ChainTransactionTarget{}
+	mi := &file_coffer_v1_payouts_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChainTransactionTarget) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChainTransactionTarget) ProtoMessage() {}
+
+func (x *ChainTransactionTarget) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_payouts_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChainTransactionTarget.ProtoReflect.Descriptor instead.
+func (*ChainTransactionTarget) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_payouts_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ChainTransactionTarget) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ChainTransactionTarget) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_coffer_v1_payouts_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_payouts_proto_rawDesc = "" +
@@ -308,7 +710,47 @@ const file_coffer_v1_payouts_proto_rawDesc = "" +
 	"operatorId\x12\"\n" +
 	"\x06reason\x18\x04 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason:\xc7\x01\xbaH\xc3\x01\x1a\xc0\x01\n" +
-	"\x12pause_scope_fields\x12Nchain_id is required for (only for) CHAIN, operator_id for (only for) OPERATOR\x1aZ(this.scope == 2) == (this.chain_id != 0) && (this.scope == 3) == (this.operator_id != '')*r\n" +
+	"\x12pause_scope_fields\x12Nchain_id is required for (only for) CHAIN, operator_id for (only for) OPERATOR\x1aZ(this.scope == 2) == (this.chain_id != 0) && (this.scope == 3) == (this.operator_id != '')\"\xb5\x04\n" +
+	"\x10ChainTransaction\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
+	"\bchain_id\x18\x02 \x01(\x03R\achainId\x12!\n" +
+	"\ffrom_address\x18\x03 \x01(\tR\vfromAddress\x12\x1d\n" +
+	"\n" +
+	"to_address\x18\x04 \x01(\tR\ttoAddress\x12\x14\n" +
+	"\x05nonce\x18\x05 \x01(\x04R\x05nonce\x12\x14\n" +
+	"\x05value\x18\x06 \x01(\tR\x05value\x12\x18\n" +
+	"\apurpose\x18\a \x01(\tR\apurpose\x12\x10\n" +
+	"\x03ref\x18\b \x01(\tR\x03ref\x12\x14\n" +
+	"\x05state\x18\t \x01(\tR\x05state\x12\x1d\n" +
+	"\n" +
+	"mined_hash\x18\n" +
+	" \x01(\tR\tminedHash\x12\x1f\n" +
+	"\vmined_block\x18\v \x01(\x04R\n" +
+	"minedBlock\x12)\n" +
+	"\x10requested_action\x18\f \x01(\tR\x0frequestedAction\x12#\n" +
+	"\rwithdrawal_id\x18\r \x01(\tR\fwithdrawalId\x129\n" +
+	"\n" +
+	"created_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12>\n" +
+	"\battempts\x18\x0f \x03(\v2\".coffer.v1.ChainTransactionAttemptR\battempts\x12;\n" +
+	"\aactions\x18\x10 \x03(\v2!.coffer.v1.ChainTransactionActionR\aactions\"\xf1\x01\n" +
+	"\x17ChainTransactionAttempt\x12\x12\n" +
+	"\x04hash\x18\x01 \x01(\tR\x04hash\x12\x17\n" +
+	"\atip_cap\x18\x02 \x01(\tR\x06tipCap\x12\x17\n" +
+	"\afee_cap\x18\x03 \x01(\tR\x06feeCap\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
+	"\fbroadcast_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vbroadcastAt\"\x99\x01\n" +
+	"\x16ChainTransactionAction\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12\x14\n" +
+	"\x05actor\x18\x02 \x01(\tR\x05actor\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x129\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"U\n" +
+	"\x16ChainTransactionTarget\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\x12\"\n" +
+	"\x06reason\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason*r\n" +
 	"\n" +
 	"PauseScope\x12\x1b\n" +
 	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -329,23 +771,33 @@ func file_coffer_v1_payouts_proto_rawDescGZIP() []byte {
 }
 
 var file_coffer_v1_payouts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_coffer_v1_payouts_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_coffer_v1_payouts_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_coffer_v1_payouts_proto_goTypes = []any{
-	(PauseScope)(0),               // 0: coffer.v1.PauseScope
-	(*PayoutPause)(nil),           // 1: coffer.v1.PayoutPause
-	(*PayoutPauseTarget)(nil),     // 2: coffer.v1.PayoutPauseTarget
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(PauseScope)(0),                 // 0: coffer.v1.PauseScope
+	(*PayoutPause)(nil),             // 1: coffer.v1.PayoutPause
+	(*PayoutPauseTarget)(nil),       // 2: coffer.v1.PayoutPauseTarget
+	(*ChainTransaction)(nil),        // 3: coffer.v1.ChainTransaction
+	(*ChainTransactionAttempt)(nil), // 4: coffer.v1.ChainTransactionAttempt
+	(*ChainTransactionAction)(nil),  // 5: coffer.v1.ChainTransactionAction
+	(*ChainTransactionTarget)(nil),  // 6: coffer.v1.ChainTransactionTarget
+	(*timestamppb.Timestamp)(nil),   // 7: google.protobuf.Timestamp
 }
 var file_coffer_v1_payouts_proto_depIdxs = []int32{
-	0, // 0: coffer.v1.PayoutPause.scope:type_name -> coffer.v1.PauseScope
-	3, // 1: coffer.v1.PayoutPause.paused_at:type_name -> google.protobuf.Timestamp
-	3, // 2: coffer.v1.PayoutPause.resumed_at:type_name -> google.protobuf.Timestamp
-	0, // 3: coffer.v1.PayoutPauseTarget.scope:type_name -> coffer.v1.PauseScope
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	0,  // 0: coffer.v1.PayoutPause.scope:type_name -> coffer.v1.PauseScope
+	7,  // 1: coffer.v1.PayoutPause.paused_at:type_name -> google.protobuf.Timestamp
+	7,  // 2: coffer.v1.PayoutPause.resumed_at:type_name -> google.protobuf.Timestamp
+	0,  // 3: coffer.v1.PayoutPauseTarget.scope:type_name -> coffer.v1.PauseScope
+	7,  // 4: coffer.v1.ChainTransaction.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 5: coffer.v1.ChainTransaction.attempts:type_name -> coffer.v1.ChainTransactionAttempt
+	5,  // 6: coffer.v1.ChainTransaction.actions:type_name -> coffer.v1.ChainTransactionAction
+	7,  // 7: coffer.v1.ChainTransactionAttempt.created_at:type_name -> google.protobuf.Timestamp
+	7,  // 8: coffer.v1.ChainTransactionAttempt.broadcast_at:type_name -> google.protobuf.Timestamp
+	7,  // 9: coffer.v1.ChainTransactionAction.created_at:type_name -> google.protobuf.Timestamp
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_payouts_proto_init() }
@@ -359,7 +811,7 @@ func file_coffer_v1_payouts_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_payouts_proto_rawDesc), len(file_coffer_v1_payouts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

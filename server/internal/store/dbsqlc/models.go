@@ -83,6 +83,16 @@ type ChainTx struct {
 	CreatedAt         time.Time
 	MinedAt           *time.Time
 	PaysOwnGas        bool
+	RequestedAction   *domain.TxAction
+}
+
+type ChainTxAction struct {
+	ID        int64
+	TxID      int64
+	Action    domain.TxAction
+	Actor     string
+	Reason    string
+	CreatedAt time.Time
 }
 
 type ChainTxAttempt struct {
@@ -95,6 +105,7 @@ type ChainTxAttempt struct {
 	CreatedAt   time.Time
 	BroadcastAt *time.Time
 	Value       decimal.Decimal
+	Cancel      bool
 }
 
 type Deposit struct {

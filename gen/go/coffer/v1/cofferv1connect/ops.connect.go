@@ -90,6 +90,18 @@ const (
 	// OpsServiceListPayoutPausesProcedure is the fully-qualified name of the OpsService's
 	// ListPayoutPauses RPC.
 	OpsServiceListPayoutPausesProcedure = "/coffer.v1.OpsService/ListPayoutPauses"
+	// OpsServiceListChainTransactionsProcedure is the fully-qualified name of the OpsService's
+	// ListChainTransactions RPC.
+	OpsServiceListChainTransactionsProcedure = "/coffer.v1.OpsService/ListChainTransactions"
+	// OpsServiceResendChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// ResendChainTransaction RPC.
+	OpsServiceResendChainTransactionProcedure = "/coffer.v1.OpsService/ResendChainTransaction"
+	// OpsServiceCancelChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// CancelChainTransaction RPC.
+	OpsServiceCancelChainTransactionProcedure = "/coffer.v1.OpsService/CancelChainTransaction"
+	// OpsServiceFailChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// FailChainTransaction RPC.
+	OpsServiceFailChainTransactionProcedure = "/coffer.v1.OpsService/FailChainTransaction"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -148,6 +160,24 @@ type OpsServiceClient interface {
 	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
 	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
 	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
+	// ListChainTransactions lists transactions newest first; with stuck, those needing an
+	// engineer: pending longer than stuck_after (2 min when unset), and reverted or cancelled
+	// payouts not resolved yet.
+	ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee (same nonce and
+	// payload; the worker signs and stores the new attempt before broadcasting it, and follows
+	// every attempt). Audited. Unknown: NOT_FOUND; not pending: FAILED_PRECONDITION.
+	ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error)
+	// CancelChainTransaction replaces a pending payout with a 0-value self-send at its nonce. If
+	// the cancel is mined, once at depth the withdrawal is open again (PROCESSING or
+	// AWAITING_APPROVAL) with its funds released; if the payout is mined first it completes.
+	// Audited. Unknown: NOT_FOUND; not a pending payout: FAILED_PRECONDITION.
+	CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed (reverted at depth, or
+	// its nonce used at depth by another transaction), releases the operator's reservation and
+	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
+	// be mined: FAILED_PRECONDITION (cancel it instead).
+	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -297,6 +327,31 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listChainTransactions: connect.NewClient[v1.ListChainTransactionsRequest, v1.ListChainTransactionsResponse](
+			httpClient,
+			baseURL+OpsServiceListChainTransactionsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListChainTransactions")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		resendChainTransaction: connect.NewClient[v1.ResendChainTransactionRequest, v1.ResendChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceResendChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ResendChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		cancelChainTransaction: connect.NewClient[v1.CancelChainTransactionRequest, v1.CancelChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceCancelChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("CancelChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		failChainTransaction: connect.NewClient[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceFailChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -323,6 +378,10 @@ type opsServiceClient struct {
 	pausePayouts             *connect.Client[v1.PausePayoutsRequest, v1.PausePayoutsResponse]
 	resumePayouts            *connect.Client[v1.ResumePayoutsRequest, v1.ResumePayoutsResponse]
 	listPayoutPauses         *connect.Client[v1.ListPayoutPausesRequest, v1.ListPayoutPausesResponse]
+	listChainTransactions    *connect.Client[v1.ListChainTransactionsRequest, v1.ListChainTransactionsResponse]
+	resendChainTransaction   *connect.Client[v1.ResendChainTransactionRequest, v1.ResendChainTransactionResponse]
+	cancelChainTransaction   *connect.Client[v1.CancelChainTransactionRequest, v1.CancelChainTransactionResponse]
+	failChainTransaction     *connect.Client[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -514,6 +573,42 @@ func (c *opsServiceClient) ListPayoutPauses(ctx context.Context, req *v1.ListPay
 	return nil, err
 }
 
+// ListChainTransactions calls coffer.v1.OpsService.ListChainTransactions.
+func (c *opsServiceClient) ListChainTransactions(ctx context.Context, req *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error) {
+	response, err := c.listChainTransactions.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResendChainTransaction calls coffer.v1.OpsService.ResendChainTransaction.
+func (c *opsServiceClient) ResendChainTransaction(ctx context.Context, req *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error) {
+	response, err := c.resendChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CancelChainTransaction calls coffer.v1.OpsService.CancelChainTransaction.
+func (c *opsServiceClient) CancelChainTransaction(ctx context.Context, req *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error) {
+	response, err := c.cancelChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// FailChainTransaction calls coffer.v1.OpsService.FailChainTransaction.
+func (c *opsServiceClient) FailChainTransaction(ctx context.Context, req *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error) {
+	response, err := c.failChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -570,6 +665,24 @@ type OpsServiceHandler interface {
 	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
 	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
 	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
+	// ListChainTransactions lists transactions newest first; with stuck, those needing an
+	// engineer: pending longer than stuck_after (2 min when unset), and reverted or cancelled
+	// payouts not resolved yet.
+	ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee (same nonce and
+	// payload; the worker signs and stores the new attempt before broadcasting it, and follows
+	// every attempt). Audited. Unknown: NOT_FOUND; not pending: FAILED_PRECONDITION.
+	ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error)
+	// CancelChainTransaction replaces a pending payout with a 0-value self-send at its nonce. If
+	// the cancel is mined, once at depth the withdrawal is open again (PROCESSING or
+	// AWAITING_APPROVAL) with its funds released; if the payout is mined first it completes.
+	// Audited. Unknown: NOT_FOUND; not a pending payout: FAILED_PRECONDITION.
+	CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed (reverted at depth, or
+	// its nonce used at depth by another transaction), releases the operator's reservation and
+	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
+	// be mined: FAILED_PRECONDITION (cancel it instead).
+	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -715,6 +828,31 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceListChainTransactionsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListChainTransactionsProcedure,
+		svc.ListChainTransactions,
+		connect.WithSchema(opsServiceMethods.ByName("ListChainTransactions")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceResendChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceResendChainTransactionProcedure,
+		svc.ResendChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("ResendChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceCancelChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceCancelChainTransactionProcedure,
+		svc.CancelChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("CancelChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceFailChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceFailChainTransactionProcedure,
+		svc.FailChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -759,6 +897,14 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceResumePayoutsHandler.ServeHTTP(w, r)
 		case OpsServiceListPayoutPausesProcedure:
 			opsServiceListPayoutPausesHandler.ServeHTTP(w, r)
+		case OpsServiceListChainTransactionsProcedure:
+			opsServiceListChainTransactionsHandler.ServeHTTP(w, r)
+		case OpsServiceResendChainTransactionProcedure:
+			opsServiceResendChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceCancelChainTransactionProcedure:
+			opsServiceCancelChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceFailChainTransactionProcedure:
+			opsServiceFailChainTransactionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -850,4 +996,20 @@ func (UnimplementedOpsServiceHandler) ResumePayouts(context.Context, *v1.ResumeP
 
 func (UnimplementedOpsServiceHandler) ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListPayoutPauses is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListChainTransactions is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResendChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.CancelChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.FailChainTransaction is not implemented"))
 }

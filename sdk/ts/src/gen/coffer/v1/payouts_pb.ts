@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/payouts.proto.
  */
 export const file_coffer_v1_payouts: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2ZmZXIvdjEvcGF5b3V0cy5wcm90bxIJY29mZmVyLnYxIpMCCgtQYXlvdXRQYXVzZRIKCgJpZBgBIAEoAxIkCgVzY29wZRgCIAEoDjIVLmNvZmZlci52MS5QYXVzZVNjb3BlEhAKCGNoYWluX2lkGAMgASgDEhMKC29wZXJhdG9yX2lkGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIRCglwYXVzZWRfYnkYBiABKAkSLQoJcGF1c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXN1bWVkX2J5GAggASgJEhUKDXJlc3VtZV9yZWFzb24YCSABKAkSLgoKcmVzdW1lZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipwMKEVBheW91dFBhdXNlVGFyZ2V0Em8KBXNjb3BlGAEgASgOMhUuY29mZmVyLnYxLlBhdXNlU2NvcGVCSbpIRroBQwoLcGF1c2Vfc2NvcGUSIW11c3QgYmUgR0xPQkFMLCBDSEFJTiBvciBPUEVSQVRPUhoRdGhpcyBpbiBbMSwgMiwgM10SGQoIY2hhaW5faWQYAiABKANCB7pIBCICKAASIAoLb3BlcmF0b3JfaWQYAyABKAlCC7pICNgBAXIDsAEBEhoKBnJlYXNvbhgEIAEoCUIKukgHcgUQARjoBzrHAbpIwwEawAEKEnBhdXNlX3Njb3BlX2ZpZWxkcxJOY2hhaW5faWQgaXMgcmVxdWlyZWQgZm9yIChvbmx5IGZvcikgQ0hBSU4sIG9wZXJhdG9yX2lkIGZvciAob25seSBmb3IpIE9QRVJBVE9SGloodGhpcy5zY29wZSA9PSAyKSA9PSAodGhpcy5jaGFpbl9pZCAhPSAwKSAmJiAodGhpcy5zY29wZSA9PSAzKSA9PSAodGhpcy5vcGVyYXRvcl9pZCAhPSAnJykqcgoKUGF1c2VTY29wZRIbChdQQVVTRV9TQ09QRV9VTlNQRUNJRklFRBAAEhYKElBBVVNFX1NDT1BFX0dMT0JBTBABEhUKEVBBVVNFX1NDT1BFX0NIQUlOEAISGAoUUEFVU0VfU0NPUEVfT1BFUkFUT1IQA0I2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("Chdjb2ZmZXIvdjEvcGF5b3V0cy5wcm90bxIJY29mZmVyLnYxIpMCCgtQYXlvdXRQYXVzZRIKCgJpZBgBIAEoAxIkCgVzY29wZRgCIAEoDjIVLmNvZmZlci52MS5QYXVzZVNjb3BlEhAKCGNoYWluX2lkGAMgASgDEhMKC29wZXJhdG9yX2lkGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIRCglwYXVzZWRfYnkYBiABKAkSLQoJcGF1c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXN1bWVkX2J5GAggASgJEhUKDXJlc3VtZV9yZWFzb24YCSABKAkSLgoKcmVzdW1lZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipwMKEVBheW91dFBhdXNlVGFyZ2V0Em8KBXNjb3BlGAEgASgOMhUuY29mZmVyLnYxLlBhdXNlU2NvcGVCSbpIRroBQwoLcGF1c2Vfc2NvcGUSIW11c3QgYmUgR0xPQkFMLCBDSEFJTiBvciBPUEVSQVRPUhoRdGhpcyBpbiBbMSwgMiwgM10SGQoIY2hhaW5faWQYAiABKANCB7pIBCICKAASIAoLb3BlcmF0b3JfaWQYAyABKAlCC7pICNgBAXIDsAEBEhoKBnJlYXNvbhgEIAEoCUIKukgHcgUQARjoBzrHAbpIwwEawAEKEnBhdXNlX3Njb3BlX2ZpZWxkcxJOY2hhaW5faWQgaXMgcmVxdWlyZWQgZm9yIChvbmx5IGZvcikgQ0hBSU4sIG9wZXJhdG9yX2lkIGZvciAob25seSBmb3IpIE9QRVJBVE9SGloodGhpcy5zY29wZSA9PSAyKSA9PSAodGhpcy5jaGFpbl9pZCAhPSAwKSAmJiAodGhpcy5zY29wZSA9PSAzKSA9PSAodGhpcy5vcGVyYXRvcl9pZCAhPSAnJykimQMKEENoYWluVHJhbnNhY3Rpb24SCgoCaWQYASABKAMSEAoIY2hhaW5faWQYAiABKAMSFAoMZnJvbV9hZGRyZXNzGAMgASgJEhIKCnRvX2FkZHJlc3MYBCABKAkSDQoFbm9uY2UYBSABKAQSDQoFdmFsdWUYBiABKAkSDwoHcHVycG9zZRgHIAEoCRILCgNyZWYYCCABKAkSDQoFc3RhdGUYCSABKAkSEgoKbWluZWRfaGFzaBgKIAEoCRITCgttaW5lZF9ibG9jaxgLIAEoBBIYChByZXF1ZXN0ZWRfYWN0aW9uGAwgASgJEhUKDXdpdGhkcmF3YWxfaWQYDSABKAkSLgoKY3JlYXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoIYXR0ZW1wdHMYDyADKAsyIi5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvbkF0dGVtcHQSMgoHYWN0aW9ucxgQIAMoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uQWN0aW9uIrsBChdDaGFpblRyYW5zYWN0aW9uQXR0ZW1wdBIMCgRoYXNoGAEgASgJEg8KB3RpcF9jYXAYAiABKAkSDwoHZmVlX2NhcBgDIAEoCRIOCgZjYW5jZWwYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYnJvYWRjYXN0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ3ChZDaGFpblRyYW5zYWN0aW9uQWN0aW9uEg4KBmFjdGlvbhgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoWQ2hhaW5UcmFuc2FjdGlvblRhcmdldBITCgJpZBgBIAEoA0IHukgEIgIgABIaCgZyZWFzb24YAiABKAlCCrpIB3IFEAEY6AcqcgoKUGF1c2VTY29wZRIbChdQQVVTRV9TQ09QRV9VTlNQRUNJRklFRBAAEhYKElBBVVNFX1NDT1BFX0dMT0JBTBABEhUKEVBBVVNFX1NDT1BFX0NIQUlOEAISGAoUUEFVU0VfU0NPUEVfT1BFUkFUT1IQA0I2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * PayoutPause is a pause of payouts and, once lifted, its resume: both are audited here.
@@ -140,6 +140,260 @@ export type PayoutPauseTarget = Message<"coffer.v1.PayoutPauseTarget"> & {
  */
 export const PayoutPauseTargetSchema: GenMessage<PayoutPauseTarget> = /*@__PURE__*/
   messageDesc(file_coffer_v1_payouts, 1);
+
+/**
+ * ChainTransaction is a transaction Coffer signs (a payout, a sweep, a gas top-up), with its
+ * attempts (fee replacements and cancels at the same nonce) and its ops audit trail.
+ *
+ * @generated from message coffer.v1.ChainTransaction
+ */
+export type ChainTransaction = Message<"coffer.v1.ChainTransaction"> & {
+  /**
+   * Transaction id (the --id of `coffer ops tx`).
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * The chain.
+   *
+   * @generated from field: int64 chain_id = 2;
+   */
+  chainId: bigint;
+
+  /**
+   * Sender (a service wallet).
+   *
+   * @generated from field: string from_address = 3;
+   */
+  fromAddress: string;
+
+  /**
+   * Recipient (for a token payout, the token contract).
+   *
+   * @generated from field: string to_address = 4;
+   */
+  toAddress: string;
+
+  /**
+   * The sender's nonce: every attempt uses it, so at most one is mined.
+   *
+   * @generated from field: uint64 nonce = 5;
+   */
+  nonce: bigint;
+
+  /**
+   * Native value in wei.
+   *
+   * @generated from field: string value = 6;
+   */
+  value: string;
+
+  /**
+   * payout, sweep, gas.
+   *
+   * @generated from field: string purpose = 7;
+   */
+  purpose: string;
+
+  /**
+   * What it is for ("withdrawal:<id>"); a resolved payout's ref ends ":resolved:<id>".
+   *
+   * @generated from field: string ref = 8;
+   */
+  ref: string;
+
+  /**
+   * pending, mined, reverted, cancelled (its cancel was mined) or failed (marked by the
+   * service team).
+   *
+   * @generated from field: string state = 9;
+   */
+  state: string;
+
+  /**
+   * The mined attempt's hash.
+   *
+   * @generated from field: string mined_hash = 10;
+   */
+  minedHash: string;
+
+  /**
+   * Its block.
+   *
+   * @generated from field: uint64 mined_block = 11;
+   */
+  minedBlock: bigint;
+
+  /**
+   * A re-send or cancel the worker has not carried out yet ("resend", "cancel" or empty).
+   *
+   * @generated from field: string requested_action = 12;
+   */
+  requestedAction: string;
+
+  /**
+   * The withdrawal a payout pays (empty for other purposes).
+   *
+   * @generated from field: string withdrawal_id = 13;
+   */
+  withdrawalId: string;
+
+  /**
+   * When it was stored (signed).
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 14;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Every signed attempt, oldest first.
+   *
+   * @generated from field: repeated coffer.v1.ChainTransactionAttempt attempts = 15;
+   */
+  attempts: ChainTransactionAttempt[];
+
+  /**
+   * The service team's actions on it, oldest first.
+   *
+   * @generated from field: repeated coffer.v1.ChainTransactionAction actions = 16;
+   */
+  actions: ChainTransactionAction[];
+};
+
+/**
+ * Describes the message coffer.v1.ChainTransaction.
+ * Use `create(ChainTransactionSchema)` to create a new message.
+ */
+export const ChainTransactionSchema: GenMessage<ChainTransaction> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_payouts, 2);
+
+/**
+ * ChainTransactionAttempt is one signed version of a transaction.
+ *
+ * @generated from message coffer.v1.ChainTransactionAttempt
+ */
+export type ChainTransactionAttempt = Message<"coffer.v1.ChainTransactionAttempt"> & {
+  /**
+   * Its hash.
+   *
+   * @generated from field: string hash = 1;
+   */
+  hash: string;
+
+  /**
+   * Max priority fee per gas, wei.
+   *
+   * @generated from field: string tip_cap = 2;
+   */
+  tipCap: string;
+
+  /**
+   * Max fee per gas, wei.
+   *
+   * @generated from field: string fee_cap = 3;
+   */
+  feeCap: string;
+
+  /**
+   * A 0-value self-send at the nonce (a cancel).
+   *
+   * @generated from field: bool cancel = 4;
+   */
+  cancel: boolean;
+
+  /**
+   * When it was signed.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it was last handed to a node (unset if never recorded).
+   *
+   * @generated from field: google.protobuf.Timestamp broadcast_at = 6;
+   */
+  broadcastAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ChainTransactionAttempt.
+ * Use `create(ChainTransactionAttemptSchema)` to create a new message.
+ */
+export const ChainTransactionAttemptSchema: GenMessage<ChainTransactionAttempt> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_payouts, 3);
+
+/**
+ * ChainTransactionAction is one entry of a transaction's ops audit trail.
+ *
+ * @generated from message coffer.v1.ChainTransactionAction
+ */
+export type ChainTransactionAction = Message<"coffer.v1.ChainTransactionAction"> & {
+  /**
+   * resend, cancel or fail.
+   *
+   * @generated from field: string action = 1;
+   */
+  action: string;
+
+  /**
+   * Who.
+   *
+   * @generated from field: string actor = 2;
+   */
+  actor: string;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 4;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ChainTransactionAction.
+ * Use `create(ChainTransactionActionSchema)` to create a new message.
+ */
+export const ChainTransactionActionSchema: GenMessage<ChainTransactionAction> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_payouts, 4);
+
+/**
+ * ChainTransactionTarget names a transaction to act on, with the reason for the audit trail.
+ *
+ * @generated from message coffer.v1.ChainTransactionTarget
+ */
+export type ChainTransactionTarget = Message<"coffer.v1.ChainTransactionTarget"> & {
+  /**
+   * Transaction id.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Why (required; kept in the audit trail).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message coffer.v1.ChainTransactionTarget.
+ * Use `create(ChainTransactionTargetSchema)` to create a new message.
+ */
+export const ChainTransactionTargetSchema: GenMessage<ChainTransactionTarget> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_payouts, 5);
 
 /**
  * PauseScope is what a payout pause covers.
