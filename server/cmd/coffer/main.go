@@ -32,7 +32,7 @@ func commands() []command {
 		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
-		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail", runOps},
+		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail; threshold set|list", runOps},
 	}
 }
 

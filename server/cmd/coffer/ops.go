@@ -9,12 +9,14 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
-	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json]"
+	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json] | " +
+	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json]"
 
 // runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
 func runOps(ctx context.Context, args []string, out io.Writer) error {
@@ -26,6 +28,14 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 		return runOpsPause(ctx, args[0], args[1:], out)
 	case "pauses":
 		return runOpsPauses(ctx, args[1:], out)
+	case "threshold":
+		if len(args) > 1 && args[1] == "set" {
+			return runOpsThresholdSet(ctx, args[2:], out)
+		}
+		if len(args) > 1 && args[1] == "list" {
+			return runOpsThresholdList(ctx, args[2:], out)
+		}
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
 	case "tx":
 		if len(args) > 1 && args[1] == "list" {
 			return runOpsTxList(ctx, args[2:], out)
@@ -225,4 +235,77 @@ func runOpsTxAction(ctx context.Context, action string, args []string, out io.Wr
 		fmt.Fprintf(out, "transaction %d: %s requested; the worker advancing it sends the new attempt\n", t.ID, action)
 	}
 	return nil
+}
+
+// runOpsThresholdSet is `coffer ops threshold set`.
+func runOpsThresholdSet(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops threshold set")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	chainID := fs.Int64("chain-id", 0, "the chain (required)")
+	wallet := fs.String("wallet", "", "the wallet's address: hot wallet, gas tank, bankroll, a treasury (required)")
+	currency := fs.String("currency", "", "asset symbol, e.g. ETH or USDT (required)")
+	amount := fs.String("amount", "", "threshold in token units, e.g. 0.5; empty removes it")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.SetWalletThreshold response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *chainID <= 0 || *wallet == "" || *currency == "" || *reason == "" {
+		return fmt.Errorf("%w: --chain-id, --wallet, --currency and --reason are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	t, err := env.services.Funds.SetThreshold(ctx, funds.ThresholdChange{ChainID: *chainID, Wallet: *wallet, Currency: *currency,
+		Amount: *amount, Reason: *reason, Actor: cliActor()})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, &cofferv1.SetWalletThresholdResponse{Threshold: rpc.ThresholdProto(t)})
+	}
+	if t.Removed {
+		fmt.Fprintf(out, "threshold of %s %s on chain %d removed\n", t.Wallet, t.Currency, t.ChainID)
+		return nil
+	}
+	fmt.Fprintf(out, "threshold of %s on chain %d: %s %s\n", t.Wallet, t.ChainID, t.Amount, t.Currency)
+	return nil
+}
+
+// runOpsThresholdList is `coffer ops threshold list`.
+func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops threshold list")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListWalletThresholds response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Funds.Thresholds(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListWalletThresholdsResponse{}
+		for _, t := range list {
+			res.Thresholds = append(res.Thresholds, rpc.ThresholdProto(t))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "no thresholds")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON")
+	for _, t := range list {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason)
+	}
+	return tw.Flush()
 }

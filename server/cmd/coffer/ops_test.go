@@ -33,6 +33,9 @@ func TestOpsPauseCommands(t *testing.T) {
 		{[]string{"ops", "tx", "resend", "--id", "5"}, 2, "--id and --reason are required"},
 		{[]string{"ops", "tx", "fail", "--id", "987654", "--reason", "x"}, 1, "transaction 987654 not found"},
 		{[]string{"ops", "tx", "cancel", "--id", "987654", "--reason", "x"}, 1, "transaction 987654 not found"},
+		{[]string{"ops", "threshold", "set", "--chain-id", "999", "--wallet", "0x0000000000000000000000000000000000000001",
+			"--currency", "ETH", "--amount", "1", "--reason", "x"}, 1, "chain 999 is not configured"},
+		{[]string{"ops", "threshold", "set", "--chain-id", "999"}, 2, "are required"},
 	} {
 		if _, errOut, code := coffer(t, c.args...); code != c.code || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %q, want %d %q", c.args, code, errOut, c.code, c.want)
@@ -40,6 +43,9 @@ func TestOpsPauseCommands(t *testing.T) {
 	}
 	if out, _, code := coffer(t, "ops", "tx", "list", "--stuck"); code != 0 || !strings.Contains(out, "no transactions") {
 		t.Fatalf("tx list --stuck: %d %s", code, out)
+	}
+	if out, _, code := coffer(t, "ops", "threshold", "list"); code != 0 || !strings.Contains(out, "no thresholds") {
+		t.Fatalf("threshold list: %d %s", code, out)
 	}
 	out, _, code = coffer(t, "ops", "pauses", "--json")
 	if code != 0 || strings.Count(out, `"scope":"PAUSE_SCOPE_GLOBAL"`) != 1 || !strings.Contains(out, `"reason":"incident 7"`) {

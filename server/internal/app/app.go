@@ -103,7 +103,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services, box: box}
-	a.Metrics.Registry.MustRegister(metrics.NewPayoutsPaused(services.Withdrawals.PauseLabels))
+	a.Metrics.Registry.MustRegister(metrics.NewPayoutsPaused(services.Withdrawals.PauseLabels), metrics.WalletLowBalanceThreshold)
 	if cfg.Role != config.RoleAPI {
 		// The service wallets the team must keep funded on every chain.
 		log.Info("service wallets", "gas_tank", services.Wallet.GasTankAddress().Hex(), "hot_wallet", services.Wallet.HotWalletAddress().Hex())

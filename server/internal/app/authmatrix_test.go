@@ -145,6 +145,8 @@ OpsService.ListChainTransactions          unauth    denied    denied    denied  
 OpsService.ResendChainTransaction         unauth    denied    denied    denied    notfound  unauth
 OpsService.CancelChainTransaction         unauth    denied    denied    denied    notfound  unauth
 OpsService.FailChainTransaction           unauth    denied    denied    denied    notfound  unauth
+OpsService.SetWalletThreshold             unauth    denied    denied    denied    notfound  unauth
+OpsService.ListWalletThresholds           unauth    denied    denied    denied    ok        unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -644,6 +646,15 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.OpsServiceFailChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.ops.FailChainTransaction(ctx, &cofferv1.FailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.OpsServiceSetWalletThresholdProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.SetWalletThreshold(ctx, &cofferv1.SetWalletThresholdRequest{ChainId: 987654, Currency: "ETH",
+			Wallet: "0x0000000000000000000000000000000000000001", Amount: "1", Reason: "matrix"})
+		return err
+	},
+	cofferv1connect.OpsServiceListWalletThresholdsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.ops.ListWalletThresholds(ctx, &cofferv1.ListWalletThresholdsRequest{})
 		return err
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {

@@ -54,3 +54,11 @@ func (c payoutsPaused) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 0, "global", "", "")
 	}
 }
+
+// WalletLowBalanceThreshold is each wallet's low-balance threshold (OpsService.SetWalletThreshold)
+// in token units, refreshed by the periodic reconciliation; alert when a wallet balance falls
+// under it.
+var WalletLowBalanceThreshold = prometheus.NewGaugeVec(prometheus.GaugeOpts{ //nolint:gochecknoglobals // registered once per registry, like the domain metrics in metrics.go
+	Name: "coffer_wallet_low_balance_threshold",
+	Help: "Low-balance threshold of a service wallet in one asset, in token units (the reconciliation logs a WARN while the balance is under it).",
+}, []string{"chain_id", "wallet", "currency"})

@@ -2632,6 +2632,217 @@ func (x *FailChainTransactionResponse) GetTransaction() *ChainTransaction {
 	return nil
 }
 
+// SetWalletThresholdRequest sets a threshold.
+type SetWalletThresholdRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chain.
+	ChainId int64 `protobuf:"varint,1,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// The wallet's address.
+	Wallet string `protobuf:"bytes,2,opt,name=wallet,proto3" json:"wallet,omitempty"`
+	// Asset symbol (native or token) on the chain.
+	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Threshold in token units ("0.5"); empty removes it.
+	Amount string `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Why (required; kept in the audit trail).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetWalletThresholdRequest) Reset() {
+	*x = SetWalletThresholdRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetWalletThresholdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetWalletThresholdRequest) ProtoMessage() {}
+
+func (x *SetWalletThresholdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetWalletThresholdRequest.ProtoReflect.Descriptor instead.
+func (*SetWalletThresholdRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SetWalletThresholdRequest) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *SetWalletThresholdRequest) GetWallet() string {
+	if x != nil {
+		return x.Wallet
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SetWalletThresholdResponse is the entry recorded.
+type SetWalletThresholdResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The threshold (amount empty when removed).
+	Threshold     *WalletThreshold `protobuf:"bytes,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetWalletThresholdResponse) Reset() {
+	*x = SetWalletThresholdResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetWalletThresholdResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetWalletThresholdResponse) ProtoMessage() {}
+
+func (x *SetWalletThresholdResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetWalletThresholdResponse.ProtoReflect.Descriptor instead.
+func (*SetWalletThresholdResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SetWalletThresholdResponse) GetThreshold() *WalletThreshold {
+	if x != nil {
+		return x.Threshold
+	}
+	return nil
+}
+
+// ListWalletThresholdsRequest takes no filter.
+type ListWalletThresholdsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWalletThresholdsRequest) Reset() {
+	*x = ListWalletThresholdsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWalletThresholdsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWalletThresholdsRequest) ProtoMessage() {}
+
+func (x *ListWalletThresholdsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWalletThresholdsRequest.ProtoReflect.Descriptor instead.
+func (*ListWalletThresholdsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{46}
+}
+
+// ListWalletThresholdsResponse lists the thresholds in force.
+type ListWalletThresholdsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By chain, wallet and currency.
+	Thresholds    []*WalletThreshold `protobuf:"bytes,1,rep,name=thresholds,proto3" json:"thresholds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWalletThresholdsResponse) Reset() {
+	*x = ListWalletThresholdsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWalletThresholdsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWalletThresholdsResponse) ProtoMessage() {}
+
+func (x *ListWalletThresholdsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWalletThresholdsResponse.ProtoReflect.Descriptor instead.
+func (*ListWalletThresholdsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListWalletThresholdsResponse) GetThresholds() []*WalletThreshold {
+	if x != nil {
+		return x.Thresholds
+	}
+	return nil
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
@@ -2838,7 +3049,21 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x1bFailChainTransactionRequest\x12A\n" +
 	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"]\n" +
 	"\x1cFailChainTransactionResponse\x12=\n" +
-	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction2\x88\x13\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"\xf7\x01\n" +
+	"\x19SetWalletThresholdRequest\x12\"\n" +
+	"\bchain_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\achainId\x122\n" +
+	"\x06wallet\x18\x02 \x01(\tB\x1a\xbaH\x17r\x152\x13^0x[0-9a-fA-F]{40}$R\x06wallet\x12%\n" +
+	"\bcurrency\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x14R\bcurrency\x127\n" +
+	"\x06amount\x18\x04 \x01(\tB\x1f\xbaH\x1cr\x1a\x18P2\x16^([0-9]+(\\.[0-9]+)?)?$R\x06amount\x12\"\n" +
+	"\x06reason\x18\x05 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason\"V\n" +
+	"\x1aSetWalletThresholdResponse\x128\n" +
+	"\tthreshold\x18\x01 \x01(\v2\x1a.coffer.v1.WalletThresholdR\tthreshold\"\x1d\n" +
+	"\x1bListWalletThresholdsRequest\"Z\n" +
+	"\x1cListWalletThresholdsResponse\x12:\n" +
+	"\n" +
+	"thresholds\x18\x01 \x03(\v2\x1a.coffer.v1.WalletThresholdR\n" +
+	"thresholds2\xd9\x14\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -2865,7 +3090,9 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x15ListChainTransactions\x12'.coffer.v1.ListChainTransactionsRequest\x1a(.coffer.v1.ListChainTransactionsResponse\"\x03\x90\x02\x01\x12m\n" +
 	"\x16ResendChainTransaction\x12(.coffer.v1.ResendChainTransactionRequest\x1a).coffer.v1.ResendChainTransactionResponse\x12m\n" +
 	"\x16CancelChainTransaction\x12(.coffer.v1.CancelChainTransactionRequest\x1a).coffer.v1.CancelChainTransactionResponse\x12g\n" +
-	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponse\x12a\n" +
+	"\x12SetWalletThreshold\x12$.coffer.v1.SetWalletThresholdRequest\x1a%.coffer.v1.SetWalletThresholdResponse\x12l\n" +
+	"\x14ListWalletThresholds\x12&.coffer.v1.ListWalletThresholdsRequest\x1a'.coffer.v1.ListWalletThresholdsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -2879,7 +3106,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -2925,118 +3152,129 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*CancelChainTransactionResponse)(nil),   // 41: coffer.v1.CancelChainTransactionResponse
 	(*FailChainTransactionRequest)(nil),      // 42: coffer.v1.FailChainTransactionRequest
 	(*FailChainTransactionResponse)(nil),     // 43: coffer.v1.FailChainTransactionResponse
-	(ApprovalMode)(0),                        // 44: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 45: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 46: google.protobuf.Duration
-	(*Admin)(nil),                            // 47: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 48: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 49: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 50: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 51: coffer.v1.ReorgResolution
-	(*PayoutPauseTarget)(nil),                // 52: coffer.v1.PayoutPauseTarget
-	(*PayoutPause)(nil),                      // 53: coffer.v1.PayoutPause
-	(*ChainTransaction)(nil),                 // 54: coffer.v1.ChainTransaction
-	(*ChainTransactionTarget)(nil),           // 55: coffer.v1.ChainTransactionTarget
-	(*GetTreasuryAddressRequest)(nil),        // 56: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 57: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 58: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 59: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 60: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 61: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 62: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 63: coffer.v1.ReconcileResponse
+	(*SetWalletThresholdRequest)(nil),        // 44: coffer.v1.SetWalletThresholdRequest
+	(*SetWalletThresholdResponse)(nil),       // 45: coffer.v1.SetWalletThresholdResponse
+	(*ListWalletThresholdsRequest)(nil),      // 46: coffer.v1.ListWalletThresholdsRequest
+	(*ListWalletThresholdsResponse)(nil),     // 47: coffer.v1.ListWalletThresholdsResponse
+	(ApprovalMode)(0),                        // 48: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 49: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 50: google.protobuf.Duration
+	(*Admin)(nil),                            // 51: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 52: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 53: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 54: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 55: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 56: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 57: coffer.v1.PayoutPause
+	(*ChainTransaction)(nil),                 // 58: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),           // 59: coffer.v1.ChainTransactionTarget
+	(*WalletThreshold)(nil),                  // 60: coffer.v1.WalletThreshold
+	(*GetTreasuryAddressRequest)(nil),        // 61: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 62: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 63: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 64: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 65: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 66: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 67: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 68: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	44, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	45, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	45, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	44, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	48, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	49, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	49, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	46, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	45, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	47, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	48, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	48, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	49, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	47, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	47, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	47, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	50, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	51, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	50, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	52, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	53, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	52, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	53, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	53, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
-	46, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
-	54, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
-	55, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	54, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	55, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	54, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	55, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	54, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	2,  // 35: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 36: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 37: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 38: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 39: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 40: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 41: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 42: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 43: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	56, // 44: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	57, // 45: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	58, // 46: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	59, // 47: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 48: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 49: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 50: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 51: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 52: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	30, // 53: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
-	32, // 54: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
-	34, // 55: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
-	36, // 56: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
-	38, // 57: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
-	40, // 58: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
-	42, // 59: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
-	3,  // 60: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 61: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 62: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 63: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 64: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 65: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 66: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 67: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 68: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	60, // 69: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	61, // 70: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	62, // 71: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	63, // 72: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 73: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 74: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 75: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 76: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 77: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	31, // 78: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
-	33, // 79: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
-	35, // 80: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
-	37, // 81: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
-	39, // 82: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
-	41, // 83: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
-	43, // 84: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
-	60, // [60:85] is the sub-list for method output_type
-	35, // [35:60] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	50, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	49, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	51, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	52, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	52, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	53, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	51, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	51, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	51, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	54, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	55, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	54, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	56, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	57, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	56, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	57, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	57, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	50, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
+	58, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	59, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	59, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	59, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	60, // 35: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
+	60, // 36: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
+	2,  // 37: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 38: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 39: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 40: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 41: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 42: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 43: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 44: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 45: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	61, // 46: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	62, // 47: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	63, // 48: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	64, // 49: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 50: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 51: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 52: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 53: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 54: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	30, // 55: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	32, // 56: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	34, // 57: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	36, // 58: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
+	38, // 59: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
+	40, // 60: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
+	42, // 61: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
+	44, // 62: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
+	46, // 63: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
+	3,  // 64: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 65: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 66: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 67: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 68: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 69: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 70: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 71: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 72: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	65, // 73: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	66, // 74: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	67, // 75: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	68, // 76: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 77: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 78: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 79: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 80: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 81: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	31, // 82: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	33, // 83: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	35, // 84: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	37, // 85: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
+	39, // 86: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
+	41, // 87: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
+	43, // 88: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
+	45, // 89: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
+	47, // 90: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
+	64, // [64:91] is the sub-list for method output_type
+	37, // [37:64] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -3068,7 +3306,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -682,6 +682,106 @@ func (x *ChainTransactionTarget) GetReason() string {
 	return ""
 }
 
+// WalletThreshold is a service wallet's low-balance threshold in one asset.
+type WalletThreshold struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chain.
+	ChainId int64 `protobuf:"varint,1,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// The wallet's address (checksummed).
+	Wallet string `protobuf:"bytes,2,opt,name=wallet,proto3" json:"wallet,omitempty"`
+	// Asset symbol.
+	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Threshold in token units; empty when this entry removed it.
+	Amount string `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Who set it.
+	SetBy string `protobuf:"bytes,5,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	// Why.
+	Reason string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When.
+	SetAt         *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=set_at,json=setAt,proto3" json:"set_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WalletThreshold) Reset() {
+	*x = WalletThreshold{}
+	mi := &file_coffer_v1_payouts_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WalletThreshold) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WalletThreshold) ProtoMessage() {}
+
+func (x *WalletThreshold) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_payouts_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WalletThreshold.ProtoReflect.Descriptor instead.
+func (*WalletThreshold) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_payouts_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WalletThreshold) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *WalletThreshold) GetWallet() string {
+	if x != nil {
+		return x.Wallet
+	}
+	return ""
+}
+
+func (x *WalletThreshold) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *WalletThreshold) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *WalletThreshold) GetSetBy() string {
+	if x != nil {
+		return x.SetBy
+	}
+	return ""
+}
+
+func (x *WalletThreshold) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *WalletThreshold) GetSetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SetAt
+	}
+	return nil
+}
+
 var File_coffer_v1_payouts_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_payouts_proto_rawDesc = "" +
@@ -750,7 +850,15 @@ const file_coffer_v1_payouts_proto_rawDesc = "" +
 	"\x16ChainTransactionTarget\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\x12\"\n" +
 	"\x06reason\x18\x02 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason*r\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason\"\xda\x01\n" +
+	"\x0fWalletThreshold\x12\x19\n" +
+	"\bchain_id\x18\x01 \x01(\x03R\achainId\x12\x16\n" +
+	"\x06wallet\x18\x02 \x01(\tR\x06wallet\x12\x1a\n" +
+	"\bcurrency\x18\x03 \x01(\tR\bcurrency\x12\x16\n" +
+	"\x06amount\x18\x04 \x01(\tR\x06amount\x12\x15\n" +
+	"\x06set_by\x18\x05 \x01(\tR\x05setBy\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x121\n" +
+	"\x06set_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05setAt*r\n" +
 	"\n" +
 	"PauseScope\x12\x1b\n" +
 	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n" +
@@ -771,7 +879,7 @@ func file_coffer_v1_payouts_proto_rawDescGZIP() []byte {
 }
 
 var file_coffer_v1_payouts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_coffer_v1_payouts_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_coffer_v1_payouts_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_coffer_v1_payouts_proto_goTypes = []any{
 	(PauseScope)(0),                 // 0: coffer.v1.PauseScope
 	(*PayoutPause)(nil),             // 1: coffer.v1.PayoutPause
@@ -780,24 +888,26 @@ var file_coffer_v1_payouts_proto_goTypes = []any{
 	(*ChainTransactionAttempt)(nil), // 4: coffer.v1.ChainTransactionAttempt
 	(*ChainTransactionAction)(nil),  // 5: coffer.v1.ChainTransactionAction
 	(*ChainTransactionTarget)(nil),  // 6: coffer.v1.ChainTransactionTarget
-	(*timestamppb.Timestamp)(nil),   // 7: google.protobuf.Timestamp
+	(*WalletThreshold)(nil),         // 7: coffer.v1.WalletThreshold
+	(*timestamppb.Timestamp)(nil),   // 8: google.protobuf.Timestamp
 }
 var file_coffer_v1_payouts_proto_depIdxs = []int32{
 	0,  // 0: coffer.v1.PayoutPause.scope:type_name -> coffer.v1.PauseScope
-	7,  // 1: coffer.v1.PayoutPause.paused_at:type_name -> google.protobuf.Timestamp
-	7,  // 2: coffer.v1.PayoutPause.resumed_at:type_name -> google.protobuf.Timestamp
+	8,  // 1: coffer.v1.PayoutPause.paused_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: coffer.v1.PayoutPause.resumed_at:type_name -> google.protobuf.Timestamp
 	0,  // 3: coffer.v1.PayoutPauseTarget.scope:type_name -> coffer.v1.PauseScope
-	7,  // 4: coffer.v1.ChainTransaction.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: coffer.v1.ChainTransaction.created_at:type_name -> google.protobuf.Timestamp
 	4,  // 5: coffer.v1.ChainTransaction.attempts:type_name -> coffer.v1.ChainTransactionAttempt
 	5,  // 6: coffer.v1.ChainTransaction.actions:type_name -> coffer.v1.ChainTransactionAction
-	7,  // 7: coffer.v1.ChainTransactionAttempt.created_at:type_name -> google.protobuf.Timestamp
-	7,  // 8: coffer.v1.ChainTransactionAttempt.broadcast_at:type_name -> google.protobuf.Timestamp
-	7,  // 9: coffer.v1.ChainTransactionAction.created_at:type_name -> google.protobuf.Timestamp
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	8,  // 7: coffer.v1.ChainTransactionAttempt.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 8: coffer.v1.ChainTransactionAttempt.broadcast_at:type_name -> google.protobuf.Timestamp
+	8,  // 9: coffer.v1.ChainTransactionAction.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 10: coffer.v1.WalletThreshold.set_at:type_name -> google.protobuf.Timestamp
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_payouts_proto_init() }
@@ -811,7 +921,7 @@ func file_coffer_v1_payouts_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_payouts_proto_rawDesc), len(file_coffer_v1_payouts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

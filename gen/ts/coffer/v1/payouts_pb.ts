@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/payouts.proto.
  */
 export const file_coffer_v1_payouts: GenFile = /*@__PURE__*/
-  fileDesc("Chdjb2ZmZXIvdjEvcGF5b3V0cy5wcm90bxIJY29mZmVyLnYxIpMCCgtQYXlvdXRQYXVzZRIKCgJpZBgBIAEoAxIkCgVzY29wZRgCIAEoDjIVLmNvZmZlci52MS5QYXVzZVNjb3BlEhAKCGNoYWluX2lkGAMgASgDEhMKC29wZXJhdG9yX2lkGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIRCglwYXVzZWRfYnkYBiABKAkSLQoJcGF1c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXN1bWVkX2J5GAggASgJEhUKDXJlc3VtZV9yZWFzb24YCSABKAkSLgoKcmVzdW1lZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipwMKEVBheW91dFBhdXNlVGFyZ2V0Em8KBXNjb3BlGAEgASgOMhUuY29mZmVyLnYxLlBhdXNlU2NvcGVCSbpIRroBQwoLcGF1c2Vfc2NvcGUSIW11c3QgYmUgR0xPQkFMLCBDSEFJTiBvciBPUEVSQVRPUhoRdGhpcyBpbiBbMSwgMiwgM10SGQoIY2hhaW5faWQYAiABKANCB7pIBCICKAASIAoLb3BlcmF0b3JfaWQYAyABKAlCC7pICNgBAXIDsAEBEhoKBnJlYXNvbhgEIAEoCUIKukgHcgUQARjoBzrHAbpIwwEawAEKEnBhdXNlX3Njb3BlX2ZpZWxkcxJOY2hhaW5faWQgaXMgcmVxdWlyZWQgZm9yIChvbmx5IGZvcikgQ0hBSU4sIG9wZXJhdG9yX2lkIGZvciAob25seSBmb3IpIE9QRVJBVE9SGloodGhpcy5zY29wZSA9PSAyKSA9PSAodGhpcy5jaGFpbl9pZCAhPSAwKSAmJiAodGhpcy5zY29wZSA9PSAzKSA9PSAodGhpcy5vcGVyYXRvcl9pZCAhPSAnJykimQMKEENoYWluVHJhbnNhY3Rpb24SCgoCaWQYASABKAMSEAoIY2hhaW5faWQYAiABKAMSFAoMZnJvbV9hZGRyZXNzGAMgASgJEhIKCnRvX2FkZHJlc3MYBCABKAkSDQoFbm9uY2UYBSABKAQSDQoFdmFsdWUYBiABKAkSDwoHcHVycG9zZRgHIAEoCRILCgNyZWYYCCABKAkSDQoFc3RhdGUYCSABKAkSEgoKbWluZWRfaGFzaBgKIAEoCRITCgttaW5lZF9ibG9jaxgLIAEoBBIYChByZXF1ZXN0ZWRfYWN0aW9uGAwgASgJEhUKDXdpdGhkcmF3YWxfaWQYDSABKAkSLgoKY3JlYXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoIYXR0ZW1wdHMYDyADKAsyIi5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvbkF0dGVtcHQSMgoHYWN0aW9ucxgQIAMoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uQWN0aW9uIrsBChdDaGFpblRyYW5zYWN0aW9uQXR0ZW1wdBIMCgRoYXNoGAEgASgJEg8KB3RpcF9jYXAYAiABKAkSDwoHZmVlX2NhcBgDIAEoCRIOCgZjYW5jZWwYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYnJvYWRjYXN0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ3ChZDaGFpblRyYW5zYWN0aW9uQWN0aW9uEg4KBmFjdGlvbhgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoWQ2hhaW5UcmFuc2FjdGlvblRhcmdldBITCgJpZBgBIAEoA0IHukgEIgIgABIaCgZyZWFzb24YAiABKAlCCrpIB3IFEAEY6AcqcgoKUGF1c2VTY29wZRIbChdQQVVTRV9TQ09QRV9VTlNQRUNJRklFRBAAEhYKElBBVVNFX1NDT1BFX0dMT0JBTBABEhUKEVBBVVNFX1NDT1BFX0NIQUlOEAISGAoUUEFVU0VfU0NPUEVfT1BFUkFUT1IQA0I2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("Chdjb2ZmZXIvdjEvcGF5b3V0cy5wcm90bxIJY29mZmVyLnYxIpMCCgtQYXlvdXRQYXVzZRIKCgJpZBgBIAEoAxIkCgVzY29wZRgCIAEoDjIVLmNvZmZlci52MS5QYXVzZVNjb3BlEhAKCGNoYWluX2lkGAMgASgDEhMKC29wZXJhdG9yX2lkGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIRCglwYXVzZWRfYnkYBiABKAkSLQoJcGF1c2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXN1bWVkX2J5GAggASgJEhUKDXJlc3VtZV9yZWFzb24YCSABKAkSLgoKcmVzdW1lZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipwMKEVBheW91dFBhdXNlVGFyZ2V0Em8KBXNjb3BlGAEgASgOMhUuY29mZmVyLnYxLlBhdXNlU2NvcGVCSbpIRroBQwoLcGF1c2Vfc2NvcGUSIW11c3QgYmUgR0xPQkFMLCBDSEFJTiBvciBPUEVSQVRPUhoRdGhpcyBpbiBbMSwgMiwgM10SGQoIY2hhaW5faWQYAiABKANCB7pIBCICKAASIAoLb3BlcmF0b3JfaWQYAyABKAlCC7pICNgBAXIDsAEBEhoKBnJlYXNvbhgEIAEoCUIKukgHcgUQARjoBzrHAbpIwwEawAEKEnBhdXNlX3Njb3BlX2ZpZWxkcxJOY2hhaW5faWQgaXMgcmVxdWlyZWQgZm9yIChvbmx5IGZvcikgQ0hBSU4sIG9wZXJhdG9yX2lkIGZvciAob25seSBmb3IpIE9QRVJBVE9SGloodGhpcy5zY29wZSA9PSAyKSA9PSAodGhpcy5jaGFpbl9pZCAhPSAwKSAmJiAodGhpcy5zY29wZSA9PSAzKSA9PSAodGhpcy5vcGVyYXRvcl9pZCAhPSAnJykimQMKEENoYWluVHJhbnNhY3Rpb24SCgoCaWQYASABKAMSEAoIY2hhaW5faWQYAiABKAMSFAoMZnJvbV9hZGRyZXNzGAMgASgJEhIKCnRvX2FkZHJlc3MYBCABKAkSDQoFbm9uY2UYBSABKAQSDQoFdmFsdWUYBiABKAkSDwoHcHVycG9zZRgHIAEoCRILCgNyZWYYCCABKAkSDQoFc3RhdGUYCSABKAkSEgoKbWluZWRfaGFzaBgKIAEoCRITCgttaW5lZF9ibG9jaxgLIAEoBBIYChByZXF1ZXN0ZWRfYWN0aW9uGAwgASgJEhUKDXdpdGhkcmF3YWxfaWQYDSABKAkSLgoKY3JlYXRlZF9hdBgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoIYXR0ZW1wdHMYDyADKAsyIi5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvbkF0dGVtcHQSMgoHYWN0aW9ucxgQIAMoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uQWN0aW9uIrsBChdDaGFpblRyYW5zYWN0aW9uQXR0ZW1wdBIMCgRoYXNoGAEgASgJEg8KB3RpcF9jYXAYAiABKAkSDwoHZmVlX2NhcBgDIAEoCRIOCgZjYW5jZWwYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMYnJvYWRjYXN0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ3ChZDaGFpblRyYW5zYWN0aW9uQWN0aW9uEg4KBmFjdGlvbhgBIAEoCRINCgVhY3RvchgCIAEoCRIOCgZyZWFzb24YAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSQoWQ2hhaW5UcmFuc2FjdGlvblRhcmdldBITCgJpZBgBIAEoA0IHukgEIgIgABIaCgZyZWFzb24YAiABKAlCCrpIB3IFEAEY6AcioQEKD1dhbGxldFRocmVzaG9sZBIQCghjaGFpbl9pZBgBIAEoAxIOCgZ3YWxsZXQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSDgoGYW1vdW50GAQgASgJEg4KBnNldF9ieRgFIAEoCRIOCgZyZWFzb24YBiABKAkSKgoGc2V0X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpyCgpQYXVzZVNjb3BlEhsKF1BBVVNFX1NDT1BFX1VOU1BFQ0lGSUVEEAASFgoSUEFVU0VfU0NPUEVfR0xPQkFMEAESFQoRUEFVU0VfU0NPUEVfQ0hBSU4QAhIYChRQQVVTRV9TQ09QRV9PUEVSQVRPUhADQjZaNGdpdGh1Yi5jb20vY29mZmVyaHEvY29mZmVyL2dlbi9nby9jb2ZmZXIvdjE7Y29mZmVydjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * PayoutPause is a pause of payouts and, once lifted, its resume: both are audited here.
@@ -394,6 +394,69 @@ export type ChainTransactionTarget = Message<"coffer.v1.ChainTransactionTarget">
  */
 export const ChainTransactionTargetSchema: GenMessage<ChainTransactionTarget> = /*@__PURE__*/
   messageDesc(file_coffer_v1_payouts, 5);
+
+/**
+ * WalletThreshold is a service wallet's low-balance threshold in one asset.
+ *
+ * @generated from message coffer.v1.WalletThreshold
+ */
+export type WalletThreshold = Message<"coffer.v1.WalletThreshold"> & {
+  /**
+   * The chain.
+   *
+   * @generated from field: int64 chain_id = 1;
+   */
+  chainId: bigint;
+
+  /**
+   * The wallet's address (checksummed).
+   *
+   * @generated from field: string wallet = 2;
+   */
+  wallet: string;
+
+  /**
+   * Asset symbol.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+
+  /**
+   * Threshold in token units; empty when this entry removed it.
+   *
+   * @generated from field: string amount = 4;
+   */
+  amount: string;
+
+  /**
+   * Who set it.
+   *
+   * @generated from field: string set_by = 5;
+   */
+  setBy: string;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp set_at = 7;
+   */
+  setAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.WalletThreshold.
+ * Use `create(WalletThresholdSchema)` to create a new message.
+ */
+export const WalletThresholdSchema: GenMessage<WalletThreshold> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_payouts, 6);
 
 /**
  * PauseScope is what a payout pause covers.

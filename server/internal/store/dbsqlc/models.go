@@ -328,6 +328,17 @@ type WalletSeed struct {
 	PublicSealed []byte
 }
 
+type WalletThreshold struct {
+	ID       int64
+	ChainID  int64
+	Wallet   string
+	Currency string
+	Amount   decimal.NullDecimal
+	SetBy    string
+	Reason   string
+	SetAt    time.Time
+}
+
 type WebhookAttempt struct {
 	EventID     string
 	Attempt     int32

@@ -102,6 +102,12 @@ const (
 	// OpsServiceFailChainTransactionProcedure is the fully-qualified name of the OpsService's
 	// FailChainTransaction RPC.
 	OpsServiceFailChainTransactionProcedure = "/coffer.v1.OpsService/FailChainTransaction"
+	// OpsServiceSetWalletThresholdProcedure is the fully-qualified name of the OpsService's
+	// SetWalletThreshold RPC.
+	OpsServiceSetWalletThresholdProcedure = "/coffer.v1.OpsService/SetWalletThreshold"
+	// OpsServiceListWalletThresholdsProcedure is the fully-qualified name of the OpsService's
+	// ListWalletThresholds RPC.
+	OpsServiceListWalletThresholdsProcedure = "/coffer.v1.OpsService/ListWalletThresholds"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -178,6 +184,13 @@ type OpsServiceClient interface {
 	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
 	// be mined: FAILED_PRECONDITION (cancel it instead).
 	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
+	// SetWalletThreshold sets (or, with an empty amount, removes) a wallet's low-balance
+	// threshold in one asset. Audited. The periodic reconciliation exports it as
+	// coffer_wallet_low_balance_threshold and logs a WARN while the balance is under it. An
+	// unknown chain is NOT_FOUND, an asset the chain does not have INVALID_ARGUMENT.
+	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
+	// ListWalletThresholds lists the thresholds in force.
+	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -352,6 +365,19 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
 			connect.WithClientOptions(opts...),
 		),
+		setWalletThreshold: connect.NewClient[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse](
+			httpClient,
+			baseURL+OpsServiceSetWalletThresholdProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("SetWalletThreshold")),
+			connect.WithClientOptions(opts...),
+		),
+		listWalletThresholds: connect.NewClient[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse](
+			httpClient,
+			baseURL+OpsServiceListWalletThresholdsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListWalletThresholds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -382,6 +408,8 @@ type opsServiceClient struct {
 	resendChainTransaction   *connect.Client[v1.ResendChainTransactionRequest, v1.ResendChainTransactionResponse]
 	cancelChainTransaction   *connect.Client[v1.CancelChainTransactionRequest, v1.CancelChainTransactionResponse]
 	failChainTransaction     *connect.Client[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse]
+	setWalletThreshold       *connect.Client[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse]
+	listWalletThresholds     *connect.Client[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -609,6 +637,24 @@ func (c *opsServiceClient) FailChainTransaction(ctx context.Context, req *v1.Fai
 	return nil, err
 }
 
+// SetWalletThreshold calls coffer.v1.OpsService.SetWalletThreshold.
+func (c *opsServiceClient) SetWalletThreshold(ctx context.Context, req *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error) {
+	response, err := c.setWalletThreshold.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListWalletThresholds calls coffer.v1.OpsService.ListWalletThresholds.
+func (c *opsServiceClient) ListWalletThresholds(ctx context.Context, req *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error) {
+	response, err := c.listWalletThresholds.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -683,6 +729,13 @@ type OpsServiceHandler interface {
 	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
 	// be mined: FAILED_PRECONDITION (cancel it instead).
 	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
+	// SetWalletThreshold sets (or, with an empty amount, removes) a wallet's low-balance
+	// threshold in one asset. Audited. The periodic reconciliation exports it as
+	// coffer_wallet_low_balance_threshold and logs a WARN while the balance is under it. An
+	// unknown chain is NOT_FOUND, an asset the chain does not have INVALID_ARGUMENT.
+	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
+	// ListWalletThresholds lists the thresholds in force.
+	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -853,6 +906,19 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceSetWalletThresholdHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceSetWalletThresholdProcedure,
+		svc.SetWalletThreshold,
+		connect.WithSchema(opsServiceMethods.ByName("SetWalletThreshold")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListWalletThresholdsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListWalletThresholdsProcedure,
+		svc.ListWalletThresholds,
+		connect.WithSchema(opsServiceMethods.ByName("ListWalletThresholds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -905,6 +971,10 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceCancelChainTransactionHandler.ServeHTTP(w, r)
 		case OpsServiceFailChainTransactionProcedure:
 			opsServiceFailChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceSetWalletThresholdProcedure:
+			opsServiceSetWalletThresholdHandler.ServeHTTP(w, r)
+		case OpsServiceListWalletThresholdsProcedure:
+			opsServiceListWalletThresholdsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -1012,4 +1082,12 @@ func (UnimplementedOpsServiceHandler) CancelChainTransaction(context.Context, *v
 
 func (UnimplementedOpsServiceHandler) FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.FailChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.SetWalletThreshold is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListWalletThresholds is not implemented"))
 }
