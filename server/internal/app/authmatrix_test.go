@@ -120,6 +120,13 @@ AdminService.ListDeadLetters              unauth    denied    denied    ok      
 AdminService.RedeliverWebhook             unauth    denied    denied    notfound  denied    unauth
 AdminService.ListOperatorFunds            unauth    denied    denied    ok        denied    unauth
 AdminService.ListDepositReorgs            unauth    denied    denied    ok        denied    unauth
+AdminService.ListPayoutPauses             unauth    denied    denied    ok        denied    unauth
+AdminService.PausePayouts                 unauth    denied    denied    notfound  denied    unauth
+AdminService.ResumePayouts                unauth    denied    denied    notfound  denied    unauth
+AdminService.ListChainTransactions        unauth    denied    denied    ok        denied    unauth
+AdminService.ResendChainTransaction       unauth    denied    denied    notfound  denied    unauth
+AdminService.CancelChainTransaction       unauth    denied    denied    notfound  denied    unauth
+AdminService.FailChainTransaction         unauth    denied    denied    notfound  denied    unauth
 OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
@@ -607,6 +614,36 @@ var rpcCalls = map[string]func(ctx context.Context, f *matrixFixture, s sessionI
 	},
 	cofferv1connect.AdminServiceListDepositReorgsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
 		_, err := f.rpc.admin.ListDepositReorgs(ctx, &cofferv1.ListDepositReorgsRequest{})
+		return err
+	},
+	cofferv1connect.AdminServiceListPayoutPausesProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListPayoutPauses(ctx, &cofferv1.AdminServiceListPayoutPausesRequest{})
+		return err
+	},
+	cofferv1connect.AdminServicePausePayoutsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.PausePayouts(ctx, &cofferv1.AdminServicePausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.AdminServiceResumePayoutsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ResumePayouts(ctx, &cofferv1.AdminServiceResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.AdminServiceListChainTransactionsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ListChainTransactions(ctx, &cofferv1.AdminServiceListChainTransactionsRequest{Stuck: true})
+		return err
+	},
+	cofferv1connect.AdminServiceResendChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.ResendChainTransaction(ctx, &cofferv1.AdminServiceResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.AdminServiceCancelChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.CancelChainTransaction(ctx, &cofferv1.AdminServiceCancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
+		return err
+	},
+	cofferv1connect.AdminServiceFailChainTransactionProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
+		_, err := f.rpc.admin.FailChainTransaction(ctx, &cofferv1.AdminServiceFailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}})
 		return err
 	},
 	cofferv1connect.OpsServiceListReorgedDepositsProcedure: func(ctx context.Context, f *matrixFixture, _ sessionIDs) error {
