@@ -287,7 +287,8 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 	}
 	latest := t.Latest()
 	now := e.now()
-	if t.RequestedAction != "" {
+	switch {
+	case t.RequestedAction != "":
 		// The service team's re-send or cancel: a new attempt now, whatever its age.
 		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
 			return t, err // an attempt is mined; its receipt shows up on the next call
@@ -302,7 +303,7 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		if err == nil {
 			latest = replaced
 		}
-	} else if latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter {
+	case latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter:
 		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
 			return t, err // an attempt is mined; its receipt shows up on the next call
 		}
@@ -319,7 +320,7 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		default:
 			latest = replaced
 		}
-	} else if latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter {
+	case latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter:
 		return t, nil
 	}
 	if err := e.broadcast(ctx, c, t, latest); err != nil {

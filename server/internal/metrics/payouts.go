@@ -15,7 +15,6 @@ type PauseLabels struct {
 	OperatorID string // operator scope only
 }
 
-
 // payoutsPaused reads the active pauses from PostgreSQL at each scrape, so every replica
 // reports the same pauses whichever one made them.
 type payoutsPaused struct {

@@ -3,13 +3,16 @@ package withdrawal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -165,4 +168,34 @@ func TestPauseBadInput(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Reason != "incident 42" {
 		t.Fatalf("bad input changed the pauses: %+v %v", list, err)
 	}
+}
+
+// TestPausedGauge: coffer_payouts_paused reads the active pauses from PostgreSQL: one series
+// per pause, and the global series 0 when payouts are not paused globally.
+func TestPausedGauge(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(domain.OperatorSettings{})
+	c := metrics.NewPayoutsPaused(e.svc.PauseLabels)
+	want := func(body string) {
+		t.Helper()
+		if err := testutil.CollectAndCompare(c, strings.NewReader(`# HELP coffer_payouts_paused 1 for each active payout pause (OpsService.PausePayouts), by scope; the global series is always present (0 when not paused).
+# TYPE coffer_payouts_paused gauge
+`+body), "coffer_payouts_paused"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 0
+`)
+	e.pause(withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID})
+	e.pause(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	want(fmt.Sprintf(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 0
+coffer_payouts_paused{chain_id="",operator_id=%q,scope="operator"} 1
+coffer_payouts_paused{chain_id="%d",operator_id="",scope="chain"} 1
+`, op.ID, e.dev.ChainID()))
+	e.pause(withdrawal.Pause{Scope: domain.PauseGlobal})
+	e.resume(withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID})
+	e.resume(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	want(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 1
+`)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,7 +174,7 @@ func (s *Service) FailPayout(ctx context.Context, id int64, actor domain.Actor, 
 	if err != nil {
 		return t, fault.Wrap(err, "load withdrawal %s", wid)
 	}
-	if err := s.abandon(ctx, w, t.ChainTx, actor, "payout transaction "+fmt.Sprint(id)+" marked failed: "+strings.TrimSpace(reason)); err != nil {
+	if err := s.abandon(ctx, w, t.ChainTx, actor, "payout transaction "+strconv.FormatInt(id, 10)+" marked failed: "+strings.TrimSpace(reason)); err != nil {
 		return t, err
 	}
 	return s.ChainTx(ctx, id)
