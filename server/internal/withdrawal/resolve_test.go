@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
@@ -250,4 +251,56 @@ func TestResolveBadInput(t *testing.T) {
 	e.payAll()
 	e.paidOnce(flying, 2_000_000)
 	e.paidOnce(paid, 1_000_000)
+}
+
+// TestPayoutWhoseNonceWasTakenIsMarkedFailed: a payout stored but never broadcast may still be
+// sent (a crash between a broadcast and its record leaves no trace), so it is not marked
+// failed while its nonce is free; once another transaction used the nonce at depth it can
+// never be mined: marked failed, its funds released, the withdrawal decided again and paid once.
+func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(domain.OperatorSettings{})
+	w := e.submit(e.withdrawSession(op, "user-n", "6.00"), newAddress(), "USDT")
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.FailPayout(e.ctx, stored.ID, opsActor, "never sent"); faultOf(err).Code != fault.FailedPrecondition ||
+		!strings.Contains(err.Error(), "not used at the confirmation depth") {
+		t.Fatalf("fail while the nonce is free: %v", err)
+	}
+	// Another transaction (not Coffer's) takes the nonce.
+	tip, feeCap, err := e.client.Fees(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(e.dev.ChainID()), Nonce: stored.Nonce, GasTipCap: tip,
+		GasFeeCap: feeCap, Gas: 21000, To: &e.hot, Value: new(big.Int)}), types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), e.hotKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Send(e.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	if _, err := e.svc.FailPayout(e.ctx, stored.ID, opsActor, "nonce taken"); faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("fail before the other transaction is at depth: %v", err)
+	}
+	e.dev.Commit()
+	e.dev.Commit()
+	got, err := e.svc.FailPayout(e.ctx, stored.ID, opsActor, "nonce taken")
+	if err != nil || got.State != domain.ChainTxFailed {
+		t.Fatalf("fail: %+v %v", got, err)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 1000_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds after fail: %+v", f)
+	}
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.payAll()
+	e.paidOnce(w, 6_000_000)
 }

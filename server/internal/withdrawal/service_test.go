@@ -2,6 +2,7 @@ package withdrawal_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"io"
 	"log/slog"
@@ -100,6 +101,7 @@ type env struct {
 	usdt     devchain.Token
 	offramp  *withdrawal.DevOffRamp
 	ledger   *funds.Ledger
+	hotKey   *ecdsa.PrivateKey
 }
 
 const confirmations = 2
@@ -119,7 +121,7 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, hot := keys.HotWallet()
+	hotKey, hot := keys.HotWallet()
 	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
 	usdt, _ := dev.Token("USDT")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
@@ -146,7 +148,7 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	}
 	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
-		ledger: funds.New(pool, registry)}
+		ledger: funds.New(pool, registry), hotKey: hotKey}
 }
 
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000
