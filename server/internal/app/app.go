@@ -107,6 +107,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services, box: box}
+	a.Metrics.CollectPayouts(services.Withdrawals.PauseLabels)
 	if cfg.Role != config.RoleAPI {
 		// Gauges read from PostgreSQL are the same from every process: workers export them,
 		// API replicas (often many) do not repeat the queries.

@@ -122,6 +122,13 @@ AdminService.ListDeadLetters              unauth    denied    denied    ok      
 AdminService.RedeliverWebhook             unauth    denied    denied    notfound  denied    unauth
 AdminService.ListOperatorFunds            unauth    denied    denied    ok        denied    unauth
 AdminService.ListDepositReorgs            unauth    denied    denied    ok        denied    unauth
+AdminService.ListPayoutPauses             unauth    denied    denied    ok        denied    unauth
+AdminService.PausePayouts                 unauth    denied    denied    notfound  denied    unauth
+AdminService.ResumePayouts                unauth    denied    denied    notfound  denied    unauth
+AdminService.ListChainTransactions        unauth    denied    denied    ok        denied    unauth
+AdminService.ResendChainTransaction       unauth    denied    denied    notfound  denied    unauth
+AdminService.CancelChainTransaction       unauth    denied    denied    notfound  denied    unauth
+AdminService.FailChainTransaction         unauth    denied    denied    notfound  denied    unauth
 OpsService.CreateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.UpdateOperator                 unauth    denied    denied    denied    ok        unauth
 OpsService.GetOperator                    unauth    denied    denied    denied    ok        unauth
@@ -140,6 +147,15 @@ OpsService.EnableAdmin                    unauth    denied    denied    denied  
 OpsService.RevokeAdminSessions            unauth    denied    denied    denied    ok        unauth
 OpsService.ListReorgedDeposits            unauth    denied    denied    denied    ok        unauth
 OpsService.ResolveReorgedDeposit          unauth    denied    denied    denied    notfound  unauth
+OpsService.PausePayouts                   unauth    denied    denied    denied    notfound  unauth
+OpsService.ResumePayouts                  unauth    denied    denied    denied    notfound  unauth
+OpsService.ListPayoutPauses               unauth    denied    denied    denied    ok        unauth
+OpsService.ListChainTransactions          unauth    denied    denied    denied    ok        unauth
+OpsService.ResendChainTransaction         unauth    denied    denied    denied    notfound  unauth
+OpsService.CancelChainTransaction         unauth    denied    denied    denied    notfound  unauth
+OpsService.FailChainTransaction           unauth    denied    denied    denied    notfound  unauth
+OpsService.SetWalletThreshold             unauth    denied    denied    denied    notfound  unauth
+OpsService.ListWalletThresholds           unauth    denied    denied    denied    ok        unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -511,12 +527,65 @@ var rpcRequests = map[string]func(f *matrixFixture, s sessionIDs) proto.Message{
 	cofferv1connect.AdminServiceListDepositReorgsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.ListDepositReorgsRequest{}
 	},
+	cofferv1connect.AdminServiceListPayoutPausesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceListPayoutPausesRequest{}
+	},
+	cofferv1connect.AdminServicePausePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServicePausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
+	},
+	cofferv1connect.AdminServiceResumePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
+	},
+	cofferv1connect.AdminServiceListChainTransactionsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceListChainTransactionsRequest{Stuck: true}
+	},
+	cofferv1connect.AdminServiceResendChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
+	cofferv1connect.AdminServiceCancelChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceCancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
+	cofferv1connect.AdminServiceFailChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.AdminServiceFailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
 	cofferv1connect.OpsServiceListReorgedDepositsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.ListReorgedDepositsRequest{}
 	},
 	cofferv1connect.OpsServiceResolveReorgedDepositProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.ResolveReorgedDepositRequest{DepositId: 987654321,
 			Resolution: cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF, Note: "matrix"}
+	},
+	cofferv1connect.OpsServicePausePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.PausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
+	},
+	cofferv1connect.OpsServiceResumePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
+			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
+	},
+	cofferv1connect.OpsServiceListPayoutPausesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ListPayoutPausesRequest{}
+	},
+	cofferv1connect.OpsServiceListChainTransactionsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ListChainTransactionsRequest{Stuck: true}
+	},
+	cofferv1connect.OpsServiceResendChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
+	cofferv1connect.OpsServiceCancelChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.CancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
+	cofferv1connect.OpsServiceFailChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.FailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
+	},
+	cofferv1connect.OpsServiceSetWalletThresholdProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.SetWalletThresholdRequest{ChainId: 987654, Currency: "ETH",
+			Wallet: "0x0000000000000000000000000000000000000001", Amount: "1", Reason: "matrix"}
+	},
+	cofferv1connect.OpsServiceListWalletThresholdsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ListWalletThresholdsRequest{}
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.GetTreasuryAddressRequest{OperatorId: f.opC.ID, ChainId: 1337}

@@ -236,7 +236,7 @@ func (s *Services) servers() rpc.Servers {
 		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Withdrawals: s.Withdrawals, Funds: s.Funds},
 		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks,
-			Funds: s.Funds, Reconciler: s.Reconciler},
+			Funds: s.Funds, Reconciler: s.Reconciler, Withdrawals: s.Withdrawals},
 		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
 		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
 		Event:   &rpc.EventServer{Webhooks: s.Webhooks, Operators: s.Operators},

@@ -272,6 +272,13 @@ func (c *Client) Nonce(ctx context.Context, account common.Address, pending bool
 	})
 }
 
+// NonceAt is the account's nonce after the given block.
+func (c *Client) NonceAt(ctx context.Context, account common.Address, block uint64) (uint64, error) {
+	return callFor(ctx, c, "eth_getTransactionCount", func(ctx context.Context, ec *ethclient.Client) (uint64, error) {
+		return ec.NonceAt(ctx, account, new(big.Int).SetUint64(block))
+	})
+}
+
 // Balance is the account's native balance at the latest block.
 func (c *Client) Balance(ctx context.Context, account common.Address) (*big.Int, error) {
 	return callFor(ctx, c, "eth_getBalance", func(ctx context.Context, ec *ethclient.Client) (*big.Int, error) {

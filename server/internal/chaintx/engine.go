@@ -267,7 +267,12 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 			return t, err
 		}
 		event := Mined
-		if r.Status != types.ReceiptStatusSuccessful {
+		switch {
+		case v.Cancel:
+			event = CancelMined
+			e.log.Warn("transaction cancelled: its 0-value self-send was mined", "chain", t.ChainID, "purpose", t.Purpose,
+				"ref", t.Ref, "hash", r.TxHash)
+		case r.Status != types.ReceiptStatusSuccessful:
 			event = Reverted
 			e.log.Error("transaction reverted", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", r.TxHash)
 		}
@@ -282,11 +287,27 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 	}
 	latest := t.Latest()
 	now := e.now()
-	if latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter {
+	switch {
+	case t.RequestedAction != "":
+		// The service team's re-send or cancel: a new attempt now, whatever its age.
 		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
 			return t, err // an attempt is mined; its receipt shows up on the next call
 		}
-		replaced, err := e.replace(ctx, t)
+		replaced, err := e.replace(ctx, t, t.RequestedAction == domain.TxCancel)
+		if err != nil && !errors.Is(err, ErrNoRoomToBump) {
+			return t, err
+		}
+		if err := store.New(e.pool).ClearTxAction(ctx, t.ID, t.RequestedAction); err != nil {
+			return t, err
+		}
+		if err == nil {
+			latest = replaced
+		}
+	case latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter:
+		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
+			return t, err // an attempt is mined; its receipt shows up on the next call
+		}
+		replaced, err := e.replace(ctx, t, false)
 		switch {
 		case errors.Is(err, ErrNoRoomToBump):
 			e.log.Info("transaction not replaced: its gas would take all it sends", "chain", t.ChainID, "purpose", t.Purpose,
@@ -299,7 +320,7 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		default:
 			latest = replaced
 		}
-	} else if latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter {
+	case latest.BroadcastAt != nil && now.Sub(*latest.BroadcastAt) < e.RebroadcastAfter:
 		return t, nil
 	}
 	if err := e.broadcast(ctx, c, t, latest); err != nil {
@@ -358,16 +379,25 @@ func alreadySent(err error) bool {
 // because the gas would take everything it sends. It stays as it is (re-broadcast) until fees fall.
 var ErrNoRoomToBump = errors.New("no room to raise the fees")
 
+// cancelGas is the gas of a cancel attempt: a plain 0-value transfer to the sender itself.
+const cancelGas = 21000
+
 // replace signs a new attempt with the same nonce and fees raised by at least 12.5% (nodes
-// require 10%), or to the current suggestion if that is higher.
-func (e *Engine) replace(ctx context.Context, t domain.ChainTx) (domain.TxAttempt, error) {
+// require 10%), or to the current suggestion if that is higher. With cancel, or once the
+// newest attempt is a cancel, the attempt is a 0-value self-send (the same nonce, so at most
+// one of the transaction and its cancel is mined).
+func (e *Engine) replace(ctx context.Context, t domain.ChainTx, cancel bool) (domain.TxAttempt, error) {
+	prev := t.Latest()
+	cancel = cancel || prev.Cancel
 	req := Request{ChainID: t.ChainID, From: common.HexToAddress(t.From), To: common.HexToAddress(t.To), Value: t.Value,
 		Data: t.Data, GasLimit: t.GasLimit, Purpose: t.Purpose, Ref: t.Ref}
+	if cancel {
+		req.To, req.Value, req.Data, req.GasLimit = req.From, new(big.Int), nil, cancelGas
+	}
 	p, err := e.Prepare(ctx, req)
 	if err != nil {
 		return domain.TxAttempt{}, err
 	}
-	prev := t.Latest()
 	bump := func(old, suggested *big.Int) *big.Int {
 		raised := new(big.Int).Div(new(big.Int).Mul(old, big.NewInt(1125)), big.NewInt(1000))
 		raised.Add(raised, big.NewInt(1))
@@ -381,7 +411,9 @@ func (e *Engine) replace(ctx context.Context, t domain.ChainTx) (domain.TxAttemp
 		feeCap = new(big.Int).Set(tip)
 	}
 	value := prev.Value
-	if t.PaysOwnGas {
+	if cancel {
+		value = new(big.Int)
+	} else if t.PaysOwnGas {
 		// The extra gas comes out of the value: the replacement costs what the first attempt did.
 		extra := new(big.Int).Mul(new(big.Int).SetUint64(t.GasLimit), new(big.Int).Sub(feeCap, prev.FeeCap))
 		if value = new(big.Int).Sub(prev.Value, extra); value.Sign() <= 0 {
@@ -397,7 +429,7 @@ func (e *Engine) replace(ctx context.Context, t domain.ChainTx) (domain.TxAttemp
 	if err != nil {
 		return domain.TxAttempt{}, err
 	}
-	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now()}
+	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now(), Cancel: cancel}
 	if err := store.New(e.pool).InsertTxAttempt(ctx, t.ID, a); err != nil {
 		return a, err
 	}
@@ -406,6 +438,6 @@ func (e *Engine) replace(ctx context.Context, t domain.ChainTx) (domain.TxAttemp
 		return a, err
 	}
 	e.log.Info("transaction replaced with higher fees", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref,
-		"nonce", t.Nonce, "hash", a.Hash, "attempts", len(t2.Attempts))
+		"nonce", t.Nonce, "hash", a.Hash, "attempts", len(t2.Attempts), "cancel", cancel)
 	return t2.Latest(), nil
 }

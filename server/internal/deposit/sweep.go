@@ -414,6 +414,8 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		case domain.ChainTxReverted:
 			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
 		case domain.ChainTxMined: // at its depth or on the way: nothing owed
+		case domain.ChainTxCancelled, domain.ChainTxFailed: // the ops actions that lead here take payouts only
+			return false, fmt.Errorf("sweep %d: %s transaction %d is %s; the funds are still at %s", sw.ID, t.Purpose, t.ID, t.State, sw.Address)
 		case domain.ChainTxPending:
 			pending++
 			need.Add(need, t.MaxCost())

@@ -18,11 +18,17 @@ const (
 	ChainTxMined ChainTxState = "mined"
 	// ChainTxReverted: one of its attempts is mined at the depth and reverted.
 	ChainTxReverted ChainTxState = "reverted"
+	// ChainTxCancelled: the service team's cancel (a 0-value self-send at the same nonce) was
+	// mined instead of the transaction: it never pays.
+	ChainTxCancelled ChainTxState = "cancelled"
+	// ChainTxFailed: marked failed by the service team once it could never be mined (reverted,
+	// or its nonce used by another transaction).
+	ChainTxFailed ChainTxState = "failed"
 )
 
 // ChainTxStates lists every state. It is a new slice each call: a caller may not change the set.
 func ChainTxStates() []ChainTxState {
-	return []ChainTxState{ChainTxPending, ChainTxMined, ChainTxReverted}
+	return []ChainTxState{ChainTxPending, ChainTxMined, ChainTxReverted, ChainTxCancelled, ChainTxFailed}
 }
 
 // ChainTx is one transaction Coffer signs: a nonce of one of its addresses, with every
@@ -50,6 +56,33 @@ type ChainTx struct {
 	CreatedAt         time.Time
 	MinedAt           *time.Time
 	Attempts          []TxAttempt // oldest first
+	// RequestedAction is a service-team request the worker has not carried out yet: TxResend
+	// or TxCancel ("" for none).
+	RequestedAction TxAction
+}
+
+// TxAction is a service-team action on a transaction (chain_tx_actions.action).
+type TxAction string
+
+// The actions.
+const (
+	// TxResend: replace the newest attempt at once with higher fees (same nonce and payload).
+	TxResend TxAction = "resend"
+	// TxCancel: replace it with a 0-value self-send at the same nonce and higher fees.
+	TxCancel TxAction = "cancel"
+	// TxFail: mark a transaction that can never be mined failed (a payout's funds are released).
+	TxFail TxAction = "fail"
+)
+
+// TxActions lists every action. It is a new slice each call: a caller may not change the set.
+func TxActions() []TxAction { return []TxAction{TxResend, TxCancel, TxFail} }
+
+// TxActionRecord is one entry of a transaction's ops audit trail.
+type TxActionRecord struct {
+	Action    TxAction
+	Actor     Actor
+	Reason    string
+	CreatedAt time.Time
 }
 
 // Latest is the newest attempt.
@@ -72,6 +105,8 @@ type TxAttempt struct {
 	FeeCap      *big.Int
 	CreatedAt   time.Time
 	BroadcastAt *time.Time
+	// Cancel: a 0-value self-send at the transaction's nonce (the service team's cancel).
+	Cancel bool
 }
 
 // SweepStatus is where a sweep of a deposit address to the bankroll is (sweeps.status). The

@@ -154,6 +154,9 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	if err := ReportUnresolvedReorgs(ctx, w.Reconciler.Ledger.pool, w.Reconciler.Ledger.chains); err != nil {
 		return err
 	}
+	if err := CheckThresholds(ctx, w.Reconciler.Ledger, w.Reconciler.Clients, w.Log); err != nil {
+		return err
+	}
 	lines, err := w.Reconciler.Reconcile(ctx, 0)
 	if err != nil {
 		return err

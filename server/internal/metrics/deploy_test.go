@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -30,6 +31,7 @@ func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	m := New()
 	m.CollectDB(&DBCollector{})
+	m.CollectPayouts(func(context.Context) ([]PauseLabels, error) { return nil, nil })
 	ch := make(chan *prometheus.Desc, 512)
 	m.Registry.Describe(ch)
 	close(ch)

@@ -55,13 +55,6 @@ var (
 	WalletBalance = NewRecentGauge("coffer_wallet_balance",
 		"On-chain balance of a service wallet (wallet: hot_wallet, bankroll, gas_tank) in token units, from the latest periodic reconciliation (absent when none ran in the last 5 minutes).",
 		[]string{"chain_id", "currency", "wallet"}, ReconciledMaxAge)
-	// PayoutsPaused is 1 while payouts are paused in a scope (global, chain or operator; the
-	// other labels are empty when they do not apply) and 0 or absent otherwise. The ops
-	// actions that pause and resume payouts set it.
-	PayoutsPaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "coffer_payouts_paused",
-		Help: "1 while payouts are paused in a scope (scope: global, chain or operator; chain_id and operator_id empty when they do not apply).",
-	}, []string{"scope", "chain_id", "operator_id"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -86,7 +79,7 @@ func New() *Metrics {
 		}, []string{"transport", "operation"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
-		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, PayoutsPaused, buildInfo,
+		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, buildInfo,
 		RPCRequests, RPCErrors, RPCDuration, WebhookDeliveries, JobWait, JobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

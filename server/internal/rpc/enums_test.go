@@ -57,6 +57,7 @@ func TestEnumTables(t *testing.T) {
 	resolutions := slices.DeleteFunc(slices.Clone(domain.ReorgResolutions()), func(r domain.ReorgResolution) bool { return r == domain.ReorgOpen })
 	checkEnum(t, reorgResolutions(), resolutions, cofferv1.ReorgResolution(0).Descriptor())
 	checkEnum(t, withdrawalStatuses(), domain.WithdrawalStatuses(), cofferv1.WithdrawalStatus(0).Descriptor())
+	checkEnum(t, pauseScopes(), domain.PauseScopes(), cofferv1.PauseScope(0).Descriptor())
 	checkEnum(t, withdrawalTypes(), withdrawal.Types(), cofferv1.WithdrawalType(0).Descriptor())
 	checkEnum(t, heldReasons(), withdrawal.HeldReasons(), cofferv1.HeldReason(0).Descriptor())
 	checkEnum(t, operatorDecisions(), []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.OperatorReject}, cofferv1.Decision(0).Descriptor())

@@ -11,6 +11,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/webhook"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // OpsServer implements coffer.v1.OpsService for the service team.
@@ -21,7 +22,12 @@ type OpsServer struct {
 	Webhooks   *webhook.Service
 	Funds      *funds.Ledger
 	Reconciler *funds.Reconciler
+	// Withdrawals serves the payout actions (pauses, transaction resolution).
+	Withdrawals *withdrawal.Service
 }
+
+// opsActor is who acts through the ops API (the audit trails' actor).
+const opsActor = domain.Actor(domain.ActorServiceTeam + ":ops-api")
 
 // operatorProto is an operator service call's operator as the API answers it, with its key
 // prefixes; err is the call's error, returned as it is.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math/big"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -36,7 +37,7 @@ func (q *Queries) InsertChainTx(ctx context.Context, t domain.ChainTx, a domain.
 // InsertTxAttempt stores a replacement attempt.
 func (q *Queries) InsertTxAttempt(ctx context.Context, txID int64, a domain.TxAttempt) error {
 	return sqlc.InsertTxAttempt(ctx, q.db, dbsqlc.InsertTxAttemptParams{TxID: txID, Hash: a.Hash, Raw: a.Raw,
-		GasTipCap: Uint256(a.TipCap), GasFeeCap: Uint256(a.FeeCap), Value: Uint256(a.Value)})
+		GasTipCap: Uint256(a.TipCap), GasFeeCap: Uint256(a.FeeCap), Value: Uint256(a.Value), Cancel: a.Cancel})
 }
 
 // MarkBroadcast records that an attempt was handed to a node.
@@ -57,6 +58,9 @@ func chainTxOf(r dbsqlc.ChainTx) domain.ChainTx {
 		Value: r.Value.BigInt(), Data: r.Data, GasLimit: chainUint(r.GasLimit), Purpose: r.Purpose, Ref: r.Ref, PaysOwnGas: r.PaysOwnGas,
 		State: r.State, MinedHash: deref(r.MinedHash), MinedBlock: chainUint(r.MinedBlock.Int64), GasUsed: chainUint(r.GasUsed.Int64),
 		CreatedAt: r.CreatedAt, MinedAt: r.MinedAt}
+	if r.RequestedAction != nil {
+		t.RequestedAction = *r.RequestedAction
+	}
 	if r.EffectiveGasPrice.Valid {
 		t.EffectiveGasPrice = r.EffectiveGasPrice.Decimal.BigInt()
 	}
@@ -66,7 +70,7 @@ func chainTxOf(r dbsqlc.ChainTx) domain.ChainTx {
 // txAttemptOf maps a chain_tx_attempts row to the domain.
 func txAttemptOf(r dbsqlc.ChainTxAttempt) domain.TxAttempt {
 	return domain.TxAttempt{ID: r.ID, Hash: r.Hash, Raw: r.Raw, TipCap: r.GasTipCap.BigInt(), FeeCap: r.GasFeeCap.BigInt(),
-		Value: r.Value.BigInt(), CreatedAt: r.CreatedAt, BroadcastAt: r.BroadcastAt}
+		Value: r.Value.BigInt(), CreatedAt: r.CreatedAt, BroadcastAt: r.BroadcastAt, Cancel: r.Cancel}
 }
 
 // withAttempts maps a loaded transaction and reads its attempts, oldest first.
@@ -116,4 +120,56 @@ func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix strin
 // the nonce stays the same.
 func (q *Queries) ReopenChainTx(ctx context.Context, txID int64) error {
 	return sqlc.ReopenChainTx(ctx, q.db, txID)
+}
+
+// RequestTxAction asks the worker to re-send or cancel a pending transaction; false when it is
+// not pending any more.
+func (q *Queries) RequestTxAction(ctx context.Context, txID int64, a domain.TxAction) (bool, error) {
+	n, err := sqlc.RequestTxAction(ctx, q.db, dbsqlc.RequestTxActionParams{ID: txID, Action: string(a)})
+	return n == 1, err
+}
+
+// ClearTxAction records that the worker carried out the request a (a newer one stays).
+func (q *Queries) ClearTxAction(ctx context.Context, txID int64, a domain.TxAction) error {
+	return sqlc.ClearTxAction(ctx, q.db, dbsqlc.ClearTxActionParams{ID: txID, Action: string(a)})
+}
+
+// InsertTxAction writes one entry of a transaction's ops audit trail.
+func (q *Queries) InsertTxAction(ctx context.Context, txID int64, r domain.TxActionRecord) error {
+	return sqlc.InsertTxAction(ctx, q.db, dbsqlc.InsertTxActionParams{TxID: txID, Action: r.Action, Actor: string(r.Actor), Reason: r.Reason})
+}
+
+// TxActions is a transaction's ops audit trail, oldest first.
+func (q *Queries) TxActions(ctx context.Context, txID int64) ([]domain.TxActionRecord, error) {
+	rows, err := sqlc.TxActions(ctx, q.db, txID)
+	out := make([]domain.TxActionRecord, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, domain.TxActionRecord{Action: r.Action, Actor: domain.Actor(r.Actor), Reason: r.Reason, CreatedAt: r.CreatedAt})
+	}
+	return out, err
+}
+
+// ResolveChainTx moves a transaction from one state to a final one (cancelled or failed) and
+// frees its (purpose, ref); false when it was not in from any more.
+func (q *Queries) ResolveChainTx(ctx context.Context, txID int64, from, to domain.ChainTxState) (bool, error) {
+	n, err := sqlc.ResolveChainTx(ctx, q.db, dbsqlc.ResolveChainTxParams{ID: txID, FromState: from, ToState: to})
+	return n == 1, err
+}
+
+// ChainTxs lists transactions newest first (at most limit); with stuck, only those pending
+// since before stuckBefore and the reverted or cancelled payouts not resolved yet.
+func (q *Queries) ChainTxs(ctx context.Context, stuck bool, stuckBefore time.Time, limit int32) ([]domain.ChainTx, error) {
+	ids, err := sqlc.ListChainTxIDs(ctx, q.db, dbsqlc.ListChainTxIDsParams{Stuck: stuck, StuckBefore: stuckBefore, MaxRows: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.ChainTx, 0, len(ids))
+	for _, id := range ids {
+		t, err := q.ChainTx(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

@@ -67,7 +67,7 @@ func Apply(ctx context.Context, tx pgx.Tx, scope domain.Scope, c Change) (Applie
 	}
 	t := domain.WithdrawalTransition{From: from, To: o.To, Action: string(c.Action), Actor: c.Actor, Note: c.Note}
 	change := store.WithdrawalChange{SettlementTxHash: c.SettlementTxHash, QueuePayout: o.Payout,
-		StopPayout: c.Action == PayoutStopped, HeldReason: string(c.Held)}
+		StopPayout: c.Action == PayoutStopped || c.Action == PayoutAbandoned, HeldReason: string(c.Held)}
 	if c.Actor.IsAdmin() {
 		change.AdminNote = c.Note
 	}

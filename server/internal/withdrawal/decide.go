@@ -53,7 +53,8 @@ type Decided struct {
 //
 // APPROVE checks, under the operator's row lock (so concurrent approvals are counted one after
 // the other), that the operator is active and enabled, the request has not expired, the
-// per-transaction and rolling 24-hour caps hold, the hot wallet can cover it and the operator's
+// per-transaction and rolling 24-hour caps hold, no payout pause covers it (pause.go), the hot
+// wallet can cover it and the operator's
 // own funds do (reserving them); then it queues the payout and waits up to Config.SettleWait
 // for it to confirm. An APPROVE on an EXPIRED request answers held EXPIRED; on a cancelled
 // one, its status. When a check fails the
@@ -124,7 +125,8 @@ func (s *Service) Decide(ctx context.Context, scope domain.Scope, id string, act
 // AdminStatus is the admin two-step (PATCH /admin/withdrawals/:id/status): PROCESSING, then
 // COMPLETED (payout, then WITHDRAW_COMPLETE) or REJECTED. COMPLETED is refused, changing
 // nothing, when the operator is inactive or its available funds do not cover the payout (409
-// CONFLICT naming the shortfall), or while the hot wallet cannot cover it (503); otherwise it
+// CONFLICT naming the shortfall), while a payout pause covers it (503 naming the pause and its
+// reason; pause.go), or while the hot wallet cannot cover it (503); otherwise it
 // reserves the funds, queues the payout and waits up to Config.SettleWait for it to confirm.
 func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string, status domain.WithdrawalStatus, actor domain.Actor, note string) (domain.Withdrawal, error) {
 	action, ok := map[domain.WithdrawalStatus]Action{domain.WithdrawalProcessing: AdminProcess, domain.WithdrawalCompleted: AdminComplete, domain.WithdrawalRejected: AdminReject}[status]
@@ -195,6 +197,9 @@ func (s *Service) adminReserve(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 	if !op.Active {
 		return fault.New(fault.Conflict, "the operator is inactive: its withdrawals are not paid until the service team reactivates it")
 	}
+	if err := refuseIfPaused(ctx, tx, w); err != nil {
+		return err
+	}
 	// The operator's funds first (a refusal that is the operator's to fix), then the hot
 	// wallet's liquidity (the service team's); either refusal rolls the reservation back.
 	var shortfall *funds.Shortfall
@@ -235,6 +240,13 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 		return ApprovalNotEnabled, nil
 	case !now.Before(w.ExpiresAt):
 		return HeldExpired, nil
+	}
+	if p, err := pausedFor(ctx, q, w); err != nil || p != nil {
+		if p != nil {
+			s.log.InfoContext(ctx, "approval held: payouts are paused", "withdrawal", w.ID, "pause", p.Describe())
+			return TemporarilyUnavailable, nil
+		}
+		return "", err
 	}
 	amount := w.CapAmount.Decimal
 	if op.PerTxCap.Valid && amount.GreaterThan(op.PerTxCap.Decimal) {

@@ -78,7 +78,17 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		s.log.WarnContext(ctx, "payout job for a withdrawal that is not paying", "withdrawal", id, "status", w.Status)
 		return true, nil
 	}
+	pause, err := pausedFor(ctx, q, w)
+	if err != nil {
+		return false, err
+	}
 	t, err := q.ChainTxByRef(ctx, PurposePayout, payoutRef(id))
+	if pause != nil && (errors.Is(err, store.ErrNotFound) ||
+		err == nil && t.State == domain.ChainTxPending && !everBroadcast(t) && t.RequestedAction != domain.TxCancel) {
+		// Paused: nothing is signed or sent yet; the job waits (snoozes) and loses nothing.
+		s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", id, "pause", pause.Describe())
+		return false, nil
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		var stored bool
 		t, stored, err = s.storePayout(ctx, w)
@@ -98,15 +108,35 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 	case domain.ChainTxMined:
 		// Mined: paid once it has its confirmations (below).
 	case domain.ChainTxReverted:
-		s.log.ErrorContext(ctx, "payout reverted: nothing was paid; the withdrawal needs an engineer", "withdrawal", id,
-			"hash", t.MinedHash, "chain", w.ChainID)
+		s.log.ErrorContext(ctx, "payout reverted: nothing was paid; the withdrawal needs an engineer (coffer ops tx fail)", "withdrawal", id,
+			"hash", t.MinedHash, "chain", w.ChainID, "tx", t.ID)
 		return false, river.JobCancel(fmt.Errorf("withdrawal %s: %w (%s)", id, ErrPayoutReverted, t.MinedHash))
+	case domain.ChainTxCancelled:
+		// The service team's cancel was mined: once at its depth, nothing can pay and the
+		// withdrawal is open again.
+		confirmed, err := s.confirmed(ctx, t)
+		if err != nil || !confirmed {
+			return false, err
+		}
+		return true, s.abandon(ctx, w, t, domain.System, "payout cancelled: its cancel "+t.MinedHash+" was mined")
+	case domain.ChainTxFailed:
+		return true, nil // resolved with its withdrawal (FailPayout); not this ref's payout any more
 	}
 	confirmed, err := s.confirmed(ctx, t)
 	if err != nil || !confirmed {
 		return false, err
 	}
 	return true, s.complete(ctx, w, t)
+}
+
+// everBroadcast reports whether any attempt of t was recorded as handed to a node.
+func everBroadcast(t domain.ChainTx) bool {
+	for _, a := range t.Attempts {
+		if a.BroadcastAt != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stopPayout takes back a payout that was not signed: the withdrawal is open again, held
@@ -178,30 +208,13 @@ func (s *Service) storePayout(ctx context.Context, w domain.Withdrawal) (t domai
 // chain. A payout whose block left the chain is put back to pending: its stored bytes are
 // broadcast again (same nonce, so it is paid at most once).
 func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error) {
-	n, c, err := s.chains.Lookup(t.ChainID)
-	if err != nil {
+	tip, ok, err := s.depthTip(ctx, t.ChainID)
+	if err != nil || !ok || t.MinedBlock > tip {
 		return false, err
 	}
-	var tip uint64
-	if n.Finalized {
-		h, err := c.Finalized(ctx)
-		if err != nil {
-			return false, err
-		}
-		tip = h.Number.Uint64()
-	} else {
-		head, err := c.BlockNumber(ctx)
-		if err != nil {
-			return false, err
-		}
-		depth := uint64(n.Confirmations) //nolint:gosec // G115: chain config validation (chain/config.go) rejects negative confirmations
-		if head+1 < depth {
-			return false, nil
-		}
-		tip = head + 1 - depth
-	}
-	if t.MinedBlock > tip {
-		return false, nil
+	_, c, err := s.chains.Lookup(t.ChainID)
+	if err != nil {
+		return false, err
 	}
 	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
@@ -209,6 +222,31 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 		return false, s.engine.Reopen(ctx, t)
 	}
 	return err == nil, err
+}
+
+// depthTip is the newest block of a chain at its confirmation policy's depth (the finalized
+// block, or head less the confirmations); ok is false while the chain is shorter than that.
+func (s *Service) depthTip(ctx context.Context, chainID int64) (tip uint64, ok bool, err error) {
+	n, c, err := s.chains.Lookup(chainID)
+	if err != nil {
+		return 0, false, err
+	}
+	if n.Finalized {
+		h, err := c.Finalized(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		return h.Number.Uint64(), true, nil
+	}
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	depth := uint64(n.Confirmations) //nolint:gosec // G115: chain config validation (chain/config.go) rejects negative confirmations
+	if head+1 < depth {
+		return 0, false, nil
+	}
+	return head + 1 - depth, true, nil
 }
 
 // complete records the confirmed payout: COMPLETED with its settlementTxHash, and

@@ -2,6 +2,7 @@ package withdrawal_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,6 +99,7 @@ type env struct {
 	usdt     devchain.Token
 	offramp  *withdrawal.DevOffRamp
 	ledger   *funds.Ledger
+	hotKey   *ecdsa.PrivateKey
 }
 
 const confirmations = 2
@@ -139,11 +141,11 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 	if _, err := app.InsertOnlyRiver(pool, s, log); err != nil {
 		t.Fatal(err)
 	}
-	_, hot := s.Keys.HotWallet()
+	hotKey, hot := s.Keys.HotWallet()
 	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
 	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: s.Withdrawals, engine: s.Engine, ops: s.Operators, recv: newReceiver(t),
 		sessions: s.Sessions, client: s.Clients[dev.ChainID()], hot: hot, usdt: usdt, offramp: s.OffRamp.(*withdrawal.DevOffRamp),
-		ledger: s.Funds}
+		ledger: s.Funds, hotKey: hotKey}
 }
 
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000

@@ -37,6 +37,10 @@ const (
 	// PayoutStopped: the payout was stopped before its transaction was signed (the operator
 	// was made inactive): the withdrawal is open again, its funds released.
 	PayoutStopped Action = "payout:stopped"
+	// PayoutAbandoned: the payout's transaction can never pay (the service team marked it
+	// failed, or its cancel was mined at depth): the withdrawal is open again, its funds
+	// released, to be decided again (a new payout transaction) or rejected.
+	PayoutAbandoned Action = "payout:abandoned"
 	// Supersede and CancelSession: a newer submission in the same session, or the session
 	// cancelled.
 	Supersede     Action = "user:superseded"
@@ -49,7 +53,7 @@ const (
 // It is a new slice each call: a caller may not change the set.
 func Actions() []Action {
 	return []Action{AdminProcess, AdminComplete, AdminReject, OperatorApprove, OperatorReject, AdminApprove, AdminDeny,
-		PayoutConfirmed, PayoutStopped, Supersede, CancelSession, Expire}
+		PayoutConfirmed, PayoutStopped, PayoutAbandoned, Supersede, CancelSession, Expire}
 }
 
 // Outcome is what an allowed action does.
@@ -151,12 +155,14 @@ func table() statemachine.Table[State, Action, Outcome] {
 			AdminComplete:   {To: domain.WithdrawalProcessing, Unchanged: true},
 			PayoutConfirmed: {To: domain.WithdrawalCompleted},
 			PayoutStopped:   {To: domain.WithdrawalProcessing},
+			PayoutAbandoned: {To: domain.WithdrawalProcessing},
 		},
 		paying(domain.WithdrawalAwaitingApproval): {
 			OperatorApprove: {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
 			AdminApprove:    {To: domain.WithdrawalAwaitingApproval, Unchanged: true},
 			PayoutConfirmed: {To: domain.WithdrawalCompleted},
 			PayoutStopped:   {To: domain.WithdrawalAwaitingApproval},
+			PayoutAbandoned: {To: domain.WithdrawalAwaitingApproval},
 		},
 	}, refuse)
 }

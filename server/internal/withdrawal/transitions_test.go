@@ -60,6 +60,9 @@ func TestSpecTransitions(t *testing.T) {
 		{"a stopped payout (operator inactive) reopens a PROCESSING withdrawal", paying(domain.WithdrawalProcessing), PayoutStopped, domain.WithdrawalProcessing, false, false, ""},
 		{"... and an AWAITING_APPROVAL one", paying(domain.WithdrawalAwaitingApproval), PayoutStopped, domain.WithdrawalAwaitingApproval, false, false, ""},
 		{"only a payout in flight is stopped", open(domain.WithdrawalProcessing), PayoutStopped, "", false, false, "not allowed"},
+		{"an abandoned payout (failed or cancelled transaction) reopens a PROCESSING withdrawal", paying(domain.WithdrawalProcessing), PayoutAbandoned, domain.WithdrawalProcessing, false, false, ""},
+		{"... and an AWAITING_APPROVAL one, to be decided again", paying(domain.WithdrawalAwaitingApproval), PayoutAbandoned, domain.WithdrawalAwaitingApproval, false, false, ""},
+		{"a completed withdrawal's payout is never abandoned", open(domain.WithdrawalCompleted), PayoutAbandoned, "", false, false, "already COMPLETED"},
 		{"a cancelled withdrawal cannot be paid", open(domain.WithdrawalCancelled), PayoutConfirmed, "", false, false, "already CANCELLED"},
 		{"PROCESSING twice", open(domain.WithdrawalProcessing), AdminProcess, "", false, false, "already PROCESSING"},
 		{"admin COMPLETED retried once completed: current status, no payout", open(domain.WithdrawalCompleted), AdminComplete, domain.WithdrawalCompleted, false, true, ""},
@@ -120,9 +123,9 @@ func TestTableInvariants(t *testing.T) {
 				t.Errorf("%s + %s changes a final status to %s", from, a, o.To)
 			case from.Paying && o.Payout:
 				t.Errorf("%v + %s queues a second payout", from, a)
-			case from.Paying && !o.Unchanged && a != PayoutConfirmed && a != PayoutStopped:
+			case from.Paying && !o.Unchanged && a != PayoutConfirmed && a != PayoutStopped && a != PayoutAbandoned:
 				t.Errorf("%v + %s changes a withdrawal whose payout is in flight", from, a)
-			case a == PayoutStopped && (!from.Paying || o.To != from.Status):
+			case (a == PayoutStopped || a == PayoutAbandoned) && (!from.Paying || o.To != from.Status):
 				t.Errorf("%v + %s: only a payout in flight is stopped, back to its open status", from, a)
 			case !from.Paying && a == PayoutConfirmed:
 				t.Errorf("%v + %s completes a withdrawal that was never paid", from, a)
@@ -173,9 +176,9 @@ func TestAllowed(t *testing.T) {
 	}{
 		{open(domain.WithdrawalPending), []Action{AdminProcess, Supersede, CancelSession, Expire}},
 		{open(domain.WithdrawalProcessing), []Action{AdminComplete, AdminReject}},
-		{paying(domain.WithdrawalProcessing), []Action{PayoutConfirmed, PayoutStopped}},
+		{paying(domain.WithdrawalProcessing), []Action{PayoutConfirmed, PayoutStopped, PayoutAbandoned}},
 		{open(domain.WithdrawalAwaitingApproval), []Action{OperatorApprove, OperatorReject, AdminApprove, AdminDeny, Supersede, CancelSession, Expire}},
-		{paying(domain.WithdrawalAwaitingApproval), []Action{PayoutConfirmed, PayoutStopped}},
+		{paying(domain.WithdrawalAwaitingApproval), []Action{PayoutConfirmed, PayoutStopped, PayoutAbandoned}},
 		{open(domain.WithdrawalCompleted), nil},
 		{open(domain.WithdrawalExpired), nil},
 	}

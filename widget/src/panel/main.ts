@@ -4,6 +4,7 @@
 import "./styles.css";
 import { Code } from "@connectrpc/connect";
 import { AdminService, AdminWithdrawalAction, type Admin, type WebhookDelivery } from "../../../gen/ts/coffer/v1/admin_pb.js";
+import { PauseScope, type ChainTransaction, type PayoutPause } from "../../../gen/ts/coffer/v1/payouts_pb.js";
 import { ChainService } from "../../../gen/ts/coffer/v1/chain_pb.js";
 import type { Deposit } from "../../../gen/ts/coffer/v1/deposit_pb.js";
 import type { Theme, ThemeStyle } from "../../../gen/ts/coffer/v1/theme_pb.js";
@@ -29,13 +30,15 @@ const when = (d: Date | undefined) => (d ? d.toISOString().replace("T", " ").sli
 
 // --- shell ---------------------------------------------------------------------------------
 
-const screens: Record<string, { title: string; show: (arg: string) => Promise<void> | void }> = {
+// serviceTeam screens are shown to admins bound to no operator only (the server refuses the others).
+const screens: Record<string, { title: string; show: (arg: string) => Promise<void> | void; serviceTeam?: boolean }> = {
   withdrawals: { title: "Withdrawals", show: (id) => (id ? showWithdrawal(id) : showWithdrawals()) },
   deposits: { title: "Deposits", show: () => showDeposits() },
   replay: { title: "Replay deposit", show: () => showReplay() },
   themes: { title: "Themes", show: () => showThemes() },
   "dead-letters": { title: "Dead letters", show: () => showDeadLetters() },
   funds: { title: "Funds", show: () => showFunds() },
+  payouts: { title: "Payouts", show: () => showPayouts(), serviceTeam: true },
 };
 
 function shell(title: string, ...body: (Node | Node[] | null | false)[]): HTMLElement[] {
@@ -44,7 +47,8 @@ function shell(title: string, ...body: (Node | Node[] | null | false)[]): HTMLEl
     h("header", { class: "top" },
       h("strong", { class: "brand" }, "Coffer panel"),
       h("nav", { "aria-label": "Sections" },
-        Object.entries(screens).map(([k, s]) => h("a", { href: `#/${k}`, "aria-current": k === current ? "page" : false }, s.title))),
+        Object.entries(screens).filter(([, s]) => !s.serviceTeam || (me && !me.operatorId))
+          .map(([k, s]) => h("a", { href: `#/${k}`, "aria-current": k === current ? "page" : false }, s.title))),
       h("span", { class: "who" }, me ? `${me.email}${me.operatorId ? ` (operator ${me.operatorId.slice(0, 8)})` : " (service team)"}` : ""),
       h("button", { type: "button", class: "secondary", onclick: logout }, "Log out")),
     h("main", { class: "content" }, h("h1", null, title), ...body),
@@ -513,6 +517,105 @@ async function showDeadLetters(pageToken = "") {
   };
   out.replaceChildren(table(["Created", "Event", "Type", "Operator", "Attempts", "Last error", "State", ""], res.deliveries.map(row), "No dead-lettered webhooks."),
     pager(pageToken, res.nextPageToken, (t) => void showDeadLetters(t)));
+}
+
+// --- payouts (service team) ------------------------------------------------------------------
+
+const scopeName = (s: PauseScope) => enumName(PauseScope, s, "PAUSE_SCOPE_").toLowerCase();
+
+function pauseLabel(p: PayoutPause): string {
+  if (p.scope === PauseScope.CHAIN) return `chain ${p.chainId}`;
+  if (p.scope === PauseScope.OPERATOR) return `operator ${p.operatorId}`;
+  return "all payouts";
+}
+
+/** showPayouts: the service team's payout controls. Pauses hold APPROVE (TEMPORARILY_UNAVAILABLE),
+ * refuse admin COMPLETED and keep queued payouts from being sent; stuck or reverted payout
+ * transactions are re-sent at a higher fee, cancelled, or marked failed (each with a reason). */
+async function showPayouts() {
+  const pausesOut = h("div", { "aria-live": "polite" }, h("p", null, "Loading…"));
+  const txOut = h("div", { "aria-live": "polite" }, h("p", null, "Loading…"));
+  const formOut = h("div", { "aria-live": "polite" });
+  const scope = h("select", { id: "pause-scope", name: "scope" },
+    h("option", { value: String(PauseScope.GLOBAL) }, "All payouts"),
+    h("option", { value: String(PauseScope.CHAIN) }, "One chain"),
+    h("option", { value: String(PauseScope.OPERATOR) }, "One operator"));
+  const chainId = h("input", { id: "pause-chain", name: "chainId", inputmode: "numeric" });
+  const operatorId = h("input", { id: "pause-operator", name: "operatorId" });
+  const reason = h("input", { id: "pause-reason", name: "reason", required: true });
+  const form = h("form", { class: "inline" },
+    h("label", { for: "pause-scope" }, "Scope"), scope,
+    h("label", { for: "pause-chain" }, "Chain id (one chain)"), chainId,
+    h("label", { for: "pause-operator" }, "Operator id (one operator)"), operatorId,
+    h("label", { for: "pause-reason" }, "Reason"), reason,
+    h("button", { type: "submit", class: "primary" }, "Pause payouts"), formOut);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const sc = Number(scope.value) as PauseScope;
+    const r = await guard(() => admin.pausePayouts({ target: {
+      scope: sc, reason: reason.value.trim(),
+      chainId: sc === PauseScope.CHAIN ? BigInt(chainId.value.trim() || "0") : 0n,
+      operatorId: sc === PauseScope.OPERATOR ? operatorId.value.trim() : "",
+    } }), formOut);
+    if (r) {
+      reason.value = "";
+      formOut.replaceChildren(alertBox(`Paused: ${pauseLabel(r.pause!)}.`, "ok"));
+      await loadPauses();
+    }
+  });
+  mount(root, ...shell("Payouts",
+    h("h2", null, "Pauses"),
+    h("p", null, "While paused, an APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused with the reason, and queued payouts wait; nothing is lost. Resume lets them go out."),
+    pausesOut, form,
+    h("h2", null, "Stuck and reverted transactions"),
+    h("p", null, "Re-send replaces a pending transaction at a higher fee (same nonce). Cancel replaces a pending payout with a 0-value self-send; if that is mined the withdrawal can be decided again. Mark failed releases the operator's reservation of a payout that can never be mined (reverted, or its nonce used by another transaction)."),
+    txOut));
+
+  async function loadPauses() {
+    const res = await guard(() => admin.listPayoutPauses({}), pausesOut);
+    if (!res) return;
+    const row = (p: PayoutPause): HTMLElement => {
+      const why = h("input", { "aria-label": `Reason to resume ${pauseLabel(p)}`, placeholder: "reason" });
+      return h("tr", null,
+        h("td", null, scopeName(p.scope)), h("td", null, pauseLabel(p)), h("td", null, p.pausedBy), h("td", null, when(tsDate(p.pausedAt))),
+        h("td", { class: "wrap" }, p.reason),
+        h("td", null, why, h("button", { type: "button", onclick: async () => {
+          const r = await guard(() => admin.resumePayouts({ target: { scope: p.scope, chainId: p.chainId, operatorId: p.operatorId,
+            reason: why.value.trim() } }), pausesOut);
+          if (r) await loadPauses();
+        } }, "Resume")));
+    };
+    pausesOut.replaceChildren(table(["Scope", "Covers", "Paused by", "Since", "Reason", ""], res.pauses.map(row), "Payouts are not paused."));
+  }
+
+  async function loadTxs() {
+    const res = await guard(() => admin.listChainTransactions({ stuck: true }), txOut);
+    if (!res) return;
+    const row = (t: ChainTransaction): HTMLElement => {
+      const why = h("input", { "aria-label": `Reason for transaction ${t.id}`, placeholder: "reason" });
+      const msg = h("span", { role: "status" });
+      const act = (label: string, call: () => Promise<unknown>) => h("button", { type: "button", onclick: async () => {
+        const r = await guard(call, msg);
+        if (r) await loadTxs();
+      } }, label);
+      const target = () => ({ id: t.id, reason: why.value.trim() });
+      const payout = t.purpose === "payout";
+      return h("tr", null,
+        h("td", { class: "num" }, String(t.id)), h("td", null, String(t.chainId)), h("td", null, t.purpose),
+        h("td", null, t.withdrawalId ? h("a", { href: `#/withdrawals/${t.withdrawalId}` }, t.withdrawalId.slice(0, 8)) : "—"),
+        h("td", { class: "num" }, String(t.nonce)), h("td", null, t.state + (t.requestedAction ? ` (${t.requestedAction} requested)` : "")),
+        h("td", null, h("code", { title: t.attempts.at(-1)?.hash ?? "" }, shortHash(t.attempts.at(-1)?.hash ?? ""))),
+        h("td", null, when(tsDate(t.createdAt))),
+        h("td", null, why,
+          t.state === "pending" ? act("Re-send", () => admin.resendChainTransaction({ target: target() })) : null,
+          t.state === "pending" && payout ? act("Cancel", () => admin.cancelChainTransaction({ target: target() })) : null,
+          payout ? act("Mark failed", () => admin.failChainTransaction({ target: target() })) : null, msg));
+    };
+    txOut.replaceChildren(table(["Id", "Chain", "Purpose", "Withdrawal", "Nonce", "State", "Latest hash", "Created", ""],
+      res.transactions.map(row), "No stuck or reverted transactions."));
+  }
+
+  await Promise.all([loadPauses(), loadTxs()]);
 }
 
 void route();

@@ -2178,11 +2178,655 @@ func (x *ListDepositReorgsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// AdminServiceListPayoutPausesRequest filters pauses.
+type AdminServiceListPayoutPausesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lifted pauses too.
+	IncludeResumed bool `protobuf:"varint,1,opt,name=include_resumed,json=includeResumed,proto3" json:"include_resumed,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *AdminServiceListPayoutPausesRequest) Reset() {
+	*x = AdminServiceListPayoutPausesRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceListPayoutPausesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceListPayoutPausesRequest) ProtoMessage() {}
+
+func (x *AdminServiceListPayoutPausesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceListPayoutPausesRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceListPayoutPausesRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *AdminServiceListPayoutPausesRequest) GetIncludeResumed() bool {
+	if x != nil {
+		return x.IncludeResumed
+	}
+	return false
+}
+
+// AdminServiceListPayoutPausesResponse lists pauses, newest first.
+type AdminServiceListPayoutPausesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pauses.
+	Pauses        []*PayoutPause `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceListPayoutPausesResponse) Reset() {
+	*x = AdminServiceListPayoutPausesResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceListPayoutPausesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceListPayoutPausesResponse) ProtoMessage() {}
+
+func (x *AdminServiceListPayoutPausesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceListPayoutPausesResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceListPayoutPausesResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *AdminServiceListPayoutPausesResponse) GetPauses() []*PayoutPause {
+	if x != nil {
+		return x.Pauses
+	}
+	return nil
+}
+
+// AdminServicePausePayoutsRequest pauses a scope.
+type AdminServicePausePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServicePausePayoutsRequest) Reset() {
+	*x = AdminServicePausePayoutsRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServicePausePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServicePausePayoutsRequest) ProtoMessage() {}
+
+func (x *AdminServicePausePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServicePausePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*AdminServicePausePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AdminServicePausePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// AdminServicePausePayoutsResponse is the pause made.
+type AdminServicePausePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServicePausePayoutsResponse) Reset() {
+	*x = AdminServicePausePayoutsResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServicePausePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServicePausePayoutsResponse) ProtoMessage() {}
+
+func (x *AdminServicePausePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServicePausePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*AdminServicePausePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AdminServicePausePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// AdminServiceResumePayoutsRequest lifts a scope's pause.
+type AdminServiceResumePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceResumePayoutsRequest) Reset() {
+	*x = AdminServiceResumePayoutsRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceResumePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceResumePayoutsRequest) ProtoMessage() {}
+
+func (x *AdminServiceResumePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceResumePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceResumePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *AdminServiceResumePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// AdminServiceResumePayoutsResponse is the pause lifted.
+type AdminServiceResumePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause, with its resume.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceResumePayoutsResponse) Reset() {
+	*x = AdminServiceResumePayoutsResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceResumePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceResumePayoutsResponse) ProtoMessage() {}
+
+func (x *AdminServiceResumePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceResumePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceResumePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AdminServiceResumePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// AdminServiceListChainTransactionsRequest filters transactions.
+type AdminServiceListChainTransactionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only those needing an engineer (pending over 2 minutes, reverted or cancelled payouts).
+	Stuck         bool `protobuf:"varint,1,opt,name=stuck,proto3" json:"stuck,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceListChainTransactionsRequest) Reset() {
+	*x = AdminServiceListChainTransactionsRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceListChainTransactionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceListChainTransactionsRequest) ProtoMessage() {}
+
+func (x *AdminServiceListChainTransactionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceListChainTransactionsRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceListChainTransactionsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AdminServiceListChainTransactionsRequest) GetStuck() bool {
+	if x != nil {
+		return x.Stuck
+	}
+	return false
+}
+
+// AdminServiceListChainTransactionsResponse lists transactions, newest first.
+type AdminServiceListChainTransactionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transactions.
+	Transactions  []*ChainTransaction `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceListChainTransactionsResponse) Reset() {
+	*x = AdminServiceListChainTransactionsResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceListChainTransactionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceListChainTransactionsResponse) ProtoMessage() {}
+
+func (x *AdminServiceListChainTransactionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceListChainTransactionsResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceListChainTransactionsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AdminServiceListChainTransactionsResponse) GetTransactions() []*ChainTransaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+// AdminServiceResendChainTransactionRequest names the transaction.
+type AdminServiceResendChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceResendChainTransactionRequest) Reset() {
+	*x = AdminServiceResendChainTransactionRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceResendChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceResendChainTransactionRequest) ProtoMessage() {}
+
+func (x *AdminServiceResendChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceResendChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceResendChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *AdminServiceResendChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// AdminServiceResendChainTransactionResponse is the transaction.
+type AdminServiceResendChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceResendChainTransactionResponse) Reset() {
+	*x = AdminServiceResendChainTransactionResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceResendChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceResendChainTransactionResponse) ProtoMessage() {}
+
+func (x *AdminServiceResendChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceResendChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceResendChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *AdminServiceResendChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// AdminServiceCancelChainTransactionRequest names the transaction.
+type AdminServiceCancelChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceCancelChainTransactionRequest) Reset() {
+	*x = AdminServiceCancelChainTransactionRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceCancelChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceCancelChainTransactionRequest) ProtoMessage() {}
+
+func (x *AdminServiceCancelChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceCancelChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceCancelChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *AdminServiceCancelChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// AdminServiceCancelChainTransactionResponse is the transaction.
+type AdminServiceCancelChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceCancelChainTransactionResponse) Reset() {
+	*x = AdminServiceCancelChainTransactionResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceCancelChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceCancelChainTransactionResponse) ProtoMessage() {}
+
+func (x *AdminServiceCancelChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceCancelChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceCancelChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *AdminServiceCancelChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// AdminServiceFailChainTransactionRequest names the transaction.
+type AdminServiceFailChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceFailChainTransactionRequest) Reset() {
+	*x = AdminServiceFailChainTransactionRequest{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceFailChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceFailChainTransactionRequest) ProtoMessage() {}
+
+func (x *AdminServiceFailChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceFailChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*AdminServiceFailChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *AdminServiceFailChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// AdminServiceFailChainTransactionResponse is the transaction.
+type AdminServiceFailChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdminServiceFailChainTransactionResponse) Reset() {
+	*x = AdminServiceFailChainTransactionResponse{}
+	mi := &file_coffer_v1_admin_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdminServiceFailChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdminServiceFailChainTransactionResponse) ProtoMessage() {}
+
+func (x *AdminServiceFailChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_admin_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdminServiceFailChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*AdminServiceFailChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_admin_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *AdminServiceFailChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
 var File_coffer_v1_admin_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\n" +
-	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
+	"\x15coffer/v1/admin.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x17coffer/v1/deposit.proto\x1a\x15coffer/v1/funds.proto\x1a\x17coffer/v1/payouts.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/theme.proto\x1a\x15coffer/v1/types.proto\x1a\x1acoffer/v1/withdrawal.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x01\n" +
 	"\x05Admin\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1f\n" +
@@ -2344,14 +2988,42 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"t\n" +
 	"\x19ListDepositReorgsResponse\x12/\n" +
 	"\x05items\x18\x01 \x03(\v2\x19.coffer.v1.ReorgedDepositR\x05items\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x8a\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"N\n" +
+	"#AdminServiceListPayoutPausesRequest\x12'\n" +
+	"\x0finclude_resumed\x18\x01 \x01(\bR\x0eincludeResumed\"V\n" +
+	"$AdminServiceListPayoutPausesResponse\x12.\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x16.coffer.v1.PayoutPauseR\x06pauses\"_\n" +
+	"\x1fAdminServicePausePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"P\n" +
+	" AdminServicePausePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"`\n" +
+	" AdminServiceResumePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"Q\n" +
+	"!AdminServiceResumePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"@\n" +
+	"(AdminServiceListChainTransactionsRequest\x12\x14\n" +
+	"\x05stuck\x18\x01 \x01(\bR\x05stuck\"l\n" +
+	")AdminServiceListChainTransactionsResponse\x12?\n" +
+	"\ftransactions\x18\x01 \x03(\v2\x1b.coffer.v1.ChainTransactionR\ftransactions\"n\n" +
+	")AdminServiceResendChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"k\n" +
+	"*AdminServiceResendChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"n\n" +
+	")AdminServiceCancelChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"k\n" +
+	"*AdminServiceCancelChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"l\n" +
+	"'AdminServiceFailChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"i\n" +
+	"(AdminServiceFailChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction*\x8a\x02\n" +
 	"\x15AdminWithdrawalAction\x12'\n" +
 	"#ADMIN_WITHDRAWAL_ACTION_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fADMIN_WITHDRAWAL_ACTION_PROCESS\x10\x01\x12$\n" +
 	" ADMIN_WITHDRAWAL_ACTION_COMPLETE\x10\x02\x12\"\n" +
 	"\x1eADMIN_WITHDRAWAL_ACTION_REJECT\x10\x03\x12,\n" +
 	"(ADMIN_WITHDRAWAL_ACTION_OVERRIDE_APPROVE\x10\x04\x12+\n" +
-	"'ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT\x10\x052\xc7\v\n" +
+	"'ADMIN_WITHDRAWAL_ACTION_OVERRIDE_REJECT\x10\x052\xb1\x12\n" +
 	"\fAdminService\x12:\n" +
 	"\x05Login\x12\x17.coffer.v1.LoginRequest\x1a\x18.coffer.v1.LoginResponse\x12=\n" +
 	"\x06Logout\x12\x18.coffer.v1.LogoutRequest\x1a\x19.coffer.v1.LogoutResponse\x12?\n" +
@@ -2370,7 +3042,14 @@ const file_coffer_v1_admin_proto_rawDesc = "" +
 	"\x0fListDeadLetters\x12!.coffer.v1.ListDeadLettersRequest\x1a\".coffer.v1.ListDeadLettersResponse\"\x03\x90\x02\x01\x12[\n" +
 	"\x10RedeliverWebhook\x12\".coffer.v1.RedeliverWebhookRequest\x1a#.coffer.v1.RedeliverWebhookResponse\x12c\n" +
 	"\x11ListOperatorFunds\x12#.coffer.v1.ListOperatorFundsRequest\x1a$.coffer.v1.ListOperatorFundsResponse\"\x03\x90\x02\x01\x12c\n" +
-	"\x11ListDepositReorgs\x12#.coffer.v1.ListDepositReorgsRequest\x1a$.coffer.v1.ListDepositReorgsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x11ListDepositReorgs\x12#.coffer.v1.ListDepositReorgsRequest\x1a$.coffer.v1.ListDepositReorgsResponse\"\x03\x90\x02\x01\x12x\n" +
+	"\x10ListPayoutPauses\x12..coffer.v1.AdminServiceListPayoutPausesRequest\x1a/.coffer.v1.AdminServiceListPayoutPausesResponse\"\x03\x90\x02\x01\x12g\n" +
+	"\fPausePayouts\x12*.coffer.v1.AdminServicePausePayoutsRequest\x1a+.coffer.v1.AdminServicePausePayoutsResponse\x12j\n" +
+	"\rResumePayouts\x12+.coffer.v1.AdminServiceResumePayoutsRequest\x1a,.coffer.v1.AdminServiceResumePayoutsResponse\x12\x87\x01\n" +
+	"\x15ListChainTransactions\x123.coffer.v1.AdminServiceListChainTransactionsRequest\x1a4.coffer.v1.AdminServiceListChainTransactionsResponse\"\x03\x90\x02\x01\x12\x85\x01\n" +
+	"\x16ResendChainTransaction\x124.coffer.v1.AdminServiceResendChainTransactionRequest\x1a5.coffer.v1.AdminServiceResendChainTransactionResponse\x12\x85\x01\n" +
+	"\x16CancelChainTransaction\x124.coffer.v1.AdminServiceCancelChainTransactionRequest\x1a5.coffer.v1.AdminServiceCancelChainTransactionResponse\x12\x7f\n" +
+	"\x14FailChainTransaction\x122.coffer.v1.AdminServiceFailChainTransactionRequest\x1a3.coffer.v1.AdminServiceFailChainTransactionResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_admin_proto_rawDescOnce sync.Once
@@ -2385,131 +3064,175 @@ func file_coffer_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_coffer_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_coffer_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_coffer_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_coffer_v1_admin_proto_goTypes = []any{
-	(AdminWithdrawalAction)(0),             // 0: coffer.v1.AdminWithdrawalAction
-	(*Admin)(nil),                          // 1: coffer.v1.Admin
-	(*LoginRequest)(nil),                   // 2: coffer.v1.LoginRequest
-	(*LoginResponse)(nil),                  // 3: coffer.v1.LoginResponse
-	(*LogoutRequest)(nil),                  // 4: coffer.v1.LogoutRequest
-	(*LogoutResponse)(nil),                 // 5: coffer.v1.LogoutResponse
-	(*GetMeRequest)(nil),                   // 6: coffer.v1.GetMeRequest
-	(*GetMeResponse)(nil),                  // 7: coffer.v1.GetMeResponse
-	(*ListWithdrawalsRequest)(nil),         // 8: coffer.v1.ListWithdrawalsRequest
-	(*ListWithdrawalsResponse)(nil),        // 9: coffer.v1.ListWithdrawalsResponse
-	(*GetAdminWithdrawalRequest)(nil),      // 10: coffer.v1.GetAdminWithdrawalRequest
-	(*GetAdminWithdrawalResponse)(nil),     // 11: coffer.v1.GetAdminWithdrawalResponse
-	(*WithdrawalAuditEntry)(nil),           // 12: coffer.v1.WithdrawalAuditEntry
-	(*UpdateWithdrawalStatusRequest)(nil),  // 13: coffer.v1.UpdateWithdrawalStatusRequest
-	(*UpdateWithdrawalStatusResponse)(nil), // 14: coffer.v1.UpdateWithdrawalStatusResponse
-	(*OverrideDecisionRequest)(nil),        // 15: coffer.v1.OverrideDecisionRequest
-	(*OverrideDecisionResponse)(nil),       // 16: coffer.v1.OverrideDecisionResponse
-	(*ListDepositsRequest)(nil),            // 17: coffer.v1.ListDepositsRequest
-	(*ListDepositsResponse)(nil),           // 18: coffer.v1.ListDepositsResponse
-	(*ReplayDepositRequest)(nil),           // 19: coffer.v1.ReplayDepositRequest
-	(*ReplayDepositResponse)(nil),          // 20: coffer.v1.ReplayDepositResponse
-	(*ListThemesRequest)(nil),              // 21: coffer.v1.ListThemesRequest
-	(*ListThemesResponse)(nil),             // 22: coffer.v1.ListThemesResponse
-	(*CreateThemeRequest)(nil),             // 23: coffer.v1.CreateThemeRequest
-	(*CreateThemeResponse)(nil),            // 24: coffer.v1.CreateThemeResponse
-	(*UpdateThemeRequest)(nil),             // 25: coffer.v1.UpdateThemeRequest
-	(*UpdateThemeResponse)(nil),            // 26: coffer.v1.UpdateThemeResponse
-	(*DeleteThemeRequest)(nil),             // 27: coffer.v1.DeleteThemeRequest
-	(*DeleteThemeResponse)(nil),            // 28: coffer.v1.DeleteThemeResponse
-	(*WebhookDelivery)(nil),                // 29: coffer.v1.WebhookDelivery
-	(*ListDeadLettersRequest)(nil),         // 30: coffer.v1.ListDeadLettersRequest
-	(*ListDeadLettersResponse)(nil),        // 31: coffer.v1.ListDeadLettersResponse
-	(*RedeliverWebhookRequest)(nil),        // 32: coffer.v1.RedeliverWebhookRequest
-	(*RedeliverWebhookResponse)(nil),       // 33: coffer.v1.RedeliverWebhookResponse
-	(*ListDepositReorgsRequest)(nil),       // 34: coffer.v1.ListDepositReorgsRequest
-	(*ListDepositReorgsResponse)(nil),      // 35: coffer.v1.ListDepositReorgsResponse
-	(*timestamppb.Timestamp)(nil),          // 36: google.protobuf.Timestamp
-	(WithdrawalStatus)(0),                  // 37: coffer.v1.WithdrawalStatus
-	(*Withdrawal)(nil),                     // 38: coffer.v1.Withdrawal
-	(Decision)(0),                          // 39: coffer.v1.Decision
-	(HeldReason)(0),                        // 40: coffer.v1.HeldReason
-	(DepositStatus)(0),                     // 41: coffer.v1.DepositStatus
-	(*Deposit)(nil),                        // 42: coffer.v1.Deposit
-	(*Theme)(nil),                          // 43: coffer.v1.Theme
-	(*ThemeStyle)(nil),                     // 44: coffer.v1.ThemeStyle
-	(WebhookEventType)(0),                  // 45: coffer.v1.WebhookEventType
-	(*ReorgedDeposit)(nil),                 // 46: coffer.v1.ReorgedDeposit
-	(*ListOperatorFundsRequest)(nil),       // 47: coffer.v1.ListOperatorFundsRequest
-	(*ListOperatorFundsResponse)(nil),      // 48: coffer.v1.ListOperatorFundsResponse
+	(AdminWithdrawalAction)(0),                         // 0: coffer.v1.AdminWithdrawalAction
+	(*Admin)(nil),                                      // 1: coffer.v1.Admin
+	(*LoginRequest)(nil),                               // 2: coffer.v1.LoginRequest
+	(*LoginResponse)(nil),                              // 3: coffer.v1.LoginResponse
+	(*LogoutRequest)(nil),                              // 4: coffer.v1.LogoutRequest
+	(*LogoutResponse)(nil),                             // 5: coffer.v1.LogoutResponse
+	(*GetMeRequest)(nil),                               // 6: coffer.v1.GetMeRequest
+	(*GetMeResponse)(nil),                              // 7: coffer.v1.GetMeResponse
+	(*ListWithdrawalsRequest)(nil),                     // 8: coffer.v1.ListWithdrawalsRequest
+	(*ListWithdrawalsResponse)(nil),                    // 9: coffer.v1.ListWithdrawalsResponse
+	(*GetAdminWithdrawalRequest)(nil),                  // 10: coffer.v1.GetAdminWithdrawalRequest
+	(*GetAdminWithdrawalResponse)(nil),                 // 11: coffer.v1.GetAdminWithdrawalResponse
+	(*WithdrawalAuditEntry)(nil),                       // 12: coffer.v1.WithdrawalAuditEntry
+	(*UpdateWithdrawalStatusRequest)(nil),              // 13: coffer.v1.UpdateWithdrawalStatusRequest
+	(*UpdateWithdrawalStatusResponse)(nil),             // 14: coffer.v1.UpdateWithdrawalStatusResponse
+	(*OverrideDecisionRequest)(nil),                    // 15: coffer.v1.OverrideDecisionRequest
+	(*OverrideDecisionResponse)(nil),                   // 16: coffer.v1.OverrideDecisionResponse
+	(*ListDepositsRequest)(nil),                        // 17: coffer.v1.ListDepositsRequest
+	(*ListDepositsResponse)(nil),                       // 18: coffer.v1.ListDepositsResponse
+	(*ReplayDepositRequest)(nil),                       // 19: coffer.v1.ReplayDepositRequest
+	(*ReplayDepositResponse)(nil),                      // 20: coffer.v1.ReplayDepositResponse
+	(*ListThemesRequest)(nil),                          // 21: coffer.v1.ListThemesRequest
+	(*ListThemesResponse)(nil),                         // 22: coffer.v1.ListThemesResponse
+	(*CreateThemeRequest)(nil),                         // 23: coffer.v1.CreateThemeRequest
+	(*CreateThemeResponse)(nil),                        // 24: coffer.v1.CreateThemeResponse
+	(*UpdateThemeRequest)(nil),                         // 25: coffer.v1.UpdateThemeRequest
+	(*UpdateThemeResponse)(nil),                        // 26: coffer.v1.UpdateThemeResponse
+	(*DeleteThemeRequest)(nil),                         // 27: coffer.v1.DeleteThemeRequest
+	(*DeleteThemeResponse)(nil),                        // 28: coffer.v1.DeleteThemeResponse
+	(*WebhookDelivery)(nil),                            // 29: coffer.v1.WebhookDelivery
+	(*ListDeadLettersRequest)(nil),                     // 30: coffer.v1.ListDeadLettersRequest
+	(*ListDeadLettersResponse)(nil),                    // 31: coffer.v1.ListDeadLettersResponse
+	(*RedeliverWebhookRequest)(nil),                    // 32: coffer.v1.RedeliverWebhookRequest
+	(*RedeliverWebhookResponse)(nil),                   // 33: coffer.v1.RedeliverWebhookResponse
+	(*ListDepositReorgsRequest)(nil),                   // 34: coffer.v1.ListDepositReorgsRequest
+	(*ListDepositReorgsResponse)(nil),                  // 35: coffer.v1.ListDepositReorgsResponse
+	(*AdminServiceListPayoutPausesRequest)(nil),        // 36: coffer.v1.AdminServiceListPayoutPausesRequest
+	(*AdminServiceListPayoutPausesResponse)(nil),       // 37: coffer.v1.AdminServiceListPayoutPausesResponse
+	(*AdminServicePausePayoutsRequest)(nil),            // 38: coffer.v1.AdminServicePausePayoutsRequest
+	(*AdminServicePausePayoutsResponse)(nil),           // 39: coffer.v1.AdminServicePausePayoutsResponse
+	(*AdminServiceResumePayoutsRequest)(nil),           // 40: coffer.v1.AdminServiceResumePayoutsRequest
+	(*AdminServiceResumePayoutsResponse)(nil),          // 41: coffer.v1.AdminServiceResumePayoutsResponse
+	(*AdminServiceListChainTransactionsRequest)(nil),   // 42: coffer.v1.AdminServiceListChainTransactionsRequest
+	(*AdminServiceListChainTransactionsResponse)(nil),  // 43: coffer.v1.AdminServiceListChainTransactionsResponse
+	(*AdminServiceResendChainTransactionRequest)(nil),  // 44: coffer.v1.AdminServiceResendChainTransactionRequest
+	(*AdminServiceResendChainTransactionResponse)(nil), // 45: coffer.v1.AdminServiceResendChainTransactionResponse
+	(*AdminServiceCancelChainTransactionRequest)(nil),  // 46: coffer.v1.AdminServiceCancelChainTransactionRequest
+	(*AdminServiceCancelChainTransactionResponse)(nil), // 47: coffer.v1.AdminServiceCancelChainTransactionResponse
+	(*AdminServiceFailChainTransactionRequest)(nil),    // 48: coffer.v1.AdminServiceFailChainTransactionRequest
+	(*AdminServiceFailChainTransactionResponse)(nil),   // 49: coffer.v1.AdminServiceFailChainTransactionResponse
+	(*timestamppb.Timestamp)(nil),                      // 50: google.protobuf.Timestamp
+	(WithdrawalStatus)(0),                              // 51: coffer.v1.WithdrawalStatus
+	(*Withdrawal)(nil),                                 // 52: coffer.v1.Withdrawal
+	(Decision)(0),                                      // 53: coffer.v1.Decision
+	(HeldReason)(0),                                    // 54: coffer.v1.HeldReason
+	(DepositStatus)(0),                                 // 55: coffer.v1.DepositStatus
+	(*Deposit)(nil),                                    // 56: coffer.v1.Deposit
+	(*Theme)(nil),                                      // 57: coffer.v1.Theme
+	(*ThemeStyle)(nil),                                 // 58: coffer.v1.ThemeStyle
+	(WebhookEventType)(0),                              // 59: coffer.v1.WebhookEventType
+	(*ReorgedDeposit)(nil),                             // 60: coffer.v1.ReorgedDeposit
+	(*PayoutPause)(nil),                                // 61: coffer.v1.PayoutPause
+	(*PayoutPauseTarget)(nil),                          // 62: coffer.v1.PayoutPauseTarget
+	(*ChainTransaction)(nil),                           // 63: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),                     // 64: coffer.v1.ChainTransactionTarget
+	(*ListOperatorFundsRequest)(nil),                   // 65: coffer.v1.ListOperatorFundsRequest
+	(*ListOperatorFundsResponse)(nil),                  // 66: coffer.v1.ListOperatorFundsResponse
 }
 var file_coffer_v1_admin_proto_depIdxs = []int32{
-	36, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
-	36, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
+	50, // 0: coffer.v1.Admin.created_at:type_name -> google.protobuf.Timestamp
+	50, // 1: coffer.v1.LoginResponse.expires_at:type_name -> google.protobuf.Timestamp
 	1,  // 2: coffer.v1.LoginResponse.admin:type_name -> coffer.v1.Admin
 	1,  // 3: coffer.v1.GetMeResponse.admin:type_name -> coffer.v1.Admin
-	37, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
-	36, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
-	36, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
-	38, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
-	38, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	51, // 4: coffer.v1.ListWithdrawalsRequest.statuses:type_name -> coffer.v1.WithdrawalStatus
+	50, // 5: coffer.v1.ListWithdrawalsRequest.created_after:type_name -> google.protobuf.Timestamp
+	50, // 6: coffer.v1.ListWithdrawalsRequest.created_before:type_name -> google.protobuf.Timestamp
+	52, // 7: coffer.v1.ListWithdrawalsResponse.withdrawals:type_name -> coffer.v1.Withdrawal
+	52, // 8: coffer.v1.GetAdminWithdrawalResponse.withdrawal:type_name -> coffer.v1.Withdrawal
 	12, // 9: coffer.v1.GetAdminWithdrawalResponse.history:type_name -> coffer.v1.WithdrawalAuditEntry
 	0,  // 10: coffer.v1.GetAdminWithdrawalResponse.allowed_actions:type_name -> coffer.v1.AdminWithdrawalAction
-	37, // 11: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
-	37, // 12: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
-	36, // 13: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
-	37, // 14: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
-	38, // 15: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
-	39, // 16: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
-	37, // 17: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
-	40, // 18: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
-	41, // 19: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
-	42, // 20: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
-	42, // 21: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
-	43, // 22: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
-	44, // 23: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	43, // 24: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
-	44, // 25: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
-	43, // 26: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
-	45, // 27: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
-	36, // 28: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
-	36, // 29: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
+	51, // 11: coffer.v1.WithdrawalAuditEntry.from_status:type_name -> coffer.v1.WithdrawalStatus
+	51, // 12: coffer.v1.WithdrawalAuditEntry.to_status:type_name -> coffer.v1.WithdrawalStatus
+	50, // 13: coffer.v1.WithdrawalAuditEntry.created_at:type_name -> google.protobuf.Timestamp
+	51, // 14: coffer.v1.UpdateWithdrawalStatusRequest.status:type_name -> coffer.v1.WithdrawalStatus
+	52, // 15: coffer.v1.UpdateWithdrawalStatusResponse.withdrawal:type_name -> coffer.v1.Withdrawal
+	53, // 16: coffer.v1.OverrideDecisionRequest.decision:type_name -> coffer.v1.Decision
+	51, // 17: coffer.v1.OverrideDecisionResponse.withdraw_status:type_name -> coffer.v1.WithdrawalStatus
+	54, // 18: coffer.v1.OverrideDecisionResponse.held_reason:type_name -> coffer.v1.HeldReason
+	55, // 19: coffer.v1.ListDepositsRequest.statuses:type_name -> coffer.v1.DepositStatus
+	56, // 20: coffer.v1.ListDepositsResponse.deposits:type_name -> coffer.v1.Deposit
+	56, // 21: coffer.v1.ReplayDepositResponse.deposits:type_name -> coffer.v1.Deposit
+	57, // 22: coffer.v1.ListThemesResponse.themes:type_name -> coffer.v1.Theme
+	58, // 23: coffer.v1.CreateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	57, // 24: coffer.v1.CreateThemeResponse.theme:type_name -> coffer.v1.Theme
+	58, // 25: coffer.v1.UpdateThemeRequest.style:type_name -> coffer.v1.ThemeStyle
+	57, // 26: coffer.v1.UpdateThemeResponse.theme:type_name -> coffer.v1.Theme
+	59, // 27: coffer.v1.WebhookDelivery.event_type:type_name -> coffer.v1.WebhookEventType
+	50, // 28: coffer.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
+	50, // 29: coffer.v1.WebhookDelivery.last_attempt_at:type_name -> google.protobuf.Timestamp
 	29, // 30: coffer.v1.ListDeadLettersResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
 	29, // 31: coffer.v1.RedeliverWebhookResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	46, // 32: coffer.v1.ListDepositReorgsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	2,  // 33: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
-	4,  // 34: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
-	6,  // 35: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
-	8,  // 36: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
-	10, // 37: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
-	13, // 38: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
-	15, // 39: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
-	17, // 40: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
-	19, // 41: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
-	21, // 42: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
-	23, // 43: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
-	25, // 44: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
-	27, // 45: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
-	30, // 46: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
-	32, // 47: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
-	47, // 48: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
-	34, // 49: coffer.v1.AdminService.ListDepositReorgs:input_type -> coffer.v1.ListDepositReorgsRequest
-	3,  // 50: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
-	5,  // 51: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
-	7,  // 52: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
-	9,  // 53: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
-	11, // 54: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
-	14, // 55: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
-	16, // 56: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
-	18, // 57: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
-	20, // 58: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
-	22, // 59: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
-	24, // 60: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
-	26, // 61: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
-	28, // 62: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
-	31, // 63: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
-	33, // 64: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
-	48, // 65: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
-	35, // 66: coffer.v1.AdminService.ListDepositReorgs:output_type -> coffer.v1.ListDepositReorgsResponse
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	60, // 32: coffer.v1.ListDepositReorgsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	61, // 33: coffer.v1.AdminServiceListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	62, // 34: coffer.v1.AdminServicePausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	61, // 35: coffer.v1.AdminServicePausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	62, // 36: coffer.v1.AdminServiceResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	61, // 37: coffer.v1.AdminServiceResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	63, // 38: coffer.v1.AdminServiceListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	64, // 39: coffer.v1.AdminServiceResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 40: coffer.v1.AdminServiceResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	64, // 41: coffer.v1.AdminServiceCancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 42: coffer.v1.AdminServiceCancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	64, // 43: coffer.v1.AdminServiceFailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 44: coffer.v1.AdminServiceFailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	2,  // 45: coffer.v1.AdminService.Login:input_type -> coffer.v1.LoginRequest
+	4,  // 46: coffer.v1.AdminService.Logout:input_type -> coffer.v1.LogoutRequest
+	6,  // 47: coffer.v1.AdminService.GetMe:input_type -> coffer.v1.GetMeRequest
+	8,  // 48: coffer.v1.AdminService.ListWithdrawals:input_type -> coffer.v1.ListWithdrawalsRequest
+	10, // 49: coffer.v1.AdminService.GetAdminWithdrawal:input_type -> coffer.v1.GetAdminWithdrawalRequest
+	13, // 50: coffer.v1.AdminService.UpdateWithdrawalStatus:input_type -> coffer.v1.UpdateWithdrawalStatusRequest
+	15, // 51: coffer.v1.AdminService.OverrideDecision:input_type -> coffer.v1.OverrideDecisionRequest
+	17, // 52: coffer.v1.AdminService.ListDeposits:input_type -> coffer.v1.ListDepositsRequest
+	19, // 53: coffer.v1.AdminService.ReplayDeposit:input_type -> coffer.v1.ReplayDepositRequest
+	21, // 54: coffer.v1.AdminService.ListThemes:input_type -> coffer.v1.ListThemesRequest
+	23, // 55: coffer.v1.AdminService.CreateTheme:input_type -> coffer.v1.CreateThemeRequest
+	25, // 56: coffer.v1.AdminService.UpdateTheme:input_type -> coffer.v1.UpdateThemeRequest
+	27, // 57: coffer.v1.AdminService.DeleteTheme:input_type -> coffer.v1.DeleteThemeRequest
+	30, // 58: coffer.v1.AdminService.ListDeadLetters:input_type -> coffer.v1.ListDeadLettersRequest
+	32, // 59: coffer.v1.AdminService.RedeliverWebhook:input_type -> coffer.v1.RedeliverWebhookRequest
+	65, // 60: coffer.v1.AdminService.ListOperatorFunds:input_type -> coffer.v1.ListOperatorFundsRequest
+	34, // 61: coffer.v1.AdminService.ListDepositReorgs:input_type -> coffer.v1.ListDepositReorgsRequest
+	36, // 62: coffer.v1.AdminService.ListPayoutPauses:input_type -> coffer.v1.AdminServiceListPayoutPausesRequest
+	38, // 63: coffer.v1.AdminService.PausePayouts:input_type -> coffer.v1.AdminServicePausePayoutsRequest
+	40, // 64: coffer.v1.AdminService.ResumePayouts:input_type -> coffer.v1.AdminServiceResumePayoutsRequest
+	42, // 65: coffer.v1.AdminService.ListChainTransactions:input_type -> coffer.v1.AdminServiceListChainTransactionsRequest
+	44, // 66: coffer.v1.AdminService.ResendChainTransaction:input_type -> coffer.v1.AdminServiceResendChainTransactionRequest
+	46, // 67: coffer.v1.AdminService.CancelChainTransaction:input_type -> coffer.v1.AdminServiceCancelChainTransactionRequest
+	48, // 68: coffer.v1.AdminService.FailChainTransaction:input_type -> coffer.v1.AdminServiceFailChainTransactionRequest
+	3,  // 69: coffer.v1.AdminService.Login:output_type -> coffer.v1.LoginResponse
+	5,  // 70: coffer.v1.AdminService.Logout:output_type -> coffer.v1.LogoutResponse
+	7,  // 71: coffer.v1.AdminService.GetMe:output_type -> coffer.v1.GetMeResponse
+	9,  // 72: coffer.v1.AdminService.ListWithdrawals:output_type -> coffer.v1.ListWithdrawalsResponse
+	11, // 73: coffer.v1.AdminService.GetAdminWithdrawal:output_type -> coffer.v1.GetAdminWithdrawalResponse
+	14, // 74: coffer.v1.AdminService.UpdateWithdrawalStatus:output_type -> coffer.v1.UpdateWithdrawalStatusResponse
+	16, // 75: coffer.v1.AdminService.OverrideDecision:output_type -> coffer.v1.OverrideDecisionResponse
+	18, // 76: coffer.v1.AdminService.ListDeposits:output_type -> coffer.v1.ListDepositsResponse
+	20, // 77: coffer.v1.AdminService.ReplayDeposit:output_type -> coffer.v1.ReplayDepositResponse
+	22, // 78: coffer.v1.AdminService.ListThemes:output_type -> coffer.v1.ListThemesResponse
+	24, // 79: coffer.v1.AdminService.CreateTheme:output_type -> coffer.v1.CreateThemeResponse
+	26, // 80: coffer.v1.AdminService.UpdateTheme:output_type -> coffer.v1.UpdateThemeResponse
+	28, // 81: coffer.v1.AdminService.DeleteTheme:output_type -> coffer.v1.DeleteThemeResponse
+	31, // 82: coffer.v1.AdminService.ListDeadLetters:output_type -> coffer.v1.ListDeadLettersResponse
+	33, // 83: coffer.v1.AdminService.RedeliverWebhook:output_type -> coffer.v1.RedeliverWebhookResponse
+	66, // 84: coffer.v1.AdminService.ListOperatorFunds:output_type -> coffer.v1.ListOperatorFundsResponse
+	35, // 85: coffer.v1.AdminService.ListDepositReorgs:output_type -> coffer.v1.ListDepositReorgsResponse
+	37, // 86: coffer.v1.AdminService.ListPayoutPauses:output_type -> coffer.v1.AdminServiceListPayoutPausesResponse
+	39, // 87: coffer.v1.AdminService.PausePayouts:output_type -> coffer.v1.AdminServicePausePayoutsResponse
+	41, // 88: coffer.v1.AdminService.ResumePayouts:output_type -> coffer.v1.AdminServiceResumePayoutsResponse
+	43, // 89: coffer.v1.AdminService.ListChainTransactions:output_type -> coffer.v1.AdminServiceListChainTransactionsResponse
+	45, // 90: coffer.v1.AdminService.ResendChainTransaction:output_type -> coffer.v1.AdminServiceResendChainTransactionResponse
+	47, // 91: coffer.v1.AdminService.CancelChainTransaction:output_type -> coffer.v1.AdminServiceCancelChainTransactionResponse
+	49, // 92: coffer.v1.AdminService.FailChainTransaction:output_type -> coffer.v1.AdminServiceFailChainTransactionResponse
+	69, // [69:93] is the sub-list for method output_type
+	45, // [45:69] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_admin_proto_init() }
@@ -2519,6 +3242,7 @@ func file_coffer_v1_admin_proto_init() {
 	}
 	file_coffer_v1_deposit_proto_init()
 	file_coffer_v1_funds_proto_init()
+	file_coffer_v1_payouts_proto_init()
 	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_theme_proto_init()
 	file_coffer_v1_types_proto_init()
@@ -2529,7 +3253,7 @@ func file_coffer_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_admin_proto_rawDesc), len(file_coffer_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   35,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1970,11 +1970,884 @@ func (x *ResolveReorgedDepositResponse) GetItem() *ReorgedDeposit {
 	return nil
 }
 
+// PausePayoutsRequest pauses a scope.
+type PausePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausePayoutsRequest) Reset() {
+	*x = PausePayoutsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausePayoutsRequest) ProtoMessage() {}
+
+func (x *PausePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*PausePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PausePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// PausePayoutsResponse is the pause made.
+type PausePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausePayoutsResponse) Reset() {
+	*x = PausePayoutsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausePayoutsResponse) ProtoMessage() {}
+
+func (x *PausePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*PausePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PausePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// ResumePayoutsRequest lifts a scope's pause.
+type ResumePayoutsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope and the reason for resuming.
+	Target        *PayoutPauseTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumePayoutsRequest) Reset() {
+	*x = ResumePayoutsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumePayoutsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumePayoutsRequest) ProtoMessage() {}
+
+func (x *ResumePayoutsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumePayoutsRequest.ProtoReflect.Descriptor instead.
+func (*ResumePayoutsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ResumePayoutsRequest) GetTarget() *PayoutPauseTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// ResumePayoutsResponse is the pause lifted.
+type ResumePayoutsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pause, with its resume.
+	Pause         *PayoutPause `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumePayoutsResponse) Reset() {
+	*x = ResumePayoutsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumePayoutsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumePayoutsResponse) ProtoMessage() {}
+
+func (x *ResumePayoutsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumePayoutsResponse.ProtoReflect.Descriptor instead.
+func (*ResumePayoutsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ResumePayoutsResponse) GetPause() *PayoutPause {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+// ListPayoutPausesRequest filters pauses.
+type ListPayoutPausesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lifted pauses too (newest first).
+	IncludeResumed bool `protobuf:"varint,1,opt,name=include_resumed,json=includeResumed,proto3" json:"include_resumed,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListPayoutPausesRequest) Reset() {
+	*x = ListPayoutPausesRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutPausesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutPausesRequest) ProtoMessage() {}
+
+func (x *ListPayoutPausesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutPausesRequest.ProtoReflect.Descriptor instead.
+func (*ListPayoutPausesRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListPayoutPausesRequest) GetIncludeResumed() bool {
+	if x != nil {
+		return x.IncludeResumed
+	}
+	return false
+}
+
+// ListPayoutPausesResponse lists pauses, newest first.
+type ListPayoutPausesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pauses.
+	Pauses        []*PayoutPause `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPayoutPausesResponse) Reset() {
+	*x = ListPayoutPausesResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutPausesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutPausesResponse) ProtoMessage() {}
+
+func (x *ListPayoutPausesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutPausesResponse.ProtoReflect.Descriptor instead.
+func (*ListPayoutPausesResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListPayoutPausesResponse) GetPauses() []*PayoutPause {
+	if x != nil {
+		return x.Pauses
+	}
+	return nil
+}
+
+// ListChainTransactionsRequest filters transactions.
+type ListChainTransactionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only those needing an engineer.
+	Stuck bool `protobuf:"varint,1,opt,name=stuck,proto3" json:"stuck,omitempty"`
+	// Pending for longer than this counts as stuck (2 min when unset).
+	StuckAfter *durationpb.Duration `protobuf:"bytes,2,opt,name=stuck_after,json=stuckAfter,proto3" json:"stuck_after,omitempty"`
+	// At most this many, 1..500; 100 when zero.
+	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChainTransactionsRequest) Reset() {
+	*x = ListChainTransactionsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChainTransactionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChainTransactionsRequest) ProtoMessage() {}
+
+func (x *ListChainTransactionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChainTransactionsRequest.ProtoReflect.Descriptor instead.
+func (*ListChainTransactionsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ListChainTransactionsRequest) GetStuck() bool {
+	if x != nil {
+		return x.Stuck
+	}
+	return false
+}
+
+func (x *ListChainTransactionsRequest) GetStuckAfter() *durationpb.Duration {
+	if x != nil {
+		return x.StuckAfter
+	}
+	return nil
+}
+
+func (x *ListChainTransactionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ListChainTransactionsResponse lists transactions, newest first.
+type ListChainTransactionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transactions.
+	Transactions  []*ChainTransaction `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListChainTransactionsResponse) Reset() {
+	*x = ListChainTransactionsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListChainTransactionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListChainTransactionsResponse) ProtoMessage() {}
+
+func (x *ListChainTransactionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListChainTransactionsResponse.ProtoReflect.Descriptor instead.
+func (*ListChainTransactionsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ListChainTransactionsResponse) GetTransactions() []*ChainTransaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+// ResendChainTransactionRequest names the transaction.
+type ResendChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendChainTransactionRequest) Reset() {
+	*x = ResendChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendChainTransactionRequest) ProtoMessage() {}
+
+func (x *ResendChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*ResendChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ResendChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// ResendChainTransactionResponse is the transaction with the request recorded.
+type ResendChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendChainTransactionResponse) Reset() {
+	*x = ResendChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendChainTransactionResponse) ProtoMessage() {}
+
+func (x *ResendChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*ResendChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ResendChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// CancelChainTransactionRequest names the payout transaction.
+type CancelChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelChainTransactionRequest) Reset() {
+	*x = CancelChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelChainTransactionRequest) ProtoMessage() {}
+
+func (x *CancelChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*CancelChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *CancelChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// CancelChainTransactionResponse is the transaction with the request recorded.
+type CancelChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelChainTransactionResponse) Reset() {
+	*x = CancelChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelChainTransactionResponse) ProtoMessage() {}
+
+func (x *CancelChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*CancelChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CancelChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// FailChainTransactionRequest names the payout transaction.
+type FailChainTransactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction and the reason.
+	Target        *ChainTransactionTarget `protobuf:"bytes,1,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailChainTransactionRequest) Reset() {
+	*x = FailChainTransactionRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailChainTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailChainTransactionRequest) ProtoMessage() {}
+
+func (x *FailChainTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailChainTransactionRequest.ProtoReflect.Descriptor instead.
+func (*FailChainTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *FailChainTransactionRequest) GetTarget() *ChainTransactionTarget {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+// FailChainTransactionResponse is the transaction marked failed.
+type FailChainTransactionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The transaction.
+	Transaction   *ChainTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailChainTransactionResponse) Reset() {
+	*x = FailChainTransactionResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailChainTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailChainTransactionResponse) ProtoMessage() {}
+
+func (x *FailChainTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailChainTransactionResponse.ProtoReflect.Descriptor instead.
+func (*FailChainTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *FailChainTransactionResponse) GetTransaction() *ChainTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+// SetWalletThresholdRequest sets a threshold.
+type SetWalletThresholdRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The chain.
+	ChainId int64 `protobuf:"varint,1,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// The wallet's address.
+	Wallet string `protobuf:"bytes,2,opt,name=wallet,proto3" json:"wallet,omitempty"`
+	// Asset symbol (native or token) on the chain.
+	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Threshold in token units ("0.5"); empty removes it.
+	Amount string `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Why (required; kept in the audit trail).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetWalletThresholdRequest) Reset() {
+	*x = SetWalletThresholdRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetWalletThresholdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetWalletThresholdRequest) ProtoMessage() {}
+
+func (x *SetWalletThresholdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetWalletThresholdRequest.ProtoReflect.Descriptor instead.
+func (*SetWalletThresholdRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SetWalletThresholdRequest) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *SetWalletThresholdRequest) GetWallet() string {
+	if x != nil {
+		return x.Wallet
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *SetWalletThresholdRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SetWalletThresholdResponse is the entry recorded.
+type SetWalletThresholdResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The threshold (amount empty when removed).
+	Threshold     *WalletThreshold `protobuf:"bytes,1,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetWalletThresholdResponse) Reset() {
+	*x = SetWalletThresholdResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetWalletThresholdResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetWalletThresholdResponse) ProtoMessage() {}
+
+func (x *SetWalletThresholdResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetWalletThresholdResponse.ProtoReflect.Descriptor instead.
+func (*SetWalletThresholdResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *SetWalletThresholdResponse) GetThreshold() *WalletThreshold {
+	if x != nil {
+		return x.Threshold
+	}
+	return nil
+}
+
+// ListWalletThresholdsRequest takes no filter.
+type ListWalletThresholdsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWalletThresholdsRequest) Reset() {
+	*x = ListWalletThresholdsRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWalletThresholdsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWalletThresholdsRequest) ProtoMessage() {}
+
+func (x *ListWalletThresholdsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWalletThresholdsRequest.ProtoReflect.Descriptor instead.
+func (*ListWalletThresholdsRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{46}
+}
+
+// ListWalletThresholdsResponse lists the thresholds in force.
+type ListWalletThresholdsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By chain, wallet and currency.
+	Thresholds    []*WalletThreshold `protobuf:"bytes,1,rep,name=thresholds,proto3" json:"thresholds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWalletThresholdsResponse) Reset() {
+	*x = ListWalletThresholdsResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWalletThresholdsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWalletThresholdsResponse) ProtoMessage() {}
+
+func (x *ListWalletThresholdsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWalletThresholdsResponse.ProtoReflect.Descriptor instead.
+func (*ListWalletThresholdsResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ListWalletThresholdsResponse) GetThresholds() []*WalletThreshold {
+	if x != nil {
+		return x.Thresholds
+	}
+	return nil
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
+	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x17coffer/v1/payouts.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
 	"\bOperator\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -2144,7 +3017,53 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x04note\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x04note\"N\n" +
 	"\x1dResolveReorgedDepositResponse\x12-\n" +
-	"\x04item\x18\x01 \x01(\v2\x19.coffer.v1.ReorgedDepositR\x04item2\xc9\r\n" +
+	"\x04item\x18\x01 \x01(\v2\x19.coffer.v1.ReorgedDepositR\x04item\"S\n" +
+	"\x13PausePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"D\n" +
+	"\x14PausePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"T\n" +
+	"\x14ResumePayoutsRequest\x12<\n" +
+	"\x06target\x18\x01 \x01(\v2\x1c.coffer.v1.PayoutPauseTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"E\n" +
+	"\x15ResumePayoutsResponse\x12,\n" +
+	"\x05pause\x18\x01 \x01(\v2\x16.coffer.v1.PayoutPauseR\x05pause\"B\n" +
+	"\x17ListPayoutPausesRequest\x12'\n" +
+	"\x0finclude_resumed\x18\x01 \x01(\bR\x0eincludeResumed\"J\n" +
+	"\x18ListPayoutPausesResponse\x12.\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x16.coffer.v1.PayoutPauseR\x06pauses\"\x99\x01\n" +
+	"\x1cListChainTransactionsRequest\x12\x14\n" +
+	"\x05stuck\x18\x01 \x01(\bR\x05stuck\x12:\n" +
+	"\vstuck_after\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"stuckAfter\x12'\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\"`\n" +
+	"\x1dListChainTransactionsResponse\x12?\n" +
+	"\ftransactions\x18\x01 \x03(\v2\x1b.coffer.v1.ChainTransactionR\ftransactions\"b\n" +
+	"\x1dResendChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"_\n" +
+	"\x1eResendChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"b\n" +
+	"\x1dCancelChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"_\n" +
+	"\x1eCancelChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"`\n" +
+	"\x1bFailChainTransactionRequest\x12A\n" +
+	"\x06target\x18\x01 \x01(\v2!.coffer.v1.ChainTransactionTargetB\x06\xbaH\x03\xc8\x01\x01R\x06target\"]\n" +
+	"\x1cFailChainTransactionResponse\x12=\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1b.coffer.v1.ChainTransactionR\vtransaction\"\xf7\x01\n" +
+	"\x19SetWalletThresholdRequest\x12\"\n" +
+	"\bchain_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\achainId\x122\n" +
+	"\x06wallet\x18\x02 \x01(\tB\x1a\xbaH\x17r\x152\x13^0x[0-9a-fA-F]{40}$R\x06wallet\x12%\n" +
+	"\bcurrency\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x14R\bcurrency\x127\n" +
+	"\x06amount\x18\x04 \x01(\tB\x1f\xbaH\x1cr\x1a\x18P2\x16^([0-9]+(\\.[0-9]+)?)?$R\x06amount\x12\"\n" +
+	"\x06reason\x18\x05 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xe8\aR\x06reason\"V\n" +
+	"\x1aSetWalletThresholdResponse\x128\n" +
+	"\tthreshold\x18\x01 \x01(\v2\x1a.coffer.v1.WalletThresholdR\tthreshold\"\x1d\n" +
+	"\x1bListWalletThresholdsRequest\"Z\n" +
+	"\x1cListWalletThresholdsResponse\x12:\n" +
+	"\n" +
+	"thresholds\x18\x01 \x03(\v2\x1a.coffer.v1.WalletThresholdR\n" +
+	"thresholds2\xd9\x14\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -2164,7 +3083,16 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\vEnableAdmin\x12\x1d.coffer.v1.EnableAdminRequest\x1a\x1e.coffer.v1.EnableAdminResponse\"\x03\x90\x02\x02\x12i\n" +
 	"\x13RevokeAdminSessions\x12%.coffer.v1.RevokeAdminSessionsRequest\x1a&.coffer.v1.RevokeAdminSessionsResponse\"\x03\x90\x02\x02\x12i\n" +
 	"\x13ListReorgedDeposits\x12%.coffer.v1.ListReorgedDepositsRequest\x1a&.coffer.v1.ListReorgedDepositsResponse\"\x03\x90\x02\x01\x12j\n" +
-	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x15ResolveReorgedDeposit\x12'.coffer.v1.ResolveReorgedDepositRequest\x1a(.coffer.v1.ResolveReorgedDepositResponse\x12O\n" +
+	"\fPausePayouts\x12\x1e.coffer.v1.PausePayoutsRequest\x1a\x1f.coffer.v1.PausePayoutsResponse\x12R\n" +
+	"\rResumePayouts\x12\x1f.coffer.v1.ResumePayoutsRequest\x1a .coffer.v1.ResumePayoutsResponse\x12`\n" +
+	"\x10ListPayoutPauses\x12\".coffer.v1.ListPayoutPausesRequest\x1a#.coffer.v1.ListPayoutPausesResponse\"\x03\x90\x02\x01\x12o\n" +
+	"\x15ListChainTransactions\x12'.coffer.v1.ListChainTransactionsRequest\x1a(.coffer.v1.ListChainTransactionsResponse\"\x03\x90\x02\x01\x12m\n" +
+	"\x16ResendChainTransaction\x12(.coffer.v1.ResendChainTransactionRequest\x1a).coffer.v1.ResendChainTransactionResponse\x12m\n" +
+	"\x16CancelChainTransaction\x12(.coffer.v1.CancelChainTransactionRequest\x1a).coffer.v1.CancelChainTransactionResponse\x12g\n" +
+	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponse\x12a\n" +
+	"\x12SetWalletThreshold\x12$.coffer.v1.SetWalletThresholdRequest\x1a%.coffer.v1.SetWalletThresholdResponse\x12l\n" +
+	"\x14ListWalletThresholds\x12&.coffer.v1.ListWalletThresholdsRequest\x1a'.coffer.v1.ListWalletThresholdsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -2178,7 +3106,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -2210,87 +3138,143 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*ListReorgedDepositsResponse)(nil),      // 27: coffer.v1.ListReorgedDepositsResponse
 	(*ResolveReorgedDepositRequest)(nil),     // 28: coffer.v1.ResolveReorgedDepositRequest
 	(*ResolveReorgedDepositResponse)(nil),    // 29: coffer.v1.ResolveReorgedDepositResponse
-	(ApprovalMode)(0),                        // 30: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 31: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 32: google.protobuf.Duration
-	(*Admin)(nil),                            // 33: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 34: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 35: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 36: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 37: coffer.v1.ReorgResolution
-	(*GetTreasuryAddressRequest)(nil),        // 38: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 39: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 40: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 41: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 42: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 43: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 44: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 45: coffer.v1.ReconcileResponse
+	(*PausePayoutsRequest)(nil),              // 30: coffer.v1.PausePayoutsRequest
+	(*PausePayoutsResponse)(nil),             // 31: coffer.v1.PausePayoutsResponse
+	(*ResumePayoutsRequest)(nil),             // 32: coffer.v1.ResumePayoutsRequest
+	(*ResumePayoutsResponse)(nil),            // 33: coffer.v1.ResumePayoutsResponse
+	(*ListPayoutPausesRequest)(nil),          // 34: coffer.v1.ListPayoutPausesRequest
+	(*ListPayoutPausesResponse)(nil),         // 35: coffer.v1.ListPayoutPausesResponse
+	(*ListChainTransactionsRequest)(nil),     // 36: coffer.v1.ListChainTransactionsRequest
+	(*ListChainTransactionsResponse)(nil),    // 37: coffer.v1.ListChainTransactionsResponse
+	(*ResendChainTransactionRequest)(nil),    // 38: coffer.v1.ResendChainTransactionRequest
+	(*ResendChainTransactionResponse)(nil),   // 39: coffer.v1.ResendChainTransactionResponse
+	(*CancelChainTransactionRequest)(nil),    // 40: coffer.v1.CancelChainTransactionRequest
+	(*CancelChainTransactionResponse)(nil),   // 41: coffer.v1.CancelChainTransactionResponse
+	(*FailChainTransactionRequest)(nil),      // 42: coffer.v1.FailChainTransactionRequest
+	(*FailChainTransactionResponse)(nil),     // 43: coffer.v1.FailChainTransactionResponse
+	(*SetWalletThresholdRequest)(nil),        // 44: coffer.v1.SetWalletThresholdRequest
+	(*SetWalletThresholdResponse)(nil),       // 45: coffer.v1.SetWalletThresholdResponse
+	(*ListWalletThresholdsRequest)(nil),      // 46: coffer.v1.ListWalletThresholdsRequest
+	(*ListWalletThresholdsResponse)(nil),     // 47: coffer.v1.ListWalletThresholdsResponse
+	(ApprovalMode)(0),                        // 48: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 49: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 50: google.protobuf.Duration
+	(*Admin)(nil),                            // 51: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 52: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 53: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 54: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 55: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 56: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 57: coffer.v1.PayoutPause
+	(*ChainTransaction)(nil),                 // 58: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),           // 59: coffer.v1.ChainTransactionTarget
+	(*WalletThreshold)(nil),                  // 60: coffer.v1.WalletThreshold
+	(*GetTreasuryAddressRequest)(nil),        // 61: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 62: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 63: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 64: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 65: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 66: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 67: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 68: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	30, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	31, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	31, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	30, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	48, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	49, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	49, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	32, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	31, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	33, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	34, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	34, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	35, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	33, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	33, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	33, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	36, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	37, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	36, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	2,  // 22: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 23: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 24: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 25: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 26: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 27: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 28: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 29: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 30: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	38, // 31: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	39, // 32: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	40, // 33: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	41, // 34: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 35: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 36: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 37: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 38: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 39: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	3,  // 40: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 41: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 42: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 43: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 44: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 45: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 46: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 47: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 48: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	42, // 49: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	43, // 50: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	44, // 51: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	45, // 52: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 53: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 54: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 55: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 56: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 57: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	40, // [40:58] is the sub-list for method output_type
-	22, // [22:40] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	50, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	49, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	51, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	52, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	52, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	53, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	51, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	51, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	51, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	54, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	55, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	54, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	56, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	57, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	56, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	57, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	57, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	50, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
+	58, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	59, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	59, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	59, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	58, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	60, // 35: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
+	60, // 36: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
+	2,  // 37: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 38: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 39: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 40: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 41: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 42: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 43: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 44: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 45: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	61, // 46: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	62, // 47: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	63, // 48: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	64, // 49: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 50: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 51: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 52: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 53: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 54: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	30, // 55: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	32, // 56: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	34, // 57: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	36, // 58: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
+	38, // 59: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
+	40, // 60: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
+	42, // 61: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
+	44, // 62: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
+	46, // 63: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
+	3,  // 64: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 65: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 66: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 67: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 68: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 69: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 70: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 71: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 72: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	65, // 73: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	66, // 74: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	67, // 75: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	68, // 76: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 77: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 78: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 79: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 80: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 81: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	31, // 82: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	33, // 83: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	35, // 84: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	37, // 85: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
+	39, // 86: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
+	41, // 87: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
+	43, // 88: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
+	45, // 89: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
+	47, // 90: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
+	64, // [64:91] is the sub-list for method output_type
+	37, // [37:64] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -2300,6 +3284,7 @@ func file_coffer_v1_ops_proto_init() {
 	}
 	file_coffer_v1_admin_proto_init()
 	file_coffer_v1_funds_proto_init()
+	file_coffer_v1_payouts_proto_init()
 	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_types_proto_init()
 	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
@@ -2321,7 +3306,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -9,6 +9,8 @@ import type { Deposit } from "./deposit_pb.js";
 import { file_coffer_v1_deposit } from "./deposit_pb.js";
 import type { ListOperatorFundsRequestSchema, ListOperatorFundsResponseSchema } from "./funds_pb.js";
 import { file_coffer_v1_funds } from "./funds_pb.js";
+import type { ChainTransaction, ChainTransactionTarget, PayoutPause, PayoutPauseTarget } from "./payouts_pb.js";
+import { file_coffer_v1_payouts } from "./payouts_pb.js";
 import type { ReorgedDeposit } from "./reorg_pb.js";
 import { file_coffer_v1_reorg } from "./reorg_pb.js";
 import type { Theme, ThemeStyle } from "./theme_pb.js";
@@ -25,7 +27,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/admin.proto.
  */
 export const file_coffer_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChVjb2ZmZXIvdjEvYWRtaW4ucHJvdG8SCWNvZmZlci52MSJ9CgVBZG1pbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRITCgtvcGVyYXRvcl9pZBgDIAEoCRIUCgx0b3RwX2VuYWJsZWQYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoMTG9naW5SZXF1ZXN0EhoKBWVtYWlsGAEgASgJQgu6SAjIAQFyAxj+ARIdCghwYXNzd29yZBgCIAEoCUILukgIyAEBcgMYgAgSIgoEdG90cBgDIAEoCUIUukgR2AEBcgwyCl5bMC05XXs2fSQibwoNTG9naW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIfCgVhZG1pbhgDIAEoCzIQLmNvZmZlci52MS5BZG1pbiIPCg1Mb2dvdXRSZXF1ZXN0IhAKDkxvZ291dFJlc3BvbnNlIg4KDEdldE1lUmVxdWVzdCIwCg1HZXRNZVJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluIsACChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EjwKCHN0YXR1c2VzGAEgAygOMhsuY29mZmVyLnYxLldpdGhkcmF3YWxTdGF0dXNCDbpICpIBByIFggECEAESIAoLb3BlcmF0b3JfaWQYAiABKAlCC7pICNgBAXIDsAEBEiIKEGV4dGVybmFsX3VzZXJfaWQYAyABKAlCCLpIBXIDGIABEjEKDWNyZWF0ZWRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdCglwYWdlX3NpemUYBiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgHIAEoCUIIukgFcgMYyAEiXgoXTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2USKgoLd2l0aGRyYXdhbHMYASADKAsyFS5jb2ZmZXIudjEuV2l0aGRyYXdhbBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiRQoZR2V0QWRtaW5XaXRoZHJhd2FsUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABASK0AQoaR2V0QWRtaW5XaXRoZHJhd2FsUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsEjAKB2hpc3RvcnkYAiADKAsyHy5jb2ZmZXIudjEuV2l0aGRyYXdhbEF1ZGl0RW50cnkSOQoPYWxsb3dlZF9hY3Rpb25zGAMgAygOMiAuY29mZmVyLnYxLkFkbWluV2l0aGRyYXdhbEFjdGlvbiLcAQoUV2l0aGRyYXdhbEF1ZGl0RW50cnkSMAoLZnJvbV9zdGF0dXMYASABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxIuCgl0b19zdGF0dXMYAiABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxINCgVhY3RvchgDIAEoCRIMCgRub3RlGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWFjdG9yX2Rpc3BsYXkYBiABKAki7AEKHVVwZGF0ZVdpdGhkcmF3YWxTdGF0dXNSZXF1ZXN0EigKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAlCC7pICMgBAXIDsAEBEoIBCgZzdGF0dXMYAiABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1c0JVukhSugFMCgxhZG1pbl9zdGF0dXMSKW11c3QgYmUgUFJPQ0VTU0lORywgQ09NUExFVEVEIG9yIFJFSkVDVEVEGhF0aGlzIGluIFsyLCA0LCA1XcgBARIcCgphZG1pbl9ub3RlGAMgASgJQgi6SAVyAxjQDyJLCh5VcGRhdGVXaXRoZHJhd2FsU3RhdHVzUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsIpUBChdPdmVycmlkZURlY2lzaW9uUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABARIyCghkZWNpc2lvbhgCIAEoDjITLmNvZmZlci52MS5EZWNpc2lvbkILukgIyAEBggECEAESHAoKYWRtaW5fbm90ZRgDIAEoCUIIukgFcgMY0A8ipgEKGE92ZXJyaWRlRGVjaXNpb25SZXNwb25zZRI0Cg93aXRoZHJhd19zdGF0dXMYASABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxIaChJzZXR0bGVtZW50X3R4X2hhc2gYAiABKAkSDAoEaGVsZBgDIAEoCBIqCgtoZWxkX3JlYXNvbhgEIAEoDjIVLmNvZmZlci52MS5IZWxkUmVhc29uItMBChNMaXN0RGVwb3NpdHNSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIiChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgi6SAVyAxiAARI5CghzdGF0dXNlcxgDIAMoDjIYLmNvZmZlci52MS5EZXBvc2l0U3RhdHVzQg26SAqSAQciBYIBAhABEh0KCXBhZ2Vfc2l6ZRgEIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAUgASgJQgi6SAVyAxjIASJVChRMaXN0RGVwb3NpdHNSZXNwb25zZRIkCghkZXBvc2l0cxgBIAMoCzISLmNvZmZlci52MS5EZXBvc2l0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJhChRSZXBsYXlEZXBvc2l0UmVxdWVzdBIZCghjaGFpbl9pZBgBIAEoA0IHukgEIgIgABIuCgd0eF9oYXNoGAIgASgJQh26SBrIAQFyFTITXjB4WzAtOWEtZkEtRl17NjR9JCJUChVSZXBsYXlEZXBvc2l0UmVzcG9uc2USJAoIZGVwb3NpdHMYASADKAsyEi5jb2ZmZXIudjEuRGVwb3NpdBIVCg1hbHJlYWR5X2tub3duGAIgASgIIjUKEUxpc3RUaGVtZXNSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABASI2ChJMaXN0VGhlbWVzUmVzcG9uc2USIAoGdGhlbWVzGAEgAygLMhAuY29mZmVyLnYxLlRoZW1lIrIBChJDcmVhdGVUaGVtZVJlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEjIKBHNsdWcYAiABKAlCJLpIIcgBAXIcGEAyGF5bYS16MC05XSsoLVthLXowLTldKykqJBIYCgRuYW1lGAMgASgJQgq6SAfIAQFyAhhkEiwKBXN0eWxlGAQgASgLMhUuY29mZmVyLnYxLlRoZW1lU3R5bGVCBrpIA8gBASI2ChNDcmVhdGVUaGVtZVJlc3BvbnNlEh8KBXRoZW1lGAEgASgLMhAuY29mZmVyLnYxLlRoZW1lInUKElVwZGF0ZVRoZW1lUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESGAoEbmFtZRgCIAEoCUIKukgHyAEBcgIYZBIsCgVzdHlsZRgDIAEoCzIVLmNvZmZlci52MS5UaGVtZVN0eWxlQga6SAPIAQEiNgoTVXBkYXRlVGhlbWVSZXNwb25zZRIfCgV0aGVtZRgBIAEoCzIQLmNvZmZlci52MS5UaGVtZSItChJEZWxldGVUaGVtZVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBIhUKE0RlbGV0ZVRoZW1lUmVzcG9uc2UioQIKD1dlYmhvb2tEZWxpdmVyeRIQCghldmVudF9pZBgBIAEoCRITCgtvcGVyYXRvcl9pZBgCIAEoCRIvCgpldmVudF90eXBlGAMgASgOMhsuY29mZmVyLnYxLldlYmhvb2tFdmVudFR5cGUSCwoDdXJsGAQgASgJEhAKCGF0dGVtcHRzGAUgASgFEhIKCmxhc3RfZXJyb3IYBiABKAkSDQoFc3RhdGUYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPbGFzdF9hdHRlbXB0X2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwYXlsb2FkGAogASgJIncKFkxpc3REZWFkTGV0dGVyc1JlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEh0KCXBhZ2Vfc2l6ZRgCIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxjIASJiChdMaXN0RGVhZExldHRlcnNSZXNwb25zZRIuCgpkZWxpdmVyaWVzGAEgAygLMhouY29mZmVyLnYxLldlYmhvb2tEZWxpdmVyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiOAoXUmVkZWxpdmVyV2ViaG9va1JlcXVlc3QSHQoIZXZlbnRfaWQYASABKAlCC7pICMgBAXIDsAEBIkgKGFJlZGVsaXZlcldlYmhvb2tSZXNwb25zZRIsCghkZWxpdmVyeRgBIAEoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkikwEKGExpc3REZXBvc2l0UmVvcmdzUmVxdWVzdBIgCgtvcGVyYXRvcl9pZBgBIAEoCUILukgI2AEBcgOwAQESGAoQaW5jbHVkZV9yZXNvbHZlZBgCIAEoCBIdCglwYWdlX3NpemUYAyABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgEIAEoCUIIukgFcgMYyAEiXgoZTGlzdERlcG9zaXRSZW9yZ3NSZXNwb25zZRIoCgVpdGVtcxgBIAMoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqigIKFUFkbWluV2l0aGRyYXdhbEFjdGlvbhInCiNBRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9VTlNQRUNJRklFRBAAEiMKH0FETUlOX1dJVEhEUkFXQUxfQUNUSU9OX1BST0NFU1MQARIkCiBBRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9DT01QTEVURRACEiIKHkFETUlOX1dJVEhEUkFXQUxfQUNUSU9OX1JFSkVDVBADEiwKKEFETUlOX1dJVEhEUkFXQUxfQUNUSU9OX09WRVJSSURFX0FQUFJPVkUQBBIrCidBRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9PVkVSUklERV9SRUpFQ1QQBTLHCwoMQWRtaW5TZXJ2aWNlEjoKBUxvZ2luEhcuY29mZmVyLnYxLkxvZ2luUmVxdWVzdBoYLmNvZmZlci52MS5Mb2dpblJlc3BvbnNlEj0KBkxvZ291dBIYLmNvZmZlci52MS5Mb2dvdXRSZXF1ZXN0GhkuY29mZmVyLnYxLkxvZ291dFJlc3BvbnNlEj8KBUdldE1lEhcuY29mZmVyLnYxLkdldE1lUmVxdWVzdBoYLmNvZmZlci52MS5HZXRNZVJlc3BvbnNlIgOQAgESXQoPTGlzdFdpdGhkcmF3YWxzEiEuY29mZmVyLnYxLkxpc3RXaXRoZHJhd2Fsc1JlcXVlc3QaIi5jb2ZmZXIudjEuTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2UiA5ACARJmChJHZXRBZG1pbldpdGhkcmF3YWwSJC5jb2ZmZXIudjEuR2V0QWRtaW5XaXRoZHJhd2FsUmVxdWVzdBolLmNvZmZlci52MS5HZXRBZG1pbldpdGhkcmF3YWxSZXNwb25zZSIDkAIBEm0KFlVwZGF0ZVdpdGhkcmF3YWxTdGF0dXMSKC5jb2ZmZXIudjEuVXBkYXRlV2l0aGRyYXdhbFN0YXR1c1JlcXVlc3QaKS5jb2ZmZXIudjEuVXBkYXRlV2l0aGRyYXdhbFN0YXR1c1Jlc3BvbnNlElsKEE92ZXJyaWRlRGVjaXNpb24SIi5jb2ZmZXIudjEuT3ZlcnJpZGVEZWNpc2lvblJlcXVlc3QaIy5jb2ZmZXIudjEuT3ZlcnJpZGVEZWNpc2lvblJlc3BvbnNlElQKDExpc3REZXBvc2l0cxIeLmNvZmZlci52MS5MaXN0RGVwb3NpdHNSZXF1ZXN0Gh8uY29mZmVyLnYxLkxpc3REZXBvc2l0c1Jlc3BvbnNlIgOQAgESUgoNUmVwbGF5RGVwb3NpdBIfLmNvZmZlci52MS5SZXBsYXlEZXBvc2l0UmVxdWVzdBogLmNvZmZlci52MS5SZXBsYXlEZXBvc2l0UmVzcG9uc2USTgoKTGlzdFRoZW1lcxIcLmNvZmZlci52MS5MaXN0VGhlbWVzUmVxdWVzdBodLmNvZmZlci52MS5MaXN0VGhlbWVzUmVzcG9uc2UiA5ACARJMCgtDcmVhdGVUaGVtZRIdLmNvZmZlci52MS5DcmVhdGVUaGVtZVJlcXVlc3QaHi5jb2ZmZXIudjEuQ3JlYXRlVGhlbWVSZXNwb25zZRJMCgtVcGRhdGVUaGVtZRIdLmNvZmZlci52MS5VcGRhdGVUaGVtZVJlcXVlc3QaHi5jb2ZmZXIudjEuVXBkYXRlVGhlbWVSZXNwb25zZRJMCgtEZWxldGVUaGVtZRIdLmNvZmZlci52MS5EZWxldGVUaGVtZVJlcXVlc3QaHi5jb2ZmZXIudjEuRGVsZXRlVGhlbWVSZXNwb25zZRJdCg9MaXN0RGVhZExldHRlcnMSIS5jb2ZmZXIudjEuTGlzdERlYWRMZXR0ZXJzUmVxdWVzdBoiLmNvZmZlci52MS5MaXN0RGVhZExldHRlcnNSZXNwb25zZSIDkAIBElsKEFJlZGVsaXZlcldlYmhvb2sSIi5jb2ZmZXIudjEuUmVkZWxpdmVyV2ViaG9va1JlcXVlc3QaIy5jb2ZmZXIudjEuUmVkZWxpdmVyV2ViaG9va1Jlc3BvbnNlEmMKEUxpc3RPcGVyYXRvckZ1bmRzEiMuY29mZmVyLnYxLkxpc3RPcGVyYXRvckZ1bmRzUmVxdWVzdBokLmNvZmZlci52MS5MaXN0T3BlcmF0b3JGdW5kc1Jlc3BvbnNlIgOQAgESYwoRTGlzdERlcG9zaXRSZW9yZ3MSIy5jb2ZmZXIudjEuTGlzdERlcG9zaXRSZW9yZ3NSZXF1ZXN0GiQuY29mZmVyLnYxLkxpc3REZXBvc2l0UmVvcmdzUmVzcG9uc2UiA5ACAUI2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_coffer_v1_deposit, file_coffer_v1_funds, file_coffer_v1_reorg, file_coffer_v1_theme, file_coffer_v1_types, file_coffer_v1_withdrawal, file_google_protobuf_timestamp]);
+  fileDesc("ChVjb2ZmZXIvdjEvYWRtaW4ucHJvdG8SCWNvZmZlci52MSJ9CgVBZG1pbhIKCgJpZBgBIAEoCRINCgVlbWFpbBgCIAEoCRITCgtvcGVyYXRvcl9pZBgDIAEoCRIUCgx0b3RwX2VuYWJsZWQYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoMTG9naW5SZXF1ZXN0EhoKBWVtYWlsGAEgASgJQgu6SAjIAQFyAxj+ARIdCghwYXNzd29yZBgCIAEoCUILukgIyAEBcgMYgAgSIgoEdG90cBgDIAEoCUIUukgR2AEBcgwyCl5bMC05XXs2fSQibwoNTG9naW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIfCgVhZG1pbhgDIAEoCzIQLmNvZmZlci52MS5BZG1pbiIPCg1Mb2dvdXRSZXF1ZXN0IhAKDkxvZ291dFJlc3BvbnNlIg4KDEdldE1lUmVxdWVzdCIwCg1HZXRNZVJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluIsACChZMaXN0V2l0aGRyYXdhbHNSZXF1ZXN0EjwKCHN0YXR1c2VzGAEgAygOMhsuY29mZmVyLnYxLldpdGhkcmF3YWxTdGF0dXNCDbpICpIBByIFggECEAESIAoLb3BlcmF0b3JfaWQYAiABKAlCC7pICNgBAXIDsAEBEiIKEGV4dGVybmFsX3VzZXJfaWQYAyABKAlCCLpIBXIDGIABEjEKDWNyZWF0ZWRfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmNyZWF0ZWRfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIdCglwYWdlX3NpemUYBiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgHIAEoCUIIukgFcgMYyAEiXgoXTGlzdFdpdGhkcmF3YWxzUmVzcG9uc2USKgoLd2l0aGRyYXdhbHMYASADKAsyFS5jb2ZmZXIudjEuV2l0aGRyYXdhbBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiRQoZR2V0QWRtaW5XaXRoZHJhd2FsUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABASK0AQoaR2V0QWRtaW5XaXRoZHJhd2FsUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsEjAKB2hpc3RvcnkYAiADKAsyHy5jb2ZmZXIudjEuV2l0aGRyYXdhbEF1ZGl0RW50cnkSOQoPYWxsb3dlZF9hY3Rpb25zGAMgAygOMiAuY29mZmVyLnYxLkFkbWluV2l0aGRyYXdhbEFjdGlvbiLcAQoUV2l0aGRyYXdhbEF1ZGl0RW50cnkSMAoLZnJvbV9zdGF0dXMYASABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxIuCgl0b19zdGF0dXMYAiABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxINCgVhY3RvchgDIAEoCRIMCgRub3RlGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWFjdG9yX2Rpc3BsYXkYBiABKAki7AEKHVVwZGF0ZVdpdGhkcmF3YWxTdGF0dXNSZXF1ZXN0EigKE3dpdGhkcmF3X3JlcXVlc3RfaWQYASABKAlCC7pICMgBAXIDsAEBEoIBCgZzdGF0dXMYAiABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1c0JVukhSugFMCgxhZG1pbl9zdGF0dXMSKW11c3QgYmUgUFJPQ0VTU0lORywgQ09NUExFVEVEIG9yIFJFSkVDVEVEGhF0aGlzIGluIFsyLCA0LCA1XcgBARIcCgphZG1pbl9ub3RlGAMgASgJQgi6SAVyAxjQDyJLCh5VcGRhdGVXaXRoZHJhd2FsU3RhdHVzUmVzcG9uc2USKQoKd2l0aGRyYXdhbBgBIAEoCzIVLmNvZmZlci52MS5XaXRoZHJhd2FsIpUBChdPdmVycmlkZURlY2lzaW9uUmVxdWVzdBIoChN3aXRoZHJhd19yZXF1ZXN0X2lkGAEgASgJQgu6SAjIAQFyA7ABARIyCghkZWNpc2lvbhgCIAEoDjITLmNvZmZlci52MS5EZWNpc2lvbkILukgIyAEBggECEAESHAoKYWRtaW5fbm90ZRgDIAEoCUIIukgFcgMY0A8ipgEKGE92ZXJyaWRlRGVjaXNpb25SZXNwb25zZRI0Cg93aXRoZHJhd19zdGF0dXMYASABKA4yGy5jb2ZmZXIudjEuV2l0aGRyYXdhbFN0YXR1cxIaChJzZXR0bGVtZW50X3R4X2hhc2gYAiABKAkSDAoEaGVsZBgDIAEoCBIqCgtoZWxkX3JlYXNvbhgEIAEoDjIVLmNvZmZlci52MS5IZWxkUmVhc29uItMBChNMaXN0RGVwb3NpdHNSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIiChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgi6SAVyAxiAARI5CghzdGF0dXNlcxgDIAMoDjIYLmNvZmZlci52MS5EZXBvc2l0U3RhdHVzQg26SAqSAQciBYIBAhABEh0KCXBhZ2Vfc2l6ZRgEIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAUgASgJQgi6SAVyAxjIASJVChRMaXN0RGVwb3NpdHNSZXNwb25zZRIkCghkZXBvc2l0cxgBIAMoCzISLmNvZmZlci52MS5EZXBvc2l0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJhChRSZXBsYXlEZXBvc2l0UmVxdWVzdBIZCghjaGFpbl9pZBgBIAEoA0IHukgEIgIgABIuCgd0eF9oYXNoGAIgASgJQh26SBrIAQFyFTITXjB4WzAtOWEtZkEtRl17NjR9JCJUChVSZXBsYXlEZXBvc2l0UmVzcG9uc2USJAoIZGVwb3NpdHMYASADKAsyEi5jb2ZmZXIudjEuRGVwb3NpdBIVCg1hbHJlYWR5X2tub3duGAIgASgIIjUKEUxpc3RUaGVtZXNSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABASI2ChJMaXN0VGhlbWVzUmVzcG9uc2USIAoGdGhlbWVzGAEgAygLMhAuY29mZmVyLnYxLlRoZW1lIrIBChJDcmVhdGVUaGVtZVJlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEjIKBHNsdWcYAiABKAlCJLpIIcgBAXIcGEAyGF5bYS16MC05XSsoLVthLXowLTldKykqJBIYCgRuYW1lGAMgASgJQgq6SAfIAQFyAhhkEiwKBXN0eWxlGAQgASgLMhUuY29mZmVyLnYxLlRoZW1lU3R5bGVCBrpIA8gBASI2ChNDcmVhdGVUaGVtZVJlc3BvbnNlEh8KBXRoZW1lGAEgASgLMhAuY29mZmVyLnYxLlRoZW1lInUKElVwZGF0ZVRoZW1lUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESGAoEbmFtZRgCIAEoCUIKukgHyAEBcgIYZBIsCgVzdHlsZRgDIAEoCzIVLmNvZmZlci52MS5UaGVtZVN0eWxlQga6SAPIAQEiNgoTVXBkYXRlVGhlbWVSZXNwb25zZRIfCgV0aGVtZRgBIAEoCzIQLmNvZmZlci52MS5UaGVtZSItChJEZWxldGVUaGVtZVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBIhUKE0RlbGV0ZVRoZW1lUmVzcG9uc2UioQIKD1dlYmhvb2tEZWxpdmVyeRIQCghldmVudF9pZBgBIAEoCRITCgtvcGVyYXRvcl9pZBgCIAEoCRIvCgpldmVudF90eXBlGAMgASgOMhsuY29mZmVyLnYxLldlYmhvb2tFdmVudFR5cGUSCwoDdXJsGAQgASgJEhAKCGF0dGVtcHRzGAUgASgFEhIKCmxhc3RfZXJyb3IYBiABKAkSDQoFc3RhdGUYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoPbGFzdF9hdHRlbXB0X2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwYXlsb2FkGAogASgJIncKFkxpc3REZWFkTGV0dGVyc1JlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEh0KCXBhZ2Vfc2l6ZRgCIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxjIASJiChdMaXN0RGVhZExldHRlcnNSZXNwb25zZRIuCgpkZWxpdmVyaWVzGAEgAygLMhouY29mZmVyLnYxLldlYmhvb2tEZWxpdmVyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiOAoXUmVkZWxpdmVyV2ViaG9va1JlcXVlc3QSHQoIZXZlbnRfaWQYASABKAlCC7pICMgBAXIDsAEBIkgKGFJlZGVsaXZlcldlYmhvb2tSZXNwb25zZRIsCghkZWxpdmVyeRgBIAEoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkikwEKGExpc3REZXBvc2l0UmVvcmdzUmVxdWVzdBIgCgtvcGVyYXRvcl9pZBgBIAEoCUILukgI2AEBcgOwAQESGAoQaW5jbHVkZV9yZXNvbHZlZBgCIAEoCBIdCglwYWdlX3NpemUYAyABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgEIAEoCUIIukgFcgMYyAEiXgoZTGlzdERlcG9zaXRSZW9yZ3NSZXNwb25zZRIoCgVpdGVtcxgBIAMoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiPgojQWRtaW5TZXJ2aWNlTGlzdFBheW91dFBhdXNlc1JlcXVlc3QSFwoPaW5jbHVkZV9yZXN1bWVkGAEgASgIIk4KJEFkbWluU2VydmljZUxpc3RQYXlvdXRQYXVzZXNSZXNwb25zZRImCgZwYXVzZXMYASADKAsyFi5jb2ZmZXIudjEuUGF5b3V0UGF1c2UiVwofQWRtaW5TZXJ2aWNlUGF1c2VQYXlvdXRzUmVxdWVzdBI0CgZ0YXJnZXQYASABKAsyHC5jb2ZmZXIudjEuUGF5b3V0UGF1c2VUYXJnZXRCBrpIA8gBASJJCiBBZG1pblNlcnZpY2VQYXVzZVBheW91dHNSZXNwb25zZRIlCgVwYXVzZRgBIAEoCzIWLmNvZmZlci52MS5QYXlvdXRQYXVzZSJYCiBBZG1pblNlcnZpY2VSZXN1bWVQYXlvdXRzUmVxdWVzdBI0CgZ0YXJnZXQYASABKAsyHC5jb2ZmZXIudjEuUGF5b3V0UGF1c2VUYXJnZXRCBrpIA8gBASJKCiFBZG1pblNlcnZpY2VSZXN1bWVQYXlvdXRzUmVzcG9uc2USJQoFcGF1c2UYASABKAsyFi5jb2ZmZXIudjEuUGF5b3V0UGF1c2UiOQooQWRtaW5TZXJ2aWNlTGlzdENoYWluVHJhbnNhY3Rpb25zUmVxdWVzdBINCgVzdHVjaxgBIAEoCCJeCilBZG1pblNlcnZpY2VMaXN0Q2hhaW5UcmFuc2FjdGlvbnNSZXNwb25zZRIxCgx0cmFuc2FjdGlvbnMYASADKAsyGy5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvbiJmCilBZG1pblNlcnZpY2VSZXNlbmRDaGFpblRyYW5zYWN0aW9uUmVxdWVzdBI5CgZ0YXJnZXQYASABKAsyIS5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvblRhcmdldEIGukgDyAEBIl4KKkFkbWluU2VydmljZVJlc2VuZENoYWluVHJhbnNhY3Rpb25SZXNwb25zZRIwCgt0cmFuc2FjdGlvbhgBIAEoCzIbLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uImYKKUFkbWluU2VydmljZUNhbmNlbENoYWluVHJhbnNhY3Rpb25SZXF1ZXN0EjkKBnRhcmdldBgBIAEoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uVGFyZ2V0Qga6SAPIAQEiXgoqQWRtaW5TZXJ2aWNlQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEjAKC3RyYW5zYWN0aW9uGAEgASgLMhsuY29mZmVyLnYxLkNoYWluVHJhbnNhY3Rpb24iZAonQWRtaW5TZXJ2aWNlRmFpbENoYWluVHJhbnNhY3Rpb25SZXF1ZXN0EjkKBnRhcmdldBgBIAEoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uVGFyZ2V0Qga6SAPIAQEiXAooQWRtaW5TZXJ2aWNlRmFpbENoYWluVHJhbnNhY3Rpb25SZXNwb25zZRIwCgt0cmFuc2FjdGlvbhgBIAEoCzIbLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uKooCChVBZG1pbldpdGhkcmF3YWxBY3Rpb24SJwojQURNSU5fV0lUSERSQVdBTF9BQ1RJT05fVU5TUEVDSUZJRUQQABIjCh9BRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9QUk9DRVNTEAESJAogQURNSU5fV0lUSERSQVdBTF9BQ1RJT05fQ09NUExFVEUQAhIiCh5BRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9SRUpFQ1QQAxIsCihBRE1JTl9XSVRIRFJBV0FMX0FDVElPTl9PVkVSUklERV9BUFBST1ZFEAQSKwonQURNSU5fV0lUSERSQVdBTF9BQ1RJT05fT1ZFUlJJREVfUkVKRUNUEAUysRIKDEFkbWluU2VydmljZRI6CgVMb2dpbhIXLmNvZmZlci52MS5Mb2dpblJlcXVlc3QaGC5jb2ZmZXIudjEuTG9naW5SZXNwb25zZRI9CgZMb2dvdXQSGC5jb2ZmZXIudjEuTG9nb3V0UmVxdWVzdBoZLmNvZmZlci52MS5Mb2dvdXRSZXNwb25zZRI/CgVHZXRNZRIXLmNvZmZlci52MS5HZXRNZVJlcXVlc3QaGC5jb2ZmZXIudjEuR2V0TWVSZXNwb25zZSIDkAIBEl0KD0xpc3RXaXRoZHJhd2FscxIhLmNvZmZlci52MS5MaXN0V2l0aGRyYXdhbHNSZXF1ZXN0GiIuY29mZmVyLnYxLkxpc3RXaXRoZHJhd2Fsc1Jlc3BvbnNlIgOQAgESZgoSR2V0QWRtaW5XaXRoZHJhd2FsEiQuY29mZmVyLnYxLkdldEFkbWluV2l0aGRyYXdhbFJlcXVlc3QaJS5jb2ZmZXIudjEuR2V0QWRtaW5XaXRoZHJhd2FsUmVzcG9uc2UiA5ACARJtChZVcGRhdGVXaXRoZHJhd2FsU3RhdHVzEiguY29mZmVyLnYxLlVwZGF0ZVdpdGhkcmF3YWxTdGF0dXNSZXF1ZXN0GikuY29mZmVyLnYxLlVwZGF0ZVdpdGhkcmF3YWxTdGF0dXNSZXNwb25zZRJbChBPdmVycmlkZURlY2lzaW9uEiIuY29mZmVyLnYxLk92ZXJyaWRlRGVjaXNpb25SZXF1ZXN0GiMuY29mZmVyLnYxLk92ZXJyaWRlRGVjaXNpb25SZXNwb25zZRJUCgxMaXN0RGVwb3NpdHMSHi5jb2ZmZXIudjEuTGlzdERlcG9zaXRzUmVxdWVzdBofLmNvZmZlci52MS5MaXN0RGVwb3NpdHNSZXNwb25zZSIDkAIBElIKDVJlcGxheURlcG9zaXQSHy5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlcXVlc3QaIC5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlc3BvbnNlEk4KCkxpc3RUaGVtZXMSHC5jb2ZmZXIudjEuTGlzdFRoZW1lc1JlcXVlc3QaHS5jb2ZmZXIudjEuTGlzdFRoZW1lc1Jlc3BvbnNlIgOQAgESTAoLQ3JlYXRlVGhlbWUSHS5jb2ZmZXIudjEuQ3JlYXRlVGhlbWVSZXF1ZXN0Gh4uY29mZmVyLnYxLkNyZWF0ZVRoZW1lUmVzcG9uc2USTAoLVXBkYXRlVGhlbWUSHS5jb2ZmZXIudjEuVXBkYXRlVGhlbWVSZXF1ZXN0Gh4uY29mZmVyLnYxLlVwZGF0ZVRoZW1lUmVzcG9uc2USTAoLRGVsZXRlVGhlbWUSHS5jb2ZmZXIudjEuRGVsZXRlVGhlbWVSZXF1ZXN0Gh4uY29mZmVyLnYxLkRlbGV0ZVRoZW1lUmVzcG9uc2USXQoPTGlzdERlYWRMZXR0ZXJzEiEuY29mZmVyLnYxLkxpc3REZWFkTGV0dGVyc1JlcXVlc3QaIi5jb2ZmZXIudjEuTGlzdERlYWRMZXR0ZXJzUmVzcG9uc2UiA5ACARJbChBSZWRlbGl2ZXJXZWJob29rEiIuY29mZmVyLnYxLlJlZGVsaXZlcldlYmhvb2tSZXF1ZXN0GiMuY29mZmVyLnYxLlJlZGVsaXZlcldlYmhvb2tSZXNwb25zZRJjChFMaXN0T3BlcmF0b3JGdW5kcxIjLmNvZmZlci52MS5MaXN0T3BlcmF0b3JGdW5kc1JlcXVlc3QaJC5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yRnVuZHNSZXNwb25zZSIDkAIBEmMKEUxpc3REZXBvc2l0UmVvcmdzEiMuY29mZmVyLnYxLkxpc3REZXBvc2l0UmVvcmdzUmVxdWVzdBokLmNvZmZlci52MS5MaXN0RGVwb3NpdFJlb3Jnc1Jlc3BvbnNlIgOQAgESeAoQTGlzdFBheW91dFBhdXNlcxIuLmNvZmZlci52MS5BZG1pblNlcnZpY2VMaXN0UGF5b3V0UGF1c2VzUmVxdWVzdBovLmNvZmZlci52MS5BZG1pblNlcnZpY2VMaXN0UGF5b3V0UGF1c2VzUmVzcG9uc2UiA5ACARJnCgxQYXVzZVBheW91dHMSKi5jb2ZmZXIudjEuQWRtaW5TZXJ2aWNlUGF1c2VQYXlvdXRzUmVxdWVzdBorLmNvZmZlci52MS5BZG1pblNlcnZpY2VQYXVzZVBheW91dHNSZXNwb25zZRJqCg1SZXN1bWVQYXlvdXRzEisuY29mZmVyLnYxLkFkbWluU2VydmljZVJlc3VtZVBheW91dHNSZXF1ZXN0GiwuY29mZmVyLnYxLkFkbWluU2VydmljZVJlc3VtZVBheW91dHNSZXNwb25zZRKHAQoVTGlzdENoYWluVHJhbnNhY3Rpb25zEjMuY29mZmVyLnYxLkFkbWluU2VydmljZUxpc3RDaGFpblRyYW5zYWN0aW9uc1JlcXVlc3QaNC5jb2ZmZXIudjEuQWRtaW5TZXJ2aWNlTGlzdENoYWluVHJhbnNhY3Rpb25zUmVzcG9uc2UiA5ACARKFAQoWUmVzZW5kQ2hhaW5UcmFuc2FjdGlvbhI0LmNvZmZlci52MS5BZG1pblNlcnZpY2VSZXNlbmRDaGFpblRyYW5zYWN0aW9uUmVxdWVzdBo1LmNvZmZlci52MS5BZG1pblNlcnZpY2VSZXNlbmRDaGFpblRyYW5zYWN0aW9uUmVzcG9uc2UShQEKFkNhbmNlbENoYWluVHJhbnNhY3Rpb24SNC5jb2ZmZXIudjEuQWRtaW5TZXJ2aWNlQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlcXVlc3QaNS5jb2ZmZXIudjEuQWRtaW5TZXJ2aWNlQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEn8KFEZhaWxDaGFpblRyYW5zYWN0aW9uEjIuY29mZmVyLnYxLkFkbWluU2VydmljZUZhaWxDaGFpblRyYW5zYWN0aW9uUmVxdWVzdBozLmNvZmZlci52MS5BZG1pblNlcnZpY2VGYWlsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlQjZaNGdpdGh1Yi5jb20vY29mZmVyaHEvY29mZmVyL2dlbi9nby9jb2ZmZXIvdjE7Y29mZmVydjFiBnByb3RvMw", [file_buf_validate_validate, file_coffer_v1_deposit, file_coffer_v1_funds, file_coffer_v1_payouts, file_coffer_v1_reorg, file_coffer_v1_theme, file_coffer_v1_types, file_coffer_v1_withdrawal, file_google_protobuf_timestamp]);
 
 /**
  * Admin is a panel user.
@@ -1142,6 +1144,300 @@ export const ListDepositReorgsResponseSchema: GenMessage<ListDepositReorgsRespon
   messageDesc(file_coffer_v1_admin, 34);
 
 /**
+ * AdminServiceListPayoutPausesRequest filters pauses.
+ *
+ * @generated from message coffer.v1.AdminServiceListPayoutPausesRequest
+ */
+export type AdminServiceListPayoutPausesRequest = Message<"coffer.v1.AdminServiceListPayoutPausesRequest"> & {
+  /**
+   * Lifted pauses too.
+   *
+   * @generated from field: bool include_resumed = 1;
+   */
+  includeResumed: boolean;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceListPayoutPausesRequest.
+ * Use `create(AdminServiceListPayoutPausesRequestSchema)` to create a new message.
+ */
+export const AdminServiceListPayoutPausesRequestSchema: GenMessage<AdminServiceListPayoutPausesRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 35);
+
+/**
+ * AdminServiceListPayoutPausesResponse lists pauses, newest first.
+ *
+ * @generated from message coffer.v1.AdminServiceListPayoutPausesResponse
+ */
+export type AdminServiceListPayoutPausesResponse = Message<"coffer.v1.AdminServiceListPayoutPausesResponse"> & {
+  /**
+   * The pauses.
+   *
+   * @generated from field: repeated coffer.v1.PayoutPause pauses = 1;
+   */
+  pauses: PayoutPause[];
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceListPayoutPausesResponse.
+ * Use `create(AdminServiceListPayoutPausesResponseSchema)` to create a new message.
+ */
+export const AdminServiceListPayoutPausesResponseSchema: GenMessage<AdminServiceListPayoutPausesResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 36);
+
+/**
+ * AdminServicePausePayoutsRequest pauses a scope.
+ *
+ * @generated from message coffer.v1.AdminServicePausePayoutsRequest
+ */
+export type AdminServicePausePayoutsRequest = Message<"coffer.v1.AdminServicePausePayoutsRequest"> & {
+  /**
+   * The scope and the reason.
+   *
+   * @generated from field: coffer.v1.PayoutPauseTarget target = 1;
+   */
+  target?: PayoutPauseTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServicePausePayoutsRequest.
+ * Use `create(AdminServicePausePayoutsRequestSchema)` to create a new message.
+ */
+export const AdminServicePausePayoutsRequestSchema: GenMessage<AdminServicePausePayoutsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 37);
+
+/**
+ * AdminServicePausePayoutsResponse is the pause made.
+ *
+ * @generated from message coffer.v1.AdminServicePausePayoutsResponse
+ */
+export type AdminServicePausePayoutsResponse = Message<"coffer.v1.AdminServicePausePayoutsResponse"> & {
+  /**
+   * The pause.
+   *
+   * @generated from field: coffer.v1.PayoutPause pause = 1;
+   */
+  pause?: PayoutPause | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServicePausePayoutsResponse.
+ * Use `create(AdminServicePausePayoutsResponseSchema)` to create a new message.
+ */
+export const AdminServicePausePayoutsResponseSchema: GenMessage<AdminServicePausePayoutsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 38);
+
+/**
+ * AdminServiceResumePayoutsRequest lifts a scope's pause.
+ *
+ * @generated from message coffer.v1.AdminServiceResumePayoutsRequest
+ */
+export type AdminServiceResumePayoutsRequest = Message<"coffer.v1.AdminServiceResumePayoutsRequest"> & {
+  /**
+   * The scope and the reason.
+   *
+   * @generated from field: coffer.v1.PayoutPauseTarget target = 1;
+   */
+  target?: PayoutPauseTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceResumePayoutsRequest.
+ * Use `create(AdminServiceResumePayoutsRequestSchema)` to create a new message.
+ */
+export const AdminServiceResumePayoutsRequestSchema: GenMessage<AdminServiceResumePayoutsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 39);
+
+/**
+ * AdminServiceResumePayoutsResponse is the pause lifted.
+ *
+ * @generated from message coffer.v1.AdminServiceResumePayoutsResponse
+ */
+export type AdminServiceResumePayoutsResponse = Message<"coffer.v1.AdminServiceResumePayoutsResponse"> & {
+  /**
+   * The pause, with its resume.
+   *
+   * @generated from field: coffer.v1.PayoutPause pause = 1;
+   */
+  pause?: PayoutPause | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceResumePayoutsResponse.
+ * Use `create(AdminServiceResumePayoutsResponseSchema)` to create a new message.
+ */
+export const AdminServiceResumePayoutsResponseSchema: GenMessage<AdminServiceResumePayoutsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 40);
+
+/**
+ * AdminServiceListChainTransactionsRequest filters transactions.
+ *
+ * @generated from message coffer.v1.AdminServiceListChainTransactionsRequest
+ */
+export type AdminServiceListChainTransactionsRequest = Message<"coffer.v1.AdminServiceListChainTransactionsRequest"> & {
+  /**
+   * Only those needing an engineer (pending over 2 minutes, reverted or cancelled payouts).
+   *
+   * @generated from field: bool stuck = 1;
+   */
+  stuck: boolean;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceListChainTransactionsRequest.
+ * Use `create(AdminServiceListChainTransactionsRequestSchema)` to create a new message.
+ */
+export const AdminServiceListChainTransactionsRequestSchema: GenMessage<AdminServiceListChainTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 41);
+
+/**
+ * AdminServiceListChainTransactionsResponse lists transactions, newest first.
+ *
+ * @generated from message coffer.v1.AdminServiceListChainTransactionsResponse
+ */
+export type AdminServiceListChainTransactionsResponse = Message<"coffer.v1.AdminServiceListChainTransactionsResponse"> & {
+  /**
+   * The transactions.
+   *
+   * @generated from field: repeated coffer.v1.ChainTransaction transactions = 1;
+   */
+  transactions: ChainTransaction[];
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceListChainTransactionsResponse.
+ * Use `create(AdminServiceListChainTransactionsResponseSchema)` to create a new message.
+ */
+export const AdminServiceListChainTransactionsResponseSchema: GenMessage<AdminServiceListChainTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 42);
+
+/**
+ * AdminServiceResendChainTransactionRequest names the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceResendChainTransactionRequest
+ */
+export type AdminServiceResendChainTransactionRequest = Message<"coffer.v1.AdminServiceResendChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceResendChainTransactionRequest.
+ * Use `create(AdminServiceResendChainTransactionRequestSchema)` to create a new message.
+ */
+export const AdminServiceResendChainTransactionRequestSchema: GenMessage<AdminServiceResendChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 43);
+
+/**
+ * AdminServiceResendChainTransactionResponse is the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceResendChainTransactionResponse
+ */
+export type AdminServiceResendChainTransactionResponse = Message<"coffer.v1.AdminServiceResendChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceResendChainTransactionResponse.
+ * Use `create(AdminServiceResendChainTransactionResponseSchema)` to create a new message.
+ */
+export const AdminServiceResendChainTransactionResponseSchema: GenMessage<AdminServiceResendChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 44);
+
+/**
+ * AdminServiceCancelChainTransactionRequest names the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceCancelChainTransactionRequest
+ */
+export type AdminServiceCancelChainTransactionRequest = Message<"coffer.v1.AdminServiceCancelChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceCancelChainTransactionRequest.
+ * Use `create(AdminServiceCancelChainTransactionRequestSchema)` to create a new message.
+ */
+export const AdminServiceCancelChainTransactionRequestSchema: GenMessage<AdminServiceCancelChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 45);
+
+/**
+ * AdminServiceCancelChainTransactionResponse is the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceCancelChainTransactionResponse
+ */
+export type AdminServiceCancelChainTransactionResponse = Message<"coffer.v1.AdminServiceCancelChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceCancelChainTransactionResponse.
+ * Use `create(AdminServiceCancelChainTransactionResponseSchema)` to create a new message.
+ */
+export const AdminServiceCancelChainTransactionResponseSchema: GenMessage<AdminServiceCancelChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 46);
+
+/**
+ * AdminServiceFailChainTransactionRequest names the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceFailChainTransactionRequest
+ */
+export type AdminServiceFailChainTransactionRequest = Message<"coffer.v1.AdminServiceFailChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceFailChainTransactionRequest.
+ * Use `create(AdminServiceFailChainTransactionRequestSchema)` to create a new message.
+ */
+export const AdminServiceFailChainTransactionRequestSchema: GenMessage<AdminServiceFailChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 47);
+
+/**
+ * AdminServiceFailChainTransactionResponse is the transaction.
+ *
+ * @generated from message coffer.v1.AdminServiceFailChainTransactionResponse
+ */
+export type AdminServiceFailChainTransactionResponse = Message<"coffer.v1.AdminServiceFailChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.AdminServiceFailChainTransactionResponse.
+ * Use `create(AdminServiceFailChainTransactionResponseSchema)` to create a new message.
+ */
+export const AdminServiceFailChainTransactionResponseSchema: GenMessage<AdminServiceFailChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_admin, 48);
+
+/**
  * AdminWithdrawalAction is a status change an admin asks for from the panel.
  *
  * @generated from enum coffer.v1.AdminWithdrawalAction
@@ -1375,6 +1671,76 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListDepositReorgsRequestSchema;
     output: typeof ListDepositReorgsResponseSchema;
+  },
+  /**
+   * ListPayoutPauses lists payout pauses (service-team admins only; the panel's Payouts page). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.ListPayoutPauses
+   */
+  listPayoutPauses: {
+    methodKind: "unary";
+    input: typeof AdminServiceListPayoutPausesRequestSchema;
+    output: typeof AdminServiceListPayoutPausesResponseSchema;
+  },
+  /**
+   * PausePayouts pauses payouts, as OpsService.PausePayouts (service-team admins only; audited as admin:<id>). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.PausePayouts
+   */
+  pausePayouts: {
+    methodKind: "unary";
+    input: typeof AdminServicePausePayoutsRequestSchema;
+    output: typeof AdminServicePausePayoutsResponseSchema;
+  },
+  /**
+   * ResumePayouts lifts a pause, as OpsService.ResumePayouts (service-team admins only). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.ResumePayouts
+   */
+  resumePayouts: {
+    methodKind: "unary";
+    input: typeof AdminServiceResumePayoutsRequestSchema;
+    output: typeof AdminServiceResumePayoutsResponseSchema;
+  },
+  /**
+   * ListChainTransactions lists transactions, as OpsService.ListChainTransactions (service-team admins only). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.ListChainTransactions
+   */
+  listChainTransactions: {
+    methodKind: "unary";
+    input: typeof AdminServiceListChainTransactionsRequestSchema;
+    output: typeof AdminServiceListChainTransactionsResponseSchema;
+  },
+  /**
+   * ResendChainTransaction re-sends a pending transaction at a higher fee, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.ResendChainTransaction
+   */
+  resendChainTransaction: {
+    methodKind: "unary";
+    input: typeof AdminServiceResendChainTransactionRequestSchema;
+    output: typeof AdminServiceResendChainTransactionResponseSchema;
+  },
+  /**
+   * CancelChainTransaction cancels a pending payout, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.CancelChainTransaction
+   */
+  cancelChainTransaction: {
+    methodKind: "unary";
+    input: typeof AdminServiceCancelChainTransactionRequestSchema;
+    output: typeof AdminServiceCancelChainTransactionResponseSchema;
+  },
+  /**
+   * FailChainTransaction marks a payout that can never be mined failed, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+   *
+   * @generated from rpc coffer.v1.AdminService.FailChainTransaction
+   */
+  failChainTransaction: {
+    methodKind: "unary";
+    input: typeof AdminServiceFailChainTransactionRequestSchema;
+    output: typeof AdminServiceFailChainTransactionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_coffer_v1_admin, 0);

@@ -17,8 +17,8 @@ WITH tx AS (
 ) SELECT tx.id FROM tx;
 
 -- name: InsertTxAttempt :exec
-INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
-VALUES (@tx_id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value);
+INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value, cancel)
+VALUES (@tx_id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value, @cancel);
 
 -- name: MarkBroadcast :exec
 UPDATE chain_tx_attempts SET broadcast_at = now() WHERE id = @id;
@@ -33,16 +33,16 @@ WHERE chain_txs.id = @id AND chain_txs.state = 'pending';
 
 -- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
 FROM chain_txs WHERE id = @id;
 
 -- name: ChainTxByRef :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
 FROM chain_txs WHERE purpose = @purpose AND ref = @ref;
 
 -- name: ChainTxAttempts :many
-SELECT id, tx_id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at, value FROM chain_tx_attempts
+SELECT id, tx_id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at, value, cancel FROM chain_tx_attempts
 WHERE tx_id = @tx_id ORDER BY id;
 
 -- name: ChainTxIDsByRefPrefix :many
@@ -56,3 +56,32 @@ WITH t AS (
 	WHERE chain_txs.id = @id AND chain_txs.state <> 'pending' RETURNING chain_txs.id
 )
 UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t);
+
+-- name: RequestTxAction :execrows
+-- A re-send or cancel for the worker, on a pending transaction only.
+UPDATE chain_txs SET requested_action = @action::text WHERE id = @id AND state = 'pending';
+
+-- name: ClearTxAction :exec
+-- The worker carried out the request it read (a newer one stays).
+UPDATE chain_txs SET requested_action = NULL WHERE id = @id AND requested_action = @action::text;
+
+-- name: InsertTxAction :exec
+INSERT INTO chain_tx_actions (tx_id, action, actor, reason) VALUES (@tx_id, @action, @actor, @reason);
+
+-- name: TxActions :many
+SELECT action, actor, reason, created_at FROM chain_tx_actions WHERE tx_id = @tx_id ORDER BY id;
+
+-- name: ResolveChainTx :execrows
+-- A cancelled or failed transaction leaves its ref: the (purpose, ref) it held may be used by
+-- a new transaction (a withdrawal decided again). Only from the state the caller read.
+UPDATE chain_txs SET state = @to_state, ref = ref || ':resolved:' || id::text, requested_action = NULL
+WHERE id = @id AND state = @from_state;
+
+-- name: ListChainTxIDs :many
+-- Transactions newest first; with stuck_before set, only those needing an engineer: pending
+-- since before it, or a reverted or cancelled payout whose withdrawal still waits on it.
+SELECT id FROM chain_txs
+WHERE NOT @stuck::boolean
+   OR (state = 'pending' AND created_at < @stuck_before::timestamptz)
+   OR (state IN ('reverted', 'cancelled') AND purpose = 'payout' AND ref NOT LIKE '%:resolved:%')
+ORDER BY id DESC LIMIT @max_rows;

@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/shopspring/decimal"
@@ -31,7 +32,7 @@ func (q *Queries) AllocateNonce(ctx context.Context, db DBTX, arg AllocateNonceP
 }
 
 const chainTxAttempts = `-- name: ChainTxAttempts :many
-SELECT id, tx_id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at, value FROM chain_tx_attempts
+SELECT id, tx_id, hash, raw, gas_tip_cap, gas_fee_cap, created_at, broadcast_at, value, cancel FROM chain_tx_attempts
 WHERE tx_id = $1 ORDER BY id
 `
 
@@ -54,6 +55,7 @@ func (q *Queries) ChainTxAttempts(ctx context.Context, db DBTX, txID int64) ([]C
 			&i.CreatedAt,
 			&i.BroadcastAt,
 			&i.Value,
+			&i.Cancel,
 		); err != nil {
 			return nil, err
 		}
@@ -67,7 +69,7 @@ func (q *Queries) ChainTxAttempts(ctx context.Context, db DBTX, txID int64) ([]C
 
 const chainTxByRef = `-- name: ChainTxByRef :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
 FROM chain_txs WHERE purpose = $1 AND ref = $2
 `
 
@@ -98,6 +100,7 @@ func (q *Queries) ChainTxByRef(ctx context.Context, db DBTX, arg ChainTxByRefPar
 		&i.CreatedAt,
 		&i.MinedAt,
 		&i.PaysOwnGas,
+		&i.RequestedAction,
 	)
 	return i, err
 }
@@ -131,6 +134,21 @@ func (q *Queries) ChainTxIDsByRefPrefix(ctx context.Context, db DBTX, arg ChainT
 	return items, nil
 }
 
+const clearTxAction = `-- name: ClearTxAction :exec
+UPDATE chain_txs SET requested_action = NULL WHERE id = $1 AND requested_action = $2::text
+`
+
+type ClearTxActionParams struct {
+	ID     int64
+	Action string
+}
+
+// The worker carried out the request it read (a newer one stays).
+func (q *Queries) ClearTxAction(ctx context.Context, db DBTX, arg ClearTxActionParams) error {
+	_, err := db.Exec(ctx, clearTxAction, arg.ID, arg.Action)
+	return err
+}
+
 const ensureNonce = `-- name: EnsureNonce :exec
 INSERT INTO chain_nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING
 `
@@ -148,7 +166,7 @@ func (q *Queries) EnsureNonce(ctx context.Context, db DBTX, arg EnsureNonceParam
 
 const getChainTx = `-- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
 FROM chain_txs WHERE id = $1
 `
 
@@ -174,6 +192,7 @@ func (q *Queries) GetChainTx(ctx context.Context, db DBTX, id int64) (ChainTx, e
 		&i.CreatedAt,
 		&i.MinedAt,
 		&i.PaysOwnGas,
+		&i.RequestedAction,
 	)
 	return i, err
 }
@@ -228,9 +247,30 @@ func (q *Queries) InsertChainTx(ctx context.Context, db DBTX, arg InsertChainTxP
 	return id, err
 }
 
+const insertTxAction = `-- name: InsertTxAction :exec
+INSERT INTO chain_tx_actions (tx_id, action, actor, reason) VALUES ($1, $2, $3, $4)
+`
+
+type InsertTxActionParams struct {
+	TxID   int64
+	Action domain.TxAction
+	Actor  string
+	Reason string
+}
+
+func (q *Queries) InsertTxAction(ctx context.Context, db DBTX, arg InsertTxActionParams) error {
+	_, err := db.Exec(ctx, insertTxAction,
+		arg.TxID,
+		arg.Action,
+		arg.Actor,
+		arg.Reason,
+	)
+	return err
+}
+
 const insertTxAttempt = `-- name: InsertTxAttempt :exec
-INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value, cancel)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type InsertTxAttemptParams struct {
@@ -240,6 +280,7 @@ type InsertTxAttemptParams struct {
 	GasTipCap decimal.Decimal
 	GasFeeCap decimal.Decimal
 	Value     decimal.Decimal
+	Cancel    bool
 }
 
 func (q *Queries) InsertTxAttempt(ctx context.Context, db DBTX, arg InsertTxAttemptParams) error {
@@ -250,8 +291,45 @@ func (q *Queries) InsertTxAttempt(ctx context.Context, db DBTX, arg InsertTxAtte
 		arg.GasTipCap,
 		arg.GasFeeCap,
 		arg.Value,
+		arg.Cancel,
 	)
 	return err
+}
+
+const listChainTxIDs = `-- name: ListChainTxIDs :many
+SELECT id FROM chain_txs
+WHERE NOT $1::boolean
+   OR (state = 'pending' AND created_at < $2::timestamptz)
+   OR (state IN ('reverted', 'cancelled') AND purpose = 'payout' AND ref NOT LIKE '%:resolved:%')
+ORDER BY id DESC LIMIT $3
+`
+
+type ListChainTxIDsParams struct {
+	Stuck       bool
+	StuckBefore time.Time
+	MaxRows     int32
+}
+
+// Transactions newest first; with stuck_before set, only those needing an engineer: pending
+// since before it, or a reverted or cancelled payout whose withdrawal still waits on it.
+func (q *Queries) ListChainTxIDs(ctx context.Context, db DBTX, arg ListChainTxIDsParams) ([]int64, error) {
+	rows, err := db.Query(ctx, listChainTxIDs, arg.Stuck, arg.StuckBefore, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const markBroadcast = `-- name: MarkBroadcast :exec
@@ -306,4 +384,79 @@ UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FRO
 func (q *Queries) ReopenChainTx(ctx context.Context, db DBTX, id int64) error {
 	_, err := db.Exec(ctx, reopenChainTx, id)
 	return err
+}
+
+const requestTxAction = `-- name: RequestTxAction :execrows
+UPDATE chain_txs SET requested_action = $1::text WHERE id = $2 AND state = 'pending'
+`
+
+type RequestTxActionParams struct {
+	Action string
+	ID     int64
+}
+
+// A re-send or cancel for the worker, on a pending transaction only.
+func (q *Queries) RequestTxAction(ctx context.Context, db DBTX, arg RequestTxActionParams) (int64, error) {
+	result, err := db.Exec(ctx, requestTxAction, arg.Action, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const resolveChainTx = `-- name: ResolveChainTx :execrows
+UPDATE chain_txs SET state = $1, ref = ref || ':resolved:' || id::text, requested_action = NULL
+WHERE id = $2 AND state = $3
+`
+
+type ResolveChainTxParams struct {
+	ToState   domain.ChainTxState
+	ID        int64
+	FromState domain.ChainTxState
+}
+
+// A cancelled or failed transaction leaves its ref: the (purpose, ref) it held may be used by
+// a new transaction (a withdrawal decided again). Only from the state the caller read.
+func (q *Queries) ResolveChainTx(ctx context.Context, db DBTX, arg ResolveChainTxParams) (int64, error) {
+	result, err := db.Exec(ctx, resolveChainTx, arg.ToState, arg.ID, arg.FromState)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const txActions = `-- name: TxActions :many
+SELECT action, actor, reason, created_at FROM chain_tx_actions WHERE tx_id = $1 ORDER BY id
+`
+
+type TxActionsRow struct {
+	Action    domain.TxAction
+	Actor     string
+	Reason    string
+	CreatedAt time.Time
+}
+
+func (q *Queries) TxActions(ctx context.Context, db DBTX, txID int64) ([]TxActionsRow, error) {
+	rows, err := db.Query(ctx, txActions, txID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TxActionsRow
+	for rows.Next() {
+		var i TxActionsRow
+		if err := rows.Scan(
+			&i.Action,
+			&i.Actor,
+			&i.Reason,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

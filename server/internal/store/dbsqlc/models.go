@@ -83,6 +83,16 @@ type ChainTx struct {
 	CreatedAt         time.Time
 	MinedAt           *time.Time
 	PaysOwnGas        bool
+	RequestedAction   *domain.TxAction
+}
+
+type ChainTxAction struct {
+	ID        int64
+	TxID      int64
+	Action    domain.TxAction
+	Actor     string
+	Reason    string
+	CreatedAt time.Time
 }
 
 type ChainTxAttempt struct {
@@ -95,6 +105,7 @@ type ChainTxAttempt struct {
 	CreatedAt   time.Time
 	BroadcastAt *time.Time
 	Value       decimal.Decimal
+	Cancel      bool
 }
 
 type Deposit struct {
@@ -245,6 +256,19 @@ type OperatorReference struct {
 	UpdatedAt  time.Time
 }
 
+type PayoutPause struct {
+	ID           int64
+	Scope        domain.PauseScope
+	ChainID      pgtype.Int8
+	OperatorID   *string
+	Reason       string
+	PausedBy     string
+	PausedAt     time.Time
+	ResumedBy    *string
+	ResumeReason *string
+	ResumedAt    *time.Time
+}
+
 type RateLimit struct {
 	Key         string
 	WindowStart time.Time
@@ -302,6 +326,17 @@ type WalletSeed struct {
 	Sealed       []byte
 	CreatedAt    time.Time
 	PublicSealed []byte
+}
+
+type WalletThreshold struct {
+	ID       int64
+	ChainID  int64
+	Wallet   string
+	Currency string
+	Amount   decimal.NullDecimal
+	SetBy    string
+	Reason   string
+	SetAt    time.Time
 }
 
 type WebhookAttempt struct {

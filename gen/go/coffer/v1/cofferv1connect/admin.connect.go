@@ -80,6 +80,27 @@ const (
 	// AdminServiceListDepositReorgsProcedure is the fully-qualified name of the AdminService's
 	// ListDepositReorgs RPC.
 	AdminServiceListDepositReorgsProcedure = "/coffer.v1.AdminService/ListDepositReorgs"
+	// AdminServiceListPayoutPausesProcedure is the fully-qualified name of the AdminService's
+	// ListPayoutPauses RPC.
+	AdminServiceListPayoutPausesProcedure = "/coffer.v1.AdminService/ListPayoutPauses"
+	// AdminServicePausePayoutsProcedure is the fully-qualified name of the AdminService's PausePayouts
+	// RPC.
+	AdminServicePausePayoutsProcedure = "/coffer.v1.AdminService/PausePayouts"
+	// AdminServiceResumePayoutsProcedure is the fully-qualified name of the AdminService's
+	// ResumePayouts RPC.
+	AdminServiceResumePayoutsProcedure = "/coffer.v1.AdminService/ResumePayouts"
+	// AdminServiceListChainTransactionsProcedure is the fully-qualified name of the AdminService's
+	// ListChainTransactions RPC.
+	AdminServiceListChainTransactionsProcedure = "/coffer.v1.AdminService/ListChainTransactions"
+	// AdminServiceResendChainTransactionProcedure is the fully-qualified name of the AdminService's
+	// ResendChainTransaction RPC.
+	AdminServiceResendChainTransactionProcedure = "/coffer.v1.AdminService/ResendChainTransaction"
+	// AdminServiceCancelChainTransactionProcedure is the fully-qualified name of the AdminService's
+	// CancelChainTransaction RPC.
+	AdminServiceCancelChainTransactionProcedure = "/coffer.v1.AdminService/CancelChainTransaction"
+	// AdminServiceFailChainTransactionProcedure is the fully-qualified name of the AdminService's
+	// FailChainTransaction RPC.
+	AdminServiceFailChainTransactionProcedure = "/coffer.v1.AdminService/FailChainTransaction"
 )
 
 // AdminServiceClient is a client for the coffer.v1.AdminService service.
@@ -122,6 +143,20 @@ type AdminServiceClient interface {
 	// ListDepositReorgs lists the reorged deposits of the operators the admin sees (the service
 	// team resolves them with OpsService or the CLI).
 	ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error)
+	// ListPayoutPauses lists payout pauses (service-team admins only; the panel's Payouts page). An operator-bound admin is FORBIDDEN.
+	ListPayoutPauses(context.Context, *v1.AdminServiceListPayoutPausesRequest) (*v1.AdminServiceListPayoutPausesResponse, error)
+	// PausePayouts pauses payouts, as OpsService.PausePayouts (service-team admins only; audited as admin:<id>). An operator-bound admin is FORBIDDEN.
+	PausePayouts(context.Context, *v1.AdminServicePausePayoutsRequest) (*v1.AdminServicePausePayoutsResponse, error)
+	// ResumePayouts lifts a pause, as OpsService.ResumePayouts (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ResumePayouts(context.Context, *v1.AdminServiceResumePayoutsRequest) (*v1.AdminServiceResumePayoutsResponse, error)
+	// ListChainTransactions lists transactions, as OpsService.ListChainTransactions (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ListChainTransactions(context.Context, *v1.AdminServiceListChainTransactionsRequest) (*v1.AdminServiceListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ResendChainTransaction(context.Context, *v1.AdminServiceResendChainTransactionRequest) (*v1.AdminServiceResendChainTransactionResponse, error)
+	// CancelChainTransaction cancels a pending payout, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	CancelChainTransaction(context.Context, *v1.AdminServiceCancelChainTransactionRequest) (*v1.AdminServiceCancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	FailChainTransaction(context.Context, *v1.AdminServiceFailChainTransactionRequest) (*v1.AdminServiceFailChainTransactionResponse, error)
 }
 
 // NewAdminServiceClient constructs a client for the coffer.v1.AdminService service. By default, it
@@ -245,6 +280,50 @@ func NewAdminServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listPayoutPauses: connect.NewClient[v1.AdminServiceListPayoutPausesRequest, v1.AdminServiceListPayoutPausesResponse](
+			httpClient,
+			baseURL+AdminServiceListPayoutPausesProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListPayoutPauses")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		pausePayouts: connect.NewClient[v1.AdminServicePausePayoutsRequest, v1.AdminServicePausePayoutsResponse](
+			httpClient,
+			baseURL+AdminServicePausePayoutsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("PausePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		resumePayouts: connect.NewClient[v1.AdminServiceResumePayoutsRequest, v1.AdminServiceResumePayoutsResponse](
+			httpClient,
+			baseURL+AdminServiceResumePayoutsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ResumePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		listChainTransactions: connect.NewClient[v1.AdminServiceListChainTransactionsRequest, v1.AdminServiceListChainTransactionsResponse](
+			httpClient,
+			baseURL+AdminServiceListChainTransactionsProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ListChainTransactions")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		resendChainTransaction: connect.NewClient[v1.AdminServiceResendChainTransactionRequest, v1.AdminServiceResendChainTransactionResponse](
+			httpClient,
+			baseURL+AdminServiceResendChainTransactionProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("ResendChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		cancelChainTransaction: connect.NewClient[v1.AdminServiceCancelChainTransactionRequest, v1.AdminServiceCancelChainTransactionResponse](
+			httpClient,
+			baseURL+AdminServiceCancelChainTransactionProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("CancelChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		failChainTransaction: connect.NewClient[v1.AdminServiceFailChainTransactionRequest, v1.AdminServiceFailChainTransactionResponse](
+			httpClient,
+			baseURL+AdminServiceFailChainTransactionProcedure,
+			connect.WithSchema(adminServiceMethods.ByName("FailChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -267,6 +346,13 @@ type adminServiceClient struct {
 	redeliverWebhook       *connect.Client[v1.RedeliverWebhookRequest, v1.RedeliverWebhookResponse]
 	listOperatorFunds      *connect.Client[v1.ListOperatorFundsRequest, v1.ListOperatorFundsResponse]
 	listDepositReorgs      *connect.Client[v1.ListDepositReorgsRequest, v1.ListDepositReorgsResponse]
+	listPayoutPauses       *connect.Client[v1.AdminServiceListPayoutPausesRequest, v1.AdminServiceListPayoutPausesResponse]
+	pausePayouts           *connect.Client[v1.AdminServicePausePayoutsRequest, v1.AdminServicePausePayoutsResponse]
+	resumePayouts          *connect.Client[v1.AdminServiceResumePayoutsRequest, v1.AdminServiceResumePayoutsResponse]
+	listChainTransactions  *connect.Client[v1.AdminServiceListChainTransactionsRequest, v1.AdminServiceListChainTransactionsResponse]
+	resendChainTransaction *connect.Client[v1.AdminServiceResendChainTransactionRequest, v1.AdminServiceResendChainTransactionResponse]
+	cancelChainTransaction *connect.Client[v1.AdminServiceCancelChainTransactionRequest, v1.AdminServiceCancelChainTransactionResponse]
+	failChainTransaction   *connect.Client[v1.AdminServiceFailChainTransactionRequest, v1.AdminServiceFailChainTransactionResponse]
 }
 
 // Login calls coffer.v1.AdminService.Login.
@@ -422,6 +508,69 @@ func (c *adminServiceClient) ListDepositReorgs(ctx context.Context, req *v1.List
 	return nil, err
 }
 
+// ListPayoutPauses calls coffer.v1.AdminService.ListPayoutPauses.
+func (c *adminServiceClient) ListPayoutPauses(ctx context.Context, req *v1.AdminServiceListPayoutPausesRequest) (*v1.AdminServiceListPayoutPausesResponse, error) {
+	response, err := c.listPayoutPauses.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// PausePayouts calls coffer.v1.AdminService.PausePayouts.
+func (c *adminServiceClient) PausePayouts(ctx context.Context, req *v1.AdminServicePausePayoutsRequest) (*v1.AdminServicePausePayoutsResponse, error) {
+	response, err := c.pausePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResumePayouts calls coffer.v1.AdminService.ResumePayouts.
+func (c *adminServiceClient) ResumePayouts(ctx context.Context, req *v1.AdminServiceResumePayoutsRequest) (*v1.AdminServiceResumePayoutsResponse, error) {
+	response, err := c.resumePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListChainTransactions calls coffer.v1.AdminService.ListChainTransactions.
+func (c *adminServiceClient) ListChainTransactions(ctx context.Context, req *v1.AdminServiceListChainTransactionsRequest) (*v1.AdminServiceListChainTransactionsResponse, error) {
+	response, err := c.listChainTransactions.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResendChainTransaction calls coffer.v1.AdminService.ResendChainTransaction.
+func (c *adminServiceClient) ResendChainTransaction(ctx context.Context, req *v1.AdminServiceResendChainTransactionRequest) (*v1.AdminServiceResendChainTransactionResponse, error) {
+	response, err := c.resendChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CancelChainTransaction calls coffer.v1.AdminService.CancelChainTransaction.
+func (c *adminServiceClient) CancelChainTransaction(ctx context.Context, req *v1.AdminServiceCancelChainTransactionRequest) (*v1.AdminServiceCancelChainTransactionResponse, error) {
+	response, err := c.cancelChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// FailChainTransaction calls coffer.v1.AdminService.FailChainTransaction.
+func (c *adminServiceClient) FailChainTransaction(ctx context.Context, req *v1.AdminServiceFailChainTransactionRequest) (*v1.AdminServiceFailChainTransactionResponse, error) {
+	response, err := c.failChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // AdminServiceHandler is an implementation of the coffer.v1.AdminService service.
 type AdminServiceHandler interface {
 	// Login exchanges email, password and (when enrolled) a TOTP code for an admin token.
@@ -462,6 +611,20 @@ type AdminServiceHandler interface {
 	// ListDepositReorgs lists the reorged deposits of the operators the admin sees (the service
 	// team resolves them with OpsService or the CLI).
 	ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error)
+	// ListPayoutPauses lists payout pauses (service-team admins only; the panel's Payouts page). An operator-bound admin is FORBIDDEN.
+	ListPayoutPauses(context.Context, *v1.AdminServiceListPayoutPausesRequest) (*v1.AdminServiceListPayoutPausesResponse, error)
+	// PausePayouts pauses payouts, as OpsService.PausePayouts (service-team admins only; audited as admin:<id>). An operator-bound admin is FORBIDDEN.
+	PausePayouts(context.Context, *v1.AdminServicePausePayoutsRequest) (*v1.AdminServicePausePayoutsResponse, error)
+	// ResumePayouts lifts a pause, as OpsService.ResumePayouts (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ResumePayouts(context.Context, *v1.AdminServiceResumePayoutsRequest) (*v1.AdminServiceResumePayoutsResponse, error)
+	// ListChainTransactions lists transactions, as OpsService.ListChainTransactions (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ListChainTransactions(context.Context, *v1.AdminServiceListChainTransactionsRequest) (*v1.AdminServiceListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	ResendChainTransaction(context.Context, *v1.AdminServiceResendChainTransactionRequest) (*v1.AdminServiceResendChainTransactionResponse, error)
+	// CancelChainTransaction cancels a pending payout, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	CancelChainTransaction(context.Context, *v1.AdminServiceCancelChainTransactionRequest) (*v1.AdminServiceCancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed, as OpsService (service-team admins only). An operator-bound admin is FORBIDDEN.
+	FailChainTransaction(context.Context, *v1.AdminServiceFailChainTransactionRequest) (*v1.AdminServiceFailChainTransactionResponse, error)
 }
 
 // NewAdminServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -581,6 +744,50 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	adminServiceListPayoutPausesHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceListPayoutPausesProcedure,
+		svc.ListPayoutPauses,
+		connect.WithSchema(adminServiceMethods.ByName("ListPayoutPauses")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServicePausePayoutsHandler := connect.NewUnaryHandlerSimple(
+		AdminServicePausePayoutsProcedure,
+		svc.PausePayouts,
+		connect.WithSchema(adminServiceMethods.ByName("PausePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceResumePayoutsHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceResumePayoutsProcedure,
+		svc.ResumePayouts,
+		connect.WithSchema(adminServiceMethods.ByName("ResumePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceListChainTransactionsHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceListChainTransactionsProcedure,
+		svc.ListChainTransactions,
+		connect.WithSchema(adminServiceMethods.ByName("ListChainTransactions")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceResendChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceResendChainTransactionProcedure,
+		svc.ResendChainTransaction,
+		connect.WithSchema(adminServiceMethods.ByName("ResendChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceCancelChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceCancelChainTransactionProcedure,
+		svc.CancelChainTransaction,
+		connect.WithSchema(adminServiceMethods.ByName("CancelChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	adminServiceFailChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		AdminServiceFailChainTransactionProcedure,
+		svc.FailChainTransaction,
+		connect.WithSchema(adminServiceMethods.ByName("FailChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.AdminService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AdminServiceLoginProcedure:
@@ -617,6 +824,20 @@ func NewAdminServiceHandler(svc AdminServiceHandler, opts ...connect.HandlerOpti
 			adminServiceListOperatorFundsHandler.ServeHTTP(w, r)
 		case AdminServiceListDepositReorgsProcedure:
 			adminServiceListDepositReorgsHandler.ServeHTTP(w, r)
+		case AdminServiceListPayoutPausesProcedure:
+			adminServiceListPayoutPausesHandler.ServeHTTP(w, r)
+		case AdminServicePausePayoutsProcedure:
+			adminServicePausePayoutsHandler.ServeHTTP(w, r)
+		case AdminServiceResumePayoutsProcedure:
+			adminServiceResumePayoutsHandler.ServeHTTP(w, r)
+		case AdminServiceListChainTransactionsProcedure:
+			adminServiceListChainTransactionsHandler.ServeHTTP(w, r)
+		case AdminServiceResendChainTransactionProcedure:
+			adminServiceResendChainTransactionHandler.ServeHTTP(w, r)
+		case AdminServiceCancelChainTransactionProcedure:
+			adminServiceCancelChainTransactionHandler.ServeHTTP(w, r)
+		case AdminServiceFailChainTransactionProcedure:
+			adminServiceFailChainTransactionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -692,4 +913,32 @@ func (UnimplementedAdminServiceHandler) ListOperatorFunds(context.Context, *v1.L
 
 func (UnimplementedAdminServiceHandler) ListDepositReorgs(context.Context, *v1.ListDepositReorgsRequest) (*v1.ListDepositReorgsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListDepositReorgs is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListPayoutPauses(context.Context, *v1.AdminServiceListPayoutPausesRequest) (*v1.AdminServiceListPayoutPausesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListPayoutPauses is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) PausePayouts(context.Context, *v1.AdminServicePausePayoutsRequest) (*v1.AdminServicePausePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.PausePayouts is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ResumePayouts(context.Context, *v1.AdminServiceResumePayoutsRequest) (*v1.AdminServiceResumePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ResumePayouts is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ListChainTransactions(context.Context, *v1.AdminServiceListChainTransactionsRequest) (*v1.AdminServiceListChainTransactionsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ListChainTransactions is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) ResendChainTransaction(context.Context, *v1.AdminServiceResendChainTransactionRequest) (*v1.AdminServiceResendChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.ResendChainTransaction is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) CancelChainTransaction(context.Context, *v1.AdminServiceCancelChainTransactionRequest) (*v1.AdminServiceCancelChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.CancelChainTransaction is not implemented"))
+}
+
+func (UnimplementedAdminServiceHandler) FailChainTransaction(context.Context, *v1.AdminServiceFailChainTransactionRequest) (*v1.AdminServiceFailChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.AdminService.FailChainTransaction is not implemented"))
 }

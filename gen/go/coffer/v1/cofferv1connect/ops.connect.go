@@ -82,6 +82,32 @@ const (
 	// OpsServiceResolveReorgedDepositProcedure is the fully-qualified name of the OpsService's
 	// ResolveReorgedDeposit RPC.
 	OpsServiceResolveReorgedDepositProcedure = "/coffer.v1.OpsService/ResolveReorgedDeposit"
+	// OpsServicePausePayoutsProcedure is the fully-qualified name of the OpsService's PausePayouts RPC.
+	OpsServicePausePayoutsProcedure = "/coffer.v1.OpsService/PausePayouts"
+	// OpsServiceResumePayoutsProcedure is the fully-qualified name of the OpsService's ResumePayouts
+	// RPC.
+	OpsServiceResumePayoutsProcedure = "/coffer.v1.OpsService/ResumePayouts"
+	// OpsServiceListPayoutPausesProcedure is the fully-qualified name of the OpsService's
+	// ListPayoutPauses RPC.
+	OpsServiceListPayoutPausesProcedure = "/coffer.v1.OpsService/ListPayoutPauses"
+	// OpsServiceListChainTransactionsProcedure is the fully-qualified name of the OpsService's
+	// ListChainTransactions RPC.
+	OpsServiceListChainTransactionsProcedure = "/coffer.v1.OpsService/ListChainTransactions"
+	// OpsServiceResendChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// ResendChainTransaction RPC.
+	OpsServiceResendChainTransactionProcedure = "/coffer.v1.OpsService/ResendChainTransaction"
+	// OpsServiceCancelChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// CancelChainTransaction RPC.
+	OpsServiceCancelChainTransactionProcedure = "/coffer.v1.OpsService/CancelChainTransaction"
+	// OpsServiceFailChainTransactionProcedure is the fully-qualified name of the OpsService's
+	// FailChainTransaction RPC.
+	OpsServiceFailChainTransactionProcedure = "/coffer.v1.OpsService/FailChainTransaction"
+	// OpsServiceSetWalletThresholdProcedure is the fully-qualified name of the OpsService's
+	// SetWalletThreshold RPC.
+	OpsServiceSetWalletThresholdProcedure = "/coffer.v1.OpsService/SetWalletThreshold"
+	// OpsServiceListWalletThresholdsProcedure is the fully-qualified name of the OpsService's
+	// ListWalletThresholds RPC.
+	OpsServiceListWalletThresholdsProcedure = "/coffer.v1.OpsService/ListWalletThresholds"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -130,6 +156,41 @@ type OpsServiceClient interface {
 	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
 	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
 	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
+	// PausePayouts pauses payouts globally, on one chain or of one operator: while paused an
+	// APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused UNAVAILABLE with
+	// the reason, and queued payouts are not signed or first broadcast (they wait). Audited
+	// with the reason. An unknown chain or operator is NOT_FOUND, a scope already paused CONFLICT.
+	PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error)
+	// ResumePayouts lifts the pause of a scope (audited with the reason); the payouts it held go
+	// out. A scope that is not paused is NOT_FOUND.
+	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
+	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
+	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
+	// ListChainTransactions lists transactions newest first; with stuck, those needing an
+	// engineer: pending longer than stuck_after (2 min when unset), and reverted or cancelled
+	// payouts not resolved yet.
+	ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee (same nonce and
+	// payload; the worker signs and stores the new attempt before broadcasting it, and follows
+	// every attempt). Audited. Unknown: NOT_FOUND; not pending: FAILED_PRECONDITION.
+	ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error)
+	// CancelChainTransaction replaces a pending payout with a 0-value self-send at its nonce. If
+	// the cancel is mined, once at depth the withdrawal is open again (PROCESSING or
+	// AWAITING_APPROVAL) with its funds released; if the payout is mined first it completes.
+	// Audited. Unknown: NOT_FOUND; not a pending payout: FAILED_PRECONDITION.
+	CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed (reverted at depth, or
+	// its nonce used at depth by another transaction), releases the operator's reservation and
+	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
+	// be mined: FAILED_PRECONDITION (cancel it instead).
+	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
+	// SetWalletThreshold sets (or, with an empty amount, removes) a wallet's low-balance
+	// threshold in one asset. Audited. The periodic reconciliation exports it as
+	// coffer_wallet_low_balance_threshold and logs a WARN while the balance is under it. An
+	// unknown chain is NOT_FOUND, an asset the chain does not have INVALID_ARGUMENT.
+	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
+	// ListWalletThresholds lists the thresholds in force.
+	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -260,6 +321,63 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
 			connect.WithClientOptions(opts...),
 		),
+		pausePayouts: connect.NewClient[v1.PausePayoutsRequest, v1.PausePayoutsResponse](
+			httpClient,
+			baseURL+OpsServicePausePayoutsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("PausePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		resumePayouts: connect.NewClient[v1.ResumePayoutsRequest, v1.ResumePayoutsResponse](
+			httpClient,
+			baseURL+OpsServiceResumePayoutsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ResumePayouts")),
+			connect.WithClientOptions(opts...),
+		),
+		listPayoutPauses: connect.NewClient[v1.ListPayoutPausesRequest, v1.ListPayoutPausesResponse](
+			httpClient,
+			baseURL+OpsServiceListPayoutPausesProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListPayoutPauses")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listChainTransactions: connect.NewClient[v1.ListChainTransactionsRequest, v1.ListChainTransactionsResponse](
+			httpClient,
+			baseURL+OpsServiceListChainTransactionsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListChainTransactions")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		resendChainTransaction: connect.NewClient[v1.ResendChainTransactionRequest, v1.ResendChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceResendChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ResendChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		cancelChainTransaction: connect.NewClient[v1.CancelChainTransactionRequest, v1.CancelChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceCancelChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("CancelChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		failChainTransaction: connect.NewClient[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse](
+			httpClient,
+			baseURL+OpsServiceFailChainTransactionProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		setWalletThreshold: connect.NewClient[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse](
+			httpClient,
+			baseURL+OpsServiceSetWalletThresholdProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("SetWalletThreshold")),
+			connect.WithClientOptions(opts...),
+		),
+		listWalletThresholds: connect.NewClient[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse](
+			httpClient,
+			baseURL+OpsServiceListWalletThresholdsProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListWalletThresholds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -283,6 +401,15 @@ type opsServiceClient struct {
 	revokeAdminSessions      *connect.Client[v1.RevokeAdminSessionsRequest, v1.RevokeAdminSessionsResponse]
 	listReorgedDeposits      *connect.Client[v1.ListReorgedDepositsRequest, v1.ListReorgedDepositsResponse]
 	resolveReorgedDeposit    *connect.Client[v1.ResolveReorgedDepositRequest, v1.ResolveReorgedDepositResponse]
+	pausePayouts             *connect.Client[v1.PausePayoutsRequest, v1.PausePayoutsResponse]
+	resumePayouts            *connect.Client[v1.ResumePayoutsRequest, v1.ResumePayoutsResponse]
+	listPayoutPauses         *connect.Client[v1.ListPayoutPausesRequest, v1.ListPayoutPausesResponse]
+	listChainTransactions    *connect.Client[v1.ListChainTransactionsRequest, v1.ListChainTransactionsResponse]
+	resendChainTransaction   *connect.Client[v1.ResendChainTransactionRequest, v1.ResendChainTransactionResponse]
+	cancelChainTransaction   *connect.Client[v1.CancelChainTransactionRequest, v1.CancelChainTransactionResponse]
+	failChainTransaction     *connect.Client[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse]
+	setWalletThreshold       *connect.Client[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse]
+	listWalletThresholds     *connect.Client[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -447,6 +574,87 @@ func (c *opsServiceClient) ResolveReorgedDeposit(ctx context.Context, req *v1.Re
 	return nil, err
 }
 
+// PausePayouts calls coffer.v1.OpsService.PausePayouts.
+func (c *opsServiceClient) PausePayouts(ctx context.Context, req *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error) {
+	response, err := c.pausePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResumePayouts calls coffer.v1.OpsService.ResumePayouts.
+func (c *opsServiceClient) ResumePayouts(ctx context.Context, req *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error) {
+	response, err := c.resumePayouts.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListPayoutPauses calls coffer.v1.OpsService.ListPayoutPauses.
+func (c *opsServiceClient) ListPayoutPauses(ctx context.Context, req *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error) {
+	response, err := c.listPayoutPauses.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListChainTransactions calls coffer.v1.OpsService.ListChainTransactions.
+func (c *opsServiceClient) ListChainTransactions(ctx context.Context, req *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error) {
+	response, err := c.listChainTransactions.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ResendChainTransaction calls coffer.v1.OpsService.ResendChainTransaction.
+func (c *opsServiceClient) ResendChainTransaction(ctx context.Context, req *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error) {
+	response, err := c.resendChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// CancelChainTransaction calls coffer.v1.OpsService.CancelChainTransaction.
+func (c *opsServiceClient) CancelChainTransaction(ctx context.Context, req *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error) {
+	response, err := c.cancelChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// FailChainTransaction calls coffer.v1.OpsService.FailChainTransaction.
+func (c *opsServiceClient) FailChainTransaction(ctx context.Context, req *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error) {
+	response, err := c.failChainTransaction.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// SetWalletThreshold calls coffer.v1.OpsService.SetWalletThreshold.
+func (c *opsServiceClient) SetWalletThreshold(ctx context.Context, req *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error) {
+	response, err := c.setWalletThreshold.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListWalletThresholds calls coffer.v1.OpsService.ListWalletThresholds.
+func (c *opsServiceClient) ListWalletThresholds(ctx context.Context, req *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error) {
+	response, err := c.listWalletThresholds.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -493,6 +701,41 @@ type OpsServiceHandler interface {
 	// WRITE_OFF keeps its credit reversed. Audited with the note. An unknown deposit is
 	// NOT_FOUND, one never reorged FAILED_PRECONDITION, one already resolved CONFLICT.
 	ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error)
+	// PausePayouts pauses payouts globally, on one chain or of one operator: while paused an
+	// APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused UNAVAILABLE with
+	// the reason, and queued payouts are not signed or first broadcast (they wait). Audited
+	// with the reason. An unknown chain or operator is NOT_FOUND, a scope already paused CONFLICT.
+	PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error)
+	// ResumePayouts lifts the pause of a scope (audited with the reason); the payouts it held go
+	// out. A scope that is not paused is NOT_FOUND.
+	ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error)
+	// ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
+	ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error)
+	// ListChainTransactions lists transactions newest first; with stuck, those needing an
+	// engineer: pending longer than stuck_after (2 min when unset), and reverted or cancelled
+	// payouts not resolved yet.
+	ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error)
+	// ResendChainTransaction re-sends a pending transaction at a higher fee (same nonce and
+	// payload; the worker signs and stores the new attempt before broadcasting it, and follows
+	// every attempt). Audited. Unknown: NOT_FOUND; not pending: FAILED_PRECONDITION.
+	ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error)
+	// CancelChainTransaction replaces a pending payout with a 0-value self-send at its nonce. If
+	// the cancel is mined, once at depth the withdrawal is open again (PROCESSING or
+	// AWAITING_APPROVAL) with its funds released; if the payout is mined first it completes.
+	// Audited. Unknown: NOT_FOUND; not a pending payout: FAILED_PRECONDITION.
+	CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error)
+	// FailChainTransaction marks a payout that can never be mined failed (reverted at depth, or
+	// its nonce used at depth by another transaction), releases the operator's reservation and
+	// opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
+	// be mined: FAILED_PRECONDITION (cancel it instead).
+	FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error)
+	// SetWalletThreshold sets (or, with an empty amount, removes) a wallet's low-balance
+	// threshold in one asset. Audited. The periodic reconciliation exports it as
+	// coffer_wallet_low_balance_threshold and logs a WARN while the balance is under it. An
+	// unknown chain is NOT_FOUND, an asset the chain does not have INVALID_ARGUMENT.
+	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
+	// ListWalletThresholds lists the thresholds in force.
+	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -619,6 +862,63 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(opsServiceMethods.ByName("ResolveReorgedDeposit")),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServicePausePayoutsHandler := connect.NewUnaryHandlerSimple(
+		OpsServicePausePayoutsProcedure,
+		svc.PausePayouts,
+		connect.WithSchema(opsServiceMethods.ByName("PausePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceResumePayoutsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceResumePayoutsProcedure,
+		svc.ResumePayouts,
+		connect.WithSchema(opsServiceMethods.ByName("ResumePayouts")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListPayoutPausesHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListPayoutPausesProcedure,
+		svc.ListPayoutPauses,
+		connect.WithSchema(opsServiceMethods.ByName("ListPayoutPauses")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListChainTransactionsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListChainTransactionsProcedure,
+		svc.ListChainTransactions,
+		connect.WithSchema(opsServiceMethods.ByName("ListChainTransactions")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceResendChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceResendChainTransactionProcedure,
+		svc.ResendChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("ResendChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceCancelChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceCancelChainTransactionProcedure,
+		svc.CancelChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("CancelChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceFailChainTransactionHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceFailChainTransactionProcedure,
+		svc.FailChainTransaction,
+		connect.WithSchema(opsServiceMethods.ByName("FailChainTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceSetWalletThresholdHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceSetWalletThresholdProcedure,
+		svc.SetWalletThreshold,
+		connect.WithSchema(opsServiceMethods.ByName("SetWalletThreshold")),
+		connect.WithHandlerOptions(opts...),
+	)
+	opsServiceListWalletThresholdsHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListWalletThresholdsProcedure,
+		svc.ListWalletThresholds,
+		connect.WithSchema(opsServiceMethods.ByName("ListWalletThresholds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -657,6 +957,24 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceListReorgedDepositsHandler.ServeHTTP(w, r)
 		case OpsServiceResolveReorgedDepositProcedure:
 			opsServiceResolveReorgedDepositHandler.ServeHTTP(w, r)
+		case OpsServicePausePayoutsProcedure:
+			opsServicePausePayoutsHandler.ServeHTTP(w, r)
+		case OpsServiceResumePayoutsProcedure:
+			opsServiceResumePayoutsHandler.ServeHTTP(w, r)
+		case OpsServiceListPayoutPausesProcedure:
+			opsServiceListPayoutPausesHandler.ServeHTTP(w, r)
+		case OpsServiceListChainTransactionsProcedure:
+			opsServiceListChainTransactionsHandler.ServeHTTP(w, r)
+		case OpsServiceResendChainTransactionProcedure:
+			opsServiceResendChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceCancelChainTransactionProcedure:
+			opsServiceCancelChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceFailChainTransactionProcedure:
+			opsServiceFailChainTransactionHandler.ServeHTTP(w, r)
+		case OpsServiceSetWalletThresholdProcedure:
+			opsServiceSetWalletThresholdHandler.ServeHTTP(w, r)
+		case OpsServiceListWalletThresholdsProcedure:
+			opsServiceListWalletThresholdsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -736,4 +1054,40 @@ func (UnimplementedOpsServiceHandler) ListReorgedDeposits(context.Context, *v1.L
 
 func (UnimplementedOpsServiceHandler) ResolveReorgedDeposit(context.Context, *v1.ResolveReorgedDepositRequest) (*v1.ResolveReorgedDepositResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResolveReorgedDeposit is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) PausePayouts(context.Context, *v1.PausePayoutsRequest) (*v1.PausePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.PausePayouts is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ResumePayouts(context.Context, *v1.ResumePayoutsRequest) (*v1.ResumePayoutsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResumePayouts is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListPayoutPauses(context.Context, *v1.ListPayoutPausesRequest) (*v1.ListPayoutPausesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListPayoutPauses is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListChainTransactions(context.Context, *v1.ListChainTransactionsRequest) (*v1.ListChainTransactionsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListChainTransactions is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ResendChainTransaction(context.Context, *v1.ResendChainTransactionRequest) (*v1.ResendChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ResendChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) CancelChainTransaction(context.Context, *v1.CancelChainTransactionRequest) (*v1.CancelChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.CancelChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) FailChainTransaction(context.Context, *v1.FailChainTransactionRequest) (*v1.FailChainTransactionResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.FailChainTransaction is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.SetWalletThreshold is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListWalletThresholds is not implemented"))
 }

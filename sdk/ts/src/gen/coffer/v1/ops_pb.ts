@@ -9,6 +9,8 @@ import type { Admin, ReplayDepositResponse, WebhookDelivery } from "./admin_pb.j
 import { file_coffer_v1_admin } from "./admin_pb.js";
 import type { AdjustOperatorFundsRequestSchema, AdjustOperatorFundsResponseSchema, GetTreasuryAddressRequestSchema, GetTreasuryAddressResponseSchema, ListOperatorBalancesRequestSchema, ListOperatorBalancesResponseSchema, ReconcileRequestSchema, ReconcileResponseSchema } from "./funds_pb.js";
 import { file_coffer_v1_funds } from "./funds_pb.js";
+import type { ChainTransaction, ChainTransactionTarget, PayoutPause, PayoutPauseTarget, WalletThreshold } from "./payouts_pb.js";
+import { file_coffer_v1_payouts } from "./payouts_pb.js";
 import type { ReorgedDeposit } from "./reorg_pb.js";
 import { file_coffer_v1_reorg } from "./reorg_pb.js";
 import type { ApprovalMode, ReorgResolution } from "./types_pb.js";
@@ -21,7 +23,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file coffer/v1/ops.proto.
  */
 export const file_coffer_v1_ops: GenFile = /*@__PURE__*/
-  fileDesc("ChNjb2ZmZXIvdjEvb3BzLnByb3RvEgljb2ZmZXIudjEinQMKCE9wZXJhdG9yEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJcGFyZW50X2lkGAMgASgJEhMKC3dlYmhvb2tfdXJsGAQgASgJEi4KDWFwcHJvdmFsX21vZGUYBSABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEhgKEGFwcHJvdmFsX2VuYWJsZWQYBiABKAgSEgoKcGVyX3R4X2NhcBgHIAEoCRIRCglkYWlseV9jYXAYCCABKAkSFQoNZmlhdF9jdXJyZW5jeRgJIAEoCRIUCgxyZWRpcmVjdF91cmwYCiABKAkSEgoKdGhlbWVfc2x1ZxgLIAEoCRIXCg9kZXBvc2l0X2ZlZV9icHMYDCABKAUSDgoGYWN0aXZlGA0gASgIEhQKDGtleV9wcmVmaXhlcxgOIAMoCRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK2CwoQT3BlcmF0b3JTZXR0aW5ncxIdCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBSACIAQESxQEKCXBhcmVudF9pZBgCIAEoCUKsAbpIqAG6AaQBCg11dWlkX29yX2VtcHR5EiZtdXN0IGJlIGFuIG9wZXJhdG9yIGlkIChVVUlEKSBvciBlbXB0eRprdGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXsxMn0kJylIAYgBARIlCgt3ZWJob29rX3VybBgDIAEoCUILukgIcgYYgBCIAQFIAogBARI/Cg1hcHByb3ZhbF9tb2RlGAQgASgOMhcuY29mZmVyLnYxLkFwcHJvdmFsTW9kZUIKukgHggEEEAEgAEgDiAEBEh0KEGFwcHJvdmFsX2VuYWJsZWQYBSABKAhIBIgBARKyAQoKcGVyX3R4X2NhcBgGIAEoCUKYAbpIlAG6AZABChBkZWNpbWFsX29yX2VtcHR5Ej5tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwLjAwIiwgb3IgZW1wdHkgZm9yIG5vIGNhcBo8dGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05XXsxLDIwfShbLl1bMC05XXsxLDE4fSk/JCcpSAWIAQESsgEKCWRhaWx5X2NhcBgHIAEoCUKZAbpIlQG6AZEBChBkZWNpbWFsX29yX2VtcHR5Ej9tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwMC4wMCIsIG9yIGVtcHR5IGZvciBubyBjYXAaPHRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeWzAtOV17MSwyMH0oWy5dWzAtOV17MSwxOH0pPyQnKUgGiAEBEoQBCg1maWF0X2N1cnJlbmN5GAggASgJQmi6SGW6AWIKDWN1cnJlbmN5X2NvZGUSMm11c3QgYmUgYSB0aHJlZS1sZXR0ZXIgY3VycmVuY3kgY29kZSBzdWNoIGFzICJVU0QiGh10aGlzLm1hdGNoZXMoJ15bQS1aYS16XXszfSQnKUgHiAEBEpYBCgxyZWRpcmVjdF91cmwYCSABKAlCe7pIeLoBdQoMdXJpX29yX2VtcHR5EiltdXN0IGJlIGFuIGFic29sdXRlIGh0dHAocykgVVJMLCBvciBlbXB0eRo6dGhpcyA9PSAnJyB8fCAodGhpcy5pc1VyaSgpICYmIHRoaXMubWF0Y2hlcygnXmh0dHBzPzovLycpKUgIiAEBEq4BCgp0aGVtZV9zbHVnGAogASgJQpQBukiQAboBjAEKDXNsdWdfb3JfZW1wdHkSQ211c3QgYmUgYSB0aGVtZSBzbHVnIChsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzLCBoeXBoZW5zKSwgb3IgZW1wdHkaNnRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeW2EtejAtOV0rKC1bYS16MC05XSspKiQnKUgJiAEBEigKD2RlcG9zaXRfZmVlX2JwcxgLIAEoBUIKukgHGgUYkE4oAEgKiAEBEhMKBmFjdGl2ZRgMIAEoCEgLiAEBQgcKBV9uYW1lQgwKCl9wYXJlbnRfaWRCDgoMX3dlYmhvb2tfdXJsQhAKDl9hcHByb3ZhbF9tb2RlQhMKEV9hcHByb3ZhbF9lbmFibGVkQg0KC19wZXJfdHhfY2FwQgwKCl9kYWlseV9jYXBCEAoOX2ZpYXRfY3VycmVuY3lCDwoNX3JlZGlyZWN0X3VybEINCgtfdGhlbWVfc2x1Z0ISChBfZGVwb3NpdF9mZWVfYnBzQgkKB19hY3RpdmUi4gEKFUNyZWF0ZU9wZXJhdG9yUmVxdWVzdBI1CghzZXR0aW5ncxgBIAEoCzIbLmNvZmZlci52MS5PcGVyYXRvclNldHRpbmdzQga6SAPIAQE6kQG6SI0BGooBChhjcmVhdGVfb3BlcmF0b3IucmVxdWlyZWQSM3NldHRpbmdzLm5hbWUgYW5kIHNldHRpbmdzLndlYmhvb2tfdXJsIGFyZSByZXF1aXJlZBo5aGFzKHRoaXMuc2V0dGluZ3MubmFtZSkgJiYgaGFzKHRoaXMuc2V0dGluZ3Mud2ViaG9va191cmwpIlUKFkNyZWF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3ISFAoMb3BlcmF0b3Jfa2V5GAIgASgJImcKFVVwZGF0ZU9wZXJhdG9yUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESNQoIc2V0dGluZ3MYAiABKAsyGy5jb2ZmZXIudjEuT3BlcmF0b3JTZXR0aW5nc0IGukgDyAEBIj8KFlVwZGF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3IiLQoSR2V0T3BlcmF0b3JSZXF1ZXN0EhcKAmlkGAEgASgJQgu6SAjIAQFyA7ABASI8ChNHZXRPcGVyYXRvclJlc3BvbnNlEiUKCG9wZXJhdG9yGAEgASgLMhMuY29mZmVyLnYxLk9wZXJhdG9yIjYKFExpc3RPcGVyYXRvcnNSZXF1ZXN0Eh4KCXBhcmVudF9pZBgBIAEoCUILukgI2AEBcgOwAQEiPwoVTGlzdE9wZXJhdG9yc1Jlc3BvbnNlEiYKCW9wZXJhdG9ycxgBIAMoCzITLmNvZmZlci52MS5PcGVyYXRvciJ1ChhSb3RhdGVPcGVyYXRvcktleVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBEkAKDGdyYWNlX3BlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgUIgJqeATIAIm4KGVJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USFAoMb3BlcmF0b3Jfa2V5GAEgASgJEjsKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoSQ3JlYXRlQWRtaW5SZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIAIEiAKC29wZXJhdG9yX2lkGAMgASgJQgu6SAjYAQFyA7ABARITCgtlbmFibGVfdG90cBgEIAEoCCJIChNDcmVhdGVBZG1pblJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluEhAKCHRvdHBfdXJpGAIgASgJIoABCh9MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIdCglwYWdlX3NpemUYAiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEiawogTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2USLgoKZGVsaXZlcmllcxgBIAMoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjsKGlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0Eh0KCGV2ZW50X2lkGAEgASgJQgu6SAjIAQFyA7ABASJLChtSZWRlbGl2ZXJEZWFkTGV0dGVyUmVzcG9uc2USLAoIZGVsaXZlcnkYASABKAsyGi5jb2ZmZXIudjEuV2ViaG9va0RlbGl2ZXJ5ImcKGlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0EhkKCGNoYWluX2lkGAEgASgDQge6SAQiAiAAEi4KB3R4X2hhc2gYAiABKAlCHbpIGsgBAXIVMhNeMHhbMC05YS1mQS1GXXs2NH0kIk8KG1JlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlc3BvbnNlIloKE0Rpc2FibGVBZG1pblJlcXVlc3QSFgoCaWQYASABKAlCCLpIBXIDsAEBSAASGwoFZW1haWwYAiABKAlCCrpIB3IFEAEY/gFIAEIOCgVhZG1pbhIFukgCCAEiYQoURGlzYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIEhgKEHJldm9rZWRfc2Vzc2lvbnMYAyABKAMiWQoSRW5hYmxlQWRtaW5SZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBIkYKE0VuYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIImEKGlJldm9rZUFkbWluU2Vzc2lvbnNSZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBImgKG1Jldm9rZUFkbWluU2Vzc2lvbnNSZXNwb25zZRIfCgVhZG1pbhgBIAEoCzIQLmNvZmZlci52MS5BZG1pbhIOCgZhY3RpdmUYAiABKAgSGAoQcmV2b2tlZF9zZXNzaW9ucxgDIAEoAyKVAQoaTGlzdFJlb3JnZWREZXBvc2l0c1JlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEhgKEGluY2x1ZGVfcmVzb2x2ZWQYAiABKAgSHQoJcGFnZV9zaXplGAMgASgFQgq6SAcaBRjIASgAEhwKCnBhZ2VfdG9rZW4YBCABKAlCCLpIBXIDGMgBImAKG0xpc3RSZW9yZ2VkRGVwb3NpdHNSZXNwb25zZRIoCgVpdGVtcxgBIAMoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkizwEKHFJlc29sdmVSZW9yZ2VkRGVwb3NpdFJlcXVlc3QSGwoKZGVwb3NpdF9pZBgBIAEoA0IHukgEIgIgABJ4CgpyZXNvbHV0aW9uGAIgASgOMhouY29mZmVyLnYxLlJlb3JnUmVzb2x1dGlvbkJIukhFugFCChByZW9yZ19yZXNvbHV0aW9uEh5tdXN0IGJlIFJFSU5TVEFURSBvciBXUklURV9PRkYaDnRoaXMgaW4gWzEsIDJdEhgKBG5vdGUYAyABKAlCCrpIB3IFEAEY6AciSAodUmVzb2x2ZVJlb3JnZWREZXBvc2l0UmVzcG9uc2USJwoEaXRlbRgBIAEoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdDLJDQoKT3BzU2VydmljZRJVCg5DcmVhdGVPcGVyYXRvchIgLmNvZmZlci52MS5DcmVhdGVPcGVyYXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuQ3JlYXRlT3BlcmF0b3JSZXNwb25zZRJVCg5VcGRhdGVPcGVyYXRvchIgLmNvZmZlci52MS5VcGRhdGVPcGVyYXRvclJlcXVlc3QaIS5jb2ZmZXIudjEuVXBkYXRlT3BlcmF0b3JSZXNwb25zZRJRCgtHZXRPcGVyYXRvchIdLmNvZmZlci52MS5HZXRPcGVyYXRvclJlcXVlc3QaHi5jb2ZmZXIudjEuR2V0T3BlcmF0b3JSZXNwb25zZSIDkAIBElcKDUxpc3RPcGVyYXRvcnMSHy5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yc1JlcXVlc3QaIC5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yc1Jlc3BvbnNlIgOQAgESXgoRUm90YXRlT3BlcmF0b3JLZXkSIy5jb2ZmZXIudjEuUm90YXRlT3BlcmF0b3JLZXlSZXF1ZXN0GiQuY29mZmVyLnYxLlJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USTAoLQ3JlYXRlQWRtaW4SHS5jb2ZmZXIudjEuQ3JlYXRlQWRtaW5SZXF1ZXN0Gh4uY29mZmVyLnYxLkNyZWF0ZUFkbWluUmVzcG9uc2USeAoYTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzEiouY29mZmVyLnYxLkxpc3REZWFkTGV0dGVyZWRXZWJob29rc1JlcXVlc3QaKy5jb2ZmZXIudjEuTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2UiA5ACARJkChNSZWRlbGl2ZXJEZWFkTGV0dGVyEiUuY29mZmVyLnYxLlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0GiYuY29mZmVyLnYxLlJlZGVsaXZlckRlYWRMZXR0ZXJSZXNwb25zZRJkChNSZXBsYXlNaXNzZWREZXBvc2l0EiUuY29mZmVyLnYxLlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0GiYuY29mZmVyLnYxLlJlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRJhChJHZXRUcmVhc3VyeUFkZHJlc3MSJC5jb2ZmZXIudjEuR2V0VHJlYXN1cnlBZGRyZXNzUmVxdWVzdBolLmNvZmZlci52MS5HZXRUcmVhc3VyeUFkZHJlc3NSZXNwb25zZRJsChRMaXN0T3BlcmF0b3JCYWxhbmNlcxImLmNvZmZlci52MS5MaXN0T3BlcmF0b3JCYWxhbmNlc1JlcXVlc3QaJy5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yQmFsYW5jZXNSZXNwb25zZSIDkAIBEmQKE0FkanVzdE9wZXJhdG9yRnVuZHMSJS5jb2ZmZXIudjEuQWRqdXN0T3BlcmF0b3JGdW5kc1JlcXVlc3QaJi5jb2ZmZXIudjEuQWRqdXN0T3BlcmF0b3JGdW5kc1Jlc3BvbnNlEksKCVJlY29uY2lsZRIbLmNvZmZlci52MS5SZWNvbmNpbGVSZXF1ZXN0GhwuY29mZmVyLnYxLlJlY29uY2lsZVJlc3BvbnNlIgOQAgESVAoMRGlzYWJsZUFkbWluEh4uY29mZmVyLnYxLkRpc2FibGVBZG1pblJlcXVlc3QaHy5jb2ZmZXIudjEuRGlzYWJsZUFkbWluUmVzcG9uc2UiA5ACAhJRCgtFbmFibGVBZG1pbhIdLmNvZmZlci52MS5FbmFibGVBZG1pblJlcXVlc3QaHi5jb2ZmZXIudjEuRW5hYmxlQWRtaW5SZXNwb25zZSIDkAICEmkKE1Jldm9rZUFkbWluU2Vzc2lvbnMSJS5jb2ZmZXIudjEuUmV2b2tlQWRtaW5TZXNzaW9uc1JlcXVlc3QaJi5jb2ZmZXIudjEuUmV2b2tlQWRtaW5TZXNzaW9uc1Jlc3BvbnNlIgOQAgISaQoTTGlzdFJlb3JnZWREZXBvc2l0cxIlLmNvZmZlci52MS5MaXN0UmVvcmdlZERlcG9zaXRzUmVxdWVzdBomLmNvZmZlci52MS5MaXN0UmVvcmdlZERlcG9zaXRzUmVzcG9uc2UiA5ACARJqChVSZXNvbHZlUmVvcmdlZERlcG9zaXQSJy5jb2ZmZXIudjEuUmVzb2x2ZVJlb3JnZWREZXBvc2l0UmVxdWVzdBooLmNvZmZlci52MS5SZXNvbHZlUmVvcmdlZERlcG9zaXRSZXNwb25zZUI2WjRnaXRodWIuY29tL2NvZmZlcmhxL2NvZmZlci9nZW4vZ28vY29mZmVyL3YxO2NvZmZlcnYxYgZwcm90bzM", [file_buf_validate_validate, file_coffer_v1_admin, file_coffer_v1_funds, file_coffer_v1_reorg, file_coffer_v1_types, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("ChNjb2ZmZXIvdjEvb3BzLnByb3RvEgljb2ZmZXIudjEinQMKCE9wZXJhdG9yEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJcGFyZW50X2lkGAMgASgJEhMKC3dlYmhvb2tfdXJsGAQgASgJEi4KDWFwcHJvdmFsX21vZGUYBSABKA4yFy5jb2ZmZXIudjEuQXBwcm92YWxNb2RlEhgKEGFwcHJvdmFsX2VuYWJsZWQYBiABKAgSEgoKcGVyX3R4X2NhcBgHIAEoCRIRCglkYWlseV9jYXAYCCABKAkSFQoNZmlhdF9jdXJyZW5jeRgJIAEoCRIUCgxyZWRpcmVjdF91cmwYCiABKAkSEgoKdGhlbWVfc2x1ZxgLIAEoCRIXCg9kZXBvc2l0X2ZlZV9icHMYDCABKAUSDgoGYWN0aXZlGA0gASgIEhQKDGtleV9wcmVmaXhlcxgOIAMoCRIuCgpjcmVhdGVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCK2CwoQT3BlcmF0b3JTZXR0aW5ncxIdCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBSACIAQESxQEKCXBhcmVudF9pZBgCIAEoCUKsAbpIqAG6AaQBCg11dWlkX29yX2VtcHR5EiZtdXN0IGJlIGFuIG9wZXJhdG9yIGlkIChVVUlEKSBvciBlbXB0eRprdGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05YS1mQS1GXXs4fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXs0fS1bMC05YS1mQS1GXXsxMn0kJylIAYgBARIlCgt3ZWJob29rX3VybBgDIAEoCUILukgIcgYYgBCIAQFIAogBARI/Cg1hcHByb3ZhbF9tb2RlGAQgASgOMhcuY29mZmVyLnYxLkFwcHJvdmFsTW9kZUIKukgHggEEEAEgAEgDiAEBEh0KEGFwcHJvdmFsX2VuYWJsZWQYBSABKAhIBIgBARKyAQoKcGVyX3R4X2NhcBgGIAEoCUKYAbpIlAG6AZABChBkZWNpbWFsX29yX2VtcHR5Ej5tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwLjAwIiwgb3IgZW1wdHkgZm9yIG5vIGNhcBo8dGhpcyA9PSAnJyB8fCB0aGlzLm1hdGNoZXMoJ15bMC05XXsxLDIwfShbLl1bMC05XXsxLDE4fSk/JCcpSAWIAQESsgEKCWRhaWx5X2NhcBgHIAEoCUKZAbpIlQG6AZEBChBkZWNpbWFsX29yX2VtcHR5Ej9tdXN0IGJlIGEgZGVjaW1hbCBzdHJpbmcgc3VjaCBhcyAiNTAwMC4wMCIsIG9yIGVtcHR5IGZvciBubyBjYXAaPHRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeWzAtOV17MSwyMH0oWy5dWzAtOV17MSwxOH0pPyQnKUgGiAEBEoQBCg1maWF0X2N1cnJlbmN5GAggASgJQmi6SGW6AWIKDWN1cnJlbmN5X2NvZGUSMm11c3QgYmUgYSB0aHJlZS1sZXR0ZXIgY3VycmVuY3kgY29kZSBzdWNoIGFzICJVU0QiGh10aGlzLm1hdGNoZXMoJ15bQS1aYS16XXszfSQnKUgHiAEBEpYBCgxyZWRpcmVjdF91cmwYCSABKAlCe7pIeLoBdQoMdXJpX29yX2VtcHR5EiltdXN0IGJlIGFuIGFic29sdXRlIGh0dHAocykgVVJMLCBvciBlbXB0eRo6dGhpcyA9PSAnJyB8fCAodGhpcy5pc1VyaSgpICYmIHRoaXMubWF0Y2hlcygnXmh0dHBzPzovLycpKUgIiAEBEq4BCgp0aGVtZV9zbHVnGAogASgJQpQBukiQAboBjAEKDXNsdWdfb3JfZW1wdHkSQ211c3QgYmUgYSB0aGVtZSBzbHVnIChsb3dlcmNhc2UgbGV0dGVycywgZGlnaXRzLCBoeXBoZW5zKSwgb3IgZW1wdHkaNnRoaXMgPT0gJycgfHwgdGhpcy5tYXRjaGVzKCdeW2EtejAtOV0rKC1bYS16MC05XSspKiQnKUgJiAEBEigKD2RlcG9zaXRfZmVlX2JwcxgLIAEoBUIKukgHGgUYkE4oAEgKiAEBEhMKBmFjdGl2ZRgMIAEoCEgLiAEBQgcKBV9uYW1lQgwKCl9wYXJlbnRfaWRCDgoMX3dlYmhvb2tfdXJsQhAKDl9hcHByb3ZhbF9tb2RlQhMKEV9hcHByb3ZhbF9lbmFibGVkQg0KC19wZXJfdHhfY2FwQgwKCl9kYWlseV9jYXBCEAoOX2ZpYXRfY3VycmVuY3lCDwoNX3JlZGlyZWN0X3VybEINCgtfdGhlbWVfc2x1Z0ISChBfZGVwb3NpdF9mZWVfYnBzQgkKB19hY3RpdmUi4gEKFUNyZWF0ZU9wZXJhdG9yUmVxdWVzdBI1CghzZXR0aW5ncxgBIAEoCzIbLmNvZmZlci52MS5PcGVyYXRvclNldHRpbmdzQga6SAPIAQE6kQG6SI0BGooBChhjcmVhdGVfb3BlcmF0b3IucmVxdWlyZWQSM3NldHRpbmdzLm5hbWUgYW5kIHNldHRpbmdzLndlYmhvb2tfdXJsIGFyZSByZXF1aXJlZBo5aGFzKHRoaXMuc2V0dGluZ3MubmFtZSkgJiYgaGFzKHRoaXMuc2V0dGluZ3Mud2ViaG9va191cmwpIlUKFkNyZWF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3ISFAoMb3BlcmF0b3Jfa2V5GAIgASgJImcKFVVwZGF0ZU9wZXJhdG9yUmVxdWVzdBIXCgJpZBgBIAEoCUILukgIyAEBcgOwAQESNQoIc2V0dGluZ3MYAiABKAsyGy5jb2ZmZXIudjEuT3BlcmF0b3JTZXR0aW5nc0IGukgDyAEBIj8KFlVwZGF0ZU9wZXJhdG9yUmVzcG9uc2USJQoIb3BlcmF0b3IYASABKAsyEy5jb2ZmZXIudjEuT3BlcmF0b3IiLQoSR2V0T3BlcmF0b3JSZXF1ZXN0EhcKAmlkGAEgASgJQgu6SAjIAQFyA7ABASI8ChNHZXRPcGVyYXRvclJlc3BvbnNlEiUKCG9wZXJhdG9yGAEgASgLMhMuY29mZmVyLnYxLk9wZXJhdG9yIjYKFExpc3RPcGVyYXRvcnNSZXF1ZXN0Eh4KCXBhcmVudF9pZBgBIAEoCUILukgI2AEBcgOwAQEiPwoVTGlzdE9wZXJhdG9yc1Jlc3BvbnNlEiYKCW9wZXJhdG9ycxgBIAMoCzITLmNvZmZlci52MS5PcGVyYXRvciJ1ChhSb3RhdGVPcGVyYXRvcktleVJlcXVlc3QSFwoCaWQYASABKAlCC7pICMgBAXIDsAEBEkAKDGdyYWNlX3BlcmlvZBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgUIgJqeATIAIm4KGVJvdGF0ZU9wZXJhdG9yS2V5UmVzcG9uc2USFAoMb3BlcmF0b3Jfa2V5GAEgASgJEjsKF3ByZXZpb3VzX2tleV9leHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKHAQoSQ3JlYXRlQWRtaW5SZXF1ZXN0EhwKBWVtYWlsGAEgASgJQg26SArIAQFyBRj+AWABEhwKCHBhc3N3b3JkGAIgASgJQgq6SAdyBRAMGIAIEiAKC29wZXJhdG9yX2lkGAMgASgJQgu6SAjYAQFyA7ABARITCgtlbmFibGVfdG90cBgEIAEoCCJIChNDcmVhdGVBZG1pblJlc3BvbnNlEh8KBWFkbWluGAEgASgLMhAuY29mZmVyLnYxLkFkbWluEhAKCHRvdHBfdXJpGAIgASgJIoABCh9MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXF1ZXN0EiAKC29wZXJhdG9yX2lkGAEgASgJQgu6SAjYAQFyA7ABARIdCglwYWdlX3NpemUYAiABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEiawogTGlzdERlYWRMZXR0ZXJlZFdlYmhvb2tzUmVzcG9uc2USLgoKZGVsaXZlcmllcxgBIAMoCzIaLmNvZmZlci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjsKGlJlZGVsaXZlckRlYWRMZXR0ZXJSZXF1ZXN0Eh0KCGV2ZW50X2lkGAEgASgJQgu6SAjIAQFyA7ABASJLChtSZWRlbGl2ZXJEZWFkTGV0dGVyUmVzcG9uc2USLAoIZGVsaXZlcnkYASABKAsyGi5jb2ZmZXIudjEuV2ViaG9va0RlbGl2ZXJ5ImcKGlJlcGxheU1pc3NlZERlcG9zaXRSZXF1ZXN0EhkKCGNoYWluX2lkGAEgASgDQge6SAQiAiAAEi4KB3R4X2hhc2gYAiABKAlCHbpIGsgBAXIVMhNeMHhbMC05YS1mQS1GXXs2NH0kIk8KG1JlcGxheU1pc3NlZERlcG9zaXRSZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5jb2ZmZXIudjEuUmVwbGF5RGVwb3NpdFJlc3BvbnNlIloKE0Rpc2FibGVBZG1pblJlcXVlc3QSFgoCaWQYASABKAlCCLpIBXIDsAEBSAASGwoFZW1haWwYAiABKAlCCrpIB3IFEAEY/gFIAEIOCgVhZG1pbhIFukgCCAEiYQoURGlzYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIEhgKEHJldm9rZWRfc2Vzc2lvbnMYAyABKAMiWQoSRW5hYmxlQWRtaW5SZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBIkYKE0VuYWJsZUFkbWluUmVzcG9uc2USHwoFYWRtaW4YASABKAsyEC5jb2ZmZXIudjEuQWRtaW4SDgoGYWN0aXZlGAIgASgIImEKGlJldm9rZUFkbWluU2Vzc2lvbnNSZXF1ZXN0EhYKAmlkGAEgASgJQgi6SAVyA7ABAUgAEhsKBWVtYWlsGAIgASgJQgq6SAdyBRABGP4BSABCDgoFYWRtaW4SBbpIAggBImgKG1Jldm9rZUFkbWluU2Vzc2lvbnNSZXNwb25zZRIfCgVhZG1pbhgBIAEoCzIQLmNvZmZlci52MS5BZG1pbhIOCgZhY3RpdmUYAiABKAgSGAoQcmV2b2tlZF9zZXNzaW9ucxgDIAEoAyKVAQoaTGlzdFJlb3JnZWREZXBvc2l0c1JlcXVlc3QSIAoLb3BlcmF0b3JfaWQYASABKAlCC7pICNgBAXIDsAEBEhgKEGluY2x1ZGVfcmVzb2x2ZWQYAiABKAgSHQoJcGFnZV9zaXplGAMgASgFQgq6SAcaBRjIASgAEhwKCnBhZ2VfdG9rZW4YBCABKAlCCLpIBXIDGMgBImAKG0xpc3RSZW9yZ2VkRGVwb3NpdHNSZXNwb25zZRIoCgVpdGVtcxgBIAMoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkizwEKHFJlc29sdmVSZW9yZ2VkRGVwb3NpdFJlcXVlc3QSGwoKZGVwb3NpdF9pZBgBIAEoA0IHukgEIgIgABJ4CgpyZXNvbHV0aW9uGAIgASgOMhouY29mZmVyLnYxLlJlb3JnUmVzb2x1dGlvbkJIukhFugFCChByZW9yZ19yZXNvbHV0aW9uEh5tdXN0IGJlIFJFSU5TVEFURSBvciBXUklURV9PRkYaDnRoaXMgaW4gWzEsIDJdEhgKBG5vdGUYAyABKAlCCrpIB3IFEAEY6AciSAodUmVzb2x2ZVJlb3JnZWREZXBvc2l0UmVzcG9uc2USJwoEaXRlbRgBIAEoCzIZLmNvZmZlci52MS5SZW9yZ2VkRGVwb3NpdCJLChNQYXVzZVBheW91dHNSZXF1ZXN0EjQKBnRhcmdldBgBIAEoCzIcLmNvZmZlci52MS5QYXlvdXRQYXVzZVRhcmdldEIGukgDyAEBIj0KFFBhdXNlUGF5b3V0c1Jlc3BvbnNlEiUKBXBhdXNlGAEgASgLMhYuY29mZmVyLnYxLlBheW91dFBhdXNlIkwKFFJlc3VtZVBheW91dHNSZXF1ZXN0EjQKBnRhcmdldBgBIAEoCzIcLmNvZmZlci52MS5QYXlvdXRQYXVzZVRhcmdldEIGukgDyAEBIj4KFVJlc3VtZVBheW91dHNSZXNwb25zZRIlCgVwYXVzZRgBIAEoCzIWLmNvZmZlci52MS5QYXlvdXRQYXVzZSIyChdMaXN0UGF5b3V0UGF1c2VzUmVxdWVzdBIXCg9pbmNsdWRlX3Jlc3VtZWQYASABKAgiQgoYTGlzdFBheW91dFBhdXNlc1Jlc3BvbnNlEiYKBnBhdXNlcxgBIAMoCzIWLmNvZmZlci52MS5QYXlvdXRQYXVzZSJ8ChxMaXN0Q2hhaW5UcmFuc2FjdGlvbnNSZXF1ZXN0Eg0KBXN0dWNrGAEgASgIEi4KC3N0dWNrX2FmdGVyGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEh0KCXBhZ2Vfc2l6ZRgDIAEoBUIKukgHGgUY9AMoACJSCh1MaXN0Q2hhaW5UcmFuc2FjdGlvbnNSZXNwb25zZRIxCgx0cmFuc2FjdGlvbnMYASADKAsyGy5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvbiJaCh1SZXNlbmRDaGFpblRyYW5zYWN0aW9uUmVxdWVzdBI5CgZ0YXJnZXQYASABKAsyIS5jb2ZmZXIudjEuQ2hhaW5UcmFuc2FjdGlvblRhcmdldEIGukgDyAEBIlIKHlJlc2VuZENoYWluVHJhbnNhY3Rpb25SZXNwb25zZRIwCgt0cmFuc2FjdGlvbhgBIAEoCzIbLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uIloKHUNhbmNlbENoYWluVHJhbnNhY3Rpb25SZXF1ZXN0EjkKBnRhcmdldBgBIAEoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uVGFyZ2V0Qga6SAPIAQEiUgoeQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEjAKC3RyYW5zYWN0aW9uGAEgASgLMhsuY29mZmVyLnYxLkNoYWluVHJhbnNhY3Rpb24iWAobRmFpbENoYWluVHJhbnNhY3Rpb25SZXF1ZXN0EjkKBnRhcmdldBgBIAEoCzIhLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uVGFyZ2V0Qga6SAPIAQEiUAocRmFpbENoYWluVHJhbnNhY3Rpb25SZXNwb25zZRIwCgt0cmFuc2FjdGlvbhgBIAEoCzIbLmNvZmZlci52MS5DaGFpblRyYW5zYWN0aW9uIswBChlTZXRXYWxsZXRUaHJlc2hvbGRSZXF1ZXN0EhkKCGNoYWluX2lkGAEgASgDQge6SAQiAiAAEioKBndhbGxldBgCIAEoCUIaukgXchUyE14weFswLTlhLWZBLUZdezQwfSQSGwoIY3VycmVuY3kYAyABKAlCCbpIBnIEEAEYFBIvCgZhbW91bnQYBCABKAlCH7pIHHIaGFAyFl4oWzAtOV0rKFwuWzAtOV0rKT8pPyQSGgoGcmVhc29uGAUgASgJQgq6SAdyBRABGOgHIksKGlNldFdhbGxldFRocmVzaG9sZFJlc3BvbnNlEi0KCXRocmVzaG9sZBgBIAEoCzIaLmNvZmZlci52MS5XYWxsZXRUaHJlc2hvbGQiHQobTGlzdFdhbGxldFRocmVzaG9sZHNSZXF1ZXN0Ik4KHExpc3RXYWxsZXRUaHJlc2hvbGRzUmVzcG9uc2USLgoKdGhyZXNob2xkcxgBIAMoCzIaLmNvZmZlci52MS5XYWxsZXRUaHJlc2hvbGQy2RQKCk9wc1NlcnZpY2USVQoOQ3JlYXRlT3BlcmF0b3ISIC5jb2ZmZXIudjEuQ3JlYXRlT3BlcmF0b3JSZXF1ZXN0GiEuY29mZmVyLnYxLkNyZWF0ZU9wZXJhdG9yUmVzcG9uc2USVQoOVXBkYXRlT3BlcmF0b3ISIC5jb2ZmZXIudjEuVXBkYXRlT3BlcmF0b3JSZXF1ZXN0GiEuY29mZmVyLnYxLlVwZGF0ZU9wZXJhdG9yUmVzcG9uc2USUQoLR2V0T3BlcmF0b3ISHS5jb2ZmZXIudjEuR2V0T3BlcmF0b3JSZXF1ZXN0Gh4uY29mZmVyLnYxLkdldE9wZXJhdG9yUmVzcG9uc2UiA5ACARJXCg1MaXN0T3BlcmF0b3JzEh8uY29mZmVyLnYxLkxpc3RPcGVyYXRvcnNSZXF1ZXN0GiAuY29mZmVyLnYxLkxpc3RPcGVyYXRvcnNSZXNwb25zZSIDkAIBEl4KEVJvdGF0ZU9wZXJhdG9yS2V5EiMuY29mZmVyLnYxLlJvdGF0ZU9wZXJhdG9yS2V5UmVxdWVzdBokLmNvZmZlci52MS5Sb3RhdGVPcGVyYXRvcktleVJlc3BvbnNlEkwKC0NyZWF0ZUFkbWluEh0uY29mZmVyLnYxLkNyZWF0ZUFkbWluUmVxdWVzdBoeLmNvZmZlci52MS5DcmVhdGVBZG1pblJlc3BvbnNlEngKGExpc3REZWFkTGV0dGVyZWRXZWJob29rcxIqLmNvZmZlci52MS5MaXN0RGVhZExldHRlcmVkV2ViaG9va3NSZXF1ZXN0GisuY29mZmVyLnYxLkxpc3REZWFkTGV0dGVyZWRXZWJob29rc1Jlc3BvbnNlIgOQAgESZAoTUmVkZWxpdmVyRGVhZExldHRlchIlLmNvZmZlci52MS5SZWRlbGl2ZXJEZWFkTGV0dGVyUmVxdWVzdBomLmNvZmZlci52MS5SZWRlbGl2ZXJEZWFkTGV0dGVyUmVzcG9uc2USZAoTUmVwbGF5TWlzc2VkRGVwb3NpdBIlLmNvZmZlci52MS5SZXBsYXlNaXNzZWREZXBvc2l0UmVxdWVzdBomLmNvZmZlci52MS5SZXBsYXlNaXNzZWREZXBvc2l0UmVzcG9uc2USYQoSR2V0VHJlYXN1cnlBZGRyZXNzEiQuY29mZmVyLnYxLkdldFRyZWFzdXJ5QWRkcmVzc1JlcXVlc3QaJS5jb2ZmZXIudjEuR2V0VHJlYXN1cnlBZGRyZXNzUmVzcG9uc2USbAoUTGlzdE9wZXJhdG9yQmFsYW5jZXMSJi5jb2ZmZXIudjEuTGlzdE9wZXJhdG9yQmFsYW5jZXNSZXF1ZXN0GicuY29mZmVyLnYxLkxpc3RPcGVyYXRvckJhbGFuY2VzUmVzcG9uc2UiA5ACARJkChNBZGp1c3RPcGVyYXRvckZ1bmRzEiUuY29mZmVyLnYxLkFkanVzdE9wZXJhdG9yRnVuZHNSZXF1ZXN0GiYuY29mZmVyLnYxLkFkanVzdE9wZXJhdG9yRnVuZHNSZXNwb25zZRJLCglSZWNvbmNpbGUSGy5jb2ZmZXIudjEuUmVjb25jaWxlUmVxdWVzdBocLmNvZmZlci52MS5SZWNvbmNpbGVSZXNwb25zZSIDkAIBElQKDERpc2FibGVBZG1pbhIeLmNvZmZlci52MS5EaXNhYmxlQWRtaW5SZXF1ZXN0Gh8uY29mZmVyLnYxLkRpc2FibGVBZG1pblJlc3BvbnNlIgOQAgISUQoLRW5hYmxlQWRtaW4SHS5jb2ZmZXIudjEuRW5hYmxlQWRtaW5SZXF1ZXN0Gh4uY29mZmVyLnYxLkVuYWJsZUFkbWluUmVzcG9uc2UiA5ACAhJpChNSZXZva2VBZG1pblNlc3Npb25zEiUuY29mZmVyLnYxLlJldm9rZUFkbWluU2Vzc2lvbnNSZXF1ZXN0GiYuY29mZmVyLnYxLlJldm9rZUFkbWluU2Vzc2lvbnNSZXNwb25zZSIDkAICEmkKE0xpc3RSZW9yZ2VkRGVwb3NpdHMSJS5jb2ZmZXIudjEuTGlzdFJlb3JnZWREZXBvc2l0c1JlcXVlc3QaJi5jb2ZmZXIudjEuTGlzdFJlb3JnZWREZXBvc2l0c1Jlc3BvbnNlIgOQAgESagoVUmVzb2x2ZVJlb3JnZWREZXBvc2l0EicuY29mZmVyLnYxLlJlc29sdmVSZW9yZ2VkRGVwb3NpdFJlcXVlc3QaKC5jb2ZmZXIudjEuUmVzb2x2ZVJlb3JnZWREZXBvc2l0UmVzcG9uc2USTwoMUGF1c2VQYXlvdXRzEh4uY29mZmVyLnYxLlBhdXNlUGF5b3V0c1JlcXVlc3QaHy5jb2ZmZXIudjEuUGF1c2VQYXlvdXRzUmVzcG9uc2USUgoNUmVzdW1lUGF5b3V0cxIfLmNvZmZlci52MS5SZXN1bWVQYXlvdXRzUmVxdWVzdBogLmNvZmZlci52MS5SZXN1bWVQYXlvdXRzUmVzcG9uc2USYAoQTGlzdFBheW91dFBhdXNlcxIiLmNvZmZlci52MS5MaXN0UGF5b3V0UGF1c2VzUmVxdWVzdBojLmNvZmZlci52MS5MaXN0UGF5b3V0UGF1c2VzUmVzcG9uc2UiA5ACARJvChVMaXN0Q2hhaW5UcmFuc2FjdGlvbnMSJy5jb2ZmZXIudjEuTGlzdENoYWluVHJhbnNhY3Rpb25zUmVxdWVzdBooLmNvZmZlci52MS5MaXN0Q2hhaW5UcmFuc2FjdGlvbnNSZXNwb25zZSIDkAIBEm0KFlJlc2VuZENoYWluVHJhbnNhY3Rpb24SKC5jb2ZmZXIudjEuUmVzZW5kQ2hhaW5UcmFuc2FjdGlvblJlcXVlc3QaKS5jb2ZmZXIudjEuUmVzZW5kQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEm0KFkNhbmNlbENoYWluVHJhbnNhY3Rpb24SKC5jb2ZmZXIudjEuQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlcXVlc3QaKS5jb2ZmZXIudjEuQ2FuY2VsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEmcKFEZhaWxDaGFpblRyYW5zYWN0aW9uEiYuY29mZmVyLnYxLkZhaWxDaGFpblRyYW5zYWN0aW9uUmVxdWVzdBonLmNvZmZlci52MS5GYWlsQ2hhaW5UcmFuc2FjdGlvblJlc3BvbnNlEmEKElNldFdhbGxldFRocmVzaG9sZBIkLmNvZmZlci52MS5TZXRXYWxsZXRUaHJlc2hvbGRSZXF1ZXN0GiUuY29mZmVyLnYxLlNldFdhbGxldFRocmVzaG9sZFJlc3BvbnNlEmwKFExpc3RXYWxsZXRUaHJlc2hvbGRzEiYuY29mZmVyLnYxLkxpc3RXYWxsZXRUaHJlc2hvbGRzUmVxdWVzdBonLmNvZmZlci52MS5MaXN0V2FsbGV0VGhyZXNob2xkc1Jlc3BvbnNlIgOQAgFCNlo0Z2l0aHViLmNvbS9jb2ZmZXJocS9jb2ZmZXIvZ2VuL2dvL2NvZmZlci92MTtjb2ZmZXJ2MWIGcHJvdG8z", [file_buf_validate_validate, file_coffer_v1_admin, file_coffer_v1_funds, file_coffer_v1_payouts, file_coffer_v1_reorg, file_coffer_v1_types, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Operator is a platform integrated with Coffer, with its configuration.
@@ -1047,6 +1049,420 @@ export const ResolveReorgedDepositResponseSchema: GenMessage<ResolveReorgedDepos
   messageDesc(file_coffer_v1_ops, 29);
 
 /**
+ * PausePayoutsRequest pauses a scope.
+ *
+ * @generated from message coffer.v1.PausePayoutsRequest
+ */
+export type PausePayoutsRequest = Message<"coffer.v1.PausePayoutsRequest"> & {
+  /**
+   * The scope and the reason.
+   *
+   * @generated from field: coffer.v1.PayoutPauseTarget target = 1;
+   */
+  target?: PayoutPauseTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.PausePayoutsRequest.
+ * Use `create(PausePayoutsRequestSchema)` to create a new message.
+ */
+export const PausePayoutsRequestSchema: GenMessage<PausePayoutsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 30);
+
+/**
+ * PausePayoutsResponse is the pause made.
+ *
+ * @generated from message coffer.v1.PausePayoutsResponse
+ */
+export type PausePayoutsResponse = Message<"coffer.v1.PausePayoutsResponse"> & {
+  /**
+   * The pause.
+   *
+   * @generated from field: coffer.v1.PayoutPause pause = 1;
+   */
+  pause?: PayoutPause | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.PausePayoutsResponse.
+ * Use `create(PausePayoutsResponseSchema)` to create a new message.
+ */
+export const PausePayoutsResponseSchema: GenMessage<PausePayoutsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 31);
+
+/**
+ * ResumePayoutsRequest lifts a scope's pause.
+ *
+ * @generated from message coffer.v1.ResumePayoutsRequest
+ */
+export type ResumePayoutsRequest = Message<"coffer.v1.ResumePayoutsRequest"> & {
+  /**
+   * The scope and the reason for resuming.
+   *
+   * @generated from field: coffer.v1.PayoutPauseTarget target = 1;
+   */
+  target?: PayoutPauseTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ResumePayoutsRequest.
+ * Use `create(ResumePayoutsRequestSchema)` to create a new message.
+ */
+export const ResumePayoutsRequestSchema: GenMessage<ResumePayoutsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 32);
+
+/**
+ * ResumePayoutsResponse is the pause lifted.
+ *
+ * @generated from message coffer.v1.ResumePayoutsResponse
+ */
+export type ResumePayoutsResponse = Message<"coffer.v1.ResumePayoutsResponse"> & {
+  /**
+   * The pause, with its resume.
+   *
+   * @generated from field: coffer.v1.PayoutPause pause = 1;
+   */
+  pause?: PayoutPause | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ResumePayoutsResponse.
+ * Use `create(ResumePayoutsResponseSchema)` to create a new message.
+ */
+export const ResumePayoutsResponseSchema: GenMessage<ResumePayoutsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 33);
+
+/**
+ * ListPayoutPausesRequest filters pauses.
+ *
+ * @generated from message coffer.v1.ListPayoutPausesRequest
+ */
+export type ListPayoutPausesRequest = Message<"coffer.v1.ListPayoutPausesRequest"> & {
+  /**
+   * Lifted pauses too (newest first).
+   *
+   * @generated from field: bool include_resumed = 1;
+   */
+  includeResumed: boolean;
+};
+
+/**
+ * Describes the message coffer.v1.ListPayoutPausesRequest.
+ * Use `create(ListPayoutPausesRequestSchema)` to create a new message.
+ */
+export const ListPayoutPausesRequestSchema: GenMessage<ListPayoutPausesRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 34);
+
+/**
+ * ListPayoutPausesResponse lists pauses, newest first.
+ *
+ * @generated from message coffer.v1.ListPayoutPausesResponse
+ */
+export type ListPayoutPausesResponse = Message<"coffer.v1.ListPayoutPausesResponse"> & {
+  /**
+   * The pauses.
+   *
+   * @generated from field: repeated coffer.v1.PayoutPause pauses = 1;
+   */
+  pauses: PayoutPause[];
+};
+
+/**
+ * Describes the message coffer.v1.ListPayoutPausesResponse.
+ * Use `create(ListPayoutPausesResponseSchema)` to create a new message.
+ */
+export const ListPayoutPausesResponseSchema: GenMessage<ListPayoutPausesResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 35);
+
+/**
+ * ListChainTransactionsRequest filters transactions.
+ *
+ * @generated from message coffer.v1.ListChainTransactionsRequest
+ */
+export type ListChainTransactionsRequest = Message<"coffer.v1.ListChainTransactionsRequest"> & {
+  /**
+   * Only those needing an engineer.
+   *
+   * @generated from field: bool stuck = 1;
+   */
+  stuck: boolean;
+
+  /**
+   * Pending for longer than this counts as stuck (2 min when unset).
+   *
+   * @generated from field: google.protobuf.Duration stuck_after = 2;
+   */
+  stuckAfter?: Duration | undefined;
+
+  /**
+   * At most this many, 1..500; 100 when zero.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message coffer.v1.ListChainTransactionsRequest.
+ * Use `create(ListChainTransactionsRequestSchema)` to create a new message.
+ */
+export const ListChainTransactionsRequestSchema: GenMessage<ListChainTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 36);
+
+/**
+ * ListChainTransactionsResponse lists transactions, newest first.
+ *
+ * @generated from message coffer.v1.ListChainTransactionsResponse
+ */
+export type ListChainTransactionsResponse = Message<"coffer.v1.ListChainTransactionsResponse"> & {
+  /**
+   * The transactions.
+   *
+   * @generated from field: repeated coffer.v1.ChainTransaction transactions = 1;
+   */
+  transactions: ChainTransaction[];
+};
+
+/**
+ * Describes the message coffer.v1.ListChainTransactionsResponse.
+ * Use `create(ListChainTransactionsResponseSchema)` to create a new message.
+ */
+export const ListChainTransactionsResponseSchema: GenMessage<ListChainTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 37);
+
+/**
+ * ResendChainTransactionRequest names the transaction.
+ *
+ * @generated from message coffer.v1.ResendChainTransactionRequest
+ */
+export type ResendChainTransactionRequest = Message<"coffer.v1.ResendChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ResendChainTransactionRequest.
+ * Use `create(ResendChainTransactionRequestSchema)` to create a new message.
+ */
+export const ResendChainTransactionRequestSchema: GenMessage<ResendChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 38);
+
+/**
+ * ResendChainTransactionResponse is the transaction with the request recorded.
+ *
+ * @generated from message coffer.v1.ResendChainTransactionResponse
+ */
+export type ResendChainTransactionResponse = Message<"coffer.v1.ResendChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.ResendChainTransactionResponse.
+ * Use `create(ResendChainTransactionResponseSchema)` to create a new message.
+ */
+export const ResendChainTransactionResponseSchema: GenMessage<ResendChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 39);
+
+/**
+ * CancelChainTransactionRequest names the payout transaction.
+ *
+ * @generated from message coffer.v1.CancelChainTransactionRequest
+ */
+export type CancelChainTransactionRequest = Message<"coffer.v1.CancelChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.CancelChainTransactionRequest.
+ * Use `create(CancelChainTransactionRequestSchema)` to create a new message.
+ */
+export const CancelChainTransactionRequestSchema: GenMessage<CancelChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 40);
+
+/**
+ * CancelChainTransactionResponse is the transaction with the request recorded.
+ *
+ * @generated from message coffer.v1.CancelChainTransactionResponse
+ */
+export type CancelChainTransactionResponse = Message<"coffer.v1.CancelChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.CancelChainTransactionResponse.
+ * Use `create(CancelChainTransactionResponseSchema)` to create a new message.
+ */
+export const CancelChainTransactionResponseSchema: GenMessage<CancelChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 41);
+
+/**
+ * FailChainTransactionRequest names the payout transaction.
+ *
+ * @generated from message coffer.v1.FailChainTransactionRequest
+ */
+export type FailChainTransactionRequest = Message<"coffer.v1.FailChainTransactionRequest"> & {
+  /**
+   * The transaction and the reason.
+   *
+   * @generated from field: coffer.v1.ChainTransactionTarget target = 1;
+   */
+  target?: ChainTransactionTarget | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.FailChainTransactionRequest.
+ * Use `create(FailChainTransactionRequestSchema)` to create a new message.
+ */
+export const FailChainTransactionRequestSchema: GenMessage<FailChainTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 42);
+
+/**
+ * FailChainTransactionResponse is the transaction marked failed.
+ *
+ * @generated from message coffer.v1.FailChainTransactionResponse
+ */
+export type FailChainTransactionResponse = Message<"coffer.v1.FailChainTransactionResponse"> & {
+  /**
+   * The transaction.
+   *
+   * @generated from field: coffer.v1.ChainTransaction transaction = 1;
+   */
+  transaction?: ChainTransaction | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.FailChainTransactionResponse.
+ * Use `create(FailChainTransactionResponseSchema)` to create a new message.
+ */
+export const FailChainTransactionResponseSchema: GenMessage<FailChainTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 43);
+
+/**
+ * SetWalletThresholdRequest sets a threshold.
+ *
+ * @generated from message coffer.v1.SetWalletThresholdRequest
+ */
+export type SetWalletThresholdRequest = Message<"coffer.v1.SetWalletThresholdRequest"> & {
+  /**
+   * The chain.
+   *
+   * @generated from field: int64 chain_id = 1;
+   */
+  chainId: bigint;
+
+  /**
+   * The wallet's address.
+   *
+   * @generated from field: string wallet = 2;
+   */
+  wallet: string;
+
+  /**
+   * Asset symbol (native or token) on the chain.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+
+  /**
+   * Threshold in token units ("0.5"); empty removes it.
+   *
+   * @generated from field: string amount = 4;
+   */
+  amount: string;
+
+  /**
+   * Why (required; kept in the audit trail).
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message coffer.v1.SetWalletThresholdRequest.
+ * Use `create(SetWalletThresholdRequestSchema)` to create a new message.
+ */
+export const SetWalletThresholdRequestSchema: GenMessage<SetWalletThresholdRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 44);
+
+/**
+ * SetWalletThresholdResponse is the entry recorded.
+ *
+ * @generated from message coffer.v1.SetWalletThresholdResponse
+ */
+export type SetWalletThresholdResponse = Message<"coffer.v1.SetWalletThresholdResponse"> & {
+  /**
+   * The threshold (amount empty when removed).
+   *
+   * @generated from field: coffer.v1.WalletThreshold threshold = 1;
+   */
+  threshold?: WalletThreshold | undefined;
+};
+
+/**
+ * Describes the message coffer.v1.SetWalletThresholdResponse.
+ * Use `create(SetWalletThresholdResponseSchema)` to create a new message.
+ */
+export const SetWalletThresholdResponseSchema: GenMessage<SetWalletThresholdResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 45);
+
+/**
+ * ListWalletThresholdsRequest takes no filter.
+ *
+ * @generated from message coffer.v1.ListWalletThresholdsRequest
+ */
+export type ListWalletThresholdsRequest = Message<"coffer.v1.ListWalletThresholdsRequest"> & {
+};
+
+/**
+ * Describes the message coffer.v1.ListWalletThresholdsRequest.
+ * Use `create(ListWalletThresholdsRequestSchema)` to create a new message.
+ */
+export const ListWalletThresholdsRequestSchema: GenMessage<ListWalletThresholdsRequest> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 46);
+
+/**
+ * ListWalletThresholdsResponse lists the thresholds in force.
+ *
+ * @generated from message coffer.v1.ListWalletThresholdsResponse
+ */
+export type ListWalletThresholdsResponse = Message<"coffer.v1.ListWalletThresholdsResponse"> & {
+  /**
+   * By chain, wallet and currency.
+   *
+   * @generated from field: repeated coffer.v1.WalletThreshold thresholds = 1;
+   */
+  thresholds: WalletThreshold[];
+};
+
+/**
+ * Describes the message coffer.v1.ListWalletThresholdsResponse.
+ * Use `create(ListWalletThresholdsResponseSchema)` to create a new message.
+ */
+export const ListWalletThresholdsResponseSchema: GenMessage<ListWalletThresholdsResponse> = /*@__PURE__*/
+  messageDesc(file_coffer_v1_ops, 47);
+
+/**
  * OpsService is the service team's internal API (gRPC). Operators never call it.
  * Authentication: Authorization: Bearer <ops token> (COFFER_OPS_TOKEN).
  *
@@ -1240,6 +1656,113 @@ export const OpsService: GenService<{
     methodKind: "unary";
     input: typeof ResolveReorgedDepositRequestSchema;
     output: typeof ResolveReorgedDepositResponseSchema;
+  },
+  /**
+   * PausePayouts pauses payouts globally, on one chain or of one operator: while paused an
+   * APPROVE is held TEMPORARILY_UNAVAILABLE, an admin COMPLETED is refused UNAVAILABLE with
+   * the reason, and queued payouts are not signed or first broadcast (they wait). Audited
+   * with the reason. An unknown chain or operator is NOT_FOUND, a scope already paused CONFLICT.
+   *
+   * @generated from rpc coffer.v1.OpsService.PausePayouts
+   */
+  pausePayouts: {
+    methodKind: "unary";
+    input: typeof PausePayoutsRequestSchema;
+    output: typeof PausePayoutsResponseSchema;
+  },
+  /**
+   * ResumePayouts lifts the pause of a scope (audited with the reason); the payouts it held go
+   * out. A scope that is not paused is NOT_FOUND.
+   *
+   * @generated from rpc coffer.v1.OpsService.ResumePayouts
+   */
+  resumePayouts: {
+    methodKind: "unary";
+    input: typeof ResumePayoutsRequestSchema;
+    output: typeof ResumePayoutsResponseSchema;
+  },
+  /**
+   * ListPayoutPauses lists the active pauses, or with include_resumed the whole history.
+   *
+   * @generated from rpc coffer.v1.OpsService.ListPayoutPauses
+   */
+  listPayoutPauses: {
+    methodKind: "unary";
+    input: typeof ListPayoutPausesRequestSchema;
+    output: typeof ListPayoutPausesResponseSchema;
+  },
+  /**
+   * ListChainTransactions lists transactions newest first; with stuck, those needing an
+   * engineer: pending longer than stuck_after (2 min when unset), and reverted or cancelled
+   * payouts not resolved yet.
+   *
+   * @generated from rpc coffer.v1.OpsService.ListChainTransactions
+   */
+  listChainTransactions: {
+    methodKind: "unary";
+    input: typeof ListChainTransactionsRequestSchema;
+    output: typeof ListChainTransactionsResponseSchema;
+  },
+  /**
+   * ResendChainTransaction re-sends a pending transaction at a higher fee (same nonce and
+   * payload; the worker signs and stores the new attempt before broadcasting it, and follows
+   * every attempt). Audited. Unknown: NOT_FOUND; not pending: FAILED_PRECONDITION.
+   *
+   * @generated from rpc coffer.v1.OpsService.ResendChainTransaction
+   */
+  resendChainTransaction: {
+    methodKind: "unary";
+    input: typeof ResendChainTransactionRequestSchema;
+    output: typeof ResendChainTransactionResponseSchema;
+  },
+  /**
+   * CancelChainTransaction replaces a pending payout with a 0-value self-send at its nonce. If
+   * the cancel is mined, once at depth the withdrawal is open again (PROCESSING or
+   * AWAITING_APPROVAL) with its funds released; if the payout is mined first it completes.
+   * Audited. Unknown: NOT_FOUND; not a pending payout: FAILED_PRECONDITION.
+   *
+   * @generated from rpc coffer.v1.OpsService.CancelChainTransaction
+   */
+  cancelChainTransaction: {
+    methodKind: "unary";
+    input: typeof CancelChainTransactionRequestSchema;
+    output: typeof CancelChainTransactionResponseSchema;
+  },
+  /**
+   * FailChainTransaction marks a payout that can never be mined failed (reverted at depth, or
+   * its nonce used at depth by another transaction), releases the operator's reservation and
+   * opens the withdrawal again. Audited. Unknown: NOT_FOUND; mined, resolved, or still able to
+   * be mined: FAILED_PRECONDITION (cancel it instead).
+   *
+   * @generated from rpc coffer.v1.OpsService.FailChainTransaction
+   */
+  failChainTransaction: {
+    methodKind: "unary";
+    input: typeof FailChainTransactionRequestSchema;
+    output: typeof FailChainTransactionResponseSchema;
+  },
+  /**
+   * SetWalletThreshold sets (or, with an empty amount, removes) a wallet's low-balance
+   * threshold in one asset. Audited. The periodic reconciliation exports it as
+   * coffer_wallet_low_balance_threshold and logs a WARN while the balance is under it. An
+   * unknown chain is NOT_FOUND, an asset the chain does not have INVALID_ARGUMENT.
+   *
+   * @generated from rpc coffer.v1.OpsService.SetWalletThreshold
+   */
+  setWalletThreshold: {
+    methodKind: "unary";
+    input: typeof SetWalletThresholdRequestSchema;
+    output: typeof SetWalletThresholdResponseSchema;
+  },
+  /**
+   * ListWalletThresholds lists the thresholds in force.
+   *
+   * @generated from rpc coffer.v1.OpsService.ListWalletThresholds
+   */
+  listWalletThresholds: {
+    methodKind: "unary";
+    input: typeof ListWalletThresholdsRequestSchema;
+    output: typeof ListWalletThresholdsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_coffer_v1_ops, 0);

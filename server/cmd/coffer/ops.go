@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
+	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json] | " +
+	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json]"
+
+// runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
+func runOps(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
+	}
+	switch args[0] {
+	case "pause", "resume":
+		return runOpsPause(ctx, args[0], args[1:], out)
+	case "pauses":
+		return runOpsPauses(ctx, args[1:], out)
+	case "threshold":
+		if len(args) > 1 && args[1] == "set" {
+			return runOpsThresholdSet(ctx, args[2:], out)
+		}
+		if len(args) > 1 && args[1] == "list" {
+			return runOpsThresholdList(ctx, args[2:], out)
+		}
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
+	case "tx":
+		if len(args) > 1 && args[1] == "list" {
+			return runOpsTxList(ctx, args[2:], out)
+		}
+		if len(args) > 1 && (args[1] == "resend" || args[1] == "cancel" || args[1] == "fail") {
+			return runOpsTxAction(ctx, args[1], args[2:], out)
+		}
+		return fmt.Errorf("%w: %s", errUsage, opsUsage)
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q: %s", errUsage, args[0], opsUsage)
+	}
+}
+
+// runOpsPause is `coffer ops pause` and `coffer ops resume`.
+func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) error {
+	fs := newFlags("ops " + sub)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	scope := fs.String("scope", "", "global, chain or operator (required)")
+	chainID := fs.Int64("chain-id", 0, "the chain (--scope chain)")
+	operatorID := fs.String("operator", "", "the operator id (--scope operator)")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.PausePayouts or ResumePayouts response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	s := domain.PauseScope(*scope)
+	switch {
+	case s != domain.PauseGlobal && s != domain.PauseChain && s != domain.PauseOperator:
+		return fmt.Errorf("%w: --scope must be global, chain or operator", errUsage)
+	case (s == domain.PauseChain) != (*chainID != 0), (s == domain.PauseOperator) != (*operatorID != ""):
+		return fmt.Errorf("%w: --chain-id goes with (only with) --scope chain, --operator with (only with) --scope operator", errUsage)
+	case *reason == "":
+		return fmt.Errorf("%w: --reason is required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	p := withdrawal.Pause{Scope: s, ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
+	var got domain.PayoutPause
+	if sub == "pause" {
+		got, err = env.services.Withdrawals.PausePayouts(ctx, p)
+	} else {
+		got, err = env.services.Withdrawals.ResumePayouts(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if sub == "pause" {
+			return printProtoJSON(out, &cofferv1.PausePayoutsResponse{Pause: rpc.PauseProto(got)})
+		}
+		return printProtoJSON(out, &cofferv1.ResumePayoutsResponse{Pause: rpc.PauseProto(got)})
+	}
+	if sub == "pause" {
+		fmt.Fprintf(out, "pause %d: %s\n", got.ID, got.Describe())
+	} else {
+		fmt.Fprintf(out, "pause %d lifted by %s: %s\n", got.ID, got.ResumedBy, got.ResumeReason)
+	}
+	return nil
+}
+
+// runOpsPauses is `coffer ops pauses`: the active pauses, or all with --all.
+func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops pauses")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	all := fs.Bool("all", false, "lifted pauses too")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListPayoutPauses response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Withdrawals.PayoutPauses(ctx, *all, 0)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListPayoutPausesResponse{}
+		for _, p := range list {
+			res.Pauses = append(res.Pauses, rpc.PauseProto(p))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "payouts are not paused")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED")
+	for _, p := range list {
+		chain, op, resumed := "-", "-", "-"
+		if p.ChainID != 0 {
+			chain = strconv.FormatInt(p.ChainID, 10)
+		}
+		if p.OperatorID != "" {
+			op = p.OperatorID
+		}
+		if p.ResumedAt != nil {
+			resumed = fmt.Sprintf("%s by %s: %s", p.ResumedAt.UTC().Format("2006-01-02 15:04:05"), p.ResumedBy, p.ResumeReason)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Scope, chain, op, p.PausedBy,
+			p.PausedAt.UTC().Format("2006-01-02 15:04:05"), p.Reason, resumed)
+	}
+	return tw.Flush()
+}
+
+// runOpsTxList is `coffer ops tx list`: transactions, or with --stuck those needing an engineer.
+func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops tx list")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	stuck := fs.Bool("stuck", false, "only those needing an engineer: pending for longer than --stuck-after, reverted or cancelled payouts not resolved")
+	stuckAfter := fs.Duration("stuck-after", rpc.DefaultStuckAfter, "pending for longer than this counts as stuck")
+	limit := fs.Int("limit", 100, "at most this many, newest first (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListChainTransactions response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 500 {
+		return fmt.Errorf("%w: --limit must be 1..500", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Withdrawals.ChainTxs(ctx, *stuck, *stuckAfter, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListChainTransactionsResponse{}
+		for _, t := range list {
+			res.Transactions = append(res.Transactions, rpc.ChainTxProto(t))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "no transactions")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH")
+	for _, t := range list {
+		wid, req := t.WithdrawalID, string(t.RequestedAction)
+		if wid == "" {
+			wid = "-"
+		}
+		if req == "" {
+			req = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.ChainID, t.Purpose, wid, t.Nonce, t.State, len(t.Attempts), req,
+			t.CreatedAt.UTC().Format("2006-01-02 15:04:05"), t.Latest().Hash)
+	}
+	return tw.Flush()
+}
+
+// runOpsTxAction is `coffer ops tx resend|cancel|fail`.
+func runOpsTxAction(ctx context.Context, action string, args []string, out io.Writer) error {
+	fs := newFlags("ops tx " + action)
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	id := fs.Int64("id", 0, "transaction id (required; `coffer ops tx list --stuck`)")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the transaction, as OpsService answers it)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *id <= 0 || *reason == "" {
+		return fmt.Errorf("%w: --id and --reason are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	var t withdrawal.TxWithActions
+	switch action {
+	case "fail":
+		t, err = env.services.Withdrawals.FailPayout(ctx, *id, cliActor(), *reason)
+	default:
+		t, err = env.services.Withdrawals.RequestTx(ctx, *id, domain.TxAction(action), cliActor(), *reason)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, rpc.ChainTxProto(t))
+	}
+	switch action {
+	case "fail":
+		fmt.Fprintf(out, "transaction %d marked failed; withdrawal %s is open again, its funds released\n", t.ID, t.WithdrawalID)
+	default:
+		fmt.Fprintf(out, "transaction %d: %s requested; the worker advancing it sends the new attempt\n", t.ID, action)
+	}
+	return nil
+}
+
+// runOpsThresholdSet is `coffer ops threshold set`.
+func runOpsThresholdSet(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops threshold set")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	chainID := fs.Int64("chain-id", 0, "the chain (required)")
+	wallet := fs.String("wallet", "", "the wallet's address: hot wallet, gas tank, bankroll, a treasury (required)")
+	currency := fs.String("currency", "", "asset symbol, e.g. ETH or USDT (required)")
+	amount := fs.String("amount", "", "threshold in token units, e.g. 0.5; empty removes it")
+	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.SetWalletThreshold response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *chainID <= 0 || *wallet == "" || *currency == "" || *reason == "" {
+		return fmt.Errorf("%w: --chain-id, --wallet, --currency and --reason are required", errUsage)
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	t, err := env.services.Funds.SetThreshold(ctx, funds.ThresholdChange{ChainID: *chainID, Wallet: *wallet, Currency: *currency,
+		Amount: *amount, Reason: *reason, Actor: cliActor()})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, &cofferv1.SetWalletThresholdResponse{Threshold: rpc.ThresholdProto(t)})
+	}
+	if t.Removed {
+		fmt.Fprintf(out, "threshold of %s %s on chain %d removed\n", t.Wallet, t.Currency, t.ChainID)
+		return nil
+	}
+	fmt.Fprintf(out, "threshold of %s on chain %d: %s %s\n", t.Wallet, t.ChainID, t.Amount, t.Currency)
+	return nil
+}
+
+// runOpsThresholdList is `coffer ops threshold list`.
+func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) error {
+	fs := newFlags("ops threshold list")
+	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListWalletThresholds response)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Funds.Thresholds(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		res := &cofferv1.ListWalletThresholdsResponse{}
+		for _, t := range list {
+			res.Thresholds = append(res.Thresholds, rpc.ThresholdProto(t))
+		}
+		return printProtoJSON(out, res)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "no thresholds")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON")
+	for _, t := range list {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason)
+	}
+	return tw.Flush()
+}

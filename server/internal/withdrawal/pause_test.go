@@ -1,0 +1,201 @@
+package withdrawal_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
+)
+
+// pause pauses a scope as the service team would.
+func (e *env) pause(p withdrawal.Pause) domain.PayoutPause {
+	e.t.Helper()
+	p.Actor, p.Reason = "service-team:test", "incident 42"
+	got, err := e.svc.PausePayouts(e.ctx, p)
+	if err != nil {
+		e.t.Fatalf("pause %+v: %v", p, err)
+	}
+	return got
+}
+
+func (e *env) resume(p withdrawal.Pause) domain.PayoutPause {
+	e.t.Helper()
+	p.Actor, p.Reason = "service-team:test", "fixed"
+	got, err := e.svc.ResumePayouts(e.ctx, p)
+	if err != nil {
+		e.t.Fatalf("resume %+v: %v", p, err)
+	}
+	return got
+}
+
+// TestPausedPayoutsWaitAndGoOutOnResume: while a pause covers a withdrawal (global, its chain,
+// its operator), APPROVE is held TEMPORARILY_UNAVAILABLE and admin COMPLETED refused
+// UNAVAILABLE with the reason, changing nothing; a payout queued before the pause is neither
+// signed nor sent until the resume, then paid exactly once. A pause of another chain or
+// operator holds nothing.
+func TestPausedPayoutsWaitAndGoOutOnResume(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	opA := e.operator(domain.OperatorSettings{})
+	opB := e.operator(modeB(domain.OperatorSettings{}))
+	other := e.operator(domain.OperatorSettings{})
+	scopes := []withdrawal.Pause{
+		{Scope: domain.PauseGlobal},
+		{Scope: domain.PauseChain, ChainID: e.dev.ChainID()},
+		{Scope: domain.PauseOperator, OperatorID: opA.ID},
+	}
+	for _, sc := range scopes {
+		// opA's and opB's withdrawals; the operator pause is opA's and opB's in turn.
+		p := e.pause(sc)
+		if !p.Active() || p.PausedBy != "service-team:test" || p.Reason != "incident 42" {
+			t.Fatalf("pause: %+v", p)
+		}
+		wa := e.submit(e.withdrawSession(opA, "user-a", "5.00"), newAddress(), "USDT")
+		e.admin(wa.ID, domain.WithdrawalProcessing)
+		_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), wa.ID, domain.WithdrawalCompleted, "admin:a@x", "pay")
+		fe := faultOf(err)
+		if fe.Code != fault.Unavailable || !errors.Is(err, withdrawal.ErrPaused) || !strings.Contains(fe.Message, "incident 42") {
+			t.Fatalf("%s: admin COMPLETED while paused: %v", sc.Scope, err)
+		}
+		if got := e.get(wa.ID); got.Status != domain.WithdrawalProcessing || got.PayoutQueuedAt != nil {
+			t.Fatalf("%s: a refused COMPLETED changed the withdrawal: %+v", sc.Scope, got)
+		}
+		if f := e.funds(opA, "USDT"); f.Reserved.Sign() != 0 {
+			t.Fatalf("%s: a refused COMPLETED reserved funds: %+v", sc.Scope, f)
+		}
+		if sc.Scope == domain.PauseOperator {
+			// Another operator's payouts are not held by opA's pause.
+			wo := e.submit(e.withdrawSession(other, "user-o", "1.00"), newAddress(), "USDT")
+			e.admin(wo.ID, domain.WithdrawalProcessing)
+			e.admin(wo.ID, domain.WithdrawalCompleted)
+			e.resume(sc)
+			sc.OperatorID = opB.ID
+			e.pause(sc)
+		}
+		wb := e.submit(e.withdrawSession(opB, "user-b", "5.00"), newAddress(), "USDT")
+		for _, approve := range []withdrawal.Action{withdrawal.OperatorApprove, withdrawal.AdminApprove} {
+			d, err := e.svc.Decide(e.ctx, domain.AllOperators(), wb.ID, approve, "operator:x", "")
+			if err != nil || d.Held != withdrawal.TemporarilyUnavailable || d.Withdrawal.Status != domain.WithdrawalAwaitingApproval {
+				t.Fatalf("%s: %s while paused: %+v %v", sc.Scope, approve, d, err)
+			}
+		}
+		if got := e.get(wb.ID); got.PayoutQueuedAt != nil {
+			t.Fatalf("%s: a held APPROVE queued a payout: %+v", sc.Scope, got)
+		}
+		e.resume(sc)
+		if _, err := e.svc.Decide(e.ctx, domain.AllOperators(), wb.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil {
+			t.Fatal(err)
+		}
+		e.admin(wa.ID, domain.WithdrawalCompleted)
+		e.payAll()
+	}
+
+	// A payout queued before the pause waits: its job neither signs nor sends.
+	w := e.submit(e.withdrawSession(opA, "user-q", "7.00"), newAddress(), "USDT")
+	dest := w.Address
+	e.admin(w.ID, domain.WithdrawalProcessing)
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	before := e.payouts()
+	e.pause(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	for range 3 {
+		done, err := e.svc.Pay(e.ctx, w.ID)
+		if err != nil || done {
+			t.Fatalf("pay while paused: done %v, %v", done, err)
+		}
+		e.dev.Commit()
+	}
+	if e.payouts() != before || e.get(w.ID).Status != domain.WithdrawalProcessing {
+		t.Fatal("a paused payout was signed")
+	}
+	e.resume(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	e.payAll()
+	if got := e.get(w.ID); got.Status != domain.WithdrawalCompleted || e.payouts() != before+1 {
+		t.Fatalf("after resume: %+v, %d payouts", got, e.payouts())
+	}
+	if bal := e.tokenBalance(common.HexToAddress(dest)); bal.Int64() != 7_000_000 {
+		t.Fatalf("destination holds %s, want 7 USDT exactly once", bal)
+	}
+	// The history keeps every pause and resume with its actor and reason.
+	all, err := e.svc.PayoutPauses(e.ctx, true, 0)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("history: %d pauses, %v", len(all), err)
+	}
+	for _, p := range all {
+		if p.Active() || p.ResumedBy != "service-team:test" || p.ResumeReason != "fixed" || p.PausedBy == "" || p.Reason == "" {
+			t.Fatalf("audit: %+v", p)
+		}
+	}
+}
+
+// TestPauseBadInput: bad input gets its documented error and changes nothing.
+func TestPauseBadInput(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	e.pause(withdrawal.Pause{Scope: domain.PauseGlobal})
+	cases := []struct {
+		name string
+		p    withdrawal.Pause
+		code fault.Code
+		do   func(context.Context, withdrawal.Pause) (domain.PayoutPause, error)
+	}{
+		{"unknown operator", withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: "00000000-0000-4000-8000-000000000000"}, fault.NotFound, e.svc.PausePayouts},
+		{"unknown chain", withdrawal.Pause{Scope: domain.PauseChain, ChainID: 999}, fault.NotFound, e.svc.PausePayouts},
+		{"no reason", withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()}, fault.InvalidArgument, e.svc.PausePayouts},
+		{"bad scope", withdrawal.Pause{Scope: "planet"}, fault.InvalidArgument, e.svc.PausePayouts},
+		{"global with a chain", withdrawal.Pause{Scope: domain.PauseGlobal, ChainID: 1}, fault.InvalidArgument, e.svc.PausePayouts},
+		{"already paused", withdrawal.Pause{Scope: domain.PauseGlobal}, fault.Conflict, e.svc.PausePayouts},
+		{"resume what is not paused", withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()}, fault.NotFound, e.svc.ResumePayouts},
+	}
+	for _, c := range cases {
+		if c.name != "no reason" {
+			c.p.Reason = "why"
+		}
+		c.p.Actor = "service-team:test"
+		if _, err := c.do(e.ctx, c.p); faultOf(err).Code != c.code {
+			t.Errorf("%s: %v, want %s", c.name, err, c.code)
+		}
+	}
+	list, err := e.svc.PayoutPauses(e.ctx, true, 0)
+	if err != nil || len(list) != 1 || list[0].Reason != "incident 42" {
+		t.Fatalf("bad input changed the pauses: %+v %v", list, err)
+	}
+}
+
+// TestPausedGauge: coffer_payouts_paused reads the active pauses from PostgreSQL: one series
+// per pause, and the global series 0 when payouts are not paused globally.
+func TestPausedGauge(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	op := e.operator(domain.OperatorSettings{})
+	c := metrics.NewPayoutsPaused(e.svc.PauseLabels)
+	want := func(body string) {
+		t.Helper()
+		if err := testutil.CollectAndCompare(c, strings.NewReader(`# HELP coffer_payouts_paused 1 for each active payout pause (OpsService.PausePayouts), by scope; the global series is always present (0 when not paused).
+# TYPE coffer_payouts_paused gauge
+`+body), "coffer_payouts_paused"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 0
+`)
+	e.pause(withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID})
+	e.pause(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	want(fmt.Sprintf(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 0
+coffer_payouts_paused{chain_id="",operator_id=%q,scope="operator"} 1
+coffer_payouts_paused{chain_id="%d",operator_id="",scope="chain"} 1
+`, op.ID, e.dev.ChainID()))
+	e.pause(withdrawal.Pause{Scope: domain.PauseGlobal})
+	e.resume(withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID})
+	e.resume(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
+	want(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 1
+`)
+}
