@@ -98,7 +98,10 @@ func CheckThresholds(ctx context.Context, l *Ledger, clients map[int64]*chain.Cl
 				"currency", t.Currency, "error", err)
 			continue
 		}
-		if have := rates.FromUnits(bal, a.Decimals); have.LessThan(t.Amount) {
+		have := rates.FromUnits(bal, a.Decimals)
+		below := have.LessThan(t.Amount)
+		metrics.WalletBelowThreshold.Set(map[bool]float64{false: 0, true: 1}[below], strconv.FormatInt(t.ChainID, 10), t.Wallet, t.Currency)
+		if below {
 			log.WarnContext(ctx, "wallet balance under its low-balance threshold: fund it", "chain", t.ChainID, "wallet", t.Wallet,
 				"currency", t.Currency, "balance", have, "threshold", t.Amount)
 		}

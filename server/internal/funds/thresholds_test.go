@@ -3,8 +3,10 @@ package funds_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,6 +104,21 @@ func TestWalletThresholds(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(metrics.WalletLowBalanceThreshold); n != 3 {
 		t.Fatalf("%d threshold series, want 3", n)
+	}
+	// The alert's series (CofferWalletBelowThreshold): 1 for the one wallet under its threshold.
+	var below []string
+	for _, th := range list {
+		v := 0
+		if th.Wallet == poor.Hex() && th.Currency == "USDT" {
+			v = 1
+		}
+		below = append(below, fmt.Sprintf("coffer_wallet_below_threshold{chain_id=%q,currency=%q,wallet=%q} %d", itoa(chainID), th.Currency, th.Wallet, v))
+	}
+	slices.Sort(below)
+	if err := testutil.CollectAndCompare(metrics.WalletBelowThreshold, strings.NewReader("# HELP coffer_wallet_below_threshold "+
+		"1 while a service wallet's balance in one asset is under its low-balance threshold (OpsService.SetWalletThreshold), 0 otherwise, from the latest check.\n"+
+		"# TYPE coffer_wallet_below_threshold gauge\n"+strings.Join(below, "\n")+"\n")); err != nil {
+		t.Error(err)
 	}
 	out := logs.String()
 	if strings.Count(out, "under its low-balance threshold") != 1 || !strings.Contains(out, "wallet="+poor.Hex()) ||

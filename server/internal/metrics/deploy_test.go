@@ -87,7 +87,7 @@ func TestAlertRulesParse(t *testing.T) {
 	t.Parallel()
 	rules := loadRules(t)
 	for _, want := range []string{"CofferHeadLag", "CofferStuckTransaction", "CofferGasTankLow", "CofferHotWalletLow",
-		"CofferWebhookDeadLetters", "CofferReconciliationGap", "CofferPayoutsPaused", "CofferWorkerDown", "CofferWebhookFailureRate"} {
+		"CofferWebhookDeadLetters", "CofferReconciliationGap", "CofferPayoutsPaused", "CofferWalletBelowThreshold", "CofferWorkerDown", "CofferWebhookFailureRate"} {
 		if _, ok := rules[want]; !ok {
 			t.Errorf("no alert %s", want)
 		}
@@ -142,6 +142,12 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			series: `coffer_wallet_balance{chain_id="1",currency="ETH",wallet="gas_tank",instance="w1"} 1 0.01 0.01 2`,
 			fire:   1 * time.Minute, clear: 3 * time.Minute,
 			labels: map[string]string{"chain_id": "1", "currency": "ETH"},
+		},
+		{
+			alert:  "CofferWalletBelowThreshold",
+			series: `coffer_wallet_below_threshold{chain_id="1",wallet="0x00000000000000000000000000000000000000aa",currency="ETH",instance="w1"} 0 1 1 0`,
+			fire:   1 * time.Minute, clear: 3 * time.Minute,
+			labels: map[string]string{"chain_id": "1", "wallet": "0x00000000000000000000000000000000000000aa", "currency": "ETH"},
 		},
 		{
 			alert:  "CofferPayoutsPaused",

@@ -62,8 +62,15 @@ var WalletLowBalanceThreshold = prometheus.NewGaugeVec(prometheus.GaugeOpts{ //n
 	Help: "Low-balance threshold of a service wallet in one asset, in token units (the reconciliation logs a WARN while the balance is under it).",
 }, []string{"chain_id", "wallet", "currency"})
 
+// WalletBelowThreshold is 1 while a wallet's balance is under its low-balance threshold, 0
+// when it is not, per the latest check (the periodic reconciliation); a series older than
+// ReconciledMaxAge drops out, so a worker that stopped checking reports nothing stale.
+var WalletBelowThreshold = NewRecentGauge("coffer_wallet_below_threshold", //nolint:gochecknoglobals // registered once per registry, like the domain metrics in metrics.go
+	"1 while a service wallet's balance in one asset is under its low-balance threshold (OpsService.SetWalletThreshold), 0 otherwise, from the latest check.",
+	[]string{"chain_id", "wallet", "currency"}, ReconciledMaxAge)
+
 // CollectPayouts registers the payout pauses (read through active at each scrape) and the
-// wallets' low-balance thresholds.
+// wallets' low-balance thresholds and states.
 func (m *Metrics) CollectPayouts(active func(context.Context) ([]PauseLabels, error)) {
-	m.Registry.MustRegister(NewPayoutsPaused(active), WalletLowBalanceThreshold)
+	m.Registry.MustRegister(NewPayoutsPaused(active), WalletLowBalanceThreshold, WalletBelowThreshold)
 }
