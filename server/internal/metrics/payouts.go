@@ -57,7 +57,7 @@ func (c payoutsPaused) Collect(ch chan<- prometheus.Metric) {
 // WalletLowBalanceThreshold is each wallet's low-balance threshold (OpsService.SetWalletThreshold)
 // in token units, refreshed by the periodic reconciliation; alert when a wallet balance falls
 // under it.
-var WalletLowBalanceThreshold = prometheus.NewGaugeVec(prometheus.GaugeOpts{ //nolint:gochecknoglobals // registered once per registry, like the domain metrics in metrics.go
+var WalletLowBalanceThreshold = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "coffer_wallet_low_balance_threshold",
 	Help: "Low-balance threshold of a service wallet in one asset, in token units (the reconciliation logs a WARN while the balance is under it).",
 }, []string{"chain_id", "wallet", "currency"})
@@ -65,7 +65,7 @@ var WalletLowBalanceThreshold = prometheus.NewGaugeVec(prometheus.GaugeOpts{ //n
 // WalletBelowThreshold is 1 while a wallet's balance is under its low-balance threshold, 0
 // when it is not, per the latest check (the periodic reconciliation); a series older than
 // ReconciledMaxAge drops out, so a worker that stopped checking reports nothing stale.
-var WalletBelowThreshold = NewRecentGauge("coffer_wallet_below_threshold", //nolint:gochecknoglobals // registered once per registry, like the domain metrics in metrics.go
+var WalletBelowThreshold = NewRecentGauge("coffer_wallet_below_threshold",
 	"1 while a service wallet's balance in one asset is under its low-balance threshold (OpsService.SetWalletThreshold), 0 otherwise, from the latest check.",
 	[]string{"chain_id", "wallet", "currency"}, ReconciledMaxAge)
 
