@@ -32,6 +32,7 @@ func commands() []command {
 		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
+		{"version", "print the build: version, commit, build time, Go version (--json)", runVersion},
 	}
 }
 
