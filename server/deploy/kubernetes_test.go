@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,8 +114,7 @@ func render(t *testing.T, dir string) ([]object, []map[string]any) {
 	kubectl := need(t, "kubectl", "install kubectl (it bundles kustomize)")
 	out, err := exec.CommandContext(t.Context(), kubectl, "kustomize", dir).Output()
 	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
+		if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 			t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, exit.Stderr)
 		}
 		t.Fatal(err)
@@ -237,8 +237,11 @@ func TestKubernetesManifests(t *testing.T) {
 					MatchLabels map[string]string `yaml:"matchLabels"`
 				}
 				var flat map[string]string
-				if sel.Decode(&s); s.MatchLabels == nil {
-					sel.Decode(&flat) //nolint:errcheck // a Service's selector is the flat map
+				if err := sel.Decode(&s); err != nil || s.MatchLabels == nil {
+					// A Service's selector is the flat map.
+					if err := sel.Decode(&flat); err != nil {
+						t.Fatalf("%s selector: %v", what, err)
+					}
 					s.MatchLabels = flat
 				}
 				var got []string
@@ -315,9 +318,7 @@ func checkEnv(t *testing.T, name string, pod podSpec, c container, configMaps ma
 		if !ok {
 			t.Errorf("%s: envFrom ConfigMap %s is not in the manifests", name, from.ConfigMapRef.Name)
 		}
-		for k, v := range data {
-			env[k] = v
-		}
+		maps.Copy(env, data)
 	}
 	for _, e := range c.Env {
 		switch {
@@ -358,33 +359,39 @@ func checkEnv(t *testing.T, name string, pod podSpec, c container, configMaps ma
 		}
 		return ""
 	}
-	if name != "coffer-migrate" {
-		if _, direct := env["COFFER_MASTER_KEY"]; direct || env["COFFER_MASTER_KEY_FILE"] == "" {
-			t.Errorf("%s: the master key should come as COFFER_MASTER_KEY_FILE from a secret volume", name)
-		} else if k := mountKind(env["COFFER_MASTER_KEY_FILE"]); k != "secret" {
-			t.Errorf("%s: COFFER_MASTER_KEY_FILE %s is on a %q volume, want a secret", name, env["COFFER_MASTER_KEY_FILE"], k)
+	if name == "coffer-migrate" {
+		return // it needs the database only
+	}
+	if _, direct := env["COFFER_MASTER_KEY"]; direct || env["COFFER_MASTER_KEY_FILE"] == "" {
+		t.Errorf("%s: the master key should come as COFFER_MASTER_KEY_FILE from a secret volume", name)
+	} else if k := mountKind(env["COFFER_MASTER_KEY_FILE"]); k != "secret" {
+		t.Errorf("%s: COFFER_MASTER_KEY_FILE %s is on a %q volume, want a secret", name, env["COFFER_MASTER_KEY_FILE"], k)
+	}
+	checkChainsFile(t, name, env["COFFER_CHAINS_FILE"], mountKind(env["COFFER_CHAINS_FILE"]), configMaps)
+	// The ports the container declares are the listeners coffer binds.
+	for _, p := range c.Ports {
+		addr := map[string]string{"http": env["COFFER_ADDR"], "internal": env["COFFER_INTERNAL_ADDR"]}[p.Name]
+		if listeners[p.Name] != p.ContainerPort || addr != ":"+strconv.Itoa(p.ContainerPort) {
+			t.Errorf("%s: port %s %d, listener address %q", name, p.Name, p.ContainerPort, addr)
 		}
-		chains := env["COFFER_CHAINS_FILE"]
-		k := mountKind(chains)
-		cm, ok := strings.CutPrefix(k, "configMap:")
-		if !ok {
-			t.Errorf("%s: COFFER_CHAINS_FILE %s is not on a ConfigMap volume (%q)", name, chains, k)
-		} else {
-			file := filepath.Join(t.TempDir(), "chains.json")
-			if err := os.WriteFile(file, []byte(configMaps[cm][path.Base(chains)]), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := chain.LoadFile(file); err != nil {
-				t.Errorf("%s: the chains file of ConfigMap %s: %v", name, cm, err)
-			}
-		}
-		// The ports the container declares are the listeners coffer binds.
-		for _, p := range c.Ports {
-			addr := map[string]string{"http": env["COFFER_ADDR"], "internal": env["COFFER_INTERNAL_ADDR"]}[p.Name]
-			if listeners[p.Name] != p.ContainerPort || addr != ":"+strconv.Itoa(p.ContainerPort) {
-				t.Errorf("%s: port %s %d, listener address %q", name, p.Name, p.ContainerPort, addr)
-			}
-		}
+	}
+}
+
+// checkChainsFile: COFFER_CHAINS_FILE is a file of a ConfigMap volume (kind
+// "configMap:<name>"), and the chains file there loads.
+func checkChainsFile(t *testing.T, name, chains, kind string, configMaps map[string]map[string]string) {
+	t.Helper()
+	cm, ok := strings.CutPrefix(kind, "configMap:")
+	if !ok {
+		t.Errorf("%s: COFFER_CHAINS_FILE %s is not on a ConfigMap volume (%q)", name, chains, kind)
+		return
+	}
+	file := filepath.Join(t.TempDir(), "chains.json")
+	if err := os.WriteFile(file, []byte(configMaps[cm][path.Base(chains)]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.LoadFile(file); err != nil {
+		t.Errorf("%s: the chains file of ConfigMap %s: %v", name, cm, err)
 	}
 }
 

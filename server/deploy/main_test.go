@@ -21,24 +21,24 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
+	binOnce  sync.Once
+	binPath  string
+	errBuild error
+	binDir   string
 )
 
 // cofferBin builds the coffer binary once for the package's tests.
 func cofferBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "coffer-deploy-test-"); binErr != nil { //nolint:usetesting // shared by the package's tests
+		if binDir, errBuild = os.MkdirTemp("", "coffer-deploy-test-"); errBuild != nil { //nolint:usetesting // shared by the package's tests
 			return
 		}
 		binPath = filepath.Join(binDir, "coffer")
-		binErr = proctest.Build(t.Context(), binPath)
+		errBuild = proctest.Build(t.Context(), binPath)
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if errBuild != nil {
+		t.Fatal(errBuild)
 	}
 	return binPath
 }

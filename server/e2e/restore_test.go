@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -59,7 +58,6 @@ func pgTool(t *testing.T, name string, args ...string) {
 // `coffer serve` refuses to start and says why, and `coffer keys status` shows that nothing
 // is sealed under that key.
 func TestRestoreDrill(t *testing.T) {
-	ctx := context.Background()
 	c := startUSDTChain(t)
 	bankroll := newAddress(t)
 	network := chain.Network{ChainID: c.node.ChainID, Name: "geth dev", RPCURLs: []string{c.node.URL}, Confirmations: 2,
@@ -95,7 +93,7 @@ func TestRestoreDrill(t *testing.T) {
 		if events := recv.waitFor(1, 90*time.Second); len(events) != 1 {
 			t.Fatalf("%d DEPOSIT webhooks, want 1", len(events))
 		}
-		if err := env.Pool.QueryRow(ctx, `SELECT id FROM deposits WHERE status = 'CREDITED'`).Scan(&depositID); err != nil {
+		if err := env.Pool.QueryRow(t.Context(), `SELECT id FROM deposits WHERE status = 'CREDITED'`).Scan(&depositID); err != nil {
 			t.Fatalf("no CREDITED deposit: %v", err)
 		}
 		assertReconciled(t, ops(env))
@@ -169,7 +167,8 @@ func TestRestoreDrill(t *testing.T) {
 		var rec struct {
 			Ok    bool `json:"ok"`
 			Lines []struct {
-				Currency, Owed string
+				Currency string `json:"currency"`
+				Owed     string `json:"owed"`
 			} `json:"lines"`
 		}
 		if err != nil || json.Unmarshal([]byte(out), &rec) != nil || !rec.Ok {

@@ -12,6 +12,8 @@ import (
 
 // Set at link time: go build -ldflags "-X github.com/cofferhq/coffer/server/internal/version.version=v1.2.3 …".
 // Left empty, the build info fills them.
+//
+//nolint:gochecknoglobals // -ldflags -X sets only package variables
 var (
 	version   string
 	commit    string
