@@ -14,6 +14,7 @@ BUF_VERSION           := v1.75.0
 GOLANGCI_LINT_VERSION := v2.15.0
 GETH_VERSION          := v1.16.7
 SQLC_VERSION          := v1.30.0
+KUSTOMIZE_VERSION     := v5.5.0
 PROTOVALIDATE_VERSION := v1.2.2
 PROTOBUF_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
 CONNECT_VERSION       := $(shell $(GO) list -m -f '{{.Version}}' connectrpc.com/connect)
@@ -32,7 +33,7 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: build image buildah deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: build image buildah kustomize deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev; ARGS=\"--addr … --data-dir …\")"
@@ -56,7 +57,7 @@ run: postgres
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the
 # server wrote to sdk/testdata.
-test: postgres geth npm chromium buildah
+test: postgres geth npm chromium buildah kustomize
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
@@ -173,7 +174,15 @@ chromium:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium zbar-tools >/dev/null; \
 	fi
 
-# Debian's buildah for make image and its test (deploy/image_test.go).
+# The Kubernetes manifests' test renders them with `kubectl kustomize`; where kubectl is
+# missing, with kustomize itself (the version kubectl 1.32 bundles), pinned here.
+kustomize:
+	@if command -v kubectl >/dev/null || [ -x $(TOOLS)/kustomize ]; then :; else \
+		echo "Installing kustomize $(KUSTOMIZE_VERSION) into .tools"; \
+		GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+	fi
+
+# Debian's buildah for make image and its test (server/deploy/image_test.go).
 buildah:
 	@if command -v buildah >/dev/null; then :; else \
 		echo "Installing buildah (apt-get)"; \

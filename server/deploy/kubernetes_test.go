@@ -108,14 +108,19 @@ type probe struct {
 	} `yaml:"httpGet"`
 }
 
-// render runs `kubectl kustomize dir` and decodes every object, with its raw YAML.
+// render runs `kubectl kustomize dir` (or `kustomize build dir`) and decodes every object,
+// with its raw YAML.
 func render(t *testing.T, dir string) ([]object, []map[string]any) {
 	t.Helper()
-	kubectl := need(t, "kubectl", "install kubectl (it bundles kustomize)")
-	out, err := exec.CommandContext(t.Context(), kubectl, "kustomize", dir).Output()
+	// kubectl bundles kustomize; where it is missing, `make test` installs kustomize itself.
+	cmd := []string{"kubectl", "kustomize", dir}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		cmd = []string{need(t, "kustomize", "install kubectl, or `make kustomize`"), "build", dir}
+	}
+	out, err := exec.CommandContext(t.Context(), cmd[0], cmd[1:]...).Output()
 	if err != nil {
 		if exit, ok := errors.AsType[*exec.ExitError](err); ok {
-			t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, exit.Stderr)
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, exit.Stderr)
 		}
 		t.Fatal(err)
 	}
