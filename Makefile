@@ -50,9 +50,15 @@ help:
 	@echo "make ci         what .ci/run runs: generation check, lint, tests"
 
 # ARGS go to coffer dev, e.g. make run ARGS="--addr 127.0.0.1:9090 --data-dir /tmp/x"
-# (coffer dev --help lists them).
+# (coffer dev --help lists them). The binary is built first, saying so (a cold build takes a
+# minute or more, a warm one seconds), into .coffer/bin; then exec'd, so that Ctrl-C reaches
+# coffer itself and make waits for its clean stop.
+COFFER_BIN := .coffer/bin/coffer
 run: postgres
-	$(GO) run ./server/cmd/coffer dev $(ARGS)
+	@echo "Compiling coffer into $(COFFER_BIN) (the first build takes a minute or two; later ones seconds)..."
+	@start=$$(date +%s); $(GO) build -o $(COFFER_BIN) ./server/cmd/coffer; \
+		echo "Compiled in $$(( $$(date +%s) - start )) s. Starting coffer dev $(ARGS) (PostgreSQL, the dev chain, the API)..."
+	@exec $(COFFER_BIN) dev $(ARGS)
 
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the

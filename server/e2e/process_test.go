@@ -92,10 +92,11 @@ func (s *servers) operator(t *testing.T, recv *receiver) (*cofferv1.Operator, st
 	return created.Operator, created.OperatorKey
 }
 
-// gethChain is a geth --dev node as a chain list names it, with two confirmations.
+// gethChain is a geth --dev node as a chain list names it, with two confirmations and a
+// bankroll nobody holds (tests that look at the bankroll set their own).
 func gethChain(node *gethdev.Node) map[string]any {
 	return map[string]any{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
-		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18}
+		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": "0x0000000000000000000000000000000000000b0b"}
 }
 
 // awaitFailpoint waits for a process to exit at its failpoint.

@@ -157,6 +157,13 @@ func payTokenDeposit(t *testing.T, f devenv.File, user, symbol string, amount in
 		t.Fatalf("transfer %s from the faucet: %v", symbol, err)
 	}
 
+	waitCredited(t, f, symbol, tx.Hash().Hex())
+}
+
+// waitCredited waits until the deposit paid by transaction hash is CREDITED and its DEPOSIT
+// webhook delivered.
+func waitCredited(t *testing.T, f devenv.File, symbol, hash string) {
+	t.Helper()
 	pool := devDB(t, f)
 	defer pool.Close()
 	var id int64
@@ -166,10 +173,10 @@ func payTokenDeposit(t *testing.T, f devenv.File, user, symbol string, amount in
 			t.Logf("deposit %d: status %q, webhook %q", id, status, hook)
 		}
 	}()
-	waitFor(t, 90*time.Second, symbol+" deposit "+tx.Hash().Hex()+" credited and its webhook delivered", func() bool {
-		err := pool.QueryRow(ctx, `SELECT d.id, d.status, COALESCE((SELECT w.state FROM webhook_events w
+	waitFor(t, 90*time.Second, symbol+" deposit "+hash+" credited and its webhook delivered", func() bool {
+		err := pool.QueryRow(context.Background(), `SELECT d.id, d.status, COALESCE((SELECT w.state FROM webhook_events w
 			WHERE w.event_type = 'DEPOSIT' AND w.subject_id = d.id::text AND NOT w.test LIMIT 1), '')
-			FROM deposits d WHERE lower(d.tx_hash) = lower($1)`, tx.Hash().Hex()).Scan(&id, &status, &hook)
+			FROM deposits d WHERE lower(d.tx_hash) = lower($1)`, hash).Scan(&id, &status, &hook)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			t.Fatal(err)
 		}

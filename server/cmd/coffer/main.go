@@ -23,7 +23,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"dev", "run everything on this machine: private PostgreSQL, dev chain, demo operator", runDev},
+		{"dev", "run everything on this machine: private PostgreSQL, dev chain, demo operator; dev pay: pay from its faucet", runDev},
 		{"serve", "run the service (config from the environment; --role api|worker|all)", runServe},
 		{"migrate", "apply database migrations", runMigrate},
 		{"keygen", "print a new master key and ops token", runKeygen},
@@ -32,6 +32,7 @@ func commands() []command {
 		{"admin", "manage panel admins: create, disable, enable, revoke-sessions", runAdmin},
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
+		{"chains", "chains files: init --preset base,… (public-network presets), list, validate --file F", runChains},
 		{"version", "print the build: version, commit, build time, Go version (--json)", runVersion},
 	}
 }

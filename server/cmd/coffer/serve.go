@@ -10,13 +10,21 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devenv"
 	"github.com/cofferhq/coffer/server/internal/secret"
 )
 
 func runDev(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "pay" {
+		return runDevPay(ctx, args[1:], out)
+	}
 	fs := newFlags("dev")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: coffer dev [flags]\n       coffer dev pay --to ADDR --currency SYMBOL --amount DECIMAL   (pay from the dev faucet; -h for more)\n\nFlags:")
+		fs.PrintDefaults()
+	}
 	dataDir := fs.String("data-dir", ".coffer", "data directory (PostgreSQL cluster, dev chain, dev.json, secrets); a restart on it resumes the stack")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address of the API, widget and panel")
 	internalAddr := fs.String("internal-addr", "127.0.0.1:8081", "listen address of /metrics, OpsService and gRPC reflection")
@@ -58,6 +66,9 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 		cfg.Role = *role
 	}
 	log := cfg.Logger()
+	if err := chain.Check(ctx, cfg.Chains, cfg.ChainsValidate, log); err != nil {
+		return fmt.Errorf("%w\n(fix the chains file, or set COFFER_CHAINS_VALIDATE=warn to start anyway; `coffer chains validate --file F` runs this check)", err)
+	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err

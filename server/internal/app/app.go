@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devpay"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/legacy"
 	"github.com/cofferhq/coffer/server/internal/liveness"
@@ -147,6 +148,10 @@ func (a *App) routes() (public, internal http.Handler) {
 	in.Handle("GET /metrics", a.Metrics.Handler())
 	health(in)
 	mux := http.NewServeMux()
+	if a.Config.DevFaucetKey != nil {
+		servers.Widget.DevWallet = true
+		mux.Handle("POST "+devpay.Path, a.devWallet())
+	}
 	rpc.Mount(mux, servers, authn, a.Metrics, a.Log)
 	legacy.Mount(mux, servers, authn, a.Metrics, a.Log)
 	health(mux)
@@ -208,7 +213,7 @@ func widgetCORS(next http.Handler) http.Handler {
 // domain) and calls these sid-authenticated or public operations with Connect-Web. They carry
 // no cookies, so any origin may call them; operator, admin and ops endpoints get no CORS.
 func isWidgetPath(p string) bool {
-	widgetPaths := [...]string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer"}
+	widgetPaths := [...]string{"/coffer.v1.WidgetService/", "/coffer.v1.ChainService/", "/chain", "/depositor/address", "/withdraw/direct-transfer", devpay.Path}
 	for _, prefix := range widgetPaths {
 		if p == prefix || (strings.HasSuffix(prefix, "/") && strings.HasPrefix(p, prefix)) {
 			return true

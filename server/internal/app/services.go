@@ -22,6 +22,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/depositor"
+	"github.com/cofferhq/coffer/server/internal/devpay"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -53,8 +54,10 @@ type Services struct {
 	Clients     map[int64]*chain.Client
 	Prices      *rates.Chain
 	Withdrawals *withdrawal.Service
-	Funds       *funds.Ledger
-	Reconciler  *funds.Reconciler
+	// OffRamp serves OFF_RAMP withdrawals (ServicesConfig.OffRamp); nil refuses them.
+	OffRamp    withdrawal.OffRamp
+	Funds      *funds.Ledger
+	Reconciler *funds.Reconciler
 	// Jobs is how the services insert River jobs: bound when the process's River client is
 	// built (jobs.Options.Inserter), which needs the services first.
 	Jobs *jobs.Inserter
@@ -176,16 +179,15 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 			}
 		}
 	}
-	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
+	s.Deposits = deposit.New(deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, River: s.Jobs, Log: cfg.Log}, cfg.Deposits)
-	var offramp withdrawal.OffRamp
 	if cfg.OffRamp == "dev" {
-		offramp = &withdrawal.DevOffRamp{Log: cfg.Log}
+		s.OffRamp = &withdrawal.DevOffRamp{Log: cfg.Log}
 	}
 	s.Funds = funds.New(pool, cfg.Chains)
 	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
-	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: cfg.Chains, Clients: s.Clients, Engine: s.Engine, Wallet: public,
-		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: offramp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
+	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
+		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: s.OffRamp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil
 }
 
@@ -239,6 +241,25 @@ func (s *Services) servers() rpc.Servers {
 		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
 		Event:   &rpc.EventServer{Webhooks: s.Webhooks, Operators: s.Operators},
 	}
+}
+
+// devWallet is `coffer dev`'s POST /dev/pay: it pays a deposit session's address from the dev
+// faucet, as the widget's "Pay with the dev wallet" button asks. The sid authenticates, as on
+// the widget's other calls.
+func (a *App) devWallet() http.Handler {
+	s := a.Services
+	faucets := map[int64]*devpay.Faucet{}
+	for _, n := range s.Chains.Networks() {
+		faucets[n.ChainID] = devpay.New(a.Config.DevFaucetKey, n, s.Clients[n.ChainID])
+	}
+	return devpay.Handler(faucets, func(ctx context.Context, sid, currency string, chainID int64) (common.Address, error) {
+		sess, err := s.Sessions.ForWidget(ctx, sid, session.Deposit)
+		if err != nil {
+			return common.Address{}, err
+		}
+		info, err := s.Deposits.Address(ctx, sess, currency, chainID)
+		return info.Address, err
+	}, a.Log)
 }
 
 // devWebhookReceiver is `coffer dev`'s /dev/webhook: it verifies and acknowledges the demo

@@ -5,6 +5,7 @@ package apptest
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,6 +69,8 @@ type Options struct {
 	// MasterKey is the process's master key (a random one when nil): replicas of one database
 	// share theirs.
 	MasterKey []byte
+	// DevFaucetKey makes the process `coffer dev`'s: POST /dev/pay pays from this faucet.
+	DevFaucetKey *ecdsa.PrivateKey
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -121,7 +124,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = opts.ScanInterval, opts.ScanInterval
-	cfg.WebhookRetries, cfg.TrustedProxyHeader = opts.WebhookRetries, opts.TrustedProxyHeader
+	cfg.WebhookRetries, cfg.TrustedProxyHeader, cfg.DevFaucetKey = opts.WebhookRetries, opts.TrustedProxyHeader, opts.DevFaucetKey
 	for dst, v := range map[*time.Duration]time.Duration{&cfg.SessionTTL: opts.SessionTTL, &cfg.JobRescueAfter: opts.JobRescueAfter,
 		&cfg.HTTPReadTimeout: opts.HTTPReadTimeout} {
 		if v != 0 {

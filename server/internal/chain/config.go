@@ -43,7 +43,7 @@ type Network struct {
 	BankrollAddress common.Address `json:"bankrollAddress"`
 	// FeeAddress receives the operators' deposit fees; without it, fees stay in the deposit
 	// addresses (service-controlled) until collected.
-	FeeAddress common.Address `json:"feeAddress,omitempty"`
+	FeeAddress common.Address `json:"feeAddress,omitzero"`
 	// StartBlock is where scanning begins the first time Coffer sees this chain; by default 256
 	// blocks before the head, so payments made just before the first scan are not missed.
 	StartBlock *uint64 `json:"startBlock,omitempty"`
@@ -96,7 +96,19 @@ func LoadFile(path string) (*Registry, error) {
 	if err := dec.Decode(&networks); err != nil {
 		return nil, fmt.Errorf("chains file %s: %w", path, err)
 	}
-	return NewRegistry(networks)
+	r, err := NewRegistry(networks)
+	if err != nil {
+		return nil, fmt.Errorf("chains file %s: %w", path, err)
+	}
+	// A file is what an operator wrote: without a bankroll, sweeps would have nowhere to go
+	// and every deposit would stall at its address, so it is refused at start-up.
+	for _, n := range r.Networks() {
+		if n.BankrollAddress == (common.Address{}) {
+			return nil, fmt.Errorf("chains file %s: chain %d (%s): bankrollAddress is required (where swept deposits go; `coffer chains init --bankroll 0x…`)",
+				path, n.ChainID, n.Name)
+		}
+	}
+	return r, nil
 }
 
 // NewRegistry validates networks and orders them by chain id.

@@ -12,8 +12,13 @@ func TestLoadFile(t *testing.T) {
 		name, body, err string
 	}{
 		{"ok", `[{"chainId":2,"name":"B","rpcUrls":["http://b"],"confirmations":3,"nativeSymbol":"ETH",
-			"tokens":[{"symbol":"USDT","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":6}]},
-			{"chainId":1,"name":"A","rpcUrls":["https://a"],"finalized":true,"nativeSymbol":"ETH","traceInternalTransfers":true}]`, ""},
+			"tokens":[{"symbol":"USDT","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":6}],"bankrollAddress":"0x0000000000000000000000000000000000000b0b"},
+			{"chainId":1,"name":"A","rpcUrls":["https://a"],"finalized":true,"nativeSymbol":"ETH","traceInternalTransfers":true,
+			"bankrollAddress":"0x0000000000000000000000000000000000000b0b"}]`, ""},
+		{"no bankroll", `[{"chainId":8453,"name":"Base","rpcUrls":["http://a"],"finalized":true,"nativeSymbol":"ETH"}]`,
+			"chain 8453 (Base): bankrollAddress is required"},
+		{"zero bankroll", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"finalized":true,"nativeSymbol":"ETH",
+			"bankrollAddress":"0x0000000000000000000000000000000000000000"}]`, "bankrollAddress is required"},
 		{"unknown field", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH","bogus":1}]`, "unknown field"},
 		{"no rpc", `[{"chainId":1,"name":"A","confirmations":1,"nativeSymbol":"ETH"}]`, "RPC URL"},
 		{"bad rpc", `[{"chainId":1,"name":"A","rpcUrls":["ftp://a"],"confirmations":1,"nativeSymbol":"ETH"}]`, "http(s)"},

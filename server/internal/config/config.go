@@ -2,6 +2,7 @@
 package config
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,9 @@ type Config struct {
 	WidgetURL string
 	OpsToken  string
 	Chains    *chain.Registry
+	// ChainsValidate is what `coffer serve` does at start-up when the chains file does not
+	// match its RPC endpoints (COFFER_CHAINS_VALIDATE).
+	ChainsValidate chain.VerifyMode
 	// MasterKey is the master key given directly (COFFER_MASTER_KEY or COFFER_MASTER_KEY_FILE);
 	// MasterKeyURL a KMS that unwraps the master keys stored in PostgreSQL
 	// (COFFER_MASTER_KEY_URL). Exactly one is set.
@@ -67,6 +71,10 @@ type Config struct {
 	ScanInterval, SettlePoll time.Duration
 	// DevWebhookOperator, set by `coffer dev`, serves /dev/webhook for that operator.
 	DevWebhookOperator string
+	// DevFaucetKey, set by `coffer dev` only (no environment variable sets it), is the dev
+	// chain's faucet: POST /dev/pay pays deposit addresses from it, and the widget offers its
+	// "Pay with the dev wallet" button. `coffer serve` never has one.
+	DevFaucetKey *ecdsa.PrivateKey
 	// WebhookRetries is the delay schedule between webhook delivery attempts; DESIGN.md's
 	// (jobs.WebhookSchedule) when nil. Tests shorten it; there is no environment variable,
 	// since the schedule is a contract with operators.

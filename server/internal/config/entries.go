@@ -60,6 +60,13 @@ func Entries() []Entry {
 			c.Chains, err = chain.LoadFile(v)
 			return err
 		}},
+		{"COFFER_CHAINS_VALIDATE", string(chain.VerifyStrict), "check the chains file against each RPC at start-up (chain id, token code and decimals, price feeds): strict (refuse to start), warn (log and start) or off",
+			func(c *Config, e Entry, v string) (err error) {
+				if c.ChainsValidate, err = chain.ParseVerifyMode(v); err != nil {
+					return fmt.Errorf("%s: %w", e.Name, err)
+				}
+				return nil
+			}},
 		{"COFFER_SESSION_TTL", "30m", "widget session lifetime", positive(func(c *Config) *time.Duration { return &c.SessionTTL })},
 		{"COFFER_ROLE", RoleAll, "api, worker or all (overridden by --role)", func(c *Config, _ Entry, v string) error {
 			c.Role = v

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/clientip"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/liveness"
@@ -32,6 +33,7 @@ func TestDefaults(t *testing.T) {
 		{"trusted proxies: clientip", slices.Equal(d.TrustedProxies, clientip.DefaultTrusted)},
 		{"settle poll is the scan interval", d.SettlePoll == time.Second && d.ScanInterval == time.Second},
 		{"no chains", d.Chains != nil && len(d.Chains.Networks()) == 0},
+		{"chains checked strictly", d.ChainsValidate == chain.VerifyStrict},
 		{"timeouts", d.HTTPReadTimeout == 15*time.Second && d.HTTPWriteTimeout == time.Minute && d.SettleWait == 20*time.Second && d.RateWait == 10*time.Minute},
 		{"role, pool, listeners", d.Role == RoleAll && d.MaxDBConns == 20 && d.Addr == ":8080" && d.InternalAddr == "127.0.0.1:9090"},
 		{"log", d.LogFormat == "json" && d.LogLevel.String() == "INFO"},
@@ -69,7 +71,7 @@ func TestEntries(t *testing.T) {
 		"COFFER_WORKER_DEAD_AFTER": "500ms", "COFFER_SETTLE_WAIT": "-1s", "COFFER_HTTP_READ_TIMEOUT": "15", "COFFER_HTTP_WRITE_TIMEOUT": "0",
 		"COFFER_RATE_WAIT": "x", "COFFER_OFFRAMP": "moonpay", "COFFER_TRUSTED_PROXY_HEADER": "X-A: b", "COFFER_TRUSTED_PROXIES": "lb",
 		"COFFER_LOGIN_HASH_MEMORY": "1", "COFFER_LOGIN_HASH_WAIT": "never", "COFFER_LOG_LEVEL": "loud", "COFFER_LOG_FORMAT": "xml",
-		"COFFER_CHAINS_FILE": "/nonexistent/chains.json",
+		"COFFER_CHAINS_FILE": "/nonexistent/chains.json", "COFFER_CHAINS_VALIDATE": "sometimes",
 	} {
 		_, err := Read(func(k string) string {
 			if k == name {

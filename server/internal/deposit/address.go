@@ -62,7 +62,7 @@ type AddressInfo struct {
 
 // Address answers GetDepositAddress for an open deposit session.
 func (s *Service) Address(ctx context.Context, sess domain.Session, currency string, chainID int64) (AddressInfo, error) {
-	priced, err := rates.PriceAsset(ctx, s.chains, s.prices, chainID, currency, sess.FiatCurrency, "accepted")
+	priced, err := rates.PriceAsset(ctx, s.chains.Registry, s.prices, chainID, currency, sess.FiatCurrency, "accepted")
 	if err != nil {
 		return AddressInfo{}, err
 	}

@@ -90,8 +90,7 @@ const DefaultRateWait = 10 * time.Minute
 // Service is the deposit pipeline.
 type Service struct {
 	pool     *pgxpool.Pool
-	chains   *chain.Registry
-	clients  map[int64]*chain.Client
+	chains   chain.Connected
 	engine   *chaintx.Engine
 	wallet   Wallet
 	prices   Prices
@@ -105,8 +104,7 @@ type Service struct {
 // Deps are the service's collaborators.
 type Deps struct {
 	Pool     *pgxpool.Pool
-	Chains   *chain.Registry
-	Clients  map[int64]*chain.Client
+	Chains   chain.Connected
 	Engine   *chaintx.Engine
 	Wallet   Wallet
 	Prices   Prices
@@ -121,17 +119,8 @@ func New(d Deps, cfg Config) *Service {
 		panic("deposit: New without a job inserter (Deps.River)")
 	}
 	cfg.defaults()
-	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
+	return &Service{pool: d.Pool, chains: d.Chains, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, river: d.River, cfg: cfg, log: d.Log.With("component", "deposit"), watched: newWatchSet()}
-}
-
-func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
-	n, ok := s.chains.Network(chainID)
-	c := s.clients[chainID]
-	if !ok || c == nil {
-		return n, nil, fmt.Errorf("deposit: chain %d is not configured", chainID)
-	}
-	return n, c, nil
 }
 
 // serviceWallets are the senders whose transfers to deposit addresses are Coffer's own (gas

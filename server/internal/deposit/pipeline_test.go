@@ -134,7 +134,7 @@ func setupWith(t *testing.T, o options) *env {
 		prices = o.prices(dev)
 	}
 	ins := jobs.NewInserter()
-	svc := deposit.New(deposit.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
+	svc := deposit.New(deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: registry, Clients: clients}, Engine: engine, Wallet: keys.Public(),
 		Prices: prices, Webhooks: hooks, River: ins, Log: log}, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})

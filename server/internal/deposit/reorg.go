@@ -124,7 +124,7 @@ func (s *Service) reportReorged(ctx context.Context, chainID int64, fork uint64,
 			"toward the operator's funds until it is mined again or an engineer resolves it (coffer deposit reorged / resolve)", attrs...)
 		metrics.DepositsReorged.WithLabelValues(strconv.FormatInt(chainID, 10), d.Currency).Inc()
 	}
-	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 	}
 }
@@ -371,7 +371,7 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 	}
 	s.log.WarnContext(ctx, "reorged deposit resolved by an engineer", "deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash,
 		"operator", d.OperatorID, "resolution", resolution, "actor", in.Actor, "note", note, "reversed", out.Reversed)
-	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 	}
 	list, err := s.withDetails(ctx, []domain.Reorg{out})

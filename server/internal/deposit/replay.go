@@ -50,7 +50,7 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 	if !ok {
 		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
 	}
-	_, c, err := s.network(chainID)
+	_, c, err := s.chains.Lookup(chainID)
 	if err != nil {
 		return Replayed{}, fault.Wrap(err, "replay")
 	}

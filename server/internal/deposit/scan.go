@@ -115,7 +115,7 @@ var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retry
 // that reached the confirmation depth. RPC calls happen before the database transaction; the
 // transaction commits only if the cursor did not move meanwhile.
 func (s *Service) Scan(ctx context.Context, chainID int64) error {
-	n, c, err := s.network(chainID)
+	n, c, err := s.chains.Lookup(chainID)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})
 	})
 	if err == nil && reincluded > 0 {
-		if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains); err != nil {
+		if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 			s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 		}
 	}

@@ -90,7 +90,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	n, c, err := s.network(d.ChainID)
+	n, c, err := s.chains.Lookup(d.ChainID)
 	if err != nil {
 		return false, err
 	}

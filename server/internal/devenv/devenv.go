@@ -240,6 +240,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The check `coffer serve` runs on a chains file: the dev chain passes it like any other.
+	if err := chain.Check(ctx, registry, chain.VerifyStrict, log); err != nil {
+		return fmt.Errorf("dev chain: %w", err)
+	}
 
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", opts.Addr)
@@ -269,7 +273,7 @@ func Run(ctx context.Context, opts Options) error {
 	cfg.MasterKey, cfg.OpsToken, cfg.Chains, cfg.AutoMigrate = masterKey, st.OpsToken, registry, true
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = 250*time.Millisecond, 250*time.Millisecond
-	cfg.DevWebhookOperator, cfg.OffRamp = st.OperatorID, "dev"
+	cfg.DevWebhookOperator, cfg.OffRamp, cfg.DevFaucetKey = st.OperatorID, "dev", faucet
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		ln.Close()
@@ -567,16 +571,38 @@ Pay it from a wallet: the faucet %s holds
 	if len(c.Tokens) > 0 {
 		token = c.Tokens[0]
 	}
-	fmt.Fprintf(w, `Import its key (faucetPrivateKey) into a wallet on RPC %s, chain id %d, open the widget and
-send the token to the address it shows; or, with Foundry's cast, take data.address from the API:
+	fmt.Fprintf(w, `Open the widget and press "Pay with the dev wallet"; or take data.address from the API and pay it
+with coffer dev pay (a plain transfer or an ERC20 transfer() from the faucet, as a wallet sends):
 
   curl -s %s/depositor/address -H 'Content-Type: application/json' \
     -d '{"sid":"<sid>","currency":"%s","chainId":%d}'
+  %s dev pay --to <address> --currency %s --amount 25%s
+
+or import its key (faucetPrivateKey) into a wallet on RPC %s, chain id %d, or use Foundry's cast:
+
   cast send %s 'transfer(address,uint256)' <address> 25000000 \
     --private-key %s --rpc-url %s
 
 After %d confirmations the deposit is credited and the demo webhook is delivered.
 Everything above is in %s. Ctrl-C stops it all; `+"`coffer dev`"+` on the same data directory resumes it.
 
-`, c.RPCURL, c.ChainID, f.BaseURL, token.Symbol, c.ChainID, token.ContractAddress, f.FaucetPrivateKey, c.RPCURL, c.Confirmations, path)
+`, f.BaseURL, token.Symbol, c.ChainID, selfCommand(), token.Symbol, dataDirFlag(filepath.Dir(path)), c.RPCURL, c.ChainID, token.ContractAddress, f.FaucetPrivateKey, c.RPCURL, c.Confirmations, path)
+}
+
+// selfCommand is how to run this binary again: its path (make run's .coffer/bin/coffer), or
+// go run when it is go run's temporary build.
+func selfCommand() string {
+	if strings.Contains(os.Args[0], "go-build") {
+		return "go run ./server/cmd/coffer"
+	}
+	return os.Args[0]
+}
+
+// dataDirFlag is the --data-dir a command run from here needs to find this data directory:
+// none for ./.coffer, the default.
+func dataDirFlag(dir string) string {
+	if def, err := filepath.Abs(".coffer"); err == nil && def == dir {
+		return ""
+	}
+	return " --data-dir " + dir
 }

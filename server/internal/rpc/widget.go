@@ -27,6 +27,8 @@ type WidgetServer struct {
 	Themes      *theme.Service
 	Deposits    *deposit.Service
 	Withdrawals *withdrawal.Service
+	// DevWallet: the process is `coffer dev`, which pays deposits from its faucet (/dev/pay).
+	DevWallet bool
 }
 
 // GetSession describes the session for the widget, with its theme. It answers for expired
@@ -50,6 +52,7 @@ func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionR
 		ExpiresAt:    ts(sess.ExpiresAt),
 		OperatorName: op.Name,
 		RedirectUrl:  op.RedirectURL,
+		DevWallet:    s.DevWallet,
 	}
 	t, ok, err := s.Themes.Resolve(ctx, op, req.GetThemeSlug())
 	if err != nil {

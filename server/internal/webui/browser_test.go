@@ -48,7 +48,10 @@ func TestBrowser(t *testing.T) {
 	for _, tok := range dev.Tokens() {
 		network.Tokens = append(network.Tokens, chain.Token{Symbol: tok.Symbol, ContractAddress: tok.Address, Decimals: int32(tok.Decimals)})
 	}
-	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}})
+	// As `coffer dev`, with the chain's faucet as the dev wallet (devwallet.test.mjs): it holds
+	// USDT to pay with.
+	testfactory.Fund(ctx, t, dev, dev.FaucetAddress(), 0, 1_000_000_000_000)
+	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}, DevFaucetKey: dev.Faucet()})
 	_, gasTank := env.Services.Keys.GasTank()
 	testfactory.Fund(ctx, t, dev, gasTank, 1000, 0)
 	// The hot wallet pays withdrawals: ether for gas and USDT to pay.

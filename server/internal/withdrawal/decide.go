@@ -278,7 +278,7 @@ func (s *Service) chainUnreadable(ctx context.Context, w domain.Withdrawal, err 
 // returns why not, or "". The balance is read after the lock is taken and the reservations
 // summed, so a payout mined in between is at worst counted twice (too careful), never missed.
 func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdrawal) (string, error) {
-	n, c, err := s.network(w.ChainID)
+	n, c, err := s.chains.Lookup(w.ChainID)
 	if err != nil {
 		return "", fault.Wrap(err, "withdrawal %s", w.ID)
 	}

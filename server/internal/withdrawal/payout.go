@@ -127,7 +127,7 @@ func payoutOf(w domain.Withdrawal, actor domain.Actor) funds.Payout {
 
 // payoutRequest is the transaction paying w from the hot wallet.
 func (s *Service) payoutRequest(ctx context.Context, w domain.Withdrawal) (chaintx.Request, error) {
-	_, c, err := s.network(w.ChainID)
+	_, c, err := s.chains.Lookup(w.ChainID)
 	if err != nil {
 		return chaintx.Request{}, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) storePayout(ctx context.Context, w domain.Withdrawal) (t domai
 // chain. A payout whose block left the chain is put back to pending: its stored bytes are
 // broadcast again (same nonce, so it is paid at most once).
 func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error) {
-	n, c, err := s.network(t.ChainID)
+	n, c, err := s.chains.Lookup(t.ChainID)
 	if err != nil {
 		return false, err
 	}

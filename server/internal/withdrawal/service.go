@@ -2,7 +2,6 @@ package withdrawal
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -72,8 +71,7 @@ func (c *Config) defaults() {
 // two-step, payouts, expiry.
 type Service struct {
 	pool     *pgxpool.Pool
-	chains   *chain.Registry
-	clients  map[int64]*chain.Client
+	chains   chain.Connected
 	engine   *chaintx.Engine
 	wallet   Wallet
 	prices   Prices
@@ -88,8 +86,7 @@ type Service struct {
 // Deps are the service's collaborators.
 type Deps struct {
 	Pool     *pgxpool.Pool
-	Chains   *chain.Registry
-	Clients  map[int64]*chain.Client
+	Chains   chain.Connected
 	Engine   *chaintx.Engine
 	Wallet   Wallet
 	Prices   Prices
@@ -109,15 +106,6 @@ func New(d Deps, cfg Config) *Service {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: d.Pool, chains: d.Chains, clients: d.Clients, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
+	return &Service{pool: d.Pool, chains: d.Chains, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, offramp: d.OffRamp, river: d.River, cfg: cfg, log: d.Log.With("component", "withdrawal"), now: time.Now}
-}
-
-func (s *Service) network(chainID int64) (chain.Network, *chain.Client, error) {
-	n, ok := s.chains.Network(chainID)
-	c := s.clients[chainID]
-	if !ok || c == nil {
-		return n, nil, fmt.Errorf("withdrawal: chain %d is not configured", chainID)
-	}
-	return n, c, nil
 }

@@ -19,16 +19,14 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
+	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
-	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
-	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -109,44 +107,43 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	return setupChainOn(t, cfg, testdb.New(t))
 }
 
-// setupChainOn is setupChain on a pool of the test's own.
+// setupChainOn is setupChain on a pool of the test's own. The services are the production
+// graph (app.NewServices: the cascade, the outbox, the engine), on a dev chain whose hot
+// wallet holds 100 ETH and 10,000 USDT; River only inserts: the tests drive payouts.
 func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
 	t.Helper()
 	ctx := context.Background()
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	box, _ := secret.NewBox(secret.Random(32))
-	keys, err := wallet.FromSeed(secret.Random(64))
+	if _, err := wallet.LoadPublicOrCreate(ctx, pool, box); err != nil {
+		t.Fatal(err)
+	}
+	usdt, _ := dev.Token("USDT")
+	registry, err := chain.NewRegistry([]chain.Network{{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()},
+		Confirmations: confirmations, NativeSymbol: "ETH", NativeDecimals: 18,
+		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, hot := keys.HotWallet()
-	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
-	usdt, _ := dev.Token("USDT")
-	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
-		NativeSymbol: "ETH", NativeDecimals: 18, Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}
-	registry, client := testfactory.Dial(t, n)
-	clients := map[int64]*chain.Client{n.ChainID: client}
-	log := slog.New(slog.DiscardHandler)
-	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
-	ops := operator.New(pool, box)
-	ins := jobs.NewInserter()
-	hooks := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Log: log, Jobs: ins})
-	off := &withdrawal.DevOffRamp{}
 	if cfg.SettleWait == 0 {
 		cfg.SettleWait = time.Millisecond
 	}
-	svc := withdrawal.New(withdrawal.Deps{Pool: pool, Chains: registry, Clients: clients, Engine: engine, Wallet: keys.Public(),
-		Prices: rates.NewChain(nil, rates.DevStatic()), Webhooks: hooks, OffRamp: off, River: ins, Log: log}, cfg)
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &webhook.DeliverWorker{Service: hooks})
-	river.AddWorker(workers, &withdrawal.PayoutWorker{Service: svc})
-	// Insert only: the tests drive payouts.
-	if _, err := jobs.NewClient(pool, log, jobs.Options{Workers: workers, Inserter: ins}); err != nil {
+	log := slog.New(slog.DiscardHandler)
+	s, err := app.NewServices(ctx, pool, box, app.ServicesConfig{Chains: registry, StaticPrices: rates.DevUSD(),
+		FiatRates: rates.DevPerUSD(), Sessions: session.Config{WidgetURL: "https://w.example"}, WebhookReach: webhook.ReachLoopback,
+		Withdrawals: cfg, OffRamp: "dev", Log: log})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, ops: ops, recv: newReceiver(t),
-		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example"}), client: client, hot: hot, usdt: usdt, offramp: off,
-		ledger: funds.New(pool, registry)}
+	t.Cleanup(s.Close)
+	if _, err := app.InsertOnlyRiver(pool, s, log); err != nil {
+		t.Fatal(err)
+	}
+	_, hot := s.Keys.HotWallet()
+	testfactory.Fund(ctx, t, dev, hot, 100, 10_000_000_000) // 100 ETH, 10,000 USDT
+	return &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: s.Withdrawals, engine: s.Engine, ops: s.Operators, recv: newReceiver(t),
+		sessions: s.Sessions, client: s.Clients[dev.ChainID()], hot: hot, usdt: usdt, offramp: s.OffRamp.(*withdrawal.DevOffRamp),
+		ledger: s.Funds}
 }
 
 // operator creates an operator whose webhooks go to the env's receiver, funded with 1,000

@@ -49,7 +49,7 @@ type Quote struct {
 // Quote prices the session's locked fiat amount in a currency on a chain, at the current rate
 // (rounded down: a payout never sends more than the amount is worth).
 func (s *Service) Quote(ctx context.Context, sess domain.Session, currency string, chainID int64) (Quote, error) {
-	priced, err := rates.PriceAsset(ctx, s.chains, s.prices, chainID, currency, sess.FiatCurrency, "available")
+	priced, err := rates.PriceAsset(ctx, s.chains.Registry, s.prices, chainID, currency, sess.FiatCurrency, "available")
 	if err != nil {
 		return Quote{}, err
 	}

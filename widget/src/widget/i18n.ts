@@ -64,6 +64,11 @@ const en = {
   deny7: "Withdrawal amount too high",
   deny8: "Account verification required",
   deny9: "Withdrawal suspended for this account",
+  // `coffer dev` only (English everywhere: a developer's tool, never shown to users).
+  devPay: "Pay with the dev wallet",
+  devPaying: "Paying {amount} {currency} from the dev wallet…",
+  devPaid: "Paid from the dev wallet:",
+  devPayFailed: "The dev wallet could not pay: {message}",
 };
 
 export type Key = keyof typeof en;

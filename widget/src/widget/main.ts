@@ -205,6 +205,7 @@ function showAddress(list: Chain[], chain: Chain, addr: GetDepositAddressRespons
         address,
         h("div", { class: "row" }, copy, copied),
         h("p", { class: "hint" }, t("onlyThis", { currency: addr.currency, network: chain.name })))),
+    session?.devWallet ? devWallet(addr, amount) : null,
     h("div", { class: "progress" }, status, bar),
     back));
   performance.mark("coffer-address-shown");
@@ -233,6 +234,32 @@ function showAddress(list: Chain[], chain: Chain, addr: GetDepositAddressRespons
   };
   stopWatching?.();
   stopWatching = follow(update);
+}
+
+/** devWallet is `coffer dev`'s shortcut (the server sets devWallet on no other process): a
+ *  button that has the dev faucet pay the shown amount to the shown address (POST /dev/pay),
+ *  as a user's wallet would; the deposit then shows up like any other. */
+function devWallet(addr: GetDepositAddressResponse, amount: string): HTMLElement {
+  const note = h("p", { id: "dev-wallet-status", class: "hint", role: "status" });
+  const pay = h("button", { type: "button", id: "dev-wallet-pay", class: "secondary" }, t("devPay"));
+  pay.onclick = async () => {
+    pay.disabled = true;
+    note.textContent = t("devPaying", { amount, currency: addr.currency });
+    try {
+      const res = await fetch(`${base}/dev/pay`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ sid, currency: addr.currency, chainId: Number(addr.chainId), amount: addr.expectedAmount }),
+      });
+      const body = await res.json();
+      if (body.status !== "success") throw new Error(body.message || `HTTP ${res.status}`);
+      note.replaceChildren(`${t("devPaid")} `, h("code", { title: body.data.hash }, shortHash(body.data.hash)));
+    } catch (err) {
+      note.textContent = t("devPayFailed", { message: err instanceof Error ? err.message : String(err) });
+      pay.disabled = false;
+    }
+  };
+  return h("div", { class: "row dev-wallet" }, pay, note);
 }
 
 /** follow streams the session's deposits (WatchDeposits). When the stream fails, or sends

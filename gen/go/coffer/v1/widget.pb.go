@@ -100,7 +100,10 @@ type GetSessionResponse struct {
 	// Where the full-page flow returns on completion or cancel; empty when not configured.
 	RedirectUrl string `protobuf:"bytes,9,opt,name=redirect_url,json=redirectUrl,proto3" json:"redirect_url,omitempty"`
 	// The theme to apply (explicit slug, else the operator's default); absent for the built-in look.
-	Theme         *Theme `protobuf:"bytes,10,opt,name=theme,proto3" json:"theme,omitempty"`
+	Theme *Theme `protobuf:"bytes,10,opt,name=theme,proto3" json:"theme,omitempty"`
+	// Set by `coffer dev` only: the widget offers "Pay with the dev wallet", which pays the
+	// deposit address from the dev chain's faucet (POST /dev/pay; `coffer serve` has no such path).
+	DevWallet     bool `protobuf:"varint,11,opt,name=dev_wallet,json=devWallet,proto3" json:"dev_wallet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -203,6 +206,13 @@ func (x *GetSessionResponse) GetTheme() *Theme {
 		return x.Theme
 	}
 	return nil
+}
+
+func (x *GetSessionResponse) GetDevWallet() bool {
+	if x != nil {
+		return x.DevWallet
+	}
+	return false
 }
 
 // GetDepositAddressRequest asks for the deposit address on one chain and token.
@@ -1063,7 +1073,7 @@ const file_coffer_v1_widget_proto_rawDesc = "" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\x03sid\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x03sid\x12C\n" +
 	"\n" +
-	"theme_slug\x18\x02 \x01(\tB$\xbaH!\xd8\x01\x01r\x1c\x18@2\x18^[a-z0-9]+(-[a-z0-9]+)*$R\tthemeSlug\"\x80\x03\n" +
+	"theme_slug\x18\x02 \x01(\tB$\xbaH!\xd8\x01\x01r\x1c\x18@2\x18^[a-z0-9]+(-[a-z0-9]+)*$R\tthemeSlug\"\x9f\x03\n" +
 	"\x12GetSessionResponse\x12\x10\n" +
 	"\x03sid\x18\x01 \x01(\tR\x03sid\x12*\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x16.coffer.v1.SessionKindR\x04kind\x120\n" +
@@ -1076,7 +1086,9 @@ const file_coffer_v1_widget_proto_rawDesc = "" +
 	"\roperator_name\x18\b \x01(\tR\foperatorName\x12!\n" +
 	"\fredirect_url\x18\t \x01(\tR\vredirectUrl\x12&\n" +
 	"\x05theme\x18\n" +
-	" \x01(\v2\x10.coffer.v1.ThemeR\x05theme\"\x85\x01\n" +
+	" \x01(\v2\x10.coffer.v1.ThemeR\x05theme\x12\x1d\n" +
+	"\n" +
+	"dev_wallet\x18\v \x01(\bR\tdevWallet\"\x85\x01\n" +
 	"\x18GetDepositAddressRequest\x12\x1d\n" +
 	"\x03sid\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\x03sid\x12&\n" +
 	"\bcurrency\x18\x02 \x01(\tB\n" +
