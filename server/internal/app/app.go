@@ -28,6 +28,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 	"github.com/cofferhq/coffer/server/internal/webui"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -56,6 +57,8 @@ type App struct {
 
 // New connects to PostgreSQL (migrating when configured) and assembles the process.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	// Every line logged while serving a request carries its request id.
+	log = slog.New(tracing.LogHandler(log.Handler()))
 	pool, err := store.Open(ctx, cfg.DatabaseURL, cfg.MaxDBConns)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	}
 	a := &App{Config: cfg, Log: log, Pool: pool, Metrics: metrics.New(), Services: services, box: box}
 	if cfg.Role != config.RoleAPI {
+		// Gauges read from PostgreSQL are the same from every process: workers export them,
+		// API replicas (often many) do not repeat the queries.
+		a.Metrics.CollectDB(&metrics.DBCollector{Pool: pool, Log: log, Wallets: map[string]string{
+			strings.ToLower(services.Wallet.GasTankAddress().Hex()):   "gas_tank",
+			strings.ToLower(services.Wallet.HotWalletAddress().Hex()): "hot_wallet",
+		}})
 		// The service wallets the team must keep funded on every chain.
 		log.Info("service wallets", "gas_tank", services.Wallet.GasTankAddress().Hex(), "hot_wallet", services.Wallet.HotWalletAddress().Hex())
 	}
@@ -161,7 +170,7 @@ func (a *App) routes() (public, internal http.Handler) {
 	}
 	// Every request knows its client's address (per-client login limits).
 	clients := &clientip.Resolver{Header: a.Config.TrustedProxyHeader, Trusted: a.Config.TrustedProxies}
-	return securityHeaders(widgetCORS(clients.Middleware(mux))), securityHeaders(in)
+	return securityHeaders(clients.Middleware(tracing.Middleware(a.Log, widgetCORS(mux)))), securityHeaders(tracing.Middleware(a.Log, in))
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.
@@ -197,7 +206,7 @@ func widgetCORS(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Retry-After")
+		h.Set("Access-Control-Expose-Headers", "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Retry-After, X-Request-ID")
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 			h.Set("Access-Control-Allow-Headers", "Content-Type, Connect-Protocol-Version, Connect-Timeout-Ms, X-User-Agent, X-Grpc-Web, Grpc-Timeout")
@@ -263,6 +272,22 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		a.Pool.Close()
 		return fmt.Errorf("record this process's master keys: %w", err)
 	}
+	// Traces go out over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	stopTracing, err := tracing.Setup(ctx, a.Config.Role)
+	if err != nil {
+		stopHolder()
+		<-holderDone
+		a.Services.Close()
+		a.Pool.Close()
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			a.Log.Warn("flush traces", "error", err)
+		}
+	}()
 	errc := make(chan error, 2)
 	serve := func(what string, l net.Listener, h http.Handler) *http.Server {
 		protocols := new(http.Protocols)

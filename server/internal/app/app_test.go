@@ -30,6 +30,13 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 	_, key := env.Operator(t, domain.OperatorSettings{})
 	env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"1"}`).Body.Close()
+	// A bad request on each transport: one `code` vocabulary (Connect's names) for both.
+	env.Do(t, "POST", "/session/deposit", key, `{"externalUserId":"u"}`).Body.Close()
+	bad := env.Do(t, "POST", "/coffer.v1.SessionService/CreateDepositSession", key, `{"externalUserId":"u"}`)
+	bad.Body.Close()
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad Connect request: %d", bad.StatusCode)
+	}
 	// /metrics is on the internal listener only; the public one answers 404.
 	public := env.Do(t, "GET", "/metrics", "", "")
 	public.Body.Close()
@@ -47,8 +54,10 @@ func TestHealthReadyMetrics(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{
-		`coffer_requests_total{code="OK",operation="POST /session/deposit",transport="rest"} 1`,
-		`coffer_request_duration_seconds_count{operation="POST /session/deposit",transport="rest"} 1`,
+		`coffer_requests_total{code="ok",operation="POST /session/deposit",transport="rest"} 1`,
+		`coffer_requests_total{code="invalid_argument",operation="POST /session/deposit",transport="rest"} 1`,
+		`coffer_requests_total{code="invalid_argument",operation="SessionService/CreateDepositSession",transport="connect"} 1`,
+		`coffer_request_duration_seconds_count{operation="POST /session/deposit",transport="rest"} 2`,
 		"go_goroutines",
 	} {
 		if !strings.Contains(string(b), want) {

@@ -185,7 +185,7 @@ func NewServices(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, cfg S
 		s.OffRamp = &withdrawal.DevOffRamp{Log: cfg.Log}
 	}
 	s.Funds = funds.New(pool, cfg.Chains)
-	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress()}
+	s.Reconciler = &funds.Reconciler{Ledger: s.Funds, Clients: s.Clients, HotWallet: public.HotWalletAddress(), GasTank: public.GasTankAddress()}
 	s.Withdrawals = withdrawal.New(withdrawal.Deps{Pool: pool, Chains: chain.Connected{Registry: cfg.Chains, Clients: s.Clients}, Engine: s.Engine, Wallet: public,
 		Prices: s.Prices, Webhooks: s.Webhooks, OffRamp: s.OffRamp, River: s.Jobs, Log: cfg.Log}, cfg.Withdrawals)
 	return s, nil

@@ -71,6 +71,8 @@ type Options struct {
 	MasterKey []byte
 	// DevFaucetKey makes the process `coffer dev`'s: POST /dev/pay pays from this faucet.
 	DevFaucetKey *ecdsa.PrivateKey
+	// Log receives the process's log (warnings and up on stderr when nil).
+	Log *slog.Logger
 }
 
 // TestChains is the chain list of test processes: one network with two 6-decimal tokens.
@@ -125,13 +127,19 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.WebhookReach, cfg.StaticPrices, cfg.FiatRates = webhook.ReachLoopback, rates.DevUSD(), rates.DevPerUSD()
 	cfg.ScanInterval, cfg.SettlePoll = opts.ScanInterval, opts.ScanInterval
 	cfg.WebhookRetries, cfg.TrustedProxyHeader, cfg.DevFaucetKey = opts.WebhookRetries, opts.TrustedProxyHeader, opts.DevFaucetKey
+	// Logins wait for hashing capacity as long as a test may take: test processes share a
+	// loaded machine, and the 503 of a full budget is tested in package admin.
+	cfg.LoginHashWait = time.Minute
 	for dst, v := range map[*time.Duration]time.Duration{&cfg.SessionTTL: opts.SessionTTL, &cfg.JobRescueAfter: opts.JobRescueAfter,
 		&cfg.HTTPReadTimeout: opts.HTTPReadTimeout} {
 		if v != 0 {
 			*dst = v
 		}
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if opts.Role == config.RoleAPI {
 		// An API replica never creates the HD wallet: a worker has, as in production.
 		CreateWallet(t, cfg.DatabaseURL, cfg.MasterKey)

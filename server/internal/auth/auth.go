@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
 type operatorKey struct{}
@@ -18,6 +19,7 @@ type serviceTeamKey struct{}
 
 // WithOperator records the authenticated operator.
 func WithOperator(ctx context.Context, op domain.Operator) context.Context {
+	tracing.SetOperator(ctx, op.ID)
 	return context.WithValue(ctx, operatorKey{}, op)
 }
 
@@ -39,6 +41,7 @@ type Admin struct {
 
 // WithAdmin records the authenticated admin.
 func WithAdmin(ctx context.Context, a Admin) context.Context {
+	tracing.SetOperator(ctx, a.OperatorID)
 	return context.WithValue(ctx, adminKey{}, a)
 }
 

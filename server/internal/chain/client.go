@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/cofferhq/coffer/server/internal/metrics"
 )
 
 // CallTimeout bounds every RPC call.
@@ -34,7 +37,8 @@ type Client struct {
 }
 
 type endpoint struct {
-	url string
+	url   string
+	label string // the host, for metrics (never the path or query, where API keys live)
 
 	mu        sync.Mutex
 	client    *ethclient.Client
@@ -49,7 +53,7 @@ func Dial(n Network, log *slog.Logger) *Client {
 	}
 	c := &Client{Network: n, log: log.With("chain", n.ChainID), now: time.Now}
 	for _, u := range n.RPCURLs {
-		c.endpoints = append(c.endpoints, &endpoint{url: u})
+		c.endpoints = append(c.endpoints, &endpoint{url: u, label: metrics.EndpointLabel(u)})
 	}
 	return c
 }
@@ -150,19 +154,27 @@ func (c *Client) call(ctx context.Context, what string, fn func(context.Context,
 		}
 	}
 	lastErr := errors.New("no RPC URL configured")
+	chainID := strconv.FormatInt(c.Network.ChainID, 10)
 	for _, e := range order {
+		start := time.Now()
 		ec, err := e.get(ctx)
 		if err == nil {
 			callCtx, cancel := context.WithTimeout(ctx, CallTimeout)
 			err = fn(callCtx, ec)
 			cancel()
 		}
+		metrics.RPCRequests.WithLabelValues(chainID, e.label, what).Inc()
+		metrics.RPCDuration.WithLabelValues(chainID, what).Observe(time.Since(start).Seconds())
 		if !retryable(err) || ctx.Err() != nil {
 			if err == nil {
 				e.succeed()
+			} else if !errors.Is(err, ethereum.NotFound) && !errors.Is(err, context.Canceled) {
+				// "Not found" is an answer (a receipt not mined yet), not a failure.
+				metrics.RPCErrors.WithLabelValues(chainID, e.label, what, "node").Inc()
 			}
 			return err
 		}
+		metrics.RPCErrors.WithLabelValues(chainID, e.label, what, "transport").Inc()
 		lastErr = err
 		pause := e.fail(c.now())
 		c.log.Warn("RPC endpoint failed; trying the next", "call", what, "endpoint", redact(e.url), "pause", pause, "error", err)

@@ -161,3 +161,27 @@ func Is(err error, code Code) bool {
 	var fe *Error
 	return errors.As(err, &fe) && fe.Code == code
 }
+
+// FromHTTPStatus is the first code (in declaration order) whose HTTP status is status, the
+// reverse of the table above; the zero Code when none has it.
+func FromHTTPStatus(status int) Code {
+	for c := Code(1); c.String() != ""; c++ {
+		if c.HTTPStatus() == status {
+			return c
+		}
+	}
+	return 0
+}
+
+// MetricCode is the `code` label of request metrics and access logs for a response with an
+// HTTP status: the Connect code name ("invalid_argument", "ok" below 400), one vocabulary for
+// REST and Connect. A status the table does not know is "unknown".
+func MetricCode(status int) string {
+	if status < http.StatusBadRequest {
+		return "ok"
+	}
+	if c := FromHTTPStatus(status); c != 0 {
+		return c.ConnectCode().String()
+	}
+	return connect.CodeUnknown.String()
+}

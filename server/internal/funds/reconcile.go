@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -54,6 +55,9 @@ type Reconciler struct {
 	Clients map[int64]*chain.Client
 	// HotWallet pays payouts on every chain.
 	HotWallet common.Address
+	// GasTank pays sweeps' gas on every chain; the periodic reconciliation reports its native
+	// balance (coffer_wallet_balance{wallet="gas_tank"}).
+	GasTank common.Address
 }
 
 // Reconcile checks, for every configured chain and asset (one chain when chainID is not 0),
@@ -156,11 +160,35 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	}
 	for _, l := range lines {
 		surplus, _ := l.Surplus.Float64()
-		metrics.FundsSurplus.WithLabelValues(strconv.FormatInt(l.ChainID, 10), l.Currency).Set(surplus)
+		metrics.FundsSurplus.Set(surplus, strconv.FormatInt(l.ChainID, 10), l.Currency)
+		for _, h := range l.ByWallet {
+			amount, _ := h.Amount.Float64()
+			metrics.WalletBalance.Set(amount, strconv.FormatInt(l.ChainID, 10), l.Currency, strings.ReplaceAll(h.Role, " ", "_"))
+		}
 		if !l.OK {
 			w.Log.ErrorContext(ctx, "reconciliation: on-chain holdings do not cover operators' funds", "chain", l.ChainID,
 				"currency", l.Currency, "holdings", l.Holdings, "owed", l.Owed, "short", l.Surplus.Neg())
 		}
+	}
+	return w.Reconciler.reportGasTanks(ctx)
+}
+
+// reportGasTanks sets the gas tank's native balance on every chain.
+func (r *Reconciler) reportGasTanks(ctx context.Context) error {
+	if r.GasTank == (common.Address{}) {
+		return nil
+	}
+	for _, n := range r.Ledger.chains.Networks() {
+		c := r.Clients[n.ChainID]
+		if c == nil {
+			continue
+		}
+		bal, err := c.Balance(ctx, r.GasTank)
+		if err != nil {
+			return fault.Wrap(err, "chain %d: balance of the gas tank", n.ChainID)
+		}
+		amount, _ := rates.FromUnits(bal, n.NativeDecimals).Float64()
+		metrics.WalletBalance.Set(amount, strconv.FormatInt(n.ChainID, 10), n.NativeSymbol, "gas_tank")
 	}
 	return nil
 }

@@ -13,7 +13,23 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/cofferhq/coffer/server/internal/metrics"
 )
+
+// observe records each job run's wait (from due to start) and duration per kind.
+func observe(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	start := time.Now()
+	metrics.JobWait.WithLabelValues(job.Kind).Observe(max(start.Sub(job.ScheduledAt), 0).Seconds())
+	err := doInner(ctx)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	metrics.JobDuration.WithLabelValues(job.Kind, outcome).Observe(time.Since(start).Seconds())
+	return err
+}
 
 // Client is River's client on a pgx pool.
 type Client = river.Client[pgx.Tx]
@@ -70,6 +86,7 @@ func NewClient(pool *pgxpool.Pool, log *slog.Logger, opts Options) (*Client, err
 		JobTimeout:           rescueAfter / 2,
 		RescueStuckJobsAfter: rescueAfter,
 		PeriodicJobs:         opts.Periodic,
+		Middleware:           []rivertype.Middleware{river.WorkerMiddlewareFunc(observe)},
 	}
 	if opts.Work {
 		n := opts.Concurrency

@@ -7,16 +7,19 @@ package legacy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
 // Handler serves the REST compatibility layer.
@@ -57,7 +60,7 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, h.wrap(rt.method+" "+rt.path, rt.who, rt.fn))
+		mux.Handle(rt.method+" "+rt.path, otelhttp.NewHandler(h.wrap(rt.method+" "+rt.path, rt.who, rt.fn), rt.method+" "+rt.path))
 		allowed[rt.path] = append(allowed[rt.path], rt.method)
 	}
 	for path, methods := range allowed {
@@ -98,16 +101,34 @@ const (
 func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		tracing.Annotate(r.Context())
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		ctx, err := h.authenticate(r, who)
 		if err == nil {
-			err = fn(sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
+			err = serve(fn, sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
 		}
+		code := fault.MetricCode(sw.status)
 		if err != nil {
 			writeError(r.Context(), sw, h.log, err)
+			code = rpc.MetricCode(err)
 		}
-		h.metrics.Observe("rest", operation, http.StatusText(sw.status), time.Since(start))
+		tracing.SetCode(r.Context(), code)
+		h.metrics.Observe("rest", operation, code, time.Since(start))
 	})
+}
+
+// serve runs an endpoint; a panic becomes INTERNAL in the error envelope (its stack goes to
+// the log with the error), as a Connect handler's does (rpc's connect.WithRecover).
+func serve(fn func(http.ResponseWriter, *http.Request) error, w http.ResponseWriter, r *http.Request) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(p) // net/http's way to abort a response: not a bug
+			}
+			err = fault.Recovered(p)
+		}
+	}()
+	return fn(w, r)
 }
 
 // call decodes and validates the body into the operation's request and calls the service

@@ -1,5 +1,7 @@
 // Package metrics exposes Coffer's Prometheus metrics at /metrics: request counts and latency
-// per operation and transport, plus the Go runtime and process collectors.
+// per operation and transport, domain metrics the services update (this file, chain.go,
+// jobs.go, webhook.go), gauges read from PostgreSQL at scrape time (db.go, worker processes
+// only), build information, plus the Go runtime and process collectors.
 package metrics
 
 import (
@@ -11,6 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// ReconciledMaxAge is how long a reconciliation's gauges are exported: it runs every minute on
+// some worker, so older values are another worker's, or a sign it stopped.
+const ReconciledMaxAge = 5 * time.Minute
+
 // Domain metrics, updated by the service layer and registered in every registry New makes.
 var (
 	// DepositsUnpriced counts deposits credited without a rate (the source stayed down).
@@ -20,10 +26,9 @@ var (
 	}, []string{"chain_id", "currency"})
 	// FundsSurplus is on-chain holdings minus operators' funds, per chain and asset, in token
 	// units, from the latest reconciliation; negative means the books are not covered.
-	FundsSurplus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "coffer_funds_surplus",
-		Help: "Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units.",
-	}, []string{"chain_id", "currency"})
+	FundsSurplus = NewRecentGauge("coffer_funds_surplus",
+		"Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units (absent when no reconciliation ran in the last 5 minutes).",
+		[]string{"chain_id", "currency"}, ReconciledMaxAge)
 	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
 	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "coffer_workers_dead_total",
@@ -45,6 +50,18 @@ var (
 		Name: "coffer_deposits_reorged_unresolved",
 		Help: "Reorged deposits not resolved yet (OpsService.ListReorgedDeposits); their credit does not count toward operators' funds.",
 	}, []string{"chain_id"})
+	// WalletBalance is a service wallet's on-chain balance in token units, per chain and asset,
+	// as the periodic reconciliation read it.
+	WalletBalance = NewRecentGauge("coffer_wallet_balance",
+		"On-chain balance of a service wallet (wallet: hot_wallet, bankroll, gas_tank) in token units, from the latest periodic reconciliation (absent when none ran in the last 5 minutes).",
+		[]string{"chain_id", "currency", "wallet"}, ReconciledMaxAge)
+	// PayoutsPaused is 1 while payouts are paused in a scope (global, chain or operator; the
+	// other labels are empty when they do not apply) and 0 or absent otherwise. The ops
+	// actions that pause and resume payouts set it.
+	PayoutsPaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "coffer_payouts_paused",
+		Help: "1 while payouts are paused in a scope (scope: global, chain or operator; chain_id and operator_id empty when they do not apply).",
+	}, []string{"scope", "chain_id", "operator_id"})
 )
 
 // Metrics is one registry of Coffer's metrics.
@@ -69,7 +86,8 @@ func New() *Metrics {
 		}, []string{"transport", "operation"}),
 	}
 	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
-		DepositsReorged, DepositsReorgedUnresolved,
+		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, PayoutsPaused, buildInfo,
+		RPCRequests, RPCErrors, RPCDuration, WebhookDeliveries, JobWait, JobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
 // ErrorDomain is the ErrorInfo domain of Coffer's errors.
@@ -92,18 +93,23 @@ func operationName(procedure string) string {
 	return strings.TrimPrefix(procedure, "/coffer.v1.")
 }
 
-func codeOf(err error) string {
+// MetricCode is the `code` label of request metrics and access logs for a call's error: the
+// Connect code name ("ok" for none) the caller sees, on both transports.
+func MetricCode(err error) string {
 	if err == nil {
 		return "ok"
 	}
-	return connect.CodeOf(err).String()
+	return connect.CodeOf(ToConnect(err)).String()
 }
 
 func (i metricsInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		start := time.Now()
+		tracing.Annotate(ctx)
 		res, err := next(ctx, req)
-		i.m.Observe("connect", operationName(req.Spec().Procedure), codeOf(err), time.Since(start))
+		code := MetricCode(err)
+		tracing.SetCode(ctx, code)
+		i.m.Observe("connect", operationName(req.Spec().Procedure), code, time.Since(start))
 		return res, err
 	}
 }
@@ -115,8 +121,11 @@ func (i metricsInterceptor) WrapStreamingClient(next connect.StreamingClientFunc
 func (i metricsInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		start := time.Now()
+		tracing.Annotate(ctx)
 		err := next(ctx, conn)
-		i.m.Observe("connect", operationName(conn.Spec().Procedure), codeOf(err), time.Since(start))
+		code := MetricCode(err)
+		tracing.SetCode(ctx, code)
+		i.m.Observe("connect", operationName(conn.Spec().Procedure), code, time.Since(start))
 		return err
 	}
 }

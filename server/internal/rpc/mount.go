@@ -1,17 +1,20 @@
 // Package rpc serves Coffer's Connect services (Connect, gRPC and gRPC-Web on one handler each).
 // Handlers are thin: protobuf in, one service-layer call, protobuf out. Requests pass, in
-// order, the metrics, error-mapping, authentication and protovalidate interceptors. The REST
+// order, the OpenTelemetry, metrics, error-mapping, authentication and protovalidate interceptors. The REST
 // layer (package legacy) calls the same handler methods after its own decoding.
 package rpc
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 )
 
@@ -36,13 +39,28 @@ type Servers struct {
 	Event      *EventServer
 }
 
+//nolint:gochecknoglobals // one interceptor for every handler; it reads the global tracer provider per call
+var otelInterceptor = func() *otelconnect.Interceptor {
+	i, err := otelconnect.NewInterceptor(otelconnect.WithoutMetrics())
+	if err != nil {
+		panic(err) // only for invalid options
+	}
+	return i
+}()
+
 func handlerOptions(m *metrics.Metrics, log *slog.Logger, authenticate connect.Interceptor) []connect.HandlerOption {
-	chain := []connect.Interceptor{metricsInterceptor{m}, errorInterceptor{log}}
+	// otelconnect first: the span covers the whole call and the metrics interceptor can put
+	// the request id on it. Callers are outside the trust boundary: their trace context links
+	// to the server span rather than parenting it (otelconnect's default).
+	chain := []connect.Interceptor{otelInterceptor, metricsInterceptor{m}, errorInterceptor{log}}
 	if authenticate != nil {
 		chain = append(chain, authenticate)
 	}
 	chain = append(chain, validateInterceptor{})
-	return []connect.HandlerOption{connect.WithInterceptors(chain...), connect.WithReadMaxBytes(MaxRequestBytes)}
+	// Recovery is the innermost interceptor: a handler's panic becomes INTERNAL, which the
+	// error interceptor logs (with the stack) and the metrics count like any other failure.
+	recovered := connect.WithRecover(func(_ context.Context, _ connect.Spec, _ http.Header, p any) error { return fault.Recovered(p) })
+	return []connect.HandlerOption{connect.WithInterceptors(chain...), recovered, connect.WithReadMaxBytes(MaxRequestBytes)}
 }
 
 // Mount registers the public services on mux: everything operators, users and admins call.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -125,6 +126,11 @@ func (s *Service) deliver(ctx context.Context, args DeliverArgs, final bool) err
 	}
 	n := r.attempt
 	s.logAttempt(ctx, ev.ID, ev.OperatorID, ev.EventType, n, res, false)
+	result := string(state) // delivered or dead
+	if state == domain.DeliveryPending {
+		result = "failed" // retried later
+	}
+	metrics.WebhookAttempt(result, int(n))
 	if res.Acked {
 		return nil
 	}

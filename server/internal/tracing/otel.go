@@ -1,0 +1,66 @@
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/cofferhq/coffer/server/internal/metrics"
+)
+
+// Enabled tells whether the environment asks for traces: OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, and OTEL_SDK_DISABLED not "true".
+func Enabled(getenv func(string) string) bool {
+	if getenv("OTEL_SDK_DISABLED") == "true" {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Setup installs the global tracer provider and W3C propagators when the environment asks for
+// traces, exporting over OTLP: http/protobuf unless OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is
+// grpc; the exporters read the other standard OTEL_EXPORTER_OTLP_* variables (headers,
+// timeout, TLS) themselves. Without the variables it does nothing. The returned func flushes
+// and stops the exporter.
+func Setup(ctx context.Context, role string) (shutdown func(context.Context) error, err error) {
+	if !Enabled(os.Getenv) {
+		return func(context.Context) error { return nil }, nil
+	}
+	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	var exp *otlptrace.Exporter
+	switch protocol {
+	case "", "http/protobuf":
+		exp, err = otlptracehttp.New(ctx)
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: use http/protobuf or grpc", protocol)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	version, _ := metrics.Build()
+	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (resource.WithFromEnv) override these.
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("coffer"), semconv.ServiceVersion(version),
+		semconv.ServiceInstanceID(role)), resource.WithFromEnv(), resource.WithHost())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	return tp.Shutdown, nil
+}
