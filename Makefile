@@ -14,16 +14,26 @@ BUF_VERSION           := v1.75.0
 GOLANGCI_LINT_VERSION := v2.15.0
 GETH_VERSION          := v1.16.7
 SQLC_VERSION          := v1.30.0
+KUSTOMIZE_VERSION     := v5.5.0
 PROTOVALIDATE_VERSION := v1.2.2
 PROTOBUF_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' google.golang.org/protobuf)
 CONNECT_VERSION       := $(shell $(GO) list -m -f '{{.Version}}' connectrpc.com/connect)
 GETH_LIB_VERSION      := $(shell $(GO) list -m -f '{{.Version}}' github.com/ethereum/go-ethereum)
 
+# What `coffer version` reports for release builds (make build, make image); override on the
+# command line: make image VERSION=v1.2.0.
+VERSION     := $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT      := $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_TIME  := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/cofferhq/coffer/server/internal/version
+LDFLAGS     := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).buildTime=$(BUILD_TIME)
+IMAGE       ?= coffer:$(VERSION)
+
 BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: build image buildah kustomize deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev; ARGS=\"--addr … --data-dir …\")"
@@ -35,6 +45,8 @@ help:
 	@echo "make widget     build the widget and the panel into server/internal/webui/dist"
 	@echo "make lint       buf lint, go vet, golangci-lint (.golangci.yml), gofmt"
 	@echo "make bench      run the benchmarks and print the figures"
+	@echo "make build      bin/coffer: static, with its version (make build VERSION=v1.2.0)"
+	@echo "make image      the container image $(IMAGE) (buildah; offline: FROM scratch, see Containerfile)"
 	@echo "make ci         what .ci/run runs: generation check, lint, tests"
 
 # ARGS go to coffer dev, e.g. make run ARGS="--addr 127.0.0.1:9090 --data-dir /tmp/x"
@@ -51,7 +63,7 @@ run: postgres
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the
 # server wrote to sdk/testdata.
-test: postgres geth npm chromium
+test: postgres geth npm chromium buildah kustomize
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
@@ -73,6 +85,22 @@ chaos: postgres geth
 # Every seed that ever failed (flaky is failing), each for the minutes it failed with.
 chaos-regressions: postgres geth
 	PATH="$(TOOLS):$$PATH" CHAOS_REGRESSIONS=1 $(GO) test -count=1 -run '^TestChaosRegressions$$' -timeout 120m -v ./server/chaos/
+
+# A static release binary (no libc: it runs FROM scratch and on any Linux), reproducible paths,
+# and the version `coffer version` prints.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/coffer ./server/cmd/coffer
+
+# The container image, built offline: the binary is built here and the Containerfile's
+# `prebuilt` target copies it with the host's CA bundle into a FROM scratch image (no base
+# image is pulled). IMAGE=registry.example/coffer:v1.2.0 names it otherwise.
+image: buildah
+	@mkdir -p bin/image
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/image/coffer ./server/cmd/coffer
+	@test -s /etc/ssl/certs/ca-certificates.crt || { echo "no /etc/ssl/certs/ca-certificates.crt: apt-get install ca-certificates"; exit 1; }
+	cp /etc/ssl/certs/ca-certificates.crt bin/image/ca-certificates.crt
+	buildah bud --quiet --target prebuilt --build-arg VERSION=$(VERSION) -f Containerfile -t $(IMAGE) .
+	@echo "built $(IMAGE)"
 
 # --- tools -----------------------------------------------------------------------------
 
@@ -150,6 +178,22 @@ chromium:
 		echo "Installing chromium and zbar-tools (apt-get)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium zbar-tools >/dev/null; \
+	fi
+
+# The Kubernetes manifests' test renders them with `kubectl kustomize`; where kubectl is
+# missing, with kustomize itself (the version kubectl 1.32 bundles), pinned here.
+kustomize:
+	@if command -v kubectl >/dev/null || [ -x $(TOOLS)/kustomize ]; then :; else \
+		echo "Installing kustomize $(KUSTOMIZE_VERSION) into .tools"; \
+		GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+	fi
+
+# Debian's buildah for make image and its test (server/deploy/image_test.go).
+buildah:
+	@if command -v buildah >/dev/null; then :; else \
+		echo "Installing buildah (apt-get)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq buildah >/dev/null; \
 	fi
 
 # --- generation --------------------------------------------------------------------------
