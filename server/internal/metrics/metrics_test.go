@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/cofferhq/coffer/server/internal/version"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,9 @@ func TestRegistryExportsBuildInfo(t *testing.T) {
 			for _, l := range f.GetMetric()[0].GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["goversion"] == "" || labels["version"] == "" || labels["commit"] == "" || f.GetMetric()[0].GetGauge().GetValue() != 1 {
+			v := version.Get()
+			if labels["goversion"] != v.GoVersion || labels["version"] != v.Version || labels["commit"] == "" ||
+				f.GetMetric()[0].GetGauge().GetValue() != 1 {
 				t.Fatalf("coffer_build_info %v = %v", labels, f.GetMetric()[0].GetGauge().GetValue())
 			}
 			return

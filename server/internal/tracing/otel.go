@@ -15,7 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/version"
 )
 
 // Enabled tells whether the environment asks for traces: OTEL_EXPORTER_OTLP_ENDPOINT or
@@ -52,9 +52,9 @@ func Setup(ctx context.Context, role string) (shutdown func(context.Context) err
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	version, _ := metrics.Build()
+	build := version.Get()
 	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (resource.WithFromEnv) override these.
-	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("coffer"), semconv.ServiceVersion(version),
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("coffer"), semconv.ServiceVersion(build.Version),
 		semconv.ServiceInstanceID(role)), resource.WithFromEnv(), resource.WithHost())
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
