@@ -1,12 +1,13 @@
 package metrics
 
 import (
-	"github.com/cofferhq/coffer/server/internal/version"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cofferhq/coffer/server/internal/version"
 )
 
 func TestEndpointLabelDropsSecrets(t *testing.T) {
