@@ -17,7 +17,10 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/batchsweep"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 // keys is a batchsweep.Keys over generated keys.
@@ -57,13 +60,24 @@ type env struct {
 	bankroll common.Address
 	sweeper  common.Address
 	usdt     common.Address
-	keys     keys
+	keys     batchsweep.Keys
+	// deposit keys made by deposits (keys is this unless newEnvWith was given others)
+	made keys
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	ks := keys{}
+	e := newEnvWith(t, newAccount(t), ks)
+	e.made = ks
+	return e
+}
+
+// newEnvWith is newEnv with the given gas tank and deposit keys.
+func newEnvWith(t testing.TB, gasTank *account, ks batchsweep.Keys) *env {
+	t.Helper()
 	ctx := t.Context()
-	gasTank, other := newAccount(t), newAccount(t)
+	other := newAccount(t)
 	eth := new(big.Int).Mul(big.NewInt(100), big.NewInt(params.Ether))
 	c, err := devchain.Start(ctx, devchain.Options{Alloc: types.GenesisAlloc{gasTank.addr: {Balance: eth}, other.addr: {Balance: eth}}})
 	if err != nil {
@@ -72,7 +86,7 @@ func newEnv(t testing.TB) *env {
 	t.Cleanup(func() { _ = c.Close() })
 	usdt, _ := c.Token("USDT")
 	e := &env{t: t, c: c, chainID: big.NewInt(devchain.ChainID), gasTank: gasTank, other: other,
-		bankroll: newAccount(t).addr, usdt: usdt.Address, keys: keys{}}
+		bankroll: newAccount(t).addr, usdt: usdt.Address, keys: ks}
 	e.sweeper = e.deploy(gasTank, gasTank.addr, e.bankroll)
 	if err := batchsweep.Verify(ctx, c.Client(), e.sweeper, gasTank.addr, e.bankroll); err != nil {
 		t.Fatal(err)
@@ -127,7 +141,7 @@ func (e *env) deposits(n int, amount int64) []common.Address {
 	out := make([]common.Address, n)
 	for i := range out {
 		a := newAccount(e.t)
-		e.keys[a.addr] = a.key
+		e.made[a.addr] = a.key
 		out[i] = a.addr
 	}
 	e.mint(out, amount)
@@ -316,7 +330,7 @@ func TestOnlyGasTank(t *testing.T) {
 	}
 	// A SetCodeTx from another account that delegates ds[1] (with its signature) still does
 	// not let that account sweep it.
-	auth, err := batchsweep.Authorize(e.keys[ds[1]], e.chainID, e.sweeper, 0)
+	auth, err := batchsweep.Authorize(e.made[ds[1]], e.chainID, e.sweeper, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +365,7 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 		to common.Address
 	}{{ds[1], common.Address{}}, {ds[2], foreign}} {
 		// Each deposit used nonce 0 for its delegation.
-		a, err := types.SignSetCode(e.keys[x.d], types.SetCodeAuthorization{ChainID: *uint256.MustFromBig(e.chainID), Address: x.to, Nonce: 1})
+		a, err := types.SignSetCode(e.made[x.d], types.SetCodeAuthorization{ChainID: *uint256.MustFromBig(e.chainID), Address: x.to, Nonce: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,14 +480,14 @@ func TestBuildRefuses(t *testing.T) {
 			}
 		})
 	}
-	wrong := keys{ds[0]: e.keys[ds[1]]}
+	wrong := keys{ds[0]: e.made[ds[1]]}
 	if _, err := batchsweep.Build(e.t.Context(), e.c.Client(), wrong, e.chainID, e.sweeper, usdtOnly(e.usdt, ds[0])); err == nil || !strings.Contains(err.Error(), "belongs to") {
 		t.Fatalf("wrong key: err = %v", err)
 	}
-	if _, err := batchsweep.Authorize(e.keys[ds[0]], e.chainID, common.Address{}, 0); err == nil {
+	if _, err := batchsweep.Authorize(e.made[ds[0]], e.chainID, common.Address{}, 0); err == nil {
 		t.Fatal("authorization to the zero address accepted")
 	}
-	if _, err := batchsweep.Authorize(e.keys[ds[0]], big.NewInt(0), e.sweeper, 0); err == nil {
+	if _, err := batchsweep.Authorize(e.made[ds[0]], big.NewInt(0), e.sweeper, 0); err == nil {
 		t.Fatal("authorization for every chain accepted")
 	}
 	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.sweeper, e.gasTank.addr, stranger); err == nil {
@@ -481,5 +495,31 @@ func TestBuildRefuses(t *testing.T) {
 	}
 	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.usdt, e.gasTank.addr, e.bankroll); err == nil {
 		t.Fatal("Verify accepted a token as a Sweeper")
+	}
+}
+
+// TestHDWalletKeys: the service's own keys work as they are: the gas tank is the wallet's,
+// deposit addresses sign their delegation with their HD key through deposit.KeyRing.
+func TestHDWalletKeys(t *testing.T) {
+	t.Parallel()
+	hd, err := wallet.FromSeed(secret.Random(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tankKey, tankAddr := hd.GasTank()
+	e := newEnvWith(t, &account{key: tankKey, addr: tankAddr}, deposit.KeyRing{Keys: hd})
+	ds := make([]common.Address, 3)
+	for i := range ds {
+		if _, ds[i], err = hd.Deposit(uint32(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.mint(ds, 700)
+	p, r := e.sweep(usdtOnly(e.usdt, ds...))
+	if len(p.Authorized) != 3 || len(skipped(t, r)) != 0 {
+		t.Fatalf("authorized %v, skipped %v", p.Authorized, skipped(t, r))
+	}
+	if got := e.usdtOf(e.bankroll); got != 2_100 {
+		t.Fatalf("bankroll holds %d USDT, want 2100", got)
 	}
 }
