@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
@@ -19,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
@@ -521,5 +523,79 @@ func TestHDWalletKeys(t *testing.T) {
 	}
 	if got := e.usdtOf(e.bankroll); got != 2_100 {
 		t.Fatalf("bankroll holds %d USDT, want 2100", got)
+	}
+}
+
+// TestGethDev: the batch on a real node (geth --dev): its pool admits the SetCodeTx, and
+// eth_estimateGas applies the authorization list over JSON-RPC.
+func TestGethDev(t *testing.T) {
+	t.Parallel()
+	n := gethdev.Start(t, time.Second)
+	ctx := t.Context()
+	tank, err := n.NewAccount(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bankroll := newAccount(t).addr
+	r, err := n.Transact(ctx, tank, nil, nil, batchsweep.DeployData(tank.Address, bankroll))
+	if err != nil || r.Status != types.ReceiptStatusSuccessful {
+		t.Fatalf("deploy Sweeper: %v", err)
+	}
+	sweeper := r.ContractAddress
+	token, err := n.DeployToken(ctx, tank, "USDT", 6, big.NewInt(1_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := keys{}
+	accounts := make([]batchsweep.Account, 3)
+	tt := contracts.NewTestToken()
+	for i := range accounts {
+		d := newAccount(t)
+		ks[d.addr] = d.key
+		accounts[i] = batchsweep.Account{Address: d.addr, Tokens: []common.Address{token}}
+		if r, err := n.Transact(ctx, tank, &token, nil, tt.PackTransfer(d.addr, big.NewInt(100))); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("fund deposit: %v", err)
+		}
+	}
+	chainID := big.NewInt(n.ChainID)
+	for round := range 2 {
+		p, err := batchsweep.Build(ctx, n.Client, ks, chainID, sweeper, accounts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int{3, 0}[round]; len(p.Authorizations) != want {
+			t.Fatalf("round %d: %d authorizations, want %d", round, len(p.Authorizations), want)
+		}
+		gas, err := n.Client.EstimateGas(ctx, p.CallMsg(tank.Address))
+		if err != nil {
+			t.Fatalf("estimate: %v", err)
+		}
+		nonce, err := n.Client.PendingNonceAt(ctx, tank.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, err := n.Client.HeaderByNumber(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tip := big.NewInt(params.GWei)
+		tx := types.MustSignNewTx(tank.Key, types.LatestSignerForChainID(chainID), p.TxData(chainID, nonce,
+			batchsweep.Fees{Tip: tip, FeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip), Gas: gas + gas/4}))
+		if err := n.Client.SendTransaction(ctx, tx); err != nil {
+			t.Fatalf("round %d: send: %v", round, err)
+		}
+		if r, err = n.Wait(ctx, tx.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful || len(skipped(t, r)) != 0 {
+			t.Fatalf("round %d: batch: %v (skipped %v)", round, err, skipped(t, r))
+		}
+		if round == 0 { // a second deposit to each
+			for _, a := range accounts {
+				if r, err := n.Transact(ctx, tank, &token, nil, tt.PackTransfer(a.Address, big.NewInt(50))); err != nil || r.Status != types.ReceiptStatusSuccessful {
+					t.Fatalf("fund deposit: %v", err)
+				}
+			}
+		}
+	}
+	if bal, err := n.TokenBalance(ctx, token, bankroll); err != nil || bal.Int64() != 450 {
+		t.Fatalf("bankroll holds %v (%v), want 450", bal, err)
 	}
 }
