@@ -59,7 +59,7 @@ func BenchmarkSweepGas(b *testing.B) {
 		if _, addrs[i], err = hd.Deposit(uint32(i)); err != nil {
 			b.Fatal(err)
 		}
-		accounts[i] = batchsweep.Account{Address: addrs[i], Tokens: []common.Address{usdt.Address}}
+		accounts[i] = batchsweep.Account{Address: addrs[i], Assets: []batchsweep.Asset{{Token: usdt.Address, Amount: big.NewInt(25_000_000)}}}
 	}
 	keys := deposit.KeyRing{Keys: hd}
 	sweep := func() (uint64, int) {

@@ -34,11 +34,24 @@ import (
 // MaxBatch bounds the accounts of one batch, so one transaction's gas stays far below a block's.
 const MaxBatch = 200
 
-// Account is one deposit address to sweep and what to sweep from it: its whole balance of
-// each token, the zero address standing for the native currency.
+// Account is one deposit address to sweep and what to sweep from it.
 type Account struct {
 	Address common.Address
-	Tokens  []common.Address
+	Assets  []Asset
+}
+
+// Asset is an amount of one token to sweep; the zero Token stands for the native currency.
+// A nil Amount sweeps the whole balance; an exact amount (the engine's confirmed deposits)
+// leaves the rest, and a balance short of it (a deposit that left the chain) makes the
+// contract skip the account.
+type Asset struct {
+	Token  common.Address
+	Amount *big.Int
+}
+
+// wholeBalance is the contract's type(uint256).max: sweep the whole balance.
+func wholeBalance() *big.Int {
+	return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 }
 
 // State is what Plan reads from the chain (ethclient.Client and simulated.Client have it).
@@ -107,15 +120,27 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 	seen := make(map[common.Address]bool, len(accounts))
 	addrs := make([]common.Address, len(accounts))
 	tokens := make([][]common.Address, len(accounts))
+	amounts := make([][]*big.Int, len(accounts))
 	for i, a := range accounts {
 		if seen[a.Address] {
 			return Plan{}, fmt.Errorf("batchsweep: %s twice in one batch", a.Address.Hex())
 		}
 		seen[a.Address] = true
-		if len(a.Tokens) == 0 {
+		if len(a.Assets) == 0 {
 			return Plan{}, fmt.Errorf("batchsweep: nothing to sweep from %s", a.Address.Hex())
 		}
-		addrs[i], tokens[i] = a.Address, a.Tokens
+		addrs[i] = a.Address
+		for _, as := range a.Assets {
+			amount := as.Amount
+			switch {
+			case amount == nil:
+				amount = wholeBalance()
+			case amount.Sign() <= 0 || amount.Cmp(wholeBalance()) >= 0:
+				return Plan{}, fmt.Errorf("batchsweep: amount %v of %s from %s out of range", amount, as.Token.Hex(), a.Address.Hex())
+			}
+			tokens[i] = append(tokens[i], as.Token)
+			amounts[i] = append(amounts[i], amount)
+		}
 		code, err := st.CodeAt(ctx, a.Address, nil)
 		if err != nil {
 			return Plan{}, fmt.Errorf("batchsweep: code of %s: %w", a.Address.Hex(), err)
@@ -147,7 +172,7 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 		p.Authorizations = append(p.Authorizations, auth)
 		p.Authorized = append(p.Authorized, a.Address)
 	}
-	p.Data = contracts.NewSweeper().PackBatch(addrs, tokens)
+	p.Data = contracts.NewSweeper().PackBatch(addrs, tokens, amounts)
 	return p, nil
 }
 

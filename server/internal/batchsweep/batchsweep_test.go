@@ -187,7 +187,7 @@ func (e *env) ethOf(a common.Address) *big.Int {
 func usdtOnly(usdt common.Address, addrs ...common.Address) []batchsweep.Account {
 	out := make([]batchsweep.Account, len(addrs))
 	for i, a := range addrs {
-		out[i] = batchsweep.Account{Address: a, Tokens: []common.Address{usdt}}
+		out[i] = batchsweep.Account{Address: a, Assets: []batchsweep.Asset{{Token: usdt}}}
 	}
 	return out
 }
@@ -314,13 +314,13 @@ func TestOnlyGasTank(t *testing.T) {
 	e.mint(ds[:1], 1_000)
 
 	sw := contracts.NewSweeper()
-	batch := sw.PackBatch([]common.Address{ds[0]}, [][]common.Address{{e.usdt}})
+	batch := sw.PackBatch([]common.Address{ds[0]}, [][]common.Address{{e.usdt}}, [][]*big.Int{{all()}})
 	for name, tc := range map[string]struct {
 		to   common.Address
 		data []byte
 	}{
 		"batch":        {e.sweeper, batch},
-		"sweep direct": {ds[0], sw.PackSweep([]common.Address{e.usdt})},
+		"sweep direct": {ds[0], sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()})},
 	} {
 		if r := e.call(e.other, &tc.to, 300_000, nil, tc.data); r.Status != types.ReceiptStatusFailed {
 			t.Errorf("%s from another account succeeded", name)
@@ -339,7 +339,7 @@ func TestOnlyGasTank(t *testing.T) {
 	tip, feeCap := e.fees()
 	r := e.send(e.other, &types.SetCodeTx{ChainID: uint256.MustFromBig(e.chainID), Nonce: e.other.nonce,
 		GasTipCap: uint256.MustFromBig(tip), GasFeeCap: uint256.MustFromBig(feeCap), Gas: 300_000,
-		To: ds[1], Value: new(uint256.Int), Data: sw.PackSweep([]common.Address{e.usdt}),
+		To: ds[1], Value: new(uint256.Int), Data: sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()}),
 		AuthList: []types.SetCodeAuthorization{auth}})
 	if r.Status != types.ReceiptStatusFailed {
 		t.Error("sweep by another account after delegation succeeded")
@@ -386,7 +386,8 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 	// The batch as planned before the change (no authorizations): ds[1] and ds[2] skipped,
 	// ds[3] has a token without code, so its sweep reverts and it is skipped too.
 	noCode := newAccount(t).addr
-	data := contracts.NewSweeper().PackBatch(ds, [][]common.Address{{e.usdt}, {e.usdt}, {e.usdt}, {e.usdt, noCode}})
+	data := contracts.NewSweeper().PackBatch(ds, [][]common.Address{{e.usdt}, {e.usdt}, {e.usdt}, {e.usdt, noCode}},
+		[][]*big.Int{{all()}, {all()}, {all()}, {all(), all()}})
 	r := e.call(e.gasTank, &e.sweeper, 500_000, nil, data)
 	if r.Status != types.ReceiptStatusSuccessful {
 		t.Fatal("batch reverted")
@@ -438,7 +439,7 @@ func TestNativeOnTokenAddress(t *testing.T) {
 		t.Fatal("transfer with gas for the code failed")
 	}
 	before := e.ethOf(e.bankroll)
-	_, r := e.sweep([]batchsweep.Account{{Address: d, Tokens: []common.Address{{}, e.usdt}}})
+	_, r := e.sweep([]batchsweep.Account{{Address: d, Assets: []batchsweep.Asset{{}, {Token: e.usdt}}}})
 	if got := new(big.Int).Sub(e.ethOf(e.bankroll), before); got.Int64() != params.GWei {
 		t.Fatalf("bankroll got %v wei, want %d", got, int64(params.GWei))
 	}
@@ -461,18 +462,20 @@ func TestBuildRefuses(t *testing.T) {
 	stranger := newAccount(t).addr
 	many := make([]batchsweep.Account, batchsweep.MaxBatch+1)
 	for i := range many {
-		many[i] = batchsweep.Account{Address: common.BigToAddress(big.NewInt(int64(i + 1))), Tokens: []common.Address{e.usdt}}
+		many[i] = batchsweep.Account{Address: common.BigToAddress(big.NewInt(int64(i + 1))), Assets: []batchsweep.Asset{{Token: e.usdt}}}
 	}
 	for name, tc := range map[string]struct {
 		accounts []batchsweep.Account
 		want     string
 	}{
-		"empty":     {nil, "0 accounts"},
-		"too many":  {many, "201 accounts"},
-		"twice":     {usdtOnly(e.usdt, ds[0], ds[0]), "twice"},
-		"no tokens": {[]batchsweep.Account{{Address: ds[0]}}, "nothing to sweep"},
-		"contract":  {usdtOnly(e.usdt, e.usdt), "is a contract"},
-		"no key":    {usdtOnly(e.usdt, stranger), "key of"},
+		"empty":       {nil, "0 accounts"},
+		"too many":    {many, "201 accounts"},
+		"twice":       {usdtOnly(e.usdt, ds[0], ds[0]), "twice"},
+		"no tokens":   {[]batchsweep.Account{{Address: ds[0]}}, "nothing to sweep"},
+		"zero amount": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: new(big.Int)}}}}, "out of range"},
+		"max amount":  {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: all()}}}}, "out of range"},
+		"contract":    {usdtOnly(e.usdt, e.usdt), "is a contract"},
+		"no key":      {usdtOnly(e.usdt, stranger), "key of"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -552,7 +555,7 @@ func TestGethDev(t *testing.T) {
 	for i := range accounts {
 		d := newAccount(t)
 		ks[d.addr] = d.key
-		accounts[i] = batchsweep.Account{Address: d.addr, Tokens: []common.Address{token}}
+		accounts[i] = batchsweep.Account{Address: d.addr, Assets: []batchsweep.Asset{{Token: token}}}
 		if r, err := n.Transact(ctx, tank, &token, nil, tt.PackTransfer(d.addr, big.NewInt(100))); err != nil || r.Status != types.ReceiptStatusSuccessful {
 			t.Fatalf("fund deposit: %v", err)
 		}
@@ -597,5 +600,26 @@ func TestGethDev(t *testing.T) {
 	}
 	if bal, err := n.TokenBalance(ctx, token, bankroll); err != nil || bal.Int64() != 450 {
 		t.Fatalf("bankroll holds %v (%v), want 450", bal, err)
+	}
+}
+
+// all is type(uint256).max, the contract's "whole balance".
+func all() *big.Int { return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1)) }
+
+// TestExactAmounts: an exact amount moves only that much; an amount the balance falls short of
+// (a deposit that left the chain) skips that account and sweeps the others.
+func TestExactAmounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ds := e.deposits(2, 1_000)
+	_, r := e.sweep([]batchsweep.Account{
+		{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(600)}}},
+		{Address: ds[1], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(1_001)}}},
+	})
+	if s := skipped(t, r); len(s) != 1 || !s[ds[1]] {
+		t.Fatalf("skipped %v, want only %s (delegated)", s, ds[1])
+	}
+	if a, b, bank := e.usdtOf(ds[0]), e.usdtOf(ds[1]), e.usdtOf(e.bankroll); a != 400 || b != 1_000 || bank != 600 {
+		t.Fatalf("deposits hold %d and %d, bankroll %d; want 400, 1000, 600", a, b, bank)
 	}
 }

@@ -62,21 +62,25 @@ contract Sweeper {
     /// @notice A delegated deposit address accepts ETH sent with enough gas to run code.
     receive() external payable {}
 
-    /// @notice Pays this account's whole balance of each token to the bankroll;
-    ///         address(0) stands for ETH. Runs as a delegated deposit address.
-    function sweep(address[] calldata tokens) external {
+    /// @notice Pays amounts[i] of tokens[i] to the bankroll; address(0) stands for ETH and
+    ///         type(uint256).max for the whole balance. Runs as a delegated deposit address.
+    ///         Exact amounts let the engine move only confirmed deposits: one that left the
+    ///         chain makes the balance short, the transfer reverts and the account is skipped.
+    function sweep(address[] calldata tokens, uint256[] calldata amounts) external {
         if (msg.sender != gasTank && msg.sender != self) revert Unauthorized();
+        if (tokens.length != amounts.length) revert LengthMismatch();
         for (uint256 i = 0; i < tokens.length; ++i) {
             address token = tokens[i];
+            uint256 amount = amounts[i];
             if (token == address(0)) {
-                uint256 wei_ = address(this).balance;
-                if (wei_ == 0) continue;
-                (bool paid,) = bankroll.call{value: wei_}("");
+                if (amount == type(uint256).max) amount = address(this).balance;
+                if (amount == 0) continue;
+                (bool paid,) = bankroll.call{value: amount}("");
                 if (!paid) revert TransferFailed(address(0));
-                emit NativeSwept(wei_);
+                emit NativeSwept(amount);
                 continue;
             }
-            uint256 amount = _balanceOf(token);
+            if (amount == type(uint256).max) amount = _balanceOf(token);
             if (amount == 0) continue;
             // transfer(bankroll, amount); tokens that return nothing (USDT) are accepted.
             (bool ok, bytes memory ret) = token.call(abi.encodeWithSelector(0xa9059cbb, bankroll, amount));
@@ -86,20 +90,23 @@ contract Sweeper {
         }
     }
 
-    /// @notice Sweeps tokens[i] from accounts[i] for every i, in one transaction
-    ///         from the gas tank to this contract (not to a delegated account).
+    /// @notice Sweeps amounts[i][j] of tokens[i][j] from accounts[i] for every i, in one
+    ///         transaction from the gas tank to this contract (not to a delegated account).
     /// @return swept how many accounts were swept (the rest emitted Skipped).
-    function batch(address[] calldata accounts, address[][] calldata tokens) external returns (uint256 swept) {
+    function batch(address[] calldata accounts, address[][] calldata tokens, uint256[][] calldata amounts)
+        external
+        returns (uint256 swept)
+    {
         if (msg.sender != gasTank) revert Unauthorized();
         if (address(this) != self) revert NotSelf();
-        if (accounts.length != tokens.length) revert LengthMismatch();
+        if (accounts.length != tokens.length || accounts.length != amounts.length) revert LengthMismatch();
         for (uint256 i = 0; i < accounts.length; ++i) {
             address account = accounts[i];
             if (account.codehash != delegatedCodeHash) {
                 emit Skipped(account, false, "");
                 continue;
             }
-            (bool ok, bytes memory reason) = account.call(abi.encodeCall(this.sweep, (tokens[i])));
+            (bool ok, bytes memory reason) = account.call(abi.encodeCall(this.sweep, (tokens[i], amounts[i])));
             if (!ok) {
                 emit Skipped(account, true, reason);
                 continue;
