@@ -130,7 +130,12 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 			return Plan{}, fmt.Errorf("batchsweep: nothing to sweep from %s", a.Address.Hex())
 		}
 		addrs[i] = a.Address
+		assets := make(map[common.Address]bool, len(a.Assets))
 		for _, as := range a.Assets {
+			if assets[as.Token] {
+				return Plan{}, fmt.Errorf("batchsweep: %s twice for %s", as.Token.Hex(), a.Address.Hex())
+			}
+			assets[as.Token] = true
 			amount := as.Amount
 			switch {
 			case amount == nil:

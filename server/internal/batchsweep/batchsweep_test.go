@@ -396,6 +396,20 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 	if got := skipped(t, r); len(got) != len(want) || got[ds[1]] || got[ds[2]] || !got[ds[3]] {
 		t.Fatalf("skipped %v, want %v", got, want)
 	}
+	planned := batchsweep.Plan{Sweeper: e.sweeper, Accounts: usdtOnly(e.usdt, ds...)}
+	planned.Accounts[3].Assets = append(planned.Accounts[3].Assets, batchsweep.Asset{Token: noCode})
+	res, err := batchsweep.Results(planned, e.bankroll, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, false, false} {
+		if res[i].Swept != want || res[i].Delegated != (i == 3) {
+			t.Errorf("result %d: %+v", i, res[i])
+		}
+	}
+	if res[0].Moved[e.usdt].Int64() != 1_000 {
+		t.Errorf("deposit 0 moved %v", res[0].Moved)
+	}
 	for i, want := range []int64{0, 1_000, 1_000, 1_000} {
 		if got := e.usdtOf(ds[i]); got != want {
 			t.Errorf("deposit %d holds %d USDT, want %d", i, got, want)
@@ -446,6 +460,10 @@ func TestNativeOnTokenAddress(t *testing.T) {
 	if dust := e.ethOf(d); dust.Sign() != 0 {
 		t.Fatalf("deposit holds %v wei", dust)
 	}
+	p := batchsweep.Plan{Sweeper: e.sweeper, Accounts: []batchsweep.Account{{Address: d, Assets: []batchsweep.Asset{{}, {Token: e.usdt}}}}}
+	if res, err := batchsweep.Results(p, e.bankroll, r); err != nil || !res[0].Swept || res[0].Moved[common.Address{}].Int64() != params.GWei {
+		t.Fatalf("results %+v (%v)", res, err)
+	}
 	var native bool
 	for _, l := range r.Logs {
 		native = native || (l.Address == d && l.Topics[0] == contracts.NewSweeper().GetABI().Events[contracts.SweeperNativeSweptEventName].ID)
@@ -472,6 +490,7 @@ func TestBuildRefuses(t *testing.T) {
 		"too many":    {many, "201 accounts"},
 		"twice":       {usdtOnly(e.usdt, ds[0], ds[0]), "twice"},
 		"no tokens":   {[]batchsweep.Account{{Address: ds[0]}}, "nothing to sweep"},
+		"token twice": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt}, {Token: e.usdt}}}}, "twice for"},
 		"zero amount": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: new(big.Int)}}}}, "out of range"},
 		"max amount":  {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: all()}}}}, "out of range"},
 		"contract":    {usdtOnly(e.usdt, e.usdt), "is a contract"},
@@ -612,7 +631,7 @@ func TestExactAmounts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ds := e.deposits(2, 1_000)
-	_, r := e.sweep([]batchsweep.Account{
+	p, r := e.sweep([]batchsweep.Account{
 		{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(600)}}},
 		{Address: ds[1], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(1_001)}}},
 	})
@@ -621,5 +640,20 @@ func TestExactAmounts(t *testing.T) {
 	}
 	if a, b, bank := e.usdtOf(ds[0]), e.usdtOf(ds[1]), e.usdtOf(e.bankroll); a != 400 || b != 1_000 || bank != 600 {
 		t.Fatalf("deposits hold %d and %d, bankroll %d; want 400, 1000, 600", a, b, bank)
+	}
+	res, err := batchsweep.Results(p, e.bankroll, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Swept || res[0].Moved[e.usdt].Int64() != 600 || res[1].Swept || !res[1].Delegated || len(res[1].Moved) != 0 {
+		t.Fatalf("results %+v", res)
+	}
+	// A receipt that does not show what the plan says is refused, and so is a reverted batch.
+	p.Accounts[0].Assets[0].Amount = big.NewInt(700)
+	if _, err := batchsweep.Results(p, e.bankroll, r); err == nil || !strings.Contains(err.Error(), "the plan says") {
+		t.Fatalf("mismatch: err = %v", err)
+	}
+	if _, err := batchsweep.Results(p, e.bankroll, &types.Receipt{Status: types.ReceiptStatusFailed}); err == nil {
+		t.Fatal("a reverted batch has results")
 	}
 }
