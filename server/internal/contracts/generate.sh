@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates build/*.abi, build/*.bin and the abigen v2 Go bindings
-# (testtoken.go, mockaggregator.go, forwarder.go) from src/*.sol.
+# (testtoken.go, mockaggregator.go, forwarder.go, sweeper.go) from src/*.sol.
 #
 # Idempotent: running it twice yields byte-identical output.
 #
@@ -39,3 +39,4 @@ bind() {
 bind TestToken testtoken.go
 bind MockAggregator mockaggregator.go
 bind Forwarder forwarder.go
+bind Sweeper sweeper.go
