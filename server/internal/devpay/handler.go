@@ -1,7 +1,6 @@
 package devpay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
 
@@ -41,20 +41,12 @@ func Handler(faucets map[int64]*Faucet, addresses Addresses, log *slog.Logger) h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		receipt, err := pay(r, faucets, addresses)
 		if err != nil {
-			fe := fault.As(err)
-			if fe.Code == fault.Internal {
-				log.ErrorContext(r.Context(), "dev wallet payment failed", "error", err)
-			}
-			data := map[string]any{"code": fe.Code.String()}
-			if fe.Field != "" {
-				data["field"] = fe.Field
-			}
-			writeJSON(w, fe.Code.HTTPStatus(), envelope{Status: "error", Message: fe.Message, Data: data})
+			envelope.Error(r.Context(), w, log, err)
 			return
 		}
 		log.InfoContext(r.Context(), "paid from the dev wallet", "hash", receipt.Hash.Hex(), "to", receipt.To.Hex(),
 			"currency", receipt.Currency, "amount", receipt.Amount)
-		writeJSON(w, http.StatusOK, envelope{Status: "success", Message: "Paid from the dev wallet", Data: receipt})
+		envelope.Success(w, "Paid from the dev wallet", receipt)
 	})
 }
 
@@ -84,25 +76,4 @@ func pay(r *http.Request, faucets map[int64]*Faucet, addresses Addresses) (Recei
 		return Receipt{}, err
 	}
 	return f.Pay(r.Context(), p)
-}
-
-type envelope struct {
-	Status  string `json:"status"`
-	Message string `json:"message"`
-	Data    any    `json:"data"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"status":"error","message":"internal error","data":{"code":"INTERNAL"}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes()) //nolint:errcheck // the client went away
 }

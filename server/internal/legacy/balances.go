@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -40,7 +41,7 @@ func (h *Handler) listBalances(w http.ResponseWriter, r *http.Request) error {
 		items[i] = balanceJSON{OperatorID: b.OperatorId, ChainID: b.ChainId, Currency: b.Currency, Available: b.Available,
 			Reserved: b.Reserved, Decimals: b.Decimals}
 	}
-	writeSuccess(w, "Balances", struct {
+	envelope.Success(w, "Balances", struct {
 		Items      []balanceJSON `json:"items"`
 		NextCursor *string       `json:"nextCursor"`
 	}{items, nil})

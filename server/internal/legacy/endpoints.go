@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
@@ -19,7 +20,7 @@ func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	envelope.Success(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
 	return nil
 }
 
@@ -28,7 +29,7 @@ func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	envelope.Success(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
 	return nil
 }
 
@@ -44,7 +45,7 @@ func (h *Handler) sendTestWebhook(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Test webhook sent", testWebhookData{Delivered: res.Delivered, Status: res.Status, Event: res.Event})
+	envelope.Success(w, "Test webhook sent", testWebhookData{Delivered: res.Delivered, Status: res.Status, Event: res.Event})
 	return nil
 }
 
@@ -80,7 +81,7 @@ func (h *Handler) createDepositor(w http.ResponseWriter, r *http.Request) error 
 	if !res.Created {
 		message = "Depositor already exists; email " + strings.ToLower(emailChange)
 	}
-	writeSuccess(w, message, struct {
+	envelope.Success(w, message, struct {
 		depositorData
 
 		Created     bool   `json:"created"`
@@ -103,10 +104,10 @@ func (h *Handler) checkDepositor(w http.ResponseWriter, r *http.Request) error {
 		depositorData      //nolint:embeddedstructfieldcheck // "exists" leads the JSON object (the golden files pin the wire order)
 	}
 	if !res.Exists {
-		writeSuccess(w, "Depositor not found", checkData{Exists: false, depositorData: depositorData{ExternalUserID: req.ExternalUserId}})
+		envelope.Success(w, "Depositor not found", checkData{Exists: false, depositorData: depositorData{ExternalUserID: req.ExternalUserId}})
 		return nil
 	}
-	writeSuccess(w, "Depositor found", checkData{Exists: true, depositorData: depositorJSON(res.Depositor)})
+	envelope.Success(w, "Depositor found", checkData{Exists: true, depositorData: depositorJSON(res.Depositor)})
 	return nil
 }
 
@@ -131,7 +132,7 @@ func (h *Handler) depositAddress(w http.ResponseWriter, r *http.Request) error {
 	if res.ContractAddress != "" {
 		data.ContractAddress = &res.ContractAddress
 	}
-	writeSuccess(w, "Deposit address ready", data)
+	envelope.Success(w, "Deposit address ready", data)
 	return nil
 }
 
@@ -166,7 +167,7 @@ func (h *Handler) listChains(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, cj)
 	}
 	w.Header().Set("Cache-Control", "public, max-age=60")
-	writeJSON(w, http.StatusOK, out)
+	envelope.JSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -175,7 +176,7 @@ func (h *Handler) submitWithdrawal(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Withdrawal submitted", struct {
+	envelope.Success(w, "Withdrawal submitted", struct {
 		WithdrawRequestID string `json:"withdrawRequestId"`
 		Status            string `json:"status"`
 	}{res.WithdrawRequestId, shortEnum(res.Status)})
@@ -201,7 +202,7 @@ func (h *Handler) decideWithdrawal(w http.ResponseWriter, r *http.Request) error
 	if reason := shortEnum(res.HeldReason); reason != "" {
 		data.HeldReason = &reason
 	}
-	writeSuccess(w, "Decision recorded", data)
+	envelope.Success(w, "Decision recorded", data)
 	return nil
 }
 
@@ -210,7 +211,7 @@ func (h *Handler) adminLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, struct {
+	envelope.JSON(w, http.StatusOK, struct {
 		Token     string    `json:"token"`
 		ExpiresAt time.Time `json:"expiresAt"`
 	}{res.Token, res.GetExpiresAt().AsTime()})

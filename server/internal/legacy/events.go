@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -74,7 +75,7 @@ func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Events", feedJSON{Items: each(res.GetEvents(), eventJSON), NextCursor: res.GetNextCursor()})
+	envelope.Success(w, "Events", feedJSON{Items: each(res.GetEvents(), eventJSON), NextCursor: res.GetNextCursor()})
 	return nil
 }
 
@@ -91,6 +92,6 @@ func (h *Handler) redeliverEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, "Redelivery queued", eventJSON(res.GetEvent()))
+	envelope.Success(w, "Redelivery queued", eventJSON(res.GetEvent()))
 	return nil
 }

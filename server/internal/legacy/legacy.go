@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rpc"
@@ -109,7 +110,7 @@ func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter
 		}
 		code := fault.MetricCode(sw.status)
 		if err != nil {
-			writeError(r.Context(), sw, h.log, err)
+			envelope.Error(r.Context(), sw, h.log, err)
 			code = rpc.MetricCode(err)
 		}
 		tracing.SetCode(r.Context(), code)

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -222,7 +223,7 @@ func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reque
 		return listFields(err)
 	}
 	items, next := page(res)
-	writeSuccess(w, message, pageJSON[Item]{items, nextCursor(next)})
+	envelope.Success(w, message, pageJSON[Item]{items, nextCursor(next)})
 	return nil
 }
 
@@ -244,7 +245,7 @@ func get[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	writeSuccess(w, message, item(res))
+	envelope.Success(w, message, item(res))
 	return nil
 }
 

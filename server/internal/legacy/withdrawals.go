@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -102,7 +103,7 @@ func (h *Handler) listWithdrawals(w http.ResponseWriter, r *http.Request) error 
 	if res.NextPageToken != "" {
 		w.Header().Set("X-Next-Page-Token", res.NextPageToken)
 	}
-	writeJSON(w, http.StatusOK, items)
+	envelope.JSON(w, http.StatusOK, items)
 	return nil
 }
 
@@ -115,6 +116,6 @@ func (h *Handler) updateWithdrawalStatus(w http.ResponseWriter, r *http.Request)
 	if res.Withdrawal == nil {
 		return fault.New(fault.Internal, "no withdrawal returned")
 	}
-	writeJSON(w, http.StatusOK, withdrawalJSON(res.Withdrawal))
+	envelope.JSON(w, http.StatusOK, withdrawalJSON(res.Withdrawal))
 	return nil
 }

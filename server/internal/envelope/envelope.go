@@ -1,4 +1,6 @@
-package legacy
+// Package envelope writes the spec's REST response wrapper: {"status":"success"|"error",
+// "message":…,"data":…}. The REST layer (legacy) and `coffer dev`'s /dev/pay answer in it.
+package envelope
 
 import (
 	"bytes"
@@ -13,14 +15,15 @@ import (
 	"github.com/cofferhq/coffer/server/internal/fault"
 )
 
-// envelope is the spec's response wrapper of the operator and session endpoints.
-type envelope struct {
+// Body is the spec's response wrapper of the operator and session endpoints.
+type Body struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
 	Data    any    `json:"data"`
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// JSON writes v with status, HTML left unescaped and never cached.
+func JSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -37,13 +40,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes()) //nolint:errcheck
 }
 
-func writeSuccess(w http.ResponseWriter, message string, data any) {
-	writeJSON(w, http.StatusOK, envelope{Status: "success", Message: message, Data: data})
+// Success writes the success envelope.
+func Success(w http.ResponseWriter, message string, data any) {
+	JSON(w, http.StatusOK, Body{Status: "success", Message: message, Data: data})
 }
 
-// writeError writes the error envelope: {"status":"error","message":...,"data":{"code":...}}.
+// Error writes the error envelope: {"status":"error","message":...,"data":{"code":...}}.
 // It returns the HTTP status written.
-func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, err error) int {
+func Error(ctx context.Context, w http.ResponseWriter, log *slog.Logger, err error) int {
 	if errors.Is(err, context.Canceled) {
 		err = fault.New(fault.Unavailable, "request cancelled")
 	}
@@ -63,6 +67,6 @@ func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, er
 		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfter))
 	}
 	status := fe.Code.HTTPStatus()
-	writeJSON(w, status, envelope{Status: "error", Message: fe.Message, Data: data})
+	JSON(w, status, Body{Status: "error", Message: fe.Message, Data: data})
 	return status
 }
