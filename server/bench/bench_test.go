@@ -73,6 +73,7 @@ func (s *sample) percentile(p int) time.Duration {
 func BenchmarkCreateDepositSession(b *testing.B) {
 	// The service logs as it does by default (JSON at info: an access log line per request),
 	// formatted but not written.
+	//nolint:sloglint // not DiscardHandler: the access lines are formatted, as in production
 	env := apptest.Start(b, apptest.Options{Log: slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	_, key := env.Operator(b, domain.OperatorSettings{})
 	floor := startFloor(b, env.Pool)

@@ -106,9 +106,9 @@ func NewClient(opts ClientOptions) *Client {
 		Control:   dialControl(guardian(opts.Reach)),
 	}
 	transport := &http.Transport{
-		Proxy:                  nil, // a proxy would dial the target itself, past the address check
-		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
+		Proxy:             nil, // a proxy would dial the target itself, past the address check
+		DialContext:       dialer.DialContext,
+		ForceAttemptHTTP2: true,
 		// Idle connections are kept for as many concurrent deliveries to one receiver as the
 		// webhooks queue runs (COFFER_WEBHOOK_CONCURRENCY): with fewer, a busy operator's
 		// connections beyond the cap were closed after each burst and dialed again (a TCP,
