@@ -24,6 +24,22 @@ func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
+func (h *Handler) createDepositSessionByKey(w http.ResponseWriter, r *http.Request) (bool, error) {
+	res, done, err := byKey(r, h.s.Session.CreateDepositSessionByKey)
+	if done && err == nil {
+		envelope.Success(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	}
+	return done, err
+}
+
+func (h *Handler) createWithdrawSessionByKey(w http.ResponseWriter, r *http.Request) (bool, error) {
+	res, done, err := byKey(r, h.s.Session.CreateWithdrawSessionByKey)
+	if done && err == nil {
+		envelope.Success(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+	}
+	return done, err
+}
+
 func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) error {
 	res, err := call(r, h.s.Session.CreateWithdrawSession)
 	if err != nil {

@@ -6,8 +6,10 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -16,10 +18,12 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/envelope"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
@@ -38,30 +42,33 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 		method, path string
 		who          caller
 		fn           func(http.ResponseWriter, *http.Request) error
+		// byKey, when set, is fn for an operator key checked in fn's own statement (one round
+		// trip fewer); it answers only when it succeeds, else fn answers as usual.
+		byKey func(http.ResponseWriter, *http.Request) (bool, error)
 	}{
-		{"POST", "/session/deposit", operators, h.createDepositSession},
-		{"POST", "/session/withdraw", operators, h.createWithdrawSession},
-		{"POST", "/session/{uuid}/test-webhook", operators, h.sendTestWebhook},
-		{"POST", "/depositor/create", operators, h.createDepositor},
-		{"GET", "/depositor/{externalUserId}/check", operators, h.checkDepositor},
-		{"POST", "/depositor/address", anyone, h.depositAddress},
-		{"GET", "/chain", anyone, h.listChains},
-		{"POST", "/withdraw/direct-transfer", anyone, h.submitWithdrawal},
-		{"POST", "/withdraw/{id}/decision", operators, h.decideWithdrawal},
-		{"GET", "/balances", operators, h.listBalances},
-		{"GET", "/deposits", operators, h.listDeposits},
-		{"GET", "/deposits/{depositId}", operators, h.getDeposit},
-		{"GET", "/withdrawals", operators, h.listOwnWithdrawals},
-		{"GET", "/withdrawals/{withdrawRequestId}", operators, h.getOwnWithdrawal},
-		{"GET", "/events", operators, h.listEvents},
-		{"POST", "/events/{eventId}/redeliver", operators, h.redeliverEvent},
-		{"POST", "/admin/login", anyone, h.adminLogin},
-		{"GET", "/admin/withdrawals", admins, h.listWithdrawals},
-		{"PATCH", "/admin/withdrawals/{id}/status", admins, h.updateWithdrawalStatus},
+		{"POST", "/session/deposit", operators, h.createDepositSession, h.createDepositSessionByKey},
+		{"POST", "/session/withdraw", operators, h.createWithdrawSession, h.createWithdrawSessionByKey},
+		{"POST", "/session/{uuid}/test-webhook", operators, h.sendTestWebhook, nil},
+		{"POST", "/depositor/create", operators, h.createDepositor, nil},
+		{"GET", "/depositor/{externalUserId}/check", operators, h.checkDepositor, nil},
+		{"POST", "/depositor/address", anyone, h.depositAddress, nil},
+		{"GET", "/chain", anyone, h.listChains, nil},
+		{"POST", "/withdraw/direct-transfer", anyone, h.submitWithdrawal, nil},
+		{"POST", "/withdraw/{id}/decision", operators, h.decideWithdrawal, nil},
+		{"GET", "/balances", operators, h.listBalances, nil},
+		{"GET", "/deposits", operators, h.listDeposits, nil},
+		{"GET", "/deposits/{depositId}", operators, h.getDeposit, nil},
+		{"GET", "/withdrawals", operators, h.listOwnWithdrawals, nil},
+		{"GET", "/withdrawals/{withdrawRequestId}", operators, h.getOwnWithdrawal, nil},
+		{"GET", "/events", operators, h.listEvents, nil},
+		{"POST", "/events/{eventId}/redeliver", operators, h.redeliverEvent, nil},
+		{"POST", "/admin/login", anyone, h.adminLogin, nil},
+		{"GET", "/admin/withdrawals", admins, h.listWithdrawals, nil},
+		{"PATCH", "/admin/withdrawals/{id}/status", admins, h.updateWithdrawalStatus, nil},
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, otelhttp.NewHandler(h.wrap(rt.method+" "+rt.path, rt.who, rt.fn), rt.method+" "+rt.path))
+		mux.Handle(rt.method+" "+rt.path, otelhttp.NewHandler(h.wrap(rt.method+" "+rt.path, rt.who, rt.fn, rt.byKey), rt.method+" "+rt.path))
 		allowed[rt.path] = append(allowed[rt.path], rt.method)
 	}
 	for path, methods := range allowed {
@@ -69,11 +76,11 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 		mux.Handle(path, h.wrap("405", anyone, func(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Allow", allow)
 			return fault.New(fault.MethodNotAllowed, "method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)
-		}))
+		}, nil))
 	}
 	mux.Handle("/", h.wrap("404", anyone, func(_ http.ResponseWriter, r *http.Request) error {
 		return fault.New(fault.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
-	}))
+	}, nil))
 }
 
 type statusWriter struct {
@@ -98,15 +105,24 @@ const (
 
 // wrap turns an endpoint into a handler: it authenticates the caller first (the endpoint sees
 // the authenticated context as r.Context()), errors become the error envelope, and every
-// request is counted under its route.
-func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+// request is counted under its route. byKey, when not nil, is tried first (see Mount).
+func (h *Handler) wrap(operation string, who caller, fn func(http.ResponseWriter, *http.Request) error,
+	byKey func(http.ResponseWriter, *http.Request) (bool, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		tracing.Annotate(r.Context())
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		ctx, err := h.authenticate(r, who)
-		if err == nil {
-			err = serve(fn, sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
+		var done bool
+		var err error
+		if byKey != nil {
+			done, err = serveByKey(byKey, sw, r)
+		}
+		if !done {
+			var ctx context.Context
+			ctx, err = h.authenticate(r, who)
+			if err == nil {
+				err = serve(fn, sw, r.WithContext(ctx)) //nolint:contextcheck // ctx is r.Context() with the authenticated caller (authenticate derives it)
+			}
 		}
 		code := fault.MetricCode(sw.status)
 		if err != nil {
@@ -130,6 +146,61 @@ func serve(fn func(http.ResponseWriter, *http.Request) error, w http.ResponseWri
 		}
 	}()
 	return fn(w, r)
+}
+
+// serveByKey is serve for an endpoint's byKey variant: done reports whether it answered (err
+// is then its error, as serve's). When it did not, the request body it read is put back for
+// the general path.
+func serveByKey(byKey func(http.ResponseWriter, *http.Request) (bool, error), w http.ResponseWriter, r *http.Request) (done bool, err error) {
+	body, readErr := io.ReadAll(http.MaxBytesReader(nil, r.Body, rpc.MaxRequestBytes))
+	if readErr != nil { // too large, too slow: the general path reads the same error
+		r.Body = replay(body, readErr)
+		return false, nil
+	}
+	r.Body = replay(body, nil)
+	err = serve(func(w http.ResponseWriter, r *http.Request) error {
+		done, err = byKey(w, r)
+		return err
+	}, w, r)
+	if !done && err == nil {
+		r.Body = replay(body, nil)
+		return false, nil
+	}
+	return true, err // answered, or panicked (INTERNAL, as serve answers)
+}
+
+// replay reads body, then ends with err (io.EOF when nil).
+func replay(body []byte, err error) io.ReadCloser {
+	if err == nil {
+		err = io.EOF
+	}
+	return io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// byKey is call for an operation's byKey variant (rpc.SessionServer.CreateDepositSessionByKey):
+// done is false, and nothing was written, when it declined (no Bearer credential, a body the
+// general path must refuse, or the method's session.ErrNotByKey).
+func byKey[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Res any](r *http.Request, method func(context.Context, string, PReq) (Res, error)) (res Res, done bool, err error) {
+	key, ok := auth.Bearer(r.Header)
+	if !ok {
+		return res, false, nil
+	}
+	req := PReq(new(Req))
+	if decodeBody(r, req, false) != nil || rpc.Validate(req) != nil {
+		return res, false, nil //nolint:nilerr // declined: the general path reads the body again and answers its error
+	}
+	res, err = method(r.Context(), key, req)
+	if errors.Is(err, session.ErrNotByKey) {
+		return res, false, nil
+	}
+	return res, true, err
 }
 
 // call decodes and validates the body into the operation's request and calls the service

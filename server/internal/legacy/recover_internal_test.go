@@ -21,7 +21,7 @@ func TestEndpointPanicIsInternal(t *testing.T) {
 	m := metrics.New()
 	h := &Handler{metrics: m, log: slog.New(slog.NewTextHandler(&logs, nil))}
 	rec := httptest.NewRecorder()
-	h.wrap("GET /boom", anyone, func(http.ResponseWriter, *http.Request) error { panic("rest boom") }).
+	h.wrap("GET /boom", anyone, func(http.ResponseWriter, *http.Request) error { panic("rest boom") }, nil).
 		ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/boom", nil))
 	if body := rec.Body.String(); rec.Code != http.StatusInternalServerError || body !=
 		`{"status":"error","message":"internal error","data":{"code":"INTERNAL"}}`+"\n" {
@@ -41,6 +41,6 @@ func TestEndpointPanicIsInternal(t *testing.T) {
 			t.Errorf("ErrAbortHandler became %v; want it re-panicked", err)
 		}
 	}()
-	h.wrap("GET /abort", anyone, func(http.ResponseWriter, *http.Request) error { panic(http.ErrAbortHandler) }).
+	h.wrap("GET /abort", anyone, func(http.ResponseWriter, *http.Request) error { panic(http.ErrAbortHandler) }, nil).
 		ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/abort", nil))
 }

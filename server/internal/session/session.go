@@ -86,31 +86,9 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 	if !op.Active {
 		return Opened{}, fault.New(fault.Forbidden, "operator account is inactive")
 	}
-	amount, err := decimal.NewFromString(in.Amount)
-	if err != nil || !amount.IsPositive() {
-		return Opened{}, fault.Invalid("amount", "must be a positive decimal string such as \"25.00\"")
-	}
-	balance, err := decimal.NewFromString(in.UserBalance)
+	fresh, err := s.prepare(op.ID, kind, in)
 	if err != nil {
-		return Opened{}, fault.Invalid("userBalance", "must be a decimal string such as \"120.50\"")
-	}
-	currency, ok, supported := rates.Priced(s.cfg.Currencies, in.FiatCurrency)
-	if !ok {
-		return Opened{}, fault.Invalid("platformFiatCurrency", "%s has no exchange rate here; supported currencies: %s",
-			currency, strings.Join(supported, ", "))
-	}
-	fresh := domain.Session{
-		ID:                uuid.NewString(),
-		OperatorID:        op.ID,
-		Kind:              kind,
-		SessionRef:        secret.Token("sr_")[:3+32],
-		ExternalUserID:    in.ExternalUserID,
-		Lang:              in.Lang,
-		FiatCurrency:      currency,
-		UserBalance:       balance,
-		Amount:            amount,
-		Email:             in.Email,
-		OperatorReference: in.OperatorReference,
+		return Opened{}, err
 	}
 	var out Opened
 	if in.OperatorReference == "" {
@@ -150,6 +128,65 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 	}
 	out.URL = s.URL(out.Session.ID)
 	return out, nil
+}
+
+// prepare checks the input and makes the session it asks for.
+func (s *Service) prepare(operatorID string, kind domain.SessionKind, in Input) (domain.Session, error) {
+	amount, err := decimal.NewFromString(in.Amount)
+	if err != nil || !amount.IsPositive() {
+		return domain.Session{}, fault.Invalid("amount", "must be a positive decimal string such as \"25.00\"")
+	}
+	balance, err := decimal.NewFromString(in.UserBalance)
+	if err != nil {
+		return domain.Session{}, fault.Invalid("userBalance", "must be a decimal string such as \"120.50\"")
+	}
+	currency, ok, supported := rates.Priced(s.cfg.Currencies, in.FiatCurrency)
+	if !ok {
+		return domain.Session{}, fault.Invalid("platformFiatCurrency", "%s has no exchange rate here; supported currencies: %s",
+			currency, strings.Join(supported, ", "))
+	}
+	return domain.Session{
+		ID:                uuid.NewString(),
+		OperatorID:        operatorID,
+		Kind:              kind,
+		SessionRef:        secret.Token("sr_")[:3+32],
+		ExternalUserID:    in.ExternalUserID,
+		Lang:              in.Lang,
+		FiatCurrency:      currency,
+		UserBalance:       balance,
+		Amount:            amount,
+		Email:             in.Email,
+		OperatorReference: in.OperatorReference,
+	}, nil
+}
+
+// ErrNotByKey is OpenByKey's answer when it opened nothing and wrote nothing: the key is no
+// unexpired operator key, its operator is inactive, the input is invalid, or it names an
+// operator reference. The caller answers through the general path (authenticate, then Open),
+// whose errors come in their documented order; only these failures pay its extra round trip.
+var ErrNotByKey = errors.New("session: not opened by key")
+
+// OpenByKey is Open for the operator owning the key with this digest (secret.Digest),
+// authenticated in the statement that inserts the session: one round trip where
+// authenticating and then opening take two. It opens exactly what Open would for that
+// operator (same checks: an unexpired key, an active operator, valid input) and returns the
+// operator's id with it; anything else is ErrNotByKey, or the database's error.
+func (s *Service) OpenByKey(ctx context.Context, digest []byte, kind domain.SessionKind, in Input) (Opened, string, error) {
+	if in.OperatorReference != "" {
+		return Opened{}, "", ErrNotByKey
+	}
+	fresh, err := s.prepare("", kind, in)
+	if err != nil {
+		return Opened{}, "", ErrNotByKey
+	}
+	sess, opened, err := store.New(s.pool).OpenSessionByKey(ctx, digest, fresh, s.cfg.TTL)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !opened) {
+		return Opened{}, "", ErrNotByKey
+	}
+	if err != nil {
+		return Opened{}, "", fault.Wrap(err, "open session")
+	}
+	return Opened{Session: sess, URL: s.URL(sess.ID)}, sess.OperatorID, nil
 }
 
 // claimed decides an operator reference that session current already holds: that session

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -31,6 +32,29 @@ func (q *Queries) InsertSession(ctx context.Context, s domain.Session, ttl time.
 		s.CreatedAt, s.ExpiresAt = r.CreatedAt, r.ExpiresAt
 	}
 	return s, err
+}
+
+// OpenSessionByKey is InsertSession for the operator owning an unexpired key with this
+// digest, authenticated in the same statement; s.OperatorID is ignored and set from the key,
+// and s must carry no operator reference (claiming one takes a transaction). ErrNotFound when
+// no unexpired key has the digest; opened is false when its operator is inactive. Nothing is
+// written unless opened.
+func (q *Queries) OpenSessionByKey(ctx context.Context, digest []byte, s domain.Session, ttl time.Duration) (_ domain.Session, opened bool, err error) {
+	if s.OperatorReference != "" {
+		return s, false, errors.New("store: OpenSessionByKey with an operator reference")
+	}
+	r, err := sqlc.OpenSessionByKey(ctx, q.db, dbsqlc.OpenSessionByKeyParams{Digest: digest, ID: s.ID, Kind: s.Kind,
+		SessionRef: s.SessionRef, ExternalUserID: s.ExternalUserID, Lang: s.Lang, FiatCurrency: s.FiatCurrency,
+		UserBalance: s.UserBalance, Amount: s.Amount, Email: s.Email, Ttl: interval(ttl)})
+	if err != nil {
+		return s, false, notFound(err)
+	}
+	s.OperatorID = r.OperatorID
+	if r.CreatedAt == nil || r.ExpiresAt == nil {
+		return s, false, nil
+	}
+	s.CreatedAt, s.ExpiresAt = *r.CreatedAt, *r.ExpiresAt
+	return s, true, nil
 }
 
 // SessionByID finds a session by sid. The sid is the widget's credential, so this lookup is

@@ -90,6 +90,10 @@ type Client struct {
 	agent   string
 }
 
+// maxIdleConns bounds the idle connections kept, per receiver and in all: above any webhook
+// concurrency a deployment runs.
+const maxIdleConns = 1024
+
 // NewClient returns a client.
 func NewClient(opts ClientOptions) *Client {
 	timeout := opts.Timeout
@@ -102,11 +106,15 @@ func NewClient(opts ClientOptions) *Client {
 		Control:   dialControl(guardian(opts.Reach)),
 	}
 	transport := &http.Transport{
-		Proxy:                  nil, // a proxy would dial the target itself, past the address check
-		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           256,
-		MaxIdleConnsPerHost:    64,
+		Proxy:             nil, // a proxy would dial the target itself, past the address check
+		DialContext:       dialer.DialContext,
+		ForceAttemptHTTP2: true,
+		// Idle connections are kept for as many concurrent deliveries to one receiver as the
+		// webhooks queue runs (COFFER_WEBHOOK_CONCURRENCY): with fewer, a busy operator's
+		// connections beyond the cap were closed after each burst and dialed again (a TCP,
+		// perhaps TLS, handshake per delivery). The queue's workers bound how many exist.
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    maxIdleConns,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  time.Second,

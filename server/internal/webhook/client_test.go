@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -370,5 +372,50 @@ func TestClientSendsHeaders(t *testing.T) {
 	}
 	if err := sdk.Verify(got.Header, []byte(body), key, time.Now()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClientKeepsConnectionsForConcurrentDeliveries: rounds of 100 concurrent posts (the
+// webhooks queue's default workers) to one receiver reuse the connections of the first round
+// instead of closing those above an idle cap and dialing them again.
+func TestClientKeepsConnectionsForConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
+	const workers = 100
+	var conns atomic.Int32
+	var release atomic.Pointer[chan struct{}]
+	var inFlight atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ch := *release.Load()
+		if inFlight.Add(1) == workers {
+			close(ch)
+		}
+		<-ch // every round's posts are open at once, as busy workers' are
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"error":0}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := NewClient(ClientOptions{Reach: ReachLoopback})
+	for round := range 3 {
+		inFlight.Store(0)
+		ch := make(chan struct{})
+		release.Store(&ch)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				if res := c.Post(t.Context(), srv.URL, http.Header{}, []byte(`{}`)); !res.Acked {
+					t.Errorf("round %d: %+v", round, res)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := conns.Load(); n > workers {
+		t.Fatalf("%d connections for %d concurrent deliveries: idle ones were closed and dialed again", n, workers)
 	}
 }

@@ -100,6 +100,69 @@ func (q *Queries) InsertSession(ctx context.Context, db DBTX, arg InsertSessionP
 	return i, err
 }
 
+const openSessionByKey = `-- name: OpenSessionByKey :one
+WITH op AS (
+	SELECT operators.id, operators.active FROM operators WHERE operators.id = (
+		SELECT operator_keys.operator_id FROM operator_keys
+		WHERE operator_keys.digest = $1 AND (operator_keys.expires_at IS NULL OR operator_keys.expires_at > now()))
+), inserted AS (
+	INSERT INTO sessions (id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency,
+		user_balance, amount, email, operator_reference, expires_at)
+	SELECT $2, op.id, $3, $4, $5, $6, $7,
+		$8, $9, NULLIF($10::text, ''), NULL, now() + $11::interval
+	FROM op WHERE op.active
+	RETURNING sessions.operator_id, sessions.kind, sessions.external_user_id, sessions.email, sessions.created_at, sessions.expires_at
+), depositor AS (
+	INSERT INTO depositors (operator_id, external_user_id, email)
+	SELECT inserted.operator_id, inserted.external_user_id, inserted.email FROM inserted WHERE inserted.kind = 'DEPOSIT'
+	ON CONFLICT (operator_id, external_user_id) DO NOTHING
+)
+SELECT op.id AS operator_id, inserted.created_at, inserted.expires_at FROM op LEFT JOIN inserted ON true
+`
+
+type OpenSessionByKeyParams struct {
+	Digest         []byte
+	ID             string
+	Kind           domain.SessionKind
+	SessionRef     string
+	ExternalUserID string
+	Lang           string
+	FiatCurrency   string
+	UserBalance    decimal.Decimal
+	Amount         decimal.Decimal
+	Email          string
+	Ttl            pgtype.Interval
+}
+
+type OpenSessionByKeyRow struct {
+	OperatorID string
+	CreatedAt  *time.Time
+	ExpiresAt  *time.Time
+}
+
+// InsertSession for the operator owning an unexpired key with this digest, authenticated in
+// the same statement (one round trip on the hot path): no row when no such key, an operator
+// row without a session (created_at NULL) when the operator is inactive; nothing is written
+// in either case.
+func (q *Queries) OpenSessionByKey(ctx context.Context, db DBTX, arg OpenSessionByKeyParams) (OpenSessionByKeyRow, error) {
+	row := db.QueryRow(ctx, openSessionByKey,
+		arg.Digest,
+		arg.ID,
+		arg.Kind,
+		arg.SessionRef,
+		arg.ExternalUserID,
+		arg.Lang,
+		arg.FiatCurrency,
+		arg.UserBalance,
+		arg.Amount,
+		arg.Email,
+		arg.Ttl,
+	)
+	var i OpenSessionByKeyRow
+	err := row.Scan(&i.OperatorID, &i.CreatedAt, &i.ExpiresAt)
+	return i, err
+}
+
 const sessionByID = `-- name: SessionByID :one
 SELECT id, operator_id, kind, session_ref, external_user_id, lang, fiat_currency, user_balance, amount, email,
 	operator_reference, created_at, expires_at, cancelled_at, submitting_until
