@@ -1,0 +1,167 @@
+package deposit
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// watchFalsePositives is the filter's false-positive rate at capacity: ~9.6 bits per address
+// (12 MB for ten million). A false positive costs one more element in the exact check's array.
+const watchFalsePositives = 0.01
+
+// watchMinCapacity is the smallest filter built (78 KB).
+const watchMinCapacity = 1 << 16
+
+// watchSet is the set of watched addresses (depositors' and treasuries'): a Bloom filter in
+// memory answers "maybe" or "no", and PostgreSQL answers exactly for the maybes (owners), so
+// memory stays ~1.2 bytes per address and a scan pays one indexed query per pass, whatever the
+// number of users. The filter grows from the database by derivation index (refresh) and is
+// rebuilt, larger, once it holds more addresses than it was sized for.
+type watchSet struct {
+	loading sync.Mutex // one load or refresh at a time
+
+	mu         sync.RWMutex
+	filter     *bloom.BloomFilter // nil until the first load
+	capacity   uint               // addresses the filter is sized for
+	count      uint               // addresses read from the database into it
+	lastIndex  int64
+	rebuilding bool
+	pending    []common.Address // added during a rebuild, replayed into the new filter
+
+	minCapacity uint    // the smallest filter built (tests force a tiny one)
+	falsePos    float64 // the false-positive rate at capacity
+}
+
+func newWatchSet() *watchSet {
+	return &watchSet{lastIndex: -1, minCapacity: watchMinCapacity, falsePos: watchFalsePositives}
+}
+
+// has answers whether a may be watched: false means it is not; true needs owners to confirm.
+func (w *watchSet) has(a common.Address) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.filter != nil && w.filter.Test(a.Bytes())
+}
+
+// add watches an address this process just assigned, before the next refresh reads it.
+func (w *watchSet) add(a common.Address) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rebuilding {
+		w.pending = append(w.pending, a)
+	}
+	if w.filter != nil {
+		w.filter.Add(a.Bytes())
+	}
+	// Before the first load (and always in the API role, which never scans) there is nothing
+	// to add to: the load reads the address from the database.
+}
+
+// stats returns the number of addresses read into the filter and what it is sized for.
+func (w *watchSet) stats() (count, capacity uint) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.count, w.capacity
+}
+
+// refresh loads the addresses assigned since the last refresh, building the filter on the
+// first call and rebuilding it once it is over capacity. It reports whether it (re)built.
+func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool, err error) {
+	w.loading.Lock()
+	defer w.loading.Unlock()
+	w.mu.RLock()
+	after, built, full := w.lastIndex, w.filter != nil, w.count > w.capacity
+	w.mu.RUnlock()
+	if !built || full {
+		return true, w.rebuild(ctx, q)
+	}
+	return false, q.EachWatchedAddress(ctx, after, func(index int64, addr []byte) error {
+		w.mu.Lock()
+		w.filter.Add(addr)
+		w.count++
+		w.lastIndex = max(w.lastIndex, index)
+		w.mu.Unlock()
+		return nil
+	})
+}
+
+// rebuild streams every watched address into a new filter sized for half as many again as
+// there are (the highest index bounds the count), without holding them, and swaps it in;
+// matching goes on with the old filter meanwhile.
+func (w *watchSet) rebuild(ctx context.Context, q *store.Queries) error {
+	maxIndex, err := q.MaxAddressIndex(ctx)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.rebuilding, w.pending = true, nil
+	n := max(uint(maxIndex+1), w.count) //nolint:gosec // maxIndex >= -1
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.rebuilding, w.pending = false, nil
+		w.mu.Unlock()
+	}()
+	capacity := max(n+n/2, w.minCapacity)
+	filter := bloom.NewWithEstimates(capacity, w.falsePos)
+	var count uint
+	last := int64(-1)
+	if err := q.EachWatchedAddress(ctx, -1, func(index int64, addr []byte) error {
+		filter.Add(addr)
+		count++
+		last = max(last, index)
+		return nil
+	}); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range w.pending {
+		filter.Add(a.Bytes())
+	}
+	w.filter, w.capacity, w.count, w.lastIndex = filter, capacity, count, last
+	return nil
+}
+
+// owners is the exact check of the addresses the filter let through: their owners, from one
+// query. Addresses the filter rules out are not asked about.
+func (w *watchSet) owners(ctx context.Context, q *store.Queries, addrs []common.Address) (map[common.Address]store.DepositAddress, error) {
+	var maybe []string
+	seen := map[common.Address]bool{}
+	for _, a := range addrs {
+		if !seen[a] && w.has(a) {
+			seen[a] = true
+			maybe = append(maybe, a.Hex())
+		}
+	}
+	if len(maybe) == 0 {
+		return nil, nil
+	}
+	found, err := q.DepositAddressesIn(ctx, maybe)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[common.Address]store.DepositAddress, len(found))
+	for _, o := range found {
+		out[common.HexToAddress(o.Address)] = o
+	}
+	return out, nil
+}
+
+// Load builds the watched set now, so the first scan of a worker does not wait for it, and
+// logs its size and how long it took.
+func (s *Service) Load(ctx context.Context) error {
+	t0 := time.Now()
+	if _, err := s.watched.refresh(ctx, store.New(s.pool)); err != nil {
+		return err
+	}
+	count, capacity := s.watched.stats()
+	s.log.InfoContext(ctx, "watched addresses loaded", "addresses", count, "capacity", capacity, "took", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
