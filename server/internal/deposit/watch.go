@@ -81,14 +81,22 @@ func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool,
 	if !built || full {
 		return true, w.rebuild(ctx, q)
 	}
-	return false, q.EachWatchedAddress(ctx, after, func(index int64, addr []byte) error {
+	// In index order and in batches: the plan stays an index scan of the newest addresses
+	// whatever the table's size (a streamed "index > $1" may get a generic plan that scans it all).
+	for {
+		batch, err := q.DepositAddressesAfter(ctx, after, 10000)
+		if err != nil || len(batch) == 0 {
+			return false, err
+		}
 		w.mu.Lock()
-		w.filter.Add(addr)
-		w.count++
-		w.lastIndex = max(w.lastIndex, index)
+		for _, a := range batch {
+			w.filter.Add(common.HexToAddress(a.Address).Bytes())
+			w.count++
+			w.lastIndex = max(w.lastIndex, int64(a.Index))
+		}
+		after = w.lastIndex
 		w.mu.Unlock()
-		return nil
-	})
+	}
 }
 
 // rebuild streams every watched address into a new filter sized for half as many again as
@@ -112,7 +120,7 @@ func (w *watchSet) rebuild(ctx context.Context, q *store.Queries) error {
 	filter := bloom.NewWithEstimates(capacity, w.falsePos)
 	var count uint
 	last := int64(-1)
-	if err := q.EachWatchedAddress(ctx, -1, func(index int64, addr []byte) error {
+	if err := q.EachWatchedAddress(ctx, func(index int64, addr []byte) error {
 		filter.Add(addr)
 		count++
 		last = max(last, index)

@@ -159,17 +159,17 @@ func (q *Queries) MaxAddressIndex(ctx context.Context) (int64, error) {
 	return sqlc.MaxAddressIndex(ctx, q.db)
 }
 
-// EachWatchedAddress streams the watched addresses (depositors' and treasuries') with an index
-// above after, in no particular order, calling fn with each one's index and 20 bytes; fn must
+// EachWatchedAddress streams every watched address (depositors' and treasuries'), in no
+// particular order, calling fn with each one's index and 20 bytes; fn must
 // not keep the slice. Ten million rows stream in a few seconds without being held.
 //
 // Hand-written, not sqlc: sqlc's :many collects every row into a slice, and the rows are read
 // raw (the index as binary int8, the address as its text) to allocate nothing per row.
-func (q *Queries) EachWatchedAddress(ctx context.Context, after int64, fn func(index int64, address []byte) error) error {
+func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, address []byte) error) error {
 	rows, err := q.db.Query(ctx, `
-		SELECT address_index, address FROM depositors WHERE address_index > $1
+		SELECT address_index, address FROM depositors WHERE address_index IS NOT NULL
 		UNION ALL
-		SELECT address_index, address FROM treasuries WHERE address_index > $1`, after)
+		SELECT address_index, address FROM treasuries`)
 	if err != nil {
 		return err
 	}
