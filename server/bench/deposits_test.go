@@ -171,10 +171,11 @@ func scanSetup(b *testing.B, watched, blocks, noise int) (func() time.Duration, 
 	ctx := context.Background()
 	dev, env := startDevCoffer(b, 0, time.Hour, 3)
 	op, _ := env.Operator(b, domain.OperatorSettings{})
-	// Deposit addresses of other users: made-up addresses (they never receive anything).
+	// Deposit addresses of other users: made-up addresses (they never receive anything), in
+	// key order, so every index of the table grows at its end (10M rows insert in minutes).
 	if _, err := env.Pool.Exec(ctx, `
 		INSERT INTO depositors (operator_id, external_user_id, address_index, address)
-		SELECT $1, 'bulk-' || i, nextval('deposit_address_index'), '0x' || lpad(to_hex(i), 40, '0')
+		SELECT $1, 'bulk-' || lpad(i::text, 10, '0'), nextval('deposit_address_index'), '0x' || lpad(to_hex(i), 40, '0')
 		FROM generate_series(1, $2) AS i`, op.ID, watched-1); err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,14 @@ const watchFalsePositives = 0.01
 // watchMinCapacity is the smallest filter built (78 KB).
 const watchMinCapacity = 1 << 16
 
+// watchGapWindow bounds the skipped indexes noted at once (below each one read), and
+// watchGapTTL is how long a skipped index is looked for: an assignment's transaction lasts
+// milliseconds, so one still missing after this was rolled back.
+const (
+	watchGapWindow = 10000
+	watchGapTTL    = 10 * time.Minute
+)
+
 // watchSet is the set of watched addresses (depositors' and treasuries'): a Bloom filter in
 // memory answers "maybe" or "no", and PostgreSQL answers exactly for the maybes (owners), so
 // memory stays ~1.2 bytes per address and a scan pays one indexed query per pass, whatever the
@@ -31,6 +39,7 @@ type watchSet struct {
 	capacity   uint               // addresses the filter is sized for
 	count      uint               // addresses read from the database into it
 	lastIndex  int64
+	gaps       map[int64]time.Time // indexes below lastIndex not read yet, since when
 	rebuilding bool
 	pending    []common.Address // added during a rebuild, replayed into the new filter
 
@@ -72,6 +81,10 @@ func (w *watchSet) stats() (count, capacity uint) {
 
 // refresh loads the addresses assigned since the last refresh, building the filter on the
 // first call and rebuilding it once it is over capacity. It reports whether it (re)built.
+//
+// Indexes are taken from a sequence inside the assigning transaction, so they commit out of
+// order: reading index 6 before index 5 commits skips 5. A skipped index (a gap) is looked
+// for again on every refresh until it appears or watchGapTTL passes (rolled back).
 func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool, err error) {
 	w.loading.Lock()
 	defer w.loading.Unlock()
@@ -81,6 +94,9 @@ func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool,
 	if !built || full {
 		return true, w.rebuild(ctx, q)
 	}
+	if err := w.fillGaps(ctx, q); err != nil {
+		return false, err
+	}
 	// In index order and in batches: the plan stays an index scan of the newest addresses
 	// whatever the table's size (a streamed "index > $1" may get a generic plan that scans it all).
 	for {
@@ -88,15 +104,53 @@ func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool,
 		if err != nil || len(batch) == 0 {
 			return false, err
 		}
+		now := time.Now()
 		w.mu.Lock()
 		for _, a := range batch {
+			index := int64(a.Index)
+			for skipped := max(after+1, index-watchGapWindow); skipped < index; skipped++ {
+				w.gaps[skipped] = now
+			}
 			w.filter.Add(common.HexToAddress(a.Address).Bytes())
 			w.count++
-			w.lastIndex = max(w.lastIndex, int64(a.Index))
+			w.lastIndex, after = max(w.lastIndex, index), max(after, index)
 		}
-		after = w.lastIndex
+		full := w.count > w.capacity
 		w.mu.Unlock()
+		if full { // many addresses at once (a bulk import): one streamed rebuild reads the rest
+			return true, w.rebuild(ctx, q)
+		}
 	}
+}
+
+// fillGaps looks for the skipped indexes again, adds those now assigned, and forgets those
+// skipped for longer than watchGapTTL.
+func (w *watchSet) fillGaps(ctx context.Context, q *store.Queries) error {
+	w.mu.Lock()
+	indexes := make([]int64, 0, len(w.gaps))
+	for i, since := range w.gaps {
+		if time.Since(since) > watchGapTTL {
+			delete(w.gaps, i)
+		} else {
+			indexes = append(indexes, i)
+		}
+	}
+	w.mu.Unlock()
+	if len(indexes) == 0 {
+		return nil
+	}
+	found, err := q.DepositAddressesAt(ctx, indexes)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range found {
+		w.filter.Add(common.HexToAddress(a.Address).Bytes())
+		w.count++
+		delete(w.gaps, int64(a.Index))
+	}
+	return nil
 }
 
 // rebuild streams every watched address into a new filter sized for half as many again as
@@ -120,20 +174,30 @@ func (w *watchSet) rebuild(ctx context.Context, q *store.Queries) error {
 	filter := bloom.NewWithEstimates(capacity, w.falsePos)
 	var count uint
 	last := int64(-1)
+	recent := map[int64]bool{} // the indexes read near the top, to find the skipped ones
 	if err := q.EachWatchedAddress(ctx, func(index int64, addr []byte) error {
 		filter.Add(addr)
 		count++
 		last = max(last, index)
+		if index > maxIndex-watchGapWindow {
+			recent[index] = true
+		}
 		return nil
 	}); err != nil {
 		return err
+	}
+	now, gaps := time.Now(), map[int64]time.Time{}
+	for i := max(0, maxIndex-watchGapWindow+1); i < last; i++ {
+		if !recent[i] {
+			gaps[i] = now
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range w.pending {
 		filter.Add(a.Bytes())
 	}
-	w.filter, w.capacity, w.count, w.lastIndex = filter, capacity, count, last
+	w.filter, w.capacity, w.count, w.lastIndex, w.gaps = filter, capacity, count, last, gaps
 	return nil
 }
 

@@ -108,10 +108,40 @@ func TestWatchedSetIsExact(t *testing.T) {
 			if got := e.foundDeposits(); !slices.Equal(got, want) {
 				t.Fatalf("deposits found after late assignments:\n%v\nwant:\n%v", got, want)
 			}
-			e.scan() // the tiny filter is over capacity now: this pass rebuilds it larger
+			e.scan() // the tiny filter went over capacity: the refresh rebuilt it larger
 			if count, capacity := deposit.WatchStats(e.svc); count != 4 || capacity < count {
 				t.Fatalf("filter holds %d addresses, sized for %d; want 4 within capacity", count, capacity)
 			}
 		})
+	}
+}
+
+// TestWatchedSetSeesOutOfOrderCommits: two assignments take indexes i and i+1, and i+1 commits
+// (and is read by a scan) first. The scan after i commits watches i too.
+func TestWatchedSetSeesOutOfOrderCommits(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	var first, second int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT nextval('deposit_address_index'), nextval('deposit_address_index')`).Scan(&first, &second); err != nil {
+		t.Fatal(err)
+	}
+	assign := func(userID string, index int64) common.Address {
+		a := randomAddress()
+		if _, err := e.pool.Exec(e.ctx, `INSERT INTO depositors (operator_id, external_user_id, address_index, address) VALUES ($1, $2, $3, $4)`,
+			e.op.ID, userID, index, a.Hex()); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	early := assign("committed-first", second)
+	e.scan() // reads index `second`, skipping `first`
+	late := assign("committed-second", first)
+	payer := e.newUser()
+	e.mine(e.send(payer, 0, late, milli(100), nil, 2), e.send(payer, 1, early, milli(100), nil, 2))
+	e.scan()
+	want := []string{early.Hex() + " ETH", late.Hex() + " ETH"}
+	slices.Sort(want)
+	if got := e.foundDeposits(); !slices.Equal(got, want) {
+		t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
 	}
 }

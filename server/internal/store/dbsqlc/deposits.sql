@@ -39,6 +39,16 @@ UNION ALL
 SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
 FROM treasuries WHERE treasuries.address = ANY(@addresses::text[]);
 
+-- name: DepositAddressesAt :many
+-- The watched addresses with these derivation indexes (the scanner looks again for indexes it
+-- skipped: taken by a transaction that had not committed yet).
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index = ANY(@indexes::bigint[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address_index = ANY(@indexes::bigint[]);
+
 -- name: MaxAddressIndex :one
 -- The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.
 SELECT greatest(coalesce((SELECT max(address_index) FROM depositors), -1),

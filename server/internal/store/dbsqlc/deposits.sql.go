@@ -351,6 +351,51 @@ func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg Deposi
 	return items, nil
 }
 
+const depositAddressesAt = `-- name: DepositAddressesAt :many
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index = ANY($1::bigint[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address_index = ANY($1::bigint[])
+`
+
+type DepositAddressesAtRow struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   int64
+	Address        string
+	Treasury       bool
+}
+
+// The watched addresses with these derivation indexes (the scanner looks again for indexes it
+// skipped: taken by a transaction that had not committed yet).
+func (q *Queries) DepositAddressesAt(ctx context.Context, db DBTX, indexes []int64) ([]DepositAddressesAtRow, error) {
+	rows, err := db.Query(ctx, depositAddressesAt, indexes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DepositAddressesAtRow
+	for rows.Next() {
+		var i DepositAddressesAtRow
+		if err := rows.Scan(
+			&i.OperatorID,
+			&i.ExternalUserID,
+			&i.AddressIndex,
+			&i.Address,
+			&i.Treasury,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const depositAddressesIn = `-- name: DepositAddressesIn :many
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
 	depositors.address::text AS address, false AS treasury
