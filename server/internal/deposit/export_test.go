@@ -8,7 +8,7 @@ func TinyWatchFilter(s *Service) {
 	w := s.watched
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.minCapacity, w.falsePos, w.filter = 1, 0.9, nil
+	w.minCapacity, w.bitsPer, w.filter = 1, 0, nil
 }
 
 // WatchMaybe is the filter's answer for a.

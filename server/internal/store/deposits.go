@@ -191,9 +191,9 @@ func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, a
 	}
 	defer rows.Close()
 	var addr [20]byte
-	binaryIndex := len(rows.FieldDescriptions()) == 2 && rows.FieldDescriptions()[0].Format == pgtype.BinaryFormatCode
 	for rows.Next() {
 		raw := rows.RawValues()
+		binaryIndex := rows.FieldDescriptions()[0].Format == pgtype.BinaryFormatCode
 		if len(raw) != 2 || len(raw[1]) != 42 || raw[1][0] != '0' || (raw[1][1] != 'x' && raw[1][1] != 'X') {
 			return fmt.Errorf("store: unexpected watched address row %q", raw)
 		}
