@@ -77,11 +77,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	q := store.New(s.pool)
-	if rebuilt, err := s.watched.refresh(ctx, q); err != nil {
+	if err := s.refreshWatched(ctx, q); err != nil {
 		return err
-	} else if rebuilt {
-		count, capacity := s.watched.stats()
-		s.log.InfoContext(ctx, "watched addresses loaded", "addresses", count, "capacity", capacity)
 	}
 	head, err := c.BlockNumber(ctx)
 	if err != nil {

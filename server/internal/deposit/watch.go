@@ -249,7 +249,7 @@ func (w *watchSet) owners(ctx context.Context, q *store.Queries, addrs []common.
 		}
 	}
 	if len(maybe) == 0 {
-		return nil, nil
+		return map[common.Address]store.DepositAddress{}, nil
 	}
 	found, err := q.DepositAddressesIn(ctx, maybe)
 	if err != nil {
@@ -260,6 +260,16 @@ func (w *watchSet) owners(ctx context.Context, q *store.Queries, addrs []common.
 		out[common.HexToAddress(o.Address)] = o
 	}
 	return out, nil
+}
+
+// refreshWatched refreshes the watched set, logging when it was (re)built.
+func (s *Service) refreshWatched(ctx context.Context, q *store.Queries) error {
+	rebuilt, err := s.watched.refresh(ctx, q)
+	if err == nil && rebuilt {
+		count, capacity := s.watched.stats()
+		s.log.InfoContext(ctx, "watched addresses loaded", "addresses", count, "capacity", capacity)
+	}
+	return err
 }
 
 // Load builds the watched set now, so the first scan of a worker does not wait for it, and
