@@ -331,6 +331,7 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		// Before River starts and stopped after it: running jobs always have a live member.
 		//nolint:contextcheck // the member outlives ctx: it is stopped after River, once ctx has ended
 		member = liveness.Start(a.Pool, liveness.Options{ClientID: a.River.ID(), Grace: a.Config.WorkerDeadAfter, Log: a.Log})
+		go a.loadWatched(ctx)
 		if err := a.River.Start(ctx); err != nil {
 			workers = false
 			if ctx.Err() == nil {
@@ -371,6 +372,14 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 	a.Services.Close()
 	a.Pool.Close()
 	return runErr
+}
+
+// loadWatched loads the deposit addresses a worker watches, beside River's start: the first
+// scan waits for them, nothing else does.
+func (a *App) loadWatched(ctx context.Context) {
+	if err := a.Services.Deposits.Load(ctx); err != nil && ctx.Err() == nil {
+		a.Log.Warn("load the watched addresses (the first scan retries)", "error", err)
+	}
 }
 
 // pollInterval is how often River looks for jobs that became due without an insert (snoozed

@@ -18,30 +18,35 @@ import (
 // execution, so the scanner and a replay give a transfer the same key.
 func InternalLogIndex(ordinal int) int64 { return -2 - int64(ordinal) }
 
-// internalDeposits traces a scanned block and returns its internal transfers to watched
-// deposit addresses that moved value (no reverted frame above them) in a successful
-// transaction not sent by one of Coffer's own wallets (own: their transfers to deposit
-// addresses are gas top-ups). The block is traced by hash, so the trace is of the very block
-// whose hash the scan links into the chain.
-func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, b *types.Block,
-	signer types.Signer, own map[common.Address]bool) ([]domain.Deposit, error) {
+// traceBlock traces a scanned block by hash, so the trace is of the very block whose hash the
+// scan links into the chain.
+func traceBlock(ctx context.Context, n chain.Network, c *chain.Client, b *types.Block) ([]chain.TxTrace, error) {
 	traces, err := c.TraceBlock(ctx, b.Hash())
 	if err != nil {
 		return nil, fmt.Errorf("deposit: trace block %d of chain %d: %w", b.NumberU64(), n.ChainID, err)
 	}
-	txs := b.Transactions()
-	if len(traces) != len(txs) {
-		return nil, fmt.Errorf("deposit: the trace of block %s has %d transactions, the block %d", b.Hash().Hex(), len(traces), len(txs))
+	if len(traces) != len(b.Transactions()) {
+		return nil, fmt.Errorf("deposit: the trace of block %s has %d transactions, the block %d", b.Hash().Hex(), len(traces), len(b.Transactions()))
 	}
+	return traces, nil
+}
+
+// internalDeposits returns the internal transfers of a traced block (none when it was not
+// traced) to watched deposit addresses (owners) that moved value (no reverted frame above
+// them) in a successful transaction not sent by one of Coffer's own wallets (own: their
+// transfers to deposit addresses are gas top-ups).
+func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, rb readBlock,
+	signer types.Signer, own map[common.Address]bool, owners map[common.Address]store.DepositAddress) ([]domain.Deposit, error) {
+	b, txs := rb.block, rb.block.Transactions()
 	var found []domain.Deposit
-	for i, tr := range traces {
+	for i, tr := range rb.traces {
 		tx := txs[i]
 		if tr.TxHash != (common.Hash{}) && tr.TxHash != tx.Hash() {
 			return nil, fmt.Errorf("deposit: the trace of block %s lists %s where the block has %s", b.Hash().Hex(), tr.TxHash.Hex(), tx.Hash().Hex())
 		}
 		var paid []chain.InternalTransfer
 		for _, t := range chain.InternalTransfers(tr.Root) {
-			if !t.Reverted && s.watched.has(t.To) {
+			if _, watched := owners[t.To]; watched && !t.Reverted {
 				paid = append(paid, t)
 			}
 		}
@@ -61,7 +66,7 @@ func (s *Service) internalDeposits(ctx context.Context, q *store.Queries, n chai
 			continue
 		}
 		for _, t := range paid {
-			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
+			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), owners[t.To], t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
 			if err != nil {
 				return nil, err
 			}

@@ -159,22 +159,22 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 	tx *types.Transaction, r *types.Receipt, trace *chain.CallFrame) ([]domain.Deposit, error) {
 	var found []domain.Deposit
 	unknownToken := ""
-	isDepositAddress := func(a common.Address) (bool, error) {
+	isDepositAddress := func(a common.Address) (store.DepositAddress, bool, error) {
 		owner, err := q.DepositAddressByAddress(ctx, a.Hex())
 		if errors.Is(err, store.ErrNotFound) {
-			return false, nil
+			return owner, false, nil
 		}
-		return err == nil && scope.Includes(owner.OperatorID), err
+		return owner, err == nil && scope.Includes(owner.OperatorID), err
 	}
 	sender, _ := types.Sender(types.LatestSignerForChainID(big.NewInt(n.ChainID)), tx)
 	own := s.serviceWallets()[sender]
 	if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
-		ok, err := isDepositAddress(*to)
+		owner, ok, err := isDepositAddress(*to)
 		if err != nil {
 			return nil, err
 		}
 		if ok && !own {
-			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
+			d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, owner, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
 			if err != nil {
 				return nil, err
 			}
@@ -185,14 +185,14 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 		if t.Reverted || own {
 			continue
 		}
-		ok, err := isDepositAddress(t.To)
+		owner, ok, err := isDepositAddress(t.To)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), InternalLogIndex(t.Ordinal), owner, t.To, n.NativeSymbol, n.NativeDecimals, common.Address{}, t.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 		}
 		recipient := common.BytesToAddress(l.Topics[2].Bytes())
 		amount := new(big.Int).SetBytes(l.Data)
-		ok, err := isDepositAddress(recipient)
+		owner, ok, err := isDepositAddress(recipient)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +221,7 @@ func (s *Service) replayTransfers(ctx context.Context, q *store.Queries, scope d
 			unknownToken = l.Address.Hex()
 			continue
 		}
-		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), logIndex(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), logIndex(l.Index), owner, recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
 		if err != nil {
 			return nil, err
 		}

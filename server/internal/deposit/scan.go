@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
@@ -24,48 +23,6 @@ import (
 // transferTopic is keccak256("Transfer(address,address,uint256)").
 func transferTopic() common.Hash {
 	return common.HexToHash("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef")
-}
-
-// watchSet is the set of deposit addresses, kept in memory and grown from the database by
-// derivation index, so matching a transfer costs a map lookup whatever the number of users.
-type watchSet struct {
-	mu        sync.RWMutex
-	addrs     map[common.Address]struct{}
-	lastIndex int64
-}
-
-func newWatchSet() *watchSet { return &watchSet{addrs: map[common.Address]struct{}{}, lastIndex: -1} }
-
-func (w *watchSet) has(a common.Address) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	_, ok := w.addrs[a]
-	return ok
-}
-
-func (w *watchSet) add(a common.Address) {
-	w.mu.Lock()
-	w.addrs[a] = struct{}{}
-	w.mu.Unlock()
-}
-
-// refresh loads the addresses assigned since the last refresh.
-func (w *watchSet) refresh(ctx context.Context, q *store.Queries) error {
-	for {
-		w.mu.RLock()
-		after := w.lastIndex
-		w.mu.RUnlock()
-		batch, err := q.DepositAddressesAfter(ctx, after, 10000)
-		if err != nil || len(batch) == 0 {
-			return err
-		}
-		w.mu.Lock()
-		for _, a := range batch {
-			w.addrs[common.HexToAddress(a.Address)] = struct{}{}
-			w.lastIndex = max(w.lastIndex, int64(a.Index))
-		}
-		w.mu.Unlock()
-	}
 }
 
 // ScanArgs scans one chain. A periodic job per chain inserts it; at most one runs per chain.
@@ -120,7 +77,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	q := store.New(s.pool)
-	if err := s.watched.refresh(ctx, q); err != nil {
+	if err := s.refreshWatched(ctx, q); err != nil {
 		return err
 	}
 	head, err := c.BlockNumber(ctx)
@@ -364,8 +321,9 @@ func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.
 
 // read fetches blocks from..to and the transfers in them to deposit addresses: top-level
 // native transfers, token Transfer logs and, when the network traces them, internal native
-// transfers. It fails with ErrRaced when the blocks do not link up (the chain reorganised
-// while being read).
+// transfers. The recipients the watched set's filter lets through are checked exactly in one
+// query for the whole window. It fails with ErrRaced when the blocks do not link up (the chain
+// reorganised while being read).
 func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []domain.Deposit, error) {
 	q := store.New(s.pool)
 	logs, err := tokenLogs(ctx, n, c, from, to)
@@ -377,10 +335,9 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		return nil, nil, err
 	}
 	blocks := make([]store.BlockRef, 0, to-from+1)
+	read := make([]readBlock, 0, to-from+1)
 	byNumber := map[uint64]*types.Block{}
-	signer := types.LatestSignerForChainID(big.NewInt(n.ChainID))
-	own := s.serviceWallets()
-	var found []domain.Deposit
+	var recipients []common.Address
 	for num := from; num <= to; num++ {
 		b, err := c.Block(ctx, num)
 		if err != nil {
@@ -392,30 +349,50 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		prev = b.Hash().Hex()
 		byNumber[num] = b
 		blocks = append(blocks, store.BlockRef{Number: num, Hash: b.Hash().Hex(), ParentHash: b.ParentHash().Hex()})
-		native, err := s.nativeDeposits(ctx, q, n, c, b, signer, own)
+		rb := readBlock{block: b}
+		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
+			if rb.traces, err = traceBlock(ctx, n, c, b); err != nil {
+				return nil, nil, err
+			}
+		}
+		recipients = rb.recipients(recipients)
+		read = append(read, rb)
+	}
+	for _, l := range logs {
+		if transfer, ok := transferOf(l); ok {
+			recipients = append(recipients, transfer.to)
+		}
+	}
+	owners, err := s.watched.owners(ctx, q, recipients)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer := types.LatestSignerForChainID(big.NewInt(n.ChainID))
+	own := s.serviceWallets()
+	var found []domain.Deposit
+	for _, rb := range read {
+		native, err := s.nativeDeposits(ctx, q, n, c, rb.block, signer, own, owners)
 		if err != nil {
 			return nil, nil, err
 		}
 		found = append(found, native...)
-		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
-			internal, err := s.internalDeposits(ctx, q, n, c, b, signer, own)
-			if err != nil {
-				return nil, nil, err
-			}
-			found = append(found, internal...)
+		internal, err := s.internalDeposits(ctx, q, n, c, rb, signer, own, owners)
+		if err != nil {
+			return nil, nil, err
 		}
+		found = append(found, internal...)
 	}
 	for _, l := range logs {
-		if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic() || len(l.Data) != 32 {
+		transfer, ok := transferOf(l)
+		if !ok {
 			continue
 		}
 		b := byNumber[l.BlockNumber]
 		if b == nil || b.Hash() != l.BlockHash {
 			return nil, nil, ErrRaced
 		}
-		recipient := common.BytesToAddress(l.Topics[2].Bytes())
-		amount := new(big.Int).SetBytes(l.Data)
-		if amount.Sign() <= 0 || !s.watched.has(recipient) {
+		owner, watched := owners[transfer.to]
+		if !watched {
 			continue
 		}
 		var token chain.Token
@@ -424,13 +401,52 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 				token = t
 			}
 		}
-		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, logIndex(l.Index), recipient, token.Symbol, token.Decimals, token.ContractAddress, amount)
+		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, logIndex(l.Index), owner, transfer.to, token.Symbol, token.Decimals, token.ContractAddress, transfer.amount)
 		if err != nil {
 			return nil, nil, err
 		}
 		found = append(found, d)
 	}
 	return blocks, found, nil
+}
+
+// readBlock is a block read by a scan, with its call traces when the network traces internal
+// transfers.
+type readBlock struct {
+	block  *types.Block
+	traces []chain.TxTrace
+}
+
+// recipients appends the addresses the block pays native value to: top-level and internal.
+func (rb readBlock) recipients(out []common.Address) []common.Address {
+	for _, tx := range rb.block.Transactions() {
+		if to := tx.To(); to != nil && tx.Value().Sign() > 0 {
+			out = append(out, *to)
+		}
+	}
+	for _, tr := range rb.traces {
+		for _, t := range chain.InternalTransfers(tr.Root) {
+			if !t.Reverted {
+				out = append(out, t.To)
+			}
+		}
+	}
+	return out
+}
+
+// tokenTransfer is a token Transfer log's recipient and amount.
+type tokenTransfer struct {
+	to     common.Address
+	amount *big.Int
+}
+
+// transferOf decodes a Transfer log of a positive amount.
+func transferOf(l types.Log) (tokenTransfer, bool) {
+	if l.Removed || len(l.Topics) != 3 || l.Topics[0] != transferTopic() || len(l.Data) != 32 {
+		return tokenTransfer{}, false
+	}
+	amount := new(big.Int).SetBytes(l.Data)
+	return tokenTransfer{to: common.BytesToAddress(l.Topics[2].Bytes()), amount: amount}, amount.Sign() > 0
 }
 
 // tokenLogs fetches the Transfer logs of the network's tokens in blocks from..to.
@@ -449,11 +465,15 @@ func tokenLogs(ctx context.Context, n chain.Network, c *chain.Client, from, to u
 // nativeDeposits are a block's successful top-level native transfers to deposit addresses,
 // except gas top-ups from Coffer's own wallets.
 func (s *Service) nativeDeposits(ctx context.Context, q *store.Queries, n chain.Network, c *chain.Client, b *types.Block,
-	signer types.Signer, own map[common.Address]bool) ([]domain.Deposit, error) {
+	signer types.Signer, own map[common.Address]bool, owners map[common.Address]store.DepositAddress) ([]domain.Deposit, error) {
 	var found []domain.Deposit
 	for _, tx := range b.Transactions() {
 		to := tx.To()
-		if to == nil || tx.Value().Sign() <= 0 || !s.watched.has(*to) {
+		if to == nil || tx.Value().Sign() <= 0 {
+			continue
+		}
+		owner, watched := owners[*to]
+		if !watched {
 			continue
 		}
 		if sender, err := types.Sender(signer, tx); err == nil && own[sender] {
@@ -466,7 +486,7 @@ func (s *Service) nativeDeposits(ctx context.Context, q *store.Queries, n chain.
 		if r.Status != types.ReceiptStatusSuccessful {
 			continue
 		}
-		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
+		d, err := s.newDeposit(ctx, q, n, b, tx.Hash(), -1, owner, *to, n.NativeSymbol, n.NativeDecimals, common.Address{}, tx.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -475,16 +495,12 @@ func (s *Service) nativeDeposits(ctx context.Context, q *store.Queries, n chain.
 	return found, nil
 }
 
-// newDeposit builds the record of a transfer to a deposit address, linked to the user's live
+// newDeposit builds the record of a transfer to a deposit address (of owner), linked to the user's live
 // deposit session that most recently handed out the address for this chain and currency (none:
 // a direct send, null session fields), or marked a treasury payment. The moment is the block's
 // time, or now if that is earlier (dev chains can run ahead of the clock).
 func (s *Service) newDeposit(ctx context.Context, q *store.Queries, n chain.Network, b *types.Block, txHash common.Hash,
-	logIndex int64, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (domain.Deposit, error) {
-	owner, err := q.DepositAddressByAddress(ctx, to.Hex())
-	if err != nil {
-		return domain.Deposit{}, fmt.Errorf("deposit: owner of watched address %s: %w", to.Hex(), err)
-	}
+	logIndex int64, owner store.DepositAddress, to common.Address, symbol string, decimals int32, contract common.Address, amount *big.Int) (domain.Deposit, error) {
 	d := domain.Deposit{OperatorID: owner.OperatorID, ExternalUserID: owner.ExternalUserID, ChainID: n.ChainID, TxHash: txHash.Hex(),
 		LogIndex: logIndex, BlockNumber: b.NumberU64(), BlockHash: b.Hash().Hex(), Address: to.Hex(), AddressIndex: owner.Index,
 		Currency: symbol, Decimals: decimals, GrossAmount: amount, Status: domain.DepositConfirming,

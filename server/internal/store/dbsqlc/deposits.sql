@@ -29,6 +29,31 @@ UNION ALL
 SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
 FROM treasuries WHERE treasuries.address = @address::text;
 
+-- name: DepositAddressesIn :many
+-- The owners of those of the addresses that are watched: the scanner's exact check of what its
+-- filter let through (the unique indexes on depositors.address and treasuries.address).
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY(@addresses::text[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address = ANY(@addresses::text[]);
+
+-- name: DepositAddressesAt :many
+-- The watched addresses with these derivation indexes (the scanner looks again for indexes it
+-- skipped: taken by a transaction that had not committed yet).
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index = ANY(@indexes::bigint[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address_index = ANY(@indexes::bigint[]);
+
+-- name: MaxAddressIndex :one
+-- The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.
+SELECT greatest(coalesce((SELECT max(address_index) FROM depositors), -1),
+	coalesce((SELECT max(address_index) FROM treasuries), -1))::bigint AS max_index;
+
 -- name: GetTreasury :one
 SELECT operator_id, address_index, address, created_at FROM treasuries WHERE operator_id = @operator_id;
 

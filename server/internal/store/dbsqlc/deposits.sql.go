@@ -351,6 +351,96 @@ func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg Deposi
 	return items, nil
 }
 
+const depositAddressesAt = `-- name: DepositAddressesAt :many
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index = ANY($1::bigint[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address_index = ANY($1::bigint[])
+`
+
+type DepositAddressesAtRow struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   int64
+	Address        string
+	Treasury       bool
+}
+
+// The watched addresses with these derivation indexes (the scanner looks again for indexes it
+// skipped: taken by a transaction that had not committed yet).
+func (q *Queries) DepositAddressesAt(ctx context.Context, db DBTX, indexes []int64) ([]DepositAddressesAtRow, error) {
+	rows, err := db.Query(ctx, depositAddressesAt, indexes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DepositAddressesAtRow
+	for rows.Next() {
+		var i DepositAddressesAtRow
+		if err := rows.Scan(
+			&i.OperatorID,
+			&i.ExternalUserID,
+			&i.AddressIndex,
+			&i.Address,
+			&i.Treasury,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const depositAddressesIn = `-- name: DepositAddressesIn :many
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
+	depositors.address::text AS address, false AS treasury
+FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY($1::text[])
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+FROM treasuries WHERE treasuries.address = ANY($1::text[])
+`
+
+type DepositAddressesInRow struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   int64
+	Address        string
+	Treasury       bool
+}
+
+// The owners of those of the addresses that are watched: the scanner's exact check of what its
+// filter let through (the unique indexes on depositors.address and treasuries.address).
+func (q *Queries) DepositAddressesIn(ctx context.Context, db DBTX, addresses []string) ([]DepositAddressesInRow, error) {
+	rows, err := db.Query(ctx, depositAddressesIn, addresses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DepositAddressesInRow
+	for rows.Next() {
+		var i DepositAddressesInRow
+		if err := rows.Scan(
+			&i.OperatorID,
+			&i.ExternalUserID,
+			&i.AddressIndex,
+			&i.Address,
+			&i.Treasury,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const depositByTransfer = `-- name: DepositByTransfer :one
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
@@ -727,6 +817,19 @@ SELECT pg_advisory_xact_lock(hashtext('coffer treasuries'))
 func (q *Queries) LockTreasuries(ctx context.Context, db DBTX) error {
 	_, err := db.Exec(ctx, lockTreasuries)
 	return err
+}
+
+const maxAddressIndex = `-- name: MaxAddressIndex :one
+SELECT greatest(coalesce((SELECT max(address_index) FROM depositors), -1),
+	coalesce((SELECT max(address_index) FROM treasuries), -1))::bigint AS max_index
+`
+
+// The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.
+func (q *Queries) MaxAddressIndex(ctx context.Context, db DBTX) (int64, error) {
+	row := db.QueryRow(ctx, maxAddressIndex)
+	var max_index int64
+	err := row.Scan(&max_index)
+	return max_index, err
 }
 
 const nextAddressIndex = `-- name: NextAddressIndex :one
