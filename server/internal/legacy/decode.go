@@ -27,14 +27,8 @@ import (
 // optional allows an empty body.
 func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...string) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, rpc.MaxRequestBytes))
-	if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return fault.New(fault.PayloadTooLarge, "request body exceeds %d bytes", tooBig.Limit)
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return fault.New(fault.RequestTimeout, "the request body did not arrive in time")
-	}
 	if err != nil {
-		return fault.New(fault.InvalidArgument, "cannot read request body: %v", err)
+		return bodyReadError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {
@@ -46,6 +40,18 @@ func decodeBody(r *http.Request, msg proto.Message, optional bool, excluded ...s
 		return fault.New(fault.UnsupportedMediaType, "Content-Type must be application/json")
 	}
 	return decodeJSON(body, msg, excluded...)
+}
+
+// bodyReadError is the answer to a request body that could not be read: too large, too slow
+// (the read timeout), or broken off.
+func bodyReadError(err error) error {
+	if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return fault.New(fault.PayloadTooLarge, "request body exceeds %d bytes", tooBig.Limit)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fault.New(fault.RequestTimeout, "the request body did not arrive in time")
+	}
+	return fault.New(fault.InvalidArgument, "cannot read request body: %v", err)
 }
 
 // decodeJSON reads a JSON object into msg in one pass, setting each field as it is read. Fields

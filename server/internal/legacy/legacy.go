@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -153,7 +154,12 @@ func serve(fn func(http.ResponseWriter, *http.Request) error, w http.ResponseWri
 // the general path.
 func serveByKey(byKey func(http.ResponseWriter, *http.Request) (bool, error), w http.ResponseWriter, r *http.Request) (done bool, err error) {
 	body, readErr := io.ReadAll(http.MaxBytesReader(nil, r.Body, rpc.MaxRequestBytes))
-	if readErr != nil { // too large, too slow: the general path reads the same error
+	if errors.Is(readErr, os.ErrDeadlineExceeded) {
+		// The body did not arrive within the read timeout: net/http has cancelled the request's
+		// context with the connection, so the general path could not even authenticate.
+		return true, bodyReadError(readErr)
+	}
+	if readErr != nil { // too large: the general path authenticates, then reads the same error
 		r.Body = replay(body, readErr)
 		return false, nil
 	}
