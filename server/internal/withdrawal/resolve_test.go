@@ -60,9 +60,7 @@ func TestRevertedPayoutMarkedFailedIsPaidOnceAfterADecision(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-r", "5.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	w := e.queuedPayout(op, "user-r", "5.00")
 	// The payout transaction runs out of gas (as a token that reverts would): stored under the
 	// payout's ref before the job runs, the job sends it.
 	if _, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
@@ -128,9 +126,7 @@ func TestStuckPayoutResentIsPaidOnce(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-s", "4.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	w := e.queuedPayout(op, "user-s", "4.00")
 	e.payOnce(w.ID) // stored and broadcast; no block yet
 	first := e.payoutTx(w.ID)
 	got, err := e.svc.RequestTx(e.ctx, first.ID, domain.TxResend, opsActor, "stuck behind a fee spike")
@@ -197,14 +193,10 @@ func TestResolveBadInput(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
-	paid := e.submit(e.withdrawSession(op, "user-p", "1.00"), newAddress(), "USDT")
-	e.admin(paid.ID, domain.WithdrawalProcessing)
-	e.admin(paid.ID, domain.WithdrawalCompleted)
+	paid := e.queuedPayout(op, "user-p", "1.00")
 	e.payAll()
 	mined := e.payoutTx(paid.ID)
-	flying := e.submit(e.withdrawSession(op, "user-f", "2.00"), newAddress(), "USDT")
-	e.admin(flying.ID, domain.WithdrawalProcessing)
-	e.admin(flying.ID, domain.WithdrawalCompleted)
+	flying := e.queuedPayout(op, "user-f", "2.00")
 	e.payOnce(flying.ID)
 	pending := e.payoutTx(flying.ID)
 
@@ -261,9 +253,7 @@ func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
 	t.Parallel()
 	e := setupChain(t, withdrawal.Config{})
 	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-n", "6.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	w := e.queuedPayout(op, "user-n", "6.00")
 	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
 		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,
 		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID})

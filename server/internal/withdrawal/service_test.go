@@ -297,6 +297,22 @@ func (e *env) admin(id string, to domain.WithdrawalStatus) domain.Withdrawal {
 	return w
 }
 
+// complete moves a withdrawal to PROCESSING then COMPLETED as an admin would: its payout is
+// queued.
+func (e *env) complete(id string) {
+	e.t.Helper()
+	e.admin(id, domain.WithdrawalProcessing)
+	e.admin(id, domain.WithdrawalCompleted)
+}
+
+// queuedPayout submits a USDT withdrawal of amount to a new address and completes it.
+func (e *env) queuedPayout(op domain.Operator, user, amount string) domain.Withdrawal {
+	e.t.Helper()
+	w := e.submit(e.withdrawSession(op, user, amount), newAddress(), "USDT")
+	e.complete(w.ID)
+	return w
+}
+
 // TestModeASynchronousCodes: the operator's answer to the synchronous WITHDRAW_REQUEST decides;
 // only error 0 creates a (PENDING) withdrawal; every refusal creates nothing and tells the user
 // the spec's message, or the operator's description for an unknown code; a slow receiver, an
@@ -453,8 +469,7 @@ func TestNativePayout(t *testing.T) {
 	if withdrawal.SentAmount(w) != "0.010000000000000000" {
 		t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
 	}
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	e.payAll()
 	bal, err := e.client.Balance(e.ctx, dest)
 	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
@@ -755,8 +770,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 	for i := range 12 {
 		dest := newAddress()
 		w := e.submit(e.withdrawSession(op, fmt.Sprintf("crash-%d", i), "3.00"), dest, "USDT")
-		e.admin(w.ID, domain.WithdrawalProcessing)
-		e.admin(w.ID, domain.WithdrawalCompleted)
+		e.complete(w.ID)
 		ids, dests[w.ID] = append(ids, w.ID), dest
 	}
 	pay := func(id string) (done bool, crashed bool) {
@@ -865,8 +879,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 	if len(got) != 1 || got[0].Get("type") != "OFF_RAMP" {
 		t.Fatalf("WITHDRAW_REQUEST: %v", got)
 	}
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	e.payAll()
 	if bal := e.tokenBalance(withdrawal.DevOffRampAddress()); bal.Cmp(big.NewInt(12_000_000)) != 0 {
 		t.Fatalf("provider received %s", bal)
@@ -885,8 +898,7 @@ func TestPayoutReorg(t *testing.T) {
 	op := e.operator(domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-reorg", "8.00"), dest, "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
