@@ -28,6 +28,13 @@ func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
 	return pool, store.New(pool)
 }
 
+// setupOperator gives the test a database of its own with one operator in it.
+func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operator) {
+	t.Helper()
+	_, q := setup(t)
+	return context.Background(), q, newOperator(t, q, domain.OperatorSettings{})
+}
+
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
@@ -77,9 +84,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 
 func TestOperatorKeys(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	if err := q.InsertOperatorKey(ctx, op.ID, []byte("d1"), []byte("s1"), "sk_1"); err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +112,7 @@ func TestOperatorKeys(t *testing.T) {
 
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	a := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, a := setupOperator(t)
 	b := newOperator(t, q, domain.OperatorSettings{})
 	n := domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
