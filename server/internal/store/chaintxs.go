@@ -100,19 +100,11 @@ func (q *Queries) ChainTxByRef(ctx context.Context, purpose, ref string) (domain
 
 // ChainTxsByRefPrefix lists the transactions of a purpose whose ref starts with prefix, oldest first.
 func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix string) ([]domain.ChainTx, error) {
-	txIDs, err := sqlc.ChainTxIDsByRefPrefix(ctx, q.db, dbsqlc.ChainTxIDsByRefPrefixParams{Purpose: purpose, Prefix: prefix})
+	ids, err := sqlc.ChainTxIDsByRefPrefix(ctx, q.db, dbsqlc.ChainTxIDsByRefPrefixParams{Purpose: purpose, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]domain.ChainTx, 0, len(txIDs))
-	for _, id := range txIDs {
-		t, err := q.ChainTx(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return q.chainTxs(ctx, ids)
 }
 
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
@@ -163,6 +155,11 @@ func (q *Queries) ChainTxs(ctx context.Context, stuck bool, stuckBefore time.Tim
 	if err != nil {
 		return nil, err
 	}
+	return q.chainTxs(ctx, ids)
+}
+
+// chainTxs loads the transactions of the ids a listing query returned, in its order.
+func (q *Queries) chainTxs(ctx context.Context, ids []int64) ([]domain.ChainTx, error) {
 	out := make([]domain.ChainTx, 0, len(ids))
 	for _, id := range ids {
 		t, err := q.ChainTx(ctx, id)
