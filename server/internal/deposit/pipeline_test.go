@@ -225,6 +225,16 @@ func (e *env) newUser() user {
 	return u
 }
 
+// address is the deposit address of the operator's user userID (assigned on first use).
+func (e *env) address(userID string) common.Address {
+	e.t.Helper()
+	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, userID)
+	if err != nil {
+		e.t.Fatalf("address of %s: %v", userID, err)
+	}
+	return addr
+}
+
 // send signs and sends a transaction from u with an explicit nonce and tip.
 func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data []byte, tipGwei int64) *types.Transaction {
 	e.t.Helper()
@@ -334,10 +344,7 @@ func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
 func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "direct-user") // no session: a direct send
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := e.address("direct-user") // no session: a direct send
 	before, _ := e.client.Balance(e.ctx, e.bankroll)
 	u := e.newUser()
 	e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
@@ -358,7 +365,7 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 func TestGasTopUpIsNeverADeposit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	addr := e.address("u")
 	u := e.newUser()
 	e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
@@ -376,8 +383,8 @@ func TestGasTopUpIsNeverADeposit(t *testing.T) {
 func TestReorgOrphansAndRecredits(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	addrA := e.address("a")
+	addrB := e.address("b")
 	alice, bob := e.newUser(), e.newUser()
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
@@ -433,7 +440,7 @@ func (e *env) findDeposit(tx common.Hash) int64 {
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	addr := e.address("u")
 	u := e.newUser()
 	reason := func(err error) string {
 		fe := fault.As(err)
