@@ -46,8 +46,7 @@ func (e *env) pauseAction(name string, act func(context.Context, withdrawal.Paus
 // operator holds nothing.
 func TestPausedPayoutsWaitAndGoOutOnResume(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	opA := e.operator(domain.OperatorSettings{})
+	e, opA := setupOperator(t, domain.OperatorSettings{})
 	opB := e.operator(modeB(domain.OperatorSettings{}))
 	other := e.operator(domain.OperatorSettings{})
 	scopes := []withdrawal.Pause{
@@ -172,8 +171,7 @@ func TestPauseBadInput(t *testing.T) {
 // per pause, and the global series 0 when payouts are not paused globally.
 func TestPausedGauge(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	c := metrics.NewPayoutsPaused(e.svc.PauseLabels)
 	want := func(body string) {
 		t.Helper()

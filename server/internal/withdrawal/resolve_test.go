@@ -58,8 +58,7 @@ func (e *env) paidOnce(w domain.Withdrawal, units int64) {
 // withdrawal again; completed again, it is paid exactly once.
 func TestRevertedPayoutMarkedFailedIsPaidOnceAfterADecision(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	w := e.queuedPayout(op, "user-r", "5.00")
 	// The payout transaction runs out of gas (as a token that reverts would): stored under the
 	// payout's ref before the job runs, the job sends it.
@@ -124,8 +123,7 @@ func TestRevertedPayoutMarkedFailedIsPaidOnceAfterADecision(t *testing.T) {
 // fee (same nonce, same payload); both hashes are followed and it is paid exactly once.
 func TestStuckPayoutResentIsPaidOnce(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	w := e.queuedPayout(op, "user-s", "4.00")
 	e.payOnce(w.ID) // stored and broadcast; no block yet
 	first := e.payoutTx(w.ID)
@@ -151,8 +149,7 @@ func TestStuckPayoutResentIsPaidOnce(t *testing.T) {
 // be decided again, its funds released; approved again it is paid exactly once.
 func TestCancelledPayoutOpensTheWithdrawalAgain(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	w := e.submit(e.withdrawSession(op, "user-c", "3.00"), newAddress(), "USDT")
 	if _, err := e.svc.Decide(e.ctx, domain.AllOperators(), w.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil {
 		t.Fatal(err)
@@ -191,8 +188,7 @@ func TestCancelledPayoutOpensTheWithdrawalAgain(t *testing.T) {
 // a missing reason get their documented errors and change nothing.
 func TestResolveBadInput(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	paid := e.queuedPayout(op, "user-p", "1.00")
 	e.payAll()
 	mined := e.payoutTx(paid.ID)
@@ -251,8 +247,7 @@ func TestResolveBadInput(t *testing.T) {
 // never be mined: marked failed, its funds released, the withdrawal decided again and paid once.
 func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	w := e.queuedPayout(op, "user-n", "6.00")
 	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
 		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,

@@ -104,6 +104,13 @@ type env struct {
 
 const confirmations = 2
 
+// setupOperator is setupChain with the default config and one funded operator of settings s.
+func setupOperator(t *testing.T, s domain.OperatorSettings) (*env, domain.Operator) {
+	t.Helper()
+	e := setupChain(t, withdrawal.Config{})
+	return e, e.operator(s)
+}
+
 func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	t.Helper()
 	return setupChainOn(t, cfg, testdb.New(t))
@@ -394,8 +401,7 @@ func TestModeASynchronousCodes(t *testing.T) {
 // COMPLETED pays nothing more; every step is in the audit trail.
 func TestAdminTwoStepPaysOnce(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-1", "40.00"), dest, "USDT")
 	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
@@ -462,8 +468,7 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 // TestNativePayout pays ETH.
 func TestNativePayout(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
 	if withdrawal.SentAmount(w) != "0.010000000000000000" {
@@ -481,8 +486,7 @@ func TestNativePayout(t *testing.T) {
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	lower := "0x52908400098527886e0f7030069857d2e4169ee7"
 	for _, c := range []struct{ addr, want string }{
@@ -517,8 +521,7 @@ func TestDestinationChecks(t *testing.T) {
 // of them can be paid afterwards.
 func TestSupersedeAndSessionCancel(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	second := e.submit(sess, newAddress(), "USDT")
@@ -865,8 +868,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 // provider is told once the payout confirmed.
 func TestOffRampPaysTheProvider(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
 		Currency: "USDT", ChainID: e.dev.ChainID(), Type: withdrawal.OffRampType})
 	if err != nil {
@@ -894,8 +896,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 // withdrawal completes once, pointing at the block that holds it now.
 func TestPayoutReorg(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-reorg", "8.00"), dest, "USDT")
 	e.complete(w.ID)
