@@ -119,6 +119,18 @@ type conversion struct {
 	want                string
 }
 
+// convert runs a conversion function (named name) on the case and checks it gives want; ok is
+// false (the test has failed) when it does not.
+func (c conversion) convert(t *testing.T, name string, f func(fiat, perUSD, price decimal.Decimal, decimals int32) *big.Int) (got *big.Int, fiat *big.Rat, ok bool) {
+	t.Helper()
+	got = f(dec(c.fiat), dec(c.perUSD), dec(c.price), c.decimals)
+	if got.String() != c.want {
+		t.Errorf("%s: %s(%s, %s, %s, %d) = %s, want %s", c.name, name, c.fiat, c.perUSD, c.price, c.decimals, got, c.want)
+		return nil, nil, false
+	}
+	return got, dec(c.fiat).Rat(), true
+}
+
 // worth is what units of the case's token are worth in its fiat, exactly.
 func (c conversion) worth(units *big.Int) *big.Rat {
 	r := new(big.Rat).SetFrac(units, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(c.decimals)), nil))
@@ -153,17 +165,15 @@ func TestFiatToTokenUnits(t *testing.T) {
 		{"1e12 USD of ETH at 3000", "1000000000000", "1", "3000", 18, "333333333333333333333333334"},
 		{"0-decimal token", "10", "1", "3", 0, "4"},
 	} {
-		fiat, perUSD, price := dec(tc.fiat), dec(tc.perUSD), dec(tc.price)
-		got := FiatToTokenUnits(fiat, perUSD, price, tc.decimals)
-		if got.String() != tc.want {
-			t.Errorf("%s: FiatToTokenUnits(%s, %s, %s, %d) = %s, want %s", tc.name, tc.fiat, tc.perUSD, tc.price, tc.decimals, got, tc.want)
+		got, fiat, ok := tc.convert(t, "FiatToTokenUnits", FiatToTokenUnits)
+		if !ok {
 			continue
 		}
 		// The amount covers the fiat amount, and one unit less does not (exact rationals).
-		if tc.worth(got).Cmp(fiat.Rat()) < 0 {
+		if tc.worth(got).Cmp(fiat) < 0 {
 			t.Errorf("%s: %s units are worth less than %s", tc.name, got, tc.fiat)
 		}
-		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && tc.worth(less).Cmp(fiat.Rat()) >= 0 {
+		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && tc.worth(less).Cmp(fiat) >= 0 {
 			t.Errorf("%s: %s units already cover %s", tc.name, less, tc.fiat)
 		}
 	}
@@ -266,16 +276,14 @@ func TestFiatToTokenUnitsDown(t *testing.T) {
 		{"JPY to USDC", "1000", "150", "1", 6, "6666666"},
 		{"below one unit", "0.0000001", "1", "1", 6, "0"},
 	} {
-		fiat, perUSD, price := dec(tc.fiat), dec(tc.perUSD), dec(tc.price)
-		got := FiatToTokenUnitsDown(fiat, perUSD, price, tc.decimals)
-		if got.String() != tc.want {
-			t.Errorf("%s: FiatToTokenUnitsDown = %s, want %s", tc.name, got, tc.want)
+		got, fiat, ok := tc.convert(t, "FiatToTokenUnitsDown", FiatToTokenUnitsDown)
+		if !ok {
 			continue
 		}
-		if tc.worth(got).Cmp(fiat.Rat()) > 0 {
+		if tc.worth(got).Cmp(fiat) > 0 {
 			t.Errorf("%s: %s units are worth more than %s", tc.name, got, tc.fiat)
 		}
-		if more := new(big.Int).Add(got, big.NewInt(1)); tc.worth(more).Cmp(fiat.Rat()) <= 0 {
+		if more := new(big.Int).Add(got, big.NewInt(1)); tc.worth(more).Cmp(fiat) <= 0 {
 			t.Errorf("%s: %s units still within %s", tc.name, more, tc.fiat)
 		}
 	}
