@@ -49,8 +49,7 @@ func TestNativeDepositWith21000Gas(t *testing.T) {
 func TestNativeDepositInSetCodeTx(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("user-7702")
-	u := e.newUser()
+	addr, u := e.payer("user-7702")
 	authority, _ := crypto.GenerateKey()
 	usdt := e.usdt.Address // any code will do as a delegate
 	chainID := big.NewInt(e.dev.ChainID())

@@ -235,6 +235,13 @@ func (e *env) address(userID string) common.Address {
 	return addr
 }
 
+// payer is the deposit address of the operator's user userID and a new funded account to pay
+// it from.
+func (e *env) payer(userID string) (common.Address, user) {
+	e.t.Helper()
+	return e.address(userID), e.newUser()
+}
+
 // send signs and sends a transaction from u with an explicit nonce and tip.
 func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data []byte, tipGwei int64) *types.Transaction {
 	e.t.Helper()
@@ -365,8 +372,7 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 func TestGasTopUpIsNeverADeposit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("u")
-	u := e.newUser()
+	addr, u := e.payer("u")
 	e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 	var n int
@@ -440,8 +446,7 @@ func (e *env) findDeposit(tx common.Hash) int64 {
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("u")
-	u := e.newUser()
+	addr, u := e.payer("u")
 	reason := func(err error) string {
 		fe := fault.As(err)
 		r, _ := fe.Details["reason"].(string)

@@ -315,8 +315,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("dora")
-	dora := e.newUser()
+	addr, dora := e.payer("dora")
 	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
 	if err != nil {
 		t.Fatal(err)
