@@ -86,8 +86,7 @@ func TestFollow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
-	dep := f.open(t, session.Deposit, "")
-	wd := f.open(t, session.Withdraw, "")
+	dep, wd := f.openBoth(t)
 	if _, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil {
 		t.Fatal(err)
 	}

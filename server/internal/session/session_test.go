@@ -54,6 +54,12 @@ func (f fixture) open(t *testing.T, kind domain.SessionKind, ref string) session
 	return o
 }
 
+// openBoth opens a deposit and a withdraw session of the fixture's operator.
+func (f fixture) openBoth(t *testing.T) (dep, wd session.Opened) {
+	t.Helper()
+	return f.open(t, session.Deposit, ""), f.open(t, session.Withdraw, "")
+}
+
 func input(ref string) session.Input {
 	return session.Input{ExternalUserID: "user-1", Lang: "en", FiatCurrency: "usd", UserBalance: "10.00", Amount: "25.00", OperatorReference: ref}
 }
@@ -249,8 +255,7 @@ func TestForWidget(t *testing.T) {
 	// Open sessions live for the default TTL, so no step below races their expiry on a busy
 	// machine; expiry is checked on a session of its own with a short TTL.
 	f := setup(t, 0)
-	dep := f.open(t, session.Deposit, "")
-	wd := f.open(t, session.Withdraw, "")
+	dep, wd := f.openBoth(t)
 	if _, err := f.sessions.ForWidget(ctx, dep.Session.ID, session.Deposit); err != nil {
 		t.Fatal(err)
 	}
