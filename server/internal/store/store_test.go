@@ -35,6 +35,13 @@ func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operat
 	return context.Background(), q, newOperator(t, q, domain.OperatorSettings{})
 }
 
+// twoOperators creates two operators, for the tests that check one does not reach the other's
+// rows.
+func twoOperators(t *testing.T, q *store.Queries) (a, b domain.Operator) {
+	t.Helper()
+	return newOperator(t, q, domain.OperatorSettings{}), newOperator(t, q, domain.OperatorSettings{})
+}
+
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
@@ -112,8 +119,9 @@ func TestOperatorKeys(t *testing.T) {
 
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	t.Parallel()
-	ctx, q, a := setupOperator(t)
-	b := newOperator(t, q, domain.OperatorSettings{})
+	ctx := context.Background()
+	_, q := setup(t)
+	a, b := twoOperators(t, q)
 	n := domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
 		OperatorReference: "order-1"}
@@ -144,8 +152,7 @@ func TestClaimReference(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
-	a := newOperator(t, q, domain.OperatorSettings{})
-	b := newOperator(t, q, domain.OperatorSettings{})
+	a, b := twoOperators(t, q)
 	open := func(op string) domain.Session {
 		t.Helper()
 		var s domain.Session
@@ -321,8 +328,7 @@ func TestReferencesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
-	a := newOperator(t, q, domain.OperatorSettings{})
-	b := newOperator(t, q, domain.OperatorSettings{})
+	a, b := twoOperators(t, q)
 	// The sessions schema before 0008.
 	if _, err := pool.Exec(ctx, `DROP TABLE operator_references; DROP INDEX sessions_reference_idx;
 		ALTER TABLE sessions DROP COLUMN submitting_until;
