@@ -32,6 +32,7 @@ import (
 // sweepFixture is a fixture whose sender (the gas tank) commands a Sweeper paying bankroll.
 type sweepFixture struct {
 	fixture
+
 	sweeper, bankroll, usdt common.Address
 }
 
