@@ -84,6 +84,7 @@ type ChainTx struct {
 	MinedAt           *time.Time
 	PaysOwnGas        bool
 	RequestedAction   *domain.TxAction
+	Authorizations    []byte
 }
 
 type ChainTxAction struct {
