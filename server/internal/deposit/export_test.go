@@ -45,5 +45,6 @@ func LoadWatch(ctx context.Context, s *Service) (from, rejected string, err erro
 	if from, err = s.watched.refresh(ctx, q); err != nil {
 		return "", "", err
 	}
-	return from, s.watched.rejectedReason(), s.watched.saveIfDue(ctx, q)
+	_, err = s.watched.saveIfDue(ctx, q)
+	return from, s.watched.rejectedReason(), err
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -256,17 +259,23 @@ func (w *watchSet) rebuild(ctx context.Context, q *store.Queries) error {
 // restore starts the set from the saved filter, if there is one it can trust; refresh then
 // reads what was assigned after it was saved. It reports whether it did.
 func (w *watchSet) restore(ctx context.Context, q *store.Queries) (bool, error) {
-	saved, err := q.WatchFilter(ctx)
+	var saved store.WatchFilterHeader
+	var filter *bloom.BloomFilter
+	var why string
+	err := q.ReadWatchFilter(ctx, func(h store.WatchFilterHeader, r io.Reader) error {
+		var err error
+		saved = h
+		filter, why, err = w.decode(h, r)
+		return err
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	filter, why := w.decode(saved)
 	if why == "" {
-		why, err = w.sample(ctx, q, saved, filter)
-		if err != nil {
+		if why, err = w.sample(ctx, q, saved, filter); err != nil {
 			return false, err
 		}
 	}
@@ -291,28 +300,40 @@ func (w *watchSet) restore(ctx context.Context, q *store.Queries) (bool, error) 
 	return true, nil
 }
 
-// decode checks a saved filter's format, checksum and size and decodes it; a non-empty reason
-// says why it cannot be used.
-func (w *watchSet) decode(saved store.WatchFilter) (*bloom.BloomFilter, string) {
+// decode checks a saved filter's format and size, reads it from r and checks its checksum; a
+// non-empty reason says why it cannot be used. The sizes are checked before anything is
+// allocated: the filter's own header says how much to allocate.
+func (w *watchSet) decode(saved store.WatchFilterHeader, r io.Reader) (*bloom.BloomFilter, string, error) {
 	if saved.Format != w.format() {
-		return nil, fmt.Sprintf("saved in another format (%q)", saved.Format)
+		return nil, fmt.Sprintf("saved in another format (%q)", saved.Format), nil
 	}
-	if sum := sha256.Sum256(saved.Filter); !bytes.Equal(sum[:], saved.Checksum) {
-		return nil, "its checksum does not match"
+	bits := uint64(max(uint(saved.Capacity)*w.bitsPer, 1))                                       //nolint:gosec // checked > 0 by the table
+	const headerSize = 3 * 8                                                                     // bits, hashes, the bit set's length
+	if saved.AddressCount > saved.Capacity || saved.Size != int64(headerSize+8*((bits+63)/64)) { //nolint:gosec // a filter's size
+		return nil, fmt.Sprintf("its size does not match (%d bytes for %d addresses)", saved.Size, saved.Capacity), nil
+	}
+	sum := sha256.New()
+	r = io.TeeReader(r, sum)
+	header := make([]byte, headerSize)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, "", err
+	}
+	if m, k, n := binary.BigEndian.Uint64(header), binary.BigEndian.Uint64(header[8:]), binary.BigEndian.Uint64(header[16:]); m != bits || k != watchHashes || n != bits {
+		return nil, fmt.Sprintf("its size does not match (%d bits, %d hashes for %d addresses)", m, k, saved.Capacity), nil
 	}
 	filter := &bloom.BloomFilter{}
-	if err := filter.UnmarshalBinary(saved.Filter); err != nil {
-		return nil, "it does not decode: " + err.Error()
+	if _, err := filter.ReadFrom(io.MultiReader(bytes.NewReader(header), r)); err != nil {
+		return nil, "", err
 	}
-	if want := max(uint(saved.Capacity)*w.bitsPer, 1); filter.Cap() != want || filter.K() != watchHashes || saved.AddressCount > saved.Capacity { //nolint:gosec // checked > 0 by the table
-		return nil, fmt.Sprintf("its size does not match (%d bits, %d hashes for %d addresses)", filter.Cap(), filter.K(), saved.Capacity)
+	if !bytes.Equal(sum.Sum(nil), saved.Checksum) {
+		return nil, "its checksum does not match", nil
 	}
-	return filter, ""
+	return filter, "", nil
 }
 
 // sample reads the addresses of watchSampleSize random indexes the saved filter says it holds
 // and checks each tests positive: a filter that misses one would miss deposits.
-func (w *watchSet) sample(ctx context.Context, q *store.Queries, saved store.WatchFilter, filter *bloom.BloomFilter) (string, error) {
+func (w *watchSet) sample(ctx context.Context, q *store.Queries, saved store.WatchFilterHeader, filter *bloom.BloomFilter) (string, error) {
 	if saved.LastIndex < 0 {
 		return "", nil
 	}
@@ -340,9 +361,9 @@ func (w *watchSet) sample(ctx context.Context, q *store.Queries, saved store.Wat
 // saveIfDue saves the filter for the next worker's start when it was (re)built since the last
 // save or has read enough since (watchSaveAfter, watchSaveEvery). A save another worker is
 // making, or a better filter already saved, is left alone.
-func (w *watchSet) saveIfDue(ctx context.Context, q *store.Queries) error {
+func (w *watchSet) saveIfDue(ctx context.Context, q *store.Queries) (saved bool, err error) {
 	if !w.saving.TryLock() {
-		return nil
+		return false, nil
 	}
 	defer w.saving.Unlock()
 	w.mu.RLock()
@@ -350,7 +371,7 @@ func (w *watchSet) saveIfDue(ctx context.Context, q *store.Queries) error {
 		(w.lastIndex > w.savedIndex && time.Since(w.savedAt) >= w.saveEvery))
 	if !due {
 		w.mu.RUnlock()
-		return nil
+		return false, nil
 	}
 	data, err := w.filter.MarshalBinary()
 	snapshot := store.WatchFilter{Format: w.format(), Capacity: int64(w.capacity), AddressCount: int64(w.count), //nolint:gosec // sizes of memory
@@ -361,18 +382,18 @@ func (w *watchSet) saveIfDue(ctx context.Context, q *store.Queries) error {
 	build := w.builds
 	w.mu.RUnlock()
 	if err != nil {
-		return err
+		return false, err
 	}
 	sum := sha256.Sum256(data)
 	snapshot.Filter, snapshot.Checksum = data, sum[:]
 	if _, err := q.SaveWatchFilter(ctx, snapshot); err != nil {
-		return err
+		return false, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.savedIndex, w.savedAt = snapshot.LastIndex, time.Now()
 	w.unsaved = w.unsaved && w.builds != build // rebuilt again meanwhile
-	return nil
+	return true, nil
 }
 
 // streamInto adds every watched address to filter and returns how many there were, the highest
@@ -481,8 +502,15 @@ func (s *Service) logLoaded(ctx context.Context, from string, took time.Duration
 }
 
 func (s *Service) saveWatched(ctx context.Context, q *store.Queries) {
-	if err := s.watched.saveIfDue(ctx, q); err != nil && ctx.Err() == nil {
+	saved, err := s.watched.saveIfDue(ctx, q)
+	if err != nil && ctx.Err() == nil {
 		s.log.WarnContext(ctx, "save the watched set's filter (the next save tries again)", "error", err)
+	}
+	if saved {
+		// A save copies the filter twice (encoded, then into pgx's buffer: 45 MB at ten million)
+		// in a process that otherwise holds little; give it back now rather than after minutes
+		// of the runtime's background scavenging.
+		debug.FreeOSMemory()
 	}
 }
 

@@ -15,3 +15,13 @@ WHERE watch_filter.format <> EXCLUDED.format OR watch_filter.last_index < EXCLUD
 -- name: DeleteWatchFilter :exec
 -- Removes a saved filter that failed its checks (by its checksum: not one saved since).
 DELETE FROM watch_filter WHERE checksum = @checksum;
+
+-- name: GetWatchFilterHeader :one
+-- The saved filter without its bytes (read in chunks: WatchFilterChunk).
+SELECT format, capacity, address_count, last_index, gaps, checksum, saved_at,
+	octet_length(filter)::bigint AS size FROM watch_filter;
+
+-- name: WatchFilterChunk :one
+-- A piece of the saved filter's bytes (from is 1-based). The column is stored uncompressed,
+-- so PostgreSQL reads only the pieces of it asked for.
+SELECT substring(filter FROM @from_byte::int FOR @length::int)::bytea AS chunk FROM watch_filter;

@@ -51,6 +51,39 @@ func (q *Queries) GetWatchFilter(ctx context.Context, db DBTX) (GetWatchFilterRo
 	return i, err
 }
 
+const getWatchFilterHeader = `-- name: GetWatchFilterHeader :one
+SELECT format, capacity, address_count, last_index, gaps, checksum, saved_at,
+	octet_length(filter)::bigint AS size FROM watch_filter
+`
+
+type GetWatchFilterHeaderRow struct {
+	Format       string
+	Capacity     int64
+	AddressCount int64
+	LastIndex    int64
+	Gaps         []int64
+	Checksum     []byte
+	SavedAt      time.Time
+	Size         int64
+}
+
+// The saved filter without its bytes (read in chunks: WatchFilterChunk).
+func (q *Queries) GetWatchFilterHeader(ctx context.Context, db DBTX) (GetWatchFilterHeaderRow, error) {
+	row := db.QueryRow(ctx, getWatchFilterHeader)
+	var i GetWatchFilterHeaderRow
+	err := row.Scan(
+		&i.Format,
+		&i.Capacity,
+		&i.AddressCount,
+		&i.LastIndex,
+		&i.Gaps,
+		&i.Checksum,
+		&i.SavedAt,
+		&i.Size,
+	)
+	return i, err
+}
+
 const saveWatchFilter = `-- name: SaveWatchFilter :execrows
 INSERT INTO watch_filter (format, capacity, address_count, last_index, gaps, filter, checksum)
 VALUES ($1, $2, $3, $4, $5::bigint[], $6, $7)
@@ -87,4 +120,22 @@ func (q *Queries) SaveWatchFilter(ctx context.Context, db DBTX, arg SaveWatchFil
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const watchFilterChunk = `-- name: WatchFilterChunk :one
+SELECT substring(filter FROM $1::int FOR $2::int)::bytea AS chunk FROM watch_filter
+`
+
+type WatchFilterChunkParams struct {
+	FromByte int32
+	Length   int32
+}
+
+// A piece of the saved filter's bytes (from is 1-based). The column is stored uncompressed,
+// so PostgreSQL reads only the pieces of it asked for.
+func (q *Queries) WatchFilterChunk(ctx context.Context, db DBTX, arg WatchFilterChunkParams) ([]byte, error) {
+	row := db.QueryRow(ctx, watchFilterChunk, arg.FromByte, arg.Length)
+	var chunk []byte
+	err := row.Scan(&chunk)
+	return chunk, err
 }
