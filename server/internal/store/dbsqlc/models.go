@@ -340,6 +340,18 @@ type WalletThreshold struct {
 	SetAt    time.Time
 }
 
+type WatchFilter struct {
+	Singleton    bool
+	Format       string
+	Capacity     int64
+	AddressCount int64
+	LastIndex    int64
+	Gaps         []int64
+	Filter       []byte
+	Checksum     []byte
+	SavedAt      time.Time
+}
+
 type WebhookAttempt struct {
 	EventID     string
 	Attempt     int32
