@@ -108,24 +108,23 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses().domains(req.GetStatuses()),
-		Limit: int(req.GetPageSize())}
-	if req.GetOperatorId() != "" {
-		f.OperatorIDs = []string{req.GetOperatorId()}
-	}
-	if req.CreatedAfter != nil {
-		t := req.GetCreatedAfter().AsTime()
-		f.CreatedAfter = &t
-	}
-	if req.CreatedBefore != nil {
-		t := req.GetCreatedBefore().AsTime()
-		f.CreatedBefore = &t
-	}
+	f := domain.WithdrawalFilter{OperatorIDs: oneOperator(req.GetOperatorId()), ExternalUserID: req.GetExternalUserId(),
+		Statuses: withdrawalStatuses().domains(req.GetStatuses()), CreatedAfter: optionalTime(req.GetCreatedAfter()),
+		CreatedBefore: optionalTime(req.GetCreatedBefore()), Limit: int(req.GetPageSize())}
 	list, next, err := s.Withdrawals.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
 	return &cofferv1.ListWithdrawalsResponse{Withdrawals: protos(list, withdrawalProto), NextPageToken: next}, nil
+}
+
+// oneOperator is a panel list's operator filter: the one operator the admin picked, or nil
+// (every operator of the admin's scope) when it picked none.
+func oneOperator(id string) []string {
+	if id == "" {
+		return nil
+	}
+	return []string{id}
 }
 
 // GetAdminWithdrawal returns a withdrawal with its audit trail.
@@ -198,10 +197,8 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses().domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
-	if req.GetOperatorId() != "" {
-		f.OperatorIDs = []string{req.GetOperatorId()}
-	}
+	f := domain.DepositFilter{OperatorIDs: oneOperator(req.GetOperatorId()), ExternalUserID: req.GetExternalUserId(),
+		Statuses: depositStatuses().domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
 	deps, next, err := s.Deposits.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
