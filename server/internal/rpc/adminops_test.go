@@ -12,7 +12,7 @@ import (
 
 // TestPayoutActionsAreTheServiceTeams: an operator-bound admin is refused every payout action
 // (PERMISSION_DENIED) and changes nothing; a service-team admin's pause is audited as
-// admin:<id>.
+// admin:<id>, the ops API's resume of it as service-team:ops-api.
 func TestPayoutActionsAreTheServiceTeams(t *testing.T) {
 	b := setup(t)
 	env, client, ctx := b.env, b.admin, context.Background()
@@ -42,6 +42,11 @@ func TestPayoutActionsAreTheServiceTeams(t *testing.T) {
 	res, err := client.PausePayouts(bearer(ctx, teamToken), &cofferv1.AdminServicePausePayoutsRequest{Target: target})
 	if err != nil || res.Pause.PausedBy != "admin:"+team.ID || res.Pause.Reason != "mine" {
 		t.Fatalf("service-team pause: %v %v", res, err)
+	}
+	// The panel copy runs the ops handler: through the ops API the actor is the ops API again.
+	resumed, err := b.ops.ResumePayouts(bearer(ctx, env.OpsToken), &cofferv1.ResumePayoutsRequest{Target: target})
+	if err != nil || resumed.Pause.ResumedBy != "service-team:ops-api" || resumed.Pause.PausedBy != "admin:"+team.ID {
+		t.Fatalf("ops resume of the panel's pause: %v %v", resumed, err)
 	}
 }
 
