@@ -90,6 +90,14 @@ func TestChains() []chain.Network {
 	}}
 }
 
+// StartAPI runs Coffer in the API role, for tests of the transports: they need no workers,
+// and a test of the "all" role that ends before River has started fails in cleanup (app.Run
+// returns "start River: ... context canceled").
+func StartAPI(t testing.TB) *Env {
+	t.Helper()
+	return Start(t, Options{Role: config.RoleAPI})
+}
+
 // Start runs Coffer until the test ends.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -27,7 +26,7 @@ type testBundle struct {
 // setup starts the API role on a throwaway database.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	env := apptest.Start(t, apptest.Options{Role: config.RoleAPI})
+	env := apptest.StartAPI(t)
 	return &testBundle{
 		env:      env,
 		admin:    cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL),
