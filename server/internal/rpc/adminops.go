@@ -44,8 +44,12 @@ func panelCopy[Req, Res any](ctx context.Context, ops func(context.Context, *Req
 	return ops(context.WithValue(ctx, panelActorKey{}, actor), req)
 }
 
-// ops serves the payout calls the panel copies; they use Withdrawals only.
-func (s *AdminServer) ops() *OpsServer { return &OpsServer{Withdrawals: s.Withdrawals} }
+// ops serves the OpsService calls the panel has copies of (the payout actions, dead letters,
+// reorged deposits, replays); they use Deposits, Webhooks and Withdrawals only. Those that are
+// not the service team's alone take the admin's scope from auth.Scope.
+func (s *AdminServer) ops() *OpsServer {
+	return &OpsServer{Deposits: s.Deposits, Webhooks: s.Webhooks, Withdrawals: s.Withdrawals}
+}
 
 // ListPayoutPauses lists pauses for the panel.
 func (s *AdminServer) ListPayoutPauses(ctx context.Context, req *cofferv1.AdminServiceListPayoutPausesRequest) (*cofferv1.AdminServiceListPayoutPausesResponse, error) {
