@@ -608,7 +608,7 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 	}
 	for _, ref := range []string{"order-d", ""} {
 		res := mustREST(t, env, "POST", "/session/deposit", keyA, sessionJSONBody(t, ref, "erin", "10", "USD"))
-		sid := sidFromURL(t, res.data["url"].(string))
+		sid := apptest.SID(t, res.data["url"].(string))
 		mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", keyA, "")
 		want := ref
 		if want == "" {
@@ -618,15 +618,6 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 			t.Errorf("test DEPOSIT operatorReference %q, want %q", got.Get("operatorReference"), want)
 		}
 	}
-}
-
-func sidFromURL(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil || u.Query().Get("sid") == "" {
-		t.Fatalf("session url %q", raw)
-	}
-	return u.Query().Get("sid")
 }
 
 func sessionRefOf(t *testing.T, env *apptest.Env, sid string) string {
@@ -656,7 +647,7 @@ func TestDepositorAddressAndEmail(t *testing.T) {
 	}
 	// A deposit session hands out the address.
 	res := mustREST(t, env, "POST", "/session/deposit", key, sessionJSONBody(t, "", "frank", "10", "USD"))
-	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: sidFromURL(t, res.data["url"].(string)),
+	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: apptest.SID(t, res.data["url"].(string)),
 		Currency: "USDT", ChainId: 1337})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -87,6 +88,14 @@ func TestChains() []chain.Network {
 			{Symbol: "USDC", ContractAddress: common.HexToAddress("0x00000000000000000000000000000000000000a2"), Decimals: 6},
 		},
 	}}
+}
+
+// StartAPI runs Coffer in the API role, for tests of the transports: they need no workers,
+// and a test of the "all" role that ends before River has started fails in cleanup (app.Run
+// returns "start River: ... context canceled").
+func StartAPI(t testing.TB) *Env {
+	t.Helper()
+	return Start(t, Options{Role: config.RoleAPI})
 }
 
 // Start runs Coffer until the test ends.
@@ -261,6 +270,16 @@ func (e *Env) InsertWithdrawal(t testing.TB, w domain.Withdrawal) domain.Withdra
 		got.PayoutQueuedAt = w.PayoutQueuedAt
 	}
 	return got
+}
+
+// SID is the session id a widget URL carries (its sid parameter).
+func SID(t testing.TB, widgetURL string) string {
+	t.Helper()
+	u, err := url.Parse(widgetURL)
+	if err != nil || u.Query().Get("sid") == "" {
+		t.Fatalf("no sid in the widget URL %q", widgetURL)
+	}
+	return u.Query().Get("sid")
 }
 
 // ExpireSession moves a session's expiry into the past.

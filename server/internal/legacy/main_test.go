@@ -5,25 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
-
-// startAPI runs Coffer in the API role: the REST layer needs no workers, and a test of the
-// "all" role that ends before River has started fails in cleanup (app.Run returns
-// "start River: ... context canceled"; see the test report).
-func startAPI(t *testing.T) *apptest.Env {
-	t.Helper()
-	return apptest.Start(t, apptest.Options{Role: config.RoleAPI})
-}
 
 // noContentType, as a request's contentType, sends a body without a Content-Type header.
 const noContentType = "-"
@@ -148,13 +138,5 @@ func openSession(t testing.TB, env *apptest.Env, key, kind string, extra map[str
 	if err := json.Unmarshal(res.body, &out); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(out.Data.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid = u.Query().Get("sid")
-	if sid == "" {
-		t.Fatalf("no sid in %q", out.Data.URL)
-	}
-	return sid, out.Data.URL, out.Data.SessionRef
+	return apptest.SID(t, out.Data.URL), out.Data.URL, out.Data.SessionRef
 }
