@@ -230,13 +230,6 @@ func runChainsList(args []string, out io.Writer) error {
 	return tw.Flush()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func runChainsValidate(ctx context.Context, args []string, out io.Writer) error {
 	fs := newFlags("chains validate")
 	file := fs.String("file", os.Getenv("COFFER_CHAINS_FILE"), "chains file (default $COFFER_CHAINS_FILE)")
