@@ -3,16 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // A bad variable stops a command with a message naming it and exit status 1, as `coffer
 // serve` does: the CLI never runs on a default it was told not to use.
 func TestCLIReportsConfigErrors(t *testing.T) {
-	t.Setenv("DATABASE_URL", testdb.URL(t))
-	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	cliDatabase(t)
 	for _, c := range []struct {
 		name, value string
 		args        []string
