@@ -57,9 +57,8 @@ func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) 
 	operatorID := fs.String("operator", "", "the operator id (--scope operator)")
 	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.PausePayouts or ResumePayouts response)")
-	var s domain.PauseScope
 	env, err := fs.open(ctx, args, needServices, func() error {
-		s = domain.PauseScope(*scope)
+		s := domain.PauseScope(*scope)
 		switch {
 		case s != domain.PauseGlobal && s != domain.PauseChain && s != domain.PauseOperator:
 			return fmt.Errorf("%w: --scope must be global, chain or operator", errUsage)
@@ -72,7 +71,7 @@ func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) 
 		return err
 	}
 	defer env.close()
-	p := withdrawal.Pause{Scope: s, ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
+	p := withdrawal.Pause{Scope: domain.PauseScope(*scope), ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
 	var got domain.PayoutPause
 	if sub == "pause" {
 		got, err = env.services.Withdrawals.PausePayouts(ctx, p)
