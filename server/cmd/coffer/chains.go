@@ -213,7 +213,8 @@ func runChainsList(args []string, out io.Writer) error {
 			if !p.Finalized {
 				wait = fmt.Sprintf("%d confirmations", p.Confirmations)
 			}
-			var tokens, feeds []string
+			tokens := make([]string, 0, len(p.Tokens))
+			var feeds []string
 			for _, t := range p.Tokens {
 				tokens = append(tokens, fmt.Sprintf("%s(%d)", t.Symbol, t.Decimals))
 			}
