@@ -109,6 +109,9 @@ func startWorker(b *testing.B, bin string, env *apptest.Env) workerFigures {
 		}
 		return false
 	})
+	if line.From == "database" { // the first worker on a database saves the filter it built
+		p.WaitFor(b, "the filter saved", func() bool { return strings.Contains(p.Stderr.String(), `"msg":"watched set's filter saved"`) })
+	}
 	time.Sleep(5 * time.Second) // settled: River's leader election and periodic jobs have started
 	pid := p.Cmd.Process.Pid
 	return workerFigures{addresses: line.Addresses, ready: line.Time.Sub(start), took: line.Took, from: line.From,

@@ -502,11 +502,14 @@ func (s *Service) logLoaded(ctx context.Context, from string, took time.Duration
 }
 
 func (s *Service) saveWatched(ctx context.Context, q *store.Queries) {
+	t0 := time.Now()
 	saved, err := s.watched.saveIfDue(ctx, q)
 	if err != nil && ctx.Err() == nil {
 		s.log.WarnContext(ctx, "save the watched set's filter (the next save tries again)", "error", err)
 	}
 	if saved {
+		count, capacity := s.watched.stats()
+		s.log.InfoContext(ctx, "watched set's filter saved", "addresses", count, "capacity", capacity, "took", time.Since(t0).Round(time.Millisecond))
 		// A save copies the filter twice (encoded, then into pgx's buffer: 45 MB at ten million)
 		// in a process that otherwise holds little; give it back now rather than after minutes
 		// of the runtime's background scavenging.
