@@ -1,45 +1,26 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestHandlerPanicIsInternal: a handler that panics answers INTERNAL "internal error" (not a
 // dropped connection), its panic and stack are logged, and the request is counted as internal.
 // Without handlerOptions' recovery the client sees the connection reset by net/http.
 func TestHandlerPanicIsInternal(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
+	var logs proctest.Buffer
 	m := metrics.New()
 	opts := handlerOptions(m, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	const unary, stream = "/coffer.test.Panic/Unary", "/coffer.test.Panic/Stream"
