@@ -18,6 +18,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // headWatcher records when each block number was first seen on the chain.
@@ -63,7 +64,7 @@ func BenchmarkDepositLatency(b *testing.B) {
 	dev, env := startDevCoffer(b, blockTime, 100*time.Millisecond, confirmations)
 	heads := watchHeads(ctx, dev)
 	_, gasTank := env.Services.Keys.GasTank()
-	fund(b, dev, gasTank, false)
+	testfactory.Fund(ctx, b, dev, gasTank, 1000, 0)
 	receiver := newAcks(b, "", "transactionHash", `{"error":0}`)
 	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL})
 

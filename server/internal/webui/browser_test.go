@@ -43,11 +43,7 @@ func TestBrowser(t *testing.T) {
 	ctx := t.Context()
 
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
-	network := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: 3,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
-	for _, tok := range dev.Tokens() {
-		network.Tokens = append(network.Tokens, chain.Token{Symbol: tok.Symbol, ContractAddress: tok.Address, Decimals: int32(tok.Decimals)})
-	}
+	network := testfactory.DevNetwork(dev, 3)
 	// As `coffer dev`, with the chain's faucet as the dev wallet (devwallet.test.mjs): it holds
 	// USDT to pay with.
 	testfactory.Fund(ctx, t, dev, dev.FaucetAddress(), 0, 1_000_000_000_000)
