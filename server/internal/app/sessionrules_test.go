@@ -191,8 +191,7 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 		open: func(t *testing.T, key, ref string) string {
 			t.Helper()
 			c := mustREST(t, env, "POST", "/session/withdraw", key, sessionBody(ref))
-			u, _ := url.Parse(c.data["url"].(string))
-			return u.Query().Get("sid")
+			return apptest.SID(t, c.data["url"].(string))
 		},
 		submit: func(sid string) (string, string, map[string]string, string, error) {
 			c, err := callREST(context.Background(), env, "POST", "/withdraw/direct-transfer", "",
@@ -459,8 +458,7 @@ func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its s
 			}
 
 			// Expired: a new session (other parameters allowed), which the reference now names.
-			u, _ := url.Parse(u1)
-			env.ExpireSession(t, u.Query().Get("sid"))
+			env.ExpireSession(t, apptest.SID(t, u1))
 			u3, r3, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "bob", "40.00", "EUR"))
 			if err != nil || code != "" || u3 == u1 || r3 == r1 {
 				t.Fatalf("after expiry: %s %s %s %v", u3, r3, code, err)
@@ -608,7 +606,7 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 	}
 	for _, ref := range []string{"order-d", ""} {
 		res := mustREST(t, env, "POST", "/session/deposit", keyA, sessionJSONBody(t, ref, "erin", "10", "USD"))
-		sid := sidFromURL(t, res.data["url"].(string))
+		sid := apptest.SID(t, res.data["url"].(string))
 		mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", keyA, "")
 		want := ref
 		if want == "" {
@@ -618,15 +616,6 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 			t.Errorf("test DEPOSIT operatorReference %q, want %q", got.Get("operatorReference"), want)
 		}
 	}
-}
-
-func sidFromURL(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil || u.Query().Get("sid") == "" {
-		t.Fatalf("session url %q", raw)
-	}
-	return u.Query().Get("sid")
 }
 
 func sessionRefOf(t *testing.T, env *apptest.Env, sid string) string {
@@ -656,7 +645,7 @@ func TestDepositorAddressAndEmail(t *testing.T) {
 	}
 	// A deposit session hands out the address.
 	res := mustREST(t, env, "POST", "/session/deposit", key, sessionJSONBody(t, "", "frank", "10", "USD"))
-	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: sidFromURL(t, res.data["url"].(string)),
+	addr, err := widget.GetDepositAddress(t.Context(), &cofferv1.GetDepositAddressRequest{Sid: apptest.SID(t, res.data["url"].(string)),
 		Currency: "USDT", ChainId: 1337})
 	if err != nil {
 		t.Fatal(err)

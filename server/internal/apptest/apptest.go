@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -261,6 +262,16 @@ func (e *Env) InsertWithdrawal(t testing.TB, w domain.Withdrawal) domain.Withdra
 		got.PayoutQueuedAt = w.PayoutQueuedAt
 	}
 	return got
+}
+
+// SID reads the sid of a session's widget URL; the test fails when it has none.
+func SID(t testing.TB, widgetURL string) string {
+	t.Helper()
+	u, err := url.Parse(widgetURL)
+	if err != nil || u.Query().Get("sid") == "" {
+		t.Fatalf("no sid in session URL %q", widgetURL)
+	}
+	return u.Query().Get("sid")
 }
 
 // ExpireSession moves a session's expiry into the past.

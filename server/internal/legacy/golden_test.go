@@ -7,7 +7,6 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -545,7 +544,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s: another operator's reference must open its own session: %d %s", kind, other.status, other.body)
 			}
 			// Once the session expired, the reference opens a new one and names it from then on.
-			env.ExpireSession(t, sidOf(t, a.URL))
+			env.ExpireSession(t, apptest.SID(t, a.URL))
 			renewed := send(t, env, request{method: "POST", path: "/session/" + kind, bearer: key, body: body})
 			c := sessionOf(t, renewed)
 			if renewed.status != http.StatusOK || c.SessionRef == a.SessionRef || c.URL == a.URL {
@@ -576,16 +575,6 @@ func sessionOf(t *testing.T, res response) sessionJSON {
 		t.Fatalf("%v: %s", err, res.body)
 	}
 	return out.Data
-}
-
-// sidOf is the sid of a widget URL.
-func sidOf(t *testing.T, widgetURL string) string {
-	t.Helper()
-	u, err := url.Parse(widgetURL)
-	if err != nil || u.Query().Get("sid") == "" {
-		t.Fatalf("widget URL %q", widgetURL)
-	}
-	return u.Query().Get("sid")
 }
 
 // checkEnvelopeShape checks what every golden response shares, beyond the golden file: the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -148,13 +147,5 @@ func openSession(t testing.TB, env *apptest.Env, key, kind string, extra map[str
 	if err := json.Unmarshal(res.body, &out); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(out.Data.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid = u.Query().Get("sid")
-	if sid == "" {
-		t.Fatalf("no sid in %q", out.Data.URL)
-	}
-	return sid, out.Data.URL, out.Data.SessionRef
+	return apptest.SID(t, out.Data.URL), out.Data.URL, out.Data.SessionRef
 }
