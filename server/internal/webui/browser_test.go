@@ -24,6 +24,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -160,26 +161,17 @@ func panelWithdrawals(t *testing.T, env *apptest.Env, op domain.Operator, networ
 // browserTools finds chromium, node and the widget project with its packages installed.
 func browserTools(t *testing.T) (chromium, node, widgetDir string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "" {
-			t.Skipf("browser tests skipped: %s (`make test` installs what they need; CI always runs them)", what)
-		}
-		t.Fatalf("browser tests cannot run in CI: %s", what)
-	}
 	chromium = os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(chromium); err != nil {
-		missing("no chromium at " + chromium + " (apt-get install chromium, or set CHROMIUM)")
+		proctest.Missing(t, "no chromium at "+chromium+" (apt-get install chromium, or set CHROMIUM)")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
+	node = proctest.Need(t, "node", "install Node.js")
 	widgetDir, _ = filepath.Abs(filepath.Join("..", "..", "..", "widget"))
 	if _, err := os.Stat(filepath.Join(widgetDir, "node_modules", "playwright-core")); err != nil {
-		missing("widget/node_modules is not installed (cd widget && npm ci)")
+		proctest.Missing(t, "widget/node_modules is not installed (cd widget && npm ci)")
 	}
 	return chromium, node, widgetDir
 }
