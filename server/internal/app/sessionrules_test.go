@@ -275,9 +275,14 @@ type sessionTransport struct {
 	open func(kind, body string) (url, ref, code, field, message string, err error)
 }
 
-func sessionTransports(env *apptest.Env, key string) []sessionTransport {
+// startSessionTransports starts a Coffer with one operator and returns the ways to open its
+// sessions.
+func startSessionTransports(t *testing.T) (*apptest.Env, domain.Operator, []sessionTransport) {
+	t.Helper()
+	env := apptest.Start(t, apptest.Options{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
 	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
-	return []sessionTransport{{
+	return env, op, []sessionTransport{{
 		name: "REST",
 		open: func(kind, body string) (string, string, string, string, string, error) {
 			c, err := callREST(context.Background(), env, "POST", "/session/"+kind, key, body)
@@ -347,9 +352,8 @@ func sessionJSONBody(t *testing.T, ref, user, amount, currency string) string {
 // reference opens a new session and names it; concurrent first uses open one session.
 func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
-	env := apptest.Start(t, apptest.Options{})
-	_, key := env.Operator(t, domain.OperatorSettings{})
-	for _, tr := range sessionTransports(env, key) {
+	env, _, transports := startSessionTransports(t)
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			ref := "order-" + tr.name
 			u1, r1, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "alice", "25.00", "USD"))
@@ -417,9 +421,8 @@ func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its s
 // writing nothing; supported ones, in any case, are accepted.
 func TestPricedCurrenciesOnly(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
-	env := apptest.Start(t, apptest.Options{})
-	op, key := env.Operator(t, domain.OperatorSettings{})
-	for _, tr := range sessionTransports(env, key) {
+	env, op, transports := startSessionTransports(t)
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			sessions := env.Count(t, "sessions")
 			for _, kind := range []string{"deposit", "withdraw"} {
