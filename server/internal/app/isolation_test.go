@@ -18,6 +18,7 @@ import (
 // tenant is an operator and its API key.
 type tenant struct {
 	domain.Operator
+
 	key string
 }
 
