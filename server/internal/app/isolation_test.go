@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
@@ -36,15 +35,8 @@ func startTenants(t *testing.T) (env *apptest.Env, a, b, sub tenant) {
 // restOutcome sends a REST request and returns its status and the envelope's data.
 func restOutcome(t *testing.T, env *apptest.Env, method, path, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	res := env.Do(t, method, path, bearer, body)
-	defer res.Body.Close()
-	var envelope struct {
-		Data map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return res.StatusCode, envelope.Data
+	c := mustREST(t, env, method, path, bearer, body)
+	return c.status, c.data
 }
 
 // wantConnectError checks a Connect call's code and ErrorInfo reason.
