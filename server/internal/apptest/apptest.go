@@ -90,6 +90,14 @@ func TestChains() []chain.Network {
 	}}
 }
 
+// StartAPI runs Coffer in the API role, for tests of the transports: they need no workers,
+// and a test of the "all" role that ends before River has started fails in cleanup (app.Run
+// returns "start River: ... context canceled").
+func StartAPI(t testing.TB) *Env {
+	t.Helper()
+	return Start(t, Options{Role: config.RoleAPI})
+}
+
 // Start runs Coffer until the test ends.
 func Start(t testing.TB, opts Options) *Env {
 	t.Helper()
@@ -264,12 +272,12 @@ func (e *Env) InsertWithdrawal(t testing.TB, w domain.Withdrawal) domain.Withdra
 	return got
 }
 
-// SID reads the sid of a session's widget URL; the test fails when it has none.
+// SID is the session id a widget URL carries (its sid parameter).
 func SID(t testing.TB, widgetURL string) string {
 	t.Helper()
 	u, err := url.Parse(widgetURL)
 	if err != nil || u.Query().Get("sid") == "" {
-		t.Fatalf("no sid in session URL %q", widgetURL)
+		t.Fatalf("no sid in the widget URL %q", widgetURL)
 	}
 	return u.Query().Get("sid")
 }

@@ -10,6 +10,11 @@
 //     attempt with the same nonce and higher fees, so at most one of them can be mined;
 //   - it is settled by the receipt of whichever attempt was mined.
 //
+// A request carrying EIP-7702 authorizations (a batch sweep delegating deposit addresses,
+// batchsweep.Build) is signed as a SetCodeTx and stored with its list; every replacement but a
+// cancel carries the same list at the same nonce. Any other request is the EIP-1559
+// transaction it always was.
+//
 // Its state table (transitions.go) is the one source of truth for every change of a
 // transaction's state.
 package chaintx
@@ -17,6 +22,7 @@ package chaintx
 import (
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,6 +34,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -85,12 +92,21 @@ func New(pool *pgxpool.Pool, chains map[int64]*chain.Client, keys Keys, log *slo
 
 // Request describes a transaction to send.
 type Request struct {
-	ChainID  int64
-	From     common.Address
-	To       common.Address
-	Value    *big.Int
-	Data     []byte
+	ChainID int64
+	From    common.Address
+	To      common.Address
+	Value   *big.Int
+	Data    []byte
+	// GasLimit 0 asks the node for an estimate (with the authorizations applied) and adds a
+	// margin; a replacement keeps the gas limit of the first attempt.
 	GasLimit uint64
+	// Authorizations are EIP-7702 authorizations (batchsweep.Build signs them) for the
+	// transaction to carry: it is signed as a SetCodeTx (type 4), and each replacement but a
+	// cancel carries the same list at the same nonce (an authorization stays valid until one
+	// for its address is applied). Each must be for this chain (never 0, valid on every
+	// chain), signed by an address other than From, one per address. Empty means none: a
+	// plain EIP-1559 transaction (a SetCodeTx with an empty list is invalid).
+	Authorizations []types.SetCodeAuthorization
 	// PaysOwnGas: the gas comes out of Value (a native sweep). Replacements with higher fees
 	// lower the value by the extra gas, so the transaction never costs its sender more than
 	// Value + GasLimit × the first fee cap.
@@ -128,8 +144,51 @@ func (e *Engine) step(name string) {
 // FeeCap is the fee cap per gas the transaction will be signed with.
 func (p Prepared) FeeCap() *big.Int { return p.feeCap }
 
-// Prepare fetches fees, the sender's on-chain nonce and its key.
+// ErrBadAuthorization: a request's EIP-7702 authorization cannot be sent (another chain's, its
+// signature unreadable, the sender's own, or a second one for an address). Nothing is stored.
+var ErrBadAuthorization = errors.New("chaintx: bad EIP-7702 authorization")
+
+// checkAuthorizations refuses authorizations the transaction must not carry, before anything
+// is stored: the node would drop them silently (another chain's, a bad signature, a second
+// for one address), leaving the transaction mined without the delegation it was sent for, or
+// they would delegate the sender itself.
+func checkAuthorizations(req Request) error {
+	seen := make(map[common.Address]bool, len(req.Authorizations))
+	for i, a := range req.Authorizations {
+		if a.ChainID.ToBig().Cmp(big.NewInt(req.ChainID)) != 0 {
+			return fmt.Errorf("%w: #%d is for chain %s, the transaction for chain %d", ErrBadAuthorization, i, a.ChainID.Dec(), req.ChainID)
+		}
+		authority, err := a.Authority()
+		if err != nil {
+			return fmt.Errorf("%w: #%d: %w", ErrBadAuthorization, i, err)
+		}
+		switch {
+		case authority == req.From:
+			return fmt.Errorf("%w: #%d is signed by the sender %s itself", ErrBadAuthorization, i, req.From.Hex())
+		case seen[authority]:
+			return fmt.Errorf("%w: #%d: a second authorization of %s", ErrBadAuthorization, i, authority.Hex())
+		}
+		seen[authority] = true
+	}
+	return nil
+}
+
+// CallMsg is the request as a call, for gas estimation: the node applies the authorizations
+// first, so the call sees the addresses delegated.
+func (r Request) CallMsg() ethereum.CallMsg {
+	to := r.To
+	return ethereum.CallMsg{From: r.From, To: &to, Value: r.Value, Data: r.Data, AuthorizationList: r.Authorizations}
+}
+
+// Prepare fetches fees, the sender's on-chain nonce and its key, and the gas estimate when the
+// request has no gas limit. Bad authorizations are refused first (ErrBadAuthorization).
 func (e *Engine) Prepare(ctx context.Context, req Request) (Prepared, error) {
+	if len(req.Authorizations) == 0 {
+		req.Authorizations = nil
+	}
+	if err := checkAuthorizations(req); err != nil {
+		return Prepared{}, err
+	}
 	c, err := e.client(req.ChainID)
 	if err != nil {
 		return Prepared{}, err
@@ -149,6 +208,14 @@ func (e *Engine) Prepare(ctx context.Context, req Request) (Prepared, error) {
 	if req.Value == nil {
 		req.Value = new(big.Int)
 	}
+	if req.GasLimit == 0 {
+		est, err := c.EstimateGas(ctx, req.CallMsg())
+		if err != nil {
+			return Prepared{}, fmt.Errorf("chaintx: estimate gas of %s %s: %w", req.Purpose, req.Ref, err)
+		}
+		// The state may change before it is mined (another deposit, a warm slot gone cold).
+		req.GasLimit = est + est*3/10
+	}
 	return Prepared{Request: req, key: key, tip: tip, feeCap: feeCap, chainNonce: n, chainChainID: big.NewInt(req.ChainID)}, nil
 }
 
@@ -160,6 +227,16 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t domain.
 	if existing, err := q.ChainTxByRef(ctx, p.Purpose, p.Ref); err == nil {
 		return existing, false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
+		return t, false, err
+	}
+	if len(p.Authorizations) == 0 {
+		p.Authorizations = nil
+	}
+	if err := checkAuthorizations(p.Request); err != nil {
+		return t, false, err
+	}
+	auths, err := marshalAuthorizations(p.Authorizations)
+	if err != nil {
 		return t, false, err
 	}
 	from := p.From.Hex()
@@ -182,7 +259,8 @@ func (e *Engine) Create(ctx context.Context, dbtx pgx.Tx, p Prepared) (t domain.
 		return t, false, err
 	}
 	t = domain.ChainTx{ChainID: p.ChainID, From: from, Nonce: nonce, To: p.To.Hex(), Value: p.Value, Data: p.Data,
-		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: domain.ChainTxPending}
+		GasLimit: p.GasLimit, PaysOwnGas: p.PaysOwnGas, Purpose: p.Purpose, Ref: p.Ref, State: domain.ChainTxPending,
+		Authorizations: auths}
 	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: p.Value, TipCap: p.tip, FeeCap: p.feeCap}
 	if t.ID, err = q.InsertChainTx(ctx, t, a); err != nil {
 		return t, false, err
@@ -239,9 +317,50 @@ func (e *Engine) sign(p Prepared, nonce uint64, tip, feeCap *big.Int) (*types.Tr
 
 func (e *Engine) signValue(p Prepared, nonce uint64, value, tip, feeCap *big.Int) (*types.Transaction, error) {
 	to := p.To
-	tx := types.NewTx(&types.DynamicFeeTx{ChainID: p.chainChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
-		Gas: p.GasLimit, To: &to, Value: value, Data: p.Data})
+	if len(p.Authorizations) == 0 {
+		tx := types.NewTx(&types.DynamicFeeTx{ChainID: p.chainChainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap,
+			Gas: p.GasLimit, To: &to, Value: value, Data: p.Data})
+		return types.SignTx(tx, types.LatestSignerForChainID(p.chainChainID), p.key)
+	}
+	u := func(x *big.Int) (*uint256.Int, error) {
+		v, overflow := uint256.FromBig(x)
+		if overflow || x.Sign() < 0 {
+			return nil, fmt.Errorf("chaintx: %s does not fit a SetCodeTx field", x)
+		}
+		return v, nil
+	}
+	var fields [4]*uint256.Int
+	for i, x := range []*big.Int{p.chainChainID, tip, feeCap, value} {
+		v, err := u(x)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = v
+	}
+	tx := types.NewTx(&types.SetCodeTx{ChainID: fields[0], Nonce: nonce, GasTipCap: fields[1], GasFeeCap: fields[2],
+		Gas: p.GasLimit, To: to, Value: fields[3], Data: p.Data, AuthList: slices.Clone(p.Authorizations)})
 	return types.SignTx(tx, types.LatestSignerForChainID(p.chainChainID), p.key)
+}
+
+// marshalAuthorizations is the stored form of an authorization list: nil for none.
+func marshalAuthorizations(auths []types.SetCodeAuthorization) ([]byte, error) {
+	if len(auths) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(auths)
+}
+
+// Authorizations decodes the EIP-7702 authorization list a stored transaction carries (nil for
+// none).
+func Authorizations(t domain.ChainTx) ([]types.SetCodeAuthorization, error) {
+	if len(t.Authorizations) == 0 {
+		return nil, nil
+	}
+	var auths []types.SetCodeAuthorization
+	if err := json.Unmarshal(t.Authorizations, &auths); err != nil {
+		return nil, fmt.Errorf("chaintx: authorizations of transaction %d: %w", t.ID, err)
+	}
+	return auths, nil
 }
 
 // Advance moves a stored transaction on: it settles it from the receipt of any mined attempt,
@@ -389,10 +508,15 @@ const cancelGas = 21000
 func (e *Engine) replace(ctx context.Context, t domain.ChainTx, cancel bool) (domain.TxAttempt, error) {
 	prev := t.Latest()
 	cancel = cancel || prev.Cancel
+	auths, err := Authorizations(t)
+	if err != nil {
+		return domain.TxAttempt{}, err
+	}
 	req := Request{ChainID: t.ChainID, From: common.HexToAddress(t.From), To: common.HexToAddress(t.To), Value: t.Value,
-		Data: t.Data, GasLimit: t.GasLimit, Purpose: t.Purpose, Ref: t.Ref}
+		Data: t.Data, GasLimit: t.GasLimit, Authorizations: auths, Purpose: t.Purpose, Ref: t.Ref}
 	if cancel {
-		req.To, req.Value, req.Data, req.GasLimit = req.From, new(big.Int), nil, cancelGas
+		// A cancel only takes the nonce: it delegates nothing.
+		req.To, req.Value, req.Data, req.GasLimit, req.Authorizations = req.From, new(big.Int), nil, cancelGas, nil
 	}
 	p, err := e.Prepare(ctx, req)
 	if err != nil {

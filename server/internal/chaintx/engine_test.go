@@ -65,6 +65,16 @@ func (f fixture) request(ref string, wei int64) chaintx.Request {
 		Value: big.NewInt(wei), GasLimit: 21000, Purpose: "test", Ref: ref}
 }
 
+// submit submits f.request(ref, wei) and fails the test on an error.
+func (f fixture) submit(t *testing.T, ref string, wei int64) domain.ChainTx {
+	t.Helper()
+	tx, err := f.engine.Submit(context.Background(), f.request(ref, wei))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 func (f fixture) settle(t *testing.T, id int64) domain.ChainTx {
 	t.Helper()
 	for range 20 {
@@ -85,10 +95,7 @@ func TestSubmitIsIdempotentAndMines(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
-	tx, err := f.engine.Submit(ctx, f.request("once", 1000))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := f.submit(t, "once", 1000)
 	again, err := f.engine.Submit(ctx, f.request("once", 999999))
 	if err != nil || again.ID != tx.ID || again.Value.Int64() != 1000 || len(again.Attempts) != 1 {
 		t.Fatalf("second submit: %+v %v", again, err)
@@ -159,11 +166,9 @@ func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
-	tx, err := f.engine.Submit(ctx, f.request("stuck", 5000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tx, err = f.engine.Advance(ctx, tx.ID); err != nil || tx.Latest().BroadcastAt == nil {
+	tx := f.submit(t, "stuck", 5000)
+	tx, err := f.engine.Advance(ctx, tx.ID)
+	if err != nil || tx.Latest().BroadcastAt == nil {
 		t.Fatalf("broadcast: %v", err)
 	}
 	// Nothing is mined for longer than StuckAfter: the next Advance replaces it.

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -61,12 +62,7 @@ func Entries() []Entry {
 			return err
 		}},
 		{"COFFER_CHAINS_VALIDATE", string(chain.VerifyStrict), "check the chains file against each RPC at start-up (chain id, token code and decimals, price feeds): strict (refuse to start), warn (log and start) or off",
-			func(c *Config, e Entry, v string) (err error) {
-				if c.ChainsValidate, err = chain.ParseVerifyMode(v); err != nil {
-					return fmt.Errorf("%s: %w", e.Name, err)
-				}
-				return nil
-			}},
+			parsed(func(c *Config) *chain.VerifyMode { return &c.ChainsValidate }, chain.ParseVerifyMode)},
 		{"COFFER_SESSION_TTL", "30m", "widget session lifetime", positive(func(c *Config) *time.Duration { return &c.SessionTTL })},
 		{"COFFER_ROLE", RoleAll, "api, worker or all (overridden by --role)", func(c *Config, _ Entry, v string) error {
 			c.Role = v
@@ -79,12 +75,7 @@ func Entries() []Entry {
 			return nil
 		}},
 		{"COFFER_WEBHOOK_ALLOW", "public", "webhook targets: public, loopback (+127.0.0.0/8, ::1) or private (+RFC 1918, CGNAT, ULA); never link-local",
-			func(c *Config, e Entry, v string) (err error) {
-				if c.WebhookReach, err = webhook.ParseReach(v); err != nil {
-					return fmt.Errorf("%s: %w", e.Name, err)
-				}
-				return nil
-			}},
+			parsed(func(c *Config) *webhook.Reach { return &c.WebhookReach }, webhook.ParseReach)},
 		{"COFFER_WORKER_CONCURRENCY", strconv.Itoa(jobs.DefaultConcurrency), "River workers of the default queue (scans, sweeps, payouts, expiry)",
 			count(func(c *Config) *int { return &c.WorkerConcurrency })},
 		{"COFFER_WEBHOOK_CONCURRENCY", strconv.Itoa(jobs.DefaultWebhookConcurrency), "River workers of the webhooks queue (deliveries wait on receivers)",
@@ -128,12 +119,7 @@ func Entries() []Entry {
 				return nil
 			}},
 		{"COFFER_TRUSTED_PROXIES", prefixes(clientip.DefaultTrusted), "comma-separated addresses or CIDRs of the proxies whose COFFER_TRUSTED_PROXY_HEADER is believed (default: loopback and private networks)",
-			func(c *Config, e Entry, v string) (err error) {
-				if c.TrustedProxies, err = clientip.ParsePrefixes(v); err != nil {
-					return fmt.Errorf("%s: %w", e.Name, err)
-				}
-				return nil
-			}},
+			parsed(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies }, clientip.ParsePrefixes)},
 		{"COFFER_LOGIN_HASH_MEMORY", strconv.Itoa(admin.DefaultHashMemory >> 20), "MiB that admin password hashes (argon2id, 19 MiB each) may hold at once; logins beyond wait, then answer 503",
 			func(c *Config, e Entry, v string) error {
 				mib, err := strconv.Atoi(v)

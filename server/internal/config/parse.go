@@ -29,6 +29,16 @@ func baseURL(field func(*Config) *string) func(*Config, Entry, string) error {
 	}
 }
 
+// parsed sets a field to parse(v), naming the entry in parse's error.
+func parsed[T any](field func(*Config) *T, parse func(string) (T, error)) func(*Config, Entry, string) error {
+	return func(c *Config, e Entry, v string) (err error) {
+		if *field(c), err = parse(v); err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		return nil
+	}
+}
+
 func positive(field func(*Config) *time.Duration) func(*Config, Entry, string) error {
 	return func(c *Config, e Entry, v string) error {
 		d, err := time.ParseDuration(v)

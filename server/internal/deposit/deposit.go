@@ -18,13 +18,11 @@
 package deposit
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
@@ -45,11 +43,6 @@ type Wallet interface {
 // Prices values assets (rates.Source) and converts between USD and fiat currencies
 // (rates.Fiat): rates.Chain.
 type Prices = rates.Pricer
-
-// Webhooks queues a webhook event in the caller's transaction (webhook.Service, the outbox).
-type Webhooks interface {
-	Enqueue(ctx context.Context, tx pgx.Tx, e webhook.Event) error
-}
 
 // Config tunes the pipeline.
 type Config struct {
@@ -94,7 +87,7 @@ type Service struct {
 	engine   *chaintx.Engine
 	wallet   Wallet
 	prices   Prices
-	webhooks Webhooks
+	webhooks webhook.Outbox
 	river    *jobs.Inserter
 	cfg      Config
 	log      *slog.Logger
@@ -108,7 +101,7 @@ type Deps struct {
 	Engine   *chaintx.Engine
 	Wallet   Wallet
 	Prices   Prices
-	Webhooks Webhooks
+	Webhooks webhook.Outbox // the outbox (webhook.Service)
 	River    *jobs.Inserter // required: bound to River once the client exists
 	Log      *slog.Logger
 }

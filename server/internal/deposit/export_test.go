@@ -1,6 +1,12 @@
 package deposit
 
-import "github.com/ethereum/go-ethereum/common"
+import (
+	"context"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/store"
+)
 
 // TinyWatchFilter sizes the watched set's filter down to a single bit, so every address is a
 // false positive, and has the next scan rebuild it.
@@ -16,3 +22,29 @@ func WatchMaybe(s *Service, a common.Address) bool { return s.watched.has(a) }
 
 // WatchStats returns the addresses read into the filter and what it is sized for.
 func WatchStats(s *Service) (count, capacity uint) { return s.watched.stats() }
+
+// RestartWatch gives s a new, empty watched set, as a worker has when it starts, saving its
+// filter after every address read (saveAfter 1).
+func RestartWatch(s *Service) {
+	w := newWatchSet()
+	w.saveAfter = 1
+	s.watched = w
+}
+
+// SaveWatchAfterEach has s save its filter after every address read.
+func SaveWatchAfterEach(s *Service) {
+	s.watched.mu.Lock()
+	defer s.watched.mu.Unlock()
+	s.watched.saveAfter = 1
+}
+
+// LoadWatch loads or refreshes s's watched set and saves it when due, as a scan does; it says
+// where the set was loaded from ("" for a refresh) and why a saved filter was not used.
+func LoadWatch(ctx context.Context, s *Service) (from, rejected string, err error) {
+	q := store.New(s.pool)
+	if from, err = s.watched.refresh(ctx, q); err != nil {
+		return "", "", err
+	}
+	_, err = s.watched.saveIfDue(ctx, q)
+	return from, s.watched.rejectedReason(), err
+}

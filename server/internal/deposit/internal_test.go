@@ -54,8 +54,8 @@ func setupForwarding(t *testing.T, opts ...func(*chain.Network)) forwarding {
 	t.Helper()
 	e := setup(t, 0, opts...)
 	f := forwarding{env: e, fw: e.forwarder()}
-	f.a, _ = e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	f.b, _ = e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	f.a = e.address("a")
+	f.b = e.address("b")
 	f.payer = e.newUser()
 	return f
 }

@@ -49,11 +49,7 @@ func TestNativeDepositWith21000Gas(t *testing.T) {
 func TestNativeDepositInSetCodeTx(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "user-7702")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := e.newUser()
+	addr, u := e.payer("user-7702")
 	authority, _ := crypto.GenerateKey()
 	usdt := e.usdt.Address // any code will do as a delegate
 	chainID := big.NewInt(e.dev.ChainID())

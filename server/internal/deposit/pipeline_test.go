@@ -225,6 +225,23 @@ func (e *env) newUser() user {
 	return u
 }
 
+// address is the deposit address of the operator's user userID (assigned on first use).
+func (e *env) address(userID string) common.Address {
+	e.t.Helper()
+	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, userID)
+	if err != nil {
+		e.t.Fatalf("address of %s: %v", userID, err)
+	}
+	return addr
+}
+
+// payer is the deposit address of the operator's user userID and a new funded account to pay
+// it from.
+func (e *env) payer(userID string) (common.Address, user) {
+	e.t.Helper()
+	return e.address(userID), e.newUser()
+}
+
 // send signs and sends a transaction from u with an explicit nonce and tip.
 func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data []byte, tipGwei int64) *types.Transaction {
 	e.t.Helper()
@@ -334,10 +351,7 @@ func TestERC20DepositIsSweptAndCreditedOnce(t *testing.T) {
 func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "direct-user") // no session: a direct send
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := e.address("direct-user") // no session: a direct send
 	before, _ := e.client.Balance(e.ctx, e.bankroll)
 	u := e.newUser()
 	e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
@@ -358,8 +372,7 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 func TestGasTopUpIsNeverADeposit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	u := e.newUser()
+	addr, u := e.payer("u")
 	e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 	var n int
@@ -376,8 +389,8 @@ func TestGasTopUpIsNeverADeposit(t *testing.T) {
 func TestReorgOrphansAndRecredits(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "a")
-	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "b")
+	addrA := e.address("a")
+	addrB := e.address("b")
 	alice, bob := e.newUser(), e.newUser()
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
@@ -433,8 +446,7 @@ func (e *env) findDeposit(tx common.Hash) int64 {
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	u := e.newUser()
+	addr, u := e.payer("u")
 	reason := func(err error) string {
 		fe := fault.As(err)
 		r, _ := fe.Details["reason"].(string)

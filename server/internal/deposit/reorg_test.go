@@ -93,8 +93,8 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
 	ledger, reconciler := e.ledger()
-	addrA, _ := e.svc.AddressFor(e.ctx, e.op.ID, "alice")
-	addrB, _ := e.svc.AddressFor(e.ctx, e.op.ID, "bob")
+	addrA := e.address("alice")
+	addrB := e.address("bob")
 	alice, bob := e.newUser(), e.newUser()
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
@@ -315,8 +315,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "dora")
-	dora := e.newUser()
+	addr, dora := e.payer("dora")
 	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
 	if err != nil {
 		t.Fatal(err)

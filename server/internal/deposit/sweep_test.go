@@ -45,11 +45,7 @@ func (e *env) funds(currency string) domain.Funds {
 // ETH and USDT before any deposit, and a funded payer.
 func (e *env) sweepStart() (addr common.Address, eth0, usdt0 *big.Int, payer user) {
 	e.t.Helper()
-	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return addr, e.balance(e.bankroll), e.tokenBalance(e.bankroll), e.newUser()
+	return e.address("u"), e.balance(e.bankroll), e.tokenBalance(e.bankroll), e.newUser()
 }
 
 // count runs a counting query.
@@ -242,7 +238,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
 	addrs := make([]common.Address, 40)
 	for i := range addrs {
-		addrs[i], _ = e.svc.AddressFor(e.ctx, e.op.ID, "backlog-"+string(rune('a'+i/26))+string(rune('a'+i%26)))
+		addrs[i] = e.address("backlog-" + string(rune('a'+i/26)) + string(rune('a'+i%26)))
 	}
 	payers := make([]user, 20)
 	for i := range payers {
@@ -424,7 +420,7 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess.FiatCurrency = "XYZ"
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
+	addr := e.address("u")
 	if err := store.New(e.pool).RecordHandout(e.ctx, sess.ID, e.dev.ChainID(), "USDT"); err != nil {
 		t.Fatal(err)
 	}
@@ -488,8 +484,8 @@ func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "u")
-	nativeAddr, _ := e.svc.AddressFor(e.ctx, e.op.ID, "v")
+	addr := e.address("u")
+	nativeAddr := e.address("v")
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
 	u, spammer := e.newUser(), e.newUser()
 	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))

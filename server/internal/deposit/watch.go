@@ -1,7 +1,15 @@
 package deposit
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -32,6 +40,24 @@ const (
 	watchGapTTL    = 10 * time.Minute
 )
 
+// A worker saves its filter in PostgreSQL (watch_filter) so the next worker starts from it and
+// reads only the addresses assigned since: after every (re)build, once watchSaveAfter
+// addresses were read since the last save, or once watchSaveEvery has passed with any. A save
+// writes the whole filter (1.5 bytes per address of capacity: 22 MB at ten million), so not on
+// every pass. A saved filter is trusted only when its format and checksum match and every
+// address of a sample of watchSampleSize random indexes tests positive in it.
+const (
+	watchSaveAfter  = 100_000
+	watchSaveEvery  = time.Hour
+	watchSampleSize = 256
+)
+
+// Where a load came from, for its log line.
+const (
+	loadedFromDatabase = "database"
+	loadedFromSaved    = "saved filter"
+)
+
 // watchSet is the set of watched addresses (depositors' and treasuries'): a Bloom filter in
 // memory answers "maybe" or "no", and PostgreSQL answers exactly for the maybes (owners), so
 // memory stays ~1.5 bytes per address (2.25 with the headroom) and a scan pays one indexed
@@ -49,12 +75,29 @@ type watchSet struct {
 	rebuilding bool
 	pending    []common.Address // added during a rebuild, replayed into the new filter
 
-	minCapacity uint // the smallest filter built (tests force a tiny one)
-	bitsPer     uint // filter bits per address of capacity
+	saving     sync.Mutex // one save at a time
+	savedIndex int64      // lastIndex of the filter saved (or restored) last, -1 for none
+	savedAt    time.Time
+	rejected   string // why the saved filter was not used, for the load's log line
+	unsaved    bool   // (re)built since the last save: save at once
+	builds     int    // (re)builds so far: a save clears unsaved only for the build it saved
+
+	minCapacity uint          // the smallest filter built (tests force a tiny one)
+	bitsPer     uint          // filter bits per address of capacity
+	saveAfter   int64         // watchSaveAfter (tests save at every address)
+	saveEvery   time.Duration // watchSaveEvery
 }
 
 func newWatchSet() *watchSet {
-	return &watchSet{lastIndex: -1, minCapacity: watchMinCapacity, bitsPer: watchBitsPer}
+	return &watchSet{lastIndex: -1, savedIndex: -1, minCapacity: watchMinCapacity, bitsPer: watchBitsPer,
+		saveAfter: watchSaveAfter, saveEvery: watchSaveEvery}
+}
+
+// format names the filter's encoding, sizing and hashing (where the library's hash puts a fixed
+// input): a filter saved by a build that hashes or sizes otherwise is never read.
+func (w *watchSet) format() string {
+	return fmt.Sprintf("bits-and-blooms/bloom/v3 bits=%d hashes=%d probe=%x", w.bitsPer, watchHashes,
+		bloom.Locations([]byte("coffer watched set"), watchHashes))
 }
 
 // has answers whether a may be watched: false means it is not; true needs owners to confirm.
@@ -85,30 +128,45 @@ func (w *watchSet) stats() (count, capacity uint) {
 	return w.count, w.capacity
 }
 
-// refresh loads the addresses assigned since the last refresh, building the filter on the
-// first call and rebuilding it once it is over capacity. It reports whether it (re)built.
+// refresh loads the addresses assigned since the last refresh, starting on the first call from
+// the saved filter (or, without a usable one, building it from every address) and rebuilding
+// it once it is over capacity. It says where it loaded the set from, or "" when it only
+// refreshed it.
 //
 // Indexes are taken from a sequence inside the assigning transaction, so they commit out of
 // order: reading index 6 before index 5 commits skips 5. A skipped index (a gap) is looked
 // for again on every refresh until it appears or watchGapTTL passes (rolled back).
-func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool, err error) {
+func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (loaded string, err error) {
 	w.loading.Lock()
 	defer w.loading.Unlock()
 	w.mu.RLock()
-	after, built, full := w.lastIndex, w.filter != nil, w.count > w.capacity
+	built, full := w.filter != nil, w.count > w.capacity
 	w.mu.RUnlock()
-	if !built || full {
-		return true, w.rebuild(ctx, q)
+	switch {
+	case !built:
+		restored, err := w.restore(ctx, q)
+		if err != nil {
+			return "", err
+		}
+		if !restored {
+			return loadedFromDatabase, w.rebuild(ctx, q)
+		}
+		loaded = loadedFromSaved // and read what was assigned since it was saved, below
+	case full:
+		return loadedFromDatabase, w.rebuild(ctx, q)
 	}
 	if err := w.fillGaps(ctx, q); err != nil {
-		return false, err
+		return loaded, err
 	}
+	w.mu.RLock()
+	after := w.lastIndex
+	w.mu.RUnlock()
 	// In index order and in batches: the plan stays an index scan of the newest addresses
 	// whatever the table's size (a streamed "index > $1" may get a generic plan that scans it all).
 	for {
 		batch, err := q.DepositAddressesAfter(ctx, after, 10000)
 		if err != nil || len(batch) == 0 {
-			return false, err
+			return loaded, err
 		}
 		now := time.Now()
 		w.mu.Lock()
@@ -124,7 +182,7 @@ func (w *watchSet) refresh(ctx context.Context, q *store.Queries) (rebuilt bool,
 		full := w.count > w.capacity
 		w.mu.Unlock()
 		if full { // many addresses at once (a bulk import): one streamed rebuild reads the rest
-			return true, w.rebuild(ctx, q)
+			return loadedFromDatabase, w.rebuild(ctx, q)
 		}
 	}
 }
@@ -194,7 +252,148 @@ func (w *watchSet) rebuild(ctx context.Context, q *store.Queries) error {
 		filter.Add(a.Bytes())
 	}
 	w.filter, w.capacity, w.count, w.lastIndex, w.gaps = filter, capacity, count, last, gaps
+	w.unsaved, w.builds = true, w.builds+1
 	return nil
+}
+
+// restore starts the set from the saved filter, if there is one it can trust; refresh then
+// reads what was assigned after it was saved. It reports whether it did.
+func (w *watchSet) restore(ctx context.Context, q *store.Queries) (bool, error) {
+	var saved store.WatchFilterHeader
+	var filter *bloom.BloomFilter
+	var why string
+	err := q.ReadWatchFilter(ctx, func(h store.WatchFilterHeader, r io.Reader) error {
+		var err error
+		saved = h
+		filter, why, err = w.decode(h, r)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if why == "" {
+		if why, err = w.sample(ctx, q, saved, filter); err != nil {
+			return false, err
+		}
+	}
+	if why != "" {
+		// Gone, so the filter rebuilt now replaces it (a save keeps a saved filter that has read as far).
+		if err := q.DeleteWatchFilter(ctx, saved.Checksum); err != nil {
+			return false, err
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.rejected = why; why != "" {
+		return false, nil
+	}
+	// A gap noted before the save may have committed since: each is looked for again now.
+	now, gaps := time.Now(), make(map[int64]time.Time, len(saved.Gaps))
+	for _, i := range saved.Gaps {
+		gaps[i] = now
+	}
+	w.filter, w.capacity, w.count, w.lastIndex, w.gaps = filter, uint(saved.Capacity), uint(saved.AddressCount), saved.LastIndex, gaps //nolint:gosec // checked >= 0 by the table
+	w.savedIndex, w.savedAt = saved.LastIndex, saved.SavedAt
+	return true, nil
+}
+
+// decode checks a saved filter's format and size, reads it from r and checks its checksum; a
+// non-empty reason says why it cannot be used. The sizes are checked before anything is
+// allocated: the filter's own header says how much to allocate.
+func (w *watchSet) decode(saved store.WatchFilterHeader, r io.Reader) (*bloom.BloomFilter, string, error) {
+	if saved.Format != w.format() {
+		return nil, fmt.Sprintf("saved in another format (%q)", saved.Format), nil
+	}
+	bits := uint64(max(uint(saved.Capacity)*w.bitsPer, 1))                                       //nolint:gosec // checked > 0 by the table
+	const headerSize = 3 * 8                                                                     // bits, hashes, the bit set's length
+	if saved.AddressCount > saved.Capacity || saved.Size != int64(headerSize+8*((bits+63)/64)) { //nolint:gosec // a filter's size
+		return nil, fmt.Sprintf("its size does not match (%d bytes for %d addresses)", saved.Size, saved.Capacity), nil
+	}
+	sum := sha256.New()
+	r = io.TeeReader(r, sum)
+	header := make([]byte, headerSize)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, "", err
+	}
+	if m, k, n := binary.BigEndian.Uint64(header), binary.BigEndian.Uint64(header[8:]), binary.BigEndian.Uint64(header[16:]); m != bits || k != watchHashes || n != bits {
+		return nil, fmt.Sprintf("its size does not match (%d bits, %d hashes for %d addresses)", m, k, saved.Capacity), nil
+	}
+	filter := &bloom.BloomFilter{}
+	if _, err := filter.ReadFrom(io.MultiReader(bytes.NewReader(header), r)); err != nil {
+		return nil, "", err
+	}
+	if !bytes.Equal(sum.Sum(nil), saved.Checksum) {
+		return nil, "its checksum does not match", nil
+	}
+	return filter, "", nil
+}
+
+// sample reads the addresses of watchSampleSize random indexes the saved filter says it holds
+// and checks each tests positive: a filter that misses one would miss deposits.
+func (w *watchSet) sample(ctx context.Context, q *store.Queries, saved store.WatchFilterHeader, filter *bloom.BloomFilter) (string, error) {
+	if saved.LastIndex < 0 {
+		return "", nil
+	}
+	indexes := make([]int64, 0, watchSampleSize+1)
+	for range watchSampleSize {
+		indexes = append(indexes, rand.Int64N(saved.LastIndex+1)) //nolint:gosec // a sample, not a secret
+	}
+	indexes = append(indexes, saved.LastIndex)
+	found, err := q.DepositAddressesAt(ctx, indexes)
+	if err != nil {
+		return "", err
+	}
+	gaps := map[int64]bool{}
+	for _, i := range saved.Gaps {
+		gaps[i] = true
+	}
+	for _, a := range found {
+		if i := int64(a.Index); i <= saved.LastIndex && !gaps[i] && !filter.Test(common.HexToAddress(a.Address).Bytes()) {
+			return fmt.Sprintf("it misses the watched address %s (index %d)", a.Address, i), nil
+		}
+	}
+	return "", nil
+}
+
+// saveIfDue saves the filter for the next worker's start when it was (re)built since the last
+// save or has read enough since (watchSaveAfter, watchSaveEvery). A save another worker is
+// making, or a better filter already saved, is left alone.
+func (w *watchSet) saveIfDue(ctx context.Context, q *store.Queries) (saved bool, err error) {
+	if !w.saving.TryLock() {
+		return false, nil
+	}
+	defer w.saving.Unlock()
+	w.mu.RLock()
+	due := w.filter != nil && !w.rebuilding && (w.unsaved || w.lastIndex >= w.savedIndex+w.saveAfter ||
+		(w.lastIndex > w.savedIndex && time.Since(w.savedAt) >= w.saveEvery))
+	if !due {
+		w.mu.RUnlock()
+		return false, nil
+	}
+	data, err := w.filter.MarshalBinary()
+	snapshot := store.WatchFilter{Format: w.format(), Capacity: int64(w.capacity), AddressCount: int64(w.count), //nolint:gosec // sizes of memory
+		LastIndex: w.lastIndex, Gaps: make([]int64, 0, len(w.gaps))}
+	for i := range w.gaps {
+		snapshot.Gaps = append(snapshot.Gaps, i)
+	}
+	build := w.builds
+	w.mu.RUnlock()
+	if err != nil {
+		return false, err
+	}
+	sum := sha256.Sum256(data)
+	snapshot.Filter, snapshot.Checksum = data, sum[:]
+	if _, err := q.SaveWatchFilter(ctx, snapshot); err != nil {
+		return false, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.savedIndex, w.savedAt = snapshot.LastIndex, time.Now()
+	w.unsaved = w.unsaved && w.builds != build // rebuilt again meanwhile
+	return true, nil
 }
 
 // streamInto adds every watched address to filter and returns how many there were, the highest
@@ -262,24 +461,63 @@ func (w *watchSet) owners(ctx context.Context, q *store.Queries, addrs []common.
 	return out, nil
 }
 
-// refreshWatched refreshes the watched set, logging when it was (re)built.
+// refreshWatched refreshes the watched set, logging when it was loaded, and saves its filter
+// when that is due (a failed save is logged: the next one tries again).
 func (s *Service) refreshWatched(ctx context.Context, q *store.Queries) error {
-	rebuilt, err := s.watched.refresh(ctx, q)
-	if err == nil && rebuilt {
-		count, capacity := s.watched.stats()
-		s.log.InfoContext(ctx, "watched addresses loaded", "addresses", count, "capacity", capacity)
+	loaded, err := s.watched.refresh(ctx, q)
+	if err != nil {
+		return err
 	}
-	return err
+	if loaded != "" {
+		s.logLoaded(ctx, loaded, 0)
+	}
+	s.saveWatched(ctx, q)
+	return nil
 }
 
 // Load builds the watched set now, so the first scan of a worker does not wait for it, and
-// logs its size and how long it took.
+// logs its size, where it came from and how long it took.
 func (s *Service) Load(ctx context.Context) error {
 	t0 := time.Now()
-	if _, err := s.watched.refresh(ctx, store.New(s.pool)); err != nil {
+	q := store.New(s.pool)
+	loaded, err := s.watched.refresh(ctx, q)
+	if err != nil {
 		return err
 	}
-	count, capacity := s.watched.stats()
-	s.log.InfoContext(ctx, "watched addresses loaded", "addresses", count, "capacity", capacity, "took", time.Since(t0).Round(time.Millisecond))
+	s.logLoaded(ctx, loaded, time.Since(t0))
+	s.saveWatched(ctx, q)
 	return nil
+}
+
+func (s *Service) logLoaded(ctx context.Context, from string, took time.Duration) {
+	count, capacity := s.watched.stats()
+	attrs := []any{"addresses", count, "capacity", capacity, "from", from}
+	if took > 0 {
+		attrs = append(attrs, "took", took.Round(time.Millisecond))
+	}
+	if why := s.watched.rejectedReason(); why != "" {
+		attrs = append(attrs, "saved_filter_rejected", why)
+	}
+	s.log.InfoContext(ctx, "watched addresses loaded", attrs...)
+}
+
+func (s *Service) saveWatched(ctx context.Context, q *store.Queries) {
+	saved, err := s.watched.saveIfDue(ctx, q)
+	if err != nil && ctx.Err() == nil {
+		s.log.WarnContext(ctx, "save the watched set's filter (the next save tries again)", "error", err)
+	}
+	if saved {
+		// A save copies the filter twice (encoded, then into pgx's buffer: 45 MB at ten million)
+		// in a process that otherwise holds little; give it back now rather than after minutes
+		// of the runtime's background scavenging.
+		debug.FreeOSMemory()
+	}
+}
+
+// rejectedReason says why the saved filter was not used at the last load ("" when it was, or
+// there was none).
+func (w *watchSet) rejectedReason() string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.rejected
 }

@@ -67,7 +67,7 @@ func TestWatchedSetIsExact(t *testing.T) {
 			var want []string
 			expect := func(to common.Address, currency string) { want = append(want, to.Hex()+" "+currency) }
 
-			here, _ := e.svc.AddressFor(e.ctx, e.op.ID, "here")
+			here := e.address("here")
 			elsewhere := e.assignElsewhere("elsewhere")
 			outsiders := []common.Address{randomAddress(), randomAddress(), randomAddress()}
 			e.scan() // loads the set (the tiny filter: rebuilds it)
@@ -98,7 +98,7 @@ func TestWatchedSetIsExact(t *testing.T) {
 			}
 
 			// Assigned after the set was loaded: by this process, and by another one.
-			late, _ := e.svc.AddressFor(e.ctx, e.op.ID, "late")
+			late := e.address("late")
 			lateElsewhere := e.assignElsewhere("late-elsewhere")
 			e.mine(pay(late, "USDT"), pay(lateElsewhere, "ETH"), pay(outsiders[0], "USDT"))
 			e.scan()

@@ -42,6 +42,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/freeport"
 )
 
 var errClosed = errors.New("devchain: chain is closed")
@@ -496,7 +497,7 @@ func startBackend(ctx context.Context, alloc types.GenesisAlloc, dataDir, host s
 		p := port
 		if p == 0 {
 			var err error
-			if p, err = freePort(ctx, host); err != nil {
+			if p, err = freeport.Pick(ctx, host); err != nil {
 				return nil, "", fmt.Errorf("devchain: reserve HTTP port: %w", err)
 			}
 		}
@@ -514,20 +515,6 @@ func startBackend(ctx context.Context, alloc types.GenesisAlloc, dataDir, host s
 		lastErr = err
 	}
 	return nil, "", fmt.Errorf("devchain: start HTTP JSON-RPC on %s: %w", net.JoinHostPort(host, strconv.Itoa(port)), lastErr)
-}
-
-func freePort(ctx context.Context, host string) (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("devchain: %s is not a TCP address", l.Addr())
-	}
-	return addr.Port, nil
 }
 
 // parseLoopbackAddr validates a host:port and requires a loopback host.

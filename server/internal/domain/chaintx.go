@@ -59,6 +59,9 @@ type ChainTx struct {
 	// RequestedAction is a service-team request the worker has not carried out yet: TxResend
 	// or TxCancel ("" for none).
 	RequestedAction TxAction
+	// Authorizations is the EIP-7702 authorization list every attempt but a cancel carries
+	// (chaintx.Request.Authorizations), in go-ethereum's JSON form; nil for none.
+	Authorizations []byte
 }
 
 // TxAction is a service-team action on a transaction (chain_tx_actions.action).

@@ -153,7 +153,7 @@ func sessionRows() []badRow {
 }
 
 func TestBadInput(t *testing.T) {
-	env := startAPI(t)
+	env := apptest.StartAPI(t)
 	_, key := env.Operator(t, domain.OperatorSettings{})
 	adm, adminToken := env.Admin(t, "")
 	depSid, _, _ := openSession(t, env, key, "deposit", map[string]any{"externalUserId": "bad-input-dep"})

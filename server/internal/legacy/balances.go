@@ -5,7 +5,6 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/envelope"
-	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
 
@@ -23,10 +22,8 @@ type balanceJSON struct {
 // list is never paged).
 func (h *Handler) listBalances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	for k := range q {
-		if k != "operatorId" {
-			return fault.Invalid(k, "unknown query parameter; GET /balances takes operatorId")
-		}
+	if err := knownParams(q, "GET /balances", "operatorId"); err != nil {
+		return err
 	}
 	req := &cofferv1.ListBalancesRequest{OperatorId: q.Get("operatorId")}
 	if err := rpc.Validate(req); err != nil {

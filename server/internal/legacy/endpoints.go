@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -15,38 +16,34 @@ type sessionData struct {
 	SessionRef string `json:"sessionRef"`
 }
 
-func (h *Handler) createDepositSession(w http.ResponseWriter, r *http.Request) error {
-	res, err := call(r, h.s.Session.CreateDepositSession)
-	if err != nil {
-		return err
-	}
-	envelope.Success(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
-	return nil
+// openedSession is what CreateDepositSession and CreateWithdrawSession answer alike.
+type openedSession interface {
+	GetUrl() string
+	GetSessionRef() string
 }
 
-func (h *Handler) createDepositSessionByKey(w http.ResponseWriter, r *http.Request) (bool, error) {
-	res, done, err := byKey(r, h.s.Session.CreateDepositSessionByKey)
-	if done && err == nil {
-		envelope.Success(w, "Deposit session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+// createSession is the endpoint of a session-opening operation (POST /session/deposit,
+// /session/withdraw): the envelope says answer, with the session's url and reference.
+func createSession[Req any, PReq message[Req], Res openedSession](answer string, open func(context.Context, PReq) (Res, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		res, err := call(r, open)
+		if err != nil {
+			return err
+		}
+		envelope.Success(w, answer, sessionData{URL: res.GetUrl(), SessionRef: res.GetSessionRef()})
+		return nil
 	}
-	return done, err
 }
 
-func (h *Handler) createWithdrawSessionByKey(w http.ResponseWriter, r *http.Request) (bool, error) {
-	res, done, err := byKey(r, h.s.Session.CreateWithdrawSessionByKey)
-	if done && err == nil {
-		envelope.Success(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
+// createSessionByKey is createSession for the operation's byKey variant (see Mount).
+func createSessionByKey[Req any, PReq message[Req], Res openedSession](answer string, open func(context.Context, string, PReq) (Res, error)) func(http.ResponseWriter, *http.Request) (bool, error) {
+	return func(w http.ResponseWriter, r *http.Request) (bool, error) {
+		res, done, err := byKey(r, open)
+		if done && err == nil {
+			envelope.Success(w, answer, sessionData{URL: res.GetUrl(), SessionRef: res.GetSessionRef()})
+		}
+		return done, err
 	}
-	return done, err
-}
-
-func (h *Handler) createWithdrawSession(w http.ResponseWriter, r *http.Request) error {
-	res, err := call(r, h.s.Session.CreateWithdrawSession)
-	if err != nil {
-		return err
-	}
-	envelope.Success(w, "Withdraw session created", sessionData{URL: res.Url, SessionRef: res.SessionRef})
-	return nil
 }
 
 type testWebhookData struct {

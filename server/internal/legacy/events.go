@@ -2,9 +2,7 @@ package legacy
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -51,11 +49,8 @@ type feedJSON struct {
 // listEvents is GET /events?after=<cursor>&limit=<1..200>[&operatorId=<sub-operator>].
 func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	params := []string{"after", "limit", "operatorId"}
-	for name := range q {
-		if !slices.Contains(params, name) {
-			return fault.Invalid(name, "unknown query parameter; GET /events takes %s", strings.Join(params, ", "))
-		}
+	if err := knownParams(q, "GET /events", "after", "limit", "operatorId"); err != nil {
+		return err
 	}
 	req := &cofferv1.EventServiceListEventsRequest{OperatorId: q.Get("operatorId"), After: q.Get("after")}
 	if raw, ok := q["limit"]; ok {

@@ -19,7 +19,7 @@ type operators struct {
 
 func newOperators(t *testing.T) operators {
 	t.Helper()
-	o := operators{env: startAPI(t)}
+	o := operators{env: apptest.StartAPI(t)}
 	o.op, o.key = o.env.Operator(t, domain.OperatorSettings{})
 	o.child, o.childKey = o.env.Operator(t, domain.OperatorSettings{ParentID: &o.op.ID})
 	o.other, o.otherKey = o.env.Operator(t, domain.OperatorSettings{})

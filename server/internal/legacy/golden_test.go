@@ -137,7 +137,7 @@ type goldenCase struct {
 }
 
 func TestGolden(t *testing.T) {
-	env := startAPI(t)
+	env := apptest.StartAPI(t)
 	// The operator's webhook receiver acknowledges everything (test webhooks are really sent).
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -39,6 +39,7 @@ type Handler struct {
 // Mount registers the spec's REST paths on mux, plus enveloped 404 and 405 answers.
 func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metrics.Metrics, log *slog.Logger) {
 	h := &Handler{s: s, authn: authn, metrics: m, log: log}
+	const deposited, withdrawn = "Deposit session created", "Withdraw session created"
 	routes := []struct {
 		method, path string
 		who          caller
@@ -47,8 +48,10 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 		// trip fewer); it answers only when it succeeds, else fn answers as usual.
 		byKey func(http.ResponseWriter, *http.Request) (bool, error)
 	}{
-		{"POST", "/session/deposit", operators, h.createDepositSession, h.createDepositSessionByKey},
-		{"POST", "/session/withdraw", operators, h.createWithdrawSession, h.createWithdrawSessionByKey},
+		{"POST", "/session/deposit", operators, createSession(deposited, s.Session.CreateDepositSession),
+			createSessionByKey(deposited, s.Session.CreateDepositSessionByKey)},
+		{"POST", "/session/withdraw", operators, createSession(withdrawn, s.Session.CreateWithdrawSession),
+			createSessionByKey(withdrawn, s.Session.CreateWithdrawSessionByKey)},
 		{"POST", "/session/{uuid}/test-webhook", operators, h.sendTestWebhook, nil},
 		{"POST", "/depositor/create", operators, h.createDepositor, nil},
 		{"GET", "/depositor/{externalUserId}/check", operators, h.checkDepositor, nil},
@@ -187,13 +190,17 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// message is an operation's request type: a pointer to its protobuf message, which the
+// endpoint allocates and decodes the body into.
+type message[Req any] interface {
+	*Req
+	proto.Message
+}
+
 // byKey is call for an operation's byKey variant (rpc.SessionServer.CreateDepositSessionByKey):
 // done is false, and nothing was written, when it declined (no Bearer credential, a body the
 // general path must refuse, or the method's session.ErrNotByKey).
-func byKey[Req any, PReq interface {
-	*Req
-	proto.Message
-}, Res any](r *http.Request, method func(context.Context, string, PReq) (Res, error)) (res Res, done bool, err error) {
+func byKey[Req any, PReq message[Req], Res any](r *http.Request, method func(context.Context, string, PReq) (Res, error)) (res Res, done bool, err error) {
 	key, ok := auth.Bearer(r.Header)
 	if !ok {
 		return res, false, nil
@@ -211,20 +218,14 @@ func byKey[Req any, PReq interface {
 
 // call decodes and validates the body into the operation's request and calls the service
 // with it.
-func call[Req any, PReq interface {
-	*Req
-	proto.Message
-}, Res any](r *http.Request, method func(context.Context, PReq) (Res, error)) (Res, error) {
+func call[Req any, PReq message[Req], Res any](r *http.Request, method func(context.Context, PReq) (Res, error)) (Res, error) {
 	return callWithPath(r, method, false, nil)
 }
 
 // callWithPath is call for a path that binds fields of the request: the body must not carry
 // them (pathFields), fromPath sets them, and the whole request is validated. optional allows
 // an empty body.
-func callWithPath[Req any, PReq interface {
-	*Req
-	proto.Message
-}, Res any](r *http.Request, method func(context.Context, PReq) (Res, error), optional bool, fromPath func(PReq), pathFields ...string) (Res, error) {
+func callWithPath[Req any, PReq message[Req], Res any](r *http.Request, method func(context.Context, PReq) (Res, error), optional bool, fromPath func(PReq), pathFields ...string) (Res, error) {
 	req := PReq(new(Req))
 	if err := decodeBody(r, req, optional, pathFields...); err != nil {
 		var zero Res

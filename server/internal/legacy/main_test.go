@@ -10,19 +10,10 @@ import (
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
-
-// startAPI runs Coffer in the API role: the REST layer needs no workers, and a test of the
-// "all" role that ends before River has started fails in cleanup (app.Run returns
-// "start River: ... context canceled"; see the test report).
-func startAPI(t *testing.T) *apptest.Env {
-	t.Helper()
-	return apptest.Start(t, apptest.Options{Role: config.RoleAPI})
-}
 
 // noContentType, as a request's contentType, sends a body without a Content-Type header.
 const noContentType = "-"

@@ -86,29 +86,32 @@ type pageJSON[T any] struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// listQuery is the query of GET /deposits and GET /withdrawals.
-type listQuery struct {
+// protoEnum is a generated protobuf enum type (a list's status).
+type protoEnum interface {
+	~int32
+	Descriptor() protoreflect.EnumDescriptor
+}
+
+// listQuery is the query of GET /deposits and GET /withdrawals, with statuses of type E.
+type listQuery[E protoEnum] struct {
 	operatorID, externalUserID, cursor string
-	statuses                           []int32
+	statuses                           []E
 	chainID                            int64
 	from, to                           *timestamppb.Timestamp
 	limit                              int32
 }
 
 // parseListQuery reads a list's query: externalUserId, status (repeatable or comma-separated,
-// one of statuses), chainId, from and to (RFC 3339), limit (1..200), cursor (nextCursor of the
+// one of E's), chainId, from and to (RFC 3339), limit (1..200), cursor (nextCursor of the
 // previous page) and operatorId (a sub-operator). Any other parameter is INVALID_ARGUMENT.
-func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescriptor) (listQuery, error) {
-	var lq listQuery
-	listParams := []string{"externalUserId", "status", "chainId", "from", "to", "limit", "cursor", "operatorId"}
-	for name := range q {
-		if !slices.Contains(listParams, name) {
-			return lq, fault.Invalid(name, "unknown query parameter; %s takes %s", route, strings.Join(listParams, ", "))
-		}
+func parseListQuery[E protoEnum](q url.Values, route string) (listQuery[E], error) {
+	var lq listQuery[E]
+	if err := knownParams(q, route, "externalUserId", "status", "chainId", "from", "to", "limit", "cursor", "operatorId"); err != nil {
+		return lq, err
 	}
 	lq.operatorID, lq.externalUserID, lq.cursor = q.Get("operatorId"), q.Get("externalUserId"), q.Get("cursor")
 	var err error
-	if lq.statuses, err = queryStatuses(q, statuses); err != nil {
+	if lq.statuses, err = queryStatuses[E](q); err != nil {
 		return lq, err
 	}
 	if raw := q.Get("chainId"); raw != "" {
@@ -127,10 +130,11 @@ func parseListQuery(q url.Values, route string, statuses protoreflect.EnumDescri
 	return lq, nil
 }
 
-// queryStatuses reads status (repeatable or comma-separated, each one of statuses' short
-// names) as the values' numbers; nil when absent.
-func queryStatuses(q url.Values, statuses protoreflect.EnumDescriptor) ([]int32, error) {
-	var out []int32
+// queryStatuses reads status (repeatable or comma-separated, each one of E's short names);
+// nil when absent.
+func queryStatuses[E protoEnum](q url.Values) ([]E, error) {
+	var out []E
+	statuses := E(0).Descriptor()
 	names := enumNames(statuses)
 	for _, raw := range q["status"] {
 		for s := range strings.SplitSeq(raw, ",") {
@@ -138,7 +142,7 @@ func queryStatuses(q url.Values, statuses protoreflect.EnumDescriptor) ([]int32,
 			if !slices.Contains(names, s) {
 				return nil, fault.Invalid("status", "must be one of %s", strings.Join(names, ", "))
 			}
-			out = append(out, int32(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
+			out = append(out, E(statuses.Values().ByName(protoreflect.Name(enumPrefix(statuses)+s)).Number()))
 		}
 	}
 	return out, nil
@@ -189,11 +193,11 @@ func listFields(err error) error {
 	return err
 }
 
-// onlyOperatorID refuses any query parameter but operatorId (the GET of one record).
-func onlyOperatorID(q url.Values, route string) error {
-	for k := range q {
-		if k != "operatorId" {
-			return fault.Invalid(k, "unknown query parameter; %s takes operatorId", route)
+// knownParams refuses a query parameter that route does not take, by name.
+func knownParams(q url.Values, route string, params ...string) error {
+	for name := range q {
+		if !slices.Contains(params, name) {
+			return fault.Invalid(name, "unknown query parameter; %s takes %s", route, strings.Join(params, ", "))
 		}
 	}
 	return nil
@@ -208,9 +212,9 @@ func nextCursor(token string) *string {
 
 // list serves a list: the query decoded into the operation's request (build), validated, the
 // call made, and its items (with the next page's token) written as data: {items, nextCursor}.
-func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, statuses protoreflect.EnumDescriptor,
-	build func(listQuery) Req, call func(context.Context, Req) (Res, error), page func(Res) ([]Item, string), message string) error {
-	lq, err := parseListQuery(r.URL.Query(), route, statuses)
+func list[E protoEnum, Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string,
+	build func(listQuery[E]) Req, call func(context.Context, Req) (Res, error), page func(Res) ([]Item, string), message string) error {
+	lq, err := parseListQuery[E](r.URL.Query(), route)
 	if err != nil {
 		return err
 	}
@@ -231,7 +235,7 @@ func list[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reque
 // the path (build) and validated, the call made and its record written as data.
 func get[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Request, route string, build func() (Req, error),
 	call func(context.Context, Req) (Res, error), item func(Res) Item, message string) error {
-	if err := onlyOperatorID(r.URL.Query(), route); err != nil {
+	if err := knownParams(r.URL.Query(), route, "operatorId"); err != nil {
 		return err
 	}
 	req, err := build()
@@ -249,15 +253,6 @@ func get[Req proto.Message, Res, Item any](w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-// enums converts parsed enum numbers to their protobuf type.
-func enums[E ~int32](numbers []int32) []E {
-	out := make([]E, len(numbers))
-	for i, n := range numbers {
-		out[i] = E(n)
-	}
-	return out
-}
-
 // each maps a list's items.
 func each[T, U any](in []T, f func(T) U) []U {
 	out := make([]U, len(in))
@@ -269,10 +264,10 @@ func each[T, U any](in []T, f func(T) U) []U {
 
 // listDeposits is GET /deposits.
 func (h *Handler) listDeposits(w http.ResponseWriter, r *http.Request) error {
-	return list(w, r, "GET /deposits", cofferv1.DepositStatus(0).Descriptor(),
-		func(lq listQuery) *cofferv1.DepositServiceListDepositsRequest {
+	return list(w, r, "GET /deposits",
+		func(lq listQuery[cofferv1.DepositStatus]) *cofferv1.DepositServiceListDepositsRequest {
 			return &cofferv1.DepositServiceListDepositsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
-				Statuses: enums[cofferv1.DepositStatus](lq.statuses), ChainId: lq.chainID, DetectedAfter: lq.from,
+				Statuses: lq.statuses, ChainId: lq.chainID, DetectedAfter: lq.from,
 				DetectedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
 		}, h.s.Deposit.ListDeposits,
 		func(res *cofferv1.DepositServiceListDepositsResponse) ([]depositItem, string) {
@@ -293,10 +288,10 @@ func (h *Handler) getDeposit(w http.ResponseWriter, r *http.Request) error {
 
 // listOwnWithdrawals is GET /withdrawals (the operator's; GET /admin/withdrawals is the panel's).
 func (h *Handler) listOwnWithdrawals(w http.ResponseWriter, r *http.Request) error {
-	return list(w, r, "GET /withdrawals", cofferv1.WithdrawalStatus(0).Descriptor(),
-		func(lq listQuery) *cofferv1.WithdrawalServiceListWithdrawalsRequest {
+	return list(w, r, "GET /withdrawals",
+		func(lq listQuery[cofferv1.WithdrawalStatus]) *cofferv1.WithdrawalServiceListWithdrawalsRequest {
 			return &cofferv1.WithdrawalServiceListWithdrawalsRequest{OperatorId: lq.operatorID, ExternalUserId: lq.externalUserID,
-				Statuses: enums[cofferv1.WithdrawalStatus](lq.statuses), ChainId: lq.chainID, CreatedAfter: lq.from,
+				Statuses: lq.statuses, ChainId: lq.chainID, CreatedAfter: lq.from,
 				CreatedBefore: lq.to, PageSize: lq.limit, PageToken: lq.cursor}
 		}, h.s.Withdrawal.ListWithdrawals,
 		func(res *cofferv1.WithdrawalServiceListWithdrawalsResponse) ([]withdrawalItem, string) {

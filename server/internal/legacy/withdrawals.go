@@ -73,11 +73,10 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 	}
 	req := &cofferv1.ListWithdrawalsRequest{OperatorId: q.Get("operatorId"), ExternalUserId: q.Get("externalUserId"),
 		PageToken: q.Get("pageToken")}
-	statuses, err := queryStatuses(q, cofferv1.WithdrawalStatus(0).Descriptor())
-	if err != nil {
+	var err error
+	if req.Statuses, err = queryStatuses[cofferv1.WithdrawalStatus](q); err != nil {
 		return nil, err
 	}
-	req.Statuses = enums[cofferv1.WithdrawalStatus](statuses)
 	if req.CreatedAfter, req.CreatedBefore, err = queryRange(q); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -70,22 +71,15 @@ const DepositRecountEvery = time.Minute
 // deposit settles by leaving them) or DepositRecountEvery passed.
 func (c *DBCollector) deposits(ctx context.Context) (map[depositKey]int64, error) {
 	count := func(where string) (map[depositKey]int64, error) {
-		rows, err := c.Pool.Query(ctx, `SELECT status, chain_id, currency, count(*) FROM deposits `+where+` GROUP BY 1, 2, 3`)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
 		out := map[depositKey]int64{}
-		for rows.Next() {
-			var k depositKey
-			var chainID, n int64
-			if err := rows.Scan(&k.status, &chainID, &k.currency, &n); err != nil {
-				return nil, err
-			}
-			k.chain = strconv.FormatInt(chainID, 10)
-			out[k] = n
-		}
-		return out, rows.Err()
+		var k depositKey
+		var chainID, n int64
+		err := c.each(ctx, `SELECT status, chain_id, currency, count(*) FROM deposits `+where+` GROUP BY 1, 2, 3`,
+			[]any{&k.status, &chainID, &k.currency, &n}, func() {
+				k.chain = strconv.FormatInt(chainID, 10)
+				out[k] = n
+			})
+		return out, err
 	}
 	open, err := count(`WHERE status IN ('CONFIRMING', 'SWEEPING')`)
 	if err != nil {
@@ -157,23 +151,16 @@ func (c *DBCollector) collect(ctx context.Context, emit func(prometheus.Metric))
 	for k, n := range deposits {
 		gauge(descDeposits, float64(n), k.status, k.chain, k.currency)
 	}
-	rows, err := c.Pool.Query(ctx, `SELECT chain_id, head_block, next_block - 1, extract(epoch FROM now() - updated_at)::float8 FROM chain_cursors`)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var chainID, head, scanned int64
-		var age float64
-		if err := rows.Scan(&chainID, &head, &scanned, &age); err != nil {
-			return err
-		}
-		id := strconv.FormatInt(chainID, 10)
-		gauge(descHead, float64(head), id)
-		gauge(descScanned, float64(scanned), id)
-		gauge(descLagBlocks, float64(max(head-scanned, 0)), id)
-		gauge(descLagSeconds, max(age, 0), id)
-	}
-	if err := rows.Err(); err != nil {
+	var chainID, head, scanned, n int64
+	var age float64
+	if err := c.each(ctx, `SELECT chain_id, head_block, next_block - 1, extract(epoch FROM now() - updated_at)::float8 FROM chain_cursors`,
+		[]any{&chainID, &head, &scanned, &age}, func() {
+			id := strconv.FormatInt(chainID, 10)
+			gauge(descHead, float64(head), id)
+			gauge(descScanned, float64(scanned), id)
+			gauge(descLagBlocks, float64(max(head-scanned, 0)), id)
+			gauge(descLagSeconds, max(age, 0), id)
+		}); err != nil {
 		return err
 	}
 	// Pending transactions: grouped by sender in Go, since deposit addresses are many.
@@ -182,25 +169,15 @@ func (c *DBCollector) collect(ctx context.Context, emit func(prometheus.Metric))
 		n   int64
 		age float64
 	}{}
-	rows, err = c.Pool.Query(ctx, `SELECT chain_id, from_address, count(*), extract(epoch FROM now() - min(created_at))::float8
-		FROM chain_txs WHERE state = 'pending' GROUP BY 1, 2`)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var chainID, n int64
-		var from string
-		var age float64
-		if err := rows.Scan(&chainID, &from, &n, &age); err != nil {
-			return err
-		}
+	var from string
+	if err := c.each(ctx, `SELECT chain_id, from_address, count(*), extract(epoch FROM now() - min(created_at))::float8
+		FROM chain_txs WHERE state = 'pending' GROUP BY 1, 2`, []any{&chainID, &from, &n, &age}, func() {
 		k := key{strconv.FormatInt(chainID, 10), c.wallet(from)}
 		p := pending[k]
 		p.n += n
 		p.age = max(p.age, age)
 		pending[k] = p
-	}
-	if err := rows.Err(); err != nil {
+	}); err != nil {
 		return err
 	}
 	for k, p := range pending {
@@ -212,25 +189,27 @@ func (c *DBCollector) collect(ctx context.Context, emit func(prometheus.Metric))
 		return err
 	}
 	gauge(descDead, float64(dead))
-	rows, err = c.Pool.Query(ctx, `SELECT kind, state::text, count(*),
+	var kind, state string
+	return c.each(ctx, `SELECT kind, state::text, count(*),
 		COALESCE(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available'))::float8, 0)
-		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY 1, 2`)
+		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY 1, 2`,
+		[]any{&kind, &state, &n, &age}, func() {
+			gauge(descQueue, float64(n), kind, state)
+			if state == "available" {
+				gauge(descQueueAge, max(age, 0), kind)
+			}
+		})
+}
+
+// each runs sql and calls row after scanning each row into scans (pgx.ForEachRow: the rows
+// are closed on every path).
+func (c *DBCollector) each(ctx context.Context, sql string, scans []any, row func()) error {
+	rows, err := c.Pool.Query(ctx, sql)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var kind, state string
-		var n int64
-		var age float64
-		if err := rows.Scan(&kind, &state, &n, &age); err != nil {
-			return err
-		}
-		gauge(descQueue, float64(n), kind, state)
-		if state == "available" {
-			gauge(descQueueAge, max(age, 0), kind)
-		}
-	}
-	return rows.Err()
+	_, err = pgx.ForEachRow(rows, scans, func() error { row(); return nil })
+	return err
 }
 
 // CollectDB adds the PostgreSQL-derived gauges to the registry (worker processes).

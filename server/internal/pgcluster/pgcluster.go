@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,6 +24,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/freeport"
 )
 
 // Options configure a cluster.
@@ -126,7 +127,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	port := opts.Port
 	if port == 0 {
-		if port, err = freePort(ctx); err != nil {
+		if port, err = freeport.Pick(ctx, "127.0.0.1"); err != nil {
 			return nil, err
 		}
 	}
@@ -255,20 +256,6 @@ func makeReachable(dir string, cred *syscall.Credential) error {
 		}
 	}
 	return nil
-}
-
-func freePort(ctx context.Context) (int, error) {
-	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("pgcluster: %s is not a TCP address", l.Addr())
-	}
-	return addr.Port, nil
 }
 
 func tail(path string) string {

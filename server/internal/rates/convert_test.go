@@ -111,12 +111,52 @@ func TestFromUnitsAndFormat(t *testing.T) {
 }
 
 // conversion is a fiat amount at a fiat rate (per USD) and a token price (USD), and the token
-// units wanted for it.
+// units wanted for it: up (FiatToTokenUnits, what a deposit asks) and, where the case checks
+// it, down (FiatToTokenUnitsDown, what a payout sends).
 type conversion struct {
 	name                string
 	fiat, perUSD, price string
 	decimals            int32
-	want                string
+	up, down            string
+}
+
+// conversions are the cases of both directions.
+var conversions = []conversion{
+	{"USD to USDT, exact", "25", "1", "1", 6, "25000000", "25000000"},
+	{"USD to USDT, cents", "25.01", "1", "1", 6, "25010000", ""},
+	// 25 / 3000 = 0.008333… ETH = 8333333333333333.33… wei: rounded up, or down
+	{"USD to ETH, rounded", "25", "1", "3000", 18, "8333333333333334", "8333333333333333"},
+	// 30 / 3000 = 0.01 ETH exactly: no rounding
+	{"USD to ETH, exact", "30", "1", "3000", 18, "10000000000000000", "10000000000000000"},
+	// 25 EUR / 0.92 = 27.173913043478260869… USD = 27173913.04… units
+	{"EUR to USDT", "25", "0.92", "1", 6, "27173914", "27173913"},
+	// 100 EUR / 0.92 / 3000 = 1e20 / 2760 wei = 36231884057971014.49…
+	{"EUR to ETH", "100", "0.92", "3000", 18, "36231884057971015", ""},
+	// 1000 JPY / 150 = 6.666666… USD = 6666666.66… units
+	{"JPY to USDC", "1000", "150", "1", 6, "6666667", "6666666"},
+	// a stablecoin slightly above the dollar: 25 / 1.0001 = 24.997500249975… USDT
+	{"USD to USDT above peg", "25", "1", "1.0001", 6, "24997501", ""},
+	{"zero", "0", "0.92", "3000", 18, "0", ""},
+	// a tenth of the smallest unit still costs one unit (and a payout sends nothing)
+	{"below one unit", "0.0000001", "1", "1", 6, "1", "0"},
+	// 0.000001 / 3000 ETH = 333333333.33… wei
+	{"one micro-dollar of ETH", "0.000001", "1", "3000", 18, "333333334", ""},
+	{"1e12 USD of ETH at 1", "1000000000000", "1", "1", 18, oneE30, ""},
+	// 1e12 / 3000 ETH = 333333333.33… ETH = 333333333333333333333333333.33… wei
+	{"1e12 USD of ETH at 3000", "1000000000000", "1", "3000", 18, "333333333333333333333333334", ""},
+	{"0-decimal token", "10", "1", "3", 0, "4", ""},
+}
+
+// convert runs a conversion function (named name) on the case and checks it gives want; ok is
+// false (the test has failed) when it does not.
+func (c conversion) convert(t *testing.T, name string, f func(fiat, perUSD, price decimal.Decimal, decimals int32) *big.Int, want string) (got *big.Int, fiat *big.Rat, ok bool) {
+	t.Helper()
+	got = f(dec(c.fiat), dec(c.perUSD), dec(c.price), c.decimals)
+	if got.String() != want {
+		t.Errorf("%s: %s(%s, %s, %s, %d) = %s, want %s", c.name, name, c.fiat, c.perUSD, c.price, c.decimals, got, want)
+		return nil, nil, false
+	}
+	return got, dec(c.fiat).Rat(), true
 }
 
 // worth is what units of the case's token are worth in its fiat, exactly.
@@ -128,42 +168,16 @@ func (c conversion) worth(units *big.Int) *big.Rat {
 
 func TestFiatToTokenUnits(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []conversion{
-		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
-		{"USD to USDT, cents", "25.01", "1", "1", 6, "25010000"},
-		// 25 / 3000 = 0.008333… ETH = 8333333333333333.33… wei, rounded up
-		{"USD to ETH, rounded up", "25", "1", "3000", 18, "8333333333333334"},
-		// 30 / 3000 = 0.01 ETH exactly: no rounding
-		{"USD to ETH, exact", "30", "1", "3000", 18, "10000000000000000"},
-		// 25 EUR / 0.92 = 27.173913043478260869… USD = 27173913.04… units
-		{"EUR to USDT", "25", "0.92", "1", 6, "27173914"},
-		// 100 EUR / 0.92 / 3000 = 1e20 / 2760 wei = 36231884057971014.49…
-		{"EUR to ETH", "100", "0.92", "3000", 18, "36231884057971015"},
-		// 1000 JPY / 150 = 6.666666… USD = 6666666.66… units
-		{"JPY to USDC", "1000", "150", "1", 6, "6666667"},
-		// a stablecoin slightly above the dollar: 25 / 1.0001 = 24.997500249975… USDT
-		{"USD to USDT above peg", "25", "1", "1.0001", 6, "24997501"},
-		{"zero", "0", "0.92", "3000", 18, "0"},
-		// a tenth of the smallest unit still costs one unit
-		{"below one unit", "0.0000001", "1", "1", 6, "1"},
-		// 0.000001 / 3000 ETH = 333333333.33… wei
-		{"one micro-dollar of ETH", "0.000001", "1", "3000", 18, "333333334"},
-		{"1e12 USD of ETH at 1", "1000000000000", "1", "1", 18, oneE30},
-		// 1e12 / 3000 ETH = 333333333.33… ETH = 333333333333333333333333333.33… wei
-		{"1e12 USD of ETH at 3000", "1000000000000", "1", "3000", 18, "333333333333333333333333334"},
-		{"0-decimal token", "10", "1", "3", 0, "4"},
-	} {
-		fiat, perUSD, price := dec(tc.fiat), dec(tc.perUSD), dec(tc.price)
-		got := FiatToTokenUnits(fiat, perUSD, price, tc.decimals)
-		if got.String() != tc.want {
-			t.Errorf("%s: FiatToTokenUnits(%s, %s, %s, %d) = %s, want %s", tc.name, tc.fiat, tc.perUSD, tc.price, tc.decimals, got, tc.want)
+	for _, tc := range conversions {
+		got, fiat, ok := tc.convert(t, "FiatToTokenUnits", FiatToTokenUnits, tc.up)
+		if !ok {
 			continue
 		}
 		// The amount covers the fiat amount, and one unit less does not (exact rationals).
-		if tc.worth(got).Cmp(fiat.Rat()) < 0 {
+		if tc.worth(got).Cmp(fiat) < 0 {
 			t.Errorf("%s: %s units are worth less than %s", tc.name, got, tc.fiat)
 		}
-		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && tc.worth(less).Cmp(fiat.Rat()) >= 0 {
+		if less := new(big.Int).Sub(got, big.NewInt(1)); got.Sign() > 0 && tc.worth(less).Cmp(fiat) >= 0 {
 			t.Errorf("%s: %s units already cover %s", tc.name, less, tc.fiat)
 		}
 	}
@@ -258,24 +272,18 @@ func TestNegativeDecimalsPanic(t *testing.T) {
 // unit more would.
 func TestFiatToTokenUnitsDown(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []conversion{
-		{"USD to USDT, exact", "25", "1", "1", 6, "25000000"},
-		{"USD to ETH, rounded down", "25", "1", "3000", 18, "8333333333333333"},
-		{"USD to ETH, exact", "30", "1", "3000", 18, "10000000000000000"},
-		{"EUR to USDT", "25", "0.92", "1", 6, "27173913"},
-		{"JPY to USDC", "1000", "150", "1", 6, "6666666"},
-		{"below one unit", "0.0000001", "1", "1", 6, "0"},
-	} {
-		fiat, perUSD, price := dec(tc.fiat), dec(tc.perUSD), dec(tc.price)
-		got := FiatToTokenUnitsDown(fiat, perUSD, price, tc.decimals)
-		if got.String() != tc.want {
-			t.Errorf("%s: FiatToTokenUnitsDown = %s, want %s", tc.name, got, tc.want)
+	for _, tc := range conversions {
+		if tc.down == "" {
 			continue
 		}
-		if tc.worth(got).Cmp(fiat.Rat()) > 0 {
+		got, fiat, ok := tc.convert(t, "FiatToTokenUnitsDown", FiatToTokenUnitsDown, tc.down)
+		if !ok {
+			continue
+		}
+		if tc.worth(got).Cmp(fiat) > 0 {
 			t.Errorf("%s: %s units are worth more than %s", tc.name, got, tc.fiat)
 		}
-		if more := new(big.Int).Add(got, big.NewInt(1)); tc.worth(more).Cmp(fiat.Rat()) <= 0 {
+		if more := new(big.Int).Add(got, big.NewInt(1)); tc.worth(more).Cmp(fiat) <= 0 {
 			t.Errorf("%s: %s units still within %s", tc.name, more, tc.fiat)
 		}
 	}

@@ -2,7 +2,6 @@ package rates
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -58,12 +57,9 @@ func DevStatic() *Static {
 
 // SetUSD sets the USD price of one unit of symbol.
 func (s *Static) SetUSD(symbol string, v decimal.Decimal) error {
-	symbol = normalize(symbol)
-	if symbol == "" {
-		return errors.New("rates: empty symbol")
-	}
-	if !v.IsPositive() {
-		return fmt.Errorf("%w: %s price %s must be > 0", ErrInvalidAnswer, symbol, v)
+	symbol, err := tableKey(symbol, "symbol", "price", v)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	s.usd[symbol] = Price{Value: v, At: s.now(), Source: "static"}
@@ -73,12 +69,9 @@ func (s *Static) SetUSD(symbol string, v decimal.Decimal) error {
 
 // SetPerUSD sets the units of currency one USD buys.
 func (s *Static) SetPerUSD(currency string, v decimal.Decimal) error {
-	currency = normalize(currency)
-	if currency == "" {
-		return errors.New("rates: empty currency")
-	}
-	if !v.IsPositive() {
-		return fmt.Errorf("%w: %s per USD %s must be > 0", ErrInvalidAnswer, currency, v)
+	currency, err := tableKey(currency, "currency", "per USD", v)
+	if err != nil {
+		return err
 	}
 	if currency == "USD" && !v.Equal(decimal.NewFromInt(1)) {
 		return fmt.Errorf("rates: USD per USD is 1, not %s", v)
@@ -87,6 +80,19 @@ func (s *Static) SetPerUSD(currency string, v decimal.Decimal) error {
 	s.perUSD[currency] = v
 	s.mu.Unlock()
 	return nil
+}
+
+// tableKey is the normalized key of a table entry (a kind: symbol or currency) whose value v
+// (what) must be > 0.
+func tableKey(key, kind, what string, v decimal.Decimal) (string, error) {
+	key = normalize(key)
+	if key == "" {
+		return "", fmt.Errorf("rates: empty %s", kind)
+	}
+	if !v.IsPositive() {
+		return "", fmt.Errorf("%w: %s %s %s must be > 0", ErrInvalidAnswer, key, what, v)
+	}
+	return key, nil
 }
 
 // USD implements Source.

@@ -3,8 +3,6 @@ package rpc
 import (
 	"context"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/clientip"
@@ -108,24 +106,23 @@ func (s *AdminServer) ListWithdrawals(ctx context.Context, req *cofferv1.ListWit
 	if err != nil {
 		return nil, err
 	}
-	f := domain.WithdrawalFilter{ExternalUserID: req.GetExternalUserId(), Statuses: withdrawalStatuses().domains(req.GetStatuses()),
-		Limit: int(req.GetPageSize())}
-	if req.GetOperatorId() != "" {
-		f.OperatorIDs = []string{req.GetOperatorId()}
-	}
-	if req.CreatedAfter != nil {
-		t := req.GetCreatedAfter().AsTime()
-		f.CreatedAfter = &t
-	}
-	if req.CreatedBefore != nil {
-		t := req.GetCreatedBefore().AsTime()
-		f.CreatedBefore = &t
-	}
+	f := domain.WithdrawalFilter{OperatorIDs: oneOperator(req.GetOperatorId()), ExternalUserID: req.GetExternalUserId(),
+		Statuses: withdrawalStatuses().domains(req.GetStatuses()), CreatedAfter: optionalTime(req.GetCreatedAfter()),
+		CreatedBefore: optionalTime(req.GetCreatedBefore()), Limit: int(req.GetPageSize())}
 	list, next, err := s.Withdrawals.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
 	return &cofferv1.ListWithdrawalsResponse{Withdrawals: protos(list, withdrawalProto), NextPageToken: next}, nil
+}
+
+// oneOperator is a panel list's operator filter: the one operator the admin picked, or nil
+// (every operator of the admin's scope) when it picked none.
+func oneOperator(id string) []string {
+	if id == "" {
+		return nil
+	}
+	return []string{id}
 }
 
 // GetAdminWithdrawal returns a withdrawal with its audit trail.
@@ -198,10 +195,8 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	if err != nil {
 		return nil, err
 	}
-	f := domain.DepositFilter{ExternalUserID: req.GetExternalUserId(), Statuses: depositStatuses().domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
-	if req.GetOperatorId() != "" {
-		f.OperatorIDs = []string{req.GetOperatorId()}
-	}
+	f := domain.DepositFilter{OperatorIDs: oneOperator(req.GetOperatorId()), ExternalUserID: req.GetExternalUserId(),
+		Statuses: depositStatuses().domains(req.GetStatuses()), Limit: int(req.GetPageSize())}
 	deps, next, err := s.Deposits.List(ctx, a.Scope(), f, req.GetPageToken())
 	if err != nil {
 		return nil, err
@@ -209,45 +204,33 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 	return &cofferv1.ListDepositsResponse{Deposits: protos(deps, depositProto), NextPageToken: next}, nil
 }
 
-// ReplayDeposit verifies a missed transaction and credits it (within the admin's scope).
+// ReplayDeposit verifies a missed transaction and credits it (within the admin's scope), as
+// OpsService.ReplayMissedDeposit.
 func (s *AdminServer) ReplayDeposit(ctx context.Context, req *cofferv1.ReplayDepositRequest) (*cofferv1.ReplayDepositResponse, error) {
-	a, err := callerAdmin(ctx)
+	res, err := s.ops().ReplayMissedDeposit(ctx, &cofferv1.ReplayMissedDepositRequest{ChainId: req.GetChainId(), TxHash: req.GetTxHash()})
 	if err != nil {
 		return nil, err
 	}
-	return replay(ctx, s.Deposits, a.Scope(), req.GetChainId(), req.GetTxHash())
+	return res.GetResult(), nil
 }
 
-func replay(ctx context.Context, deposits *deposit.Service, scope domain.Scope, chainID int64, txHash string) (*cofferv1.ReplayDepositResponse, error) {
-	out, err := deposits.Replay(ctx, scope, chainID, common.HexToHash(txHash))
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.ReplayDepositResponse{AlreadyKnown: out.AlreadyKnown, Deposits: protos(out.Deposits, depositProto)}, nil
-}
-
-// ListDeadLetters lists dead-lettered webhooks in the admin's scope.
+// ListDeadLetters lists dead-lettered webhooks in the admin's scope, as
+// OpsService.ListDeadLetteredWebhooks.
 func (s *AdminServer) ListDeadLetters(ctx context.Context, req *cofferv1.ListDeadLettersRequest) (*cofferv1.ListDeadLettersResponse, error) {
-	a, err := callerAdmin(ctx)
+	res, err := s.ops().ListDeadLetteredWebhooks(ctx, &cofferv1.ListDeadLetteredWebhooksRequest{OperatorId: req.GetOperatorId(),
+		PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.Webhooks.ListDead(ctx, a.Scope(), req.GetOperatorId(), int(req.GetPageSize()), req.GetPageToken())
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.ListDeadLettersResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}, nil
+	return &cofferv1.ListDeadLettersResponse{Deliveries: res.GetDeliveries(), NextPageToken: res.GetNextPageToken()}, nil
 }
 
-// RedeliverWebhook queues a dead-lettered webhook again.
+// RedeliverWebhook queues a dead-lettered webhook of the admin's scope again, as
+// OpsService.RedeliverDeadLetter.
 func (s *AdminServer) RedeliverWebhook(ctx context.Context, req *cofferv1.RedeliverWebhookRequest) (*cofferv1.RedeliverWebhookResponse, error) {
-	a, err := callerAdmin(ctx)
+	res, err := s.ops().RedeliverDeadLetter(ctx, &cofferv1.RedeliverDeadLetterRequest{EventId: req.GetEventId()})
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.Webhooks.Redeliver(ctx, a.Scope(), req.GetEventId())
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.RedeliverWebhookResponse{Delivery: deliveryProto(d)}, nil
+	return &cofferv1.RedeliverWebhookResponse{Delivery: res.GetDelivery()}, nil
 }

@@ -2,7 +2,6 @@ package rpc_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -11,9 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
 )
@@ -33,8 +29,8 @@ const (
 // (the panel shows buttons from this list only). An admin's own step is then in the history
 // under the admin's email.
 func TestAdminWithdrawalAllowedActions(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{Role: config.RoleAPI})
-	ctx := context.Background()
+	b := setup(t)
+	env, client, ctx := b.env, b.admin, context.Background()
 	op, _ := env.Operator(t, domain.OperatorSettings{})
 	adm, token := env.Admin(t, "")
 	opened, err := env.Services.Sessions.Open(ctx, op, domain.SessionWithdraw, session.Input{ExternalUserID: "allowed-actions",
@@ -42,7 +38,6 @@ func TestAdminWithdrawalAllowedActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
 	get := func(id string) *cofferv1.GetAdminWithdrawalResponse {
 		t.Helper()
 		res, err := client.GetAdminWithdrawal(bearer(ctx, token), &cofferv1.GetAdminWithdrawalRequest{WithdrawRequestId: id})

@@ -141,6 +141,16 @@ func callerOperator(ctx context.Context) (domain.Operator, error) {
 	return op, nil
 }
 
+// callerReach is the calling operator with the scope its key reaches (auth.Scope).
+func callerReach(ctx context.Context, reach auth.Reach) (domain.Operator, domain.Scope, error) {
+	op, err := callerOperator(ctx)
+	if err != nil {
+		return op, domain.Scope{}, err
+	}
+	scope, err := auth.Scope(ctx, reach)
+	return op, scope, err
+}
+
 // callerAdmin is the admin an authenticated admin call runs as.
 func callerAdmin(ctx context.Context) (auth.Admin, error) {
 	a, ok := auth.AdminFrom(ctx)

@@ -21,11 +21,7 @@ type BalanceServer struct {
 
 // ListBalances lists the caller's (or a sub-operator's) funds.
 func (s *BalanceServer) ListBalances(ctx context.Context, req *cofferv1.ListBalancesRequest) (*cofferv1.ListBalancesResponse, error) {
-	op, err := callerOperator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tree, err := auth.Scope(ctx, auth.SubOperators(s.Operators))
+	op, tree, err := callerReach(ctx, auth.SubOperators(s.Operators))
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,12 @@ package rpc_test
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"testing"
 
 	"connectrpc.com/connect"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
-	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
-	"github.com/cofferhq/coffer/server/internal/apptest"
-	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
@@ -19,8 +15,8 @@ import (
 // operator sees its own and its sub-operators'; a panel admin the operators of its scope, by
 // name; the service team any operator, and an unknown one is NOT_FOUND.
 func TestFundsScopes(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{Role: config.RoleAPI})
-	ctx := context.Background()
+	b := setup(t)
+	env, ctx := b.env, context.Background()
 	zed, alpha := "Zed operator", "Alpha operator"
 	parent, parentKey := env.Operator(t, domain.OperatorSettings{Name: &zed})
 	child, _ := env.Operator(t, domain.OperatorSettings{Name: &alpha, ParentID: &parent.ID})
@@ -28,24 +24,22 @@ func TestFundsScopes(t *testing.T) {
 	env.Fund(t, child.ID, 1337, "USDT", "12.5")
 	const unknown = "00000000-0000-4000-8000-000000000000"
 
-	balances := cofferv1connect.NewBalanceServiceClient(http.DefaultClient, env.URL)
-	own, err := balances.ListBalances(bearer(ctx, parentKey), &cofferv1.ListBalancesRequest{})
+	own, err := b.balances.ListBalances(bearer(ctx, parentKey), &cofferv1.ListBalancesRequest{})
 	if err != nil || len(own.Items) == 0 || own.Items[0].OperatorId != parent.ID {
 		t.Fatalf("own balances: %v %v", own, err)
 	}
-	sub, err := balances.ListBalances(bearer(ctx, parentKey), &cofferv1.ListBalancesRequest{OperatorId: child.ID})
+	sub, err := b.balances.ListBalances(bearer(ctx, parentKey), &cofferv1.ListBalancesRequest{OperatorId: child.ID})
 	if err != nil || !slices.ContainsFunc(sub.Items, func(b *cofferv1.OperatorBalance) bool {
 		return b.OperatorId == child.ID && b.Currency == "USDT" && b.Available == "12.500000"
 	}) {
 		t.Fatalf("a sub-operator's balances: %v %v", sub, err)
 	}
-	if _, err := balances.ListBalances(bearer(ctx, strangerKey), &cofferv1.ListBalancesRequest{OperatorId: child.ID}); code(err) != connect.CodeNotFound {
+	if _, err := b.balances.ListBalances(bearer(ctx, strangerKey), &cofferv1.ListBalancesRequest{OperatorId: child.ID}); code(err) != connect.CodeNotFound {
 		t.Fatalf("another operator's sub-operator: %v", err)
 	}
 
-	panel := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
 	names := func(token, operatorID string) ([]string, error) {
-		res, err := panel.ListOperatorFunds(bearer(ctx, token), &cofferv1.ListOperatorFundsRequest{OperatorId: operatorID})
+		res, err := b.admin.ListOperatorFunds(bearer(ctx, token), &cofferv1.ListOperatorFundsRequest{OperatorId: operatorID})
 		var out []string
 		for _, op := range res.GetOperators() {
 			out = append(out, op.OperatorName)
@@ -70,19 +64,18 @@ func TestFundsScopes(t *testing.T) {
 		t.Fatalf("an unknown operator: %v", err)
 	}
 
-	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
 	opsCtx := bearer(ctx, env.OpsToken)
-	if res, err := ops.ListOperatorBalances(opsCtx, &cofferv1.ListOperatorBalancesRequest{OperatorId: child.ID}); err != nil ||
+	if res, err := b.ops.ListOperatorBalances(opsCtx, &cofferv1.ListOperatorBalancesRequest{OperatorId: child.ID}); err != nil ||
 		len(res.Items) == 0 || res.Items[0].OperatorId != child.ID {
 		t.Fatalf("ops balances: %v %v", res, err)
 	}
-	if _, err := ops.ListOperatorBalances(opsCtx, &cofferv1.ListOperatorBalancesRequest{OperatorId: unknown}); code(err) != connect.CodeNotFound {
+	if _, err := b.ops.ListOperatorBalances(opsCtx, &cofferv1.ListOperatorBalancesRequest{OperatorId: unknown}); code(err) != connect.CodeNotFound {
 		t.Fatalf("ops balances of an unknown operator: %v", err)
 	}
-	if _, err := ops.GetTreasuryAddress(opsCtx, &cofferv1.GetTreasuryAddressRequest{OperatorId: child.ID, ChainId: 99}); code(err) != connect.CodeInvalidArgument {
+	if _, err := b.ops.GetTreasuryAddress(opsCtx, &cofferv1.GetTreasuryAddressRequest{OperatorId: child.ID, ChainId: 99}); code(err) != connect.CodeInvalidArgument {
 		t.Fatalf("a treasury on an unconfigured chain: %v", err)
 	}
-	if res, err := ops.GetTreasuryAddress(opsCtx, &cofferv1.GetTreasuryAddressRequest{OperatorId: child.ID, ChainId: 1337}); err != nil || res.Address == "" {
+	if res, err := b.ops.GetTreasuryAddress(opsCtx, &cofferv1.GetTreasuryAddressRequest{OperatorId: child.ID, ChainId: 1337}); err != nil || res.Address == "" {
 		t.Fatalf("treasury: %v %v", res, err)
 	}
 }

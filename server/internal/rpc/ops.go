@@ -3,6 +3,8 @@ package rpc
 import (
 	"context"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/auth"
@@ -111,7 +113,8 @@ func (s *OpsServer) CreateAdmin(ctx context.Context, req *cofferv1.CreateAdminRe
 	return &cofferv1.CreateAdminResponse{Admin: adminProto(a), TotpUri: uri}, nil
 }
 
-// ListDeadLetteredWebhooks lists dead-lettered webhooks of every operator.
+// ListDeadLetteredWebhooks lists dead-lettered webhooks of every operator (the caller's scope's:
+// an admin's for AdminService.ListDeadLetters).
 func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.ListDeadLetteredWebhooksRequest) (*cofferv1.ListDeadLetteredWebhooksResponse, error) {
 	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
@@ -143,11 +146,12 @@ func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.Repla
 	if err != nil {
 		return nil, err
 	}
-	res, err := replay(ctx, s.Deposits, scope, req.GetChainId(), req.GetTxHash())
+	out, err := s.Deposits.Replay(ctx, scope, req.GetChainId(), common.HexToHash(req.GetTxHash()))
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ReplayMissedDepositResponse{Result: res}, nil
+	return &cofferv1.ReplayMissedDepositResponse{Result: &cofferv1.ReplayDepositResponse{AlreadyKnown: out.AlreadyKnown,
+		Deposits: protos(out.Deposits, depositProto)}}, nil
 }
 
 // DisableAdmin disables an admin and revokes its tokens.

@@ -20,7 +20,7 @@ import (
 // Without handlerOptions' recovery the client sees the connection reset by net/http.
 func TestHandlerPanicIsInternal(t *testing.T) {
 	t.Parallel()
-	var logs proctest.Buffer
+	var logs proctest.Buffer // written by the server's goroutines
 	m := metrics.New()
 	opts := handlerOptions(m, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	const unary, stream = "/coffer.test.Panic/Unary", "/coffer.test.Panic/Stream"

@@ -24,7 +24,8 @@ func ReorgedProto(r deposit.Reorged) *cofferv1.ReorgedDeposit {
 	return p
 }
 
-// ListReorgedDeposits lists reorged deposits of every operator.
+// ListReorgedDeposits lists reorged deposits of every operator (the caller's scope's: an
+// admin's for AdminService.ListDepositReorgs).
 func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListReorgedDepositsRequest) (*cofferv1.ListReorgedDepositsResponse, error) {
 	scope, err := auth.Scope(ctx, auth.OwnOperator())
 	if err != nil {
@@ -48,15 +49,13 @@ func (s *OpsServer) ResolveReorgedDeposit(ctx context.Context, req *cofferv1.Res
 	return &cofferv1.ResolveReorgedDepositResponse{Item: ReorgedProto(r)}, nil
 }
 
-// ListDepositReorgs lists the reorged deposits in the admin's scope.
+// ListDepositReorgs lists the reorged deposits in the admin's scope, as
+// OpsService.ListReorgedDeposits.
 func (s *AdminServer) ListDepositReorgs(ctx context.Context, req *cofferv1.ListDepositReorgsRequest) (*cofferv1.ListDepositReorgsResponse, error) {
-	a, err := callerAdmin(ctx)
+	res, err := s.ops().ListReorgedDeposits(ctx, &cofferv1.ListReorgedDepositsRequest{OperatorId: req.GetOperatorId(),
+		IncludeResolved: req.GetIncludeResolved(), PageSize: req.GetPageSize(), PageToken: req.GetPageToken()})
 	if err != nil {
 		return nil, err
 	}
-	list, next, err := s.Deposits.ListReorgs(ctx, a.Scope(), req.GetOperatorId(), req.GetIncludeResolved(), int(req.GetPageSize()), req.GetPageToken())
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.ListDepositReorgsResponse{Items: protos(list, ReorgedProto), NextPageToken: next}, nil
+	return &cofferv1.ListDepositReorgsResponse{Items: res.GetItems(), NextPageToken: res.GetNextPageToken()}, nil
 }

@@ -37,15 +37,7 @@ func (s *SessionServer) open(ctx context.Context, kind domain.SessionKind, req s
 	if err != nil {
 		return session.Opened{}, err
 	}
-	return s.Sessions.Open(ctx, op, kind, session.Input{
-		ExternalUserID:    req.GetExternalUserId(),
-		Lang:              req.GetLang(),
-		FiatCurrency:      req.GetPlatformFiatCurrency(),
-		UserBalance:       req.GetUserBalance(),
-		Amount:            req.GetAmount(),
-		Email:             req.GetEmail(),
-		OperatorReference: req.GetOperatorReference(),
-	})
+	return s.Sessions.Open(ctx, op, kind, sessionInput(req))
 }
 
 // openByKey is open for the holder of an operator key, authenticated in the statement that
@@ -55,7 +47,15 @@ func (s *SessionServer) openByKey(ctx context.Context, key string, kind domain.S
 	if !strings.HasPrefix(key, operator.KeyPrefix) {
 		return session.Opened{}, session.ErrNotByKey
 	}
-	o, operatorID, err := s.Sessions.OpenByKey(ctx, secret.Digest(key), kind, session.Input{
+	o, operatorID, err := s.Sessions.OpenByKey(ctx, secret.Digest(key), kind, sessionInput(req))
+	if err == nil {
+		tracing.SetOperator(ctx, operatorID) // as authenticating would (the access log's operator_id)
+	}
+	return o, err
+}
+
+func sessionInput(req sessionRequest) session.Input {
+	return session.Input{
 		ExternalUserID:    req.GetExternalUserId(),
 		Lang:              req.GetLang(),
 		FiatCurrency:      req.GetPlatformFiatCurrency(),
@@ -63,11 +63,25 @@ func (s *SessionServer) openByKey(ctx context.Context, key string, kind domain.S
 		Amount:            req.GetAmount(),
 		Email:             req.GetEmail(),
 		OperatorReference: req.GetOperatorReference(),
-	})
-	if err == nil {
-		tracing.SetOperator(ctx, operatorID) // as authenticating would (the access log's operator_id)
 	}
-	return o, err
+}
+
+// depositSession and withdrawSession answer an opened session (or the error opening it) as
+// the two Create calls and their byKey variants do.
+func depositSession(o session.Opened, err error) (*cofferv1.CreateDepositSessionResponse, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.CreateDepositSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
+		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
+}
+
+func withdrawSession(o session.Opened, err error) (*cofferv1.CreateWithdrawSessionResponse, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &cofferv1.CreateWithdrawSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
+		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
 }
 
 // CreateDepositSessionByKey is CreateDepositSession for the holder of an operator key,
@@ -76,51 +90,27 @@ func (s *SessionServer) openByKey(ctx context.Context, key string, kind domain.S
 // inactive operator, invalid input, an operatorReference): then authenticate and call
 // CreateDepositSession for the answer.
 func (s *SessionServer) CreateDepositSessionByKey(ctx context.Context, key string, req *cofferv1.CreateDepositSessionRequest) (*cofferv1.CreateDepositSessionResponse, error) {
-	o, err := s.openByKey(ctx, key, session.Deposit, req)
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.CreateDepositSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
-		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
+	return depositSession(s.openByKey(ctx, key, session.Deposit, req))
 }
 
 // CreateWithdrawSessionByKey is CreateDepositSessionByKey for CreateWithdrawSession.
 func (s *SessionServer) CreateWithdrawSessionByKey(ctx context.Context, key string, req *cofferv1.CreateWithdrawSessionRequest) (*cofferv1.CreateWithdrawSessionResponse, error) {
-	o, err := s.openByKey(ctx, key, session.Withdraw, req)
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.CreateWithdrawSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
-		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
+	return withdrawSession(s.openByKey(ctx, key, session.Withdraw, req))
 }
 
 // CreateDepositSession opens a deposit session.
 func (s *SessionServer) CreateDepositSession(ctx context.Context, req *cofferv1.CreateDepositSessionRequest) (*cofferv1.CreateDepositSessionResponse, error) {
-	o, err := s.open(ctx, session.Deposit, req)
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.CreateDepositSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
-		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
+	return depositSession(s.open(ctx, session.Deposit, req))
 }
 
 // CreateWithdrawSession opens a withdraw session.
 func (s *SessionServer) CreateWithdrawSession(ctx context.Context, req *cofferv1.CreateWithdrawSessionRequest) (*cofferv1.CreateWithdrawSessionResponse, error) {
-	o, err := s.open(ctx, session.Withdraw, req)
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.CreateWithdrawSessionResponse{Url: o.URL, SessionRef: o.Session.SessionRef, Sid: o.Session.ID,
-		ExpiresAt: ts(o.Session.ExpiresAt), Existing: o.Existing}, nil
+	return withdrawSession(s.open(ctx, session.Withdraw, req))
 }
 
 // SendTestWebhook sends a signed test webhook for a session of the caller or a sub-operator.
 func (s *SessionServer) SendTestWebhook(ctx context.Context, req *cofferv1.SendTestWebhookRequest) (*cofferv1.SendTestWebhookResponse, error) {
-	op, err := callerOperator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	scope, err := auth.Scope(ctx, auth.SubOperators(s.Operators))
+	op, scope, err := callerReach(ctx, auth.SubOperators(s.Operators))
 	if err != nil {
 		return nil, err
 	}

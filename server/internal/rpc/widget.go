@@ -12,6 +12,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -66,11 +67,7 @@ func (s *WidgetServer) GetSession(ctx context.Context, req *cofferv1.GetSessionR
 
 // GetDepositAddress returns the user's deposit address and the amount to pay.
 func (s *WidgetServer) GetDepositAddress(ctx context.Context, req *cofferv1.GetDepositAddressRequest) (*cofferv1.GetDepositAddressResponse, error) {
-	sess, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Deposit)
-	if err != nil {
-		return nil, err
-	}
-	info, err := s.Deposits.Address(ctx, sess, req.GetCurrency(), req.GetChainId())
+	info, err := onSession(ctx, s.Sessions, session.Deposit, req, s.Deposits.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +77,25 @@ func (s *WidgetServer) GetDepositAddress(ctx context.Context, req *cofferv1.GetD
 		res.ContractAddress = info.ContractAddress.Hex()
 	}
 	return res, nil
+}
+
+// currencyPick is a widget request for a currency on a chain, in its session.
+type currencyPick interface {
+	GetSid() string
+	GetCurrency() string
+	GetChainId() int64
+}
+
+// onSession is call for the currency and chain a widget request picked, in the request's
+// session of kind (the address to pay a deposit to, the quote of a withdrawal).
+func onSession[T any](ctx context.Context, sessions *session.Service, kind domain.SessionKind, req currencyPick,
+	call func(context.Context, domain.Session, string, int64) (T, error)) (T, error) {
+	sess, err := sessions.ForWidget(ctx, req.GetSid(), kind)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return call(ctx, sess, req.GetCurrency(), req.GetChainId())
 }
 
 // trackedSession resolves the deposit session whose deposits the widget follows. Following is
@@ -161,11 +177,7 @@ func (s *WidgetServer) ListSessionDeposits(ctx context.Context, req *cofferv1.Li
 
 // QuoteWithdrawal prices the session's locked fiat amount in a token on a chain.
 func (s *WidgetServer) QuoteWithdrawal(ctx context.Context, req *cofferv1.QuoteWithdrawalRequest) (*cofferv1.QuoteWithdrawalResponse, error) {
-	sess, err := s.Sessions.ForWidget(ctx, req.GetSid(), session.Withdraw)
-	if err != nil {
-		return nil, err
-	}
-	q, err := s.Withdrawals.Quote(ctx, sess, req.GetCurrency(), req.GetChainId())
+	q, err := onSession(ctx, s.Sessions, session.Withdraw, req, s.Withdrawals.Quote)
 	if err != nil {
 		return nil, err
 	}

@@ -22,11 +22,7 @@ type WithdrawalServer struct {
 
 // DecideWithdrawal approves or rejects an AWAITING_APPROVAL withdrawal.
 func (s *WithdrawalServer) DecideWithdrawal(ctx context.Context, req *cofferv1.DecideWithdrawalRequest) (*cofferv1.DecideWithdrawalResponse, error) {
-	op, err := callerOperator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	scope, err := auth.Scope(ctx, auth.OwnOperator())
+	op, scope, err := callerReach(ctx, auth.OwnOperator())
 	if err != nil {
 		return nil, err
 	}

@@ -40,10 +40,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 	f := setup(t, 0)
 	f.sessions = session.New(f.pool, session.Config{Cascade: withdrawal.SessionCascade(nil)})
 
-	wd, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	wd := f.open(t, session.Withdraw, "")
 	open := f.withdrawal(t, wd.Session, domain.WithdrawalAwaitingApproval)
 	rejected := f.withdrawal(t, wd.Session, domain.WithdrawalRejected)
 	if status, err := f.sessions.Cancel(ctx, wd.Session.ID); err != nil || status != domain.SessionCancelled {
@@ -57,10 +54,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 	}
 
 	// The same transaction: a cascade that fails takes the session's cancel back with it.
-	again, err := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := f.open(t, session.Withdraw, "")
 	pending := f.withdrawal(t, again.Session, domain.WithdrawalAwaitingApproval)
 	f.sessions = session.New(f.pool, session.Config{Cascade: func(ctx context.Context, tx pgx.Tx, sid string) error {
 		if err := withdrawal.SessionCascade(nil)(ctx, tx, sid); err != nil {
@@ -80,10 +74,7 @@ func TestCancelCascadesToWithdrawals(t *testing.T) {
 
 	// A deposit session has no withdrawals to cascade to; cancelling it never calls the cascade.
 	f.sessions = session.New(f.pool, session.Config{Cascade: func(context.Context, pgx.Tx, string) error { return errors.New("called") }})
-	dep, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dep := f.open(t, session.Deposit, "")
 	if status, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil || status != domain.SessionCancelled {
 		t.Fatalf("cancel a deposit session: %s %v", status, err)
 	}
@@ -95,8 +86,7 @@ func TestFollow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
-	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
-	wd, _ := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
+	dep, wd := f.openBoth(t)
 	if _, err := f.sessions.Cancel(ctx, dep.Session.ID); err != nil {
 		t.Fatal(err)
 	}

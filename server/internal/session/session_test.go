@@ -44,18 +44,30 @@ func setup(t *testing.T, ttl time.Duration) fixture {
 		Currencies: rates.DevStatic()}), op: op, ops: ops, pool: pool}
 }
 
+// open opens a session of kind for the fixture's operator with input(ref).
+func (f fixture) open(t *testing.T, kind domain.SessionKind, ref string) session.Opened {
+	t.Helper()
+	o, err := f.sessions.Open(context.Background(), f.op, kind, input(ref))
+	if err != nil {
+		t.Fatalf("open a %s session: %v", kind, err)
+	}
+	return o
+}
+
+// openBoth opens a deposit and a withdraw session of the fixture's operator.
+func (f fixture) openBoth(t *testing.T) (dep, wd session.Opened) {
+	t.Helper()
+	return f.open(t, session.Deposit, ""), f.open(t, session.Withdraw, "")
+}
+
 func input(ref string) session.Input {
 	return session.Input{ExternalUserID: "user-1", Lang: "en", FiatCurrency: "usd", UserBalance: "10.00", Amount: "25.00", OperatorReference: ref}
 }
 
 func TestOpen(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	f := setup(t, 0)
-	o, err := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := f.open(t, session.Deposit, "")
 	if o.URL != "https://pay.example/widget/?sid="+o.Session.ID || o.Existing {
 		t.Fatalf("url %q existing %v", o.URL, o.Existing)
 	}
@@ -155,10 +167,7 @@ func TestReferenceAfterTheSessionEnded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t, 0)
-	first, err := f.sessions.Open(ctx, f.op, session.Withdraw, input("order-7"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := f.open(t, session.Withdraw, "order-7")
 	if _, err := f.pool.Exec(ctx, `UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, first.Session.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +255,7 @@ func TestForWidget(t *testing.T) {
 	// Open sessions live for the default TTL, so no step below races their expiry on a busy
 	// machine; expiry is checked on a session of its own with a short TTL.
 	f := setup(t, 0)
-	dep, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
-	wd, _ := f.sessions.Open(ctx, f.op, session.Withdraw, input(""))
+	dep, wd := f.openBoth(t)
 	if _, err := f.sessions.ForWidget(ctx, dep.Session.ID, session.Deposit); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +299,7 @@ func TestForOperatorsScopesToTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	childSession, _ := f.sessions.Open(ctx, child, session.Deposit, input(""))
-	parentSession, _ := f.sessions.Open(ctx, f.op, session.Deposit, input(""))
+	parentSession := f.open(t, session.Deposit, "")
 	tree, _ := f.ops.Tree(ctx, f.op.ID)
 	if _, err := f.sessions.ForOperators(ctx, domain.Operators(tree...), childSession.Session.ID); err != nil {
 		t.Fatalf("parent reaches child's session: %v", err)

@@ -31,7 +31,7 @@ func (q *Queries) AllocateNonce(ctx context.Context, chainID int64, address stri
 func (q *Queries) InsertChainTx(ctx context.Context, t domain.ChainTx, a domain.TxAttempt) (int64, error) {
 	return sqlc.InsertChainTx(ctx, q.db, dbsqlc.InsertChainTxParams{ChainID: t.ChainID, FromAddress: t.From, Nonce: bigint(t.Nonce),
 		ToAddress: t.To, Value: Uint256(t.Value), Data: t.Data, GasLimit: bigint(t.GasLimit), Purpose: t.Purpose, Ref: t.Ref,
-		PaysOwnGas: t.PaysOwnGas, Hash: a.Hash, Raw: a.Raw, GasTipCap: Uint256(a.TipCap), GasFeeCap: Uint256(a.FeeCap)})
+		PaysOwnGas: t.PaysOwnGas, Authorizations: t.Authorizations, Hash: a.Hash, Raw: a.Raw, GasTipCap: Uint256(a.TipCap), GasFeeCap: Uint256(a.FeeCap)})
 }
 
 // InsertTxAttempt stores a replacement attempt.
@@ -57,7 +57,7 @@ func chainTxOf(r dbsqlc.ChainTx) domain.ChainTx {
 	t := domain.ChainTx{ID: r.ID, ChainID: r.ChainID, From: r.FromAddress, Nonce: chainUint(r.Nonce), To: r.ToAddress,
 		Value: r.Value.BigInt(), Data: r.Data, GasLimit: chainUint(r.GasLimit), Purpose: r.Purpose, Ref: r.Ref, PaysOwnGas: r.PaysOwnGas,
 		State: r.State, MinedHash: deref(r.MinedHash), MinedBlock: chainUint(r.MinedBlock.Int64), GasUsed: chainUint(r.GasUsed.Int64),
-		CreatedAt: r.CreatedAt, MinedAt: r.MinedAt}
+		CreatedAt: r.CreatedAt, MinedAt: r.MinedAt, Authorizations: r.Authorizations}
 	if r.RequestedAction != nil {
 		t.RequestedAction = *r.RequestedAction
 	}
@@ -100,19 +100,11 @@ func (q *Queries) ChainTxByRef(ctx context.Context, purpose, ref string) (domain
 
 // ChainTxsByRefPrefix lists the transactions of a purpose whose ref starts with prefix, oldest first.
 func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix string) ([]domain.ChainTx, error) {
-	txIDs, err := sqlc.ChainTxIDsByRefPrefix(ctx, q.db, dbsqlc.ChainTxIDsByRefPrefixParams{Purpose: purpose, Prefix: prefix})
+	ids, err := sqlc.ChainTxIDsByRefPrefix(ctx, q.db, dbsqlc.ChainTxIDsByRefPrefixParams{Purpose: purpose, Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]domain.ChainTx, 0, len(txIDs))
-	for _, id := range txIDs {
-		t, err := q.ChainTx(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return q.chainTxs(ctx, ids)
 }
 
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
@@ -163,6 +155,11 @@ func (q *Queries) ChainTxs(ctx context.Context, stuck bool, stuckBefore time.Tim
 	if err != nil {
 		return nil, err
 	}
+	return q.chainTxs(ctx, ids)
+}
+
+// chainTxs loads the transactions of the ids a listing query returned, in its order.
+func (q *Queries) chainTxs(ctx context.Context, ids []int64) ([]domain.ChainTx, error) {
 	out := make([]domain.ChainTx, 0, len(ids))
 	for _, id := range ids {
 		t, err := q.ChainTx(ctx, id)

@@ -17,9 +17,7 @@ import (
 // addresses in index order, skips depositors without one, and finds either by address.
 func TestWatchedAddresses(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	for _, u := range []string{"u1", "u2", "u3"} {
 		if _, _, err := q.LockDepositor(ctx, op.ID, u); err != nil {
 			t.Fatal(err)
@@ -131,9 +129,7 @@ func TestScannedBlocks(t *testing.T) {
 // non-nil: a nil list is NULL, which matches nothing).
 func TestDepositsRoundTrip(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	other := newOperator(t, q, domain.OperatorSettings{})
 	sess := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{ExternalUserID: "u1", Amount: "1",
 		OperatorReference: "order-7", TTL: time.Hour})

@@ -93,6 +93,17 @@ func (r retrying) Begin(ctx context.Context) (pgx.Tx, error) {
 	}
 }
 
+// BeginTx is Begin with options.
+func (r retrying) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	for attempt := 1; ; attempt++ {
+		tx, err := r.pool.BeginTx(ctx, opts)
+		if attempt < staleAttempts && stale(err) && ctx.Err() == nil {
+			continue
+		}
+		return tx, err
+	}
+}
+
 // retryingRow runs its query when scanned, as pgx's rows do, repeating it on a stale
 // connection.
 type retryingRow struct {

@@ -28,6 +28,20 @@ func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
 	return pool, store.New(pool)
 }
 
+// setupOperator gives the test a database of its own with one operator in it.
+func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operator) {
+	t.Helper()
+	_, q := setup(t)
+	return context.Background(), q, newOperator(t, q, domain.OperatorSettings{})
+}
+
+// twoOperators creates two operators, for the tests that check one does not reach the other's
+// rows.
+func twoOperators(t *testing.T, q *store.Queries) (a, b domain.Operator) {
+	t.Helper()
+	return newOperator(t, q, domain.OperatorSettings{}), newOperator(t, q, domain.OperatorSettings{})
+}
+
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
 	t.Helper()
 	if s.Name == nil {
@@ -77,9 +91,7 @@ func TestOperatorSettingsRoundTrip(t *testing.T) {
 
 func TestOperatorKeys(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	if err := q.InsertOperatorKey(ctx, op.ID, []byte("d1"), []byte("s1"), "sk_1"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +120,8 @@ func TestOperatorKeys(t *testing.T) {
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	a := newOperator(t, q, domain.OperatorSettings{})
-	b := newOperator(t, q, domain.OperatorSettings{})
+	_, q := setup(t)
+	a, b := twoOperators(t, q)
 	n := domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
 		OperatorReference: "order-1"}
@@ -141,8 +152,7 @@ func TestClaimReference(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
-	a := newOperator(t, q, domain.OperatorSettings{})
-	b := newOperator(t, q, domain.OperatorSettings{})
+	a, b := twoOperators(t, q)
 	open := func(op string) domain.Session {
 		t.Helper()
 		var s domain.Session
@@ -318,8 +328,7 @@ func TestReferencesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
-	a := newOperator(t, q, domain.OperatorSettings{})
-	b := newOperator(t, q, domain.OperatorSettings{})
+	a, b := twoOperators(t, q)
 	// The sessions schema before 0008.
 	if _, err := pool.Exec(ctx, `DROP TABLE operator_references; DROP INDEX sessions_reference_idx;
 		ALTER TABLE sessions DROP COLUMN submitting_until;

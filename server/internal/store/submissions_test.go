@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -18,9 +16,7 @@ import (
 // by a stale token is a no-op; an unknown session is ErrNotFound.
 func TestSubmitLease(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	s := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{Kind: domain.SessionWithdraw, ExternalUserID: "u1",
 		Amount: "5", TTL: time.Hour})
 	until, ok, err := q.TakeSubmitLease(ctx, s.ID, time.Minute)

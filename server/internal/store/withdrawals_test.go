@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -19,9 +17,7 @@ import (
 // ListWithdrawals (NULL or empty: no filter) narrows as it says.
 func TestWithdrawalsReadAndFiltered(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{})
+	ctx, q, op := setupOperator(t)
 	sess := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{Kind: domain.SessionWithdraw, SessionRef: "sr_w",
 		ExternalUserID: "u1", OperatorReference: "order-w", TTL: time.Hour})
 	var ws []domain.Withdrawal

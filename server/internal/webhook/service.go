@@ -145,6 +145,12 @@ func (e Event) row() (domain.WebhookEvent, error) {
 		SubjectID: e.SubjectID, Test: sdk.IsTest(e.Message), Body: string(body)}, nil
 }
 
+// Outbox queues an event in the caller's transaction (Service.Enqueue): what the services
+// that report state changes need of webhooks.
+type Outbox interface {
+	Enqueue(ctx context.Context, tx pgx.Tx, e Event) error
+}
+
 // Enqueue adds the event to the outbox in the caller's transaction: the event row and its
 // delivery job commit (or roll back) with the state change the event reports. Enqueuing an
 // event of the same type for the same subject again does nothing.

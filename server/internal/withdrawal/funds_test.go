@@ -226,8 +226,7 @@ func TestInactiveOperatorsAreNeverPaid(t *testing.T) {
 // (Found by the payout benchmark: with the operator locked FOR UPDATE, 40P01 deadlocks.)
 func TestApprovalsRacePayoutCompletions(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	var ids []string
 	for i := range 80 {
 		ids = append(ids, e.submit(e.withdrawSession(op, fmt.Sprintf("r%d", i), "2.00"), newAddress(), "USDT").ID)
@@ -287,8 +286,7 @@ func TestApprovalsRacePayoutCompletions(t *testing.T) {
 // wins; the other gets its current status, never an error, and the money stays right.
 func TestSessionCancelRacesApproval(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	for i := range 30 {
 		sess := e.withdrawSession(op, fmt.Sprintf("race-%d", i), "1.00")
 		w := e.submit(sess, newAddress(), "USDT")

@@ -32,8 +32,7 @@ func (e *env) exec(sql string, args ...any) {
 // AWAITING_APPROVAL in TestSupersedeAndSessionCancel); a REJECTED one does not block.
 func TestSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	cases := []struct {
 		name string
 		// act moves the session's withdrawal to the state under test.
@@ -94,8 +93,7 @@ func TestSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subtests shar
 // the admin's withdrawal is untouched.
 func TestAdminActsWhileTheOperatorIsAsked(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {
@@ -120,8 +118,7 @@ func TestAdminActsWhileTheOperatorIsAsked(t *testing.T) {
 // and the session ends with one PENDING withdrawal (each accepted one superseded the last).
 func TestSubmissionsAreRateLimited(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	var mu sync.Mutex
 	inFlight, maxInFlight := 0, 0
 	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {

@@ -81,8 +81,7 @@ func (s *Service) PausePayouts(ctx context.Context, p Pause) (domain.PayoutPause
 	} else if err != nil {
 		return out, fault.Wrap(err, "pause payouts")
 	}
-	s.log.WarnContext(ctx, "payouts paused", "scope", out.Scope, "chain_id", out.ChainID, "operator_id", out.OperatorID,
-		"actor", out.PausedBy, "reason", out.Reason)
+	s.logPause(ctx, "payouts paused", out, out.PausedBy, out.Reason)
 	return out, nil
 }
 
@@ -99,9 +98,14 @@ func (s *Service) ResumePayouts(ctx context.Context, p Pause) (domain.PayoutPaus
 	} else if err != nil {
 		return out, fault.Wrap(err, "resume payouts")
 	}
-	s.log.WarnContext(ctx, "payouts resumed", "scope", out.Scope, "chain_id", out.ChainID, "operator_id", out.OperatorID,
-		"actor", out.ResumedBy, "reason", out.ResumeReason)
+	s.logPause(ctx, "payouts resumed", out, out.ResumedBy, out.ResumeReason)
 	return out, nil
+}
+
+// logPause logs a pause or a resume (a warning: payouts stop or go out again).
+func (s *Service) logPause(ctx context.Context, msg string, p domain.PayoutPause, actor domain.Actor, reason string) {
+	s.log.WarnContext(ctx, msg, "scope", p.Scope, "chain_id", p.ChainID, "operator_id", p.OperatorID,
+		"actor", actor, "reason", reason)
 }
 
 // PayoutPauses lists the active pauses, or with all every pause and resume (newest first, at

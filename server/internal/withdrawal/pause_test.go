@@ -19,20 +19,22 @@ import (
 // pause pauses a scope as the service team would.
 func (e *env) pause(p withdrawal.Pause) domain.PayoutPause {
 	e.t.Helper()
-	p.Actor, p.Reason = "service-team:test", "incident 42"
-	got, err := e.svc.PausePayouts(e.ctx, p)
-	if err != nil {
-		e.t.Fatalf("pause %+v: %v", p, err)
-	}
-	return got
+	return e.pauseAction("pause", e.svc.PausePayouts, p, "incident 42")
 }
 
 func (e *env) resume(p withdrawal.Pause) domain.PayoutPause {
 	e.t.Helper()
-	p.Actor, p.Reason = "service-team:test", "fixed"
-	got, err := e.svc.ResumePayouts(e.ctx, p)
+	return e.pauseAction("resume", e.svc.ResumePayouts, p, "fixed")
+}
+
+// pauseAction runs a pause or a resume of the service team with reason.
+func (e *env) pauseAction(name string, act func(context.Context, withdrawal.Pause) (domain.PayoutPause, error),
+	p withdrawal.Pause, reason string) domain.PayoutPause {
+	e.t.Helper()
+	p.Actor, p.Reason = "service-team:test", reason
+	got, err := act(e.ctx, p)
 	if err != nil {
-		e.t.Fatalf("resume %+v: %v", p, err)
+		e.t.Fatalf("%s %+v: %v", name, p, err)
 	}
 	return got
 }
@@ -44,8 +46,7 @@ func (e *env) resume(p withdrawal.Pause) domain.PayoutPause {
 // operator holds nothing.
 func TestPausedPayoutsWaitAndGoOutOnResume(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	opA := e.operator(domain.OperatorSettings{})
+	e, opA := setupOperator(t, domain.OperatorSettings{})
 	opB := e.operator(modeB(domain.OperatorSettings{}))
 	other := e.operator(domain.OperatorSettings{})
 	scopes := []withdrawal.Pause{
@@ -74,9 +75,7 @@ func TestPausedPayoutsWaitAndGoOutOnResume(t *testing.T) {
 		}
 		if sc.Scope == domain.PauseOperator {
 			// Another operator's payouts are not held by opA's pause.
-			wo := e.submit(e.withdrawSession(other, "user-o", "1.00"), newAddress(), "USDT")
-			e.admin(wo.ID, domain.WithdrawalProcessing)
-			e.admin(wo.ID, domain.WithdrawalCompleted)
+			e.queuedPayout(other, "user-o", "1.00")
 			e.resume(sc)
 			sc.OperatorID = opB.ID
 			e.pause(sc)
@@ -100,10 +99,8 @@ func TestPausedPayoutsWaitAndGoOutOnResume(t *testing.T) {
 	}
 
 	// A payout queued before the pause waits: its job neither signs nor sends.
-	w := e.submit(e.withdrawSession(opA, "user-q", "7.00"), newAddress(), "USDT")
+	w := e.queuedPayout(opA, "user-q", "7.00")
 	dest := w.Address
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
 	before := e.payouts()
 	e.pause(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
 	for range 3 {
@@ -174,8 +171,7 @@ func TestPauseBadInput(t *testing.T) {
 // per pause, and the global series 0 when payouts are not paused globally.
 func TestPausedGauge(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	c := metrics.NewPayoutsPaused(e.svc.PauseLabels)
 	want := func(body string) {
 		t.Helper()

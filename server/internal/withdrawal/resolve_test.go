@@ -58,11 +58,8 @@ func (e *env) paidOnce(w domain.Withdrawal, units int64) {
 // withdrawal again; completed again, it is paid exactly once.
 func TestRevertedPayoutMarkedFailedIsPaidOnceAfterADecision(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-r", "5.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-r", "5.00")
 	// The payout transaction runs out of gas (as a token that reverts would): stored under the
 	// payout's ref before the job runs, the job sends it.
 	if _, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
@@ -126,11 +123,8 @@ func TestRevertedPayoutMarkedFailedIsPaidOnceAfterADecision(t *testing.T) {
 // fee (same nonce, same payload); both hashes are followed and it is paid exactly once.
 func TestStuckPayoutResentIsPaidOnce(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-s", "4.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-s", "4.00")
 	e.payOnce(w.ID) // stored and broadcast; no block yet
 	first := e.payoutTx(w.ID)
 	got, err := e.svc.RequestTx(e.ctx, first.ID, domain.TxResend, opsActor, "stuck behind a fee spike")
@@ -155,8 +149,7 @@ func TestStuckPayoutResentIsPaidOnce(t *testing.T) {
 // be decided again, its funds released; approved again it is paid exactly once.
 func TestCancelledPayoutOpensTheWithdrawalAgain(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	w := e.submit(e.withdrawSession(op, "user-c", "3.00"), newAddress(), "USDT")
 	if _, err := e.svc.Decide(e.ctx, domain.AllOperators(), w.ID, withdrawal.OperatorApprove, "operator:x", ""); err != nil {
 		t.Fatal(err)
@@ -195,16 +188,11 @@ func TestCancelledPayoutOpensTheWithdrawalAgain(t *testing.T) {
 // a missing reason get their documented errors and change nothing.
 func TestResolveBadInput(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
-	paid := e.submit(e.withdrawSession(op, "user-p", "1.00"), newAddress(), "USDT")
-	e.admin(paid.ID, domain.WithdrawalProcessing)
-	e.admin(paid.ID, domain.WithdrawalCompleted)
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	paid := e.queuedPayout(op, "user-p", "1.00")
 	e.payAll()
 	mined := e.payoutTx(paid.ID)
-	flying := e.submit(e.withdrawSession(op, "user-f", "2.00"), newAddress(), "USDT")
-	e.admin(flying.ID, domain.WithdrawalProcessing)
-	e.admin(flying.ID, domain.WithdrawalCompleted)
+	flying := e.queuedPayout(op, "user-f", "2.00")
 	e.payOnce(flying.ID)
 	pending := e.payoutTx(flying.ID)
 
@@ -259,11 +247,8 @@ func TestResolveBadInput(t *testing.T) {
 // never be mined: marked failed, its funds released, the withdrawal decided again and paid once.
 func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
-	w := e.submit(e.withdrawSession(op, "user-n", "6.00"), newAddress(), "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-n", "6.00")
 	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
 		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,
 		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID})

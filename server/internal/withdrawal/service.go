@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
@@ -23,14 +22,10 @@ type Wallet interface {
 	GasTankAddress() common.Address
 }
 
-// Prices values assets (rates.Source) and converts between USD and fiat currencies
-// (rates.Fiat): rates.Chain.
-type Prices = rates.Pricer
-
 // Webhooks sends WITHDRAW_REQUEST synchronously (mode A) and queues events in the outbox
 // (webhook.Service).
 type Webhooks interface {
-	Enqueue(ctx context.Context, tx pgx.Tx, e webhook.Event) error
+	webhook.Outbox
 	Send(ctx context.Context, operatorID string, e webhook.Event, timeout time.Duration) (webhook.Result, error)
 }
 
@@ -74,7 +69,7 @@ type Service struct {
 	chains   chain.Connected
 	engine   *chaintx.Engine
 	wallet   Wallet
-	prices   Prices
+	prices   rates.Pricer
 	webhooks Webhooks
 	offramp  OffRamp
 	river    *jobs.Inserter
@@ -89,7 +84,7 @@ type Deps struct {
 	Chains   chain.Connected
 	Engine   *chaintx.Engine
 	Wallet   Wallet
-	Prices   Prices
+	Prices   rates.Pricer // values assets and converts USD and fiat (rates.Chain)
 	Webhooks Webhooks
 	// OffRamp serves OFF_RAMP withdrawals; nil refuses them.
 	OffRamp OffRamp

@@ -104,6 +104,13 @@ type env struct {
 
 const confirmations = 2
 
+// setupOperator is setupChain with the default config and one funded operator of settings s.
+func setupOperator(t *testing.T, s domain.OperatorSettings) (*env, domain.Operator) {
+	t.Helper()
+	e := setupChain(t, withdrawal.Config{})
+	return e, e.operator(s)
+}
+
 func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 	t.Helper()
 	return setupChainOn(t, cfg, testdb.New(t))
@@ -297,6 +304,22 @@ func (e *env) admin(id string, to domain.WithdrawalStatus) domain.Withdrawal {
 	return w
 }
 
+// complete moves a withdrawal to PROCESSING then COMPLETED as an admin would: its payout is
+// queued.
+func (e *env) complete(id string) {
+	e.t.Helper()
+	e.admin(id, domain.WithdrawalProcessing)
+	e.admin(id, domain.WithdrawalCompleted)
+}
+
+// queuedPayout submits a USDT withdrawal of amount to a new address and completes it.
+func (e *env) queuedPayout(op domain.Operator, user, amount string) domain.Withdrawal {
+	e.t.Helper()
+	w := e.submit(e.withdrawSession(op, user, amount), newAddress(), "USDT")
+	e.complete(w.ID)
+	return w
+}
+
 // TestModeASynchronousCodes: the operator's answer to the synchronous WITHDRAW_REQUEST decides;
 // only error 0 creates a (PENDING) withdrawal; every refusal creates nothing and tells the user
 // the spec's message, or the operator's description for an unknown code; a slow receiver, an
@@ -378,8 +401,7 @@ func TestModeASynchronousCodes(t *testing.T) {
 // COMPLETED pays nothing more; every step is in the audit trail.
 func TestAdminTwoStepPaysOnce(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-1", "40.00"), dest, "USDT")
 	if _, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), w.ID, domain.WithdrawalCompleted, "admin:a@x", "jump"); faultOf(err).Code != fault.FailedPrecondition {
@@ -446,15 +468,13 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 // TestNativePayout pays ETH.
 func TestNativePayout(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
 	if withdrawal.SentAmount(w) != "0.010000000000000000" {
 		t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
 	}
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	e.payAll()
 	bal, err := e.client.Balance(e.ctx, dest)
 	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
@@ -466,8 +486,7 @@ func TestNativePayout(t *testing.T) {
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	lower := "0x52908400098527886e0f7030069857d2e4169ee7"
 	for _, c := range []struct{ addr, want string }{
@@ -502,8 +521,7 @@ func TestDestinationChecks(t *testing.T) {
 // of them can be paid afterwards.
 func TestSupersedeAndSessionCancel(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(modeB(domain.OperatorSettings{}))
+	e, op := setupOperator(t, modeB(domain.OperatorSettings{}))
 	sess := e.withdrawSession(op, "user-1", "10.00")
 	first := e.submit(sess, newAddress(), "USDT")
 	second := e.submit(sess, newAddress(), "USDT")
@@ -755,8 +773,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 	for i := range 12 {
 		dest := newAddress()
 		w := e.submit(e.withdrawSession(op, fmt.Sprintf("crash-%d", i), "3.00"), dest, "USDT")
-		e.admin(w.ID, domain.WithdrawalProcessing)
-		e.admin(w.ID, domain.WithdrawalCompleted)
+		e.complete(w.ID)
 		ids, dests[w.ID] = append(ids, w.ID), dest
 	}
 	pay := func(id string) (done bool, crashed bool) {
@@ -851,8 +868,7 @@ func TestPayoutCrashSafety(t *testing.T) {
 // provider is told once the payout confirmed.
 func TestOffRampPaysTheProvider(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	w, err := e.svc.Submit(e.ctx, e.withdrawSession(op, "seller", "12.00"), withdrawal.Submission{Address: newAddress().Hex(),
 		Currency: "USDT", ChainID: e.dev.ChainID(), Type: withdrawal.OffRampType})
 	if err != nil {
@@ -865,8 +881,7 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 	if len(got) != 1 || got[0].Get("type") != "OFF_RAMP" {
 		t.Fatalf("WITHDRAW_REQUEST: %v", got)
 	}
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	e.payAll()
 	if bal := e.tokenBalance(withdrawal.DevOffRampAddress()); bal.Cmp(big.NewInt(12_000_000)) != 0 {
 		t.Fatalf("provider received %s", bal)
@@ -881,12 +896,10 @@ func TestOffRampPaysTheProvider(t *testing.T) {
 // withdrawal completes once, pointing at the block that holds it now.
 func TestPayoutReorg(t *testing.T) {
 	t.Parallel()
-	e := setupChain(t, withdrawal.Config{})
-	op := e.operator(domain.OperatorSettings{})
+	e, op := setupOperator(t, domain.OperatorSettings{})
 	dest := newAddress()
 	w := e.submit(e.withdrawSession(op, "user-reorg", "8.00"), dest, "USDT")
-	e.admin(w.ID, domain.WithdrawalProcessing)
-	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.complete(w.ID)
 	parent, err := e.client.Header(e.ctx, nil)
 	if err != nil {
 		t.Fatal(err)

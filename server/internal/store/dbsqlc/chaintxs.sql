@@ -9,8 +9,8 @@ RETURNING (next_nonce - 1)::bigint AS nonce;
 -- name: InsertChainTx :one
 -- The transaction and its first attempt, in one statement.
 WITH tx AS (
-	INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas)
-	VALUES (@chain_id, @from_address, @nonce, @to_address, @value, @data, @gas_limit, @purpose, @ref, @pays_own_gas) RETURNING id
+	INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas, authorizations)
+	VALUES (@chain_id, @from_address, @nonce, @to_address, @value, @data, @gas_limit, @purpose, @ref, @pays_own_gas, @authorizations) RETURNING id
 ), attempt AS (
 	INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
 	SELECT tx.id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value FROM tx
@@ -33,12 +33,12 @@ WHERE chain_txs.id = @id AND chain_txs.state = 'pending';
 
 -- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations
 FROM chain_txs WHERE id = @id;
 
 -- name: ChainTxByRef :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations
 FROM chain_txs WHERE purpose = @purpose AND ref = @ref;
 
 -- name: ChainTxAttempts :many

@@ -69,7 +69,7 @@ func (q *Queries) ChainTxAttempts(ctx context.Context, db DBTX, txID int64) ([]C
 
 const chainTxByRef = `-- name: ChainTxByRef :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations
 FROM chain_txs WHERE purpose = $1 AND ref = $2
 `
 
@@ -101,6 +101,7 @@ func (q *Queries) ChainTxByRef(ctx context.Context, db DBTX, arg ChainTxByRefPar
 		&i.MinedAt,
 		&i.PaysOwnGas,
 		&i.RequestedAction,
+		&i.Authorizations,
 	)
 	return i, err
 }
@@ -166,7 +167,7 @@ func (q *Queries) EnsureNonce(ctx context.Context, db DBTX, arg EnsureNonceParam
 
 const getChainTx = `-- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
-	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action
+	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations
 FROM chain_txs WHERE id = $1
 `
 
@@ -193,35 +194,37 @@ func (q *Queries) GetChainTx(ctx context.Context, db DBTX, id int64) (ChainTx, e
 		&i.MinedAt,
 		&i.PaysOwnGas,
 		&i.RequestedAction,
+		&i.Authorizations,
 	)
 	return i, err
 }
 
 const insertChainTx = `-- name: InsertChainTx :one
 WITH tx AS (
-	INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id
+	INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, pays_own_gas, authorizations)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id
 ), attempt AS (
 	INSERT INTO chain_tx_attempts (tx_id, hash, raw, gas_tip_cap, gas_fee_cap, value)
-	SELECT tx.id, $11, $12, $13, $14, $5 FROM tx
+	SELECT tx.id, $12, $13, $14, $15, $5 FROM tx
 ) SELECT tx.id FROM tx
 `
 
 type InsertChainTxParams struct {
-	ChainID     int64
-	FromAddress string
-	Nonce       int64
-	ToAddress   string
-	Value       decimal.Decimal
-	Data        []byte
-	GasLimit    int64
-	Purpose     string
-	Ref         string
-	PaysOwnGas  bool
-	Hash        string
-	Raw         []byte
-	GasTipCap   decimal.Decimal
-	GasFeeCap   decimal.Decimal
+	ChainID        int64
+	FromAddress    string
+	Nonce          int64
+	ToAddress      string
+	Value          decimal.Decimal
+	Data           []byte
+	GasLimit       int64
+	Purpose        string
+	Ref            string
+	PaysOwnGas     bool
+	Authorizations []byte
+	Hash           string
+	Raw            []byte
+	GasTipCap      decimal.Decimal
+	GasFeeCap      decimal.Decimal
 }
 
 // The transaction and its first attempt, in one statement.
@@ -237,6 +240,7 @@ func (q *Queries) InsertChainTx(ctx context.Context, db DBTX, arg InsertChainTxP
 		arg.Purpose,
 		arg.Ref,
 		arg.PaysOwnGas,
+		arg.Authorizations,
 		arg.Hash,
 		arg.Raw,
 		arg.GasTipCap,

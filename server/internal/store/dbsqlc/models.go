@@ -84,6 +84,7 @@ type ChainTx struct {
 	MinedAt           *time.Time
 	PaysOwnGas        bool
 	RequestedAction   *domain.TxAction
+	Authorizations    []byte
 }
 
 type ChainTxAction struct {
@@ -337,6 +338,18 @@ type WalletThreshold struct {
 	SetBy    string
 	Reason   string
 	SetAt    time.Time
+}
+
+type WatchFilter struct {
+	Singleton    bool
+	Format       string
+	Capacity     int64
+	AddressCount int64
+	LastIndex    int64
+	Gaps         []int64
+	Filter       []byte
+	Checksum     []byte
+	SavedAt      time.Time
 }
 
 type WebhookAttempt struct {
