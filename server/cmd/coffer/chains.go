@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -204,37 +203,28 @@ func runChainsList(args []string, out io.Writer) error {
 	if err := parse(newFlags("chains list"), args); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PRESET\tCHAIN ID\tNETWORK\tKIND\tWAITS FOR\tTOKENS\tUSD FEEDS\tPUBLIC RPC")
-	for _, p := range catalogue.All() {
-		kind := "mainnet"
-		if p.Testnet() {
-			kind = "testnet of " + p.Mainnet
-		}
-		wait := "finalized block"
-		if !p.Finalized {
-			wait = fmt.Sprintf("%d confirmations", p.Confirmations)
-		}
-		var tokens, feeds []string
-		for _, t := range p.Tokens {
-			tokens = append(tokens, fmt.Sprintf("%s(%d)", t.Symbol, t.Decimals))
-		}
-		for _, s := range append([]string{p.NativeSymbol}, "USDT", "USDC") {
-			if _, ok := p.Feeds[s]; ok {
-				feeds = append(feeds, s)
+	return printTable(out, "", "PRESET\tCHAIN ID\tNETWORK\tKIND\tWAITS FOR\tTOKENS\tUSD FEEDS\tPUBLIC RPC", catalogue.All(),
+		func(p catalogue.Preset) []any {
+			kind := "mainnet"
+			if p.Testnet() {
+				kind = "testnet of " + p.Mainnet
 			}
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.ChainID, p.Title, kind, wait,
-			orDash(strings.Join(tokens, " ")), orDash(strings.Join(feeds, " ")), p.RPC)
-	}
-	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
+			wait := "finalized block"
+			if !p.Finalized {
+				wait = fmt.Sprintf("%d confirmations", p.Confirmations)
+			}
+			tokens := make([]string, 0, len(p.Tokens))
+			var feeds []string
+			for _, t := range p.Tokens {
+				tokens = append(tokens, fmt.Sprintf("%s(%d)", t.Symbol, t.Decimals))
+			}
+			for _, s := range append([]string{p.NativeSymbol}, "USDT", "USDC") {
+				if _, ok := p.Feeds[s]; ok {
+					feeds = append(feeds, s)
+				}
+			}
+			return []any{p.Name, p.ChainID, p.Title, kind, wait, orDash(strings.Join(tokens, " ")), orDash(strings.Join(feeds, " ")), p.RPC}
+		})
 }
 
 func runChainsValidate(ctx context.Context, args []string, out io.Writer) error {

@@ -23,6 +23,16 @@ func TestMain(m *testing.M) {
 	os.Exit(testdb.Main(m))
 }
 
+// cliDatabase points the commands at a fresh, migrated test database and a new master key,
+// as the service team's shell sets DATABASE_URL and COFFER_MASTER_KEY; it returns both.
+func cliDatabase(t *testing.T) (dbURL, masterKey string) {
+	t.Helper()
+	dbURL, masterKey = testdb.URL(t), secret.NewMasterKey()
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("COFFER_MASTER_KEY", masterKey)
+	return dbURL, masterKey
+}
+
 func coffer(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -31,8 +41,7 @@ func coffer(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestOperatorAndAdminCommands(t *testing.T) {
-	t.Setenv("DATABASE_URL", testdb.URL(t))
-	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	cliDatabase(t)
 	t.Setenv("COFFER_FIAT_RATES", "EUR=0.92") // as the service runs with: --fiat takes priced currencies only
 
 	out, errOut, code := coffer(t, "operator", "create", "--name", "Acme", "--webhook-url", "https://acme.example/hook",
@@ -130,15 +139,9 @@ func TestMigrateCommand(t *testing.T) {
 // coffer admin disable|enable|revoke-sessions: a disabled admin cannot log in and its tokens
 // stop working at once; enable does not bring them back; revoke-sessions ends every token.
 func TestAdminAccessCommands(t *testing.T) {
-	dbURL, masterKey := testdb.URL(t), secret.NewMasterKey()
-	t.Setenv("DATABASE_URL", dbURL)
-	t.Setenv("COFFER_MASTER_KEY", masterKey)
+	dbURL, masterKey := cliDatabase(t)
 	ctx := context.Background()
-	pool, err := store.Open(ctx, dbURL, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, dbURL, 4)
 	key, _ := secret.ParseMasterKey(masterKey)
 	box, _ := secret.NewBox(key)
 	admins := admin.New(pool, box, admin.Options{HashWait: time.Minute})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -63,6 +64,33 @@ func devDefaults(dataDir, dbURL string, keySet bool) (*devenv.File, string, func
 		}
 	}
 	return &f, dbURL, getenv, nil
+}
+
+// envFlags is the flag set of a command that runs on the database, with its --data-dir: the
+// `coffer dev` data directory whose dev.json fills in what the environment leaves out.
+type envFlags struct {
+	*flag.FlagSet
+
+	dataDir *string
+}
+
+func newEnvFlags(name string) envFlags {
+	fs := newFlags(name)
+	return envFlags{FlagSet: fs, dataDir: fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")}
+}
+
+// open parses args and opens what need names (openCLIEnv); the caller closes it. check, when
+// set, judges the parsed flags first: input it refuses is an error that has opened nothing.
+func (f envFlags) open(ctx context.Context, args []string, need int, check func() error) (*cliEnv, error) {
+	if err := parse(f.FlagSet, args); err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	return openCLIEnv(ctx, *f.dataDir, need)
 }
 
 func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/devenv"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // What was seen (issue 14): after Ctrl-C, `coffer dev` on the same data directory never
@@ -120,19 +121,7 @@ func payTokenDeposit(t *testing.T, f devenv.File, user, symbol string, amount in
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var session sessionAnswer
-	callJSON(t, http.MethodPost, f.BaseURL+"/session/deposit", f.Operator.Key,
-		`{"externalUserId":"`+user+`","lang":"en","platformFiatCurrency":"USD","userBalance":"0.00","amount":"1.00"}`, &session)
-	_, sid, _ := strings.Cut(session.Data.URL, "sid=")
-	var addr struct {
-		Data struct {
-			Address string `json:"address"`
-		} `json:"data"`
-	}
-	if status := callJSON(t, http.MethodPost, f.BaseURL+"/depositor/address", "",
-		`{"sid":"`+sid+`","currency":"`+symbol+`","chainId":1337}`, &addr); status != http.StatusOK || !common.IsHexAddress(addr.Data.Address) {
-		t.Fatalf("deposit address: %d %+v", status, addr)
-	}
+	_, to := sessionAddress(t, f, user, symbol)
 
 	var token common.Address
 	for _, tk := range f.Chains[0].Tokens {
@@ -152,7 +141,7 @@ func payTokenDeposit(t *testing.T, f devenv.File, user, symbol string, amount in
 	opts := bind.NewKeyedTransactor(key, big.NewInt(f.Chains[0].ChainID))
 	opts.Context = ctx
 	tt := contracts.NewTestToken()
-	tx, err := bind.Transact(tt.Instance(ec, token), opts, tt.PackTransfer(common.HexToAddress(addr.Data.Address), big.NewInt(amount)))
+	tx, err := bind.Transact(tt.Instance(ec, token), opts, tt.PackTransfer(common.HexToAddress(to), big.NewInt(amount)))
 	if err != nil {
 		t.Fatalf("transfer %s from the faucet: %v", symbol, err)
 	}
@@ -187,12 +176,7 @@ func waitCredited(t *testing.T, f devenv.File, symbol, hash string) {
 // devDB connects to the database of a running `coffer dev`.
 func devDB(t *testing.T, f devenv.File) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), f.DatabaseURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
+	return testdb.Open(t, f.DatabaseURL, 0)
 }
 
 func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {

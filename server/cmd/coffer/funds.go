@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,11 +9,9 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
@@ -51,8 +50,7 @@ func cliActor() domain.Actor {
 
 // runOperatorFunds is `coffer operator treasury|balance|adjust`.
 func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Writer) error {
-	fs := newFlags("operator " + sub)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("operator " + sub)
 	asJSON := fs.Bool("json", false, "print JSON")
 	id := fs.String("id", "", "operator id (required)")
 	var chainID *int64
@@ -66,19 +64,11 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 		amount = fs.String("amount", "", "signed amount in token units, e.g. +100 or -2.5 (required)")
 		note = fs.String("note", "", "why the funds change (required; kept in the audit trail)")
 	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *id == "" {
-		return fmt.Errorf("%w: --id is required", errUsage)
-	}
-	if chainID != nil && *chainID <= 0 {
-		return fmt.Errorf("%w: --chain-id (positive) is required", errUsage)
-	}
-	if sub == "adjust" && (*currency == "" || *amount == "" || strings.TrimSpace(*note) == "") {
-		return fmt.Errorf("%w: --currency, --amount and --note are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		return cmp.Or(usageIf(*id == "", "--id is required"),
+			usageIf(chainID != nil && *chainID <= 0, "--chain-id (positive) is required"),
+			usageIf(sub == "adjust" && (*currency == "" || *amount == "" || strings.TrimSpace(*note) == ""), "--currency, --amount and --note are required"))
+	})
 	if err != nil {
 		return err
 	}
@@ -110,12 +100,8 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 		if *asJSON {
 			return json.NewEncoder(out).Encode(items)
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHAIN\tCURRENCY\tAVAILABLE\tRESERVED")
-		for _, b := range items {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", b.ChainID, b.Currency, b.Available, b.Reserved)
-		}
-		return tw.Flush()
+		return printTable(out, "", "CHAIN\tCURRENCY\tAVAILABLE\tRESERVED", items,
+			func(b balanceJSON) []any { return []any{b.ChainID, b.Currency, b.Available, b.Reserved} })
 	default: // adjust
 		b, err := s.Funds.Adjust(ctx, funds.Adjustment{OperatorID: *id, ChainID: *chainID, Currency: *currency, Amount: *amount,
 			Note: *note, Actor: cliActor()})
@@ -134,14 +120,10 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 // runReconcile is `coffer reconcile`: the service's on-chain holdings against every
 // operator's funds, per chain and asset. It exits 1 when any line is short.
 func runReconcile(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("reconcile")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("reconcile")
 	chainID := fs.Int64("chain-id", 0, "only this chain")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
 		return err
 	}
@@ -152,20 +134,15 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 	}
 	res := rpc.ReconcileProto(lines, time.Now())
 	if *asJSON {
-		b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(res)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(out, string(b))
+		err = printProtoJSON(out, res)
 	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHAIN\tCURRENCY\tHOLDINGS\tOWED\tSURPLUS\tOK")
-		for _, l := range res.Lines {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%t\n", l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus, l.Ok)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		err = printTable(out, "", "CHAIN\tCURRENCY\tHOLDINGS\tOWED\tSURPLUS\tOK", res.Lines,
+			func(l *cofferv1.ReconciliationLine) []any {
+				return []any{l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus, l.Ok}
+			})
+	}
+	if err != nil {
+		return err
 	}
 	if !res.Ok {
 		return errors.New("the books are not covered on every line: on-chain holdings are short of what operators hold")

@@ -12,8 +12,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/proctest"
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // TestFundsCommands: `coffer operator treasury|balance|adjust` and `coffer reconcile`, with the
@@ -31,8 +29,7 @@ func TestFundsCommands(t *testing.T) {
 	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
 		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
 		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}})
-	t.Setenv("DATABASE_URL", testdb.URL(t))
-	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	cliDatabase(t)
 	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
 	_, errOut, code := coffer(t, "migrate")
 	if code != 0 {

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -29,8 +28,7 @@ func runKeys(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: coffer keys %s [flags]", errUsage, strings.ReplaceAll(subs, ", ", "|"))
 	}
 	sub, args := args[0], args[1:]
-	fs := newFlags("keys " + sub)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("keys " + sub)
 	var asJSON *bool
 	var kmsURL *string
 	switch sub {
@@ -42,7 +40,7 @@ func runKeys(ctx context.Context, args []string, out io.Writer) error {
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q (%s)", errUsage, sub, subs)
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parse(fs.FlagSet, args); err != nil {
 		return err
 	}
 	if sub == "new-master" && *kmsURL == "" {
@@ -57,7 +55,7 @@ func runKeys(ctx context.Context, args []string, out io.Writer) error {
 	if sub == "new-master" {
 		need = needDB // the new key is not sealed under the current one: no master key needed
 	}
-	env, err := openCLIEnv(ctx, *dataDir, need)
+	env, err := openCLIEnv(ctx, *fs.dataDir, need)
 	if err != nil {
 		return err
 	}
@@ -121,7 +119,7 @@ func keysStatus(ctx context.Context, env *cliEnv, asJSON bool, out io.Writer) er
 	}
 	fmt.Fprintf(out, "this configuration seals with master key %s and opens with %s\n", primary, strings.Join(env.box.KeyIDs(), ", "))
 	fmt.Fprintf(out, "values not yet under %s: %d\n\n", primary, st.Pending(primary))
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "COLUMN\tMASTER KEY\tVALUES")
 	for _, c := range st.Columns {
 		keys := make([]string, 0, len(c.ByKey))
@@ -138,10 +136,8 @@ func keysStatus(ctx context.Context, env *cliEnv, asJSON bool, out io.Writer) er
 		fmt.Fprintf(out, "\nKMS-wrapped master keys stored: %s\n", strings.Join(st.KMSKeys, ", "))
 	}
 	fmt.Fprintln(out, "\nrunning processes:")
-	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tPID\tROLE\tSEALS WITH\tOPENS WITH")
-	for _, h := range st.Holders {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", h.Host, h.PID, h.Role, h.PrimaryKeyID, strings.Join(h.KeyIDs, ","))
-	}
-	return tw.Flush()
+	return printTable(out, "", "HOST\tPID\tROLE\tSEALS WITH\tOPENS WITH", st.Holders,
+		func(h custody.Holder) []any {
+			return []any{h.Host, h.PID, h.Role, h.PrimaryKeyID, strings.Join(h.KeyIDs, ",")}
+		})
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/custody"
 	"github.com/cofferhq/coffer/server/internal/custody/custodytest"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -99,11 +98,7 @@ func TestRotateMasterKilledHalfway(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			dbURL := testdb.URL(t)
-			pool, err := store.Open(ctx, dbURL, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			pool := testdb.Open(t, dbURL, 4)
 			// The service ran under the first master key (one value of every kind sealed under
 			// the old key itself is in the version-1 format of before key ids when the key is
 			// given directly).

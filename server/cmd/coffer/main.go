@@ -16,6 +16,14 @@ import (
 // errUsage marks a usage error: exit code 2.
 var errUsage = errors.New("usage")
 
+// usageIf is a usage error saying msg when bad holds, else nil.
+func usageIf(bad bool, msg string) error {
+	if !bad {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", errUsage, msg)
+}
+
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, args []string, out io.Writer) error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -131,18 +131,17 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	if isFundsSubcommand(sub) {
 		return runOperatorFunds(ctx, sub, args, out)
 	}
-	fs := newFlags("operator " + sub)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("operator " + sub)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var id, parentFilter *string
 	var settings *settingsFlags
 	var grace *time.Duration
 	switch sub {
 	case "create":
-		settings = addSettingsFlags(fs, false)
+		settings = addSettingsFlags(fs.FlagSet, false)
 	case "update":
 		id = fs.String("id", "", "operator id (required)")
-		settings = addSettingsFlags(fs, true)
+		settings = addSettingsFlags(fs.FlagSet, true)
 	case "get":
 		id = fs.String("id", "", "operator id (required)")
 	case "list":
@@ -153,13 +152,7 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q (create, update, get, list, rotate-key, treasury, balance, adjust)", errUsage, sub)
 	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if id != nil && *id == "" {
-		return fmt.Errorf("%w: --id is required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(id != nil && *id == "", "--id is required") })
 	if err != nil {
 		return err
 	}
@@ -215,12 +208,10 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 			}
 			return json.NewEncoder(out).Encode(items)
 		}
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tPARENT\tMODE\tACTIVE\tWEBHOOK")
-		for _, o := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\n", o.ID, o.Name, o.ParentID, o.ApprovalMode, o.Active, o.WebhookURL)
-		}
-		return tw.Flush()
+		return printTable(out, "", "ID\tNAME\tPARENT\tMODE\tACTIVE\tWEBHOOK", list,
+			func(o domain.Operator) []any {
+				return []any{o.ID, o.Name, o.ParentID, o.ApprovalMode, o.Active, o.WebhookURL}
+			})
 	default: // rotate-key
 		key, exp, err := ops.RotateKey(ctx, *id, *grace)
 		if err != nil {
@@ -238,7 +229,7 @@ func printOperator(out io.Writer, o operatorJSON, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(o)
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := newTable(out)
 	rows := [][2]string{{"id", o.ID}, {"name", o.Name}, {"parent", o.ParentID}, {"webhook url", o.WebhookURL},
 		{"approval mode", o.ApprovalMode}, {"approval enabled", strconv.FormatBool(o.ApprovalEnabled)}, {"per-tx cap", o.PerTxCap},
 		{"daily cap", o.DailyCap}, {"fiat", o.FiatCurrency}, {"redirect url", o.RedirectURL}, {"theme", o.ThemeSlug},
@@ -269,23 +260,16 @@ func runAdmin(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runAdminCreate(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("admin create")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("admin create")
 	email := fs.String("email", "", "login email (required)")
 	password := fs.String("password", "", "password, at least 12 characters (default $COFFER_ADMIN_PASSWORD)")
 	operatorID := fs.String("operator-id", "", "limit the admin to this operator and its sub-operators (default: service team)")
 	totp := fs.Bool("totp", false, "enrol TOTP and print its otpauth:// URI once")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *password == "" {
-		*password = os.Getenv("COFFER_ADMIN_PASSWORD")
-	}
-	if *email == "" || *password == "" {
-		return fmt.Errorf("%w: --email and --password (or $COFFER_ADMIN_PASSWORD) are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		*password = cmp.Or(*password, os.Getenv("COFFER_ADMIN_PASSWORD"))
+		return usageIf(*email == "" || *password == "", "--email and --password (or $COFFER_ADMIN_PASSWORD) are required")
+	})
 	if err != nil {
 		return err
 	}
@@ -307,18 +291,13 @@ func runAdminCreate(ctx context.Context, args []string, out io.Writer) error {
 // runAdminAccess disables or enables an admin, or revokes its tokens (the service team's
 // answer to a lost laptop or a departed colleague); each takes effect at once.
 func runAdminAccess(ctx context.Context, sub string, args []string, out io.Writer) error {
-	fs := newFlags("admin " + sub)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("admin " + sub)
 	id := fs.String("id", "", "admin id")
 	email := fs.String("email", "", "admin login email")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if (*id == "") == (*email == "") {
-		return fmt.Errorf("%w: name the admin with --id or --email (one of them)", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		return usageIf((*id == "") == (*email == ""), "name the admin with --id or --email (one of them)")
+	})
 	if err != nil {
 		return err
 	}
@@ -366,18 +345,13 @@ func runDeposit(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: coffer deposit replay --chain-id N --tx-hash H | reorged [--operator-id ID] [--all] [--json] | "+
 			"resolve --id N --resolution reinstate|write-off --note TEXT [--json]", errUsage)
 	}
-	fs := newFlags("deposit replay")
+	fs := newEnvFlags("deposit replay")
 	chainID := fs.Int64("chain-id", 0, "chain id (required)")
 	txHash := fs.String("tx-hash", "", "transaction hash, 0x + 64 hex (required)")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
-	}
-	if *chainID <= 0 || !txHashPattern.MatchString(*txHash) {
-		return fmt.Errorf("%w: --chain-id (positive) and --tx-hash (0x + 64 hex) are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args[1:], needServices, func() error {
+		return usageIf(*chainID <= 0 || !txHashPattern.MatchString(*txHash), "--chain-id (positive) and --tx-hash (0x + 64 hex) are required")
+	})
 	if err != nil {
 		return err
 	}

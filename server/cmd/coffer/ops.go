@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
+	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -51,31 +51,27 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 
 // runOpsPause is `coffer ops pause` and `coffer ops resume`.
 func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) error {
-	fs := newFlags("ops " + sub)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops " + sub)
 	scope := fs.String("scope", "", "global, chain or operator (required)")
 	chainID := fs.Int64("chain-id", 0, "the chain (--scope chain)")
 	operatorID := fs.String("operator", "", "the operator id (--scope operator)")
 	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.PausePayouts or ResumePayouts response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	s := domain.PauseScope(*scope)
-	switch {
-	case s != domain.PauseGlobal && s != domain.PauseChain && s != domain.PauseOperator:
-		return fmt.Errorf("%w: --scope must be global, chain or operator", errUsage)
-	case (s == domain.PauseChain) != (*chainID != 0), (s == domain.PauseOperator) != (*operatorID != ""):
-		return fmt.Errorf("%w: --chain-id goes with (only with) --scope chain, --operator with (only with) --scope operator", errUsage)
-	case *reason == "":
-		return fmt.Errorf("%w: --reason is required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		s := domain.PauseScope(*scope)
+		switch {
+		case s != domain.PauseGlobal && s != domain.PauseChain && s != domain.PauseOperator:
+			return fmt.Errorf("%w: --scope must be global, chain or operator", errUsage)
+		case (s == domain.PauseChain) != (*chainID != 0), (s == domain.PauseOperator) != (*operatorID != ""):
+			return fmt.Errorf("%w: --chain-id goes with (only with) --scope chain, --operator with (only with) --scope operator", errUsage)
+		}
+		return usageIf(*reason == "", "--reason is required")
+	})
 	if err != nil {
 		return err
 	}
 	defer env.close()
-	p := withdrawal.Pause{Scope: s, ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
+	p := withdrawal.Pause{Scope: domain.PauseScope(*scope), ChainID: *chainID, OperatorID: *operatorID, Reason: *reason, Actor: cliActor()}
 	var got domain.PayoutPause
 	if sub == "pause" {
 		got, err = env.services.Withdrawals.PausePayouts(ctx, p)
@@ -101,14 +97,10 @@ func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) 
 
 // runOpsPauses is `coffer ops pauses`: the active pauses, or all with --all.
 func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("ops pauses")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops pauses")
 	all := fs.Bool("all", false, "lifted pauses too")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListPayoutPauses response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
 		return err
 	}
@@ -118,50 +110,29 @@ func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		res := &cofferv1.ListPayoutPausesResponse{}
-		for _, p := range list {
-			res.Pauses = append(res.Pauses, rpc.PauseProto(p))
-		}
-		return printProtoJSON(out, res)
+		return printProtoJSON(out, rpc.PausesProto(list))
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(out, "payouts are not paused")
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED")
-	for _, p := range list {
-		chain, op, resumed := "-", "-", "-"
-		if p.ChainID != 0 {
-			chain = strconv.FormatInt(p.ChainID, 10)
-		}
-		if p.OperatorID != "" {
-			op = p.OperatorID
-		}
-		if p.ResumedAt != nil {
-			resumed = fmt.Sprintf("%s by %s: %s", p.ResumedAt.UTC().Format("2006-01-02 15:04:05"), p.ResumedBy, p.ResumeReason)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Scope, chain, op, p.PausedBy,
-			p.PausedAt.UTC().Format("2006-01-02 15:04:05"), p.Reason, resumed)
-	}
-	return tw.Flush()
+	return printTable(out, "payouts are not paused", "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED", list,
+		func(p domain.PayoutPause) []any {
+			chain, resumed := "-", "-"
+			if p.ChainID != 0 {
+				chain = strconv.FormatInt(p.ChainID, 10)
+			}
+			if p.ResumedAt != nil {
+				resumed = fmt.Sprintf("%s by %s: %s", p.ResumedAt.UTC().Format(time.DateTime), p.ResumedBy, p.ResumeReason)
+			}
+			return []any{p.ID, p.Scope, chain, orDash(p.OperatorID), p.PausedBy, p.PausedAt.UTC().Format(time.DateTime), p.Reason, resumed}
+		})
 }
 
 // runOpsTxList is `coffer ops tx list`: transactions, or with --stuck those needing an engineer.
 func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("ops tx list")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops tx list")
 	stuck := fs.Bool("stuck", false, "only those needing an engineer: pending for longer than --stuck-after, reverted or cancelled payouts not resolved")
 	stuckAfter := fs.Duration("stuck-after", rpc.DefaultStuckAfter, "pending for longer than this counts as stuck")
 	limit := fs.Int("limit", 100, "at most this many, newest first (1..500)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListChainTransactions response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *limit < 1 || *limit > 500 {
-		return fmt.Errorf("%w: --limit must be 1..500", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*limit < 1 || *limit > 500, "--limit must be 1..500") })
 	if err != nil {
 		return err
 	}
@@ -171,46 +142,22 @@ func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		res := &cofferv1.ListChainTransactionsResponse{}
-		for _, t := range list {
-			res.Transactions = append(res.Transactions, rpc.ChainTxProto(t))
-		}
-		return printProtoJSON(out, res)
+		return printProtoJSON(out, rpc.ChainTxsProto(list))
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(out, "no transactions")
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH")
-	for _, t := range list {
-		wid, req := t.WithdrawalID, string(t.RequestedAction)
-		if wid == "" {
-			wid = "-"
-		}
-		if req == "" {
-			req = "-"
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", t.ID, t.ChainID, t.Purpose, wid, t.Nonce, t.State, len(t.Attempts), req,
-			t.CreatedAt.UTC().Format("2006-01-02 15:04:05"), t.Latest().Hash)
-	}
-	return tw.Flush()
+	return printTable(out, "no transactions", "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH", list,
+		func(t withdrawal.TxWithActions) []any {
+			return []any{t.ID, t.ChainID, t.Purpose, orDash(t.WithdrawalID), t.Nonce, t.State, len(t.Attempts), orDash(string(t.RequestedAction)),
+				t.CreatedAt.UTC().Format(time.DateTime), t.Latest().Hash}
+		})
 }
 
 // runOpsTxAction is `coffer ops tx resend|cancel|fail`.
 func runOpsTxAction(ctx context.Context, action string, args []string, out io.Writer) error {
-	fs := newFlags("ops tx " + action)
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops tx " + action)
 	id := fs.Int64("id", 0, "transaction id (required; `coffer ops tx list --stuck`)")
 	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
 	asJSON := fs.Bool("json", false, "print JSON (the transaction, as OpsService answers it)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *id <= 0 || *reason == "" {
-		return fmt.Errorf("%w: --id and --reason are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*id <= 0 || *reason == "", "--id and --reason are required") })
 	if err != nil {
 		return err
 	}
@@ -239,21 +186,16 @@ func runOpsTxAction(ctx context.Context, action string, args []string, out io.Wr
 
 // runOpsThresholdSet is `coffer ops threshold set`.
 func runOpsThresholdSet(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("ops threshold set")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops threshold set")
 	chainID := fs.Int64("chain-id", 0, "the chain (required)")
 	wallet := fs.String("wallet", "", "the wallet's address: hot wallet, gas tank, bankroll, a treasury (required)")
 	currency := fs.String("currency", "", "asset symbol, e.g. ETH or USDT (required)")
 	amount := fs.String("amount", "", "threshold in token units, e.g. 0.5; empty removes it")
 	reason := fs.String("reason", "", "why (required; kept in the audit trail)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.SetWalletThreshold response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *chainID <= 0 || *wallet == "" || *currency == "" || *reason == "" {
-		return fmt.Errorf("%w: --chain-id, --wallet, --currency and --reason are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		return usageIf(*chainID <= 0 || *wallet == "" || *currency == "" || *reason == "", "--chain-id, --wallet, --currency and --reason are required")
+	})
 	if err != nil {
 		return err
 	}
@@ -276,13 +218,9 @@ func runOpsThresholdSet(ctx context.Context, args []string, out io.Writer) error
 
 // runOpsThresholdList is `coffer ops threshold list`.
 func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("ops threshold list")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("ops threshold list")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListWalletThresholds response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
 		return err
 	}
@@ -292,20 +230,10 @@ func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		res := &cofferv1.ListWalletThresholdsResponse{}
-		for _, t := range list {
-			res.Thresholds = append(res.Thresholds, rpc.ThresholdProto(t))
-		}
-		return printProtoJSON(out, res)
+		return printProtoJSON(out, rpc.ThresholdsProto(list))
 	}
-	if len(list) == 0 {
-		fmt.Fprintln(out, "no thresholds")
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON")
-	for _, t := range list {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason)
-	}
-	return tw.Flush()
+	return printTable(out, "no thresholds", "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON", list,
+		func(t domain.WalletThreshold) []any {
+			return []any{t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason}
+		})
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // TestOpsPauseCommands: pause, list, resume, each audited with the CLI actor and the reason;
 // bad input is a usage error (exit 2) or the service's error (exit 1) and changes nothing.
 func TestOpsPauseCommands(t *testing.T) {
-	t.Setenv("DATABASE_URL", testdb.URL(t))
-	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	cliDatabase(t)
 	t.Setenv("USER", "oncall")
 
 	out, errOut, code := coffer(t, "ops", "pause", "--scope", "global", "--reason", "incident 7")

@@ -6,10 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
-
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
@@ -20,19 +16,12 @@ import (
 // runDepositReorged is `coffer deposit reorged`: the deposits whose block left the chain after
 // their confirmation depth (unresolved ones; --all for every one), with what was reversed.
 func runDepositReorged(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("deposit reorged")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("deposit reorged")
 	operatorID := fs.String("operator-id", "", "only this operator")
 	all := fs.Bool("all", false, "resolved ones too")
 	limit := fs.Int("limit", 50, "at most this many, newest first (1..200)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListReorgedDeposits response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *limit < 1 || *limit > 200 {
-		return fmt.Errorf("%w: --limit must be 1..200", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*limit < 1 || *limit > 200, "--limit must be 1..200") })
 	if err != nil {
 		return err
 	}
@@ -41,33 +30,24 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	res := &cofferv1.ListReorgedDepositsResponse{NextPageToken: next}
-	for _, r := range list {
-		res.Items = append(res.Items, rpc.ReorgedProto(r))
-	}
+	res := rpc.ReorgsProto(list, next)
 	if *asJSON {
 		return printProtoJSON(out, res)
 	}
-	if len(res.Items) == 0 {
-		fmt.Fprintln(out, "no reorged deposits")
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEPOSIT\tOPERATOR\tCHAIN\tCURRENCY\tGROSS (RAW)\tREVERSED (RAW)\tBLOCK\tWAS\tMINED AGAIN\tRESOLUTION")
-	for _, r := range res.Items {
-		d := r.GetDeposit()
-		again, resolution := "-", "unresolved"
-		if r.GetReincludedBlock() > 0 {
-			again = strconv.FormatInt(r.GetReincludedBlock(), 10)
-		}
-		if r.GetResolution() != cofferv1.ReorgResolution_REORG_RESOLUTION_UNSPECIFIED {
-			resolution = fmt.Sprintf("%s by %s: %s", strings.TrimPrefix(r.GetResolution().String(), "REORG_RESOLUTION_"), r.GetResolvedBy(), r.GetNote())
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.GetDepositId(), d.GetOperatorId(), d.GetChainId(), d.GetCurrency(),
-			d.GetGrossAmount(), r.GetReversedAmount(), r.GetBlockNumber(), strings.TrimPrefix(r.GetPriorStatus().String(), "DEPOSIT_STATUS_"),
-			again, resolution)
-	}
-	if err := tw.Flush(); err != nil {
+	err = printTable(out, "no reorged deposits", "DEPOSIT\tOPERATOR\tCHAIN\tCURRENCY\tGROSS (RAW)\tREVERSED (RAW)\tBLOCK\tWAS\tMINED AGAIN\tRESOLUTION",
+		res.Items, func(r *cofferv1.ReorgedDeposit) []any {
+			d := r.GetDeposit()
+			again, resolution := "-", "unresolved"
+			if r.GetReincludedBlock() > 0 {
+				again = strconv.FormatInt(r.GetReincludedBlock(), 10)
+			}
+			if r.GetResolution() != cofferv1.ReorgResolution_REORG_RESOLUTION_UNSPECIFIED {
+				resolution = fmt.Sprintf("%s by %s: %s", strings.TrimPrefix(r.GetResolution().String(), "REORG_RESOLUTION_"), r.GetResolvedBy(), r.GetNote())
+			}
+			return []any{d.GetDepositId(), d.GetOperatorId(), d.GetChainId(), d.GetCurrency(), d.GetGrossAmount(), r.GetReversedAmount(),
+				r.GetBlockNumber(), strings.TrimPrefix(r.GetPriorStatus().String(), "DEPOSIT_STATUS_"), again, resolution}
+		})
+	if err != nil {
 		return err
 	}
 	for _, r := range res.Items {
@@ -80,19 +60,14 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 // runDepositResolve is `coffer deposit resolve`: an engineer's decision on a reorged deposit,
 // audited with the note and the CLI actor.
 func runDepositResolve(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("deposit resolve")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
+	fs := newEnvFlags("deposit resolve")
 	id := fs.Int64("id", 0, "deposit id (required)")
 	resolution := fs.String("resolution", "", "reinstate (count it again: the payment was re-sent or re-included) or write-off (its credit stays reversed) (required)")
 	note := fs.String("note", "", "why (required; kept in the audit trail)")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ResolveReorgedDeposit response)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *id <= 0 || *resolution == "" || strings.TrimSpace(*note) == "" {
-		return fmt.Errorf("%w: --id, --resolution reinstate|write-off and --note are required", errUsage)
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needServices)
+	env, err := fs.open(ctx, args, needServices, func() error {
+		return usageIf(*id <= 0 || *resolution == "" || strings.TrimSpace(*note) == "", "--id, --resolution reinstate|write-off and --note are required")
+	})
 	if err != nil {
 		return err
 	}
@@ -108,13 +83,4 @@ func runDepositResolve(ctx context.Context, args []string, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "deposit %d: %s by %s; it is now %s\n", *id, r.Resolution, r.ResolvedBy, r.Deposit.Status)
 	return nil
-}
-
-func printProtoJSON(out io.Writer, m proto.Message) error {
-	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(out, string(b))
-	return err
 }

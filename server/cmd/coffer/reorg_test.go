@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -16,17 +15,11 @@ import (
 // deposit resolve` settles it once, audited with the CLI actor; bad input changes nothing.
 func TestDepositReorgCommands(t *testing.T) {
 	ctx := context.Background()
-	url := testdb.URL(t)
-	t.Setenv("DATABASE_URL", url)
-	t.Setenv("COFFER_MASTER_KEY", secret.NewMasterKey())
+	url, _ := cliDatabase(t)
 	t.Setenv("USER", "eve")
 	opID := createOperator(t)
 	// A credited deposit whose block left the chain, as a rollback leaves it.
-	pool, err := store.Open(ctx, url, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, url, 2)
 	var depositID, reorgID int64
 	hash := "0x" + strings.Repeat("ab", 32)
 	if err := pool.QueryRow(ctx, `INSERT INTO deposits (operator_id, external_user_id, chain_id, tx_hash, log_index, block_number,

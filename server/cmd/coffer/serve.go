@@ -84,12 +84,7 @@ func runServe(ctx context.Context, args []string, _ io.Writer) error {
 }
 
 func runMigrate(ctx context.Context, args []string, out io.Writer) error {
-	fs := newFlags("migrate")
-	dataDir := fs.String("data-dir", ".coffer", "coffer dev data directory, used when DATABASE_URL is unset")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	env, err := openCLIEnv(ctx, *dataDir, needDB)
+	env, err := newEnvFlags("migrate").open(ctx, args, needDB, nil)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,13 @@ func (s *OpsServer) ListChainTransactions(ctx context.Context, req *cofferv1.Lis
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListChainTransactionsResponse{Transactions: protos(list, ChainTxProto)}, nil
+	return ChainTxsProto(list), nil
+}
+
+// ChainTxsProto is a list of transactions as ListChainTransactions answers it (the CLI prints
+// the same).
+func ChainTxsProto(list []withdrawal.TxWithActions) *cofferv1.ListChainTransactionsResponse {
+	return &cofferv1.ListChainTransactionsResponse{Transactions: protos(list, ChainTxProto)}
 }
 
 // ResendChainTransaction asks the worker to re-send a pending transaction at a higher fee.

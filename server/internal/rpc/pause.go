@@ -53,5 +53,10 @@ func (s *OpsServer) ListPayoutPauses(ctx context.Context, req *cofferv1.ListPayo
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListPayoutPausesResponse{Pauses: protos(list, PauseProto)}, nil
+	return PausesProto(list), nil
+}
+
+// PausesProto is a list of pauses as ListPayoutPauses answers it (the CLI prints the same).
+func PausesProto(list []domain.PayoutPause) *cofferv1.ListPayoutPausesResponse {
+	return &cofferv1.ListPayoutPausesResponse{Pauses: protos(list, PauseProto)}
 }

@@ -35,7 +35,13 @@ func (s *OpsServer) ListReorgedDeposits(ctx context.Context, req *cofferv1.ListR
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListReorgedDepositsResponse{Items: protos(list, ReorgedProto), NextPageToken: next}, nil
+	return ReorgsProto(list, next), nil
+}
+
+// ReorgsProto is a page of reorged deposits as ListReorgedDeposits answers it (the CLI prints
+// the same).
+func ReorgsProto(list []deposit.Reorged, next string) *cofferv1.ListReorgedDepositsResponse {
+	return &cofferv1.ListReorgedDepositsResponse{Items: protos(list, ReorgedProto), NextPageToken: next}
 }
 
 // ResolveReorgedDeposit applies the service team's resolution.

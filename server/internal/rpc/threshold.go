@@ -34,5 +34,11 @@ func (s *OpsServer) ListWalletThresholds(ctx context.Context, _ *cofferv1.ListWa
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListWalletThresholdsResponse{Thresholds: protos(list, ThresholdProto)}, nil
+	return ThresholdsProto(list), nil
+}
+
+// ThresholdsProto is a list of thresholds as ListWalletThresholds answers it (the CLI prints
+// the same).
+func ThresholdsProto(list []domain.WalletThreshold) *cofferv1.ListWalletThresholdsResponse {
+	return &cofferv1.ListWalletThresholdsResponse{Thresholds: protos(list, ThresholdProto)}
 }

@@ -3,11 +3,14 @@
 // endpoint. `coffer chains init` turns presets into a chains file (chain.Network); the
 // operator supplies the bankroll and, for production, their own RPC endpoints.
 //
-// Every address is written in its EIP-55 (checksummed) form and cites its source where it is
-// defined (mainnets.go, testnets.go); a test checks the checksums, decimals and duplicates.
+// The presets are data: presets.yaml, embedded, where every address is written in its EIP-55
+// (checksummed) form under the sources it was taken from; a test checks the checksums,
+// decimals and duplicates.
 package catalogue
 
 import (
+	"bytes"
+	_ "embed"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,44 +18,69 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 )
 
 // Token is an ERC-20 contract of a preset.
 type Token struct {
-	Symbol   string
-	Address  string // EIP-55
-	Decimals int32
+	Symbol   string `yaml:"symbol"`
+	Address  string `yaml:"address"` // EIP-55
+	Decimals int32  `yaml:"decimals"`
 }
 
 // Preset is one public network.
 type Preset struct {
 	// Name is what --preset takes ("base", "base-sepolia").
-	Name    string
-	Title   string
-	ChainID int64
+	Name    string `yaml:"name"`
+	Title   string `yaml:"title"`
+	ChainID int64  `yaml:"chainId"`
 	// Mainnet is, for a testnet, the name of its mainnet's preset ("" for a mainnet).
-	Mainnet string
+	Mainnet string `yaml:"mainnet"`
 	// RPC is a public endpoint, good for trying things out: rate-limited and without any
 	// guarantee. Production passes its provider's URLs (--rpc).
-	RPC string
+	RPC string `yaml:"rpc"`
 	// Finalized waits for the chain's finalized block; otherwise Confirmations blocks.
-	Finalized      bool
-	Confirmations  int32
-	NativeSymbol   string
-	NativeDecimals int32
-	Tokens         []Token
+	Finalized      bool    `yaml:"finalized"`
+	Confirmations  int32   `yaml:"confirmations"`
+	NativeSymbol   string  `yaml:"nativeSymbol"`
+	NativeDecimals int32   `yaml:"nativeDecimals"`
+	Tokens         []Token `yaml:"tokens"`
 	// Feeds are Chainlink AggregatorV3 USD feeds (proxies) by asset symbol, EIP-55.
-	Feeds map[string]string
+	Feeds map[string]string `yaml:"feeds"`
 }
 
 // Testnet reports whether the preset is a public testnet.
 func (p Preset) Testnet() bool { return p.Mainnet != "" }
 
-// All is every preset: mainnets, then testnets, each ordered as they are defined. It is a
-// new slice each call.
-func All() []Preset { return slices.Concat(mainnets(), testnets()) }
+//go:embed presets.yaml
+var presetsYAML []byte
+
+// parsePresets reads a presets file: mainnets, then testnets, each in the file's order. A
+// field it does not know is an error, so a misspelt key cannot drop a value silently.
+func parsePresets(data []byte) ([]Preset, error) {
+	var file struct {
+		Mainnets []Preset `yaml:"mainnets"`
+		Testnets []Preset `yaml:"testnets"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&file); err != nil {
+		return nil, fmt.Errorf("presets: %w", err)
+	}
+	return slices.Concat(file.Mainnets, file.Testnets), nil
+}
+
+// All is every preset: mainnets, then testnets, each ordered as presets.yaml lists them. It
+// is a new slice each call (parsed afresh: nothing a caller changes is shared).
+func All() []Preset {
+	all, err := parsePresets(presetsYAML)
+	if err != nil {
+		panic(err) // the embedded file is fixed at build time, and its tests parse it
+	}
+	return all
+}
 
 // Names is every preset's name, in All's order.
 func Names() []string {

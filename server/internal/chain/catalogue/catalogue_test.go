@@ -23,7 +23,7 @@ func TestPresetsAreConsistent(t *testing.T) {
 	byName := map[string]Preset{}
 	chainIDs := map[int64]string{}
 	// An address belongs to one role of one chain; the same address on two chains is only
-	// allowed for contracts that say so (see testnets.go).
+	// allowed for contracts that say so (see presets.yaml).
 	addresses := map[string]string{}
 	sharedOK := map[string]bool{"0xd30e2101a97dcbAeBCBC04F14C3f624E67A35165": true}
 	for _, p := range all {
@@ -199,5 +199,36 @@ func TestChecksummed(t *testing.T) {
 		if checksummed(s) != want {
 			t.Errorf("checksummed(%s) = %v", s, !want)
 		}
+	}
+}
+
+// presets.yaml is read strictly: a misspelt key or a value of the wrong type is an error,
+// not a preset with a field left at zero.
+func TestParsePresetsStrict(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ data, err string }{
+		"misspelt key":  {"mainnets:\n  - name: x\n    chainID: 1\n", "field chainID not found"},
+		"wrong type":    {"mainnets:\n  - name: x\n    chainId: one\n", "cannot unmarshal"},
+		"unknown group": {"devnets: []\n", "field devnets not found"},
+	} {
+		if _, err := parsePresets([]byte(tc.data)); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want %q", name, err, tc.err)
+		}
+	}
+	got, err := parsePresets([]byte("testnets:\n  - {name: b, mainnet: a}\nmainnets:\n  - {name: a}\n"))
+	if err != nil || len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+		t.Fatalf("mainnets first: %+v %v", got, err)
+	}
+}
+
+// All hands out its own copy: a caller that changes a preset changes nothing for the next.
+func TestAllIsACopy(t *testing.T) {
+	t.Parallel()
+	first := All()
+	first[0].Tokens[0].Address = "0x0"
+	first[0].Feeds["ETH"] = "0x0"
+	again := All()
+	if again[0].Tokens[0].Address == "0x0" || again[0].Feeds["ETH"] == "0x0" {
+		t.Fatalf("All shares its presets: %+v", again[0])
 	}
 }
