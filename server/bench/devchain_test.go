@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"maps"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,53 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
-
-func devNetwork(dev *devchain.Chain, confirmations int32) chain.Network {
-	n := chain.Network{ChainID: dev.ChainID(), Name: "dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
-	for _, t := range dev.Tokens() {
-		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
-	}
-	return n
-}
 
 // startDevCoffer starts the embedded dev chain (a block every blockTime; when zero, a block
 // per transaction) and Coffer on it, scanning every scan with confirmations.
 func startDevCoffer(b *testing.B, blockTime, scan time.Duration, confirmations int32) (*devchain.Chain, *apptest.Env) {
 	b.Helper()
-	dev, err := devchain.Start(context.Background(), devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { dev.Close() })
-	return dev, apptest.Start(b, apptest.Options{ScanInterval: scan, Chains: []chain.Network{devNetwork(dev, confirmations)}})
-}
-
-// fund sends to 1,000 ETH (and mints to 1,000,000 USDT when usdt) and waits for them to be mined.
-func fund(b *testing.B, dev *devchain.Chain, to common.Address, usdt bool) {
-	b.Helper()
-	ctx := b.Context()
-	tx, err := dev.SendNative(ctx, to, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	txs := []common.Hash{tx}
-	if usdt {
-		mint, err := dev.Mint(ctx, "USDT", to, big.NewInt(1_000_000_000_000))
-		if err != nil {
-			b.Fatal(err)
-		}
-		txs = append(txs, mint)
-	}
-	if _, err := dev.Mine(ctx, txs...); err != nil {
-		b.Fatal(err)
-	}
+	dev := testfactory.DevChain(context.Background(), b, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
+	return dev, apptest.Start(b, apptest.Options{ScanInterval: scan, Chains: []chain.Network{testfactory.DevNetwork(dev, confirmations)}})
 }
 
 // acks is an operator's webhook endpoint that acknowledges every webhook and records when it

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkPayouts(b *testing.B) {
 	ctx := b.Context()
 	dev, env := startDevCoffer(b, blockTime, 100*time.Millisecond, confirmations)
 	_, hot := env.Services.Keys.HotWallet()
-	fund(b, dev, hot, true)
+	testfactory.Fund(ctx, b, dev, hot, 1000, 1_000_000_000_000)
 	receiver := newAcks(b, "WITHDRAW_COMPLETE", "withdrawRequestId", `{"error":0,"description":"received"}`)
 	external, enabled := domain.ApprovalExternal, true
 	op, key := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,19 +40,8 @@ func BenchmarkWatched10M(b *testing.B) {
 	w1k, w10m := startWorker(b, bin, smallEnv), startWorker(b, bin, largeEnv)
 	restart := startWorker(b, bin, largeEnv)
 
-	var smallRuns, largeRuns []time.Duration
-	var ratios []float64
-	for range rounds {
-		s, l := small(), large()
-		smallRuns, largeRuns = append(smallRuns, s), append(largeRuns, l)
-		ratios = append(ratios, float64(l)/float64(s))
-	}
-	for b.Loop() {
-	}
-	slices.Sort(smallRuns)
-	slices.Sort(largeRuns)
-	slices.Sort(ratios)
-	perSmall, perLarge, ratio := smallRuns[rounds/2]/blocks, largeRuns[rounds/2]/blocks, ratios[rounds/2]
+	perSmall, perLarge, ratios := scanRounds(b, small, large, rounds, blocks)
+	ratio := ratios[rounds/2]
 	growth, anonGrowth, peakGrowth := w10m.rss-w1k.rss, w10m.anon-w1k.anon, w10m.hwm-w1k.hwm
 	b.ReportMetric(growth, "MiB-RSS-growth")
 	b.ReportMetric(w10m.ready.Seconds(), "s-ready@10M-first")

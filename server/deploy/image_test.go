@@ -23,33 +23,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/version"
 )
 
 // repoRoot is the repository, from this package's directory.
 const repoRoot = "../.."
 
-// need finds a tool the test runs, or skips the test outside CI (where `make test` installs
-// it first; CI never skips).
-func need(t *testing.T, tool, install string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s not found (CI must run this test: %s)", tool, install)
-	}
-	t.Skipf("%s not found: %s (`make test` does; CI always runs this test)", tool, install)
-	return ""
-}
-
 // TestImage builds the image with `make image`, takes it apart as a registry would receive it
 // (buildah push to a directory: the manifest, the config and the layer tarballs) and checks
 // what runs: the entrypoint and user, a static binary whose `coffer version` names the build,
 // the non-root user in /etc/passwd and a CA bundle that parses.
 func TestImage(t *testing.T) {
-	buildah := need(t, "buildah", "make buildah installs it with apt-get")
+	buildah := proctest.Need(t, "buildah", "make buildah installs it with apt-get")
 	suffix := make([]byte, 4)
 	rand.Read(suffix)
 	const ver = "v0.0.0-imagetest"

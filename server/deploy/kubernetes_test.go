@@ -21,6 +21,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // object is a rendered Kubernetes object, with the fields the checks read.
@@ -115,7 +116,7 @@ func render(t *testing.T, dir string) ([]object, []map[string]any) {
 	// kubectl bundles kustomize; where it is missing, `make test` installs kustomize itself.
 	cmd := []string{"kubectl", "kustomize", dir}
 	if _, err := exec.LookPath("kubectl"); err != nil {
-		cmd = []string{need(t, "kustomize", "install kubectl, or `make kustomize`"), "build", dir}
+		cmd = []string{proctest.Need(t, "kustomize", "install kubectl, or `make kustomize`"), "build", dir}
 	}
 	out, err := exec.CommandContext(t.Context(), cmd[0], cmd[1:]...).Output()
 	if err != nil {

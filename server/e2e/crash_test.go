@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 )
 
 // The process is killed right after it broadcast a sweep, before the sweep confirmed, and then
@@ -33,7 +34,7 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	base, ops := srv.base, srv.ops
 
 	first := srv.serve(t, "COFFER_FAILPOINT="+chaintx.StepBroadcast)
-	recv := newReceiver(t)
+	recv := hooktest.New(t)
 	operator, key := srv.operator(t, recv)
 	sid, _ := openSession(t, base, "deposit", key, `{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
 	depositAddr := depositAddress(t, base, sid, "ETH")
@@ -42,27 +43,27 @@ func TestSweepSurvivesAKillAfterBroadcast(t *testing.T) {
 	}
 
 	awaitFailpoint(t, first, srv.dbURL)
-	if len(recv.all()) != 0 {
+	if len(recv.All()) != 0 {
 		t.Fatal("a DEPOSIT was sent before the sweep confirmed")
 	}
 	// The sweep was broadcast before the kill, so it is mined without Coffer.
 	waitNonce(t, node, depositAddr, 1)
 
 	srv.serve(t)
-	events := recv.waitFor(1, 90*time.Second) // River rescues the killed job (rescue window + its 30 s sweep)
-	time.Sleep(3 * time.Second)               // time for a duplicate, if there were one
-	if n := len(recv.all()); n != 1 {
+	events := recv.Await(1, 90*time.Second) // River rescues the killed job (rescue window + its 30 s sweep)
+	time.Sleep(3 * time.Second)             // time for a duplicate, if there were one
+	if n := len(recv.All()); n != 1 {
 		t.Fatalf("%d DEPOSIT webhooks, want exactly 1", n)
 	}
-	if events[0].form.Get("event") != "DEPOSIT" || events[0].form.Get("grossAmount") != eth(1000).String() {
-		t.Fatalf("DEPOSIT %v", events[0].form)
+	if events[0].Form.Get("event") != "DEPOSIT" || events[0].Form.Get("grossAmount") != eth(1000).String() {
+		t.Fatalf("DEPOSIT %v", events[0].Form)
 	}
 	if n, _ := node.Client.NonceAt(ctx, depositAddr, nil); n != 1 {
 		t.Fatalf("the deposit address sent %d transactions, want exactly one sweep", n)
 	}
 	bal, _ := node.Client.BalanceAt(ctx, bankroll, nil)
-	if bal.String() != events[0].form.Get("amount") {
-		t.Fatalf("bankroll holds %s, the DEPOSIT says %s", bal, events[0].form.Get("amount"))
+	if bal.String() != events[0].Form.Get("amount") {
+		t.Fatalf("bankroll holds %s, the DEPOSIT says %s", bal, events[0].Form.Get("amount"))
 	}
 	// The credited deposit is the operator's, and the bankroll covers it.
 	funds, err := ops.ListOperatorBalances(ctx, &cofferv1.ListOperatorBalancesRequest{OperatorId: operator.Id})
@@ -143,7 +144,7 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 	hotWallet := common.HexToAddress(hot[1])
 	c.fund(t, hotWallet)
 	c.sendUSDT(t, hotWallet, 1_000_000_000)
-	recv := newReceiver(t)
+	recv := hooktest.New(t)
 	operator, key := srv.operator(t, recv)
 	// The operator's float, backed by the 1,000 USDT the hot wallet holds.
 	if _, err := ops.AdjustOperatorFunds(ctx, &cofferv1.AdjustOperatorFundsRequest{OperatorId: operator.Id, ChainId: node.ChainID,
@@ -185,14 +186,14 @@ func TestPayoutSurvivesKillsAtEveryStep(t *testing.T) {
 		}()
 		awaitFailpoint(t, p, srv.dbURL)
 		p = srv.serve(t)
-		recv.waitForEvent(t, "WITHDRAW_COMPLETE", id, 90*time.Second)
+		recv.AwaitMatching(t, "WITHDRAW_COMPLETE", "withdrawRequestId", id, 1, 90*time.Second)
 		p.Stop()
 	}
 	time.Sleep(2 * time.Second) // a duplicate, if there were one
 	completes := map[string]int{}
-	for _, e := range recv.all() {
-		if e.form.Get("event") == "WITHDRAW_COMPLETE" {
-			completes[e.form.Get("withdrawRequestId")]++
+	for _, e := range recv.All() {
+		if e.Form.Get("event") == "WITHDRAW_COMPLETE" {
+			completes[e.Form.Get("withdrawRequestId")]++
 		}
 	}
 	for id, dest := range dests {

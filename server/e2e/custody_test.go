@@ -20,6 +20,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
@@ -50,11 +51,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 		res.Body.Close()
 		t.Fatalf("the API replica answers (%d) without a wallet", res.StatusCode)
 	}
-	pool, err := store.Open(ctx, db.dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, db.dbURL, 2)
 	if _, err := store.New(pool).GetWalletSeed(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the API replica created a wallet: %v", err)
 	}

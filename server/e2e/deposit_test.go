@@ -15,6 +15,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -29,10 +30,9 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 	env := c.startCoffer(t, bankroll)
 	_, gasTank := env.Services.Keys.GasTank()
 	c.fund(t, gasTank)
-	recv := newReceiver(t)
+	recv := hooktest.New(t)
 	fee := int32(100) // 1%
-	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, DepositFeeBps: &fee})
-	recv.setKey(key)
+	_, key := recv.Operator(t, env, domain.OperatorSettings{DepositFeeBps: &fee})
 
 	sid, data := openSession(t, env.URL, "deposit", key,
 		`{"externalUserId":"player-7","lang":"en","platformFiatCurrency":"EUR","userBalance":"0","amount":"46.00","operatorReference":"order-7"}`)
@@ -53,12 +53,12 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	events := recv.waitFor(2, 90*time.Second)
-	byTx := map[string]received{}
+	events := recv.Await(2, 90*time.Second)
+	byTx := map[string]hooktest.Hook{}
 	for _, e := range events {
-		byTx[e.form.Get("transactionHash")] = e
-		if _, ok := e.form["test"]; ok || len(e.form) != 21 {
-			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20 and operatorReference", len(e.form), ok)
+		byTx[e.Form.Get("transactionHash")] = e
+		if _, ok := e.Form["test"]; ok || len(e.Form) != 21 {
+			t.Errorf("DEPOSIT carries %d fields (test present: %v), want the spec's 20 and operatorReference", len(e.Form), ok)
 		}
 	}
 	var deposits []domain.Deposit
@@ -80,8 +80,8 @@ func TestDepositsEndToEndOnGeth(t *testing.T) {
 		if !ok {
 			t.Fatalf("no DEPOSIT for %s", d.TxHash)
 		}
-		ev := e.parsed.(*cofferv1.DepositEvent)
-		f := e.form
+		ev := e.Parsed.(*cofferv1.DepositEvent)
+		f := e.Form
 		isToken := d.TxHash == erc20.TxHash.Hex()
 		gross := "500000000000000000"
 		if isToken {

@@ -14,6 +14,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 )
 
 // TestInternalTransferOnGeth: 0.005 ETH paid to a deposit address by a contract (as a Safe or
@@ -29,9 +30,8 @@ func TestInternalTransferOnGeth(t *testing.T) {
 	network := chain.Network{ChainID: node.ChainID, Name: "geth dev", RPCURLs: []string{node.URL}, Confirmations: 2, NativeSymbol: "ETH",
 		NativeDecimals: 18, BankrollAddress: newAddress(t), TraceInternalTransfers: true}
 	env := apptest.Start(t, apptest.Options{ScanInterval: 200 * time.Millisecond, Chains: []chain.Network{network}})
-	recv := newReceiver(t)
-	_, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
-	recv.setKey(key)
+	recv := hooktest.New(t)
+	_, key := recv.Operator(t, env, domain.OperatorSettings{})
 	sid, _ := openSession(t, env.URL, "deposit", key,
 		`{"externalUserId":"safe-owner","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"15.00"}`)
 	addr := depositAddress(t, env.URL, sid, "ETH")
@@ -66,7 +66,7 @@ func TestInternalTransferOnGeth(t *testing.T) {
 		}
 	}
 
-	ev := recv.waitFor(1, 90*time.Second)[0].form
+	ev := recv.Await(1, 90*time.Second)[0].Form
 	want := map[string]string{"event": "DEPOSIT", "type": "NATIVE", "transactionHash": paid.TxHash.Hex(), "grossAmount": eth(5).String(),
 		"idempotencyKey": deposit.IdempotencyKey(node.ChainID, paid.TxHash, -2), "externalUserId": "safe-owner", "contractAddress": "null"}
 	for k, v := range want {

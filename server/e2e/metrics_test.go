@@ -14,6 +14,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 )
 
 // scrape is one read of /metrics.
@@ -114,15 +115,14 @@ func TestMetricsMoveOnDepositAndWithdrawal(t *testing.T) {
 		}
 	})
 
-	recv := newReceiver(t)
+	recv := hooktest.New(t)
 	external, enabled := domain.ApprovalExternal, true
-	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
-	recv.setKey(key)
+	op, key := recv.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	// A deposit of 50 USDT, paid from an ordinary wallet, credited once swept.
 	sid, _ := openSession(t, env.URL, "deposit", key,
 		`{"externalUserId":"metrics-1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"50"}`)
 	m.sendUSDT(t, depositAddress(t, env.URL, sid, "USDT"), 50_000_000)
-	recv.waitFor(1, 90*time.Second)
+	recv.Await(1, 90*time.Second)
 	// A payout of 7 USDT from the hot wallet.
 	env.Fund(t, op.ID, m.node.ChainID, "USDT", "100")
 	sid, _ = openSession(t, env.URL, "withdraw", key,
@@ -131,7 +131,7 @@ func TestMetricsMoveOnDepositAndWithdrawal(t *testing.T) {
 	if d := rest(t, "POST", env.URL+"/withdraw/"+id+"/decision", key, `{"decision":"APPROVE"}`); d["withdrawStatus"] != "COMPLETED" {
 		t.Fatalf("APPROVE: %v", d)
 	}
-	recv.waitForEvent(t, "WITHDRAW_COMPLETE", id, 30*time.Second)
+	recv.AwaitMatching(t, "WITHDRAW_COMPLETE", "withdrawRequestId", id, 1, 30*time.Second)
 	time.Sleep(time.Second) // one more scan and a few scrapes
 	close(stop)
 	wg.Wait()

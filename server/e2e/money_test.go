@@ -16,6 +16,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -90,10 +91,9 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	env := m.env
 
 	// Operator A (external approval) is funded only by a payment to its treasury address.
-	recv := newReceiver(t)
+	recv := hooktest.New(t)
 	external, enabled := domain.ApprovalExternal, true
-	opA, keyA := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
-	recv.setKey(keyA)
+	opA, keyA := recv.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	tr, err := m.ops.GetTreasuryAddress(ctx, &cofferv1.GetTreasuryAddressRequest{OperatorId: opA.ID, ChainId: m.node.ChainID})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 	treasury := common.HexToAddress(tr.Address)
 	m.sendUSDT(t, treasury, 95_000_000)
 	m.waitBalance(t, keyA, "USDT", "95.000000")
-	if n := len(recv.all()); n != 0 {
+	if n := len(recv.All()); n != 0 {
 		t.Fatalf("a treasury payment sent %d webhooks", n)
 	}
 	// The same over Connect; a sub-operator's funds are its own; another operator's are not found.
@@ -197,9 +197,8 @@ func TestOperatorFundsEndToEnd(t *testing.T) {
 
 	// Operator D (synchronous approval) has no funds: admin COMPLETED answers 409 naming the
 	// shortfall, then, funded but inactive, 409 again; nothing is paid.
-	recvD := newReceiver(t)
-	opD, keyD := env.Operator(t, domain.OperatorSettings{WebhookURL: &recvD.srv.URL})
-	recvD.setKey(keyD)
+	recvD := hooktest.New(t)
+	opD, keyD := recvD.Operator(t, env, domain.OperatorSettings{})
 	_, admin := env.Admin(t, "")
 	sid, _ := openSession(t, env.URL, "withdraw", keyD, `{"externalUserId":"d1","lang":"en","platformFiatCurrency":"USD","userBalance":"900","amount":"900.00"}`)
 	id := directTransfer(t, env.URL, sid, newAddress(t))["withdrawRequestId"].(string)
@@ -252,9 +251,8 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	m := startMoneyNode(t)
 	env := m.env
-	recv := newReceiver(t)
-	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
-	recv.setKey(key)
+	recv := hooktest.New(t)
+	op, key := recv.Operator(t, env, domain.OperatorSettings{})
 	open := func(ref string) (sid, sessionRef string) {
 		sid, data := openSession(t, env.URL, "deposit", key,
 			`{"externalUserId":"u1","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"5.00","operatorReference":"`+ref+`"}`)
@@ -267,13 +265,13 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	address(newer, "ETH") // the newer session showed only the ETH address
 	pay := func(units int64) { m.sendUSDT(t, addr, units) }
 	pay(5_000_000)
-	if ev := recv.waitFor(1, 90*time.Second)[0]; ev.form.Get("sessionRef") != olderRef {
-		t.Fatalf("USDT paid after only the older session showed the USDT address: sessionRef %s, want %s", ev.form.Get("sessionRef"), olderRef)
+	if ev := recv.Await(1, 90*time.Second)[0]; ev.Form.Get("sessionRef") != olderRef {
+		t.Fatalf("USDT paid after only the older session showed the USDT address: sessionRef %s, want %s", ev.Form.Get("sessionRef"), olderRef)
 	}
 	address(newer, "USDT")
 	pay(6_000_000)
-	if ev := recv.waitFor(2, 90*time.Second)[1]; ev.form.Get("sessionRef") != newerRef || ev.form.Get("amount") != "6000000" {
-		t.Fatalf("after the newer session showed it: %v", ev.form)
+	if ev := recv.Await(2, 90*time.Second)[1]; ev.Form.Get("sessionRef") != newerRef || ev.Form.Get("amount") != "6000000" {
+		t.Fatalf("after the newer session showed it: %v", ev.Form)
 	}
 
 	// Dust: 0.000001 USDT is recorded, visible in the panel, and not swept alone.
@@ -296,14 +294,14 @@ func TestAttributionAndDustEndToEnd(t *testing.T) {
 	if dust == nil || dust.GrossAmount != "1" {
 		t.Fatalf("the dust deposit is not listed BELOW_MINIMUM: %v", dust)
 	}
-	if n := len(recv.all()); n != 2 {
+	if n := len(recv.All()); n != 2 {
 		t.Fatalf("%d webhooks: dust is not credited alone", n)
 	}
 	pay(2_000_000)
-	events := recv.waitFor(4, 90*time.Second)
+	events := recv.Await(4, 90*time.Second)
 	amounts := map[string]bool{}
 	for _, e := range events[2:] {
-		amounts[e.form.Get("amount")] = true
+		amounts[e.Form.Get("amount")] = true
 	}
 	if !amounts["1"] || !amounts["2000000"] {
 		t.Fatalf("the dust and the deposit that lifted it: %v", amounts)

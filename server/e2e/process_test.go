@@ -16,6 +16,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/app"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -81,14 +82,14 @@ func (s *servers) serve(t *testing.T, env ...string) *proctest.Process {
 }
 
 // operator creates the operator Acme, whose webhooks recv receives, and returns it with its key.
-func (s *servers) operator(t *testing.T, recv *receiver) (*cofferv1.Operator, string) {
+func (s *servers) operator(t *testing.T, recv *hooktest.Receiver) (*cofferv1.Operator, string) {
 	t.Helper()
 	created, err := s.ops.CreateOperator(context.Background(), &cofferv1.CreateOperatorRequest{
-		Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: &recv.srv.URL}})
+		Settings: &cofferv1.OperatorSettings{Name: new("Acme"), WebhookUrl: new(recv.URL())}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recv.setKey(created.OperatorKey)
+	recv.SetKey(created.OperatorKey)
 	return created.Operator, created.OperatorKey
 }
 

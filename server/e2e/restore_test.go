@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -84,13 +85,12 @@ func TestRestoreDrill(t *testing.T) {
 		_, gasTank := env.Services.Keys.GasTank()
 		_, hotWallet = env.Services.Keys.HotWallet()
 		c.fund(t, gasTank)
-		recv := newReceiver(t)
-		_, operatorKey = env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
-		recv.setKey(operatorKey)
+		recv := hooktest.New(t)
+		_, operatorKey = recv.Operator(t, env, domain.OperatorSettings{})
 		sid, _ := openSession(t, env.URL, "deposit", operatorKey,
 			`{"externalUserId":"drill-user","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"40.00"}`)
 		c.sendUSDT(t, depositAddress(t, env.URL, sid, "USDT"), 40_000_000)
-		if events := recv.waitFor(1, 90*time.Second); len(events) != 1 {
+		if events := recv.Await(1, 90*time.Second); len(events) != 1 {
 			t.Fatalf("%d DEPOSIT webhooks, want 1", len(events))
 		}
 		if err := env.Pool.QueryRow(t.Context(), `SELECT id FROM deposits WHERE status = 'CREDITED'`).Scan(&depositID); err != nil {

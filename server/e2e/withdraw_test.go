@@ -9,6 +9,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 )
 
 // TestWithdrawalsEndToEndOnGeth: a user withdraws through the widget's REST call under both
@@ -27,9 +28,8 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	c.sendUSDT(t, hot, 500_000_000)
 
 	// Mode A.
-	recv := newReceiver(t)
-	opA, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &recv.srv.URL})
-	recv.setKey(key)
+	recv := hooktest.New(t)
+	opA, key := recv.Operator(t, env, domain.OperatorSettings{})
 	env.Fund(t, opA.ID, node.ChainID, "USDT", "100")
 	_, adminToken := env.Admin(t, "")
 	sid, _ := openSession(t, env.URL, "withdraw", key,
@@ -40,11 +40,11 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	if sub["status"] != "PENDING" {
 		t.Fatalf("mode A submission: %v", sub)
 	}
-	requests := recv.waitFor(1, 10*time.Second)
-	req, ok := requests[0].parsed.(*cofferv1.WithdrawRequestEvent)
+	requests := recv.Await(1, 10*time.Second)
+	req, ok := requests[0].Parsed.(*cofferv1.WithdrawRequestEvent)
 	if !ok || req.WithdrawRequestId != id || req.GetCryptoAmountSent() != "42.500000" || req.GetOperatorReference() != "payout-9" ||
-		len(requests[0].form) != 14 {
-		t.Fatalf("WITHDRAW_REQUEST: %v (%d fields)", requests[0].form, len(requests[0].form))
+		len(requests[0].Form) != 14 {
+		t.Fatalf("WITHDRAW_REQUEST: %v (%d fields)", requests[0].Form, len(requests[0].Form))
 	}
 	w := rawJSON(t, "PATCH", env.URL+"/admin/withdrawals/"+id+"/status", adminToken, `{"status":"PROCESSING","adminNote":"KYC ok"}`)
 	if w["status"] != "PROCESSING" {
@@ -57,11 +57,11 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	if got := c.usdtOf(t, dest).Int64(); got != 42_500_000 {
 		t.Fatalf("destination holds %d units, want 42500000", got)
 	}
-	events := recv.waitFor(2, 30*time.Second)
-	done, ok := events[1].parsed.(*cofferv1.WithdrawCompleteEvent)
+	events := recv.Await(2, 30*time.Second)
+	done, ok := events[1].Parsed.(*cofferv1.WithdrawCompleteEvent)
 	if !ok || done.WithdrawRequestId != id || done.GetCryptoAmountSent() != req.GetCryptoAmountSent() || done.Status != "COMPLETED" ||
-		done.GetOperatorReference() != "payout-9" || len(events[1].form) != 15 {
-		t.Fatalf("WITHDRAW_COMPLETE: %v", events[1].form)
+		done.GetOperatorReference() != "payout-9" || len(events[1].Form) != 15 {
+		t.Fatalf("WITHDRAW_COMPLETE: %v", events[1].Form)
 	}
 	receipt, err := node.Client.TransactionReceipt(ctx, common.HexToHash(w["settlementTxHash"].(string)))
 	if err != nil || receipt.Status != 1 {
@@ -69,12 +69,10 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	}
 
 	// Mode B.
-	recvB := newReceiver(t)
+	recvB := hooktest.New(t)
 	external, enabled, daily := domain.ApprovalExternal, true, "1000"
-	opB, keyB := env.Operator(t, domain.OperatorSettings{WebhookURL: &recvB.srv.URL, ApprovalMode: &external, ApprovalEnabled: &enabled,
-		DailyCap: &daily})
+	opB, keyB := recvB.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled, DailyCap: &daily})
 	env.Fund(t, opB.ID, node.ChainID, "USDT", "100")
-	recvB.setKey(keyB)
 	sid, _ = openSession(t, env.URL, "withdraw", keyB,
 		`{"externalUserId":"player-10","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"7.00"}`)
 	destB := newAddress(t)
@@ -83,9 +81,9 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 		t.Fatalf("mode B submission: %v", sub)
 	}
 	idB := sub["withdrawRequestId"].(string)
-	async := recvB.waitFor(1, 10*time.Second)
-	if r, ok := async[0].parsed.(*cofferv1.WithdrawRequestEvent); !ok || r.WithdrawRequestId != idB {
-		t.Fatalf("outbox WITHDRAW_REQUEST: %v", async[0].form)
+	async := recvB.Await(1, 10*time.Second)
+	if r, ok := async[0].Parsed.(*cofferv1.WithdrawRequestEvent); !ok || r.WithdrawRequestId != idB {
+		t.Fatalf("outbox WITHDRAW_REQUEST: %v", async[0].Form)
 	}
 	decision := rest(t, "POST", env.URL+"/withdraw/"+idB+"/decision", keyB, `{"decision":"APPROVE"}`)
 	if decision["withdrawStatus"] != "COMPLETED" || decision["settlementTxHash"] == "" || decision["held"] != false {
@@ -98,13 +96,13 @@ func TestWithdrawalsEndToEndOnGeth(t *testing.T) {
 	if got := c.usdtOf(t, destB).Int64(); got != 7_000_000 {
 		t.Fatalf("mode B destination holds %d units", got)
 	}
-	completes := recvB.waitFor(2, 30*time.Second)
-	if c, ok := completes[1].parsed.(*cofferv1.WithdrawCompleteEvent); !ok || c.WithdrawRequestId != idB || c.GetCryptoAmountSent() != "7.000000" ||
-		completes[1].form.Get("operatorReference") != "null" { // a session without one
-		t.Fatalf("mode B WITHDRAW_COMPLETE: %v", completes[1].form)
+	completes := recvB.Await(2, 30*time.Second)
+	if c, ok := completes[1].Parsed.(*cofferv1.WithdrawCompleteEvent); !ok || c.WithdrawRequestId != idB || c.GetCryptoAmountSent() != "7.000000" ||
+		completes[1].Form.Get("operatorReference") != "null" { // a session without one
+		t.Fatalf("mode B WITHDRAW_COMPLETE: %v", completes[1].Form)
 	}
 	time.Sleep(2 * time.Second) // a second payout or webhook would show up here
-	if n := len(recvB.all()); n != 2 {
+	if n := len(recvB.All()); n != 2 {
 		t.Fatalf("mode B receiver got %d webhooks, want 2", n)
 	}
 	var payouts int

@@ -155,11 +155,7 @@ func TestAPIRoleWaitsForAWallet(t *testing.T) {
 	if !errors.Is(err, wallet.ErrNoPublic) || !strings.Contains(err.Error(), "start a worker") {
 		t.Fatalf("API role stopped on a database without wallet: %v", err)
 	}
-	pool, err := store.Open(context.Background(), cfg.DatabaseURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testdb.Open(t, cfg.DatabaseURL, 2)
 	if _, err := store.New(pool).GetWalletSeed(context.Background()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the API role created a wallet: %v", err)
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
@@ -61,11 +59,7 @@ func TestDevWalletPaysTheSessionsAddress(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 200 * time.Millisecond})
-	network := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: 3,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
-	for _, tok := range dev.Tokens() {
-		network.Tokens = append(network.Tokens, chain.Token{Symbol: tok.Symbol, ContractAddress: tok.Address, Decimals: int32(tok.Decimals)})
-	}
+	network := testfactory.DevNetwork(dev, 3)
 	testfactory.Fund(ctx, t, dev, dev.FaucetAddress(), 0, 1_000_000_000_000) // the faucet's USDT
 	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}, DevFaucetKey: dev.Faucet()})
 	op, _ := env.Operator(t, domain.OperatorSettings{})

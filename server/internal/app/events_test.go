@@ -252,14 +252,11 @@ func TestEventStreamResume(t *testing.T) {
 // reads a sub-operator's by naming it; another operator's feed, stream and events are
 // NOT_FOUND, never PERMISSION_DENIED.
 func TestEventIsolation(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{})
-	opA, keyA := env.Operator(t, domain.OperatorSettings{})
-	opB, keyB := env.Operator(t, domain.OperatorSettings{})
-	sub, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
+	env, a, b, sub := startTenants(t)
 	c := cofferv1connect.NewEventServiceClient(http.DefaultClient, env.URL)
 	as := func(key string) context.Context { return withBearer(t.Context(), key) }
 	events := map[string]string{}
-	for _, op := range []domain.Operator{opA, opB, sub} {
+	for _, op := range []domain.Operator{a.Operator, b.Operator, sub.Operator} {
 		id, err := enqueueEvent(t.Context(), env.Pool, env.Services.Webhooks, op.ID, 0, false)
 		if err != nil {
 			t.Fatal(err)
@@ -268,8 +265,8 @@ func TestEventIsolation(t *testing.T) {
 		waitFeed(t, env, op.ID, 1)
 	}
 	for _, tc := range []struct{ name, key, operatorID, want string }{
-		{"A", keyA, "", opA.ID}, {"B", keyB, "", opB.ID}, {"sub-operator", subKey, "", sub.ID},
-		{"A naming its sub-operator", keyA, sub.ID, sub.ID},
+		{"A", a.key, "", a.ID}, {"B", b.key, "", b.ID}, {"sub-operator", sub.key, "", sub.ID},
+		{"A naming its sub-operator", a.key, sub.ID, sub.ID},
 	} {
 		res, err := c.ListEvents(as(tc.key), &cofferv1.EventServiceListEventsRequest{OperatorId: tc.operatorID})
 		if err != nil || len(res.Events) != 1 || res.Events[0].EventId != events[tc.want] {
@@ -283,11 +280,11 @@ func TestEventIsolation(t *testing.T) {
 		cancel()
 	}
 	for _, tc := range []struct{ name, key, owner, operatorID string }{
-		{"B redelivers A's", keyB, opA.ID, ""},
-		{"B redelivers A's naming A", keyB, opA.ID, opA.ID},
-		{"A redelivers its sub-operator's without naming it", keyA, sub.ID, ""},
-		{"the sub-operator redelivers its parent's", subKey, opA.ID, opA.ID},
-		{"A redelivers B's naming its sub-operator", keyA, opB.ID, sub.ID},
+		{"B redelivers A's", b.key, a.ID, ""},
+		{"B redelivers A's naming A", b.key, a.ID, a.ID},
+		{"A redelivers its sub-operator's without naming it", a.key, sub.ID, ""},
+		{"the sub-operator redelivers its parent's", sub.key, a.ID, a.ID},
+		{"A redelivers B's naming its sub-operator", a.key, b.ID, sub.ID},
 	} {
 		_, err := c.RedeliverEvent(as(tc.key), &cofferv1.RedeliverEventRequest{EventId: events[tc.owner], OperatorId: tc.operatorID})
 		wantConnectError(t, tc.name, err, connect.CodeNotFound, "NOT_FOUND")
@@ -305,7 +302,7 @@ func TestEventIsolation(t *testing.T) {
 		}
 	}
 	// A bad cursor is INVALID_ARGUMENT on "after", on the stream too.
-	stream, err := c.SubscribeEvents(as(keyA), &cofferv1.SubscribeEventsRequest{After: "xyz"})
+	stream, err := c.SubscribeEvents(as(a.key), &cofferv1.SubscribeEventsRequest{After: "xyz"})
 	if err == nil {
 		stream.Receive()
 		err = stream.Err()

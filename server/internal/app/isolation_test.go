@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
@@ -15,18 +14,29 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
+// tenant is an operator and its API key.
+type tenant struct {
+	domain.Operator
+
+	key string
+}
+
+// startTenants starts a Coffer with the cast of the isolation tests: two unrelated operators,
+// a and b, and sub, a sub-operator of a.
+func startTenants(t *testing.T) (env *apptest.Env, a, b, sub tenant) {
+	t.Helper()
+	env = apptest.Start(t, apptest.Options{})
+	a.Operator, a.key = env.Operator(t, domain.OperatorSettings{})
+	b.Operator, b.key = env.Operator(t, domain.OperatorSettings{})
+	sub.Operator, sub.key = env.Operator(t, domain.OperatorSettings{ParentID: &a.ID})
+	return env, a, b, sub
+}
+
 // restOutcome sends a REST request and returns its status and the envelope's data.
 func restOutcome(t *testing.T, env *apptest.Env, method, path, bearer, body string) (int, map[string]any) {
 	t.Helper()
-	res := env.Do(t, method, path, bearer, body)
-	defer res.Body.Close()
-	var envelope struct {
-		Data map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return res.StatusCode, envelope.Data
+	c := mustREST(t, env, method, path, bearer, body)
+	return c.status, c.data
 }
 
 // wantConnectError checks a Connect call's code and ErrorInfo reason.
@@ -41,10 +51,7 @@ func wantConnectError(t *testing.T, what string, err error, code connect.Code, r
 // test-webhook scope covers an operator's sub-operators but not its parent; an operator-scoped
 // admin sees and manages only its operator's themes.
 func TestTenantIsolation(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{})
-	opA, keyA := env.Operator(t, domain.OperatorSettings{})
-	opB, keyB := env.Operator(t, domain.OperatorSettings{})
-	_, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
+	env, a, b, sub := startTenants(t)
 
 	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
 	depositors := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
@@ -59,25 +66,25 @@ func TestTenantIsolation(t *testing.T) {
 		}
 		return res.Sid
 	}
-	sidA, sidSub := openSession(keyA), openSession(subKey)
+	sidA, sidSub := openSession(a.key), openSession(sub.key)
 
 	t.Run("depositors", func(t *testing.T) {
-		if _, err := depositors.CreateDepositor(as(keyA), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice", Email: "alice@example.com"}); err != nil {
+		if _, err := depositors.CreateDepositor(as(a.key), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice", Email: "alice@example.com"}); err != nil {
 			t.Fatal(err)
 		}
-		if res, err := depositors.CheckDepositor(as(keyA), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"}); err != nil || !res.Exists {
+		if res, err := depositors.CheckDepositor(as(a.key), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"}); err != nil || !res.Exists {
 			t.Fatalf("A checks its own depositor: %v, %v", res, err)
 		}
-		res, err := depositors.CheckDepositor(as(keyB), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"})
+		res, err := depositors.CheckDepositor(as(b.key), &cofferv1.CheckDepositorRequest{ExternalUserId: "alice"})
 		if err != nil || res.Exists || res.Depositor != nil {
 			t.Errorf("B checks A's depositor over Connect: %v, %v; want exists=false and no depositor", res, err)
 		}
-		status, data := restOutcome(t, env, "GET", "/depositor/alice/check", keyB, "")
+		status, data := restOutcome(t, env, "GET", "/depositor/alice/check", b.key, "")
 		if status != 200 || data["exists"] != false || data["email"] != nil {
 			t.Errorf("B checks A's depositor over REST: %d %v; want exists=false", status, data)
 		}
 		// B's "alice" is B's own user: creating it makes a new depositor, not A's.
-		created, err := depositors.CreateDepositor(as(keyB), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice"})
+		created, err := depositors.CreateDepositor(as(b.key), &cofferv1.CreateDepositorRequest{ExternalUserId: "alice"})
 		if err != nil || !created.Created || created.Depositor.GetEmail() != "" {
 			t.Errorf("B creates its own alice: %v, %v; want a new depositor without A's email", created, err)
 		}
@@ -91,10 +98,10 @@ func TestTenantIsolation(t *testing.T) {
 			connect    connect.Code
 			wantReason string
 		}{
-			{"another operator's session", keyB, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
-			{"a sub-operator's session with the parent's key", keyA, sidSub, 200, 0, ""},
-			{"the parent's session with the sub-operator's key", subKey, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
-			{"a sub-operator's session with an unrelated key", keyB, sidSub, 404, connect.CodeNotFound, "NOT_FOUND"},
+			{"another operator's session", b.key, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
+			{"a sub-operator's session with the parent's key", a.key, sidSub, 200, 0, ""},
+			{"the parent's session with the sub-operator's key", sub.key, sidA, 404, connect.CodeNotFound, "NOT_FOUND"},
+			{"a sub-operator's session with an unrelated key", b.key, sidSub, 404, connect.CodeNotFound, "NOT_FOUND"},
 		}
 		for _, c := range cases {
 			status, data := restOutcome(t, env, "POST", "/session/"+c.sid+"/test-webhook", c.key, "")
@@ -118,22 +125,22 @@ func TestTenantIsolation(t *testing.T) {
 
 	t.Run("admin themes", func(t *testing.T) {
 		_, teamToken := env.Admin(t, "")
-		_, adminA := env.Admin(t, opA.ID)
+		_, adminA := env.Admin(t, a.ID)
 		create := func(token, operatorID, slug string) (*cofferv1.Theme, error) {
 			res, err := admins.CreateTheme(as(token), &cofferv1.CreateThemeRequest{OperatorId: operatorID, Slug: slug, Name: slug,
 				Style: &cofferv1.ThemeStyle{PrimaryColor: "#102030", BackgroundColor: "#ffffff", TextColor: "#000000"}})
 			return res.GetTheme(), err
 		}
-		themeA, err := create(teamToken, opA.ID, "a-by-team")
+		themeA, err := create(teamToken, a.ID, "a-by-team")
 		if err != nil {
 			t.Fatal(err)
 		}
-		themeB, err := create(teamToken, opB.ID, "b-by-team")
+		themeB, err := create(teamToken, b.ID, "b-by-team")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ownA, err := create(adminA, "", "a-by-own-admin") // defaults to the admin's operator
-		if err != nil || ownA.OperatorId != opA.ID {
+		if err != nil || ownA.OperatorId != a.ID {
 			t.Fatalf("A's admin creates a theme: %v, %v", ownA, err)
 		}
 
@@ -144,7 +151,7 @@ func TestTenantIsolation(t *testing.T) {
 		var ids []string
 		for _, th := range list.Themes {
 			ids = append(ids, th.Id)
-			if th.OperatorId != opA.ID {
+			if th.OperatorId != a.ID {
 				t.Errorf("A's admin lists theme %s of operator %s", th.Slug, th.OperatorId)
 			}
 		}
@@ -158,9 +165,9 @@ func TestTenantIsolation(t *testing.T) {
 			t.Errorf("the service team lists %d themes (err %v), want all 3", len(all.GetThemes()), err)
 		}
 
-		_, err = admins.ListThemes(as(adminA), &cofferv1.ListThemesRequest{OperatorId: opB.ID})
+		_, err = admins.ListThemes(as(adminA), &cofferv1.ListThemesRequest{OperatorId: b.ID})
 		wantConnectError(t, "A's admin lists B's themes", err, connect.CodeNotFound, "NOT_FOUND")
-		_, err = create(adminA, opB.ID, "a-for-b")
+		_, err = create(adminA, b.ID, "a-for-b")
 		wantConnectError(t, "A's admin creates a theme for B", err, connect.CodeNotFound, "NOT_FOUND")
 		_, err = admins.UpdateTheme(as(adminA), &cofferv1.UpdateThemeRequest{Id: themeB.Id, Name: "taken",
 			Style: &cofferv1.ThemeStyle{PrimaryColor: "#000000", BackgroundColor: "#000000", TextColor: "#000000"}})
@@ -169,7 +176,7 @@ func TestTenantIsolation(t *testing.T) {
 		wantConnectError(t, "A's admin deletes B's theme", err, connect.CodeNotFound, "NOT_FOUND")
 
 		// B's theme is untouched.
-		listB, err := admins.ListThemes(as(teamToken), &cofferv1.ListThemesRequest{OperatorId: opB.ID})
+		listB, err := admins.ListThemes(as(teamToken), &cofferv1.ListThemesRequest{OperatorId: b.ID})
 		if err != nil || len(listB.Themes) != 1 || listB.Themes[0].Name != "b-by-team" {
 			t.Errorf("B's themes after A's admin tried: %v, %v", listB, err)
 		}

@@ -15,7 +15,6 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
-	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
 )
@@ -24,10 +23,7 @@ import (
 // withdrawals; another operator's are NOT_FOUND and never listed; a parent reads a
 // sub-operator's by naming it, and a sub-operator never reads its parent's.
 func TestReconciliationIsolation(t *testing.T) {
-	env := apptest.Start(t, apptest.Options{})
-	opA, keyA := env.Operator(t, domain.OperatorSettings{})
-	opB, keyB := env.Operator(t, domain.OperatorSettings{})
-	sub, subKey := env.Operator(t, domain.OperatorSettings{ParentID: &opA.ID})
+	env, a, b, sub := startTenants(t)
 	as := func(key string) context.Context { return withBearer(t.Context(), key) }
 	deposits := cofferv1connect.NewDepositServiceClient(http.DefaultClient, env.URL)
 	withdrawals := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL)
@@ -36,7 +32,7 @@ func TestReconciliationIsolation(t *testing.T) {
 		deposit    int64
 		withdrawal string
 	}{}
-	for i, op := range []domain.Operator{opA, opB, sub} {
+	for i, op := range []domain.Operator{a.Operator, b.Operator, sub.Operator} {
 		d := env.InsertDeposit(t, domain.Deposit{OperatorID: op.ID, ExternalUserID: "iso-user", ChainID: 1337,
 			TxHash: fmt.Sprintf("0x%064x", i+1), LogIndex: 0,
 			BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT", Decimals: 6,
@@ -63,8 +59,8 @@ func TestReconciliationIsolation(t *testing.T) {
 	for _, c := range []struct {
 		name, key, operatorID, want string
 	}{
-		{"A", keyA, "", opA.ID}, {"B", keyB, "", opB.ID}, {"sub-operator", subKey, "", sub.ID},
-		{"A naming its sub-operator", keyA, sub.ID, sub.ID},
+		{"A", a.key, "", a.ID}, {"B", b.key, "", b.ID}, {"sub-operator", sub.key, "", sub.ID},
+		{"A naming its sub-operator", a.key, sub.ID, sub.ID},
 	} {
 		ds, err := deposits.ListDeposits(as(c.key), &cofferv1.DepositServiceListDepositsRequest{OperatorId: c.operatorID})
 		if err != nil || len(ds.Deposits) != 1 || ds.Deposits[0].DepositId != records[c.want].deposit {
@@ -90,13 +86,13 @@ func TestReconciliationIsolation(t *testing.T) {
 	for _, c := range []struct {
 		name, key, owner, operatorID string
 	}{
-		{"B reads A's", keyB, opA.ID, ""},
-		{"B reads A's naming A", keyB, opA.ID, opA.ID},
-		{"A reads B's", keyA, opB.ID, ""},
-		{"A reads B's naming B", keyA, opB.ID, opB.ID},
-		{"A reads its sub-operator's without naming it", keyA, sub.ID, ""},
-		{"the sub-operator reads its parent's", subKey, opA.ID, opA.ID},
-		{"A reads B's naming its sub-operator", keyA, opB.ID, sub.ID},
+		{"B reads A's", b.key, a.ID, ""},
+		{"B reads A's naming A", b.key, a.ID, a.ID},
+		{"A reads B's", a.key, b.ID, ""},
+		{"A reads B's naming B", a.key, b.ID, b.ID},
+		{"A reads its sub-operator's without naming it", a.key, sub.ID, ""},
+		{"the sub-operator reads its parent's", sub.key, a.ID, a.ID},
+		{"A reads B's naming its sub-operator", a.key, b.ID, sub.ID},
 	} {
 		_, err := deposits.GetDeposit(as(c.key), &cofferv1.GetDepositRequest{DepositId: records[c.owner].deposit, OperatorId: c.operatorID})
 		wantConnectError(t, c.name+" deposit", err, connect.CodeNotFound, "NOT_FOUND")

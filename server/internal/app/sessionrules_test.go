@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,92 +17,14 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
-	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // The rules of issue 9 on sessions, withdraw submissions, webhooks and depositors, each through
 // the REST layer and Connect on a running Coffer.
-
-// formReceiver is an operator's webhook endpoint that keeps the raw form of every webhook after
-// checking its signature and parsing it with the Go SDK, and acknowledges with error 0.
-type formReceiver struct {
-	t   *testing.T
-	srv *httptest.Server
-	key string
-
-	mu    sync.Mutex
-	forms []url.Values
-}
-
-func newFormReceiver(t *testing.T) *formReceiver {
-	t.Helper()
-	r := &formReceiver{t: t}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		key := r.key
-		r.mu.Unlock()
-		if err := sdk.Verify(req.Header, body, []byte(key), time.Now()); err != nil {
-			r.t.Errorf("webhook signature: %v", err)
-		}
-		if _, err := sdk.Parse(body); err != nil {
-			r.t.Errorf("webhook body: %v: %s", err, body)
-		}
-		form, err := url.ParseQuery(string(body))
-		if err != nil {
-			r.t.Errorf("webhook form: %v", err)
-		}
-		r.mu.Lock()
-		r.forms = append(r.forms, form)
-		r.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"error":0,"description":"ok"}`) // Coffer may have given up; the test asserts what it recorded
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-// operator creates an operator whose webhooks come here.
-func (r *formReceiver) operator(t *testing.T, env *apptest.Env, s domain.OperatorSettings) (domain.Operator, string) {
-	t.Helper()
-	s.WebhookURL = &r.srv.URL
-	op, key := env.Operator(t, s)
-	r.mu.Lock()
-	r.key = key
-	r.mu.Unlock()
-	return op, key
-}
-
-// received returns the webhooks of an event type whose field equals value.
-func (r *formReceiver) received(event, field, value string) []url.Values {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []url.Values
-	for _, f := range r.forms {
-		if f.Get("event") == event && f.Get(field) == value {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// await waits for n webhooks of an event type whose field equals value (outbox deliveries).
-func (r *formReceiver) await(event, field, value string, n int) []url.Values {
-	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if got := r.received(event, field, value); len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%d %s webhooks with %s=%s, want %d", len(r.received(event, field, value)), event, field, value, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // errorMeta returns a Connect error's code, its ErrorInfo reason and metadata, and its
 // Retry-After header.
@@ -191,8 +110,7 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 		open: func(t *testing.T, key, ref string) string {
 			t.Helper()
 			c := mustREST(t, env, "POST", "/session/withdraw", key, sessionBody(ref))
-			u, _ := url.Parse(c.data["url"].(string))
-			return u.Query().Get("sid")
+			return apptest.SID(t, c.data["url"].(string))
 		},
 		submit: func(sid string) (string, string, map[string]string, string, error) {
 			c, err := callREST(context.Background(), env, "POST", "/withdraw/direct-transfer", "",
@@ -260,8 +178,8 @@ func withdrawTransports(env *apptest.Env, adminToken string) []withdrawTransport
 func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	r := newFormReceiver(t)
-	_, key := r.operator(t, env, domain.OperatorSettings{})
+	r := hooktest.New(t)
+	_, key := r.Operator(t, env, domain.OperatorSettings{})
 	_, adminToken := env.Admin(t, "")
 	for _, tr := range withdrawTransports(env, adminToken) {
 		t.Run(tr.name, func(t *testing.T) {
@@ -270,7 +188,7 @@ func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subte
 			if err != nil || code != "" {
 				t.Fatalf("first submission: %s %v", code, err)
 			}
-			if got := r.received("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
+			if got := r.Matching("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
 				t.Fatalf("%d WITHDRAW_REQUESTs for the first submission", len(got))
 			}
 			tr.process(t, first)
@@ -280,7 +198,7 @@ func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subte
 				(details["httpStatus"] != "" && details["httpStatus"] != "409") || (details["connectCode"] != "" && details["connectCode"] != "already_exists") {
 				t.Fatalf("second submission: %s %v %v; want CONFLICT naming %s", code, details, err, first)
 			}
-			if got := r.received("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
+			if got := r.Matching("WITHDRAW_REQUEST", "operatorReference", "payout-"+tr.name); len(got) != 1 {
 				t.Fatalf("%d WITHDRAW_REQUESTs: the refused submission reached the operator", len(got))
 			}
 			if n := env.Count(t, "withdrawals"); n != rows {
@@ -314,7 +232,7 @@ func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subte
 					t.Errorf("submission %d: %s with Retry-After %q, want RATE_LIMITED with 1..%d", i, c, retries[i], longest)
 				}
 			}
-			sent := len(r.received("WITHDRAW_REQUEST", "operatorReference", "burst-"+tr.name))
+			sent := len(r.Matching("WITHDRAW_REQUEST", "operatorReference", "burst-"+tr.name))
 			if accepted < 1 || sent > withdrawal.SubmitLimit || accepted > sent {
 				t.Fatalf("%d accepted, %d WITHDRAW_REQUESTs sent; want 1..%d", accepted, sent, withdrawal.SubmitLimit)
 			}
@@ -323,8 +241,8 @@ func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subte
 
 	t.Run("mode B supersedes", func(t *testing.T) {
 		external, enabled := domain.ApprovalExternal, true
-		rb := newFormReceiver(t)
-		_, keyB := rb.operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+		rb := hooktest.New(t)
+		_, keyB := rb.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 		tr := withdrawTransports(env, adminToken)[0]
 		sid := tr.open(t, keyB, "mode-b")
 		first, code, _, _, err := tr.submit(sid)
@@ -346,7 +264,7 @@ func TestWithdrawSessionPaysOnce(t *testing.T) { //nolint:tparallel // its subte
 			t.Fatalf("statuses %s, %s; want CANCELLED, AWAITING_APPROVAL", s1, s2)
 		}
 		// Both WITHDRAW_REQUESTs go through the outbox, with the session's reference.
-		rb.await("WITHDRAW_REQUEST", "operatorReference", "mode-b", 2)
+		rb.AwaitMatching(t, "WITHDRAW_REQUEST", "operatorReference", "mode-b", 2, 20*time.Second)
 	})
 }
 
@@ -357,9 +275,14 @@ type sessionTransport struct {
 	open func(kind, body string) (url, ref, code, field, message string, err error)
 }
 
-func sessionTransports(env *apptest.Env, key string) []sessionTransport {
+// startSessionTransports starts a Coffer with one operator and returns the ways to open its
+// sessions.
+func startSessionTransports(t *testing.T) (*apptest.Env, domain.Operator, []sessionTransport) {
+	t.Helper()
+	env := apptest.Start(t, apptest.Options{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
 	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
-	return []sessionTransport{{
+	return env, op, []sessionTransport{{
 		name: "REST",
 		open: func(kind, body string) (string, string, string, string, string, error) {
 			c, err := callREST(context.Background(), env, "POST", "/session/"+kind, key, body)
@@ -429,9 +352,8 @@ func sessionJSONBody(t *testing.T, ref, user, amount, currency string) string {
 // reference opens a new session and names it; concurrent first uses open one session.
 func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
-	env := apptest.Start(t, apptest.Options{})
-	_, key := env.Operator(t, domain.OperatorSettings{})
-	for _, tr := range sessionTransports(env, key) {
+	env, _, transports := startSessionTransports(t)
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			ref := "order-" + tr.name
 			u1, r1, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "alice", "25.00", "USD"))
@@ -459,8 +381,7 @@ func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its s
 			}
 
 			// Expired: a new session (other parameters allowed), which the reference now names.
-			u, _ := url.Parse(u1)
-			env.ExpireSession(t, u.Query().Get("sid"))
+			env.ExpireSession(t, apptest.SID(t, u1))
 			u3, r3, code, _, _, err := tr.open("deposit", sessionJSONBody(t, ref, "bob", "40.00", "EUR"))
 			if err != nil || code != "" || u3 == u1 || r3 == r1 {
 				t.Fatalf("after expiry: %s %s %s %v", u3, r3, code, err)
@@ -500,9 +421,8 @@ func TestSessionReferenceIdempotency(t *testing.T) { //nolint:tparallel // its s
 // writing nothing; supported ones, in any case, are accepted.
 func TestPricedCurrenciesOnly(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
-	env := apptest.Start(t, apptest.Options{})
-	op, key := env.Operator(t, domain.OperatorSettings{})
-	for _, tr := range sessionTransports(env, key) {
+	env, op, transports := startSessionTransports(t)
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			sessions := env.Count(t, "sessions")
 			for _, kind := range []string{"deposit", "withdraw"} {
@@ -567,15 +487,15 @@ func TestPricedCurrenciesOnly(t *testing.T) { //nolint:tparallel // its subtests
 func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
-	ra, rb := newFormReceiver(t), newFormReceiver(t)
-	_, keyA := ra.operator(t, env, domain.OperatorSettings{})
+	ra, rb := hooktest.New(t), hooktest.New(t)
+	_, keyA := ra.Operator(t, env, domain.OperatorSettings{})
 	external, enabled := domain.ApprovalExternal, true
-	_, keyB := rb.operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
+	_, keyB := rb.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	_, adminToken := env.Admin(t, "")
 	tr := withdrawTransports(env, adminToken)[1]
 	for _, c := range []struct {
 		name string
-		r    *formReceiver
+		r    *hooktest.Receiver
 		key  string
 		ref  string
 	}{
@@ -594,13 +514,13 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 			if want == "" {
 				want = "null"
 			}
-			if got := c.r.await("WITHDRAW_REQUEST", "withdrawRequestId", id, 1)[0]; got.Get("operatorReference") != want {
+			if got := c.r.AwaitMatching(t, "WITHDRAW_REQUEST", "withdrawRequestId", id, 1, 20*time.Second)[0].Form; got.Get("operatorReference") != want {
 				t.Errorf("WITHDRAW_REQUEST operatorReference %q, want %q", got.Get("operatorReference"), want)
 			}
 			if res := mustREST(t, env, "POST", "/session/"+sid+"/test-webhook", c.key, ""); res.status != 200 || res.data["delivered"] != true {
 				t.Fatalf("test webhook: %+v", res)
 			}
-			got := c.r.await("WITHDRAW_COMPLETE", "sessionRef", sessionRefOf(t, env, sid), 1)[0]
+			got := c.r.AwaitMatching(t, "WITHDRAW_COMPLETE", "sessionRef", sessionRefOf(t, env, sid), 1, 20*time.Second)[0].Form
 			if got.Get("operatorReference") != want || got.Get("test") != "true" {
 				t.Errorf("test WITHDRAW_COMPLETE: operatorReference %q test %q, want %q", got.Get("operatorReference"), got.Get("test"), want)
 			}
@@ -614,7 +534,7 @@ func TestOperatorReferenceOnWebhooks(t *testing.T) { //nolint:tparallel // its s
 		if want == "" {
 			want = "null"
 		}
-		if got := ra.await("DEPOSIT", "sessionRef", res.data["sessionRef"].(string), 1)[0]; got.Get("operatorReference") != want {
+		if got := ra.AwaitMatching(t, "DEPOSIT", "sessionRef", res.data["sessionRef"].(string), 1, 20*time.Second)[0].Form; got.Get("operatorReference") != want {
 			t.Errorf("test DEPOSIT operatorReference %q, want %q", got.Get("operatorReference"), want)
 		}
 	}

@@ -1,12 +1,10 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -15,27 +13,15 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/tracing"
 )
 
-// lockedBuffer is a log destination shared by the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) lines(t *testing.T) []map[string]any {
+// logLines decodes the JSON log lines the server wrote.
+func logLines(t *testing.T, logs *proctest.Buffer) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(b.buf.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
@@ -56,7 +42,7 @@ func TestRequestTracing(t *testing.T) {
 	// The global provider: otelconnect and otelhttp take it. Other tests' spans land here too;
 	// this test looks only for its request ids.
 	otel.SetTracerProvider(tp)
-	var logs lockedBuffer
+	var logs proctest.Buffer
 	env := apptest.Start(t, apptest.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	op, key := env.Operator(t, domain.OperatorSettings{})
 
@@ -92,7 +78,7 @@ func TestRequestTracing(t *testing.T) {
 		connID:         {"path": "/coffer.v1.SessionService/CreateDepositSession", "status": float64(400), "code": "invalid_argument", "operator_id": op.ID},
 	} {
 		var access map[string]any
-		for _, l := range logs.lines(t) {
+		for _, l := range logLines(t, &logs) {
 			if l["msg"] == "access" && l["request_id"] == id {
 				access = l
 			}

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,101 +16,14 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
-	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testwebhook"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 )
-
-// hookReceiver is an operator's webhook endpoint. While down it answers 503; up, it verifies
-// the signature and parses the body with the Go SDK, keeps the webhook and acknowledges.
-type hookReceiver struct {
-	t    *testing.T
-	srv  *httptest.Server
-	down atomic.Bool
-
-	mu       sync.Mutex
-	keys     map[string][]byte // the operator key by request path
-	attempts []string          // webhook-id of every request, in order
-	got      []hook
-}
-
-type hook struct {
-	id  string
-	msg any
-}
-
-func newHookReceiver(t *testing.T) *hookReceiver {
-	t.Helper()
-	r := &hookReceiver{t: t, keys: map[string][]byte{}}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		id := req.Header.Get("webhook-id")
-		r.mu.Lock()
-		r.attempts = append(r.attempts, id)
-		key := r.keys[req.URL.Path]
-		r.mu.Unlock()
-		if r.down.Load() {
-			http.Error(w, "maintenance", http.StatusServiceUnavailable)
-			return
-		}
-		if err := sdk.Verify(req.Header, body, key, time.Now()); err != nil {
-			r.t.Errorf("webhook %s: signature: %v", id, err)
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		msg, err := sdk.Parse(body)
-		if err != nil {
-			r.t.Errorf("webhook %s: body: %v", id, err)
-			http.Error(w, "bad body", http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		r.got = append(r.got, hook{id: id, msg: msg})
-		r.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"error":0}`) // Coffer may have given up; the test asserts what it recorded
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *hookReceiver) snapshot() (attempts []string, got []hook) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.attempts...), append([]hook(nil), r.got...)
-}
-
-// waitAttempts waits until the receiver saw n requests.
-func (r *hookReceiver) waitAttempts(n int) []string {
-	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		attempts, _ := r.snapshot()
-		if len(attempts) >= n {
-			return attempts
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("receiver saw %d requests, want %d", len(attempts), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// webhookOperator creates an operator whose webhooks go to r, at a path of its own.
-func webhookOperator(t *testing.T, env *apptest.Env, r *hookReceiver, parent *string) (domain.Operator, string) {
-	t.Helper()
-	path := "/" + uuid.NewString()
-	u := r.srv.URL + path
-	op, key := env.Operator(t, domain.OperatorSettings{WebhookURL: &u, ParentID: parent})
-	r.mu.Lock()
-	r.keys[path] = []byte(key)
-	r.mu.Unlock()
-	return op, key
-}
 
 // enqueueDeposit puts a DEPOSIT in the outbox the way the deposit pipeline does: in the
 // transaction of the state change.
@@ -170,16 +80,16 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 	as := func(key string) context.Context { return withBearer(t.Context(), key) }
 
 	t.Run("down then up", func(t *testing.T) {
-		r := newHookReceiver(t)
-		op, _ := webhookOperator(t, env, r, nil)
-		r.down.Store(true)
+		r := hooktest.New(t)
+		op, _ := r.Operator(t, env, domain.OperatorSettings{})
+		r.SetDown(true)
 		id := enqueueDeposit(t, env, op.ID, 101)
-		r.waitAttempts(2)
-		r.down.Store(false)
+		r.AwaitAttempts(2, 20*time.Second)
+		r.SetDown(false)
 		attempts := waitEventState(t, env, id, "delivered")
 		time.Sleep(300 * time.Millisecond) // room for a wrong extra attempt to show up
-		seen, got := r.snapshot()
-		if len(got) != 1 || got[0].id != id {
+		seen, got := r.Attempts(), r.All()
+		if len(got) != 1 || got[0].ID != id {
 			t.Fatalf("receiver acknowledged %d webhooks (%v), want exactly one with id %s", len(got), got, id)
 		}
 		if len(seen) != attempts || attempts < 3 {
@@ -190,24 +100,24 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 				t.Errorf("attempt %d had webhook-id %s, want %s", i+1, s, id)
 			}
 		}
-		if d, ok := got[0].msg.(*cofferv1.DepositEvent); !ok || d.DepositId != 101 || d.IdempotencyKey != "dep-101" {
-			t.Errorf("delivered %v", got[0].msg)
+		if d, ok := got[0].Parsed.(*cofferv1.DepositEvent); !ok || d.DepositId != 101 || d.IdempotencyKey != "dep-101" {
+			t.Errorf("delivered %v", got[0].Parsed)
 		}
 	})
 
 	t.Run("dead-lettered then redelivered", func(t *testing.T) {
-		r := newHookReceiver(t)
-		op, _ := webhookOperator(t, env, r, nil)
+		r := hooktest.New(t)
+		op, _ := r.Operator(t, env, domain.OperatorSettings{})
 		other, _ := env.Operator(t, domain.OperatorSettings{})
 		_, opAdmin := env.Admin(t, op.ID)
 		_, otherAdmin := env.Admin(t, other.ID)
-		r.down.Store(true)
+		r.SetDown(true)
 		id := enqueueDeposit(t, env, op.ID, 202)
 		if n := waitEventState(t, env, id, "dead"); n != webhook.MaxAttempts {
 			t.Fatalf("dead after %d attempts, want %d", n, webhook.MaxAttempts)
 		}
 		time.Sleep(300 * time.Millisecond)
-		if seen, _ := r.snapshot(); len(seen) != webhook.MaxAttempts {
+		if seen := r.Attempts(); len(seen) != webhook.MaxAttempts {
 			t.Fatalf("receiver saw %d requests, want %d", len(seen), webhook.MaxAttempts)
 		}
 
@@ -229,7 +139,7 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 		_, err = admins.RedeliverWebhook(as(otherAdmin), &cofferv1.RedeliverWebhookRequest{EventId: id})
 		wantConnectError(t, "another operator's admin redelivers", err, connect.CodeNotFound, "NOT_FOUND")
 
-		r.down.Store(false)
+		r.SetDown(false)
 		var res *cofferv1.RedeliverWebhookResponse
 		for i := 0; ; i++ { // the job that dead-lettered it may still be finishing
 			res, err = admins.RedeliverWebhook(as(opAdmin), &cofferv1.RedeliverWebhookRequest{EventId: id})
@@ -243,8 +153,8 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 		}
 		waitEventState(t, env, id, "delivered")
 		time.Sleep(300 * time.Millisecond)
-		seen, got := r.snapshot()
-		if len(got) != 1 || got[0].id != id {
+		seen, got := r.Attempts(), r.All()
+		if len(got) != 1 || got[0].ID != id {
 			t.Fatalf("acknowledged %v, want one webhook with id %s", got, id)
 		}
 		for i, s := range seen {
@@ -266,17 +176,17 @@ func TestOutboxThroughTheRunningService(t *testing.T) {
 // sending their webhooks to r, and a SessionService client.
 type webhookFamily struct {
 	env                 *apptest.Env
-	r                   *hookReceiver
+	r                   *hooktest.Receiver
 	parentKey, childKey string
 	sessions            cofferv1connect.SessionServiceClient
 }
 
 func startWebhookFamily(t *testing.T) webhookFamily {
 	t.Helper()
-	f := webhookFamily{env: apptest.Start(t, apptest.Options{}), r: newHookReceiver(t)}
+	f := webhookFamily{env: apptest.Start(t, apptest.Options{}), r: hooktest.New(t)}
 	var parent domain.Operator
-	parent, f.parentKey = webhookOperator(t, f.env, f.r, nil)
-	_, f.childKey = webhookOperator(t, f.env, f.r, &parent.ID)
+	parent, f.parentKey = f.r.Operator(t, f.env, domain.OperatorSettings{})
+	_, f.childKey = f.r.Operator(t, f.env, domain.OperatorSettings{ParentID: &parent.ID})
 	f.sessions = cofferv1connect.NewSessionServiceClient(http.DefaultClient, f.env.URL)
 	return f
 }
@@ -313,10 +223,10 @@ func TestTestWebhook(t *testing.T) {
 	}
 	lastDeposit := func() *cofferv1.DepositEvent {
 		t.Helper()
-		_, got := r.snapshot()
-		d, ok := got[len(got)-1].msg.(*cofferv1.DepositEvent)
+		got := r.All()
+		d, ok := got[len(got)-1].Parsed.(*cofferv1.DepositEvent)
 		if !ok {
-			t.Fatalf("last webhook is %T, want a DEPOSIT", got[len(got)-1].msg)
+			t.Fatalf("last webhook is %T, want a DEPOSIT", got[len(got)-1].Parsed)
 		}
 		return d
 	}
@@ -353,9 +263,9 @@ func TestTestWebhook(t *testing.T) {
 	if status != 200 || data["event"] != "WITHDRAW_COMPLETE" || data["delivered"] != true {
 		t.Fatalf("test WITHDRAW_COMPLETE: %d %v", status, data)
 	}
-	_, got := r.snapshot()
-	if w, ok := got[len(got)-1].msg.(*cofferv1.WithdrawCompleteEvent); !ok || !w.Test || w.Address != addr {
-		t.Errorf("test WITHDRAW_COMPLETE: %v", got[len(got)-1].msg)
+	got := r.All()
+	if w, ok := got[len(got)-1].Parsed.(*cofferv1.WithdrawCompleteEvent); !ok || !w.Test || w.Address != addr {
+		t.Errorf("test WITHDRAW_COMPLETE: %v", got[len(got)-1].Parsed)
 	}
 
 	// The parent's key reaches its sub-operator's session; the webhook goes to the
@@ -385,7 +295,7 @@ func TestTestWebhook(t *testing.T) {
 	if status, data := restOutcome(t, env, "POST", "/session/"+subSid+"/test-webhook", subKey, ""); status != 200 {
 		t.Errorf("sub-operator's own first call: %d %v", status, data)
 	}
-	if seen, _ := r.snapshot(); len(seen) != 6 {
+	if seen := r.Attempts(); len(seen) != 6 {
 		t.Errorf("receiver saw %d requests, want 6 (the refused call sends nothing)", len(seen))
 	}
 	// Another operator's key on this operator's session is refused (and sends nothing).
@@ -415,7 +325,7 @@ func TestTestWebhookLimitPerReceivingOperator(t *testing.T) {
 	if status != http.StatusTooManyRequests || data["code"] != "RATE_LIMITED" {
 		t.Fatalf("the child's first call after five to its endpoint: %d %v, want 429", status, data)
 	}
-	if seen, _ := r.snapshot(); len(seen) != 5 {
+	if seen := r.Attempts(); len(seen) != 5 {
 		t.Fatalf("the child's endpoint received %d test webhooks, want 5", len(seen))
 	}
 }

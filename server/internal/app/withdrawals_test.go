@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -12,6 +11,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/session"
 )
 
@@ -24,14 +24,10 @@ func TestPanelWithdrawals(t *testing.T) {
 	t.Parallel()
 	env := apptest.Start(t, apptest.Options{})
 	ctx := context.Background()
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"error":0,"description":"ok"}`)) // Coffer may have given up; the test asserts what happened
-	}))
-	defer receiver.Close()
+	receiver := hooktest.New(t)
 	external, enabled := domain.ApprovalExternal, true
-	opA, _ := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL})
-	opB, _ := env.Operator(t, domain.OperatorSettings{WebhookURL: &receiver.URL, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	opA, _ := receiver.Operator(t, env, domain.OperatorSettings{})
+	opB, _ := receiver.Operator(t, env, domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled})
 	_, tokenA := env.Admin(t, opA.ID)
 	_, tokenAll := env.Admin(t, "")
 	submit := func(op domain.Operator, user string) (string, string) {

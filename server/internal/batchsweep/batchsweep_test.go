@@ -592,18 +592,11 @@ func TestGethDev(t *testing.T) {
 		if err != nil {
 			t.Fatalf("estimate: %v", err)
 		}
-		nonce, err := n.Client.PendingNonceAt(ctx, tank.Address)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head, err := n.Client.HeaderByNumber(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		tip := big.NewInt(params.GWei)
-		tx := types.MustSignNewTx(tank.Key, types.LatestSignerForChainID(chainID), p.TxData(chainID, nonce,
-			batchsweep.Fees{Tip: tip, FeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip), Gas: gas + gas/4}))
-		if err := n.Client.SendTransaction(ctx, tx); err != nil {
+		tx, err := n.Send(ctx, tank, func(nonce uint64, baseFee *big.Int) types.TxData {
+			return p.TxData(chainID, nonce, batchsweep.Fees{Tip: tip, FeeCap: new(big.Int).Add(new(big.Int).Mul(baseFee, big.NewInt(2)), tip), Gas: gas + gas/4})
+		})
+		if err != nil {
 			t.Fatalf("round %d: send: %v", round, err)
 		}
 		if r, err = n.Wait(ctx, tx.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful || len(skipped(t, r)) != 0 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
@@ -33,13 +34,9 @@ func TestEverySealedColumnIsRotated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inSchema []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		inSchema = append(inSchema, c)
+	inSchema, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
 	}
 	var listed []string
 	for _, c := range sealedColumns() {

@@ -44,21 +44,14 @@ func TestPragueActive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nonce, err := n.Client.PendingNonceAt(ctx, sender.Address)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := n.Client.HeaderByNumber(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tip := big.NewInt(params.GWei)
-	feeCap := new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(4)), tip)
-	tx := types.MustSignNewTx(sender.Key, types.LatestSignerForChainID(chainID), &types.SetCodeTx{
-		ChainID: uint256.MustFromBig(chainID), Nonce: nonce, GasTipCap: uint256.MustFromBig(tip),
-		GasFeeCap: uint256.MustFromBig(feeCap), Gas: 100_000, To: authority.Address, Value: new(uint256.Int),
-		AuthList: []types.SetCodeAuthorization{auth}})
-	if err := n.Client.SendTransaction(ctx, tx); err != nil {
+	tx, err := n.Send(ctx, sender, func(nonce uint64, baseFee *big.Int) types.TxData {
+		feeCap := new(big.Int).Add(new(big.Int).Mul(baseFee, big.NewInt(4)), tip)
+		return &types.SetCodeTx{ChainID: uint256.MustFromBig(chainID), Nonce: nonce, GasTipCap: uint256.MustFromBig(tip),
+			GasFeeCap: uint256.MustFromBig(feeCap), Gas: 100_000, To: authority.Address, Value: new(uint256.Int),
+			AuthList: []types.SetCodeAuthorization{auth}}
+	})
+	if err != nil {
 		t.Fatalf("send SetCodeTx: %v", err)
 	}
 	if r, err = n.Wait(ctx, tx.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {

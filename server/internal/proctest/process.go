@@ -89,7 +89,8 @@ func (p *Process) WaitFor(t testing.TB, what string, ok func() bool) {
 	t.Fatalf("timed out waiting for %s\n%s", what, p.Stderr)
 }
 
-// Buffer is a bytes.Buffer safe for a process to write while the test reads it.
+// Buffer is a bytes.Buffer safe for a process (or a server's goroutines, as a log sink) to
+// write while the test reads it.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -83,15 +85,8 @@ func checkedValues(t *testing.T, q *store.Queries, table, column string) []strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	var defs []string
-	for rows.Next() {
-		var def string
-		if err := rows.Scan(&def); err != nil {
-			t.Fatal(err)
-		}
-		defs = append(defs, def)
-	}
-	if err := rows.Err(); err != nil {
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(defs) != 1 {

@@ -22,6 +22,17 @@ func DevChain(ctx context.Context, tb testing.TB, opts devchain.Options) *devcha
 	return dev
 }
 
+// DevNetwork is the embedded dev chain as `coffer dev` lists it: its tokens, confirmations
+// deep, and a made-up bankroll address.
+func DevNetwork(dev *devchain.Chain, confirmations int32) chain.Network {
+	n := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
+		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
+	for _, t := range dev.Tokens() {
+		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})
+	}
+	return n
+}
+
 // Ether is n ether in wei.
 func Ether(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
 

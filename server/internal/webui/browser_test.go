@@ -24,6 +24,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -43,11 +44,7 @@ func TestBrowser(t *testing.T) {
 	ctx := t.Context()
 
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 500 * time.Millisecond})
-	network := chain.Network{ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: 3,
-		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: common.HexToAddress("0x00000000000000000000000000000000000bea11")}
-	for _, tok := range dev.Tokens() {
-		network.Tokens = append(network.Tokens, chain.Token{Symbol: tok.Symbol, ContractAddress: tok.Address, Decimals: int32(tok.Decimals)})
-	}
+	network := testfactory.DevNetwork(dev, 3)
 	// As `coffer dev`, with the chain's faucet as the dev wallet (devwallet.test.mjs): it holds
 	// USDT to pay with.
 	testfactory.Fund(ctx, t, dev, dev.FaucetAddress(), 0, 1_000_000_000_000)
@@ -164,26 +161,17 @@ func panelWithdrawals(t *testing.T, env *apptest.Env, op domain.Operator, networ
 // browserTools finds chromium, node and the widget project with its packages installed.
 func browserTools(t *testing.T) (chromium, node, widgetDir string) {
 	t.Helper()
-	missing := func(what string) {
-		if os.Getenv("CI") == "" {
-			t.Skipf("browser tests skipped: %s (`make test` installs what they need; CI always runs them)", what)
-		}
-		t.Fatalf("browser tests cannot run in CI: %s", what)
-	}
 	chromium = os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(chromium); err != nil {
-		missing("no chromium at " + chromium + " (apt-get install chromium, or set CHROMIUM)")
+		proctest.Missing(t, "no chromium at "+chromium+" (apt-get install chromium, or set CHROMIUM)")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not on PATH")
-	}
+	node = proctest.Need(t, "node", "install Node.js")
 	widgetDir, _ = filepath.Abs(filepath.Join("..", "..", "..", "widget"))
 	if _, err := os.Stat(filepath.Join(widgetDir, "node_modules", "playwright-core")); err != nil {
-		missing("widget/node_modules is not installed (cd widget && npm ci)")
+		proctest.Missing(t, "widget/node_modules is not installed (cd widget && npm ci)")
 	}
 	return chromium, node, widgetDir
 }
