@@ -50,6 +50,8 @@ func BenchmarkWatched10M(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 	fmt.Printf("worker RSS: %.1f MiB with 1,000 addresses, %.1f MiB with %d: growth %.1f MiB (anonymous %.1f -> %.1f, growth %.1f; "+
 		"peak VmHWM growth %.1f) (target <= 64)\n", w1k.rss, w10m.rss, w10m.addresses, growth, w1k.anon, w10m.anon, anonGrowth, peakGrowth)
+	fmt.Printf("  a worker started from the saved filter: %.1f MiB, growth %.1f MiB (anonymous %.1f, peak VmHWM growth %.1f) (target <= 64)\n",
+		restart.rss, restart.rss-w1k.rss, restart.anon, restart.hwm-w1k.hwm)
 	fmt.Printf("watched set ready %v after a worker's start at 10M, from the saved filter (loading took %v) (target <= 10s)\n",
 		restart.ready.Round(time.Millisecond), restart.took.Round(time.Millisecond))
 	fmt.Printf("  the first worker on the database, from every address (then saved): ready %v (loading took %v) (target <= 10s); %v at 1,000\n",

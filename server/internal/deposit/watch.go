@@ -510,9 +510,9 @@ func (s *Service) saveWatched(ctx context.Context, q *store.Queries) {
 	if saved {
 		count, capacity := s.watched.stats()
 		s.log.InfoContext(ctx, "watched set's filter saved", "addresses", count, "capacity", capacity, "took", time.Since(t0).Round(time.Millisecond))
-		// A save copies the filter twice (encoded, then into pgx's buffer: 45 MB at ten million)
-		// in a process that otherwise holds little; give it back now rather than after minutes
-		// of the runtime's background scavenging.
+		// A save copies the filter (encoded, then into pgx's message: 45 MB at ten million) in a
+		// process that otherwise holds little; give it back now rather than after minutes of
+		// the runtime's background scavenging.
 		debug.FreeOSMemory()
 	}
 }

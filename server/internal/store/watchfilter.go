@@ -76,21 +76,9 @@ func (r *watchFilterReader) Read(p []byte) (int, error) {
 }
 
 // SaveWatchFilter saves f unless the saved one has read further (or as far and is larger);
-// it reports whether f replaced it. Bound to a pool, it saves on a connection of its own,
-// closed after: pgx keeps a connection's parameter buffer at the largest it has sent, and a
-// filter is tens of megabytes.
+// it reports whether f replaced it.
 func (q *Queries) SaveWatchFilter(ctx context.Context, f WatchFilter) (bool, error) {
-	db := q.db
-	if r, ok := db.(retrying); ok {
-		conn, err := r.pool.Acquire(ctx)
-		if err != nil {
-			return false, err
-		}
-		own := conn.Hijack()
-		defer own.Close(context.WithoutCancel(ctx))
-		db = own
-	}
-	n, err := sqlc.SaveWatchFilter(ctx, db, dbsqlc.SaveWatchFilterParams{Format: f.Format, Capacity: f.Capacity,
+	n, err := sqlc.SaveWatchFilter(ctx, q.db, dbsqlc.SaveWatchFilterParams{Format: f.Format, Capacity: f.Capacity,
 		AddressCount: f.AddressCount, LastIndex: f.LastIndex, Gaps: f.Gaps, Filter: f.Filter, Checksum: f.Checksum})
 	return n == 1, err
 }
