@@ -107,3 +107,34 @@ func TestInsertOnlyClientForAPIRole(t *testing.T) {
 		t.Fatalf("%d cleanup jobs available", n)
 	}
 }
+
+// TestFetchCooldowns: the webhooks queue fetches at most every 10 ms under the production
+// settings (River's 100 ms would cap its 100 workers at 1,000 deliveries a second), never
+// less often than the client's own cooldown, and River accepts each configuration.
+func TestFetchCooldowns(t *testing.T) {
+	t.Parallel()
+	pool := testdb.New(t)
+	for _, tc := range []struct {
+		name     string
+		poll     time.Duration
+		webhooks time.Duration
+	}{
+		{name: "production (poll 1 s)", poll: time.Second, webhooks: 10 * time.Millisecond},
+		{name: "River's poll", poll: 0, webhooks: 10 * time.Millisecond},
+		{name: "short poll (tests, benches)", poll: 2 * time.Millisecond, webhooks: 2 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := jobs.RiverConfig(jobs.Options{Work: true, PollInterval: tc.poll})
+			if got := cfg.Queues[jobs.QueueWebhooks].FetchCooldown; got != tc.webhooks {
+				t.Errorf("webhooks queue fetch cooldown %v, want %v", got, tc.webhooks)
+			}
+			if got := cfg.Queues[river.QueueDefault].FetchCooldown; got != 0 {
+				t.Errorf("default queue fetch cooldown %v, want the client's", got)
+			}
+			if _, err := jobs.NewClient(pool, slog.New(slog.DiscardHandler), jobs.Options{Work: true, PollInterval: tc.poll}); err != nil {
+				t.Errorf("River refuses the configuration: %v", err)
+			}
+		})
+	}
+}
