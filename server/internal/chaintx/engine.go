@@ -141,6 +141,10 @@ func (e *Engine) step(name string) {
 	}
 }
 
+// Keys are the keys the engine signs with: a batch sweep signs its EIP-7702 authorizations
+// with the same keys (batchsweep.Build), in the process that will sign the transaction.
+func (e *Engine) Keys() Keys { return e.keys }
+
 // FeeCap is the fee cap per gas the transaction will be signed with.
 func (p Prepared) FeeCap() *big.Int { return p.feeCap }
 

@@ -120,11 +120,23 @@ var errWaitingForRate = errors.New("deposit: waiting for a rate")
 // in proportion to their gross amounts (the last one takes the rounding), so the amounts add up
 // to what the bankroll received.
 func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]*big.Int, error) {
+	out := make([]*big.Int, len(g.deposits))
+	if sw.Batched {
+		// The batch moved each deposit's gross amount to the bankroll (its receipt was checked
+		// against them); the fee stays there, the gas was the gas tank's.
+		for i, d := range g.deposits {
+			fee, err := s.bpsFee(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = new(big.Int).Sub(d.GrossAmount, fee)
+		}
+		return out, nil
+	}
 	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
 	}
-	out := make([]*big.Int, len(g.deposits))
 	if !g.asset.Native {
 		sent := new(big.Int)
 		for i, d := range g.deposits {

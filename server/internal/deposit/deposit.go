@@ -92,6 +92,9 @@ type Service struct {
 	cfg      Config
 	log      *slog.Logger
 	watched  *watchSet
+	// crash, when set (tests), is called at the steps of a batch sweep where a process may
+	// stop between two database transactions.
+	crash func(step string)
 }
 
 // Deps are the service's collaborators.

@@ -48,3 +48,9 @@ func LoadWatch(ctx context.Context, s *Service) (from, rejected string, err erro
 	_, err = s.watched.saveIfDue(ctx, q)
 	return from, s.watched.rejectedReason(), err
 }
+
+// StepBatchSettled is the crash step between recording a batch's outcome and crediting it.
+const StepBatchSettled = stepBatchSettled
+
+// SetCrash makes the service call crash at its batch steps (nil: never).
+func SetCrash(s *Service, crash func(step string)) { s.crash = crash }

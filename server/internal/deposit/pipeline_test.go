@@ -85,6 +85,8 @@ type options struct {
 	// prices replaces the static dev prices.
 	prices func(dev *devchain.Chain) deposit.Prices
 	config deposit.Config
+	// batched: the chain sweeps token deposits in EIP-7702 batches (a Sweeper is deployed).
+	batched bool
 }
 
 // setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
@@ -121,6 +123,13 @@ func setupWith(t *testing.T, o options) *env {
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+	if o.batched {
+		sweeper, err := dev.DeploySweeper(ctx, gasTank, bankroll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.SweepMethod, n.SweeperAddress = chain.SweepEIP7702, sweeper
+	}
 	if o.network != nil {
 		o.network(&n)
 	}

@@ -63,7 +63,7 @@ func TestStatementsFollowTheTable(t *testing.T) {
 		}},
 		{"MarkBelowMinimum", deposit.Park, func(d domain.Deposit) error { return q.MarkBelowMinimum(ctx, []int64{d.ID}) }},
 		{"InsertSweep", deposit.Take, func(d domain.Deposit) error {
-			_, err := q.InsertSweep(ctx, d.ChainID, d.Address, []int64{d.ID})
+			_, err := q.InsertSweep(ctx, d.ChainID, d.Address, false, []int64{d.ID})
 			return err
 		}},
 		{"CreditDeposit", deposit.Credit, func(d domain.Deposit) error {

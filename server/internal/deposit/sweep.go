@@ -64,6 +64,9 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 	if held, err := store.New(s.pool).SweepHeldByReorg(ctx, sw.ID); err != nil || held {
 		return err
 	}
+	if sw.Batched {
+		return s.batchedSweepStep(ctx, n, c, sw)
+	}
 	if sw.Status == domain.SweepFunding {
 		signed, err := s.signSweep(ctx, n, c, sw)
 		if err != nil || !signed {
@@ -175,6 +178,10 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil {
 		return domain.Sweep{}, err
 	}
+	batched, err := s.batched(ctx, n, address)
+	if err != nil {
+		return domain.Sweep{}, err
+	}
 	_, feeCap, err := c.Fees(ctx)
 	if err != nil {
 		return domain.Sweep{}, err
@@ -184,7 +191,7 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	var take, park, parkNow []int64
 	for _, g := range groups {
 		enough := g.gross.Cmp(s.minimum(ctx, n, g.asset)) >= 0
-		if g.asset.Native {
+		if g.asset.Native && !batched { // a batch's gas is the gas tank's
 			gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), feeCap)
 			net := new(big.Int).Sub(g.gross, g.fee)
 			enough = enough && net.Cmp(gas) > 0
@@ -221,7 +228,7 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		if len(take) == 0 {
 			return nil // only parked deposits: nothing to sweep
 		}
-		sw, err = q.InsertSweep(ctx, n.ChainID, address, take)
+		sw, err = q.InsertSweep(ctx, n.ChainID, address, batched, take)
 		return err
 	})
 	if err != nil {
@@ -234,7 +241,7 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	if sw.ID == 0 {
 		return sw, store.ErrNotFound
 	}
-	s.log.Info("sweep opened", "sweep", sw.ID, "chain", n.ChainID, "address", address, "deposits", take)
+	s.log.Info("sweep opened", "sweep", sw.ID, "chain", n.ChainID, "address", address, "deposits", take, "batched", batched)
 	return sw, nil
 }
 
@@ -493,6 +500,9 @@ func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client,
 		return true, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return false, err
+	}
+	if batched, err := s.batched(ctx, n, d.Address); err != nil || batched {
+		return batched, err // a batch needs no gas at the address
 	}
 	unswept, err := q.UnsweptDeposits(ctx, n.ChainID, d.Address)
 	if err != nil {

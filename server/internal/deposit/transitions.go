@@ -136,18 +136,47 @@ const (
 	SweepSigned SweepEvent = "sweep:signed"
 	// SweepCredited: every transaction is mined at the depth and every deposit credited.
 	SweepCredited SweepEvent = "sweep:credited"
+	// SweepSkipped: the batch the sweep was in did not sweep its address (a delegation
+	// cleared or replaced, a reverted sweep, or a batch that never ran): it waits for the next
+	// batch. Only batched sweeps are skipped.
+	SweepSkipped SweepEvent = "batch:skipped"
 )
 
 // SweepEvents lists every sweep event.
-func SweepEvents() []SweepEvent { return []SweepEvent{SweepSigned, SweepCredited} }
+func SweepEvents() []SweepEvent { return []SweepEvent{SweepSigned, SweepCredited, SweepSkipped} }
 
 // sweepTable is the sweep table. A reorg does not move a sweep: it holds a signed one
 // (SweepHeldByReorg) until its deposits' reorgs are resolved.
 func sweepTable() statemachine.Table[domain.SweepStatus, SweepEvent, domain.SweepStatus] {
 	return statemachine.New(SweepEvents(), statemachine.Rows[domain.SweepStatus, SweepEvent, domain.SweepStatus]{
 		domain.SweepFunding: {SweepSigned: domain.SweepSending},
-		domain.SweepSending: {SweepCredited: domain.SweepDone},
+		domain.SweepSending: {SweepCredited: domain.SweepDone, SweepSkipped: domain.SweepFunding},
 	}, statemachine.RefuseWith[domain.SweepStatus, SweepEvent](fmt.Errorf("sweep: %w", errRefused), "sweep"))
+}
+
+// BatchEvent is what moves an EIP-7702 batch sweep.
+type BatchEvent string
+
+// Batch events. Forming a batch (SENDING, its transaction stored) is not a transition.
+const (
+	// BatchSettled: the batch's receipt was read (or it will never be mined): each of its
+	// sweeps is swept or skipped.
+	BatchSettled BatchEvent = "batch:settled"
+)
+
+// BatchEvents lists every batch event.
+func BatchEvents() []BatchEvent { return []BatchEvent{BatchSettled} }
+
+// batchTable is the batch table.
+func batchTable() statemachine.Table[domain.SweepBatchStatus, BatchEvent, domain.SweepBatchStatus] {
+	return statemachine.New(BatchEvents(), statemachine.Rows[domain.SweepBatchStatus, BatchEvent, domain.SweepBatchStatus]{
+		domain.BatchSending: {BatchSettled: domain.BatchDone},
+	}, statemachine.RefuseWith[domain.SweepBatchStatus, BatchEvent](fmt.Errorf("sweep batch: %w", errRefused), "sweep batch"))
+}
+
+// NextBatch applies the batch table: the status after event, or an internal error.
+func NextBatch(from domain.SweepBatchStatus, event BatchEvent) (domain.SweepBatchStatus, error) {
+	return batchTable().Next(from, event)
 }
 
 // NextSweep applies the sweep table: the status after event, or an internal error.

@@ -65,15 +65,32 @@ func TestSweepTable(t *testing.T) {
 	const F, S, D = domain.SweepFunding, domain.SweepSending, domain.SweepDone
 	statemachinetest.Check(t, sweepTable(), statemachinetest.Decided[domain.SweepStatus, SweepEvent, domain.SweepStatus]{
 		States: domain.SweepStatuses(),
-		Events: []SweepEvent{SweepSigned, SweepCredited},
+		Events: []SweepEvent{SweepSigned, SweepCredited, SweepSkipped},
 		Want: map[domain.SweepStatus][]domain.SweepStatus{
-			//  Signed Credited
-			F: {S, x},
-			S: {x, D},
-			D: {x, x}, // final
+			//  Signed Credited Skipped
+			F: {S, x, x},
+			S: {x, D, F}, // skipped: back to wait for the next batch
+			D: {x, x, x}, // final
 		},
 		Refused: x,
 		Refusal: internalRefusal[SweepEvent],
+	})
+}
+
+// TestBatchTable decides every (status, event) pair of the batch table.
+func TestBatchTable(t *testing.T) {
+	t.Parallel()
+	const S, D = domain.BatchSending, domain.BatchDone
+	statemachinetest.Check(t, batchTable(), statemachinetest.Decided[domain.SweepBatchStatus, BatchEvent, domain.SweepBatchStatus]{
+		States: domain.SweepBatchStatuses(),
+		Events: []BatchEvent{BatchSettled},
+		Want: map[domain.SweepBatchStatus][]domain.SweepBatchStatus{
+			//  Settled
+			S: {D},
+			D: {x}, // final
+		},
+		Refused: x,
+		Refusal: internalRefusal[BatchEvent],
 	})
 }
 

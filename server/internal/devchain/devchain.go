@@ -777,6 +777,25 @@ func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
 	return addr, nil
 }
 
+// DeploySweeper deploys the EIP-7702 Sweeper (contracts.Sweeper) that obeys gasTank and pays
+// bankroll from the faucet, mines it and returns its address. Like DeployForwarder it is not
+// part of Start.
+func (c *Chain) DeploySweeper(ctx context.Context, gasTank, bankroll common.Address) (common.Address, error) {
+	addr, tx, err := c.deployFromFaucet(ctx, common.FromHex(contracts.SweeperMetaData.Bin),
+		contracts.NewSweeper().PackConstructor(gasTank, bankroll))
+	if err != nil {
+		return common.Address{}, fmt.Errorf("devchain: deploy sweeper: %w", err)
+	}
+	receipts, err := c.Mine(ctx, tx.Hash())
+	if err != nil {
+		return common.Address{}, fmt.Errorf("devchain: deploy sweeper: %w", err)
+	}
+	if r := receipts[0]; r.Status != types.ReceiptStatusSuccessful || r.ContractAddress != addr {
+		return common.Address{}, fmt.Errorf("devchain: deploy sweeper failed (status %d)", r.Status)
+	}
+	return addr, nil
+}
+
 // deployFromFaucet deploys a contract (its bytecode and packed constructor arguments) from
 // the faucet, with the gas it is estimated to take plus gasMarginPercent.
 func (c *Chain) deployFromFaucet(ctx context.Context, bin, args []byte) (common.Address, *types.Transaction, error) {

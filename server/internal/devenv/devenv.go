@@ -27,6 +27,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/admin"
 	"github.com/cofferhq/coffer/server/internal/app"
+	"github.com/cofferhq/coffer/server/internal/batchsweep"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/contracts"
@@ -72,6 +73,9 @@ type state struct {
 	OperatorKey   string `json:"operatorKey"`
 	AdminEmail    string `json:"adminEmail"`
 	AdminPassword string `json:"adminPassword"`
+	// SweeperAddress is the dev chain's EIP-7702 Sweeper, deployed on the first run (and again
+	// when the chain or the wallet was reset).
+	SweeperAddress common.Address `json:"sweeperAddress,omitzero"`
 }
 
 // File is dev.json.
@@ -236,7 +240,10 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	_, bankroll := keys.DevBankroll()
-	registry, err := chainRegistry(dev, bankroll)
+	if st.SweeperAddress, err = ensureSweeper(ctx, dev, keys, st.SweeperAddress); err != nil {
+		return err
+	}
+	registry, err := chainRegistry(dev, bankroll, st.SweeperAddress)
 	if err != nil {
 		return err
 	}
@@ -464,11 +471,28 @@ func formatUnits(x *big.Int, decimals int) string {
 	return whole + "." + frac
 }
 
-func chainRegistry(dev *devchain.Chain, bankroll common.Address) (*chain.Registry, error) {
+// ensureSweeper returns the dev chain's Sweeper for this wallet's gas tank and bankroll: the
+// one of an earlier run when it is still there and obeys them, else a new one.
+func ensureSweeper(ctx context.Context, dev *devchain.Chain, keys *wallet.Keys, known common.Address) (common.Address, error) {
+	_, gasTank := keys.GasTank()
+	_, bankroll := keys.DevBankroll()
+	if known != (common.Address{}) && batchsweep.Verify(ctx, dev.Client(), known, gasTank, bankroll) == nil {
+		return known, nil
+	}
+	addr, err := dev.DeploySweeper(ctx, gasTank, bankroll)
+	if err != nil {
+		return common.Address{}, err
+	}
+	return addr, nil
+}
+
+func chainRegistry(dev *devchain.Chain, bankroll, sweeper common.Address) (*chain.Registry, error) {
 	n := chain.Network{
 		ChainID: dev.ChainID(), Name: "Coffer Dev Chain", RPCURLs: []string{dev.RPCURL()}, Confirmations: Confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll, PriceFeeds: map[string]common.Address{},
 		TraceInternalTransfers: true, // the embedded chain serves the trace API
+		// Prague is active: token deposits get their own addresses, swept in EIP-7702 batches.
+		SweepMethod: chain.SweepEIP7702, SweeperAddress: sweeper,
 	}
 	for _, t := range dev.Tokens() {
 		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: t.Address, Decimals: int32(t.Decimals)})

@@ -139,4 +139,33 @@ type Sweep struct {
 	Status    SweepStatus
 	CreatedAt time.Time
 	MinedAt   *time.Time
+	// Batched: the sweep goes in an EIP-7702 batch (a token-deposit address on an eip7702
+	// chain) instead of transactions of the address's own; BatchID is the batch it is in (0
+	// while it waits for one); Skips counts the batches that skipped it.
+	Batched bool
+	BatchID int64
+	Skips   int32
+}
+
+// SweepBatchStatus is where an EIP-7702 batch sweep is (sweep_batches.status); the deposit
+// package's batch table says which changes are allowed.
+type SweepBatchStatus string
+
+// The batch statuses.
+const (
+	// BatchSending: the gas tank's batch transaction is stored and on its way.
+	BatchSending SweepBatchStatus = "SENDING"
+	// BatchDone: its receipt was read; each of its sweeps is swept or waits for the next batch.
+	BatchDone SweepBatchStatus = "DONE"
+)
+
+// SweepBatchStatuses lists every batch status. It is a new slice each call.
+func SweepBatchStatuses() []SweepBatchStatus { return []SweepBatchStatus{BatchSending, BatchDone} }
+
+// SweepBatch is one gas-tank transaction that sweeps several deposit addresses.
+type SweepBatch struct {
+	ID        int64
+	ChainID   int64
+	Status    SweepBatchStatus
+	CreatedAt time.Time
 }

@@ -35,6 +35,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 		{"withdrawals", "approval_mode", values(domain.ApprovalModes())},
 		{"operators", "approval_mode", values(domain.ApprovalModes())},
 		{"sweeps", "status", values(domain.SweepStatuses())},
+		{"sweep_batches", "status", values(domain.SweepBatchStatuses())},
 		{"chain_txs", "state", values(domain.ChainTxStates())},
 		{"payout_pauses", "scope", values(domain.PauseScopes())},
 		{"chain_tx_actions", "action", values(domain.TxActions())},

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"slices"
 	"time"
@@ -12,7 +13,8 @@ import (
 
 // sweepOf maps a sweeps row to the domain.
 func sweepOf(r dbsqlc.Sweep) domain.Sweep {
-	return domain.Sweep{ID: r.ID, ChainID: r.ChainID, Address: r.Address, Status: r.Status, CreatedAt: r.CreatedAt, MinedAt: r.MinedAt}
+	return domain.Sweep{ID: r.ID, ChainID: r.ChainID, Address: r.Address, Status: r.Status, CreatedAt: r.CreatedAt, MinedAt: r.MinedAt,
+		Batched: r.Batched, BatchID: r.BatchID.Int64, Skips: r.Skips}
 }
 
 // oneSweep maps a single-row sweep query's result.
@@ -38,9 +40,10 @@ func (q *Queries) LockSweep(ctx context.Context, id int64) (domain.Sweep, error)
 	return oneSweep(sqlc.LockSweep(ctx, q.db, id))
 }
 
-// InsertSweep opens a sweep of an address and attaches the deposits to it.
-func (q *Queries) InsertSweep(ctx context.Context, chainID int64, address string, depositIDs []int64) (domain.Sweep, error) {
-	sw, err := oneSweep(sqlc.InsertSweep(ctx, q.db, dbsqlc.InsertSweepParams{ChainID: chainID, Address: address}))
+// InsertSweep opens a sweep of an address and attaches the deposits to it. batched: the sweep
+// goes in an EIP-7702 batch rather than transactions of the address's own.
+func (q *Queries) InsertSweep(ctx context.Context, chainID int64, address string, batched bool, depositIDs []int64) (domain.Sweep, error) {
+	sw, err := oneSweep(sqlc.InsertSweep(ctx, q.db, dbsqlc.InsertSweepParams{ChainID: chainID, Address: address, Batched: batched}))
 	if err != nil {
 		return sw, err
 	}
@@ -102,4 +105,72 @@ func (q *Queries) PendingTopUps(ctx context.Context, chainID int64, address, pur
 func (q *Queries) CountChainTxs(ctx context.Context, purpose, prefix string) (int, error) {
 	n, err := sqlc.CountChainTxs(ctx, q.db, dbsqlc.CountChainTxsParams{Purpose: purpose, Prefix: prefix})
 	return int(n), err
+}
+
+// batchOf maps a sweep_batches row to the domain.
+func batchOf(r dbsqlc.SweepBatch, err error) (domain.SweepBatch, error) {
+	if err != nil {
+		return domain.SweepBatch{}, notFound(err)
+	}
+	return domain.SweepBatch{ID: r.ID, ChainID: r.ChainID, Status: r.Status, CreatedAt: r.CreatedAt}, nil
+}
+
+// LockBatchChain serialises the forming of a chain's batches until the transaction ends.
+func (q *Queries) LockBatchChain(ctx context.Context, chainID int64) error {
+	return sqlc.LockBatchChain(ctx, q.db, chainID)
+}
+
+// OpenSweepBatch returns the chain's batch in flight (ErrNotFound: none).
+func (q *Queries) OpenSweepBatch(ctx context.Context, chainID int64) (domain.SweepBatch, error) {
+	return batchOf(sqlc.OpenSweepBatch(ctx, q.db, chainID))
+}
+
+// LockSweepBatch loads a batch and holds its row until the transaction ends.
+func (q *Queries) LockSweepBatch(ctx context.Context, id int64) (domain.SweepBatch, error) {
+	return batchOf(sqlc.LockSweepBatch(ctx, q.db, id))
+}
+
+// InsertSweepBatch opens a batch on a chain (SENDING).
+func (q *Queries) InsertSweepBatch(ctx context.Context, chainID int64) (domain.SweepBatch, error) {
+	return batchOf(sqlc.InsertSweepBatch(ctx, q.db, chainID))
+}
+
+// SetSweepBatchStatus moves a batch on.
+func (q *Queries) SetSweepBatchStatus(ctx context.Context, id int64, status domain.SweepBatchStatus) error {
+	return sqlc.SetSweepBatchStatus(ctx, q.db, dbsqlc.SetSweepBatchStatusParams{ID: id, Status: status})
+}
+
+// DueBatchSweeps lists up to limit of a chain's batched sweeps that wait for a batch, oldest
+// first, leaving out those a reorg holds.
+func (q *Queries) DueBatchSweeps(ctx context.Context, chainID int64, limit int) ([]domain.Sweep, error) {
+	rows, err := sqlc.DueBatchSweeps(ctx, q.db, dbsqlc.DueBatchSweepsParams{ChainID: chainID, Lim: int32(min(limit, math.MaxInt32))}) //nolint:gosec // bounded
+	return mapSweeps(rows, err)
+}
+
+// BatchSweeps lists the sweeps of a batch.
+func (q *Queries) BatchSweeps(ctx context.Context, batchID int64) ([]domain.Sweep, error) {
+	return mapSweeps(sqlc.BatchSweeps(ctx, q.db, batchID))
+}
+
+func mapSweeps(rows []dbsqlc.Sweep, err error) ([]domain.Sweep, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Sweep, len(rows))
+	for i, r := range rows {
+		out[i] = sweepOf(r)
+	}
+	return out, nil
+}
+
+// JoinBatch puts a waiting sweep in a batch (FUNDING → SENDING); false: it no longer waits.
+func (q *Queries) JoinBatch(ctx context.Context, sweepID, batchID int64) (bool, error) {
+	n, err := sqlc.JoinBatch(ctx, q.db, dbsqlc.JoinBatchParams{ID: sweepID, BatchID: batchID})
+	return n == 1, err
+}
+
+// LeaveBatch sends a sweep the batch did not sweep back to wait for the next one
+// (SENDING → FUNDING), counting the skip.
+func (q *Queries) LeaveBatch(ctx context.Context, sweepID, batchID int64) error {
+	return sqlc.LeaveBatch(ctx, q.db, dbsqlc.LeaveBatchParams{ID: sweepID, BatchID: batchID})
 }

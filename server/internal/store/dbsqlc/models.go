@@ -303,6 +303,17 @@ type Sweep struct {
 	SentAt    *time.Time
 	MinedAt   *time.Time
 	DoneAt    *time.Time
+	Batched   bool
+	BatchID   pgtype.Int8
+	Skips     int32
+}
+
+type SweepBatch struct {
+	ID        int64
+	ChainID   int64
+	Status    domain.SweepBatchStatus
+	CreatedAt time.Time
+	DoneAt    *time.Time
 }
 
 type Theme struct {

@@ -3,15 +3,15 @@
 SELECT pg_advisory_xact_lock(hashtext('coffer sweep ' || @chain_id::bigint || ' ' || @address::text));
 
 -- name: OpenSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
 WHERE chain_id = @chain_id AND address = @address AND status <> 'DONE';
 
 -- name: LockSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at FROM sweeps WHERE id = @id FOR UPDATE;
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps WHERE id = @id FOR UPDATE;
 
 -- name: InsertSweep :one
-INSERT INTO sweeps (chain_id, address) VALUES (@chain_id, @address)
-RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at;
+INSERT INTO sweeps (chain_id, address, batched) VALUES (@chain_id, @address, @batched)
+RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips;
 
 -- name: AttachSweepDeposits :exec
 UPDATE deposits SET sweep_id = @sweep_id::bigint, status = 'SWEEPING'
@@ -29,7 +29,9 @@ UPDATE sweeps SET mined_at = coalesce(mined_at, now()) WHERE id = @id RETURNING 
 -- name: UnsweptDeposits :many
 SELECT sqlc.embed(deposits),
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
+		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
+		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
@@ -39,7 +41,9 @@ WHERE deposits.chain_id = @chain_id AND deposits.address = @address AND deposits
 -- name: SweepDeposits :many
 SELECT sqlc.embed(deposits),
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
+		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
+		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.sweep_id = @sweep_id::bigint ORDER BY deposits.id;
@@ -59,3 +63,42 @@ ORDER BY id;
 
 -- name: CountChainTxs :one
 SELECT count(*) FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @prefix);
+
+-- name: LockBatchChain :exec
+-- Serialises the forming of a chain's batches until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtext('coffer sweep batch ' || @chain_id::bigint));
+
+-- name: OpenSweepBatch :one
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = @chain_id AND status = 'SENDING';
+
+-- name: LockSweepBatch :one
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE id = @id FOR UPDATE;
+
+-- name: InsertSweepBatch :one
+INSERT INTO sweep_batches (chain_id) VALUES (@chain_id) RETURNING id, chain_id, status, created_at, done_at;
+
+-- name: SetSweepBatchStatus :exec
+UPDATE sweep_batches SET status = @status, done_at = CASE WHEN @status = 'DONE' THEN now() ELSE done_at END WHERE id = @id;
+
+-- name: DueBatchSweeps :many
+-- A chain's batched sweeps waiting for a batch, oldest first, but those a reorg holds (a deposit
+-- of theirs left the chain: nothing is signed for them until it is resolved).
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE sweeps.chain_id = @chain_id AND sweeps.batched AND sweeps.status = 'FUNDING' AND sweeps.batch_id IS NULL
+  AND NOT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
+	WHERE d.sweep_id = sweeps.id AND r.resolution IS NULL)
+ORDER BY sweeps.id LIMIT @lim;
+
+-- name: JoinBatch :execrows
+-- A waiting sweep enters a batch: its transfer is now that batch's transaction (FUNDING → SENDING).
+UPDATE sweeps SET batch_id = @batch_id::bigint, status = 'SENDING', sent_at = now()
+WHERE id = @id AND batched AND status = 'FUNDING' AND batch_id IS NULL;
+
+-- name: BatchSweeps :many
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE batch_id = @batch_id::bigint ORDER BY id;
+
+-- name: LeaveBatch :exec
+-- The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING).
+UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1
+WHERE id = @id AND batch_id = @batch_id::bigint AND status = 'SENDING' AND mined_at IS NULL;

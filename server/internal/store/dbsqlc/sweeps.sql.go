@@ -28,6 +28,43 @@ func (q *Queries) AttachSweepDeposits(ctx context.Context, db DBTX, arg AttachSw
 	return err
 }
 
+const batchSweeps = `-- name: BatchSweeps :many
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE batch_id = $1::bigint ORDER BY id
+`
+
+func (q *Queries) BatchSweeps(ctx context.Context, db DBTX, batchID int64) ([]Sweep, error) {
+	rows, err := db.Query(ctx, batchSweeps, batchID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Sweep
+	for rows.Next() {
+		var i Sweep
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Address,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.MinedAt,
+			&i.DoneAt,
+			&i.Batched,
+			&i.BatchID,
+			&i.Skips,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countChainTxs = `-- name: CountChainTxs :one
 SELECT count(*) FROM chain_txs WHERE purpose = $1 AND starts_with(ref, $2)
 `
@@ -44,18 +81,66 @@ func (q *Queries) CountChainTxs(ctx context.Context, db DBTX, arg CountChainTxsP
 	return count, err
 }
 
+const dueBatchSweeps = `-- name: DueBatchSweeps :many
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE sweeps.chain_id = $1 AND sweeps.batched AND sweeps.status = 'FUNDING' AND sweeps.batch_id IS NULL
+  AND NOT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
+	WHERE d.sweep_id = sweeps.id AND r.resolution IS NULL)
+ORDER BY sweeps.id LIMIT $2
+`
+
+type DueBatchSweepsParams struct {
+	ChainID int64
+	Lim     int32
+}
+
+// A chain's batched sweeps waiting for a batch, oldest first, but those a reorg holds (a deposit
+// of theirs left the chain: nothing is signed for them until it is resolved).
+func (q *Queries) DueBatchSweeps(ctx context.Context, db DBTX, arg DueBatchSweepsParams) ([]Sweep, error) {
+	rows, err := db.Query(ctx, dueBatchSweeps, arg.ChainID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Sweep
+	for rows.Next() {
+		var i Sweep
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Address,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.MinedAt,
+			&i.DoneAt,
+			&i.Batched,
+			&i.BatchID,
+			&i.Skips,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertSweep = `-- name: InsertSweep :one
-INSERT INTO sweeps (chain_id, address) VALUES ($1, $2)
-RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at
+INSERT INTO sweeps (chain_id, address, batched) VALUES ($1, $2, $3)
+RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips
 `
 
 type InsertSweepParams struct {
 	ChainID int64
 	Address string
+	Batched bool
 }
 
 func (q *Queries) InsertSweep(ctx context.Context, db DBTX, arg InsertSweepParams) (Sweep, error) {
-	row := db.QueryRow(ctx, insertSweep, arg.ChainID, arg.Address)
+	row := db.QueryRow(ctx, insertSweep, arg.ChainID, arg.Address, arg.Batched)
 	var i Sweep
 	err := row.Scan(
 		&i.ID,
@@ -66,8 +151,63 @@ func (q *Queries) InsertSweep(ctx context.Context, db DBTX, arg InsertSweepParam
 		&i.SentAt,
 		&i.MinedAt,
 		&i.DoneAt,
+		&i.Batched,
+		&i.BatchID,
+		&i.Skips,
 	)
 	return i, err
+}
+
+const insertSweepBatch = `-- name: InsertSweepBatch :one
+INSERT INTO sweep_batches (chain_id) VALUES ($1) RETURNING id, chain_id, status, created_at, done_at
+`
+
+func (q *Queries) InsertSweepBatch(ctx context.Context, db DBTX, chainID int64) (SweepBatch, error) {
+	row := db.QueryRow(ctx, insertSweepBatch, chainID)
+	var i SweepBatch
+	err := row.Scan(
+		&i.ID,
+		&i.ChainID,
+		&i.Status,
+		&i.CreatedAt,
+		&i.DoneAt,
+	)
+	return i, err
+}
+
+const joinBatch = `-- name: JoinBatch :execrows
+UPDATE sweeps SET batch_id = $1::bigint, status = 'SENDING', sent_at = now()
+WHERE id = $2 AND batched AND status = 'FUNDING' AND batch_id IS NULL
+`
+
+type JoinBatchParams struct {
+	BatchID int64
+	ID      int64
+}
+
+// A waiting sweep enters a batch: its transfer is now that batch's transaction (FUNDING → SENDING).
+func (q *Queries) JoinBatch(ctx context.Context, db DBTX, arg JoinBatchParams) (int64, error) {
+	result, err := db.Exec(ctx, joinBatch, arg.BatchID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const leaveBatch = `-- name: LeaveBatch :exec
+UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1
+WHERE id = $1 AND batch_id = $2::bigint AND status = 'SENDING' AND mined_at IS NULL
+`
+
+type LeaveBatchParams struct {
+	ID      int64
+	BatchID int64
+}
+
+// The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING).
+func (q *Queries) LeaveBatch(ctx context.Context, db DBTX, arg LeaveBatchParams) error {
+	_, err := db.Exec(ctx, leaveBatch, arg.ID, arg.BatchID)
+	return err
 }
 
 const lockAddress = `-- name: LockAddress :exec
@@ -85,8 +225,18 @@ func (q *Queries) LockAddress(ctx context.Context, db DBTX, arg LockAddressParam
 	return err
 }
 
+const lockBatchChain = `-- name: LockBatchChain :exec
+SELECT pg_advisory_xact_lock(hashtext('coffer sweep batch ' || $1::bigint))
+`
+
+// Serialises the forming of a chain's batches until the transaction ends.
+func (q *Queries) LockBatchChain(ctx context.Context, db DBTX, chainID int64) error {
+	_, err := db.Exec(ctx, lockBatchChain, chainID)
+	return err
+}
+
 const lockSweep = `-- name: LockSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at FROM sweeps WHERE id = $1 FOR UPDATE
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) LockSweep(ctx context.Context, db DBTX, id int64) (Sweep, error) {
@@ -100,6 +250,26 @@ func (q *Queries) LockSweep(ctx context.Context, db DBTX, id int64) (Sweep, erro
 		&i.CreatedAt,
 		&i.SentAt,
 		&i.MinedAt,
+		&i.DoneAt,
+		&i.Batched,
+		&i.BatchID,
+		&i.Skips,
+	)
+	return i, err
+}
+
+const lockSweepBatch = `-- name: LockSweepBatch :one
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockSweepBatch(ctx context.Context, db DBTX, id int64) (SweepBatch, error) {
+	row := db.QueryRow(ctx, lockSweepBatch, id)
+	var i SweepBatch
+	err := row.Scan(
+		&i.ID,
+		&i.ChainID,
+		&i.Status,
+		&i.CreatedAt,
 		&i.DoneAt,
 	)
 	return i, err
@@ -126,7 +296,7 @@ func (q *Queries) MarkSweepMined(ctx context.Context, db DBTX, id int64) (*time.
 }
 
 const openSweep = `-- name: OpenSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
 WHERE chain_id = $1 AND address = $2 AND status <> 'DONE'
 `
 
@@ -146,6 +316,26 @@ func (q *Queries) OpenSweep(ctx context.Context, db DBTX, arg OpenSweepParams) (
 		&i.CreatedAt,
 		&i.SentAt,
 		&i.MinedAt,
+		&i.DoneAt,
+		&i.Batched,
+		&i.BatchID,
+		&i.Skips,
+	)
+	return i, err
+}
+
+const openSweepBatch = `-- name: OpenSweepBatch :one
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = $1 AND status = 'SENDING'
+`
+
+func (q *Queries) OpenSweepBatch(ctx context.Context, db DBTX, chainID int64) (SweepBatch, error) {
+	row := db.QueryRow(ctx, openSweepBatch, chainID)
+	var i SweepBatch
+	err := row.Scan(
+		&i.ID,
+		&i.ChainID,
+		&i.Status,
+		&i.CreatedAt,
 		&i.DoneAt,
 	)
 	return i, err
@@ -182,6 +372,20 @@ func (q *Queries) PendingTopUps(ctx context.Context, db DBTX, arg PendingTopUpsP
 	return items, nil
 }
 
+const setSweepBatchStatus = `-- name: SetSweepBatchStatus :exec
+UPDATE sweep_batches SET status = $1, done_at = CASE WHEN $1 = 'DONE' THEN now() ELSE done_at END WHERE id = $2
+`
+
+type SetSweepBatchStatusParams struct {
+	Status domain.SweepBatchStatus
+	ID     int64
+}
+
+func (q *Queries) SetSweepBatchStatus(ctx context.Context, db DBTX, arg SetSweepBatchStatusParams) error {
+	_, err := db.Exec(ctx, setSweepBatchStatus, arg.Status, arg.ID)
+	return err
+}
+
 const setSweepStatus = `-- name: SetSweepStatus :exec
 UPDATE sweeps SET status = $1,
 	sent_at = CASE WHEN $1 = 'SENDING' THEN now() ELSE sent_at END,
@@ -202,7 +406,9 @@ func (q *Queries) SetSweepStatus(ctx context.Context, db DBTX, arg SetSweepStatu
 const sweepDeposits = `-- name: SweepDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
+		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
+		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.sweep_id = $1::bigint ORDER BY deposits.id
@@ -274,7 +480,9 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 const unsweptDeposits = `-- name: UnsweptDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
 	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)), '')::text AS sweep_tx_hash,
+		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
+		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
+		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits

@@ -1,0 +1,387 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/batchsweep"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Batch sweeps (EIP-7702, docs/sweeps-eip7702.md). On a chain whose sweepMethod is eip7702,
+// the sweeps of token-deposit addresses are batched: the address signs nothing but its
+// delegation to the chain's Sweeper (an authorization the batch carries the first time), and
+// the gas tank sends one transaction that sweeps up to batchsweep.MaxBatch addresses to the
+// bankroll. No top-up, no dust. The money rules stay those of sweep.go:
+//
+//   - a sweep still opens per address with its confirmed deposits and is credited from its own
+//     deposits, exactly once (finishSweep);
+//   - it enters a batch (FUNDING → SENDING) in the database transaction that stores the
+//     batch's signed transaction, before any broadcast; one batch per chain is in flight, and
+//     the sweeps that fall due meanwhile go together in the next one;
+//   - the batch sweeps exact amounts (the deposits'), and its receipt, never its success,
+//     decides each sweep: swept (the token Transfer / NativeSwept logs show exactly those
+//     amounts reaching the bankroll) or skipped (a delegation cleared or replaced, a balance
+//     short of the amounts) and back to wait for the next batch, which re-authorizes it;
+//   - a batch that can never be mined (reverted, cancelled, failed) skips every sweep of it;
+//   - a reorg holds a sweep as before: a held sweep joins no batch, and one already swept is
+//     credited only once the reorg is resolved;
+//   - the deposit fee stays in the bankroll (the Sweeper pays nowhere else): the operator is
+//     credited the net amount, the fee is recorded on the deposit as with topup.
+
+// PurposeSweepBatch is the gas tank's batch transaction (chain_txs.purpose).
+const PurposeSweepBatch = "sweep-batch"
+
+// batchRef is the chain_txs ref of a batch's transaction.
+func batchRef(batchID int64) string { return fmt.Sprintf("batch:%d", batchID) }
+
+// stepBatchSettled: a batch's outcome is recorded, its swept sweeps not credited yet.
+const stepBatchSettled = "batch-settled"
+
+// errBatchStale: a sweep changed between planning a batch and storing it; the batch is
+// planned again on the next step.
+var errBatchStale = errors.New("deposit: a sweep changed while its batch was planned")
+
+// batched reports whether the sweeps of address on n go in batches: a token-deposit address
+// on an eip7702 chain. Every other address (native deposits, treasuries, addresses handed out
+// before the chain moved to eip7702) keeps the top-up sweep, so it is never delegated.
+func (s *Service) batched(ctx context.Context, n chain.Network, address string) (bool, error) {
+	if !n.Batched() {
+		return false, nil
+	}
+	owner, err := store.New(s.pool).DepositAddressByAddress(ctx, address)
+	if err != nil {
+		return false, fmt.Errorf("deposit: owner of %s: %w", address, err)
+	}
+	return owner.Token, nil
+}
+
+// batchedSweepStep advances a batched sweep: it advances the chain's batch (forming one when
+// none is in flight) and credits the sweep once its batch swept it.
+func (s *Service) batchedSweepStep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) error {
+	if sw.Status == domain.SweepSending && sw.MinedAt != nil {
+		return s.finishSweep(ctx, n, sw)
+	}
+	return s.batchStep(ctx, n, c)
+}
+
+// batchStep advances the chain's batch in flight; once it is settled (or when there is none)
+// it forms the next one from the sweeps that wait.
+func (s *Service) batchStep(ctx context.Context, n chain.Network, c *chain.Client) error {
+	b, err := store.New(s.pool).OpenSweepBatch(ctx, n.ChainID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		settled, err := s.advanceBatch(ctx, n, c, b)
+		if err != nil || !settled {
+			return err
+		}
+	}
+	return s.formBatch(ctx, n, c)
+}
+
+// chainState reads what batchsweep.Build needs at the latest block.
+type chainState struct{ c *chain.Client }
+
+func (st chainState) CodeAt(ctx context.Context, a common.Address, block *big.Int) ([]byte, error) {
+	return st.c.CodeAt(ctx, a, block)
+}
+
+func (st chainState) NonceAt(ctx context.Context, a common.Address, _ *big.Int) (uint64, error) {
+	return st.c.Nonce(ctx, a, false)
+}
+
+// batchAccount is what a sweep moves from its address: the sum of its deposits per asset, in
+// exact amounts (the native currency as the zero token).
+func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.Sweep, deposits []domain.Deposit) (batchsweep.Account, error) {
+	acct := batchsweep.Account{Address: common.HexToAddress(sw.Address)}
+	groups, err := s.groups(ctx, n, deposits)
+	if err != nil {
+		return acct, err
+	}
+	for _, g := range groups {
+		token := common.Address{}
+		if !g.asset.Native {
+			token = g.asset.Contract
+		}
+		acct.Assets = append(acct.Assets, batchsweep.Asset{Token: token, Amount: new(big.Int).Set(g.gross)})
+	}
+	return acct, nil
+}
+
+// formBatch stores the next batch of the chain's waiting sweeps, signed, before anything is
+// broadcast, then broadcasts it.
+func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Client) error {
+	q := store.New(s.pool)
+	due, err := q.DueBatchSweeps(ctx, n.ChainID, batchsweep.MaxBatch)
+	if err != nil || len(due) == 0 {
+		return err
+	}
+	if n.SweeperAddress == (common.Address{}) || n.BankrollAddress == (common.Address{}) {
+		return fmt.Errorf("deposit: chain %d sweeps in batches but has no sweeperAddress or bankrollAddress", n.ChainID)
+	}
+	var (
+		sweeps   []domain.Sweep
+		accounts []batchsweep.Account
+		planned  = map[int64][]int64{} // sweep → its deposits, as planned
+	)
+	for _, sw := range due {
+		deposits, err := q.SweepDeposits(ctx, sw.ID)
+		if err != nil {
+			return err
+		}
+		if len(deposits) == 0 {
+			// Its deposits left with a reorg before it was signed (reorg.go detaches them
+			// from a FUNDING sweep): nothing to sweep, the sweep closes.
+			if err := s.closeEmptySweep(ctx, sw.ID); err != nil {
+				return err
+			}
+			continue
+		}
+		acct, err := s.batchAccount(ctx, n, sw, deposits)
+		if err != nil {
+			return err
+		}
+		sweeps = append(sweeps, sw)
+		accounts = append(accounts, acct)
+		for _, d := range deposits {
+			planned[sw.ID] = append(planned[sw.ID], d.ID)
+		}
+	}
+	if len(sweeps) == 0 {
+		return nil
+	}
+	plan, err := batchsweep.Build(ctx, chainState{c}, s.engine.Keys(), big.NewInt(n.ChainID), n.SweeperAddress, accounts)
+	if err != nil {
+		return fmt.Errorf("deposit: plan a batch of %d sweeps on chain %d: %w", len(sweeps), n.ChainID, err)
+	}
+	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: s.wallet.GasTankAddress(), To: n.SweeperAddress,
+		Data: plan.Data, Authorizations: plan.Authorizations, Purpose: PurposeSweepBatch})
+	if err != nil {
+		return fmt.Errorf("deposit: prepare a batch of %d sweeps on chain %d: %w", len(sweeps), n.ChainID, err)
+	}
+	var (
+		batch domain.SweepBatch
+		txID  int64
+	)
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := q.LockBatchChain(ctx, n.ChainID); err != nil {
+			return err
+		}
+		if _, err := q.OpenSweepBatch(ctx, n.ChainID); err == nil {
+			return errBatchStale // another job formed one meanwhile
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if batch, err = q.InsertSweepBatch(ctx, n.ChainID); err != nil {
+			return err
+		}
+		for _, sw := range sweeps {
+			if err := joinBatch(ctx, q, sw.ID, batch.ID, planned[sw.ID]); err != nil {
+				return err
+			}
+		}
+		p.Ref = batchRef(batch.ID)
+		t, _, err := s.engine.Create(ctx, tx, p)
+		txID = t.ID
+		return err
+	})
+	if errors.Is(err, errBatchStale) {
+		return nil // the next step plans again
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("sweep batch signed", "batch", batch.ID, "chain", n.ChainID, "sweeps", len(sweeps),
+		"authorizations", len(plan.Authorizations))
+	_, err = s.engine.Advance(ctx, txID)
+	return err
+}
+
+// joinBatch moves a sweep into a batch, after checking (with its deposits' rows locked) that
+// its deposits are still those the batch was planned with.
+func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, planned []int64) error {
+	if _, err := q.LockSweep(ctx, sweepID); err != nil {
+		return err
+	}
+	for _, id := range planned {
+		d, err := q.LockDeposit(ctx, id)
+		if err != nil {
+			return err
+		}
+		if d.SweepID != sweepID {
+			return errBatchStale
+		}
+	}
+	now, err := q.SweepDeposits(ctx, sweepID)
+	if err != nil {
+		return err
+	}
+	if len(now) != len(planned) {
+		return errBatchStale
+	}
+	return moveSweep(ctx, q, sweepID, SweepSigned, func() error {
+		joined, err := q.JoinBatch(ctx, sweepID, batchID)
+		if err == nil && !joined {
+			err = errBatchStale
+		}
+		return err
+	})
+}
+
+// closeEmptySweep closes a waiting batched sweep left without deposits.
+func (s *Service) closeEmptySweep(ctx context.Context, sweepID int64) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if deposits, err := q.SweepDeposits(ctx, sweepID); err != nil || len(deposits) > 0 {
+			return err
+		}
+		if err := moveSweep(ctx, q, sweepID, SweepSigned, func() error { return nil }); err != nil {
+			return err
+		}
+		return moveSweep(ctx, q, sweepID, SweepCredited, func() error { return nil })
+	})
+}
+
+// advanceBatch advances a batch's transaction; once it is mined it settles the batch from
+// the receipt and credits the sweeps it swept. settled: the batch is done.
+func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Client, b domain.SweepBatch) (settled bool, err error) {
+	q := store.New(s.pool)
+	t, err := q.ChainTxByRef(ctx, PurposeSweepBatch, batchRef(b.ID))
+	if err != nil {
+		return false, fmt.Errorf("deposit: batch %d: its transaction: %w", b.ID, err)
+	}
+	if t.State == domain.ChainTxPending {
+		if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
+			return false, err
+		}
+	}
+	sweeps, err := q.BatchSweeps(ctx, b.ID)
+	if err != nil {
+		return false, err
+	}
+	swept := map[int64]bool{}
+	switch t.State {
+	case domain.ChainTxPending:
+		return false, nil
+	case domain.ChainTxMined:
+		results, err := s.batchResults(ctx, n, c, t, sweeps)
+		if err != nil {
+			return false, err
+		}
+		for _, sw := range sweeps {
+			swept[sw.ID] = results[common.HexToAddress(sw.Address)].Swept
+		}
+	case domain.ChainTxReverted, domain.ChainTxCancelled, domain.ChainTxFailed:
+		// Nothing of it reached the chain's state: every sweep waits for the next batch.
+		s.log.Error("sweep batch not mined: its sweeps go in the next batch", "batch", b.ID, "chain", n.ChainID,
+			"state", t.State, "hash", t.MinedHash)
+	}
+	if err := s.settleBatch(ctx, n, b, sweeps, swept); err != nil {
+		return false, err
+	}
+	if s.crash != nil {
+		s.crash(stepBatchSettled)
+	}
+	for _, sw := range sweeps {
+		if !swept[sw.ID] {
+			continue
+		}
+		if err := s.creditSwept(ctx, n, sw.ID); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// batchResults reads what a mined batch did to each of its sweeps' addresses, checked against
+// the exact amounts the batch was planned with (the sweeps' deposits).
+func (s *Service) batchResults(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx,
+	sweeps []domain.Sweep) (map[common.Address]batchsweep.Result, error) {
+	plan := batchsweep.Plan{Sweeper: n.SweeperAddress}
+	for _, sw := range sweeps {
+		deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
+		if err != nil {
+			return nil, err
+		}
+		acct, err := s.batchAccount(ctx, n, sw, deposits)
+		if err != nil {
+			return nil, err
+		}
+		plan.Accounts = append(plan.Accounts, acct)
+	}
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if err != nil {
+		return nil, fmt.Errorf("deposit: receipt of batch transaction %s: %w", t.MinedHash, err)
+	}
+	results, err := batchsweep.Results(plan, n.BankrollAddress, r)
+	if err != nil {
+		return nil, fmt.Errorf("deposit: batch transaction %s: %w", t.MinedHash, err)
+	}
+	out := make(map[common.Address]batchsweep.Result, len(results))
+	for _, res := range results {
+		out[res.Address] = res
+	}
+	return out, nil
+}
+
+// settleBatch records a batch's outcome in one database transaction: the swept sweeps are
+// marked mined (credited next), the others wait for the next batch, the batch is done. A
+// batch already settled is left alone.
+func (s *Service) settleBatch(ctx context.Context, n chain.Network, b domain.SweepBatch, sweeps []domain.Sweep, swept map[int64]bool) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		locked, err := q.LockSweepBatch(ctx, b.ID)
+		if err != nil {
+			return err
+		}
+		to, err := NextBatch(locked.Status, BatchSettled)
+		if errors.Is(err, errRefused) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		for _, sw := range sweeps {
+			if swept[sw.ID] {
+				if _, err := q.MarkSweepMined(ctx, sw.ID); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := moveSweep(ctx, q, sw.ID, SweepSkipped, func() error { return q.LeaveBatch(ctx, sw.ID, b.ID) }); err != nil {
+				return err
+			}
+			s.log.Warn("sweep skipped by its batch: it goes in the next one (re-authorized if its delegation was cleared or replaced)",
+				"sweep", sw.ID, "batch", b.ID, "chain", n.ChainID, "address", sw.Address, "skips", sw.Skips+1)
+		}
+		return q.SetSweepBatchStatus(ctx, b.ID, to)
+	})
+}
+
+// creditSwept credits a sweep its batch swept, unless a reorg holds it (credited once the
+// reorg is resolved) or its deposits wait for a rate (their settle jobs credit it later).
+func (s *Service) creditSwept(ctx context.Context, n chain.Network, sweepID int64) error {
+	q := store.New(s.pool)
+	if held, err := q.SweepHeldByReorg(ctx, sweepID); err != nil || held {
+		return err
+	}
+	sw, err := q.LockSweep(ctx, sweepID) // outside a transaction: a read
+	if err != nil {
+		return err
+	}
+	if err := s.finishSweep(ctx, n, sw); err != nil && !errors.Is(err, errWaitingForRate) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package deposit_test
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
+
+	"github.com/cofferhq/coffer/server/internal/batchsweep"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// setupBatched is setup on an eip7702 chain: a Sweeper deployed for the gas tank and the
+// bankroll, token deposits swept in batches.
+func setupBatched(t *testing.T, feeBps int32) *env {
+	t.Helper()
+	return setupWith(t, options{feeBps: feeBps, batched: true})
+}
+
+// tokenAddress is the token-deposit address of the operator's user userID.
+func (e *env) tokenAddress(userID string) common.Address {
+	e.t.Helper()
+	addr, err := e.svc.TokenAddressFor(e.ctx, e.op.ID, userID)
+	if err != nil {
+		e.t.Fatalf("token address of %s: %v", userID, err)
+	}
+	return addr
+}
+
+// batchTxs are the batch transactions sent so far, oldest first.
+func (e *env) batchTxs() []domain.ChainTx {
+	e.t.Helper()
+	txs, err := store.New(e.pool).ChainTxsByRefPrefix(e.ctx, deposit.PurposeSweepBatch, "batch:")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return txs
+}
+
+// checkBatchedCredit checks that every deposit is credited exactly once with the gross minus
+// its fee, that the bankroll received every gross amount, and that no gas top-up was sent.
+func (e *env) checkBatchedCredit(want int, bankroll0 *big.Int, feeBps int64) {
+	e.t.Helper()
+	ds := e.all()
+	if len(ds) != want {
+		e.t.Fatalf("%d deposits, want %d", len(ds), want)
+	}
+	gross := new(big.Int)
+	for _, d := range ds {
+		fee := new(big.Int).Div(new(big.Int).Mul(d.GrossAmount, big.NewInt(feeBps)), big.NewInt(10000))
+		if d.Status != domain.DepositCredited || d.Amount.Cmp(new(big.Int).Sub(d.GrossAmount, fee)) != 0 || d.FeeAmount.Cmp(fee) != 0 {
+			e.t.Fatalf("deposit %d: %s, amount %v fee %v of %v", d.ID, d.Status, d.Amount, d.FeeAmount, d.GrossAmount)
+		}
+		if d.ContractAddress != "" {
+			gross.Add(gross, d.GrossAmount)
+		}
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bankroll0); got.Cmp(gross) != 0 {
+		e.t.Fatalf("the bankroll received %v USDT units, the deposits were %v", got, gross)
+	}
+	if n := len(e.hooks.all()); n != want {
+		e.t.Fatalf("%d DEPOSIT events, want %d", n, want)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose IN ('gas', 'sweep', 'sweep-fee')`); n != 0 {
+		e.t.Fatalf("%d top-up or per-address sweep transactions on a batched chain", n)
+	}
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE status <> 'DONE' OR NOT batched`); n != 0 {
+		e.t.Fatalf("%d sweeps not done or not batched", n)
+	}
+}
+
+// Token deposits to five token-deposit addresses, confirmed together, are swept in one batch
+// that delegates each address: no top-up, nothing left at the addresses, each deposit credited
+// once with its fee left in the bankroll.
+func TestTokenDepositsAreSweptInOneBatch(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 100) // 1% fee
+	bankroll0 := e.tokenBalance(e.bankroll)
+	var addrs []common.Address
+	var hashes []common.Hash
+	for i := range 5 {
+		a := e.tokenAddress(string(rune('a' + i)))
+		addrs = append(addrs, a)
+		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(int64(10_000_000*(i+1))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h)
+	}
+	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
+		t.Fatal(err)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 5 })
+	e.checkBatchedCredit(5, bankroll0, 100)
+	batches := e.batchTxs()
+	if len(batches) != 1 || batches[0].State != domain.ChainTxMined || batches[0].From != e.gasTank.Hex() {
+		t.Fatalf("batches %+v", batches)
+	}
+	for _, a := range addrs {
+		if b := e.tokenBalance(a); b.Sign() != 0 {
+			t.Fatalf("%s still holds %v", a.Hex(), b)
+		}
+		if eth := e.balance(a); eth.Sign() != 0 {
+			t.Fatalf("%s holds %v wei: a batch leaves no dust", a.Hex(), eth)
+		}
+		code, err := e.client.CodeAt(e.ctx, a, nil)
+		if err != nil || !batchsweep.Delegated(code, e.network.SweeperAddress) {
+			t.Fatalf("%s is not delegated to the Sweeper: %x %v", a.Hex(), code, err)
+		}
+	}
+	// The DEPOSIT names the batch transaction as the deposit's sweep.
+	for _, d := range e.all() {
+		if d.SweepTxHash != batches[0].MinedHash {
+			t.Fatalf("deposit %d sweep tx %q, want %s", d.ID, d.SweepTxHash, batches[0].MinedHash)
+		}
+	}
+	// A second deposit to a delegated address goes in a batch without an authorization.
+	h, err := e.dev.Mint(e.ctx, "USDT", addrs[0], big.NewInt(7_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 6 })
+	e.checkBatchedCredit(6, bankroll0, 100)
+	batches = e.batchTxs()
+	if len(batches) != 2 || len(batches[1].Authorizations) != 0 {
+		t.Fatalf("second batch %+v", batches)
+	}
+}
+
+// ETH sent (with enough gas) to a token-deposit address on a batched chain is a native
+// deposit: credited and swept by the next batch, with no top-up and no dust.
+func TestETHToATokenAddressIsSweptInABatch(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	a := e.tokenAddress("eve")
+	u := e.newUser()
+	tx := e.send(u, 0, a, milliETH(20), nil, 2) // 100,000 gas: a wallet that estimates
+	e.mine(tx)
+	bankroll0 := e.balance(e.bankroll)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.all()[0]
+	if d.Status != domain.DepositCredited || d.Amount.Cmp(milliETH(20)) != 0 || d.ContractAddress != "" {
+		t.Fatalf("deposit %+v", d)
+	}
+	if got := new(big.Int).Sub(e.balance(e.bankroll), bankroll0); got.Cmp(milliETH(20)) != 0 {
+		t.Fatalf("the bankroll received %v wei, want %v", got, milliETH(20))
+	}
+	if b := e.balance(a); b.Sign() != 0 {
+		t.Fatalf("the token address keeps %v wei", b)
+	}
+}
+
+// A delegation someone else cleared (the seed used in another wallet) is authorized again by
+// the next batch; one replaced while a batch is on its way makes that batch skip the address,
+// and the next batch re-authorizes and sweeps it. Each deposit is credited once, and nothing
+// reaches anyone but the bankroll.
+func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	bankroll0 := e.tokenBalance(e.bankroll)
+	a := e.tokenAddress("mallory")
+	key, err := deposit.KeyRing{Keys: e.keys, Pool: e.pool}.Key(e.ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := func(amount int64) {
+		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(amount))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.dev.Mine(e.ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// delegate sends, from an outside account, a SetCodeTx that delegates a to target.
+	delegate := func(target common.Address, tipGwei int64) *types.Transaction {
+		nonce, err := e.client.Nonce(e.ctx, a, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth, err := types.SignSetCode(key, types.SetCodeAuthorization{ChainID: *uint256.NewInt(uint64(e.dev.ChainID())),
+			Address: target, Nonce: nonce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := e.newUser()
+		tip := uint256.NewInt(uint64(tipGwei) * 1e9)
+		tx := types.MustSignNewTx(u.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.SetCodeTx{
+			ChainID: uint256.NewInt(uint64(e.dev.ChainID())), Nonce: 0, GasTipCap: tip,
+			GasFeeCap: new(uint256.Int).Add(tip, uint256.NewInt(100e9)), Gas: 100_000, To: u.addr,
+			AuthList: []types.SetCodeAuthorization{auth}})
+		if err := e.client.Send(e.ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+
+	pay(5_000_000)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+
+	// Cleared between two batches: the next batch authorizes the address again.
+	e.mine(delegate(common.Address{}, 2))
+	if code, _ := e.client.CodeAt(e.ctx, a, nil); len(code) != 0 {
+		t.Fatalf("delegation not cleared: %x", code)
+	}
+	pay(6_000_000)
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	if b := e.batchTxs(); len(b) != 2 || len(b[1].Authorizations) != 1 {
+		t.Fatalf("batches after a cleared delegation: %+v", b)
+	}
+
+	// Replaced while a batch is on its way, by a Sweeper that pays a thief: the batch skips
+	// the address (its tokens stay), the next one re-authorizes it.
+	thief := common.HexToAddress("0x00000000000000000000000000000000000bad01")
+	other, err := e.dev.DeploySweeper(e.ctx, e.gasTank, thief)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay(7_000_000)
+	for range 3 + confirmations {
+		e.scan()
+		e.dev.Commit()
+	}
+	e.scan()
+	// Form the batch (stored and broadcast), then replace the delegation ahead of it.
+	e.settleAll()
+	if b := e.batchTxs(); len(b) != 3 || b[2].State != domain.ChainTxPending {
+		t.Fatalf("third batch not on its way: %+v", b)
+	}
+	e.mine(delegate(other, 50))
+	e.run(func() bool { return len(e.hooks.all()) == 3 })
+	var skips int
+	if err := e.pool.QueryRow(e.ctx, `SELECT max(skips) FROM sweeps`).Scan(&skips); err != nil || skips != 1 {
+		t.Fatalf("skips %d (%v), want 1", skips, err)
+	}
+	if b := e.batchTxs(); len(b) != 4 || len(b[3].Authorizations) != 1 {
+		t.Fatalf("batches after a replaced delegation: %d", len(b))
+	}
+	if got := e.tokenBalance(thief); got.Sign() != 0 {
+		t.Fatalf("the thief got %v", got)
+	}
+	e.checkBatchedCredit(3, bankroll0, 0)
+}
+
+// A crash at each step of sending a batch, and between recording its outcome and crediting
+// it, then a restart: one batch transaction (one gas-tank nonce), each deposit credited once.
+func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
+	t.Parallel()
+	steps := []struct {
+		step string
+		nth  int
+	}{
+		{chaintx.StepNonce, 1},
+		{chaintx.StepSigned, 1},
+		{chaintx.StepStored, 1},
+		{chaintx.StepBroadcast, 1},
+		{chaintx.StepReceipt, 2}, // broadcast and mined, its receipt not read
+		{deposit.StepBatchSettled, 1},
+	}
+	for _, tc := range steps {
+		t.Run(tc.step, func(t *testing.T) {
+			t.Parallel()
+			e := setupBatched(t, 50)
+			bankroll0 := e.tokenBalance(e.bankroll)
+			var hashes []common.Hash
+			for i := range 3 {
+				h, err := e.dev.Mint(e.ctx, "USDT", e.tokenAddress(string(rune('p'+i))), big.NewInt(3_000_000))
+				if err != nil {
+					t.Fatal(err)
+				}
+				hashes = append(hashes, h)
+			}
+			if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
+				t.Fatal(err)
+			}
+			reached, crashed := 0, false
+			crash := func(step string) {
+				if step == tc.step {
+					if reached++; reached == tc.nth {
+						crashed = true
+						panic("crash at " + step)
+					}
+				}
+			}
+			e.engine.Crash = crash
+			deposit.SetCrash(e.svc, crash)
+			for range 10 + confirmations {
+				func() {
+					defer func() { _ = recover() }()
+					e.scan()
+					e.settleAll()
+				}()
+				if crashed {
+					break
+				}
+				e.dev.Commit()
+			}
+			e.engine.Crash = nil
+			deposit.SetCrash(e.svc, nil)
+			if !crashed {
+				t.Fatal("never crashed")
+			}
+			// The restart.
+			e.run(func() bool { return len(e.hooks.all()) == 3 })
+			e.checkBatchedCredit(3, bankroll0, 50)
+			if b := e.batchTxs(); len(b) != 1 || len(b[0].Attempts) != 1 {
+				t.Fatalf("%d batch transactions (want 1): %+v", len(b), b)
+			}
+			nonce, err := e.client.Nonce(e.ctx, e.gasTank, false)
+			if err != nil || nonce != 1 {
+				t.Fatalf("gas tank nonce %d (%v), want 1", nonce, err)
+			}
+		})
+	}
+}
+
+// Native deposits never go to a delegated address: on a batched chain the address handed out
+// for the native currency takes a 21,000-gas transfer and is swept by a top-up-free native
+// sweep as before.
+func TestBatchedChainKeepsPlainNativeAddresses(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	sess := e.openSession("nat")
+	info, err := e.svc.Address(e.ctx, sess, "ETH", e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenInfo, err := e.svc.Address(e.ctx, sess, "USDT", e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Address == tokenInfo.Address {
+		t.Fatal("native and token deposits share an address on a batched chain")
+	}
+	u := e.newUser()
+	tx := types.MustSignNewTx(u.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+		ChainID: big.NewInt(e.dev.ChainID()), Nonce: 0, GasTipCap: big.NewInt(2e9), GasFeeCap: big.NewInt(200e9),
+		Gas: 21_000, To: &info.Address, Value: milliETH(30)})
+	if err := e.client.Send(e.ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	if d := e.all()[0]; d.Status != domain.DepositCredited || d.Address != info.Address.Hex() {
+		t.Fatalf("native deposit %+v", d)
+	}
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE batched`); n != 0 {
+		t.Fatalf("%d batched sweeps of a native address", n)
+	}
+}

@@ -1,0 +1,29 @@
+-- EIP-7702 batch sweeps (docs/sweeps-eip7702.md). On a chain with sweepMethod eip7702, the
+-- sweep of a token-deposit address is never signed by the address and needs no gas top-up:
+-- the gas tank sends one transaction (chain_txs purpose 'sweep-batch', ref 'batch:<id>') that
+-- calls the chain's Sweeper, which sweeps each address of the batch (delegated to it) to the
+-- bankroll. The sweeps keep their rows, deposits and credit as before; a batch only groups them.
+--   SENDING  the batch transaction is stored (signed before broadcast) and advanced until mined
+--   DONE     its receipt was read: each sweep of it is either swept (mined_at set, credited
+--            next) or skipped and back to FUNDING for the next batch
+CREATE TABLE sweep_batches (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    chain_id   bigint NOT NULL,
+    status     text NOT NULL DEFAULT 'SENDING' CHECK (status IN ('SENDING', 'DONE')),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    done_at    timestamptz
+);
+-- One batch in flight per chain: sweeps that fall due meanwhile wait for it and go together in
+-- the next one (batching under load, no waiting when idle).
+CREATE UNIQUE INDEX sweep_batches_open_idx ON sweep_batches (chain_id) WHERE status = 'SENDING';
+
+-- batched: the sweep goes in a batch (fixed when it opens: a token-deposit address on an
+-- eip7702 chain); batch_id: the batch it is in, NULL while it waits for one; skips: how many
+-- batches skipped it (its delegation was cleared or replaced, or its sweep reverted).
+ALTER TABLE sweeps
+    ADD COLUMN batched boolean NOT NULL DEFAULT false,
+    ADD COLUMN batch_id bigint REFERENCES sweep_batches (id),
+    ADD COLUMN skips integer NOT NULL DEFAULT 0,
+    ADD CONSTRAINT sweeps_batch_check CHECK (batched OR batch_id IS NULL);
+CREATE INDEX sweeps_batch_due_idx ON sweeps (chain_id, id) WHERE batched AND status = 'FUNDING';
+CREATE INDEX sweeps_batch_idx ON sweeps (batch_id) WHERE batch_id IS NOT NULL;
