@@ -63,7 +63,31 @@ type Network struct {
 	// without it only transactions that pay a deposit address directly are seen. The RPC
 	// endpoints must serve the debug namespace for every block scanned or replayed.
 	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
+	// SweepMethod is how ERC20 deposits are swept (SweepTopUp when unset). With SweepEIP7702,
+	// token deposits go to per-user token-deposit addresses that the Sweeper contract at
+	// SweeperAddress sweeps in batches (docs/sweeps-eip7702.md); native deposits keep plain
+	// addresses either way.
+	SweepMethod SweepMethod `json:"sweepMethod,omitempty"`
+	// SweeperAddress is the chain's Sweeper contract, required with SweepEIP7702 and refused
+	// otherwise.
+	SweeperAddress common.Address `json:"sweeperAddress,omitzero"`
 }
+
+// SweepMethod is how a network's ERC20 deposits are swept.
+type SweepMethod string
+
+const (
+	// SweepTopUp sends each deposit address the gas for its own sweep transaction. It works on
+	// every chain (no Pectra needed), and every address ever handed out stays a plain EOA.
+	SweepTopUp SweepMethod = "topup"
+	// SweepEIP7702 delegates token-deposit addresses to the Sweeper contract and sweeps many
+	// in one transaction from the gas tank. The chain must run Prague (Pectra).
+	SweepEIP7702 SweepMethod = "eip7702"
+)
+
+// Batched reports whether the network sweeps token deposits in EIP-7702 batches, so token
+// deposits go to token-deposit addresses.
+func (n Network) Batched() bool { return n.SweepMethod == SweepEIP7702 }
 
 // DefaultMinDepositUSD is MinDepositUSD's default.
 const DefaultMinDepositUSD = "1.00"
@@ -161,6 +185,9 @@ func (n *Network) validate() error {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
+	if err := n.validateSweep(); err != nil {
+		return err
+	}
 	symbols := map[string]bool{strings.ToUpper(n.NativeSymbol): true}
 	for _, t := range n.Tokens {
 		if err := checkMinimum(t.MinDeposit); err != nil {
@@ -176,6 +203,26 @@ func (n *Network) validate() error {
 			return fmt.Errorf("symbol %s listed twice", t.Symbol)
 		}
 		symbols[strings.ToUpper(t.Symbol)] = true
+	}
+	return nil
+}
+
+// validateSweep defaults the sweep method to topup and checks the Sweeper goes with eip7702
+// only: a Sweeper set on a topup chain would silently do nothing.
+func (n *Network) validateSweep() error {
+	switch n.SweepMethod {
+	case "":
+		n.SweepMethod = SweepTopUp
+	case SweepTopUp, SweepEIP7702:
+	default:
+		return fmt.Errorf("sweepMethod %q: must be %q or %q", n.SweepMethod, SweepTopUp, SweepEIP7702)
+	}
+	hasSweeper := n.SweeperAddress != (common.Address{})
+	switch {
+	case n.SweepMethod == SweepEIP7702 && !hasSweeper:
+		return errors.New("sweepMethod eip7702 needs sweeperAddress: the chain's Sweeper contract, built for this gas tank and bankroll (docs/sweeps-eip7702.md); without one, use sweepMethod topup")
+	case n.SweepMethod == SweepTopUp && hasSweeper:
+		return errors.New(`sweeperAddress is set but sweepMethod is topup: set "sweepMethod": "eip7702" to use the Sweeper, or remove sweeperAddress`)
 	}
 	return nil
 }

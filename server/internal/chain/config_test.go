@@ -62,3 +62,51 @@ func TestLoadFile(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepMethod: the sweep method defaults to topup; eip7702 needs a Sweeper, topup refuses
+// one (it would silently do nothing), and an unknown method names the allowed ones.
+func TestSweepMethod(t *testing.T) {
+	t.Parallel()
+	const sweeper = `,"sweeperAddress":"0x00000000000000000000000000000000000005e9"`
+	for _, tc := range []struct {
+		name, extra string
+		want        SweepMethod
+		batched     bool
+		err         string
+	}{
+		{name: "unset", want: SweepTopUp},
+		{name: "topup", extra: `,"sweepMethod":"topup"`, want: SweepTopUp},
+		{name: "eip7702", extra: `,"sweepMethod":"eip7702"` + sweeper, want: SweepEIP7702, batched: true},
+		{name: "eip7702 without sweeper", extra: `,"sweepMethod":"eip7702"`, err: "sweepMethod eip7702 needs sweeperAddress"},
+		{name: "eip7702 zero sweeper", extra: `,"sweepMethod":"eip7702","sweeperAddress":"0x0000000000000000000000000000000000000000"`,
+			err: "needs sweeperAddress"},
+		{name: "sweeper on topup", extra: `,"sweepMethod":"topup"` + sweeper, err: "sweeperAddress is set but sweepMethod is topup"},
+		{name: "sweeper alone", extra: sweeper, err: "sweeperAddress is set but sweepMethod is topup"},
+		{name: "unknown", extra: `,"sweepMethod":"EIP7702"`, err: `sweepMethod "EIP7702": must be "topup" or "eip7702"`},
+		{name: "bad sweeper", extra: `,"sweepMethod":"eip7702","sweeperAddress":"0x12"`, err: "hex string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body := `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
+				"bankrollAddress":"0x0000000000000000000000000000000000000b0b"` + tc.extra + `}]`
+			path := filepath.Join(t.TempDir(), "chains.json")
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := LoadFile(path)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := r.Network(1)
+			if n.SweepMethod != tc.want || n.Batched() != tc.batched {
+				t.Fatalf("sweep method %q batched %v, want %q %v", n.SweepMethod, n.Batched(), tc.want, tc.batched)
+			}
+		})
+	}
+}

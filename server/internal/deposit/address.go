@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -18,7 +19,9 @@ import (
 )
 
 // AddressFor returns the deposit address of an operator's user, assigning the next derivation
-// index the first time. The same address serves every EVM chain and is watched forever.
+// index the first time. The same address serves every EVM chain and is watched forever. It
+// stays a plain EOA (never delegated): native deposits go there on every chain, and token
+// deposits on chains that sweep with top-ups.
 func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID string) (common.Address, error) {
 	var addr common.Address
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -45,6 +48,49 @@ func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID str
 	return addr, nil
 }
 
+// TokenAddressFor returns the token-deposit address of an operator's user (m/44'/60'/0'/1/i),
+// assigning the next derivation index the first time: where the user's token deposits go on
+// chains that sweep in EIP-7702 batches, which delegate it to the Sweeper. Like AddressFor, it
+// is assigned once under the depositor's row lock, serves every EVM chain and is watched
+// forever.
+func (s *Service) TokenAddressFor(ctx context.Context, operatorID, externalUserID string) (common.Address, error) {
+	var addr common.Address
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		index, existing, err := q.LockTokenAddress(ctx, operatorID, externalUserID)
+		if err != nil {
+			return err
+		}
+		if index != nil {
+			addr = common.HexToAddress(existing)
+			return nil
+		}
+		i, err := s.nextIndex(ctx, q)
+		if err != nil {
+			return err
+		}
+		if addr, err = s.wallet.TokenDepositAddress(uint32(i)); err != nil {
+			return err
+		}
+		return q.InsertTokenAddress(ctx, operatorID, externalUserID, i, addr.Hex())
+	})
+	if err != nil {
+		return addr, fault.Wrap(err, "assign token-deposit address")
+	}
+	s.watched.add(addr)
+	return addr, nil
+}
+
+// addressFor is where a user pays an asset on a network: the token-deposit address for a
+// token on a chain that sweeps in EIP-7702 batches, else the user's address (native
+// currencies everywhere, since a delegated address refuses 21,000-gas transfers).
+func (s *Service) addressFor(ctx context.Context, n chain.Network, asset chain.Asset, operatorID, externalUserID string) (common.Address, error) {
+	if !asset.Native && n.Batched() {
+		return s.TokenAddressFor(ctx, operatorID, externalUserID)
+	}
+	return s.AddressFor(ctx, operatorID, externalUserID)
+}
+
 // AddressInfo is where and how much a deposit session's user pays.
 type AddressInfo struct {
 	Address         common.Address
@@ -67,11 +113,16 @@ func (s *Service) Address(ctx context.Context, sess domain.Session, currency str
 		return AddressInfo{}, err
 	}
 	asset, usd, perUSD := priced.Asset, priced.USD, priced.PerUSD
-	addr, err := s.AddressFor(ctx, sess.OperatorID, sess.ExternalUserID)
+	n, ok := s.chains.Network(chainID)
+	if !ok { // PriceAsset found the asset on it
+		return AddressInfo{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	addr, err := s.addressFor(ctx, n, asset, sess.OperatorID, sess.ExternalUserID)
 	if err != nil {
 		return AddressInfo{}, err
 	}
-	// Payments to the address in this asset now belong to this session (the newest to hand it out).
+	// Payments from the user in this asset on this chain now belong to this session (the newest
+	// to hand an address out for them).
 	if err := store.New(s.pool).RecordHandout(ctx, sess.ID, chainID, asset.Symbol); err != nil {
 		return AddressInfo{}, fault.Wrap(err, "record address handout")
 	}
@@ -135,13 +186,23 @@ func (s *Service) Treasury(ctx context.Context, operatorID string) (common.Addre
 
 // nextAddress takes the next derivation index (in q's transaction) and derives its address.
 func (s *Service) nextAddress(ctx context.Context, q *store.Queries) (int64, common.Address, error) {
-	i, err := q.NextAddressIndex(ctx)
+	i, err := s.nextIndex(ctx, q)
 	if err != nil {
 		return 0, common.Address{}, err
 	}
-	if i < 0 || i > math.MaxInt32 {
-		return 0, common.Address{}, fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
-	}
 	addr, err := s.wallet.DepositAddress(uint32(i))
 	return i, addr, err
+}
+
+// nextIndex takes the next derivation index (in q's transaction), one sequence for every kind
+// of address, so the watched set reads them all as "indexes above n".
+func (s *Service) nextIndex(ctx context.Context, q *store.Queries) (int64, error) {
+	i, err := q.NextAddressIndex(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if i < 0 || i > math.MaxInt32 {
+		return 0, fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
+	}
+	return i, nil
 }

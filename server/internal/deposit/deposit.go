@@ -36,6 +36,7 @@ import (
 // through the engine, never with keys of its own, so the API role runs it without keys.
 type Wallet interface {
 	DepositAddress(i uint32) (common.Address, error)
+	TokenDepositAddress(i uint32) (common.Address, error)
 	GasTankAddress() common.Address
 	HotWalletAddress() common.Address
 }

@@ -12,11 +12,13 @@ import (
 )
 
 // KeyRing gives the transaction engine the key of any address Coffer controls: the service
-// wallets, and deposit addresses (re-derived from their index after a restart). Only workers
+// wallets, and deposit and token-deposit addresses (re-derived from their index after a
+// restart). Only workers
 // have one (wallet.Keys, from the seed); the API role's engine has chaintx.NoKeys.
 type KeyRing struct {
 	Keys interface {
 		Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error)
+		TokenDeposit(i uint32) (*ecdsa.PrivateKey, common.Address, error)
 		Signer(addr common.Address) (*ecdsa.PrivateKey, bool)
 	}
 	Pool *pgxpool.Pool
@@ -31,12 +33,16 @@ func (k KeyRing) Key(ctx context.Context, addr common.Address) (*ecdsa.PrivateKe
 	if err != nil {
 		return nil, fmt.Errorf("%s is not an address of this service: %w", addr.Hex(), err)
 	}
-	key, derived, err := k.Keys.Deposit(owner.Index)
+	derive, what := k.Keys.Deposit, "deposit"
+	if owner.Token {
+		derive, what = k.Keys.TokenDeposit, "token-deposit"
+	}
+	key, derived, err := derive(owner.Index)
 	if err != nil {
 		return nil, err
 	}
 	if derived != addr {
-		return nil, fmt.Errorf("deposit index %d derives %s, not %s: wrong seed for this database", owner.Index, derived.Hex(), addr.Hex())
+		return nil, fmt.Errorf("%s index %d derives %s, not %s: wrong seed for this database", what, owner.Index, derived.Hex(), addr.Hex())
 	}
 	return key, nil
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
-// DepositAddress is a depositor's address, or an operator's treasury address, and its
-// derivation index.
+// DepositAddress is a depositor's address, a depositor's token-deposit address, or an
+// operator's treasury address, and its derivation index (one index space for all three).
 type DepositAddress struct {
 	OperatorID     string
 	ExternalUserID string // "" for a treasury address
@@ -27,6 +27,9 @@ type DepositAddress struct {
 	Address        string
 	// Treasury: payments to the address fund the operator's payouts (no DEPOSIT webhook).
 	Treasury bool
+	// Token: a token-deposit address (m/44'/60'/0'/1/Index, where token deposits go on
+	// EIP-7702 chains); otherwise the address is at m/44'/60'/0'/0/Index.
+	Token bool
 }
 
 // depositRow is what every deposit query returns: the deposits row and the values joined to
@@ -125,6 +128,7 @@ type depositAddressRow struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }
 
 func depositAddressOf[R ~struct {
@@ -133,13 +137,14 @@ func depositAddressOf[R ~struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }](row R) (DepositAddress, error) {
 	r := depositAddressRow(row)
 	return DepositAddress{OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, Index: addressIndex(r.AddressIndex),
-		Address: r.Address, Treasury: r.Treasury}, nil
+		Address: r.Address, Treasury: r.Treasury, Token: r.Token}, nil
 }
 
-// DepositAddressesAfter lists watched addresses (depositors' and treasuries') with an index
+// DepositAddressesAfter lists watched addresses (depositors', treasuries', token-deposit) with an index
 // above after, in index order (the scanner's watched set grows by these).
 func (q *Queries) DepositAddressesAfter(ctx context.Context, after int64, limit int) ([]DepositAddress, error) {
 	rows, err := sqlc.DepositAddressesAfter(ctx, customPlan{q.db}, dbsqlc.DepositAddressesAfterParams{After: after, Lim: rowLimit(limit)})
@@ -175,7 +180,7 @@ func (q *Queries) MaxAddressIndex(ctx context.Context) (int64, error) {
 	return sqlc.MaxAddressIndex(ctx, q.db)
 }
 
-// EachWatchedAddress streams every watched address (depositors' and treasuries'), in no
+// EachWatchedAddress streams every watched address (depositors', treasuries', token-deposit), in no
 // particular order, calling fn with each one's index and 20 bytes; fn must
 // not keep the slice. Ten million rows stream in a few seconds without being held.
 //
@@ -185,7 +190,9 @@ func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, a
 	rows, err := q.db.Query(ctx, `
 		SELECT address_index, address FROM depositors WHERE address_index IS NOT NULL
 		UNION ALL
-		SELECT address_index, address FROM treasuries`)
+		SELECT address_index, address FROM treasuries
+		UNION ALL
+		SELECT address_index, address FROM token_addresses`)
 	if err != nil {
 		return err
 	}
@@ -214,6 +221,7 @@ func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, a
 }
 
 // DepositAddressByAddress finds the depositor or treasury owning an address (EIP-55 form).
+// Token says the address is a depositor's token-deposit address.
 func (q *Queries) DepositAddressByAddress(ctx context.Context, address string) (DepositAddress, error) {
 	r, err := sqlc.DepositAddressByAddress(ctx, q.db, address)
 	if err != nil {
@@ -239,6 +247,29 @@ func (q *Queries) LockTreasuries(ctx context.Context) error {
 // InsertTreasury records an operator's treasury address.
 func (q *Queries) InsertTreasury(ctx context.Context, operatorID string, index int64, address string) error {
 	return sqlc.InsertTreasury(ctx, q.db, dbsqlc.InsertTreasuryParams{OperatorID: operatorID, AddressIndex: index, Address: address})
+}
+
+// LockTokenAddress registers the depositor if needed, locks its row for the caller's
+// transaction (which serialises the assignment of its token-deposit address, as LockDepositor
+// does its address) and returns its token-deposit address; index is nil until one is assigned.
+func (q *Queries) LockTokenAddress(ctx context.Context, operatorID, externalUserID string) (index *int64, address string, err error) {
+	if _, _, err = q.LockDepositor(ctx, operatorID, externalUserID); err != nil {
+		return nil, "", err
+	}
+	r, err := sqlc.GetTokenAddress(ctx, q.db, dbsqlc.GetTokenAddressParams{OperatorID: operatorID, ExternalUserID: externalUserID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return &r.AddressIndex, r.Address, nil
+}
+
+// InsertTokenAddress records a depositor's token-deposit address.
+func (q *Queries) InsertTokenAddress(ctx context.Context, operatorID, externalUserID string, index int64, address string) error {
+	return sqlc.InsertTokenAddress(ctx, q.db, dbsqlc.InsertTokenAddressParams{OperatorID: operatorID, ExternalUserID: externalUserID,
+		AddressIndex: index, Address: address})
 }
 
 // DepositAddressOf returns the address of an operator's depositor, if one is assigned.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -13,8 +16,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
-// TestWatchedAddresses: the scanner's watched set merges depositors' and treasuries'
-// addresses in index order, skips depositors without one, and finds either by address.
+// TestWatchedAddresses: the scanner's watched set merges depositors', treasuries' and
+// token-deposit addresses in index order, skips depositors without one, and finds each by
+// address and by index.
 func TestWatchedAddresses(t *testing.T) {
 	t.Parallel()
 	ctx, q, op := setupOperator(t)
@@ -30,6 +34,9 @@ func TestWatchedAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := q.InsertTreasury(ctx, op.ID, 2, "0xT2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.InsertTokenAddress(ctx, op.ID, "u1", 4, "0xB4"); err != nil {
 		t.Fatal(err)
 	}
 	index, addr, err := q.LockDepositor(ctx, op.ID, "u1")
@@ -48,6 +55,7 @@ func TestWatchedAddresses(t *testing.T) {
 		{OperatorID: op.ID, ExternalUserID: "u2", Index: 1, Address: "0xA1"},
 		{OperatorID: op.ID, Index: 2, Address: "0xT2", Treasury: true},
 		{OperatorID: op.ID, ExternalUserID: "u1", Index: 3, Address: "0xA3"},
+		{OperatorID: op.ID, ExternalUserID: "u1", Index: 4, Address: "0xB4", Token: true},
 	}
 	if len(all) != len(want) {
 		t.Fatalf("watched %+v", all)
@@ -70,11 +78,75 @@ func TestWatchedAddresses(t *testing.T) {
 	if _, err := q.DepositAddressByAddress(ctx, "0xNone"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown address: %v", err)
 	}
+	if in, err := q.DepositAddressesIn(ctx, []string{"0xB4", "0xA1", "0xNone"}); err != nil || len(in) != 2 ||
+		!slices.Contains(in, want[0]) || !slices.Contains(in, want[3]) {
+		t.Fatalf("addresses in: %+v %v", in, err)
+	}
+	if at, err := q.DepositAddressesAt(ctx, []int64{4, 2, 9}); err != nil || len(at) != 2 ||
+		!slices.Contains(at, want[1]) || !slices.Contains(at, want[3]) {
+		t.Fatalf("addresses at: %+v %v", at, err)
+	}
+	if max, err := q.MaxAddressIndex(ctx); err != nil || max != 4 {
+		t.Fatalf("max index %d %v, want the token-deposit address's 4", max, err)
+	}
 	if got, err := q.Treasury(ctx, op.ID); err != nil || got != want[1] {
 		t.Fatalf("treasury: %+v %v", got, err)
 	}
 	if got, err := q.DepositAddressOf(ctx, op.ID, "u3"); err != nil || got != "" {
 		t.Fatalf("address of u3: %q %v", got, err)
+	}
+}
+
+// TestTokenAddress: LockTokenAddress registers and locks the depositor and reads its
+// token-deposit address (none at first); the address is one per user, its index and address
+// unique, owned by a depositor, and streamed with the watched addresses.
+func TestTokenAddress(t *testing.T) {
+	t.Parallel()
+	ctx, q, op := setupOperator(t)
+	const plain, token = "0x00000000000000000000000000000000000000A1", "0x00000000000000000000000000000000000000B2"
+	if err := q.InsertTokenAddress(ctx, op.ID, "nobody", 9, "0x00000000000000000000000000000000000000C9"); err == nil {
+		t.Fatal("token-deposit address of an unregistered depositor accepted")
+	}
+	if index, addr, err := q.LockTokenAddress(ctx, op.ID, "u1"); err != nil || index != nil || addr != "" {
+		t.Fatalf("before assignment: %v %q %v", index, addr, err)
+	}
+	if err := q.AssignAddress(ctx, op.ID, "u1", 1, plain); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.InsertTokenAddress(ctx, op.ID, "u1", 2, token); err != nil {
+		t.Fatal(err)
+	}
+	if index, addr, err := q.LockTokenAddress(ctx, op.ID, "u1"); err != nil || index == nil || *index != 2 || addr != token {
+		t.Fatalf("after assignment: %v %q %v", index, addr, err)
+	}
+	if index, _, err := q.LockDepositor(ctx, op.ID, "u1"); err != nil || index == nil || *index != 1 {
+		t.Fatalf("the depositor's own address moved: %v %v", index, err)
+	}
+	if _, _, err := q.LockDepositor(ctx, op.ID, "u2"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what, user string
+		index      int64
+		address    string
+	}{
+		{"a second for the user", "u1", 3, "0x00000000000000000000000000000000000000B3"},
+		{"a taken index", "u2", 2, "0x00000000000000000000000000000000000000B4"},
+		{"a taken address", "u2", 5, token},
+	} {
+		if err := q.InsertTokenAddress(ctx, op.ID, tc.user, tc.index, tc.address); err == nil {
+			t.Errorf("%s accepted", tc.what)
+		}
+	}
+	streamed := map[int64]string{}
+	if err := q.EachWatchedAddress(ctx, func(index int64, addr []byte) error {
+		streamed[index] = common.BytesToAddress(addr).Hex()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(streamed) != 2 || streamed[1] != common.HexToAddress(plain).Hex() || streamed[2] != common.HexToAddress(token).Hex() {
+		t.Fatalf("streamed %v", streamed)
 	}
 }
 

@@ -6,6 +6,8 @@
 // Paths (BIP44 shape, coin type 60; the same address serves every EVM chain):
 //
 //	m/44'/60'/0'/0/i   deposit address i (Deposit)
+//	m/44'/60'/0'/1/i   token-deposit address i (TokenDeposit): on EIP-7702 chains, where
+//	                   token deposits go, delegated to the Sweeper at its first sweep
 //	m/44'/60'/1'/0/0   hot wallet: payouts (HotWallet)
 //	m/44'/60'/2'/0/0   gas tank: gas top-ups before ERC20 sweeps (GasTank)
 //	m/44'/60'/3'/0/0   dev bankroll: `coffer dev` only (DevBankroll)
@@ -37,6 +39,11 @@ const (
 	accountHotWallet   = 1
 	accountGasTank     = 2
 	accountDevBankroll = 3
+
+	// The deposit account's two chains (non-hardened, so the account xpub derives both):
+	// addresses that stay plain EOAs, and token-deposit addresses.
+	chainDeposits      = 0
+	chainTokenDeposits = 1
 )
 
 // h marks a BIP32 index as hardened (i').
@@ -52,16 +59,18 @@ type derived struct {
 // keys are cached for the life of the process; only keys that were asked for are derived.
 // Returned *ecdsa.PrivateKey values are shared with the cache: callers must not modify them.
 type Keys struct {
-	// deposits is m/44'/60'/0'/0, the parent of every deposit address. Its public key is
-	// memoised at construction, so concurrent Derive calls only read it.
-	deposits *hdkeychain.ExtendedKey
+	// deposits is m/44'/60'/0'/0, the parent of every deposit address, and tokens
+	// m/44'/60'/0'/1, of every token-deposit address. Their public keys are memoised at
+	// construction, so concurrent Derive calls only read them.
+	deposits, tokens *hdkeychain.ExtendedKey
 
 	hot, gasTank, devBankroll derived
 	public                    *Public
 
-	mu      sync.RWMutex
-	byIndex map[uint32]derived
-	byAddr  map[common.Address]*ecdsa.PrivateKey
+	mu           sync.RWMutex
+	byIndex      map[uint32]derived // deposit addresses
+	byTokenIndex map[uint32]derived // token-deposit addresses
+	byAddr       map[common.Address]*ecdsa.PrivateKey
 }
 
 // FromSeed derives the keys of a seed (16 to 64 bytes; the service uses SeedSize). The
@@ -72,7 +81,7 @@ func FromSeed(seed []byte) (*Keys, error) {
 		return nil, fmt.Errorf("wallet: master key: %w", err)
 	}
 	defer master.Zero()
-	k := &Keys{byIndex: map[uint32]derived{}, byAddr: map[common.Address]*ecdsa.PrivateKey{}}
+	k := &Keys{byIndex: map[uint32]derived{}, byTokenIndex: map[uint32]derived{}, byAddr: map[common.Address]*ecdsa.PrivateKey{}}
 
 	account, err := derivePath(master, h(purpose), h(coinType), h(accountDeposits))
 	if err != nil {
@@ -85,15 +94,20 @@ func FromSeed(seed []byte) (*Keys, error) {
 		return nil, fmt.Errorf("wallet: deposit account xpub: %w", err)
 	}
 	xpub := neutered.String()
-	k.deposits, err = account.Derive(0)
+	k.deposits, err = account.Derive(chainDeposits)
+	if err == nil {
+		k.tokens, err = account.Derive(chainTokenDeposits)
+	}
 	account.Zero()
 	if err != nil {
-		return nil, fmt.Errorf("wallet: deposit chain m/44'/60'/0'/0: %w", err)
+		return nil, fmt.Errorf("wallet: deposit chains m/44'/60'/0'/0 and /1: %w", err)
 	}
-	// Memoise the parent public key now (Derive of a non-hardened child would write it lazily,
-	// which would race between goroutines).
-	if _, err := k.deposits.ECPubKey(); err != nil {
-		return nil, fmt.Errorf("wallet: deposit chain public key: %w", err)
+	// Memoise the parents' public keys now (Derive of a non-hardened child would write them
+	// lazily, which would race between goroutines).
+	for _, parent := range []*hdkeychain.ExtendedKey{k.deposits, k.tokens} {
+		if _, err := parent.ECPubKey(); err != nil {
+			return nil, fmt.Errorf("wallet: deposit chain public key: %w", err)
+		}
 	}
 
 	for _, w := range []struct {
@@ -163,8 +177,18 @@ var ErrIndex = errors.New("wallet: deposit index must be below 2^31")
 
 // Deposit returns the key and address of deposit address i (m/44'/60'/0'/0/i).
 func (k *Keys) Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error) {
+	return k.derive(k.deposits, k.byIndex, i, "deposit address")
+}
+
+// TokenDeposit returns the key and address of token-deposit address i (m/44'/60'/0'/1/i).
+func (k *Keys) TokenDeposit(i uint32) (*ecdsa.PrivateKey, common.Address, error) {
+	return k.derive(k.tokens, k.byTokenIndex, i, "token-deposit address")
+}
+
+// derive returns child i of parent, memoised in cache (guarded by k.mu) and in byAddr.
+func (k *Keys) derive(parent *hdkeychain.ExtendedKey, cache map[uint32]derived, i uint32, what string) (*ecdsa.PrivateKey, common.Address, error) {
 	k.mu.RLock()
-	d, ok := k.byIndex[i]
+	d, ok := cache[i]
 	k.mu.RUnlock()
 	if ok {
 		return d.Key, d.Address, nil
@@ -172,21 +196,21 @@ func (k *Keys) Deposit(i uint32) (*ecdsa.PrivateKey, common.Address, error) {
 	if i >= hdkeychain.HardenedKeyStart {
 		return nil, common.Address{}, fmt.Errorf("%w (got %d)", ErrIndex, i)
 	}
-	ext, err := k.deposits.Derive(i)
+	ext, err := parent.Derive(i)
 	if err != nil {
 		// ErrInvalidChild: probability below 2^-127 per index.
-		return nil, common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+		return nil, common.Address{}, fmt.Errorf("wallet: %s %d: %w", what, i, err)
 	}
 	d, err = toKey(ext)
 	ext.Zero()
 	if err != nil {
-		return nil, common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+		return nil, common.Address{}, fmt.Errorf("wallet: %s %d: %w", what, i, err)
 	}
 	k.mu.Lock()
-	if prev, ok := k.byIndex[i]; ok {
+	if prev, ok := cache[i]; ok {
 		d = prev // another goroutine derived it first: hand out one key object
 	} else {
-		k.byIndex[i] = d
+		cache[i] = d
 		k.byAddr[d.Address] = d.Key
 	}
 	k.mu.Unlock()
@@ -208,7 +232,7 @@ func (k *Keys) DevBankroll() (*ecdsa.PrivateKey, common.Address) {
 }
 
 // Signer returns the key of addr if this process has derived it: a service wallet, or a
-// deposit address already asked for with Deposit.
+// deposit address already asked for with Deposit or TokenDeposit.
 func (k *Keys) Signer(addr common.Address) (*ecdsa.PrivateKey, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()

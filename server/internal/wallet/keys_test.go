@@ -360,3 +360,119 @@ func BenchmarkFromSeed(b *testing.B) {
 		}
 	}
 }
+
+// TestTokenDeposit: token-deposit address i is the key at m/44'/60'/0'/1/i, derived from the
+// master key along the whole path; it is no deposit address (branch 0) and no service
+// wallet; the public derivation gives the same address; indexes stop below 2^31.
+func TestTokenDeposit(t *testing.T) {
+	t.Parallel()
+	seed := mustHex(t, abandonSeed)
+	k, err := FromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParsePublic(k.Public().MarshalRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deposits := map[common.Address]bool{}
+	for i := range uint32(20) {
+		_, a, _ := k.Deposit(i)
+		deposits[a] = true
+	}
+	for _, w := range []func() (*ecdsa.PrivateKey, common.Address){k.HotWallet, k.GasTank, k.DevBankroll} {
+		_, a := w()
+		deposits[a] = true
+	}
+	seen := map[common.Address]bool{}
+	for _, i := range []uint32{0, 1, 2, 19, 1000, hdkeychain.HardenedKeyStart - 1} {
+		ext, err := derivePath(master, parsePath(t, fmt.Sprintf("m/44'/60'/0'/1/%d", i))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := toKey(ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, addr, err := k.TokenDeposit(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if addr != want.Address || key.D.Cmp(want.Key.D) != 0 || crypto.PubkeyToAddress(key.PublicKey) != addr {
+			t.Errorf("TokenDeposit(%d) = %s, want %s at m/44'/60'/0'/1/%d", i, addr, want.Address, i)
+		}
+		if deposits[addr] || seen[addr] {
+			t.Errorf("token-deposit address %d (%s) is also a deposit address or a service wallet", i, addr)
+		}
+		seen[addr] = true
+		if pub, err := p.TokenDepositAddress(i); err != nil || pub != addr {
+			t.Errorf("public token-deposit address %d = %s (%v), private %s", i, pub, err, addr)
+		}
+		if s, ok := k.Signer(addr); !ok || s != key {
+			t.Errorf("Signer does not know token-deposit address %d", i)
+		}
+		if again, _, _ := k.TokenDeposit(i); again != key {
+			t.Errorf("second TokenDeposit(%d) derived a new key object", i)
+		}
+		// The cache of deposit addresses is not the token-deposit one.
+		if _, dep, _ := k.Deposit(i); dep == addr {
+			t.Errorf("Deposit(%d) = TokenDeposit(%d)", i, i)
+		}
+	}
+	if _, _, err := k.TokenDeposit(hdkeychain.HardenedKeyStart); !errors.Is(err, ErrIndex) {
+		t.Fatalf("hardened index: %v", err)
+	}
+	if _, err := p.TokenDepositAddress(hdkeychain.HardenedKeyStart); !errors.Is(err, ErrIndex) {
+		t.Fatalf("public hardened index: %v", err)
+	}
+}
+
+// TestConcurrentTokenDeposit: token-deposit and deposit addresses derived from many goroutines
+// at once (the race detector watches the parents' memoised public keys) match fresh
+// derivations.
+func TestConcurrentTokenDeposit(t *testing.T) {
+	t.Parallel()
+	k, err := FromSeed(bytes.Repeat([]byte{3}, SeedSize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, n = 8, 100
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range uint32(n) {
+				j := (i*7 + uint32(w)) % n
+				if _, _, err := k.TokenDeposit(j); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, _, err := k.Deposit(j); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	distinct := map[common.Address]bool{}
+	for i := range uint32(n) {
+		key, a, _ := k.TokenDeposit(i)
+		ext, err := k.tokens.Derive(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := toKey(ext)
+		if err != nil || key.D.Cmp(want.Key.D) != 0 || a != want.Address {
+			t.Fatalf("index %d: cached token key differs from a fresh derivation (%v)", i, err)
+		}
+		_, dep, _ := k.Deposit(i)
+		distinct[a], distinct[dep] = true, true
+	}
+	if len(distinct) != 2*n {
+		t.Fatalf("%d distinct addresses for %d indexes on two chains", len(distinct), n)
+	}
+}

@@ -16,9 +16,9 @@ import (
 // deposit addresses), and the service wallets' addresses. It holds no private key and has no
 // way to sign: API replicas run on it, so a compromised API process gives away no funds.
 type Public struct {
-	// deposits is m/44'/60'/0'/0, public only.
-	deposits *hdkeychain.ExtendedKey
-	record   PublicRecord
+	// deposits is m/44'/60'/0'/0 and tokens m/44'/60'/0'/1, public only.
+	deposits, tokens *hdkeychain.ExtendedKey
+	record           PublicRecord
 }
 
 // PublicRecord is what is stored (sealed, so it is authenticated by the master key) beside the
@@ -45,11 +45,15 @@ func NewPublic(r PublicRecord) (*Public, error) {
 	if !account.IsForNet(&chaincfg.MainNetParams) || account.Depth() != 3 || account.ChildIndex() != h(accountDeposits) {
 		return nil, errors.New("wallet: the deposit account xpub is not m/44'/60'/0'")
 	}
-	deposits, err := account.Derive(0)
+	deposits, err := account.Derive(chainDeposits)
 	if err != nil {
 		return nil, fmt.Errorf("wallet: deposit chain m/44'/60'/0'/0: %w", err)
 	}
-	return &Public{deposits: deposits, record: r}, nil
+	tokens, err := account.Derive(chainTokenDeposits)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: token-deposit chain m/44'/60'/0'/1: %w", err)
+	}
+	return &Public{deposits: deposits, tokens: tokens, record: r}, nil
 }
 
 // ParsePublic reads a record stored by MarshalRecord.
@@ -75,20 +79,31 @@ func (p *Public) MarshalRecord() []byte {
 
 // DepositAddress is deposit address i (m/44'/60'/0'/0/i), derived from public keys only.
 func (p *Public) DepositAddress(i uint32) (common.Address, error) {
+	return publicChild(p.deposits, i, "deposit address")
+}
+
+// TokenDepositAddress is token-deposit address i (m/44'/60'/0'/1/i), derived from public keys
+// only.
+func (p *Public) TokenDepositAddress(i uint32) (common.Address, error) {
+	return publicChild(p.tokens, i, "token-deposit address")
+}
+
+// publicChild is the address of parent's non-hardened child i.
+func publicChild(parent *hdkeychain.ExtendedKey, i uint32, what string) (common.Address, error) {
 	if i >= hdkeychain.HardenedKeyStart {
 		return common.Address{}, fmt.Errorf("%w (got %d)", ErrIndex, i)
 	}
-	child, err := p.deposits.Derive(i)
+	child, err := parent.Derive(i)
 	if err != nil {
-		return common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+		return common.Address{}, fmt.Errorf("wallet: %s %d: %w", what, i, err)
 	}
 	pub, err := child.ECPubKey()
 	if err != nil {
-		return common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+		return common.Address{}, fmt.Errorf("wallet: %s %d: %w", what, i, err)
 	}
 	key, err := crypto.UnmarshalPubkey(pub.SerializeUncompressed())
 	if err != nil {
-		return common.Address{}, fmt.Errorf("wallet: deposit address %d: %w", i, err)
+		return common.Address{}, fmt.Errorf("wallet: %s %d: %w", what, i, err)
 	}
 	return crypto.PubkeyToAddress(*key), nil
 }

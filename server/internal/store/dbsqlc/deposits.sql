@@ -12,47 +12,61 @@ UPDATE depositors SET address_index = @address_index::bigint, address = @address
 WHERE operator_id = @operator_id AND external_user_id = @external_user_id;
 
 -- name: DepositAddressesAfter :many
--- Every address the scanner watches: depositors' and treasuries'.
+-- Every address the scanner watches: depositors', treasuries' and token-deposit addresses.
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address_index > @after::bigint
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
 FROM treasuries WHERE treasuries.address_index > @after::bigint
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address_index > @after::bigint
 ORDER BY address_index LIMIT @lim;
 
 -- name: DepositAddressByAddress :one
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = @address::text
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
-FROM treasuries WHERE treasuries.address = @address::text;
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
+FROM treasuries WHERE treasuries.address = @address::text
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address = @address::text;
 
 -- name: DepositAddressesIn :many
 -- The owners of those of the addresses that are watched: the scanner's exact check of what its
--- filter let through (the unique indexes on depositors.address and treasuries.address).
+-- filter let through (the unique indexes on depositors.address, treasuries.address and
+-- token_addresses.address).
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY(@addresses::text[])
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
-FROM treasuries WHERE treasuries.address = ANY(@addresses::text[]);
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
+FROM treasuries WHERE treasuries.address = ANY(@addresses::text[])
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address = ANY(@addresses::text[]);
 
 -- name: DepositAddressesAt :many
 -- The watched addresses with these derivation indexes (the scanner looks again for indexes it
 -- skipped: taken by a transaction that had not committed yet).
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index = ANY(@indexes::bigint[])
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
-FROM treasuries WHERE treasuries.address_index = ANY(@indexes::bigint[]);
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
+FROM treasuries WHERE treasuries.address_index = ANY(@indexes::bigint[])
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address_index = ANY(@indexes::bigint[]);
 
 -- name: MaxAddressIndex :one
 -- The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.
 SELECT greatest(coalesce((SELECT max(address_index) FROM depositors), -1),
-	coalesce((SELECT max(address_index) FROM treasuries), -1))::bigint AS max_index;
+	coalesce((SELECT max(address_index) FROM treasuries), -1),
+	coalesce((SELECT max(address_index) FROM token_addresses), -1))::bigint AS max_index;
 
 -- name: GetTreasury :one
 SELECT operator_id, address_index, address, created_at FROM treasuries WHERE operator_id = @operator_id;
@@ -63,6 +77,15 @@ SELECT pg_advisory_xact_lock(hashtext('coffer treasuries'));
 
 -- name: InsertTreasury :exec
 INSERT INTO treasuries (operator_id, address_index, address) VALUES (@operator_id, @address_index, @address);
+
+-- name: GetTokenAddress :one
+-- A user's token-deposit address. Its assignment is serialised by the depositor's row lock
+-- (LockDepositorAddress).
+SELECT address_index, address FROM token_addresses WHERE operator_id = @operator_id AND external_user_id = @external_user_id;
+
+-- name: InsertTokenAddress :exec
+INSERT INTO token_addresses (operator_id, external_user_id, address_index, address)
+VALUES (@operator_id, @external_user_id, @address_index, @address);
 
 -- name: DepositAddressOf :one
 SELECT address FROM depositors WHERE operator_id = @operator_id AND external_user_id = @external_user_id;

@@ -259,11 +259,14 @@ func (q *Queries) DeleteBlocksFrom(ctx context.Context, db DBTX, arg DeleteBlock
 
 const depositAddressByAddress = `-- name: DepositAddressByAddress :one
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = $1::text
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
 FROM treasuries WHERE treasuries.address = $1::text
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address = $1::text
 `
 
 type DepositAddressByAddressRow struct {
@@ -272,6 +275,7 @@ type DepositAddressByAddressRow struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }
 
 func (q *Queries) DepositAddressByAddress(ctx context.Context, db DBTX, address string) (DepositAddressByAddressRow, error) {
@@ -283,6 +287,7 @@ func (q *Queries) DepositAddressByAddress(ctx context.Context, db DBTX, address 
 		&i.AddressIndex,
 		&i.Address,
 		&i.Treasury,
+		&i.Token,
 	)
 	return i, err
 }
@@ -305,11 +310,14 @@ func (q *Queries) DepositAddressOf(ctx context.Context, db DBTX, arg DepositAddr
 
 const depositAddressesAfter = `-- name: DepositAddressesAfter :many
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address_index > $2::bigint
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
 FROM treasuries WHERE treasuries.address_index > $2::bigint
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address_index > $2::bigint
 ORDER BY address_index LIMIT $1
 `
 
@@ -324,9 +332,10 @@ type DepositAddressesAfterRow struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }
 
-// Every address the scanner watches: depositors' and treasuries'.
+// Every address the scanner watches: depositors', treasuries' and token-deposit addresses.
 func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg DepositAddressesAfterParams) ([]DepositAddressesAfterRow, error) {
 	rows, err := db.Query(ctx, depositAddressesAfter, arg.Lim, arg.After)
 	if err != nil {
@@ -342,6 +351,7 @@ func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg Deposi
 			&i.AddressIndex,
 			&i.Address,
 			&i.Treasury,
+			&i.Token,
 		); err != nil {
 			return nil, err
 		}
@@ -355,11 +365,14 @@ func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg Deposi
 
 const depositAddressesAt = `-- name: DepositAddressesAt :many
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index = ANY($1::bigint[])
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
 FROM treasuries WHERE treasuries.address_index = ANY($1::bigint[])
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address_index = ANY($1::bigint[])
 `
 
 type DepositAddressesAtRow struct {
@@ -368,6 +381,7 @@ type DepositAddressesAtRow struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }
 
 // The watched addresses with these derivation indexes (the scanner looks again for indexes it
@@ -387,6 +401,7 @@ func (q *Queries) DepositAddressesAt(ctx context.Context, db DBTX, indexes []int
 			&i.AddressIndex,
 			&i.Address,
 			&i.Treasury,
+			&i.Token,
 		); err != nil {
 			return nil, err
 		}
@@ -400,11 +415,14 @@ func (q *Queries) DepositAddressesAt(ctx context.Context, db DBTX, indexes []int
 
 const depositAddressesIn = `-- name: DepositAddressesIn :many
 SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury
+	depositors.address::text AS address, false AS treasury, false AS token
 FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY($1::text[])
 UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
 FROM treasuries WHERE treasuries.address = ANY($1::text[])
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
+FROM token_addresses WHERE token_addresses.address = ANY($1::text[])
 `
 
 type DepositAddressesInRow struct {
@@ -413,10 +431,12 @@ type DepositAddressesInRow struct {
 	AddressIndex   int64
 	Address        string
 	Treasury       bool
+	Token          bool
 }
 
 // The owners of those of the addresses that are watched: the scanner's exact check of what its
-// filter let through (the unique indexes on depositors.address and treasuries.address).
+// filter let through (the unique indexes on depositors.address, treasuries.address and
+// token_addresses.address).
 func (q *Queries) DepositAddressesIn(ctx context.Context, db DBTX, addresses []string) ([]DepositAddressesInRow, error) {
 	rows, err := db.Query(ctx, depositAddressesIn, addresses)
 	if err != nil {
@@ -432,6 +452,7 @@ func (q *Queries) DepositAddressesIn(ctx context.Context, db DBTX, addresses []s
 			&i.AddressIndex,
 			&i.Address,
 			&i.Treasury,
+			&i.Token,
 		); err != nil {
 			return nil, err
 		}
@@ -591,6 +612,29 @@ func (q *Queries) GetDeposit(ctx context.Context, db DBTX, id int64) (GetDeposit
 	return i, err
 }
 
+const getTokenAddress = `-- name: GetTokenAddress :one
+SELECT address_index, address FROM token_addresses WHERE operator_id = $1 AND external_user_id = $2
+`
+
+type GetTokenAddressParams struct {
+	OperatorID     string
+	ExternalUserID string
+}
+
+type GetTokenAddressRow struct {
+	AddressIndex int64
+	Address      string
+}
+
+// A user's token-deposit address. Its assignment is serialised by the depositor's row lock
+// (LockDepositorAddress).
+func (q *Queries) GetTokenAddress(ctx context.Context, db DBTX, arg GetTokenAddressParams) (GetTokenAddressRow, error) {
+	row := db.QueryRow(ctx, getTokenAddress, arg.OperatorID, arg.ExternalUserID)
+	var i GetTokenAddressRow
+	err := row.Scan(&i.AddressIndex, &i.Address)
+	return i, err
+}
+
 const getTreasury = `-- name: GetTreasury :one
 SELECT operator_id, address_index, address, created_at FROM treasuries WHERE operator_id = $1
 `
@@ -605,6 +649,28 @@ func (q *Queries) GetTreasury(ctx context.Context, db DBTX, operatorID string) (
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const insertTokenAddress = `-- name: InsertTokenAddress :exec
+INSERT INTO token_addresses (operator_id, external_user_id, address_index, address)
+VALUES ($1, $2, $3, $4)
+`
+
+type InsertTokenAddressParams struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   int64
+	Address        string
+}
+
+func (q *Queries) InsertTokenAddress(ctx context.Context, db DBTX, arg InsertTokenAddressParams) error {
+	_, err := db.Exec(ctx, insertTokenAddress,
+		arg.OperatorID,
+		arg.ExternalUserID,
+		arg.AddressIndex,
+		arg.Address,
+	)
+	return err
 }
 
 const insertTreasury = `-- name: InsertTreasury :exec
@@ -831,7 +897,8 @@ func (q *Queries) LockTreasuries(ctx context.Context, db DBTX) error {
 
 const maxAddressIndex = `-- name: MaxAddressIndex :one
 SELECT greatest(coalesce((SELECT max(address_index) FROM depositors), -1),
-	coalesce((SELECT max(address_index) FROM treasuries), -1))::bigint AS max_index
+	coalesce((SELECT max(address_index) FROM treasuries), -1),
+	coalesce((SELECT max(address_index) FROM token_addresses), -1))::bigint AS max_index
 `
 
 // The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.

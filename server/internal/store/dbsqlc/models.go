@@ -326,6 +326,14 @@ type Theme struct {
 	UpdatedAt  time.Time
 }
 
+type TokenAddress struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   int64
+	Address        string
+	CreatedAt      time.Time
+}
+
 type Treasury struct {
 	OperatorID   string
 	AddressIndex int64
