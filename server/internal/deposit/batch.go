@@ -43,6 +43,9 @@ const PurposeSweepBatch = "sweep-batch"
 // batchRef is the chain_txs ref of a batch's transaction.
 func batchRef(batchID int64) string { return fmt.Sprintf("batch:%d", batchID) }
 
+// stepBatchStored: a batch's transaction is stored with its sweeps, not broadcast yet.
+const stepBatchStored = "batch-stored"
+
 // stepBatchSettled: a batch's outcome is recorded, its swept sweeps not credited yet.
 const stepBatchSettled = "batch-settled"
 
@@ -84,6 +87,17 @@ func (s *Service) batchStep(ctx context.Context, n chain.Network, c *chain.Clien
 	default:
 		settled, err := s.advanceBatch(ctx, n, c, b)
 		if err != nil || !settled {
+			return err
+		}
+	}
+	// Open the sweeps of every token address with confirmed deposits first, so that deposits
+	// confirmed together go in one batch, whichever deposit's job forms it.
+	due, err := store.New(s.pool).DueTokenAddresses(ctx, n.ChainID, batchsweep.MaxBatch)
+	if err != nil {
+		return err
+	}
+	for _, address := range due {
+		if _, err := s.openSweep(ctx, n, c, address); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}
@@ -202,6 +216,9 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 	}
 	if err != nil {
 		return err
+	}
+	if s.crash != nil {
+		s.crash(stepBatchStored)
 	}
 	s.log.Info("sweep batch signed", "batch", batch.ID, "chain", n.ChainID, "sweeps", len(sweeps),
 		"authorizations", len(plan.Authorizations))

@@ -1,6 +1,7 @@
 package deposit_test
 
 import (
+	"encoding/json"
 	"math/big"
 	"testing"
 
@@ -40,6 +41,19 @@ func (e *env) batchTxs() []domain.ChainTx {
 		e.t.Fatal(err)
 	}
 	return txs
+}
+
+// authorizations counts the EIP-7702 authorizations a stored transaction carries.
+func authorizations(t *testing.T, tx domain.ChainTx) int {
+	t.Helper()
+	if len(tx.Authorizations) == 0 {
+		return 0
+	}
+	var auths []types.SetCodeAuthorization
+	if err := json.Unmarshal(tx.Authorizations, &auths); err != nil {
+		t.Fatal(err)
+	}
+	return len(auths)
 }
 
 // checkBatchedCredit checks that every deposit is credited exactly once with the gross minus
@@ -130,7 +144,7 @@ func TestTokenDepositsAreSweptInOneBatch(t *testing.T) {
 	e.run(func() bool { return len(e.hooks.all()) == 6 })
 	e.checkBatchedCredit(6, bankroll0, 100)
 	batches = e.batchTxs()
-	if len(batches) != 2 || len(batches[1].Authorizations) != 0 {
+	if len(batches) != 2 || authorizations(t, batches[1]) != 0 {
 		t.Fatalf("second batch %+v", batches)
 	}
 }
@@ -180,8 +194,9 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// delegate sends, from an outside account, a SetCodeTx that delegates a to target.
-	delegate := func(target common.Address, tipGwei int64) *types.Transaction {
+	// delegate sends, from the outside account u (funded beforehand: funding mines a block),
+	// a SetCodeTx that delegates a to target.
+	delegate := func(u user, target common.Address, tipGwei int64) *types.Transaction {
 		nonce, err := e.client.Nonce(e.ctx, a, false)
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +206,6 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := e.newUser()
 		tip := uint256.NewInt(uint64(tipGwei) * 1e9)
 		tx := types.MustSignNewTx(u.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.SetCodeTx{
 			ChainID: uint256.NewInt(uint64(e.dev.ChainID())), Nonce: 0, GasTipCap: tip,
@@ -207,14 +221,14 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 
 	// Cleared between two batches: the next batch authorizes the address again.
-	e.mine(delegate(common.Address{}, 2))
+	e.mine(delegate(e.newUser(), common.Address{}, 2))
 	if code, _ := e.client.CodeAt(e.ctx, a, nil); len(code) != 0 {
 		t.Fatalf("delegation not cleared: %x", code)
 	}
 	pay(6_000_000)
 	e.run(func() bool { return len(e.hooks.all()) == 2 })
-	if b := e.batchTxs(); len(b) != 2 || len(b[1].Authorizations) != 1 {
-		t.Fatalf("batches after a cleared delegation: %+v", b)
+	if b := e.batchTxs(); len(b) != 2 || authorizations(t, b[1]) != 1 {
+		t.Fatalf("%d batches after a cleared delegation", len(b))
 	}
 
 	// Replaced while a batch is on its way, by a Sweeper that pays a thief: the batch skips
@@ -230,18 +244,19 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 		e.dev.Commit()
 	}
 	e.scan()
+	replacer := e.newUser()
 	// Form the batch (stored and broadcast), then replace the delegation ahead of it.
 	e.settleAll()
 	if b := e.batchTxs(); len(b) != 3 || b[2].State != domain.ChainTxPending {
 		t.Fatalf("third batch not on its way: %+v", b)
 	}
-	e.mine(delegate(other, 50))
+	e.mine(delegate(replacer, other, 50))
 	e.run(func() bool { return len(e.hooks.all()) == 3 })
 	var skips int
 	if err := e.pool.QueryRow(e.ctx, `SELECT max(skips) FROM sweeps`).Scan(&skips); err != nil || skips != 1 {
 		t.Fatalf("skips %d (%v), want 1", skips, err)
 	}
-	if b := e.batchTxs(); len(b) != 4 || len(b[3].Authorizations) != 1 {
+	if b := e.batchTxs(); len(b) != 4 || authorizations(t, b[3]) != 1 {
 		t.Fatalf("batches after a replaced delegation: %d", len(b))
 	}
 	if got := e.tokenBalance(thief); got.Sign() != 0 {
@@ -260,7 +275,7 @@ func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
 	}{
 		{chaintx.StepNonce, 1},
 		{chaintx.StepSigned, 1},
-		{chaintx.StepStored, 1},
+		{deposit.StepBatchStored, 1},
 		{chaintx.StepBroadcast, 1},
 		{chaintx.StepReceipt, 2}, // broadcast and mined, its receipt not read
 		{deposit.StepBatchSettled, 1},
@@ -306,7 +321,7 @@ func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
 			e.engine.Crash = nil
 			deposit.SetCrash(e.svc, nil)
 			if !crashed {
-				t.Fatal("never crashed")
+				t.Fatalf("never crashed (reached %d times)", reached)
 			}
 			// The restart.
 			e.run(func() bool { return len(e.hooks.all()) == 3 })

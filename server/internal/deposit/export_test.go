@@ -49,6 +49,9 @@ func LoadWatch(ctx context.Context, s *Service) (from, rejected string, err erro
 	return from, s.watched.rejectedReason(), err
 }
 
+// StepBatchStored is the crash step between storing a batch and broadcasting it.
+const StepBatchStored = stepBatchStored
+
 // StepBatchSettled is the crash step between recording a batch's outcome and crediting it.
 const StepBatchSettled = stepBatchSettled
 

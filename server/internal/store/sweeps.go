@@ -174,3 +174,9 @@ func (q *Queries) JoinBatch(ctx context.Context, sweepID, batchID int64) (bool, 
 func (q *Queries) LeaveBatch(ctx context.Context, sweepID, batchID int64) error {
 	return sqlc.LeaveBatch(ctx, q.db, dbsqlc.LeaveBatchParams{ID: sweepID, BatchID: batchID})
 }
+
+// DueTokenAddresses lists up to limit of a chain's token-deposit addresses that hold confirmed
+// deposits no sweep has taken yet.
+func (q *Queries) DueTokenAddresses(ctx context.Context, chainID int64, limit int) ([]string, error) {
+	return sqlc.DueTokenAddresses(ctx, q.db, dbsqlc.DueTokenAddressesParams{ChainID: chainID, Lim: int32(min(limit, math.MaxInt32))}) //nolint:gosec // bounded
+}

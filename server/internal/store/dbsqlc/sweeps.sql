@@ -102,3 +102,10 @@ WHERE batch_id = @batch_id::bigint ORDER BY id;
 -- The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING).
 UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1
 WHERE id = @id AND batch_id = @batch_id::bigint AND status = 'SENDING' AND mined_at IS NULL;
+
+-- name: DueTokenAddresses :many
+-- A chain's token-deposit addresses holding confirmed deposits no sweep has taken yet: the
+-- sweeps a batch opens before it forms, so deposits confirmed together go together.
+SELECT DISTINCT deposits.address FROM deposits JOIN token_addresses ON token_addresses.address = deposits.address
+WHERE deposits.chain_id = @chain_id AND deposits.sweep_id IS NULL AND deposits.status = 'SWEEPING'
+ORDER BY deposits.address LIMIT @lim;

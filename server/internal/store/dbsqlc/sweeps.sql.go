@@ -128,6 +128,39 @@ func (q *Queries) DueBatchSweeps(ctx context.Context, db DBTX, arg DueBatchSweep
 	return items, nil
 }
 
+const dueTokenAddresses = `-- name: DueTokenAddresses :many
+SELECT DISTINCT deposits.address FROM deposits JOIN token_addresses ON token_addresses.address = deposits.address
+WHERE deposits.chain_id = $1 AND deposits.sweep_id IS NULL AND deposits.status = 'SWEEPING'
+ORDER BY deposits.address LIMIT $2
+`
+
+type DueTokenAddressesParams struct {
+	ChainID int64
+	Lim     int32
+}
+
+// A chain's token-deposit addresses holding confirmed deposits no sweep has taken yet: the
+// sweeps a batch opens before it forms, so deposits confirmed together go together.
+func (q *Queries) DueTokenAddresses(ctx context.Context, db DBTX, arg DueTokenAddressesParams) ([]string, error) {
+	rows, err := db.Query(ctx, dueTokenAddresses, arg.ChainID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var address string
+		if err := rows.Scan(&address); err != nil {
+			return nil, err
+		}
+		items = append(items, address)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertSweep = `-- name: InsertSweep :one
 INSERT INTO sweeps (chain_id, address, batched) VALUES ($1, $2, $3)
 RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips
