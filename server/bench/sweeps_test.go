@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
@@ -14,26 +15,111 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/cofferhq/coffer/server/internal/batchsweep"
 	"github.com/cofferhq/coffer/server/internal/contracts"
-	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/secret"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
-// BenchmarkSweepGas: the gas an ERC20 deposit costs to sweep with EIP-7702 batching
-// (batchsweep, contracts/src/Sweeper.sol) on the embedded dev chain, next to today's top-up
-// sweep measured on the same chain. 20 HD deposit addresses of the service's wallet each
-// receive USDT; the wallet's gas tank sweeps them in one transaction: first with their
-// delegations (authorizations), then, every iteration, after a new deposit to each (steady
-// state). Reported: gas per deposit of both, and the ETH left on the deposit addresses.
+// BenchmarkSweepGas: the gas an ERC20 deposit costs to sweep with EIP-7702 batching, through
+// the live path (deposit/batch.go on the chaintx engine) on the embedded dev chain, next to
+// today's top-up sweep measured on the same kind of chain. Coffer runs on a chain with
+// sweepMethod eip7702; 20 users' token-deposit addresses each receive 25 USDT in one block.
+// The service sweeps them (its first batch carries their delegations), then, every
+// iteration, after a new deposit to each (steady state), until every DEPOSIT is acknowledged.
+// Reported: gas per deposit (the batch transactions' gas used over the deposits they swept),
+// the batches per round, and the ETH left at the deposit addresses.
 // Target: steady state <= 0.3 x 67,593 (today's 21,000 top-up + 46,593 transfer), dust 0.
-//
-// It measures the contract and the transaction only: the live sweep path still tops up
-// (wiring batchsweep into the chaintx engine is planned, docs/sweeps-eip7702.md).
 func BenchmarkSweepGas(b *testing.B) {
-	const batch, today = 20, 67_593
+	const batch, today, amount = 20, 67_593, 25_000_000
+	ctx := b.Context()
+	dev, env := startBatchedCoffer(b, 0, 100*time.Millisecond, 3)
+	blocks := sealEvery(b, dev, 250*time.Millisecond)
+	receiver := newAcks(b, "DEPOSIT", "transactionHash", `{"error":0}`)
+	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL})
+	addrs := make([]common.Address, batch)
+	for i := range addrs {
+		var err error
+		if addrs[i], err = env.Services.Deposits.TokenAddressFor(ctx, op.ID, fmt.Sprintf("user-%d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	acked := 0
+	// round pays each address once and waits for every DEPOSIT; it returns the gas the new
+	// batches used, how many there were and how many authorizations they carried.
+	seen := 0
+	round := func() (gas uint64, batches, auths int) {
+		blocks.mintInOneBlock(b, "USDT", addrs, amount)
+		acked += batch
+		receiver.wait(b, acked, 2*time.Minute)
+		rows, err := env.Pool.Query(ctx, `SELECT gas_used, coalesce(jsonb_array_length(authorizations), 0) FROM chain_txs
+			WHERE purpose = 'sweep-batch' AND state = 'mined' ORDER BY id OFFSET $1`, seen)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var used uint64
+			var n int
+			if err := rows.Scan(&used, &n); err != nil {
+				b.Fatal(err)
+			}
+			gas, batches, auths = gas+used, batches+1, auths+n
+		}
+		rows.Close()
+		seen += batches
+		return gas, batches, auths
+	}
+	first, firstBatches, auths := round()
+	if auths != batch {
+		b.Fatalf("the first batches carry %d authorizations, want %d", auths, batch)
+	}
+	var steady, rounds, steadyBatches uint64
+	for b.Loop() {
+		gas, batches, auths := round()
+		if auths != 0 {
+			b.Fatalf("steady-state batches carry %d authorizations", auths)
+		}
+		steady += gas
+		steadyBatches += uint64(batches)
+		rounds++
+	}
+	if n := testdb.Count(ctx, b, env.Pool, `SELECT count(*) FROM chain_txs WHERE purpose IN ('gas', 'sweep', 'sweep-fee')`); n != 0 {
+		b.Fatalf("%d top-up or per-address sweep transactions on a batched chain", n)
+	}
+	client := env.Services.Clients[dev.ChainID()]
+	usdt, _ := dev.Token("USDT")
+	dust := new(big.Int)
+	for _, a := range addrs {
+		bal, err := client.Balance(ctx, a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dust.Add(dust, bal)
+		if left, err := client.TokenBalance(ctx, usdt.Address, a); err != nil || left.Sign() != 0 {
+			b.Fatalf("%s still holds %v USDT (%v)", a, left, err)
+		}
+	}
+	perDeposit := float64(steady) / float64(rounds*batch)
+	topUp, moved, topUpDust := topUpSweepGas(b)
+
+	b.ReportMetric(perDeposit, "gas/deposit")
+	fmt.Printf("\nERC20 sweep gas per deposit through the live path, EIP-7702, %d deposits a round in one block: steady state %.0f "+
+		"(target <= %.0f = 0.3 x %d; %.1f batches a round), first sweep with authorization %d (%d batches); "+
+		"today's top-up sweep on this chain %d + %d = %d (into a bankroll already holding the token; the first into an empty "+
+		"balance costs 17,100 more: 67,593)\n",
+		batch, perDeposit, 0.3*today, today, float64(steadyBatches)/float64(rounds), first/batch, firstBatches,
+		topUp, moved, topUp+moved)
+	fmt.Printf("ETH dust left per deposit: EIP-7702 %v wei (target 0); top-up sweep with an exact top-up %v wei\n\n",
+		new(big.Int).Div(dust, big.NewInt(batch)), topUpDust)
+}
+
+// topUpSweepGas measures today's top-up sweep of one ERC20 deposit on a dev chain: the gas
+// tank sends the transfer's gas, the deposit address sends its tokens to the bankroll (which
+// already holds the token). It returns both transactions' gas and the ETH left at the address.
+func topUpSweepGas(b *testing.B) (topUp, moved uint64, dust *big.Int) {
+	b.Helper()
 	ctx := b.Context()
 	hd, err := wallet.FromSeed(secret.Random(64))
 	if err != nil {
@@ -46,64 +132,10 @@ func BenchmarkSweepGas(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = dev.Close() })
+	defer func() { _ = dev.Close() }()
 	s := &sender{b: b, dev: dev, chainID: big.NewInt(dev.ChainID())}
 	usdt, _ := dev.Token("USDT")
-
-	r := s.mine(ctx, tankKey, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce(tank), GasTipCap: big.NewInt(params.GWei),
-		GasFeeCap: s.feeCap(ctx), Gas: 2_000_000, Data: batchsweep.DeployData(tank, bankroll)})
-	sweeper := r.ContractAddress
-	accounts := make([]batchsweep.Account, batch)
-	addrs := make([]common.Address, batch)
-	for i := range accounts {
-		if _, addrs[i], err = hd.Deposit(uint32(i)); err != nil {
-			b.Fatal(err)
-		}
-		accounts[i] = batchsweep.Account{Address: addrs[i], Assets: []batchsweep.Asset{{Token: usdt.Address, Amount: big.NewInt(25_000_000)}}}
-	}
-	keys := deposit.KeyRing{Keys: hd}
-	sweep := func() (uint64, int) {
-		p, err := batchsweep.Build(ctx, dev.Client(), keys, s.chainID, sweeper, accounts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		gas, err := dev.Client().EstimateGas(ctx, p.CallMsg(tank))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return s.sendData(ctx, tankKey, &tank, p, gas+gas/4).GasUsed, len(p.Authorizations)
-	}
-
-	s.mint(ctx, usdt.Symbol, addrs, 25_000_000)
-	first, auths := sweep()
-	if auths != batch {
-		b.Fatalf("first sweep carries %d authorizations, want %d", auths, batch)
-	}
-	var steady, rounds uint64
-	for b.Loop() {
-		b.StopTimer()
-		s.mint(ctx, usdt.Symbol, addrs, 25_000_000)
-		b.StartTimer()
-		gas, auths := sweep()
-		if auths != 0 {
-			b.Fatalf("steady-state sweep carries %d authorizations", auths)
-		}
-		steady += gas
-		rounds++
-	}
-	dust := new(big.Int)
-	for _, a := range addrs {
-		bal, err := dev.Client().BalanceAt(ctx, a, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		dust.Add(dust, bal)
-		if left := s.balanceOf(ctx, usdt.Address, a); left.Sign() != 0 {
-			b.Fatalf("%s still holds %v USDT", a, left)
-		}
-	}
-	perDeposit := float64(steady) / float64(rounds*batch)
-
+	s.mint(ctx, usdt.Symbol, []common.Address{bankroll}, 1)
 	// Today's top-up sweep of one deposit on the same chain: the gas tank sends the transfer's
 	// gas, the deposit address sends its tokens to the bankroll.
 	depKey, _ := crypto.GenerateKey()
@@ -115,22 +147,15 @@ func BenchmarkSweepGas(b *testing.B) {
 		b.Fatal(err)
 	}
 	tip, feeCap := big.NewInt(params.GWei), s.feeCap(ctx) // one fee cap for both: the top-up pays exactly the transfer's maximum
-	topUp := s.mine(ctx, tankKey, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce(tank), GasTipCap: tip, GasFeeCap: feeCap,
+	topUpTx := s.mine(ctx, tankKey, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce(tank), GasTipCap: tip, GasFeeCap: feeCap,
 		Gas: params.TxGas, To: &dep, Value: new(big.Int).Mul(new(big.Int).SetUint64(gas), feeCap)})
-	moved := s.mine(ctx, depKey, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce(dep), GasTipCap: tip, GasFeeCap: feeCap,
+	movedTx := s.mine(ctx, depKey, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: s.nonce(dep), GasTipCap: tip, GasFeeCap: feeCap,
 		Gas: gas, To: &usdt.Address, Data: transfer})
-	topUpDust, err := dev.Client().BalanceAt(ctx, dep, nil)
+	dust, err = dev.Client().BalanceAt(ctx, dep, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-
-	b.ReportMetric(perDeposit, "gas/deposit")
-	fmt.Printf("\nERC20 sweep gas per deposit, EIP-7702 batch of %d: steady state %.0f (target <= %.0f = 0.3 x %d), "+
-		"first sweep with authorization %d; today's top-up sweep on this chain %d + %d = %d "+
-		"(into a bankroll already holding the token; the first into an empty balance costs 17,100 more: 67,593)\n",
-		batch, perDeposit, 0.3*today, today, first/batch, topUp.GasUsed, moved.GasUsed, topUp.GasUsed+moved.GasUsed)
-	fmt.Printf("ETH dust left per deposit: EIP-7702 %v wei (target 0); top-up sweep with an exact top-up %v wei\n\n",
-		new(big.Int).Div(dust, big.NewInt(batch)), topUpDust)
+	return topUpTx.GasUsed, movedTx.GasUsed, dust
 }
 
 // sender signs, sends and mines transactions on a dev chain.
@@ -156,11 +181,6 @@ func (s *sender) nonce(from common.Address) uint64 {
 	n := s.nonces[from]
 	s.nonces[from]++
 	return n
-}
-
-func (s *sender) sendData(ctx context.Context, key *ecdsa.PrivateKey, from *common.Address, p batchsweep.Plan, gas uint64) *types.Receipt {
-	s.b.Helper()
-	return s.mine(ctx, key, p.TxData(s.chainID, s.nonce(*from), batchsweep.Fees{Tip: big.NewInt(params.GWei), FeeCap: s.feeCap(ctx), Gas: gas}))
 }
 
 func (s *sender) mine(ctx context.Context, key *ecdsa.PrivateKey, data types.TxData) *types.Receipt {

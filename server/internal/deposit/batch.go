@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
@@ -25,8 +26,9 @@ import (
 //   - a sweep still opens per address with its confirmed deposits and is credited from its own
 //     deposits, exactly once (finishSweep);
 //   - it enters a batch (FUNDING → SENDING) in the database transaction that stores the
-//     batch's signed transaction, before any broadcast; one batch per chain is in flight, and
-//     the sweeps that fall due meanwhile go together in the next one;
+//     batch's signed transaction, before any broadcast; a batch takes every sweep due when it
+//     forms (the sweeps of all token addresses with confirmed deposits are opened first), and
+//     a few batches may be in flight per chain, so a deposit never waits for another batch;
 //   - the batch sweeps exact amounts (the deposits'), and its receipt, never its success,
 //     decides each sweep: swept (the token Transfer / NativeSwept logs show exactly those
 //     amounts reaching the bankroll) or skipped (a delegation cleared or replaced, a balance
@@ -76,19 +78,38 @@ func (s *Service) batchedSweepStep(ctx context.Context, n chain.Network, c *chai
 	return s.batchStep(ctx, n, c)
 }
 
-// batchStep advances the chain's batch in flight; once it is settled (or when there is none)
-// it forms the next one from the sweeps that wait.
+// maxBatchesInFlight bounds a chain's batches on their way: sweeps that fall due while one is
+// in flight go out at once in the next (no waiting for a block), and a stalled chain does not
+// queue more gas-tank transactions than this behind the first.
+const maxBatchesInFlight = 4
+
+// batchStep advances the chain's batches in flight, then forms the next one from the sweeps
+// that wait.
 func (s *Service) batchStep(ctx context.Context, n chain.Network, c *chain.Client) error {
-	b, err := store.New(s.pool).OpenSweepBatch(ctx, n.ChainID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
+	// The settle jobs of a chain's deposits all land here; while one of this process's is at
+	// it, the others leave it (it takes their sweeps, or the next poll does) instead of
+	// planning the same batch at the same time and losing.
+	mu, _ := s.batching.LoadOrStore(n.ChainID, new(sync.Mutex))
+	if !mu.(*sync.Mutex).TryLock() {
+		return nil
+	}
+	defer mu.(*sync.Mutex).Unlock()
+	open, err := store.New(s.pool).OpenSweepBatches(ctx, n.ChainID)
+	if err != nil {
 		return err
-	default:
+	}
+	inFlight := 0
+	for _, b := range open {
 		settled, err := s.advanceBatch(ctx, n, c, b)
-		if err != nil || !settled {
+		if err != nil {
 			return err
 		}
+		if !settled {
+			inFlight++
+		}
+	}
+	if inFlight >= maxBatchesInFlight {
+		return nil
 	}
 	// Open the sweeps of every token address with confirmed deposits first, so that deposits
 	// confirmed together go in one batch, whichever deposit's job forms it.
@@ -193,10 +214,10 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 		if err := q.LockBatchChain(ctx, n.ChainID); err != nil {
 			return err
 		}
-		if _, err := q.OpenSweepBatch(ctx, n.ChainID); err == nil {
-			return errBatchStale // another job formed one meanwhile
-		} else if !errors.Is(err, store.ErrNotFound) {
+		if open, err := q.OpenSweepBatches(ctx, n.ChainID); err != nil {
 			return err
+		} else if len(open) >= maxBatchesInFlight {
+			return errBatchStale // other jobs formed batches meanwhile
 		}
 		if batch, err = q.InsertSweepBatch(ctx, n.ChainID); err != nil {
 			return err

@@ -20,6 +20,7 @@ package deposit
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -93,6 +94,9 @@ type Service struct {
 	cfg      Config
 	log      *slog.Logger
 	watched  *watchSet
+	// batching holds a *sync.Mutex per chain id: one goroutine of this process advances and
+	// forms a chain's batches at a time (the database keeps processes apart).
+	batching sync.Map
 	// crash, when set (tests), is called at the steps of a batch sweep where a process may
 	// stop between two database transactions.
 	crash func(step string)

@@ -182,9 +182,11 @@ func (s *Service) openSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil {
 		return domain.Sweep{}, err
 	}
-	_, feeCap, err := c.Fees(ctx)
-	if err != nil {
-		return domain.Sweep{}, err
+	feeCap := new(big.Int)
+	if !batched { // a batch's gas is the gas tank's: no native group pays its own
+		if _, feeCap, err = c.Fees(ctx); err != nil {
+			return domain.Sweep{}, err
+		}
 	}
 	// The statements below re-check each status (another job may have moved a deposit since
 	// this read); the table says which deposits they may move.

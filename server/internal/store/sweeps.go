@@ -120,9 +120,17 @@ func (q *Queries) LockBatchChain(ctx context.Context, chainID int64) error {
 	return sqlc.LockBatchChain(ctx, q.db, chainID)
 }
 
-// OpenSweepBatch returns the chain's batch in flight (ErrNotFound: none).
-func (q *Queries) OpenSweepBatch(ctx context.Context, chainID int64) (domain.SweepBatch, error) {
-	return batchOf(sqlc.OpenSweepBatch(ctx, q.db, chainID))
+// OpenSweepBatches lists the chain's batches in flight, oldest first.
+func (q *Queries) OpenSweepBatches(ctx context.Context, chainID int64) ([]domain.SweepBatch, error) {
+	rows, err := sqlc.OpenSweepBatches(ctx, q.db, chainID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.SweepBatch, len(rows))
+	for i, r := range rows {
+		out[i], _ = batchOf(r, nil)
+	}
+	return out, nil
 }
 
 // LockSweepBatch loads a batch and holds its row until the transaction ends.

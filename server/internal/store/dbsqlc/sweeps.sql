@@ -68,8 +68,8 @@ SELECT count(*) FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @pr
 -- Serialises the forming of a chain's batches until the transaction ends.
 SELECT pg_advisory_xact_lock(hashtext('coffer sweep batch ' || @chain_id::bigint));
 
--- name: OpenSweepBatch :one
-SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = @chain_id AND status = 'SENDING';
+-- name: OpenSweepBatches :many
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = @chain_id AND status = 'SENDING' ORDER BY id;
 
 -- name: LockSweepBatch :one
 SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE id = @id FOR UPDATE;

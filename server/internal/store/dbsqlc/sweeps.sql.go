@@ -357,21 +357,34 @@ func (q *Queries) OpenSweep(ctx context.Context, db DBTX, arg OpenSweepParams) (
 	return i, err
 }
 
-const openSweepBatch = `-- name: OpenSweepBatch :one
-SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = $1 AND status = 'SENDING'
+const openSweepBatches = `-- name: OpenSweepBatches :many
+SELECT id, chain_id, status, created_at, done_at FROM sweep_batches WHERE chain_id = $1 AND status = 'SENDING' ORDER BY id
 `
 
-func (q *Queries) OpenSweepBatch(ctx context.Context, db DBTX, chainID int64) (SweepBatch, error) {
-	row := db.QueryRow(ctx, openSweepBatch, chainID)
-	var i SweepBatch
-	err := row.Scan(
-		&i.ID,
-		&i.ChainID,
-		&i.Status,
-		&i.CreatedAt,
-		&i.DoneAt,
-	)
-	return i, err
+func (q *Queries) OpenSweepBatches(ctx context.Context, db DBTX, chainID int64) ([]SweepBatch, error) {
+	rows, err := db.Query(ctx, openSweepBatches, chainID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SweepBatch
+	for rows.Next() {
+		var i SweepBatch
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Status,
+			&i.CreatedAt,
+			&i.DoneAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const pendingTopUps = `-- name: PendingTopUps :many

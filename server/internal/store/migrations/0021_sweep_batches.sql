@@ -13,9 +13,8 @@ CREATE TABLE sweep_batches (
     created_at timestamptz NOT NULL DEFAULT now(),
     done_at    timestamptz
 );
--- One batch in flight per chain: sweeps that fall due meanwhile wait for it and go together in
--- the next one (batching under load, no waiting when idle).
-CREATE UNIQUE INDEX sweep_batches_open_idx ON sweep_batches (chain_id) WHERE status = 'SENDING';
+-- The batches in flight of a chain (a few at most: deposit/batch.go's maxBatchesInFlight).
+CREATE INDEX sweep_batches_open_idx ON sweep_batches (chain_id) WHERE status = 'SENDING';
 
 -- batched: the sweep goes in a batch (fixed when it opens: a token-deposit address on an
 -- eip7702 chain); batch_id: the batch it is in, NULL while it waits for one; skips: how many
