@@ -43,7 +43,9 @@ func TestDepositAddressPerCurrency(t *testing.T) {
 		res := env.Do(t, "POST", "/depositor/address", "", `{"sid":"`+sess.Sid+`","currency":"`+currency+`","chainId":1337}`)
 		defer res.Body.Close()
 		var body struct {
-			Data struct{ Address, PaymentURI string } `json:"data"`
+			Data struct {
+				Address string `json:"address"`
+			} `json:"data"`
 		}
 		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != http.StatusOK {
 			t.Fatalf("POST /depositor/address: %d %v", res.StatusCode, err)

@@ -69,10 +69,10 @@ func (s *Service) TokenAddressFor(ctx context.Context, operatorID, externalUserI
 		if err != nil {
 			return err
 		}
-		if addr, err = s.wallet.TokenDepositAddress(uint32(i)); err != nil {
+		if addr, err = s.wallet.TokenDepositAddress(i); err != nil {
 			return err
 		}
-		return q.InsertTokenAddress(ctx, operatorID, externalUserID, i, addr.Hex())
+		return q.InsertTokenAddress(ctx, operatorID, externalUserID, int64(i), addr.Hex())
 	})
 	if err != nil {
 		return addr, fault.Wrap(err, "assign token-deposit address")
@@ -190,13 +190,13 @@ func (s *Service) nextAddress(ctx context.Context, q *store.Queries) (int64, com
 	if err != nil {
 		return 0, common.Address{}, err
 	}
-	addr, err := s.wallet.DepositAddress(uint32(i))
-	return i, addr, err
+	addr, err := s.wallet.DepositAddress(i)
+	return int64(i), addr, err
 }
 
 // nextIndex takes the next derivation index (in q's transaction), one sequence for every kind
 // of address, so the watched set reads them all as "indexes above n".
-func (s *Service) nextIndex(ctx context.Context, q *store.Queries) (int64, error) {
+func (s *Service) nextIndex(ctx context.Context, q *store.Queries) (uint32, error) {
 	i, err := q.NextAddressIndex(ctx)
 	if err != nil {
 		return 0, err
@@ -204,5 +204,5 @@ func (s *Service) nextIndex(ctx context.Context, q *store.Queries) (int64, error
 	if i < 0 || i > math.MaxInt32 {
 		return 0, fmt.Errorf("deposit: address index %d beyond BIP32's non-hardened range", i)
 	}
-	return i, nil
+	return uint32(i), nil
 }

@@ -86,8 +86,8 @@ func TestWatchedAddresses(t *testing.T) {
 		!slices.Contains(at, want[1]) || !slices.Contains(at, want[3]) {
 		t.Fatalf("addresses at: %+v %v", at, err)
 	}
-	if max, err := q.MaxAddressIndex(ctx); err != nil || max != 4 {
-		t.Fatalf("max index %d %v, want the token-deposit address's 4", max, err)
+	if highest, err := q.MaxAddressIndex(ctx); err != nil || highest != 4 {
+		t.Fatalf("max index %d %v, want the token-deposit address's 4", highest, err)
 	}
 	if got, err := q.Treasury(ctx, op.ID); err != nil || got != want[1] {
 		t.Fatalf("treasury: %+v %v", got, err)

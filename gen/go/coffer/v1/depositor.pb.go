@@ -87,7 +87,9 @@ type Depositor struct {
 	// Contact email, when given.
 	Email string `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
 	// The user's deposit address, shared by every EVM chain; empty until a deposit session
-	// first asks for it (GetDepositAddress).
+	// first asks for it (GetDepositAddress). It takes native currencies everywhere, and tokens
+	// on chains that sweep with top-ups; on chains that sweep with EIP-7702, tokens go to a
+	// token-deposit address of the user's (GetDepositAddress answers it).
 	DepositAddress string `protobuf:"bytes,3,opt,name=deposit_address,json=depositAddress,proto3" json:"deposit_address,omitempty"`
 	// When the depositor was first registered.
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`

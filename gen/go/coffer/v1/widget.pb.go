@@ -282,7 +282,9 @@ func (x *GetDepositAddressRequest) GetChainId() int64 {
 // GetDepositAddressResponse is where and how much to pay.
 type GetDepositAddressResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// EIP-55 checksummed deposit address; the same on every EVM chain.
+	// EIP-55 checksummed deposit address; the same on every EVM chain. It may depend on the
+	// currency: on chains that sweep tokens with EIP-7702, a user's tokens go to a second address
+	// (one for all tokens), native currencies to the depositor's deposit_address.
 	Address string `protobuf:"bytes,1,opt,name=address,proto3" json:"address,omitempty"`
 	// Chain id.
 	ChainId int64 `protobuf:"varint,2,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`

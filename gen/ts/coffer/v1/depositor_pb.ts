@@ -37,7 +37,9 @@ export type Depositor = Message<"coffer.v1.Depositor"> & {
 
   /**
    * The user's deposit address, shared by every EVM chain; empty until a deposit session
-   * first asks for it (GetDepositAddress).
+   * first asks for it (GetDepositAddress). It takes native currencies everywhere, and tokens
+   * on chains that sweep with top-ups; on chains that sweep with EIP-7702, tokens go to a
+   * token-deposit address of the user's (GetDepositAddress answers it).
    *
    * @generated from field: string deposit_address = 3;
    */

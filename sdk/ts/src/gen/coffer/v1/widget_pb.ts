@@ -181,7 +181,9 @@ export const GetDepositAddressRequestSchema: GenMessage<GetDepositAddressRequest
  */
 export type GetDepositAddressResponse = Message<"coffer.v1.GetDepositAddressResponse"> & {
   /**
-   * EIP-55 checksummed deposit address; the same on every EVM chain.
+   * EIP-55 checksummed deposit address; the same on every EVM chain. It may depend on the
+   * currency: on chains that sweep tokens with EIP-7702, a user's tokens go to a second address
+   * (one for all tokens), native currencies to the depositor's deposit_address.
    *
    * @generated from field: string address = 1;
    */
