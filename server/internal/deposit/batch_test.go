@@ -14,6 +14,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // setupBatched is setup on an eip7702 chain: a Sweeper deployed for the gas tank and the
@@ -369,5 +370,70 @@ func TestBatchedChainKeepsPlainNativeAddresses(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM sweeps WHERE batched`); n != 0 {
 		t.Fatalf("%d batched sweeps of a native address", n)
+	}
+}
+
+// A reorg deeper than the depth after a batched token deposit was credited: the deposit is
+// REORGED, its transfer and its batch go back to the pool and are mined again; it counts
+// again once, after the batch that swept it is mined again and shows its address swept.
+func TestReorgedBatchedDepositCountsOnceWhenItsBatchIsMinedAgain(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	addr := e.tokenAddress("dora")
+	dora := e.newUser()
+	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
+		t.Fatal(err)
+	}
+	usdc, _ := e.dev.Token("USDC")
+	parent, _ := e.client.Header(e.ctx, nil)
+	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	id := e.findDeposit(tx.Hash())
+	if d := e.deposit(id); d.Status != domain.DepositCredited || e.available("USDC").Int64() != 40_000_000 {
+		t.Fatalf("before the reorg: %s, %v", d.Status, e.available("USDC"))
+	}
+	batches := e.batchTxs()
+	if len(batches) != 1 {
+		t.Fatalf("%d batches", len(batches))
+	}
+
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	e.scan() // rolls back
+	if got := e.deposit(id); got.Status != domain.DepositReorged || e.available("USDC").Sign() != 0 {
+		t.Fatalf("after the rollback: %s, %v USDC", got.Status, e.available("USDC"))
+	}
+	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
+	for range confirmations + 2 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if got := e.available("USDC").Int64(); got != 40_000_000 {
+		t.Fatalf("USDC available %d after the re-inclusion", got)
+	}
+	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want the one", n)
+	}
+	// The same batch transaction was mined again (its stored bytes, the same nonce): one
+	// batch, the bankroll holds the deposit once, the address nothing.
+	if b := e.batchTxs(); len(b) != 1 || b[0].State != domain.ChainTxMined {
+		t.Fatalf("batches after the reorg: %+v", b)
+	}
+	if got := testfactory.TokenBalance(e.ctx, t, e.client, usdc.Address, e.bankroll); got.Int64() != 40_000_000 {
+		t.Fatalf("bankroll holds %v USDC", got)
+	}
+	if got := testfactory.TokenBalance(e.ctx, t, e.client, usdc.Address, addr); got.Sign() != 0 {
+		t.Fatalf("the address keeps %v USDC", got)
 	}
 }

@@ -191,6 +191,12 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 	if t.State != domain.ChainTxPending {
 		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 		switch {
+		case err == nil && r.Status == types.ReceiptStatusSuccessful && t.Purpose == PurposeSweepBatch:
+			// A batch succeeds even when it skips an account: it must show this one swept.
+			if r.BlockNumber.Uint64() > upTo {
+				return false, nil
+			}
+			return s.batchSweptAgain(ctx, c, d, t)
 		case err == nil && r.Status == types.ReceiptStatusSuccessful:
 			return r.BlockNumber.Uint64() <= upTo, nil
 		case err == nil:
@@ -213,7 +219,43 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 	if err != nil {
 		return false, err
 	}
-	return t.State == domain.ChainTxMined && t.MinedBlock <= upTo, nil
+	if t.State != domain.ChainTxMined || t.MinedBlock > upTo {
+		return false, nil
+	}
+	if t.Purpose == PurposeSweepBatch {
+		return s.batchSweptAgain(ctx, c, d, t)
+	}
+	return true, nil
+}
+
+// batchSweptAgain reports whether the mined batch t swept the reorged deposit's address; one
+// that skipped it (the transfer came back after the batch, say) leaves the funds at the
+// address, and an engineer resolves the deposit.
+func (s *Service) batchSweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx) (bool, error) {
+	n, ok := s.chains.Network(d.ChainID)
+	if !ok {
+		return false, fmt.Errorf("deposit %d: chain %d is not configured", d.ID, d.ChainID)
+	}
+	q := store.New(s.pool)
+	sw, err := q.LockSweep(ctx, d.SweepID) // a read
+	if err != nil {
+		return false, err
+	}
+	sweeps, err := q.BatchSweeps(ctx, sw.BatchID)
+	if err != nil {
+		return false, err
+	}
+	results, err := s.batchResults(ctx, n, c, t, sweeps)
+	if err != nil {
+		return false, err
+	}
+	if !results[common.HexToAddress(d.Address)].Swept {
+		s.log.ErrorContext(ctx, "a reorged deposit was mined again but its batch, mined again, skipped its address; the funds are "+
+			"still at the deposit address: resolve it by hand", "deposit", d.ID, "chain", d.ChainID, "batch_tx", t.MinedHash,
+			"address", d.Address)
+		return false, nil
+	}
+	return true, nil
 }
 
 // resolveReincluded resolves, in the scan's transaction, the reorged deposits readyToReinstate

@@ -388,9 +388,21 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	return true, nil
 }
 
-// sweepTxs are a sweep's stored transactions.
+// sweepTxs are a sweep's stored transactions: its own, or a batched sweep's batch transaction
+// (none while it waits for a batch).
 func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx, error) {
 	q := store.New(s.pool)
+	sw, err := q.LockSweep(ctx, sweepID) // a read, outside a transaction
+	if err != nil {
+		return nil, err
+	}
+	if sw.Batched {
+		if sw.BatchID == 0 {
+			return nil, nil
+		}
+		t, err := q.ChainTxByRef(ctx, PurposeSweepBatch, batchRef(sw.BatchID))
+		return []domain.ChainTx{t}, err
+	}
 	var out []domain.ChainTx
 	for _, purpose := range []string{PurposeSweep, PurposeSweepFee} {
 		txs, err := q.ChainTxsByRefPrefix(ctx, purpose, fmt.Sprintf("sweep:%d:", sweepID))
