@@ -57,6 +57,7 @@ type blocks struct {
 }
 
 func sealEvery(b *testing.B, dev *devchain.Chain, interval time.Duration) *blocks {
+	b.Helper()
 	bl := &blocks{dev: dev, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(bl.done)
@@ -79,9 +80,8 @@ func sealEvery(b *testing.B, dev *devchain.Chain, interval time.Duration) *block
 
 // mintInOneBlock mints amount of symbol to each address in one block: no block is sealed
 // until the pool holds every mint.
-func (bl *blocks) mintInOneBlock(b *testing.B, symbol string, to []common.Address, amount int64) {
+func (bl *blocks) mintInOneBlock(ctx context.Context, b *testing.B, symbol string, to []common.Address, amount int64) {
 	b.Helper()
-	ctx := b.Context()
 	bl.mu.Lock()
 	defer bl.mu.Unlock()
 	start, err := bl.dev.Client().PendingNonceAt(ctx, bl.dev.FaucetAddress())

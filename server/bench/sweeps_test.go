@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -51,7 +50,7 @@ func BenchmarkSweepGas(b *testing.B) {
 	// batches used, how many there were and how many authorizations they carried.
 	seen := 0
 	round := func() (gas uint64, batches, auths int) {
-		blocks.mintInOneBlock(b, "USDT", addrs, amount)
+		blocks.mintInOneBlock(ctx, b, "USDT", addrs, amount)
 		acked += batch
 		receiver.wait(b, acked, 2*time.Minute)
 		rows, err := env.Pool.Query(ctx, `SELECT gas_used, coalesce(jsonb_array_length(authorizations), 0) FROM chain_txs
@@ -212,13 +211,4 @@ func (s *sender) mint(ctx context.Context, symbol string, to []common.Address, a
 	if _, err := s.dev.Mine(ctx, hashes...); err != nil {
 		s.b.Fatal(err)
 	}
-}
-
-func (s *sender) balanceOf(ctx context.Context, token, owner common.Address) *big.Int {
-	tt := contracts.NewTestToken()
-	bal, err := bind.Call(tt.Instance(s.dev.Client(), token), &bind.CallOpts{Context: ctx}, tt.PackBalanceOf(owner), tt.UnpackBalanceOf)
-	if err != nil {
-		s.b.Fatal(err)
-	}
-	return bal
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain/catalogue"
 )
 
-const chainsUsage = "coffer chains init --preset NAME[,NAME…] --bankroll [CHAIN_ID=]0x… [--rpc CHAIN_ID=URL …] [--out FILE] | list | validate [--file FILE]"
+const chainsUsage = "coffer chains init --preset NAME[,NAME…] --bankroll [CHAIN_ID=]0x… [--rpc CHAIN_ID=URL …] [--out FILE] | list | validate [--file FILE] | sweeper --chain-id ID"
 
 // runChains is `coffer chains`: write a chains file from the presets, list them, or check a
 // chains file against its RPC endpoints.
@@ -32,6 +32,8 @@ func runChains(ctx context.Context, args []string, out io.Writer) error {
 		return runChainsList(args[1:], out)
 	case "validate":
 		return runChainsValidate(ctx, args[1:], out)
+	case "sweeper":
+		return runChainsSweeper(ctx, args[1:], out)
 	}
 	return fmt.Errorf("%w: unknown subcommand %q: %s", errUsage, args[0], chainsUsage)
 }

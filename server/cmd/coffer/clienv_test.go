@@ -51,6 +51,7 @@ func TestUsageBeforeDatabase(t *testing.T) {
 		{[]string{"deposit", "resolve", "--id", "1", "--resolution", "write-off"}, "--note are required"},
 		{[]string{"deposit", "replay", "--chain-id", "1", "--tx-hash", "0x12"}, "--tx-hash (0x + 64 hex) are required"},
 		{[]string{"operator", "get"}, "--id is required"},
+		{[]string{"chains", "sweeper"}, "--chain-id is required"},
 		{[]string{"operator", "treasury", "--id", "x"}, "--chain-id (positive) is required"},
 		{[]string{"operator", "adjust", "--id", "x", "--chain-id", "1", "--currency", "USDT", "--amount", "1"}, "--note are required"},
 		{[]string{"admin", "create", "--email", "ops@acme.example"}, "--password (or $COFFER_ADMIN_PASSWORD) are required"},

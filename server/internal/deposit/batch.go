@@ -89,11 +89,12 @@ func (s *Service) batchStep(ctx context.Context, n chain.Network, c *chain.Clien
 	// The settle jobs of a chain's deposits all land here; while one of this process's is at
 	// it, the others leave it (it takes their sweeps, or the next poll does) instead of
 	// planning the same batch at the same time and losing.
-	mu, _ := s.batching.LoadOrStore(n.ChainID, new(sync.Mutex))
-	if !mu.(*sync.Mutex).TryLock() {
+	v, _ := s.batching.LoadOrStore(n.ChainID, new(sync.Mutex))
+	mu, _ := v.(*sync.Mutex)
+	if !mu.TryLock() {
 		return nil
 	}
-	defer mu.(*sync.Mutex).Unlock()
+	defer mu.Unlock()
 	open, err := store.New(s.pool).OpenSweepBatches(ctx, n.ChainID)
 	if err != nil {
 		return err
@@ -162,8 +163,8 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil || len(due) == 0 {
 		return err
 	}
-	if n.SweeperAddress == (common.Address{}) || n.BankrollAddress == (common.Address{}) {
-		return fmt.Errorf("deposit: chain %d sweeps in batches but has no sweeperAddress or bankrollAddress", n.ChainID)
+	if err := s.verifySweeper(ctx, n, c); err != nil {
+		return err
 	}
 	var (
 		sweeps   []domain.Sweep
@@ -245,6 +246,26 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 		"authorizations", len(plan.Authorizations))
 	_, err = s.engine.Advance(ctx, txID)
 	return err
+}
+
+// verifySweeper checks, once per chain and process, that the configured Sweeper obeys this
+// service's gas tank and pays the chain's bankroll, before anything is delegated to it: a
+// wrong sweeperAddress (another deployment, a contract paying someone else) stops the chain's
+// batches with an error in the log, and every deposit waits at its address.
+func (s *Service) verifySweeper(ctx context.Context, n chain.Network, c *chain.Client) error {
+	if n.SweeperAddress == (common.Address{}) || n.BankrollAddress == (common.Address{}) {
+		return fmt.Errorf("deposit: chain %d sweeps in batches but has no sweeperAddress or bankrollAddress", n.ChainID)
+	}
+	if ok, _ := s.sweepers.Load(n.ChainID); ok == n.SweeperAddress {
+		return nil
+	}
+	if err := batchsweep.Verify(ctx, c, n.SweeperAddress, s.wallet.GasTankAddress(), n.BankrollAddress); err != nil {
+		s.log.Error("sweeperAddress refused: no batch is sent on this chain until it names a Sweeper of this gas tank and bankroll",
+			"chain", n.ChainID, "sweeper", n.SweeperAddress, "error", err)
+		return fmt.Errorf("deposit: chain %d: %w", n.ChainID, err)
+	}
+	s.sweepers.Store(n.ChainID, n.SweeperAddress)
+	return nil
 }
 
 // joinBatch moves a sweep into a batch, after checking (with its deposits' rows locked) that

@@ -3,11 +3,13 @@ package deposit_test
 import (
 	"encoding/json"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/holiman/uint256"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/batchsweep"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
@@ -435,5 +437,45 @@ func TestReorgedBatchedDepositCountsOnceWhenItsBatchIsMinedAgain(t *testing.T) {
 	}
 	if got := testfactory.TokenBalance(e.ctx, t, e.client, usdc.Address, addr); got.Sign() != 0 {
 		t.Fatalf("the address keeps %v USDC", got)
+	}
+}
+
+// A sweeperAddress whose Sweeper pays someone other than the chain's bankroll is refused before
+// anything is delegated to it: no batch is sent, the tokens stay at their address, and the
+// deposit waits (SWEEPING, not credited).
+func TestBatchRefusesASweeperOfAnotherBankroll(t *testing.T) {
+	t.Parallel()
+	thief := common.HexToAddress("0x00000000000000000000000000000000000bad02")
+	e := setupWith(t, options{batched: true, sweeperPays: thief})
+	a := e.tokenAddress("ivy")
+	h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(9_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	for range confirmations + 3 {
+		e.scan()
+		rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits`)
+		ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+		for _, id := range ids {
+			if _, err := e.svc.Settle(e.ctx, id); err != nil && !strings.Contains(err.Error(), "Sweeper") {
+				t.Fatalf("settle: %v", err)
+			}
+		}
+		e.dev.Commit()
+	}
+	if d := e.all(); len(d) != 1 || d[0].Status != domain.DepositSweeping {
+		t.Fatalf("deposits %+v", d)
+	}
+	if n := len(e.batchTxs()); n != 0 {
+		t.Fatalf("%d batches sent through a Sweeper of another bankroll", n)
+	}
+	if got := e.tokenBalance(a); got.Int64() != 9_000_000 {
+		t.Fatalf("the address holds %v", got)
+	}
+	if code, _ := e.client.CodeAt(e.ctx, a, nil); len(code) != 0 {
+		t.Fatalf("the address was delegated: %x", code)
 	}
 }

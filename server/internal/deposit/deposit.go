@@ -97,6 +97,9 @@ type Service struct {
 	// batching holds a *sync.Mutex per chain id: one goroutine of this process advances and
 	// forms a chain's batches at a time (the database keeps processes apart).
 	batching sync.Map
+	// sweepers holds, per chain id, the Sweeper address verified for this process's gas tank
+	// and the chain's bankroll.
+	sweepers sync.Map
 	// crash, when set (tests), is called at the steps of a batch sweep where a process may
 	// stop between two database transactions.
 	crash func(step string)

@@ -87,6 +87,9 @@ type options struct {
 	config deposit.Config
 	// batched: the chain sweeps token deposits in EIP-7702 batches (a Sweeper is deployed).
 	batched bool
+	// sweeperPays, when set, is where the deployed Sweeper pays instead of the bankroll (a
+	// misconfigured sweeperAddress).
+	sweeperPays common.Address
 }
 
 // setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
@@ -124,7 +127,11 @@ func setupWith(t *testing.T, o options) *env {
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
 	if o.batched {
-		sweeper, err := dev.DeploySweeper(ctx, gasTank, bankroll)
+		pays := bankroll
+		if o.sweeperPays != (common.Address{}) {
+			pays = o.sweeperPays
+		}
+		sweeper, err := dev.DeploySweeper(ctx, gasTank, pays)
 		if err != nil {
 			t.Fatal(err)
 		}

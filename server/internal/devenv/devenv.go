@@ -117,13 +117,17 @@ type FileChain struct {
 	BankrollAddress string                    `json:"bankrollAddress"`
 	PriceFeeds      map[string]common.Address `json:"priceFeeds"`
 	Tokens          []FileToken               `json:"tokens"`
+	// SweepMethod and SweeperAddress: token deposits are swept in EIP-7702 batches through
+	// this Sweeper (chains file fields of the same names).
+	SweepMethod    chain.SweepMethod `json:"sweepMethod,omitempty"`
+	SweeperAddress common.Address    `json:"sweeperAddress,omitzero"`
 }
 
 // Network is the chains-file entry of a dev.json chain.
 func (c FileChain) Network() chain.Network {
 	n := chain.Network{ChainID: c.ChainID, Name: c.Name, RPCURLs: []string{c.RPCURL}, Confirmations: c.Confirmations,
 		NativeSymbol: c.NativeSymbol, NativeDecimals: c.NativeDecimals, BankrollAddress: common.HexToAddress(c.BankrollAddress),
-		PriceFeeds: c.PriceFeeds}
+		PriceFeeds: c.PriceFeeds, SweepMethod: c.SweepMethod, SweeperAddress: c.SweeperAddress}
 	for _, t := range c.Tokens {
 		n.Tokens = append(n.Tokens, chain.Token{Symbol: t.Symbol, ContractAddress: common.HexToAddress(t.ContractAddress), Decimals: int32(t.Decimals)}) //nolint:gosec // decimals are at most 255
 	}
@@ -296,7 +300,8 @@ func Run(ctx context.Context, opts Options) error {
 	f.Admin.Email, f.Admin.Password = st.AdminEmail, st.AdminPassword
 	for _, n := range registry.Networks() {
 		fc := FileChain{ChainID: n.ChainID, Name: n.Name, RPCURL: dev.RPCURL(), NativeSymbol: n.NativeSymbol,
-			NativeDecimals: n.NativeDecimals, Confirmations: n.Confirmations, BankrollAddress: n.BankrollAddress.Hex(), PriceFeeds: n.PriceFeeds}
+			NativeDecimals: n.NativeDecimals, Confirmations: n.Confirmations, BankrollAddress: n.BankrollAddress.Hex(), PriceFeeds: n.PriceFeeds,
+			SweepMethod: n.SweepMethod, SweeperAddress: n.SweeperAddress}
 		for _, t := range n.Tokens {
 			fc.Tokens = append(fc.Tokens, FileToken{Symbol: t.Symbol, ContractAddress: t.ContractAddress.Hex(), Decimals: int(t.Decimals)})
 		}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cofferhq/coffer/server/internal/batchsweep"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
+)
+
+// TestChainsSweeper: `coffer chains sweeper` prints the creation code of a Sweeper for this
+// database's gas tank and the chain's bankroll; once deployed and named in the chains file it
+// says ok; a Sweeper of another bankroll, an unknown chain and a missing --chain-id are refused.
+func TestChainsSweeper(t *testing.T) {
+	ctx := context.Background()
+	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dev.Close() })
+	k, _ := crypto.GenerateKey()
+	bankroll := crypto.PubkeyToAddress(k.PublicKey)
+	network := func(extra map[string]any) string {
+		n := map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
+			"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex()}
+		maps.Copy(n, extra)
+		return proctest.ChainsFile(t, n)
+	}
+	cliDatabase(t)
+	t.Setenv("COFFER_CHAINS_FILE", network(nil))
+	if _, errOut, code := coffer(t, "migrate"); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+
+	out, errOut, code := coffer(t, "chains", "sweeper", "--chain-id", "1337")
+	m := regexp.MustCompile(`gas tank (0x[0-9a-fA-F]{40})`).FindStringSubmatch(out)
+	if code != 0 || m == nil || !strings.Contains(out, "no sweeperAddress") {
+		t.Fatalf("without a sweeper: %d %q %s", code, out, errOut)
+	}
+	gasTank := common.HexToAddress(m[1])
+	code0 := regexp.MustCompile(`\n(0x[0-9a-f]+)\n`).FindStringSubmatch(out)
+	if code0 == nil || code0[1] != "0x"+common.Bytes2Hex(batchsweep.DeployData(gasTank, bankroll)) {
+		t.Fatalf("creation code not printed: %q", out)
+	}
+
+	sweeper, err := dev.DeploySweeper(ctx, gasTank, bankroll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COFFER_CHAINS_FILE", network(map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex()}))
+	out, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "1337")
+	if code != 0 || !strings.Contains(out, "sweeperAddress "+sweeper.Hex()+" obeys this gas tank and pays this bankroll: ok") {
+		t.Fatalf("with its sweeper: %d %q %s", code, out, errOut)
+	}
+
+	other, err := dev.DeploySweeper(ctx, gasTank, common.HexToAddress("0x00000000000000000000000000000000000bad03"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COFFER_CHAINS_FILE", network(map[string]any{"sweepMethod": "eip7702", "sweeperAddress": other.Hex()}))
+	if out, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "1337"); code != 1 || !strings.Contains(errOut, "pays") {
+		t.Fatalf("a sweeper of another bankroll: %d %q %s", code, out, errOut)
+	}
+	if _, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "99"); code != 1 || !strings.Contains(errOut, "not in the chains file") {
+		t.Fatalf("unknown chain: %d %s", code, errOut)
+	}
+	if _, errOut, code = coffer(t, "chains", "sweeper"); code != 2 || !strings.Contains(errOut, "--chain-id is required") {
+		t.Fatalf("no chain id: %d %s", code, errOut)
+	}
+}
