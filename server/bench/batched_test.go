@@ -12,10 +12,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
-	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 // startBatchedCoffer is startDevCoffer on a chain that sweeps token deposits in EIP-7702
@@ -27,17 +24,9 @@ func startBatchedCoffer(b *testing.B, blockTime, scan time.Duration, confirmatio
 	ctx := b.Context()
 	dev := testfactory.DevChain(context.Background(), b, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
 	n := testfactory.DevNetwork(dev, confirmations)
-	dbURL, masterKey := testdb.URL(b), secret.Random(secret.KeySize)
-	apptest.CreateWallet(b, dbURL, masterKey)
-	box, err := secret.NewBox(masterKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	keys, err := wallet.Load(ctx, testdb.Open(b, dbURL, 2), box)
-	if err != nil {
-		b.Fatal(err)
-	}
+	dbURL, masterKey, keys := apptest.NewWallet(b)
 	_, gasTank := keys.GasTank()
+	var err error
 	if n.SweeperAddress, err = dev.DeploySweeper(ctx, gasTank, n.BankrollAddress); err != nil {
 		b.Fatal(err)
 	}

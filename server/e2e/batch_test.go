@@ -14,9 +14,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/hooktest"
-	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
-	"github.com/cofferhq/coffer/server/internal/wallet"
 )
 
 // TestBatchedDepositsEndToEndOnGeth: on a geth --dev chain with sweepMethod eip7702, two
@@ -29,16 +27,7 @@ func TestBatchedDepositsEndToEndOnGeth(t *testing.T) {
 	ctx := context.Background()
 	c := startUSDTChain(t)
 	bankroll := newAddress(t)
-	dbURL, masterKey := testdb.URL(t), secret.Random(secret.KeySize)
-	apptest.CreateWallet(t, dbURL, masterKey)
-	box, err := secret.NewBox(masterKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := wallet.Load(ctx, testdb.Open(t, dbURL, 2), box)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dbURL, masterKey, keys := apptest.NewWallet(t)
 	_, gasTank := keys.GasTank()
 	deployed, err := c.node.Transact(ctx, c.holder, nil, nil, batchsweep.DeployData(gasTank, bankroll))
 	if err != nil {

@@ -179,8 +179,9 @@ func Start(t testing.TB, opts Options) *Env {
 	return env
 }
 
-// CreateWallet creates the HD wallet of a database, as the first worker does.
-func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
+// CreateWallet creates the HD wallet of a database, as the first worker does, and returns its
+// keys.
+func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) *wallet.Keys {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := store.Open(ctx, databaseURL, 2)
@@ -192,9 +193,21 @@ func CreateWallet(t testing.TB, databaseURL string, masterKey []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wallet.Load(ctx, pool, box); err != nil {
+	keys, err := wallet.Load(ctx, pool, box)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return keys
+}
+
+// NewWallet is a fresh database of the shared test cluster with its HD wallet created, its
+// master key and the wallet's keys: for a test that must know the service wallets before
+// Coffer starts (a Sweeper is deployed for the gas tank and named in the chains file), which
+// then starts Coffer on it (Options.DatabaseURL and MasterKey).
+func NewWallet(t testing.TB) (databaseURL string, masterKey []byte, keys *wallet.Keys) {
+	t.Helper()
+	databaseURL, masterKey = testdb.URL(t), secret.Random(secret.KeySize)
+	return databaseURL, masterKey, CreateWallet(t, databaseURL, masterKey)
 }
 
 func (e *Env) waitReady(t testing.TB) {

@@ -401,30 +401,22 @@ func (s *Service) batchResults(ctx context.Context, n chain.Network, c *chain.Cl
 func (s *Service) settleBatch(ctx context.Context, n chain.Network, b domain.SweepBatch, sweeps []domain.Sweep, swept map[int64]bool) error {
 	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		locked, err := q.LockSweepBatch(ctx, b.ID)
-		if err != nil {
-			return err
-		}
-		to, err := NextBatch(locked.Status, BatchSettled)
-		if errors.Is(err, errRefused) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		for _, sw := range sweeps {
-			if swept[sw.ID] {
-				if _, err := q.MarkSweepMined(ctx, sw.ID); err != nil {
+		return moveBatch(ctx, q, b.ID, BatchSettled, func() error {
+			for _, sw := range sweeps {
+				if swept[sw.ID] {
+					if _, err := q.MarkSweepMined(ctx, sw.ID); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := moveSweep(ctx, q, sw.ID, SweepSkipped, func() error { return q.LeaveBatch(ctx, sw.ID, b.ID) }); err != nil {
 					return err
 				}
-				continue
+				s.log.Warn("sweep skipped by its batch: it goes in the next one (re-authorized if its delegation was cleared or replaced)",
+					"sweep", sw.ID, "batch", b.ID, "chain", n.ChainID, "address", sw.Address, "skips", sw.Skips+1)
 			}
-			if err := moveSweep(ctx, q, sw.ID, SweepSkipped, func() error { return q.LeaveBatch(ctx, sw.ID, b.ID) }); err != nil {
-				return err
-			}
-			s.log.Warn("sweep skipped by its batch: it goes in the next one (re-authorized if its delegation was cleared or replaced)",
-				"sweep", sw.ID, "batch", b.ID, "chain", n.ChainID, "address", sw.Address, "skips", sw.Skips+1)
-		}
-		return q.SetSweepBatchStatus(ctx, b.ID, to)
+			return nil
+		})
 	})
 }
 

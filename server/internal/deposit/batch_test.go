@@ -137,13 +137,7 @@ func TestTokenDepositsAreSweptInOneBatch(t *testing.T) {
 		}
 	}
 	// A second deposit to a delegated address goes in a batch without an authorization.
-	h, err := e.dev.Mint(e.ctx, "USDT", addrs[0], big.NewInt(7_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	e.mint("USDT", addrs[0], 7_000_000)
 	e.run(func() bool { return len(e.hooks.all()) == 6 })
 	e.checkBatchedCredit(6, bankroll0, 100)
 	batches = e.batchTxs()
@@ -189,13 +183,7 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 		t.Fatal(err)
 	}
 	pay := func(amount int64) {
-		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(amount))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.dev.Mine(e.ctx, h); err != nil {
-			t.Fatal(err)
-		}
+		e.mint("USDT", a, amount)
 	}
 	// delegate sends, from the outside account u (funded beforehand: funding mines a block),
 	// a SetCodeTx that delegates a to target.
@@ -347,14 +335,7 @@ func TestBatchedChainKeepsPlainNativeAddresses(t *testing.T) {
 	t.Parallel()
 	e := setupBatched(t, 0)
 	sess := e.openSession("nat")
-	info, err := e.svc.Address(e.ctx, sess, "ETH", e.dev.ChainID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokenInfo, err := e.svc.Address(e.ctx, sess, "USDT", e.dev.ChainID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, tokenInfo := e.addressFor(sess, "ETH"), e.addressFor(sess, "USDT")
 	if info.Address == tokenInfo.Address {
 		t.Fatal("native and token deposits share an address on a batched chain")
 	}
@@ -383,13 +364,7 @@ func TestReorgedBatchedDepositCountsOnceWhenItsBatchIsMinedAgain(t *testing.T) {
 	e := setupBatched(t, 0)
 	addr := e.tokenAddress("dora")
 	dora := e.newUser()
-	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
-		t.Fatal(err)
-	}
+	e.mint("USDC", dora.addr, 50_000_000)
 	usdc, _ := e.dev.Token("USDC")
 	parent, _ := e.client.Header(e.ctx, nil)
 	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
@@ -448,13 +423,7 @@ func TestBatchRefusesASweeperOfAnotherBankroll(t *testing.T) {
 	thief := common.HexToAddress("0x00000000000000000000000000000000000bad02")
 	e := setupWith(t, options{batched: true, sweeperPays: thief})
 	a := e.tokenAddress("ivy")
-	h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(9_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	e.mint("USDT", a, 9_000_000)
 	for range confirmations + 3 {
 		e.scan()
 		rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits`)

@@ -275,11 +275,29 @@ func DepositEvent(d domain.Deposit, sess *domain.Session) *cofferv1.DepositEvent
 // runs work, and stores the sweep's new status. A sweep another job moved meanwhile (the table
 // refuses the event now) is left alone and work does not run.
 func moveSweep(ctx context.Context, q *store.Queries, sweepID int64, event SweepEvent, work func() error) error {
-	locked, err := q.LockSweep(ctx, sweepID)
+	return move(func() (domain.SweepStatus, error) {
+		sw, err := q.LockSweep(ctx, sweepID)
+		return sw.Status, err
+	}, NextSweep, event, work, func(to domain.SweepStatus) error { return q.SetSweepStatus(ctx, sweepID, to) })
+}
+
+// moveBatch is moveSweep for a batch.
+func moveBatch(ctx context.Context, q *store.Queries, batchID int64, event BatchEvent, work func() error) error {
+	return move(func() (domain.SweepBatchStatus, error) {
+		b, err := q.LockSweepBatch(ctx, batchID)
+		return b.Status, err
+	}, NextBatch, event, work, func(to domain.SweepBatchStatus) error { return q.SetSweepBatchStatus(ctx, batchID, to) })
+}
+
+// move is one transition of a row only the service moves: lock reads its status (holding the
+// row), next applies the table, work runs, set stores the new status. An event the table
+// refuses now (another job moved the row meanwhile) leaves the row alone and runs nothing.
+func move[S ~string, E any](lock func() (S, error), next func(S, E) (S, error), event E, work func() error, set func(S) error) error {
+	from, err := lock()
 	if err != nil {
 		return err
 	}
-	to, err := NextSweep(locked.Status, event)
+	to, err := next(from, event)
 	if errors.Is(err, errRefused) {
 		return nil
 	} else if err != nil {
@@ -288,5 +306,5 @@ func moveSweep(ctx context.Context, q *store.Queries, sweepID int64, event Sweep
 	if err := work(); err != nil {
 		return err
 	}
-	return q.SetSweepStatus(ctx, sweepID, to)
+	return set(to)
 }

@@ -271,6 +271,28 @@ func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data
 	return tx
 }
 
+// mint mints amount of a dev token to an address and mines it.
+func (e *env) mint(symbol string, to common.Address, amount int64) {
+	e.t.Helper()
+	h, err := e.dev.Mint(e.ctx, symbol, to, big.NewInt(amount))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// addressFor is what GetDepositAddress answers a session for a currency on the dev chain.
+func (e *env) addressFor(sess domain.Session, currency string) deposit.AddressInfo {
+	e.t.Helper()
+	info, err := e.svc.Address(e.ctx, sess, currency, e.dev.ChainID())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info
+}
+
 // mine seals blocks until the transactions are included.
 func (e *env) mine(txs ...*types.Transaction) {
 	e.t.Helper()

@@ -316,13 +316,7 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
 	addr, dora := e.payer("dora")
-	mint, err := e.dev.Mint(e.ctx, "USDC", dora.addr, big.NewInt(50_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
-		t.Fatal(err)
-	}
+	e.mint("USDC", dora.addr, 50_000_000)
 	usdc, _ := e.dev.Token("USDC")
 	parent, _ := e.client.Header(e.ctx, nil)
 	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
