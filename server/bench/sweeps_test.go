@@ -34,8 +34,7 @@ import (
 func BenchmarkSweepGas(b *testing.B) {
 	const batch, today, amount = 20, 67_593, 25_000_000
 	ctx := b.Context()
-	dev, env := startBatchedCoffer(b, 0, 100*time.Millisecond, 3)
-	blocks := sealEvery(b, dev, 250*time.Millisecond)
+	dev, env := startBatchedCoffer(b, 250*time.Millisecond, 100*time.Millisecond, 3)
 	receiver := newAcks(b, "DEPOSIT", "transactionHash", `{"error":0}`)
 	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL})
 	addrs := make([]common.Address, batch)
@@ -50,7 +49,7 @@ func BenchmarkSweepGas(b *testing.B) {
 	// batches used, how many there were and how many authorizations they carried.
 	seen := 0
 	round := func() (gas uint64, batches, auths int) {
-		blocks.mintInOneBlock(ctx, b, "USDT", addrs, amount)
+		mintInOneBlock(ctx, b, dev, "USDT", addrs, amount)
 		acked += batch
 		receiver.wait(b, acked, 2*time.Minute)
 		rows, err := env.Pool.Query(ctx, `SELECT gas_used, coalesce(jsonb_array_length(authorizations), 0) FROM chain_txs

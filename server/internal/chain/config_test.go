@@ -31,19 +31,9 @@ func TestLoadFile(t *testing.T) {
 			"tokens":[{"symbol":"X","contractAddress":"0x12","decimals":18}]}]`, "hex string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "chains.json")
-			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			r, err := LoadFile(path)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			r, ok := loadChains(t, tc.body, tc.err)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			ns := r.Networks()
 			if ns[0].ChainID != 1 || ns[1].ChainID != 2 || ns[0].NativeDecimals != 18 || !ns[0].TraceInternalTransfers || ns[1].TraceInternalTransfers {
@@ -89,19 +79,9 @@ func TestSweepMethod(t *testing.T) {
 			t.Parallel()
 			body := `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
 				"bankrollAddress":"0x0000000000000000000000000000000000000b0b"` + tc.extra + `}]`
-			path := filepath.Join(t.TempDir(), "chains.json")
-			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			r, err := LoadFile(path)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err = %v, want %q", err, tc.err)
-				}
+			r, ok := loadChains(t, body, tc.err)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			n, _ := r.Network(1)
 			if n.SweepMethod != tc.want || n.Batched() != tc.batched {
@@ -109,4 +89,25 @@ func TestSweepMethod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadChains writes body as a chains file and loads it. With wantErr set the load must fail
+// with an error that says it, and ok is false: there is nothing more to check.
+func loadChains(t *testing.T, body, wantErr string) (r *Registry, ok bool) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "chains.json")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadFile(path)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want %q", err, wantErr)
+		}
+		return nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, true
 }

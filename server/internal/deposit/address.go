@@ -23,29 +23,8 @@ import (
 // stays a plain EOA (never delegated): native deposits go there on every chain, and token
 // deposits on chains that sweep with top-ups.
 func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID string) (common.Address, error) {
-	var addr common.Address
-	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		index, existing, err := q.LockDepositor(ctx, operatorID, externalUserID)
-		if err != nil {
-			return err
-		}
-		if index != nil {
-			addr = common.HexToAddress(existing)
-			return nil
-		}
-		i, next, err := s.nextAddress(ctx, q)
-		if err != nil {
-			return err
-		}
-		addr = next
-		return q.AssignAddress(ctx, operatorID, externalUserID, i, addr.Hex())
-	})
-	if err != nil {
-		return addr, fault.Wrap(err, "assign deposit address")
-	}
-	s.watched.add(addr)
-	return addr, nil
+	return s.userAddress(ctx, "deposit address", userAddressKind{lock: (*store.Queries).LockDepositor,
+		derive: s.wallet.DepositAddress, save: (*store.Queries).AssignAddress}, operatorID, externalUserID)
 }
 
 // TokenAddressFor returns the token-deposit address of an operator's user (m/44'/60'/0'/1/i),
@@ -54,10 +33,25 @@ func (s *Service) AddressFor(ctx context.Context, operatorID, externalUserID str
 // is assigned once under the depositor's row lock, serves every EVM chain and is watched
 // forever.
 func (s *Service) TokenAddressFor(ctx context.Context, operatorID, externalUserID string) (common.Address, error) {
+	return s.userAddress(ctx, "token-deposit address", userAddressKind{lock: (*store.Queries).LockTokenAddress,
+		derive: s.wallet.TokenDepositAddress, save: (*store.Queries).InsertTokenAddress}, operatorID, externalUserID)
+}
+
+// userAddressKind is where one kind of a user's address is kept and how it is derived.
+type userAddressKind struct {
+	// lock locks the user's row and reads the address (index nil: none yet).
+	lock   func(q *store.Queries, ctx context.Context, operatorID, externalUserID string) (*int64, string, error)
+	derive func(i uint32) (common.Address, error)
+	save   func(q *store.Queries, ctx context.Context, operatorID, externalUserID string, index int64, address string) error
+}
+
+// userAddress returns a user's address of a kind, assigning it the next derivation index the
+// first time, in one transaction under the user's row lock, and watches it.
+func (s *Service) userAddress(ctx context.Context, what string, kind userAddressKind, operatorID, externalUserID string) (common.Address, error) {
 	var addr common.Address
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		index, existing, err := q.LockTokenAddress(ctx, operatorID, externalUserID)
+		index, existing, err := kind.lock(q, ctx, operatorID, externalUserID)
 		if err != nil {
 			return err
 		}
@@ -69,13 +63,13 @@ func (s *Service) TokenAddressFor(ctx context.Context, operatorID, externalUserI
 		if err != nil {
 			return err
 		}
-		if addr, err = s.wallet.TokenDepositAddress(i); err != nil {
+		if addr, err = kind.derive(i); err != nil {
 			return err
 		}
-		return q.InsertTokenAddress(ctx, operatorID, externalUserID, int64(i), addr.Hex())
+		return kind.save(q, ctx, operatorID, externalUserID, int64(i), addr.Hex())
 	})
 	if err != nil {
-		return addr, fault.Wrap(err, "assign token-deposit address")
+		return addr, fault.Wrap(err, "assign "+what)
 	}
 	s.watched.add(addr)
 	return addr, nil

@@ -387,18 +387,7 @@ func TestReorgedBatchedDepositCountsOnceWhenItsBatchIsMinedAgain(t *testing.T) {
 	if got := e.deposit(id); got.Status != domain.DepositReorged || e.available("USDC").Sign() != 0 {
 		t.Fatalf("after the rollback: %s, %v USDC", got.Status, e.available("USDC"))
 	}
-	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
-	if got := e.available("USDC").Int64(); got != 40_000_000 {
-		t.Fatalf("USDC available %d after the re-inclusion", got)
-	}
-	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE" {
-		t.Fatalf("fund entries: %s", got)
-	}
+	e.countsAgainOnce(id, "USDC", 40_000_000)
 	if n := len(e.hooks.all()); n != 1 {
 		t.Fatalf("%d DEPOSIT events, want the one", n)
 	}

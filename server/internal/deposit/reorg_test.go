@@ -80,6 +80,25 @@ func (e *env) reserve(currency string, decimals int32, amount int64, settle bool
 	})
 }
 
+// countsAgainOnce waits until a reincluded deposit is credited again, runs a few more blocks,
+// and checks that it counts once: the operator's funds hold available of the currency, and
+// its fund entries are its credit, its reversal and its reinstatement.
+func (e *env) countsAgainOnce(id int64, currency string, available int64) {
+	e.t.Helper()
+	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
+	for range confirmations + 2 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if got := e.available(currency).Int64(); got != available {
+		e.t.Fatalf("%s available %d after the re-inclusion, want %d", currency, got, available)
+	}
+	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE" {
+		e.t.Fatalf("fund entries: %s", got)
+	}
+}
+
 func reorgedCount(chainID int64, currency string) float64 {
 	return testutil.ToFloat64(metrics.DepositsReorged.WithLabelValues(big.NewInt(chainID).String(), currency))
 }
@@ -352,18 +371,7 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 		t.Fatalf("listed: %+v", list)
 	}
 	// Confirmations accrue: it counts again, once.
-	e.run(func() bool { return e.deposit(id).Status == "CREDITED" })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
-	if got := e.available("USDC").Int64(); got != 40_000_000 {
-		t.Fatalf("USDC available %d after the re-inclusion", got)
-	}
-	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE" {
-		t.Fatalf("fund entries: %s", got)
-	}
+	e.countsAgainOnce(id, "USDC", 40_000_000)
 	if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system" {
 		t.Fatalf("audit: %s", got)
 	}

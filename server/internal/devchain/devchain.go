@@ -616,6 +616,15 @@ func (c *Chain) Commit() common.Hash {
 	return c.backend.Commit()
 }
 
+// Hold runs fn while no block can be sealed (the BlockTime ticker and Commit wait for it), so
+// the transactions fn sends, once the pool holds them, land in the same block. fn must not
+// seal blocks itself (Commit, Mine): it would wait for itself.
+func (c *Chain) Hold(fn func() error) error {
+	c.sealMu.Lock()
+	defer c.sealMu.Unlock()
+	return fn()
+}
+
 // Mine seals blocks until every given transaction has a receipt (the transaction pool admits
 // transactions asynchronously, so one block may come too early), and returns the receipts.
 func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Receipt, error) {
@@ -763,35 +772,29 @@ func (c *Chain) SetAnswer(ctx context.Context, pair string, answer *big.Int) (co
 // its address. It is not part of Start, so the addresses of the contracts
 // Start deploys (faucet nonces 0..4) never change.
 func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
-	addr, tx, err := c.deployFromFaucet(ctx, common.FromHex(contracts.ForwarderMetaData.Bin), nil)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("devchain: deploy forwarder: %w", err)
-	}
-	receipts, err := c.Mine(ctx, tx.Hash())
-	if err != nil {
-		return common.Address{}, fmt.Errorf("devchain: deploy forwarder: %w", err)
-	}
-	if r := receipts[0]; r.Status != types.ReceiptStatusSuccessful || r.ContractAddress != addr {
-		return common.Address{}, fmt.Errorf("devchain: deploy forwarder failed (status %d)", r.Status)
-	}
-	return addr, nil
+	return c.deployAndMine(ctx, "forwarder", common.FromHex(contracts.ForwarderMetaData.Bin), nil)
 }
 
 // DeploySweeper deploys the EIP-7702 Sweeper (contracts.Sweeper) that obeys gasTank and pays
 // bankroll from the faucet, mines it and returns its address. Like DeployForwarder it is not
 // part of Start.
 func (c *Chain) DeploySweeper(ctx context.Context, gasTank, bankroll common.Address) (common.Address, error) {
-	addr, tx, err := c.deployFromFaucet(ctx, common.FromHex(contracts.SweeperMetaData.Bin),
+	return c.deployAndMine(ctx, "sweeper", common.FromHex(contracts.SweeperMetaData.Bin),
 		contracts.NewSweeper().PackConstructor(gasTank, bankroll))
+}
+
+// deployAndMine deploys a contract from the faucet, mines it and returns its address.
+func (c *Chain) deployAndMine(ctx context.Context, what string, bin, args []byte) (common.Address, error) {
+	addr, tx, err := c.deployFromFaucet(ctx, bin, args)
 	if err != nil {
-		return common.Address{}, fmt.Errorf("devchain: deploy sweeper: %w", err)
+		return common.Address{}, fmt.Errorf("devchain: deploy %s: %w", what, err)
 	}
 	receipts, err := c.Mine(ctx, tx.Hash())
 	if err != nil {
-		return common.Address{}, fmt.Errorf("devchain: deploy sweeper: %w", err)
+		return common.Address{}, fmt.Errorf("devchain: deploy %s: %w", what, err)
 	}
 	if r := receipts[0]; r.Status != types.ReceiptStatusSuccessful || r.ContractAddress != addr {
-		return common.Address{}, fmt.Errorf("devchain: deploy sweeper failed (status %d)", r.Status)
+		return common.Address{}, fmt.Errorf("devchain: deploy %s failed (status %d)", what, r.Status)
 	}
 	return addr, nil
 }

@@ -348,6 +348,52 @@ func TestBlockTimeAdvances(t *testing.T) {
 	wg.Wait()
 }
 
+// Transactions sent while the chain is held land in one block, however long sending takes:
+// the ticker seals nothing until Hold returns.
+func TestHoldKeepsTransactionsInOneBlock(t *testing.T) {
+	ctx := testCtx(t)
+	c := startChain(t, devchain.Options{BlockTime: 20 * time.Millisecond})
+	var hashes []common.Hash
+	err := c.Hold(func() error {
+		start, err := c.Client().PendingNonceAt(ctx, c.FaucetAddress())
+		if err != nil {
+			return err
+		}
+		for range 5 {
+			_, to := newKey(t)
+			h, err := c.SendNative(ctx, to, big.NewInt(1))
+			if err != nil {
+				return err
+			}
+			hashes = append(hashes, h)
+			time.Sleep(30 * time.Millisecond) // longer than a block
+		}
+		// The pool admits transactions asynchronously: release once it holds all five.
+		for n := uint64(0); n < start+5; time.Sleep(5 * time.Millisecond) {
+			if n, err = c.Client().PendingNonceAt(ctx, c.FaucetAddress()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	blocks := map[uint64]bool{}
+	for _, h := range hashes {
+		r, err := bind.WaitMined(waitCtx, c.Client(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks[r.BlockNumber.Uint64()] = true
+	}
+	if len(blocks) != 1 {
+		t.Fatalf("5 transactions sent while held landed in %d blocks", len(blocks))
+	}
+}
+
 func TestTwoChainsSideBySide(t *testing.T) {
 	ctx := testCtx(t)
 	var a, b *devchain.Chain

@@ -121,8 +121,9 @@ func (q *Queries) AssignAddress(ctx context.Context, operatorID, externalUserID 
 		AddressIndex: index, Address: address})
 }
 
-// depositAddressRow is what the watched-address queries return.
-type depositAddressRow struct {
+// depositAddressRow is what the watched-address queries return: each has a generated row type
+// of this shape, which depositAddressOf reads (a query whose shape drifts no longer compiles).
+type depositAddressRow = struct {
 	OperatorID     string
 	ExternalUserID string
 	AddressIndex   int64
@@ -131,14 +132,7 @@ type depositAddressRow struct {
 	Token          bool
 }
 
-func depositAddressOf[R ~struct {
-	OperatorID     string
-	ExternalUserID string
-	AddressIndex   int64
-	Address        string
-	Treasury       bool
-	Token          bool
-}](row R) (DepositAddress, error) {
+func depositAddressOf[R ~depositAddressRow](row R) (DepositAddress, error) {
 	r := depositAddressRow(row)
 	return DepositAddress{OperatorID: r.OperatorID, ExternalUserID: r.ExternalUserID, Index: addressIndex(r.AddressIndex),
 		Address: r.Address, Treasury: r.Treasury, Token: r.Token}, nil

@@ -142,15 +142,7 @@ func TestEthereumVector(t *testing.T) {
 // TestServiceWallets checks that each service wallet is the key at its documented path.
 func TestServiceWallets(t *testing.T) {
 	t.Parallel()
-	seed := mustHex(t, abandonSeed)
-	k, err := FromSeed(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, master := abandonKeys(t)
 	seen := map[common.Address]string{}
 	for _, w := range []struct {
 		name string
@@ -187,7 +179,7 @@ func TestServiceWallets(t *testing.T) {
 	}
 
 	// The same seed gives the same wallets.
-	k2, _ := FromSeed(seed)
+	k2, _ := FromSeed(mustHex(t, abandonSeed))
 	if _, a := k2.HotWallet(); a != k.hot.Address {
 		t.Error("hot wallet not deterministic")
 	}
@@ -366,15 +358,7 @@ func BenchmarkFromSeed(b *testing.B) {
 // wallet; the public derivation gives the same address; indexes stop below 2^31.
 func TestTokenDeposit(t *testing.T) {
 	t.Parallel()
-	seed := mustHex(t, abandonSeed)
-	k, err := FromSeed(seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, master := abandonKeys(t)
 	p, err := ParsePublic(k.Public().MarshalRecord())
 	if err != nil {
 		t.Fatal(err)
@@ -475,4 +459,20 @@ func TestConcurrentTokenDeposit(t *testing.T) {
 	if len(distinct) != 2*n {
 		t.Fatalf("%d distinct addresses for %d indexes on two chains", len(distinct), n)
 	}
+}
+
+// abandonKeys are the keys of the BIP39 "abandon … about" seed, and its BIP32 master key to
+// derive paths from independently.
+func abandonKeys(t *testing.T) (*Keys, *hdkeychain.ExtendedKey) {
+	t.Helper()
+	seed := mustHex(t, abandonSeed)
+	k, err := FromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, master
 }

@@ -124,10 +124,7 @@ VALUES (@operator_id, @external_user_id, NULLIF(@session_id::text, '')::uuid, @c
 ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
 	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
 RETURNING sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference,
 	xmax = 0 AS inserted;
@@ -136,30 +133,21 @@ RETURNING sqlc.embed(deposits),
 -- Deposit queries return the deposits row and three joined values, in this order, so one
 -- mapper in the store reads them all.
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.id = @id;
 
 -- name: LockDeposit :one
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.id = @id FOR UPDATE;
 
 -- name: DepositByTransfer :one
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.chain_id = @chain_id AND deposits.tx_hash = @tx_hash AND deposits.log_index = @log_index;
@@ -186,19 +174,13 @@ UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = @fee_
 	amount_in_local = @amount_in_local, fee_in_dollar = @fee_in_dollar, unpriced = @unpriced
 WHERE deposits.id = @id AND deposits.status = 'SWEEPING'
 RETURNING sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference;
 
 -- name: SessionDeposits :many
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.session_id = @session_id::uuid AND deposits.status <> 'ORPHANED' ORDER BY deposits.id;
@@ -207,10 +189,7 @@ FROM deposits WHERE deposits.session_id = @session_id::uuid AND deposits.status 
 -- A NULL operator_ids matches every operator; an empty external_user_id, statuses, chain_id,
 -- detected_after, detected_before or before_id no filter.
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits

@@ -161,10 +161,7 @@ UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = $1, a
 	amount_in_local = $7, fee_in_dollar = $8, unpriced = $9
 WHERE deposits.id = $10 AND deposits.status = 'SWEEPING'
 RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 `
@@ -466,10 +463,7 @@ func (q *Queries) DepositAddressesIn(ctx context.Context, db DBTX, addresses []s
 
 const depositByTransfer = `-- name: DepositByTransfer :one
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.chain_id = $1 AND deposits.tx_hash = $2 AND deposits.log_index = $3
@@ -551,10 +545,7 @@ func (q *Queries) GetCursor(ctx context.Context, db DBTX, chainID int64) (ChainC
 
 const getDeposit = `-- name: GetDeposit :one
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.id = $1
@@ -690,10 +681,7 @@ func (q *Queries) InsertTreasury(ctx context.Context, db DBTX, arg InsertTreasur
 
 const listDeposits = `-- name: ListDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
@@ -794,10 +782,7 @@ func (q *Queries) ListDeposits(ctx context.Context, db DBTX, arg ListDepositsPar
 
 const lockDeposit = `-- name: LockDeposit :one
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.id = $1 FOR UPDATE
@@ -1031,10 +1016,7 @@ func (q *Queries) RegisterDepositor(ctx context.Context, db DBTX, arg RegisterDe
 
 const sessionDeposits = `-- name: SessionDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.session_id = $1::uuid AND deposits.status <> 'ORPHANED' ORDER BY deposits.id
@@ -1111,10 +1093,7 @@ VALUES ($1, $2, NULLIF($3::text, '')::uuid, $4, $5, $6, $7, $8,
 ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
 	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
 RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference,
 	xmax = 0 AS inserted

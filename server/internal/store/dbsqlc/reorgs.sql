@@ -1,10 +1,7 @@
 -- name: LockSettledDepositsFrom :many
 -- Deposits past their confirmation depth in blocks from a number on: a reorg deeper than the depth reached them.
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits

@@ -28,10 +28,7 @@ UPDATE sweeps SET mined_at = coalesce(mined_at, now()) WHERE id = @id RETURNING 
 
 -- name: UnsweptDeposits :many
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
@@ -40,10 +37,7 @@ WHERE deposits.chain_id = @chain_id AND deposits.address = @address AND deposits
 
 -- name: SweepDeposits :many
 SELECT sqlc.embed(deposits),
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.sweep_id = @sweep_id::bigint ORDER BY deposits.id;

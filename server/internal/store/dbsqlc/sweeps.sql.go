@@ -451,10 +451,7 @@ func (q *Queries) SetSweepStatus(ctx context.Context, db DBTX, arg SetSweepStatu
 
 const sweepDeposits = `-- name: SweepDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits WHERE deposits.sweep_id = $1::bigint ORDER BY deposits.id
@@ -525,10 +522,7 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 
 const unsweptDeposits = `-- name: UnsweptDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
-	COALESCE((SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
-		AND chain_txs.ref IN ('deposit:' || deposits.id, 'sweep:' || deposits.sweep_id || ':' || deposits.currency)),
-		(SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
-		WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = deposits.sweep_id AND sweeps.mined_at IS NOT NULL), '')::text AS sweep_tx_hash,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits

@@ -26,3 +26,17 @@ ALTER TABLE sweeps
     ADD CONSTRAINT sweeps_batch_check CHECK (batched OR batch_id IS NULL);
 CREATE INDEX sweeps_batch_due_idx ON sweeps (chain_id, id) WHERE batched AND status = 'FUNDING';
 CREATE INDEX sweeps_batch_idx ON sweeps (batch_id) WHERE batch_id IS NOT NULL;
+
+-- The mined transaction that swept a deposit ('' until there is one): its sweep's transfer of
+-- its currency (or an early per-deposit sweep, 'deposit:<id>'), or its sweep's batch once that
+-- batch swept it. One definition for every query that shows a deposit ($1 the deposit's id,
+-- $2 its sweep_id, $3 its currency).
+CREATE FUNCTION deposit_sweep_tx_hash(bigint, bigint, text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE(
+        (SELECT chain_txs.mined_hash FROM chain_txs WHERE chain_txs.purpose = 'sweep'
+            AND chain_txs.ref IN ('deposit:' || $1, 'sweep:' || $2 || ':' || $3)),
+        (SELECT chain_txs.mined_hash FROM chain_txs JOIN sweeps ON chain_txs.ref = 'batch:' || sweeps.batch_id
+            WHERE chain_txs.purpose = 'sweep-batch' AND sweeps.id = $2 AND sweeps.mined_at IS NOT NULL),
+        '')
+$$;
