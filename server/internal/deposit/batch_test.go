@@ -363,14 +363,8 @@ func TestReorgedBatchedDepositCountsOnceWhenItsBatchIsMinedAgain(t *testing.T) {
 	t.Parallel()
 	e := setupBatched(t, 0)
 	addr := e.tokenAddress("dora")
-	dora := e.newUser()
-	e.mint("USDC", dora.addr, 50_000_000)
+	id, parent := e.creditedUSDC(addr)
 	usdc, _ := e.dev.Token("USDC")
-	parent, _ := e.client.Header(e.ctx, nil)
-	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-	e.mine(tx)
-	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	id := e.findDeposit(tx.Hash())
 	if d := e.deposit(id); d.Status != domain.DepositCredited || e.available("USDC").Int64() != 40_000_000 {
 		t.Fatalf("before the reorg: %s, %v", d.Status, e.available("USDC"))
 	}

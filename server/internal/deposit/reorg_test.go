@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -78,6 +79,23 @@ func (e *env) reserve(currency string, decimals int32, amount int64, settle bool
 		}
 		return funds.Settle(e.ctx, tx, p)
 	})
+}
+
+// creditedUSDC pays 40 USDC to addr from a new user, waits until the deposit is credited and
+// returns it with the head block before its transfer (where a reorg forks to take it away).
+func (e *env) creditedUSDC(addr common.Address) (id int64, parent *types.Header) {
+	e.t.Helper()
+	payer := e.newUser()
+	e.mint("USDC", payer.addr, 50_000_000)
+	usdc, _ := e.dev.Token("USDC")
+	parent, err := e.client.Header(e.ctx, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tx := e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	return e.findDeposit(tx.Hash()), parent
 }
 
 // countsAgainOnce waits until a reincluded deposit is credited again, runs a few more blocks,
@@ -334,14 +352,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, dora := e.payer("dora")
-	e.mint("USDC", dora.addr, 50_000_000)
-	usdc, _ := e.dev.Token("USDC")
-	parent, _ := e.client.Header(e.ctx, nil)
-	tx := e.send(dora, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-	e.mine(tx)
-	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	id := e.findDeposit(tx.Hash())
+	id, parent := e.creditedUSDC(e.address("dora"))
 	first := e.deposit(id)
 	if first.Status != "CREDITED" || e.available("USDC").Int64() != 40_000_000 {
 		t.Fatalf("before the reorg: %s, %v", first.Status, e.available("USDC"))

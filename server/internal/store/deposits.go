@@ -181,12 +181,7 @@ func (q *Queries) MaxAddressIndex(ctx context.Context) (int64, error) {
 // Hand-written, not sqlc: sqlc's :many collects every row into a slice, and the rows are read
 // raw (the index as binary int8, the address as its text) to allocate nothing per row.
 func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, address []byte) error) error {
-	rows, err := q.db.Query(ctx, `
-		SELECT address_index, address FROM depositors WHERE address_index IS NOT NULL
-		UNION ALL
-		SELECT address_index, address FROM treasuries
-		UNION ALL
-		SELECT address_index, address FROM token_addresses`)
+	rows, err := q.db.Query(ctx, `SELECT address_index, address FROM watched_addresses`)
 	if err != nil {
 		return err
 	}

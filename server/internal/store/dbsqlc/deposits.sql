@@ -13,54 +13,29 @@ WHERE operator_id = @operator_id AND external_user_id = @external_user_id;
 
 -- name: DepositAddressesAfter :many
 -- Every address the scanner watches: depositors', treasuries' and token-deposit addresses.
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address_index > @after::bigint
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address_index > @after::bigint
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address_index > @after::bigint
-ORDER BY address_index LIMIT @lim;
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address_index > @after::bigint ORDER BY address_index LIMIT @lim;
 
 -- name: DepositAddressByAddress :one
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = @address::text
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address = @address::text
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address = @address::text;
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address = @address::text;
 
 -- name: DepositAddressesIn :many
 -- The owners of those of the addresses that are watched: the scanner's exact check of what its
 -- filter let through (the unique indexes on depositors.address, treasuries.address and
 -- token_addresses.address).
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY(@addresses::text[])
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address = ANY(@addresses::text[])
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address = ANY(@addresses::text[]);
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address = ANY(@addresses::text[]);
 
 -- name: DepositAddressesAt :many
 -- The watched addresses with these derivation indexes (the scanner looks again for indexes it
 -- skipped: taken by a transaction that had not committed yet).
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index = ANY(@indexes::bigint[])
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address_index = ANY(@indexes::bigint[])
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address_index = ANY(@indexes::bigint[]);
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address_index = ANY(@indexes::bigint[]);
 
 -- name: MaxAddressIndex :one
 -- The highest derivation index assigned (-1 for none): a bound on the number of watched addresses.

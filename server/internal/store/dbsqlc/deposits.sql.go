@@ -255,15 +255,9 @@ func (q *Queries) DeleteBlocksFrom(ctx context.Context, db DBTX, arg DeleteBlock
 }
 
 const depositAddressByAddress = `-- name: DepositAddressByAddress :one
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = $1::text
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address = $1::text
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address = $1::text
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address = $1::text
 `
 
 type DepositAddressByAddressRow struct {
@@ -306,21 +300,14 @@ func (q *Queries) DepositAddressOf(ctx context.Context, db DBTX, arg DepositAddr
 }
 
 const depositAddressesAfter = `-- name: DepositAddressesAfter :many
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address_index > $2::bigint
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address_index > $2::bigint
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address_index > $2::bigint
-ORDER BY address_index LIMIT $1
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address_index > $1::bigint ORDER BY address_index LIMIT $2
 `
 
 type DepositAddressesAfterParams struct {
-	Lim   int32
 	After int64
+	Lim   int32
 }
 
 type DepositAddressesAfterRow struct {
@@ -334,7 +321,7 @@ type DepositAddressesAfterRow struct {
 
 // Every address the scanner watches: depositors', treasuries' and token-deposit addresses.
 func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg DepositAddressesAfterParams) ([]DepositAddressesAfterRow, error) {
-	rows, err := db.Query(ctx, depositAddressesAfter, arg.Lim, arg.After)
+	rows, err := db.Query(ctx, depositAddressesAfter, arg.After, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -361,15 +348,9 @@ func (q *Queries) DepositAddressesAfter(ctx context.Context, db DBTX, arg Deposi
 }
 
 const depositAddressesAt = `-- name: DepositAddressesAt :many
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index = ANY($1::bigint[])
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address_index = ANY($1::bigint[])
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address_index = ANY($1::bigint[])
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address_index = ANY($1::bigint[])
 `
 
 type DepositAddressesAtRow struct {
@@ -411,15 +392,9 @@ func (q *Queries) DepositAddressesAt(ctx context.Context, db DBTX, indexes []int
 }
 
 const depositAddressesIn = `-- name: DepositAddressesIn :many
-SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index::bigint AS address_index,
-	depositors.address::text AS address, false AS treasury, false AS token
-FROM depositors WHERE depositors.address_index IS NOT NULL AND depositors.address = ANY($1::text[])
-UNION ALL
-SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false
-FROM treasuries WHERE treasuries.address = ANY($1::text[])
-UNION ALL
-SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index, token_addresses.address, false, true
-FROM token_addresses WHERE token_addresses.address = ANY($1::text[])
+SELECT operator_id::text AS operator_id, external_user_id::text AS external_user_id, address_index::bigint AS address_index,
+	address::text AS address, treasury::boolean AS treasury, token::boolean AS token
+FROM watched_addresses WHERE address = ANY($1::text[])
 `
 
 type DepositAddressesInRow struct {

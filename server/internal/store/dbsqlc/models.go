@@ -371,6 +371,15 @@ type WatchFilter struct {
 	SavedAt      time.Time
 }
 
+type WatchedAddress struct {
+	OperatorID     string
+	ExternalUserID string
+	AddressIndex   pgtype.Int8
+	Address        *string
+	Treasury       bool
+	Token          bool
+}
+
 type WebhookAttempt struct {
 	EventID     string
 	Attempt     int32

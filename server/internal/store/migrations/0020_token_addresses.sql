@@ -13,3 +13,16 @@ CREATE TABLE token_addresses (
     PRIMARY KEY (operator_id, external_user_id),
     FOREIGN KEY (operator_id, external_user_id) REFERENCES depositors (operator_id, external_user_id)
 );
+
+-- Every address the scanner watches, with its owner and its kind: the one definition the
+-- queries that read them share. PostgreSQL inlines the view, so each branch keeps its own
+-- unique indexes (address, address_index) and an ORDER BY address_index LIMIT merges them.
+CREATE VIEW watched_addresses AS
+SELECT depositors.operator_id::text AS operator_id, depositors.external_user_id, depositors.address_index,
+    depositors.address, false AS treasury, false AS token
+FROM depositors WHERE depositors.address_index IS NOT NULL
+UNION ALL
+SELECT treasuries.operator_id::text, '', treasuries.address_index, treasuries.address, true, false FROM treasuries
+UNION ALL
+SELECT token_addresses.operator_id::text, token_addresses.external_user_id, token_addresses.address_index,
+    token_addresses.address, false, true FROM token_addresses;
