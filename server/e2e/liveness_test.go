@@ -35,21 +35,42 @@ func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	// The worker running the scan, and River's leader.
+	// The worker running the scan, and River's leader. The scan (of an unreachable chain) is
+	// short: a worker seen running it may have finished it before a kill lands, leaving no job
+	// to rescue. So the worker is frozen (SIGSTOP) first, the job is checked to be still
+	// running on it (a frozen process changes nothing), and only then killed; otherwise it
+	// resumes and another scan is awaited.
 	var pid int
 	var victim, leader string
+	var p *proctest.Process
 	deadline := time.Now().Add(60 * time.Second)
-	for pid == 0 && time.Now().Before(deadline) {
-		db.QueryRow(ctx, `SELECT w.pid, w.client_id FROM river_job j
-			JOIN worker_liveness w ON w.client_id = j.attempted_by[array_length(j.attempted_by, 1)]
-			WHERE j.state = 'running' AND j.kind = 'deposit.scan'`).Scan(&pid, &victim) //nolint:errcheck // until found
+	for p == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no scan could be caught running within a minute")
+		}
 		time.Sleep(20 * time.Millisecond)
-	}
-	if pid == 0 {
-		t.Fatal("no scan ran within a minute")
+		if db.QueryRow(ctx, `SELECT w.pid, w.client_id FROM river_job j
+			JOIN worker_liveness w ON w.client_id = j.attempted_by[array_length(j.attempted_by, 1)]
+			WHERE j.state = 'running' AND j.kind = 'deposit.scan'`).Scan(&pid, &victim) != nil {
+			continue // none running now
+		}
+		if err := byPID[pid].Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		var running int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state = 'running' AND kind = 'deposit.scan'
+			AND attempted_by[array_length(attempted_by, 1)] = $1`, victim).Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if running == 0 {
+			if err := byPID[pid].Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		p = byPID[pid]
 	}
 	db.QueryRow(ctx, `SELECT leader_id FROM river_leader`).Scan(&leader) //nolint:errcheck // may be none yet
-	p := byPID[pid]
 	killed := time.Now()
 	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
