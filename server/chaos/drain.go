@@ -50,9 +50,8 @@ func unsettled(ctx context.Context, s *Stack, l *Load, deadline time.Time) []str
 		WHERE NOT EXISTS (SELECT 1 FROM deposits d WHERE lower(d.tx_hash) = h AND d.status = 'CREDITED')`, hashes)
 	count("payouts in flight", `SELECT count(*) FROM withdrawals WHERE payout_queued_at IS NOT NULL AND status <> 'COMPLETED'`)
 	count("webhook events due before the drain deadline", `SELECT count(*) FROM webhook_events e
-		JOIN river_job j ON j.kind = 'webhook_deliver' AND j.args->>'event_id' = e.id::text
-		  AND j.state IN ('available', 'running', 'retryable', 'scheduled', 'pending')
-		WHERE e.state = 'pending' AND NOT e.sync AND NOT e.test AND j.scheduled_at < $1`, deadline)
+		JOIN webhook_queue q ON q.event_id = e.id
+		WHERE e.state = 'pending' AND NOT e.sync AND NOT e.test AND q.next_attempt_at < $1`, deadline)
 	count("jobs running for more than 30 s", `SELECT count(*) FROM river_job WHERE state = 'running' AND attempted_at < now() - interval '30 seconds'`)
 	count("settle or payout jobs still working", `SELECT count(*) FROM river_job
 		WHERE kind IN ('deposit.settle', 'withdrawal.payout') AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')`)

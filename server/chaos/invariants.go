@@ -106,12 +106,14 @@ type dbEvent struct {
 	Sync, Test                           bool
 	Attempts                             int
 	LastError                            string
+	// NextAttempt is when a queued (pending) event is due; nil when it is not queued.
+	NextAttempt *time.Time
 }
 
 type dbJob struct {
 	ID          int64
 	Kind, State string
-	EventID     string
+	OperatorID  string // a webhook drain's
 	Scheduled   time.Time
 	Attempted   *time.Time
 	Attempt     int
@@ -237,10 +239,13 @@ func load(ctx context.Context, s *Stack, recv *Receiver) (*world, error) {
 		})
 	}
 	if err == nil {
-		err = q(`SELECT id::text, operator_id::text, event_type, subject_id, state, sync, test, attempts, last_error FROM webhook_events`,
+		err = q(`SELECT e.id::text, e.operator_id::text, e.event_type, e.subject_id, e.state, e.sync, e.test, e.attempts, e.last_error,
+				q.next_attempt_at
+				FROM webhook_events e LEFT JOIN webhook_queue q ON q.event_id = e.id`,
 			func(r pgx.Rows) error {
 				var e dbEvent
-				if err := r.Scan(&e.ID, &e.OperatorID, &e.Type, &e.Subject, &e.State, &e.Sync, &e.Test, &e.Attempts, &e.LastError); err != nil {
+				if err := r.Scan(&e.ID, &e.OperatorID, &e.Type, &e.Subject, &e.State, &e.Sync, &e.Test, &e.Attempts, &e.LastError,
+					&e.NextAttempt); err != nil {
 					return err
 				}
 				w.events = append(w.events, e)
@@ -248,11 +253,11 @@ func load(ctx context.Context, s *Stack, recv *Receiver) (*world, error) {
 			})
 	}
 	if err == nil {
-		err = q(`SELECT id, kind, state, COALESCE(args->>'event_id', ''), scheduled_at, attempted_at, attempt, COALESCE(errors::text, '')
+		err = q(`SELECT id, kind, state, COALESCE(args->>'operator_id', ''), scheduled_at, attempted_at, attempt, COALESCE(errors::text, '')
 				FROM river_job WHERE state NOT IN ('completed')`,
 			func(r pgx.Rows) error {
 				var j dbJob
-				if err := r.Scan(&j.ID, &j.Kind, &j.State, &j.EventID, &j.Scheduled, &j.Attempted, &j.Attempt, &j.Errors); err != nil {
+				if err := r.Scan(&j.ID, &j.Kind, &j.State, &j.OperatorID, &j.Scheduled, &j.Attempted, &j.Attempt, &j.Errors); err != nil {
 					return err
 				}
 				if j.State == "discarded" || j.State == "cancelled" {
@@ -322,14 +327,16 @@ func (w *world) entriesFor(ref string) []dbEntry {
 	return out
 }
 
-// stillRetrying describes an outbox event that is pending with its next attempt scheduled.
+// stillRetrying describes an outbox event that is pending, queued with its next attempt, and
+// whose operator's drain job will run.
 func (w *world) stillRetrying(e *dbEvent) (string, bool) {
-	if e == nil || e.State != "pending" {
+	if e == nil || e.State != "pending" || e.NextAttempt == nil {
 		return "", false
 	}
 	for _, j := range w.liveJobs {
-		if j.Kind == "webhook_deliver" && j.EventID == e.ID {
-			return fmt.Sprintf("pending after %d attempts, next attempt at %s (%s)", e.Attempts, j.Scheduled.Local().Format("15:04:05"), j.State), true
+		if j.Kind == "webhook_drain" && j.OperatorID == e.OperatorID {
+			return fmt.Sprintf("pending after %d attempts, next attempt at %s (drain %s until %s)", e.Attempts,
+				e.NextAttempt.Local().Format("15:04:05"), j.State, j.Scheduled.Local().Format("15:04:05")), true
 		}
 	}
 	return "", false
@@ -788,14 +795,15 @@ func checkJobs(w *world) *Check {
 			c.failf("job %d %s running since %s (%s ago)", j.ID, j.Kind, j.Attempted.Local().Format("15:04:05"), now.Sub(*j.Attempted).Round(time.Second))
 		case (j.State == "available" || j.State == "retryable" || j.State == "scheduled") && now.Sub(j.Scheduled) > 30*time.Second:
 			c.failf("job %d %s %s, due since %s", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"))
-		case j.Kind == "webhook_deliver" && j.State != "running":
+		case j.Kind == "webhook_drain" && j.State != "running":
 			c.notef("job %d %s %s until %s (attempt %d)", j.ID, j.Kind, j.State, j.Scheduled.Local().Format("15:04:05"), j.Attempt)
 		}
 	}
 	for _, j := range w.deadJobs {
 		switch j.Kind {
-		case "webhook_deliver":
-			// A dead-lettered delivery: the events check looks at it.
+		case "webhook_drain":
+			// A drain given up (the events check looks at what it left queued, and the
+			// repair job starts it again).
 		case "deposit.settle", "withdrawal.payout":
 			c.failf("job %d %s %s after %d attempts: %s", j.ID, j.Kind, j.State, j.Attempt, truncate(j.Errors, 300))
 		default:
@@ -834,7 +842,8 @@ func checkEvents(w *world) *Check {
 			if why, ok := w.stillRetrying(e); ok {
 				c.notef("%s: %s", what, why)
 			} else {
-				c.failf("%s: pending after %d attempts with no delivery job (last error %q)", what, e.Attempts, e.LastError)
+				c.failf("%s: pending after %d attempts with no delivery job (queued: %v; last error %q)", what, e.Attempts,
+					e.NextAttempt != nil, e.LastError)
 			}
 		default:
 			c.failf("%s: state %s", what, e.State)

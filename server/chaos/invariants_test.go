@@ -91,7 +91,11 @@ func TestCheckEvents(t *testing.T) {
 	if c := checkEvents(w); !strings.Contains(violations(c), "no delivery job") {
 		t.Fatalf("pending without a job: %s", violations(c))
 	}
-	w.liveJobs = []dbJob{{ID: 3, Kind: "webhook_deliver", State: "retryable", EventID: w.events[0].ID, Scheduled: time.Now().Add(time.Hour)}}
+	w.liveJobs = []dbJob{{ID: 3, Kind: "webhook_drain", State: "scheduled", OperatorID: w.events[0].OperatorID, Scheduled: time.Now().Add(time.Hour)}}
+	if c := checkEvents(w); !strings.Contains(violations(c), "no delivery job (queued: false") {
+		t.Fatalf("pending, not queued, with a drain: %s", violations(c))
+	}
+	w.events[0].NextAttempt = new(time.Now().Add(time.Hour))
 	if c := checkEvents(w); !c.OK() || len(c.Notes) < 2 {
 		t.Fatalf("pending with its retry scheduled is noted, not a violation: %s %v", violations(c), c.Notes)
 	}
@@ -161,7 +165,7 @@ func TestRecoveryTable(t *testing.T) {
 	if r := byKind["withdrawal.payout"]; r.Unrecovered != 1 || r.WorstGap != 40*time.Second || !r.Missed() {
 		t.Fatalf("payout row %+v", r)
 	}
-	if r := byKind["webhook_deliver"]; r.Jobs != 0 || r.Missed() {
+	if r := byKind["webhook_drain"]; r.Jobs != 0 || r.Missed() {
 		t.Fatalf("webhook row %+v", r)
 	}
 	if r := byKind["cleanup"]; r.Jobs != 1 || r.Target != 0 || r.Missed() {

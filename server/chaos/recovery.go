@@ -13,7 +13,7 @@ func recoveryTargets() []recoveryTarget {
 		{"deposit.scan", "chain scan job", 15 * time.Second},
 		{"deposit.settle", "sweeps (deposit.settle)", 30 * time.Second},
 		{"withdrawal.payout", "payouts", 30 * time.Second},
-		{"webhook_deliver", "webhooks", 30 * time.Second},
+		{"webhook_drain", "webhooks", 30 * time.Second},
 	}
 }
 

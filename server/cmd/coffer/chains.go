@@ -247,6 +247,10 @@ func runChainsValidate(ctx context.Context, args []string, out io.Writer) error 
 	}
 	for _, n := range r.Networks() {
 		fmt.Fprintf(out, "chain %d (%s): %d RPC endpoint(s), %d token(s), %d price feed(s): ok\n", n.ChainID, n.Name, len(n.RPCURLs), len(n.Tokens), len(n.PriceFeeds))
+		if n.SweepMethod == chain.SweepEIP7702 {
+			fmt.Fprintf(out, "chain %d (%s): sweeperAddress %s pays the bankroll: ok (the gas tank it obeys: coffer chains sweeper --chain-id %d)\n",
+				n.ChainID, n.Name, n.SweeperAddress.Hex(), n.ChainID)
+		}
 	}
 	fmt.Fprintf(out, "%s matches its RPC endpoints\n", *file)
 	return nil

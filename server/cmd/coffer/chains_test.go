@@ -132,6 +132,18 @@ func TestChainsValidate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "chain 1337 (dev): 1 RPC endpoint(s), 1 token(s), 0 price feed(s): ok") {
 		t.Fatalf("validate: %d %s %s", code, out, errOut)
 	}
+	// An eip7702 chain's Sweeper is checked against the bankroll.
+	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress(testBankroll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batched := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()},
+		"confirmations": 2, "nativeSymbol": "ETH", "bankrollAddress": testBankroll, "sweepMethod": "eip7702",
+		"sweeperAddress": sweeper.Hex()})
+	if out, errOut, code := coffer(t, "chains", "validate", "--file", batched); code != 0 ||
+		!strings.Contains(out, "chain 1337 (dev): sweeperAddress "+sweeper.Hex()+" pays the bankroll: ok") {
+		t.Fatalf("validate an eip7702 chain: %d %s %s", code, out, errOut)
+	}
 	wantField := "chains file: chain 1337 tokens[0] (USDT) decimals: the file says 18, the contract's decimals() answers 6"
 	if _, errOut, code := coffer(t, "chains", "validate", "--file", bad); code != 1 || !strings.Contains(errOut, wantField) {
 		t.Fatalf("validate a bad file: %d %s", code, errOut)

@@ -212,14 +212,18 @@ func (s *Services) Close() {
 func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers, []*river.PeriodicJob) {
 	w := river.NewWorkers()
 	river.AddWorker(w, &jobs.CleanupWorker{Pool: pool, Log: log})
-	river.AddWorker(w, &webhook.DeliverWorker{Service: s.Webhooks, Schedule: s.webhookRetries})
+	river.AddWorker(w, &webhook.DrainWorker{Service: s.Webhooks, Schedule: s.webhookRetries})
+	river.AddWorker(w, &webhook.DeliverWorker{})
+	repair := &webhook.RepairWorker{Service: s.Webhooks}
+	river.AddWorker(w, repair)
 	river.AddWorker(w, &deposit.ScanWorker{Service: s.Deposits})
 	river.AddWorker(w, &deposit.SettleWorker{Service: s.Deposits})
 	river.AddWorker(w, &withdrawal.PayoutWorker{Service: s.Withdrawals})
 	river.AddWorker(w, &withdrawal.SweepWorker{Service: s.Withdrawals})
 	reconcile := &funds.ReconcileWorker{Reconciler: s.Reconciler, Log: log}
 	river.AddWorker(w, reconcile)
-	periodic := append([]*river.PeriodicJob{jobs.CleanupPeriodic(), reconcile.Periodic(time.Minute)}, s.Deposits.Periodic()...)
+	periodic := append([]*river.PeriodicJob{jobs.CleanupPeriodic(), reconcile.Periodic(time.Minute),
+		repair.Periodic(webhook.RepairEvery)}, s.Deposits.Periodic()...)
 	return w, append(periodic, s.Withdrawals.Periodic()...)
 }
 

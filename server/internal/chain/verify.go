@@ -157,6 +157,9 @@ func verifyNetwork(ctx context.Context, n Network) []error {
 			fail("%s: latestRoundData(): %w", field, err)
 		}
 	}
+	if n.SweepMethod == SweepEIP7702 {
+		verifySweeper(ctx, c, n, fail)
+	}
 	if len(tokens) > 0 {
 		head, err := c.BlockNumber(ctx)
 		if err == nil {
@@ -168,6 +171,25 @@ func verifyNetwork(ctx context.Context, n Network) []error {
 		}
 	}
 	return errs
+}
+
+// verifySweeper checks an eip7702 chain's sweeperAddress as far as the chains file can: a
+// contract that answers bankroll() with the chain's bankrollAddress. Which gas tank it obeys
+// needs the database (coffer chains sweeper checks both).
+func verifySweeper(ctx context.Context, c *Client, n Network, fail func(string, ...any)) {
+	field := "sweeperAddress " + n.SweeperAddress.Hex()
+	if err := hasCode(ctx, c, n.SweeperAddress); err != nil {
+		fail("%s: %w", field, err)
+		return
+	}
+	got, err := callUint(ctx, c, n.SweeperAddress, selBankroll)
+	switch {
+	case err != nil:
+		fail("%s: bankroll(): %w (not a Sweeper: docs/sweeps-eip7702.md)", field, err)
+	case common.BigToAddress(got) != n.BankrollAddress:
+		fail("%s pays bankroll %s, not this chain's bankrollAddress %s: deploy one for this bankroll (coffer chains sweeper)",
+			field, common.BigToAddress(got).Hex(), n.BankrollAddress.Hex())
+	}
 }
 
 // scrub drops the path and query of an RPC URL quoted in err (net/http quotes the URL it
@@ -194,6 +216,7 @@ func endpointChainID(ctx context.Context, u string) (*big.Int, error) {
 const (
 	selDecimals        = "\x31\x3c\xe5\x67" // decimals()
 	selLatestRoundData = "\xfe\xaf\x96\x8c" // latestRoundData()
+	selBankroll        = "\x0c\x65\x7e\xb0" // bankroll() (the Sweeper's)
 )
 
 var errNoCode = errors.New("no code at this address")

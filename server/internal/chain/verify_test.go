@@ -38,6 +38,17 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("dev network %+v", base)
 	}
 	stranger := common.HexToAddress("0x00000000000000000000000000000000DeaDBeef")
+	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress("0xb0b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), stranger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batched := func(sweeper common.Address) func(n *chain.Network) {
+		return func(n *chain.Network) { n.SweepMethod, n.SweeperAddress = chain.SweepEIP7702, sweeper }
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(n *chain.Network)
@@ -60,6 +71,14 @@ func TestVerify(t *testing.T) {
 			[]string{"chains file: chain 1337 priceFeeds.ETH " + usdt.Address.Hex() + ": latestRoundData(): execution reverted"}},
 		{"feed without code", func(n *chain.Network) { n.PriceFeeds["USDC"] = stranger },
 			[]string{"chains file: chain 1337 priceFeeds.USDC 0x00000000000000000000000000000000DeaDBeef: no code at this address"}},
+		{"eip7702 with its Sweeper", batched(sweeper), nil},
+		{"a Sweeper paying another bankroll", batched(elsewhere),
+			[]string{"chains file: chain 1337 sweeperAddress " + elsewhere.Hex() + " pays bankroll " + stranger.Hex() +
+				", not this chain's bankrollAddress " + common.HexToAddress("0xb0b").Hex()}},
+		{"a sweeperAddress that is not a Sweeper", batched(usdt.Address),
+			[]string{"chains file: chain 1337 sweeperAddress " + usdt.Address.Hex() + ": bankroll(): execution reverted"}},
+		{"a sweeperAddress without code", batched(stranger),
+			[]string{"chains file: chain 1337 sweeperAddress " + stranger.Hex() + ": no code at this address"}},
 		{"every problem at once", func(n *chain.Network) {
 			n.Tokens[0].Decimals, n.Tokens[1].ContractAddress, n.PriceFeeds["ETH"] = 8, stranger, stranger
 		}, []string{"tokens[0] (USDT) decimals", "tokens[1] (USDC) contractAddress", "priceFeeds.ETH"}},

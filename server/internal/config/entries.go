@@ -78,7 +78,7 @@ func Entries() []Entry {
 			parsed(func(c *Config) *webhook.Reach { return &c.WebhookReach }, webhook.ParseReach)},
 		{"COFFER_WORKER_CONCURRENCY", strconv.Itoa(jobs.DefaultConcurrency), "River workers of the default queue (scans, sweeps, payouts, expiry)",
 			count(func(c *Config) *int { return &c.WorkerConcurrency })},
-		{"COFFER_WEBHOOK_CONCURRENCY", strconv.Itoa(jobs.DefaultWebhookConcurrency), "River workers of the webhooks queue (deliveries wait on receivers)",
+		{"COFFER_WEBHOOK_CONCURRENCY", strconv.Itoa(jobs.DefaultWebhookConcurrency), "River workers of the webhooks queue: operators whose webhooks are posted at once (one drain each)",
 			count(func(c *Config) *int { return &c.WebhookConcurrency })},
 		{"COFFER_SCAN_INTERVAL", "1s", "how often each chain is scanned for deposits", func(c *Config, e Entry, v string) error {
 			// A deposit waiting on the chain is looked at as often as the chain is scanned.

@@ -14,6 +14,8 @@ import (
 // exactly when the state change that asked for it commits. *Client implements it.
 type TxInserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	// JobRetryTx makes a scheduled or retryable job available now (a running one is left alone).
+	JobRetryTx(ctx context.Context, tx pgx.Tx, id int64) (*rivertype.JobRow, error)
 }
 
 // ErrUnbound is what inserting through an Inserter not yet bound to a River client returns.
@@ -52,4 +54,13 @@ func (i *Inserter) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, 
 		return nil, ErrUnbound
 	}
 	return (*c).InsertTx(ctx, tx, args, opts)
+}
+
+// JobRetryTx implements TxInserter through the bound client; ErrUnbound before Bind.
+func (i *Inserter) JobRetryTx(ctx context.Context, tx pgx.Tx, id int64) (*rivertype.JobRow, error) {
+	c := i.to.Load()
+	if c == nil {
+		return nil, ErrUnbound
+	}
+	return (*c).JobRetryTx(ctx, tx, id)
 }

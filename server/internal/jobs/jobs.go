@@ -41,9 +41,10 @@ type Options struct {
 	Work bool
 	// Workers of the default queue; DefaultConcurrency when zero.
 	Concurrency int
-	// WebhookConcurrency is the workers of the webhooks queue; DefaultWebhookConcurrency when zero. Deliveries wait
-	// on operators' receivers (up to 15 s each), so they have their own queue: slow receivers
-	// cannot starve sweeps, payouts and scans, and many deliveries wait at once.
+	// WebhookConcurrency is the workers of the webhooks queue; DefaultWebhookConcurrency when zero. Each works
+	// one operator's drain (webhook/drain.go), whose posts wait on the operator's receiver (up
+	// to 15 s each), so they have their own queue: slow receivers cannot starve sweeps, payouts
+	// and scans, and many operators are served at once.
 	WebhookConcurrency int
 	// PollInterval overrides River's fetch poll interval (tests use a short one).
 	PollInterval time.Duration
@@ -58,16 +59,16 @@ type Options struct {
 	Inserter *Inserter
 }
 
-// QueueWebhooks is the queue of webhook deliveries.
+// QueueWebhooks is the queue of webhook deliveries (operators' drains).
 const QueueWebhooks = "webhooks"
 
 // riverFetchCooldown is River's default: a queue fetches jobs at most this often, so a queue
 // of n workers runs at most n jobs per cooldown.
 const riverFetchCooldown = 100 * time.Millisecond
 
-// WebhookFetchCooldown is the webhooks queue's: with River's 100 ms, its 100 workers would
-// deliver at most 1,000 webhooks a second and a delivery inserted during a burst would wait up
-// to 100 ms to be fetched. A fetch is one indexed query, so ten times as many cost little.
+// WebhookFetchCooldown is the webhooks queue's: with River's 100 ms, an operator's drain
+// inserted during a burst would wait up to 100 ms to be fetched. A fetch is one indexed query,
+// so ten times as many cost little.
 const WebhookFetchCooldown = 10 * time.Millisecond
 
 // Defaults of Options (and of config's COFFER_JOB_RESCUE_AFTER, COFFER_WORKER_CONCURRENCY

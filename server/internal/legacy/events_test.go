@@ -261,8 +261,8 @@ func eventsBadInput(t *testing.T, f *eventFixture) {
 	}
 }
 
-// eventsRedeliver: a redelivery moves a delivered or dead event to PENDING with one new
-// delivery job; a pending one stays as it is, with no job added.
+// eventsRedeliver: a redelivery moves a delivered or dead event to PENDING, queued once; a
+// pending one stays as it is, not queued again.
 func eventsRedeliver(t *testing.T, f *eventFixture) {
 	t.Helper()
 	env := f.env
@@ -271,7 +271,7 @@ func eventsRedeliver(t *testing.T, f *eventFixture) {
 	pending := insertEvent(t, env, op.ID, "DEPOSIT", domain.DeliveryPending, false)
 	jobs := func(id string) int {
 		var n int
-		if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'webhook_deliver' AND args->>'event_id' = $1`,
+		if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM webhook_queue WHERE event_id = $1`,
 			id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func eventsRedeliver(t *testing.T, f *eventFixture) {
 			t.Errorf("redeliver %s: %d %s", c.id, res.status, res.body)
 		}
 		if n := jobs(c.id); n != c.jobs {
-			t.Errorf("redeliver %s: %d delivery jobs; want %d", c.id, n, c.jobs)
+			t.Errorf("redeliver %s: queued %d times; want %d", c.id, n, c.jobs)
 		}
 	}
 }

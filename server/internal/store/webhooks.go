@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,32 +38,95 @@ func (q *Queries) InsertWebhookEvent(ctx context.Context, e domain.WebhookEvent)
 	return n == 1, err
 }
 
-// WebhookTarget is what a delivery attempt needs: the event and its operator's current
-// webhook URL.
-type WebhookTarget struct {
-	Event domain.WebhookEvent // ID, OperatorID, EventType, Body, State, Attempts
-	URL   string
+// DueWebhook is a queued event due for an attempt.
+type DueWebhook struct {
+	Event domain.WebhookEvent // ID, OperatorID, EventType, Body
+	// AttemptsLeft before the event is dead-lettered, this attempt included.
+	AttemptsLeft int32
 }
 
-// QueueWebhooksForDelivery adds to a batch the load of events with their operators' current
-// webhook URLs; when the batch's results are read, found holds the events that exist. ctx is
-// the caller's, handed to the generated statement (the batch runs under SendBatch's own).
-func QueueWebhooksForDelivery(ctx context.Context, b *pgx.Batch, ids []string, found map[string]WebhookTarget) {
-	inBatch(b, func(db dbsqlc.DBTX) error {
-		rows, err := sqlc.WebhooksForDelivery(ctx, db, ids)
-		for _, r := range rows {
-			found[r.ID] = WebhookTarget{URL: r.WebhookUrl, Event: domain.WebhookEvent{ID: r.ID, OperatorID: r.OperatorID,
-				EventType: r.EventType, Body: r.Body, State: r.State, Attempts: r.Attempts}}
-		}
-		return err
-	})
+// DueWebhooks returns up to limit of an operator's due events, oldest due first, leaving out
+// those in posting.
+func (q *Queries) DueWebhooks(ctx context.Context, operatorID string, posting []string, limit int) ([]DueWebhook, error) {
+	rows, err := sqlc.DueWebhooks(ctx, q.db, dbsqlc.DueWebhooksParams{OperatorID: operatorID, Posting: posting,
+		MaxRows: rowLimit(limit)})
+	out := make([]DueWebhook, len(rows))
+	for i, r := range rows {
+		out[i] = DueWebhook{Event: domain.WebhookEvent{ID: r.ID, OperatorID: operatorID, EventType: r.EventType, Body: r.Body,
+			State: domain.DeliveryPending}, AttemptsLeft: r.AttemptsLeft}
+	}
+	return out, err
+}
+
+// LockWebhookDrain waits for the operator's Enqueues in flight and keeps new ones waiting
+// until the transaction ends (see InsertWebhookEvent).
+func (q *Queries) LockWebhookDrain(ctx context.Context, operatorID string) error {
+	return sqlc.LockWebhookDrain(ctx, q.db, operatorID)
+}
+
+// WebhooksDue is what an operator's queue holds: whether anything is queued, whether
+// something is due now or soon, and when the next event is due.
+type WebhooksDue struct {
+	Queued, Now, Soon bool
+	Next              time.Time
+}
+
+// NextWebhookDue reports what the operator's queue holds; soon is how far ahead Soon looks.
+func (q *Queries) NextWebhookDue(ctx context.Context, operatorID string, soon time.Duration) (WebhooksDue, error) {
+	r, err := sqlc.NextWebhookDue(ctx, q.db, dbsqlc.NextWebhookDueParams{OperatorID: operatorID,
+		Soon: pgtype.Interval{Microseconds: soon.Microseconds(), Valid: true}})
+	return WebhooksDue{Queued: r.Queued, Now: r.DueNow, Soon: r.DueSoon, Next: r.Due}, err
+}
+
+// ClaimWebhookDrain is Enqueue's look at the operator's drain, after its event is queued:
+// inserted when there was none (the caller inserts its job), else waitingJob is the job of a
+// drain waiting for a retry (the caller makes it available now), or 0 when a drain is live.
+func (q *Queries) ClaimWebhookDrain(ctx context.Context, operatorID string) (inserted bool, waitingJob int64, err error) {
+	r, err := sqlc.ClaimWebhookDrain(ctx, q.db, operatorID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, 0, nil
+	}
+	if r.Inserted {
+		return true, 0, err
+	}
+	return false, r.JobID, err
+}
+
+// SetWebhookDrainJob records the operator's drain job, waiting until due when it is not nil.
+func (q *Queries) SetWebhookDrainJob(ctx context.Context, operatorID string, jobID int64, due *time.Time) error {
+	return sqlc.SetWebhookDrainJob(ctx, q.db, dbsqlc.SetWebhookDrainJobParams{OperatorID: operatorID,
+		JobID: pgtype.Int8{Int64: jobID, Valid: true}, DueAt: due})
+}
+
+// EndWebhookDrain forgets the operator's drain: the next Enqueue starts one.
+func (q *Queries) EndWebhookDrain(ctx context.Context, operatorID string) error {
+	return sqlc.EndWebhookDrain(ctx, q.db, operatorID)
+}
+
+// LostWebhookDrains lists the operators with queued events whose drain is missing or whose
+// job will not run again (discarded or cancelled by hand, or gone): the periodic repair starts
+// them again.
+//
+// Hand-written, not sqlc: it reads River's table, which is not in the migrations sqlc checks
+// statements against.
+func (q *Queries) LostWebhookDrains(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, `
+		SELECT o.id::text FROM operators o
+		WHERE EXISTS (SELECT 1 FROM webhook_queue q WHERE q.operator_id = o.id)
+		  AND NOT EXISTS (SELECT 1 FROM webhook_drains d JOIN river_job j ON j.id = d.job_id
+			WHERE d.operator_id = o.id AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // WebhookOutcome is an attempt and the state it moves its event to (pending, delivered or
-// dead).
+// dead); a pending event is due again after RetryIn.
 type WebhookOutcome struct {
 	Attempt domain.WebhookAttempt
 	State   domain.DeliveryState
+	RetryIn time.Duration
 }
 
 // QueueRecordWebhookAttempts adds to a batch one statement that records attempts of pending
@@ -77,11 +141,12 @@ func QueueRecordWebhookAttempts(ctx context.Context, b *pgx.Batch, outcomes []We
 	n := len(outcomes)
 	p := dbsqlc.RecordWebhookAttemptsParams{EventIds: make([]string, n), States: make([]string, n), Urls: make([]string, n),
 		Errors: make([]string, n), Statuses: make([]int32, n), DurationsMs: make([]int32, n), Acked: make([]bool, n),
-		ErrorCodes: make([]int32, n), HasErrorCodes: make([]bool, n)}
+		ErrorCodes: make([]int32, n), HasErrorCodes: make([]bool, n), RetryMs: make([]int64, n)}
 	for i, o := range outcomes {
 		a := o.Attempt
 		p.EventIds[i], p.States[i], p.Urls[i], p.Errors[i] = a.EventID, string(o.State), a.URL, a.Error
 		p.Statuses[i], p.DurationsMs[i], p.Acked[i] = a.Status, int4(a.Duration.Milliseconds()), a.Acked
+		p.RetryMs[i] = o.RetryIn.Milliseconds()
 		if a.ErrorCode != nil {
 			p.ErrorCodes[i], p.HasErrorCodes[i] = *a.ErrorCode, true
 		}
@@ -123,11 +188,21 @@ func (q *Queries) GetWebhookEvent(ctx context.Context, scope []string, id string
 	return webhookEventOf(r)
 }
 
-// RequeueDeadWebhook moves a dead event back to pending (attempts count on).
+// RequeueDeadWebhook moves a dead event back to pending (attempts count on) and queues it,
+// due now with five attempts. q must be a transaction.
 func (q *Queries) RequeueDeadWebhook(ctx context.Context, id string) (domain.WebhookEvent, error) {
 	r, err := sqlc.RequeueDeadWebhook(ctx, q.db, id)
 	if err != nil {
 		return domain.WebhookEvent{}, notFound(err)
+	}
+	return q.queue(ctx, r)
+}
+
+// queue puts a requeued event in the outbox's queue, due now with five attempts; q must be a
+// transaction, so the event is pending exactly when it is queued.
+func (q *Queries) queue(ctx context.Context, r dbsqlc.WebhookEvent) (domain.WebhookEvent, error) {
+	if err := sqlc.QueueWebhook(ctx, q.db, dbsqlc.QueueWebhookParams{EventID: r.ID, OperatorID: r.OperatorID}); err != nil {
+		return domain.WebhookEvent{}, err
 	}
 	return webhookEventOf(r)
 }
@@ -162,7 +237,8 @@ func (q *Queries) WebhookAttempts(ctx context.Context, eventID string) ([]domain
 }
 
 // RequeueWebhook moves an event in one of the states from back to pending (attempts count
-// on); ErrNotFound when it is in none of them.
+// on) and queues it, due now with five attempts; ErrNotFound when it is in none of them. q
+// must be a transaction.
 func (q *Queries) RequeueWebhook(ctx context.Context, id string, from ...domain.DeliveryState) (domain.WebhookEvent, error) {
 	states := make([]string, len(from))
 	for i, s := range from {
@@ -172,7 +248,7 @@ func (q *Queries) RequeueWebhook(ctx context.Context, id string, from ...domain.
 	if err != nil {
 		return domain.WebhookEvent{}, notFound(err)
 	}
-	return webhookEventOf(r)
+	return q.queue(ctx, r)
 }
 
 // FeedPosition is a place in the event feed: after the event (Txid, ID). The zero Txid with

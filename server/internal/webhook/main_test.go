@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,7 +92,9 @@ func (e *env) bind(c *jobs.Client) {
 func (e *env) newRiver(schedule jobs.RetrySchedule, start bool) *jobs.Client {
 	e.t.Helper()
 	w := river.NewWorkers()
-	river.AddWorker(w, &DeliverWorker{Service: e.svc, Schedule: schedule})
+	river.AddWorker(w, &DrainWorker{Service: e.svc, Schedule: schedule})
+	river.AddWorker(w, &DeliverWorker{})
+	river.AddWorker(w, &RepairWorker{Service: e.svc})
 	c, err := jobs.NewClient(e.pool, testLog(e.t), jobs.Options{Work: start, PollInterval: 20 * time.Millisecond, Workers: w})
 	if err != nil {
 		e.t.Fatal(err)
@@ -140,11 +141,11 @@ func (e *env) attempts(id string) []domain.WebhookAttempt {
 	return a
 }
 
-// jobStates lists the River states of an event's delivery jobs, oldest first.
-func (e *env) jobStates(id string) []string {
+// drainJobs lists the River states of an operator's drain jobs, oldest first.
+func (e *env) drainJobs(operatorID string) []string {
 	e.t.Helper()
 	rows, err := e.pool.Query(context.Background(),
-		`SELECT state::text FROM river_job WHERE kind = 'webhook_deliver' AND args->>'event_id' = $1 ORDER BY id`, id)
+		`SELECT state::text FROM river_job WHERE kind = 'webhook_drain' AND args->>'operator_id' = $1 ORDER BY id`, operatorID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -153,6 +154,25 @@ func (e *env) jobStates(id string) []string {
 		e.t.Fatal(err)
 	}
 	return states
+}
+
+// waitDrainEnded waits until the operator's drain has ended with nothing queued: no
+// webhook_drains row, no drain job left to run.
+func (e *env) waitDrainEnded(operatorID string) {
+	e.t.Helper()
+	waitFor(e.t, "the drain's end", 10*time.Second, func() bool {
+		var rows int
+		e.pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_drains WHERE operator_id = $1`, operatorID).Scan(&rows) //nolint:errcheck
+		if rows != 0 {
+			return false
+		}
+		for _, st := range e.drainJobs(operatorID) {
+			if st != "completed" && st != "discarded" && st != "cancelled" {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -172,25 +192,6 @@ func (e *env) waitState(id string, state domain.DeliveryState) domain.WebhookEve
 	var ev domain.WebhookEvent
 	waitFor(e.t, "event "+string(state), 20*time.Second, func() bool { ev = e.event(id); return ev.State == state })
 	return ev
-}
-
-// waitJobs waits until the event's jobs are in these states.
-func (e *env) waitJobs(id string, want ...string) {
-	e.t.Helper()
-	waitFor(e.t, "jobs "+joinStates(want), 10*time.Second, func() bool { return joinStates(e.jobStates(id)) == joinStates(want) })
-}
-
-func joinStates(s []string) string {
-	out := ""
-	var outSb183 strings.Builder
-	for i, v := range s {
-		if i > 0 {
-			outSb183.WriteString(",")
-		}
-		outSb183.WriteString(v)
-	}
-	out += outSb183.String()
-	return out
 }
 
 func newID() string { return uuid.NewString() }

@@ -36,8 +36,8 @@ func closedURL(t *testing.T) string {
 
 // The receiver is down in four different ways, then up: the event is delivered exactly once,
 // every attempt carries the same webhook-id and the same body, signed with a fresh timestamp,
-// and each attempt is recorded. The first attempt goes to a dead port; the worker then
-// follows the operator's current webhookUrl.
+// and each attempt is recorded. The first attempt goes to a dead port; the drain then follows
+// the operator's current webhookUrl.
 func TestRetriesUntilDelivered(t *testing.T) {
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		switch n {
@@ -60,7 +60,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := e.waitState(id, domain.DeliveryDelivered)
-	e.waitJobs(id, "completed")
+	e.waitDrainEnded(e.opID)
 	time.Sleep(300 * time.Millisecond) // nothing more arrives after the acknowledgement
 
 	got := rc.got()
@@ -111,8 +111,8 @@ func TestRetriesUntilDelivered(t *testing.T) {
 	}
 }
 
-// Five failures dead-letter the event (River discards the job); it is listed, and a
-// redelivery sends the same id and body again with a new job, counting attempts on.
+// Five failures dead-letter the event (it leaves the queue and the drain ends); it is listed,
+// and a redelivery sends the same id and body again, counting attempts on.
 func TestDeadLetterAndRedeliver(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, failing)
@@ -125,7 +125,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 	id := e.enqueue(wr, wr.WithdrawRequestId)
 
 	ev := e.waitState(id, domain.DeliveryDead)
-	e.waitJobs(id, "discarded")
+	e.waitDrainEnded(e.opID)
 	if ev.Attempts != 5 || ev.LastStatus != 500 || !strings.Contains(ev.LastError, "HTTP 500") || ev.DeadAt == nil {
 		t.Fatalf("dead event: %+v", ev)
 	}
@@ -152,7 +152,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 		t.Fatalf("Redeliver: %+v, %v", d, err)
 	}
 	ev = e.waitState(id, domain.DeliveryDelivered)
-	e.waitJobs(id, "discarded", "completed")
+	e.waitDrainEnded(e.opID)
 	if ev.Attempts != 6 {
 		t.Errorf("attempts after redelivery: %d", ev.Attempts)
 	}
@@ -221,7 +221,7 @@ func TestListDeadScopeAndPages(t *testing.T) {
 		}
 		token = next
 	}
-	if joinStates(seen) != joinStates(mine) {
+	if strings.Join(seen, ",") != strings.Join(mine, ",") {
 		t.Fatalf("pages gave\n%v\nwant\n%v", seen, mine)
 	}
 	if all, _, _ := e.svc.ListDead(ctx, domain.AllOperators(), "", 0, ""); len(all) != 6 {
@@ -244,8 +244,9 @@ func TestListDeadScopeAndPages(t *testing.T) {
 	}
 }
 
-// The event and its job exist exactly when the caller's transaction commits; the same
-// state change enqueued twice is one webhook.
+// The event, queued, and its operator's drain exist exactly when the caller's transaction
+// commits; the same state change enqueued twice is one webhook; one drain serves every event
+// of an operator.
 func TestEnqueueInCallersTransaction(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
@@ -268,11 +269,17 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	if !errors.Is(err, rollback) {
 		t.Fatal(err)
 	}
-	var events, jobCount int
-	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events`).Scan(&events)                             //nolint:errcheck
-	e.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&jobCount) //nolint:errcheck
-	if events != 0 || jobCount != 0 {
-		t.Fatalf("after rollback: %d events, %d jobs", events, jobCount)
+	counts := func() (events, queued, drains, jobCount int) {
+		err := e.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM webhook_queue),
+			(SELECT count(*) FROM webhook_drains), (SELECT count(*) FROM river_job WHERE kind = 'webhook_drain')`).Scan(
+			&events, &queued, &drains, &jobCount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if events, queued, drains, jobCount := counts(); events+queued+drains+jobCount != 0 {
+		t.Fatalf("after rollback: %d events, %d queued, %d drains, %d jobs", events, queued, drains, jobCount)
 	}
 
 	first := e.enqueue(depositEvent(1), "1")
@@ -281,13 +288,12 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	test.Test = true
 	e.enqueue(test, "1")
 	e.enqueue(test, "1")
-	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events`).Scan(&events)                             //nolint:errcheck
-	e.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&jobCount) //nolint:errcheck
-	if events != 3 || jobCount != 3 {
-		t.Fatalf("%d events and %d jobs, want 3 (one real, two tests)", events, jobCount)
+	if events, queued, drains, jobCount := counts(); events != 3 || queued != 3 || drains != 1 || jobCount != 1 {
+		t.Fatalf("%d events (%d queued), %d drains, %d drain jobs; want 3 events queued (one real, two tests), one drain",
+			events, queued, drains, jobCount)
 	}
-	if got := e.jobStates(first); len(got) != 1 || len(e.jobStates(second)) != 0 {
-		t.Fatalf("jobs: first %v, second %v", got, e.jobStates(second))
+	if _, err := store.New(e.pool).GetWebhookEvent(ctx, nil, second, false); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the same state change enqueued again was written: %v", err)
 	}
 	ev := e.event(first)
 	if ev.EventType != "DEPOSIT" || ev.SubjectID != "1" || ev.State != "pending" || ev.Attempts != 0 || ev.Test {
@@ -306,36 +312,23 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	}
 }
 
-// Redeliveries racing each other, or a live job, never give an event two live jobs.
-func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
+// A pending webhook is not redeliverable; concurrent redeliveries of a dead one: one wins,
+// the others conflict, and the event is queued once with one drain.
+func TestRedeliverRaces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	insertOnly := e.newRiver(nil, false)
-	e.bind(insertOnly)
+	e.bind(e.newRiver(nil, false))
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
-
-	// Pending with its job: not redeliverable.
 	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
 		t.Fatalf("Redeliver of a pending webhook: %v", err)
 	}
-	// Dead while its job is still live (the last attempt has marked it dead, River has not
-	// recorded the end yet): refused, and the event stays dead.
-	e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', dead_at = now(), attempts = 5 WHERE id = $1`, id) //nolint:errcheck
-	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) || !strings.Contains(err.Error(), "still finishing") {
-		t.Fatalf("Redeliver with a live job: %v", err)
-	}
-	if ev := e.event(id); ev.State != "dead" {
-		t.Fatalf("state after a refused redelivery: %s", ev.State)
-	}
-	// A second job for the event is never inserted while one is live.
-	res, err := insertOnly.Insert(ctx, DeliverArgs{EventID: id}, nil)
-	if err != nil || !res.UniqueSkippedAsDuplicate {
-		t.Fatalf("duplicate job: %v, %+v", err, res)
-	}
+	// Dead-lettered, its drain ended.
+	e.pool.Exec(ctx, `UPDATE webhook_events SET state = 'dead', dead_at = now(), attempts = 5 WHERE id = $1`, id)   //nolint:errcheck
+	e.pool.Exec(ctx, `DELETE FROM webhook_queue WHERE event_id = $1`, id)                                           //nolint:errcheck
+	e.pool.Exec(ctx, `DELETE FROM webhook_drains`)                                                                  //nolint:errcheck
+	e.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = 'webhook_drain'`) //nolint:errcheck
 
-	// Once the job is over, concurrent redeliveries: one wins, the others conflict.
-	e.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE args->>'event_id' = $1`, id) //nolint:errcheck
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var wins, conflicts int
@@ -358,12 +351,56 @@ func TestRedeliverNeverTwoLiveJobs(t *testing.T) {
 	if wins != 1 || conflicts != 7 {
 		t.Fatalf("%d redeliveries won, %d conflicted", wins, conflicts)
 	}
-	if got := e.jobStates(id); joinStates(got) != "discarded,available" {
-		t.Fatalf("jobs: %v", got)
+	var queued int
+	e.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_queue WHERE event_id = $1`, id).Scan(&queued) //nolint:errcheck
+	if got := e.drainJobs(e.opID); queued != 1 || strings.Join(got, ",") != "completed,available" {
+		t.Fatalf("queued %d times, drain jobs %v", queued, got)
 	}
 }
 
-// Two worker processes on one database: every event is delivered exactly once.
+// A retry due later than drainLinger is waited for by a drain job scheduled at its due time
+// (the drain ends meanwhile); a new event of the operator wakes that job at once and is
+// delivered without waiting for the retry.
+func TestRetryWaitsAsScheduledDrainAndNewEventsWakeIt(t *testing.T) {
+	t.Parallel()
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			reply(w, 503, "down")
+			return
+		}
+		ok(n, w, r)
+	})
+	e := newEnv(t, rc.URL)
+	e.startRiver(jobs.RetrySchedule{time.Hour})
+	ctx := context.Background()
+	first := e.enqueue(depositEvent(1), "1")
+	var dueAt *time.Time
+	waitFor(t, "the drain waiting for the retry", 10*time.Second, func() bool {
+		e.pool.QueryRow(ctx, `SELECT due_at FROM webhook_drains WHERE operator_id = $1`, e.opID).Scan(&dueAt) //nolint:errcheck
+		return dueAt != nil
+	})
+	if until := time.Until(*dueAt); until < 59*time.Minute || until > time.Hour {
+		t.Fatalf("the drain waits until %v (in %v), want the retry in an hour", dueAt, until)
+	}
+	if got := e.drainJobs(e.opID); strings.Join(got, ",") != "completed,scheduled" {
+		t.Fatalf("drain jobs %v, want the first completed and the next scheduled", got)
+	}
+
+	second := e.enqueue(depositEvent(2), "2")
+	e.waitState(second, domain.DeliveryDelivered)
+	if ev := e.event(first); ev.State != domain.DeliveryPending || ev.Attempts != 1 {
+		t.Fatalf("the first event, retried in an hour: %+v", ev)
+	}
+	waitFor(t, "the drain waiting again", 10*time.Second, func() bool {
+		return strings.Join(e.drainJobs(e.opID), ",") == "completed,completed,scheduled"
+	})
+	if n := len(rc.got()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+}
+
+// Two worker processes on one database, two operators: every event is delivered exactly
+// once.
 func TestTwoWorkersDeliverOnce(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -377,20 +414,27 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 	e := newEnv(t, rc.URL)
 	e.startRiver(fastSchedule)
 	e.newRiver(fastSchedule, true)
-	const n = 200
-	ids := make([]string, n)
 	ctx := context.Background()
-	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
-		for i := range ids {
-			ids[i] = newID()
-			if err := e.svc.Enqueue(ctx, tx, Event{ID: ids[i], OperatorID: e.opID, SubjectID: strconv.Itoa(i), Message: depositEvent(int64(i + 1))}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: new("Other"), WebhookURL: new(rc.URL)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	const n = 200
+	ids := make([]string, n)
+	for start := 0; start < n; start += 20 { // in several commits, while the drains run
+		err = store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+			for i := start; i < start+20; i++ {
+				ids[i] = newID()
+				op := []string{e.opID, other.ID}[i%2]
+				if err := e.svc.Enqueue(ctx, tx, Event{ID: ids[i], OperatorID: op, SubjectID: strconv.Itoa(i), Message: depositEvent(int64(i + 1))}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	waitFor(t, "every delivery", 30*time.Second, func() bool {
 		var left int
@@ -414,44 +458,31 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 	}
 }
 
-// A job whose event is gone is cancelled; a job of a settled event sends nothing.
-func TestStaleJobs(t *testing.T) {
+// A delivery job of an earlier version finishes without sending: its event is in the queue.
+func TestLegacyDeliverJobs(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
 	c := e.startRiver(fastSchedule)
-	events, cancel := c.Subscribe(river.EventKindJobCancelled, river.EventKindJobCompleted)
+	events, cancel := c.Subscribe(river.EventKindJobCompleted)
 	defer cancel()
-
-	if kind := deliverAndWait(t, c, events, newID()); kind != river.EventKindJobCancelled {
-		t.Fatalf("job for a missing event: %s", kind)
-	}
-
 	id := e.enqueue(depositEvent(1), "1")
 	e.waitState(id, domain.DeliveryDelivered)
-	<-events
-	if kind := deliverAndWait(t, c, events, id); kind != river.EventKindJobCompleted {
-		t.Fatalf("job for a delivered event: %s", kind)
+	if _, err := c.Insert(context.Background(), DeliverArgs{EventID: id}, &river.InsertOpts{Queue: jobs.QueueWebhooks}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev := <-events:
+			done = ev.Job.Kind == DeliverArgs{}.Kind()
+		case <-deadline:
+			t.Fatal("the legacy job did not complete")
+		}
 	}
 	if n := len(rc.got()); n != 1 {
 		t.Fatalf("%d requests for one event", n)
 	}
-}
-
-// deliverAndWait inserts a delivery job for the event and returns how the next job event on
-// events (which the test subscribed to) ended.
-func deliverAndWait(t *testing.T, c *jobs.Client, events <-chan *river.Event, eventID string) river.EventKind {
-	t.Helper()
-	if _, err := c.Insert(context.Background(), DeliverArgs{EventID: eventID}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ev := <-events:
-		return ev.Kind
-	case <-time.After(10 * time.Second):
-		t.Fatal("no job event")
-	}
-	return ""
 }
 
 // Deliveries run on their own queue, so receivers that answer slowly (up to the 15 s timeout
@@ -470,10 +501,10 @@ func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var queue, args string
-	if err := e.pool.QueryRow(ctx, `SELECT queue, args::text FROM river_job WHERE kind = 'webhook_deliver'`).Scan(&queue, &args); err != nil {
+	if err := e.pool.QueryRow(ctx, `SELECT queue, args::text FROM river_job WHERE kind = 'webhook_drain'`).Scan(&queue, &args); err != nil {
 		t.Fatal(err)
 	}
-	if queue != jobs.QueueWebhooks || !strings.Contains(args, id) || !strings.Contains(args, `"body"`) {
-		t.Fatalf("delivery job on queue %q with args %s", queue, args)
+	if queue != jobs.QueueWebhooks || !strings.Contains(args, e.opID) {
+		t.Fatalf("drain job on queue %q with args %s", queue, args)
 	}
 }

@@ -26,8 +26,9 @@ type redelivery struct {
 }
 
 // redeliver queues a new delivery of eventID in one transaction: the event read in scope and
-// locked, r's check, r's requeue and a delivery job (the same id and body; five more attempts,
-// the attempt count goes on). Only a queued redelivery is logged.
+// locked, r's check, r's requeue (queued due now: the same id and body, five more attempts,
+// the attempt count goes on) and its operator's drain woken. Only a queued redelivery is
+// logged.
 func (s *Service) redeliver(ctx context.Context, scope domain.Scope, eventID string, r redelivery) (domain.WebhookEvent, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
 		return domain.WebhookEvent{}, r.badID
@@ -57,14 +58,8 @@ func (s *Service) redeliver(ctx context.Context, scope domain.Scope, eventID str
 		if ev, err = r.requeue(q); err != nil {
 			return err
 		}
-		res, err := ins.InsertTx(ctx, tx, DeliverArgs{EventID: eventID}, nil)
-		if err != nil {
+		if err := s.wake(ctx, tx, ins, ev.OperatorID); err != nil {
 			return err
-		}
-		if res.UniqueSkippedAsDuplicate {
-			// The job that dead-lettered it (or delivered it) has not finished yet: River
-			// records its end just after the event's state is written.
-			return fault.New(fault.Conflict, "%s %s is still finishing its last attempt; try again in a moment", r.noun, eventID)
 		}
 		queued = true
 		return nil

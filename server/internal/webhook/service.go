@@ -1,11 +1,12 @@
 // Package webhook sends Coffer's signed webhooks to operators.
 //
 // DEPOSIT, WITHDRAW_COMPLETE and external-mode WITHDRAW_REQUEST go through an outbox:
-// Enqueue inserts the event (its id is the webhook-id, its body the exact form body) and its
-// River job in the caller's transaction, so the webhook exists exactly when the state change
-// commits. DeliverWorker posts it, signed with the operator's current keys, to the operator's
-// current webhookUrl: five attempts on jobs.WebhookSchedule, then the event is dead-lettered
-// (River discards the job) until an admin or the service team redelivers it. Test webhooks
+// Enqueue inserts the event (its id is the webhook-id, its body the exact form body), queued,
+// in the caller's transaction, so the webhook exists exactly when the state change commits.
+// The operator's drain (drain.go, one River job per operator) posts it, signed with the
+// operator's current keys, to the operator's current webhookUrl: five attempts on
+// jobs.WebhookSchedule, then the event is dead-lettered until an admin or the service team
+// redelivers it. Test webhooks
 // and the synchronous WITHDRAW_REQUEST of mode A are one attempt now (Send). Every attempt is
 // recorded. The delivery table (transitions.go) is the one source of truth for every change of
 // an event's delivery state.
@@ -15,6 +16,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -49,23 +51,29 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock of the webhook-timestamp header; time.Now when nil.
 	Now func() time.Time
-	// KeyCacheTTL is how long the delivery workers reuse an operator's signing keys and URL;
-	// DefaultKeyCacheTTL when zero, no cache when negative. Send always loads them.
+	// KeyCacheTTL is how long a drain reuses its operator's signing keys and URL;
+	// DefaultKeyCacheTTL when zero, a load before every batch of posts when negative. Send
+	// always loads them.
 	KeyCacheTTL time.Duration
 	// Jobs inserts the delivery jobs (required; bound to River once the client exists).
 	Jobs *jobs.Inserter
+	// OperatorConcurrency is how many of one operator's webhooks are posted at once;
+	// DefaultOperatorConcurrency when zero.
+	OperatorConcurrency int
 }
 
 // Service is the webhook service.
 type Service struct {
-	pool      *pgxpool.Pool
-	keys      KeySource
-	operators *operatorCache
-	db        *batcher[dbCall, dbResult]
-	client    *Client
-	log       *slog.Logger
-	now       func() time.Time
-	inserter  *jobs.Inserter
+	pool     *pgxpool.Pool
+	keys     KeySource
+	keyTTL   time.Duration
+	db       *batcher[dbCall, dbResult]
+	client   *Client
+	log      *slog.Logger
+	now      func() time.Time
+	inserter *jobs.Inserter
+	// perOperator bounds one operator's posts in flight.
+	perOperator int
 }
 
 // New returns the service. Enqueue and Redeliver insert jobs through opts.Jobs, which is
@@ -75,7 +83,8 @@ func New(pool *pgxpool.Pool, keys KeySource, opts Options) *Service {
 	if opts.Jobs == nil {
 		panic("webhook: New without a job inserter (Options.Jobs)")
 	}
-	s := &Service{pool: pool, keys: keys, client: opts.Client, log: opts.Log, now: opts.Now, inserter: opts.Jobs}
+	s := &Service{pool: pool, keys: keys, client: opts.Client, log: opts.Log, now: opts.Now, inserter: opts.Jobs,
+		perOperator: cmp.Or(max(opts.OperatorConcurrency, 0), DefaultOperatorConcurrency)}
 	if s.client == nil {
 		s.client = NewClient(ClientOptions{})
 	}
@@ -85,11 +94,10 @@ func New(pool *pgxpool.Pool, keys KeySource, opts Options) *Service {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	ttl := opts.KeyCacheTTL
-	if ttl == 0 {
-		ttl = DefaultKeyCacheTTL
+	s.keyTTL = opts.KeyCacheTTL
+	if s.keyTTL == 0 {
+		s.keyTTL = DefaultKeyCacheTTL
 	}
-	s.operators = &operatorCache{load: s.destination, ttl: ttl}
 	s.db = &batcher[dbCall, dbResult]{run: s.runDB, max: 500, parallel: 1, timeout: 10 * time.Second}
 	return s
 }
@@ -151,9 +159,10 @@ type Outbox interface {
 	Enqueue(ctx context.Context, tx pgx.Tx, e Event) error
 }
 
-// Enqueue adds the event to the outbox in the caller's transaction: the event row and its
-// delivery job commit (or roll back) with the state change the event reports. Enqueuing an
-// event of the same type for the same subject again does nothing.
+// Enqueue adds the event to the outbox in the caller's transaction: the event row, queued,
+// commits (or rolls back) with the state change the event reports, and the operator's drain
+// is started or woken with it. Enqueuing an event of the same type for the same subject again
+// does nothing.
 func (s *Service) Enqueue(ctx context.Context, tx pgx.Tx, e Event) error {
 	ins, err := s.jobs()
 	if err != nil {
@@ -174,11 +183,7 @@ func (s *Service) Enqueue(ctx context.Context, tx pgx.Tx, e Event) error {
 		s.log.DebugContext(ctx, "webhook already queued", "operator_id", row.OperatorID, "event", row.EventType, "subject_id", row.SubjectID)
 		return nil
 	}
-	args := DeliverArgs{EventID: row.ID, OperatorID: row.OperatorID, EventType: row.EventType, Body: row.Body}
-	if _, err := ins.InsertTx(ctx, tx, args, nil); err != nil {
-		return fmt.Errorf("webhook: insert delivery job: %w", err)
-	}
-	return nil
+	return s.wake(ctx, tx, ins, row.OperatorID)
 }
 
 // post signs the body with every key (a fresh timestamp, the same id) and posts it.

@@ -392,6 +392,12 @@ type WebhookAttempt struct {
 	AttemptedAt time.Time
 }
 
+type WebhookDrain struct {
+	OperatorID string
+	JobID      pgtype.Int8
+	DueAt      *time.Time
+}
+
 type WebhookEvent struct {
 	ID            string
 	OperatorID    string
@@ -410,6 +416,13 @@ type WebhookEvent struct {
 	DeliveredAt   *time.Time
 	DeadAt        *time.Time
 	Txid          uint64
+}
+
+type WebhookQueue struct {
+	EventID       string
+	OperatorID    string
+	NextAttemptAt time.Time
+	AttemptsLeft  int32
 }
 
 type Withdrawal struct {

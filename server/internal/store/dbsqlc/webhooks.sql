@@ -1,24 +1,67 @@
 -- name: InsertWebhookEvent :execrows
 -- Writes nothing when the operator already has a (non-test) event of this type for this subject.
-INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
-VALUES (@id, @operator_id, @event_type, @subject_id, @test, @body)
-ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING;
+-- The event is queued, due now. The shared lock on the operator's drain (see
+-- LockWebhookDrain) orders this insert against a drain that is about to end: the drain waits
+-- for it and sees the event, or it waits for the drain to end and queues a new one.
+WITH e AS (
+    INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
+    VALUES (@id, @operator_id, @event_type, @subject_id, @test, @body)
+    ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING
+    RETURNING webhook_events.id, webhook_events.operator_id
+), locked AS (
+    SELECT e.id, e.operator_id, pg_advisory_xact_lock_shared(hashtext('coffer webhook drain ' || e.operator_id::text))
+    FROM e
+)
+INSERT INTO webhook_queue (event_id, operator_id) SELECT locked.id, locked.operator_id FROM locked;
 
--- name: WebhooksForDelivery :many
--- The events with the current webhook URLs of their operators.
-SELECT e.id, e.operator_id, e.event_type, e.body, e.state, e.attempts, o.webhook_url
-FROM webhook_events e JOIN operators o ON o.id = e.operator_id WHERE e.id = ANY(@ids::uuid[]);
+-- name: DueWebhooks :many
+-- An operator's due events, oldest due first, leaving out those being posted (@posting).
+SELECT e.id, e.event_type, e.body, q.attempts_left
+FROM webhook_queue q JOIN webhook_events e ON e.id = q.event_id
+WHERE q.operator_id = @operator_id AND q.next_attempt_at <= now() AND q.event_id <> ALL(coalesce(@posting::uuid[], '{}'))
+ORDER BY q.next_attempt_at, q.event_id
+LIMIT @max_rows;
+
+-- name: LockWebhookDrain :exec
+-- Taken by a drain before it ends, in the transaction that completes its job: it waits for
+-- every Enqueue of the operator in flight (they hold the lock shared), so an event committed
+-- while the drain was ending is either seen by it or queues a new drain.
+SELECT pg_advisory_xact_lock(hashtext('coffer webhook drain ' || @operator_id::text));
+
+-- name: NextWebhookDue :one
+-- Whether the operator has events queued, whether one is due now or within @soon, and when
+-- the next is due.
+SELECT count(*) > 0 AS queued, coalesce(bool_or(next_attempt_at <= now()), false)::bool AS due_now,
+    coalesce(bool_or(next_attempt_at <= now() + @soon::interval), false)::bool AS due_soon,
+    coalesce(min(next_attempt_at), now())::timestamptz AS due
+FROM webhook_queue WHERE operator_id = @operator_id;
+
+-- name: ClaimWebhookDrain :one
+-- Run by Enqueue after its event is queued (holding the drain lock shared). No row: a drain is
+-- live (nothing to do, nothing written). inserted: there was none, the caller inserts its job.
+-- Otherwise the drain was waiting for a retry: the caller makes job_id available now.
+INSERT INTO webhook_drains (operator_id) VALUES (@operator_id)
+ON CONFLICT (operator_id) DO UPDATE SET due_at = NULL WHERE webhook_drains.due_at IS NOT NULL
+RETURNING coalesce(job_id, 0)::bigint AS job_id, (xmax = 0)::bool AS inserted;
+
+-- name: SetWebhookDrainJob :exec
+-- The drain's job, and when it is due if it waits for a retry (NULL: now).
+UPDATE webhook_drains SET job_id = @job_id, due_at = sqlc.narg(due_at) WHERE operator_id = @operator_id;
+
+-- name: EndWebhookDrain :exec
+DELETE FROM webhook_drains WHERE operator_id = @operator_id;
 
 -- name: RecordWebhookAttempts :many
 -- Records attempts of pending events (the arrays are parallel, one element per event) and moves
--- each event to its state; a first attempt that was acked leaves no attempts row. Returns the
--- events that were pending with their attempt numbers.
+-- each event to its state; a first attempt that was acked leaves no attempts row. An event
+-- still pending is due again after its retry delay with one attempt less; a delivered or dead
+-- one leaves the queue. Returns the events that were pending with their attempt numbers.
 WITH input AS (
     -- unnest in the select list: one row per element, the arrays in lockstep.
     SELECT unnest(@event_ids::uuid[]) AS event_id, unnest(@states::text[]) AS state, unnest(@urls::text[]) AS url,
         unnest(@statuses::int[]) AS status, unnest(@acked::bool[]) AS acked, unnest(@error_codes::int[]) AS error_code,
         unnest(@has_error_codes::bool[]) AS has_error_code, unnest(@errors::text[]) AS error,
-        unnest(@durations_ms::int[]) AS duration_ms
+        unnest(@durations_ms::int[]) AS duration_ms, unnest(@retry_ms::bigint[]) AS retry_ms
 ), e AS (
     UPDATE webhook_events w SET
         attempts = w.attempts + 1, state = i.state, last_status = NULLIF(i.status, 0), last_error = i.error,
@@ -27,13 +70,20 @@ WITH input AS (
         dead_at = CASE WHEN i.state = 'dead' THEN now() END
     FROM input i
     WHERE w.id = i.event_id AND w.state = 'pending'
-    RETURNING w.id, w.attempts
+    RETURNING w.id, w.attempts, w.state
 ), a AS (
     INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
     SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, CASE WHEN i.has_error_code THEN i.error_code END,
         i.error, i.duration_ms
     FROM e JOIN input i ON i.event_id = e.id
     WHERE NOT i.acked OR e.attempts > 1
+), retried AS (
+    UPDATE webhook_queue q SET next_attempt_at = now() + i.retry_ms * interval '1 millisecond',
+        attempts_left = q.attempts_left - 1
+    FROM e JOIN input i ON i.event_id = e.id
+    WHERE q.event_id = e.id AND e.state = 'pending'
+), settled AS (
+    DELETE FROM webhook_queue q USING e WHERE q.event_id = e.id AND e.state <> 'pending'
 )
 SELECT e.id::text AS id, e.attempts::int AS attempts FROM e;
 
@@ -66,11 +116,15 @@ WHERE id = @id AND (sqlc.narg(operator_ids)::uuid[] IS NULL OR operator_id = ANY
 FOR UPDATE;
 
 -- name: RequeueDeadWebhook :one
--- attempts count on.
+-- attempts count on (QueueWebhook queues it).
 UPDATE webhook_events SET state = 'pending', dead_at = NULL
 WHERE id = @id AND state = 'dead'
 RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid;
+
+-- name: QueueWebhook :exec
+-- A requeued event, due now, with five attempts.
+INSERT INTO webhook_queue (event_id, operator_id) VALUES (@event_id, @operator_id);
 
 -- name: ListDeadWebhooks :many
 -- Newest first, strictly after the cursor (after_dead_at, after_id) when it is not NULL.
@@ -90,7 +144,7 @@ FROM webhook_attempts WHERE event_id = @event_id ORDER BY attempt;
 
 -- name: RequeueWebhook :one
 -- A new delivery of an event in one of the states from (the operator's redelivery; attempts
--- count on). The event keeps its place in the feed (txid).
+-- count on; QueueWebhook queues it). The event keeps its place in the feed (txid).
 UPDATE webhook_events SET state = 'pending', dead_at = NULL
 WHERE id = @id AND state = ANY(@from_states::text[])
 RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,

@@ -13,6 +13,83 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const claimWebhookDrain = `-- name: ClaimWebhookDrain :one
+INSERT INTO webhook_drains (operator_id) VALUES ($1)
+ON CONFLICT (operator_id) DO UPDATE SET due_at = NULL WHERE webhook_drains.due_at IS NOT NULL
+RETURNING coalesce(job_id, 0)::bigint AS job_id, (xmax = 0)::bool AS inserted
+`
+
+type ClaimWebhookDrainRow struct {
+	JobID    int64
+	Inserted bool
+}
+
+// Run by Enqueue after its event is queued (holding the drain lock shared). No row: a drain is
+// live (nothing to do, nothing written). inserted: there was none, the caller inserts its job.
+// Otherwise the drain was waiting for a retry: the caller makes job_id available now.
+func (q *Queries) ClaimWebhookDrain(ctx context.Context, db DBTX, operatorID string) (ClaimWebhookDrainRow, error) {
+	row := db.QueryRow(ctx, claimWebhookDrain, operatorID)
+	var i ClaimWebhookDrainRow
+	err := row.Scan(&i.JobID, &i.Inserted)
+	return i, err
+}
+
+const dueWebhooks = `-- name: DueWebhooks :many
+SELECT e.id, e.event_type, e.body, q.attempts_left
+FROM webhook_queue q JOIN webhook_events e ON e.id = q.event_id
+WHERE q.operator_id = $1 AND q.next_attempt_at <= now() AND q.event_id <> ALL(coalesce($2::uuid[], '{}'))
+ORDER BY q.next_attempt_at, q.event_id
+LIMIT $3
+`
+
+type DueWebhooksParams struct {
+	OperatorID string
+	Posting    []string
+	MaxRows    int32
+}
+
+type DueWebhooksRow struct {
+	ID           string
+	EventType    domain.EventType
+	Body         string
+	AttemptsLeft int32
+}
+
+// An operator's due events, oldest due first, leaving out those being posted (@posting).
+func (q *Queries) DueWebhooks(ctx context.Context, db DBTX, arg DueWebhooksParams) ([]DueWebhooksRow, error) {
+	rows, err := db.Query(ctx, dueWebhooks, arg.OperatorID, arg.Posting, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DueWebhooksRow
+	for rows.Next() {
+		var i DueWebhooksRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventType,
+			&i.Body,
+			&i.AttemptsLeft,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endWebhookDrain = `-- name: EndWebhookDrain :exec
+DELETE FROM webhook_drains WHERE operator_id = $1
+`
+
+func (q *Queries) EndWebhookDrain(ctx context.Context, db DBTX, operatorID string) error {
+	_, err := db.Exec(ctx, endWebhookDrain, operatorID)
+	return err
+}
+
 const getWebhookEvent = `-- name: GetWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
@@ -100,9 +177,16 @@ func (q *Queries) InsertSyncWebhook(ctx context.Context, db DBTX, arg InsertSync
 }
 
 const insertWebhookEvent = `-- name: InsertWebhookEvent :execrows
-INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING
+WITH e AS (
+    INSERT INTO webhook_events (id, operator_id, event_type, subject_id, test, body)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (operator_id, event_type, subject_id) WHERE NOT test AND NOT sync DO NOTHING
+    RETURNING webhook_events.id, webhook_events.operator_id
+), locked AS (
+    SELECT e.id, e.operator_id, pg_advisory_xact_lock_shared(hashtext('coffer webhook drain ' || e.operator_id::text))
+    FROM e
+)
+INSERT INTO webhook_queue (event_id, operator_id) SELECT locked.id, locked.operator_id FROM locked
 `
 
 type InsertWebhookEventParams struct {
@@ -115,6 +199,9 @@ type InsertWebhookEventParams struct {
 }
 
 // Writes nothing when the operator already has a (non-test) event of this type for this subject.
+// The event is queued, due now. The shared lock on the operator's drain (see
+// LockWebhookDrain) orders this insert against a drain that is about to end: the drain waits
+// for it and sees the event, or it waits for the drain to end and queues a new one.
 func (q *Queries) InsertWebhookEvent(ctx context.Context, db DBTX, arg InsertWebhookEventParams) (int64, error) {
 	result, err := db.Exec(ctx, insertWebhookEvent,
 		arg.ID,
@@ -258,6 +345,18 @@ func (q *Queries) ListEventFeed(ctx context.Context, db DBTX, arg ListEventFeedP
 	return items, nil
 }
 
+const lockWebhookDrain = `-- name: LockWebhookDrain :exec
+SELECT pg_advisory_xact_lock(hashtext('coffer webhook drain ' || $1::text))
+`
+
+// Taken by a drain before it ends, in the transaction that completes its job: it waits for
+// every Enqueue of the operator in flight (they hold the lock shared), so an event committed
+// while the drain was ending is either seen by it or queues a new drain.
+func (q *Queries) LockWebhookDrain(ctx context.Context, db DBTX, operatorID string) error {
+	_, err := db.Exec(ctx, lockWebhookDrain, operatorID)
+	return err
+}
+
 const lockWebhookEvent = `-- name: LockWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
@@ -296,13 +395,61 @@ func (q *Queries) LockWebhookEvent(ctx context.Context, db DBTX, arg LockWebhook
 	return i, err
 }
 
+const nextWebhookDue = `-- name: NextWebhookDue :one
+SELECT count(*) > 0 AS queued, coalesce(bool_or(next_attempt_at <= now()), false)::bool AS due_now,
+    coalesce(bool_or(next_attempt_at <= now() + $1::interval), false)::bool AS due_soon,
+    coalesce(min(next_attempt_at), now())::timestamptz AS due
+FROM webhook_queue WHERE operator_id = $2
+`
+
+type NextWebhookDueParams struct {
+	Soon       pgtype.Interval
+	OperatorID string
+}
+
+type NextWebhookDueRow struct {
+	Queued  bool
+	DueNow  bool
+	DueSoon bool
+	Due     time.Time
+}
+
+// Whether the operator has events queued, whether one is due now or within @soon, and when
+// the next is due.
+func (q *Queries) NextWebhookDue(ctx context.Context, db DBTX, arg NextWebhookDueParams) (NextWebhookDueRow, error) {
+	row := db.QueryRow(ctx, nextWebhookDue, arg.Soon, arg.OperatorID)
+	var i NextWebhookDueRow
+	err := row.Scan(
+		&i.Queued,
+		&i.DueNow,
+		&i.DueSoon,
+		&i.Due,
+	)
+	return i, err
+}
+
+const queueWebhook = `-- name: QueueWebhook :exec
+INSERT INTO webhook_queue (event_id, operator_id) VALUES ($1, $2)
+`
+
+type QueueWebhookParams struct {
+	EventID    string
+	OperatorID string
+}
+
+// A requeued event, due now, with five attempts.
+func (q *Queries) QueueWebhook(ctx context.Context, db DBTX, arg QueueWebhookParams) error {
+	_, err := db.Exec(ctx, queueWebhook, arg.EventID, arg.OperatorID)
+	return err
+}
+
 const recordWebhookAttempts = `-- name: RecordWebhookAttempts :many
 WITH input AS (
     -- unnest in the select list: one row per element, the arrays in lockstep.
     SELECT unnest($1::uuid[]) AS event_id, unnest($2::text[]) AS state, unnest($3::text[]) AS url,
         unnest($4::int[]) AS status, unnest($5::bool[]) AS acked, unnest($6::int[]) AS error_code,
         unnest($7::bool[]) AS has_error_code, unnest($8::text[]) AS error,
-        unnest($9::int[]) AS duration_ms
+        unnest($9::int[]) AS duration_ms, unnest($10::bigint[]) AS retry_ms
 ), e AS (
     UPDATE webhook_events w SET
         attempts = w.attempts + 1, state = i.state, last_status = NULLIF(i.status, 0), last_error = i.error,
@@ -311,13 +458,20 @@ WITH input AS (
         dead_at = CASE WHEN i.state = 'dead' THEN now() END
     FROM input i
     WHERE w.id = i.event_id AND w.state = 'pending'
-    RETURNING w.id, w.attempts
+    RETURNING w.id, w.attempts, w.state
 ), a AS (
     INSERT INTO webhook_attempts (event_id, attempt, url, status, acked, error_code, error, duration_ms)
     SELECT e.id, e.attempts, i.url, NULLIF(i.status, 0), i.acked, CASE WHEN i.has_error_code THEN i.error_code END,
         i.error, i.duration_ms
     FROM e JOIN input i ON i.event_id = e.id
     WHERE NOT i.acked OR e.attempts > 1
+), retried AS (
+    UPDATE webhook_queue q SET next_attempt_at = now() + i.retry_ms * interval '1 millisecond',
+        attempts_left = q.attempts_left - 1
+    FROM e JOIN input i ON i.event_id = e.id
+    WHERE q.event_id = e.id AND e.state = 'pending'
+), settled AS (
+    DELETE FROM webhook_queue q USING e WHERE q.event_id = e.id AND e.state <> 'pending'
 )
 SELECT e.id::text AS id, e.attempts::int AS attempts FROM e
 `
@@ -332,6 +486,7 @@ type RecordWebhookAttemptsParams struct {
 	HasErrorCodes []bool
 	Errors        []string
 	DurationsMs   []int32
+	RetryMs       []int64
 }
 
 type RecordWebhookAttemptsRow struct {
@@ -340,8 +495,9 @@ type RecordWebhookAttemptsRow struct {
 }
 
 // Records attempts of pending events (the arrays are parallel, one element per event) and moves
-// each event to its state; a first attempt that was acked leaves no attempts row. Returns the
-// events that were pending with their attempt numbers.
+// each event to its state; a first attempt that was acked leaves no attempts row. An event
+// still pending is due again after its retry delay with one attempt less; a delivered or dead
+// one leaves the queue. Returns the events that were pending with their attempt numbers.
 func (q *Queries) RecordWebhookAttempts(ctx context.Context, db DBTX, arg RecordWebhookAttemptsParams) ([]RecordWebhookAttemptsRow, error) {
 	rows, err := db.Query(ctx, recordWebhookAttempts,
 		arg.EventIds,
@@ -353,6 +509,7 @@ func (q *Queries) RecordWebhookAttempts(ctx context.Context, db DBTX, arg Record
 		arg.HasErrorCodes,
 		arg.Errors,
 		arg.DurationsMs,
+		arg.RetryMs,
 	)
 	if err != nil {
 		return nil, err
@@ -379,7 +536,7 @@ RETURNING id, operator_id, event_type, subject_id, test, sync, body, state, atte
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
 `
 
-// attempts count on.
+// attempts count on (QueueWebhook queues it).
 func (q *Queries) RequeueDeadWebhook(ctx context.Context, db DBTX, id string) (WebhookEvent, error) {
 	row := db.QueryRow(ctx, requeueDeadWebhook, id)
 	var i WebhookEvent
@@ -418,7 +575,7 @@ type RequeueWebhookParams struct {
 }
 
 // A new delivery of an event in one of the states from (the operator's redelivery; attempts
-// count on). The event keeps its place in the feed (txid).
+// count on; QueueWebhook queues it). The event keeps its place in the feed (txid).
 func (q *Queries) RequeueWebhook(ctx context.Context, db DBTX, arg RequeueWebhookParams) (WebhookEvent, error) {
 	row := db.QueryRow(ctx, requeueWebhook, arg.ID, arg.FromStates)
 	var i WebhookEvent
@@ -442,6 +599,22 @@ func (q *Queries) RequeueWebhook(ctx context.Context, db DBTX, arg RequeueWebhoo
 		&i.Txid,
 	)
 	return i, err
+}
+
+const setWebhookDrainJob = `-- name: SetWebhookDrainJob :exec
+UPDATE webhook_drains SET job_id = $1, due_at = $2 WHERE operator_id = $3
+`
+
+type SetWebhookDrainJobParams struct {
+	JobID      pgtype.Int8
+	DueAt      *time.Time
+	OperatorID string
+}
+
+// The drain's job, and when it is due if it waits for a retry (NULL: now).
+func (q *Queries) SetWebhookDrainJob(ctx context.Context, db DBTX, arg SetWebhookDrainJobParams) error {
+	_, err := db.Exec(ctx, setWebhookDrainJob, arg.JobID, arg.DueAt, arg.OperatorID)
+	return err
 }
 
 const webhookAttempts = `-- name: WebhookAttempts :many
@@ -468,50 +641,6 @@ func (q *Queries) WebhookAttempts(ctx context.Context, db DBTX, eventID string) 
 			&i.Error,
 			&i.DurationMs,
 			&i.AttemptedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const webhooksForDelivery = `-- name: WebhooksForDelivery :many
-SELECT e.id, e.operator_id, e.event_type, e.body, e.state, e.attempts, o.webhook_url
-FROM webhook_events e JOIN operators o ON o.id = e.operator_id WHERE e.id = ANY($1::uuid[])
-`
-
-type WebhooksForDeliveryRow struct {
-	ID         string
-	OperatorID string
-	EventType  domain.EventType
-	Body       string
-	State      domain.DeliveryState
-	Attempts   int32
-	WebhookUrl string
-}
-
-// The events with the current webhook URLs of their operators.
-func (q *Queries) WebhooksForDelivery(ctx context.Context, db DBTX, ids []string) ([]WebhooksForDeliveryRow, error) {
-	rows, err := db.Query(ctx, webhooksForDelivery, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []WebhooksForDeliveryRow
-	for rows.Next() {
-		var i WebhooksForDeliveryRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.OperatorID,
-			&i.EventType,
-			&i.Body,
-			&i.State,
-			&i.Attempts,
-			&i.WebhookUrl,
 		); err != nil {
 			return nil, err
 		}
