@@ -252,6 +252,9 @@ func (s *Service) Send(ctx context.Context, operatorID string, e Event, timeout 
 }
 
 func (s *Service) logAttempt(ctx context.Context, id, operatorID string, eventType domain.EventType, attempt int32, res Result, sync bool) {
+	if res.Acked && !s.log.Enabled(ctx, slog.LevelDebug) {
+		return // a delivery is logged at debug only: skip building its attributes
+	}
 	attrs := make([]any, 0, 16) // room for the error a failed attempt adds
 	attrs = append(attrs, "event_id", id, "operator_id", operatorID, "event", eventType, "attempt", attempt,
 		"status", res.Status, "duration", res.Duration.Round(time.Millisecond), "sync", sync)
