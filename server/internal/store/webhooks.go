@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,10 +57,10 @@ func (q *Queries) DueWebhooks(ctx context.Context, operatorID string, posting []
 	return out, err
 }
 
-// LockWebhookDrain waits for the operator's Enqueues in flight and keeps new ones waiting
-// until the transaction ends (see InsertWebhookEvent).
-func (q *Queries) LockWebhookDrain(ctx context.Context, operatorID string) error {
-	return sqlc.LockWebhookDrain(ctx, q.db, operatorID)
+// TryLockWebhookDrain takes the operator's drain lock until the transaction ends, unless an
+// Enqueue of the operator is in flight (then locked is false); it never waits.
+func (q *Queries) TryLockWebhookDrain(ctx context.Context, operatorID string) (locked bool, err error) {
+	return sqlc.TryLockWebhookDrain(ctx, q.db, operatorID)
 }
 
 // WebhooksDue is what an operator's queue holds: whether anything is queued, whether
@@ -79,17 +78,25 @@ func (q *Queries) NextWebhookDue(ctx context.Context, operatorID string, soon ti
 }
 
 // ClaimWebhookDrain is Enqueue's look at the operator's drain, after its event is queued:
-// inserted when there was none (the caller inserts its job), else waitingJob is the job of a
-// drain waiting for a retry (the caller makes it available now), or 0 when a drain is live.
-func (q *Queries) ClaimWebhookDrain(ctx context.Context, operatorID string) (inserted bool, waitingJob int64, err error) {
-	r, err := sqlc.ClaimWebhookDrain(ctx, q.db, operatorID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, 0, nil
+// inserted when there was none (the caller inserts its job); else waitingJob is the job of a
+// drain waiting for a retry, which the caller wakes (WakeWebhookDrain), or 0 when a drain is
+// live. It writes and locks nothing when a drain exists.
+func (q *Queries) ClaimWebhookDrain(ctx context.Context, operatorID string) (inserted bool, waiting bool, err error) {
+	rows, err := sqlc.ClaimWebhookDrain(ctx, q.db, operatorID)
+	if err != nil || len(rows) == 0 {
+		return false, false, err
 	}
-	if r.Inserted {
-		return true, 0, err
+	return rows[0].Inserted, rows[0].DueAt != nil, nil
+}
+
+// WakeWebhookDrain marks the operator's drain as wanted now, when it waits for a retry, and
+// returns its job (to make available now); 0 when another Enqueue woke it first.
+func (q *Queries) WakeWebhookDrain(ctx context.Context, operatorID string) (int64, error) {
+	ids, err := sqlc.WakeWebhookDrain(ctx, q.db, operatorID)
+	if err != nil || len(ids) == 0 {
+		return 0, err
 	}
-	return false, r.JobID, err
+	return ids[0], nil
 }
 
 // SetWebhookDrainJob records the operator's drain job, waiting until due when it is not nil.

@@ -26,12 +26,15 @@ import (
 // operator's posts, never another's.
 //
 // Exactly one drain per operator is live, through webhook_drains (ClaimWebhookDrain):
-//   - Enqueue inserts the row and the job when there is no row; otherwise it writes nothing,
-//     unless the drain waits for a retry, which it then makes available at once.
-//   - A drain ends only in one transaction that takes the operator's drain lock (waiting for
-//     every Enqueue in flight), finds nothing due, deletes the row (or, with retries queued
-//     for later, schedules its next job) and completes its own job: an event committed while it
-//     was ending is seen by it, or finds no row and starts a new drain.
+//   - Enqueue holds the operator's drain lock shared until its transaction ends. It inserts
+//     the row and the job when there is no row; otherwise it writes and locks nothing (so
+//     Enqueues of one operator never wait on each other), unless the drain waits for a retry,
+//     which it then makes available at once.
+//   - A drain ends only in one transaction that takes the drain lock exclusive (when no Enqueue
+//     holds it: it tries, never waits, so no Enqueue ever queues behind it), finds nothing
+//     due, deletes the row (or, with retries queued for later, schedules its next job) and
+//     completes its own job: an event committed while it was ending was seen by it, or
+//     finds no row and starts a new drain.
 //   - The repair job (every minute) restarts a drain that is lost: its job discarded or
 //     cancelled by hand.
 const (
@@ -123,9 +126,15 @@ func (s *Service) wake(ctx context.Context, tx pgx.Tx, ins jobs.TxInserter, oper
 			return fmt.Errorf("webhook: insert the drain job: %w", err)
 		}
 		return q.SetWebhookDrainJob(ctx, operatorID, res.Job.ID, nil)
-	case waiting != 0:
-		if _, err := ins.JobRetryTx(ctx, tx, waiting); err != nil {
-			return fmt.Errorf("webhook: wake the drain job: %w", err)
+	case waiting:
+		job, err := q.WakeWebhookDrain(ctx, operatorID)
+		if err != nil {
+			return fmt.Errorf("webhook: wake the drain: %w", err)
+		}
+		if job != 0 {
+			if _, err := ins.JobRetryTx(ctx, tx, job); err != nil {
+				return fmt.Errorf("webhook: wake the drain job: %w", err)
+			}
 		}
 	}
 	return nil
@@ -282,7 +291,8 @@ func (d *drainRun) ended(p posted) {
 // endDrain ends the drain when nothing is due, in one transaction under the operator's drain
 // lock (see the package's Drains): with nothing queued it forgets the drain; with retries
 // queued for later it schedules its next job at the first; either way it completes its job.
-// ended is false when an event is due now or within drainLinger.
+// ended is false when an Enqueue of the operator is in flight, or an event is due now or
+// within drainLinger.
 func (s *Service) endDrain(ctx context.Context, job *river.Job[DrainArgs]) (ended bool, err error) {
 	ins, err := s.jobs()
 	if err != nil {
@@ -291,8 +301,8 @@ func (s *Service) endDrain(ctx context.Context, job *river.Job[DrainArgs]) (ende
 	op := job.Args.OperatorID
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		if err := q.LockWebhookDrain(ctx, op); err != nil {
-			return err
+		if locked, err := q.TryLockWebhookDrain(ctx, op); err != nil || !locked {
+			return err // an Enqueue is in flight: its event will be due, look again
 		}
 		due, err := q.NextWebhookDue(ctx, op, drainLinger)
 		if err != nil || due.Soon {

@@ -22,11 +22,12 @@ WHERE q.operator_id = @operator_id AND q.next_attempt_at <= now() AND q.event_id
 ORDER BY q.next_attempt_at, q.event_id
 LIMIT @max_rows;
 
--- name: LockWebhookDrain :exec
--- Taken by a drain before it ends, in the transaction that completes its job: it waits for
--- every Enqueue of the operator in flight (they hold the lock shared), so an event committed
--- while the drain was ending is either seen by it or queues a new drain.
-SELECT pg_advisory_xact_lock(hashtext('coffer webhook drain ' || @operator_id::text));
+-- name: TryLockWebhookDrain :one
+-- Taken by a drain before it ends, in the transaction that completes its job, only when no
+-- Enqueue of the operator is in flight (they hold the lock shared): an event committed while
+-- the drain ends is then either seen by it or finds no drain and starts one. It never waits:
+-- a drain that would queue behind Enqueues would make later ones queue behind it.
+SELECT pg_try_advisory_xact_lock(hashtext('coffer webhook drain ' || @operator_id::text))::bool AS locked;
 
 -- name: NextWebhookDue :one
 -- Whether the operator has events queued, whether one is due now or within @soon, and when
@@ -36,13 +37,27 @@ SELECT count(*) > 0 AS queued, coalesce(bool_or(next_attempt_at <= now()), false
     coalesce(min(next_attempt_at), now())::timestamptz AS due
 FROM webhook_queue WHERE operator_id = @operator_id;
 
--- name: ClaimWebhookDrain :one
+-- name: ClaimWebhookDrain :many
 -- Run by Enqueue after its event is queued (holding the drain lock shared). No row: a drain is
--- live (nothing to do, nothing written). inserted: there was none, the caller inserts its job.
--- Otherwise the drain was waiting for a retry: the caller makes job_id available now.
-INSERT INTO webhook_drains (operator_id) VALUES (@operator_id)
-ON CONFLICT (operator_id) DO UPDATE SET due_at = NULL WHERE webhook_drains.due_at IS NOT NULL
-RETURNING coalesce(job_id, 0)::bigint AS job_id, (xmax = 0)::bool AS inserted;
+-- live (or was just started by a concurrent Enqueue); nothing is written or locked, so
+-- Enqueues of one operator never wait on each other. inserted: there was none, the caller
+-- inserts its job. Otherwise the row of the live drain, whose due_at says whether it waits
+-- for a retry (WakeWebhookDrain).
+WITH ins AS (
+    INSERT INTO webhook_drains (operator_id) VALUES (@operator_id)
+    ON CONFLICT (operator_id) DO NOTHING
+    RETURNING operator_id
+)
+SELECT true AS inserted, 0::bigint AS job_id, NULL::timestamptz AS due_at FROM ins
+UNION ALL
+SELECT false, coalesce(d.job_id, 0), d.due_at FROM webhook_drains d
+WHERE d.operator_id = @operator_id AND NOT EXISTS (SELECT 1 FROM ins);
+
+-- name: WakeWebhookDrain :many
+-- A drain waiting for a retry is wanted now: clears due_at (the caller makes job_id available).
+-- No row: another Enqueue woke it first.
+UPDATE webhook_drains SET due_at = NULL WHERE operator_id = @operator_id AND due_at IS NOT NULL
+RETURNING coalesce(job_id, 0)::bigint AS job_id;
 
 -- name: SetWebhookDrainJob :exec
 -- The drain's job, and when it is due if it waits for a retry (NULL: now).

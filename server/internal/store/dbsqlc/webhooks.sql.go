@@ -13,25 +13,47 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const claimWebhookDrain = `-- name: ClaimWebhookDrain :one
-INSERT INTO webhook_drains (operator_id) VALUES ($1)
-ON CONFLICT (operator_id) DO UPDATE SET due_at = NULL WHERE webhook_drains.due_at IS NOT NULL
-RETURNING coalesce(job_id, 0)::bigint AS job_id, (xmax = 0)::bool AS inserted
+const claimWebhookDrain = `-- name: ClaimWebhookDrain :many
+WITH ins AS (
+    INSERT INTO webhook_drains (operator_id) VALUES ($1)
+    ON CONFLICT (operator_id) DO NOTHING
+    RETURNING operator_id
+)
+SELECT true AS inserted, 0::bigint AS job_id, NULL::timestamptz AS due_at FROM ins
+UNION ALL
+SELECT false, coalesce(d.job_id, 0), d.due_at FROM webhook_drains d
+WHERE d.operator_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)
 `
 
 type ClaimWebhookDrainRow struct {
-	JobID    int64
 	Inserted bool
+	JobID    int64
+	DueAt    *time.Time
 }
 
 // Run by Enqueue after its event is queued (holding the drain lock shared). No row: a drain is
-// live (nothing to do, nothing written). inserted: there was none, the caller inserts its job.
-// Otherwise the drain was waiting for a retry: the caller makes job_id available now.
-func (q *Queries) ClaimWebhookDrain(ctx context.Context, db DBTX, operatorID string) (ClaimWebhookDrainRow, error) {
-	row := db.QueryRow(ctx, claimWebhookDrain, operatorID)
-	var i ClaimWebhookDrainRow
-	err := row.Scan(&i.JobID, &i.Inserted)
-	return i, err
+// live (or was just started by a concurrent Enqueue); nothing is written or locked, so
+// Enqueues of one operator never wait on each other. inserted: there was none, the caller
+// inserts its job. Otherwise the row of the live drain, whose due_at says whether it waits
+// for a retry (WakeWebhookDrain).
+func (q *Queries) ClaimWebhookDrain(ctx context.Context, db DBTX, operatorID string) ([]ClaimWebhookDrainRow, error) {
+	rows, err := db.Query(ctx, claimWebhookDrain, operatorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimWebhookDrainRow
+	for rows.Next() {
+		var i ClaimWebhookDrainRow
+		if err := rows.Scan(&i.Inserted, &i.JobID, &i.DueAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const dueWebhooks = `-- name: DueWebhooks :many
@@ -345,18 +367,6 @@ func (q *Queries) ListEventFeed(ctx context.Context, db DBTX, arg ListEventFeedP
 	return items, nil
 }
 
-const lockWebhookDrain = `-- name: LockWebhookDrain :exec
-SELECT pg_advisory_xact_lock(hashtext('coffer webhook drain ' || $1::text))
-`
-
-// Taken by a drain before it ends, in the transaction that completes its job: it waits for
-// every Enqueue of the operator in flight (they hold the lock shared), so an event committed
-// while the drain was ending is either seen by it or queues a new drain.
-func (q *Queries) LockWebhookDrain(ctx context.Context, db DBTX, operatorID string) error {
-	_, err := db.Exec(ctx, lockWebhookDrain, operatorID)
-	return err
-}
-
 const lockWebhookEvent = `-- name: LockWebhookEvent :one
 SELECT id, operator_id, event_type, subject_id, test, sync, body, state, attempts, last_status, last_error,
     last_url, created_at, last_attempt_at, delivered_at, dead_at, txid
@@ -615,6 +625,48 @@ type SetWebhookDrainJobParams struct {
 func (q *Queries) SetWebhookDrainJob(ctx context.Context, db DBTX, arg SetWebhookDrainJobParams) error {
 	_, err := db.Exec(ctx, setWebhookDrainJob, arg.JobID, arg.DueAt, arg.OperatorID)
 	return err
+}
+
+const tryLockWebhookDrain = `-- name: TryLockWebhookDrain :one
+SELECT pg_try_advisory_xact_lock(hashtext('coffer webhook drain ' || $1::text))::bool AS locked
+`
+
+// Taken by a drain before it ends, in the transaction that completes its job, only when no
+// Enqueue of the operator is in flight (they hold the lock shared): an event committed while
+// the drain ends is then either seen by it or finds no drain and starts one. It never waits:
+// a drain that would queue behind Enqueues would make later ones queue behind it.
+func (q *Queries) TryLockWebhookDrain(ctx context.Context, db DBTX, operatorID string) (bool, error) {
+	row := db.QueryRow(ctx, tryLockWebhookDrain, operatorID)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
+const wakeWebhookDrain = `-- name: WakeWebhookDrain :many
+UPDATE webhook_drains SET due_at = NULL WHERE operator_id = $1 AND due_at IS NOT NULL
+RETURNING coalesce(job_id, 0)::bigint AS job_id
+`
+
+// A drain waiting for a retry is wanted now: clears due_at (the caller makes job_id available).
+// No row: another Enqueue woke it first.
+func (q *Queries) WakeWebhookDrain(ctx context.Context, db DBTX, operatorID string) ([]int64, error) {
+	rows, err := db.Query(ctx, wakeWebhookDrain, operatorID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var job_id int64
+		if err := rows.Scan(&job_id); err != nil {
+			return nil, err
+		}
+		items = append(items, job_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookAttempts = `-- name: WebhookAttempts :many
