@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	sdk "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -201,22 +200,7 @@ func TestDrainUnderAShortJobTimeout(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, ok)
 	e := newEnv(t, rc.URL)
-	w := river.NewWorkers()
-	river.AddWorker(w, &DrainWorker{Service: e.svc, Schedule: fastSchedule})
-	c, err := jobs.NewClient(e.pool, testLog(t), jobs.Options{Work: true, PollInterval: 20 * time.Millisecond, Workers: w,
-		RescueAfter: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.bind(c)
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Stop(ctx) //nolint:errcheck
-	})
+	e.bind(e.newRiver(fastSchedule, true, func(o *jobs.Options) { o.RescueAfter = 2 * time.Second }))
 	ids := []string{e.enqueue(depositEvent(1), "1"), e.enqueue(depositEvent(2), "2")}
 	for _, id := range ids {
 		e.waitState(id, domain.DeliveryDelivered)

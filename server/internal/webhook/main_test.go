@@ -89,13 +89,19 @@ func (e *env) bind(c *jobs.Client) {
 	}
 }
 
-func (e *env) newRiver(schedule jobs.RetrySchedule, start bool) *jobs.Client {
+// newRiver builds a River client working the webhook jobs (started when start), its options
+// changed by tweaks.
+func (e *env) newRiver(schedule jobs.RetrySchedule, start bool, tweaks ...func(*jobs.Options)) *jobs.Client {
 	e.t.Helper()
 	w := river.NewWorkers()
 	river.AddWorker(w, &DrainWorker{Service: e.svc, Schedule: schedule})
 	river.AddWorker(w, &DeliverWorker{})
 	river.AddWorker(w, &RepairWorker{Service: e.svc})
-	c, err := jobs.NewClient(e.pool, testLog(e.t), jobs.Options{Work: start, PollInterval: 20 * time.Millisecond, Workers: w})
+	opts := jobs.Options{Work: start, PollInterval: 20 * time.Millisecond, Workers: w}
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
+	c, err := jobs.NewClient(e.pool, testLog(e.t), opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
