@@ -40,6 +40,10 @@ var (
 		"Age of the oldest pending chain transaction, per chain and sending wallet.", []string{"chain_id", "wallet"}, nil)
 	descDead = prometheus.NewDesc("coffer_webhook_dead_letters",
 		"Webhook events dead-lettered (all attempts failed) and not redelivered yet.", nil, nil)
+	descWebhookDue = prometheus.NewDesc("coffer_webhook_due",
+		"Outbox webhooks due for an attempt now (the backlog operators' drains work through).", nil, nil)
+	descWebhookDueAge = prometheus.NewDesc("coffer_webhook_oldest_due_age_seconds",
+		"How long the oldest due outbox webhook has waited past its due time (grows when drains stall or fall behind).", nil, nil)
 	descQueue = prometheus.NewDesc("coffer_river_jobs",
 		"River jobs not finished, by kind and state (available, scheduled, retryable, running).", []string{"kind", "state"}, nil)
 	descQueueAge = prometheus.NewDesc("coffer_river_oldest_available_age_seconds",
@@ -107,7 +111,7 @@ func (c *DBCollector) deposits(ctx context.Context) (map[depositKey]int64, error
 // Describe implements prometheus.Collector.
 func (c *DBCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descDBUp, descDeposits, descHead, descScanned, descLagBlocks, descLagSeconds,
-		descPending, descPendingAge, descDead, descQueue, descQueueAge} {
+		descPending, descPendingAge, descDead, descWebhookDue, descWebhookDueAge, descQueue, descQueueAge} {
 		ch <- d
 	}
 }
@@ -189,6 +193,14 @@ func (c *DBCollector) collect(ctx context.Context, emit func(prometheus.Metric))
 		return err
 	}
 	gauge(descDead, float64(dead))
+	var due int64
+	var dueAge float64
+	if err := c.Pool.QueryRow(ctx, `SELECT count(*), COALESCE(extract(epoch FROM now() - min(next_attempt_at))::float8, 0)
+		FROM webhook_queue WHERE next_attempt_at <= now()`).Scan(&due, &dueAge); err != nil {
+		return err
+	}
+	gauge(descWebhookDue, float64(due))
+	gauge(descWebhookDueAge, max(dueAge, 0))
 	var kind, state string
 	return c.each(ctx, `SELECT kind, state::text, count(*),
 		COALESCE(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available'))::float8, 0)

@@ -36,6 +36,12 @@ func TestDBCollector(t *testing.T) {
 	exec(`INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, gas_limit, purpose, ref, created_at)
 		VALUES (1, '0xAbC0000000000000000000000000000000000001', 7, '0x02', 0, 21000, 'payout', 'w1', now() - interval '10 minutes'),
 		       (1, '0x0000000000000000000000000000000000000009', 0, '0x02', 0, 21000, 'sweep', 'd1', now())`)
+	exec(`INSERT INTO webhook_events (id, operator_id, event_type, subject_id, body)
+		SELECT ('00000000-0000-0000-0000-00000000000' || i)::uuid, '00000000-0000-0000-0000-000000000001', 'DEPOSIT', i::text, 'b'
+		FROM generate_series(1, 3) i`)
+	exec(`INSERT INTO webhook_queue (event_id, operator_id, next_attempt_at)
+		SELECT ('00000000-0000-0000-0000-00000000000' || i)::uuid, '00000000-0000-0000-0000-000000000001',
+			now() + (i - 2) * interval '1 hour' FROM generate_series(1, 3) i`)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.DBCollector{Pool: pool, Wallets: map[string]string{"0xabc0000000000000000000000000000000000001": "hot_wallet"}})
 	expect := func(want string, names ...string) {
@@ -59,7 +65,24 @@ coffer_chaintx_pending{chain_id="1",wallet="hot_wallet"} 1
 # HELP coffer_db_metrics_up 1 when the last scrape's PostgreSQL-derived metrics were read in time, else 0 (and those metrics are missing).
 # TYPE coffer_db_metrics_up gauge
 coffer_db_metrics_up 1
-`, "coffer_deposits", "coffer_chain_cursor_lag_blocks", "coffer_chaintx_pending", "coffer_db_metrics_up")
+# HELP coffer_webhook_due Outbox webhooks due for an attempt now (the backlog operators' drains work through).
+# TYPE coffer_webhook_due gauge
+coffer_webhook_due 2
+`, "coffer_deposits", "coffer_chain_cursor_lag_blocks", "coffer_chaintx_pending", "coffer_db_metrics_up", "coffer_webhook_due")
+	if n, err := testutil.GatherAndCount(reg, "coffer_webhook_oldest_due_age_seconds"); err != nil || n != 1 {
+		t.Fatalf("oldest due age: %d series, %v", n, err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "coffer_webhook_oldest_due_age_seconds" {
+			if age := mf.GetMetric()[0].GetGauge().GetValue(); age < 3590 || age > 3700 {
+				t.Fatalf("oldest due age %v s, want the event due an hour ago", age)
+			}
+		}
+	}
 	exec(`UPDATE deposits SET status = 'CREDITED' WHERE block_number = 1`)
 	expect(`
 # HELP coffer_deposits Deposits by status, chain and currency (asset).

@@ -177,6 +177,12 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{},
 		},
 		{
+			alert:  "CofferWebhookBacklog",
+			series: `coffer_webhook_oldest_due_age_seconds{instance="w1"} 0 200 260 320 380 440 500 560 0`,
+			fire:   6 * time.Minute, clear: 8 * time.Minute,
+			labels: map[string]string{},
+		},
+		{
 			alert:  "CofferWebhookDeadLetters",
 			series: `coffer_webhook_dead_letters{instance="w1"} 0 2 0`,
 			fire:   1 * time.Minute, clear: 2 * time.Minute,
