@@ -18,15 +18,18 @@ import (
 // startBatchedCoffer is startDevCoffer on a chain that sweeps token deposits in EIP-7702
 // batches: the database's wallet is created first, so that a Sweeper can be deployed for its
 // gas tank and the bankroll before Coffer starts (the chains file names it).
-func startBatchedCoffer(b *testing.B, blockTime, scan time.Duration, confirmations int32) (*devchain.Chain, *apptest.Env) {
+func startBatchedCoffer(b *testing.B, blockTime, scan time.Duration, confirmations int32, tweaks ...func(*chain.Network)) (*devchain.Chain, *apptest.Env) {
 	b.Helper()
 	ctx := b.Context()
 	dev := testfactory.DevChain(context.Background(), b, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: blockTime})
 	n := testfactory.DevNetwork(dev, confirmations)
+	for _, tweak := range tweaks {
+		tweak(&n)
+	}
 	dbURL, masterKey, keys := apptest.NewWallet(b)
 	_, gasTank := keys.GasTank()
 	var err error
-	if n.SweeperAddress, err = dev.DeploySweeper(ctx, gasTank, n.BankrollAddress); err != nil {
+	if n.SweeperAddress, err = dev.DeploySweeper(ctx, gasTank, n.BankrollAddress, n.FeeAddress); err != nil {
 		b.Fatal(err)
 	}
 	n.SweepMethod = chain.SweepEIP7702

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"math/big"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,23 +21,24 @@ import (
 // TestBatchedDepositsEndToEndOnGeth: on a geth --dev chain with sweepMethod eip7702, two
 // users' USDT deposits go to their token-deposit addresses and are swept by the gas tank in
 // EIP-7702 batches (geth's pool admits the SetCodeTx, its estimate applies the
-// authorizations): no top-up, each credited once with a signed DEPOSIT, the gross amounts in
-// the bankroll (the fees stay there), the addresses delegated to the Sweeper and empty. A
-// native deposit goes to the user's plain address with a 21,000-gas transfer.
+// authorizations): no top-up, each credited once with a signed DEPOSIT whose amount reached
+// the bankroll, the fees in the fee address, the addresses delegated to the Sweeper and empty.
+// A native deposit goes to the user's plain address with a 21,000-gas transfer.
 func TestBatchedDepositsEndToEndOnGeth(t *testing.T) {
 	ctx := context.Background()
 	c := startUSDTChain(t)
-	bankroll := newAddress(t)
+	bankroll, feeAddress := newAddress(t), newAddress(t)
 	dbURL, masterKey, keys := apptest.NewWallet(t)
 	_, gasTank := keys.GasTank()
-	deployed, err := c.node.Transact(ctx, c.holder, nil, nil, batchsweep.DeployData(gasTank, bankroll))
+	deployed, err := c.node.Transact(ctx, c.holder, nil, nil, batchsweep.DeployData(gasTank, bankroll, feeAddress))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sweeper := deployed.ContractAddress
 	env := apptest.Start(t, apptest.Options{DatabaseURL: dbURL, MasterKey: masterKey, ScanInterval: 200 * time.Millisecond,
 		Chains: []chain.Network{{ChainID: c.node.ChainID, Name: "geth dev", RPCURLs: []string{c.node.URL}, Confirmations: 2,
-			NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll, SweepMethod: chain.SweepEIP7702, SweeperAddress: sweeper,
+			NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll, FeeAddress: feeAddress,
+			SweepMethod: chain.SweepEIP7702, SweeperAddress: sweeper,
 			Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: c.usdt, Decimals: 6}}}}})
 	c.fund(t, gasTank)
 	recv := hooktest.New(t)
@@ -82,8 +84,26 @@ func TestBatchedDepositsEndToEndOnGeth(t *testing.T) {
 	if len(events) != 3 {
 		t.Fatalf("%d DEPOSIT events, want 3", len(events))
 	}
-	if got, want := c.usdtOf(t, bankroll).Int64(), int64(60_000_000); got != want {
-		t.Fatalf("bankroll holds %d USDT units, want the gross %d (the fees stay there)", got, want)
+	// 1% of 20 and 40 USDT: the DEPOSITs' amounts reached the bankroll, their fees the fee address.
+	if got, want := c.usdtOf(t, bankroll).Int64(), int64(59_400_000); got != want {
+		t.Fatalf("bankroll holds %d USDT units, want the net %d", got, want)
+	}
+	if got, want := c.usdtOf(t, feeAddress).Int64(), int64(600_000); got != want {
+		t.Fatalf("the fee address holds %d USDT units, want the fees %d", got, want)
+	}
+	var amounts int64
+	for _, ev := range events {
+		if ev.Form.Get("type") == "ERC20" {
+			a, _ := strconv.ParseInt(ev.Form.Get("amount"), 10, 64)
+			f, _ := strconv.ParseInt(ev.Form.Get("feeAmount"), 10, 64)
+			if g, _ := strconv.ParseInt(ev.Form.Get("grossAmount"), 10, 64); a+f != g || f != g/100 {
+				t.Fatalf("DEPOSIT amount %d fee %d gross %d", a, f, g)
+			}
+			amounts += a
+		}
+	}
+	if amounts != 59_400_000 {
+		t.Fatalf("the ERC20 DEPOSITs' amounts add up to %d, the bankroll received 59400000", amounts)
 	}
 	for _, a := range tokenAddrs {
 		if left := c.usdtOf(t, a); left.Sign() != 0 {

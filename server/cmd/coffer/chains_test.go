@@ -133,7 +133,7 @@ func TestChainsValidate(t *testing.T) {
 		t.Fatalf("validate: %d %s %s", code, out, errOut)
 	}
 	// An eip7702 chain's Sweeper is checked against the bankroll.
-	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress(testBankroll))
+	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress(testBankroll), common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}

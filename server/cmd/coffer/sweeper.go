@@ -33,17 +33,25 @@ func runChainsSweeper(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("chain %d is not in the chains file", *chainID)
 	}
 	gasTank := s.Wallet.GasTankAddress()
-	fmt.Fprintf(out, "chain %d (%s): gas tank %s, bankroll %s, sweepMethod %s\n", n.ChainID, n.Name, gasTank.Hex(),
-		n.BankrollAddress.Hex(), n.SweepMethod)
+	fmt.Fprintf(out, "chain %d (%s): gas tank %s, bankroll %s, feeAddress %s, sweepMethod %s\n", n.ChainID, n.Name, gasTank.Hex(),
+		n.BankrollAddress.Hex(), orNone(n.FeeAddress), n.SweepMethod)
 	if n.SweeperAddress != (common.Address{}) {
-		if err := batchsweep.Verify(ctx, s.Clients[n.ChainID], n.SweeperAddress, gasTank, n.BankrollAddress); err != nil {
+		if err := batchsweep.Verify(ctx, s.Clients[n.ChainID], n.SweeperAddress, gasTank, n.BankrollAddress, n.FeeAddress); err != nil {
 			return fmt.Errorf("sweeperAddress of chain %d: %w", n.ChainID, err)
 		}
-		fmt.Fprintf(out, "sweeperAddress %s obeys this gas tank and pays this bankroll: ok\n", n.SweeperAddress.Hex())
+		fmt.Fprintf(out, "sweeperAddress %s obeys this gas tank, pays this bankroll and sends fees to this feeAddress: ok\n", n.SweeperAddress.Hex())
 		return nil
 	}
 	fmt.Fprintf(out, "no sweeperAddress. Deploy this creation code from any funded account (not the gas tank: its nonces are "+
 		"Coffer's), then set \"sweepMethod\": \"eip7702\" and \"sweeperAddress\" to the new contract on chain %d in the chains file "+
-		"and run this command again:\n%s\n", n.ChainID, hexutil.Encode(batchsweep.DeployData(gasTank, n.BankrollAddress)))
+		"and run this command again:\n%s\n", n.ChainID, hexutil.Encode(batchsweep.DeployData(gasTank, n.BankrollAddress, n.FeeAddress)))
 	return nil
+}
+
+// orNone is an optional address for a message: "none" when unset.
+func orNone(a common.Address) string {
+	if a == (common.Address{}) {
+		return "none"
+	}
+	return a.Hex()
 }

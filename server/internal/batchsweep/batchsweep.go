@@ -44,10 +44,20 @@ type Account struct {
 // Asset is an amount of one token to sweep; the zero Token stands for the native currency.
 // A nil Amount sweeps the whole balance; an exact amount (the engine's confirmed deposits)
 // leaves the rest, and a balance short of it (a deposit that left the chain) makes the
-// contract skip the account.
+// contract skip the account. Fee (nil: none) of it goes to the Sweeper's fee address, the
+// rest to the bankroll.
 type Asset struct {
 	Token  common.Address
 	Amount *big.Int
+	Fee    *big.Int
+}
+
+// fee is the asset's fee, 0 when nil.
+func (a Asset) fee() *big.Int {
+	if a.Fee == nil {
+		return new(big.Int)
+	}
+	return a.Fee
 }
 
 // wholeBalance is the contract's type(uint256).max: sweep the whole balance.
@@ -122,6 +132,7 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 	addrs := make([]common.Address, len(accounts))
 	tokens := make([][]common.Address, len(accounts))
 	amounts := make([][]*big.Int, len(accounts))
+	fees := make([][]*big.Int, len(accounts))
 	for i, a := range accounts {
 		if seen[a.Address] {
 			return Plan{}, fmt.Errorf("batchsweep: %s twice in one batch", a.Address.Hex())
@@ -144,8 +155,12 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 			case amount.Sign() <= 0 || amount.Cmp(wholeBalance()) >= 0:
 				return Plan{}, fmt.Errorf("batchsweep: amount %v of %s from %s out of range", amount, as.Token.Hex(), a.Address.Hex())
 			}
+			if fee := as.fee(); fee.Sign() < 0 || as.Amount != nil && fee.Cmp(as.Amount) > 0 || as.Amount == nil && fee.Sign() > 0 {
+				return Plan{}, fmt.Errorf("batchsweep: fee %v of %s from %s: not within the exact amount", fee, as.Token.Hex(), a.Address.Hex())
+			}
 			tokens[i] = append(tokens[i], as.Token)
 			amounts[i] = append(amounts[i], amount)
+			fees[i] = append(fees[i], as.fee())
 		}
 	}
 	// Each account's code, nonce and key are read concurrently (a few RPC calls and a
@@ -169,7 +184,7 @@ func Build(ctx context.Context, st State, keys Keys, chainID *big.Int, sweeper c
 			p.Authorized = append(p.Authorized, accounts[i].Address)
 		}
 	}
-	p.Data = contracts.NewSweeper().PackBatch(addrs, tokens, amounts)
+	p.Data = contracts.NewSweeper().PackBatch(addrs, tokens, amounts, fees)
 	return p, nil
 }
 
@@ -240,14 +255,18 @@ func (p Plan) CallMsg(gasTank common.Address) ethereum.CallMsg {
 	return ethereum.CallMsg{From: gasTank, To: &p.Sweeper, Data: p.Data, AuthorizationList: p.Authorizations}
 }
 
-// DeployData is the creation code of a Sweeper that obeys gasTank and pays bankroll.
-func DeployData(gasTank, bankroll common.Address) []byte {
-	return append(common.FromHex(contracts.SweeperMetaData.Bin), contracts.NewSweeper().PackConstructor(gasTank, bankroll)...)
+// DeployData is the creation code of a Sweeper that obeys gasTank, pays bankroll and sends
+// fees to feeAddress (the zero address: no fees).
+func DeployData(gasTank, bankroll, feeAddress common.Address) []byte {
+	return append(common.FromHex(contracts.SweeperMetaData.Bin),
+		contracts.NewSweeper().PackConstructor(gasTank, bankroll, feeAddress)...)
 }
 
-// Verify checks that the Sweeper at sweeper obeys gasTank and pays bankroll: a configured
-// address that does not is refused before anything is delegated to it.
-func Verify(ctx context.Context, caller bind.ContractCaller, sweeper, gasTank, bankroll common.Address) error {
+// Verify checks that the Sweeper at sweeper obeys gasTank, pays bankroll and sends fees to
+// feeAddress (the zero address: it takes no fees): a configured address that does not is
+// refused before anything is delegated to it. A Sweeper of an earlier version (no fee
+// address) is refused as not a Sweeper.
+func Verify(ctx context.Context, caller bind.ContractCaller, sweeper, gasTank, bankroll, feeAddress common.Address) error {
 	sw := contracts.NewSweeper()
 	inst := bind.NewBoundContract(sweeper, sw.GetABI(), caller, nil, nil)
 	opts := &bind.CallOpts{Context: ctx}
@@ -259,9 +278,13 @@ func Verify(ctx context.Context, caller bind.ContractCaller, sweeper, gasTank, b
 	if err != nil {
 		return fmt.Errorf("batchsweep: %s is not a Sweeper: %w", sweeper.Hex(), err)
 	}
-	if gotTank != gasTank || gotBankroll != bankroll {
-		return fmt.Errorf("batchsweep: Sweeper %s obeys %s and pays %s, want %s and %s",
-			sweeper.Hex(), gotTank.Hex(), gotBankroll.Hex(), gasTank.Hex(), bankroll.Hex())
+	gotFee, err := bind.Call(inst, opts, sw.PackFeeAddress(), sw.UnpackFeeAddress)
+	if err != nil {
+		return fmt.Errorf("batchsweep: %s is not a Sweeper of this version (no feeAddress): %w", sweeper.Hex(), err)
+	}
+	if gotTank != gasTank || gotBankroll != bankroll || gotFee != feeAddress {
+		return fmt.Errorf("batchsweep: Sweeper %s obeys %s, pays %s and sends fees to %s; want %s, %s and %s",
+			sweeper.Hex(), gotTank.Hex(), gotBankroll.Hex(), gotFee.Hex(), gasTank.Hex(), bankroll.Hex(), feeAddress.Hex())
 	}
 	return nil
 }

@@ -60,9 +60,11 @@ type env struct {
 	gasTank  *account
 	other    *account // funded, not the gas tank
 	bankroll common.Address
-	sweeper  common.Address
-	usdt     common.Address
-	keys     batchsweep.Keys
+	// feeAddress receives the fees (the Sweeper's immutable)
+	feeAddress common.Address
+	sweeper    common.Address
+	usdt       common.Address
+	keys       batchsweep.Keys
 	// deposit keys made by deposits (keys is this unless newEnvWith was given others)
 	made keys
 }
@@ -88,9 +90,9 @@ func newEnvWith(t testing.TB, gasTank *account, ks batchsweep.Keys) *env {
 	t.Cleanup(func() { _ = c.Close() })
 	usdt, _ := c.Token("USDT")
 	e := &env{t: t, c: c, chainID: big.NewInt(devchain.ChainID), gasTank: gasTank, other: other,
-		bankroll: newAccount(t).addr, usdt: usdt.Address, keys: ks}
-	e.sweeper = e.deploy(gasTank, gasTank.addr, e.bankroll)
-	if err := batchsweep.Verify(ctx, c.Client(), e.sweeper, gasTank.addr, e.bankroll); err != nil {
+		bankroll: newAccount(t).addr, feeAddress: newAccount(t).addr, usdt: usdt.Address, keys: ks}
+	e.sweeper = e.deploy(gasTank, gasTank.addr, e.bankroll, e.feeAddress)
+	if err := batchsweep.Verify(ctx, c.Client(), e.sweeper, gasTank.addr, e.bankroll, e.feeAddress); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -128,9 +130,9 @@ func (e *env) call(a *account, to *common.Address, gas uint64, value *big.Int, d
 		Gas: gas, To: to, Value: value, Data: data})
 }
 
-func (e *env) deploy(from *account, gasTank, bankroll common.Address) common.Address {
+func (e *env) deploy(from *account, gasTank, bankroll, feeAddress common.Address) common.Address {
 	e.t.Helper()
-	r := e.call(from, nil, 2_000_000, nil, batchsweep.DeployData(gasTank, bankroll))
+	r := e.call(from, nil, 2_000_000, nil, batchsweep.DeployData(gasTank, bankroll, feeAddress))
 	if r.Status != types.ReceiptStatusSuccessful {
 		e.t.Fatal("deploy Sweeper failed")
 	}
@@ -314,13 +316,13 @@ func TestOnlyGasTank(t *testing.T) {
 	e.mint(ds[:1], 1_000)
 
 	sw := contracts.NewSweeper()
-	batch := sw.PackBatch([]common.Address{ds[0]}, [][]common.Address{{e.usdt}}, [][]*big.Int{{all()}})
+	batch := sw.PackBatch([]common.Address{ds[0]}, [][]common.Address{{e.usdt}}, [][]*big.Int{{all()}}, [][]*big.Int{{big.NewInt(0)}})
 	for name, tc := range map[string]struct {
 		to   common.Address
 		data []byte
 	}{
 		"batch":        {e.sweeper, batch},
-		"sweep direct": {ds[0], sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()})},
+		"sweep direct": {ds[0], sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()}, []*big.Int{big.NewInt(0)})},
 	} {
 		if r := e.call(e.other, &tc.to, 300_000, nil, tc.data); r.Status != types.ReceiptStatusFailed {
 			t.Errorf("%s from another account succeeded", name)
@@ -339,7 +341,7 @@ func TestOnlyGasTank(t *testing.T) {
 	tip, feeCap := e.fees()
 	r := e.send(e.other, &types.SetCodeTx{ChainID: uint256.MustFromBig(e.chainID), Nonce: e.other.nonce,
 		GasTipCap: uint256.MustFromBig(tip), GasFeeCap: uint256.MustFromBig(feeCap), Gas: 300_000,
-		To: ds[1], Value: new(uint256.Int), Data: sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()}),
+		To: ds[1], Value: new(uint256.Int), Data: sw.PackSweep([]common.Address{e.usdt}, []*big.Int{all()}, []*big.Int{big.NewInt(0)}),
 		AuthList: []types.SetCodeAuthorization{auth}})
 	if r.Status != types.ReceiptStatusFailed {
 		t.Error("sweep by another account after delegation succeeded")
@@ -360,7 +362,7 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 	e.mint(ds, 1_000)
 
 	thief := newAccount(t).addr
-	foreign := e.deploy(e.other, e.gasTank.addr, thief) // obeys our gas tank, pays the thief
+	foreign := e.deploy(e.other, e.gasTank.addr, thief, common.Address{}) // obeys our gas tank, pays the thief
 	var auths []types.SetCodeAuthorization
 	for _, x := range []struct {
 		d  common.Address
@@ -387,7 +389,7 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 	// ds[3] has a token without code, so its sweep reverts and it is skipped too.
 	noCode := newAccount(t).addr
 	data := contracts.NewSweeper().PackBatch(ds, [][]common.Address{{e.usdt}, {e.usdt}, {e.usdt}, {e.usdt, noCode}},
-		[][]*big.Int{{all()}, {all()}, {all()}, {all(), all()}})
+		[][]*big.Int{{all()}, {all()}, {all()}, {all(), all()}}, [][]*big.Int{{zero()}, {zero()}, {zero()}, {zero(), zero()}})
 	r := e.call(e.gasTank, &e.sweeper, 500_000, nil, data)
 	if r.Status != types.ReceiptStatusSuccessful {
 		t.Fatal("batch reverted")
@@ -398,7 +400,7 @@ func TestDelegationClearedOrReplaced(t *testing.T) {
 	}
 	planned := batchsweep.Plan{Sweeper: e.sweeper, Accounts: usdtOnly(e.usdt, ds...)}
 	planned.Accounts[3].Assets = append(planned.Accounts[3].Assets, batchsweep.Asset{Token: noCode})
-	res, err := batchsweep.Results(planned, e.bankroll, r)
+	res, err := batchsweep.Results(planned, e.bankroll, e.feeAddress, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +463,7 @@ func TestNativeOnTokenAddress(t *testing.T) {
 		t.Fatalf("deposit holds %v wei", dust)
 	}
 	p := batchsweep.Plan{Sweeper: e.sweeper, Accounts: []batchsweep.Account{{Address: d, Assets: []batchsweep.Asset{{}, {Token: e.usdt}}}}}
-	if res, err := batchsweep.Results(p, e.bankroll, r); err != nil || !res[0].Swept || res[0].Moved[common.Address{}].Int64() != params.GWei {
+	if res, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r); err != nil || !res[0].Swept || res[0].Moved[common.Address{}].Int64() != params.GWei {
 		t.Fatalf("results %+v (%v)", res, err)
 	}
 	var native bool
@@ -493,8 +495,14 @@ func TestBuildRefuses(t *testing.T) {
 		"token twice": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt}, {Token: e.usdt}}}}, "twice for"},
 		"zero amount": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: new(big.Int)}}}}, "out of range"},
 		"max amount":  {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: all()}}}}, "out of range"},
-		"contract":    {usdtOnly(e.usdt, e.usdt), "is a contract"},
-		"no key":      {usdtOnly(e.usdt, stranger), "key of"},
+		"fee above the amount": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(5),
+			Fee: big.NewInt(6)}}}}, "not within the exact amount"},
+		"fee on a whole balance": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Fee: big.NewInt(1)}}}},
+			"not within the exact amount"},
+		"negative fee": {[]batchsweep.Account{{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(5),
+			Fee: big.NewInt(-1)}}}}, "not within the exact amount"},
+		"contract": {usdtOnly(e.usdt, e.usdt), "is a contract"},
+		"no key":   {usdtOnly(e.usdt, stranger), "key of"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -514,11 +522,15 @@ func TestBuildRefuses(t *testing.T) {
 	if _, err := batchsweep.Authorize(e.made[ds[0]], big.NewInt(0), e.sweeper, 0); err == nil {
 		t.Fatal("authorization for every chain accepted")
 	}
-	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.sweeper, e.gasTank.addr, stranger); err == nil {
+	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.sweeper, e.gasTank.addr, stranger, e.feeAddress); err == nil {
 		t.Fatal("Verify accepted a Sweeper paying another bankroll")
 	}
-	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.usdt, e.gasTank.addr, e.bankroll); err == nil {
+	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.usdt, e.gasTank.addr, e.bankroll, e.feeAddress); err == nil {
 		t.Fatal("Verify accepted a token as a Sweeper")
+	}
+	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), e.sweeper, e.gasTank.addr, e.bankroll, stranger); err == nil ||
+		!strings.Contains(err.Error(), "sends fees to") {
+		t.Fatalf("Verify accepted a Sweeper sending fees elsewhere: %v", err)
 	}
 }
 
@@ -559,7 +571,7 @@ func TestGethDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	bankroll := newAccount(t).addr
-	r, err := n.Transact(ctx, tank, nil, nil, batchsweep.DeployData(tank.Address, bankroll))
+	r, err := n.Transact(ctx, tank, nil, nil, batchsweep.DeployData(tank.Address, bankroll, common.Address{}))
 	if err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("deploy Sweeper: %v", err)
 	}
@@ -634,7 +646,7 @@ func TestExactAmounts(t *testing.T) {
 	if a, b, bank := e.usdtOf(ds[0]), e.usdtOf(ds[1]), e.usdtOf(e.bankroll); a != 400 || b != 1_000 || bank != 600 {
 		t.Fatalf("deposits hold %d and %d, bankroll %d; want 400, 1000, 600", a, b, bank)
 	}
-	res, err := batchsweep.Results(p, e.bankroll, r)
+	res, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,10 +655,79 @@ func TestExactAmounts(t *testing.T) {
 	}
 	// A receipt that does not show what the plan says is refused, and so is a reverted batch.
 	p.Accounts[0].Assets[0].Amount = big.NewInt(700)
-	if _, err := batchsweep.Results(p, e.bankroll, r); err == nil || !strings.Contains(err.Error(), "the plan says") {
+	if _, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r); err == nil || !strings.Contains(err.Error(), "the plan says") {
 		t.Fatalf("mismatch: err = %v", err)
 	}
-	if _, err := batchsweep.Results(p, e.bankroll, &types.Receipt{Status: types.ReceiptStatusFailed}); err == nil {
+	if _, err := batchsweep.Results(p, e.bankroll, e.feeAddress, &types.Receipt{Status: types.ReceiptStatusFailed}); err == nil {
 		t.Fatal("a reverted batch has results")
+	}
+}
+
+func zero() *big.Int { return new(big.Int) }
+
+// TestFees: each asset's fee goes to the fee address and the rest to the bankroll, in the same
+// sweep (tokens and ETH); Results reports both. A Sweeper without a fee address refuses a fee:
+// that account is skipped and keeps its tokens.
+func TestFees(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ds := e.deposits(2, 1_000)
+	p, r := e.sweep([]batchsweep.Account{
+		{Address: ds[0], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(1_000), Fee: big.NewInt(10)}}},
+		{Address: ds[1], Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(1_000)}}},
+	})
+	if bank, fee := e.usdtOf(e.bankroll), e.usdtOf(e.feeAddress); bank != 1_990 || fee != 10 {
+		t.Fatalf("bankroll %d, fee address %d; want 1990 and 10", bank, fee)
+	}
+	res, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Swept || res[0].Moved[e.usdt].Int64() != 990 || res[0].Fees[e.usdt].Int64() != 10 ||
+		!res[1].Swept || res[1].Moved[e.usdt].Int64() != 1_000 || len(res[1].Fees) != 0 {
+		t.Fatalf("results %+v", res)
+	}
+	// The total is what is checked (a plan rebuilt later may compute another fee split).
+	p.Accounts[0].Assets[0].Fee = big.NewInt(20)
+	if _, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r); err != nil {
+		t.Fatalf("another split of the same total: %v", err)
+	}
+	p.Accounts[0].Assets[0].Amount = big.NewInt(999)
+	if _, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r); err == nil || !strings.Contains(err.Error(), "the plan says") {
+		t.Fatalf("another total: err = %v", err)
+	}
+
+	// ETH on a delegated address: the fee in wei, reported by NativeSwept.
+	if r := e.call(e.other, &ds[1], 50_000, big.NewInt(1_000_000), nil); r.Status != types.ReceiptStatusSuccessful {
+		t.Fatal("ETH to the delegated address failed")
+	}
+	bankBefore, feeBefore := e.ethOf(e.bankroll), e.ethOf(e.feeAddress)
+	p, r = e.sweep([]batchsweep.Account{{Address: ds[1], Assets: []batchsweep.Asset{{Amount: big.NewInt(1_000_000), Fee: big.NewInt(1_000)}}}})
+	if got := new(big.Int).Sub(e.ethOf(e.bankroll), bankBefore); got.Int64() != 999_000 {
+		t.Fatalf("bankroll got %v wei, want 999000", got)
+	}
+	if got := new(big.Int).Sub(e.ethOf(e.feeAddress), feeBefore); got.Int64() != 1_000 {
+		t.Fatalf("fee address got %v wei, want 1000", got)
+	}
+	if res, err := batchsweep.Results(p, e.bankroll, e.feeAddress, r); err != nil || res[0].Moved[common.Address{}].Int64() != 999_000 ||
+		res[0].Fees[common.Address{}].Int64() != 1_000 {
+		t.Fatalf("native results %+v (%v)", res, err)
+	}
+
+	// A Sweeper without a fee address: an account with a fee is skipped (its sweep reverts).
+	noFees := e.deploy(e.gasTank, e.gasTank.addr, e.bankroll, common.Address{})
+	if err := batchsweep.Verify(e.t.Context(), e.c.Client(), noFees, e.gasTank.addr, e.bankroll, common.Address{}); err != nil {
+		t.Fatal(err)
+	}
+	d := e.deposits(1, 500)[0]
+	plan, err := batchsweep.Build(e.t.Context(), e.c.Client(), e.keys, e.chainID, noFees,
+		[]batchsweep.Account{{Address: d, Assets: []batchsweep.Asset{{Token: e.usdt, Amount: big.NewInt(500), Fee: big.NewInt(5)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, feeCap := e.fees()
+	r = e.send(e.gasTank, plan.TxData(e.chainID, e.gasTank.nonce, batchsweep.Fees{Tip: tip, FeeCap: feeCap, Gas: 500_000}))
+	if s := skipped(t, r); len(s) != 1 || !s[d] || e.usdtOf(d) != 500 {
+		t.Fatalf("skipped %v, the address holds %d: want it skipped with its 500", s, e.usdtOf(d))
 	}
 }

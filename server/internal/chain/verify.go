@@ -174,8 +174,8 @@ func verifyNetwork(ctx context.Context, n Network) []error {
 }
 
 // verifySweeper checks an eip7702 chain's sweeperAddress as far as the chains file can: a
-// contract that answers bankroll() with the chain's bankrollAddress. Which gas tank it obeys
-// needs the database (coffer chains sweeper checks both).
+// contract that answers bankroll() with the chain's bankrollAddress and feeAddress() with its
+// feeAddress. Which gas tank it obeys needs the database (coffer chains sweeper checks it).
 func verifySweeper(ctx context.Context, c *Client, n Network, fail func(string, ...any)) {
 	field := "sweeperAddress " + n.SweeperAddress.Hex()
 	if err := hasCode(ctx, c, n.SweeperAddress); err != nil {
@@ -186,9 +186,19 @@ func verifySweeper(ctx context.Context, c *Client, n Network, fail func(string, 
 	switch {
 	case err != nil:
 		fail("%s: bankroll(): %w (not a Sweeper: docs/sweeps-eip7702.md)", field, err)
+		return
 	case common.BigToAddress(got) != n.BankrollAddress:
 		fail("%s pays bankroll %s, not this chain's bankrollAddress %s: deploy one for this bankroll (coffer chains sweeper)",
 			field, common.BigToAddress(got).Hex(), n.BankrollAddress.Hex())
+		return
+	}
+	got, err = callUint(ctx, c, n.SweeperAddress, selFeeAddress)
+	switch {
+	case err != nil:
+		fail("%s: feeAddress(): %w (a Sweeper of an earlier version: deploy a new one, coffer chains sweeper)", field, err)
+	case common.BigToAddress(got) != n.FeeAddress:
+		fail("%s sends fees to %s, not this chain's feeAddress %s: deploy one for this feeAddress (coffer chains sweeper)",
+			field, common.BigToAddress(got).Hex(), n.FeeAddress.Hex())
 	}
 }
 
@@ -217,6 +227,7 @@ const (
 	selDecimals        = "\x31\x3c\xe5\x67" // decimals()
 	selLatestRoundData = "\xfe\xaf\x96\x8c" // latestRoundData()
 	selBankroll        = "\x0c\x65\x7e\xb0" // bankroll() (the Sweeper's)
+	selFeeAddress      = "\x41\x27\x53\x58" // feeAddress() (the Sweeper's)
 )
 
 var errNoCode = errors.New("no code at this address")

@@ -38,11 +38,11 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("dev network %+v", base)
 	}
 	stranger := common.HexToAddress("0x00000000000000000000000000000000DeaDBeef")
-	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress("0xb0b"))
+	sweeper, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), common.HexToAddress("0xb0b"), common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	elsewhere, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), stranger)
+	elsewhere, err := dev.DeploySweeper(t.Context(), common.HexToAddress("0x7a4c"), stranger, common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +77,8 @@ func TestVerify(t *testing.T) {
 				", not this chain's bankrollAddress " + common.HexToAddress("0xb0b").Hex()}},
 		{"a sweeperAddress that is not a Sweeper", batched(usdt.Address),
 			[]string{"chains file: chain 1337 sweeperAddress " + usdt.Address.Hex() + ": bankroll(): execution reverted"}},
+		{"a Sweeper sending fees elsewhere", func(n *chain.Network) { batched(sweeper)(n); n.FeeAddress = stranger },
+			[]string{"chains file: chain 1337 sweeperAddress " + sweeper.Hex() + " sends fees to 0x0000000000000000000000000000000000000000, not this chain's feeAddress " + stranger.Hex()}},
 		{"a sweeperAddress without code", batched(stranger),
 			[]string{"chains file: chain 1337 sweeperAddress " + stranger.Hex() + ": no code at this address"}},
 		{"every problem at once", func(n *chain.Network) {

@@ -55,7 +55,7 @@ func setupSweeper(t *testing.T) sweepFixture {
 	tip := big.NewInt(params.GWei)
 	deploy := types.MustSignNewTx(deployerKey, types.LatestSignerForChainID(big.NewInt(f.dev.ChainID())), &types.DynamicFeeTx{
 		ChainID: big.NewInt(f.dev.ChainID()), GasTipCap: tip, GasFeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(4)), tip),
-		Gas: 2_000_000, Data: batchsweep.DeployData(f.from, s.bankroll)})
+		Gas: 2_000_000, Data: batchsweep.DeployData(f.from, s.bankroll, common.Address{})})
 	if err := f.dev.Client().SendTransaction(ctx, deploy); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func setupSweeper(t *testing.T) sweepFixture {
 		t.Fatalf("deploy Sweeper: %v", err)
 	}
 	s.sweeper = rs[0].ContractAddress
-	if err := batchsweep.Verify(ctx, f.dev.Client(), s.sweeper, f.from, s.bankroll); err != nil {
+	if err := batchsweep.Verify(ctx, f.dev.Client(), s.sweeper, f.from, s.bankroll, common.Address{}); err != nil {
 		t.Fatal(err)
 	}
 	usdt, _ := f.dev.Token("USDT")
@@ -171,7 +171,7 @@ func (s sweepFixture) checkSwept(t *testing.T, mined domain.ChainTx, p batchswee
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, err := batchsweep.Results(p, s.bankroll, r)
+	results, err := batchsweep.Results(p, s.bankroll, common.Address{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,8 @@ func (st chainState) NonceAt(ctx context.Context, a common.Address, _ *big.Int) 
 }
 
 // batchAccount is what a sweep moves from its address: the sum of its deposits per asset, in
-// exact amounts (the native currency as the zero token).
+// exact amounts (the native currency as the zero token), with the operators' deposit fees
+// going to the chain's feeAddress (none without one: the fee then stays in the bankroll).
 func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.Sweep, deposits []domain.Deposit) (batchsweep.Account, error) {
 	acct := batchsweep.Account{Address: common.HexToAddress(sw.Address)}
 	groups, err := s.groups(ctx, n, deposits)
@@ -150,7 +151,11 @@ func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.S
 		if !g.asset.Native {
 			token = g.asset.Contract
 		}
-		acct.Assets = append(acct.Assets, batchsweep.Asset{Token: token, Amount: new(big.Int).Set(g.gross)})
+		as := batchsweep.Asset{Token: token, Amount: new(big.Int).Set(g.gross)}
+		if n.FeeAddress != (common.Address{}) && g.fee.Sign() > 0 {
+			as.Fee = new(big.Int).Set(g.fee)
+		}
+		acct.Assets = append(acct.Assets, as)
 	}
 	return acct, nil
 }
@@ -259,8 +264,8 @@ func (s *Service) verifySweeper(ctx context.Context, n chain.Network, c *chain.C
 	if ok, _ := s.sweepers.Load(n.ChainID); ok == n.SweeperAddress {
 		return nil
 	}
-	if err := batchsweep.Verify(ctx, c, n.SweeperAddress, s.wallet.GasTankAddress(), n.BankrollAddress); err != nil {
-		s.log.Error("sweeperAddress refused: no batch is sent on this chain until it names a Sweeper of this gas tank and bankroll",
+	if err := batchsweep.Verify(ctx, c, n.SweeperAddress, s.wallet.GasTankAddress(), n.BankrollAddress, n.FeeAddress); err != nil {
+		s.log.Error("sweeperAddress refused: no batch is sent on this chain until it names a Sweeper of this gas tank, bankroll and feeAddress",
 			"chain", n.ChainID, "sweeper", n.SweeperAddress, "error", err)
 		return fmt.Errorf("deposit: chain %d: %w", n.ChainID, err)
 	}
@@ -384,7 +389,7 @@ func (s *Service) batchResults(ctx context.Context, n chain.Network, c *chain.Cl
 	if err != nil {
 		return nil, fmt.Errorf("deposit: receipt of batch transaction %s: %w", t.MinedHash, err)
 	}
-	results, err := batchsweep.Results(plan, n.BankrollAddress, r)
+	results, err := batchsweep.Results(plan, n.BankrollAddress, n.FeeAddress, r)
 	if err != nil {
 		return nil, fmt.Errorf("deposit: batch transaction %s: %w", t.MinedHash, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/batchsweep"
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -225,7 +226,7 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 	// Replaced while a batch is on its way, by a Sweeper that pays a thief: the batch skips
 	// the address (its tokens stay), the next one re-authorizes it.
 	thief := common.HexToAddress("0x00000000000000000000000000000000000bad01")
-	other, err := e.dev.DeploySweeper(e.ctx, e.gasTank, thief)
+	other, err := e.dev.DeploySweeper(e.ctx, e.gasTank, thief, common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,5 +430,48 @@ func TestBatchRefusesASweeperOfAnotherBankroll(t *testing.T) {
 	}
 	if code, _ := e.client.CodeAt(e.ctx, a, nil); len(code) != 0 {
 		t.Fatalf("the address was delegated: %x", code)
+	}
+}
+
+// On a chain with a feeAddress, a batch pays each deposit's fee to it and the rest to the
+// bankroll in the same sweep: the DEPOSIT's amount is what reached the bankroll (the spec's
+// "net raw amount that reached the bankroll"), its feeAmount what the fee address received.
+func TestBatchedFeesGoToTheFeeAddress(t *testing.T) {
+	t.Parallel()
+	feeAddress := common.HexToAddress("0x00000000000000000000000000000000000fee07")
+	e := setupWith(t, options{feeBps: 250, batched: true, network: func(n *chain.Network) { n.FeeAddress = feeAddress }})
+	bankroll0 := e.tokenBalance(e.bankroll)
+	var hashes []common.Hash
+	for i := range 3 {
+		h, err := e.dev.Mint(e.ctx, "USDT", e.tokenAddress(string(rune('a'+i))), big.NewInt(int64(4_000_000*(i+1))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h)
+	}
+	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
+		t.Fatal(err)
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 3 })
+	amounts, fees := new(big.Int), new(big.Int)
+	for _, ev := range e.hooks.all() {
+		gross, _ := new(big.Int).SetString(ev.GrossAmount, 10)
+		amount, _ := new(big.Int).SetString(ev.Amount, 10)
+		fee, _ := new(big.Int).SetString(ev.FeeAmount, 10)
+		if want := new(big.Int).Div(new(big.Int).Mul(gross, big.NewInt(250)), big.NewInt(10000)); fee.Cmp(want) != 0 ||
+			new(big.Int).Add(amount, fee).Cmp(gross) != 0 {
+			t.Fatalf("DEPOSIT gross %v amount %v fee %v", gross, amount, fee)
+		}
+		amounts.Add(amounts, amount)
+		fees.Add(fees, fee)
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bankroll0); got.Cmp(amounts) != 0 {
+		t.Fatalf("the bankroll received %v, the DEPOSITs' amounts add up to %v", got, amounts)
+	}
+	if got := e.tokenBalance(feeAddress); got.Cmp(fees) != 0 || fees.Int64() != 600_000 {
+		t.Fatalf("the fee address received %v, the fees add up to %v (want 600000)", got, fees)
+	}
+	if n := len(e.batchTxs()); n != 1 {
+		t.Fatalf("%d batches, want 1", n)
 	}
 }

@@ -122,8 +122,9 @@ var errWaitingForRate = errors.New("deposit: waiting for a rate")
 func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]*big.Int, error) {
 	out := make([]*big.Int, len(g.deposits))
 	if sw.Batched {
-		// The batch moved each deposit's gross amount to the bankroll (its receipt was checked
-		// against them); the fee stays there, the gas was the gas tank's.
+		// The batch moved each deposit's gross amount (its receipt was checked against them),
+		// the fee to the chain's feeAddress (kept in the bankroll without one) and the rest to
+		// the bankroll; the gas was the gas tank's.
 		for i, d := range g.deposits {
 			fee, err := s.bpsFee(ctx, d)
 			if err != nil {

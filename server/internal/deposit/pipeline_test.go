@@ -126,19 +126,19 @@ func setupWith(t *testing.T, o options) *env {
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+	if o.network != nil {
+		o.network(&n)
+	}
 	if o.batched {
 		pays := bankroll
 		if o.sweeperPays != (common.Address{}) {
 			pays = o.sweeperPays
 		}
-		sweeper, err := dev.DeploySweeper(ctx, gasTank, pays)
+		sweeper, err := dev.DeploySweeper(ctx, gasTank, pays, n.FeeAddress)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n.SweepMethod, n.SweeperAddress = chain.SweepEIP7702, sweeper
-	}
-	if o.network != nil {
-		o.network(&n)
 	}
 	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}

@@ -775,12 +775,12 @@ func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
 	return c.deployAndMine(ctx, "forwarder", common.FromHex(contracts.ForwarderMetaData.Bin), nil)
 }
 
-// DeploySweeper deploys the EIP-7702 Sweeper (contracts.Sweeper) that obeys gasTank and pays
-// bankroll from the faucet, mines it and returns its address. Like DeployForwarder it is not
-// part of Start.
-func (c *Chain) DeploySweeper(ctx context.Context, gasTank, bankroll common.Address) (common.Address, error) {
+// DeploySweeper deploys the EIP-7702 Sweeper (contracts.Sweeper) that obeys gasTank, pays
+// bankroll and sends fees to feeAddress (zero: no fees) from the faucet, mines it and returns
+// its address. Like DeployForwarder it is not part of Start.
+func (c *Chain) DeploySweeper(ctx context.Context, gasTank, bankroll, feeAddress common.Address) (common.Address, error) {
 	return c.deployAndMine(ctx, "sweeper", common.FromHex(contracts.SweeperMetaData.Bin),
-		contracts.NewSweeper().PackConstructor(gasTank, bankroll))
+		contracts.NewSweeper().PackConstructor(gasTank, bankroll, feeAddress))
 }
 
 // deployAndMine deploys a contract from the faucet, mines it and returns its address.

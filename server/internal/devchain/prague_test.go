@@ -52,7 +52,7 @@ func TestPragueActive(t *testing.T) {
 	// A delegate with a receive() function: the Sweeper.
 	sw := contracts.NewSweeper()
 	r := send(&types.DynamicFeeTx{ChainID: chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 2_000_000,
-		Data: append(common.FromHex(contracts.SweeperMetaData.Bin), sw.PackConstructor(sender, sender)...)})
+		Data: append(common.FromHex(contracts.SweeperMetaData.Bin), sw.PackConstructor(sender, sender, common.Address{})...)})
 	if r.Status != types.ReceiptStatusSuccessful {
 		t.Fatal("deploy Sweeper failed")
 	}

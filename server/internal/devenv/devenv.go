@@ -481,10 +481,10 @@ func formatUnits(x *big.Int, decimals int) string {
 func ensureSweeper(ctx context.Context, dev *devchain.Chain, keys *wallet.Keys, known common.Address) (common.Address, error) {
 	_, gasTank := keys.GasTank()
 	_, bankroll := keys.DevBankroll()
-	if known != (common.Address{}) && batchsweep.Verify(ctx, dev.Client(), known, gasTank, bankroll) == nil {
+	if known != (common.Address{}) && batchsweep.Verify(ctx, dev.Client(), known, gasTank, bankroll, common.Address{}) == nil {
 		return known, nil
 	}
-	addr, err := dev.DeploySweeper(ctx, gasTank, bankroll)
+	addr, err := dev.DeploySweeper(ctx, gasTank, bankroll, common.Address{}) // the dev chain has no feeAddress
 	if err != nil {
 		return common.Address{}, err
 	}

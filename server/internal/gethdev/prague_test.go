@@ -29,7 +29,7 @@ func TestPragueActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := n.Transact(ctx, sender, nil, nil, append(common.FromHex(contracts.SweeperMetaData.Bin),
-		contracts.NewSweeper().PackConstructor(sender.Address, sender.Address)...))
+		contracts.NewSweeper().PackConstructor(sender.Address, sender.Address, common.Address{})...))
 	if err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("deploy Sweeper: %v", err)
 	}
