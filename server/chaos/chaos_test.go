@@ -37,6 +37,9 @@ func TestChaosRegressions(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", r.Seed), func(t *testing.T) {
 			set := base
 			set.Seed, set.Load = r.Seed, time.Duration(r.Minutes*float64(time.Minute))
+			if r.Sweep != "" {
+				set.Sweep = r.Sweep
+			}
 			set.Report, set.Dir = "", ""
 			t.Logf("kept because: %s", r.Why)
 			RunChaos(t, set)

@@ -273,10 +273,20 @@ func (l *Load) Run(ctx, finish context.Context) {
 func (l *Load) Wait() { l.finishing.Wait() }
 
 type depositUser struct {
-	id      string
-	op      *Operator
-	addr    common.Address
+	id string
+	op *Operator
+	// addrs are the addresses handed out, by kind: "native" and "token" (one address for
+	// both on a topup chain; a token-deposit address on an eip7702 chain).
+	addrs   map[string]common.Address
 	readyAt time.Time
+}
+
+// addressKind is which of a user's addresses an asset is paid to.
+func addressKind(a Asset) string {
+	if a.Native() {
+		return "native"
+	}
+	return "token"
 }
 
 // depositor is one slot's users: each opens a deposit session, has its address handed out for
@@ -285,7 +295,8 @@ type depositUser struct {
 func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) {
 	var users []*depositUser
 	for k := range usersPerSlot {
-		users = append(users, &depositUser{id: fmt.Sprintf("d%d-%d", slot, k), op: l.Ops[(slot+k)%len(l.Ops)]})
+		users = append(users, &depositUser{id: fmt.Sprintf("d%d-%d", slot, k), op: l.Ops[(slot+k)%len(l.Ops)],
+			addrs: map[string]common.Address{}})
 	}
 	for n := 0; ctx.Err() == nil; n++ {
 		u := users[n%len(users)]
@@ -330,21 +341,24 @@ func (l *Load) depositor(ctx context.Context, slot int, r *rand.Rand, p *payer) 
 				break
 			}
 			addr := common.HexToAddress(ans.Str("address"))
-			if u.addr != (common.Address{}) && addr != u.addr {
-				l.Ledger.problemf("user %s of %s was handed %s, earlier %s: one address per user", u.id, u.op.Name, addr.Hex(), u.addr.Hex())
+			kind := addressKind(a)
+			if prev, ok := u.addrs[kind]; ok && addr != prev {
+				l.Ledger.problemf("user %s of %s was handed %s for %s, earlier %s: one %s address per user", u.id, u.op.Name, addr.Hex(),
+					a.Symbol, prev.Hex(), kind)
 			}
-			u.addr = addr
+			u.addrs[kind] = addr
 		}
 		if !handed {
 			continue
 		}
 		for range 1 + r.IntN(3) {
 			a := assets[r.IntN(len(assets))]
-			pay := &Payment{Operator: u.op, User: u.id, Session: sess, Asset: a, To: u.addr, Amount: depositAmount(r, a)}
-			rcpt, err := p.pay(ctx, l.s, a, u.addr, pay.Amount)
+			to := u.addrs[addressKind(a)]
+			pay := &Payment{Operator: u.op, User: u.id, Session: sess, Asset: a, To: to, Amount: depositAmount(r, a)}
+			rcpt, err := p.pay(ctx, l.s, a, to, pay.Amount)
 			if err != nil {
 				if ctx.Err() == nil {
-					l.Ledger.notef("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, u.addr.Hex(), err)
+					l.Ledger.notef("payment of %s %s to %s failed: %v", pay.Amount, a.Symbol, to.Hex(), err)
 				}
 				continue
 			}

@@ -48,8 +48,8 @@ func (r *Run) Report() string {
 	set := r.Settings
 	p("Coffer chaos report")
 	p("===================")
-	p("seed %d, load %s (CHAOS_MINUTES), drain up to %s; load %s – %s, drain ended %s",
-		set.Seed, set.Load, set.Drain, r.Start.Format("2006-01-02 15:04:05"), r.LoadEnd.Format("15:04:05"), r.End.Format("15:04:05"))
+	p("seed %d, load %s (CHAOS_MINUTES), drain up to %s, sweepMethod %s (CHAOS_SWEEP); load %s – %s, drain ended %s",
+		set.Seed, set.Load, set.Drain, set.Sweep, r.Start.Format("2006-01-02 15:04:05"), r.LoadEnd.Format("15:04:05"), r.End.Format("15:04:05"))
 	if len(r.Unsettled) == 0 {
 		p("the system settled %s after the load ended", r.End.Sub(r.LoadEnd).Round(time.Second))
 	} else {

@@ -28,12 +28,13 @@ func RunChaos(t *testing.T, set Settings) *Run {
 		t.Logf("%s "+format, append([]any{time.Now().Format("15:04:05.0")}, args...)...)
 	}
 	schedule := Schedule(set.Seed, set.Load)
-	logf("seed %d, load %s, drain up to %s, directory %s; fault schedule:\n%s", set.Seed, set.Load, set.Drain, dir, FormatSchedule(schedule))
+	logf("seed %d, load %s, drain up to %s, sweepMethod %s, directory %s; fault schedule:\n%s", set.Seed, set.Load, set.Drain, set.Sweep,
+		dir, FormatSchedule(schedule))
 
 	ctx := context.Background()
 	tl := &Timeline{}
 	inj := &Injector{tl: tl, logf: logf}
-	stack, err := StartStack(t, dir, set.ServeEnv, inj.Supervise)
+	stack, err := StartStack(t, dir, set.Sweep, set.ServeEnv, inj.Supervise)
 	if err != nil {
 		t.Fatalf("start: %v (directory %s)", err, dir)
 	}

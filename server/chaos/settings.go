@@ -31,7 +31,16 @@ type Settings struct {
 	// ServeEnv is extra environment for every `coffer serve` (CHAOS_SERVE_ENV, space-separated
 	// KEY=VALUE pairs), e.g. to try COFFER_JOB_RESCUE_AFTER=10s.
 	ServeEnv []string
+	// Sweep is the chain's sweepMethod (CHAOS_SWEEP: eip7702, the default, as on the dev
+	// chain: token deposits swept in EIP-7702 batches through a Sweeper; or topup).
+	Sweep string
 }
+
+// Sweep methods of the chain (chain.SweepEIP7702, chain.SweepTopUp).
+const (
+	SweepEIP7702 = "eip7702"
+	SweepTopUp   = "topup"
+)
 
 // Enabled reports whether a chaos run was asked for: CHAOS_MINUTES or CHAOS_SEED is set.
 func Enabled() bool {
@@ -78,6 +87,13 @@ func SettingsFromEnv() (Settings, error) {
 		return s, fmt.Errorf("CHAOS_ENFORCE_RECOVERY must be 1 or 0: %q", v)
 	}
 	s.ServeEnv = strings.Fields(os.Getenv("CHAOS_SERVE_ENV"))
+	switch s.Sweep = os.Getenv("CHAOS_SWEEP"); s.Sweep {
+	case "":
+		s.Sweep = SweepEIP7702
+	case SweepEIP7702, SweepTopUp:
+	default:
+		return s, fmt.Errorf("CHAOS_SWEEP must be %s or %s: %q", SweepEIP7702, SweepTopUp, s.Sweep)
+	}
 	for _, kv := range s.ServeEnv {
 		if !strings.Contains(kv, "=") {
 			return s, fmt.Errorf("CHAOS_SERVE_ENV: %q is not KEY=VALUE", kv)

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
+	"github.com/cofferhq/coffer/server/internal/batchsweep"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/gethdev"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
@@ -62,6 +63,8 @@ type Stack struct {
 	Bankroll, FeeAddress common.Address
 	// HotWallet pays withdrawals, GasTank tops up deposit addresses (Coffer's, from its log).
 	HotWallet, GasTank common.Address
+	// Sweeper is the chain's EIP-7702 Sweeper (sweepMethod eip7702; zero with topup).
+	Sweeper common.Address
 	// HotFunding is what the harness sent the hot wallet, per asset (smallest units).
 	HotFunding map[string]*big.Int
 	// Bank deployed the tokens and holds their supply.
@@ -107,7 +110,7 @@ func (s *Stack) DatabaseURL() string {
 }
 
 // StartStack starts everything; onExit is told of every process that ends on its own.
-func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replica, *Proc)) (*Stack, error) {
+func StartStack(t testing.TB, dir, sweep string, extraEnv []string, onExit func(*Replica, *Proc)) (*Stack, error) {
 	t.Helper()
 	ctx := context.Background()
 	s := &Stack{t: t, Dir: dir, Confirmations: 2, HotFunding: map[string]*big.Int{}}
@@ -160,9 +163,10 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 	for _, a := range s.Assets[1:] {
 		tokens = append(tokens, map[string]any{"symbol": a.Symbol, "contractAddress": a.Contract.Hex(), "decimals": a.Decimals})
 	}
-	chainsFile, err := proctest.WriteChains(dir, map[string]any{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
+	network := map[string]any{"chainId": s.ChainID, "name": "geth dev", "rpcUrls": []string{s.Node.URL},
 		"confirmations": s.Confirmations, "nativeSymbol": "ETH", "nativeDecimals": 18, "tokens": tokens,
-		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()})
+		"bankrollAddress": s.Bankroll.Hex(), "feeAddress": s.FeeAddress.Hex()}
+	chainsFile, err := proctest.WriteChains(dir, network)
 	if err != nil {
 		return nil, err
 	}
@@ -231,8 +235,38 @@ func StartStack(t testing.TB, dir string, extraEnv []string, onExit func(*Replic
 		}
 		s.HotFunding[a.Symbol] = units
 	}
+	if sweep == SweepEIP7702 {
+		if err := s.useSweeper(ctx, dir, network); err != nil {
+			return nil, err
+		}
+	}
 	s.Ops = cofferv1connect.NewOpsServiceClient(http.DefaultClient, s.APIs[0].InternalURL(), connect.WithInterceptors(proctest.Bearer(s.OpsToken)))
 	return s, nil
+}
+
+// useSweeper moves the chain to sweepMethod eip7702: it deploys a Sweeper for the service's
+// gas tank, bankroll and fee address (known once the first worker made the wallet), names it
+// in the chains file and restarts every replica on it. Token deposits then go to
+// token-deposit addresses, swept in EIP-7702 batches.
+func (s *Stack) useSweeper(ctx context.Context, dir string, network map[string]any) error {
+	r, err := s.Node.Transact(ctx, s.Bank, nil, nil, batchsweep.DeployData(s.GasTank, s.Bankroll, s.FeeAddress))
+	if err != nil {
+		return fmt.Errorf("deploy the Sweeper: %w", err)
+	}
+	s.Sweeper = r.ContractAddress
+	network["sweepMethod"], network["sweeperAddress"] = SweepEIP7702, s.Sweeper.Hex()
+	if _, err := proctest.WriteChains(dir, network); err != nil {
+		return err
+	}
+	for _, rep := range s.Replicas() {
+		rep.Stop()
+	}
+	for _, rep := range s.Replicas() {
+		if _, err := rep.Start(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RestartPostgres stops PostgreSQL ("fast": a fast shutdown, "immediate": SIGQUIT to the

@@ -48,6 +48,10 @@ func batchRef(batchID int64) string { return fmt.Sprintf("batch:%d", batchID) }
 // stepBatchStored: a batch's transaction is stored with its sweeps, not broadcast yet.
 const stepBatchStored = "batch-stored"
 
+// stepBatchPlanned: a batch is planned and signed, about to be stored (where two workers'
+// planners of the same sweeps meet).
+const stepBatchPlanned = "batch-planned"
+
 // stepBatchSettled: a batch's outcome is recorded, its swept sweeps not credited yet.
 const stepBatchSettled = "batch-settled"
 
@@ -211,6 +215,9 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 	if err != nil {
 		return fmt.Errorf("deposit: prepare a batch of %d sweeps on chain %d: %w", len(sweeps), n.ChainID, err)
 	}
+	if s.crash != nil {
+		s.crash(stepBatchPlanned)
+	}
 	var (
 		batch domain.SweepBatch
 		txID  int64
@@ -276,8 +283,15 @@ func (s *Service) verifySweeper(ctx context.Context, n chain.Network, c *chain.C
 // joinBatch moves a sweep into a batch, after checking (with its deposits' rows locked) that
 // its deposits are still those the batch was planned with.
 func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, planned []int64) error {
-	if _, err := q.LockSweep(ctx, sweepID); err != nil {
+	sw, err := q.LockSweep(ctx, sweepID)
+	if err != nil {
 		return err
+	}
+	if sw.Status != domain.SweepFunding || sw.BatchID != 0 {
+		// Another worker's planner put it in a batch since this one read it: this plan is
+		// stale. Signing it anyway would sweep the address twice (moveSweep below leaves a
+		// refused move alone without an error, so this check must come first).
+		return errBatchStale
 	}
 	for _, id := range planned {
 		d, err := q.LockDeposit(ctx, id)

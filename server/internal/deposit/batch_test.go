@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"math/big"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -473,5 +475,87 @@ func TestBatchedFeesGoToTheFeeAddress(t *testing.T) {
 	}
 	if n := len(e.batchTxs()); n != 1 {
 		t.Fatalf("%d batches, want 1", n)
+	}
+}
+
+// Two workers' planners read the same waiting sweeps at once and both plan a batch: only the
+// first is stored and sent; the second finds its sweeps taken and sends nothing. (It used to
+// be signed and sent as well: the second batch swept the same exact amounts from the same
+// addresses again, out of the next deposits, which then never had enough to be swept. Seen in
+// the chaos suite with two workers.)
+func TestTwoWorkersNeverBatchASweepTwice(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	other := deposit.New(e.deps, e.config) // another worker process on the same database
+	bankroll0 := e.tokenBalance(e.bankroll)
+	addrs := []common.Address{e.tokenAddress("a"), e.tokenAddress("b")}
+	var hashes []common.Hash
+	for _, a := range addrs {
+		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(7_000_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h)
+	}
+	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
+		t.Fatal(err)
+	}
+	for range confirmations + 1 {
+		e.scan()
+		e.dev.Commit()
+	}
+	e.scan()
+	var first int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT min(id) FROM deposits`).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	// Both planners stop after planning until the other has planned too (or 3 s passed).
+	// Meanwhile a third deposit, larger than the planned amount, arrives at the first address:
+	// a second batch sweeping the same amount again would take it from that deposit.
+	var planned sync.WaitGroup
+	planned.Add(2)
+	both := make(chan struct{})
+	go func() {
+		planned.Wait()
+		defer close(both)
+		h, err := e.dev.Mint(e.ctx, "USDT", addrs[0], big.NewInt(8_000_000))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if rs, err := e.dev.Mine(e.ctx, h); err != nil || rs[0].Status != types.ReceiptStatusSuccessful {
+			t.Errorf("the third deposit's mint: %v", err)
+		}
+	}()
+	meet := func(step string) {
+		if step == deposit.StepBatchPlanned {
+			planned.Done()
+			select {
+			case <-both:
+			case <-time.After(time.Minute):
+				t.Error("the other worker's planner never planned")
+			}
+		}
+	}
+	deposit.SetCrash(e.svc, meet)
+	deposit.SetCrash(other, meet)
+	var wg sync.WaitGroup
+	for _, s := range []*deposit.Service{e.svc, other} {
+		wg.Go(func() {
+			if _, err := s.Settle(e.ctx, first); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	deposit.SetCrash(e.svc, nil)
+	deposit.SetCrash(other, nil)
+	if b := e.batchTxs(); len(b) != 1 {
+		t.Errorf("%d batch transactions for the same sweeps, want 1", len(b))
+	}
+	e.run(func() bool { return len(e.hooks.all()) == 3 })
+	e.checkBatchedCredit(3, bankroll0, 0)
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE skips > 0`); n != 0 {
+		t.Fatalf("%d sweeps skipped", n)
 	}
 }

@@ -52,6 +52,9 @@ func LoadWatch(ctx context.Context, s *Service) (from, rejected string, err erro
 // StepBatchStored is the crash step between storing a batch and broadcasting it.
 const StepBatchStored = stepBatchStored
 
+// StepBatchPlanned names the step before a planned batch is stored.
+const StepBatchPlanned = stepBatchPlanned
+
 // StepBatchSettled is the crash step between recording a batch's outcome and crediting it.
 const StepBatchSettled = stepBatchSettled
 

@@ -73,6 +73,9 @@ type env struct {
 	network  chain.Network
 	usdt     devchain.Token
 	keys     *wallet.Keys
+	// deps and config built svc: another worker's service is deposit.New(deps, config).
+	deps   deposit.Deps
+	config deposit.Config
 }
 
 const confirmations = 3
@@ -150,8 +153,9 @@ func setupWith(t *testing.T, o options) *env {
 		prices = o.prices(dev)
 	}
 	ins := jobs.NewInserter()
-	svc := deposit.New(deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: registry, Clients: clients}, Engine: engine, Wallet: keys.Public(),
-		Prices: prices, Webhooks: hooks, River: ins, Log: log}, o.config)
+	deps := deposit.Deps{Pool: pool, Chains: chain.Connected{Registry: registry, Clients: clients}, Engine: engine, Wallet: keys.Public(),
+		Prices: prices, Webhooks: hooks, River: ins, Log: log}
+	svc := deposit.New(deps, o.config)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deposit.ScanWorker{Service: svc})
 	river.AddWorker(workers, &deposit.SettleWorker{Service: svc})
@@ -160,7 +164,7 @@ func setupWith(t *testing.T, o options) *env {
 	}
 	n, _ = registry.Network(n.ChainID)
 	e := &env{t: t, ctx: ctx, dev: dev, pool: pool, svc: svc, engine: engine, hooks: hooks, op: op, client: client, bankroll: bankroll,
-		gasTank: gasTank, network: n, usdt: usdt, keys: keys,
+		gasTank: gasTank, network: n, usdt: usdt, keys: keys, deps: deps, config: o.config,
 		sessions: session.New(pool, session.Config{WidgetURL: "https://w.example", Currencies: rates.DevStatic()})}
 	e.scan() // the first pass creates the cursor
 	return e
