@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -16,7 +18,8 @@ import (
 
 const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
 	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json] | " +
-	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json]"
+	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json] | " +
+	"batches [--chain-id N] [--open] [--limit N] [--json]"
 
 // runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
 func runOps(ctx context.Context, args []string, out io.Writer) error {
@@ -36,6 +39,8 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 			return runOpsThresholdList(ctx, args[2:], out)
 		}
 		return fmt.Errorf("%w: %s", errUsage, opsUsage)
+	case "batches":
+		return runOpsBatches(ctx, args[1:], out)
 	case "tx":
 		if len(args) > 1 && args[1] == "list" {
 			return runOpsTxList(ctx, args[2:], out)
@@ -148,6 +153,67 @@ func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
 		func(t withdrawal.TxWithActions) []any {
 			return []any{t.ID, t.ChainID, t.Purpose, orDash(t.WithdrawalID), t.Nonce, t.State, len(t.Attempts), orDash(string(t.RequestedAction)),
 				t.CreatedAt.UTC().Format(time.DateTime), t.Latest().Hash}
+		})
+}
+
+// runOpsBatches is `coffer ops batches`: EIP-7702 batch sweeps newest first, one line per
+// address a batch carried (grep an address or a deposit id to find its batch).
+func runOpsBatches(ctx context.Context, args []string, out io.Writer) error {
+	fs := newEnvFlags("ops batches")
+	chainID := fs.Int64("chain-id", 0, "only this chain (0: every chain)")
+	open := fs.Bool("open", false, "only batches still on their way (SENDING)")
+	limit := fs.Int("limit", 100, "at most this many batches, newest first (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListSweepBatches response)")
+	env, err := fs.open(ctx, args, needServices, func() error {
+		return cmp.Or(usageIf(*limit < 1 || *limit > 500, "--limit must be 1..500"), usageIf(*chainID < 0, "--chain-id must be positive (or 0 for every chain)"))
+	})
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, err := env.services.Deposits.ListBatches(ctx, *chainID, *open, *limit)
+	if err != nil {
+		return err
+	}
+	res := rpc.SweepBatchesProto(list)
+	if *asJSON {
+		return printProtoJSON(out, res)
+	}
+	type line struct {
+		b *cofferv1.SweepBatch
+		e *cofferv1.SweepBatchEntry
+	}
+	var lines []line
+	for _, b := range res.GetBatches() {
+		for _, e := range b.GetEntries() {
+			lines = append(lines, line{b, e})
+		}
+	}
+	return printTable(out, "no batches", "BATCH\tCHAIN\tSTATUS\tTX\tSTATE\tCREATED\tSWEEP\tADDRESS\tAMOUNTS\tAUTHORIZED\tOUTCOME\tSKIPS\tSWEEP NOW\tDEPOSITS\tHASH",
+		lines, func(l line) []any {
+			amounts := make([]string, 0, len(l.e.GetAssets()))
+			deposits := make([]string, 0, len(l.e.GetDepositIds()))
+			for _, a := range l.e.GetAssets() {
+				amount := strings.TrimSpace(a.GetAmount() + " " + cmp.Or(a.GetCurrency(), a.GetToken()))
+				if a.GetFee() != "" && a.GetFee() != "0" {
+					amount += " (fee " + a.GetFee() + ")"
+				}
+				amounts = append(amounts, amount)
+			}
+			for _, id := range l.e.GetDepositIds() {
+				deposits = append(deposits, strconv.FormatInt(id, 10))
+			}
+			now := l.e.GetSweepStatus()
+			if l.e.GetCurrentBatchId() != 0 && l.e.GetCurrentBatchId() != l.b.GetId() {
+				now += " in batch " + strconv.FormatInt(l.e.GetCurrentBatchId(), 10)
+			}
+			authorized := "no"
+			if l.e.GetAuthorized() {
+				authorized = "yes"
+			}
+			return []any{l.b.GetId(), l.b.GetChainId(), l.b.GetStatus(), l.b.GetTxId(), l.b.GetTxState(),
+				l.b.GetCreatedAt().AsTime().UTC().Format(time.DateTime), l.e.GetSweepId(), l.e.GetAddress(), strings.Join(amounts, ","),
+				authorized, l.e.GetOutcome(), l.e.GetSkips(), orDash(now), orDash(strings.Join(deposits, ",")), orDash(l.b.GetMinedHash())}
 		})
 }
 

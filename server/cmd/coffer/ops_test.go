@@ -1,8 +1,17 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
 // TestOpsPauseCommands: pause, list, resume, each audited with the CLI actor and the reason;
@@ -56,5 +65,90 @@ func TestOpsPauseCommands(t *testing.T) {
 	}
 	if out, _, _ = coffer(t, "ops", "pauses", "--all"); !strings.Contains(out, "incident 7") || !strings.Contains(out, "fixed") {
 		t.Fatalf("pauses --all: %s", out)
+	}
+}
+
+// TestOpsBatches: `coffer ops batches` lists batch sweeps one line per address, as the
+// OpsService answers them with --json; filters narrow it and bad flags are usage errors. The
+// batch is written as the deposit package stores one (its transaction's call data carries the
+// accounts); real batches are listed in deposit/batchlist_test.go.
+func TestOpsBatches(t *testing.T) {
+	dbURL, _ := cliDatabase(t)
+	if out, _, code := coffer(t, "ops", "batches"); code != 0 || !strings.Contains(out, "no batches") {
+		t.Fatalf("empty: %d %s", code, out)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	addr := common.HexToAddress("0x00000000000000000000000000000000000a11ce")
+	token := common.HexToAddress("0x0000000000000000000000000000000000000010")
+	data := contracts.NewSweeper().PackBatch([]common.Address{addr}, [][]common.Address{{token}}, [][]*big.Int{{big.NewInt(25_000_000)}},
+		[][]*big.Int{{big.NewInt(250_000)}})
+	var batchID, sweepID int64
+	if err := conn.QueryRow(ctx, `INSERT INTO sweep_batches (chain_id) VALUES (31337) RETURNING id`).Scan(&batchID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO chain_txs (chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref)
+		VALUES (31337, '0x0000000000000000000000000000000000000001', 0, '0x0000000000000000000000000000000000000002', 0, $1, 100000,
+		'sweep-batch', 'batch:' || $2::bigint)`, data, batchID); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `INSERT INTO sweeps (chain_id, address, batched, batch_id, status) VALUES (31337, $1, true, $2, 'SENDING')
+		RETURNING id`, addr.Hex(), batchID).Scan(&sweepID); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := coffer(t, "ops", "batches", "--open")
+	if code != 0 {
+		t.Fatalf("batches --open: %d %s", code, errOut)
+	}
+	for _, want := range []string{"BATCH", addr.Hex(), "25000000 " + token.Hex() + " (fee 250000)", "waiting", "SENDING", "pending"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("batches --open lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, code = coffer(t, "ops", "batches", "--chain-id", "31337", "--json")
+	var res struct {
+		Batches []struct {
+			ID      string `json:"id"`
+			Status  string `json:"status"`
+			Entries []struct {
+				SweepID string `json:"sweepId"`
+				Address string `json:"address"`
+				Outcome string `json:"outcome"`
+				Assets  []struct {
+					Token  string `json:"token"`
+					Amount string `json:"amount"`
+					Fee    string `json:"fee"`
+				} `json:"assets"`
+			} `json:"entries"`
+		} `json:"batches"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Batches) != 1 || len(res.Batches[0].Entries) != 1 {
+		t.Fatalf("--json: %d %v %s", code, err, out)
+	}
+	b, en := res.Batches[0], res.Batches[0].Entries[0]
+	if b.ID != strconv.FormatInt(batchID, 10) || b.Status != "SENDING" || en.SweepID != strconv.FormatInt(sweepID, 10) ||
+		en.Address != addr.Hex() || en.Outcome != "waiting" || len(en.Assets) != 1 || en.Assets[0].Token != token.Hex() || en.Assets[0].Amount != "25000000" ||
+		en.Assets[0].Fee != "250000" {
+		t.Fatalf("--json: %s", out)
+	}
+	if out, _, code := coffer(t, "ops", "batches", "--chain-id", "1"); code != 0 || !strings.Contains(out, "no batches") {
+		t.Fatalf("another chain: %d %s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ops", "batches", "--limit", "0"}, "--limit must be 1..500"},
+		{[]string{"ops", "batches", "--limit", "501"}, "--limit must be 1..500"},
+		{[]string{"ops", "batches", "--chain-id", "-1"}, "--chain-id must be positive"},
+	} {
+		if _, errOut, code := coffer(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: %d %q, want 2 %q", c.args, code, errOut, c.want)
+		}
 	}
 }

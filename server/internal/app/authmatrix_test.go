@@ -156,6 +156,7 @@ OpsService.CancelChainTransaction         unauth    denied    denied    denied  
 OpsService.FailChainTransaction           unauth    denied    denied    denied    notfound  unauth
 OpsService.SetWalletThreshold             unauth    denied    denied    denied    notfound  unauth
 OpsService.ListWalletThresholds           unauth    denied    denied    denied    ok        unauth
+OpsService.ListSweepBatches               unauth    denied    denied    denied    ok        unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the
@@ -586,6 +587,9 @@ var rpcRequests = map[string]func(f *matrixFixture, s sessionIDs) proto.Message{
 	},
 	cofferv1connect.OpsServiceListWalletThresholdsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.ListWalletThresholdsRequest{}
+	},
+	cofferv1connect.OpsServiceListSweepBatchesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
+		return &cofferv1.ListSweepBatchesRequest{Open: true}
 	},
 	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
 		return &cofferv1.GetTreasuryAddressRequest{OperatorId: f.opC.ID, ChainId: 1337}

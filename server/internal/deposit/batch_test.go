@@ -257,6 +257,43 @@ func TestBatchSurvivesAClearedOrReplacedDelegation(t *testing.T) {
 		t.Fatalf("the thief got %v", got)
 	}
 	e.checkBatchedCredit(3, bankroll0, 0)
+	e.checkListedSkip(a)
+}
+
+// checkListedSkip checks what the ops listing shows of TestBatchSurvivesAClearedOrReplacedDelegation's
+// four batches of one address, newest first: the fourth re-authorized and swept the sweep the
+// third skipped (the listing finds it by address, as it left the third), the second
+// re-authorized the cleared delegation, the first authorized it.
+func (e *env) checkListedSkip(a common.Address) {
+	e.t.Helper()
+	list := e.listBatches(0, false, 100)
+	if len(list) != 4 {
+		e.t.Fatalf("%d batches listed, want 4", len(list))
+	}
+	type want struct {
+		outcome    deposit.BatchOutcome
+		authorized bool
+		amount     int64
+	}
+	for i, w := range []want{{deposit.BatchSwept, true, 7_000_000}, {deposit.BatchSkippedEntry, false, 7_000_000},
+		{deposit.BatchSwept, true, 6_000_000}, {deposit.BatchSwept, true, 5_000_000}} {
+		b := list[i]
+		if b.Status != domain.BatchDone || len(b.Entries) != 1 {
+			e.t.Fatalf("batch %d: %+v", b.ID, b)
+		}
+		en := b.Entries[0]
+		if common.HexToAddress(en.Address) != a || en.Outcome != w.outcome || en.Authorized != w.authorized ||
+			en.Assets[0].Amount.Int64() != w.amount || en.SweepStatus != domain.SweepDone || len(en.DepositIDs) != 1 {
+			e.t.Fatalf("batch %d entry %+v, want %+v", b.ID, en, w)
+		}
+	}
+	skipped, retried := list[1].Entries[0], list[0].Entries[0]
+	if skipped.SweepID != retried.SweepID || skipped.Skips != 1 || skipped.CurrentBatchID != list[0].ID || list[1].Tx.State != domain.ChainTxMined {
+		e.t.Fatalf("skipped entry %+v (batch %+v), retried %+v in batch %d", skipped, list[1].Tx, retried, list[0].ID)
+	}
+	if list[2].Entries[0].SweepID == skipped.SweepID || list[2].Entries[0].Skips != 0 {
+		e.t.Fatalf("the second batch's sweep %+v", list[2].Entries[0])
+	}
 }
 
 // A crash at each step of sending a batch, and between recording its outcome and crediting

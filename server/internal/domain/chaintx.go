@@ -168,4 +168,5 @@ type SweepBatch struct {
 	ChainID   int64
 	Status    SweepBatchStatus
 	CreatedAt time.Time
+	DoneAt    *time.Time // when its outcome was recorded (nil while SENDING)
 }

@@ -112,7 +112,7 @@ func batchOf(r dbsqlc.SweepBatch, err error) (domain.SweepBatch, error) {
 	if err != nil {
 		return domain.SweepBatch{}, notFound(err)
 	}
-	return domain.SweepBatch{ID: r.ID, ChainID: r.ChainID, Status: r.Status, CreatedAt: r.CreatedAt}, nil
+	return domain.SweepBatch{ID: r.ID, ChainID: r.ChainID, Status: r.Status, CreatedAt: r.CreatedAt, DoneAt: r.DoneAt}, nil
 }
 
 // LockBatchChain serialises the forming of a chain's batches until the transaction ends.
@@ -187,4 +187,54 @@ func (q *Queries) LeaveBatch(ctx context.Context, sweepID, batchID int64) error 
 // deposits no sweep has taken yet.
 func (q *Queries) DueTokenAddresses(ctx context.Context, chainID int64, limit int) ([]string, error) {
 	return sqlc.DueTokenAddresses(ctx, q.db, dbsqlc.DueTokenAddressesParams{ChainID: chainID, Lim: int32(min(limit, math.MaxInt32))}) //nolint:gosec // bounded
+}
+
+// BatchWithTx is a batch with its transaction (State, MinedHash, MinedBlock, Data and
+// Authorizations set), as the ops listing shows it.
+type BatchWithTx struct {
+	Batch domain.SweepBatch
+	Tx    domain.ChainTx
+}
+
+// ListSweepBatches lists up to limit batches newest first, of one chain (0: every chain), only
+// those still SENDING when open.
+func (q *Queries) ListSweepBatches(ctx context.Context, chainID int64, open bool, limit int) ([]BatchWithTx, error) {
+	rows, err := sqlc.ListSweepBatches(ctx, q.db, dbsqlc.ListSweepBatchesParams{ChainID: chainID, Open: open,
+		Lim: int32(min(limit, math.MaxInt32))}) //nolint:gosec // bounded
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BatchWithTx, len(rows))
+	for i, r := range rows {
+		out[i] = BatchWithTx{
+			Batch: domain.SweepBatch{ID: r.ID, ChainID: r.ChainID, Status: r.Status, CreatedAt: r.CreatedAt, DoneAt: r.DoneAt},
+			Tx: domain.ChainTx{ID: r.TxID, ChainID: r.ChainID, Purpose: "sweep-batch", State: r.TxState, MinedHash: r.TxMinedHash,
+				MinedBlock: uint64(max(r.TxMinedBlock, 0)), Data: r.TxData, Authorizations: r.TxAuthorizations},
+		}
+	}
+	return out, nil
+}
+
+// SweepsInBatches lists the sweeps the batches hold now (a sweep a batch skipped left it).
+func (q *Queries) SweepsInBatches(ctx context.Context, batchIDs []int64) ([]domain.Sweep, error) {
+	return mapSweeps(sqlc.SweepsInBatches(ctx, q.db, batchIDs))
+}
+
+// SkippedSweepsOfAddresses lists every sweep a batch skipped of the addresses on a chain, oldest
+// first.
+func (q *Queries) SkippedSweepsOfAddresses(ctx context.Context, chainID int64, addresses []string) ([]domain.Sweep, error) {
+	return mapSweeps(sqlc.SkippedSweepsOfAddresses(ctx, q.db, dbsqlc.SkippedSweepsOfAddressesParams{ChainID: chainID, Addresses: addresses}))
+}
+
+// DepositIDsOfSweeps maps each sweep to its deposits' ids, ascending.
+func (q *Queries) DepositIDsOfSweeps(ctx context.Context, sweepIDs []int64) (map[int64][]int64, error) {
+	rows, err := sqlc.DepositIDsOfSweeps(ctx, q.db, sweepIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]int64, len(sweepIDs))
+	for _, r := range rows {
+		out[r.SweepID.Int64] = append(out[r.SweepID.Int64], r.ID)
+	}
+	return out, nil
 }

@@ -2843,6 +2843,452 @@ func (x *ListWalletThresholdsResponse) GetThresholds() []*WalletThreshold {
 	return nil
 }
 
+// ListSweepBatchesRequest filters batch sweeps.
+type ListSweepBatchesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this chain; 0 for every chain.
+	ChainId int64 `protobuf:"varint,1,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// Only the batches still on their way (SENDING).
+	Open bool `protobuf:"varint,2,opt,name=open,proto3" json:"open,omitempty"`
+	// At most this many, 1..500; 100 when zero.
+	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSweepBatchesRequest) Reset() {
+	*x = ListSweepBatchesRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSweepBatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSweepBatchesRequest) ProtoMessage() {}
+
+func (x *ListSweepBatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSweepBatchesRequest.ProtoReflect.Descriptor instead.
+func (*ListSweepBatchesRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ListSweepBatchesRequest) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *ListSweepBatchesRequest) GetOpen() bool {
+	if x != nil {
+		return x.Open
+	}
+	return false
+}
+
+func (x *ListSweepBatchesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ListSweepBatchesResponse lists batches, newest first.
+type ListSweepBatchesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batches.
+	Batches       []*SweepBatch `protobuf:"bytes,1,rep,name=batches,proto3" json:"batches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSweepBatchesResponse) Reset() {
+	*x = ListSweepBatchesResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSweepBatchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSweepBatchesResponse) ProtoMessage() {}
+
+func (x *ListSweepBatchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSweepBatchesResponse.ProtoReflect.Descriptor instead.
+func (*ListSweepBatchesResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListSweepBatchesResponse) GetBatches() []*SweepBatch {
+	if x != nil {
+		return x.Batches
+	}
+	return nil
+}
+
+// SweepBatch is one gas-tank transaction that sweeps several token-deposit addresses to the
+// bankroll through the chain's Sweeper.
+type SweepBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Batch id (the chain transaction's ref is "batch:<id>").
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The chain.
+	ChainId int64 `protobuf:"varint,2,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	// SENDING (its transaction is on its way) or DONE (its receipt was read, or it will never
+	// be mined: each entry is swept or skipped).
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// When it was formed (its transaction signed and stored).
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When its outcome was recorded (unset while SENDING).
+	DoneAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=done_at,json=doneAt,proto3" json:"done_at,omitempty"`
+	// Its transaction's id (the --id of `coffer ops tx`).
+	TxId int64 `protobuf:"varint,6,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"`
+	// Its transaction's state: pending, mined, reverted, cancelled or failed.
+	TxState string `protobuf:"bytes,7,opt,name=tx_state,json=txState,proto3" json:"tx_state,omitempty"`
+	// The mined attempt's hash (empty until mined): the sweep transaction of every deposit it
+	// swept.
+	MinedHash string `protobuf:"bytes,8,opt,name=mined_hash,json=minedHash,proto3" json:"mined_hash,omitempty"`
+	// Its block (0 until mined).
+	MinedBlock uint64 `protobuf:"varint,9,opt,name=mined_block,json=minedBlock,proto3" json:"mined_block,omitempty"`
+	// How many EIP-7702 authorizations the transaction carries (addresses it delegates).
+	Authorizations int32 `protobuf:"varint,10,opt,name=authorizations,proto3" json:"authorizations,omitempty"`
+	// One per address the batch carried, in the batch's order.
+	Entries       []*SweepBatchEntry `protobuf:"bytes,11,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SweepBatch) Reset() {
+	*x = SweepBatch{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SweepBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SweepBatch) ProtoMessage() {}
+
+func (x *SweepBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SweepBatch.ProtoReflect.Descriptor instead.
+func (*SweepBatch) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *SweepBatch) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SweepBatch) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *SweepBatch) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SweepBatch) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *SweepBatch) GetDoneAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DoneAt
+	}
+	return nil
+}
+
+func (x *SweepBatch) GetTxId() int64 {
+	if x != nil {
+		return x.TxId
+	}
+	return 0
+}
+
+func (x *SweepBatch) GetTxState() string {
+	if x != nil {
+		return x.TxState
+	}
+	return ""
+}
+
+func (x *SweepBatch) GetMinedHash() string {
+	if x != nil {
+		return x.MinedHash
+	}
+	return ""
+}
+
+func (x *SweepBatch) GetMinedBlock() uint64 {
+	if x != nil {
+		return x.MinedBlock
+	}
+	return 0
+}
+
+func (x *SweepBatch) GetAuthorizations() int32 {
+	if x != nil {
+		return x.Authorizations
+	}
+	return 0
+}
+
+func (x *SweepBatch) GetEntries() []*SweepBatchEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// SweepBatchEntry is one address of a batch and the sweep it carried.
+type SweepBatchEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sweep (0 if no sweep of the address is found, which only a manual change could cause).
+	SweepId int64 `protobuf:"varint,1,opt,name=sweep_id,json=sweepId,proto3" json:"sweep_id,omitempty"`
+	// The token-deposit address swept.
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// What the batch moves from it, exact amounts (the sweep's deposits as planned).
+	Assets []*SweepBatchAsset `protobuf:"bytes,3,rep,name=assets,proto3" json:"assets,omitempty"`
+	// The batch carried an EIP-7702 authorization delegating the address to the Sweeper (its
+	// first batch, or its delegation was cleared or replaced).
+	Authorized bool `protobuf:"varint,4,opt,name=authorized,proto3" json:"authorized,omitempty"`
+	// swept (the batch moved it to the bankroll; the deposits are credited from it), skipped
+	// (the batch did not sweep it: it went back to wait for a later batch) or waiting (the
+	// batch is still SENDING).
+	Outcome string `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// How many batches have skipped this sweep so far (this one included if it did).
+	Skips int32 `protobuf:"varint,6,opt,name=skips,proto3" json:"skips,omitempty"`
+	// The sweep's status now: FUNDING (waiting for a batch), SENDING (in a batch) or DONE
+	// (credited).
+	SweepStatus string `protobuf:"bytes,7,opt,name=sweep_status,json=sweepStatus,proto3" json:"sweep_status,omitempty"`
+	// The batch the sweep is in now (0 when waiting for one); another batch than this one
+	// after a skip.
+	CurrentBatchId int64 `protobuf:"varint,8,opt,name=current_batch_id,json=currentBatchId,proto3" json:"current_batch_id,omitempty"`
+	// The sweep's deposits (deposit ids).
+	DepositIds    []int64 `protobuf:"varint,9,rep,packed,name=deposit_ids,json=depositIds,proto3" json:"deposit_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SweepBatchEntry) Reset() {
+	*x = SweepBatchEntry{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SweepBatchEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SweepBatchEntry) ProtoMessage() {}
+
+func (x *SweepBatchEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SweepBatchEntry.ProtoReflect.Descriptor instead.
+func (*SweepBatchEntry) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SweepBatchEntry) GetSweepId() int64 {
+	if x != nil {
+		return x.SweepId
+	}
+	return 0
+}
+
+func (x *SweepBatchEntry) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *SweepBatchEntry) GetAssets() []*SweepBatchAsset {
+	if x != nil {
+		return x.Assets
+	}
+	return nil
+}
+
+func (x *SweepBatchEntry) GetAuthorized() bool {
+	if x != nil {
+		return x.Authorized
+	}
+	return false
+}
+
+func (x *SweepBatchEntry) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *SweepBatchEntry) GetSkips() int32 {
+	if x != nil {
+		return x.Skips
+	}
+	return 0
+}
+
+func (x *SweepBatchEntry) GetSweepStatus() string {
+	if x != nil {
+		return x.SweepStatus
+	}
+	return ""
+}
+
+func (x *SweepBatchEntry) GetCurrentBatchId() int64 {
+	if x != nil {
+		return x.CurrentBatchId
+	}
+	return 0
+}
+
+func (x *SweepBatchEntry) GetDepositIds() []int64 {
+	if x != nil {
+		return x.DepositIds
+	}
+	return nil
+}
+
+// SweepBatchAsset is one asset a batch moves from an address.
+type SweepBatchAsset struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Currency symbol ("USDT", or the native currency); empty if the chain no longer lists it.
+	Currency string `protobuf:"bytes,1,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Token contract; empty for the native currency.
+	Token string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	// Amount in base units (decimal string): what the batch moves from the address.
+	Amount string `protobuf:"bytes,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Of the amount, the fee paid to the chain's feeAddress in base units ("0" for none); the
+	// rest goes to the bankroll.
+	Fee           string `protobuf:"bytes,4,opt,name=fee,proto3" json:"fee,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SweepBatchAsset) Reset() {
+	*x = SweepBatchAsset{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SweepBatchAsset) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SweepBatchAsset) ProtoMessage() {}
+
+func (x *SweepBatchAsset) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SweepBatchAsset.ProtoReflect.Descriptor instead.
+func (*SweepBatchAsset) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *SweepBatchAsset) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *SweepBatchAsset) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *SweepBatchAsset) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *SweepBatchAsset) GetFee() string {
+	if x != nil {
+		return x.Fee
+	}
+	return ""
+}
+
 var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
@@ -3063,7 +3509,49 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x1cListWalletThresholdsResponse\x12:\n" +
 	"\n" +
 	"thresholds\x18\x01 \x03(\v2\x1a.coffer.v1.WalletThresholdR\n" +
-	"thresholds2\xd9\x14\n" +
+	"thresholds\"z\n" +
+	"\x17ListSweepBatchesRequest\x12\"\n" +
+	"\bchain_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\achainId\x12\x12\n" +
+	"\x04open\x18\x02 \x01(\bR\x04open\x12'\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\"K\n" +
+	"\x18ListSweepBatchesResponse\x12/\n" +
+	"\abatches\x18\x01 \x03(\v2\x15.coffer.v1.SweepBatchR\abatches\"\x8d\x03\n" +
+	"\n" +
+	"SweepBatch\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x19\n" +
+	"\bchain_id\x18\x02 \x01(\x03R\achainId\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x129\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x123\n" +
+	"\adone_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06doneAt\x12\x13\n" +
+	"\x05tx_id\x18\x06 \x01(\x03R\x04txId\x12\x19\n" +
+	"\btx_state\x18\a \x01(\tR\atxState\x12\x1d\n" +
+	"\n" +
+	"mined_hash\x18\b \x01(\tR\tminedHash\x12\x1f\n" +
+	"\vmined_block\x18\t \x01(\x04R\n" +
+	"minedBlock\x12&\n" +
+	"\x0eauthorizations\x18\n" +
+	" \x01(\x05R\x0eauthorizations\x124\n" +
+	"\aentries\x18\v \x03(\v2\x1a.coffer.v1.SweepBatchEntryR\aentries\"\xb8\x02\n" +
+	"\x0fSweepBatchEntry\x12\x19\n" +
+	"\bsweep_id\x18\x01 \x01(\x03R\asweepId\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x122\n" +
+	"\x06assets\x18\x03 \x03(\v2\x1a.coffer.v1.SweepBatchAssetR\x06assets\x12\x1e\n" +
+	"\n" +
+	"authorized\x18\x04 \x01(\bR\n" +
+	"authorized\x12\x18\n" +
+	"\aoutcome\x18\x05 \x01(\tR\aoutcome\x12\x14\n" +
+	"\x05skips\x18\x06 \x01(\x05R\x05skips\x12!\n" +
+	"\fsweep_status\x18\a \x01(\tR\vsweepStatus\x12(\n" +
+	"\x10current_batch_id\x18\b \x01(\x03R\x0ecurrentBatchId\x12\x1f\n" +
+	"\vdeposit_ids\x18\t \x03(\x03R\n" +
+	"depositIds\"m\n" +
+	"\x0fSweepBatchAsset\x12\x1a\n" +
+	"\bcurrency\x18\x01 \x01(\tR\bcurrency\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\x12\x16\n" +
+	"\x06amount\x18\x03 \x01(\tR\x06amount\x12\x10\n" +
+	"\x03fee\x18\x04 \x01(\tR\x03fee2\xbb\x15\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -3092,7 +3580,8 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x16CancelChainTransaction\x12(.coffer.v1.CancelChainTransactionRequest\x1a).coffer.v1.CancelChainTransactionResponse\x12g\n" +
 	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponse\x12a\n" +
 	"\x12SetWalletThreshold\x12$.coffer.v1.SetWalletThresholdRequest\x1a%.coffer.v1.SetWalletThresholdResponse\x12l\n" +
-	"\x14ListWalletThresholds\x12&.coffer.v1.ListWalletThresholdsRequest\x1a'.coffer.v1.ListWalletThresholdsResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x14ListWalletThresholds\x12&.coffer.v1.ListWalletThresholdsRequest\x1a'.coffer.v1.ListWalletThresholdsResponse\"\x03\x90\x02\x01\x12`\n" +
+	"\x10ListSweepBatches\x12\".coffer.v1.ListSweepBatchesRequest\x1a#.coffer.v1.ListSweepBatchesResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -3106,7 +3595,7 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_coffer_v1_ops_proto_goTypes = []any{
 	(*Operator)(nil),                         // 0: coffer.v1.Operator
 	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
@@ -3156,125 +3645,137 @@ var file_coffer_v1_ops_proto_goTypes = []any{
 	(*SetWalletThresholdResponse)(nil),       // 45: coffer.v1.SetWalletThresholdResponse
 	(*ListWalletThresholdsRequest)(nil),      // 46: coffer.v1.ListWalletThresholdsRequest
 	(*ListWalletThresholdsResponse)(nil),     // 47: coffer.v1.ListWalletThresholdsResponse
-	(ApprovalMode)(0),                        // 48: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 49: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 50: google.protobuf.Duration
-	(*Admin)(nil),                            // 51: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 52: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 53: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 54: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 55: coffer.v1.ReorgResolution
-	(*PayoutPauseTarget)(nil),                // 56: coffer.v1.PayoutPauseTarget
-	(*PayoutPause)(nil),                      // 57: coffer.v1.PayoutPause
-	(*ChainTransaction)(nil),                 // 58: coffer.v1.ChainTransaction
-	(*ChainTransactionTarget)(nil),           // 59: coffer.v1.ChainTransactionTarget
-	(*WalletThreshold)(nil),                  // 60: coffer.v1.WalletThreshold
-	(*GetTreasuryAddressRequest)(nil),        // 61: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 62: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 63: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 64: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 65: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 66: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 67: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 68: coffer.v1.ReconcileResponse
+	(*ListSweepBatchesRequest)(nil),          // 48: coffer.v1.ListSweepBatchesRequest
+	(*ListSweepBatchesResponse)(nil),         // 49: coffer.v1.ListSweepBatchesResponse
+	(*SweepBatch)(nil),                       // 50: coffer.v1.SweepBatch
+	(*SweepBatchEntry)(nil),                  // 51: coffer.v1.SweepBatchEntry
+	(*SweepBatchAsset)(nil),                  // 52: coffer.v1.SweepBatchAsset
+	(ApprovalMode)(0),                        // 53: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 54: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 55: google.protobuf.Duration
+	(*Admin)(nil),                            // 56: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 57: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 58: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 59: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 60: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 61: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 62: coffer.v1.PayoutPause
+	(*ChainTransaction)(nil),                 // 63: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),           // 64: coffer.v1.ChainTransactionTarget
+	(*WalletThreshold)(nil),                  // 65: coffer.v1.WalletThreshold
+	(*GetTreasuryAddressRequest)(nil),        // 66: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 67: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 68: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 69: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 70: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 71: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 72: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 73: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	48, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	49, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	49, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	48, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	53, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	54, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	54, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	53, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
 	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
 	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
 	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	50, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	49, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	51, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	52, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	52, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	53, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	51, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	51, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	51, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	54, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	55, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	54, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	56, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	57, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	56, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	57, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	57, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
-	50, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
-	58, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
-	59, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	58, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	59, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	58, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	59, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	58, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	60, // 35: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
-	60, // 36: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
-	2,  // 37: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 38: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 39: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 40: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 41: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 42: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 43: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 44: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 45: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	61, // 46: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	62, // 47: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	63, // 48: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	64, // 49: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 50: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 51: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 52: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 53: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 54: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	30, // 55: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
-	32, // 56: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
-	34, // 57: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
-	36, // 58: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
-	38, // 59: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
-	40, // 60: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
-	42, // 61: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
-	44, // 62: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
-	46, // 63: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
-	3,  // 64: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 65: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 66: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 67: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 68: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 69: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 70: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 71: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 72: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	65, // 73: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	66, // 74: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	67, // 75: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	68, // 76: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 77: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 78: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 79: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 80: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 81: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	31, // 82: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
-	33, // 83: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
-	35, // 84: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
-	37, // 85: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
-	39, // 86: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
-	41, // 87: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
-	43, // 88: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
-	45, // 89: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
-	47, // 90: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
-	64, // [64:91] is the sub-list for method output_type
-	37, // [37:64] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	55, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	54, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	56, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	57, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	57, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	58, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	56, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	56, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	56, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	59, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	60, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	59, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	61, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	62, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	61, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	62, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	62, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	55, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
+	63, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	64, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	64, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	64, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	63, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	65, // 35: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
+	65, // 36: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
+	50, // 37: coffer.v1.ListSweepBatchesResponse.batches:type_name -> coffer.v1.SweepBatch
+	54, // 38: coffer.v1.SweepBatch.created_at:type_name -> google.protobuf.Timestamp
+	54, // 39: coffer.v1.SweepBatch.done_at:type_name -> google.protobuf.Timestamp
+	51, // 40: coffer.v1.SweepBatch.entries:type_name -> coffer.v1.SweepBatchEntry
+	52, // 41: coffer.v1.SweepBatchEntry.assets:type_name -> coffer.v1.SweepBatchAsset
+	2,  // 42: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	4,  // 43: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	6,  // 44: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	8,  // 45: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	10, // 46: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	12, // 47: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	14, // 48: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	16, // 49: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	18, // 50: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	66, // 51: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	67, // 52: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	68, // 53: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	69, // 54: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	20, // 55: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	22, // 56: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	24, // 57: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	26, // 58: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	28, // 59: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	30, // 60: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	32, // 61: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	34, // 62: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	36, // 63: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
+	38, // 64: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
+	40, // 65: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
+	42, // 66: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
+	44, // 67: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
+	46, // 68: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
+	48, // 69: coffer.v1.OpsService.ListSweepBatches:input_type -> coffer.v1.ListSweepBatchesRequest
+	3,  // 70: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	5,  // 71: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	7,  // 72: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	9,  // 73: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	11, // 74: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	13, // 75: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	15, // 76: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	17, // 77: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	19, // 78: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	70, // 79: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	71, // 80: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	72, // 81: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	73, // 82: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	21, // 83: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	23, // 84: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	25, // 85: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	27, // 86: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	29, // 87: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	31, // 88: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	33, // 89: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	35, // 90: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	37, // 91: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
+	39, // 92: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
+	41, // 93: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
+	43, // 94: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
+	45, // 95: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
+	47, // 96: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
+	49, // 97: coffer.v1.OpsService.ListSweepBatches:output_type -> coffer.v1.ListSweepBatchesResponse
+	70, // [70:98] is the sub-list for method output_type
+	42, // [42:70] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -3306,7 +3807,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   48,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

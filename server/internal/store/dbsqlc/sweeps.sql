@@ -103,3 +103,29 @@ WHERE id = @id AND batch_id = @batch_id::bigint AND status = 'SENDING' AND mined
 SELECT DISTINCT deposits.address FROM deposits JOIN token_addresses ON token_addresses.address = deposits.address
 WHERE deposits.chain_id = @chain_id AND deposits.sweep_id IS NULL AND deposits.status = 'SWEEPING'
 ORDER BY deposits.address LIMIT @lim;
+
+-- name: ListSweepBatches :many
+-- Batches newest first, each with its transaction (stored in the transaction that inserts the
+-- batch, so every batch has one): what ListSweepBatches shows an engineer.
+SELECT b.id, b.chain_id, b.status, b.created_at, b.done_at,
+    t.id AS tx_id, t.state AS tx_state, COALESCE(t.mined_hash, '')::text AS tx_mined_hash,
+    COALESCE(t.mined_block, 0)::bigint AS tx_mined_block, t.data AS tx_data, t.authorizations AS tx_authorizations
+FROM sweep_batches b
+JOIN chain_txs t ON t.purpose = 'sweep-batch' AND t.ref = 'batch:' || b.id
+WHERE (@chain_id::bigint = 0 OR b.chain_id = @chain_id::bigint) AND (NOT @open::boolean OR b.status = 'SENDING')
+ORDER BY b.id DESC
+LIMIT @lim;
+
+-- name: SweepsInBatches :many
+-- The sweeps the batches hold now (those they skipped left them).
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE batch_id = ANY(@batch_ids::bigint[]) ORDER BY id;
+
+-- name: SkippedSweepsOfAddresses :many
+-- Every sweep a batch skipped (skips > 0: sweeps_skipped_idx) of these addresses of a chain,
+-- oldest first: where the sweeps a batch skipped are now.
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE chain_id = @chain_id AND skips > 0 AND address = ANY(@addresses::text[]) ORDER BY id;
+
+-- name: DepositIDsOfSweeps :many
+SELECT id, sweep_id FROM deposits WHERE sweep_id = ANY(@sweep_ids::bigint[]) ORDER BY id;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 )
 
@@ -79,6 +80,35 @@ func (q *Queries) CountChainTxs(ctx context.Context, db DBTX, arg CountChainTxsP
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const depositIDsOfSweeps = `-- name: DepositIDsOfSweeps :many
+SELECT id, sweep_id FROM deposits WHERE sweep_id = ANY($1::bigint[]) ORDER BY id
+`
+
+type DepositIDsOfSweepsRow struct {
+	ID      int64
+	SweepID pgtype.Int8
+}
+
+func (q *Queries) DepositIDsOfSweeps(ctx context.Context, db DBTX, sweepIds []int64) ([]DepositIDsOfSweepsRow, error) {
+	rows, err := db.Query(ctx, depositIDsOfSweeps, sweepIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DepositIDsOfSweepsRow
+	for rows.Next() {
+		var i DepositIDsOfSweepsRow
+		if err := rows.Scan(&i.ID, &i.SweepID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const dueBatchSweeps = `-- name: DueBatchSweeps :many
@@ -241,6 +271,71 @@ type LeaveBatchParams struct {
 func (q *Queries) LeaveBatch(ctx context.Context, db DBTX, arg LeaveBatchParams) error {
 	_, err := db.Exec(ctx, leaveBatch, arg.ID, arg.BatchID)
 	return err
+}
+
+const listSweepBatches = `-- name: ListSweepBatches :many
+SELECT b.id, b.chain_id, b.status, b.created_at, b.done_at,
+    t.id AS tx_id, t.state AS tx_state, COALESCE(t.mined_hash, '')::text AS tx_mined_hash,
+    COALESCE(t.mined_block, 0)::bigint AS tx_mined_block, t.data AS tx_data, t.authorizations AS tx_authorizations
+FROM sweep_batches b
+JOIN chain_txs t ON t.purpose = 'sweep-batch' AND t.ref = 'batch:' || b.id
+WHERE ($1::bigint = 0 OR b.chain_id = $1::bigint) AND (NOT $2::boolean OR b.status = 'SENDING')
+ORDER BY b.id DESC
+LIMIT $3
+`
+
+type ListSweepBatchesParams struct {
+	ChainID int64
+	Open    bool
+	Lim     int32
+}
+
+type ListSweepBatchesRow struct {
+	ID               int64
+	ChainID          int64
+	Status           domain.SweepBatchStatus
+	CreatedAt        time.Time
+	DoneAt           *time.Time
+	TxID             int64
+	TxState          domain.ChainTxState
+	TxMinedHash      string
+	TxMinedBlock     int64
+	TxData           []byte
+	TxAuthorizations []byte
+}
+
+// Batches newest first, each with its transaction (stored in the transaction that inserts the
+// batch, so every batch has one): what ListSweepBatches shows an engineer.
+func (q *Queries) ListSweepBatches(ctx context.Context, db DBTX, arg ListSweepBatchesParams) ([]ListSweepBatchesRow, error) {
+	rows, err := db.Query(ctx, listSweepBatches, arg.ChainID, arg.Open, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListSweepBatchesRow
+	for rows.Next() {
+		var i ListSweepBatchesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Status,
+			&i.CreatedAt,
+			&i.DoneAt,
+			&i.TxID,
+			&i.TxState,
+			&i.TxMinedHash,
+			&i.TxMinedBlock,
+			&i.TxData,
+			&i.TxAuthorizations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const lockAddress = `-- name: LockAddress :exec
@@ -449,6 +544,50 @@ func (q *Queries) SetSweepStatus(ctx context.Context, db DBTX, arg SetSweepStatu
 	return err
 }
 
+const skippedSweepsOfAddresses = `-- name: SkippedSweepsOfAddresses :many
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE chain_id = $1 AND skips > 0 AND address = ANY($2::text[]) ORDER BY id
+`
+
+type SkippedSweepsOfAddressesParams struct {
+	ChainID   int64
+	Addresses []string
+}
+
+// Every sweep a batch skipped (skips > 0: sweeps_skipped_idx) of these addresses of a chain,
+// oldest first: where the sweeps a batch skipped are now.
+func (q *Queries) SkippedSweepsOfAddresses(ctx context.Context, db DBTX, arg SkippedSweepsOfAddressesParams) ([]Sweep, error) {
+	rows, err := db.Query(ctx, skippedSweepsOfAddresses, arg.ChainID, arg.Addresses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Sweep
+	for rows.Next() {
+		var i Sweep
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Address,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.MinedAt,
+			&i.DoneAt,
+			&i.Batched,
+			&i.BatchID,
+			&i.Skips,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sweepDeposits = `-- name: SweepDeposits :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
@@ -509,6 +648,44 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sweepsInBatches = `-- name: SweepsInBatches :many
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+WHERE batch_id = ANY($1::bigint[]) ORDER BY id
+`
+
+// The sweeps the batches hold now (those they skipped left them).
+func (q *Queries) SweepsInBatches(ctx context.Context, db DBTX, batchIds []int64) ([]Sweep, error) {
+	rows, err := db.Query(ctx, sweepsInBatches, batchIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Sweep
+	for rows.Next() {
+		var i Sweep
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Address,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.MinedAt,
+			&i.DoneAt,
+			&i.Batched,
+			&i.BatchID,
+			&i.Skips,
 		); err != nil {
 			return nil, err
 		}

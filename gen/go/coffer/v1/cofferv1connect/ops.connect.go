@@ -108,6 +108,9 @@ const (
 	// OpsServiceListWalletThresholdsProcedure is the fully-qualified name of the OpsService's
 	// ListWalletThresholds RPC.
 	OpsServiceListWalletThresholdsProcedure = "/coffer.v1.OpsService/ListWalletThresholds"
+	// OpsServiceListSweepBatchesProcedure is the fully-qualified name of the OpsService's
+	// ListSweepBatches RPC.
+	OpsServiceListSweepBatchesProcedure = "/coffer.v1.OpsService/ListSweepBatches"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -191,6 +194,10 @@ type OpsServiceClient interface {
 	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
 	// ListWalletThresholds lists the thresholds in force.
 	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
+	// ListSweepBatches lists EIP-7702 batch sweeps (docs/sweeps-eip7702.md) newest first, each
+	// with its gas-tank transaction and one entry per address the batch carried: which sweep,
+	// what it moved, whether it delegated the address, and whether the batch swept it.
+	ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -378,6 +385,13 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listSweepBatches: connect.NewClient[v1.ListSweepBatchesRequest, v1.ListSweepBatchesResponse](
+			httpClient,
+			baseURL+OpsServiceListSweepBatchesProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("ListSweepBatches")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -410,6 +424,7 @@ type opsServiceClient struct {
 	failChainTransaction     *connect.Client[v1.FailChainTransactionRequest, v1.FailChainTransactionResponse]
 	setWalletThreshold       *connect.Client[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse]
 	listWalletThresholds     *connect.Client[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse]
+	listSweepBatches         *connect.Client[v1.ListSweepBatchesRequest, v1.ListSweepBatchesResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -655,6 +670,15 @@ func (c *opsServiceClient) ListWalletThresholds(ctx context.Context, req *v1.Lis
 	return nil, err
 }
 
+// ListSweepBatches calls coffer.v1.OpsService.ListSweepBatches.
+func (c *opsServiceClient) ListSweepBatches(ctx context.Context, req *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error) {
+	response, err := c.listSweepBatches.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -736,6 +760,10 @@ type OpsServiceHandler interface {
 	SetWalletThreshold(context.Context, *v1.SetWalletThresholdRequest) (*v1.SetWalletThresholdResponse, error)
 	// ListWalletThresholds lists the thresholds in force.
 	ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error)
+	// ListSweepBatches lists EIP-7702 batch sweeps (docs/sweeps-eip7702.md) newest first, each
+	// with its gas-tank transaction and one entry per address the batch carried: which sweep,
+	// what it moved, whether it delegated the address, and whether the batch swept it.
+	ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -919,6 +947,13 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceListSweepBatchesHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceListSweepBatchesProcedure,
+		svc.ListSweepBatches,
+		connect.WithSchema(opsServiceMethods.ByName("ListSweepBatches")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -975,6 +1010,8 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceSetWalletThresholdHandler.ServeHTTP(w, r)
 		case OpsServiceListWalletThresholdsProcedure:
 			opsServiceListWalletThresholdsHandler.ServeHTTP(w, r)
+		case OpsServiceListSweepBatchesProcedure:
+			opsServiceListSweepBatchesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -1090,4 +1127,8 @@ func (UnimplementedOpsServiceHandler) SetWalletThreshold(context.Context, *v1.Se
 
 func (UnimplementedOpsServiceHandler) ListWalletThresholds(context.Context, *v1.ListWalletThresholdsRequest) (*v1.ListWalletThresholdsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListWalletThresholds is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListSweepBatches is not implemented"))
 }
