@@ -357,12 +357,35 @@ func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
 			// The restart.
 			e.run(func() bool { return len(e.hooks.all()) == 3 })
 			e.checkBatchedCredit(3, bankroll0, 50)
-			if b := e.batchTxs(); len(b) != 1 || len(b[0].Attempts) != 1 {
-				t.Fatalf("%d batch transactions (want 1): %+v", len(b), b)
+			// One batch normally; more only if the deposits were confirmed in different scan
+			// passes (a loaded machine's log index can lag). Either way no address is in two
+			// batches, each batch was signed once, and the gas tank used one nonce per batch.
+			batches := e.batchTxs()
+			seen := map[common.Address]int64{}
+			for _, b := range batches {
+				accounts, err := batchsweep.Accounts(b.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range accounts {
+					if other, ok := seen[a.Address]; ok {
+						t.Fatalf("%s is in batch transactions %d and %d", a.Address.Hex(), other, b.ID)
+					}
+					seen[a.Address] = b.ID
+				}
+				if len(b.Attempts) != 1 || b.State != domain.ChainTxMined {
+					t.Fatalf("batch transaction %d: %s with %d attempts", b.ID, b.State, len(b.Attempts))
+				}
+			}
+			if len(seen) != 3 {
+				t.Fatalf("%d addresses in %d batch transactions, want 3", len(seen), len(batches))
+			}
+			if len(batches) != 1 {
+				t.Logf("%d batch transactions (the deposits were confirmed in different passes)", len(batches))
 			}
 			nonce, err := e.client.Nonce(e.ctx, e.gasTank, false)
-			if err != nil || nonce != 1 {
-				t.Fatalf("gas tank nonce %d (%v), want 1", nonce, err)
+			if err != nil || nonce != uint64(len(batches)) {
+				t.Fatalf("gas tank nonce %d (%v), want %d", nonce, err, len(batches))
 			}
 		})
 	}
