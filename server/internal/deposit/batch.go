@@ -82,6 +82,10 @@ func (s *Service) batchedSweepStep(ctx context.Context, n chain.Network, c *chai
 	return s.batchStep(ctx, n, c)
 }
 
+// freeSkips is how many times a sweep may be skipped and join the very next batch (a
+// cleared or replaced delegation is re-authorized by it); after that it backs off (LeaveBatch).
+const freeSkips = 3
+
 // maxBatchesInFlight bounds a chain's batches on their way: sweeps that fall due while one is
 // in flight go out at once in the next (no waiting for a block), and a stalled chain does not
 // queue more gas-tank transactions than this behind the first.
@@ -430,6 +434,12 @@ func (s *Service) settleBatch(ctx context.Context, n chain.Network, b domain.Swe
 				}
 				if err := moveSweep(ctx, q, sw.ID, SweepSkipped, func() error { return q.LeaveBatch(ctx, sw.ID, b.ID) }); err != nil {
 					return err
+				}
+				if sw.Skips+1 > freeSkips {
+					s.log.Error("sweep skipped again by its batch: its address holds less than its deposits or its delegation keeps "+
+						"being lost; it waits longer before each next batch (at most 10 minutes): an engineer should look "+
+						"(coffer ops batches)", "sweep", sw.ID, "batch", b.ID, "chain", n.ChainID, "address", sw.Address, "skips", sw.Skips+1)
+					continue
 				}
 				s.log.Warn("sweep skipped by its batch: it goes in the next one (re-authorized if its delegation was cleared or replaced)",
 					"sweep", sw.ID, "batch", b.ID, "chain", n.ChainID, "address", sw.Address, "skips", sw.Skips+1)

@@ -619,3 +619,85 @@ func TestTwoWorkersNeverBatchASweepTwice(t *testing.T) {
 		t.Fatalf("%d sweeps skipped", n)
 	}
 }
+
+// A sweep its batches keep skipping (here its address holds less than its deposit says, as
+// after a double sweep) joins the next three batches, then backs off: 5 s after its fourth
+// skip, 10 s after its fifth (doubling, at most 10 minutes), instead of costing the gas tank
+// a batch every block forever.
+func TestSkippedSweepBacksOff(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	a := e.tokenAddress("short")
+	h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(5_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	for range confirmations + 1 {
+		e.scan()
+		e.dev.Commit()
+	}
+	e.scan()
+	// The deposit now claims more than the address holds: every sweep of it reverts.
+	if _, err := e.pool.Exec(e.ctx, `UPDATE deposits SET gross_amount = 6000000 WHERE address = $1`, a.Hex()); err != nil {
+		t.Fatal(err)
+	}
+	skips := func() (n int, waitS float64) {
+		t.Helper()
+		err := e.pool.QueryRow(e.ctx, `SELECT COALESCE(max(skips), 0)::int, COALESCE(extract(epoch FROM max(batch_after) - now()), 0)::float8 FROM sweeps`).Scan(&n, &waitS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, waitS
+	}
+	step := func() {
+		e.scan()
+		e.settleAll()
+		e.dev.Commit()
+	}
+	for i := 0; ; i++ {
+		if n, _ := skips(); n >= 4 {
+			break
+		}
+		if i > 40 {
+			t.Fatal("the sweep was not skipped four times")
+		}
+		step()
+	}
+	n, wait := skips()
+	if n != 4 || wait < 3 || wait > 6 {
+		t.Fatalf("after its fourth skip: %d skips, next batch in %.1f s; want 4 and ~5 s", n, wait)
+	}
+	batches := len(e.batchTxs())
+	if batches != 4 {
+		t.Fatalf("%d batch transactions for four skips", batches)
+	}
+	// While it waits, no batch takes it.
+	if _, err := e.pool.Exec(e.ctx, `UPDATE sweeps SET batch_after = now() + interval '1 hour'`); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		step()
+	}
+	if n, _ := skips(); n != 4 || len(e.batchTxs()) != batches {
+		t.Fatalf("while it waits: %d skips, %d batch transactions (want 4, %d)", n, len(e.batchTxs()), batches)
+	}
+	// Its wait over, the next batch takes it again, and the next wait doubles.
+	if _, err := e.pool.Exec(e.ctx, `UPDATE sweeps SET batch_after = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if n, _ := skips(); n == 5 {
+			break
+		}
+		if i > 10 {
+			t.Fatal("the sweep was not batched again after its wait")
+		}
+		step()
+	}
+	if _, wait := skips(); wait < 8 || wait > 11 {
+		t.Fatalf("after its fifth skip the next batch is in %.1f s, want ~10 s", wait)
+	}
+}

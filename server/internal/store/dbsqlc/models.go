@@ -295,17 +295,18 @@ type Session struct {
 }
 
 type Sweep struct {
-	ID        int64
-	ChainID   int64
-	Address   string
-	Status    domain.SweepStatus
-	CreatedAt time.Time
-	SentAt    *time.Time
-	MinedAt   *time.Time
-	DoneAt    *time.Time
-	Batched   bool
-	BatchID   pgtype.Int8
-	Skips     int32
+	ID         int64
+	ChainID    int64
+	Address    string
+	Status     domain.SweepStatus
+	CreatedAt  time.Time
+	SentAt     *time.Time
+	MinedAt    *time.Time
+	DoneAt     *time.Time
+	Batched    bool
+	BatchID    pgtype.Int8
+	Skips      int32
+	BatchAfter *time.Time
 }
 
 type SweepBatch struct {

@@ -3,15 +3,15 @@
 SELECT pg_advisory_xact_lock(hashtext('coffer sweep ' || @chain_id::bigint || ' ' || @address::text));
 
 -- name: OpenSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE chain_id = @chain_id AND address = @address AND status <> 'DONE';
 
 -- name: LockSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps WHERE id = @id FOR UPDATE;
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps WHERE id = @id FOR UPDATE;
 
 -- name: InsertSweep :one
 INSERT INTO sweeps (chain_id, address, batched) VALUES (@chain_id, @address, @batched)
-RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips;
+RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after;
 
 -- name: AttachSweepDeposits :exec
 UPDATE deposits SET sweep_id = @sweep_id::bigint, status = 'SWEEPING'
@@ -76,9 +76,11 @@ UPDATE sweep_batches SET status = @status, done_at = CASE WHEN @status = 'DONE' 
 
 -- name: DueBatchSweeps :many
 -- A chain's batched sweeps waiting for a batch, oldest first, but those a reorg holds (a deposit
--- of theirs left the chain: nothing is signed for them until it is resolved).
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+-- of theirs left the chain: nothing is signed for them until it is resolved) and those skipped
+-- too often, until their backoff ends (batch_after, migration 0024).
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE sweeps.chain_id = @chain_id AND sweeps.batched AND sweeps.status = 'FUNDING' AND sweeps.batch_id IS NULL
+  AND (sweeps.batch_after IS NULL OR sweeps.batch_after <= now())
   AND NOT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
 	WHERE d.sweep_id = sweeps.id AND r.resolution IS NULL)
 ORDER BY sweeps.id LIMIT @lim;
@@ -89,12 +91,15 @@ UPDATE sweeps SET batch_id = @batch_id::bigint, status = 'SENDING', sent_at = no
 WHERE id = @id AND batched AND status = 'FUNDING' AND batch_id IS NULL;
 
 -- name: BatchSweeps :many
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE batch_id = @batch_id::bigint ORDER BY id;
 
 -- name: LeaveBatch :exec
--- The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING).
-UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1
+-- The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING),
+-- after a backoff from its fourth skip on (5 s, doubling, at most 10 minutes; migration 0024).
+UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1,
+    batch_after = CASE WHEN skips + 1 > 3
+        THEN now() + least(interval '5 seconds' * power(2, least(skips + 1 - 4, 20)), interval '10 minutes') END
 WHERE id = @id AND batch_id = @batch_id::bigint AND status = 'SENDING' AND mined_at IS NULL;
 
 -- name: DueTokenAddresses :many
@@ -118,13 +123,13 @@ LIMIT @lim;
 
 -- name: SweepsInBatches :many
 -- The sweeps the batches hold now (those they skipped left them).
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE batch_id = ANY(@batch_ids::bigint[]) ORDER BY id;
 
 -- name: SkippedSweepsOfAddresses :many
 -- Every sweep a batch skipped (skips > 0: sweeps_skipped_idx) of these addresses of a chain,
 -- oldest first: where the sweeps a batch skipped are now.
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE chain_id = @chain_id AND skips > 0 AND address = ANY(@addresses::text[]) ORDER BY id;
 
 -- name: DepositIDsOfSweeps :many

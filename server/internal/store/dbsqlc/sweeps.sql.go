@@ -30,7 +30,7 @@ func (q *Queries) AttachSweepDeposits(ctx context.Context, db DBTX, arg AttachSw
 }
 
 const batchSweeps = `-- name: BatchSweeps :many
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE batch_id = $1::bigint ORDER BY id
 `
 
@@ -55,6 +55,7 @@ func (q *Queries) BatchSweeps(ctx context.Context, db DBTX, batchID int64) ([]Sw
 			&i.Batched,
 			&i.BatchID,
 			&i.Skips,
+			&i.BatchAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -112,8 +113,9 @@ func (q *Queries) DepositIDsOfSweeps(ctx context.Context, db DBTX, sweepIds []in
 }
 
 const dueBatchSweeps = `-- name: DueBatchSweeps :many
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE sweeps.chain_id = $1 AND sweeps.batched AND sweeps.status = 'FUNDING' AND sweeps.batch_id IS NULL
+  AND (sweeps.batch_after IS NULL OR sweeps.batch_after <= now())
   AND NOT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
 	WHERE d.sweep_id = sweeps.id AND r.resolution IS NULL)
 ORDER BY sweeps.id LIMIT $2
@@ -125,7 +127,8 @@ type DueBatchSweepsParams struct {
 }
 
 // A chain's batched sweeps waiting for a batch, oldest first, but those a reorg holds (a deposit
-// of theirs left the chain: nothing is signed for them until it is resolved).
+// of theirs left the chain: nothing is signed for them until it is resolved) and those skipped
+// too often, until their backoff ends (batch_after, migration 0024).
 func (q *Queries) DueBatchSweeps(ctx context.Context, db DBTX, arg DueBatchSweepsParams) ([]Sweep, error) {
 	rows, err := db.Query(ctx, dueBatchSweeps, arg.ChainID, arg.Lim)
 	if err != nil {
@@ -147,6 +150,7 @@ func (q *Queries) DueBatchSweeps(ctx context.Context, db DBTX, arg DueBatchSweep
 			&i.Batched,
 			&i.BatchID,
 			&i.Skips,
+			&i.BatchAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -193,7 +197,7 @@ func (q *Queries) DueTokenAddresses(ctx context.Context, db DBTX, arg DueTokenAd
 
 const insertSweep = `-- name: InsertSweep :one
 INSERT INTO sweeps (chain_id, address, batched) VALUES ($1, $2, $3)
-RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips
+RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after
 `
 
 type InsertSweepParams struct {
@@ -217,6 +221,7 @@ func (q *Queries) InsertSweep(ctx context.Context, db DBTX, arg InsertSweepParam
 		&i.Batched,
 		&i.BatchID,
 		&i.Skips,
+		&i.BatchAfter,
 	)
 	return i, err
 }
@@ -258,7 +263,9 @@ func (q *Queries) JoinBatch(ctx context.Context, db DBTX, arg JoinBatchParams) (
 }
 
 const leaveBatch = `-- name: LeaveBatch :exec
-UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1
+UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1,
+    batch_after = CASE WHEN skips + 1 > 3
+        THEN now() + least(interval '5 seconds' * power(2, least(skips + 1 - 4, 20)), interval '10 minutes') END
 WHERE id = $1 AND batch_id = $2::bigint AND status = 'SENDING' AND mined_at IS NULL
 `
 
@@ -267,7 +274,8 @@ type LeaveBatchParams struct {
 	BatchID int64
 }
 
-// The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING).
+// The batch skipped the sweep (or never ran it): it waits for the next one (SENDING → FUNDING),
+// after a backoff from its fourth skip on (5 s, doubling, at most 10 minutes; migration 0024).
 func (q *Queries) LeaveBatch(ctx context.Context, db DBTX, arg LeaveBatchParams) error {
 	_, err := db.Exec(ctx, leaveBatch, arg.ID, arg.BatchID)
 	return err
@@ -364,7 +372,7 @@ func (q *Queries) LockBatchChain(ctx context.Context, db DBTX, chainID int64) er
 }
 
 const lockSweep = `-- name: LockSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps WHERE id = $1 FOR UPDATE
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) LockSweep(ctx context.Context, db DBTX, id int64) (Sweep, error) {
@@ -382,6 +390,7 @@ func (q *Queries) LockSweep(ctx context.Context, db DBTX, id int64) (Sweep, erro
 		&i.Batched,
 		&i.BatchID,
 		&i.Skips,
+		&i.BatchAfter,
 	)
 	return i, err
 }
@@ -424,7 +433,7 @@ func (q *Queries) MarkSweepMined(ctx context.Context, db DBTX, id int64) (*time.
 }
 
 const openSweep = `-- name: OpenSweep :one
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE chain_id = $1 AND address = $2 AND status <> 'DONE'
 `
 
@@ -448,6 +457,7 @@ func (q *Queries) OpenSweep(ctx context.Context, db DBTX, arg OpenSweepParams) (
 		&i.Batched,
 		&i.BatchID,
 		&i.Skips,
+		&i.BatchAfter,
 	)
 	return i, err
 }
@@ -545,7 +555,7 @@ func (q *Queries) SetSweepStatus(ctx context.Context, db DBTX, arg SetSweepStatu
 }
 
 const skippedSweepsOfAddresses = `-- name: SkippedSweepsOfAddresses :many
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE chain_id = $1 AND skips > 0 AND address = ANY($2::text[]) ORDER BY id
 `
 
@@ -577,6 +587,7 @@ func (q *Queries) SkippedSweepsOfAddresses(ctx context.Context, db DBTX, arg Ski
 			&i.Batched,
 			&i.BatchID,
 			&i.Skips,
+			&i.BatchAfter,
 		); err != nil {
 			return nil, err
 		}
@@ -660,7 +671,7 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 }
 
 const sweepsInBatches = `-- name: SweepsInBatches :many
-SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips FROM sweeps
+SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE batch_id = ANY($1::bigint[]) ORDER BY id
 `
 
@@ -686,6 +697,7 @@ func (q *Queries) SweepsInBatches(ctx context.Context, db DBTX, batchIds []int64
 			&i.Batched,
 			&i.BatchID,
 			&i.Skips,
+			&i.BatchAfter,
 		); err != nil {
 			return nil, err
 		}
