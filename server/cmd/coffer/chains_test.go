@@ -13,7 +13,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chain/catalogue"
 	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
@@ -123,8 +122,7 @@ func TestChainsValidate(t *testing.T) {
 	dev := testfactory.DevChain(context.Background(), t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	usdt, _ := dev.Token("USDT")
 	file := func(decimals int) string {
-		return proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
-			"nativeSymbol": "ETH", "bankrollAddress": testBankroll,
+		return devChainsFile(t, dev, testBankroll, map[string]any{
 			"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": decimals}}})
 	}
 	good, bad := file(6), file(18)
@@ -137,9 +135,7 @@ func TestChainsValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batched := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()},
-		"confirmations": 2, "nativeSymbol": "ETH", "bankrollAddress": testBankroll, "sweepMethod": "eip7702",
-		"sweeperAddress": sweeper.Hex()})
+	batched := devChainsFile(t, dev, testBankroll, map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex()})
 	if out, errOut, code := coffer(t, "chains", "validate", "--file", batched); code != 0 ||
 		!strings.Contains(out, "chain 1337 (dev): sweeperAddress "+sweeper.Hex()+" pays the bankroll: ok") {
 		t.Fatalf("validate an eip7702 chain: %d %s %s", code, out, errOut)

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
+	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) {
@@ -31,6 +35,36 @@ func cliDatabase(t *testing.T) (dbURL, masterKey string) {
 	t.Setenv("DATABASE_URL", dbURL)
 	t.Setenv("COFFER_MASTER_KEY", masterKey)
 	return dbURL, masterKey
+}
+
+// cliChain starts a dev chain (chain 1337, on HTTP) for a CLI test and points the commands at
+// it (useDevChain) and at a fresh migrated database (cliDatabase).
+func cliChain(t *testing.T) *devchain.Chain {
+	t.Helper()
+	dev := testfactory.DevChain(t.Context(), t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	cliDatabase(t)
+	useDevChain(t, dev, nil)
+	if _, errOut, code := coffer(t, "migrate"); code != 0 {
+		t.Fatalf("migrate: %s", errOut)
+	}
+	return dev
+}
+
+// useDevChain points the commands (COFFER_CHAINS_FILE) at a chains file naming dev with
+// testBankroll, extra's keys added to its entry.
+func useDevChain(t *testing.T, dev *devchain.Chain, extra map[string]any) {
+	t.Helper()
+	t.Setenv("COFFER_CHAINS_FILE", devChainsFile(t, dev, testBankroll, extra))
+}
+
+// devChainsFile writes a chains file naming dev (chain 1337, two confirmations) with bankroll,
+// extra's keys added to its entry.
+func devChainsFile(t *testing.T, dev *devchain.Chain, bankroll string, extra map[string]any) string {
+	t.Helper()
+	n := map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
+		"nativeSymbol": "ETH", "bankrollAddress": bankroll}
+	maps.Copy(n, extra)
+	return proctest.ChainsFile(t, n)
 }
 
 func coffer(t *testing.T, args ...string) (string, string, int) {

@@ -1,40 +1,20 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
-
-	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // TestFundsCommands: `coffer operator treasury|balance|adjust` and `coffer reconcile`, with the
 // shapes DESIGN.md gives them, on a real database and a dev chain.
 func TestFundsCommands(t *testing.T) {
-	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
+	dev := cliChain(t)
 	usdt, _ := dev.Token("USDT")
-	k, _ := crypto.GenerateKey()
-	bankroll := crypto.PubkeyToAddress(k.PublicKey)
-	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
-		"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex(),
-		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}})
-	cliDatabase(t)
-	t.Setenv("COFFER_CHAINS_FILE", chainsFile)
-	_, errOut, code := coffer(t, "migrate")
-	if code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
+	useDevChain(t, dev, map[string]any{"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}})
 	id := createOperator(t)
 
 	// Treasury: one address per operator, EIP-55, stable.
@@ -127,8 +107,8 @@ func TestFundsCommands(t *testing.T) {
 		}
 	}
 	// The hot wallet is funded with 150 USDT: covered, 50 over.
-	mint, _ := dev.Mint(ctx, "USDT", hot, big.NewInt(150_000_000))
-	if _, err := dev.Mine(ctx, mint); err != nil {
+	mint, _ := dev.Mint(t.Context(), "USDT", hot, big.NewInt(150_000_000))
+	if _, err := dev.Mine(t.Context(), mint); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code = coffer(t, "reconcile", "--json")

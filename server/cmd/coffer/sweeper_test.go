@@ -1,43 +1,21 @@
 package main
 
 import (
-	"context"
-	"maps"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cofferhq/coffer/server/internal/batchsweep"
-	"github.com/cofferhq/coffer/server/internal/devchain"
-	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // TestChainsSweeper: `coffer chains sweeper` prints the creation code of a Sweeper for this
 // database's gas tank and the chain's bankroll; once deployed and named in the chains file it
 // says ok; a Sweeper of another bankroll, an unknown chain and a missing --chain-id are refused.
 func TestChainsSweeper(t *testing.T) {
-	ctx := context.Background()
-	dev, err := devchain.Start(ctx, devchain.Options{HTTPAddr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dev.Close() })
-	k, _ := crypto.GenerateKey()
-	bankroll := crypto.PubkeyToAddress(k.PublicKey)
-	network := func(extra map[string]any) string {
-		n := map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()}, "confirmations": 2,
-			"nativeSymbol": "ETH", "bankrollAddress": bankroll.Hex()}
-		maps.Copy(n, extra)
-		return proctest.ChainsFile(t, n)
-	}
-	cliDatabase(t)
-	t.Setenv("COFFER_CHAINS_FILE", network(nil))
-	if _, errOut, code := coffer(t, "migrate"); code != 0 {
-		t.Fatalf("migrate: %s", errOut)
-	}
+	dev := cliChain(t)
+	bankroll := common.HexToAddress(testBankroll)
 
 	out, errOut, code := coffer(t, "chains", "sweeper", "--chain-id", "1337")
 	m := regexp.MustCompile(`gas tank (0x[0-9a-fA-F]{40})`).FindStringSubmatch(out)
@@ -50,27 +28,27 @@ func TestChainsSweeper(t *testing.T) {
 		t.Fatalf("creation code not printed: %q", out)
 	}
 
-	sweeper, err := dev.DeploySweeper(ctx, gasTank, bankroll, common.Address{})
+	sweeper, err := dev.DeploySweeper(t.Context(), gasTank, bankroll, common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("COFFER_CHAINS_FILE", network(map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex()}))
+	useDevChain(t, dev, map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex()})
 	out, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "1337")
 	if code != 0 || !strings.Contains(out, "sweeperAddress "+sweeper.Hex()+" obeys this gas tank, pays this bankroll and sends fees to this feeAddress: ok") {
 		t.Fatalf("with its sweeper: %d %q %s", code, out, errOut)
 	}
 
-	other, err := dev.DeploySweeper(ctx, gasTank, common.HexToAddress("0x00000000000000000000000000000000000bad03"), common.Address{})
+	other, err := dev.DeploySweeper(t.Context(), gasTank, common.HexToAddress("0x00000000000000000000000000000000000bad03"), common.Address{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("COFFER_CHAINS_FILE", network(map[string]any{"sweepMethod": "eip7702", "sweeperAddress": other.Hex()}))
+	useDevChain(t, dev, map[string]any{"sweepMethod": "eip7702", "sweeperAddress": other.Hex()})
 	if out, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "1337"); code != 1 || !strings.Contains(errOut, "pays") {
 		t.Fatalf("a sweeper of another bankroll: %d %q %s", code, out, errOut)
 	}
 	// A chain that takes fees needs a Sweeper that sends them to its feeAddress.
-	t.Setenv("COFFER_CHAINS_FILE", network(map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex(),
-		"feeAddress": "0x00000000000000000000000000000000000fee01"}))
+	useDevChain(t, dev, map[string]any{"sweepMethod": "eip7702", "sweeperAddress": sweeper.Hex(),
+		"feeAddress": "0x00000000000000000000000000000000000fee01"})
 	if out, errOut, code = coffer(t, "chains", "sweeper", "--chain-id", "1337"); code != 1 || !strings.Contains(errOut, "sends fees to") {
 		t.Fatalf("a sweeper without the chain's feeAddress: %d %q %s", code, out, errOut)
 	}
