@@ -63,6 +63,13 @@ func newEnv(t *testing.T, url string) *env {
 	return &env{t: t, pool: pool, ops: ops, svc: svc, jobs: ins, opID: op.ID, key: key}
 }
 
+// newReceivingEnv is an env whose operator's webhooks go to a new receiver answering with answer.
+func newReceivingEnv(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) (*env, *receiver) {
+	t.Helper()
+	rc := newReceiver(t, answer)
+	return newEnv(t, rc.URL), rc
+}
+
 func testLog(t testing.TB) *slog.Logger {
 	t.Helper()
 	if testing.Verbose() {
