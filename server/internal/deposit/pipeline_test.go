@@ -444,10 +444,7 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 	addrA := e.address("a")
 	addrB := e.address("b")
 	alice, bob := e.newUser(), e.newUser()
-	parent, err := e.client.Header(e.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent := e.latestHeader()
 	doomed := e.send(alice, 0, addrA, testfactory.Ether(1), nil, 2)
 	survivor := e.send(bob, 0, addrB, testfactory.Ether(2), nil, 2)
 	e.mine(doomed, survivor)
