@@ -72,7 +72,7 @@ func TestDrainDoesNotEndUnderAnEnqueueInFlight(t *testing.T) {
 func TestEnqueuesDoNotWaitOnEachOther(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false)) // the drain stays queued: live
+	e.bindIdle() // the drain stays queued: live
 	ctx := context.Background()
 	e.enqueue(depositEvent(1), "1")
 	tx, err := e.pool.Begin(ctx)
@@ -135,7 +135,7 @@ func TestOperatorsDrainApart(t *testing.T) {
 func TestRepairRestartsLostDrains(t *testing.T) {
 	t.Parallel()
 	e, _ := newReceivingEnv(t, ok)
-	e.bind(e.newRiver(fastSchedule, false))
+	e.bindIdle()
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	e.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'webhook_drain'`) //nolint:errcheck

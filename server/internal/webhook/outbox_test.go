@@ -181,7 +181,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 func TestListDeadScopeAndPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 	ctx := context.Background()
 	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: new("Other"), WebhookURL: new("https://other.example/hook")})
 	if err != nil {
@@ -255,7 +255,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	}); !errors.Is(err, jobs.ErrUnbound) {
 		t.Fatalf("Enqueue without a River client: %v", err)
 	}
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 
 	rollback := errors.New("rollback")
 	id := newID()
@@ -316,7 +316,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 func TestRedeliverRaces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
@@ -488,7 +488,7 @@ func TestLegacyDeliverJobs(t *testing.T) {
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 	t.Parallel()
 	e, _ := newReceivingEnv(t, ok)
-	e.bind(e.newRiver(fastSchedule, false))
+	e.bindIdle()
 	ctx := context.Background()
 	id := newID()
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
