@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
@@ -73,15 +74,14 @@ func benchSweepGas(b *testing.B, feeBps int32) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for rows.Next() {
-			var used uint64
-			var n int
-			if err := rows.Scan(&used, &n); err != nil {
-				b.Fatal(err)
-			}
+		var used uint64
+		var n int
+		if _, err := pgx.ForEachRow(rows, []any{&used, &n}, func() error {
 			gas, batches, auths = gas+used, batches+1, auths+n
+			return nil
+		}); err != nil {
+			b.Fatal(err)
 		}
-		rows.Close()
 		seen += batches
 		return gas, batches, auths
 	}

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/proctest"
@@ -34,8 +32,7 @@ import (
 func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	ctx := context.Background()
 	db := newCofferDB(t)
-	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 1,
-		"nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": common.HexToAddress("0xb0b").Hex()})
+	chainsFile := proctest.ChainsFile(t, ethChain(1337, "dev", "http://127.0.0.1:9"))
 	addr := proctest.FreeAddr(t)
 	base := "http://" + addr
 	env := db.env("COFFER_ADDR="+addr, "COFFER_INTERNAL_ADDR=127.0.0.1:0", "COFFER_BASE_URL="+base, "COFFER_STATIC_PRICES=ETH=3000",

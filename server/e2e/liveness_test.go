@@ -20,8 +20,7 @@ func TestKilledWorkersJobsResumeWithinSeconds(t *testing.T) {
 	ctx := context.Background()
 	cdb := newCofferDB(t)
 	cdb.createWallet(t)
-	chainsFile := proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "unreachable", "rpcUrls": []string{"http://127.0.0.1:1"},
-		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": "0x0000000000000000000000000000000000000b0b"})
+	chainsFile := proctest.ChainsFile(t, ethChain(1337, "unreachable", "http://127.0.0.1:1"))
 	start := func() *proctest.Process {
 		internal := proctest.FreeAddr(t)
 		return serve(t, cdb.bin, "http://"+internal, cdb.env("COFFER_ROLE=worker", "COFFER_INTERNAL_ADDR="+internal, "COFFER_LOG_LEVEL=error",

@@ -93,10 +93,15 @@ func (s *servers) operator(t *testing.T, recv *hooktest.Receiver) (*cofferv1.Ope
 	return created.Operator, created.OperatorKey
 }
 
-// gethChain is a geth --dev node as a chain list names it, with two confirmations and a
-// bankroll nobody holds (tests that look at the bankroll set their own).
+// gethChain is a geth --dev node as ethChain (tests that look at the bankroll set their own).
 func gethChain(node *gethdev.Node) map[string]any {
-	return map[string]any{"chainId": node.ChainID, "name": "geth dev", "rpcUrls": []string{node.URL},
+	return ethChain(node.ChainID, "geth dev", node.URL)
+}
+
+// ethChain is an ETH chain served at rpcURL as a chain list names it, with two confirmations
+// and a bankroll nobody holds.
+func ethChain(chainID int64, name, rpcURL string) map[string]any {
+	return map[string]any{"chainId": chainID, "name": name, "rpcUrls": []string{rpcURL},
 		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": "0x0000000000000000000000000000000000000b0b"}
 }
 

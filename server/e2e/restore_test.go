@@ -112,9 +112,10 @@ func TestRestoreDrill(t *testing.T) {
 	pgTool(t, "pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname="+restored.URL, dump)
 
 	bin := proctest.BuildCoffer(t)
-	chains := proctest.ChainsFile(t, map[string]any{"chainId": network.ChainID, "name": network.Name, "rpcUrls": network.RPCURLs,
-		"confirmations": 2, "nativeSymbol": "ETH", "nativeDecimals": 18, "bankrollAddress": bankroll.Hex(),
-		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": c.usdt.Hex(), "decimals": 6}}})
+	entry := gethChain(c.node) // the network above
+	entry["bankrollAddress"] = bankroll.Hex()
+	entry["tokens"] = []map[string]any{{"symbol": "USDT", "contractAddress": c.usdt.Hex(), "decimals": 6}}
+	chains := proctest.ChainsFile(t, entry)
 	cli := func(key string, args ...string) (string, string, error) {
 		cmd := exec.CommandContext(t.Context(), bin, args...)
 		cmd.Env = []string{"DATABASE_URL=" + restored.URL, "COFFER_MASTER_KEY=" + key, "COFFER_CHAINS_FILE=" + chains, "USER=drill"}

@@ -2,11 +2,13 @@ package app_test
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
@@ -174,17 +176,13 @@ func parseAuthMatrix(t *testing.T) []matrixRow {
 	}
 	var rows []matrixRow
 	for i, line := range lines[1:] {
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
 		var r matrixRow
-		if fields[0] == strings.ToUpper(fields[0]) { // REST: METHOD /path
-			r.endpoint, fields = fields[0]+" "+fields[1], fields[2:]
-		} else { // Connect: Service.Method
-			svc, method, _ := strings.Cut(fields[0], ".")
-			r.endpoint, fields = "/coffer.v1."+svc+"/"+method, fields[1:]
-		}
+		endpoint, outcomes := matrixEndpoint(line)
+		r.endpoint = endpoint
+		fields := strings.Fields(outcomes)
 		if len(fields) != numCreds {
 			t.Fatalf("authMatrix line %d: %d outcomes, want %d: %q", i+2, len(fields), numCreds, line)
 		}
@@ -192,6 +190,20 @@ func parseAuthMatrix(t *testing.T) []matrixRow {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// matrixEndpoint reads the endpoint a line of authMatrix or of the request table starts with
+// ("METHOD /path" of a REST route, "Service.Method" of a Connect procedure, which it returns
+// as "/coffer.v1.Service/Method") and returns it with the rest of the line.
+func matrixEndpoint(line string) (endpoint, rest string) {
+	first, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	rest = strings.TrimSpace(rest)
+	if first == strings.ToUpper(first) { // REST: METHOD /path
+		path, rest, _ := strings.Cut(rest, " ")
+		return first + " " + path, strings.TrimSpace(rest)
+	}
+	svc, method, _ := strings.Cut(first, ".")
+	return "/coffer.v1." + svc + "/" + method, rest
 }
 
 // connectOutcomes are the matrix's names of Connect outcomes.
@@ -223,6 +235,8 @@ type matrixFixture struct {
 	withdrawalID string
 	// eventID is operator A's delivered event (redelivered; then pending, which answers as it is).
 	eventID string
+	// requests are the request table's: endpoint → request, filled per call by fill.
+	requests map[string]string
 	// freshWithdraw opens another withdraw session of operator A: each withdrawal submitted
 	// with the valid sid gets its own, since submissions are rate-limited per session.
 	freshWithdraw func() string
@@ -240,7 +254,7 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 	t.Helper()
 	env := apptest.Start(t, apptest.Options{})
 	ctx := t.Context()
-	f := &matrixFixture{env: env}
+	f := &matrixFixture{env: env, requests: parseMatrixRequests(t)}
 	var keyA string
 	f.opA, keyA = env.Operator(t, domain.OperatorSettings{})
 	opB, keyB := env.Operator(t, domain.OperatorSettings{})
@@ -302,324 +316,58 @@ func newMatrixFixture(t *testing.T) *matrixFixture {
 
 var matrixStyle = domain.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
 
-var matrixStyleProto = &cofferv1.ThemeStyle{PrimaryColor: "#112233", BackgroundColor: "#ffffff", TextColor: "#000000"}
-
 const (
 	matrixAddress = "0x00000000000000000000000000000000000000b1"
 	matrixTxHash  = "0x1111111111111111111111111111111111111111111111111111111111111111"
 )
 
-// restRequests builds each REST route's request: method, path and a valid JSON body, so that
-// only the credential varies.
-var restRequests = map[string]func(f *matrixFixture, s sessionIDs) (method, path, body string){
-	"POST /session/deposit": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "POST", "/session/deposit", `{"externalUserId":"matrix-user","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`
-	},
-	"POST /session/withdraw": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "POST", "/session/withdraw", `{"externalUserId":"matrix-user","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`
-	},
-	"POST /session/{uuid}/test-webhook": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
-		return "POST", "/session/" + f.testWebhookSid + "/test-webhook", `{"amount":"10"}`
-	},
-	"POST /depositor/create": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "POST", "/depositor/create", `{"externalUserId":"matrix-user","email":"matrix@example.com"}`
-	},
-	"GET /depositor/{externalUserId}/check": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/depositor/matrix-user/check", ""
-	},
-	"POST /depositor/address": func(_ *matrixFixture, s sessionIDs) (string, string, string) {
-		return "POST", "/depositor/address", `{"sid":"` + s.deposit + `","currency":"USDT","chainId":1337}`
-	},
-	"GET /chain": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/chain", ""
-	},
-	"POST /withdraw/direct-transfer": func(f *matrixFixture, s sessionIDs) (string, string, string) {
-		return "POST", "/withdraw/direct-transfer", `{"sid":"` + f.submitSid(s) + `","address":"` + matrixAddress + `","currency":"USDT","chainId":1337}`
-	},
-	"POST /withdraw/{id}/decision": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "POST", "/withdraw/" + uuid.NewString() + "/decision", `{"decision":"APPROVE"}`
-	},
-	"POST /admin/login": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
-		return "POST", "/admin/login", `{"email":"` + f.adminEmail + `","password":"` + apptest.AdminPassword + `"}`
-	},
-	"GET /admin/withdrawals": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/admin/withdrawals", ""
-	},
-	"PATCH /admin/withdrawals/{id}/status": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "PATCH", "/admin/withdrawals/" + uuid.NewString() + "/status", `{"status":"PROCESSING","adminNote":"matrix"}`
-	},
-	"GET /balances": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/balances", ""
-	},
-	"GET /deposits": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/deposits", ""
-	},
-	"GET /deposits/{depositId}": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
-		return "GET", "/deposits/" + strconv.FormatInt(f.depositID, 10), ""
-	},
-	"GET /withdrawals": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/withdrawals", ""
-	},
-	"GET /withdrawals/{withdrawRequestId}": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
-		return "GET", "/withdrawals/" + f.withdrawalID, ""
-	},
-	"GET /events": func(*matrixFixture, sessionIDs) (string, string, string) {
-		return "GET", "/events", ""
-	},
-	"POST /events/{eventId}/redeliver": func(f *matrixFixture, _ sessionIDs) (string, string, string) {
-		return "POST", "/events/" + f.eventID + "/redeliver", ""
-	},
+//go:embed testdata/authmatrix_requests.txt
+var matrixRequestTable string
+
+// parseMatrixRequests reads the request table: endpoint → request, {name}s not yet filled.
+func parseMatrixRequests(t *testing.T) map[string]string {
+	t.Helper()
+	requests := map[string]string{}
+	for i, line := range strings.Split(matrixRequestTable, "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		endpoint, req := matrixEndpoint(line)
+		if _, dup := requests[endpoint]; dup || req == "" {
+			t.Fatalf("authmatrix_requests.txt line %d: a second or an empty request for %s", i+1, endpoint)
+		}
+		requests[endpoint] = req
+	}
+	return requests
 }
 
-// rpcRequests makes each Connect procedure's call with a valid request. WatchDeposits is a
-// server stream: its error arrives on the stream.
-var rpcRequests = map[string]func(f *matrixFixture, s sessionIDs) proto.Message{
-	cofferv1connect.SessionServiceCreateDepositSessionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CreateDepositSessionRequest{ExternalUserId: "matrix-user",
-			Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "100", Amount: "10"}
-	},
-	cofferv1connect.SessionServiceCreateWithdrawSessionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CreateWithdrawSessionRequest{ExternalUserId: "matrix-user",
-			Lang: "en", PlatformFiatCurrency: "USD", UserBalance: "100", Amount: "10"}
-	},
-	cofferv1connect.SessionServiceSendTestWebhookProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.SendTestWebhookRequest{Sid: f.testWebhookSid}
-	},
-	cofferv1connect.DepositorServiceCreateDepositorProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CreateDepositorRequest{ExternalUserId: "matrix-user"}
-	},
-	cofferv1connect.DepositorServiceCheckDepositorProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CheckDepositorRequest{ExternalUserId: "matrix-user"}
-	},
-	cofferv1connect.WithdrawalServiceDecideWithdrawalProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.DecideWithdrawalRequest{WithdrawRequestId: uuid.NewString(),
-			Decision: cofferv1.Decision_DECISION_APPROVE}
-	},
-	cofferv1connect.WithdrawalServiceGetWithdrawalProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetWithdrawalRequest{WithdrawRequestId: uuid.NewString()}
-	},
-	cofferv1connect.ChainServiceListChainsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListChainsRequest{}
-	},
-	cofferv1connect.WidgetServiceGetSessionProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.GetSessionRequest{Sid: s.deposit}
-	},
-	cofferv1connect.WidgetServiceGetDepositAddressProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.GetDepositAddressRequest{Sid: s.deposit, Currency: "USDT", ChainId: 1337}
-	},
-	cofferv1connect.WidgetServiceWatchDepositsProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.WatchDepositsRequest{Sid: s.deposit}
-	},
-	cofferv1connect.WidgetServiceListSessionDepositsProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.ListSessionDepositsRequest{Sid: s.deposit}
-	},
-	cofferv1connect.WidgetServiceQuoteWithdrawalProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.QuoteWithdrawalRequest{Sid: s.withdraw, Currency: "USDT", ChainId: 1337}
-	},
-	cofferv1connect.WidgetServiceSubmitWithdrawalProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.SubmitWithdrawalRequest{Sid: f.submitSid(s), Address: matrixAddress,
-			Currency: "USDT", ChainId: 1337, Type: cofferv1.WithdrawalType_WITHDRAWAL_TYPE_DIRECT_TRANSFER}
-	},
-	cofferv1connect.WidgetServiceCancelSessionProcedure: func(f *matrixFixture, s sessionIDs) proto.Message {
-		return &cofferv1.CancelSessionRequest{Sid: s.cancel}
-	},
-	cofferv1connect.AdminServiceLoginProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.LoginRequest{Email: f.adminEmail, Password: apptest.AdminPassword}
-	},
-	cofferv1connect.AdminServiceLogoutProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.LogoutRequest{}
-	},
-	cofferv1connect.AdminServiceGetMeProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetMeRequest{}
-	},
-	cofferv1connect.AdminServiceListWithdrawalsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListWithdrawalsRequest{}
-	},
-	cofferv1connect.AdminServiceGetAdminWithdrawalProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetAdminWithdrawalRequest{WithdrawRequestId: uuid.NewString()}
-	},
-	cofferv1connect.AdminServiceUpdateWithdrawalStatusProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.UpdateWithdrawalStatusRequest{WithdrawRequestId: uuid.NewString(),
-			Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING, AdminNote: "matrix"}
-	},
-	cofferv1connect.AdminServiceOverrideDecisionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.OverrideDecisionRequest{WithdrawRequestId: uuid.NewString(),
-			Decision: cofferv1.Decision_DECISION_REJECT, AdminNote: "matrix"}
-	},
-	cofferv1connect.AdminServiceListDepositsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListDepositsRequest{}
-	},
-	cofferv1connect.AdminServiceReplayDepositProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ReplayDepositRequest{ChainId: 1337, TxHash: matrixTxHash}
-	},
-	cofferv1connect.AdminServiceListThemesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListThemesRequest{}
-	},
-	cofferv1connect.AdminServiceCreateThemeProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CreateThemeRequest{OperatorId: f.opA.ID,
-			Slug: "matrix-" + uuid.NewString()[:8], Name: "Matrix", Style: matrixStyleProto}
-	},
-	cofferv1connect.AdminServiceUpdateThemeProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.UpdateThemeRequest{Id: f.themeToUpdate, Name: "Matrix 2", Style: matrixStyleProto}
-	},
-	cofferv1connect.AdminServiceDeleteThemeProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.DeleteThemeRequest{Id: f.themeToDelete}
-	},
-	cofferv1connect.AdminServiceListDeadLettersProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListDeadLettersRequest{}
-	},
-	cofferv1connect.AdminServiceRedeliverWebhookProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.RedeliverWebhookRequest{EventId: uuid.NewString()}
-	},
-	cofferv1connect.OpsServiceCreateOperatorProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		name, hook := "Matrix operator", "https://operator.example/matrix"
-		return &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: &name, WebhookUrl: &hook}}
-	},
-	cofferv1connect.OpsServiceUpdateOperatorProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		name := "Matrix bystander"
-		return &cofferv1.UpdateOperatorRequest{Id: f.opC.ID, Settings: &cofferv1.OperatorSettings{Name: &name}}
-	},
-	cofferv1connect.OpsServiceGetOperatorProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetOperatorRequest{Id: f.opC.ID}
-	},
-	cofferv1connect.OpsServiceListOperatorsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListOperatorsRequest{}
-	},
-	cofferv1connect.OpsServiceRotateOperatorKeyProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.RotateOperatorKeyRequest{Id: f.opC.ID}
-	},
-	cofferv1connect.OpsServiceCreateAdminProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CreateAdminRequest{Email: "matrix-" + uuid.NewString()[:8] + "@coffer.test",
-			Password: apptest.AdminPassword, OperatorId: f.opC.ID}
-	},
-	cofferv1connect.OpsServiceListDeadLetteredWebhooksProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListDeadLetteredWebhooksRequest{}
-	},
-	cofferv1connect.OpsServiceRedeliverDeadLetterProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.RedeliverDeadLetterRequest{EventId: uuid.NewString()}
-	},
-	cofferv1connect.OpsServiceReplayMissedDepositProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ReplayMissedDepositRequest{ChainId: 1337, TxHash: matrixTxHash}
-	},
-	cofferv1connect.BalanceServiceListBalancesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListBalancesRequest{}
-	},
-	cofferv1connect.WithdrawalServiceListWithdrawalsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.WithdrawalServiceListWithdrawalsRequest{}
-	},
-	cofferv1connect.DepositServiceListDepositsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.DepositServiceListDepositsRequest{}
-	},
-	cofferv1connect.DepositServiceGetDepositProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetDepositRequest{DepositId: f.depositID}
-	},
-	cofferv1connect.EventServiceListEventsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.EventServiceListEventsRequest{}
-	},
-	cofferv1connect.EventServiceSubscribeEventsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.SubscribeEventsRequest{}
-	},
-	cofferv1connect.EventServiceRedeliverEventProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.RedeliverEventRequest{EventId: f.eventID}
-	},
-	cofferv1connect.AdminServiceListOperatorFundsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListOperatorFundsRequest{}
-	},
-	cofferv1connect.AdminServiceListDepositReorgsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListDepositReorgsRequest{}
-	},
-	cofferv1connect.AdminServiceListPayoutPausesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceListPayoutPausesRequest{}
-	},
-	cofferv1connect.AdminServicePausePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServicePausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
-			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
-	},
-	cofferv1connect.AdminServiceResumePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
-			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
-	},
-	cofferv1connect.AdminServiceListChainTransactionsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceListChainTransactionsRequest{Stuck: true}
-	},
-	cofferv1connect.AdminServiceResendChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.AdminServiceCancelChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceCancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.AdminServiceFailChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdminServiceFailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceListReorgedDepositsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListReorgedDepositsRequest{}
-	},
-	cofferv1connect.OpsServiceResolveReorgedDepositProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ResolveReorgedDepositRequest{DepositId: 987654321,
-			Resolution: cofferv1.ReorgResolution_REORG_RESOLUTION_WRITE_OFF, Note: "matrix"}
-	},
-	cofferv1connect.OpsServicePausePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.PausePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
-			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceResumePayoutsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ResumePayoutsRequest{Target: &cofferv1.PayoutPauseTarget{
-			Scope: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR, OperatorId: "00000000-0000-4000-8000-000000000000", Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceListPayoutPausesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListPayoutPausesRequest{}
-	},
-	cofferv1connect.OpsServiceListChainTransactionsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListChainTransactionsRequest{Stuck: true}
-	},
-	cofferv1connect.OpsServiceResendChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ResendChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceCancelChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.CancelChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceFailChainTransactionProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.FailChainTransactionRequest{Target: &cofferv1.ChainTransactionTarget{Id: 987654321, Reason: "matrix"}}
-	},
-	cofferv1connect.OpsServiceSetWalletThresholdProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.SetWalletThresholdRequest{ChainId: 987654, Currency: "ETH",
-			Wallet: "0x0000000000000000000000000000000000000001", Amount: "1", Reason: "matrix"}
-	},
-	cofferv1connect.OpsServiceListWalletThresholdsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListWalletThresholdsRequest{}
-	},
-	cofferv1connect.OpsServiceListSweepBatchesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListSweepBatchesRequest{Open: true}
-	},
-	cofferv1connect.OpsServiceGetTreasuryAddressProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.GetTreasuryAddressRequest{OperatorId: f.opC.ID, ChainId: 1337}
-	},
-	cofferv1connect.OpsServiceListOperatorBalancesProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ListOperatorBalancesRequest{OperatorId: f.opC.ID}
-	},
-	cofferv1connect.OpsServiceAdjustOperatorFundsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.AdjustOperatorFundsRequest{OperatorId: f.opC.ID, ChainId: 1337,
-			Currency: "USDT", Amount: "+1", Note: "matrix"}
-	},
-	cofferv1connect.OpsServiceReconcileProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.ReconcileRequest{}
-	},
-	// A bystander admin, so that the matrix's own admin token keeps working.
-	cofferv1connect.OpsServiceDisableAdminProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.DisableAdminRequest{Admin: &cofferv1.DisableAdminRequest_Email{Email: f.bystanderEmail}}
-	},
-	cofferv1connect.OpsServiceEnableAdminProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.EnableAdminRequest{Admin: &cofferv1.EnableAdminRequest_Email{Email: f.bystanderEmail}}
-	},
-	cofferv1connect.OpsServiceRevokeAdminSessionsProcedure: func(f *matrixFixture, _ sessionIDs) proto.Message {
-		return &cofferv1.RevokeAdminSessionsRequest{Admin: &cofferv1.RevokeAdminSessionsRequest_Email{Email: f.bystanderEmail}}
-	},
+var unfilled = regexp.MustCompile(`\{[A-Za-z.]+\}`)
+
+// fill puts the fixture's values into req, a request of the table; the withdrawal submission
+// with the valid sid opens its own session (submitSid) only when req submits one.
+func (f *matrixFixture) fill(t *testing.T, req string, s sessionIDs) string {
+	t.Helper()
+	submit := s.withdraw
+	if strings.Contains(req, "{sid.submit}") {
+		submit = f.submitSid(s)
+	}
+	id := uuid.NewString()
+	filled := strings.NewReplacer("{sid.deposit}", s.deposit, "{sid.withdraw}", s.withdraw, "{sid.cancel}", s.cancel,
+		"{sid.submit}", submit, "{testWebhookSid}", f.testWebhookSid, "{operatorA}", f.opA.ID, "{operatorC}", f.opC.ID,
+		"{adminEmail}", f.adminEmail, "{bystanderEmail}", f.bystanderEmail, "{adminPassword}", apptest.AdminPassword,
+		"{themeToUpdate}", f.themeToUpdate, "{themeToDelete}", f.themeToDelete, "{depositID}", strconv.FormatInt(f.depositID, 10),
+		"{withdrawalID}", f.withdrawalID, "{eventID}", f.eventID, "{address}", matrixAddress, "{txHash}", matrixTxHash,
+		"{uuid}", id, "{short}", id[:8]).Replace(req)
+	if name := unfilled.FindString(filled); name != "" {
+		t.Fatalf("request %q: nothing fills %s", req, name)
+	}
+	return filled
 }
 
-// invoke calls procedure with req through a client built from the procedure's descriptor, so
-// one path serves every unary and server-streaming procedure. A stream answers at once (the
+// invoke calls procedure with req (protojson) through a client built from the procedure's
+// descriptor, so one path serves every unary and server-streaming procedure. A stream answers at once (the
 // session's deposits, the feed's events): its first message is the outcome.
-func (f *matrixFixture) invoke(ctx context.Context, procedure string, req proto.Message) error {
+func (f *matrixFixture) invoke(ctx context.Context, procedure, req string) error {
 	service, method, _ := strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
 	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(service))
 	if err != nil {
@@ -627,11 +375,7 @@ func (f *matrixFixture) invoke(ctx context.Context, procedure string, req proto.
 	}
 	md := d.(protoreflect.ServiceDescriptor).Methods().ByName(protoreflect.Name(method))
 	in := dynamicpb.NewMessage(md.Input())
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return err
-	}
-	if err := proto.Unmarshal(b, in); err != nil {
+	if err := protojson.Unmarshal([]byte(req), in); err != nil {
 		return err
 	}
 	base := f.env.URL
@@ -676,12 +420,13 @@ var errorCodes = map[string]string{
 // error reason it carried ("" on success).
 func (f *matrixFixture) call(t *testing.T, endpoint string, bearer string, s sessionIDs) (outcome, reason string) {
 	t.Helper()
+	req, ok := f.requests[endpoint]
+	if !ok {
+		t.Fatalf("no request for %s", endpoint)
+	}
+	req = f.fill(t, req, s)
 	if strings.HasPrefix(endpoint, "/") { // a Connect procedure
-		build, ok := rpcRequests[endpoint]
-		if !ok {
-			t.Fatalf("no request for %s", endpoint)
-		}
-		err := f.invoke(withBearer(t.Context(), bearer), endpoint, build(f, s))
+		err := f.invoke(withBearer(t.Context(), bearer), endpoint, req)
 		if err == nil {
 			return "ok", ""
 		}
@@ -691,11 +436,8 @@ func (f *matrixFixture) call(t *testing.T, endpoint string, bearer string, s ses
 		}
 		return code.String(), reason
 	}
-	build, ok := restRequests[endpoint]
-	if !ok {
-		t.Fatalf("no request for %s", endpoint)
-	}
-	method, path, body := build(f, s)
+	method, rest, _ := strings.Cut(req, " ")
+	path, body, _ := strings.Cut(rest, " ")
 	res := f.env.Do(t, method, path, bearer, body)
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
@@ -793,28 +535,35 @@ func checkMatrixCoversEveryEndpoint(t *testing.T, matrix []matrixRow) {
 	if len(procedures) < 30 {
 		t.Fatalf("found only %d coffer.v1 procedures: are the generated files registered?", len(procedures))
 	}
+	requests := parseMatrixRequests(t)
+	routes := 0
+	for endpoint := range requests {
+		if !strings.HasPrefix(endpoint, "/") {
+			routes++
+		}
+	}
 	for _, p := range procedures {
 		if !rows[p] {
 			t.Errorf("matrix: no row for procedure %s", p)
 		}
-		if rpcRequests[p] == nil {
+		if requests[p] == "" {
 			t.Errorf("matrix: no request for procedure %s", p)
 		}
 	}
-	if len(restRequests) != 19 {
-		t.Errorf("matrix: %d REST routes, want the 19 of legacy.go", len(restRequests))
+	if routes != 19 {
+		t.Errorf("matrix: %d REST routes, want the 19 of legacy.go", routes)
 	}
-	for route := range restRequests {
-		if !rows[route] {
-			t.Errorf("matrix: no row for route %s", route)
+	for endpoint := range requests {
+		if !rows[endpoint] {
+			t.Errorf("matrix: no row for %s, which has a request", endpoint)
 		}
 	}
 	for endpoint := range rows {
-		if restRequests[endpoint] == nil && rpcRequests[endpoint] == nil {
+		if requests[endpoint] == "" {
 			t.Errorf("matrix: row %s names no endpoint", endpoint)
 		}
 	}
-	if n := len(rows) - len(restRequests); n != len(procedures) {
+	if n := len(rows) - routes; n != len(procedures) {
 		t.Errorf("matrix: %d Connect rows for %d procedures", n, len(procedures))
 	}
 }

@@ -192,6 +192,16 @@ func (s sweepFixture) checkSwept(t *testing.T, mined domain.ChainTx, p batchswee
 	}
 }
 
+// submit hands req to the engine, which stores it (signed, not sent).
+func (s sweepFixture) submit(t *testing.T, req chaintx.Request) domain.ChainTx {
+	t.Helper()
+	tx, err := s.engine.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 func (s sweepFixture) gasTankNonce(t *testing.T) uint64 {
 	t.Helper()
 	n, err := s.client.Nonce(context.Background(), s.from, false)
@@ -206,10 +216,7 @@ func TestSetCodeBatchIsStoredBeforeBroadcastAndMined(t *testing.T) {
 	ctx := context.Background()
 	s := setupSweeper(t)
 	p, req := s.plan(t, "batch-1", s.deposits(t, 4))
-	tx, err := s.engine.Submit(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := s.submit(t, req)
 	// Stored, signed, not sent: the row and its bytes are the batch with its authorizations.
 	stored, err := store.New(s.pool).ChainTx(ctx, tx.ID)
 	if err != nil || len(stored.Attempts) != 1 || stored.Latest().BroadcastAt != nil {
@@ -328,11 +335,8 @@ func TestStuckSetCodeBatchIsReplacedWithItsAuthorizations(t *testing.T) {
 	ctx := context.Background()
 	s := setupSweeper(t)
 	p, req := s.plan(t, "stuck", s.deposits(t, 3))
-	tx, err := s.engine.Submit(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tx, err = s.engine.Advance(ctx, tx.ID); err != nil || tx.Latest().BroadcastAt == nil {
+	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
+	if err != nil || tx.Latest().BroadcastAt == nil {
 		t.Fatalf("broadcast: %v", err)
 	}
 	s.engine.StuckAfter = 0
@@ -371,11 +375,8 @@ func TestCancelledSetCodeBatchDelegatesNothing(t *testing.T) {
 	s := setupSweeper(t)
 	addrs := s.deposits(t, 2)
 	_, req := s.plan(t, "cancel", addrs)
-	tx, err := s.engine.Submit(ctx, req)
+	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if tx, err = s.engine.Advance(ctx, tx.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {

@@ -102,19 +102,12 @@ func TestTokenDepositsAreSweptInOneBatch(t *testing.T) {
 	e := setupBatched(t, 100) // 1% fee
 	bankroll0 := e.tokenBalance(e.bankroll)
 	var addrs []common.Address
-	var hashes []common.Hash
+	var amounts []int64
 	for i := range 5 {
-		a := e.tokenAddress(string(rune('a' + i)))
-		addrs = append(addrs, a)
-		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(int64(10_000_000*(i+1))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h)
+		addrs = append(addrs, e.tokenAddress(string(rune('a'+i))))
+		amounts = append(amounts, int64(10_000_000*(i+1)))
 	}
-	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
-		t.Fatal(err)
-	}
+	e.mintTogether("USDT", addrs, amounts)
 	e.run(func() bool { return len(e.hooks.all()) == 5 })
 	e.checkBatchedCredit(5, bankroll0, 100)
 	batches := e.batchTxs()
@@ -316,17 +309,8 @@ func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
 			t.Parallel()
 			e := setupBatched(t, 50)
 			bankroll0 := e.tokenBalance(e.bankroll)
-			var hashes []common.Hash
-			for i := range 3 {
-				h, err := e.dev.Mint(e.ctx, "USDT", e.tokenAddress(string(rune('p'+i))), big.NewInt(3_000_000))
-				if err != nil {
-					t.Fatal(err)
-				}
-				hashes = append(hashes, h)
-			}
-			if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
-				t.Fatal(err)
-			}
+			e.mintTogether("USDT", []common.Address{e.tokenAddress("p"), e.tokenAddress("q"), e.tokenAddress("r")},
+				[]int64{3_000_000, 3_000_000, 3_000_000})
 			reached, crashed := 0, false
 			crash := func(step string) {
 				if step == tc.step {
@@ -503,17 +487,8 @@ func TestBatchedFeesGoToTheFeeAddress(t *testing.T) {
 	feeAddress := common.HexToAddress("0x00000000000000000000000000000000000fee07")
 	e := setupWith(t, options{feeBps: 250, batched: true, network: func(n *chain.Network) { n.FeeAddress = feeAddress }})
 	bankroll0 := e.tokenBalance(e.bankroll)
-	var hashes []common.Hash
-	for i := range 3 {
-		h, err := e.dev.Mint(e.ctx, "USDT", e.tokenAddress(string(rune('a'+i))), big.NewInt(int64(4_000_000*(i+1))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h)
-	}
-	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
-		t.Fatal(err)
-	}
+	e.mintTogether("USDT", []common.Address{e.tokenAddress("a"), e.tokenAddress("b"), e.tokenAddress("c")},
+		[]int64{4_000_000, 8_000_000, 12_000_000})
 	e.run(func() bool { return len(e.hooks.all()) == 3 })
 	amounts, fees := new(big.Int), new(big.Int)
 	for _, ev := range e.hooks.all() {
@@ -549,17 +524,7 @@ func TestTwoWorkersNeverBatchASweepTwice(t *testing.T) {
 	other := deposit.New(e.deps, e.config) // another worker process on the same database
 	bankroll0 := e.tokenBalance(e.bankroll)
 	addrs := []common.Address{e.tokenAddress("a"), e.tokenAddress("b")}
-	var hashes []common.Hash
-	for _, a := range addrs {
-		h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(7_000_000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h)
-	}
-	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
-		t.Fatal(err)
-	}
+	e.mintTogether("USDT", addrs, []int64{7_000_000, 7_000_000})
 	for range confirmations + 1 {
 		e.scan()
 		e.dev.Commit()
@@ -628,13 +593,7 @@ func TestSkippedSweepBacksOff(t *testing.T) {
 	t.Parallel()
 	e := setupBatched(t, 0)
 	a := e.tokenAddress("short")
-	h, err := e.dev.Mint(e.ctx, "USDT", a, big.NewInt(5_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	e.mint("USDT", a, 5_000_000)
 	for range confirmations + 1 {
 		e.scan()
 		e.dev.Commit()

@@ -1,7 +1,6 @@
 package deposit_test
 
 import (
-	"math/big"
 	"slices"
 	"testing"
 
@@ -62,17 +61,7 @@ func TestListBatchesShowsSweptAndWaitingBatches(t *testing.T) {
 	}
 	a, b := e.tokenAddress("ann"), e.tokenAddress("bob")
 	amounts := map[common.Address]int64{a: 12_000_000, b: 34_000_000}
-	var hashes []common.Hash
-	for _, addr := range []common.Address{a, b} {
-		h, err := e.dev.Mint(e.ctx, "USDT", addr, big.NewInt(amounts[addr]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, h)
-	}
-	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
-		t.Fatal(err)
-	}
+	e.mintTogether("USDT", []common.Address{a, b}, []int64{amounts[a], amounts[b]})
 	e.run(func() bool { return len(e.hooks.all()) == 2 })
 
 	txs := e.batchTxs()

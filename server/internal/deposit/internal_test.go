@@ -30,13 +30,7 @@ func (e *env) forwarder() common.Address {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	mint, err := e.dev.Mint(e.ctx, "USDT", fw, big.NewInt(1_000_000_000))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
-		e.t.Fatal(err)
-	}
+	e.mint("USDT", fw, 1_000_000_000)
 	return fw
 }
 

@@ -278,11 +278,21 @@ func (e *env) send(u user, nonce uint64, to common.Address, value *big.Int, data
 // mint mints amount of a dev token to an address and mines it.
 func (e *env) mint(symbol string, to common.Address, amount int64) {
 	e.t.Helper()
-	h, err := e.dev.Mint(e.ctx, symbol, to, big.NewInt(amount))
-	if err != nil {
-		e.t.Fatal(err)
+	e.mintTogether(symbol, []common.Address{to}, []int64{amount})
+}
+
+// mintTogether mints amounts[i] of a dev token to to[i], each, and mines them all.
+func (e *env) mintTogether(symbol string, to []common.Address, amounts []int64) {
+	e.t.Helper()
+	hashes := make([]common.Hash, len(to))
+	for i, addr := range to {
+		h, err := e.dev.Mint(e.ctx, symbol, addr, big.NewInt(amounts[i]))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		hashes[i] = h
 	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+	if _, err := e.dev.Mine(e.ctx, hashes...); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -434,10 +444,7 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 	addrA := e.address("a")
 	addrB := e.address("b")
 	alice, bob := e.newUser(), e.newUser()
-	parent, err := e.client.Header(e.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent := e.latestHeader()
 	doomed := e.send(alice, 0, addrA, testfactory.Ether(1), nil, 2)
 	survivor := e.send(bob, 0, addrB, testfactory.Ether(2), nil, 2)
 	e.mine(doomed, survivor)

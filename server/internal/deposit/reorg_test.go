@@ -88,10 +88,7 @@ func (e *env) creditedUSDC(addr common.Address) (id int64, parent *types.Header)
 	payer := e.newUser()
 	e.mint("USDC", payer.addr, 50_000_000)
 	usdc, _ := e.dev.Token("USDC")
-	parent, err := e.client.Header(e.ctx, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	parent = e.latestHeader()
 	tx := e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
 	e.mine(tx)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
@@ -133,10 +130,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 	addrA := e.address("alice")
 	addrB := e.address("bob")
 	alice, bob := e.newUser(), e.newUser()
-	parent, err := e.client.Header(e.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent := e.latestHeader()
 	tokenTx := e.send(alice, 0, e.usdt.Address, nil, erc20Transfer(addrA, 25_000_000), 2)
 	nativeTx := e.send(bob, 0, addrB, testfactory.Ether(1), nil, 2)
 	e.mine(tokenTx, nativeTx)
@@ -151,7 +145,7 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 		t.Fatal(err)
 	}
 	usdtBefore, ethBefore := reorgedCount(e.dev.ChainID(), "USDT"), reorgedCount(e.dev.ChainID(), "ETH")
-	head, _ := e.client.Header(e.ctx, nil)
+	head := e.latestHeader()
 	if depth := head.Number.Uint64() - parent.Number.Uint64(); depth <= confirmations {
 		t.Fatalf("the fork is only %d blocks deep", depth)
 	}

@@ -575,13 +575,19 @@ func (e *env) head() uint64 {
 	return n
 }
 
-func (e *env) baseFee() *big.Int {
+// latestHeader is the header of the chain's head block.
+func (e *env) latestHeader() *types.Header {
 	e.t.Helper()
 	h, err := e.client.Header(e.ctx, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return h.BaseFee
+	return h
+}
+
+func (e *env) baseFee() *big.Int {
+	e.t.Helper()
+	return e.latestHeader().BaseFee
 }
 
 // settleConcurrently settles every unsettled deposit with n workers at once.

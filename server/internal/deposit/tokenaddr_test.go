@@ -1,7 +1,6 @@
 package deposit_test
 
 import (
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -211,13 +210,8 @@ func TestSavedFilterWatchesTokenAddresses(t *testing.T) {
 		VALUES ($1, 'after-save', nextval('deposit_address_index'), $2)`, e.op.ID, afterSave.Hex()); err != nil {
 		t.Fatal(err)
 	}
-	if from, rejected, err := deposit.LoadWatch(e.ctx, e.svc); err != nil || from != "saved filter" {
-		t.Fatalf("restart loaded from %q (rejected: %q, err %v); want the saved filter", from, rejected, err)
-	}
-	want := e.payAll([]common.Address{here, afterSave}, randomAddress())
-	if got := e.foundDeposits(); !slices.Equal(got, want) {
-		t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
-	}
+	e.loadSavedFilter()
+	e.checkPaymentsFound([]common.Address{here, afterSave}, randomAddress())
 }
 
 // TestKeyRingTokenAddress: the engine's key ring gives a token-deposit address its key

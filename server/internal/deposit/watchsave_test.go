@@ -13,9 +13,9 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
-// payAll pays 0.1 ETH to each address in one block and scans; it returns the deposits the
-// payments must make (the watched ones), as foundDeposits lists them.
-func (e *env) payAll(watched []common.Address, outsiders ...common.Address) []string {
+// checkPaymentsFound pays 0.1 ETH to each address and scans; the watched ones, and only
+// they, must have made deposits.
+func (e *env) checkPaymentsFound(watched []common.Address, outsiders ...common.Address) {
 	e.t.Helper()
 	payer := e.newUser()
 	var want []string
@@ -29,7 +29,18 @@ func (e *env) payAll(watched []common.Address, outsiders ...common.Address) []st
 	}
 	slices.Sort(want)
 	e.scan()
-	return want
+	if got := e.foundDeposits(); !slices.Equal(got, want) {
+		e.t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
+	}
+}
+
+// loadSavedFilter loads the watched set as a restarted worker does; it must start from the
+// saved filter, rejecting none.
+func (e *env) loadSavedFilter() {
+	e.t.Helper()
+	if from, rejected, err := deposit.LoadWatch(e.ctx, e.svc); err != nil || from != "saved filter" || rejected != "" {
+		e.t.Fatalf("restart loaded from %q (rejected: %q, err %v); want the saved filter", from, rejected, err)
+	}
 }
 
 // savedFilter is the watch_filter row's last index and gaps (-2 when there is none).
@@ -62,17 +73,11 @@ func TestWatchedSetStartsFromSavedFilter(t *testing.T) {
 
 	deposit.RestartWatch(e.svc)
 	afterSave := e.assignElsewhere("after-save")
-	from, rejected, err := deposit.LoadWatch(e.ctx, e.svc)
-	if err != nil || from != "saved filter" || rejected != "" {
-		t.Fatalf("restart loaded from %q (rejected: %q, err %v); want the saved filter", from, rejected, err)
-	}
+	e.loadSavedFilter()
 	if count, _ := deposit.WatchStats(e.svc); count != 3 {
 		t.Fatalf("restarted set holds %d addresses; want 3", count)
 	}
-	want := e.payAll([]common.Address{here, elsewhere, afterSave}, randomAddress(), randomAddress())
-	if got := e.foundDeposits(); !slices.Equal(got, want) {
-		t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
-	}
+	e.checkPaymentsFound([]common.Address{here, elsewhere, afterSave}, randomAddress(), randomAddress())
 	if last, _ := e.savedFilter(); last <= savedAt {
 		t.Fatalf("saved filter still at index %d after the restarted worker read index %d", last, savedAt+1)
 	}
@@ -116,13 +121,8 @@ func TestWatchedSetRestoreLooksForSavedGaps(t *testing.T) {
 	}
 
 	deposit.RestartWatch(e.svc)
-	if from, rejected, err := deposit.LoadWatch(e.ctx, e.svc); err != nil || from != "saved filter" {
-		t.Fatalf("restart loaded from %q (rejected: %q, err %v); want the saved filter", from, rejected, err)
-	}
-	want := e.payAll([]common.Address{slow, fast}, randomAddress())
-	if got := e.foundDeposits(); !slices.Equal(got, want) {
-		t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
-	}
+	e.loadSavedFilter()
+	e.checkPaymentsFound([]common.Address{slow, fast}, randomAddress())
 }
 
 // TestWatchedSetDistrustsSavedFilter: a saved filter whose checksum, format or bits are wrong
@@ -175,15 +175,10 @@ func TestWatchedSetDistrustsSavedFilter(t *testing.T) {
 			if err != nil || from != "database" || !strings.Contains(rejected, tc.reason) {
 				t.Fatalf("loaded from %q, saved filter rejected as %q (err %v); want from the database, rejected for %q", from, rejected, err, tc.reason)
 			}
-			want := e.payAll(watched, randomAddress())
-			if got := e.foundDeposits(); !slices.Equal(got, want) {
-				t.Fatalf("deposits found:\n%v\nwant:\n%v", got, want)
-			}
+			e.checkPaymentsFound(watched, randomAddress())
 			// The rebuilt filter replaced the spoiled one: the next worker trusts it.
 			deposit.RestartWatch(e.svc)
-			if from, rejected, err := deposit.LoadWatch(e.ctx, e.svc); err != nil || from != "saved filter" {
-				t.Fatalf("after the rebuild, loaded from %q (rejected %q, err %v); want the saved filter", from, rejected, err)
-			}
+			e.loadSavedFilter()
 		})
 	}
 }

@@ -92,11 +92,10 @@ func TestRescueDeadWorkers(t *testing.T) {
 	}
 	states := map[int64]string{}
 	rows, _ := pool.Query(ctx, `SELECT id, state::text FROM river_job`)
-	for rows.Next() {
-		var id int64
-		var s string
-		rows.Scan(&id, &s) //nolint:errcheck
-		states[id] = s
+	var id int64
+	var s string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &s}, func() error { states[id] = s; return nil }); err != nil {
+		t.Fatal(err)
 	}
 	want := map[int64]string{deadRunning: "available", deadLast: "discarded", deadDone: "completed",
 		slowRunning: "running", restartingRunning: "running"}

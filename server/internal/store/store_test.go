@@ -245,16 +245,11 @@ func TestTakeRateLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var k string
-			var n int
-			if err := rows.Scan(&k, &n); err != nil {
-				t.Fatal(err)
-			}
-			counts[k] += n
-		}
-		if rows.Err() != nil || counts[wide.Key] != 3 || counts[narrow.Key] != 3 {
-			t.Fatalf("counted %v (%v), want 3 each: refused hits count for nothing", counts, rows.Err())
+		var k string
+		var n int
+		_, err = pgx.ForEachRow(rows, []any{&k, &n}, func() error { counts[k] += n; return nil })
+		if err != nil || counts[wide.Key] != 3 || counts[narrow.Key] != 3 {
+			t.Fatalf("counted %v (%v), want 3 each: refused hits count for nothing", counts, err)
 		}
 		if r, _ := q.TakeRateLimits(ctx, store.RateLimit{Key: "other" + suffix, Max: 1, Window: window}); r != nil {
 			t.Fatal("keys share a counter")
@@ -355,14 +350,10 @@ func TestReferencesMigration(t *testing.T) {
 	}
 	rows, _ := pool.Query(ctx, `SELECT operator_id::text || '/' || reference, session_id::text FROM operator_references`)
 	got := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			t.Fatal(err)
-		}
-		got[k] = v
+	var k, v string
+	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error { got[k] = v; return nil }); err != nil {
+		t.Fatal(err)
 	}
-	rows.Close()
 	if len(got) != len(want) {
 		t.Fatalf("references %v, want %v", got, want)
 	}

@@ -187,10 +187,7 @@ func TestServiceWallets(t *testing.T) {
 
 func TestSignerAndCache(t *testing.T) {
 	t.Parallel()
-	k, err := FromSeed(bytes.Repeat([]byte{7}, SeedSize))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := keysFromByte(t, 7)
 	_, addr5, _ := deriveUncached(t, k, 5)
 	if _, ok := k.Signer(addr5); ok {
 		t.Fatal("Signer knows an address that was never asked for")
@@ -227,6 +224,16 @@ func TestSignerAndCache(t *testing.T) {
 }
 
 // deriveUncached derives deposit address i without touching the cache.
+// keysFromByte is the Keys of a seed of SeedSize bytes b.
+func keysFromByte(tb testing.TB, b byte) *Keys {
+	tb.Helper()
+	k, err := FromSeed(bytes.Repeat([]byte{b}, SeedSize))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return k
+}
+
 func deriveUncached(t *testing.T, k *Keys, i uint32) (*ecdsa.PrivateKey, common.Address, error) {
 	t.Helper()
 	ext, err := k.deposits.Derive(i)
@@ -242,10 +249,7 @@ func deriveUncached(t *testing.T, k *Keys, i uint32) (*ecdsa.PrivateKey, common.
 
 func TestConcurrentDeposit(t *testing.T) {
 	t.Parallel()
-	k, err := FromSeed(bytes.Repeat([]byte{9}, SeedSize))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := keysFromByte(t, 9)
 	const workers, n = 8, 200
 	got := make([][]common.Address, workers)
 	var wg sync.WaitGroup
@@ -309,10 +313,7 @@ func TestKeysDoNotPrint(t *testing.T) {
 // BenchmarkDeposit measures deriving a new deposit address (cache miss): one non-hardened
 // BIP32 step, the key conversion and the address.
 func BenchmarkDeposit(b *testing.B) {
-	k, err := FromSeed(bytes.Repeat([]byte{3}, SeedSize))
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keysFromByte(b, 3)
 	b.ReportAllocs()
 	var i uint32
 	for b.Loop() {
@@ -325,10 +326,7 @@ func BenchmarkDeposit(b *testing.B) {
 
 // BenchmarkDepositCached measures asking again for an address already derived.
 func BenchmarkDepositCached(b *testing.B) {
-	k, err := FromSeed(bytes.Repeat([]byte{3}, SeedSize))
-	if err != nil {
-		b.Fatal(err)
-	}
+	k := keysFromByte(b, 3)
 	const n = 1024
 	for i := range uint32(n) {
 		k.Deposit(i) //nolint:errcheck
@@ -420,10 +418,7 @@ func TestTokenDeposit(t *testing.T) {
 // derivations.
 func TestConcurrentTokenDeposit(t *testing.T) {
 	t.Parallel()
-	k, err := FromSeed(bytes.Repeat([]byte{3}, SeedSize))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := keysFromByte(t, 3)
 	const workers, n = 8, 100
 	var wg sync.WaitGroup
 	for w := range workers {

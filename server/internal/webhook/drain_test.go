@@ -35,8 +35,7 @@ func held(release <-chan struct{}) func(int, http.ResponseWriter, *http.Request)
 func TestDrainDoesNotEndUnderAnEnqueueInFlight(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	rc := newReceiver(t, held(release))
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, held(release))
 	e.startRiver(fastSchedule)
 	ctx := context.Background()
 	first := e.enqueue(depositEvent(1), "1")
@@ -73,7 +72,7 @@ func TestDrainDoesNotEndUnderAnEnqueueInFlight(t *testing.T) {
 func TestEnqueuesDoNotWaitOnEachOther(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false)) // the drain stays queued: live
+	e.bindIdle() // the drain stays queued: live
 	ctx := context.Background()
 	e.enqueue(depositEvent(1), "1")
 	tx, err := e.pool.Begin(ctx)
@@ -135,9 +134,8 @@ func TestOperatorsDrainApart(t *testing.T) {
 // its operator's queued webhooks are delivered.
 func TestRepairRestartsLostDrains(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
-	e.bind(e.newRiver(fastSchedule, false))
+	e, _ := newReceivingEnv(t, ok)
+	e.bindIdle()
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	e.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'webhook_drain'`) //nolint:errcheck
@@ -161,17 +159,7 @@ func TestStoppedPostIsPostedAgain(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
-	rc := newReceiver(t, func(i int, w http.ResponseWriter, r *http.Request) {
-		if i == 0 {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		ok(i, w, r)
-	})
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, held(release))
 	ctx := context.Background()
 	first := e.newRiver(fastSchedule, true)
 	e.bind(first)
@@ -198,8 +186,7 @@ func TestStoppedPostIsPostedAgain(t *testing.T) {
 // crash tests run), a drain still posts: during the first half of its run.
 func TestDrainUnderAShortJobTimeout(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
+	e, _ := newReceivingEnv(t, ok)
 	e.bind(e.newRiver(fastSchedule, true, func(o *jobs.Options) { o.RescueAfter = 2 * time.Second }))
 	ids := []string{e.enqueue(depositEvent(1), "1"), e.enqueue(depositEvent(2), "2")}
 	for _, id := range ids {

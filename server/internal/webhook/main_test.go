@@ -63,6 +63,13 @@ func newEnv(t *testing.T, url string) *env {
 	return &env{t: t, pool: pool, ops: ops, svc: svc, jobs: ins, opID: op.ID, key: key}
 }
 
+// newReceivingEnv is an env whose operator's webhooks go to a new receiver answering with answer.
+func newReceivingEnv(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) (*env, *receiver) {
+	t.Helper()
+	rc := newReceiver(t, answer)
+	return newEnv(t, rc.URL), rc
+}
+
 func testLog(t testing.TB) *slog.Logger {
 	t.Helper()
 	if testing.Verbose() {
@@ -71,8 +78,8 @@ func testLog(t testing.TB) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// startRiver works the delivery jobs with the given retry schedule (nil: no client started,
-// only an insert-only one is set for Enqueue).
+// startRiver works the delivery jobs with the given retry schedule (nil: DESIGN's,
+// jobs.WebhookSchedule).
 func (e *env) startRiver(schedule jobs.RetrySchedule) *jobs.Client {
 	e.t.Helper()
 	c := e.newRiver(schedule, true)
@@ -87,6 +94,13 @@ func (e *env) bind(c *jobs.Client) {
 	if err := e.jobs.Bind(c); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// bindIdle binds the service's job inserter to a client that works no jobs: what is enqueued
+// stays queued until the test starts a client that works it.
+func (e *env) bindIdle() {
+	e.t.Helper()
+	e.bind(e.newRiver(nil, false))
 }
 
 // newRiver builds a River client working the webhook jobs (started when start), its options

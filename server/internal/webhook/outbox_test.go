@@ -115,8 +115,7 @@ func TestRetriesUntilDelivered(t *testing.T) {
 // and a redelivery sends the same id and body again, counting attempts on.
 func TestDeadLetterAndRedeliver(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, failing)
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, failing)
 	e.startRiver(fastSchedule)
 	wr := &cofferv1.WithdrawCompleteEvent{WithdrawRequestId: "5f0e2c9a-7d1b-4e3f-8a6c-9b2d4f1e3a5c", SessionRef: "sr_1",
 		ExternalUserId: "user-1", Type: "DIRECT_TRANSFER", Status: "COMPLETED", Address: "0x8ba1f109551bD432803012645Ac136ddd64DBA72",
@@ -182,7 +181,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 func TestListDeadScopeAndPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 	ctx := context.Background()
 	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: new("Other"), WebhookURL: new("https://other.example/hook")})
 	if err != nil {
@@ -256,7 +255,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 	}); !errors.Is(err, jobs.ErrUnbound) {
 		t.Fatalf("Enqueue without a River client: %v", err)
 	}
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 
 	rollback := errors.New("rollback")
 	id := newID()
@@ -317,7 +316,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 func TestRedeliverRaces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "https://acme.example/hook")
-	e.bind(e.newRiver(nil, false))
+	e.bindIdle()
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
@@ -461,8 +460,7 @@ func TestTwoWorkersDeliverOnce(t *testing.T) {
 // A delivery job of an earlier version finishes without sending: its event is in the queue.
 func TestLegacyDeliverJobs(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, ok)
 	c := e.startRiver(fastSchedule)
 	events, cancel := c.Subscribe(river.EventKindJobCompleted)
 	defer cancel()
@@ -489,9 +487,8 @@ func TestLegacyDeliverJobs(t *testing.T) {
 // each) hold webhook workers only, never the default queue's scans, sweeps and payouts.
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
-	e.bind(e.newRiver(fastSchedule, false))
+	e, _ := newReceivingEnv(t, ok)
+	e.bindIdle()
 	ctx := context.Background()
 	id := newID()
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {

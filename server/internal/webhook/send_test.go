@@ -28,8 +28,7 @@ func withdrawRequest() *cofferv1.WithdrawRequestEvent {
 // A test webhook: one signed attempt now, recorded, never dead-lettered.
 func TestSendTestWebhook(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, ok)
 	ctx := context.Background()
 	sid := newID()
 	msg := depositEvent(TestDepositID(sid))
@@ -118,8 +117,7 @@ func TestSendSynchronousWithdrawRequest(t *testing.T) {
 // a receiver holding either key verifies it.
 func TestSignsWithEveryValidKey(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, ok)
-	e := newEnv(t, rc.URL)
+	e, rc := newReceivingEnv(t, ok)
 	ctx := context.Background()
 	newKey, _, err := e.ops.RotateKey(ctx, e.opID, time.Hour)
 	if err != nil {
