@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -373,6 +374,15 @@ func TestClientSendsHeaders(t *testing.T) {
 	if err := sdk.Verify(got.Header, []byte(body), key, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	// Credentials in the URL are sent as basic authentication, decoded as net/http decodes them.
+	u, _ := url.Parse(srv.URL)
+	u.User, u.Path = url.UserPassword("op@example.com", "p@ss:w/rd"), "/hook/a%2Fb"
+	if res := NewClient(ClientOptions{Reach: ReachLoopback}).Post(context.Background(), u.String(), h, []byte("event=DEPOSIT")); !res.Acked {
+		t.Fatal(res.Err)
+	}
+	if user, pass, ok := got.BasicAuth(); !ok || user != "op@example.com" || pass != "p@ss:w/rd" || got.URL.EscapedPath() != "/hook/a%252Fb" {
+		t.Fatalf("credentials %q %q %v, path %q", user, pass, ok, got.URL.EscapedPath())
+	}
 }
 
 // TestClientKeepsConnectionsForConcurrentDeliveries: rounds of 100 concurrent posts (the
@@ -417,5 +427,29 @@ func TestClientKeepsConnectionsForConcurrentDeliveries(t *testing.T) {
 	}
 	if n := conns.Load(); n > workers {
 		t.Fatalf("%d connections for %d concurrent deliveries: idle ones were closed and dialed again", n, workers)
+	}
+}
+
+// A keep-alive connection the receiver closed while idle is not a failed delivery: the post
+// that takes it is sent again on a new connection, once.
+func TestClientRetriesAConnectionTheReceiverClosed(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		posts.Add(1)
+		reply(w, 200, `{"error":0}`)
+	}))
+	srv.Config.IdleTimeout = 20 * time.Millisecond // the receiver closes idle connections at once
+	srv.Start()
+	defer srv.Close()
+	c := NewClient(ClientOptions{Reach: ReachLoopback})
+	for i := range 5 {
+		if res := c.Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT")); !res.Acked || res.Err != nil {
+			t.Fatalf("post %d: %+v", i, res)
+		}
+		time.Sleep(60 * time.Millisecond) // the connection goes idle and the receiver closes it
+	}
+	if n := posts.Load(); n != 5 {
+		t.Fatalf("%d posts received, want 5", n)
 	}
 }

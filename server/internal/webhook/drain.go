@@ -172,9 +172,9 @@ type posted struct {
 }
 
 // drain posts the operator's due events until none is due, then ends (endDrain); after
-// drainBudget it stops starting posts and runs again (snoozed for 0). A post stopped by the
-// job's end (shutdown, timeout) is not recorded: the event is still due and is posted again,
-// with the same webhook-id.
+// drainBudget it stops starting posts and runs again (snoozed for 0). A post still in flight
+// when the job ends (shutdown, timeout) is left to finish and not recorded: the event is still
+// due and is posted again, with the same webhook-id.
 func (s *Service) drain(ctx context.Context, job *river.Job[DrainArgs], schedule jobs.RetrySchedule) error {
 	d := &drainRun{s: s, op: job.Args.OperatorID, schedule: schedule, inflight: map[string]bool{},
 		done: make(chan posted, s.perOperator), launchUntil: time.Now().Add(drainBudget)}
@@ -225,9 +225,8 @@ func (s *Service) drain(ctx context.Context, job *river.Job[DrainArgs], schedule
 		case <-tick.C:
 			ticked = true
 		case <-ctx.Done():
-			for range len(d.inflight) {
-				d.ended(<-d.done)
-			}
+			// Posts in flight finish on their own (each has the client's timeout), unrecorded:
+			// their events stay due, and d.done has room for every one.
 			return river.JobSnooze(0) // run again (a stopping worker: on the next one)
 		}
 	}
@@ -341,10 +340,13 @@ func (s *Service) attempt(ctx context.Context, dest destination, destErr error, 
 	case len(dest.keys) == 0:
 		res.Err = errors.New("the operator has no valid key to sign with")
 	default:
-		res = s.post(ctx, dest.url, ev.ID, []byte(ev.Body), dest.keys)
+		// Not cut short by ctx: a post ends by the client's timeout, which the drain's budget
+		// leaves room for within River's job timeout, and the post runs on the caller's
+		// goroutine only without a Done channel (Client.do).
+		res = s.post(context.WithoutCancel(ctx), dest.url, ev.ID, []byte(ev.Body), dest.keys)
 	}
 	if ctx.Err() != nil {
-		return nil //nolint:nilerr // stopped mid-attempt: the event is posted again, the attempt not counted
+		return nil //nolint:nilerr // the job ended mid-attempt: the event is posted again, the attempt not counted
 	}
 	final := d.AttemptsLeft <= 1
 	state, err := Next(ev.State, attemptEvent(res.Acked, final))
