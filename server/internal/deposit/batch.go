@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"sync"
 
@@ -148,11 +149,11 @@ func (st chainState) NonceAt(ctx context.Context, a common.Address, _ *big.Int) 
 // batchAccount is what a sweep moves from its address: the sum of its deposits per asset, in
 // exact amounts (the native currency as the zero token), with the operators' deposit fees
 // going to the chain's feeAddress (none without one: the fee then stays in the bankroll).
-func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.Sweep, deposits []domain.Deposit) (batchsweep.Account, error) {
+func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.Sweep, deposits []domain.Deposit) (batchsweep.Account, map[int64]*big.Int, error) {
 	acct := batchsweep.Account{Address: common.HexToAddress(sw.Address)}
 	groups, err := s.groups(ctx, n, deposits)
 	if err != nil {
-		return acct, err
+		return acct, nil, err
 	}
 	for _, g := range groups {
 		token := common.Address{}
@@ -165,7 +166,7 @@ func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.S
 		}
 		acct.Assets = append(acct.Assets, as)
 	}
-	return acct, nil
+	return acct, fees(groups), nil
 }
 
 // formBatch stores the next batch of the chain's waiting sweeps, signed, before anything is
@@ -182,7 +183,8 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 	var (
 		sweeps   []domain.Sweep
 		accounts []batchsweep.Account
-		planned  = map[int64][]int64{} // sweep → its deposits, as planned
+		planned  = map[int64][]int64{}  // sweep → its deposits, as planned
+		fees     = map[int64]*big.Int{} // deposit → its fee, as planned
 	)
 	for _, sw := range due {
 		deposits, err := q.SweepDeposits(ctx, sw.ID)
@@ -197,10 +199,11 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 			}
 			continue
 		}
-		acct, err := s.batchAccount(ctx, n, sw, deposits)
+		acct, planFees, err := s.batchAccount(ctx, n, sw, deposits)
 		if err != nil {
 			return err
 		}
+		maps.Copy(fees, planFees)
 		sweeps = append(sweeps, sw)
 		accounts = append(accounts, acct)
 		for _, d := range deposits {
@@ -240,7 +243,7 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 			return err
 		}
 		for _, sw := range sweeps {
-			if err := joinBatch(ctx, q, sw.ID, batch.ID, planned[sw.ID]); err != nil {
+			if err := joinBatch(ctx, q, sw.ID, batch.ID, planned[sw.ID], fees); err != nil {
 				return err
 			}
 		}
@@ -286,7 +289,7 @@ func (s *Service) verifySweeper(ctx context.Context, n chain.Network, c *chain.C
 
 // joinBatch moves a sweep into a batch, after checking (with its deposits' rows locked) that
 // its deposits are still those the batch was planned with.
-func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, planned []int64) error {
+func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, planned []int64, fees map[int64]*big.Int) error {
 	sw, err := q.LockSweep(ctx, sweepID)
 	if err != nil {
 		return err
@@ -318,7 +321,14 @@ func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, pl
 		if err == nil && !joined {
 			err = errBatchStale
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		mine := make(map[int64]*big.Int, len(planned))
+		for _, id := range planned {
+			mine[id] = fees[id]
+		}
+		return q.FixDepositFees(ctx, mine)
 	})
 }
 
@@ -397,7 +407,7 @@ func (s *Service) batchResults(ctx context.Context, n chain.Network, c *chain.Cl
 		if err != nil {
 			return nil, err
 		}
-		acct, err := s.batchAccount(ctx, n, sw, deposits)
+		acct, _, err := s.batchAccount(ctx, n, sw, deposits)
 		if err != nil {
 			return nil, err
 		}

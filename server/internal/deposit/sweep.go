@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -53,7 +54,11 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 	sw, err := store.New(s.pool).OpenSweep(ctx, n.ChainID, address)
 	if errors.Is(err, store.ErrNotFound) {
 		if sw, err = s.openSweep(ctx, n, c, address); errors.Is(err, store.ErrNotFound) {
-			return nil // nothing due
+			// Nothing due, or another job opened the sweep of these deposits between the two
+			// reads: advance that one (this job's deposit is in it).
+			if sw, err = store.New(s.pool).OpenSweep(ctx, n.ChainID, address); errors.Is(err, store.ErrNotFound) {
+				return nil
+			}
 		}
 	}
 	if err != nil {
@@ -87,6 +92,18 @@ type group struct {
 	deposits []domain.Deposit
 	gross    *big.Int
 	fee      *big.Int // the operators' deposit fees (basis points), summed
+	// fees is each deposit's fee (by deposit id): fixed on the deposits when a transaction
+	// sweeping them is signed (store.FixDepositFees).
+	fees map[int64]*big.Int
+}
+
+// fees are the deposit fees of groups, by deposit id.
+func fees(groups []*group) map[int64]*big.Int {
+	out := map[int64]*big.Int{}
+	for _, g := range groups {
+		maps.Copy(out, g.fees)
+	}
+	return out
 }
 
 // groups splits deposits by asset, in a stable order (native first, then by symbol).
@@ -100,7 +117,7 @@ func (s *Service) groups(ctx context.Context, n chain.Network, deposits []domain
 			if !ok {
 				return nil, fmt.Errorf("deposit %d: %s is no longer an asset of chain %d", d.ID, d.Currency, n.ChainID)
 			}
-			g = &group{asset: a, gross: new(big.Int), fee: new(big.Int)}
+			g = &group{asset: a, gross: new(big.Int), fee: new(big.Int), fees: map[int64]*big.Int{}}
 			bySymbol[d.Currency] = g
 			out = append(out, g)
 		}
@@ -111,6 +128,7 @@ func (s *Service) groups(ctx context.Context, n chain.Network, deposits []domain
 		g.deposits = append(g.deposits, d)
 		g.gross.Add(g.gross, d.GrossAmount)
 		g.fee.Add(g.fee, fee)
+		g.fees[d.ID] = fee
 	}
 	slices.SortFunc(out, func(a, b *group) int {
 		if a.asset.Native != b.asset.Native {
@@ -124,8 +142,14 @@ func (s *Service) groups(ctx context.Context, n chain.Network, deposits []domain
 	return out, nil
 }
 
-// bpsFee is the operator's deposit fee on a deposit (none on treasury payments).
+// bpsFee is the operator's deposit fee on a deposit (none on treasury payments): the one fixed
+// when a transaction sweeping it was signed, else the operator's current one. A sweep is
+// planned, signed and credited with the same fee even if the operator changes its fee
+// meanwhile: the chain moved that fee to the fee address and the rest to the bankroll.
 func (s *Service) bpsFee(ctx context.Context, d domain.Deposit) (*big.Int, error) {
+	if d.SignedFee != nil {
+		return new(big.Int).Set(d.SignedFee), nil
+	}
 	if d.Treasury {
 		return new(big.Int), nil
 	}
@@ -286,18 +310,19 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, from common.A
 	return []planned{sweep, {prepared: fp, cost: new(big.Int).Set(g.fee)}}, nil
 }
 
-// plan prepares a sweep's transactions at the current fees.
-func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) ([]planned, error) {
+// plan prepares a sweep's transactions at the current gas fees, and says each deposit's fee
+// they were planned with.
+func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) ([]planned, map[int64]*big.Int, error) {
 	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	groups, err := s.groups(ctx, n, deposits)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if n.BankrollAddress == (common.Address{}) {
-		return nil, fmt.Errorf("deposit: chain %d has no bankrollAddress to sweep to", n.ChainID)
+		return nil, nil, fmt.Errorf("deposit: chain %d has no bankrollAddress to sweep to", n.ChainID)
 	}
 	from := common.HexToAddress(sw.Address)
 	var out []planned
@@ -314,7 +339,7 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 		if g.asset.Native {
 			native, err := s.planNative(ctx, n, from, sw, g, ref)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out = append(out, native...)
 			continue
@@ -337,25 +362,25 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 			data := chain.ERC20Transfer(tr.to, tr.amount)
 			est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &token, Data: data})
 			if err != nil {
-				return nil, fmt.Errorf("sweep %d: estimate gas of %s transfer (does %s hold %s?): %w", sw.ID, g.asset.Symbol,
+				return nil, nil, fmt.Errorf("sweep %d: estimate gas of %s transfer (does %s hold %s?): %w", sw.ID, g.asset.Symbol,
 					sw.Address, rates.FormatUnits(g.gross, g.asset.Decimals), err)
 			}
 			p, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: token, Data: data, GasLimit: est + est*3/10,
 				Purpose: tr.purpose, Ref: ref})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out[len(out)-1].cost = new(big.Int).Mul(new(big.Int).SetUint64(p.GasLimit), p.FeeCap())
 		}
 	}
-	return out, nil
+	return out, fees(groups), nil
 }
 
 // signSweep signs and stores a funding sweep's transactions, all in one database transaction,
 // once the address holds what they can cost (it asks the gas tank for the rest). signed is
 // false while a top-up is on its way.
 func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (signed bool, err error) {
-	txs, err := s.plan(ctx, n, c, sw)
+	txs, fees, err := s.plan(ctx, n, c, sw)
 	if err != nil {
 		return false, err
 	}
@@ -378,7 +403,7 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 					return err
 				}
 			}
-			return nil
+			return q.FixDepositFees(ctx, fees)
 		})
 	})
 	if err != nil {

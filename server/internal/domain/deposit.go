@@ -58,18 +58,22 @@ type Deposit struct {
 	GrossAmount     *big.Int
 	FeeAmount       *big.Int
 	Amount          *big.Int
-	Status          DepositStatus
-	Manual          bool
-	IdempotencyKey  string
-	USDPrice        decimal.NullDecimal
-	FiatCurrency    string
-	FiatPerUSD      decimal.NullDecimal
-	AmountInDollar  decimal.NullDecimal
-	AmountInLocal   decimal.NullDecimal
-	FeeInDollar     decimal.NullDecimal
-	DetectedAt      time.Time
-	ConfirmedAt     *time.Time
-	CreditedAt      *time.Time
+	// SignedFee is the operator's deposit fee on it as fixed when the first transaction sweeping
+	// it was signed (the fee the chain moves to the fee address); nil before. It is what the
+	// credit charges, whatever the operator's fee is by then.
+	SignedFee      *big.Int
+	Status         DepositStatus
+	Manual         bool
+	IdempotencyKey string
+	USDPrice       decimal.NullDecimal
+	FiatCurrency   string
+	FiatPerUSD     decimal.NullDecimal
+	AmountInDollar decimal.NullDecimal
+	AmountInLocal  decimal.NullDecimal
+	FeeInDollar    decimal.NullDecimal
+	DetectedAt     time.Time
+	ConfirmedAt    *time.Time
+	CreditedAt     *time.Time
 	// SweepID is the sweep that moves (or moved) it to the bankroll, once there is one.
 	SweepID int64
 	// Treasury: a payment to the operator's treasury address (funds, no DEPOSIT webhook).

@@ -64,6 +64,9 @@ func depositOf[R depositRows](row R) (domain.Deposit, error) {
 		AmountInLocal: r.AmountInLocal, FeeInDollar: r.FeeInDollar, DetectedAt: r.DetectedAt, ConfirmedAt: r.ConfirmedAt,
 		CreditedAt: r.CreditedAt, SweepID: r.SweepID.Int64, Treasury: r.Treasury, Unpriced: r.Unpriced,
 		SweepTxHash: x.SweepTxHash, SessionRef: x.SessionRef, OperatorReference: x.OperatorReference}
+	if r.SignedFee.Valid {
+		d.SignedFee = r.SignedFee.Decimal.BigInt()
+	}
 	// Fee and amount are set together, when the deposit is credited.
 	if r.FeeAmount.Valid {
 		d.FeeAmount, d.Amount = r.FeeAmount.Decimal.BigInt(), r.Amount.Decimal.BigInt()

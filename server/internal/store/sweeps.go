@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
@@ -64,6 +66,16 @@ func (q *Queries) MarkSweepMined(ctx context.Context, id int64) (time.Time, erro
 		return time.Time{}, err
 	}
 	return *at, err
+}
+
+// FixDepositFees fixes each deposit's fee (fees[id]) the first time a transaction sweeping it
+// is signed, in that transaction; a fee fixed before is kept (domain.Deposit.SignedFee).
+func (q *Queries) FixDepositFees(ctx context.Context, fees map[int64]*big.Int) error {
+	p := dbsqlc.FixDepositFeesParams{Ids: make([]int64, 0, len(fees)), Fees: make([]decimal.Decimal, 0, len(fees))}
+	for id, fee := range fees {
+		p.Ids, p.Fees = append(p.Ids, id), append(p.Fees, Uint256(fee))
+	}
+	return sqlc.FixDepositFees(ctx, q.db, p)
 }
 
 // DueDeposits lists the address's confirmed deposits no sweep has taken yet (SWEEPING without a

@@ -142,6 +142,7 @@ type Deposit struct {
 	SweepID         pgtype.Int8
 	Treasury        bool
 	Unpriced        bool
+	SignedFee       decimal.NullDecimal
 }
 
 type DepositReorg struct {

@@ -134,3 +134,10 @@ WHERE chain_id = @chain_id AND skips > 0 AND address = ANY(@addresses::text[]) O
 
 -- name: DepositIDsOfSweeps :many
 SELECT id, sweep_id FROM deposits WHERE sweep_id = ANY(@sweep_ids::bigint[]) ORDER BY id;
+
+-- name: FixDepositFees :exec
+-- Fixes the deposit fee of each deposit (the arrays are parallel) the first time a
+-- transaction sweeping it is signed, in that transaction; a fee fixed before is kept.
+UPDATE deposits d SET signed_fee = f.fee
+FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@fees::numeric[]) AS fee) f
+WHERE d.id = f.id AND d.signed_fee IS NULL;

@@ -195,6 +195,24 @@ func (q *Queries) DueTokenAddresses(ctx context.Context, db DBTX, arg DueTokenAd
 	return items, nil
 }
 
+const fixDepositFees = `-- name: FixDepositFees :exec
+UPDATE deposits d SET signed_fee = f.fee
+FROM (SELECT unnest($1::bigint[]) AS id, unnest($2::numeric[]) AS fee) f
+WHERE d.id = f.id AND d.signed_fee IS NULL
+`
+
+type FixDepositFeesParams struct {
+	Ids  []int64
+	Fees []decimal.Decimal
+}
+
+// Fixes the deposit fee of each deposit (the arrays are parallel) the first time a
+// transaction sweeping it is signed, in that transaction; a fee fixed before is kept.
+func (q *Queries) FixDepositFees(ctx context.Context, db DBTX, arg FixDepositFeesParams) error {
+	_, err := db.Exec(ctx, fixDepositFees, arg.Ids, arg.Fees)
+	return err
+}
+
 const insertSweep = `-- name: InsertSweep :one
 INSERT INTO sweeps (chain_id, address, batched) VALUES ($1, $2, $3)
 RETURNING id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after
@@ -600,7 +618,7 @@ func (q *Queries) SkippedSweepsOfAddresses(ctx context.Context, db DBTX, arg Ski
 }
 
 const sweepDeposits = `-- name: SweepDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -656,6 +674,7 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 			&i.Deposit.SweepID,
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
+			&i.Deposit.SignedFee,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
@@ -710,7 +729,7 @@ func (q *Queries) SweepsInBatches(ctx context.Context, db DBTX, batchIds []int64
 }
 
 const unsweptDeposits = `-- name: UnsweptDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -773,6 +792,7 @@ func (q *Queries) UnsweptDeposits(ctx context.Context, db DBTX, arg UnsweptDepos
 			&i.Deposit.SweepID,
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
+			&i.Deposit.SignedFee,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
