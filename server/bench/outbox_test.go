@@ -53,7 +53,8 @@ const (
 // webhooks delivered per second through the outbox (sign with the operator's sealed key,
 // POST to a local receiver answering {"error":0}, record the delivered state), at equal
 // worker counts (outboxWorkers each: no-op jobs on the default queue, deliveries on the
-// webhooks queue), outboxJobs jobs each, inserted before the client starts and timed from the
+// webhooks queue, and as many posts in flight for the one operator: its drain's
+// OperatorConcurrency), outboxJobs jobs each, inserted before the client starts and timed from the
 // first completion to the last. Each iteration is a round; the ratio is the median of the
 // rounds' ratios (the machine's speed drifts). Target ratio >= 0.6. -benchtime Nx runs N
 // rounds.
@@ -148,7 +149,8 @@ func runWebhooks(b *testing.B, poll time.Duration) run {
 		b.Fatal(err)
 	}
 	ins := jobs.NewInserter()
-	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Jobs: ins})
+	svc := webhook.New(pool, ops, webhook.Options{Client: webhook.NewClient(webhook.ClientOptions{Reach: webhook.ReachLoopback}), Jobs: ins,
+		OperatorConcurrency: outboxWorkers})
 	w := river.NewWorkers()
 	river.AddWorker(w, &webhook.DrainWorker{Service: svc})
 	client := newRiver(b, pool, w, poll)
