@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -451,5 +452,22 @@ func TestClientRetriesAConnectionTheReceiverClosed(t *testing.T) {
 	}
 	if n := posts.Load(); n != 5 {
 		t.Fatalf("%d posts received, want 5", n)
+	}
+}
+
+// https targets are verified: a receiver whose certificate no trusted authority signed is
+// refused, and nothing is posted.
+func TestClientVerifiesTLS(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		posts.Add(1)
+		reply(w, 200, `{"error":0}`)
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	defer srv.Close()
+	res := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 5 * time.Second}).Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT"))
+	if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "certificate") || posts.Load() != 0 {
+		t.Fatalf("self-signed receiver: %+v, %d posts", res, posts.Load())
 	}
 }
