@@ -118,9 +118,9 @@ func NewClient(opts ClientOptions) *Client {
 		http: &fasthttp.Client{
 			// The dial is the address check's: no proxy, no DNS cache of fasthttp's own.
 			DialTimeout: func(addr string, t time.Duration) (net.Conn, error) {
-				ctx, cancel := context.WithTimeout(context.Background(), min(t, 10*time.Second))
-				defer cancel()
-				return dialer.DialContext(ctx, "tcp", addr)
+				d := *dialer
+				d.Timeout = min(t, 10*time.Second)
+				return d.Dial("tcp", addr)
 			},
 			Name:                      agent,
 			MaxConnsPerHost:           maxConns,
