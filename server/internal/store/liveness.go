@@ -7,6 +7,13 @@ import (
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
+// TryWorkerLock takes the worker's session-level advisory lock on q's connection, false when
+// another session holds it. Only meaningful on a dedicated connection (not a pool): the lock
+// lives as long as the connection, and a free lock is how rescuers tell a worker is gone.
+func (q *Queries) TryWorkerLock(ctx context.Context, lockKey int64) (bool, error) {
+	return sqlc.TryWorkerLock(ctx, q.db, lockKey)
+}
+
 // RegisterWorker records a worker process and its lock key (the caller holds the lock).
 func (q *Queries) RegisterWorker(ctx context.Context, clientID string, lockKey int64, host string, pid int) error {
 	return sqlc.RegisterWorker(ctx, q.db, dbsqlc.RegisterWorkerParams{ClientID: clientID, LockKey: lockKey, Host: host,

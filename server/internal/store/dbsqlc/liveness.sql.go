@@ -43,6 +43,19 @@ func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, arg RegisterWorke
 	return err
 }
 
+const tryWorkerLock = `-- name: TryWorkerLock :one
+SELECT pg_try_advisory_lock($1)::bool AS locked
+`
+
+// Session-level: held by the worker's own connection for as long as it lives, so a free lock
+// tells RescueDeadWorkers the worker's connection is gone.
+func (q *Queries) TryWorkerLock(ctx context.Context, db DBTX, lockKey int64) (bool, error) {
+	row := db.QueryRow(ctx, tryWorkerLock, lockKey)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
 const unregisterWorker = `-- name: UnregisterWorker :exec
 DELETE FROM worker_liveness WHERE client_id = $1
 `
