@@ -109,6 +109,12 @@ type ChainTxAttempt struct {
 	Cancel      bool
 }
 
+type CofferMigration struct {
+	Version   int32
+	Name      string
+	AppliedAt time.Time
+}
+
 type Deposit struct {
 	ID              int64
 	OperatorID      string
