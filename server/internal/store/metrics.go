@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
@@ -86,15 +84,7 @@ type RiverJobCount struct {
 
 // RiverJobCounts counts the River jobs not finished (available, scheduled, retryable,
 // running) by kind and state.
-//
-// Hand-written, not sqlc: it reads River's table, which is not in the migrations sqlc checks
-// statements against.
 func (q *Queries) RiverJobCounts(ctx context.Context) ([]RiverJobCount, error) {
-	rows, err := q.db.Query(ctx, `SELECT kind, state::text, count(*),
-		COALESCE(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available'))::float8, 0)
-		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY 1, 2`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[RiverJobCount])
+	rows, err := sqlc.RiverJobCounts(ctx, q.db)
+	return many(rows, err, func(r dbsqlc.RiverJobCountsRow) (RiverJobCount, error) { return RiverJobCount(r), nil })
 }
