@@ -188,8 +188,7 @@ func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.schemaOK.Load() {
-		var n int
-		if err := a.Pool.QueryRow(ctx, `SELECT count(*) FROM coffer_migrations`).Scan(&n); err != nil || n < store.MigrationCount() {
+		if ok, err := store.New(a.Pool).SchemaMigrated(ctx); err != nil || !ok {
 			fail("database schema is not migrated: run `coffer migrate`")
 			return
 		}

@@ -130,14 +130,14 @@ func (m *Member) hold(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx)) // closes after ctx ends
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, m.lockKey).Scan(&locked); err != nil {
+	q := store.New(conn)
+	locked, err := q.TryWorkerLock(ctx, m.lockKey)
+	if err != nil {
 		return err
 	}
 	if !locked { // the key's previous connection is still being torn down
 		return nil
 	}
-	q := store.New(conn)
 	if err := q.RegisterWorker(ctx, m.opts.ClientID, m.lockKey, m.host, os.Getpid()); err != nil {
 		return err
 	}

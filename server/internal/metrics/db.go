@@ -9,9 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
 )
 
 // DBTimeout bounds the queries of one scrape: a slow database yields coffer_db_metrics_up 0,
@@ -73,26 +75,26 @@ const DepositRecountEvery = time.Minute
 // deposits counts deposits by status, chain and currency: the open ones (CONFIRMING,
 // SWEEPING; a partial index) on every scrape, every status when the open ones moved (a
 // deposit settles by leaving them) or DepositRecountEvery passed.
-func (c *DBCollector) deposits(ctx context.Context) (map[depositKey]int64, error) {
-	count := func(where string) (map[depositKey]int64, error) {
-		out := map[depositKey]int64{}
-		var k depositKey
-		var chainID, n int64
-		err := c.each(ctx, `SELECT status, chain_id, currency, count(*) FROM deposits `+where+` GROUP BY 1, 2, 3`,
-			[]any{&k.status, &chainID, &k.currency, &n}, func() {
-				k.chain = strconv.FormatInt(chainID, 10)
-				out[k] = n
-			})
-		return out, err
+func (c *DBCollector) deposits(ctx context.Context, q *store.Queries) (map[depositKey]int64, error) {
+	count := func(query func(context.Context) ([]store.DepositCount, error)) (map[depositKey]int64, error) {
+		rows, err := query(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[depositKey]int64, len(rows))
+		for _, r := range rows {
+			out[depositKey{string(r.Status), strconv.FormatInt(r.ChainID, 10), r.Currency}] = r.N
+		}
+		return out, nil
 	}
-	open, err := count(`WHERE status IN ('CONFIRMING', 'SWEEPING')`)
+	open, err := count(q.CountOpenDeposits)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.all == nil || !maps.Equal(open, c.open) || time.Since(c.allAt) >= DepositRecountEvery {
-		all, err := count("")
+		all, err := count(q.CountDeposits)
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +102,7 @@ func (c *DBCollector) deposits(ctx context.Context) (map[depositKey]int64, error
 	}
 	out := maps.Clone(c.all)
 	for k := range out {
-		if k.status == "CONFIRMING" || k.status == "SWEEPING" {
+		if k.status == string(domain.DepositConfirming) || k.status == string(domain.DepositSweeping) {
 			delete(out, k)
 		}
 	}
@@ -148,80 +150,68 @@ func (c *DBCollector) collect(ctx context.Context, emit func(prometheus.Metric))
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		emit(prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...))
 	}
-	deposits, err := c.deposits(ctx)
+	q := store.New(c.Pool)
+	deposits, err := c.deposits(ctx, q)
 	if err != nil {
 		return err
 	}
 	for k, n := range deposits {
 		gauge(descDeposits, float64(n), k.status, k.chain, k.currency)
 	}
-	var chainID, head, scanned, n int64
-	var age float64
-	if err := c.each(ctx, `SELECT chain_id, head_block, next_block - 1, extract(epoch FROM now() - updated_at)::float8 FROM chain_cursors`,
-		[]any{&chainID, &head, &scanned, &age}, func() {
-			id := strconv.FormatInt(chainID, 10)
-			gauge(descHead, float64(head), id)
-			gauge(descScanned, float64(scanned), id)
-			gauge(descLagBlocks, float64(max(head-scanned, 0)), id)
-			gauge(descLagSeconds, max(age, 0), id)
-		}); err != nil {
+	cursors, err := q.ChainCursorLags(ctx)
+	if err != nil {
 		return err
 	}
+	for _, r := range cursors {
+		id := strconv.FormatInt(r.ChainID, 10)
+		gauge(descHead, float64(r.HeadBlock), id)
+		gauge(descScanned, float64(r.ScannedBlock), id)
+		gauge(descLagBlocks, float64(max(r.HeadBlock-r.ScannedBlock, 0)), id)
+		gauge(descLagSeconds, max(r.AgeSeconds, 0), id)
+	}
 	// Pending transactions: grouped by sender in Go, since deposit addresses are many.
+	senders, err := q.PendingChainTxsBySender(ctx)
+	if err != nil {
+		return err
+	}
 	type key struct{ chain, wallet string }
 	pending := map[key]struct {
 		n   int64
 		age float64
 	}{}
-	var from string
-	if err := c.each(ctx, `SELECT chain_id, from_address, count(*), extract(epoch FROM now() - min(created_at))::float8
-		FROM chain_txs WHERE state = 'pending' GROUP BY 1, 2`, []any{&chainID, &from, &n, &age}, func() {
-		k := key{strconv.FormatInt(chainID, 10), c.wallet(from)}
+	for _, r := range senders {
+		k := key{strconv.FormatInt(r.ChainID, 10), c.wallet(r.FromAddress)}
 		p := pending[k]
-		p.n += n
-		p.age = max(p.age, age)
+		p.n += r.N
+		p.age = max(p.age, r.OldestAgeSeconds)
 		pending[k] = p
-	}); err != nil {
-		return err
 	}
 	for k, p := range pending {
 		gauge(descPending, float64(p.n), k.chain, k.wallet)
 		gauge(descPendingAge, p.age, k.chain, k.wallet)
 	}
-	var dead int64
-	if err := c.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events WHERE dead_at IS NOT NULL`).Scan(&dead); err != nil {
+	dead, err := q.CountDeadWebhooks(ctx)
+	if err != nil {
 		return err
 	}
 	gauge(descDead, float64(dead))
-	var due int64
-	var dueAge float64
-	if err := c.Pool.QueryRow(ctx, `SELECT count(*), COALESCE(extract(epoch FROM now() - min(next_attempt_at))::float8, 0)
-		FROM webhook_queue WHERE next_attempt_at <= now()`).Scan(&due, &dueAge); err != nil {
+	due, dueAge, err := q.DueWebhookBacklog(ctx)
+	if err != nil {
 		return err
 	}
 	gauge(descWebhookDue, float64(due))
 	gauge(descWebhookDueAge, max(dueAge, 0))
-	var kind, state string
-	return c.each(ctx, `SELECT kind, state::text, count(*),
-		COALESCE(extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE state = 'available'))::float8, 0)
-		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY 1, 2`,
-		[]any{&kind, &state, &n, &age}, func() {
-			gauge(descQueue, float64(n), kind, state)
-			if state == "available" {
-				gauge(descQueueAge, max(age, 0), kind)
-			}
-		})
-}
-
-// each runs sql and calls row after scanning each row into scans (pgx.ForEachRow: the rows
-// are closed on every path).
-func (c *DBCollector) each(ctx context.Context, sql string, scans []any, row func()) error {
-	rows, err := c.Pool.Query(ctx, sql)
+	jobs, err := q.RiverJobCounts(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = pgx.ForEachRow(rows, scans, func() error { row(); return nil })
-	return err
+	for _, r := range jobs {
+		gauge(descQueue, float64(r.N), r.Kind, r.State)
+		if r.State == "available" {
+			gauge(descQueueAge, max(r.OldestAvailableAgeSeconds, 0), r.Kind)
+		}
+	}
+	return nil
 }
 
 // CollectDB adds the PostgreSQL-derived gauges to the registry (worker processes).

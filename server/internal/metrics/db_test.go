@@ -42,6 +42,14 @@ func TestDBCollector(t *testing.T) {
 	exec(`INSERT INTO webhook_queue (event_id, operator_id, next_attempt_at)
 		SELECT ('00000000-0000-0000-0000-00000000000' || i)::uuid, '00000000-0000-0000-0000-000000000001',
 			now() + (i - 2) * interval '1 hour' FROM generate_series(1, 3) i`)
+	exec(`DELETE FROM webhook_queue WHERE event_id = '00000000-0000-0000-0000-000000000003'`)
+	exec(`UPDATE webhook_events SET state = 'dead', dead_at = now() WHERE id = '00000000-0000-0000-0000-000000000003'`)
+	exec(`INSERT INTO river_job (args, kind, max_attempts, state, scheduled_at, attempted_at, finalized_at)
+		VALUES ('{}', 'sweep', 5, 'available', now() - interval '1 minute', NULL, NULL),
+		       ('{}', 'sweep', 5, 'available', now() - interval '2 minutes', NULL, NULL),
+		       ('{}', 'sweep', 5, 'running', now() - interval '1 hour', now(), NULL),
+		       ('{}', 'payout', 5, 'scheduled', now() + interval '1 hour', NULL, NULL),
+		       ('{}', 'payout', 5, 'completed', now() - interval '1 hour', now(), now())`)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.DBCollector{Pool: pool, Wallets: map[string]string{"0xabc0000000000000000000000000000000000001": "hot_wallet"}})
 	expect := func(want string, names ...string) {
@@ -58,6 +66,12 @@ coffer_deposits{chain_id="1",currency="USDT",status="SWEEPING"} 2
 # HELP coffer_chain_cursor_lag_blocks Head lag: the chain head minus the scanned cursor, in blocks, per chain.
 # TYPE coffer_chain_cursor_lag_blocks gauge
 coffer_chain_cursor_lag_blocks{chain_id="1"} 10
+# HELP coffer_chain_head_block Latest chain head the scanner saw, per chain.
+# TYPE coffer_chain_head_block gauge
+coffer_chain_head_block{chain_id="1"} 100
+# HELP coffer_chain_scanned_block Last block the scanner has read (its cursor), per chain.
+# TYPE coffer_chain_scanned_block gauge
+coffer_chain_scanned_block{chain_id="1"} 90
 # HELP coffer_chaintx_pending Signed chain transactions not mined yet, per chain and sending wallet (gas_tank, hot_wallet, deposit, other).
 # TYPE coffer_chaintx_pending gauge
 coffer_chaintx_pending{chain_id="1",wallet="deposit"} 1
@@ -68,7 +82,16 @@ coffer_db_metrics_up 1
 # HELP coffer_webhook_due Outbox webhooks due for an attempt now (the backlog operators' drains work through).
 # TYPE coffer_webhook_due gauge
 coffer_webhook_due 2
-`, "coffer_deposits", "coffer_chain_cursor_lag_blocks", "coffer_chaintx_pending", "coffer_db_metrics_up", "coffer_webhook_due")
+# HELP coffer_webhook_dead_letters Webhook events dead-lettered (all attempts failed) and not redelivered yet.
+# TYPE coffer_webhook_dead_letters gauge
+coffer_webhook_dead_letters 1
+# HELP coffer_river_jobs River jobs not finished, by kind and state (available, scheduled, retryable, running).
+# TYPE coffer_river_jobs gauge
+coffer_river_jobs{kind="payout",state="scheduled"} 1
+coffer_river_jobs{kind="sweep",state="available"} 2
+coffer_river_jobs{kind="sweep",state="running"} 1
+`, "coffer_deposits", "coffer_chain_cursor_lag_blocks", "coffer_chain_head_block", "coffer_chain_scanned_block",
+		"coffer_chaintx_pending", "coffer_db_metrics_up", "coffer_webhook_due", "coffer_webhook_dead_letters", "coffer_river_jobs")
 	if n, err := testutil.GatherAndCount(reg, "coffer_webhook_oldest_due_age_seconds"); err != nil || n != 1 {
 		t.Fatalf("oldest due age: %d series, %v", n, err)
 	}
@@ -76,12 +99,23 @@ coffer_webhook_due 2
 	if err != nil {
 		t.Fatal(err)
 	}
+	ages := map[string][2]float64{ // the one series' bounds, in seconds
+		"coffer_webhook_oldest_due_age_seconds":     {3590, 3700}, // the event due an hour ago
+		"coffer_river_oldest_available_age_seconds": {115, 200},   // the sweep due two minutes ago
+		"coffer_chain_scan_lag_seconds":             {0, 60},      // the cursor just written
+	}
 	for _, mf := range mfs {
-		if mf.GetName() == "coffer_webhook_oldest_due_age_seconds" {
-			if age := mf.GetMetric()[0].GetGauge().GetValue(); age < 3590 || age > 3700 {
-				t.Fatalf("oldest due age %v s, want the event due an hour ago", age)
-			}
+		want, ok := ages[mf.GetName()]
+		if !ok {
+			continue
 		}
+		if ms := mf.GetMetric(); len(ms) != 1 || ms[0].GetGauge().GetValue() < want[0] || ms[0].GetGauge().GetValue() > want[1] {
+			t.Fatalf("%s: %v, want one series in %v s", mf.GetName(), ms, want)
+		}
+		delete(ages, mf.GetName())
+	}
+	if len(ages) > 0 {
+		t.Fatalf("missing: %v", ages)
 	}
 	exec(`UPDATE deposits SET status = 'CREDITED' WHERE block_number = 1`)
 	expect(`

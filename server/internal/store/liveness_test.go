@@ -12,6 +12,42 @@ import (
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
+// TryWorkerLock is held by one connection at a time, for as long as that connection lives.
+func TestTryWorkerLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testdb.URL(t)
+	conn := func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	first, second := conn(), conn()
+	try := func(c *pgx.Conn, want bool) {
+		t.Helper()
+		if locked, err := store.New(c).TryWorkerLock(ctx, 77); err != nil || locked != want {
+			t.Fatalf("TryWorkerLock = %v, %v; want %v", locked, err, want)
+		}
+	}
+	try(first, true)
+	try(second, false)
+	try(first, true) // its own lock again
+	first.Close(ctx)
+	// Its backend releases the lock as it exits, shortly after the connection closes.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		locked, err := store.New(second).TryWorkerLock(ctx, 77)
+		if err != nil || locked || time.Now().After(deadline) {
+			if err != nil || !locked {
+				t.Fatalf("after the holder closed: %v, %v", locked, err)
+			}
+			break
+		}
+	}
+}
+
 // RescueDeadWorkers rescues only workers that are gone: lock free and no beat within the
 // grace. A worker that holds its lock is alive however late its beat (a slow process is never
 // run twice), and one that beat recently is given its grace (live workers take their lock back
@@ -24,14 +60,15 @@ func TestRescueDeadWorkers(t *testing.T) {
 	url := testdb.URL(t)
 	pool := testdb.Open(t, url, 4)
 	q := store.New(pool)
-	// slow holds its lock on a connection of its own; the others hold nothing.
+	// slow holds its lock on a connection of its own, taken as a worker takes it; the others
+	// hold nothing.
 	slowConn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slowConn.Close(ctx)
-	if _, err := slowConn.Exec(ctx, `SELECT pg_advisory_lock(4242424242424)`); err != nil {
-		t.Fatal(err)
+	if locked, err := store.New(slowConn).TryWorkerLock(ctx, 4242424242424); err != nil || !locked {
+		t.Fatalf("slow's lock: %v, %v", locked, err)
 	}
 	for _, w := range []struct {
 		id   string

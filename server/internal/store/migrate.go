@@ -20,6 +20,9 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+//go:embed coffer_migrations.sql
+var migrationsTable string
+
 // migrationLock serialises migrations of replicas starting together.
 const migrationLock = 0x636f66666572 // "coffer"
 
@@ -88,8 +91,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 		applied = append(applied, fmt.Sprintf("river %03d %s", v.Version, v.Name))
 	}
 
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS coffer_migrations (
-		version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+	if _, err := conn.Exec(ctx, migrationsTable); err != nil {
 		return nil, err
 	}
 	ms, err := migrations()
@@ -119,4 +121,11 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 func MigrationCount() int {
 	ms, _ := migrations()
 	return len(ms)
+}
+
+// SchemaMigrated reports whether the database has at least as many Coffer migrations applied
+// as this binary embeds (an error also when Migrate never ran: the table is missing).
+func (q *Queries) SchemaMigrated(ctx context.Context) (bool, error) {
+	n, err := sqlc.CountAppliedMigrations(ctx, q.db)
+	return err == nil && n >= int64(MigrationCount()), err
 }

@@ -113,19 +113,9 @@ func (q *Queries) EndWebhookDrain(ctx context.Context, operatorID string) error 
 // LostWebhookDrains lists the operators with queued events whose drain is missing or whose
 // job will not run again (discarded or cancelled by hand, or gone): the periodic repair starts
 // them again.
-//
-// Hand-written, not sqlc: it reads River's table, which is not in the migrations sqlc checks
-// statements against.
 func (q *Queries) LostWebhookDrains(ctx context.Context) ([]string, error) {
-	rows, err := q.db.Query(ctx, `
-		SELECT o.id::text FROM operators o
-		WHERE EXISTS (SELECT 1 FROM webhook_queue q WHERE q.operator_id = o.id)
-		  AND NOT EXISTS (SELECT 1 FROM webhook_drains d JOIN river_job j ON j.id = d.job_id
-			WHERE d.operator_id = o.id AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))`)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := sqlc.LostWebhookDrains(ctx, q.db)
+	return nonNil(ids), err
 }
 
 // WebhookOutcome is an attempt and the state it moves its event to (pending, delivered or

@@ -43,6 +43,89 @@ func (q *Queries) RegisterWorker(ctx context.Context, db DBTX, arg RegisterWorke
 	return err
 }
 
+const rescueDeadWorkers = `-- name: RescueDeadWorkers :many
+WITH dead AS (
+    SELECT w.client_id FROM worker_liveness w
+    WHERE w.beat_at < now() - make_interval(secs => $1::float8)
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          AND ((l.classid::bigint << 32) | l.objid::bigint) = w.lock_key)
+    FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM worker_liveness w USING dead WHERE w.client_id = dead.client_id RETURNING w.client_id
+), rescued AS (
+    UPDATE river_job j SET
+        state = CASE WHEN j.attempt >= j.max_attempts THEN 'discarded' ELSE 'available' END::river_job_state,
+        scheduled_at = now(),
+        finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
+        errors = array_append(j.errors, jsonb_build_object('at', now(), 'attempt', j.attempt, 'trace', '',
+            'error', 'its worker ' || gone.client_id || ' died (connection gone, no heartbeat); rescued'))
+    FROM gone
+    WHERE j.state = 'running' AND j.attempted_by[array_length(j.attempted_by, 1)] = gone.client_id
+    RETURNING j.id, j.kind, gone.client_id, j.state = 'discarded' AS discarded
+), deposed AS (
+    DELETE FROM river_leader l USING gone WHERE l.leader_id = gone.client_id RETURNING l.leader_id
+), announced AS (
+    SELECT pg_notify(current_schema() || '.river_leadership',
+        json_build_object('leader_id', leader_id, 'action', 'resigned')::text) FROM deposed
+)
+SELECT 'worker'::text AS what, client_id, 0::bigint AS id, ''::text AS kind, false AS discarded FROM gone
+UNION ALL SELECT 'job', client_id, id, kind, discarded FROM rescued
+UNION ALL SELECT 'leader', leader_id, (SELECT count(*) FROM announced), '', false FROM deposed
+`
+
+type RescueDeadWorkersRow struct {
+	What      string
+	ClientID  string
+	ID        int64
+	Kind      string
+	Discarded bool
+}
+
+// Workers whose advisory lock is free and whose last beat is older than @grace_seconds, in one
+// transaction: removed, their running River jobs made available again (discarded on their
+// last attempt, with the reason in the job's errors), and a dead leader's row deleted with the
+// resignation River's electors listen for. Concurrent rescuers skip the workers another is
+// handling. One row per worker, rescued job and deposed leader, told apart by what.
+func (q *Queries) RescueDeadWorkers(ctx context.Context, db DBTX, graceSeconds float64) ([]RescueDeadWorkersRow, error) {
+	rows, err := db.Query(ctx, rescueDeadWorkers, graceSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RescueDeadWorkersRow
+	for rows.Next() {
+		var i RescueDeadWorkersRow
+		if err := rows.Scan(
+			&i.What,
+			&i.ClientID,
+			&i.ID,
+			&i.Kind,
+			&i.Discarded,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const tryWorkerLock = `-- name: TryWorkerLock :one
+SELECT pg_try_advisory_lock($1)::bool AS locked
+`
+
+// Session-level: held by the worker's own connection for as long as it lives, so a free lock
+// tells RescueDeadWorkers the worker's connection is gone.
+func (q *Queries) TryWorkerLock(ctx context.Context, db DBTX, lockKey int64) (bool, error) {
+	row := db.QueryRow(ctx, tryWorkerLock, lockKey)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
 const unregisterWorker = `-- name: UnregisterWorker :exec
 DELETE FROM worker_liveness WHERE client_id = $1
 `

@@ -178,3 +178,10 @@ WHERE operator_id = @operator_id
   AND txid < pg_snapshot_xmin(pg_current_snapshot())
 ORDER BY txid, id
 LIMIT @max_rows;
+
+-- name: LostWebhookDrains :many
+-- Operators with queued events whose drain is missing or whose job will not run again.
+SELECT o.id::text FROM operators o
+WHERE EXISTS (SELECT 1 FROM webhook_queue q WHERE q.operator_id = o.id)
+  AND NOT EXISTS (SELECT 1 FROM webhook_drains d JOIN river_job j ON j.id = d.job_id
+    WHERE d.operator_id = o.id AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'));

@@ -405,6 +405,34 @@ func (q *Queries) LockWebhookEvent(ctx context.Context, db DBTX, arg LockWebhook
 	return i, err
 }
 
+const lostWebhookDrains = `-- name: LostWebhookDrains :many
+SELECT o.id::text FROM operators o
+WHERE EXISTS (SELECT 1 FROM webhook_queue q WHERE q.operator_id = o.id)
+  AND NOT EXISTS (SELECT 1 FROM webhook_drains d JOIN river_job j ON j.id = d.job_id
+    WHERE d.operator_id = o.id AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled'))
+`
+
+// Operators with queued events whose drain is missing or whose job will not run again.
+func (q *Queries) LostWebhookDrains(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, lostWebhookDrains)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var o_id string
+		if err := rows.Scan(&o_id); err != nil {
+			return nil, err
+		}
+		items = append(items, o_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const nextWebhookDue = `-- name: NextWebhookDue :one
 SELECT count(*) > 0 AS queued, coalesce(bool_or(next_attempt_at <= now()), false)::bool AS due_now,
     coalesce(bool_or(next_attempt_at <= now() + $1::interval), false)::bool AS due_soon,

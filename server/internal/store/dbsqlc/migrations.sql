@@ -1,0 +1,2 @@
+-- name: CountAppliedMigrations :one
+SELECT count(*) FROM coffer_migrations;
