@@ -307,6 +307,37 @@ func (c *Client) EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64,
 	})
 }
 
+// Gas limits of native transfers.
+const (
+	// PlainTransferGas is the gas of a native transfer to an address without code.
+	PlainTransferGas = 21000
+	// ContractTransferGas is the limit of a transfer to a contract whose gas the node could
+	// not estimate (the contract refuses it, or the estimate failed): enough for any wallet
+	// contract; a refusal is then mined as a revert, which its caller handles.
+	ContractTransferGas = 100000
+)
+
+// NativeTransferGas is the gas limit for sending value from one address to another: 21,000
+// when the recipient has no code, else the node's estimate plus 30% (ContractTransferGas
+// when there is none). A recipient with code (a Safe or another smart-contract wallet, or an
+// EOA delegated with EIP-7702) runs it on receipt, where a 21,000-gas transfer reverts.
+func (c *Client) NativeTransferGas(ctx context.Context, from, to common.Address, value *big.Int) (uint64, error) {
+	code, err := c.CodeAt(ctx, to, nil)
+	if err != nil {
+		return 0, err
+	}
+	if len(code) == 0 {
+		return PlainTransferGas, nil
+	}
+	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &to, Value: value})
+	if err != nil {
+		c.log.Warn("a transfer to a contract could not be estimated; sent with the fallback gas limit", "to", to,
+			"gas", ContractTransferGas, "error", err)
+		return ContractTransferGas, nil
+	}
+	return est + est*3/10, nil
+}
+
 // Fees suggests EIP-1559 fees: the tip, and a fee cap of twice the latest base fee plus the
 // tip, which survives several full blocks of base-fee growth.
 func (c *Client) Fees(ctx context.Context) (tip, feeCap *big.Int, err error) {

@@ -83,6 +83,9 @@ const confirmations = 3
 // options adjust setup.
 type options struct {
 	feeBps int32
+	// contractWallets: the bankroll and the fee address are contracts that need more than
+	// 21,000 gas to receive ETH (as a Safe does).
+	contractWallets bool
 	// network changes the chain's settings (minimums, fee address).
 	network func(*chain.Network)
 	// prices replaces the static dev prices.
@@ -123,12 +126,22 @@ func setupWith(t *testing.T, o options) *env {
 	}
 	_, gasTank := keys.GasTank()
 	_, bankroll := keys.DevBankroll()
+	var feeWallet common.Address
+	if o.contractWallets {
+		if bankroll, err = dev.DeployContractWallet(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if feeWallet, err = dev.DeployContractWallet(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	testfactory.Fund(ctx, t, dev, gasTank, 100, 0)
 	usdt, _ := dev.Token("USDT")
 	usdc, _ := dev.Token("USDC")
 	n := chain.Network{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()}, Confirmations: confirmations,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
-		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}}}
+		Tokens:     []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}, {Symbol: "USDC", ContractAddress: usdc.Address, Decimals: 6}},
+		FeeAddress: feeWallet}
 	if o.network != nil {
 		o.network(&n)
 	}
@@ -418,6 +431,26 @@ func TestNativeDepositPaysItsOwnSweepGas(t *testing.T) {
 	if ev.Type != "NATIVE" || ev.ContractAddress != nil || ev.SessionRef != nil || ev.SessionAmount != nil ||
 		ev.LocalCurrencyCode != "USD" || ev.CurrentRate != "1" || ev.GetAmountInDollar() != ev.GetAmountInLocalCurrency() {
 		t.Fatalf("event %+v", ev)
+	}
+}
+
+// A bankroll and a fee address that are smart-contract wallets (here contracts that store what
+// they receive, as a Safe runs code on receipt) get native sweeps and fees: a transfer limited
+// to a plain transfer's 21,000 gas reverted there and the deposit was never credited.
+func TestNativeSweepToContractWallets(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{feeBps: 100, contractWallets: true})
+	addr := e.address("safe-user")
+	u := e.newUser()
+	e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.depositsWhere("CREDITED")[0]
+	if got, _ := e.client.Balance(e.ctx, e.bankroll); got.Cmp(d.Amount) != 0 {
+		t.Fatalf("the bankroll contract received %v, the deposit's amount is %v", got, d.Amount)
+	}
+	fee, _ := e.client.Balance(e.ctx, e.network.FeeAddress)
+	if want := new(big.Int).Div(testfactory.Ether(1), big.NewInt(100)); fee.Sign() <= 0 || fee.Cmp(want) >= 0 {
+		t.Fatalf("the fee contract received %v, want the 1%% fee (%v) less its transfer's gas", fee, want)
 	}
 }
 

@@ -281,13 +281,20 @@ type planned struct {
 // minus the fee, minus its own gas; the fee goes on to the fee address (minus that transfer's
 // gas) when it pays more than its gas, else it stays at the address. Together they cost at
 // most the deposits.
-func (s *Service) planNative(ctx context.Context, n chain.Network, from common.Address, sw domain.Sweep, g *group, ref string) ([]planned, error) {
-	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: nativeTransferGas,
+func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Client, from common.Address, sw domain.Sweep, g *group,
+	ref string,
+) ([]planned, error) {
+	// A bankroll or fee address with code (a Safe) needs more than 21,000 gas to receive.
+	limit, err := c.NativeTransferGas(ctx, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee))
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: limit,
 		PaysOwnGas: true, Purpose: PurposeSweep, Ref: ref})
 	if err != nil {
 		return nil, err
 	}
-	gas := new(big.Int).Mul(big.NewInt(nativeTransferGas), p.FeeCap())
+	gas := new(big.Int).Mul(new(big.Int).SetUint64(limit), p.FeeCap())
 	net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
 	if net.Sign() <= 0 {
 		return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
@@ -297,12 +304,16 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, from common.A
 	if nativeTxs(n, g.fee, gas) != 2 {
 		return []planned{sweep}, nil
 	}
-	fp, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: nativeTransferGas,
+	feeLimit, err := c.NativeTransferGas(ctx, from, n.FeeAddress, g.fee)
+	if err != nil {
+		return nil, err
+	}
+	fp, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: feeLimit,
 		PaysOwnGas: true, Purpose: PurposeSweepFee, Ref: ref})
 	if err != nil {
 		return nil, err
 	}
-	feeGas := new(big.Int).Mul(big.NewInt(nativeTransferGas), fp.FeeCap())
+	feeGas := new(big.Int).Mul(new(big.Int).SetUint64(feeLimit), fp.FeeCap())
 	if feeGas.Cmp(g.fee) >= 0 {
 		return []planned{sweep}, nil // fees rose between the two reads: the fee stays at the address
 	}
@@ -337,7 +348,7 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 	for _, g := range groups {
 		ref := sweepRef(sw.ID, g.asset.Symbol)
 		if g.asset.Native {
-			native, err := s.planNative(ctx, n, from, sw, g, ref)
+			native, err := s.planNative(ctx, n, c, from, sw, g, ref)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -775,6 +775,18 @@ func (c *Chain) DeployForwarder(ctx context.Context) (common.Address, error) {
 	return c.deployAndMine(ctx, "forwarder", common.FromHex(contracts.ForwarderMetaData.Bin), nil)
 }
 
+// contractWalletInit deploys a contract that, like a Safe, runs code when it receives ETH: it
+// stores the amount received (runtime CALLVALUE PUSH1 0 SSTORE STOP), so a transfer limited
+// to 21,000 gas reverts there.
+const contractWalletInit = "0x6434600055006000526005601bf3"
+
+// DeployContractWallet deploys a contract that needs more than 21,000 gas to receive ETH (a
+// stand-in for a Safe or another smart-contract wallet) from the faucet, mines it and returns
+// its address. Like DeployForwarder it is not part of Start.
+func (c *Chain) DeployContractWallet(ctx context.Context) (common.Address, error) {
+	return c.deployAndMine(ctx, "contract wallet", common.FromHex(contractWalletInit), nil)
+}
+
 // DeploySweeper deploys the EIP-7702 Sweeper (contracts.Sweeper) that obeys gasTank, pays
 // bankroll and sends fees to feeAddress (zero: no fees) from the faucet, mines it and returns
 // its address. Like DeployForwarder it is not part of Start.

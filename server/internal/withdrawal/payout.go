@@ -165,7 +165,13 @@ func (s *Service) payoutRequest(ctx context.Context, w domain.Withdrawal) (chain
 	dest, amount := common.HexToAddress(w.Address), Units(w)
 	req := chaintx.Request{ChainID: w.ChainID, From: hot, Purpose: PurposePayout, Ref: payoutRef(w.ID)}
 	if w.ContractAddress == "" {
-		req.To, req.Value, req.GasLimit = dest, amount, nativeTransferGas
+		// A smart-contract wallet (a Safe, an account delegated with EIP-7702) needs more
+		// than a plain transfer's 21,000 gas to receive.
+		gas, err := c.NativeTransferGas(ctx, hot, dest, amount)
+		if err != nil {
+			return req, fmt.Errorf("withdrawal %s: gas of the payout to %s: %w", w.ID, dest, err)
+		}
+		req.To, req.Value, req.GasLimit = dest, amount, gas
 		return req, nil
 	}
 	token := common.HexToAddress(w.ContractAddress)

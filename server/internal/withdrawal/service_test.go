@@ -482,6 +482,25 @@ func TestNativePayout(t *testing.T) {
 	}
 }
 
+// A withdrawal to a smart-contract wallet (here a contract that stores what it receives, as a
+// Safe runs code on receipt) is paid: a transfer limited to a plain transfer's 21,000 gas
+// reverted there and left the withdrawal for an engineer.
+func TestNativePayoutToAContractWallet(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	dest, err := e.dev.DeployContractWallet(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.submit(e.withdrawSession(op, "user-safe", "30.00"), dest, "ETH")
+	e.complete(w.ID)
+	e.payAll()
+	bal, err := e.client.Balance(e.ctx, dest)
+	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
+		t.Fatalf("the contract wallet holds %s wei (%v)", bal, err)
+	}
+}
+
 // TestDestinationChecks: malformed, wrong checksum, zero, token contract and service wallets
 // are refused before anything is sent or stored.
 func TestDestinationChecks(t *testing.T) {
