@@ -272,11 +272,8 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 	return "", nil
 }
 
-// Gas limits the liquidity check reserves for a payout.
-const (
-	nativeTransferGas = 21000
-	tokenTransferGas  = 100000
-)
+// tokenTransferGas is the gas the liquidity check reserves for a token payout.
+const tokenTransferGas = 100000
 
 // chainUnreadable is liquidityShort's answer when the chain cannot be read: a refusal to try
 // again, not a fault, so the caller holds (or refuses) the payout; the cause is logged.
@@ -312,11 +309,14 @@ func (s *Service) liquidityShort(ctx context.Context, tx pgx.Tx, w domain.Withdr
 	if err != nil {
 		return s.chainUnreadable(ctx, w, err), nil
 	}
-	gas := nativeTransferGas
-	if w.ContractAddress != "" {
-		gas = tokenTransferGas
+	gas := uint64(tokenTransferGas)
+	if w.ContractAddress == "" {
+		// What the payout will be sent with: more than 21,000 to a contract wallet.
+		if gas, err = c.NativeTransferGas(ctx, hot, common.HexToAddress(w.Address), Units(w)); err != nil {
+			return s.chainUnreadable(ctx, w, err), nil
+		}
 	}
-	gasCost := new(big.Int).Mul(big.NewInt(int64(gas)), feeCap)
+	gasCost := new(big.Int).Mul(new(big.Int).SetUint64(gas), feeCap)
 	if w.ContractAddress == "" {
 		if native.Cmp(new(big.Int).Add(need, gasCost)) < 0 {
 			return fmt.Sprintf("the hot wallet holds %s wei of %s; %s are needed with the payouts in flight", native, n.NativeSymbol, need), nil
