@@ -284,17 +284,10 @@ type planned struct {
 func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Client, from common.Address, sw domain.Sweep, g *group,
 	ref string,
 ) ([]planned, error) {
-	// A bankroll or fee address with code (a Safe) needs more than 21,000 gas to receive.
-	limit, err := c.NativeTransferGas(ctx, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee))
+	p, gas, err := s.prepareNative(ctx, n, c, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee), PurposeSweep, ref)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.BankrollAddress, GasLimit: limit,
-		PaysOwnGas: true, Purpose: PurposeSweep, Ref: ref})
-	if err != nil {
-		return nil, err
-	}
-	gas := new(big.Int).Mul(new(big.Int).SetUint64(limit), p.FeeCap())
 	net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
 	if net.Sign() <= 0 {
 		return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
@@ -304,21 +297,33 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	if nativeTxs(n, g.fee, gas) != 2 {
 		return []planned{sweep}, nil
 	}
-	feeLimit, err := c.NativeTransferGas(ctx, from, n.FeeAddress, g.fee)
+	fp, feeGas, err := s.prepareNative(ctx, n, c, from, n.FeeAddress, g.fee, PurposeSweepFee, ref)
 	if err != nil {
 		return nil, err
 	}
-	fp, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: n.FeeAddress, GasLimit: feeLimit,
-		PaysOwnGas: true, Purpose: PurposeSweepFee, Ref: ref})
-	if err != nil {
-		return nil, err
-	}
-	feeGas := new(big.Int).Mul(new(big.Int).SetUint64(feeLimit), fp.FeeCap())
 	if feeGas.Cmp(g.fee) >= 0 {
 		return []planned{sweep}, nil // fees rose between the two reads: the fee stays at the address
 	}
 	fp.Value = new(big.Int).Sub(g.fee, feeGas)
 	return []planned{sweep, {prepared: fp, cost: new(big.Int).Set(g.fee)}}, nil
+}
+
+// prepareNative prepares a native transfer that pays its own gas out of what it sends (its value
+// is set by the caller), and says the most that gas costs. A recipient with code (a Safe) gets
+// the gas it needs to receive, more than 21,000.
+func (s *Service) prepareNative(ctx context.Context, n chain.Network, c *chain.Client, from, to common.Address, value *big.Int,
+	purpose, ref string,
+) (chaintx.Prepared, *big.Int, error) {
+	limit, err := c.NativeTransferGas(ctx, from, to, value)
+	if err != nil {
+		return chaintx.Prepared{}, nil, err
+	}
+	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: to, GasLimit: limit,
+		PaysOwnGas: true, Purpose: purpose, Ref: ref})
+	if err != nil {
+		return chaintx.Prepared{}, nil, err
+	}
+	return p, new(big.Int).Mul(new(big.Int).SetUint64(limit), p.FeeCap()), nil
 }
 
 // plan prepares a sweep's transactions at the current gas fees, and says each deposit's fee

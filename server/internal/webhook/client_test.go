@@ -112,10 +112,7 @@ func TestParseReach(t *testing.T) {
 func TestClientRefusesPrivateTargets(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		reply(w, 200, `{"error":0}`)
-	}))
+	srv := httptest.NewServer(acking(&hits))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	c := NewClient(ClientOptions{Timeout: 2 * time.Second})
@@ -187,10 +184,7 @@ func TestClientRedirectNotFollowed(t *testing.T) {
 	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/elsewhere", http.StatusMovedPermanently)
 	})
-	mux.HandleFunc("/elsewhere", func(w http.ResponseWriter, _ *http.Request) {
-		followed.Add(1)
-		reply(w, 200, `{"error":0}`)
-	})
+	mux.Handle("/elsewhere", acking(&followed))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	c := NewClient(ClientOptions{Reach: ReachLoopback})
@@ -436,10 +430,7 @@ func TestClientKeepsConnectionsForConcurrentDeliveries(t *testing.T) {
 func TestClientRetriesAConnectionTheReceiverClosed(t *testing.T) {
 	t.Parallel()
 	var posts atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		posts.Add(1)
-		reply(w, 200, `{"error":0}`)
-	}))
+	srv := httptest.NewUnstartedServer(acking(&posts))
 	srv.Config.IdleTimeout = 20 * time.Millisecond // the receiver closes idle connections at once
 	srv.Start()
 	defer srv.Close()
@@ -460,14 +451,19 @@ func TestClientRetriesAConnectionTheReceiverClosed(t *testing.T) {
 func TestClientVerifiesTLS(t *testing.T) {
 	t.Parallel()
 	var posts atomic.Int32
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		posts.Add(1)
-		reply(w, 200, `{"error":0}`)
-	}))
+	srv := httptest.NewTLSServer(acking(&posts))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
 	defer srv.Close()
 	res := NewClient(ClientOptions{Reach: ReachLoopback, Timeout: 5 * time.Second}).Post(context.Background(), srv.URL, nil, []byte("event=DEPOSIT"))
 	if res.Acked || res.Err == nil || !strings.Contains(res.Err.Error(), "certificate") || posts.Load() != 0 {
 		t.Fatalf("self-signed receiver: %+v, %d posts", res, posts.Load())
 	}
+}
+
+// acking is a receiver that acknowledges every post and counts them in n.
+func acking(n *atomic.Int32) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		reply(w, 200, `{"error":0}`)
+	})
 }
