@@ -32,11 +32,7 @@ func setupBatched(t *testing.T, feeBps int32) *env {
 // tokenAddress is the token-deposit address of the operator's user userID.
 func (e *env) tokenAddress(userID string) common.Address {
 	e.t.Helper()
-	addr, err := e.svc.TokenAddressFor(e.ctx, e.op.ID, userID)
-	if err != nil {
-		e.t.Fatalf("token address of %s: %v", userID, err)
-	}
-	return addr
+	return e.userAddress(e.svc.TokenAddressFor, userID)
 }
 
 // batchTxs are the batch transactions sent so far, oldest first.

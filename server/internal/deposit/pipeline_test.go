@@ -261,7 +261,14 @@ func (e *env) newUser() user {
 // address is the deposit address of the operator's user userID (assigned on first use).
 func (e *env) address(userID string) common.Address {
 	e.t.Helper()
-	addr, err := e.svc.AddressFor(e.ctx, e.op.ID, userID)
+	return e.userAddress(e.svc.AddressFor, userID)
+}
+
+// userAddress is the address lookup (AddressFor, TokenAddressFor) gives the operator's user
+// userID.
+func (e *env) userAddress(lookup func(ctx context.Context, operatorID, userID string) (common.Address, error), userID string) common.Address {
+	e.t.Helper()
+	addr, err := lookup(e.ctx, e.op.ID, userID)
 	if err != nil {
 		e.t.Fatalf("address of %s: %v", userID, err)
 	}

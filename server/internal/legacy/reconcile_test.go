@@ -203,59 +203,61 @@ func reconGolden(t *testing.T, f *reconFixture) {
 	t.Helper()
 	key := f.key
 	dep := func(i int) string { return strconv.FormatInt(f.opDeposits[i], 10) }
-	cases := []goldenCase{
-		{name: "deposits_list_ok", req: request{method: "GET", path: "/deposits", bearer: key}},
-		{name: "deposits_list_filtered", req: request{method: "GET", bearer: key,
-			path: "/deposits?status=credited,REORGED&chainId=1338&externalUserId=recon-user&from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z"}},
-		{name: "deposits_list_first_page", req: request{method: "GET", path: "/deposits?limit=1", bearer: key}},
-		{name: "deposits_list_sub_operator", req: request{method: "GET", path: "/deposits?operatorId=" + f.child.ID, bearer: key}},
-		{name: "deposits_list_not_found_other_operator", req: request{method: "GET", path: "/deposits?operatorId=" + f.op.ID, bearer: f.otherKey}},
-		{name: "deposits_list_invalid_status", req: request{method: "GET", path: "/deposits?status=DONE", bearer: key}},
-		{name: "deposits_list_invalid_limit", req: request{method: "GET", path: "/deposits?limit=201", bearer: key}},
-		{name: "deposits_list_invalid_from", req: request{method: "GET", path: "/deposits?from=yesterday", bearer: key}},
-		{name: "deposits_list_invalid_cursor", req: request{method: "GET", path: "/deposits?cursor=xyz", bearer: key}},
-		{name: "deposits_list_unknown_parameter", req: request{method: "GET", path: "/deposits?sort=asc", bearer: key}},
-		{name: "deposits_list_unauthenticated", req: request{method: "GET", path: "/deposits"}},
-		{name: "deposits_list_forbidden_admin_token", req: request{method: "GET", path: "/deposits", bearer: f.adminToken}},
-		{name: "deposits_list_method_not_allowed", req: request{method: "POST", path: "/deposits", bearer: key, body: `{}`}},
-
-		{name: "deposit_get_credited", req: request{method: "GET", path: "/deposits/" + dep(0), bearer: key}},
-		{name: "deposit_get_below_minimum", req: request{method: "GET", path: "/deposits/" + dep(1), bearer: key}},
-		{name: "deposit_get_reorged", req: request{method: "GET", path: "/deposits/" + dep(3), bearer: key}},
-		{name: "deposit_get_sub_operator", req: request{method: "GET", bearer: key,
-			path: "/deposits/" + strconv.FormatInt(f.childDeposit, 10) + "?operatorId=" + f.child.ID}},
-		{name: "deposit_get_not_found_other_operator", req: request{method: "GET", path: "/deposits/" + dep(0), bearer: f.otherKey}},
-		{name: "deposit_get_not_found", req: request{method: "GET", path: "/deposits/999999", bearer: key}},
-		{name: "deposit_get_invalid_id", req: request{method: "GET", path: "/deposits/abc", bearer: key}},
-		{name: "deposit_get_unauthenticated", req: request{method: "GET", path: "/deposits/" + dep(0)}},
-		{name: "deposit_get_forbidden_admin_token", req: request{method: "GET", path: "/deposits/" + dep(0), bearer: f.adminToken}},
-
-		{name: "withdrawals_list_ok", req: request{method: "GET", path: "/withdrawals", bearer: key}},
-		{name: "withdrawals_list_filtered", req: request{method: "GET", bearer: key,
-			path: "/withdrawals?status=PENDING,completed&chainId=1337&externalUserId=recon-wd&from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z"}},
-		{name: "withdrawals_list_first_page", req: request{method: "GET", path: "/withdrawals?limit=1", bearer: key}},
-		{name: "withdrawals_list_sub_operator", req: request{method: "GET", path: "/withdrawals?operatorId=" + f.child.ID, bearer: key}},
-		{name: "withdrawals_list_not_found_other_operator", req: request{method: "GET", path: "/withdrawals?operatorId=" + f.op.ID,
-			bearer: f.otherKey}},
-		{name: "withdrawals_list_invalid_status", req: request{method: "GET", path: "/withdrawals?status=CREDITED", bearer: key}},
-		{name: "withdrawals_list_invalid_limit", req: request{method: "GET", path: "/withdrawals?limit=0", bearer: key}},
-		{name: "withdrawals_list_invalid_cursor", req: request{method: "GET", path: "/withdrawals?cursor=xyz", bearer: key}},
-		{name: "withdrawals_list_unknown_parameter", req: request{method: "GET", path: "/withdrawals?pageToken=x", bearer: key}},
-		{name: "withdrawals_list_unauthenticated", req: request{method: "GET", path: "/withdrawals"}},
-		{name: "withdrawals_list_forbidden_admin_token", req: request{method: "GET", path: "/withdrawals", bearer: f.adminToken}},
-
-		{name: "withdrawal_get_ok", req: request{method: "GET", path: "/withdrawals/" + f.opWithdrawals[2], bearer: key}},
-		{name: "withdrawal_get_sub_operator", req: request{method: "GET", bearer: key,
-			path: "/withdrawals/" + f.childWithdrawal + "?operatorId=" + f.child.ID}},
-		{name: "withdrawal_get_not_found_other_operator", req: request{method: "GET", path: "/withdrawals/" + f.opWithdrawals[0],
-			bearer: f.otherKey}},
-		{name: "withdrawal_get_invalid_id", req: request{method: "GET", path: "/withdrawals/not-a-uuid", bearer: key}},
-		{name: "withdrawal_get_unauthenticated", req: request{method: "GET", path: "/withdrawals/" + f.opWithdrawals[0]}},
-		{name: "withdrawal_get_forbidden_admin_token", req: request{method: "GET", path: "/withdrawals/" + f.opWithdrawals[0],
-			bearer: f.adminToken}},
-		{name: "withdrawal_get_method_not_allowed", req: request{method: "DELETE", path: "/withdrawals/" + f.opWithdrawals[0], bearer: key}},
-	}
+	cases := f.resourceCases(resource{list: "deposits_list", get: "deposit_get", path: "/deposits",
+		filter: "status=credited,REORGED&chainId=1338&externalUserId=recon-user&from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z",
+		bad:    [][2]string{{"invalid_status", "status=DONE"}, {"invalid_limit", "limit=201"}, {"invalid_from", "from=yesterday"}, {"unknown_parameter", "sort=asc"}},
+		id:     dep(0), childID: strconv.FormatInt(f.childDeposit, 10), invalidID: "abc"})
+	cases = append(cases,
+		goldenCase{name: "deposits_list_method_not_allowed", req: request{method: "POST", path: "/deposits", bearer: key, body: `{}`}},
+		goldenCase{name: "deposit_get_credited", req: request{method: "GET", path: "/deposits/" + dep(0), bearer: key}},
+		goldenCase{name: "deposit_get_below_minimum", req: request{method: "GET", path: "/deposits/" + dep(1), bearer: key}},
+		goldenCase{name: "deposit_get_reorged", req: request{method: "GET", path: "/deposits/" + dep(3), bearer: key}},
+		goldenCase{name: "deposit_get_not_found", req: request{method: "GET", path: "/deposits/999999", bearer: key}})
+	cases = append(cases, f.resourceCases(resource{list: "withdrawals_list", get: "withdrawal_get", path: "/withdrawals",
+		filter: "status=PENDING,completed&chainId=1337&externalUserId=recon-wd&from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z",
+		bad:    [][2]string{{"invalid_status", "status=CREDITED"}, {"invalid_limit", "limit=0"}, {"unknown_parameter", "pageToken=x"}},
+		id:     f.opWithdrawals[0], childID: f.childWithdrawal, invalidID: "not-a-uuid"})...)
+	cases = append(cases,
+		goldenCase{name: "withdrawal_get_ok", req: request{method: "GET", path: "/withdrawals/" + f.opWithdrawals[2], bearer: key}},
+		goldenCase{name: "withdrawal_get_method_not_allowed", req: request{method: "DELETE", path: "/withdrawals/" + f.opWithdrawals[0], bearer: key}})
 	runGolden(t, f.env, "recon_", cases)
+}
+
+// resource is what reconGolden asks deposits and withdrawals alike.
+type resource struct {
+	list, get string // the case names' prefixes: "deposits_list", "deposit_get"
+	path      string
+	filter    string      // a query naming every filter
+	bad       [][2]string // refused list queries, by the case name's end
+	// id is one of the operator's records, childID one of its sub-operator's, invalidID a
+	// malformed id.
+	id, childID, invalidID string
+}
+
+// resourceCases are the golden cases deposits and withdrawals answer alike: the list whole,
+// filtered, paged and a sub-operator's, one record of a sub-operator, and what each refuses.
+func (f *reconFixture) resourceCases(r resource) []goldenCase {
+	key := f.key
+	get := func(path, bearer string) request { return request{method: "GET", path: path, bearer: bearer} }
+	cases := []goldenCase{
+		{name: r.list + "_ok", req: get(r.path, key)},
+		{name: r.list + "_filtered", req: get(r.path+"?"+r.filter, key)},
+		{name: r.list + "_first_page", req: get(r.path+"?limit=1", key)},
+		{name: r.list + "_sub_operator", req: get(r.path+"?operatorId="+f.child.ID, key)},
+		{name: r.list + "_not_found_other_operator", req: get(r.path+"?operatorId="+f.op.ID, f.otherKey)},
+	}
+	for _, b := range append(r.bad, [2]string{"invalid_cursor", "cursor=xyz"}) {
+		cases = append(cases, goldenCase{name: r.list + "_" + b[0], req: get(r.path+"?"+b[1], key)})
+	}
+	one := r.path + "/" + r.id
+	return append(cases,
+		goldenCase{name: r.list + "_unauthenticated", req: get(r.path, "")},
+		goldenCase{name: r.list + "_forbidden_admin_token", req: get(r.path, f.adminToken)},
+		goldenCase{name: r.get + "_sub_operator", req: get(r.path+"/"+r.childID+"?operatorId="+f.child.ID, key)},
+		goldenCase{name: r.get + "_not_found_other_operator", req: get(one, f.otherKey)},
+		goldenCase{name: r.get + "_invalid_id", req: get(r.path+"/"+r.invalidID, key)},
+		goldenCase{name: r.get + "_unauthenticated", req: get(one, "")},
+		goldenCase{name: r.get + "_forbidden_admin_token", req: get(one, f.adminToken)})
 }
 
 // reconIsolation: an operator never sees another's deposits or withdrawals (NOT_FOUND, never

@@ -465,39 +465,39 @@ func TestAdminTwoStepPaysOnce(t *testing.T) {
 	}
 }
 
-// TestNativePayout pays ETH.
+// TestNativePayout pays ETH, to a plain address and to a smart-contract wallet (here a
+// contract that stores what it receives, as a Safe runs code on receipt): a transfer limited
+// to a plain transfer's 21,000 gas reverted there and left the withdrawal for an engineer.
 func TestNativePayout(t *testing.T) {
 	t.Parallel()
-	e, op := setupOperator(t, domain.OperatorSettings{})
-	dest := newAddress()
-	w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
-	if withdrawal.SentAmount(w) != "0.010000000000000000" {
-		t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
-	}
-	e.complete(w.ID)
-	e.payAll()
-	bal, err := e.client.Balance(e.ctx, dest)
-	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
-		t.Fatalf("destination holds %s wei (%v)", bal, err)
-	}
-}
-
-// A withdrawal to a smart-contract wallet (here a contract that stores what it receives, as a
-// Safe runs code on receipt) is paid: a transfer limited to a plain transfer's 21,000 gas
-// reverted there and left the withdrawal for an engineer.
-func TestNativePayoutToAContractWallet(t *testing.T) {
-	t.Parallel()
-	e, op := setupOperator(t, domain.OperatorSettings{})
-	dest, err := e.dev.DeployContractWallet(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := e.submit(e.withdrawSession(op, "user-safe", "30.00"), dest, "ETH")
-	e.complete(w.ID)
-	e.payAll()
-	bal, err := e.client.Balance(e.ctx, dest)
-	if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
-		t.Fatalf("the contract wallet holds %s wei (%v)", bal, err)
+	for _, tc := range []struct {
+		name string
+		dest func(e *env) common.Address
+	}{
+		{"address", func(*env) common.Address { return newAddress() }},
+		{"contract wallet", func(e *env) common.Address {
+			dest, err := e.dev.DeployContractWallet(e.ctx)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return dest
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, op := setupOperator(t, domain.OperatorSettings{})
+			dest := tc.dest(e)
+			w := e.submit(e.withdrawSession(op, "user-eth", "30.00"), dest, "ETH")
+			if withdrawal.SentAmount(w) != "0.010000000000000000" {
+				t.Fatalf("30 USD at 3000 = %s ETH", withdrawal.SentAmount(w))
+			}
+			e.complete(w.ID)
+			e.payAll()
+			bal, err := e.client.Balance(e.ctx, dest)
+			if err != nil || bal.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(100))) != 0 {
+				t.Fatalf("%s holds %s wei (%v)", dest, bal, err)
+			}
+		})
 	}
 }
 
