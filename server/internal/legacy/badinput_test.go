@@ -3,6 +3,7 @@ package legacy_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,6 +39,18 @@ func conflict(name string, extra map[string]any, field, msg string) badRow {
 
 func invalid(name, body, field, msg string) badRow {
 	return badRow{name: name, body: body, status: http.StatusBadRequest, code: "INVALID_ARGUMENT", field: field, msg: msg}
+}
+
+// enumRows are the rows an enum field refuses: each of values (a case name and a string that
+// is not one of oneOf), its number (a valid value's), and the field missing from without.
+func enumRows(field, oneOf string, number int, without string, values ...[2]string) []badRow {
+	rows := make([]badRow, 0, len(values)+2)
+	for _, v := range values {
+		rows = append(rows, invalid(field+"/"+v[0], `{"`+field+`":"`+v[1]+`"}`, field, "must be one of "+oneOf))
+	}
+	return append(rows,
+		invalid(field+"/number", `{"`+field+`":`+strconv.Itoa(number)+`}`, field, "must be a string"),
+		invalid("missing/"+field, without, field, "value is required"))
 }
 
 // padTo returns a JSON object with an unknown field "pad", exactly n bytes long.
@@ -214,32 +227,24 @@ func TestBadInput(t *testing.T) {
 	)
 
 	statusPath := "/admin/withdrawals/" + someID + "/status"
-	statusRows := bodyRows(`{"status":"PROCESSING","adminNote":"ok"}`)
+	statusRows := append(bodyRows(`{"status":"PROCESSING","adminNote":"ok"}`),
+		enumRows("status", "PENDING, PROCESSING, AWAITING_APPROVAL, COMPLETED, REJECTED, CANCELLED, EXPIRED", 2, `{"adminNote":"x"}`,
+			[2]string{"unknown", "DONE"}, [2]string{"lowercase", "processing"}, [2]string{"UNSPECIFIED", "UNSPECIFIED"},
+			[2]string{"full_name_UNSPECIFIED", "WITHDRAWAL_STATUS_UNSPECIFIED"})...)
 	statusRows = append(statusRows,
 		// PENDING is a status, but not one an admin may move a withdrawal to.
 		invalid("status/PENDING", `{"status":"PENDING"}`, "status", ""),
 		invalid("status/full_name_PENDING", `{"status":"WITHDRAWAL_STATUS_PENDING"}`, "status", ""),
 		invalid("status/AWAITING_APPROVAL", `{"status":"AWAITING_APPROVAL"}`, "status", ""),
-		invalid("status/unknown", `{"status":"DONE"}`, "status", "must be one of PENDING, PROCESSING, AWAITING_APPROVAL, COMPLETED, REJECTED, CANCELLED, EXPIRED"),
-		invalid("status/lowercase", `{"status":"processing"}`, "status", "must be one of"),
-		invalid("status/UNSPECIFIED", `{"status":"UNSPECIFIED"}`, "status", "must be one of"),
-		invalid("status/full_name_UNSPECIFIED", `{"status":"WITHDRAWAL_STATUS_UNSPECIFIED"}`, "status", "must be one of"),
-		invalid("status/number", `{"status":2}`, "status", "must be a string"),
-		invalid("missing/status", `{"adminNote":"x"}`, "status", "value is required"),
 		invalid("withdrawRequestId_in_body", `{"status":"PROCESSING","withdrawRequestId":"`+someID+`"}`, "withdrawRequestId", "unknown field"),
 		invalid("adminNote/2001_chars", `{"status":"PROCESSING","adminNote":"`+strings.Repeat("n", 2001)+`"}`, "adminNote", "at most 2000 characters"),
 		badRow{name: "path/id_not_uuid", path: "/admin/withdrawals/abc/status", body: `{"status":"PROCESSING"}`,
 			status: http.StatusBadRequest, code: "INVALID_ARGUMENT", field: "withdrawRequestId", msg: "valid UUID"},
 	)
 
-	decisionRows := bodyRows(`{"decision":"APPROVE"}`)
+	decisionRows := append(bodyRows(`{"decision":"APPROVE"}`), enumRows("decision", "APPROVE, REJECT", 1, `{"reason":"x"}`, [2]string{"MAYBE", "MAYBE"},
+		[2]string{"lowercase", "approve"}, [2]string{"UNSPECIFIED", "DECISION_UNSPECIFIED"}, [2]string{"other_enum", "WITHDRAWAL_STATUS_COMPLETED"})...)
 	decisionRows = append(decisionRows,
-		invalid("decision/MAYBE", `{"decision":"MAYBE"}`, "decision", "must be one of APPROVE, REJECT"),
-		invalid("decision/lowercase", `{"decision":"approve"}`, "decision", "must be one of APPROVE, REJECT"),
-		invalid("decision/UNSPECIFIED", `{"decision":"DECISION_UNSPECIFIED"}`, "decision", "must be one of APPROVE, REJECT"),
-		invalid("decision/other_enum", `{"decision":"WITHDRAWAL_STATUS_COMPLETED"}`, "decision", "must be one of APPROVE, REJECT"),
-		invalid("decision/number", `{"decision":1}`, "decision", "must be a string"),
-		invalid("missing/decision", `{"reason":"x"}`, "decision", "value is required"),
 		invalid("reason/501_chars", `{"decision":"REJECT","reason":"`+strings.Repeat("r", 501)+`"}`, "reason", "at most 500 characters"),
 		invalid("withdrawRequestId_in_body", `{"decision":"APPROVE","withdrawRequestId":"`+someID+`"}`, "withdrawRequestId", "unknown field"),
 	)
