@@ -22,22 +22,8 @@ import (
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 )
-
-// startCluster starts a throwaway PostgreSQL cluster, stopped when the test ends.
-func startCluster(t *testing.T) *pgcluster.Cluster {
-	t.Helper()
-	c, err := pgcluster.Start(t.Context(), pgcluster.Options{Dir: t.TempDir(), Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return c
-}
 
 // pgTool runs a PostgreSQL client program of the server's version (pg_dump, pg_restore).
 func pgTool(t *testing.T, name string, args ...string) {
@@ -75,7 +61,7 @@ func TestRestoreDrill(t *testing.T) {
 	}
 
 	// The service's own cluster, where a user's deposit is credited.
-	primary := startCluster(t)
+	primary := testdb.Cluster(t, pgcluster.Options{Dir: t.TempDir(), Ephemeral: true})
 	migrate(t, primary.URL)
 	var hotWallet common.Address
 	var depositID int64
@@ -108,7 +94,7 @@ func TestRestoreDrill(t *testing.T) {
 	if err := primary.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	restored := startCluster(t)
+	restored := testdb.Cluster(t, pgcluster.Options{Dir: t.TempDir(), Ephemeral: true})
 	pgTool(t, "pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname="+restored.URL, dump)
 
 	bin := proctest.BuildCoffer(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // What was seen: during a PostgreSQL restart operator and admin calls answered 500 INTERNAL,
@@ -26,15 +27,7 @@ import (
 func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Ephemeral: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	cluster := testdb.Cluster(t, pgcluster.Options{Dir: dir, Ephemeral: true})
 	pool, err := store.Open(ctx, cluster.URL, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -119,15 +112,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 
-	cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: dir, Port: port})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	cluster = testdb.Cluster(t, pgcluster.Options{Dir: dir, Port: port})
 	restarted := time.Now()
 	// Right after the restart, and then, every call succeeds.
 	for i := range 20 {

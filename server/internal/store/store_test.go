@@ -35,11 +35,12 @@ func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operat
 	return context.Background(), q, newOperator(t, q, domain.OperatorSettings{})
 }
 
-// twoOperators creates two operators, for the tests that check one does not reach the other's
-// rows.
-func twoOperators(t *testing.T, q *store.Queries) (a, b domain.Operator) {
+// setupTwoOperators gives the test a database of its own with two operators in it, for the
+// tests that check one does not reach the other's rows.
+func setupTwoOperators(t *testing.T) (ctx context.Context, pool *pgxpool.Pool, q *store.Queries, a, b domain.Operator) {
 	t.Helper()
-	return newOperator(t, q, domain.OperatorSettings{}), newOperator(t, q, domain.OperatorSettings{})
+	pool, q = setup(t)
+	return context.Background(), pool, q, newOperator(t, q, domain.OperatorSettings{}), newOperator(t, q, domain.OperatorSettings{})
 }
 
 func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
@@ -119,9 +120,7 @@ func TestOperatorKeys(t *testing.T) {
 
 func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	_, q := setup(t)
-	a, b := twoOperators(t, q)
+	ctx, _, q, a, b := setupTwoOperators(t)
 	n := domain.Session{ID: uuid.NewString(), OperatorID: a.ID, Kind: "DEPOSIT", SessionRef: "sr_1", ExternalUserID: "u1",
 		Lang: "en", FiatCurrency: "USD", UserBalance: decimal.RequireFromString("-1.5"), Amount: decimal.RequireFromString("25.00"),
 		OperatorReference: "order-1"}
@@ -150,9 +149,7 @@ func TestSessionsScopedAndReferenceIdempotent(t *testing.T) {
 // deferred foreign key refuses a claim whose session never comes.
 func TestClaimReference(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	a, b := twoOperators(t, q)
+	ctx, pool, q, a, b := setupTwoOperators(t)
 	open := func(op string) domain.Session {
 		t.Helper()
 		var s domain.Session
@@ -321,9 +318,7 @@ func TestSlidingRateLimit(t *testing.T) {
 // reference can name a new session while the old one keeps it.
 func TestReferencesMigration(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	a, b := twoOperators(t, q)
+	ctx, pool, q, a, b := setupTwoOperators(t)
 	// The sessions schema before 0008.
 	if _, err := pool.Exec(ctx, `DROP TABLE operator_references; DROP INDEX sessions_reference_idx;
 		ALTER TABLE sessions DROP COLUMN submitting_until;

@@ -154,6 +154,22 @@ func Open(t testing.TB, url string, conns int32) *pgxpool.Pool {
 	return pool
 }
 
+// Cluster starts a PostgreSQL server of the test's own, stopped when the test ends, for the
+// tests that stop, restart or restore the server itself (New's databases share one).
+func Cluster(t testing.TB, opts pgcluster.Options) *pgcluster.Cluster {
+	t.Helper()
+	c, err := pgcluster.Start(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
 func withDatabase(raw, db string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
