@@ -112,7 +112,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 
-	cluster = testdb.Cluster(t, pgcluster.Options{Dir: dir, Port: port})
+	testdb.Cluster(t, pgcluster.Options{Dir: dir, Port: port}) // the same data, at the same address
 	restarted := time.Now()
 	// Right after the restart, and then, every call succeeds.
 	for i := range 20 {
