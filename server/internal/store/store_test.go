@@ -198,6 +198,26 @@ func TestClaimReference(t *testing.T) {
 	}
 }
 
+// inOneWindow runs try, which acts on rate limits of an hour window, until the window a try
+// starts in is the one it ends in: a window ending mid-test makes only another try, with keys
+// of its own (suffix). The fourth try is taken as it comes.
+func inOneWindow(try func(suffix string) (held bool)) {
+	for attempt := range 4 {
+		if try(strconv.Itoa(attempt)) {
+			return
+		}
+	}
+}
+
+// previousWindowHits stores hits for key in the hour window before the current one.
+func previousWindowHits(ctx context.Context, t *testing.T, pool *pgxpool.Pool, key string, hits int) {
+	t.Helper()
+	if _, err := pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, hits)
+		VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600) - interval '1 hour', $2)`, key, hits); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TakeRateLimits passes hits within every limit and refuses the first beyond one, counting
 // none of a refused hit: neither against the limit it exceeded nor against those it passed.
 func TestTakeRateLimits(t *testing.T) {
@@ -205,15 +225,22 @@ func TestTakeRateLimits(t *testing.T) {
 	ctx := context.Background()
 	pool, q := setup(t)
 	const window = time.Hour
-	for attempt := 0; ; attempt++ {
-		suffix := strconv.Itoa(attempt)
-		wide := store.RateLimit{Key: "wide" + suffix, Max: 10, Window: window}
-		narrow := store.RateLimit{Key: "narrow" + suffix, Max: 3, Window: window}
+	hourStart := func() time.Time {
+		t.Helper()
 		var start time.Time
 		if err := pool.QueryRow(ctx, `SELECT to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600)`).Scan(&start); err != nil {
 			t.Fatal(err)
 		}
-		var refusals []*store.Refusal
+		return start
+	}
+	var suffix string
+	var wide, narrow store.RateLimit
+	var refusals []*store.Refusal
+	inOneWindow(func(s string) bool {
+		suffix, refusals = s, nil
+		wide = store.RateLimit{Key: "wide" + suffix, Max: 10, Window: window}
+		narrow = store.RateLimit{Key: "narrow" + suffix, Max: 3, Window: window}
+		start := hourStart()
 		for range 5 {
 			r, err := q.TakeRateLimits(ctx, wide, narrow)
 			if err != nil {
@@ -221,55 +248,45 @@ func TestTakeRateLimits(t *testing.T) {
 			}
 			refusals = append(refusals, r)
 		}
-		var end time.Time
-		if err := pool.QueryRow(ctx, `SELECT to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600)`).Scan(&end); err != nil {
-			t.Fatal(err)
+		return hourStart().Equal(start)
+	})
+	for i, r := range refusals {
+		if (i < 3) != (r == nil) {
+			t.Fatalf("hit %d: refusal %+v", i+1, r)
 		}
-		if !start.Equal(end) && attempt < 3 {
-			continue // an hour ended during the test
+		// The 3 hits weigh until a third of the next hour has passed (ceil(3*weight) <= 2).
+		if r != nil && (r.Limit != narrow || r.RetryAfter < 1 || r.RetryAfter > int((window+window/3).Seconds())) {
+			t.Fatalf("hit %d: refusal %+v, want the narrow limit, retry within 80 minutes", i+1, r)
 		}
-		for i, r := range refusals {
-			if (i < 3) != (r == nil) {
-				t.Fatalf("hit %d: refusal %+v", i+1, r)
-			}
-			// The 3 hits weigh until a third of the next hour has passed (ceil(3*weight) <= 2).
-			if r != nil && (r.Limit != narrow || r.RetryAfter < 1 || r.RetryAfter > int((window+window/3).Seconds())) {
-				t.Fatalf("hit %d: refusal %+v, want the narrow limit, retry within 80 minutes", i+1, r)
-			}
-		}
-		counts := map[string]int{}
-		rows, err := pool.Query(ctx, `SELECT key, hits FROM rate_limits WHERE key IN ($1, $2)`, wide.Key, narrow.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var k string
-		var n int
-		_, err = pgx.ForEachRow(rows, []any{&k, &n}, func() error { counts[k] += n; return nil })
-		if err != nil || counts[wide.Key] != 3 || counts[narrow.Key] != 3 {
-			t.Fatalf("counted %v (%v), want 3 each: refused hits count for nothing", counts, err)
-		}
-		if r, _ := q.TakeRateLimits(ctx, store.RateLimit{Key: "other" + suffix, Max: 1, Window: window}); r != nil {
-			t.Fatal("keys share a counter")
-		}
-		// A burst does not start over when a window ends: the hits of the one before still
-		// weigh (all but a sliver of them, an hour's window being minutes old at most here).
-		past := store.RateLimit{Key: "past" + suffix, Max: 3, Window: window}
-		if _, err := pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, hits)
-			VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600) - interval '1 hour', 3)`, past.Key); err != nil {
-			t.Fatal(err)
-		}
-		var elapsed float64
-		if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now()) - floor(extract(epoch FROM now()) / 3600) * 3600`).Scan(&elapsed); err != nil {
-			t.Fatal(err)
-		}
-		r, err := q.TakeRateLimits(ctx, past)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if elapsed < 3600/3 && r == nil { // within the first third the previous window's 3 weigh over 2
-			t.Fatalf("%.0fs into a window after a full one: a hit passed", elapsed)
-		}
-		return
+	}
+	counts := map[string]int{}
+	rows, err := pool.Query(ctx, `SELECT key, hits FROM rate_limits WHERE key IN ($1, $2)`, wide.Key, narrow.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&k, &n}, func() error { counts[k] += n; return nil })
+	if err != nil || counts[wide.Key] != 3 || counts[narrow.Key] != 3 {
+		t.Fatalf("counted %v (%v), want 3 each: refused hits count for nothing", counts, err)
+	}
+	if r, _ := q.TakeRateLimits(ctx, store.RateLimit{Key: "other" + suffix, Max: 1, Window: window}); r != nil {
+		t.Fatal("keys share a counter")
+	}
+	// A burst does not start over when a window ends: the hits of the one before still
+	// weigh (all but a sliver of them, an hour's window being minutes old at most here).
+	past := store.RateLimit{Key: "past" + suffix, Max: 3, Window: window}
+	previousWindowHits(ctx, t, pool, past.Key, 3)
+	var elapsed float64
+	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now()) - floor(extract(epoch FROM now()) / 3600) * 3600`).Scan(&elapsed); err != nil {
+		t.Fatal(err)
+	}
+	r, err := q.TakeRateLimits(ctx, past)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed < 3600/3 && r == nil { // within the first third the previous window's 3 weigh over 2
+		t.Fatalf("%.0fs into a window after a full one: a hit passed", elapsed)
 	}
 }
 
@@ -281,35 +298,29 @@ func TestSlidingRateLimit(t *testing.T) {
 	ctx := context.Background()
 	pool, q := setup(t)
 	const window = time.Hour
-	for attempt := 0; ; attempt++ {
-		key := "k" + strconv.Itoa(attempt)
-		// Seven hits in the previous window.
-		if _, err := pool.Exec(ctx, `INSERT INTO rate_limits (key, window_start, hits)
-			VALUES ($1, to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600) - interval '1 hour', 7)`, key); err != nil {
+	var first, second, third store.SlidingHit
+	inOneWindow(func(suffix string) bool {
+		key := "k" + suffix
+		previousWindowHits(ctx, t, pool, key, 7)
+		var err error
+		if first, err = q.HitSlidingRateLimit(ctx, key, window); err != nil {
 			t.Fatal(err)
 		}
-		first, err := q.HitSlidingRateLimit(ctx, key, window)
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, _ := q.HitSlidingRateLimit(ctx, key, window)
+		second, _ = q.HitSlidingRateLimit(ctx, key, window)
 		if err := q.UnhitRateLimit(ctx, key, window, second.ResetAt); err != nil {
 			t.Fatal(err)
 		}
-		third, _ := q.HitSlidingRateLimit(ctx, key, window)
-		if !first.ResetAt.Equal(third.ResetAt) && attempt < 3 {
-			continue // a window ended during the test
+		third, _ = q.HitSlidingRateLimit(ctx, key, window)
+		return first.ResetAt.Equal(third.ResetAt)
+	})
+	for i, c := range []struct {
+		got  store.SlidingHit
+		want int
+	}{{first, 1}, {second, 2}, {third, 2}} {
+		if c.got.Current != c.want || c.got.Previous != 7 || c.got.Elapsed < 0 || c.got.Elapsed >= window ||
+			!c.got.ResetAt.Equal(first.ResetAt) || time.Until(c.got.ResetAt) > window {
+			t.Fatalf("hit %d: %+v, want current %d, previous 7", i+1, c.got, c.want)
 		}
-		for i, c := range []struct {
-			got  store.SlidingHit
-			want int
-		}{{first, 1}, {second, 2}, {third, 2}} {
-			if c.got.Current != c.want || c.got.Previous != 7 || c.got.Elapsed < 0 || c.got.Elapsed >= window ||
-				!c.got.ResetAt.Equal(first.ResetAt) || time.Until(c.got.ResetAt) > window {
-				t.Fatalf("hit %d: %+v, want current %d, previous 7", i+1, c.got, c.want)
-			}
-		}
-		return
 	}
 }
 
