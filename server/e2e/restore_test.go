@@ -21,7 +21,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
 	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/secret"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -62,7 +61,7 @@ func TestRestoreDrill(t *testing.T) {
 
 	// The service's own cluster, where a user's deposit is credited.
 	primary := testdb.Cluster(t, pgcluster.Options{Dir: t.TempDir(), Ephemeral: true})
-	migrate(t, primary.URL)
+	testdb.Migrate(t, primary.URL)
 	var hotWallet common.Address
 	var depositID int64
 	var operatorKey string
@@ -175,17 +174,4 @@ func TestRestoreDrill(t *testing.T) {
 			t.Errorf("GET /deposits on the restore: %v, want deposit %d", data, depositID)
 		}
 	})
-}
-
-// migrate applies the migrations to a database, as `coffer migrate` does.
-func migrate(t *testing.T, dbURL string) {
-	t.Helper()
-	pool, err := store.Open(t.Context(), dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := store.Migrate(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
 }

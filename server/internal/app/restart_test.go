@@ -16,7 +16,6 @@ import (
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/pgcluster"
-	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
@@ -28,14 +27,7 @@ func TestPostgresRestartAnswers503NotInternal(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cluster := testdb.Cluster(t, pgcluster.Options{Dir: dir, Ephemeral: true})
-	pool, err := store.Open(ctx, cluster.URL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	pool.Close()
+	testdb.Migrate(t, cluster.URL)
 	env := apptest.Start(t, apptest.Options{DatabaseURL: cluster.URL})
 	_, key := env.Operator(t, domain.OperatorSettings{})
 	_, adminToken := env.Admin(t, "")

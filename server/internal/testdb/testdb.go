@@ -86,16 +86,29 @@ func ensureTemplate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+template); err != nil {
 		return err
 	}
-	pool, err := store.Open(ctx, withDatabase(serverURL, template), 4)
-	if err != nil {
-		return err
-	}
-	_, err = store.Migrate(ctx, pool)
-	pool.Close()
-	if err != nil {
+	if err := migrate(ctx, withDatabase(serverURL, template)); err != nil {
 		return err
 	}
 	_, err = conn.Exec(ctx, "ALTER DATABASE "+template+" WITH IS_TEMPLATE true")
+	return err
+}
+
+// Migrate applies the migrations to the database at url, as `coffer migrate` does: for a
+// Cluster's database (New's come migrated).
+func Migrate(t testing.TB, url string) {
+	t.Helper()
+	if err := migrate(t.Context(), url); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+}
+
+func migrate(ctx context.Context, url string) error {
+	pool, err := store.Open(ctx, url, 2)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = store.Migrate(ctx, pool)
 	return err
 }
 
