@@ -133,14 +133,10 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	res := rpc.ReconcileProto(lines, time.Now())
-	if *asJSON {
-		err = printProtoJSON(out, res)
-	} else {
-		err = printTable(out, "", "CHAIN\tCURRENCY\tHOLDINGS\tOWED\tSURPLUS\tOK", res.Lines,
-			func(l *cofferv1.ReconciliationLine) []any {
-				return []any{l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus, l.Ok}
-			})
-	}
+	err = printList(out, *asJSON, res, "", "CHAIN\tCURRENCY\tHOLDINGS\tOWED\tSURPLUS\tOK", res.Lines,
+		func(l *cofferv1.ReconciliationLine) []any {
+			return []any{l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus, l.Ok}
+		})
 	if err != nil {
 		return err
 	}

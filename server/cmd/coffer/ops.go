@@ -114,10 +114,7 @@ func runOpsPauses(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printProtoJSON(out, rpc.PausesProto(list))
-	}
-	return printTable(out, "payouts are not paused", "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED", list,
+	return printList(out, *asJSON, rpc.PausesProto(list), "payouts are not paused", "ID\tSCOPE\tCHAIN\tOPERATOR\tPAUSED BY\tSINCE\tREASON\tRESUMED", list,
 		func(p domain.PayoutPause) []any {
 			chain, resumed := "-", "-"
 			if p.ChainID != 0 {
@@ -146,10 +143,7 @@ func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printProtoJSON(out, rpc.ChainTxsProto(list))
-	}
-	return printTable(out, "no transactions", "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH", list,
+	return printList(out, *asJSON, rpc.ChainTxsProto(list), "no transactions", "ID\tCHAIN\tPURPOSE\tWITHDRAWAL\tNONCE\tSTATE\tATTEMPTS\tREQUESTED\tCREATED\tLATEST HASH", list,
 		func(t withdrawal.TxWithActions) []any {
 			return []any{t.ID, t.ChainID, t.Purpose, orDash(t.WithdrawalID), t.Nonce, t.State, len(t.Attempts), orDash(string(t.RequestedAction)),
 				t.CreatedAt.UTC().Format(time.DateTime), t.Latest().Hash}
@@ -176,9 +170,6 @@ func runOpsBatches(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	res := rpc.SweepBatchesProto(list)
-	if *asJSON {
-		return printProtoJSON(out, res)
-	}
 	type line struct {
 		b *cofferv1.SweepBatch
 		e *cofferv1.SweepBatchEntry
@@ -189,7 +180,7 @@ func runOpsBatches(ctx context.Context, args []string, out io.Writer) error {
 			lines = append(lines, line{b, e})
 		}
 	}
-	return printTable(out, "no batches", "BATCH\tCHAIN\tSTATUS\tTX\tSTATE\tCREATED\tSWEEP\tADDRESS\tAMOUNTS\tAUTHORIZED\tOUTCOME\tSKIPS\tSWEEP NOW\tDEPOSITS\tHASH",
+	return printList(out, *asJSON, res, "no batches", "BATCH\tCHAIN\tSTATUS\tTX\tSTATE\tCREATED\tSWEEP\tADDRESS\tAMOUNTS\tAUTHORIZED\tOUTCOME\tSKIPS\tSWEEP NOW\tDEPOSITS\tHASH",
 		lines, func(l line) []any {
 			amounts := make([]string, 0, len(l.e.GetAssets()))
 			deposits := make([]string, 0, len(l.e.GetDepositIds()))
@@ -295,10 +286,7 @@ func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printProtoJSON(out, rpc.ThresholdsProto(list))
-	}
-	return printTable(out, "no thresholds", "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON", list,
+	return printList(out, *asJSON, rpc.ThresholdsProto(list), "no thresholds", "CHAIN\tWALLET\tCURRENCY\tTHRESHOLD\tSET BY\tREASON", list,
 		func(t domain.WalletThreshold) []any {
 			return []any{t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason}
 		})

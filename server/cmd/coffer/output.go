@@ -20,6 +20,15 @@ func printProtoJSON(out io.Writer, m proto.Message) error {
 	return err
 }
 
+// printList prints a list command's answer: with --json (asJSON) its RPC's response res, else
+// items as printTable prints them.
+func printList[T any](out io.Writer, asJSON bool, res proto.Message, empty, header string, items []T, row func(T) []any) error {
+	if asJSON {
+		return printProtoJSON(out, res)
+	}
+	return printTable(out, empty, header, items, row)
+}
+
 // printTable prints items as a table under header (the column names, tab-separated), a row
 // an item, each cell as %v prints it. With no item it prints empty instead, when set; else the
 // bare header.

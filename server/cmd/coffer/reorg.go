@@ -31,10 +31,7 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 		return err
 	}
 	res := rpc.ReorgsProto(list, next)
-	if *asJSON {
-		return printProtoJSON(out, res)
-	}
-	err = printTable(out, "no reorged deposits", "DEPOSIT\tOPERATOR\tCHAIN\tCURRENCY\tGROSS (RAW)\tREVERSED (RAW)\tBLOCK\tWAS\tMINED AGAIN\tRESOLUTION",
+	err = printList(out, *asJSON, res, "no reorged deposits", "DEPOSIT\tOPERATOR\tCHAIN\tCURRENCY\tGROSS (RAW)\tREVERSED (RAW)\tBLOCK\tWAS\tMINED AGAIN\tRESOLUTION",
 		res.Items, func(r *cofferv1.ReorgedDeposit) []any {
 			d := r.GetDeposit()
 			again, resolution := "-", "unresolved"
@@ -47,7 +44,7 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 			return []any{d.GetDepositId(), d.GetOperatorId(), d.GetChainId(), d.GetCurrency(), d.GetGrossAmount(), r.GetReversedAmount(),
 				r.GetBlockNumber(), strings.TrimPrefix(r.GetPriorStatus().String(), "DEPOSIT_STATUS_"), again, resolution}
 		})
-	if err != nil {
+	if err != nil || *asJSON {
 		return err
 	}
 	for _, r := range res.Items {
