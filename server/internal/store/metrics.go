@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 
-	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
@@ -11,12 +10,7 @@ import (
 // seconds, as PostgreSQL computed them, since the gauges export seconds.
 
 // DepositCount is the number of deposits with one status, on one chain, in one currency.
-type DepositCount struct {
-	Status   domain.DepositStatus
-	ChainID  int64
-	Currency string
-	N        int64
-}
+type DepositCount = dbsqlc.CountDepositsRow
 
 // CountOpenDeposits counts the open deposits (CONFIRMING, SWEEPING) by status, chain and
 // currency, from their partial index.
@@ -27,38 +21,25 @@ func (q *Queries) CountOpenDeposits(ctx context.Context) ([]DepositCount, error)
 
 // CountDeposits counts every deposit by status, chain and currency; it reads the whole table.
 func (q *Queries) CountDeposits(ctx context.Context) ([]DepositCount, error) {
-	rows, err := sqlc.CountDeposits(ctx, q.db)
-	return many(rows, err, func(r dbsqlc.CountDepositsRow) (DepositCount, error) { return DepositCount(r), nil })
+	return sqlc.CountDeposits(ctx, q.db)
 }
 
 // ChainCursorLag is where a chain's scanner stands: the head it last saw, the last block it
 // read, and the seconds since it recorded them.
-type ChainCursorLag struct {
-	ChainID      int64
-	HeadBlock    int64
-	ScannedBlock int64
-	AgeSeconds   float64
-}
+type ChainCursorLag = dbsqlc.ChainCursorLagsRow
 
 // ChainCursorLags lists every chain's scanner position.
 func (q *Queries) ChainCursorLags(ctx context.Context) ([]ChainCursorLag, error) {
-	rows, err := sqlc.ChainCursorLags(ctx, q.db)
-	return many(rows, err, func(r dbsqlc.ChainCursorLagsRow) (ChainCursorLag, error) { return ChainCursorLag(r), nil })
+	return sqlc.ChainCursorLags(ctx, q.db)
 }
 
 // PendingChainTxs is the number of signed transactions one address sent on one chain that are
 // not mined yet, and the age of the oldest.
-type PendingChainTxs struct {
-	ChainID          int64
-	FromAddress      string
-	N                int64
-	OldestAgeSeconds float64
-}
+type PendingChainTxs = dbsqlc.PendingChainTxsBySenderRow
 
 // PendingChainTxsBySender counts the pending chain transactions per chain and sender.
 func (q *Queries) PendingChainTxsBySender(ctx context.Context) ([]PendingChainTxs, error) {
-	rows, err := sqlc.PendingChainTxsBySender(ctx, q.db)
-	return many(rows, err, func(r dbsqlc.PendingChainTxsBySenderRow) (PendingChainTxs, error) { return PendingChainTxs(r), nil })
+	return sqlc.PendingChainTxsBySender(ctx, q.db)
 }
 
 // CountDeadWebhooks counts the dead-lettered webhook events.
@@ -75,16 +56,10 @@ func (q *Queries) DueWebhookBacklog(ctx context.Context) (n int64, oldestAgeSeco
 
 // RiverJobCount is the number of unfinished River jobs of one kind in one state, and for
 // available jobs how long the oldest has waited past its scheduled time (else 0).
-type RiverJobCount struct {
-	Kind                      string
-	State                     string
-	N                         int64
-	OldestAvailableAgeSeconds float64
-}
+type RiverJobCount = dbsqlc.RiverJobCountsRow
 
 // RiverJobCounts counts the River jobs not finished (available, scheduled, retryable,
 // running) by kind and state.
 func (q *Queries) RiverJobCounts(ctx context.Context) ([]RiverJobCount, error) {
-	rows, err := sqlc.RiverJobCounts(ctx, q.db)
-	return many(rows, err, func(r dbsqlc.RiverJobCountsRow) (RiverJobCount, error) { return RiverJobCount(r), nil })
+	return sqlc.RiverJobCounts(ctx, q.db)
 }
