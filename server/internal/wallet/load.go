@@ -46,12 +46,9 @@ func Load(ctx context.Context, pool *pgxpool.Pool, box *secret.Box) (*Keys, erro
 		}
 		sealed, err = q.GetWalletSeed(ctx)
 	}
+	seed, err := openStored(box, sealed, err, SeedContext, "HD seed")
 	if err != nil {
-		return nil, fmt.Errorf("wallet: read HD seed: %w", err)
-	}
-	seed, err := box.Open(sealed, SeedContext)
-	if err != nil {
-		return nil, fmt.Errorf("wallet: cannot open the stored HD seed: is the master key (COFFER_MASTER_KEY, _FILE or _URL) the one it was sealed with? (%w)", err)
+		return nil, err
 	}
 	defer clear(seed)
 	if len(seed) != SeedSize {
@@ -81,14 +78,24 @@ func LoadPublic(ctx context.Context, pool *pgxpool.Pool, box *secret.Box) (*Publ
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrNoPublic
 	}
+	raw, err := openStored(box, sealed, err, PublicContext, "public keys")
 	if err != nil {
-		return nil, fmt.Errorf("wallet: read the public keys: %w", err)
-	}
-	raw, err := box.Open(sealed, PublicContext)
-	if err != nil {
-		return nil, fmt.Errorf("wallet: cannot open the stored public keys: is the master key the one the wallet was sealed with? (%w)", err)
+		return nil, err
 	}
 	return ParsePublic(raw)
+}
+
+// openStored opens a sealed wallet column (the seed, the public record) as the store read it,
+// err being the read's error; what names it in the errors.
+func openStored(box *secret.Box, sealed []byte, err error, sealedFor, what string) ([]byte, error) {
+	if err != nil {
+		return nil, fmt.Errorf("wallet: read the %s: %w", what, err)
+	}
+	opened, err := box.Open(sealed, sealedFor)
+	if err != nil {
+		return nil, fmt.Errorf("wallet: cannot open the stored %s: is the master key (COFFER_MASTER_KEY, _FILE or _URL) the one it was sealed with? (%w)", what, err)
+	}
+	return opened, nil
 }
 
 // AwaitPublic is LoadPublic for API replicas starting beside workers, in any order: while no
