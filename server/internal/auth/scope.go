@@ -71,6 +71,17 @@ func OperatorIDs(s domain.Scope) []string {
 	return ids
 }
 
+// NarrowedIDs is scope narrowed to one operator of it ("" keeps it whole) as the store's
+// operator filters spell it (OperatorIDs); an operator outside the scope is NOT_FOUND, as if it
+// did not exist.
+func NarrowedIDs(scope domain.Scope, operatorID string) ([]string, error) {
+	narrowed, ok := scope.Narrow(operatorID)
+	if !ok {
+		return nil, fault.New(fault.NotFound, "operator not found")
+	}
+	return OperatorIDs(narrowed), nil
+}
+
 // OwnOrSub is the scope of an operator key reading its own records: the calling operator, or,
 // naming operatorID, that one of its sub-operators. Any other operator is NOT_FOUND, as if it
 // did not exist (never PERMISSION_DENIED: an operator learns nothing of the others). The ops

@@ -64,7 +64,7 @@ func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.Deposit
 		if len(f.OperatorIDs) == 1 {
 			asked = f.OperatorIDs[0]
 		}
-		ids, err := narrow(scope, asked)
+		ids, err := auth.NarrowedIDs(scope, asked)
 		if err != nil {
 			return nil, err
 		}
@@ -75,16 +75,6 @@ func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.Deposit
 		}
 		return deps, nil
 	}, func(d domain.Deposit) pagetoken.Seq { return pagetoken.Seq(d.ID) })
-}
-
-// narrow is the store's operator filter of a scope narrowed to one operator of it ("" keeps
-// it whole); an operator outside the scope is NOT_FOUND.
-func narrow(scope domain.Scope, operatorID string) ([]string, error) {
-	narrowed, ok := scope.Narrow(operatorID)
-	if !ok {
-		return nil, fault.New(fault.NotFound, "operator not found")
-	}
-	return auth.OperatorIDs(narrowed), nil
 }
 
 // depositPages names List's page tokens.

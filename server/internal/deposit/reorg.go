@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -434,7 +435,7 @@ func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID
 			f.BeforeID = int64(*after)
 		}
 		f.Limit = limit
-		ids, err := narrow(scope, strings.ToLower(operatorID))
+		ids, err := auth.NarrowedIDs(scope, strings.ToLower(operatorID))
 		if err != nil {
 			return nil, err
 		}

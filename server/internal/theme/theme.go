@@ -23,11 +23,11 @@ func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
 
 // List lists the themes the admin may see, optionally of one operator.
 func (s *Service) List(ctx context.Context, a auth.Admin, operatorID string) ([]domain.Theme, error) {
-	scope, ok := a.Scope().Narrow(operatorID)
-	if !ok {
-		return nil, fault.New(fault.NotFound, "operator not found")
+	ids, err := auth.NarrowedIDs(a.Scope(), operatorID)
+	if err != nil {
+		return nil, err
 	}
-	themes, err := store.New(s.pool).ListThemes(ctx, auth.OperatorIDs(scope))
+	themes, err := store.New(s.pool).ListThemes(ctx, ids)
 	if err != nil {
 		return nil, fault.Wrap(err, "list themes")
 	}

@@ -24,11 +24,11 @@ func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.Withdra
 		if len(f.OperatorIDs) == 1 {
 			asked = f.OperatorIDs[0]
 		}
-		narrowed, ok := scope.Narrow(asked)
-		if !ok {
-			return nil, fault.New(fault.NotFound, "operator not found")
+		ids, err := auth.NarrowedIDs(scope, asked)
+		if err != nil {
+			return nil, err
 		}
-		f.OperatorIDs = auth.OperatorIDs(narrowed)
+		f.OperatorIDs = ids
 		list, err := store.New(s.pool).ListWithdrawals(ctx, f)
 		if err != nil {
 			return nil, fault.Wrap(err, "list withdrawals")
