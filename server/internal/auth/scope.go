@@ -71,11 +71,15 @@ func OperatorIDs(s domain.Scope) []string {
 	return ids
 }
 
-// NarrowedIDs is scope narrowed to one operator of it ("" keeps it whole) as the store's
-// operator filters spell it (OperatorIDs); an operator outside the scope is NOT_FOUND, as if it
-// did not exist.
-func NarrowedIDs(scope domain.Scope, operatorID string) ([]string, error) {
-	narrowed, ok := scope.Narrow(operatorID)
+// NarrowedIDs is scope narrowed to the operator a request names (asked: one operator of the
+// scope; none, "" or a list of several keep it whole) as the store's operator filters spell it
+// (OperatorIDs); an operator outside the scope is NOT_FOUND, as if it did not exist.
+func NarrowedIDs(scope domain.Scope, asked ...string) ([]string, error) {
+	one := ""
+	if len(asked) == 1 {
+		one = asked[0]
+	}
+	narrowed, ok := scope.Narrow(one)
 	if !ok {
 		return nil, fault.New(fault.NotFound, "operator not found")
 	}

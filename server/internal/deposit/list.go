@@ -55,20 +55,16 @@ func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Prog
 // operator of the scope (NOT_FOUND outside it). The page token names the last deposit of the
 // previous page.
 func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
+	ids, err := auth.NarrowedIDs(scope, f.OperatorIDs...)
+	if err != nil {
+		return nil, "", err
+	}
+	f.OperatorIDs = ids
 	return pagetoken.List(depositPages, pageToken, f.Limit, func(after *pagetoken.Seq, limit int) ([]domain.Deposit, error) {
 		if after != nil {
 			f.BeforeID = int64(*after)
 		}
 		f.Limit = limit
-		asked := ""
-		if len(f.OperatorIDs) == 1 {
-			asked = f.OperatorIDs[0]
-		}
-		ids, err := auth.NarrowedIDs(scope, asked)
-		if err != nil {
-			return nil, err
-		}
-		f.OperatorIDs = ids
 		deps, err := store.New(s.pool).ListDeposits(ctx, f)
 		if err != nil {
 			return nil, fault.Wrap(err, "list deposits")

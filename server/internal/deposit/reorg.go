@@ -429,17 +429,16 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 // includeResolved. The page token names the last reorg of the previous page.
 func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
-	f := domain.ReorgFilter{IncludeResolved: includeResolved}
+	ids, err := auth.NarrowedIDs(scope, strings.ToLower(operatorID))
+	if err != nil {
+		return nil, "", err
+	}
+	f := domain.ReorgFilter{OperatorIDs: ids, IncludeResolved: includeResolved}
 	return pagetoken.List(reorgPages, pageToken, limit, func(after *pagetoken.Seq, limit int) ([]Reorged, error) {
 		if after != nil {
 			f.BeforeID = int64(*after)
 		}
 		f.Limit = limit
-		ids, err := auth.NarrowedIDs(scope, strings.ToLower(operatorID))
-		if err != nil {
-			return nil, err
-		}
-		f.OperatorIDs = ids
 		list, err := store.New(s.pool).ListReorgs(ctx, f)
 		if err != nil {
 			return nil, fault.Wrap(err, "list reorged deposits")

@@ -15,20 +15,16 @@ import (
 // operator of the scope (NOT_FOUND outside it). The page token names the last row of the
 // previous page.
 func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.WithdrawalFilter, pageToken string) ([]domain.Withdrawal, string, error) {
+	ids, err := auth.NarrowedIDs(scope, f.OperatorIDs...)
+	if err != nil {
+		return nil, "", err
+	}
+	f.OperatorIDs = ids
 	return pagetoken.List(pageList, pageToken, f.Limit, func(after *pagetoken.TimeID, limit int) ([]domain.Withdrawal, error) {
 		if after != nil {
 			f.BeforeTime, f.BeforeID = &after.At, after.ID
 		}
 		f.Limit = limit
-		asked := ""
-		if len(f.OperatorIDs) == 1 {
-			asked = f.OperatorIDs[0]
-		}
-		ids, err := auth.NarrowedIDs(scope, asked)
-		if err != nil {
-			return nil, err
-		}
-		f.OperatorIDs = ids
 		list, err := store.New(s.pool).ListWithdrawals(ctx, f)
 		if err != nil {
 			return nil, fault.Wrap(err, "list withdrawals")
