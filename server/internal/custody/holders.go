@@ -69,7 +69,7 @@ func Announce(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, role str
 }
 
 // LiveHolders lists the processes seen within LiveWithin.
-func LiveHolders(ctx context.Context, q db) ([]Holder, error) {
+func LiveHolders(ctx context.Context, q dbsqlc.DBTX) ([]Holder, error) {
 	rows, err := queries.LiveKeyHolders(ctx, q, LiveWithin.Seconds())
 	if err != nil {
 		return nil, err

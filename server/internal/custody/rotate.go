@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 // RotateOptions adjust Rotate.
@@ -112,49 +113,35 @@ func Rotate(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, opts Rotat
 // returns how many it looked at.
 func resealBatch(ctx context.Context, pool *pgxpool.Pool, box *secret.Box, c column, header []byte, opts RotateOptions,
 	done *int, rep *Report) (int, error) {
-	// Hand-written, as the two statements below: the table and column are identifiers.
-	rows, err := pool.Query(ctx, fmt.Sprintf(`SELECT %s::text, %s, %s FROM %s WHERE %s ORDER BY %s LIMIT 100`,
-		c.pk, c.arg, c.column, c.table, notUnder(c), c.pk), header)
+	values, err := c.notUnder(ctx, pool, header)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c, err)
 	}
-	type value struct {
-		pk, arg string
-		sealed  []byte
-	}
-	values, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (value, error) {
-		var v value
-		return v, r.Scan(&v.pk, &v.arg, &v.sealed)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", c, err)
-	}
-	update := fmt.Sprintf(`UPDATE %s SET %s = $1 WHERE %s = $2::%s AND %s = $3`, c.table, c.column, c.pk, c.pkType, c.column)
 	for _, v := range values {
-		resealed, err := box.Reseal(v.sealed, c.context(v.arg))
+		resealed, err := box.Reseal(v.Sealed, c.context(v.Arg))
 		if err != nil {
-			return 0, fmt.Errorf("%s %s (sealed under %s): %w", c, v.pk, keyName(v.sealed), err)
+			return 0, fmt.Errorf("%s %s (sealed under %s): %w", c, v.Pk, keyName(v.Sealed), err)
 		}
 		var swapped bool
 		err = store.InTx(ctx, pool, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, update, resealed, v.pk, v.sealed)
+			n, err := c.reseal(ctx, tx, dbsqlc.ResealWalletSeedParams{Resealed: resealed, Pk: v.Pk, Sealed: v.Sealed})
 			if err != nil {
 				return err
 			}
-			swapped = tag.RowsAffected() == 1
+			swapped = n == 1
 			if opts.Failpoint != nil {
 				opts.Failpoint(*done)
 			}
 			return nil
 		})
 		if err != nil {
-			return 0, fmt.Errorf("%s %s: %w", c, v.pk, err)
+			return 0, fmt.Errorf("%s %s: %w", c, v.Pk, err)
 		}
 		if swapped { // else it changed meanwhile: the next batch looks at it again if need be
 			*done++
 			rep.Resealed[c.String()]++
 			if opts.Progress != nil {
-				opts.Progress(c.String(), v.pk)
+				opts.Progress(c.String(), v.Pk)
 			}
 		}
 	}
@@ -200,23 +187,13 @@ func (s Status) Pending(keyID string) int {
 func ReadStatus(ctx context.Context, pool *pgxpool.Pool) (Status, error) {
 	var st Status
 	for _, c := range sealedColumns() {
-		// Hand-written: the table and column are identifiers.
-		rows, err := pool.Query(ctx, fmt.Sprintf(`SELECT %s, count(*) FROM %s WHERE %s IS NOT NULL GROUP BY 1`, keyOf(c), c.table, c.column))
+		keys, err := c.keys(ctx, pool)
 		if err != nil {
 			return st, fmt.Errorf("%s: %w", c, err)
 		}
 		cs := ColumnStatus{Column: c.String(), ByKey: map[string]int{}}
-		for rows.Next() {
-			var k string
-			var n int
-			if err := rows.Scan(&k, &n); err != nil {
-				rows.Close()
-				return st, err
-			}
-			cs.ByKey[k] = n
-		}
-		if err := rows.Err(); err != nil {
-			return st, err
+		for _, k := range keys {
+			cs.ByKey[k.KeyID] = int(k.N)
 		}
 		st.Columns = append(st.Columns, cs)
 	}

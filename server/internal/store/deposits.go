@@ -181,10 +181,10 @@ func (q *Queries) MaxAddressIndex(ctx context.Context) (int64, error) {
 // particular order, calling fn with each one's index and 20 bytes; fn must
 // not keep the slice. Ten million rows stream in a few seconds without being held.
 //
-// Hand-written, not sqlc: sqlc's :many collects every row into a slice, and the rows are read
-// raw (the index as binary int8, the address as its text) to allocate nothing per row.
+// The rows are read as a stream (sqlc's :many would collect every row into a slice), raw (the
+// index as binary int8, the address as its text) to allocate nothing per row.
 func (q *Queries) EachWatchedAddress(ctx context.Context, fn func(index int64, address []byte) error) error {
-	rows, err := q.db.Query(ctx, `SELECT address_index, address FROM watched_addresses`)
+	rows, err := sqlc.AllWatchedAddressesRows(ctx, q.db)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
 
 //go:embed migrations/*.sql
@@ -27,7 +29,7 @@ var migrationsTable string
 const migrationLock = 0x636f66666572 // "coffer"
 
 type migration struct {
-	version int
+	version int32 // coffer_migrations.version is an integer
 	name    string
 	sql     string
 }
@@ -40,7 +42,7 @@ func migrations() ([]migration, error) {
 	var out []migration
 	for _, e := range entries {
 		prefix, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(prefix)
+		v, err := strconv.ParseInt(prefix, 10, 32)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("migration %s: name must start with a number and _", e.Name())
 		}
@@ -48,7 +50,7 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+		out = append(out, migration{version: int32(v), name: e.Name(), sql: string(b)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	return out, nil
@@ -73,10 +75,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 		return nil, err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+	if err := sqlc.LockMigrations(ctx, conn, migrationLock); err != nil {
 		return nil, err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck
+	defer sqlc.UnlockMigrations(context.WithoutCancel(ctx), conn, migrationLock) //nolint:errcheck
 
 	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
@@ -100,8 +102,8 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	}
 	for _, m := range ms {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, "INSERT INTO coffer_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING", m.version, m.name)
-			if err != nil || tag.RowsAffected() == 0 {
+			n, err := sqlc.RecordMigration(ctx, tx, dbsqlc.RecordMigrationParams{Version: m.version, Name: m.name})
+			if err != nil || n == 0 {
 				return err
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {

@@ -31,3 +31,49 @@ INSERT INTO master_keys (key_id, wrapped, created_at) VALUES (@key_id, @wrapped,
 
 -- name: DeleteMasterKeysExcept :many
 DELETE FROM master_keys WHERE key_id <> @key_id RETURNING key_id;
+
+-- The sealed columns (custody/sealed.go lists them; a test checks that every bytea column named
+-- *sealed is there). For each: its values counted per master key, up to 100 values not sealed
+-- under the key whose sealed header is @header (in key order), and the compare-and-swap that
+-- stores a value re-sealed (no row: it changed meanwhile).
+
+-- name: SealedKeysWalletSeed :many
+SELECT coffer_sealed_key_id(sealed)::text AS key_id, count(*) AS n FROM wallet_seed WHERE sealed IS NOT NULL GROUP BY 1;
+
+-- name: NotUnderWalletSeed :many
+SELECT id::text AS pk, ''::text AS arg, sealed::bytea AS sealed FROM wallet_seed
+WHERE sealed IS NOT NULL AND substring(sealed from 1 for 9) <> @header::bytea ORDER BY id LIMIT 100;
+
+-- name: ResealWalletSeed :execrows
+UPDATE wallet_seed SET sealed = @resealed::bytea WHERE id = (@pk::text)::boolean AND sealed = @sealed::bytea;
+
+-- name: SealedKeysWalletPublic :many
+SELECT coffer_sealed_key_id(public_sealed)::text AS key_id, count(*) AS n FROM wallet_seed
+WHERE public_sealed IS NOT NULL GROUP BY 1;
+
+-- name: NotUnderWalletPublic :many
+SELECT id::text AS pk, ''::text AS arg, public_sealed::bytea AS sealed FROM wallet_seed
+WHERE public_sealed IS NOT NULL AND substring(public_sealed from 1 for 9) <> @header::bytea ORDER BY id LIMIT 100;
+
+-- name: ResealWalletPublic :execrows
+UPDATE wallet_seed SET public_sealed = @resealed::bytea WHERE id = (@pk::text)::boolean AND public_sealed = @sealed::bytea;
+
+-- name: SealedKeysOperatorKeys :many
+SELECT coffer_sealed_key_id(sealed)::text AS key_id, count(*) AS n FROM operator_keys WHERE sealed IS NOT NULL GROUP BY 1;
+
+-- name: NotUnderOperatorKeys :many
+SELECT id::text AS pk, operator_id::text AS arg, sealed::bytea AS sealed FROM operator_keys
+WHERE sealed IS NOT NULL AND substring(sealed from 1 for 9) <> @header::bytea ORDER BY id LIMIT 100;
+
+-- name: ResealOperatorKeys :execrows
+UPDATE operator_keys SET sealed = @resealed::bytea WHERE id = (@pk::text)::bigint AND sealed = @sealed::bytea;
+
+-- name: SealedKeysAdminTOTP :many
+SELECT coffer_sealed_key_id(totp_sealed)::text AS key_id, count(*) AS n FROM admins WHERE totp_sealed IS NOT NULL GROUP BY 1;
+
+-- name: NotUnderAdminTOTP :many
+SELECT id::text AS pk, id::text AS arg, totp_sealed::bytea AS sealed FROM admins
+WHERE totp_sealed IS NOT NULL AND substring(totp_sealed from 1 for 9) <> @header::bytea ORDER BY id LIMIT 100;
+
+-- name: ResealAdminTOTP :execrows
+UPDATE admins SET totp_sealed = @resealed::bytea WHERE id = (@pk::text)::uuid AND totp_sealed = @sealed::bytea;

@@ -188,3 +188,321 @@ func (q *Queries) MasterKeys(ctx context.Context, db DBTX) ([]MasterKey, error) 
 	}
 	return items, nil
 }
+
+const notUnderAdminTOTP = `-- name: NotUnderAdminTOTP :many
+SELECT id::text AS pk, id::text AS arg, totp_sealed::bytea AS sealed FROM admins
+WHERE totp_sealed IS NOT NULL AND substring(totp_sealed from 1 for 9) <> $1::bytea ORDER BY id LIMIT 100
+`
+
+type NotUnderAdminTOTPRow struct {
+	Pk     string
+	Arg    string
+	Sealed []byte
+}
+
+func (q *Queries) NotUnderAdminTOTP(ctx context.Context, db DBTX, header []byte) ([]NotUnderAdminTOTPRow, error) {
+	rows, err := db.Query(ctx, notUnderAdminTOTP, header)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NotUnderAdminTOTPRow
+	for rows.Next() {
+		var i NotUnderAdminTOTPRow
+		if err := rows.Scan(&i.Pk, &i.Arg, &i.Sealed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notUnderOperatorKeys = `-- name: NotUnderOperatorKeys :many
+SELECT id::text AS pk, operator_id::text AS arg, sealed::bytea AS sealed FROM operator_keys
+WHERE sealed IS NOT NULL AND substring(sealed from 1 for 9) <> $1::bytea ORDER BY id LIMIT 100
+`
+
+type NotUnderOperatorKeysRow struct {
+	Pk     string
+	Arg    string
+	Sealed []byte
+}
+
+func (q *Queries) NotUnderOperatorKeys(ctx context.Context, db DBTX, header []byte) ([]NotUnderOperatorKeysRow, error) {
+	rows, err := db.Query(ctx, notUnderOperatorKeys, header)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NotUnderOperatorKeysRow
+	for rows.Next() {
+		var i NotUnderOperatorKeysRow
+		if err := rows.Scan(&i.Pk, &i.Arg, &i.Sealed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notUnderWalletPublic = `-- name: NotUnderWalletPublic :many
+SELECT id::text AS pk, ''::text AS arg, public_sealed::bytea AS sealed FROM wallet_seed
+WHERE public_sealed IS NOT NULL AND substring(public_sealed from 1 for 9) <> $1::bytea ORDER BY id LIMIT 100
+`
+
+type NotUnderWalletPublicRow struct {
+	Pk     string
+	Arg    string
+	Sealed []byte
+}
+
+func (q *Queries) NotUnderWalletPublic(ctx context.Context, db DBTX, header []byte) ([]NotUnderWalletPublicRow, error) {
+	rows, err := db.Query(ctx, notUnderWalletPublic, header)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NotUnderWalletPublicRow
+	for rows.Next() {
+		var i NotUnderWalletPublicRow
+		if err := rows.Scan(&i.Pk, &i.Arg, &i.Sealed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const notUnderWalletSeed = `-- name: NotUnderWalletSeed :many
+SELECT id::text AS pk, ''::text AS arg, sealed::bytea AS sealed FROM wallet_seed
+WHERE sealed IS NOT NULL AND substring(sealed from 1 for 9) <> $1::bytea ORDER BY id LIMIT 100
+`
+
+type NotUnderWalletSeedRow struct {
+	Pk     string
+	Arg    string
+	Sealed []byte
+}
+
+func (q *Queries) NotUnderWalletSeed(ctx context.Context, db DBTX, header []byte) ([]NotUnderWalletSeedRow, error) {
+	rows, err := db.Query(ctx, notUnderWalletSeed, header)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NotUnderWalletSeedRow
+	for rows.Next() {
+		var i NotUnderWalletSeedRow
+		if err := rows.Scan(&i.Pk, &i.Arg, &i.Sealed); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resealAdminTOTP = `-- name: ResealAdminTOTP :execrows
+UPDATE admins SET totp_sealed = $1::bytea WHERE id = ($2::text)::uuid AND totp_sealed = $3::bytea
+`
+
+type ResealAdminTOTPParams struct {
+	Resealed []byte
+	Pk       string
+	Sealed   []byte
+}
+
+func (q *Queries) ResealAdminTOTP(ctx context.Context, db DBTX, arg ResealAdminTOTPParams) (int64, error) {
+	result, err := db.Exec(ctx, resealAdminTOTP, arg.Resealed, arg.Pk, arg.Sealed)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const resealOperatorKeys = `-- name: ResealOperatorKeys :execrows
+UPDATE operator_keys SET sealed = $1::bytea WHERE id = ($2::text)::bigint AND sealed = $3::bytea
+`
+
+type ResealOperatorKeysParams struct {
+	Resealed []byte
+	Pk       string
+	Sealed   []byte
+}
+
+func (q *Queries) ResealOperatorKeys(ctx context.Context, db DBTX, arg ResealOperatorKeysParams) (int64, error) {
+	result, err := db.Exec(ctx, resealOperatorKeys, arg.Resealed, arg.Pk, arg.Sealed)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const resealWalletPublic = `-- name: ResealWalletPublic :execrows
+UPDATE wallet_seed SET public_sealed = $1::bytea WHERE id = ($2::text)::boolean AND public_sealed = $3::bytea
+`
+
+type ResealWalletPublicParams struct {
+	Resealed []byte
+	Pk       string
+	Sealed   []byte
+}
+
+func (q *Queries) ResealWalletPublic(ctx context.Context, db DBTX, arg ResealWalletPublicParams) (int64, error) {
+	result, err := db.Exec(ctx, resealWalletPublic, arg.Resealed, arg.Pk, arg.Sealed)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const resealWalletSeed = `-- name: ResealWalletSeed :execrows
+UPDATE wallet_seed SET sealed = $1::bytea WHERE id = ($2::text)::boolean AND sealed = $3::bytea
+`
+
+type ResealWalletSeedParams struct {
+	Resealed []byte
+	Pk       string
+	Sealed   []byte
+}
+
+func (q *Queries) ResealWalletSeed(ctx context.Context, db DBTX, arg ResealWalletSeedParams) (int64, error) {
+	result, err := db.Exec(ctx, resealWalletSeed, arg.Resealed, arg.Pk, arg.Sealed)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sealedKeysAdminTOTP = `-- name: SealedKeysAdminTOTP :many
+SELECT coffer_sealed_key_id(totp_sealed)::text AS key_id, count(*) AS n FROM admins WHERE totp_sealed IS NOT NULL GROUP BY 1
+`
+
+type SealedKeysAdminTOTPRow struct {
+	KeyID string
+	N     int64
+}
+
+func (q *Queries) SealedKeysAdminTOTP(ctx context.Context, db DBTX) ([]SealedKeysAdminTOTPRow, error) {
+	rows, err := db.Query(ctx, sealedKeysAdminTOTP)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SealedKeysAdminTOTPRow
+	for rows.Next() {
+		var i SealedKeysAdminTOTPRow
+		if err := rows.Scan(&i.KeyID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sealedKeysOperatorKeys = `-- name: SealedKeysOperatorKeys :many
+SELECT coffer_sealed_key_id(sealed)::text AS key_id, count(*) AS n FROM operator_keys WHERE sealed IS NOT NULL GROUP BY 1
+`
+
+type SealedKeysOperatorKeysRow struct {
+	KeyID string
+	N     int64
+}
+
+func (q *Queries) SealedKeysOperatorKeys(ctx context.Context, db DBTX) ([]SealedKeysOperatorKeysRow, error) {
+	rows, err := db.Query(ctx, sealedKeysOperatorKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SealedKeysOperatorKeysRow
+	for rows.Next() {
+		var i SealedKeysOperatorKeysRow
+		if err := rows.Scan(&i.KeyID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sealedKeysWalletPublic = `-- name: SealedKeysWalletPublic :many
+SELECT coffer_sealed_key_id(public_sealed)::text AS key_id, count(*) AS n FROM wallet_seed
+WHERE public_sealed IS NOT NULL GROUP BY 1
+`
+
+type SealedKeysWalletPublicRow struct {
+	KeyID string
+	N     int64
+}
+
+func (q *Queries) SealedKeysWalletPublic(ctx context.Context, db DBTX) ([]SealedKeysWalletPublicRow, error) {
+	rows, err := db.Query(ctx, sealedKeysWalletPublic)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SealedKeysWalletPublicRow
+	for rows.Next() {
+		var i SealedKeysWalletPublicRow
+		if err := rows.Scan(&i.KeyID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sealedKeysWalletSeed = `-- name: SealedKeysWalletSeed :many
+
+SELECT coffer_sealed_key_id(sealed)::text AS key_id, count(*) AS n FROM wallet_seed WHERE sealed IS NOT NULL GROUP BY 1
+`
+
+type SealedKeysWalletSeedRow struct {
+	KeyID string
+	N     int64
+}
+
+// The sealed columns (custody/sealed.go lists them; a test checks that every bytea column named
+// *sealed is there). For each: its values counted per master key, up to 100 values not sealed
+// under the key whose sealed header is @header (in key order), and the compare-and-swap that
+// stores a value re-sealed (no row: it changed meanwhile).
+func (q *Queries) SealedKeysWalletSeed(ctx context.Context, db DBTX) ([]SealedKeysWalletSeedRow, error) {
+	rows, err := db.Query(ctx, sealedKeysWalletSeed)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SealedKeysWalletSeedRow
+	for rows.Next() {
+		var i SealedKeysWalletSeedRow
+		if err := rows.Scan(&i.KeyID, &i.N); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -193,3 +193,8 @@ WHERE s.operator_id = sqlc.arg(operator_id) AND s.external_user_id = sqlc.arg(ex
   AND h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
   AND s.expires_at > sqlc.arg(paid_at) AND (s.cancelled_at IS NULL OR s.cancelled_at > sqlc.arg(paid_at))
 ORDER BY h.handed_at DESC LIMIT 1;
+
+-- name: AllWatchedAddresses :many
+-- Every watched address, in no particular order. Read as a stream (AllWatchedAddressesRows,
+-- store.EachWatchedAddress): there are millions, which this generated method would collect.
+SELECT address_index, address FROM watched_addresses;

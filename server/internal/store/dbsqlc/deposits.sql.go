@@ -14,6 +14,37 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+const allWatchedAddresses = `-- name: AllWatchedAddresses :many
+SELECT address_index, address FROM watched_addresses
+`
+
+type AllWatchedAddressesRow struct {
+	AddressIndex pgtype.Int8
+	Address      *string
+}
+
+// Every watched address, in no particular order. Read as a stream (AllWatchedAddressesRows,
+// store.EachWatchedAddress): there are millions, which this generated method would collect.
+func (q *Queries) AllWatchedAddresses(ctx context.Context, db DBTX) ([]AllWatchedAddressesRow, error) {
+	rows, err := db.Query(ctx, allWatchedAddresses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AllWatchedAddressesRow
+	for rows.Next() {
+		var i AllWatchedAddressesRow
+		if err := rows.Scan(&i.AddressIndex, &i.Address); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const assignAddress = `-- name: AssignAddress :exec
 UPDATE depositors SET address_index = $1::bigint, address = $2::text, updated_at = now()
 WHERE operator_id = $3 AND external_user_id = $4

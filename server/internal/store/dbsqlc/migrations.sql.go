@@ -19,3 +19,40 @@ func (q *Queries) CountAppliedMigrations(ctx context.Context, db DBTX) (int64, e
 	err := row.Scan(&count)
 	return count, err
 }
+
+const lockMigrations = `-- name: LockMigrations :exec
+SELECT pg_advisory_lock($1::bigint)
+`
+
+// Held by Migrate on its connection while it migrates, so concurrent replicas migrate once.
+func (q *Queries) LockMigrations(ctx context.Context, db DBTX, lockKey int64) error {
+	_, err := db.Exec(ctx, lockMigrations, lockKey)
+	return err
+}
+
+const recordMigration = `-- name: RecordMigration :execrows
+INSERT INTO coffer_migrations (version, name) VALUES ($1, $2) ON CONFLICT DO NOTHING
+`
+
+type RecordMigrationParams struct {
+	Version int32
+	Name    string
+}
+
+// In the migration's own transaction, before it runs: no row when it was applied already.
+func (q *Queries) RecordMigration(ctx context.Context, db DBTX, arg RecordMigrationParams) (int64, error) {
+	result, err := db.Exec(ctx, recordMigration, arg.Version, arg.Name)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const unlockMigrations = `-- name: UnlockMigrations :exec
+SELECT pg_advisory_unlock($1::bigint)
+`
+
+func (q *Queries) UnlockMigrations(ctx context.Context, db DBTX, lockKey int64) error {
+	_, err := db.Exec(ctx, unlockMigrations, lockKey)
+	return err
+}
