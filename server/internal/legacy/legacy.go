@@ -72,7 +72,8 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 	}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
-		mux.Handle(rt.method+" "+rt.path, otelhttp.NewHandler(h.wrap(rt.method+" "+rt.path, rt.who, rt.fn, rt.byKey), rt.method+" "+rt.path))
+		plain := h.wrap(rt.method+" "+rt.path, rt.who, rt.fn, rt.byKey)
+		mux.Handle(rt.method+" "+rt.path, tracing.WhenInstalled(otelhttp.NewHandler(plain, rt.method+" "+rt.path), plain))
 		allowed[rt.path] = append(allowed[rt.path], rt.method)
 	}
 	for path, methods := range allowed {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 
 	"go.opentelemetry.io/otel"
@@ -63,4 +64,26 @@ func Setup(ctx context.Context, role string) (shutdown func(context.Context) err
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return tp.Shutdown, nil
+}
+
+// placeholder is OpenTelemetry's global tracer provider before one is installed: it records
+// nothing.
+var placeholder = otel.GetTracerProvider() //nolint:gochecknoglobals // compared with, never changed
+
+// Installed reports whether a tracer provider is installed (Setup, or a test's
+// otel.SetTracerProvider).
+func Installed() bool { return otel.GetTracerProvider() != placeholder }
+
+// WhenInstalled serves a request with traced (otelhttp's handler around plain) while a tracer
+// provider is installed, else with plain: without one, otelhttp still built each request's
+// span and metric attributes for providers that record nothing (~20 µs of CPU a request, a
+// sixth of the REST path's).
+func WhenInstalled(traced, plain http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if Installed() {
+			traced.ServeHTTP(w, r)
+			return
+		}
+		plain.ServeHTTP(w, r)
+	})
 }

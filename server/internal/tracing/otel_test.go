@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // TestSetupExportsOverOTLP: with OTEL_EXPORTER_OTLP_ENDPOINT set, spans reach the collector
@@ -53,5 +54,28 @@ func TestSetupRejectsUnknownProtocol(t *testing.T) {
 	t.Setenv("OTEL_SDK_DISABLED", "")
 	if _, err := Setup(t.Context(), "api"); err == nil {
 		t.Fatal("http/json accepted")
+	}
+}
+
+// TestWhenInstalled: legacy routes run otelhttp only while a tracer provider is installed.
+func TestWhenInstalled(t *testing.T) {
+	var served string
+	handler := func(name string) http.Handler {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = name })
+	}
+	h := WhenInstalled(handler("traced"), handler("plain"))
+	serve := func() string {
+		served = ""
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/", nil))
+		return served
+	}
+	prev := otel.GetTracerProvider()
+	defer otel.SetTracerProvider(prev)
+	if prev == placeholder && (Installed() || serve() != "plain") {
+		t.Fatalf("no provider installed: Installed %v, served %q", Installed(), serve())
+	}
+	otel.SetTracerProvider(sdktrace.NewTracerProvider())
+	if !Installed() || serve() != "traced" {
+		t.Fatalf("a provider installed: Installed %v, served %q", Installed(), serve())
 	}
 }
