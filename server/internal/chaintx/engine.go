@@ -29,6 +29,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
@@ -70,9 +71,16 @@ type Engine struct {
 	// RebroadcastAfter is how long after a broadcast an unmined attempt is sent again (nodes drop
 	// transactions from their pools).
 	RebroadcastAfter time.Duration
+	// RefusedRetry is how long after the node refused an attempt for want of funds Advance
+	// asks it again. Callers advance pending transactions on every scan pass: without it an
+	// empty gas tank cost a broadcast and a warning per pass for each of its transactions.
+	RefusedRetry time.Duration
 	// Crash, when set, is called at each step of sending; tests make it stop the process there.
 	Crash func(step string)
 	now   func() time.Time
+
+	refusedMu sync.Mutex
+	refused   map[int64]time.Time // attempt id → when the node refused it for want of funds
 }
 
 // Steps at which Crash is called.
@@ -87,7 +95,8 @@ const (
 // New returns an engine for the given chains.
 func New(pool *pgxpool.Pool, chains map[int64]*chain.Client, keys Keys, log *slog.Logger) *Engine {
 	return &Engine{pool: pool, chains: chains, keys: keys, log: log,
-		StuckAfter: 2 * time.Minute, RebroadcastAfter: 30 * time.Second, now: time.Now}
+		StuckAfter: 2 * time.Minute, RebroadcastAfter: 30 * time.Second, RefusedRetry: 5 * time.Second, now: time.Now,
+		refused: map[int64]time.Time{}}
 }
 
 // Request describes a transaction to send.
@@ -463,12 +472,18 @@ func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t domain.ChainT
 	if err := signed.UnmarshalBinary(a.Raw); err != nil {
 		return fmt.Errorf("chaintx: stored attempt %d: %w", a.ID, err)
 	}
+	if at, ok := e.refusedAt(a.ID); ok && e.now().Sub(at) < e.RefusedRetry {
+		return fmt.Errorf("chaintx: broadcast %s: %w (refused %s ago)", a.Hash, ErrInsufficientFunds,
+			e.now().Sub(at).Round(time.Millisecond))
+	}
 	err := c.Send(ctx, &signed)
 	switch {
 	case err == nil, alreadySent(err):
+		e.setRefused(a.ID, false)
 	case insufficientFunds(err):
+		e.setRefused(a.ID, true)
 		e.log.Warn("broadcast refused: the sender cannot pay for it", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref,
-			"hash", a.Hash, "from", t.From, "error", err)
+			"hash", a.Hash, "from", t.From, "error", err, "retry_in", e.RefusedRetry)
 		return fmt.Errorf("chaintx: broadcast %s: %w: %w", a.Hash, ErrInsufficientFunds, err)
 	default:
 		e.log.Warn("broadcast failed", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref, "hash", a.Hash, "error", err)
@@ -476,6 +491,32 @@ func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t domain.ChainT
 	}
 	e.step(StepBroadcast)
 	return store.New(e.pool).MarkBroadcast(ctx, a.ID)
+}
+
+// refusedAt is when the node last refused the attempt for want of funds.
+func (e *Engine) refusedAt(attempt int64) (time.Time, bool) {
+	e.refusedMu.Lock()
+	defer e.refusedMu.Unlock()
+	at, ok := e.refused[attempt]
+	return at, ok
+}
+
+// setRefused records (or, with refused false, forgets) a refusal of the attempt, and forgets
+// refusals older than RefusedRetry (replaced attempts are never asked about again).
+func (e *Engine) setRefused(attempt int64, refused bool) {
+	e.refusedMu.Lock()
+	defer e.refusedMu.Unlock()
+	now := e.now()
+	for id, at := range e.refused {
+		if now.Sub(at) >= e.RefusedRetry {
+			delete(e.refused, id)
+		}
+	}
+	if refused {
+		e.refused[attempt] = now
+	} else {
+		delete(e.refused, attempt)
+	}
 }
 
 // ErrInsufficientFunds: the node refused a transaction its sender cannot pay for (value plus

@@ -1,12 +1,15 @@
 package chaintx_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,4 +241,53 @@ func TestConcurrentSubmitsOfOneRefStoreOneTransaction(t *testing.T) {
 	if err != nil || next.Nonce != 1 {
 		t.Fatalf("the next transaction's nonce is %d (%v); want 1, no gap", next.Nonce, err)
 	}
+}
+
+// What was seen (make bench, 2026-11-27): with the gas tank empty, every scan pass broadcast
+// each of its pending top-ups again, and the node refused and the engine warned each time:
+// ~1,000 refusals a second. A refused attempt is asked again only after RefusedRetry, and goes
+// out once the sender can pay.
+func TestRefusedBroadcastIsAskedAgainAfterAPause(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setup(t)
+	key, _ := crypto.GenerateKey()
+	poor := crypto.PubkeyToAddress(key.PublicKey)
+	f.keys[poor] = key
+	var logs bytes.Buffer
+	engine := chaintx.New(f.pool, map[int64]*chain.Client{f.dev.ChainID(): f.client}, f.keys,
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	engine.RefusedRetry = 300 * time.Millisecond
+	req := f.request("unfunded", 1000)
+	req.From = poor
+	tx, err := engine.Submit(ctx, req)
+	if err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
+		t.Fatal(err)
+	}
+	if tx.ID == 0 {
+		if tx, err = store.New(f.pool).ChainTxByRef(ctx, req.Purpose, req.Ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		if _, err := engine.Advance(ctx, tx.ID); !errors.Is(err, chaintx.ErrInsufficientFunds) {
+			t.Fatalf("advance with the sender unfunded: %v", err)
+		}
+	}
+	if n := strings.Count(logs.String(), "broadcast refused"); n != 1 {
+		t.Fatalf("the node was asked %d times within RefusedRetry, want once:\n%s", n, logs.String())
+	}
+	testfactory.Fund(ctx, t, f.dev, poor, 1, 0)
+	time.Sleep(engine.RefusedRetry)
+	for range 20 {
+		got, err := engine.Advance(ctx, tx.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State == domain.ChainTxMined {
+			return
+		}
+		f.dev.Commit()
+	}
+	t.Fatal("not mined once the sender was funded")
 }

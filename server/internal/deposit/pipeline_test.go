@@ -160,6 +160,9 @@ func setupWith(t *testing.T, o options) *env {
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
+	// Blocks come at once here: a refused broadcast (a replacement waiting for its top-up) is
+	// asked again on the next pass, not seconds later (chaintx tests the pause).
+	engine.RefusedRetry = 0
 	hooks := &recorder{}
 	var prices deposit.Prices = rates.NewChain(nil, rates.DevStatic())
 	if o.prices != nil {
