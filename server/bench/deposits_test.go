@@ -72,6 +72,8 @@ func BenchmarkDepositLatency(b *testing.B) {
 	for _, r := range []latencyRun{topUp, batched} {
 		fmt.Printf("\n%s: median stages: depth reached -> confirmed %v, -> sweep stored %v, -> sweep mined %v, -> credited %v, -> acknowledged %v",
 			r.method, r.stages[0], r.stages[1], r.stages[2], r.stages[3], r.stages[4])
+		fmt.Printf("\n%s: the slowest deposit (%v): %v, %v, %v, %v, %v", r.method, r.slowest[0], r.slowest[1], r.slowest[2],
+			r.slowest[3], r.slowest[4], r.slowest[5])
 		fmt.Printf("\n%s: deposit detection latency, %d deposits (half ERC20), block every %v, 3 confirmations: p50 %v, p99 %v, max %v (target p99 < %v)",
 			r.method, r.deposits, blockTime, r.p50, r.p99, r.max, 2*time.Second+blockTime)
 	}
@@ -84,6 +86,7 @@ type latencyRun struct {
 	deposits      int
 	p50, p99, max time.Duration
 	stages        [5]time.Duration // medians
+	slowest       [6]time.Duration // the slowest deposit: its latency, then its stages
 }
 
 func depositLatency(b *testing.B, batched bool) latencyRun {
@@ -147,6 +150,7 @@ func depositLatency(b *testing.B, batched bool) latencyRun {
 	}
 	var latencies []time.Duration
 	stages := make([][]time.Duration, 5)
+	var slowest []time.Duration // the slowest deposit's latency, then its stages
 	for rows.Next() {
 		var hash string
 		var block int64
@@ -158,10 +162,15 @@ func depositLatency(b *testing.B, batched bool) latencyRun {
 		if !ok {
 			b.Fatalf("block %d was never seen", block+confirmations-1)
 		}
-		latencies = append(latencies, acked[hash].Sub(confirmedBy))
-		for i, d := range []time.Duration{confirmed.Sub(confirmedBy), stored.Sub(confirmed), mined.Sub(stored),
-			credited.Sub(mined), acked[hash].Sub(credited)} {
+		latency := acked[hash].Sub(confirmedBy)
+		latencies = append(latencies, latency)
+		its := []time.Duration{confirmed.Sub(confirmedBy), stored.Sub(confirmed), mined.Sub(stored),
+			credited.Sub(mined), acked[hash].Sub(credited)}
+		for i, d := range its {
 			stages[i] = append(stages[i], d)
+		}
+		if len(slowest) == 0 || latency > slowest[0] {
+			slowest = append([]time.Duration{latency}, its...)
 		}
 	}
 	rows.Close()
@@ -175,6 +184,9 @@ func depositLatency(b *testing.B, batched bool) latencyRun {
 	for i, v := range stages {
 		slices.Sort(v)
 		run.stages[i] = v[len(v)/2].Round(time.Millisecond)
+	}
+	for i := range slowest {
+		run.slowest[i] = slowest[i].Round(time.Millisecond)
 	}
 	return run
 }
