@@ -472,9 +472,8 @@ func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t domain.ChainT
 	if err := signed.UnmarshalBinary(a.Raw); err != nil {
 		return fmt.Errorf("chaintx: stored attempt %d: %w", a.ID, err)
 	}
-	if at, ok := e.refusedAt(a.ID); ok && e.now().Sub(at) < e.RefusedRetry {
-		return fmt.Errorf("chaintx: broadcast %s: %w (refused %s ago)", a.Hash, ErrInsufficientFunds,
-			e.now().Sub(at).Round(time.Millisecond))
+	if ago, ok := e.mayBroadcast(a.ID); !ok {
+		return fmt.Errorf("chaintx: broadcast %s: %w (refused %s ago)", a.Hash, ErrInsufficientFunds, ago.Round(time.Millisecond))
 	}
 	err := c.Send(ctx, &signed)
 	switch {
@@ -493,12 +492,22 @@ func (e *Engine) broadcast(ctx context.Context, c *chain.Client, t domain.ChainT
 	return store.New(e.pool).MarkBroadcast(ctx, a.ID)
 }
 
-// refusedAt is when the node last refused the attempt for want of funds.
-func (e *Engine) refusedAt(attempt int64) (time.Time, bool) {
+// mayBroadcast reports whether the attempt may be sent to the node: not refused for want of
+// funds within RefusedRetry (else how long ago it was). A caller asking again after a refusal
+// takes the turn, so concurrent callers do not all ask at once.
+func (e *Engine) mayBroadcast(attempt int64) (time.Duration, bool) {
 	e.refusedMu.Lock()
 	defer e.refusedMu.Unlock()
-	at, ok := e.refused[attempt]
-	return at, ok
+	at, refused := e.refused[attempt]
+	if !refused {
+		return 0, true
+	}
+	now := e.now()
+	if ago := now.Sub(at); ago < e.RefusedRetry {
+		return ago, false
+	}
+	e.refused[attempt] = now
+	return 0, true
 }
 
 // setRefused records (or, with refused false, forgets) a refusal of the attempt, and forgets

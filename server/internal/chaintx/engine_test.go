@@ -277,6 +277,16 @@ func TestRefusedBroadcastIsAskedAgainAfterAPause(t *testing.T) {
 	if n := strings.Count(logs.String(), "broadcast refused"); n != 1 {
 		t.Fatalf("the node was asked %d times within RefusedRetry, want once:\n%s", n, logs.String())
 	}
+	// After the pause, callers advancing it at once ask the node once between them.
+	time.Sleep(engine.RefusedRetry)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { engine.Advance(ctx, tx.ID) }) //nolint:errcheck // counted in the log
+	}
+	wg.Wait()
+	if n := strings.Count(logs.String(), "broadcast refused"); n != 2 {
+		t.Fatalf("the node was asked %d times in all, want twice:\n%s", n, logs.String())
+	}
 	testfactory.Fund(ctx, t, f.dev, poor, 1, 0)
 	time.Sleep(engine.RefusedRetry)
 	for range 20 {
