@@ -616,6 +616,33 @@ func (c *Chain) Commit() common.Hash {
 	return c.backend.Commit()
 }
 
+// awaitExecutable waits until the pool's pending nonce of each sender is past its given
+// transactions' (they are executable and go in the next block), for at most a second; a
+// transaction it cannot look up is not waited for.
+func (c *Chain) awaitExecutable(ctx context.Context, hashes []common.Hash) {
+	need := map[common.Address]uint64{}
+	for _, h := range hashes {
+		tx, pending, err := c.client.TransactionByHash(ctx, h)
+		if err != nil || !pending {
+			continue
+		}
+		from, err := types.Sender(c.signer, tx)
+		if err != nil {
+			continue
+		}
+		need[from] = max(need[from], tx.Nonce()+1)
+	}
+	deadline := time.Now().Add(time.Second)
+	for from, n := range need {
+		for time.Now().Before(deadline) {
+			if got, err := c.client.PendingNonceAt(ctx, from); err != nil || got >= n {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // Hold runs fn while no block can be sealed (the BlockTime ticker and Commit wait for it), so
 // the transactions fn sends, once the pool holds them, land in the same block. fn must not
 // seal blocks itself (Commit, Mine): it would wait for itself.
@@ -625,9 +652,12 @@ func (c *Chain) Hold(fn func() error) error {
 	return fn()
 }
 
-// Mine seals blocks until every given transaction has a receipt (the transaction pool admits
-// transactions asynchronously, so one block may come too early), and returns the receipts.
+// Mine seals blocks until every given transaction has a receipt, and returns the receipts.
+// The transaction pool admits transactions asynchronously: Mine first waits (up to a second)
+// until the pool has made every given transaction executable, so that transactions sent
+// together land in one block, also on a machine too busy for the pool to keep up.
 func (c *Chain) Mine(ctx context.Context, hashes ...common.Hash) ([]*types.Receipt, error) {
+	c.awaitExecutable(ctx, hashes)
 	receipts := make([]*types.Receipt, len(hashes))
 	for range 50 {
 		c.Commit()
