@@ -286,6 +286,13 @@ func (c *Client) Balance(ctx context.Context, account common.Address) (*big.Int,
 	})
 }
 
+// BalanceAt is the account's balance after the given block.
+func (c *Client) BalanceAt(ctx context.Context, account common.Address, block uint64) (*big.Int, error) {
+	return callFor(ctx, c, "eth_getBalance", func(ctx context.Context, ec *ethclient.Client) (*big.Int, error) {
+		return ec.BalanceAt(ctx, account, new(big.Int).SetUint64(block))
+	})
+}
+
 // CallContract runs a read-only call at the latest block.
 func (c *Client) CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error) {
 	return callFor(ctx, c, "eth_call", func(ctx context.Context, ec *ethclient.Client) ([]byte, error) {

@@ -2,6 +2,8 @@ package deposit
 
 import (
 	"context"
+	"fmt"
+	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -60,3 +62,15 @@ const StepBatchSettled = stepBatchSettled
 
 // SetCrash makes the service call crash at its batch steps (nil: never).
 func SetCrash(s *Service, crash func(step string)) { s.crash = crash }
+
+// FundSweep is fund as a sweep's step calls it: address must hold need, its own transactions
+// with pendingNonces being still pending as far as the caller saw. It returns whether the
+// address holds enough.
+func FundSweep(ctx context.Context, s *Service, chainID int64, address string, sweepID int64, need *big.Int,
+	pendingNonces ...uint64) (bool, error) {
+	n, c, err := s.chains.Lookup(chainID)
+	if err != nil {
+		return false, err
+	}
+	return s.fund(ctx, n, c, address, sweepID, need, new(big.Int), fmt.Sprintf("sweep:%d", sweepID), pendingNonces...)
+}

@@ -466,6 +466,7 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	}
 	need, margin := new(big.Int), new(big.Int)
 	pending := 0
+	var pendingNonces []uint64 // of the address's own transactions still pending
 	for _, t := range txs {
 		if t.State == domain.ChainTxPending {
 			if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
@@ -480,6 +481,9 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 			return false, fmt.Errorf("sweep %d: %s transaction %d is %s; the funds are still at %s", sw.ID, t.Purpose, t.ID, t.State, sw.Address)
 		case domain.ChainTxPending:
 			pending++
+			if strings.EqualFold(t.From, sw.Address) {
+				pendingNonces = append(pendingNonces, t.Nonce)
+			}
 			need.Add(need, t.MaxCost())
 			if !t.PaysOwnGas {
 				margin.Add(margin, t.MaxCost()) // room for fee bumps of token transfers
@@ -487,7 +491,7 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		}
 	}
 	if pending > 0 {
-		_, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID))
+		_, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID), pendingNonces...)
 		return false, err
 	}
 	_, err = store.New(s.pool).MarkSweepMined(ctx, sw.ID)
@@ -496,9 +500,13 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 
 // fund makes sure address holds need plus every native deposit at it outside sweep except (0:
 // none): it waits for a top-up on its way, and otherwise asks the gas tank for the shortfall
-// plus margin. ready is true when the address holds enough now.
+// plus margin. ready is true when the address holds enough now. pendingNonces are those of the
+// address's own transactions still pending as far as the caller saw: the balance is read at
+// one block with the address's nonce, and when one of them was mined by then (after the
+// caller looked for its receipt) nothing is sent: the balance no longer holds what it moved,
+// and a top-up then would only leave the gas tank's ETH at the address.
 func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, address string, except int64,
-	need, margin *big.Int, refPrefix string) (ready bool, err error) {
+	need, margin *big.Int, refPrefix string, pendingNonces ...uint64) (ready bool, err error) {
 	q := store.New(s.pool)
 	topups, err := q.PendingTopUps(ctx, n.ChainID, address, PurposeGas)
 	if err != nil {
@@ -518,7 +526,20 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		return false, err
 	}
 	total := new(big.Int).Add(need, parked)
-	bal, err := c.Balance(ctx, common.HexToAddress(address))
+	block, err := c.BlockNumber(ctx)
+	if err != nil {
+		return false, err
+	}
+	if len(pendingNonces) > 0 {
+		nonce, err := c.NonceAt(ctx, common.HexToAddress(address), block)
+		if err != nil {
+			return false, err
+		}
+		if nonce > slices.Min(pendingNonces) {
+			return false, nil // mined meanwhile: the next step reads its receipt
+		}
+	}
+	bal, err := c.BalanceAt(ctx, common.HexToAddress(address), block)
 	if err != nil {
 		return false, err
 	}

@@ -615,3 +615,48 @@ func (e *env) settleConcurrently(n int) {
 	close(work)
 	wg.Wait()
 }
+
+// What was seen (CI, TestBatchedDepositsEndToEndOnGeth on geth --dev): a gas top-up sent to a
+// native deposit address whose sweep was mined just after the step looked for its receipt;
+// the balance then read was what the sweep had left (its unused gas), so the gas tank topped
+// up an address with nothing left to move. fund reads the balance and the address's nonce at one
+// block and sends nothing once one of the transactions the caller saw pending is mined.
+func TestNoTopUpForASweepMinedMeanwhile(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, _, _, u := e.sweepStart()
+	e.mine(e.send(u, 0, addr, milliETH(500), nil, 2))
+	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) == 0 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	var sweepID int64
+	var nonce uint64
+	var maxCost string
+	if err := e.pool.QueryRow(e.ctx, `SELECT sw.id, t.nonce, (a.value + t.gas_limit * a.gas_fee_cap)::text
+		FROM sweeps sw JOIN chain_txs t ON t.ref LIKE 'sweep:' || sw.id || ':%' AND t.purpose = 'sweep'
+		JOIN chain_tx_attempts a ON a.tx_id = t.id WHERE t.state = 'pending'`).Scan(&sweepID, &nonce, &maxCost); err != nil {
+		t.Fatal(err)
+	}
+	need, _ := new(big.Int).SetString(maxCost, 10)
+	// The sweep is mined; the step that saw it pending now checks the address's gas.
+	e.dev.Commit()
+	if bal := e.balance(addr); bal.Cmp(need) >= 0 {
+		t.Fatalf("the address still holds %v wei of the %v the sweep could cost", bal, need)
+	}
+	ready, err := deposit.FundSweep(e.ctx, e.svc, e.dev.ChainID(), addr.Hex(), sweepID, need, nonce)
+	if err != nil || ready {
+		t.Fatalf("fund: ready %v, %v", ready, err)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas'`); n != 0 {
+		t.Fatalf("%d gas top-ups for a sweep already mined", n)
+	}
+	// Without the nonces seen pending, the same check tops the empty address up: the race.
+	if _, err := deposit.FundSweep(e.ctx, e.svc, e.dev.ChainID(), addr.Hex(), sweepID, need); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas'`); n != 1 {
+		t.Fatalf("%d gas top-ups without the pending nonces, want the 1 the race sent", n)
+	}
+}
