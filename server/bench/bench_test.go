@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -180,12 +181,44 @@ func startFloor(b *testing.B, pool *pgxpool.Pool) string {
 
 // BenchmarkIdleRSS starts `coffer serve` (role all: API and workers) on a migrated database,
 // lets it settle, and reports its resident memory: VmRSS, and the anonymous part (heap,
-// stacks) that is the process's own. The freshly linked binary is first evicted from the page
-// cache, so it is paged in from disk as on a server: on kernels that cache files in large
-// folios (this machine's does), a binary still cached from the linker's writes is mapped in
-// 2 MB pieces and shows ~18 MiB more file-backed RSS for the same code.
+// stacks) that is the process's own. The target is the release build's (make build, make
+// image: -tags nodev); the default build, which links `coffer dev` and its embedded dev chain
+// (a whole go-ethereum node whose package initialisation runs in every command), is measured
+// beside it for comparison. The freshly linked binary is first evicted from the page cache, so
+// it is paged in from disk as on a server: on kernels that cache files in large folios (this
+// machine's does), a binary still cached from the linker's writes is mapped in 2 MB pieces
+// and shows ~18 MiB more file-backed RSS for the same code.
 func BenchmarkIdleRSS(b *testing.B) {
-	bin := proctest.BuildCoffer(b)
+	for _, c := range []struct {
+		name  string
+		build func(context.Context, string) error
+	}{
+		{"release", proctest.BuildRelease},
+		{"default", proctest.Build},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			bin := filepath.Join(b.TempDir(), "coffer")
+			if err := c.build(b.Context(), bin); err != nil {
+				b.Fatal(err)
+			}
+			rss, anon := idleRSS(b, bin)
+			for b.Loop() {
+			}
+			b.ReportMetric(rss, "MiB-RSS")
+			b.ReportMetric(anon, "MiB-anon")
+			target := " (target < 60)"
+			if c.name != "release" {
+				target = " (with coffer dev linked; for comparison)"
+			}
+			fmt.Printf("\nidle RSS of coffer serve (role all), %s build: %.1f MiB, of which anonymous %.1f MiB%s\n\n", c.name, rss, anon, target)
+		})
+	}
+}
+
+// idleRSS runs bin's `coffer serve` until it has been idle for 5 s and returns its VmRSS and
+// RssAnon in MiB.
+func idleRSS(b *testing.B, bin string) (rss, anon float64) {
+	b.Helper()
 	evictFromPageCache(b, bin)
 	addr := proctest.FreeAddr(b)
 	//nolint:noctx // measured until the SIGTERM below; a context would kill it instead
@@ -204,12 +237,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 	defer cancel()
 	proctest.WaitOK(ctx, "http://"+addr+"/readyz", 50*time.Millisecond)
 	time.Sleep(5 * time.Second) // idle: River's leader election and periodic jobs have started
-	rss, anon := statusMiB(b, cmd.Process.Pid, "VmRSS"), statusMiB(b, cmd.Process.Pid, "RssAnon")
-	for b.Loop() {
-	}
-	b.ReportMetric(rss, "MiB-RSS")
-	b.ReportMetric(anon, "MiB-anon")
-	fmt.Printf("\nidle RSS of coffer serve (role all): %.1f MiB, of which anonymous %.1f MiB (target < 60)\n\n", rss, anon)
+	return statusMiB(b, cmd.Process.Pid, "VmRSS"), statusMiB(b, cmd.Process.Pid, "RssAnon")
 }
 
 func statusMiB(b *testing.B, pid int, field string) float64 {

@@ -116,6 +116,11 @@ func TestImage(t *testing.T) {
 	if head, err := exec.CommandContext(t.Context(), "git", "rev-parse", "HEAD").Output(); err == nil && strings.TrimSpace(string(head)) != info.Commit {
 		t.Errorf("commit %s, want HEAD %s", info.Commit, head)
 	}
+	// A release build: `coffer dev` and its embedded dev chain are left out, and say so.
+	dev := exec.CommandContext(t.Context(), bin, "dev", "--data-dir", t.TempDir())
+	if out, err := dev.CombinedOutput(); err == nil || !strings.Contains(string(out), "coffer dev is not in this build") {
+		t.Errorf("coffer dev from the image: %v, %s; want it refused as not in this build", err, out)
+	}
 
 	// The non-root user of USER 65532 exists (some tools want a name), and nothing but root is 0.
 	users := passwd(t, files["etc/passwd"])
@@ -156,8 +161,8 @@ func checkStatic(t *testing.T, bin string) {
 	for _, s := range bi.Settings {
 		settings[s.Key] = s.Value
 	}
-	if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" {
-		t.Errorf("build settings CGO_ENABLED=%q -trimpath=%q, want 0 and true", settings["CGO_ENABLED"], settings["-trimpath"])
+	if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" || settings["-tags"] != proctest.ReleaseTags {
+		t.Errorf("build settings CGO_ENABLED=%q -trimpath=%q -tags=%q, want 0, true and %s", settings["CGO_ENABLED"], settings["-trimpath"], settings["-tags"], proctest.ReleaseTags)
 	}
 }
 

@@ -27,7 +27,7 @@ var (
 	binDir   string
 )
 
-// cofferBin builds the coffer binary once for the package's tests.
+// cofferBin builds the release binary (make build) once for the package's tests.
 func cofferBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -35,7 +35,7 @@ func cofferBin(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "coffer")
-		errBuild = proctest.Build(t.Context(), binPath)
+		errBuild = proctest.BuildRelease(t.Context(), binPath) // what make build ships
 	})
 	if errBuild != nil {
 		t.Fatal(errBuild)
