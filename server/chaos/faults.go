@@ -193,7 +193,7 @@ func (in *Injector) restart(r *Replica) error {
 // Supervise restarts a replica whose process ended on its own (an orchestrator would), after
 // recording it: such an exit is a finding.
 func (in *Injector) Supervise(r *Replica, p *Proc) {
-	what := fmt.Sprintf("%s (pid %d) exited on its own at %s: %v\n%s", r.Name, p.PID, time.Now().Format("15:04:05"), p.ExitError(), indent(r.Tail(15)))
+	what := fmt.Sprintf("%s (pid %d) exited on its own at %s: %v\n%s", r.Name, p.PID, time.Now().Format("15:04:05"), p.err, indent(r.Tail(15)))
 	in.tl.Crashed(what)
 	in.logf("CRASH: %s", what)
 	go func() {

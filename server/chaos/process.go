@@ -29,7 +29,8 @@ type Replica struct {
 	bin string
 	env []string
 	log *os.File
-	// onExit is called when a process ends without the harness asking.
+	// onExit is called when a process ends without the harness asking, on the goroutine that
+	// waited for it (its err is set).
 	onExit func(r *Replica, p *Proc)
 
 	mu    sync.Mutex
@@ -46,7 +47,7 @@ type Proc struct {
 	Started time.Time
 	cmd     *exec.Cmd
 	done    chan struct{}
-	err     error
+	err     error // Wait's, set before done is closed
 	// expected is set before the harness kills or stops it.
 	mu       sync.Mutex
 	expected bool
@@ -173,33 +174,9 @@ func (r *Replica) Stop() {
 	proctest.Terminate(p.cmd.Process, p.done, 30*time.Second)
 }
 
-// Running reports whether the current process is alive.
-func (r *Replica) Running() bool {
-	p := r.Current()
-	if p == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
 // Tail returns the last n lines of the slot's log.
 func (r *Replica) Tail(n int) string {
 	b, _ := os.ReadFile(r.LogPath)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// ExitError describes how a process ended.
-func (p *Proc) ExitError() error {
-	select {
-	case <-p.done:
-		return p.err
-	default:
-		return nil
-	}
 }

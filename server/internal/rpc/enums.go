@@ -54,10 +54,11 @@ func mapNamed[F, T comparable](in []F, table map[F]T) []T {
 	return out
 }
 
-// byName builds an enum whose proto value names are the domain values with the enum's prefix:
-// DepositCredited ("CREDITED") is DEPOSIT_STATUS_CREDITED. The prefix is that of the proto's
-// UNSPECIFIED value. The domain's zero value ("", none) is left out: it is UNSPECIFIED. A domain
-// value with no proto value of its name panics (enums_test.go builds every table).
+// byName builds an enum whose proto value names are the domain values, upper-cased, with the
+// enum's prefix: DepositCredited ("CREDITED") is DEPOSIT_STATUS_CREDITED, DeliveryDead ("dead")
+// EVENT_DELIVERY_STATE_DEAD. The prefix is that of the proto's UNSPECIFIED value. The domain's
+// zero value ("", none) is left out: it is UNSPECIFIED. A domain value with no proto value of
+// its name panics (enums_test.go builds every table).
 func byName[P protoEnum, D ~string](values []D) enum[D, P] {
 	desc := P(0).Descriptor().Values()
 	prefix := strings.TrimSuffix(string(desc.ByNumber(0).Name()), "UNSPECIFIED")
@@ -66,9 +67,10 @@ func byName[P protoEnum, D ~string](values []D) enum[D, P] {
 		if d == "" {
 			continue
 		}
-		v := desc.ByName(protoreflect.Name(prefix + string(d)))
+		name := prefix + strings.ToUpper(string(d))
+		v := desc.ByName(protoreflect.Name(name))
 		if v == nil {
-			panic(fmt.Sprintf("rpc: enum %s has no value %s%s", P(0).Descriptor().Name(), prefix, d))
+			panic(fmt.Sprintf("rpc: enum %s has no value %s", P(0).Descriptor().Name(), name))
 		}
 		table[d] = P(v.Number())
 	}
@@ -156,10 +158,5 @@ func emailChanges() enum[depositor.EmailChange, cofferv1.EmailChange] {
 }
 
 func deliveryStates() enum[domain.DeliveryState, cofferv1.EventDeliveryState] {
-	return newEnum(map[domain.DeliveryState]cofferv1.EventDeliveryState{
-		domain.DeliveryPending:   cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_PENDING,
-		domain.DeliveryDelivered: cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_DELIVERED,
-		domain.DeliveryDead:      cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_DEAD,
-		domain.DeliveryFailed:    cofferv1.EventDeliveryState_EVENT_DELIVERY_STATE_FAILED,
-	})
+	return byName[cofferv1.EventDeliveryState](domain.DeliveryStates())
 }

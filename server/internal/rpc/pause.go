@@ -9,8 +9,7 @@ import (
 )
 
 func pauseScopes() enum[domain.PauseScope, cofferv1.PauseScope] {
-	return newEnum(map[domain.PauseScope]cofferv1.PauseScope{domain.PauseGlobal: cofferv1.PauseScope_PAUSE_SCOPE_GLOBAL,
-		domain.PauseChain: cofferv1.PauseScope_PAUSE_SCOPE_CHAIN, domain.PauseOperator: cofferv1.PauseScope_PAUSE_SCOPE_OPERATOR})
+	return byName[cofferv1.PauseScope](domain.PauseScopes())
 }
 
 // PauseProto is a payout pause as the API answers it (the CLI prints the same).

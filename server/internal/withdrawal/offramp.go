@@ -47,8 +47,7 @@ type OffRampOpened struct {
 type DevOffRamp struct {
 	Log *slog.Logger
 
-	mu   sync.Mutex
-	paid map[string]common.Hash
+	paid sync.Map // order ref → the payout's transaction hash
 }
 
 // DevOffRampAddress is where the dev provider collects.
@@ -66,22 +65,15 @@ func (*DevOffRamp) Open(_ context.Context, o OffRampOrder) (OffRampOpened, error
 
 // Paid implements OffRamp.
 func (d *DevOffRamp) Paid(_ context.Context, ref string, txHash common.Hash) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.paid == nil {
-		d.paid = map[string]common.Hash{}
-	}
-	if _, ok := d.paid[ref]; !ok && d.Log != nil {
+	if _, again := d.paid.Swap(ref, txHash); !again && d.Log != nil {
 		d.Log.Info("dev off-ramp: order paid, fiat released to the user", "ref", ref, "tx", txHash)
 	}
-	d.paid[ref] = txHash
 	return nil
 }
 
 // PaidOrder reports whether the dev provider was told an order was paid, and by which transaction.
 func (d *DevOffRamp) PaidOrder(ref string) (common.Hash, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h, ok := d.paid[ref]
+	v, ok := d.paid.Load(ref)
+	h, _ := v.(common.Hash) // the zero hash when not paid
 	return h, ok
 }
