@@ -106,6 +106,7 @@ func depositLatency(b *testing.B, batched bool) latencyRun {
 		_, gasTank := env.Services.Keys.GasTank()
 		testfactory.Fund(ctx, b, dev, gasTank, 1000, 0)
 	}
+	awaitScanning(b, env)
 	heads := watchHeads(ctx, dev)
 	receiver := newAcks(b, "", "transactionHash", `{"error":0}`)
 	op, _ := env.Operator(b, domain.OperatorSettings{WebhookURL: &receiver.srv.URL})

@@ -25,6 +25,30 @@ func startDevCoffer(b *testing.B, blockTime, scan time.Duration, confirmations i
 	return dev, apptest.Start(b, apptest.Options{ScanInterval: scan, Chains: []chain.Network{testfactory.DevNetwork(dev, confirmations)}})
 }
 
+// awaitScanning waits until River's periodic scans have begun: the pass a worker queues as it
+// starts (deposit.Service.ScanNow) and then one the leader's periodic enqueuer queued. Until
+// then (1-3 s after a start: leader election, then River's staggered start of up to a
+// second) no pass follows the first, and deposits mined meanwhile wait for it. The latency
+// figures are for a running service, not for one starting.
+func awaitScanning(b *testing.B, env *apptest.Env) {
+	b.Helper()
+	start := time.Now()
+	for {
+		var passes int
+		if err := env.Pool.QueryRow(b.Context(),
+			`SELECT count(*) FROM river_job WHERE kind = 'deposit.scan' AND state = 'completed'`).Scan(&passes); err != nil {
+			b.Fatal(err)
+		}
+		if passes >= 2 {
+			return
+		}
+		if time.Since(start) > 30*time.Second {
+			b.Fatalf("%d scan passes in %v", passes, time.Since(start))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // acks is an operator's webhook endpoint that acknowledges every webhook and records when it
 // first acknowledged each event (of one type, or every one when the type is ""), by a field.
 type acks struct {

@@ -338,6 +338,9 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 			}
 		} else {
 			a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
+			if err := a.Services.Deposits.ScanNow(ctx); err != nil {
+				a.Log.Warn("queue the first scans (the periodic ones follow)", "error", err)
+			}
 		}
 	}
 	if runErr == nil {

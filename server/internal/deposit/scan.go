@@ -63,6 +63,22 @@ func (s *Service) Periodic() []*river.PeriodicJob {
 	return out
 }
 
+// ScanNow queues a pass over every chain, for a worker that has just started. River's
+// periodic scans begin only once a process is elected leader and its maintenance services
+// are past their staggered start (up to a second, after the election), so after a start or a
+// deploy the first pass came 1-3 s late, and so did every deposit mined meanwhile. A scan is
+// unique per chain: a queued or running one makes this a no-op.
+func (s *Service) ScanNow(ctx context.Context) error {
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, n := range s.chains.Networks() {
+			if _, err := s.river.InsertTx(ctx, tx, ScanArgs{ChainID: n.ChainID}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // ErrRaced means the chain or the cursor moved under a pass (a reorg while reading, or a
 // concurrent pass); the next pass starts over.
 var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
