@@ -132,6 +132,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	return a, nil
 }
 
+// startWorkers starts River's workers and queues a first scan of every chain, which River's
+// periodic scans would start only after its leader election (deposit.Service.ScanNow).
+func (a *App) startWorkers(ctx context.Context) error {
+	if err := a.River.Start(ctx); err != nil {
+		return err
+	}
+	a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
+	if err := a.Services.Deposits.ScanNow(ctx); err != nil {
+		a.Log.Warn("queue the first scans (the periodic ones follow)", "error", err)
+	}
+	return nil
+}
+
 // Handler is the HTTP handler of the API role.
 func (a *App) Handler() http.Handler { return a.handler }
 
@@ -331,15 +344,10 @@ func (a *App) Run(ctx context.Context, ln net.Listener) error {
 		//nolint:contextcheck // the member outlives ctx: it is stopped after River, once ctx has ended
 		member = liveness.Start(a.Pool, liveness.Options{ClientID: a.River.ID(), Grace: a.Config.WorkerDeadAfter, Log: a.Log})
 		go a.loadWatched(ctx)
-		if err := a.River.Start(ctx); err != nil {
+		if err := a.startWorkers(ctx); err != nil {
 			workers = false
 			if ctx.Err() == nil {
 				runErr = fmt.Errorf("start River: %w", err)
-			}
-		} else {
-			a.Log.Info("workers started", "concurrency", a.Config.WorkerConcurrency)
-			if err := a.Services.Deposits.ScanNow(ctx); err != nil {
-				a.Log.Warn("queue the first scans (the periodic ones follow)", "error", err)
 			}
 		}
 	}
