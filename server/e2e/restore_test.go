@@ -12,7 +12,9 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/ethereum/go-ethereum/common"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
@@ -150,14 +152,8 @@ func TestRestoreDrill(t *testing.T) {
 		}
 		assertReconciled(t, ops(env))
 		out, errOut, err = cli(masterKey, "reconcile", "--json")
-		var rec struct {
-			Ok    bool `json:"ok"`
-			Lines []struct {
-				Currency string `json:"currency"`
-				Owed     string `json:"owed"`
-			} `json:"lines"`
-		}
-		if err != nil || json.Unmarshal([]byte(out), &rec) != nil || !rec.Ok {
+		rec := new(cofferv1.ReconcileResponse)
+		if err != nil || protojson.Unmarshal([]byte(out), rec) != nil || !rec.Ok {
 			t.Errorf("coffer reconcile on the restore: %v %s %s", err, out, errOut)
 		}
 		owed := false
