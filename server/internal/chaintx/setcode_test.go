@@ -204,6 +204,18 @@ func (s sweepFixture) submit(t *testing.T, req chaintx.Request) domain.ChainTx {
 	return tx
 }
 
+// broadcast plans a batch of n deposits (see plan), submits it and advances it once: it fails
+// unless the batch is sent.
+func (s sweepFixture) broadcast(t *testing.T, ref string, n int) (batchsweep.Plan, domain.ChainTx) {
+	t.Helper()
+	p, req := s.plan(t, ref, n)
+	tx, err := s.engine.Advance(context.Background(), s.submit(t, req).ID)
+	if err != nil || tx.Latest().BroadcastAt == nil {
+		t.Fatalf("broadcast: %v", err)
+	}
+	return p, tx
+}
+
 func (s sweepFixture) gasTankNonce(t *testing.T) uint64 {
 	t.Helper()
 	n, err := s.client.Nonce(context.Background(), s.from, false)
@@ -336,11 +348,7 @@ func TestStuckSetCodeBatchIsReplacedWithItsAuthorizations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	p, req := s.plan(t, "stuck", 3)
-	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
-	if err != nil || tx.Latest().BroadcastAt == nil {
-		t.Fatalf("broadcast: %v", err)
-	}
+	p, tx := s.broadcast(t, "stuck", 3)
 	s.engine.StuckAfter = 0
 	time.Sleep(10 * time.Millisecond)
 	replaced, err := s.engine.Advance(ctx, tx.ID)
@@ -375,11 +383,7 @@ func TestCancelledSetCodeBatchDelegatesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	p, req := s.plan(t, "cancel", 2)
-	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, tx := s.broadcast(t, "cancel", 2)
 	if err := store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
 		return chaintx.RequestAction(ctx, dbtx, tx, domain.TxCancel, domain.ServiceTeamActor("test"), "stuck batch")
 	}); err != nil {
