@@ -56,7 +56,7 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	worker := proctest.Start(t, db.bin, env, "serve", "--role", "worker")
 	api.WaitFor(t, "the API replica, once the worker created the wallet", func() bool { return proctest.OK(t.Context(), base+"/readyz") })
 
-	box, err := secret.NewBox(mustParse(t, db.masterKey))
+	box, err := secret.NewBox(db.masterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,15 +104,6 @@ func TestAPIRoleProcessHoldsNoKeys(t *testing.T) {
 	if found := scanMemory(t, worker.Cmd.Process.Pid, map[string][]byte{"hot wallet key (bytes)": hotBE, "hot wallet key (words)": hotLE}); len(found) == 0 {
 		t.Fatal("the worker's memory does not show its hot wallet key: the scan cannot see keys")
 	}
-}
-
-func mustParse(t *testing.T, key string) []byte {
-	t.Helper()
-	k, err := secret.ParseMasterKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // keyLayouts are a private key's 32 big-endian bytes and its little-endian machine words (how

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"os/exec"
@@ -33,22 +34,25 @@ func serve(t *testing.T, bin, baseURL string, env []string) *proctest.Process {
 
 // cofferDB is what the `coffer serve` processes of a test share: the binary, a fresh database
 // and a master key.
-type cofferDB struct{ bin, dbURL, masterKey string }
+type cofferDB struct {
+	bin, dbURL string
+	masterKey  []byte
+}
 
 func newCofferDB(t *testing.T) cofferDB {
 	t.Helper()
-	return cofferDB{bin: proctest.BuildCoffer(t), dbURL: testdb.URL(t), masterKey: secret.NewMasterKey()}
+	return cofferDB{bin: proctest.BuildCoffer(t), dbURL: testdb.URL(t), masterKey: secret.Random(secret.KeySize)}
 }
 
 // env is the environment of a process on the database: its URL, the master key, then env.
 func (d cofferDB) env(env ...string) []string {
-	return append([]string{"DATABASE_URL=" + d.dbURL, "COFFER_MASTER_KEY=" + d.masterKey}, env...)
+	return append([]string{"DATABASE_URL=" + d.dbURL, "COFFER_MASTER_KEY=" + hex.EncodeToString(d.masterKey)}, env...)
 }
 
 // createWallet creates the HD wallet, as the first worker does (an API replica waits for it).
 func (d cofferDB) createWallet(t *testing.T) {
 	t.Helper()
-	apptest.CreateWallet(t, d.dbURL, mustParse(t, d.masterKey))
+	apptest.CreateWallet(t, d.dbURL, d.masterKey)
 }
 
 // servers are the `coffer serve` processes of a test, one after another on one database, API

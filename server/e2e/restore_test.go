@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,7 +13,9 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/ethereum/go-ethereum/common"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
@@ -49,10 +52,10 @@ func TestRestoreDrill(t *testing.T) {
 	network := chain.Network{ChainID: c.node.ChainID, Name: "geth dev", RPCURLs: []string{c.node.URL}, Confirmations: 2,
 		NativeSymbol: "ETH", NativeDecimals: 18, BankrollAddress: bankroll,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: c.usdt, Decimals: 6}}}
-	masterKey := secret.NewMasterKey()
+	masterKey := secret.Random(secret.KeySize)
 	start := func(t *testing.T, dbURL string) *apptest.Env {
 		t.Helper()
-		return apptest.Start(t, apptest.Options{DatabaseURL: dbURL, MasterKey: mustParse(t, masterKey), ScanInterval: 200 * time.Millisecond,
+		return apptest.Start(t, apptest.Options{DatabaseURL: dbURL, MasterKey: masterKey, ScanInterval: 200 * time.Millisecond,
 			Chains: []chain.Network{network}})
 	}
 	ops := func(env *apptest.Env) cofferv1connect.OpsServiceClient {
@@ -101,9 +104,9 @@ func TestRestoreDrill(t *testing.T) {
 	entry["bankrollAddress"] = bankroll.Hex()
 	entry["tokens"] = []map[string]any{{"symbol": "USDT", "contractAddress": c.usdt.Hex(), "decimals": 6}}
 	chains := proctest.ChainsFile(t, entry)
-	cli := func(key string, args ...string) (string, string, error) {
+	cli := func(key []byte, args ...string) (string, string, error) {
 		cmd := exec.CommandContext(t.Context(), bin, args...)
-		cmd.Env = []string{"DATABASE_URL=" + restored.URL, "COFFER_MASTER_KEY=" + key, "COFFER_CHAINS_FILE=" + chains, "USER=drill"}
+		cmd.Env = []string{"DATABASE_URL=" + restored.URL, "COFFER_MASTER_KEY=" + hex.EncodeToString(key), "COFFER_CHAINS_FILE=" + chains, "USER=drill"}
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -111,8 +114,8 @@ func TestRestoreDrill(t *testing.T) {
 	}
 
 	t.Run("another master key", func(t *testing.T) {
-		wrong := secret.NewMasterKey()
-		p := proctest.Start(t, bin, []string{"DATABASE_URL=" + restored.URL, "COFFER_MASTER_KEY=" + wrong, "COFFER_CHAINS_FILE=" + chains,
+		wrong := secret.Random(secret.KeySize)
+		p := proctest.Start(t, bin, []string{"DATABASE_URL=" + restored.URL, "COFFER_MASTER_KEY=" + hex.EncodeToString(wrong), "COFFER_CHAINS_FILE=" + chains,
 			"COFFER_ADDR=" + proctest.FreeAddr(t), "COFFER_INTERNAL_ADDR=" + proctest.FreeAddr(t)}, "serve")
 		select {
 		case <-p.Done():
@@ -131,7 +134,7 @@ func TestRestoreDrill(t *testing.T) {
 			Pending   int            `json:"pending"`
 			Sealed    map[string]any `json:"sealed"`
 		}
-		if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Pending == 0 || st.SealsWith != secret.KeyID(mustParse(t, wrong)) {
+		if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Pending == 0 || st.SealsWith != secret.KeyID(wrong) {
 			t.Errorf("keys status with another master key: %v %s %s", err, out, errOut)
 		}
 	})
@@ -150,14 +153,8 @@ func TestRestoreDrill(t *testing.T) {
 		}
 		assertReconciled(t, ops(env))
 		out, errOut, err = cli(masterKey, "reconcile", "--json")
-		var rec struct {
-			Ok    bool `json:"ok"`
-			Lines []struct {
-				Currency string `json:"currency"`
-				Owed     string `json:"owed"`
-			} `json:"lines"`
-		}
-		if err != nil || json.Unmarshal([]byte(out), &rec) != nil || !rec.Ok {
+		rec := new(cofferv1.ReconcileResponse)
+		if err != nil || protojson.Unmarshal([]byte(out), rec) != nil || !rec.Ok {
 			t.Errorf("coffer reconcile on the restore: %v %s %s", err, out, errOut)
 		}
 		owed := false

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 )
 
 // TestFundsCommands: `coffer operator treasury|balance|adjust` and `coffer reconcile`, with the
@@ -77,22 +80,8 @@ func TestFundsCommands(t *testing.T) {
 
 	// Reconcile: the operator holds 100 USDT the service does not have on-chain: short, exit 1.
 	out, errOut, code = coffer(t, "reconcile", "--json")
-	var rec struct {
-		Ok    bool `json:"ok"`
-		Lines []struct {
-			Currency string `json:"currency"`
-			Holdings string `json:"holdings"`
-			Owed     string `json:"owed"`
-			Surplus  string `json:"surplus"`
-			Ok       bool   `json:"ok"`
-			Wallets  []struct {
-				Role    string `json:"role"`
-				Address string `json:"address"`
-				Amount  string `json:"amount"`
-			} `json:"wallets"`
-		} `json:"lines"`
-	}
-	if err := json.Unmarshal([]byte(out), &rec); code != 1 || err != nil || rec.Ok {
+	rec := new(cofferv1.ReconcileResponse)
+	if err := protojson.Unmarshal([]byte(out), rec); code != 1 || err != nil || rec.Ok {
 		t.Fatalf("reconcile short: %d %s %s", code, out, errOut)
 	}
 	var hot common.Address
@@ -112,8 +101,7 @@ func TestFundsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = coffer(t, "reconcile", "--json")
-	decodeJSON(t, out, &rec)
-	if code != 0 || !rec.Ok {
+	if err := protojson.Unmarshal([]byte(out), rec); code != 0 || err != nil || !rec.Ok {
 		t.Fatalf("reconcile covered: %d %s %s", code, out, errOut)
 	}
 	for _, l := range rec.Lines {

@@ -95,10 +95,12 @@ func (s sweepFixture) deposits(t *testing.T, n int) []common.Address {
 	return out
 }
 
-// plan builds the batch sweep of addrs (exact amounts) and the engine request sending it, its
+// plan makes n deposit addresses (see deposits) and builds their batch sweep (exact amounts,
+// the addresses authorized in order: Plan.Authorized) and the engine request sending it, its
 // gas left to the engine's estimate.
-func (s sweepFixture) plan(t *testing.T, ref string, addrs []common.Address) (batchsweep.Plan, chaintx.Request) {
+func (s sweepFixture) plan(t *testing.T, ref string, n int) (batchsweep.Plan, chaintx.Request) {
 	t.Helper()
+	addrs := s.deposits(t, n)
 	accounts := make([]batchsweep.Account, len(addrs))
 	for i, a := range addrs {
 		accounts[i] = batchsweep.Account{Address: a, Assets: []batchsweep.Asset{{Token: s.usdt, Amount: big.NewInt(depositAmount)}}}
@@ -202,6 +204,18 @@ func (s sweepFixture) submit(t *testing.T, req chaintx.Request) domain.ChainTx {
 	return tx
 }
 
+// broadcast plans a batch of n deposits (see plan), submits it and advances it once: it fails
+// unless the batch is sent.
+func (s sweepFixture) broadcast(t *testing.T, ref string, n int) (batchsweep.Plan, domain.ChainTx) {
+	t.Helper()
+	p, req := s.plan(t, ref, n)
+	tx, err := s.engine.Advance(context.Background(), s.submit(t, req).ID)
+	if err != nil || tx.Latest().BroadcastAt == nil {
+		t.Fatalf("broadcast: %v", err)
+	}
+	return p, tx
+}
+
 func (s sweepFixture) gasTankNonce(t *testing.T) uint64 {
 	t.Helper()
 	n, err := s.client.Nonce(context.Background(), s.from, false)
@@ -215,7 +229,7 @@ func TestSetCodeBatchIsStoredBeforeBroadcastAndMined(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	p, req := s.plan(t, "batch-1", s.deposits(t, 4))
+	p, req := s.plan(t, "batch-1", 4)
 	tx := s.submit(t, req)
 	// Stored, signed, not sent: the row and its bytes are the batch with its authorizations.
 	stored, err := store.New(s.pool).ChainTx(ctx, tx.ID)
@@ -278,7 +292,7 @@ func TestSetCodeBatchSurvivesACrashAtEachStep(t *testing.T) {
 		{chaintx.StepReceipt, 2}, // broadcast and mined, its receipt not read
 	} {
 		ref := tc.step + "#" + string(rune('0'+tc.nth))
-		p, req := s.plan(t, ref, s.deposits(t, 3))
+		p, req := s.plan(t, ref, 3)
 		reached := 0
 		crashed := false
 		s.engine.Crash = func(step string) {
@@ -334,11 +348,7 @@ func TestStuckSetCodeBatchIsReplacedWithItsAuthorizations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	p, req := s.plan(t, "stuck", s.deposits(t, 3))
-	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
-	if err != nil || tx.Latest().BroadcastAt == nil {
-		t.Fatalf("broadcast: %v", err)
-	}
+	p, tx := s.broadcast(t, "stuck", 3)
 	s.engine.StuckAfter = 0
 	time.Sleep(10 * time.Millisecond)
 	replaced, err := s.engine.Advance(ctx, tx.ID)
@@ -373,12 +383,7 @@ func TestCancelledSetCodeBatchDelegatesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	addrs := s.deposits(t, 2)
-	_, req := s.plan(t, "cancel", addrs)
-	tx, err := s.engine.Advance(ctx, s.submit(t, req).ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, tx := s.broadcast(t, "cancel", 2)
 	if err := store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
 		return chaintx.RequestAction(ctx, dbtx, tx, domain.TxCancel, domain.ServiceTeamActor("test"), "stuck batch")
 	}); err != nil {
@@ -397,7 +402,7 @@ func TestCancelledSetCodeBatchDelegatesNothing(t *testing.T) {
 	if done := s.settle(t, tx.ID); done.State != domain.ChainTxCancelled {
 		t.Fatalf("state %s, want cancelled", done.State)
 	}
-	for _, a := range addrs {
+	for _, a := range p.Authorized {
 		code, _ := s.dev.Client().CodeAt(ctx, a, nil)
 		if bal := testfactory.TokenBalance(ctx, t, s.client, s.usdt, a); len(code) != 0 || bal.Int64() != depositAmount {
 			t.Fatalf("%s: code %x, %v USDT after the cancel", a, code, bal)
@@ -411,8 +416,7 @@ func TestSetCodeBadInputStoresNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := setupSweeper(t)
-	addrs := s.deposits(t, 2)
-	_, good := s.plan(t, "bad", addrs)
+	sweep, good := s.plan(t, "bad", 2)
 	sign := func(addr common.Address, chainID int64) types.SetCodeAuthorization {
 		a, err := types.SignSetCode(s.keys[addr], types.SetCodeAuthorization{Address: s.sweeper})
 		if chainID != 0 {
@@ -429,8 +433,8 @@ func TestSetCodeBadInputStoresNothing(t *testing.T) {
 		auths []types.SetCodeAuthorization
 		want  string
 	}{
-		"another chain":   {[]types.SetCodeAuthorization{good.Authorizations[0], sign(addrs[1], s.dev.ChainID()+1)}, fmt.Sprintf("for chain %d,", s.dev.ChainID()+1)},
-		"every chain (0)": {[]types.SetCodeAuthorization{sign(addrs[0], 0)}, "for chain 0"},
+		"another chain":   {[]types.SetCodeAuthorization{good.Authorizations[0], sign(sweep.Authorized[1], s.dev.ChainID()+1)}, fmt.Sprintf("for chain %d,", s.dev.ChainID()+1)},
+		"every chain (0)": {[]types.SetCodeAuthorization{sign(sweep.Authorized[0], 0)}, "for chain 0"},
 		"bad signature":   {[]types.SetCodeAuthorization{broken}, "#0"},
 		"the sender's own": {[]types.SetCodeAuthorization{func() types.SetCodeAuthorization {
 			a, err := batchsweep.Authorize(s.keys[s.from], big.NewInt(s.dev.ChainID()), s.sweeper, 1)

@@ -202,7 +202,7 @@ func TestScannedBlocks(t *testing.T) {
 func TestDepositsRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx, q, op := setupOperator(t)
-	other := newOperator(t, q, domain.OperatorSettings{})
+	other := testfactory.Operator(ctx, t, q.DB(), nil)
 	sess := testfactory.Session(ctx, t, q.DB(), op.ID, &testfactory.SessionOpts{ExternalUserID: "u1", Amount: "1",
 		OperatorReference: "order-7", TTL: time.Hour})
 	deposit := func(operatorID, user, sessionID, tx string) domain.Deposit {

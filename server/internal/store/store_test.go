@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -31,45 +32,36 @@ func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
 // setupOperator gives the test a database of its own with one operator in it.
 func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operator) {
 	t.Helper()
-	_, q := setup(t)
-	return context.Background(), q, newOperator(t, q, domain.OperatorSettings{})
+	ctx := context.Background()
+	pool, q := setup(t)
+	return ctx, q, testfactory.Operator(ctx, t, pool, nil)
 }
 
 // setupTwoOperators gives the test a database of its own with two operators in it, for the
 // tests that check one does not reach the other's rows.
 func setupTwoOperators(t *testing.T) (ctx context.Context, pool *pgxpool.Pool, q *store.Queries, a, b domain.Operator) {
 	t.Helper()
+	ctx = context.Background()
 	pool, q = setup(t)
-	return context.Background(), pool, q, newOperator(t, q, domain.OperatorSettings{}), newOperator(t, q, domain.OperatorSettings{})
-}
-
-func newOperator(t *testing.T, q *store.Queries, s domain.OperatorSettings) domain.Operator {
-	t.Helper()
-	if s.Name == nil {
-		s.Name = new("Op")
-	}
-	if s.WebhookURL == nil {
-		s.WebhookURL = new("https://example.com/hook")
-	}
-	op, err := q.InsertOperator(context.Background(), uuid.NewString(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return op
+	return ctx, pool, q, testfactory.Operator(ctx, t, pool, nil), testfactory.Operator(ctx, t, pool, nil)
 }
 
 func TestOperatorSettingsRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	q := store.New(testdb.New(t))
-	op := newOperator(t, q, domain.OperatorSettings{PerTxCap: new("500.25")})
+	op, err := q.InsertOperator(ctx, uuid.NewString(), domain.OperatorSettings{Name: new("Op"), WebhookURL: new("https://example.com/hook"),
+		PerTxCap: new("500.25")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if op.ApprovalMode != "SYNC" || !op.Active || op.FiatCurrency != "USD" || op.DailyCap.Valid {
 		t.Fatalf("defaults: %+v", op)
 	}
 	if !op.PerTxCap.Valid || !op.PerTxCap.Decimal.Equal(decimal.RequireFromString("500.25")) {
 		t.Fatalf("per-tx cap %v", op.PerTxCap)
 	}
-	child := newOperator(t, q, domain.OperatorSettings{ParentID: &op.ID})
+	child := testfactory.Operator(ctx, t, q.DB(), &testfactory.OperatorOpts{ParentID: op.ID})
 	up, err := q.UpdateOperator(ctx, op.ID, domain.OperatorSettings{PerTxCap: new(""), DailyCap: new("1000"), ApprovalMode: new(domain.ApprovalExternal), RedirectURL: new("https://r.example")})
 	if err != nil {
 		t.Fatal(err)

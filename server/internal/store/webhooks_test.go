@@ -12,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // The outbox's statements: events are queued with their insert, due now with five attempts;
@@ -20,10 +21,7 @@ import (
 // leaves the queue, and events no longer pending are left alone.
 func TestWebhookQueueAndRecords(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	op := newOperator(t, q, domain.OperatorSettings{})
-	other := newOperator(t, q, domain.OperatorSettings{})
+	ctx, pool, q, op, other := setupTwoOperators(t)
 	var ids []string
 	for _, o := range []string{op.ID, op.ID, op.ID, other.ID} {
 		e := domain.WebhookEvent{ID: uuid.NewString(), OperatorID: o, EventType: domain.EventDeposit,
@@ -136,7 +134,7 @@ func TestGetWebhookEventLocks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, q := setup(t)
-	op := newOperator(t, q, domain.OperatorSettings{})
+	op := testfactory.Operator(ctx, t, pool, nil)
 	e := domain.WebhookEvent{ID: uuid.NewString(), OperatorID: op.ID, EventType: domain.EventDeposit, SubjectID: "s", Body: `{}`}
 	if _, err := q.InsertWebhookEvent(ctx, e); err != nil {
 		t.Fatal(err)

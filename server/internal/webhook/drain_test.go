@@ -71,8 +71,7 @@ func TestDrainDoesNotEndUnderAnEnqueueInFlight(t *testing.T) {
 // Enqueue goes through while the first's is still open.
 func TestEnqueuesDoNotWaitOnEachOther(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "https://acme.example/hook")
-	e.bindIdle() // the drain stays queued: live
+	e := newIdleEnv(t, "https://acme.example/hook") // the drain stays queued: live
 	ctx := context.Background()
 	e.enqueue(depositEvent(1), "1")
 	tx, err := e.pool.Begin(ctx)
@@ -134,8 +133,7 @@ func TestOperatorsDrainApart(t *testing.T) {
 // its operator's queued webhooks are delivered.
 func TestRepairRestartsLostDrains(t *testing.T) {
 	t.Parallel()
-	e, _ := newReceivingEnv(t, ok)
-	e.bindIdle()
+	e := newIdleEnv(t, newReceiver(t, ok).URL)
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	e.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'webhook_drain'`) //nolint:errcheck

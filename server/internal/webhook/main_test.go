@@ -70,6 +70,15 @@ func newReceivingEnv(t *testing.T, answer func(n int, w http.ResponseWriter, r *
 	return newEnv(t, rc.URL), rc
 }
 
+// newIdleEnv is an env bound to a River client that works no jobs (see bindIdle): what a test
+// enqueues stays queued until it starts a client that works it.
+func newIdleEnv(t *testing.T, url string) *env {
+	t.Helper()
+	e := newEnv(t, url)
+	e.bindIdle()
+	return e
+}
+
 func testLog(t testing.TB) *slog.Logger {
 	t.Helper()
 	if testing.Verbose() {

@@ -180,8 +180,7 @@ func TestDeadLetterAndRedeliver(t *testing.T) {
 
 func TestListDeadScopeAndPages(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "https://acme.example/hook")
-	e.bindIdle()
+	e := newIdleEnv(t, "https://acme.example/hook")
 	ctx := context.Background()
 	other, _, err := e.ops.Create(ctx, domain.OperatorSettings{Name: new("Other"), WebhookURL: new("https://other.example/hook")})
 	if err != nil {
@@ -315,8 +314,7 @@ func TestEnqueueInCallersTransaction(t *testing.T) {
 // the others conflict, and the event is queued once with one drain.
 func TestRedeliverRaces(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, "https://acme.example/hook")
-	e.bindIdle()
+	e := newIdleEnv(t, "https://acme.example/hook")
 	ctx := context.Background()
 	id := e.enqueue(depositEvent(1), "1")
 	if _, err := e.svc.Redeliver(ctx, domain.AllOperators(), id); !fault.Is(err, fault.Conflict) {
@@ -487,8 +485,7 @@ func TestLegacyDeliverJobs(t *testing.T) {
 // each) hold webhook workers only, never the default queue's scans, sweeps and payouts.
 func TestDeliveriesHaveTheirOwnQueue(t *testing.T) {
 	t.Parallel()
-	e, _ := newReceivingEnv(t, ok)
-	e.bindIdle()
+	e := newIdleEnv(t, newReceiver(t, ok).URL)
 	ctx := context.Background()
 	id := newID()
 	err := store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
