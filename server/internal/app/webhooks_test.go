@@ -266,6 +266,10 @@ func TestTestWebhook(t *testing.T) {
 	got := r.All()
 	if w, ok := got[len(got)-1].Parsed.(*cofferv1.WithdrawCompleteEvent); !ok || !w.Test || w.Address != addr {
 		t.Errorf("test WITHDRAW_COMPLETE: %v", got[len(got)-1].Parsed)
+	} else if _, err := uuid.Parse(w.WithdrawRequestId); err != nil || w.Type != "DIRECT_TRANSFER" || w.Status != "COMPLETED" ||
+		w.SessionRef == "" || w.ExternalUserId == "" || w.CryptoCurrencyCode == "" || w.FiatCurrencyCode == "" ||
+		w.FiatAmount == "" || w.GetCryptoAmountSent() == "" || w.GetAmountInUsd() == "" || w.CompletedAt == nil {
+		t.Errorf("test WITHDRAW_COMPLETE lacks what a real one carries: %v", w)
 	}
 
 	// The parent's key reaches its sub-operator's session; the webhook goes to the

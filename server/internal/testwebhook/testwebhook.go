@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -17,18 +16,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
-	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/webhook"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // Limit is how many test webhooks an operator may send per Window.
@@ -207,28 +205,17 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 		}
 		dest = common.HexToAddress(*o.Address).Hex()
 	}
-	amountUSD := fiat.Div(perUSD)
-	var reference *string // "null" on the wire when the session has none, as on a real event
-	if sess.OperatorReference != "" {
-		reference = new(sess.OperatorReference)
+	now := time.Now()
+	w := domain.Withdrawal{
+		ID:             uuid.NewSHA1(uuid.NameSpaceOID, []byte("coffer test withdrawal\x00"+sess.ID)).String(),
+		ExternalUserID: sess.ExternalUserID, Type: "DIRECT_TRANSFER", Address: dest,
+		Currency: a.Symbol, Decimals: a.Decimals, FiatCurrency: sess.FiatCurrency, FiatAmount: fiat,
+		CryptoAmount: decimal.NewFromBigInt(sent, 0), AmountInUSD: decimal.NewNullDecimal(fiat.Div(perUSD)),
+		CompletedAt: &now, OperatorReference: sess.OperatorReference,
 	}
-	return &cofferv1.WithdrawCompleteEvent{
-		Event:              "WITHDRAW_COMPLETE",
-		WithdrawRequestId:  uuid.NewSHA1(uuid.NameSpaceOID, []byte("coffer test withdrawal\x00"+sess.ID)).String(),
-		SessionRef:         sess.SessionRef,
-		ExternalUserId:     sess.ExternalUserID,
-		Type:               "DIRECT_TRANSFER",
-		Status:             "COMPLETED",
-		Address:            dest,
-		CryptoCurrencyCode: strings.ToUpper(a.Symbol),
-		FiatCurrencyCode:   sess.FiatCurrency,
-		FiatAmount:         money.Fiat(fiat),
-		CryptoAmountSent:   new(rates.FormatUnits(sent, a.Decimals)),
-		AmountInUsd:        new(rates.USDString(amountUSD)),
-		CompletedAt:        timestamppb.Now(),
-		Test:               true,
-		OperatorReference:  reference,
-	}, nil
+	ev := withdrawal.CompleteEvent(w, sess.SessionRef)
+	ev.Test = true
+	return ev, nil
 }
 
 func sha256Bytes(s string) []byte {
