@@ -28,15 +28,18 @@ type API struct {
 
 // Call is one request and how it ended.
 type Call struct {
-	Op       string // e.g. "POST /session/deposit"
-	Replica  string
-	Start    time.Time
-	End      time.Time
-	Status   int    // 0 without an answer
-	Code     string // the error envelope's data.code
-	Message  string
-	Err      string // transport error, when there was no answer
-	Failover int    // replicas that refused the connection before this one answered
+	Op      string // e.g. "POST /session/deposit"
+	Replica string
+	Start   time.Time
+	End     time.Time
+	Status  int    // 0 without an answer
+	Code    string // the error envelope's data.code
+	Message string
+	Err     string // transport error, when there was no answer
+	// Abandoned: the caller's context ended before the answer came (the load's time was up
+	// while the call was in flight). The service is not to blame for a call given up on.
+	Abandoned bool
+	Failover  int // replicas that refused the connection before this one answered
 }
 
 // Answer is a decoded answer: the envelope's data (or the raw object of /admin/*).
@@ -106,13 +109,13 @@ func (a *API) Do(ctx context.Context, method, path, bearer string, body any) (*A
 			continue
 		}
 		if err != nil {
-			c.Err = err.Error()
+			c.Err, c.Abandoned = err.Error(), ctx.Err() != nil
 			return nil, err
 		}
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
 		if err != nil {
-			c.Err = "reading the answer: " + err.Error()
+			c.Err, c.Abandoned = "reading the answer: "+err.Error(), ctx.Err() != nil
 			return nil, err
 		}
 		ans := &Answer{Status: res.StatusCode}

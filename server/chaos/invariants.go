@@ -881,11 +881,14 @@ const (
 	classInternal  = "5xx"
 	classWrong     = "unexpected refusal"
 	classTransport = "no answer"
+	classAbandoned = "given up by the load at its end"
 )
 
 // classify sorts a call: ok, an acceptable answer to a fault, or a violation.
 func classify(c *Call, tl *Timeline) (class string, violation bool) {
 	switch {
+	case c.Abandoned:
+		return classAbandoned, false
 	case c.Err != "":
 		for _, f := range tl.Overlapping(c.Start, c.End, time.Second) {
 			if f.Kind == KillAPI && f.Target == c.Replica {
