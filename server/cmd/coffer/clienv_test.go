@@ -44,10 +44,11 @@ func TestUsageBeforeDatabase(t *testing.T) {
 	}{
 		{[]string{"ops", "pause", "--scope", "moon", "--reason", "x"}, "--scope must be"},
 		{[]string{"ops", "pause", "--scope", "global"}, "--reason is required"},
-		{[]string{"ops", "tx", "list", "--limit", "501"}, "--limit must be 1..500"},
+		{[]string{"ops", "tx", "list", "--limit", "501"}, "-limit: must be 1..500"},
 		{[]string{"ops", "tx", "cancel", "--id", "1"}, "--id and --reason are required"},
 		{[]string{"ops", "threshold", "set", "--chain-id", "1"}, "--chain-id, --wallet, --currency and --reason are required"},
-		{[]string{"deposit", "reorged", "--limit", "0"}, "--limit must be 1..200"},
+		{[]string{"deposit", "reorged", "--limit", "0"}, "-limit: must be 1..200"},
+		{[]string{"deposit", "reorged", "--limit", "many"}, "-limit: must be 1..200"},
 		{[]string{"deposit", "resolve", "--id", "1", "--resolution", "write-off"}, "--note are required"},
 		{[]string{"deposit", "replay", "--chain-id", "1", "--tx-hash", "0x12"}, "--tx-hash (0x + 64 hex) are required"},
 		{[]string{"operator", "get"}, "--id is required"},

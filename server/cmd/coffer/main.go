@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 )
 
@@ -95,6 +96,27 @@ func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("coffer "+name, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	return fs
+}
+
+// limitFlag registers --limit, a list's size from 1 to most: a value outside is refused as the
+// flags are parsed, before anything is opened.
+func limitFlag(fs *flag.FlagSet, def, most int, what string) *int {
+	l := &boundedInt{n: def, most: most}
+	fs.Var(l, "limit", fmt.Sprintf("at most this many %s, newest first (1..%d)", what, most))
+	return &l.n
+}
+
+type boundedInt struct{ n, most int }
+
+func (b *boundedInt) String() string { return strconv.Itoa(b.n) }
+
+func (b *boundedInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > b.most {
+		return fmt.Errorf("must be 1..%d", b.most)
+	}
+	b.n = n
+	return nil
 }
 
 func parse(fs *flag.FlagSet, args []string) error {

@@ -132,9 +132,9 @@ func runOpsTxList(ctx context.Context, args []string, out io.Writer) error {
 	fs := newEnvFlags("ops tx list")
 	stuck := fs.Bool("stuck", false, "only those needing an engineer: pending for longer than --stuck-after, reverted or cancelled payouts not resolved")
 	stuckAfter := fs.Duration("stuck-after", rpc.DefaultStuckAfter, "pending for longer than this counts as stuck")
-	limit := fs.Int("limit", 100, "at most this many, newest first (1..500)")
+	limit := limitFlag(fs.FlagSet, 100, 500, "transactions")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListChainTransactions response)")
-	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*limit < 1 || *limit > 500, "--limit must be 1..500") })
+	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
 		return err
 	}
@@ -156,11 +156,9 @@ func runOpsBatches(ctx context.Context, args []string, out io.Writer) error {
 	fs := newEnvFlags("ops batches")
 	chainID := fs.Int64("chain-id", 0, "only this chain (0: every chain)")
 	open := fs.Bool("open", false, "only batches still on their way (SENDING)")
-	limit := fs.Int("limit", 100, "at most this many batches, newest first (1..500)")
+	limit := limitFlag(fs.FlagSet, 100, 500, "batches")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListSweepBatches response)")
-	env, err := fs.open(ctx, args, needServices, func() error {
-		return cmp.Or(usageIf(*limit < 1 || *limit > 500, "--limit must be 1..500"), usageIf(*chainID < 0, "--chain-id must be positive (or 0 for every chain)"))
-	})
+	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*chainID < 0, "--chain-id must be positive (or 0 for every chain)") })
 	if err != nil {
 		return err
 	}

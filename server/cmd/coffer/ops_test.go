@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"math/big"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 )
 
@@ -111,29 +111,13 @@ func TestOpsBatches(t *testing.T) {
 		}
 	}
 	out, _, code = coffer(t, "ops", "batches", "--chain-id", "31337", "--json")
-	var res struct {
-		Batches []struct {
-			ID      string `json:"id"`
-			Status  string `json:"status"`
-			Entries []struct {
-				SweepID string `json:"sweepId"`
-				Address string `json:"address"`
-				Outcome string `json:"outcome"`
-				Assets  []struct {
-					Token  string `json:"token"`
-					Amount string `json:"amount"`
-					Fee    string `json:"fee"`
-				} `json:"assets"`
-			} `json:"entries"`
-		} `json:"batches"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Batches) != 1 || len(res.Batches[0].Entries) != 1 {
+	res := &cofferv1.ListSweepBatchesResponse{}
+	if err := protojson.Unmarshal([]byte(out), res); code != 0 || err != nil || len(res.Batches) != 1 || len(res.Batches[0].Entries) != 1 {
 		t.Fatalf("--json: %d %v %s", code, err, out)
 	}
 	b, en := res.Batches[0], res.Batches[0].Entries[0]
-	if b.ID != strconv.FormatInt(batchID, 10) || b.Status != "SENDING" || en.SweepID != strconv.FormatInt(sweepID, 10) ||
-		en.Address != addr.Hex() || en.Outcome != "waiting" || len(en.Assets) != 1 || en.Assets[0].Token != token.Hex() || en.Assets[0].Amount != "25000000" ||
-		en.Assets[0].Fee != "250000" {
+	if b.Id != batchID || b.Status != "SENDING" || en.SweepId != sweepID || en.Address != addr.Hex() || en.Outcome != "waiting" ||
+		len(en.Assets) != 1 || en.Assets[0].Token != token.Hex() || en.Assets[0].Amount != "25000000" || en.Assets[0].Fee != "250000" {
 		t.Fatalf("--json: %s", out)
 	}
 	if out, _, code := coffer(t, "ops", "batches", "--chain-id", "1"); code != 0 || !strings.Contains(out, "no batches") {
@@ -143,8 +127,8 @@ func TestOpsBatches(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"ops", "batches", "--limit", "0"}, "--limit must be 1..500"},
-		{[]string{"ops", "batches", "--limit", "501"}, "--limit must be 1..500"},
+		{[]string{"ops", "batches", "--limit", "0"}, "-limit: must be 1..500"},
+		{[]string{"ops", "batches", "--limit", "501"}, "-limit: must be 1..500"},
 		{[]string{"ops", "batches", "--chain-id", "-1"}, "--chain-id must be positive"},
 	} {
 		if _, errOut, code := coffer(t, c.args...); code != 2 || !strings.Contains(errOut, c.want) {

@@ -19,9 +19,9 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 	fs := newEnvFlags("deposit reorged")
 	operatorID := fs.String("operator-id", "", "only this operator")
 	all := fs.Bool("all", false, "resolved ones too")
-	limit := fs.Int("limit", 50, "at most this many, newest first (1..200)")
+	limit := limitFlag(fs.FlagSet, 50, 200, "deposits")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListReorgedDeposits response)")
-	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(*limit < 1 || *limit > 200, "--limit must be 1..200") })
+	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 )
@@ -38,19 +40,10 @@ func TestDepositReorgCommands(t *testing.T) {
 	id := strconv.FormatInt(depositID, 10)
 
 	out, errOut, code := coffer(t, "deposit", "reorged", "--json")
-	var listed struct {
-		Items []struct {
-			Deposit struct {
-				DepositID string `json:"depositId"`
-				Status    string `json:"status"`
-			} `json:"deposit"`
-			ReversedAmount string `json:"reversedAmount"`
-			Resolution     string `json:"resolution"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(out), &listed); code != 0 || err != nil || len(listed.Items) != 1 ||
-		listed.Items[0].Deposit.DepositID != id || listed.Items[0].Deposit.Status != "DEPOSIT_STATUS_REORGED" ||
-		listed.Items[0].ReversedAmount != "5000000" || listed.Items[0].Resolution != "REORG_RESOLUTION_UNSPECIFIED" {
+	listed := &cofferv1.ListReorgedDepositsResponse{}
+	if err := protojson.Unmarshal([]byte(out), listed); code != 0 || err != nil || len(listed.Items) != 1 ||
+		listed.Items[0].GetDeposit().GetDepositId() != depositID || listed.Items[0].GetDeposit().GetStatus() != cofferv1.DepositStatus_DEPOSIT_STATUS_REORGED ||
+		listed.Items[0].ReversedAmount != "5000000" || listed.Items[0].Resolution != cofferv1.ReorgResolution_REORG_RESOLUTION_UNSPECIFIED {
 		t.Fatalf("reorged: %d %s %s", code, out, errOut)
 	}
 	if out, _, _ = coffer(t, "deposit", "reorged"); !strings.Contains(out, "unresolved") || !strings.Contains(out, hash) {
@@ -80,23 +73,10 @@ func TestDepositReorgCommands(t *testing.T) {
 	}
 
 	out, errOut, code = coffer(t, "deposit", "resolve", "--id", id, "--resolution", "reinstate", "--note", "the user paid again", "--json")
-	var resolved struct {
-		Item struct {
-			Resolution string `json:"resolution"`
-			ResolvedBy string `json:"resolvedBy"`
-			Deposit    struct {
-				Status string `json:"status"`
-			} `json:"deposit"`
-			History []struct {
-				Action string `json:"action"`
-				Actor  string `json:"actor"`
-				Note   string `json:"note"`
-			} `json:"history"`
-		} `json:"item"`
-	}
-	if err := json.Unmarshal([]byte(out), &resolved); code != 0 || err != nil || resolved.Item.Resolution != "REORG_RESOLUTION_REINSTATE" ||
-		resolved.Item.ResolvedBy != "service-team:cli:eve" || resolved.Item.Deposit.Status != "DEPOSIT_STATUS_CREDITED" ||
-		len(resolved.Item.History) != 2 || resolved.Item.History[1].Note != "the user paid again" {
+	resolved := &cofferv1.ResolveReorgedDepositResponse{}
+	if err := protojson.Unmarshal([]byte(out), resolved); code != 0 || err != nil || resolved.Item.GetResolution() != cofferv1.ReorgResolution_REORG_RESOLUTION_REINSTATE ||
+		resolved.Item.GetResolvedBy() != "service-team:cli:eve" || resolved.Item.GetDeposit().GetStatus() != cofferv1.DepositStatus_DEPOSIT_STATUS_CREDITED ||
+		len(resolved.Item.GetHistory()) != 2 || resolved.Item.GetHistory()[1].GetNote() != "the user paid again" {
 		t.Fatalf("resolve: %d %s %s", code, out, errOut)
 	}
 	f, err := store.New(pool).GetFunds(ctx, opID, 1337, "USDT")

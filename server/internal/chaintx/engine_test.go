@@ -107,9 +107,9 @@ func TestSubmitIsIdempotentAndMines(t *testing.T) {
 	if mined.State != "mined" || mined.MinedHash != tx.Attempts[0].Hash || mined.GasUsed != 21000 {
 		t.Fatalf("mined: %+v", mined)
 	}
-	bal, _ := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
-	if bal.Int64() != 1000 {
-		t.Fatalf("paid %v, want exactly one payment of 1000", bal)
+	bal, err := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
+	if err != nil || bal.Int64() != 1000 {
+		t.Fatalf("paid %v, want exactly one payment of 1000 (%v)", bal, err)
 	}
 }
 
@@ -134,8 +134,8 @@ func TestConcurrentSubmitsGetGaplessNonces(t *testing.T) {
 			t.Fatalf("nonce %d missing: %v", i, nonces)
 		}
 	}
-	if got, _ := f.client.Nonce(ctx, f.from, false); got != n {
-		t.Fatalf("chain nonce %d, want %d", got, n)
+	if got, err := f.client.Nonce(ctx, f.from, false); err != nil || got != n {
+		t.Fatalf("chain nonce %d (%v), want %d", got, err, n)
 	}
 }
 
@@ -190,9 +190,9 @@ func TestStuckTransactionIsReplacedAndPaidOnce(t *testing.T) {
 	if mined.MinedHash != second.Hash {
 		t.Fatalf("mined %s, want the replacement %s", mined.MinedHash, second.Hash)
 	}
-	bal, _ := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
-	if bal.Int64() != 5000 {
-		t.Fatalf("destination received %v, want exactly 5000", bal)
+	bal, err := f.client.Balance(ctx, common.HexToAddress("0x00000000000000000000000000000000000000b0"))
+	if err != nil || bal.Int64() != 5000 {
+		t.Fatalf("destination received %v, want exactly 5000 (%v)", bal, err)
 	}
 }
 

@@ -67,7 +67,10 @@ func setupSweeper(t *testing.T) sweepFixture {
 	if err := batchsweep.Verify(ctx, f.dev.Client(), s.sweeper, f.from, s.bankroll, common.Address{}); err != nil {
 		t.Fatal(err)
 	}
-	usdt, _ := f.dev.Token("USDT")
+	usdt, ok := f.dev.Token("USDT")
+	if !ok {
+		t.Fatal("the dev chain has no USDT")
+	}
 	s.usdt = usdt.Address
 	return s
 }
