@@ -36,7 +36,7 @@ BUF                  := $(TOOLS)/buf
 STAMP                := $(TOOLS)/.stamps
 PROTOVALIDATE_PROTO  := .deps/protovalidate/buf/validate/validate.proto
 
-.PHONY: build image buildah kustomize deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium geth clean help
+.PHONY: build image buildah kustomize deps run test stress chaos chaos-regressions gen check-gen widget check-widget lint bench ci tools postgres npm chromium curl geth clean help
 
 help:
 	@echo "make run        start Coffer with embedded defaults (coffer dev; ARGS=\"--addr … --data-dir …\")"
@@ -66,14 +66,14 @@ run: postgres
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the
 # server wrote to sdk/testdata.
-test: postgres geth npm chromium buildah kustomize
+test: postgres geth npm chromium buildah kustomize curl
 	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
 
 # Every package's tests, COPIES (3) copies of each at once while busy loops saturate the CPUs:
 # a test that passes alone but fails here is a flake, fixed at its cause (.ci/stress).
-stress: postgres geth npm chromium
+stress: postgres geth npm chromium curl
 	PATH="$(TOOLS):$$PATH" bash .ci/stress
 
 # Chaos: two API and two worker replicas on one PostgreSQL and geth --dev, under load, with
@@ -189,6 +189,14 @@ kustomize:
 	@if command -v kubectl >/dev/null || [ -x $(TOOLS)/kustomize ]; then :; else \
 		echo "Installing kustomize $(KUSTOMIZE_VERSION) into .tools"; \
 		GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION); \
+	fi
+
+# curl runs the README's walkthrough in its test (server/cmd/coffer/walkthrough_test.go).
+curl:
+	@if command -v curl >/dev/null; then :; else \
+		echo "Installing curl (apt-get)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq curl >/dev/null; \
 	fi
 
 # Debian's buildah for make image and its test (server/deploy/image_test.go).
