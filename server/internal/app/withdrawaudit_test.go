@@ -2,17 +2,29 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // operatorEndpoint is an operator's webhook endpoint whose answer to each webhook a test
@@ -100,5 +112,361 @@ func TestSubmissionRacingSessionCancel(t *testing.T) { //nolint:tparallel // its
 				t.Fatalf("the refused submission wrote %d withdrawals", n-rows)
 			}
 		})
+	}
+}
+
+// payoutChain is a running Coffer on a dev chain whose hot wallet holds 10 ETH and 1,000
+// USDT, confirming payouts in about a second: for tests of payouts over the wire.
+type payoutChain struct {
+	env    *apptest.Env
+	dev    *devchain.Chain
+	client *chain.Client
+	usdt   common.Address
+	hooks  *hooktest.Receiver
+	admin  string
+}
+
+func startPayoutChain(t *testing.T) *payoutChain {
+	t.Helper()
+	ctx := t.Context()
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0", BlockTime: 200 * time.Millisecond})
+	network := testfactory.DevNetwork(dev, 2)
+	env := apptest.Start(t, apptest.Options{ScanInterval: 100 * time.Millisecond, Chains: []chain.Network{network}})
+	_, hot := env.Services.Keys.HotWallet()
+	testfactory.Fund(ctx, t, dev, hot, 10, 1_000_000_000)
+	client := chain.Dial(network, nil)
+	t.Cleanup(client.Close)
+	usdt, _ := dev.Token("USDT")
+	_, admin := env.Admin(t, "")
+	return &payoutChain{env: env, dev: dev, client: client, usdt: usdt.Address, hooks: hooktest.New(t), admin: admin}
+}
+
+// operator creates an operator (settings s) funded with usdt USDT ("" for none).
+func (p *payoutChain) operator(t *testing.T, s domain.OperatorSettings, usdt string) (domain.Operator, string) {
+	t.Helper()
+	op, key := p.hooks.Operator(t, p.env, s)
+	if usdt != "" {
+		p.env.Fund(t, op.ID, p.dev.ChainID(), "USDT", usdt)
+	}
+	return op, key
+}
+
+// submit opens a withdraw session of amount USD and submits it to a new address, over REST;
+// it returns the withdrawal and its destination.
+func (p *payoutChain) submit(t *testing.T, key, amount string) (id, sid string, to common.Address) {
+	t.Helper()
+	c := mustREST(t, p.env, "POST", "/session/withdraw", key,
+		`{"externalUserId":"payee","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"`+amount+`"}`)
+	sid = apptest.SID(t, c.data["url"].(string))
+	k, _ := crypto.GenerateKey()
+	to = crypto.PubkeyToAddress(k.PublicKey)
+	c = mustREST(t, p.env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+to.Hex()+`","currency":"USDT","chainId":1337}`)
+	if c.status != http.StatusOK {
+		t.Fatalf("submit: %+v", c)
+	}
+	return c.data["withdrawRequestId"].(string), sid, to
+}
+
+// settled waits until a withdrawal is final (or its payout confirmed) and returns its status.
+func (p *payoutChain) settled(t *testing.T, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var status string
+		var paying bool
+		if err := p.env.Pool.QueryRow(t.Context(), `SELECT status, payout_queued_at IS NOT NULL FROM withdrawals WHERE id = $1`, id).
+			Scan(&status, &paying); err != nil {
+			t.Fatal(err)
+		}
+		if !paying || status == "COMPLETED" {
+			return status
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("withdrawal %s still paying (%s)", id, status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// balance is what address holds of USDT, in the smallest unit.
+func (p *payoutChain) balance(t *testing.T, owner common.Address) int64 {
+	t.Helper()
+	return testfactory.TokenBalance(t.Context(), t, p.client, p.usdt, owner).Int64()
+}
+
+// funds is an operator's USDT funds: available and reserved, in token units.
+func (p *payoutChain) funds(t *testing.T, operatorID string) (available, reserved string) {
+	t.Helper()
+	list, err := p.env.Services.Funds.Balances(t.Context(), domain.Operators(operatorID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range list {
+		if b.Currency == "USDT" {
+			return b.Available.String(), b.Reserved.String()
+		}
+	}
+	t.Fatalf("no USDT funds listed for %s", operatorID)
+	return "", ""
+}
+
+// paidOnce checks a withdrawal's money after it settled: paid (exactly units to its
+// destination, one payout transaction, one WITHDRAW_COMPLETE) or not paid at all.
+func (p *payoutChain) paidOnce(t *testing.T, id string, to common.Address, units int64, paid bool) {
+	t.Helper()
+	var txs, completes int
+	if err := p.env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM chain_txs WHERE purpose = 'payout' AND ref LIKE 'withdrawal:' || $1 || '%'`,
+		id).Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM webhook_events WHERE event_type = 'WITHDRAW_COMPLETE' AND subject_id = $1`,
+		id).Scan(&completes); err != nil {
+		t.Fatal(err)
+	}
+	want := map[bool][3]int64{true: {units, 1, 1}, false: {0, 0, 0}}[paid]
+	if got := [3]int64{p.balance(t, to), int64(txs), int64(completes)}; got != want {
+		t.Fatalf("withdrawal %s (paid %v): destination holds %d, %d payout transactions, %d WITHDRAW_COMPLETE; want %v",
+			id, paid, got[0], got[1], got[2], want)
+	}
+}
+
+// TestDecisionsRaceOverTheWire: every way to decide one withdrawal at once (the operator's
+// APPROVE and REJECT over REST and Connect, the panel's override, the session's cancel; an
+// admin's COMPLETED and REJECTED over REST and Connect) answers a status, never a 5xx, and
+// the withdrawal is paid exactly once or not at all, from its operator's own funds; answers
+// agree with the outcome.
+func TestDecisionsRaceOverTheWire(t *testing.T) { //nolint:tparallel // its subtests share one chain and check its operators' funds at the end, so they run in order; the test runs beside others
+	t.Parallel()
+	p := startPayoutChain(t)
+	external, enabled := domain.ApprovalExternal, true
+	modeB := domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled}
+	opB, keyB := p.operator(t, modeB, "100")
+	opA, keyA := p.operator(t, domain.OperatorSettings{}, "100")
+	other, _ := p.operator(t, modeB, "100") // its funds must not move
+	decisions := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, p.env.URL)
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, p.env.URL)
+	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, p.env.URL)
+
+	// race runs the calls at once; each returns the status it answered ("" for a refusal
+	// whose code it checked) or fails the test.
+	race := func(calls []func() (string, error)) []string {
+		out := make([]string, len(calls))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, call := range calls {
+			wg.Go(func() {
+				<-start
+				s, err := call()
+				if err != nil {
+					t.Errorf("call %d: %v", i, err)
+				}
+				out[i] = s
+			})
+		}
+		close(start)
+		wg.Wait()
+		return out
+	}
+	// rest calls an endpoint: the operator's answer in the envelope (data.withdrawStatus), the
+	// admin's raw (status).
+	rest := func(method, path, bearer, body, statusField string) func() (string, error) {
+		return func() (string, error) {
+			c, err := callREST(context.Background(), p.env, method, path, bearer, body)
+			switch {
+			case err != nil:
+				return "", err
+			case c.status == http.StatusOK && statusField == "status":
+				return c.raw[statusField].(string), nil
+			case c.status == http.StatusOK:
+				s, _ := c.data[statusField].(string)
+				return s, nil
+			case c.status == http.StatusUnprocessableEntity && c.data["code"] == "FAILED_PRECONDITION":
+				return "", nil
+			}
+			return "", fmt.Errorf("%s %s: HTTP %d %s %v", method, path, c.status, c.message, c.data)
+		}
+	}
+	refused := func(err error) (string, error) {
+		if code, reason := connectErrorInfo(err); code == connect.CodeFailedPrecondition && reason == "FAILED_PRECONDITION" {
+			return "", nil
+		}
+		return "", err
+	}
+
+	t.Run("mode B", func(t *testing.T) {
+		for round := range 3 {
+			id, sid, to := p.submit(t, keyB, "10.00")
+			var calls []func() (string, error)
+			for range 4 {
+				calls = append(calls,
+					rest("POST", "/withdraw/"+id+"/decision", keyB, `{"decision":"APPROVE"}`, "withdrawStatus"),
+					func() (string, error) {
+						r, err := decisions.DecideWithdrawal(withBearer(context.Background(), keyB), &cofferv1.DecideWithdrawalRequest{
+							WithdrawRequestId: id, Decision: cofferv1.Decision_DECISION_APPROVE})
+						if err != nil {
+							return refused(err)
+						}
+						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
+					})
+			}
+			for range 2 {
+				calls = append(calls,
+					rest("POST", "/withdraw/"+id+"/decision", keyB, `{"decision":"REJECT","reason":"race"}`, "withdrawStatus"),
+					func() (string, error) {
+						r, err := decisions.DecideWithdrawal(withBearer(context.Background(), keyB), &cofferv1.DecideWithdrawalRequest{
+							WithdrawRequestId: id, Decision: cofferv1.Decision_DECISION_REJECT})
+						if err != nil {
+							return refused(err)
+						}
+						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
+					},
+					func() (string, error) {
+						r, err := admins.OverrideDecision(withBearer(context.Background(), p.admin), &cofferv1.OverrideDecisionRequest{
+							WithdrawRequestId: id, Decision: cofferv1.Decision(1 + round%2), AdminNote: "override"})
+						if err != nil {
+							return refused(err)
+						}
+						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
+					})
+			}
+			calls = append(calls, func() (string, error) {
+				_, err := widget.CancelSession(context.Background(), &cofferv1.CancelSessionRequest{Sid: sid})
+				return "", err
+			})
+			answers := race(calls)
+			final := p.settled(t, id)
+			paid := final == "COMPLETED"
+			if !paid && final != "REJECTED" && final != "CANCELLED" {
+				t.Fatalf("round %d: final status %s", round, final)
+			}
+			for i, a := range answers {
+				// A decision answers the outcome, or the status it saw on its way there.
+				if a != "" && a != final && (!paid || a != "AWAITING_APPROVAL") {
+					t.Errorf("round %d: call %d answered %s; the withdrawal ended %s", round, i, a, final)
+				}
+			}
+			t.Logf("ended %s; answers %q", final, answers)
+			p.paidOnce(t, id, to, 10_000_000, paid)
+		}
+	})
+
+	t.Run("mode A", func(t *testing.T) {
+		for range 3 {
+			id, _, to := p.submit(t, keyA, "10.00")
+			if c := mustREST(t, p.env, "PATCH", "/admin/withdrawals/"+id+"/status", p.admin, `{"status":"PROCESSING"}`); c.status != http.StatusOK {
+				t.Fatalf("PROCESSING: %+v", c)
+			}
+			var calls []func() (string, error)
+			for range 4 {
+				calls = append(calls,
+					rest("PATCH", "/admin/withdrawals/"+id+"/status", p.admin, `{"status":"COMPLETED","adminNote":"pay"}`, "status"),
+					func() (string, error) {
+						r, err := admins.UpdateWithdrawalStatus(withBearer(context.Background(), p.admin), &cofferv1.UpdateWithdrawalStatusRequest{
+							WithdrawRequestId: id, Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_COMPLETED})
+						if err != nil {
+							return refused(err)
+						}
+						return strings.TrimPrefix(r.Withdrawal.Status.String(), "WITHDRAWAL_STATUS_"), nil
+					})
+			}
+			for range 3 {
+				calls = append(calls, rest("PATCH", "/admin/withdrawals/"+id+"/status", p.admin, `{"status":"REJECTED","adminNote":"no"}`, "status"))
+			}
+			answers := race(calls)
+			final := p.settled(t, id)
+			paid := final == "COMPLETED"
+			if !paid && final != "REJECTED" {
+				t.Fatalf("final status %s", final)
+			}
+			for i, a := range answers {
+				if a != "" && a != final && (!paid || a != "PROCESSING") {
+					t.Errorf("call %d answered %s; the withdrawal ended %s", i, a, final)
+				}
+			}
+			t.Logf("ended %s; answers %q", final, answers)
+			p.paidOnce(t, id, to, 10_000_000, paid)
+		}
+	})
+
+	t.Run("own funds only", func(t *testing.T) {
+		// An operator with no funds is not paid from another's: APPROVE is held, COMPLETED is
+		// 409 naming the shortfall, and nothing moves.
+		emptyB, emptyKeyB := p.operator(t, modeB, "")
+		id, _, to := p.submit(t, emptyKeyB, "10.00")
+		c := mustREST(t, p.env, "POST", "/withdraw/"+id+"/decision", emptyKeyB, `{"decision":"APPROVE"}`)
+		if c.status != http.StatusOK || c.data["withdrawStatus"] != "AWAITING_APPROVAL" || c.data["held"] != true ||
+			c.data["heldReason"] != "TEMPORARILY_UNAVAILABLE" {
+			t.Fatalf("APPROVE without funds: %+v", c)
+		}
+		p.paidOnce(t, id, to, 0, false)
+		emptyA, emptyKeyA := p.operator(t, domain.OperatorSettings{}, "")
+		id, _, to = p.submit(t, emptyKeyA, "10.00")
+		mustREST(t, p.env, "PATCH", "/admin/withdrawals/"+id+"/status", p.admin, `{"status":"PROCESSING"}`)
+		c = mustREST(t, p.env, "PATCH", "/admin/withdrawals/"+id+"/status", p.admin, `{"status":"COMPLETED"}`)
+		if c.status != http.StatusConflict || c.data["code"] != "CONFLICT" || !strings.Contains(c.message, "short by 10.000000") {
+			t.Fatalf("COMPLETED without funds: %+v", c)
+		}
+		if s := p.settled(t, id); s != "PROCESSING" {
+			t.Fatalf("refused COMPLETED left the withdrawal %s", s)
+		}
+		p.paidOnce(t, id, to, 0, false)
+		for _, op := range []domain.Operator{emptyA, emptyB} {
+			if available, reserved := p.funds(t, op.ID); available != "0" || reserved != "0" {
+				t.Fatalf("operator without funds: %s available, %s reserved", available, reserved)
+			}
+		}
+
+		// Approvals at once of more than the operator holds: those that fit are paid, the rest
+		// held; the funds never go below zero.
+		shortB, shortKey := p.operator(t, modeB, "25")
+		type sub struct {
+			id string
+			to common.Address
+		}
+		subs := make([]sub, 3)
+		var calls []func() (string, error)
+		for i := range subs {
+			subs[i].id, _, subs[i].to = p.submit(t, shortKey, "10.00")
+			calls = append(calls, func() (string, error) {
+				c, err := callREST(context.Background(), p.env, "POST", "/withdraw/"+subs[i].id+"/decision", shortKey, `{"decision":"APPROVE"}`)
+				if err != nil || c.status != http.StatusOK {
+					return "", fmt.Errorf("APPROVE: %+v %w", c, err)
+				}
+				if c.data["held"] == true {
+					return "held " + c.data["heldReason"].(string), nil
+				}
+				return "approved", nil
+			})
+		}
+		answers := race(calls)
+		held := 0
+		for i, a := range answers {
+			paid := p.settled(t, subs[i].id) == "COMPLETED"
+			if a == "held TEMPORARILY_UNAVAILABLE" {
+				held++
+			} else if a != "approved" {
+				t.Errorf("approval %d answered %q", i, a)
+			}
+			p.paidOnce(t, subs[i].id, subs[i].to, 10_000_000, paid)
+		}
+		if held != 1 {
+			t.Fatalf("%d of 3 approvals of 10 USDT held with 25 USDT of funds; want 1 (answers %q)", held, answers)
+		}
+		if available, reserved := p.funds(t, shortB.ID); available != "5" || reserved != "0" {
+			t.Fatalf("after paying 20 of 25: %s available, %s reserved", available, reserved)
+		}
+	})
+
+	// What each operator's funds say is what was paid from them, and nothing is left reserved.
+	for _, op := range []domain.Operator{opA, opB, other} {
+		var paid int64
+		if err := p.env.Pool.QueryRow(t.Context(), `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals
+			WHERE operator_id = $1 AND status = 'COMPLETED'`, op.ID).Scan(&paid); err != nil {
+			t.Fatal(err)
+		}
+		available, reserved := p.funds(t, op.ID)
+		if want := decimal.NewFromInt(100).Sub(decimal.New(paid, -6)).String(); available != want || reserved != "0" {
+			t.Errorf("operator %s: available %s, reserved %s after paying %d units; want %s and 0", op.Name, available, reserved, paid, want)
+		}
 	}
 }
