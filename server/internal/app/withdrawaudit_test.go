@@ -470,3 +470,74 @@ func TestDecisionsRaceOverTheWire(t *testing.T) { //nolint:tparallel // its subt
 		}
 	}
 }
+
+// TestDecisionsStayInTheirOperator: only the operator's own withdrawals may be decided (spec,
+// Authentication rule 4): not its parent's, its sub-operator's, its sibling's or an unrelated
+// operator's, over REST or Connect, with APPROVE or REJECT; each is NOT_FOUND (as if it did not
+// exist) and changes nothing. An operator-scoped admin reaches no other operator's either.
+func TestDecisionsStayInTheirOperator(t *testing.T) {
+	t.Parallel()
+	env, a, b, sub := startTenants(t)
+	external, enabled := domain.ApprovalExternal, true
+	modeB := domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled}
+	for _, op := range []domain.Operator{a.Operator, b.Operator, sub.Operator} {
+		if _, err := env.Services.Operators.Update(t.Context(), op.ID, modeB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sibling tenant
+	sibling.Operator, sibling.key = env.Operator(t, domain.OperatorSettings{ParentID: &a.ID, ApprovalMode: &external, ApprovalEnabled: &enabled})
+	tenants := map[string]tenant{"parent": a, "unrelated": b, "sub": sub, "sibling": sibling}
+	ids := map[string]string{}
+	for name, tn := range tenants {
+		c := mustREST(t, env, "POST", "/session/withdraw", tn.key,
+			`{"externalUserId":"payee","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10.00"}`)
+		sid := apptest.SID(t, c.data["url"].(string))
+		c = mustREST(t, env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
+		if c.status != http.StatusOK || c.data["status"] != "AWAITING_APPROVAL" {
+			t.Fatalf("submit for %s: %+v", name, c)
+		}
+		ids[name] = c.data["withdrawRequestId"].(string)
+	}
+	decisions := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL)
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	transitions := env.Count(t, "withdrawal_transitions")
+	for caller, tn := range tenants {
+		for owner, id := range ids {
+			if owner == caller {
+				continue
+			}
+			for _, d := range []string{"APPROVE", "REJECT"} {
+				c := mustREST(t, env, "POST", "/withdraw/"+id+"/decision", tn.key, `{"decision":"`+d+`","reason":"not mine"}`)
+				if c.status != http.StatusNotFound || c.data["code"] != "NOT_FOUND" {
+					t.Errorf("%s %s of the %s's withdrawal over REST: %+v, want 404 NOT_FOUND", caller, d, owner, c)
+				}
+				_, err := decisions.DecideWithdrawal(withBearer(t.Context(), tn.key), &cofferv1.DecideWithdrawalRequest{WithdrawRequestId: id,
+					Decision: cofferv1.Decision(cofferv1.Decision_value["DECISION_"+d])})
+				wantConnectError(t, caller+" "+d+" of the "+owner+"'s withdrawal over Connect", err, connect.CodeNotFound, "NOT_FOUND")
+			}
+		}
+		// An admin of this operator neither overrides nor moves another operator's withdrawal.
+		_, token := env.Admin(t, tn.ID)
+		for owner, id := range ids {
+			if owner == caller || (caller == "parent" && (owner == "sub" || owner == "sibling")) {
+				continue // the parent's admins manage its sub-operators
+			}
+			_, err := admins.OverrideDecision(withBearer(t.Context(), token), &cofferv1.OverrideDecisionRequest{WithdrawRequestId: id,
+				Decision: cofferv1.Decision_DECISION_REJECT, AdminNote: "not mine"})
+			wantConnectError(t, "admin of the "+caller+" overriding the "+owner+"'s withdrawal", err, connect.CodeNotFound, "NOT_FOUND")
+			c := mustREST(t, env, "PATCH", "/admin/withdrawals/"+id+"/status", token, `{"status":"REJECTED","adminNote":"not mine"}`)
+			if c.status != http.StatusNotFound {
+				t.Errorf("admin of the %s moving the %s's withdrawal: %+v, want 404", caller, owner, c)
+			}
+		}
+	}
+	if n := env.Count(t, "withdrawal_transitions"); n != transitions {
+		t.Fatalf("refused decisions wrote %d transitions", n-transitions)
+	}
+	var open int
+	if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM withdrawals WHERE status = 'AWAITING_APPROVAL' AND held_reason IS NULL`).
+		Scan(&open); err != nil || open != len(ids) {
+		t.Fatalf("%d of %d withdrawals untouched: %v", open, len(ids), err)
+	}
+}
