@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/hooktest"
+	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -539,5 +541,106 @@ func TestDecisionsStayInTheirOperator(t *testing.T) {
 	if err := env.Pool.QueryRow(t.Context(), `SELECT count(*) FROM withdrawals WHERE status = 'AWAITING_APPROVAL' AND held_reason IS NULL`).
 		Scan(&open); err != nil || open != len(ids) {
 		t.Fatalf("%d of %d withdrawals untouched: %v", open, len(ids), err)
+	}
+}
+
+// TestAdminFinalizeForbiddenStates: the panel's actions (PATCH …/status PROCESSING, COMPLETED,
+// REJECTED over REST; the override's APPROVE and REJECT over Connect) on a withdrawal in a
+// state whose transition table forbids them answer 422 FAILED_PRECONDITION and change
+// nothing: no status, no audit row, no payout queued, no funds reserved.
+func TestAdminFinalizeForbiddenStates(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, _ := env.Operator(t, domain.OperatorSettings{})
+	env.Fund(t, op.ID, 1337, "USDT", "1000")
+	_, token := env.Admin(t, "")
+	opened, err := env.Services.Sessions.Open(t.Context(), op, domain.SessionWithdraw, session.Input{ExternalUserID: "forbidden",
+		Lang: "en", FiatCurrency: "USD", UserBalance: "100.00", Amount: "25.00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(status domain.WithdrawalStatus, paying bool) string {
+		t.Helper()
+		mode := domain.ApprovalSync
+		if status == domain.WithdrawalAwaitingApproval {
+			mode = domain.ApprovalExternal
+		}
+		amount := decimal.RequireFromString("25.00")
+		w := domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID, ExternalUserID: "forbidden",
+			Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
+			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: destination,
+			FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)}
+		if paying {
+			queued := time.Now()
+			w.PayoutQueuedAt = &queued
+		}
+		return env.InsertWithdrawal(t, w).ID
+	}
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	act := map[string]func(id string) (int, string){}
+	for _, s := range []string{"PROCESSING", "COMPLETED", "REJECTED"} {
+		act[s] = func(id string) (int, string) {
+			c := mustREST(t, env, "PATCH", "/admin/withdrawals/"+id+"/status", token, `{"status":"`+s+`","adminNote":"try"}`)
+			code, _ := c.data["code"].(string)
+			return c.status, code
+		}
+	}
+	for _, d := range []string{"APPROVE", "REJECT"} {
+		act["override "+d] = func(id string) (int, string) {
+			_, err := admins.OverrideDecision(withBearer(t.Context(), token), &cofferv1.OverrideDecisionRequest{WithdrawRequestId: id,
+				Decision: cofferv1.Decision(cofferv1.Decision_value["DECISION_"+d]), AdminNote: "try"})
+			if code, reason := connectErrorInfo(err); code == connect.CodeFailedPrecondition {
+				return http.StatusUnprocessableEntity, reason
+			} else if err != nil {
+				return 0, err.Error()
+			}
+			return http.StatusOK, ""
+		}
+	}
+	cases := []struct {
+		status    domain.WithdrawalStatus
+		paying    bool
+		forbidden []string
+	}{
+		{domain.WithdrawalPending, false, []string{"COMPLETED", "REJECTED", "override APPROVE", "override REJECT"}},
+		{domain.WithdrawalProcessing, false, []string{"PROCESSING", "override APPROVE", "override REJECT"}},
+		{domain.WithdrawalProcessing, true, []string{"PROCESSING", "REJECTED", "override APPROVE", "override REJECT"}},
+		{domain.WithdrawalAwaitingApproval, false, []string{"PROCESSING", "COMPLETED", "REJECTED"}},
+		{domain.WithdrawalAwaitingApproval, true, []string{"PROCESSING", "COMPLETED", "REJECTED", "override REJECT"}},
+		{domain.WithdrawalRejected, false, []string{"PROCESSING", "COMPLETED", "override APPROVE", "override REJECT"}},
+		{domain.WithdrawalCancelled, false, []string{"PROCESSING", "COMPLETED", "REJECTED"}},
+		{domain.WithdrawalExpired, false, []string{"PROCESSING", "COMPLETED", "REJECTED"}},
+	}
+	type snapshot struct {
+		status      string
+		paying      bool
+		transitions int
+		reserved    string
+		jobs        int
+	}
+	snap := func(id string) snapshot {
+		t.Helper()
+		var s snapshot
+		if err := env.Pool.QueryRow(t.Context(), `SELECT status, payout_queued_at IS NOT NULL,
+			(SELECT count(*) FROM withdrawal_transitions WHERE withdrawal_id = $1),
+			(SELECT coalesce(sum(reserved_delta), 0)::text FROM fund_entries WHERE ref = 'withdrawal:' || $1::text),
+			(SELECT count(*) FROM river_job WHERE kind = 'withdrawal.payout' AND args->>'withdrawalId' = $1::text)
+			FROM withdrawals WHERE id = $1`, id).Scan(&s.status, &s.paying, &s.transitions, &s.reserved, &s.jobs); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range cases {
+		for _, a := range c.forbidden {
+			id := insert(c.status, c.paying)
+			before := snap(id)
+			if status, code := act[a](id); status != http.StatusUnprocessableEntity || code != "FAILED_PRECONDITION" {
+				t.Errorf("%s on %s (paying %v): %d %s, want 422 FAILED_PRECONDITION", a, c.status, c.paying, status, code)
+			}
+			if after := snap(id); after != before {
+				t.Errorf("%s on %s (paying %v) changed %+v to %+v", a, c.status, c.paying, before, after)
+			}
+		}
 	}
 }
