@@ -644,3 +644,57 @@ func TestAdminFinalizeForbiddenStates(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawalAmountsAtTheEdges: the largest amounts a withdraw session takes, in a
+// currency other than the operator's platform currency (so that their cap amount is
+// converted), are submitted or refused with a documented error, never a 500, and the
+// smallest is refused as less than a token's smallest unit; every answer over REST.
+func TestWithdrawalAmountsAtTheEdges(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	usd := "USD"
+	_, key := hooks.Operator(t, env, domain.OperatorSettings{FiatCurrency: &usd})
+	for _, c := range []struct {
+		amount, currency, token string
+		status                  int
+		// units is what is paid, in the smallest unit: the fiat amount's worth rounded down.
+		code, units string
+	}{
+		{"99999999999999999999", "USD", "USDT", http.StatusOK, "", "99999999999999999999000000"},
+		{"99999999999999999999.999999999999999999", "USD", "USDT", http.StatusOK, "", "99999999999999999999999999"},
+		// 1.09e20 USD (EUR at 0.92 a USD): more than a platform-currency amount of the session's
+		// 20 integer digits.
+		{"99999999999999999999", "EUR", "USDT", http.StatusOK, "", "108695652173913043477173913"},
+		{"99999999999999999999", "GBP", "ETH", http.StatusOK, "", "42194092827004219408860759493670886"},
+		{"0.000000000000000001", "USD", "USDT", http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+		{"0.0000019", "USD", "USDT", http.StatusOK, "", "1"},
+		{"0.0000001", "USD", "USDT", http.StatusBadRequest, "INVALID_ARGUMENT", ""},
+		{"0.000001", "USD", "USDT", http.StatusOK, "", "1"},
+	} {
+		t.Run(c.amount+c.currency+c.token, func(t *testing.T) {
+			s := mustREST(t, env, "POST", "/session/withdraw", key,
+				`{"externalUserId":"edge","lang":"en","platformFiatCurrency":"`+c.currency+`","userBalance":"1","amount":"`+c.amount+`"}`)
+			if s.status != http.StatusOK {
+				t.Fatalf("session: %+v", s)
+			}
+			sid := apptest.SID(t, s.data["url"].(string))
+			res := mustREST(t, env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+destination+`","currency":"`+
+				c.token+`","chainId":1337}`)
+			if res.status != c.status || (c.code != "" && res.data["code"] != c.code) {
+				t.Fatalf("submit %s %s in %s: %d %s %v; want %d %s", c.amount, c.currency, c.token, res.status, res.message, res.data, c.status, c.code)
+			}
+			if c.units == "" {
+				return
+			}
+			var sent string
+			if err := env.Pool.QueryRow(t.Context(), `SELECT crypto_amount::text FROM withdrawals WHERE id = $1`,
+				res.data["withdrawRequestId"]).Scan(&sent); err != nil {
+				t.Fatal(err)
+			}
+			if sent != c.units {
+				t.Errorf("pays %s units, want %s", sent, c.units)
+			}
+		})
+	}
+}
