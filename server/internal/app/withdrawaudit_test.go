@@ -673,6 +673,7 @@ func TestWithdrawalAmountsAtTheEdges(t *testing.T) {
 		{"0.000001", "USD", "USDT", http.StatusOK, "", "1"},
 	} {
 		t.Run(c.amount+c.currency+c.token, func(t *testing.T) {
+			t.Parallel()
 			s := mustREST(t, env, "POST", "/session/withdraw", key,
 				`{"externalUserId":"edge","lang":"en","platformFiatCurrency":"`+c.currency+`","userBalance":"1","amount":"`+c.amount+`"}`)
 			if s.status != http.StatusOK {
