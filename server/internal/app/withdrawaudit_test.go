@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -697,5 +698,45 @@ func TestWithdrawalAmountsAtTheEdges(t *testing.T) {
 				t.Errorf("pays %s units, want %s", sent, c.units)
 			}
 		})
+	}
+}
+
+// TestAdminWithdrawalListNamesOperatorsInAnyCase: GET /admin/withdrawals?operatorId= takes a
+// UUID in any case (as the operator paths do): an operator's admin naming its own operator in
+// capitals sees its withdrawals, not a 404, and still none of another operator's.
+func TestAdminWithdrawalListNamesOperatorsInAnyCase(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	op, key := hooks.Operator(t, env, domain.OperatorSettings{})
+	other, _ := hooks.Operator(t, env, domain.OperatorSettings{})
+	s := mustREST(t, env, "POST", "/session/withdraw", key,
+		`{"externalUserId":"payee","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10.00"}`)
+	sid := apptest.SID(t, s.data["url"].(string))
+	c := mustREST(t, env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
+	if c.status != http.StatusOK {
+		t.Fatalf("submit: %+v", c)
+	}
+	_, token := env.Admin(t, op.ID)
+	list := func(operatorID string) (int, int) {
+		res := env.Do(t, "GET", "/admin/withdrawals?operatorId="+operatorID, token, "")
+		defer res.Body.Close()
+		var items []map[string]any
+		if res.StatusCode == http.StatusOK {
+			if err := json.NewDecoder(res.Body).Decode(&items); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res.StatusCode, len(items)
+	}
+	for _, id := range []string{op.ID, strings.ToUpper(op.ID)} {
+		if status, n := list(id); status != http.StatusOK || n != 1 {
+			t.Errorf("operatorId=%s: HTTP %d with %d items; want 200 with 1", id, status, n)
+		}
+	}
+	for _, id := range []string{other.ID, strings.ToUpper(other.ID)} {
+		if status, _ := list(id); status != http.StatusNotFound {
+			t.Errorf("another operator's operatorId=%s: HTTP %d; want 404", id, status)
+		}
 	}
 }
