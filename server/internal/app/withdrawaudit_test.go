@@ -740,3 +740,49 @@ func TestAdminWithdrawalListNamesOperatorsInAnyCase(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCannotTakeAnExpiredWithdrawal: a PENDING withdrawal left unactioned past its 24-hour
+// TTL is expired (spec: any → EXPIRED) even before the periodic job records it: an admin's
+// PROCESSING is refused (422) and changes nothing, as an APPROVE past the TTL is held EXPIRED.
+// One still within its TTL is taken.
+func TestAdminCannotTakeAnExpiredWithdrawal(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{Role: "api"}) // no worker: nothing expires it meanwhile
+	op, _ := env.Operator(t, domain.OperatorSettings{})
+	_, token := env.Admin(t, "")
+	opened, err := env.Services.Sessions.Open(t.Context(), op, domain.SessionWithdraw, session.Input{ExternalUserID: "late",
+		Lang: "en", FiatCurrency: "USD", UserBalance: "100.00", Amount: "25.00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(expiresAt time.Time) string {
+		amount := decimal.RequireFromString("25.00")
+		return env.InsertWithdrawal(t, domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID,
+			ExternalUserID: "late", Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalPending,
+			ChainID: 1337, Currency: "USDT", ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: destination,
+			FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: expiresAt,
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)}).ID
+	}
+	late := insert(time.Now().Add(-time.Second))
+	c := mustREST(t, env, "PATCH", "/admin/withdrawals/"+late+"/status", token, `{"status":"PROCESSING","adminNote":"late"}`)
+	if c.status != http.StatusUnprocessableEntity || c.data["code"] != "FAILED_PRECONDITION" || !strings.Contains(c.message, "expired") {
+		t.Errorf("PROCESSING past the TTL: %+v; want 422 FAILED_PRECONDITION saying it expired", c)
+	}
+	var status string
+	var transitions int
+	if err := env.Pool.QueryRow(t.Context(), `SELECT status, (SELECT count(*) FROM withdrawal_transitions WHERE withdrawal_id = $1)
+		FROM withdrawals WHERE id = $1`, late).Scan(&status, &transitions); err != nil || status != "PENDING" || transitions != 0 {
+		t.Errorf("the refused PROCESSING left %s with %d transitions (%v)", status, transitions, err)
+	}
+	// The panel offers it no action.
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	got, err := admins.GetAdminWithdrawal(withBearer(t.Context(), token), &cofferv1.GetAdminWithdrawalRequest{WithdrawRequestId: late})
+	if err != nil || len(got.GetAllowedActions()) != 0 {
+		t.Errorf("allowed actions of a lapsed withdrawal: %v %v; want none", got.GetAllowedActions(), err)
+	}
+	inTime := insert(time.Now().Add(time.Hour))
+	if c := mustREST(t, env, "PATCH", "/admin/withdrawals/"+inTime+"/status", token, `{"status":"PROCESSING"}`); c.status != http.StatusOK ||
+		c.raw["status"] != "PROCESSING" {
+		t.Errorf("PROCESSING within the TTL: %+v", c)
+	}
+}

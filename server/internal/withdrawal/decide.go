@@ -140,6 +140,12 @@ func (s *Service) AdminStatus(ctx context.Context, scope domain.Scope, id string
 		if err != nil {
 			return err
 		}
+		if Lapsed(w, s.now()) {
+			// Expired by the spec's TTL, whether or not the periodic job recorded it yet: an admin
+			// taking it now would pay a request the operator may have written off.
+			return fault.New(fault.FailedPrecondition, "the withdrawal expired: it was left unactioned past its TTL (%s)",
+				w.ExpiresAt.UTC().Format(time.RFC3339))
+		}
 		o, err := Next(StateOf(w), action)
 		if err != nil {
 			return err
@@ -223,6 +229,22 @@ func (s *Service) adminReserve(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 func StateOf(w domain.Withdrawal) State {
 	s := w.Status
 	return State{Status: s, Paying: w.PayoutQueuedAt != nil && !s.Final()}
+}
+
+// Lapsed reports whether a withdrawal nobody acted on (PENDING or AWAITING_APPROVAL, no
+// payout queued) is past its TTL at now: EXPIRED by the spec, though the periodic job (expire.go)
+// may not have recorded it yet.
+func Lapsed(w domain.Withdrawal, now time.Time) bool {
+	open := w.Status == domain.WithdrawalPending || w.Status == domain.WithdrawalAwaitingApproval
+	return open && w.PayoutQueuedAt == nil && !now.Before(w.ExpiresAt)
+}
+
+// AllowedAt is Allowed for a withdrawal as it stands at now: none for one that lapsed.
+func AllowedAt(w domain.Withdrawal, now time.Time) []Action {
+	if Lapsed(w, now) {
+		return Allowed(State{Status: domain.WithdrawalExpired})
+	}
+	return Allowed(StateOf(w))
 }
 
 // approvalHeld runs an APPROVE's checks in its transaction; "" means it may settle.
