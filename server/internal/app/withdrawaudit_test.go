@@ -668,6 +668,11 @@ func TestWithdrawalAmountsAtTheEdges(t *testing.T) {
 		// 20 integer digits.
 		{"99999999999999999999", "EUR", "USDT", http.StatusOK, "", "108695652173913043477173913"},
 		{"99999999999999999999", "GBP", "ETH", http.StatusOK, "", "42194092827004219408860759493670886"},
+		// Rounded down to the token's smallest unit, never up: 10 EUR is 3623188405797101.449… wei,
+		// 0.01 GBP 12658.227… USDT units, 1 EUR 1086956.521… USDT units.
+		{"10.00", "EUR", "ETH", http.StatusOK, "", "3623188405797101"},
+		{"0.01", "GBP", "USDT", http.StatusOK, "", "12658"},
+		{"1", "EUR", "USDT", http.StatusOK, "", "1086956"},
 		{"0.000000000000000001", "USD", "USDT", http.StatusBadRequest, "INVALID_ARGUMENT", ""},
 		{"0.0000019", "USD", "USDT", http.StatusOK, "", "1"},
 		{"0.0000001", "USD", "USDT", http.StatusBadRequest, "INVALID_ARGUMENT", ""},
