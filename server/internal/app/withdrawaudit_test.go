@@ -791,3 +791,58 @@ func TestAdminCannotTakeAnExpiredWithdrawal(t *testing.T) {
 		t.Errorf("PROCESSING within the TTL: %+v", c)
 	}
 }
+
+// TestQueuedPayoutOutlivesCancelAndExpiry: a withdrawal whose payout is queued (mode A
+// PROCESSING after COMPLETED, mode B after APPROVE) is neither cancelled with its session nor
+// expired past its TTL: the payout may already be on its way, so only its confirmation changes
+// it.
+func TestQueuedPayoutOutlivesCancelAndExpiry(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{Role: "api"}) // the test runs the sweep itself
+	op, _ := env.Operator(t, domain.OperatorSettings{})
+	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, env.URL)
+	type row struct {
+		id, sid string
+		status  domain.WithdrawalStatus
+	}
+	var rows []row
+	for _, status := range []domain.WithdrawalStatus{domain.WithdrawalProcessing, domain.WithdrawalAwaitingApproval} {
+		opened, err := env.Services.Sessions.Open(t.Context(), op, domain.SessionWithdraw, session.Input{ExternalUserID: "queued",
+			Lang: "en", FiatCurrency: "USD", UserBalance: "100.00", Amount: "25.00"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := domain.ApprovalSync
+		if status == domain.WithdrawalAwaitingApproval {
+			mode = domain.ApprovalExternal
+		}
+		amount, queued := decimal.RequireFromString("25.00"), time.Now().Add(-time.Minute)
+		w := env.InsertWithdrawal(t, domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID,
+			ExternalUserID: "queued", Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
+			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: destination, FiatCurrency: "USD",
+			FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(-time.Second),
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount), PayoutQueuedAt: &queued})
+		rows = append(rows, row{w.ID, opened.Session.ID, status})
+		if _, err := widget.CancelSession(t.Context(), &cofferv1.CancelSessionRequest{Sid: opened.Session.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swept, err := env.Services.Withdrawals.Sweep(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if swept.Expired != 0 || swept.Cancelled != 0 {
+		t.Errorf("the sweep expired %d and cancelled %d queued payouts", swept.Expired, swept.Cancelled)
+	}
+	for _, r := range rows {
+		var status string
+		var paying bool
+		if err := env.Pool.QueryRow(t.Context(), `SELECT status, payout_queued_at IS NOT NULL FROM withdrawals WHERE id = $1`, r.id).
+			Scan(&status, &paying); err != nil {
+			t.Fatal(err)
+		}
+		if status != string(r.status) || !paying {
+			t.Errorf("a queued payout in %s became %s (paying %v) after its session's cancel and its TTL", r.status, status, paying)
+		}
+	}
+}
