@@ -846,3 +846,78 @@ func TestQueuedPayoutOutlivesCancelAndExpiry(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmissionsRaceOverBothTransports: one withdraw session submitted at once over REST and
+// Connect, in each approval mode, answers every call with a withdrawal or a documented refusal
+// (429 RATE_LIMITED, 409 CONFLICT), never a 5xx, and leaves exactly one open withdrawal on the
+// session: every other one it recorded is CANCELLED (superseded).
+func TestSubmissionsRaceOverBothTransports(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	_, adminToken := env.Admin(t, "")
+	external, enabled := domain.ApprovalExternal, true
+	for _, mode := range []struct {
+		name     string
+		settings domain.OperatorSettings
+		open     string
+	}{{"mode A", domain.OperatorSettings{}, "PENDING"},
+		{"mode B", domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled}, "AWAITING_APPROVAL"}} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			_, key := hooks.Operator(t, env, mode.settings)
+			transports := withdrawTransports(env, adminToken)
+			sid := transports[0].open(t, key, "race-"+mode.name)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			accepted := map[string]bool{}
+			for i := range 12 {
+				tr := transports[i%2]
+				wg.Go(func() {
+					id, code, details, _, err := tr.submit(sid)
+					switch {
+					case err != nil:
+						t.Errorf("%s: %v", tr.name, err)
+					case code == "":
+						mu.Lock()
+						accepted[id] = true
+						mu.Unlock()
+					case code != "RATE_LIMITED":
+						t.Errorf("%s: %s %v; want a withdrawal or RATE_LIMITED", tr.name, code, details)
+					}
+				})
+			}
+			wg.Wait()
+			rows, err := env.Pool.Query(t.Context(), `SELECT id::text, status FROM withdrawals WHERE session_id = $1`, sid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			statuses := map[string]string{}
+			for rows.Next() {
+				var id, status string
+				if err := rows.Scan(&id, &status); err != nil {
+					t.Fatal(err)
+				}
+				statuses[id] = status
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			open := 0
+			for id, s := range statuses {
+				switch {
+				case s == mode.open:
+					open++
+				case s != "CANCELLED":
+					t.Errorf("withdrawal %s is %s", id, s)
+				}
+				if !accepted[id] {
+					t.Errorf("withdrawal %s (%s) was recorded but its submission was refused", id, s)
+				}
+			}
+			if open != 1 || len(accepted) != len(statuses) {
+				t.Fatalf("%d open of %d recorded, %d accepted: %v", open, len(statuses), len(accepted), statuses)
+			}
+		})
+	}
+}
