@@ -231,12 +231,12 @@ func StateOf(w domain.Withdrawal) State {
 	return State{Status: s, Paying: w.PayoutQueuedAt != nil && !s.Final()}
 }
 
-// Lapsed reports whether a withdrawal nobody acted on (PENDING or AWAITING_APPROVAL, no
-// payout queued) is past its TTL at now: EXPIRED by the spec, though the periodic job (expire.go)
-// may not have recorded it yet.
+// Lapsed reports whether a PENDING withdrawal (nobody acted on it: mode A's admins take it to
+// PROCESSING first) is past its TTL at now: EXPIRED by the spec, though the periodic job
+// (expire.go) may not have recorded it yet. (An AWAITING_APPROVAL one may have been approved
+// and reopened; approvalHeld and the job look at its audit trail.)
 func Lapsed(w domain.Withdrawal, now time.Time) bool {
-	open := w.Status == domain.WithdrawalPending || w.Status == domain.WithdrawalAwaitingApproval
-	return open && w.PayoutQueuedAt == nil && !now.Before(w.ExpiresAt)
+	return w.Status == domain.WithdrawalPending && !now.Before(w.ExpiresAt)
 }
 
 // AllowedAt is Allowed for a withdrawal as it stands at now: none for one that lapsed.
@@ -261,7 +261,13 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 	case !op.ApprovalEnabled:
 		return ApprovalNotEnabled, nil
 	case !now.Before(w.ExpiresAt):
-		return HeldExpired, nil
+		// Past the TTL, unless it was approved once (its payout stopped or abandoned since):
+		// only an unactioned request expires.
+		if approved, err := q.WithdrawalWasApproved(ctx, w.ID); err != nil {
+			return "", fault.Wrap(err, "load audit trail")
+		} else if !approved {
+			return HeldExpired, nil
+		}
 	}
 	if p, err := pausedFor(ctx, q, w); err != nil || p != nil {
 		if p != nil {
