@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"strconv"
@@ -49,6 +50,8 @@ type restCall struct {
 	retryAfter string
 	message    string
 	data       map[string]any
+	// raw is the body as an object (the /admin/* answers have no envelope).
+	raw map[string]any
 }
 
 func callREST(ctx context.Context, env *apptest.Env, method, path, bearer, body string) (restCall, error) {
@@ -65,14 +68,21 @@ func callREST(ctx context.Context, env *apptest.Env, method, path, bearer, body 
 		return restCall{}, err
 	}
 	defer res.Body.Close()
+	answer, err := io.ReadAll(res.Body)
+	if err != nil {
+		return restCall{}, err
+	}
 	var envelope struct {
 		Message string         `json:"message"`
 		Data    map[string]any `json:"data"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil {
+	if err := json.Unmarshal(answer, &envelope); err != nil {
 		return restCall{}, err
 	}
-	return restCall{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), message: envelope.Message, data: envelope.Data}, nil
+	var raw map[string]any
+	_ = json.Unmarshal(answer, &raw) // an array (a list) is no object: raw stays nil
+	return restCall{status: res.StatusCode, retryAfter: res.Header.Get("Retry-After"), message: envelope.Message, data: envelope.Data,
+		raw: raw}, nil
 }
 
 func mustREST(t *testing.T, env *apptest.Env, method, path, bearer, body string) restCall {

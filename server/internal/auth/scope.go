@@ -77,7 +77,8 @@ func OperatorIDs(s domain.Scope) []string {
 func NarrowedIDs(scope domain.Scope, asked ...string) ([]string, error) {
 	one := ""
 	if len(asked) == 1 {
-		one = asked[0]
+		// Scopes hold ids as the database spells them (lower case); a UUID may be asked in any.
+		one = strings.ToLower(asked[0])
 	}
 	narrowed, ok := scope.Narrow(one)
 	if !ok {

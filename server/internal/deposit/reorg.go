@@ -429,7 +429,7 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 // includeResolved. The page token names the last reorg of the previous page.
 func (s *Service) ListReorgs(ctx context.Context, scope domain.Scope, operatorID string, includeResolved bool, limit int,
 	pageToken string) ([]Reorged, string, error) {
-	ids, err := auth.NarrowedIDs(scope, strings.ToLower(operatorID))
+	ids, err := auth.NarrowedIDs(scope, operatorID)
 	if err != nil {
 		return nil, "", err
 	}

@@ -249,6 +249,42 @@ func TestBadInput(t *testing.T) {
 		invalid("withdrawRequestId_in_body", `{"decision":"APPROVE","withdrawRequestId":"`+someID+`"}`, "withdrawRequestId", "unknown field"),
 	)
 
+	// POST /withdraw/direct-transfer: the user picks only the destination, network and token;
+	// the amount is the session's (an "amount" in the body is an unknown field, not ignored).
+	transfer := func(sid, addr, currency string, chainID any) string {
+		return mustJSON(map[string]any{"sid": sid, "address": addr, "currency": currency, "chainId": chainID})
+	}
+	const dest = "0x52908400098527886E0F7030069857D2E4169EE7"
+	transferRows := append(bodyRows(transfer(wdSid, dest, "USDT", 1337)),
+		invalid("missing/sid", `{"address":"`+dest+`","currency":"USDT","chainId":1337}`, "sid", "value is required"),
+		invalid("missing/address", `{"sid":"`+wdSid+`","currency":"USDT","chainId":1337}`, "address", "value is required"),
+		invalid("missing/currency", `{"sid":"`+wdSid+`","address":"`+dest+`","chainId":1337}`, "currency", "value is required"),
+		invalid("missing/chainId", `{"sid":"`+wdSid+`","address":"`+dest+`","currency":"USDT"}`, "chainId", "greater than 0"),
+		invalid("amount_in_body", strings.Replace(transfer(wdSid, dest, "USDT", 1337), "{", `{"amount":"1000000",`, 1), "amount", "unknown field"),
+		invalid("fiatAmount_in_body", strings.Replace(transfer(wdSid, dest, "USDT", 1337), "{", `{"fiatAmount":"1",`, 1), "fiatAmount", "unknown field"),
+		invalid("type/chainId_string", transfer(wdSid, dest, "USDT", "1337"), "chainId", "must be a number"),
+		invalid("type/chainId_exponent", `{"sid":"`+wdSid+`","address":"`+dest+`","currency":"USDT","chainId":1.337e3}`, "chainId", "must be an integer"),
+		invalid("type/address_number", `{"sid":"`+wdSid+`","address":1,"currency":"USDT","chainId":1337}`, "address", "must be a string"),
+		invalid("type/unknown", strings.Replace(transfer(wdSid, dest, "USDT", 1337), "{", `{"type":"WIRE",`, 1), "type",
+			"must be one of DIRECT_TRANSFER, OFF_RAMP"),
+		invalid("type/number", strings.Replace(transfer(wdSid, dest, "USDT", 1337), "{", `{"type":1,`, 1), "type", "must be a string"),
+		invalid("chainId/zero", transfer(wdSid, dest, "USDT", 0), "chainId", "greater than 0"),
+		invalid("chainId/negative", transfer(wdSid, dest, "USDT", -1337), "chainId", "greater than 0"),
+		invalid("chainId/not_configured", transfer(wdSid, dest, "USDT", 1), "chainId", "not supported"),
+		invalid("currency/not_on_chain", transfer(wdSid, dest, "DOGE", 1337), "currency", "DOGE is not available"),
+		invalid("currency/17_chars", transfer(wdSid, dest, strings.Repeat("T", 17), 1337), "currency", "at most 16 characters"),
+		invalid("address/no_0x", transfer(wdSid, dest[2:], "USDT", 1337), "address", ""),
+		invalid("address/short", transfer(wdSid, dest[:41], "USDT", 1337), "address", ""),
+		invalid("address/not_hex", transfer(wdSid, "0x"+strings.Repeat("g", 40), "USDT", 1337), "address", ""),
+		invalid("address/bad_checksum", transfer(wdSid, strings.Replace(dest, "E7", "e7", 1), "USDT", 1337), "address", "checksum mismatch"),
+		invalid("address/zero", transfer(wdSid, "0x"+strings.Repeat("0", 40), "USDT", 1337), "address", "zero address"),
+		invalid("address/token_contract", transfer(wdSid, "0x00000000000000000000000000000000000000a1", "USDT", 1337), "address", "token contract"),
+		invalid("sid/not_a_uuid", transfer("not-a-uuid", dest, "USDT", 1337), "sid", "valid UUID"),
+		badRow{name: "session/deposit_sid", body: transfer(depSid, dest, "USDT", 1337), status: http.StatusForbidden, code: "FORBIDDEN",
+			msg: "this is a deposit session"},
+		badRow{name: "session/unknown_sid", body: transfer(someID, dest, "USDT", 1337), status: http.StatusUnauthorized, code: "UNAUTHENTICATED"},
+	)
+
 	groups := []badGroup{
 		{name: "session_deposit", method: "POST", path: "/session/deposit", bearer: key, rows: append(sessionRows(),
 			// Conflict: the reference belongs to a withdraw session. See TestConflictWritesNothing.
@@ -270,12 +306,14 @@ func TestBadInput(t *testing.T) {
 			invalid("session/withdraw_sid", address(wdSid, "USDT", 1337), "", ""))},
 		{name: "admin_withdrawal_status", method: "PATCH", path: statusPath, bearer: adminToken, rows: statusRows},
 		{name: "withdraw_decision", method: "POST", path: "/withdraw/" + someID + "/decision", bearer: key, rows: decisionRows},
+		{name: "withdraw_direct_transfer", method: "POST", path: "/withdraw/direct-transfer", rows: transferRows},
 	}
 	// The withdraw-session sid on /depositor/address is FORBIDDEN, not INVALID_ARGUMENT.
 	last := &groups[4].rows[len(groups[4].rows)-1]
 	last.status, last.code, last.msg = http.StatusForbidden, "FORBIDDEN", "this is a withdraw session"
 
-	tables := []string{"sessions", "depositors", "admin_sessions", "operator_references"}
+	tables := []string{"sessions", "depositors", "admin_sessions", "operator_references", "withdrawals", "withdrawal_transitions",
+		"webhook_events", "rate_limits"}
 	n := 0
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

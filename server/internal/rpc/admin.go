@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"time"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/admin"
@@ -155,7 +156,7 @@ func (s *AdminServer) GetAdminWithdrawal(ctx context.Context, req *cofferv1.GetA
 			ToStatus: withdrawalStatuses().proto(t.To), Actor: string(t.Actor), ActorDisplay: emails[t.Actor], Note: note, CreatedAt: ts(t.At)})
 	}
 	// The admin's among the actions the transition table allows now.
-	res.AllowedActions = adminActions().protos(withdrawal.Allowed(withdrawal.StateOf(w)))
+	res.AllowedActions = adminActions().protos(withdrawal.AllowedAt(w, time.Now()))
 	return res, nil
 }
 

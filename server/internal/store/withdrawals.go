@@ -142,6 +142,12 @@ func (q *Queries) DueWithdrawals(ctx context.Context, now time.Time, limit int) 
 	return expired, cancelled, nil
 }
 
+// WithdrawalWasApproved reports whether a withdrawal open again had its payout queued once
+// (stopped or abandoned since): it was approved, so its TTL no longer applies.
+func (q *Queries) WithdrawalWasApproved(ctx context.Context, id string) (bool, error) {
+	return sqlc.WithdrawalWasApproved(ctx, q.db, id)
+}
+
 // PayingWithdrawals lists the withdrawals whose payout is queued and not yet confirmed.
 func (q *Queries) PayingWithdrawals(ctx context.Context) ([]string, error) {
 	ids, err := sqlc.PayingWithdrawals(ctx, q.db)

@@ -197,6 +197,14 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 		if err := q.LockSession(ctx, sess.ID); err != nil {
 			return err
 		}
+		// The user may have cancelled the session while the operator was being asked: its
+		// cancel cancelled the withdrawals it found, so one recorded now would stay open on a
+		// cancelled session. (An expiry meanwhile does not matter: it cancels nothing.)
+		if now, err := q.SessionByID(ctx, sess.ID); err != nil {
+			return err
+		} else if now.CancelledAt != nil {
+			return fault.New(fault.SessionExpired, "session was cancelled; create a new session")
+		}
 		// Again under the lock, holding the session's withdrawals: an admin may have taken
 		// one while the operator was being asked.
 		ws, err := q.SessionWithdrawals(ctx, sess.ID, true)
@@ -225,9 +233,9 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 		return s.webhooks.Enqueue(ctx, tx, webhook.Event{OperatorID: w.OperatorID, SubjectID: w.ID,
 			Message: RequestEvent(w, sess.SessionRef)})
 	})
-	if fault.Is(err, fault.Conflict) {
-		s.log.InfoContext(ctx, "submission refused: the session's withdrawal was acted on meanwhile", "session", sess.ID,
-			"operator_id", w.OperatorID)
+	if fault.Is(err, fault.Conflict) || fault.Is(err, fault.SessionExpired) {
+		s.log.InfoContext(ctx, "submission refused: the session changed while the operator was asked", "session", sess.ID,
+			"operator_id", w.OperatorID, "why", err)
 		return domain.Withdrawal{}, err
 	}
 	if err != nil {

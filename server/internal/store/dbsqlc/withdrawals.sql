@@ -95,11 +95,22 @@ SELECT id FROM withdrawals WHERE session_id = @session_id
   AND status IN ('PENDING', 'AWAITING_APPROVAL') AND payout_queued_at IS NULL ORDER BY created_at;
 
 -- name: DueWithdrawals :many
--- expired is false for a withdrawal due because its session was cancelled.
-SELECT w.id, (w.expires_at <= @now::timestamptz)::bool AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id
+-- expired is false for a withdrawal due because its session was cancelled. Only an unactioned
+-- withdrawal expires: one whose payout was queued once (approved) and since stopped or
+-- abandoned (the actions payout:stopped and payout:abandoned of withdrawal/transitions.go) is
+-- open again but was actioned.
+SELECT w.id, due.lapsed AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id,
+    LATERAL (SELECT (w.expires_at <= @now::timestamptz AND NOT EXISTS (SELECT 1 FROM withdrawal_transitions t
+        WHERE t.withdrawal_id = w.id AND t.action IN ('payout:stopped', 'payout:abandoned')))::bool AS lapsed) due
 WHERE w.status IN ('PENDING', 'AWAITING_APPROVAL') AND w.payout_queued_at IS NULL
-  AND (w.expires_at <= @now::timestamptz OR s.cancelled_at IS NOT NULL)
+  AND (due.lapsed OR s.cancelled_at IS NOT NULL)
 ORDER BY w.expires_at LIMIT @max_rows;
+
+-- name: WithdrawalWasApproved :one
+-- Whether a withdrawal's payout was queued once and since stopped or abandoned (see
+-- DueWithdrawals): it was approved, and its TTL no longer applies.
+SELECT EXISTS (SELECT 1 FROM withdrawal_transitions WHERE withdrawal_id = @withdrawal_id
+    AND action IN ('payout:stopped', 'payout:abandoned'))::bool;
 
 -- name: PayingWithdrawals :many
 SELECT id FROM withdrawals WHERE payout_queued_at IS NOT NULL AND status <> 'COMPLETED' ORDER BY payout_queued_at;

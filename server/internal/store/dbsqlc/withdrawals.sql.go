@@ -14,9 +14,11 @@ import (
 )
 
 const dueWithdrawals = `-- name: DueWithdrawals :many
-SELECT w.id, (w.expires_at <= $1::timestamptz)::bool AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id
+SELECT w.id, due.lapsed AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id,
+    LATERAL (SELECT (w.expires_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM withdrawal_transitions t
+        WHERE t.withdrawal_id = w.id AND t.action IN ('payout:stopped', 'payout:abandoned')))::bool AS lapsed) due
 WHERE w.status IN ('PENDING', 'AWAITING_APPROVAL') AND w.payout_queued_at IS NULL
-  AND (w.expires_at <= $1::timestamptz OR s.cancelled_at IS NOT NULL)
+  AND (due.lapsed OR s.cancelled_at IS NOT NULL)
 ORDER BY w.expires_at LIMIT $2
 `
 
@@ -30,7 +32,10 @@ type DueWithdrawalsRow struct {
 	Expired bool
 }
 
-// expired is false for a withdrawal due because its session was cancelled.
+// expired is false for a withdrawal due because its session was cancelled. Only an unactioned
+// withdrawal expires: one whose payout was queued once (approved) and since stopped or
+// abandoned (the actions payout:stopped and payout:abandoned of withdrawal/transitions.go) is
+// open again but was actioned.
 func (q *Queries) DueWithdrawals(ctx context.Context, db DBTX, arg DueWithdrawalsParams) ([]DueWithdrawalsRow, error) {
 	rows, err := db.Query(ctx, dueWithdrawals, arg.Now, arg.MaxRows)
 	if err != nil {
@@ -635,4 +640,18 @@ func (q *Queries) WithdrawalTransitions(ctx context.Context, db DBTX, withdrawal
 		return nil, err
 	}
 	return items, nil
+}
+
+const withdrawalWasApproved = `-- name: WithdrawalWasApproved :one
+SELECT EXISTS (SELECT 1 FROM withdrawal_transitions WHERE withdrawal_id = $1
+    AND action IN ('payout:stopped', 'payout:abandoned'))::bool
+`
+
+// Whether a withdrawal's payout was queued once and since stopped or abandoned (see
+// DueWithdrawals): it was approved, and its TTL no longer applies.
+func (q *Queries) WithdrawalWasApproved(ctx context.Context, db DBTX, withdrawalID string) (bool, error) {
+	row := db.QueryRow(ctx, withdrawalWasApproved, withdrawalID)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }
