@@ -93,6 +93,13 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 	out := Replayed{AlreadyKnown: true}
 	err = store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
 		q := store.New(dbtx)
+		// The chain's cursor lock, which the scanner's writes hold: a replay records the
+		// transfers after any other replay or scan pass of the chain that could record them
+		// too (two inserts of one transfer at once fail on its idempotency key). A chain never
+		// scanned has no cursor; an insert met meanwhile is then known (below).
+		if _, err := q.GetCursor(ctx, chainID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		for _, d := range found {
 			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
 			if err == nil && known.Status != domain.DepositOrphaned {
@@ -102,12 +109,19 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			out.AlreadyKnown = false
+			orphaned := err == nil
 			d.Manual = true
-			saved, _, err := q.UpsertDeposit(ctx, d)
+			saved, inserted, err := q.UpsertDeposit(ctx, d)
 			if err != nil {
 				return err
 			}
+			if !inserted && !orphaned {
+				// Recorded meanwhile (a concurrent replay or the scanner, whose insert this one
+				// waited on): known, and whoever recorded it confirms and settles it.
+				out.Deposits = append(out.Deposits, saved)
+				continue
+			}
+			out.AlreadyKnown = false
 			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil { // Confirm, as the scan's
 				return err
 			}
