@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/hooktest"
+	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -27,8 +28,9 @@ import (
 // chain, so it is missed. Over AdminService.ReplayDeposit an operator's admin replays it and
 // gets its own operator's deposit only (the other's stays missed, and is not shown); the other
 // operator's admin then gets the other; a repeat, and the service team's replay of both, are
-// already known. Each operator's endpoint receives exactly one signed DEPOSIT, attributed to
-// the session that handed the address out before the payment. Malformed and unknown hashes
+// already known. Each operator's endpoint, down when the DEPOSITs first go out, then up,
+// receives exactly one signed DEPOSIT each, attributed to the session that handed the address
+// out before the payment, every attempt with the same webhook-id. Malformed and unknown hashes
 // and unknown chains are refused with their codes, and change nothing.
 func TestMissedDepositReplayOverTheWire(t *testing.T) {
 	t.Parallel()
@@ -59,10 +61,12 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	env := apptest.Start(t, apptest.Options{Chains: []chain.Network{network}, DatabaseURL: databaseURL, MasterKey: masterKey})
+	env := apptest.Start(t, apptest.Options{Chains: []chain.Network{network}, DatabaseURL: databaseURL, MasterKey: masterKey,
+		WebhookRetries: jobs.RetrySchedule{300 * time.Millisecond}})
 	recv := hooktest.New(t)
 	a, keyA := recv.Operator(t, env, domain.OperatorSettings{})
 	b, keyB := recv.Operator(t, env, domain.OperatorSettings{})
+	recv.SetDown(true) // the operators' endpoint is down when the DEPOSITs first go out
 	_, adminA := env.Admin(t, a.ID)
 	_, adminB := env.Admin(t, b.ID)
 	_, team := env.Admin(t, "")
@@ -164,6 +168,8 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 		t.Errorf("an operator key on the admin API: %v, want permission denied", err)
 	}
 
+	recv.AwaitAttempts(4, 90*time.Second) // each DEPOSIT refused at least once
+	recv.SetDown(false)
 	for _, c := range []struct {
 		ref    string
 		amount string
@@ -174,8 +180,14 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 		}
 	}
 	time.Sleep(time.Second) // a second DEPOSIT would have been queued with the first
-	if got := recv.Matching("DEPOSIT", "transactionHash", tx.Hash().Hex()); len(got) != 2 || got[0].ID == got[1].ID {
-		t.Errorf("%d DEPOSITs for the transaction, want one per operator", len(got))
+	got := recv.Matching("DEPOSIT", "transactionHash", tx.Hash().Hex())
+	if len(got) != 2 || got[0].ID == got[1].ID {
+		t.Fatalf("%d DEPOSITs for the transaction, want one per operator", len(got))
+	}
+	for i, id := range recv.Attempts() { // retries of the refused posts carried the same webhook-id
+		if id != got[0].ID && id != got[1].ID {
+			t.Errorf("attempt %d had webhook-id %s, not one of the two DEPOSITs' %s, %s", i+1, id, got[0].ID, got[1].ID)
+		}
 	}
 	if n := env.Count(t, "deposits"); n != 2 {
 		t.Errorf("%d deposits, want 2", n)
