@@ -3,6 +3,7 @@ package deposit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum"
@@ -77,6 +78,13 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 	header, err := c.Header(ctx, receipt.BlockNumber)
 	if err != nil {
 		return Replayed{}, fault.NotAvailable(err, "block %s", receipt.BlockNumber)
+	}
+	if header.Hash() != receipt.BlockHash {
+		// The chain at that height is not the block the receipt came from (a reorg between the
+		// two calls, or nodes on different forks): a deposit recorded against this block would
+		// not be in it. As the scanner does (ErrRaced), it is tried again, not recorded.
+		return Replayed{}, fault.NotAvailable(fmt.Errorf("receipt of %s is from block %s, the chain has %s at %s",
+			txHash.Hex(), receipt.BlockHash.Hex(), header.Hash().Hex(), receipt.BlockNumber), "chain %d (it moved while the transaction was checked)", chainID)
 	}
 	block := types.NewBlockWithHeader(header)
 	var trace *chain.CallFrame
