@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -82,5 +87,33 @@ func TestReplayRefusesAReceiptOfAnotherBlock(t *testing.T) {
 	moved.Store(false)
 	if out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); err != nil || len(out.Deposits) != 1 {
 		t.Fatalf("replayed again: %+v %v", out, err)
+	}
+}
+
+// A token the chain does not list is never a deposit: the scanner passes over its transfers
+// to a deposit address, and a replay of one is refused with UNKNOWN_TOKEN, recording nothing.
+func TestUnlistedTokenIsNoDeposit(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0, func(n *chain.Network) { n.Tokens = n.Tokens[:1] }) // USDT only: USDC is not accepted
+	usdc, _ := e.dev.Token("USDC")
+	addr := e.address("u")
+	e.mint("USDC", addr, 5_000_000)
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits of an unlisted token", n)
+	}
+	logs, err := e.client.Logs(e.ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), Addresses: []common.Address{usdc.Address}})
+	if err != nil || len(logs) == 0 || len(logs[len(logs)-1].Topics) != 3 || common.BytesToAddress(logs[len(logs)-1].Topics[2].Bytes()) != addr {
+		t.Fatalf("the USDC mint's logs: %v %v", logs, err)
+	}
+	_, err = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, logs[len(logs)-1].TxHash)
+	if fe := fault.As(err); fe.Code != fault.FailedPrecondition || fe.Details["reason"] != deposit.ReasonUnknownToken {
+		t.Fatalf("replay of an unlisted token's transfer: %v, want FAILED_PRECONDITION/%s", err, deposit.ReasonUnknownToken)
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits after the refused replay", n)
 	}
 }
