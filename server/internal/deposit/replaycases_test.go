@@ -117,3 +117,46 @@ func TestUnlistedTokenIsNoDeposit(t *testing.T) {
 		t.Fatalf("%d deposits after the refused replay", n)
 	}
 }
+
+// A replayed deposit below its asset's minimum waits like a scanned one (BELOW_MINIMUM: no
+// sweep, no DEPOSIT), and is credited, once, with the replayed deposit that brings the
+// address to the minimum.
+func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, u := e.payer("u")
+	dust := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2) // 0.000001 USDT, below $1
+	more := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
+	e.mine(dust)
+	e.mine(more)
+	for range confirmations {
+		e.dev.Commit()
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped both
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if got := e.depositsWhere("BELOW_MINIMUM"); len(got) != 1 || len(e.hooks.all()) != 0 ||
+		e.count(`SELECT count(*) FROM chain_txs WHERE from_address = $1 OR to_address = $1`, addr.Hex()) != 0 {
+		t.Fatalf("replayed dust: %d below the minimum, %d DEPOSITs; want it waiting, unswept", len(got), len(e.hooks.all()))
+	}
+	if again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil || !again.AlreadyKnown {
+		t.Fatalf("dust replayed again: %+v %v", again, err)
+	}
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, more.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20 && len(e.hooks.all()) < 2; i++ {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if got := e.depositsWhere("CREDITED"); len(got) != 2 || len(e.hooks.all()) != 2 {
+		t.Fatalf("%d credited, %d DEPOSITs; want both deposits credited once", len(got), len(e.hooks.all()))
+	}
+}
