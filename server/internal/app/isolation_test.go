@@ -2,16 +2,23 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/session"
 )
 
 // tenant is an operator and its API key.
@@ -181,4 +188,147 @@ func TestTenantIsolation(t *testing.T) {
 			t.Errorf("B's themes after A's admin tried: %v, %v", listB, err)
 		}
 	})
+}
+
+// TestOperatorAdminIsolation: an operator-bound admin (a panel login of operator A) neither
+// reads nor changes operator B's records on any AdminService call or on the REST admin paths:
+// B's withdrawal, deposits, webhooks, funds and reorgs are NOT_FOUND (naming B, or by id),
+// never listed, and nothing of B's changes. A's admin does reach its sub-operator's.
+func TestOperatorAdminIsolation(t *testing.T) {
+	env, a, b, sub := startTenants(t)
+	_, adminA := env.Admin(t, a.ID)
+	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
+	as := func() context.Context { return withBearer(t.Context(), adminA) }
+	withdrawalOf := func(op domain.Operator) string {
+		o, err := env.Services.Sessions.Open(t.Context(), op, session.Withdraw, session.Input{ExternalUserID: "iso-user", Lang: "en",
+			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, amount := uuid.NewString(), decimal.RequireFromString("10")
+		env.InsertWithdrawal(t, domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: o.Session.ID, ExternalUserID: "iso-user",
+			Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalPending, ChainID: 1337, Currency: "USDT",
+			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: matrixAddress, FiatCurrency: "USD",
+			FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
+			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
+		return id
+	}
+	idB, idSub := withdrawalOf(b.Operator), withdrawalOf(sub.Operator)
+	env.InsertDeposit(t, domain.Deposit{OperatorID: b.ID, ExternalUserID: "iso-user", ChainID: 1337, TxHash: fmt.Sprintf("0x%064x", 7),
+		LogIndex: 0, BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT",
+		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, GrossAmount: big.NewInt(5_000_000),
+		IdempotencyKey: "iso-b"})
+	eventB, err := enqueueEvent(t.Context(), env.Pool, env.Services.Webhooks, b.ID, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statusOf := func(id string) string {
+		var s string
+		if err := env.Pool.QueryRow(t.Context(), `SELECT status FROM withdrawals WHERE id = $1`, id).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"GetAdminWithdrawal", func() error {
+			_, err := admins.GetAdminWithdrawal(as(), &cofferv1.GetAdminWithdrawalRequest{WithdrawRequestId: idB})
+			return err
+		}},
+		{"UpdateWithdrawalStatus", func() error {
+			_, err := admins.UpdateWithdrawalStatus(as(), &cofferv1.UpdateWithdrawalStatusRequest{WithdrawRequestId: idB,
+				Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING, AdminNote: "not mine"})
+			return err
+		}},
+		{"OverrideDecision", func() error {
+			_, err := admins.OverrideDecision(as(), &cofferv1.OverrideDecisionRequest{WithdrawRequestId: idB,
+				Decision: cofferv1.Decision_DECISION_REJECT, AdminNote: "not mine"})
+			return err
+		}},
+		{"ListWithdrawals naming B", func() error {
+			_, err := admins.ListWithdrawals(as(), &cofferv1.ListWithdrawalsRequest{OperatorId: b.ID})
+			return err
+		}},
+		{"ListDeposits naming B", func() error {
+			_, err := admins.ListDeposits(as(), &cofferv1.ListDepositsRequest{OperatorId: b.ID})
+			return err
+		}},
+		{"ListDeadLetters naming B", func() error {
+			_, err := admins.ListDeadLetters(as(), &cofferv1.ListDeadLettersRequest{OperatorId: b.ID})
+			return err
+		}},
+		{"RedeliverWebhook of B's", func() error {
+			_, err := admins.RedeliverWebhook(as(), &cofferv1.RedeliverWebhookRequest{EventId: eventB})
+			return err
+		}},
+		{"ListOperatorFunds naming B", func() error {
+			_, err := admins.ListOperatorFunds(as(), &cofferv1.ListOperatorFundsRequest{OperatorId: b.ID})
+			return err
+		}},
+		{"ListDepositReorgs naming B", func() error {
+			_, err := admins.ListDepositReorgs(as(), &cofferv1.ListDepositReorgsRequest{OperatorId: b.ID})
+			return err
+		}},
+	}
+	for _, c := range calls {
+		wantConnectError(t, "A's admin: "+c.name, c.call(), connect.CodeNotFound, "NOT_FOUND")
+	}
+	status, data := restOutcome(t, env, "PATCH", "/admin/withdrawals/"+idB+"/status", adminA, `{"status":"PROCESSING","adminNote":"not mine"}`)
+	if status != http.StatusNotFound || data["code"] != "NOT_FOUND" {
+		t.Errorf("A's admin: PATCH B's withdrawal: %d %v, want 404 NOT_FOUND", status, data)
+	}
+	if got := statusOf(idB); got != "PENDING" {
+		t.Errorf("B's withdrawal is %s after A's admin tried, want PENDING", got)
+	}
+
+	// Lists without a filter hold A's and its sub-operator's records only.
+	res := env.Do(t, "GET", "/admin/withdrawals", adminA, "")
+	var listed []struct {
+		WithdrawRequestID string `json:"withdrawRequestId"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&listed); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /admin/withdrawals: %d %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	if len(listed) != 1 || listed[0].WithdrawRequestID != idSub {
+		t.Errorf("A's admin lists %v over REST, want only its sub-operator's %s", listed, idSub)
+	}
+	deps, err := admins.ListDeposits(as(), &cofferv1.ListDepositsRequest{})
+	if err != nil || len(deps.Deposits) != 0 {
+		t.Errorf("A's admin lists deposits %v %v, want none of B's", deps, err)
+	}
+	// The same lists naming the sub-operator answer (NOT_FOUND above is the scope, not the call).
+	for name, call := range map[string]func() error{
+		"ListWithdrawals": func() error {
+			_, err := admins.ListWithdrawals(as(), &cofferv1.ListWithdrawalsRequest{OperatorId: sub.ID})
+			return err
+		},
+		"ListDeposits": func() error {
+			_, err := admins.ListDeposits(as(), &cofferv1.ListDepositsRequest{OperatorId: sub.ID})
+			return err
+		},
+		"ListDeadLetters": func() error {
+			_, err := admins.ListDeadLetters(as(), &cofferv1.ListDeadLettersRequest{OperatorId: sub.ID})
+			return err
+		},
+		"ListOperatorFunds": func() error {
+			_, err := admins.ListOperatorFunds(as(), &cofferv1.ListOperatorFundsRequest{OperatorId: sub.ID})
+			return err
+		},
+		"ListDepositReorgs": func() error {
+			_, err := admins.ListDepositReorgs(as(), &cofferv1.ListDepositReorgsRequest{OperatorId: sub.ID})
+			return err
+		},
+	} {
+		if err := call(); err != nil {
+			t.Errorf("A's admin: %s naming its sub-operator: %v", name, err)
+		}
+	}
+	if _, err := admins.UpdateWithdrawalStatus(as(), &cofferv1.UpdateWithdrawalStatusRequest{WithdrawRequestId: idSub,
+		Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PROCESSING, AdminNote: "sub"}); err != nil {
+		t.Errorf("A's admin moves its sub-operator's withdrawal: %v", err)
+	}
 }

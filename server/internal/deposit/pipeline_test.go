@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -608,6 +609,92 @@ func TestReplay(t *testing.T) {
 	}
 	if n := len(e.hooks.all()); n != 1 {
 		t.Fatalf("%d events after refused replays", n)
+	}
+}
+
+// Concurrent replays of one transaction (two admins, an admin and the CLI) credit it once,
+// never answer INTERNAL, and only one of them reports it as new: the others answer it as
+// already known. The test holds the transfer's row in an open transaction until both replays
+// wait, so both have looked for the deposit and found none before either inserts it; it is
+// then rolled back (the other writer gave up), or committed (another writer recorded it: a
+// chain whose cursor did not exist yet, say), when no replay may report it new.
+func TestConcurrentReplaysReportOneNewDeposit(t *testing.T) {
+	t.Parallel()
+	for _, commit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "the other writer gives up", true: "the other writer records it"}[commit], func(t *testing.T) {
+			t.Parallel()
+			concurrentReplays(t, commit)
+		})
+	}
+}
+
+func concurrentReplays(t *testing.T, commit bool) {
+	t.Helper()
+	e := setup(t, 0)
+	addr, u := e.payer("u")
+	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(missed)
+	for range confirmations {
+		e.dev.Commit()
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped it
+		t.Fatal(err)
+	}
+	key := deposit.IdempotencyKey(1337, missed.Hash(), -1)
+	hold, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(e.ctx) //nolint:errcheck // rolled back below; this covers a failure before
+	if _, _, err := store.New(hold).UpsertDeposit(e.ctx, domain.Deposit{OperatorID: e.op.ID, ExternalUserID: "u", ChainID: 1337,
+		TxHash: missed.Hash().Hex(), LogIndex: -1, BlockNumber: 1, BlockHash: "0xb1", Address: addr.Hex(), Currency: "ETH",
+		Decimals: 18, GrossAmount: testfactory.Ether(1), Status: domain.DepositConfirming, IdempotencyKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	const replays = 2
+	outs := make([]deposit.Replayed, replays)
+	errs := make([]error, replays)
+	var wg sync.WaitGroup
+	for i := range replays {
+		wg.Go(func() { outs[i], errs[i] = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()) })
+	}
+	for waiting, deadline := 0, time.Now().Add(30*time.Second); waiting < replays; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replays wait on the held row, want %d", waiting, replays)
+		}
+		if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := hold.Rollback
+	if commit {
+		end = hold.Commit
+	}
+	if err := end(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range replays {
+		if errs[i] != nil || len(outs[i].Deposits) != 1 || outs[i].Deposits[0].IdempotencyKey != key {
+			t.Fatalf("replay %d: %+v %v", i, outs[i], errs[i])
+		}
+		if !outs[i].AlreadyKnown {
+			fresh++
+		}
+	}
+	if want := map[bool]int{false: 1, true: 0}[commit]; fresh != want {
+		t.Errorf("%d of %d concurrent replays report a new deposit, want %d", fresh, replays, want)
+	}
+	if commit { // as the scanner would, once it has the depth
+		e.scan()
+	}
+	for i := 0; i < 5 && len(e.hooks.all()) == 0; i++ {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if n := len(e.hooks.all()); n != 1 || e.count(`SELECT count(*) FROM deposits`) != 1 {
+		t.Fatalf("%d DEPOSIT events, %d deposits; want one of each", n, e.count(`SELECT count(*) FROM deposits`))
 	}
 }
 

@@ -3,6 +3,7 @@ package deposit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum"
@@ -78,6 +79,13 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 	if err != nil {
 		return Replayed{}, fault.NotAvailable(err, "block %s", receipt.BlockNumber)
 	}
+	if header.Hash() != receipt.BlockHash {
+		// The chain at that height is not the block the receipt came from (a reorg between the
+		// two calls, or nodes on different forks): a deposit recorded against this block would
+		// not be in it. As the scanner does (ErrRaced), it is tried again, not recorded.
+		return Replayed{}, fault.NotAvailable(fmt.Errorf("receipt of %s is from block %s, the chain has %s at %s",
+			txHash.Hex(), receipt.BlockHash.Hex(), header.Hash().Hex(), receipt.BlockNumber), "chain %d (it moved while the transaction was checked)", chainID)
+	}
 	block := types.NewBlockWithHeader(header)
 	var trace *chain.CallFrame
 	if n.TraceInternalTransfers {
@@ -93,6 +101,13 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 	out := Replayed{AlreadyKnown: true}
 	err = store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
 		q := store.New(dbtx)
+		// The chain's cursor lock, which the scanner's writes hold: a replay records the
+		// transfers after any other replay or scan pass of the chain that could record them
+		// too (two inserts of one transfer at once fail on its idempotency key). A chain never
+		// scanned has no cursor; an insert met meanwhile is then known (below).
+		if _, err := q.GetCursor(ctx, chainID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 		for _, d := range found {
 			known, err := q.DepositByTransfer(ctx, d.ChainID, d.TxHash, d.LogIndex)
 			if err == nil && known.Status != domain.DepositOrphaned {
@@ -102,12 +117,19 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
-			out.AlreadyKnown = false
+			orphaned := err == nil
 			d.Manual = true
-			saved, _, err := q.UpsertDeposit(ctx, d)
+			saved, inserted, err := q.UpsertDeposit(ctx, d)
 			if err != nil {
 				return err
 			}
+			if !inserted && !orphaned {
+				// Recorded meanwhile (a concurrent replay or the scanner, whose insert this one
+				// waited on): known, and whoever recorded it confirms and settles it.
+				out.Deposits = append(out.Deposits, saved)
+				continue
+			}
+			out.AlreadyKnown = false
 			if err := q.ConfirmDeposit(ctx, saved.ID); err != nil { // Confirm, as the scan's
 				return err
 			}

@@ -372,6 +372,87 @@ func TestDepositAttribution(t *testing.T) {
 	}
 }
 
+// Attribution holds when the session shows the address again after the payment: a user whose
+// payment does not show (the scanner missed it, or is behind) goes back and asks again, and
+// the deposit found later (a replay, a late scan) still belongs to the session that handed
+// out the address before the payment, not to none. Among several, the one that handed it out
+// most recently before the payment wins, whatever came after.
+func TestDepositAttributionSurvivesALaterHandout(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	only := e.openSession("asks-again")
+	payOnly := e.addressFor(only, "USDT").Address
+	first, second := e.openSession("two-sessions"), e.openSession("two-sessions")
+	payTwo := e.addressFor(first, "USDT").Address
+	e.addressFor(second, "USDT")
+	u := e.newUser()
+	a := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(payOnly, 2_000_000), 2)
+	b := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(payTwo, 3_000_000), 2)
+	e.mine(a, b)
+	r, err := e.client.Receipt(e.ctx, a.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.client.Header(e.ctx, r.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Past the slack for clocks: a handout now is clearly after the payment.
+	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(store.HandoutSlack + time.Second)))
+	e.addressFor(only, "USDT")
+	e.addressFor(first, "USDT")
+	e.scan()
+	if d := e.deposit(e.findDeposit(a.Hash())); d.SessionID != only.ID {
+		t.Errorf("paid after the session's handout, found after it showed the address again: session %q, want %q", d.SessionID, only.ID)
+	}
+	if d := e.deposit(e.findDeposit(b.Hash())); d.SessionID != second.ID {
+		t.Errorf("paid after the second session's handout: session %q, want %q (the first showed it again only after)", d.SessionID, second.ID)
+	}
+}
+
+// A cancelled session owns what was paid before the cancel, and nothing after it: the later
+// payment is still swept and credited, with null session fields (DESIGN.md: addresses are
+// watched forever).
+func TestCancelledSessionAttribution(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	sess := e.openSession("cancels")
+	addr := e.addressFor(sess, "USDT").Address
+	u := e.newUser()
+	before := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
+	e.mine(before)
+	r, err := e.client.Receipt(e.ctx, before.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := e.client.Header(e.ctx, r.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(time.Second))) // the cancel comes after the payment's block
+	if status, err := e.sessions.Cancel(e.ctx, sess.ID); err != nil || status != domain.SessionCancelled {
+		t.Fatalf("cancel: %s %v", status, err)
+	}
+	time.Sleep(1100 * time.Millisecond) // block times are whole seconds: the next one is clearly after the cancel
+	after := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2)
+	e.mine(after)
+	e.scan()
+	if d := e.deposit(e.findDeposit(before.Hash())); d.SessionID != sess.ID {
+		t.Errorf("paid before the cancel: session %q, want %q", d.SessionID, sess.ID)
+	}
+	if d := e.deposit(e.findDeposit(after.Hash())); d.SessionID != "" {
+		t.Errorf("paid after the cancel: session %q, want none", d.SessionID)
+	}
+	e.run(func() bool { return len(e.depositsWhere("CREDITED")) == 2 })
+	refs := map[string]bool{}
+	for _, ev := range e.hooks.all() {
+		refs[ev.GetSessionRef()] = true
+	}
+	if len(e.hooks.all()) != 2 || !refs[sess.SessionRef] || !refs[""] {
+		t.Fatalf("DEPOSIT session refs %v, want the session's and none", refs)
+	}
+}
+
 // A rate source that stays down does not hold a swept deposit forever: after Config.RateWait
 // its DEPOSIT goes out with null USD and local values; before that it waits.
 func TestRateOutageEndsInADepositWithNulls(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -13,6 +14,7 @@ import (
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/rates"
@@ -30,6 +32,8 @@ type WidgetServer struct {
 	Withdrawals *withdrawal.Service
 	// DevWallet: the process is `coffer dev`, which pays deposits from its faucet (/dev/pay).
 	DevWallet bool
+
+	watching streamCount // WatchDeposits streams open, by session
 }
 
 // GetSession describes the session for the widget, with its theme. It answers for expired
@@ -122,18 +126,59 @@ func (s *WidgetServer) progress(ctx context.Context, sessionID string) ([]*coffe
 	return out, nil
 }
 
-// watchPoll is how often a watched session is looked at; watchLimit bounds a stream.
+// watchPoll is how often a watched session is looked at; watchLimit bounds a stream;
+// WatchPerSession bounds the streams one session holds open at once in a process.
 const (
 	watchPoll  = 500 * time.Millisecond
 	watchLimit = 2 * time.Hour
+	// WatchPerSession: the widget holds one stream (a few with the widget open in several
+	// tabs). Each polls the database twice a second for up to watchLimit, so a sid alone, which
+	// anyone holding the widget URL has, must not open them without bound.
+	WatchPerSession = 5
 )
 
+// streamCount counts the open streams of each session (the zero value is ready).
+type streamCount struct {
+	mu   sync.Mutex
+	open map[string]int
+}
+
+// take counts one more stream of id, unless it has limit already.
+func (c *streamCount) take(id string, limit int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open == nil {
+		c.open = map[string]int{}
+	}
+	if c.open[id] >= limit {
+		return false
+	}
+	c.open[id]++
+	return true
+}
+
+func (c *streamCount) release(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.open[id]--; c.open[id] <= 0 {
+		delete(c.open, id)
+	}
+}
+
 // WatchDeposits streams the session's deposits whenever they change (the first message at once).
+// A session has at most WatchPerSession streams open at once (RATE_LIMITED beyond; the widget
+// then polls ListSessionDeposits).
 func (s *WidgetServer) WatchDeposits(ctx context.Context, req *cofferv1.WatchDepositsRequest, stream *connect.ServerStream[cofferv1.WatchDepositsResponse]) error {
 	sessionID, err := s.trackedSession(ctx, req.GetSid())
 	if err != nil {
 		return err
 	}
+	if !s.watching.take(sessionID, WatchPerSession) {
+		e := fault.New(fault.RateLimited, "this session already has %d deposit streams open: close one, or poll ListSessionDeposits", WatchPerSession)
+		e.RetryAfter = 5
+		return e
+	}
+	defer s.watching.release(sessionID)
 	ctx, cancel := context.WithTimeout(ctx, watchLimit)
 	defer cancel()
 	var last []byte

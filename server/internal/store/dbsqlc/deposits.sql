@@ -183,16 +183,19 @@ ON CONFLICT (session_id, chain_id, currency) DO UPDATE SET handed_at = now();
 
 -- name: AttributedSession :one
 -- Among the user's deposit sessions live at a moment, the one that most recently handed out
--- the address for the chain and currency (slack: database clock against block timestamps).
+-- the address for the chain and currency before it (slack: database clock against block
+-- timestamps). A session that handed it out again only after the moment counts from its first
+-- handout (the handouts in between are not kept).
 SELECT s.id, s.operator_id, s.kind, s.session_ref, s.external_user_id, s.lang, s.fiat_currency, s.user_balance, s.amount,
 	s.email, s.operator_reference, s.created_at, s.expires_at, s.cancelled_at, s.submitting_until
 FROM sessions s
 JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = sqlc.arg(chain_id) AND h.currency = sqlc.arg(currency)
 WHERE s.operator_id = sqlc.arg(operator_id) AND s.external_user_id = sqlc.arg(external_user_id) AND s.kind = 'DEPOSIT'
   AND s.created_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
-  AND h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
+  AND h.first_handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
   AND s.expires_at > sqlc.arg(paid_at) AND (s.cancelled_at IS NULL OR s.cancelled_at > sqlc.arg(paid_at))
-ORDER BY h.handed_at DESC LIMIT 1;
+ORDER BY CASE WHEN h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval THEN h.handed_at
+	ELSE h.first_handed_at END DESC LIMIT 1;
 
 -- name: AllWatchedAddresses :many
 -- Every watched address, in no particular order. Read as a stream (AllWatchedAddressesRows,

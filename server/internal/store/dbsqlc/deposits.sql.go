@@ -74,9 +74,10 @@ FROM sessions s
 JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = $1 AND h.currency = $2
 WHERE s.operator_id = $3 AND s.external_user_id = $4 AND s.kind = 'DEPOSIT'
   AND s.created_at <= $5::timestamptz + $6::interval
-  AND h.handed_at <= $5::timestamptz + $6::interval
+  AND h.first_handed_at <= $5::timestamptz + $6::interval
   AND s.expires_at > $5 AND (s.cancelled_at IS NULL OR s.cancelled_at > $5)
-ORDER BY h.handed_at DESC LIMIT 1
+ORDER BY CASE WHEN h.handed_at <= $5::timestamptz + $6::interval THEN h.handed_at
+	ELSE h.first_handed_at END DESC LIMIT 1
 `
 
 type AttributedSessionParams struct {
@@ -89,7 +90,9 @@ type AttributedSessionParams struct {
 }
 
 // Among the user's deposit sessions live at a moment, the one that most recently handed out
-// the address for the chain and currency (slack: database clock against block timestamps).
+// the address for the chain and currency before it (slack: database clock against block
+// timestamps). A session that handed it out again only after the moment counts from its first
+// handout (the handouts in between are not kept).
 func (q *Queries) AttributedSession(ctx context.Context, db DBTX, arg AttributedSessionParams) (Session, error) {
 	row := db.QueryRow(ctx, attributedSession,
 		arg.ChainID,

@@ -63,10 +63,11 @@ func (ns NullRiverJobState) Value() (driver.Value, error) {
 }
 
 type AddressHandout struct {
-	SessionID string
-	ChainID   int64
-	Currency  string
-	HandedAt  time.Time
+	SessionID     string
+	ChainID       int64
+	Currency      string
+	HandedAt      time.Time
+	FirstHandedAt time.Time
 }
 
 type Admin struct {

@@ -1,0 +1,162 @@
+package deposit_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
+)
+
+// movedReceipts is a JSON-RPC proxy in front of a node that, while on, answers receipts from a
+// block the chain no longer has at that height (as a node behind a fork does, or the chain
+// between a replay's receipt and header calls): the receipt's blockHash is another one.
+func movedReceipts(t *testing.T, on *atomic.Bool) func(*chain.Network) {
+	t.Helper()
+	return func(n *chain.Network) {
+		node := n.RPCURLs[0]
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, node, bytes.NewReader(body))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer res.Body.Close()
+			answer, _ := io.ReadAll(res.Body)
+			if on.Load() && strings.Contains(string(body), "eth_getTransactionReceipt") {
+				var msg map[string]any
+				if json.Unmarshal(answer, &msg) == nil {
+					if receipt, ok := msg["result"].(map[string]any); ok {
+						receipt["blockHash"] = "0x00000000000000000000000000000000000000000000000000000000000dead1"
+						answer, _ = json.Marshal(msg)
+					}
+				}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(answer)
+		}))
+		t.Cleanup(proxy.Close)
+		n.RPCURLs = []string{proxy.URL}
+	}
+}
+
+// A replay whose receipt names another block than the chain has at that height now (a reorg
+// between the checks, or a node on another fork) records nothing and answers UNAVAILABLE, to
+// be replayed again: a deposit recorded against a block that does not hold its transaction
+// would be credited whatever happens to the transaction.
+func TestReplayRefusesAReceiptOfAnotherBlock(t *testing.T) {
+	t.Parallel()
+	var moved atomic.Bool
+	e := setup(t, 0, movedReceipts(t, &moved))
+	addr, u := e.payer("u")
+	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(missed)
+	for range confirmations {
+		e.dev.Commit()
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped it
+		t.Fatal(err)
+	}
+	moved.Store(true)
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); !fault.Is(err, fault.Unavailable) {
+		t.Fatalf("replay with a receipt of another block: %v, want UNAVAILABLE", err)
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits recorded", n)
+	}
+	moved.Store(false)
+	if out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); err != nil || len(out.Deposits) != 1 {
+		t.Fatalf("replayed again: %+v %v", out, err)
+	}
+}
+
+// A token the chain does not list is never a deposit: the scanner passes over its transfers
+// to a deposit address, and a replay of one is refused with UNKNOWN_TOKEN, recording nothing.
+func TestUnlistedTokenIsNoDeposit(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0, func(n *chain.Network) { n.Tokens = n.Tokens[:1] }) // USDT only: USDC is not accepted
+	usdc, _ := e.dev.Token("USDC")
+	addr := e.address("u")
+	e.mint("USDC", addr, 5_000_000)
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits of an unlisted token", n)
+	}
+	logs, err := e.client.Logs(e.ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), Addresses: []common.Address{usdc.Address}})
+	if err != nil || len(logs) == 0 || len(logs[len(logs)-1].Topics) != 3 || common.BytesToAddress(logs[len(logs)-1].Topics[2].Bytes()) != addr {
+		t.Fatalf("the USDC mint's logs: %v %v", logs, err)
+	}
+	_, err = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, logs[len(logs)-1].TxHash)
+	if fe := fault.As(err); fe.Code != fault.FailedPrecondition || fe.Details["reason"] != deposit.ReasonUnknownToken {
+		t.Fatalf("replay of an unlisted token's transfer: %v, want FAILED_PRECONDITION/%s", err, deposit.ReasonUnknownToken)
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits after the refused replay", n)
+	}
+}
+
+// A replayed deposit below its asset's minimum waits like a scanned one (BELOW_MINIMUM: no
+// sweep, no DEPOSIT), and is credited, once, with the replayed deposit that brings the
+// address to the minimum.
+func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, u := e.payer("u")
+	dust := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 1), 2) // 0.000001 USDT, below $1
+	more := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
+	e.mine(dust)
+	e.mine(more)
+	for range confirmations {
+		e.dev.Commit()
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped both
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if got := e.depositsWhere("BELOW_MINIMUM"); len(got) != 1 || len(e.hooks.all()) != 0 ||
+		e.count(`SELECT count(*) FROM chain_txs WHERE from_address = $1 OR to_address = $1`, addr.Hex()) != 0 {
+		t.Fatalf("replayed dust: %d below the minimum, %d DEPOSITs; want it waiting, unswept", len(got), len(e.hooks.all()))
+	}
+	if again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil || !again.AlreadyKnown {
+		t.Fatalf("dust replayed again: %+v %v", again, err)
+	}
+	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, more.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20 && len(e.hooks.all()) < 2; i++ {
+		e.settleAll()
+		e.dev.Commit()
+	}
+	if got := e.depositsWhere("CREDITED"); len(got) != 2 || len(e.hooks.all()) != 2 {
+		t.Fatalf("%d credited, %d DEPOSITs; want both deposits credited once", len(got), len(e.hooks.all()))
+	}
+}
