@@ -8,17 +8,15 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // tenant is an operator and its API key.
@@ -37,6 +35,19 @@ func startTenants(t *testing.T) (env *apptest.Env, a, b, sub tenant) {
 	b.Operator, b.key = env.Operator(t, domain.OperatorSettings{})
 	sub.Operator, sub.key = env.Operator(t, domain.OperatorSettings{ParentID: &a.ID})
 	return env, a, b, sub
+}
+
+// tenantWithdrawal records a 10 USD withdrawal of op's user iso-user, in status, in a withdraw
+// session of its own: its id.
+func tenantWithdrawal(t *testing.T, env *apptest.Env, op domain.Operator, status domain.WithdrawalStatus) string {
+	t.Helper()
+	o, err := env.Services.Sessions.Open(t.Context(), op, session.Withdraw, session.Input{ExternalUserID: "iso-user", Lang: "en",
+		FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testfactory.Withdrawal(t.Context(), t, env.Pool, o.Session, &testfactory.WithdrawalOpts{Status: status, Amount: "10",
+		Address: matrixAddress}).ID
 }
 
 // restOutcome sends a REST request and returns its status and the envelope's data.
@@ -199,21 +210,7 @@ func TestOperatorAdminIsolation(t *testing.T) {
 	_, adminA := env.Admin(t, a.ID)
 	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
 	as := func() context.Context { return withBearer(t.Context(), adminA) }
-	withdrawalOf := func(op domain.Operator) string {
-		o, err := env.Services.Sessions.Open(t.Context(), op, session.Withdraw, session.Input{ExternalUserID: "iso-user", Lang: "en",
-			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, amount := uuid.NewString(), decimal.RequireFromString("10")
-		env.InsertWithdrawal(t, domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: o.Session.ID, ExternalUserID: "iso-user",
-			Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalPending, ChainID: 1337, Currency: "USDT",
-			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: matrixAddress, FiatCurrency: "USD",
-			FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
-			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
-		return id
-	}
-	idB, idSub := withdrawalOf(b.Operator), withdrawalOf(sub.Operator)
+	idB, idSub := tenantWithdrawal(t, env, b.Operator, domain.WithdrawalPending), tenantWithdrawal(t, env, sub.Operator, domain.WithdrawalPending)
 	env.InsertDeposit(t, domain.Deposit{OperatorID: b.ID, ExternalUserID: "iso-user", ChainID: 1337, TxHash: fmt.Sprintf("0x%064x", 7),
 		LogIndex: 0, BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT",
 		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, GrossAmount: big.NewInt(5_000_000),

@@ -7,16 +7,12 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/domain"
-	"github.com/cofferhq/coffer/server/internal/session"
 )
 
 // TestReconciliationIsolation: over Connect, an operator reads its own deposits and
@@ -38,17 +34,7 @@ func TestReconciliationIsolation(t *testing.T) {
 			BlockNumber: 1, BlockHash: "0xb1", Address: matrixAddress, Currency: "USDT", Decimals: 6,
 			ContractAddress: "0x00000000000000000000000000000000000000a1", GrossAmount: big.NewInt(5_000_000),
 			Status: domain.DepositOrphaned, IdempotencyKey: "iso-" + strconv.Itoa(i)})
-		o, err := env.Services.Sessions.Open(t.Context(), op, session.Withdraw, session.Input{ExternalUserID: "iso-user", Lang: "en",
-			FiatCurrency: "USD", UserBalance: "100", Amount: "10"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, amount := uuid.NewString(), decimal.RequireFromString("10")
-		env.InsertWithdrawal(t, domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: o.Session.ID, ExternalUserID: "iso-user",
-			Type: "DIRECT_TRANSFER", ApprovalMode: domain.ApprovalSync, Status: domain.WithdrawalRejected, ChainID: 1337, Currency: "USDT",
-			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: matrixAddress, FiatCurrency: "USD",
-			FiatAmount: amount, CryptoAmount: decimal.NewFromInt(10_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
-			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)})
+		id := tenantWithdrawal(t, env, op, domain.WithdrawalRejected)
 		records[op.ID] = struct {
 			deposit    int64
 			withdrawal string

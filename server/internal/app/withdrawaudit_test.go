@@ -562,21 +562,7 @@ func TestAdminFinalizeForbiddenStates(t *testing.T) {
 	}
 	insert := func(status domain.WithdrawalStatus, paying bool) string {
 		t.Helper()
-		mode := domain.ApprovalSync
-		if status == domain.WithdrawalAwaitingApproval {
-			mode = domain.ApprovalExternal
-		}
-		amount := decimal.RequireFromString("25.00")
-		w := domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID, ExternalUserID: "forbidden",
-			Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
-			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: destination,
-			FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
-			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)}
-		if paying {
-			queued := time.Now()
-			w.PayoutQueuedAt = &queued
-		}
-		return env.InsertWithdrawal(t, w).ID
+		return testfactory.Withdrawal(t.Context(), t, env.Pool, opened.Session, &testfactory.WithdrawalOpts{Status: status, Paying: paying, Address: destination}).ID
 	}
 	admins := cofferv1connect.NewAdminServiceClient(http.DefaultClient, env.URL)
 	act := map[string]func(id string) (int, string){}

@@ -4,14 +4,11 @@ import (
 	"context"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 type action = cofferv1.AdminWithdrawalAction
@@ -48,21 +45,7 @@ func TestAdminWithdrawalAllowedActions(t *testing.T) {
 	}
 	insert := func(status domain.WithdrawalStatus, paying bool) string {
 		t.Helper()
-		mode := domain.ApprovalSync
-		if status == domain.WithdrawalAwaitingApproval {
-			mode = domain.ApprovalExternal
-		}
-		amount := decimal.RequireFromString("25.00")
-		w := domain.Withdrawal{ID: uuid.NewString(), OperatorID: op.ID, SessionID: opened.Session.ID, ExternalUserID: "allowed-actions",
-			Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
-			ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6, Address: "0x52908400098527886E0F7030069857D2E4169EE7",
-			FiatCurrency: "USD", FiatAmount: amount, CryptoAmount: decimal.NewFromInt(25_000_000), ExpiresAt: time.Now().Add(24 * time.Hour),
-			AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount)}
-		if paying {
-			queued := time.Now()
-			w.PayoutQueuedAt = &queued
-		}
-		return env.InsertWithdrawal(t, w).ID
+		return testfactory.Withdrawal(t.Context(), t, env.Pool, opened.Session, &testfactory.WithdrawalOpts{Status: status, Paying: paying}).ID
 	}
 
 	cases := []struct {

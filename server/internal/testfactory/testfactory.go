@@ -87,9 +87,13 @@ func Session(ctx context.Context, tb testing.TB, db store.DBTX, operatorID strin
 // WithdrawalOpts are the withdrawal fields a test sets; the zero value is a PENDING (mode A)
 // 25 USD withdrawal of 25 USDT on chain 1337. An AWAITING_APPROVAL status makes it mode B.
 type WithdrawalOpts struct {
-	ID     string
-	Status domain.WithdrawalStatus
-	Amount string
+	ID      string
+	Status  domain.WithdrawalStatus
+	Amount  string
+	Address string // the payee; a fixed test address when empty
+	// Paying marks its payout queued (payout_queued_at set), with no job queued: as a crash
+	// after the decision leaves it, for the periodic sweep to pay.
+	Paying bool
 }
 
 // Withdrawal inserts a withdrawal in a WITHDRAW session.
@@ -108,12 +112,18 @@ func Withdrawal(ctx context.Context, tb testing.TB, db store.DBTX, sess domain.S
 		ID: or(opts.ID, uuid.NewString()), OperatorID: sess.OperatorID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID,
 		Type: "DIRECT_TRANSFER", ApprovalMode: mode, Status: status, ChainID: 1337, Currency: "USDT",
 		ContractAddress: "0x00000000000000000000000000000000000000a1", Decimals: 6,
-		Address: "0x52908400098527886E0F7030069857D2E4169EE7", FiatCurrency: "USD", FiatAmount: amount,
+		Address: or(opts.Address, "0x52908400098527886E0F7030069857D2E4169EE7"), FiatCurrency: "USD", FiatAmount: amount,
 		CryptoAmount: amount.Shift(6), ExpiresAt: time.Now().Add(24 * time.Hour),
 		AmountInUSD: decimal.NewNullDecimal(amount), CapAmount: decimal.NewNullDecimal(amount),
 	})
 	if err != nil {
 		tb.Fatalf("testfactory: withdrawal: %v", err)
+	}
+	if opts.Paying {
+		if err := db.QueryRow(ctx, `UPDATE withdrawals SET payout_queued_at = now() WHERE id = $1 RETURNING payout_queued_at`, w.ID).
+			Scan(&w.PayoutQueuedAt); err != nil {
+			tb.Fatalf("testfactory: withdrawal paying: %v", err)
+		}
 	}
 	return w
 }

@@ -33,7 +33,13 @@ func TestFactoryRecordsAreValidAndIndependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Status != domain.WithdrawalAwaitingApproval || got.ApprovalMode != domain.ApprovalExternal || got.SessionID != sess.ID ||
-		got.CryptoAmount.String() != "25000000" {
+		got.CryptoAmount.String() != "25000000" || got.PayoutQueuedAt != nil {
 		t.Fatalf("withdrawal %+v", got)
+	}
+	paying := testfactory.Withdrawal(ctx, t, pool, sess, &testfactory.WithdrawalOpts{Status: domain.WithdrawalProcessing, Paying: true,
+		Address: "0x00000000000000000000000000000000000000b1"})
+	if got, err = store.New(pool).LockWithdrawal(ctx, nil, paying.ID); err != nil || got.PayoutQueuedAt == nil ||
+		paying.PayoutQueuedAt == nil || got.Address != "0x00000000000000000000000000000000000000b1" || got.ApprovalMode != domain.ApprovalSync {
+		t.Fatalf("paying withdrawal %+v %v", got, err)
 	}
 }
