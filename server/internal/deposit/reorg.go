@@ -65,6 +65,18 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	if err != nil {
 		return nil, err
 	}
+	return s.reorgDeposits(ctx, tx, chainID, settled, func(domain.Deposit) (uint64, string) {
+		return fork, fmt.Sprintf("the chains share blocks up to %d", fork)
+	})
+}
+
+// reorgDeposits marks settled deposits (locked by the caller) whose block left the chain
+// REORGED, in the caller's transaction: each gets its deposit_reorgs row and DETECTED audit
+// row, and a credited one's net amount is taken back out of its operator's funds. leftAt says,
+// per deposit, the newest block the chains share (as far as the caller knows) and how it knows.
+func (s *Service) reorgDeposits(ctx context.Context, tx pgx.Tx, chainID int64, settled []domain.Deposit,
+	leftAt func(domain.Deposit) (fork uint64, why string)) ([]reorged, error) {
+	q := store.New(tx)
 	// Funds rows in (currency, id) order, as sweeps take them, so the two cannot deadlock.
 	slices.SortFunc(settled, func(a, b domain.Deposit) int {
 		if c := strings.Compare(a.Currency, b.Currency); c != 0 {
@@ -81,13 +93,13 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 		if d.Status == domain.DepositCredited && d.Amount != nil {
 			reversed.Set(d.Amount)
 		}
+		fork, why := leftAt(d)
 		r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
 			BlockHash: d.BlockHash, PriorStatus: d.Status, Reversed: reversed})
 		if err != nil {
 			return nil, err
 		}
-		note := fmt.Sprintf("block %d (%s) left the chain (the chains share blocks up to %d); the deposit was %s", d.BlockNumber,
-			d.BlockHash, fork, d.Status)
+		note := fmt.Sprintf("block %d (%s) left the chain (%s); the deposit was %s", d.BlockNumber, d.BlockHash, why, d.Status)
 		if err := q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: domain.ReorgDetected,
 			Actor: "system", Note: note}); err != nil {
 			return nil, err
@@ -105,15 +117,15 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	return out, nil
 }
 
-// reportReorged logs and counts what a committed rollback marked.
-func (s *Service) reportReorged(ctx context.Context, chainID int64, fork uint64, list []reorged) {
+// reportReorged logs and counts what a committed rollback or scan pass marked.
+func (s *Service) reportReorged(ctx context.Context, chainID int64, list []reorged) {
 	if len(list) == 0 {
 		return
 	}
 	for _, x := range list {
 		d := x.deposit
 		attrs := []any{"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber,
-			"block_hash", d.BlockHash, "fork_block", fork, "operator", d.OperatorID, "external_user_id", d.ExternalUserID,
+			"block_hash", d.BlockHash, "fork_block", x.reorg.ForkBlock, "operator", d.OperatorID, "external_user_id", d.ExternalUserID,
 			"currency", d.Currency, "gross_amount", d.GrossAmount, "was", d.Status, "reversed", x.reorg.Reversed}
 		if d.Amount != nil {
 			attrs = append(attrs, "amount", d.Amount)

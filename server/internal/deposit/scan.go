@@ -144,6 +144,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		}
 	}
 	reincluded := 0
+	var marked []reorged // deposits whose block this pass shows left the chain
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.GetCursor(ctx, chainID)
@@ -153,13 +154,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
 			return ErrRaced
 		}
-		if err := s.saveFound(ctx, tx, chainID, found); err != nil {
+		if marked, err = s.record(ctx, tx, chainID, blocks, found, to); err != nil {
 			return err
-		}
-		if len(blocks) > 0 {
-			if err := q.PutBlocks(ctx, chainID, blocks, s.keepFrom(to+1)); err != nil {
-				return err
-			}
 		}
 		if confirming {
 			ids, err := q.ConfirmDeposits(ctx, chainID, confirmUpTo) // Confirm: CONFIRMING → SWEEPING
@@ -180,12 +176,99 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		}
 		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})
 	})
-	if err == nil && reincluded > 0 {
+	if err != nil {
+		return err
+	}
+	s.reportReorged(ctx, chainID, marked)
+	if reincluded > 0 {
 		if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 			s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 		}
 	}
-	return err
+	return nil
+}
+
+// record stores, in a scan pass's transaction, what the pass read up to block to: first the
+// deposits it shows are in blocks no longer on the chain (leftTheChain; the transfers found
+// again then land as after a rollback), then the transfers it found, then the blocks' hashes.
+// It returns the deposits it marked REORGED, to report once the pass commits.
+func (s *Service) record(ctx context.Context, tx pgx.Tx, chainID int64, blocks []store.BlockRef, found []domain.Deposit, to uint64) ([]reorged, error) {
+	marked, err := s.leftTheChain(ctx, tx, chainID, blocks, found)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.saveFound(ctx, tx, chainID, found); err != nil {
+		return nil, err
+	}
+	if len(blocks) > 0 {
+		if err := store.New(tx).PutBlocks(ctx, chainID, blocks, s.keepFrom(to+1)); err != nil {
+			return nil, err
+		}
+	}
+	return marked, nil
+}
+
+// leftTheChain handles, in the scan pass's transaction, the deposits recorded in a block this
+// pass shows is not on the chain: recorded at a height the pass read under another hash, or
+// whose transfer the pass found in another block. Such a deposit was recorded ahead of the
+// scanner (a replay records a transfer in a confirmed block wherever the cursor is) or below
+// the hashes it keeps: the rollback (findFork) walks only the kept hashes, so nothing else
+// would see its block leave the chain. Each is treated as a rollback treats a deposit in a block
+// that left the chain: a settled one is REORGED (reorgDeposits), an unconfirmed one ORPHANED.
+// The transfer found again (saveFound, next) is then re-included as after a rollback. One
+// indexed query per pass (LockDepositsOffChain).
+func (s *Service) leftTheChain(ctx context.Context, tx pgx.Tx, chainID int64, blocks []store.BlockRef, found []domain.Deposit) ([]reorged, error) {
+	if len(blocks) == 0 && len(found) == 0 {
+		return nil, nil
+	}
+	q := store.New(tx)
+	gone, err := q.LockDepositsOffChain(ctx, chainID, blocks, found)
+	if err != nil || len(gone) == 0 {
+		return nil, err
+	}
+	read := make(map[uint64]string, len(blocks))
+	for _, b := range blocks {
+		read[b.Number] = b.Hash
+	}
+	foundAt := make(map[string]uint64, len(found))
+	for _, d := range found {
+		foundAt[d.IdempotencyKey] = d.BlockNumber
+	}
+	var settled []domain.Deposit
+	var orphans []int64
+	for _, d := range gone {
+		switch {
+		case Moves(d.Status, Reorg):
+			settled = append(settled, d)
+		case Moves(d.Status, Orphan):
+			orphans = append(orphans, d.ID)
+		default:
+			return nil, fmt.Errorf("deposit %d: %s left the chain: %w", d.ID, d.Status, errRefused) // the statement selected it
+		}
+	}
+	if len(orphans) > 0 {
+		if _, err := q.OrphanDeposits(ctx, orphans); err != nil { // Orphan: CONFIRMING → ORPHANED
+			return nil, err
+		}
+		s.log.WarnContext(ctx, "deposits recorded ahead of the scanner are in blocks no longer on the chain: orphaned",
+			"chain", chainID, "deposits", orphans)
+	}
+	return s.reorgDeposits(ctx, tx, chainID, settled, func(d domain.Deposit) (uint64, string) {
+		// The two chains part somewhere below the deposit's height (and below where the pass
+		// found its transfer again); further down is unknown: the scanner never read the old branch.
+		at, why := d.BlockNumber, ""
+		if h, ok := read[d.BlockNumber]; ok {
+			why = fmt.Sprintf("the scanner read block %s at that height", h)
+		}
+		if n, ok := foundAt[d.IdempotencyKey]; ok {
+			at, why = min(at, n), fmt.Sprintf("the scanner found its transfer in block %d", n)
+		}
+		fork := uint64(0)
+		if at > 0 {
+			fork = at - 1
+		}
+		return fork, fmt.Sprintf("%s; the chains share blocks up to %d at most", why, fork)
+	})
 }
 
 // keepFrom is the oldest block whose hash is kept (KeepBlocks of them) once next is the next
@@ -313,7 +396,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		return q.PutCursor(ctx, cur)
 	})
 	if err == nil {
-		s.reportReorged(ctx, chainID, fork, marked)
+		s.reportReorged(ctx, chainID, marked)
 	}
 	return err
 }

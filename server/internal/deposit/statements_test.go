@@ -57,6 +57,10 @@ func TestStatementsFollowTheTable(t *testing.T) {
 			_, err := q.OrphanDepositsFrom(ctx, d.ChainID, 10)
 			return err
 		}},
+		{"OrphanDeposits", deposit.Orphan, func(d domain.Deposit) error {
+			_, err := q.OrphanDeposits(ctx, []int64{d.ID})
+			return err
+		}},
 		{"OrphanChainDeposits", deposit.Orphan, func(d domain.Deposit) error {
 			_, err := q.OrphanChainDeposits(ctx, d.ChainID)
 			return err
@@ -103,5 +107,81 @@ func TestStatementsFollowTheTable(t *testing.T) {
 				t.Errorf("%s on a %s deposit: %s; the table says %s (%s)", st.name, from, got.Status, want, st.event)
 			}
 		}
+	}
+}
+
+// TestLockDepositsOffChainFollowsTheTable checks the scan pass's lookup of deposits whose block
+// left the chain (LockDepositsOffChain) on a deposit in every status, recorded in block 10:
+// it selects exactly those the table orphans or reorgs (the pass orphans or reorgs each one it
+// selects), by either sign, a block read at that height under another hash or the transfer
+// found in another block, and never one the pass found where it was recorded.
+func TestLockDepositsOffChainFollowsTheTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	q := store.New(pool)
+	op := testfactory.Operator(ctx, t, pool, nil)
+	chainID := int64(9000)
+	seed := func(status domain.DepositStatus) domain.Deposit {
+		chainID++
+		tx := fmt.Sprintf("0x%064x", chainID)
+		d, _, err := q.UpsertDeposit(ctx, domain.Deposit{OperatorID: op.ID, ExternalUserID: "u", ChainID: chainID, TxHash: tx,
+			LogIndex: 2, BlockNumber: 10, BlockHash: "0xb10", Address: fmt.Sprintf("0xaddr%d", chainID), Currency: "ETH", Decimals: 18,
+			GrossAmount: big.NewInt(1000), Status: status, IdempotencyKey: fmt.Sprintf("%d:%s:2", chainID, tx)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	at := func(d domain.Deposit, number uint64, hash string) domain.Deposit {
+		d.BlockNumber, d.BlockHash = number, hash
+		return d
+	}
+	signs := []struct {
+		name   string
+		blocks []store.BlockRef
+		found  func(d domain.Deposit) []domain.Deposit
+		gone   bool
+	}{
+		{"another block at its height", []store.BlockRef{{Number: 9, Hash: "0xb9"}, {Number: 10, Hash: "0xother"}}, nil, true},
+		{"its transfer in another block", []store.BlockRef{{Number: 8, Hash: "0xb8"}},
+			func(d domain.Deposit) []domain.Deposit { return []domain.Deposit{at(d, 8, "0xb8")} }, true},
+		{"its block read, its transfer in it", []store.BlockRef{{Number: 10, Hash: "0xb10"}},
+			func(d domain.Deposit) []domain.Deposit { return []domain.Deposit{at(d, 10, "0xb10")} }, false},
+		{"another height read", []store.BlockRef{{Number: 11, Hash: "0xother"}}, nil, false},
+	}
+	for _, sign := range signs {
+		for _, from := range domain.DepositStatuses() {
+			d := seed(from)
+			var found []domain.Deposit
+			if sign.found != nil {
+				found = sign.found(d)
+			}
+			gone, err := q.LockDepositsOffChain(ctx, chainID, sign.blocks, found)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := sign.gone && (deposit.Moves(from, deposit.Orphan) || deposit.Moves(from, deposit.Reorg))
+			if got := len(gone) == 1 && gone[0].ID == d.ID; got != want || len(gone) > 1 {
+				t.Errorf("%s, a %s deposit: selected %v, want %v", sign.name, from, got, want)
+			}
+		}
+	}
+	// An engineer reinstated a deposit whose block was found gone: it keeps that block, and is
+	// not found gone again.
+	d := seed(domain.DepositCredited)
+	r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: d.ChainID, ForkBlock: 9, BlockNumber: 10, BlockHash: d.BlockHash,
+		PriorStatus: d.Status, Reversed: new(big.Int)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.SetDepositStatus(ctx, d.ID, domain.DepositReorged, domain.DepositCredited); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.CloseReorg(ctx, r.ID, domain.ReorgReinstate, "t", "paid by wire"); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := q.LockDepositsOffChain(ctx, d.ChainID, []store.BlockRef{{Number: 10, Hash: "0xother"}}, nil); err != nil || len(gone) != 0 {
+		t.Fatalf("a reinstated deposit found gone again: %d, %v", len(gone), err)
 	}
 }

@@ -367,6 +367,12 @@ func (q *Queries) OrphanDepositsFrom(ctx context.Context, chainID int64, from ui
 	return sqlc.OrphanDepositsFrom(ctx, q.db, dbsqlc.OrphanDepositsFromParams{ChainID: chainID, FromBlock: bigint(from)})
 }
 
+// OrphanDeposits marks the unconfirmed (CONFIRMING) deposits among ids orphaned: their block
+// left the chain before their confirmation depth.
+func (q *Queries) OrphanDeposits(ctx context.Context, ids []int64) (int64, error) {
+	return sqlc.OrphanDeposits(ctx, q.db, ids)
+}
+
 // OrphanChainDeposits marks every unconfirmed deposit of a chain orphaned (the chain was reset).
 func (q *Queries) OrphanChainDeposits(ctx context.Context, chainID int64) (int64, error) {
 	return sqlc.OrphanChainDeposits(ctx, q.db, chainID)

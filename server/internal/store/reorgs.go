@@ -54,6 +54,29 @@ func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, fr
 		FromBlock: bigint(from)}))
 }
 
+// LockDepositsOffChain locks the deposits (CONFIRMING, SWEEPING, BELOW_MINIMUM, CREDITED) a
+// scan pass shows are in a block no longer on the chain: recorded at a height among blocks (the
+// window the pass read) under another hash, or whose transfer is among found (the transfers
+// the pass found, each with the block it is in) under another block; not one reinstated by an
+// engineer after its block was found gone (it keeps that block). One query, whatever the
+// window's size.
+func (q *Queries) LockDepositsOffChain(ctx context.Context, chainID int64, blocks []BlockRef, found []domain.Deposit) ([]domain.Deposit, error) {
+	p := dbsqlc.LockDepositsOffChainParams{ChainID: chainID, FromBlock: 0, ToBlock: -1, Numbers: make([]int64, len(blocks)),
+		Hashes: make([]string, len(blocks)), TxHashes: make([]string, len(found)), LogIndexes: make([]int32, len(found)),
+		FoundHashes: make([]string, len(found))}
+	for i, b := range blocks {
+		p.Numbers[i], p.Hashes[i] = bigint(b.Number), b.Hash
+		if i == 0 || p.Numbers[i] < p.FromBlock {
+			p.FromBlock = p.Numbers[i]
+		}
+		p.ToBlock = max(p.ToBlock, p.Numbers[i])
+	}
+	for i, d := range found {
+		p.TxHashes[i], p.LogIndexes[i], p.FoundHashes[i] = d.TxHash, int4(d.LogIndex), d.BlockHash
+	}
+	return manyDeposits(sqlc.LockDepositsOffChain(ctx, q.db, p))
+}
+
 // InsertReorg records a reorged deposit and marks it REORGED. A deposit of a sweep that has
 // signed nothing yet leaves it (its money is gone; the sweep must not plan for it); one of a
 // signed sweep stays, and that sweep waits until the reorg is resolved.

@@ -201,3 +201,6 @@ ORDER BY CASE WHEN h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slac
 -- Every watched address, in no particular order. Read as a stream (AllWatchedAddressesRows,
 -- store.EachWatchedAddress): there are millions, which this generated method would collect.
 SELECT address_index, address FROM watched_addresses;
+
+-- name: OrphanDeposits :execrows
+UPDATE deposits SET status = 'ORPHANED' WHERE id = ANY(@ids::bigint[]) AND status = 'CONFIRMING';

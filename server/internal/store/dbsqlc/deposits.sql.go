@@ -931,6 +931,18 @@ func (q *Queries) OrphanChainDeposits(ctx context.Context, db DBTX, chainID int6
 	return result.RowsAffected(), nil
 }
 
+const orphanDeposits = `-- name: OrphanDeposits :execrows
+UPDATE deposits SET status = 'ORPHANED' WHERE id = ANY($1::bigint[]) AND status = 'CONFIRMING'
+`
+
+func (q *Queries) OrphanDeposits(ctx context.Context, db DBTX, ids []int64) (int64, error) {
+	result, err := db.Exec(ctx, orphanDeposits, ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const orphanDepositsFrom = `-- name: OrphanDepositsFrom :execrows
 UPDATE deposits SET status = 'ORPHANED' WHERE chain_id = $1 AND block_number >= $2 AND status = 'CONFIRMING'
 `

@@ -77,3 +77,28 @@ SELECT chain_id, count(*) AS open FROM deposit_reorgs WHERE resolution IS NULL G
 -- name: SweepHeldByReorg :one
 SELECT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
 	WHERE d.sweep_id = @sweep_id::bigint AND r.resolution IS NULL) AS held;
+
+-- name: LockDepositsOffChain :many
+-- Deposits not yet orphaned or reorged whose block a scan pass shows is not on the chain: one
+-- recorded at a height the pass read (from_block..to_block) under another block hash, or one
+-- whose transfer the pass found in another block (a transaction is in one block of a chain).
+-- Each branch is an index lookup: deposits_block_idx, and the (chain_id, tx_hash, log_index) key.
+-- A deposit an engineer reinstated keeps the block that left the chain: that one is not news.
+SELECT sqlc.embed(deposits),
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.id IN (
+	SELECT d.id FROM deposits d
+	JOIN ROWS FROM (unnest(@numbers::bigint[]), unnest(@hashes::text[])) AS b (n, h) ON d.block_number = b.n
+	WHERE d.chain_id = @chain_id AND d.block_number BETWEEN @from_block AND @to_block AND d.block_hash <> b.h
+		AND d.status IN ('CONFIRMING', 'SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+	UNION
+	SELECT d.id FROM deposits d
+	JOIN ROWS FROM (unnest(@tx_hashes::text[]), unnest(@log_indexes::integer[]), unnest(@found_hashes::text[])) AS f (t, i, h)
+		ON d.tx_hash = f.t AND d.log_index = f.i
+	WHERE d.chain_id = @chain_id AND d.block_hash <> f.h AND d.status IN ('CONFIRMING', 'SWEEPING', 'BELOW_MINIMUM', 'CREDITED'))
+	-- A block already found gone is not found again: the engineer who reinstated the deposit decided.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+ORDER BY deposits.id FOR UPDATE;

@@ -256,6 +256,116 @@ func (q *Queries) ListReorgs(ctx context.Context, db DBTX, arg ListReorgsParams)
 	return items, nil
 }
 
+const lockDepositsOffChain = `-- name: LockDepositsOffChain :many
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.id IN (
+	SELECT d.id FROM deposits d
+	JOIN ROWS FROM (unnest($1::bigint[]), unnest($2::text[])) AS b (n, h) ON d.block_number = b.n
+	WHERE d.chain_id = $3 AND d.block_number BETWEEN $4 AND $5 AND d.block_hash <> b.h
+		AND d.status IN ('CONFIRMING', 'SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+	UNION
+	SELECT d.id FROM deposits d
+	JOIN ROWS FROM (unnest($6::text[]), unnest($7::integer[]), unnest($8::text[])) AS f (t, i, h)
+		ON d.tx_hash = f.t AND d.log_index = f.i
+	WHERE d.chain_id = $3 AND d.block_hash <> f.h AND d.status IN ('CONFIRMING', 'SWEEPING', 'BELOW_MINIMUM', 'CREDITED'))
+	-- A block already found gone is not found again: the engineer who reinstated the deposit decided.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+ORDER BY deposits.id FOR UPDATE
+`
+
+type LockDepositsOffChainParams struct {
+	Numbers     []int64
+	Hashes      []string
+	ChainID     int64
+	FromBlock   int64
+	ToBlock     int64
+	TxHashes    []string
+	LogIndexes  []int32
+	FoundHashes []string
+}
+
+type LockDepositsOffChainRow struct {
+	Deposit           Deposit
+	SweepTxHash       string
+	SessionRef        string
+	OperatorReference string
+}
+
+// Deposits not yet orphaned or reorged whose block a scan pass shows is not on the chain: one
+// recorded at a height the pass read (from_block..to_block) under another block hash, or one
+// whose transfer the pass found in another block (a transaction is in one block of a chain).
+// Each branch is an index lookup: deposits_block_idx, and the (chain_id, tx_hash, log_index) key.
+// A deposit an engineer reinstated keeps the block that left the chain: that one is not news.
+func (q *Queries) LockDepositsOffChain(ctx context.Context, db DBTX, arg LockDepositsOffChainParams) ([]LockDepositsOffChainRow, error) {
+	rows, err := db.Query(ctx, lockDepositsOffChain,
+		arg.Numbers,
+		arg.Hashes,
+		arg.ChainID,
+		arg.FromBlock,
+		arg.ToBlock,
+		arg.TxHashes,
+		arg.LogIndexes,
+		arg.FoundHashes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockDepositsOffChainRow
+	for rows.Next() {
+		var i LockDepositsOffChainRow
+		if err := rows.Scan(
+			&i.Deposit.ID,
+			&i.Deposit.OperatorID,
+			&i.Deposit.ExternalUserID,
+			&i.Deposit.SessionID,
+			&i.Deposit.ChainID,
+			&i.Deposit.TxHash,
+			&i.Deposit.LogIndex,
+			&i.Deposit.BlockNumber,
+			&i.Deposit.BlockHash,
+			&i.Deposit.Address,
+			&i.Deposit.AddressIndex,
+			&i.Deposit.Currency,
+			&i.Deposit.ContractAddress,
+			&i.Deposit.Decimals,
+			&i.Deposit.GrossAmount,
+			&i.Deposit.FeeAmount,
+			&i.Deposit.Amount,
+			&i.Deposit.Status,
+			&i.Deposit.Manual,
+			&i.Deposit.IdempotencyKey,
+			&i.Deposit.UsdPrice,
+			&i.Deposit.FiatCurrency,
+			&i.Deposit.FiatPerUsd,
+			&i.Deposit.AmountInDollar,
+			&i.Deposit.AmountInLocal,
+			&i.Deposit.FeeInDollar,
+			&i.Deposit.DetectedAt,
+			&i.Deposit.ConfirmedAt,
+			&i.Deposit.CreditedAt,
+			&i.Deposit.SweepID,
+			&i.Deposit.Treasury,
+			&i.Deposit.Unpriced,
+			&i.Deposit.SignedFee,
+			&i.SweepTxHash,
+			&i.SessionRef,
+			&i.OperatorReference,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockOpenReorg = `-- name: LockOpenReorg :one
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
