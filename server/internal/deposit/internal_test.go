@@ -266,9 +266,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 	missed := e.transact(u, 0, &fw, milli(7), f.PackForward(addresses(a, b), ms(5, 2)))
 	undone := e.transact(u, 1, &fw, milli(3), f.PackForwardRejecting(addresses(a), ms(3), []bool{true}))
 	e.mine(missed, undone)
-	for range confirmations {
-		e.dev.Commit()
-	}
+	e.confirm()
 	// The scanner skipped those blocks.
 	mined, err := e.client.Receipt(e.ctx, missed.Hash())
 	if err != nil {

@@ -331,6 +331,23 @@ func (e *env) addressFor(sess domain.Session, currency string) deposit.AddressIn
 	return info
 }
 
+// confirm seals blocks until the last one mined has the confirmation depth.
+func (e *env) confirm() {
+	for range confirmations {
+		e.dev.Commit()
+	}
+}
+
+// unseen confirms what was mined (confirm) while the scanner skips it: its cursor moves 10
+// blocks on, past the transfers a replay then records.
+func (e *env) unseen() {
+	e.t.Helper()
+	e.confirm()
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // mine seals blocks until the transactions are included.
 func (e *env) mine(txs ...*types.Transaction) {
 	e.t.Helper()
@@ -580,9 +597,7 @@ func TestReplay(t *testing.T) {
 	// A transfer to a stranger's address.
 	stranger := e.send(u, 2, common.HexToAddress("0x00000000000000000000000000000000000000d0"), testfactory.Ether(1), nil, 2)
 	e.mine(failed, stranger)
-	for range confirmations {
-		e.dev.Commit()
-	}
+	e.confirm()
 	for _, c := range []struct {
 		hash common.Hash
 		want string
@@ -601,9 +616,7 @@ func TestReplay(t *testing.T) {
 	// An operator-scoped caller cannot replay a transfer to another operator's address.
 	other := e.send(u, 3, addr, testfactory.Ether(1), nil, 2)
 	e.mine(other)
-	for range confirmations {
-		e.dev.Commit()
-	}
+	e.confirm()
 	if _, err := e.svc.Replay(e.ctx, domain.Operators("00000000-0000-4000-8000-000000000000"), 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {
 		t.Errorf("out-of-scope replay: %v", err)
 	}
@@ -634,12 +647,7 @@ func concurrentReplays(t *testing.T, commit bool) {
 	addr, u := e.payer("u")
 	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.mine(missed)
-	for range confirmations {
-		e.dev.Commit()
-	}
-	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped it
-		t.Fatal(err)
-	}
+	e.unseen() // the scanner skipped those blocks
 	key := deposit.IdempotencyKey(1337, missed.Hash(), -1)
 	hold, err := e.pool.Begin(e.ctx)
 	if err != nil {

@@ -71,12 +71,7 @@ func TestReplayRefusesAReceiptOfAnotherBlock(t *testing.T) {
 	addr, u := e.payer("u")
 	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.mine(missed)
-	for range confirmations {
-		e.dev.Commit()
-	}
-	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped it
-		t.Fatal(err)
-	}
+	e.unseen() // the scanner skipped those blocks
 	moved.Store(true)
 	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); !fault.Is(err, fault.Unavailable) {
 		t.Fatalf("replay with a receipt of another block: %v, want UNAVAILABLE", err)
@@ -129,12 +124,7 @@ func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
 	more := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
 	e.mine(dust)
 	e.mine(more)
-	for range confirmations {
-		e.dev.Commit()
-	}
-	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil { // the scanner skipped both
-		t.Fatal(err)
-	}
+	e.unseen() // the scanner skipped those blocks
 	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil {
 		t.Fatal(err)
 	}

@@ -257,9 +257,7 @@ func TestBacklogOf300DepositsOver40Addresses(t *testing.T) {
 		}
 	}
 	e.mine(txs...)
-	for range confirmations {
-		e.dev.Commit()
-	}
+	e.confirm()
 	// Settled as River's workers do: many at once, several on one address.
 	for i := 0; i < 60 && len(e.hooks.all()) < 300; i++ {
 		e.scan()
