@@ -203,7 +203,7 @@ type Shortfall struct {
 
 func (s *Shortfall) Error() string {
 	missing := new(big.Int).Sub(s.Needed, s.Available)
-	return fmt.Sprintf("the operator's available funds on chain %d are %s %s; the payout needs %s (short by %s)", s.ChainID,
+	return fmt.Sprintf("the operator's available funds on chain %d are %s %s; the payout needs %s %[3]s (short by %[5]s %[3]s)", s.ChainID,
 		rates.FormatUnits(s.Available, s.Decimals), s.Currency, rates.FormatUnits(s.Needed, s.Decimals),
 		rates.FormatUnits(missing, s.Decimals))
 }

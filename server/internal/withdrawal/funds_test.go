@@ -42,7 +42,7 @@ func TestPayoutsDrawOnlyOnTheOperatorsOwnFunds(t *testing.T) {
 	e.admin(w.ID, domain.WithdrawalProcessing)
 	_, err := e.svc.AdminStatus(e.ctx, domain.Operators(broke.ID), w.ID, domain.WithdrawalCompleted, "admin:scoped", "pay")
 	fe := faultOf(err)
-	if fe.Code != fault.Conflict || !strings.Contains(fe.Message, "short by 900.000000") {
+	if fe.Code != fault.Conflict || !strings.Contains(fe.Message, "needs 900.000000 USDT (short by 900.000000 USDT)") {
 		t.Fatalf("admin COMPLETED without funds: %v", err)
 	}
 	if got := e.get(w.ID); got.Status != "PROCESSING" || got.PayoutQueuedAt != nil || e.payouts() != 0 {
