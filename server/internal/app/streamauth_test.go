@@ -73,3 +73,65 @@ func TestRotatedKeyEndsOpenStream(t *testing.T) {
 		t.Fatalf("stream of the new key: %v, err %v; want event %s", fresh.Msg(), fresh.Err(), first)
 	}
 }
+
+// TestEventStreamsPerFeed: one key holds at most rpc.FollowPerFeed SubscribeEvents streams
+// on one feed at once; one more is RATE_LIMITED (nothing else changes), a stream closed
+// frees its place, and the cap is per feed: the same key still follows its sub-operator's
+// feed, and another operator is not limited by it.
+func TestEventStreamsPerFeed(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, key := env.Operator(t, domain.OperatorSettings{})
+	sub, _ := env.Operator(t, domain.OperatorSettings{ParentID: &op.ID})
+	other, otherKey := env.Operator(t, domain.OperatorSettings{})
+	for _, id := range []string{op.ID, sub.ID, other.ID} {
+		// An event in each feed: a stream's response starts with it.
+		if _, err := enqueueEvent(t.Context(), env.Pool, env.Services.Webhooks, id, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := cofferv1connect.NewEventServiceClient(http.DefaultClient, env.URL)
+	open := func(cred, operatorID string) (*connect.ServerStreamForClient[cofferv1.SubscribeEventsResponse], context.CancelFunc, error) {
+		ctx, cancel := context.WithTimeout(withBearer(t.Context(), cred), 30*time.Second)
+		s, err := c.SubscribeEvents(ctx, &cofferv1.SubscribeEventsRequest{OperatorId: operatorID})
+		if err == nil && !s.Receive() {
+			err = s.Err()
+		}
+		if err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		t.Cleanup(func() { cancel(); _ = s.Close() })
+		return s, cancel, nil
+	}
+	var cancels []context.CancelFunc
+	for i := range rpc.FollowPerFeed {
+		_, cancel, err := open(key, "")
+		if err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+		cancels = append(cancels, cancel)
+	}
+	if _, _, err := open(key, ""); connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Fatalf("stream %d on one feed: %v; want resource_exhausted (RATE_LIMITED)", rpc.FollowPerFeed+1, err)
+	}
+	if _, _, err := open(key, sub.ID); err != nil {
+		t.Errorf("the parent following its sub-operator's feed: %v", err)
+	}
+	if _, _, err := open(otherKey, ""); err != nil {
+		t.Errorf("another operator's stream: %v", err)
+	}
+	cancels[0]()
+	// The server sees the client go shortly after; its place is then free.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, _, err := open(key, "")
+		if err == nil {
+			break
+		}
+		if connect.CodeOf(err) != connect.CodeResourceExhausted || time.Now().After(deadline) {
+			t.Fatalf("a stream after one closed: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
