@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -122,13 +123,47 @@ func (i authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) c
 	return next
 }
 
+// StreamRecheck is how often an open stream's credential is checked again: a stream (a
+// SubscribeEvents follow) may stay open for hours, and a key revoked or rotated out (or an
+// admin disabled) must stop being served within this long, not when the client goes.
+const StreamRecheck = 5 * time.Second
+
 func (i authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, err := i.authenticate(ctx, conn.Spec().Procedure, conn.RequestHeader())
+		if slices.Contains(i.public, conn.Spec().Procedure) {
+			return next(ctx, conn)
+		}
+		actx, err := i.check(ctx, conn.RequestHeader())
 		if err != nil {
 			return err
 		}
-		return next(ctx, conn)
+		sctx, cancel := context.WithCancelCause(actx)
+		defer cancel(nil)
+		go i.recheck(sctx, cancel, conn.RequestHeader())
+		err = next(sctx, conn)
+		if sctx.Err() != nil && ctx.Err() == nil {
+			return context.Cause(sctx) // the credential lapsed mid-stream: the client is told why
+		}
+		return err
+	}
+}
+
+// recheck checks the stream's credential every StreamRecheck until ctx ends, and ends the
+// stream (cancel with the refusal) once it is refused. Only a refusal ends it: a check that
+// fails for another reason (the database briefly down) is tried again at the next tick.
+func (i authInterceptor) recheck(ctx context.Context, cancel context.CancelCauseFunc, h http.Header) {
+	t := time.NewTicker(StreamRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := i.check(ctx, h); fault.Is(err, fault.Unauthenticated) || fault.Is(err, fault.Forbidden) {
+			cancel(err)
+			return
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"net/url"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -26,7 +27,16 @@ type EventServer struct {
 	// Draining closes when the process starts shutting down: open streams end then (cleanly;
 	// clients resume from their last cursor), instead of holding the shutdown up.
 	Draining <-chan struct{}
+
+	following streamCount // SubscribeEvents streams open, by caller and feed
 }
+
+// FollowPerFeed bounds the SubscribeEvents streams one caller holds open on one feed (its own,
+// or a named sub-operator's) at once in a process. A consumer needs one (a few while it
+// redeploys); each polls the database four times a second until the client goes, so a key
+// must not open them without bound. Per feed, so a parent may follow each of its
+// sub-operators.
+const FollowPerFeed = 5
 
 // ListEvents reads the feed after a cursor, oldest first.
 func (s *EventServer) ListEvents(ctx context.Context, req *cofferv1.EventServiceListEventsRequest) (*cofferv1.EventServiceListEventsResponse, error) {
@@ -47,6 +57,21 @@ func (s *EventServer) SubscribeEvents(ctx context.Context, req *cofferv1.Subscri
 	if err != nil {
 		return err
 	}
+	op, err := callerOperator(ctx)
+	if err != nil {
+		return err
+	}
+	feed := strings.ToLower(req.GetOperatorId())
+	if feed == "" {
+		feed = op.ID
+	}
+	key := op.ID + ">" + feed
+	if !s.following.take(key, FollowPerFeed) {
+		e := fault.New(fault.RateLimited, "at most %d event streams open on one feed: close one, or page ListEvents", FollowPerFeed)
+		e.RetryAfter = 5
+		return e
+	}
+	defer s.following.release(key)
 	return s.Webhooks.Follow(ctx, scope, req.GetAfter(), s.Poll, s.Draining, func(ev domain.WebhookEvent, cursor string) error {
 		return stream.Send(&cofferv1.SubscribeEventsResponse{Event: feedEventProto(ev), Cursor: cursor})
 	})
