@@ -14,6 +14,25 @@ import (
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
+// seeder returns seed, which stores a deposit of the operator in a status on a chain of its own
+// (the bulk statements work per chain), in block 10 (hash 0xb10), at logIndex.
+func seeder(ctx context.Context, t *testing.T, q *store.Queries, operatorID string, logIndex int64) func(domain.DepositStatus) domain.Deposit {
+	t.Helper()
+	chainID := int64(9000)
+	return func(status domain.DepositStatus) domain.Deposit {
+		t.Helper()
+		chainID++
+		tx := fmt.Sprintf("0x%064x", chainID)
+		d, _, err := q.UpsertDeposit(ctx, domain.Deposit{OperatorID: operatorID, ExternalUserID: "u", ChainID: chainID, TxHash: tx,
+			LogIndex: logIndex, BlockNumber: 10, BlockHash: "0xb10", Address: fmt.Sprintf("0xaddr%d", chainID), Currency: "ETH",
+			Decimals: 18, GrossAmount: big.NewInt(1000), Status: status, IdempotencyKey: fmt.Sprintf("%d:%s:%d", chainID, tx, logIndex)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+}
+
 // TestStatementsFollowTheTable runs each store statement that moves deposits in bulk (its
 // WHERE clause picks the statuses) on a deposit in every status, and checks that it moves
 // exactly the deposits the table moves, to the status the table says: the table and the SQL
@@ -24,20 +43,7 @@ func TestStatementsFollowTheTable(t *testing.T) {
 	pool := testdb.New(t)
 	q := store.New(pool)
 	op := testfactory.Operator(ctx, t, pool, nil)
-	chainID := int64(9000)
-	// seed stores a deposit in status on a chain of its own (the bulk statements work per
-	// chain), in block 10.
-	seed := func(status domain.DepositStatus) domain.Deposit {
-		chainID++
-		tx := fmt.Sprintf("0x%064x", chainID)
-		d, _, err := q.UpsertDeposit(ctx, domain.Deposit{OperatorID: op.ID, ExternalUserID: "u", ChainID: chainID, TxHash: tx,
-			LogIndex: -1, BlockNumber: 10, BlockHash: "0xb10", Address: fmt.Sprintf("0xaddr%d", chainID), Currency: "ETH", Decimals: 18,
-			GrossAmount: big.NewInt(1000), Status: status, IdempotencyKey: fmt.Sprintf("%d:%s:-1", chainID, tx)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	seed := seeder(ctx, t, q, op.ID, -1)
 	statements := []struct {
 		name  string
 		event deposit.Event
@@ -121,18 +127,7 @@ func TestLockDepositsOffChainFollowsTheTable(t *testing.T) {
 	pool := testdb.New(t)
 	q := store.New(pool)
 	op := testfactory.Operator(ctx, t, pool, nil)
-	chainID := int64(9000)
-	seed := func(status domain.DepositStatus) domain.Deposit {
-		chainID++
-		tx := fmt.Sprintf("0x%064x", chainID)
-		d, _, err := q.UpsertDeposit(ctx, domain.Deposit{OperatorID: op.ID, ExternalUserID: "u", ChainID: chainID, TxHash: tx,
-			LogIndex: 2, BlockNumber: 10, BlockHash: "0xb10", Address: fmt.Sprintf("0xaddr%d", chainID), Currency: "ETH", Decimals: 18,
-			GrossAmount: big.NewInt(1000), Status: status, IdempotencyKey: fmt.Sprintf("%d:%s:2", chainID, tx)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	seed := seeder(ctx, t, q, op.ID, 2)
 	at := func(d domain.Deposit, number uint64, hash string) domain.Deposit {
 		d.BlockNumber, d.BlockHash = number, hash
 		return d
@@ -157,7 +152,7 @@ func TestLockDepositsOffChainFollowsTheTable(t *testing.T) {
 			if sign.found != nil {
 				found = sign.found(d)
 			}
-			gone, err := q.LockDepositsOffChain(ctx, chainID, sign.blocks, found)
+			gone, err := q.LockDepositsOffChain(ctx, d.ChainID, sign.blocks, found)
 			if err != nil {
 				t.Fatal(err)
 			}
