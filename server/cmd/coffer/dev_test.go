@@ -124,6 +124,11 @@ func startDev(t *testing.T, bin, dataDir string) (devenv.File, func()) {
 	// The process writes these while the test reads them: proctest.Buffer locks.
 	var stdout, stderr proctest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t.Cleanup(func() {
+		if t.Failed() { // after stop (cleanups run last first): the whole log
+			t.Logf("coffer dev's log:\n%s", stderr.String())
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cofferhq/coffer/server/internal/proctest"
+	"github.com/cofferhq/coffer/server/internal/testdb"
 )
 
 // TestREADMEWalkthrough runs the README's "Using the API" walkthrough as a reader pastes it,
@@ -24,6 +26,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	home := t.TempDir()
 	dataDir := filepath.Join(home, ".coffer") // the walkthrough reads .coffer/dev.json and runs .coffer/bin/coffer
 	f, _ := startDev(t, bin, dataDir)
+	awaitScanning(t, f.DatabaseURL)
 	if err := os.MkdirAll(filepath.Join(dataDir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -90,4 +93,25 @@ func readmeWalkthrough(t *testing.T) string {
 		t.Fatal("the README's walkthrough block is not closed")
 	}
 	return block + "\n"
+}
+
+// awaitScanning waits until the service scans the dev chain (two deposit.scan passes done), as
+// it does by the time a reader has pasted the walkthrough: a worker's periodic scans begin
+// once River has elected it leader, a second or more after the start on a busy machine.
+func awaitScanning(t *testing.T, databaseURL string) {
+	t.Helper()
+	pool := testdb.Open(t, databaseURL, 1)
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		var passes int
+		if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'deposit.scan' AND state = 'completed'`).
+			Scan(&passes); err != nil {
+			t.Fatal(err)
+		}
+		if passes >= 2 {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("%d deposit scan passes a minute after coffer dev started", passes)
+		}
+	}
 }
