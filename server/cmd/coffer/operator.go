@@ -356,7 +356,7 @@ func runDeposit(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	defer env.close()
-	res, err := env.services.Deposits.Replay(ctx, domain.AllOperators(), *chainID, common.HexToHash(*txHash))
+	res, err := env.services.Deposits.Replay(ctx, cliActor(), domain.AllOperators(), *chainID, common.HexToHash(*txHash))
 	if err != nil {
 		return replayError(err)
 	}

@@ -28,10 +28,11 @@ import (
 // chain, so it is missed. Over AdminService.ReplayDeposit an operator's admin replays it and
 // gets its own operator's deposit only (the other's stays missed, and is not shown); the other
 // operator's admin then gets the other; a repeat, and the service team's replay of both, are
-// already known. Each operator's endpoint, down when the DEPOSITs first go out, then up,
-// receives exactly one signed DEPOSIT each, attributed to the session that handed the address
-// out before the payment, every attempt with the same webhook-id. Malformed and unknown hashes
-// and unknown chains are refused with their codes, and change nothing.
+// already known, and still name the admin who replayed each. Each operator's endpoint, down
+// when the DEPOSITs first go out, then up, receives exactly one signed DEPOSIT each,
+// attributed to the session that handed the address out before the payment, every attempt
+// with the same webhook-id. Malformed and unknown hashes and unknown chains are refused with
+// their codes, and change nothing.
 func TestMissedDepositReplayOverTheWire(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -67,8 +68,8 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 	a, keyA := recv.Operator(t, env, domain.OperatorSettings{})
 	b, keyB := recv.Operator(t, env, domain.OperatorSettings{})
 	recv.SetDown(true) // the operators' endpoint is down when the DEPOSITs first go out
-	_, adminA := env.Admin(t, a.ID)
-	_, adminB := env.Admin(t, b.ID)
+	whoA, adminA := env.Admin(t, a.ID)
+	whoB, adminB := env.Admin(t, b.ID)
 	_, team := env.Admin(t, "")
 	api := newConnectAPI(http.DefaultClient, env.URL)
 	session := func(key string) (ref string, addr common.Address) {
@@ -120,7 +121,9 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 	replay := func(token string, chainID int64, hash string) (*cofferv1.ReplayDepositResponse, error) {
 		return admins.ReplayDeposit(withBearer(ctx, token), &cofferv1.ReplayDepositRequest{ChainId: chainID, TxHash: hash})
 	}
-	want := func(who, token string, known bool, addrs ...common.Address) []int64 {
+	// by[i] is who the audit names as having replayed deposit i: the admin whose replay
+	// recorded it, whoever repeats the replay later.
+	want := func(who, token string, known bool, by []domain.Admin, addrs ...common.Address) []int64 {
 		t.Helper()
 		res, err := replay(token, dev.ChainID(), tx.Hash().Hex())
 		if err != nil || res.AlreadyKnown != known || len(res.Deposits) != len(addrs) {
@@ -131,16 +134,19 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 			if common.HexToAddress(d.Address) != addrs[i] || d.TransactionHash != tx.Hash().Hex() || !d.Manual {
 				t.Errorf("%s replays: deposit %d to %s, want a manual deposit to %s", who, i, d.Address, addrs[i].Hex())
 			}
+			if want := string(domain.AdminActor(by[i].ID)); d.ReplayedBy != want {
+				t.Errorf("%s replays: deposit %d replayed by %q, want %q", who, i, d.ReplayedBy, want)
+			}
 			ids[i] = d.DepositId
 		}
 		return ids
 	}
-	idA := want("A's admin", adminA, false, addrA)
-	if again := want("A's admin again", adminA, true, addrA); again[0] != idA[0] {
+	idA := want("A's admin", adminA, false, []domain.Admin{whoA}, addrA)
+	if again := want("A's admin again", adminA, true, []domain.Admin{whoA}, addrA); again[0] != idA[0] {
 		t.Errorf("A's repeated replay: deposit %d, want %d", again[0], idA[0])
 	}
-	idB := want("B's admin", adminB, false, addrB)
-	if both := want("the service team", team, true, addrA, addrB); both[0] != idA[0] || both[1] != idB[0] {
+	idB := want("B's admin", adminB, false, []domain.Admin{whoB}, addrB)
+	if both := want("the service team", team, true, []domain.Admin{whoA, whoB}, addrA, addrB); both[0] != idA[0] || both[1] != idB[0] {
 		t.Errorf("the service team's replay: %v, want %d and %d", both, idA[0], idB[0])
 	}
 

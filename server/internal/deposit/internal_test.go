@@ -250,7 +250,7 @@ func TestInternalTransfersNeedTheSwitch(t *testing.T) {
 	e.checkDeposits(t, internal.Hash(), nil)
 	e.checkDeposits(t, direct.Hash(), []paid{{b, -1, milli(2), "ETH"}})
 	// Replay refuses it as before: without tracing it pays no deposit address.
-	_, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, internal.Hash())
+	_, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, internal.Hash())
 	if r, _ := fault.As(err).Details["reason"].(string); r != deposit.ReasonNotDepositAddress {
 		t.Fatalf("replay without tracing: %v", err)
 	}
@@ -277,7 +277,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
+	out, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || out.AlreadyKnown || len(out.Deposits) != 2 {
 		t.Fatalf("replay: %+v %v", out, err)
 	}
@@ -286,7 +286,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 			t.Errorf("replayed deposit %d: manual %v, confirmed %v", d.ID, d.Manual, d.ConfirmedAt)
 		}
 	}
-	again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
+	again, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || !again.AlreadyKnown || len(again.Deposits) != 2 || again.Deposits[0].ID != out.Deposits[0].ID || again.Deposits[1].ID != out.Deposits[1].ID {
 		t.Fatalf("replay again: %+v %v", again, err)
 	}
@@ -309,7 +309,7 @@ func TestReplayTracesInternalTransfers(t *testing.T) {
 	if !keys[deposit.IdempotencyKey(1337, missed.Hash(), -2)] || !keys[deposit.IdempotencyKey(1337, missed.Hash(), -3)] {
 		t.Errorf("idempotency keys %v", keys)
 	}
-	_, err = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, undone.Hash())
+	_, err = e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, undone.Hash())
 	if r, _ := fault.As(err).Details["reason"].(string); r != deposit.ReasonNotDepositAddress {
 		t.Fatalf("replay of a reverted inner payment: %v", err)
 	}

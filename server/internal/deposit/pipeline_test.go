@@ -81,6 +81,9 @@ type env struct {
 
 const confirmations = 3
 
+// replayer is who replays in these tests (Deposit.ReplayedBy).
+var replayer = domain.ServiceTeamActor("test")
+
 // options adjust setup.
 type options struct {
 	feeBps int32
@@ -566,7 +569,7 @@ func TestReplay(t *testing.T) {
 	// A transfer the scanner never saw (it started watching after it): too fresh first, then credited.
 	missed := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.mine(missed)
-	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash()); reason(err) != "FAILED_PRECONDITION/INSUFFICIENT_CONFIRMATIONS" {
 		t.Fatalf("fresh: %v", err)
 	}
 	e.dev.Commit()
@@ -575,9 +578,13 @@ func TestReplay(t *testing.T) {
 	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_cursors SET next_block = next_block + 10`); err != nil {
 		t.Fatal(err)
 	}
-	out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
+	out, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || out.AlreadyKnown || len(out.Deposits) != 1 || !out.Deposits[0].Manual || out.Deposits[0].Status != "SWEEPING" {
 		t.Fatalf("replay: %+v %v", out, err)
+	}
+	// The audit keeps who replayed it, on the deposit.
+	if got, err := store.New(e.pool).GetDeposit(e.ctx, out.Deposits[0].ID); err != nil || got.ReplayedBy != replayer {
+		t.Fatalf("replayed by: %q %v", got.ReplayedBy, err)
 	}
 	for i := 0; i < 5 && len(e.hooks.all()) == 0; i++ {
 		e.settleAll()
@@ -587,7 +594,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal("the replayed deposit was not credited")
 	}
 	// Known hash: nothing changes.
-	again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash())
+	again, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash())
 	if err != nil || !again.AlreadyKnown || again.Deposits[0].ID != out.Deposits[0].ID || len(e.hooks.all()) != 1 {
 		t.Fatalf("known: %+v %v", again, err)
 	}
@@ -606,18 +613,18 @@ func TestReplay(t *testing.T) {
 		{stranger.Hash(), "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS"},
 		{common.HexToHash("0x1234"), "NOT_FOUND/TX_NOT_FOUND"},
 	} {
-		if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, c.hash); reason(err) != c.want {
+		if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, c.hash); reason(err) != c.want {
 			t.Errorf("replay %s: %v, want %s", c.hash.Hex(), err, c.want)
 		}
 	}
-	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 99, missed.Hash()); !fault.Is(err, fault.InvalidArgument) {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 99, missed.Hash()); !fault.Is(err, fault.InvalidArgument) {
 		t.Errorf("unknown chain: %v", err)
 	}
 	// An operator-scoped caller cannot replay a transfer to another operator's address.
 	other := e.send(u, 3, addr, testfactory.Ether(1), nil, 2)
 	e.mine(other)
 	e.confirm()
-	if _, err := e.svc.Replay(e.ctx, domain.Operators("00000000-0000-4000-8000-000000000000"), 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.Operators("00000000-0000-4000-8000-000000000000"), 1337, other.Hash()); reason(err) != "FAILED_PRECONDITION/NOT_A_DEPOSIT_ADDRESS" {
 		t.Errorf("out-of-scope replay: %v", err)
 	}
 	if n := len(e.hooks.all()); n != 1 {
@@ -664,7 +671,7 @@ func concurrentReplays(t *testing.T, commit bool) {
 	errs := make([]error, replays)
 	var wg sync.WaitGroup
 	for i := range replays {
-		wg.Go(func() { outs[i], errs[i] = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()) })
+		wg.Go(func() { outs[i], errs[i] = e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash()) })
 	}
 	for waiting, deadline := 0, time.Now().Add(30*time.Second); waiting < replays; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

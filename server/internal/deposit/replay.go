@@ -45,8 +45,9 @@ type Replayed struct {
 // contract: the transaction is traced and its internal transfers keyed as the scanner does).
 // Each qualifying transfer then runs the normal pipeline (sweep, DEPOSIT). Transfers already
 // known are returned unchanged; a replay never credits a transfer twice. scope limits the
-// deposit addresses considered to those operators'.
-func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64, txHash common.Hash) (Replayed, error) {
+// deposit addresses considered to those operators'. actor is kept on each deposit the replay
+// records (Deposit.ReplayedBy), for the audit.
+func (s *Service) Replay(ctx context.Context, actor domain.Actor, scope domain.Scope, chainID int64, txHash common.Hash) (Replayed, error) {
 	n, ok := s.chains.Network(chainID)
 	if !ok {
 		return Replayed{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
@@ -118,7 +119,7 @@ func (s *Service) Replay(ctx context.Context, scope domain.Scope, chainID int64,
 				return err
 			}
 			orphaned := err == nil
-			d.Manual = true
+			d.Manual, d.ReplayedBy = true, actor
 			saved, inserted, err := q.UpsertDeposit(ctx, d)
 			if err != nil {
 				return err

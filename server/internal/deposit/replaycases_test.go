@@ -73,14 +73,14 @@ func TestReplayRefusesAReceiptOfAnotherBlock(t *testing.T) {
 	e.mine(missed)
 	e.unseen() // the scanner skipped those blocks
 	moved.Store(true)
-	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); !fault.Is(err, fault.Unavailable) {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash()); !fault.Is(err, fault.Unavailable) {
 		t.Fatalf("replay with a receipt of another block: %v, want UNAVAILABLE", err)
 	}
 	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
 		t.Fatalf("%d deposits recorded", n)
 	}
 	moved.Store(false)
-	if out, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, missed.Hash()); err != nil || len(out.Deposits) != 1 {
+	if out, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, missed.Hash()); err != nil || len(out.Deposits) != 1 {
 		t.Fatalf("replayed again: %+v %v", out, err)
 	}
 }
@@ -104,7 +104,7 @@ func TestUnlistedTokenIsNoDeposit(t *testing.T) {
 	if err != nil || len(logs) == 0 || len(logs[len(logs)-1].Topics) != 3 || common.BytesToAddress(logs[len(logs)-1].Topics[2].Bytes()) != addr {
 		t.Fatalf("the USDC mint's logs: %v %v", logs, err)
 	}
-	_, err = e.svc.Replay(e.ctx, domain.AllOperators(), 1337, logs[len(logs)-1].TxHash)
+	_, err = e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, logs[len(logs)-1].TxHash)
 	if fe := fault.As(err); fe.Code != fault.FailedPrecondition || fe.Details["reason"] != deposit.ReasonUnknownToken {
 		t.Fatalf("replay of an unlisted token's transfer: %v, want FAILED_PRECONDITION/%s", err, deposit.ReasonUnknownToken)
 	}
@@ -125,7 +125,7 @@ func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
 	e.mine(dust)
 	e.mine(more)
 	e.unseen() // the scanner skipped those blocks
-	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, dust.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -136,10 +136,10 @@ func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
 		e.count(`SELECT count(*) FROM chain_txs WHERE from_address = $1 OR to_address = $1`, addr.Hex()) != 0 {
 		t.Fatalf("replayed dust: %d below the minimum, %d DEPOSITs; want it waiting, unswept", len(got), len(e.hooks.all()))
 	}
-	if again, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, dust.Hash()); err != nil || !again.AlreadyKnown {
+	if again, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, dust.Hash()); err != nil || !again.AlreadyKnown {
 		t.Fatalf("dust replayed again: %+v %v", again, err)
 	}
-	if _, err := e.svc.Replay(e.ctx, domain.AllOperators(), 1337, more.Hash()); err != nil {
+	if _, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), 1337, more.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20 && len(e.hooks.all()) < 2; i++ {
@@ -148,5 +148,42 @@ func TestReplayedDustWaitsForTheMinimum(t *testing.T) {
 	}
 	if got := e.depositsWhere("CREDITED"); len(got) != 2 || len(e.hooks.all()) != 2 {
 		t.Fatalf("%d credited, %d DEPOSITs; want both deposits credited once", len(got), len(e.hooks.all()))
+	}
+}
+
+// A replay keeps who entered the deposit (Deposit.ReplayedBy, for the audit): on a transfer it
+// records, and on an ORPHANED one it records again (then manual too). A replay of a transfer
+// the scanner found, and still holds, changes nothing: not its actor, not manual.
+func TestReplayKeepsWhoReplayed(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, u := e.payer("u")
+	found := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
+	orphan := e.send(u, 1, addr, testfactory.Ether(2), nil, 2)
+	e.mine(found, orphan)
+	e.scan()
+	e.confirm()
+	foundID, orphanID := e.findDeposit(found.Hash()), e.findDeposit(orphan.Hash())
+	// As a rollback leaves a transfer whose block left the chain (TestReorgOrphansAndRecredits
+	// drives the real one); here the transfer is still mined, so a replay can record it again.
+	if _, err := e.pool.Exec(e.ctx, `UPDATE deposits SET status = 'ORPHANED', confirmed_at = NULL WHERE id = $1`, orphanID); err != nil {
+		t.Fatal(err)
+	}
+	admin := domain.AdminActor("11111111-2222-4333-8444-555555555555")
+
+	known, err := e.svc.Replay(e.ctx, admin, domain.AllOperators(), e.dev.ChainID(), found.Hash())
+	if err != nil || !known.AlreadyKnown {
+		t.Fatalf("replay of a scanned transfer: %+v %v", known, err)
+	}
+	if d := e.deposit(foundID); d.ReplayedBy != "" || d.Manual {
+		t.Fatalf("a known deposit was marked replayed: by %q, manual %v", d.ReplayedBy, d.Manual)
+	}
+
+	again, err := e.svc.Replay(e.ctx, admin, domain.AllOperators(), e.dev.ChainID(), orphan.Hash())
+	if err != nil || again.AlreadyKnown || len(again.Deposits) != 1 || again.Deposits[0].ID != orphanID {
+		t.Fatalf("replay of an orphaned transfer: %+v %v", again, err)
+	}
+	if d := e.deposit(orphanID); d.ReplayedBy != admin || !d.Manual || d.Status != domain.DepositSweeping {
+		t.Fatalf("the orphaned deposit replayed: by %q, manual %v, %s", d.ReplayedBy, d.Manual, d.Status)
 	}
 }

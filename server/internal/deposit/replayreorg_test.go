@@ -26,7 +26,7 @@ func (e *env) replayAhead(userID string, credit bool, gap int) (domain.Deposit, 
 	tx := e.send(u, 0, addr, testfactory.Ether(1), nil, 2)
 	e.mine(tx)
 	e.confirm()
-	out, err := e.svc.Replay(e.ctx, domain.AllOperators(), e.dev.ChainID(), tx.Hash())
+	out, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), e.dev.ChainID(), tx.Hash())
 	if err != nil || len(out.Deposits) != 1 || out.Deposits[0].Status != domain.DepositSweeping {
 		e.t.Fatalf("replay: %+v %v", out, err)
 	}

@@ -61,9 +61,12 @@ type Deposit struct {
 	// SignedFee is the operator's deposit fee on it as fixed when the first transaction sweeping
 	// it was signed (the fee the chain moves to the fee address); nil before. It is what the
 	// credit charges, whatever the operator's fee is by then.
-	SignedFee      *big.Int
-	Status         DepositStatus
-	Manual         bool
+	SignedFee *big.Int
+	Status    DepositStatus
+	Manual    bool
+	// ReplayedBy is who entered it as a missed-deposit replay ("" for a deposit the scanner
+	// found, and for replays recorded before it was kept).
+	ReplayedBy     Actor
 	IdempotencyKey string
 	USDPrice       decimal.NullDecimal
 	FiatCurrency   string

@@ -208,6 +208,11 @@ func (s *AdminServer) ListDeposits(ctx context.Context, req *cofferv1.ListDeposi
 // ReplayDeposit verifies a missed transaction and credits it (within the admin's scope), as
 // OpsService.ReplayMissedDeposit.
 func (s *AdminServer) ReplayDeposit(ctx context.Context, req *cofferv1.ReplayDepositRequest) (*cofferv1.ReplayDepositResponse, error) {
+	a, err := callerAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, panelActorKey{}, domain.AdminActor(a.ID))
 	res, err := s.ops().ReplayMissedDeposit(ctx, &cofferv1.ReplayMissedDepositRequest{ChainId: req.GetChainId(), TxHash: req.GetTxHash()})
 	if err != nil {
 		return nil, err

@@ -21,12 +21,13 @@ func serviceTeamAdmin(ctx context.Context) (domain.Actor, error) {
 	return domain.AdminActor(a.ID), nil
 }
 
-// panelActorKey carries the service-team admin a panel copy acts for (panelCopy).
+// panelActorKey carries the admin a panel copy of an OpsService call acts for (panelCopy, and
+// ReplayDeposit for any admin of the scope).
 type panelActorKey struct{}
 
-// payoutActor is who acts in an OpsService payout handler: the service-team admin of an
-// AdminService copy (panelCopy), else the ops API.
-func payoutActor(ctx context.Context) domain.Actor {
+// opsCaller is who acts in an OpsService handler that keeps an audit actor (payout actions,
+// replays): the admin of an AdminService copy, else the ops API.
+func opsCaller(ctx context.Context) domain.Actor {
 	if a, ok := ctx.Value(panelActorKey{}).(domain.Actor); ok {
 		return a
 	}

@@ -57,7 +57,7 @@ func ChainTxsProto(list []withdrawal.TxWithActions) *cofferv1.ListChainTransacti
 
 // ResendChainTransaction asks the worker to re-send a pending transaction at a higher fee.
 func (s *OpsServer) ResendChainTransaction(ctx context.Context, req *cofferv1.ResendChainTransactionRequest) (*cofferv1.ResendChainTransactionResponse, error) {
-	t, err := s.Withdrawals.RequestTx(ctx, req.GetTarget().GetId(), domain.TxResend, payoutActor(ctx), req.GetTarget().GetReason())
+	t, err := s.Withdrawals.RequestTx(ctx, req.GetTarget().GetId(), domain.TxResend, opsCaller(ctx), req.GetTarget().GetReason())
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *OpsServer) ResendChainTransaction(ctx context.Context, req *cofferv1.Re
 
 // CancelChainTransaction asks the worker to cancel a pending payout.
 func (s *OpsServer) CancelChainTransaction(ctx context.Context, req *cofferv1.CancelChainTransactionRequest) (*cofferv1.CancelChainTransactionResponse, error) {
-	t, err := s.Withdrawals.RequestTx(ctx, req.GetTarget().GetId(), domain.TxCancel, payoutActor(ctx), req.GetTarget().GetReason())
+	t, err := s.Withdrawals.RequestTx(ctx, req.GetTarget().GetId(), domain.TxCancel, opsCaller(ctx), req.GetTarget().GetReason())
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *OpsServer) CancelChainTransaction(ctx context.Context, req *cofferv1.Ca
 
 // FailChainTransaction marks a payout that can never be mined failed.
 func (s *OpsServer) FailChainTransaction(ctx context.Context, req *cofferv1.FailChainTransactionRequest) (*cofferv1.FailChainTransactionResponse, error) {
-	t, err := s.Withdrawals.FailPayout(ctx, req.GetTarget().GetId(), payoutActor(ctx), req.GetTarget().GetReason())
+	t, err := s.Withdrawals.FailPayout(ctx, req.GetTarget().GetId(), opsCaller(ctx), req.GetTarget().GetReason())
 	if err != nil {
 		return nil, err
 	}

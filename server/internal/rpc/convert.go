@@ -93,7 +93,7 @@ func depositProto(d domain.Deposit) *cofferv1.Deposit {
 		Status: depositStatuses().proto(d.Status), Type: cofferv1.DepositType_DEPOSIT_TYPE_NATIVE, ChainId: d.ChainID, Currency: d.Currency,
 		ContractAddress: d.ContractAddress, TransactionHash: d.TxHash, LogIndex: d.LogIndex, Address: d.Address,
 		GrossAmount: d.GrossAmount.String(), Manual: d.Manual, BlockNumber: blockNumber(d.BlockNumber), DetectedAt: ts(d.DetectedAt),
-		SweepTxHash: d.SweepTxHash, Treasury: d.Treasury,
+		SweepTxHash: d.SweepTxHash, Treasury: d.Treasury, ReplayedBy: string(d.ReplayedBy),
 	}
 	if d.ContractAddress != "" {
 		p.Type = cofferv1.DepositType_DEPOSIT_TYPE_ERC20

@@ -146,7 +146,7 @@ func (s *OpsServer) ReplayMissedDeposit(ctx context.Context, req *cofferv1.Repla
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.Deposits.Replay(ctx, scope, req.GetChainId(), common.HexToHash(req.GetTxHash()))
+	out, err := s.Deposits.Replay(ctx, opsCaller(ctx), scope, req.GetChainId(), common.HexToHash(req.GetTxHash()))
 	if err != nil {
 		return nil, err
 	}

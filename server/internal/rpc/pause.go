@@ -30,7 +30,7 @@ func pauseOf(t *cofferv1.PayoutPauseTarget, actor domain.Actor) withdrawal.Pause
 
 // PausePayouts pauses a scope's payouts.
 func (s *OpsServer) PausePayouts(ctx context.Context, req *cofferv1.PausePayoutsRequest) (*cofferv1.PausePayoutsResponse, error) {
-	p, err := s.Withdrawals.PausePayouts(ctx, pauseOf(req.GetTarget(), payoutActor(ctx)))
+	p, err := s.Withdrawals.PausePayouts(ctx, pauseOf(req.GetTarget(), opsCaller(ctx)))
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *OpsServer) PausePayouts(ctx context.Context, req *cofferv1.PausePayouts
 
 // ResumePayouts lifts a scope's pause.
 func (s *OpsServer) ResumePayouts(ctx context.Context, req *cofferv1.ResumePayoutsRequest) (*cofferv1.ResumePayoutsResponse, error) {
-	p, err := s.Withdrawals.ResumePayouts(ctx, pauseOf(req.GetTarget(), payoutActor(ctx)))
+	p, err := s.Withdrawals.ResumePayouts(ctx, pauseOf(req.GetTarget(), opsCaller(ctx)))
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,7 @@ func depositOf[R depositRows](row R) (domain.Deposit, error) {
 		FiatCurrency: deref(r.FiatCurrency), FiatPerUSD: r.FiatPerUsd, AmountInDollar: r.AmountInDollar,
 		AmountInLocal: r.AmountInLocal, FeeInDollar: r.FeeInDollar, DetectedAt: r.DetectedAt, ConfirmedAt: r.ConfirmedAt,
 		CreditedAt: r.CreditedAt, SweepID: r.SweepID.Int64, Treasury: r.Treasury, Unpriced: r.Unpriced,
+		ReplayedBy:  domain.Actor(deref(r.ReplayedBy)),
 		SweepTxHash: x.SweepTxHash, SessionRef: x.SessionRef, OperatorReference: x.OperatorReference}
 	if r.SignedFee.Valid {
 		d.SignedFee = r.SignedFee.Decimal.BigInt()
@@ -340,7 +341,7 @@ func (q *Queries) UpsertDeposit(ctx context.Context, d domain.Deposit) (domain.D
 		SessionID: d.SessionID, ChainID: d.ChainID, TxHash: d.TxHash, LogIndex: int4(d.LogIndex), BlockNumber: bigint(d.BlockNumber),
 		BlockHash: d.BlockHash, Address: d.Address, AddressIndex: int64(d.AddressIndex), Currency: d.Currency,
 		ContractAddress: d.ContractAddress, Decimals: d.Decimals, GrossAmount: Uint256(d.GrossAmount), Status: d.Status,
-		Manual: d.Manual, IdempotencyKey: d.IdempotencyKey, Treasury: d.Treasury})
+		Manual: d.Manual, IdempotencyKey: d.IdempotencyKey, Treasury: d.Treasury, ReplayedBy: string(d.ReplayedBy)})
 	out, err := oneDeposit(depositRow{r.Deposit, r.SweepTxHash, r.SessionRef, r.OperatorReference}, err)
 	return out, r.Inserted, err
 }

@@ -333,7 +333,7 @@ function depositDetail(d: Deposit): HTMLElement {
       field("Address", h("code", null, d.address)), field("Block", String(d.blockNumber)),
       field("Gross / fee / net (raw)", `${d.grossAmount} / ${d.feeAmount} / ${d.amount}`),
       field("Net USD", d.amountInDollar), field("Sweep tx", d.sweepTxHash ? h("code", null, d.sweepTxHash) : ""),
-      field("Manual replay", d.manual ? "yes" : "no"), field("Treasury payment", d.treasury ? "yes (funds the operator; no DEPOSIT)" : "no"),
+      field("Manual replay", d.manual ? (d.replayedBy ? `yes, by ${d.replayedBy}` : "yes") : "no"), field("Treasury payment", d.treasury ? "yes (funds the operator; no DEPOSIT)" : "no"),
       field("Detected", when(tsDate(d.detectedAt))), field("Credited", when(tsDate(d.confirmedAt))),
       d.status === DepositStatus.REORGED ? field("Reorg", h("a", { href: "#/funds" },
         "its block left the chain after confirmation: it does not count toward the operator's funds (Funds → Reorged deposits)")) : []));

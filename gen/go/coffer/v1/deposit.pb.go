@@ -653,7 +653,11 @@ type Deposit struct {
 	// Credited (DEPOSIT queued).
 	ConfirmedAt *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=confirmed_at,json=confirmedAt,proto3" json:"confirmed_at,omitempty"`
 	// A payment to the operator's treasury address: it funds payouts; no DEPOSIT webhook.
-	Treasury      bool `protobuf:"varint,22,opt,name=treasury,proto3" json:"treasury,omitempty"`
+	Treasury bool `protobuf:"varint,22,opt,name=treasury,proto3" json:"treasury,omitempty"`
+	// Who entered it as a missed-deposit replay, for the audit: admin:<admin id> (the panel),
+	// service-team:ops-api or service-team:cli:<user>; empty for a deposit the scanner found
+	// and for replays entered before it was kept.
+	ReplayedBy    string `protobuf:"bytes,23,opt,name=replayed_by,json=replayedBy,proto3" json:"replayed_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -842,6 +846,13 @@ func (x *Deposit) GetTreasury() bool {
 	return false
 }
 
+func (x *Deposit) GetReplayedBy() string {
+	if x != nil {
+		return x.ReplayedBy
+	}
+	return ""
+}
+
 var File_coffer_v1_deposit_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_deposit_proto_rawDesc = "" +
@@ -923,7 +934,7 @@ const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\ruuid_or_empty\x12&must be an operator id (UUID) or empty\x1akthis == '' || this.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')R\n" +
 	"operatorId\"J\n" +
 	"\x12GetDepositResponse\x124\n" +
-	"\adeposit\x18\x01 \x01(\v2\x1a.coffer.v1.OperatorDepositR\adeposit\"\xb1\x06\n" +
+	"\adeposit\x18\x01 \x01(\v2\x1a.coffer.v1.OperatorDepositR\adeposit\"\xd2\x06\n" +
 	"\aDeposit\x12\x1d\n" +
 	"\n" +
 	"deposit_id\x18\x01 \x01(\x03R\tdepositId\x12\x1f\n" +
@@ -952,7 +963,9 @@ const file_coffer_v1_deposit_proto_rawDesc = "" +
 	"\vdetected_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"detectedAt\x12=\n" +
 	"\fconfirmed_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\vconfirmedAt\x12\x1a\n" +
-	"\btreasury\x18\x16 \x01(\bR\btreasury2\xd2\x01\n" +
+	"\btreasury\x18\x16 \x01(\bR\btreasury\x12\x1f\n" +
+	"\vreplayed_by\x18\x17 \x01(\tR\n" +
+	"replayedBy2\xd2\x01\n" +
 	"\x0eDepositService\x12p\n" +
 	"\fListDeposits\x12,.coffer.v1.DepositServiceListDepositsRequest\x1a-.coffer.v1.DepositServiceListDepositsResponse\"\x03\x90\x02\x01\x12N\n" +
 	"\n" +

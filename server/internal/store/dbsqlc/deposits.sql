@@ -93,11 +93,15 @@ DELETE FROM chain_blocks WHERE chain_id = @chain_id AND number >= @from_number;
 -- name: UpsertDeposit :one
 -- A known transfer moves to the block it is now in (a reorg re-mined it); inserted is false then.
 INSERT INTO deposits (operator_id, external_user_id, session_id, chain_id, tx_hash, log_index, block_number, block_hash,
-	address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury)
+	address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury, replayed_by)
 VALUES (@operator_id, @external_user_id, NULLIF(@session_id::text, '')::uuid, @chain_id, @tx_hash, @log_index, @block_number, @block_hash,
-	@address, @address_index, @currency, NULLIF(@contract_address::text, ''), @decimals, @gross_amount, @status, @manual, @idempotency_key, @treasury)
+	@address, @address_index, @currency, NULLIF(@contract_address::text, ''), @decimals, @gross_amount, @status, @manual, @idempotency_key, @treasury,
+	NULLIF(@replayed_by::text, ''))
 ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
-	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
+	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END,
+	-- An orphaned transfer a replay records again is the replay's; any other known one stays as it was.
+	manual = deposits.manual OR (deposits.status = 'ORPHANED' AND EXCLUDED.manual),
+	replayed_by = CASE WHEN deposits.status = 'ORPHANED' THEN COALESCE(EXCLUDED.replayed_by, deposits.replayed_by) ELSE deposits.replayed_by END
 RETURNING sqlc.embed(deposits),
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,

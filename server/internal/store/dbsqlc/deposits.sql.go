@@ -194,7 +194,7 @@ UPDATE deposits SET status = 'CREDITED', credited_at = now(), fee_amount = $1, a
 	usd_price = $3, fiat_per_usd = $4, fiat_currency = $5, amount_in_dollar = $6,
 	amount_in_local = $7, fee_in_dollar = $8, unpriced = $9
 WHERE deposits.id = $10 AND deposits.status = 'SWEEPING'
-RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -268,6 +268,7 @@ func (q *Queries) CreditDeposit(ctx context.Context, db DBTX, arg CreditDepositP
 		&i.Deposit.Treasury,
 		&i.Deposit.Unpriced,
 		&i.Deposit.SignedFee,
+		&i.Deposit.ReplayedBy,
 		&i.SweepTxHash,
 		&i.SessionRef,
 		&i.OperatorReference,
@@ -472,7 +473,7 @@ func (q *Queries) DepositAddressesIn(ctx context.Context, db DBTX, addresses []s
 }
 
 const depositByTransfer = `-- name: DepositByTransfer :one
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -529,6 +530,7 @@ func (q *Queries) DepositByTransfer(ctx context.Context, db DBTX, arg DepositByT
 		&i.Deposit.Treasury,
 		&i.Deposit.Unpriced,
 		&i.Deposit.SignedFee,
+		&i.Deposit.ReplayedBy,
 		&i.SweepTxHash,
 		&i.SessionRef,
 		&i.OperatorReference,
@@ -555,7 +557,7 @@ func (q *Queries) GetCursor(ctx context.Context, db DBTX, chainID int64) (ChainC
 }
 
 const getDeposit = `-- name: GetDeposit :one
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -608,6 +610,7 @@ func (q *Queries) GetDeposit(ctx context.Context, db DBTX, id int64) (GetDeposit
 		&i.Deposit.Treasury,
 		&i.Deposit.Unpriced,
 		&i.Deposit.SignedFee,
+		&i.Deposit.ReplayedBy,
 		&i.SweepTxHash,
 		&i.SessionRef,
 		&i.OperatorReference,
@@ -692,7 +695,7 @@ func (q *Queries) InsertTreasury(ctx context.Context, db DBTX, arg InsertTreasur
 }
 
 const listDeposits = `-- name: ListDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -779,6 +782,7 @@ func (q *Queries) ListDeposits(ctx context.Context, db DBTX, arg ListDepositsPar
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
 			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
@@ -794,7 +798,7 @@ func (q *Queries) ListDeposits(ctx context.Context, db DBTX, arg ListDepositsPar
 }
 
 const lockDeposit = `-- name: LockDeposit :one
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -845,6 +849,7 @@ func (q *Queries) LockDeposit(ctx context.Context, db DBTX, id int64) (LockDepos
 		&i.Deposit.Treasury,
 		&i.Deposit.Unpriced,
 		&i.Deposit.SignedFee,
+		&i.Deposit.ReplayedBy,
 		&i.SweepTxHash,
 		&i.SessionRef,
 		&i.OperatorReference,
@@ -1041,7 +1046,7 @@ func (q *Queries) RegisterDepositor(ctx context.Context, db DBTX, arg RegisterDe
 }
 
 const sessionDeposits = `-- name: SessionDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -1098,6 +1103,7 @@ func (q *Queries) SessionDeposits(ctx context.Context, db DBTX, sessionID string
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
 			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
@@ -1114,12 +1120,16 @@ func (q *Queries) SessionDeposits(ctx context.Context, db DBTX, sessionID string
 
 const upsertDeposit = `-- name: UpsertDeposit :one
 INSERT INTO deposits (operator_id, external_user_id, session_id, chain_id, tx_hash, log_index, block_number, block_hash,
-	address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury)
+	address, address_index, currency, contract_address, decimals, gross_amount, status, manual, idempotency_key, treasury, replayed_by)
 VALUES ($1, $2, NULLIF($3::text, '')::uuid, $4, $5, $6, $7, $8,
-	$9, $10, $11, NULLIF($12::text, ''), $13, $14, $15, $16, $17, $18)
+	$9, $10, $11, NULLIF($12::text, ''), $13, $14, $15, $16, $17, $18,
+	NULLIF($19::text, ''))
 ON CONFLICT (chain_id, tx_hash, log_index) DO UPDATE SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash,
-	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END
-RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+	status = CASE WHEN deposits.status = 'ORPHANED' THEN 'CONFIRMING' ELSE deposits.status END,
+	-- An orphaned transfer a replay records again is the replay's; any other known one stays as it was.
+	manual = deposits.manual OR (deposits.status = 'ORPHANED' AND EXCLUDED.manual),
+	replayed_by = CASE WHEN deposits.status = 'ORPHANED' THEN COALESCE(EXCLUDED.replayed_by, deposits.replayed_by) ELSE deposits.replayed_by END
+RETURNING deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference,
@@ -1145,6 +1155,7 @@ type UpsertDepositParams struct {
 	Manual          bool
 	IdempotencyKey  string
 	Treasury        bool
+	ReplayedBy      string
 }
 
 type UpsertDepositRow struct {
@@ -1176,6 +1187,7 @@ func (q *Queries) UpsertDeposit(ctx context.Context, db DBTX, arg UpsertDepositP
 		arg.Manual,
 		arg.IdempotencyKey,
 		arg.Treasury,
+		arg.ReplayedBy,
 	)
 	var i UpsertDepositRow
 	err := row.Scan(
@@ -1212,6 +1224,7 @@ func (q *Queries) UpsertDeposit(ctx context.Context, db DBTX, arg UpsertDepositP
 		&i.Deposit.Treasury,
 		&i.Deposit.Unpriced,
 		&i.Deposit.SignedFee,
+		&i.Deposit.ReplayedBy,
 		&i.SweepTxHash,
 		&i.SessionRef,
 		&i.OperatorReference,

@@ -200,6 +200,7 @@ type Deposit struct {
 	Treasury        bool
 	Unpriced        bool
 	SignedFee       decimal.NullDecimal
+	ReplayedBy      *string
 }
 
 type DepositReorg struct {

@@ -618,7 +618,7 @@ func (q *Queries) SkippedSweepsOfAddresses(ctx context.Context, db DBTX, arg Ski
 }
 
 const sweepDeposits = `-- name: SweepDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -675,6 +675,7 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
 			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
@@ -729,7 +730,7 @@ func (q *Queries) SweepsInBatches(ctx context.Context, db DBTX, batchIds []int64
 }
 
 const unsweptDeposits = `-- name: UnsweptDeposits :many
-SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee,
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
@@ -793,6 +794,7 @@ func (q *Queries) UnsweptDeposits(ctx context.Context, db DBTX, arg UnsweptDepos
 			&i.Deposit.Treasury,
 			&i.Deposit.Unpriced,
 			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
 			&i.SweepTxHash,
 			&i.SessionRef,
 			&i.OperatorReference,
