@@ -408,3 +408,72 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 		t.Fatalf("resolve after re-inclusion: %v", err)
 	}
 }
+
+// What was seen: an engineer reinstated a reorged deposit whose transfer never came back (the
+// payer spent its nonce elsewhere; the service team was paid another way), and a later reorg
+// that forked below that deposit's block again marked it REORGED a second time, reversing the
+// engineer's decision (the operator's funds lost the credit again) and opening a second
+// incident for a block already known to be gone. The rollback now leaves a deposit alone whose
+// recorded block an earlier reorg already found gone, as a scan pass does (leftTheChain): its
+// resolution stands. Its transfer mined again in a new block that then leaves the chain is news,
+// and is reorged as usual.
+func TestReinstatedDepositIsNotReorgedAgainForTheSameBlock(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("erin")
+	payer := e.newUser()
+	parent := e.latestHeader()
+	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.deposit(e.findDeposit(tx.Hash()))
+	if d.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("before the reorg: %s, %v ETH", d.Status, e.available("ETH"))
+	}
+	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c1")
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(e.send(payer, 0, elsewhere, testfactory.Ether(1), nil, 50))
+	for range confirmations + 2 { // rolls back, then reads the new branch past the deposit's height
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "REORGED" || e.available("ETH").Sign() != 0 {
+		t.Fatalf("after the reorg: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: d.ID, Resolution: "REINSTATE", Note: "paid again by wire",
+		Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("after the reinstatement: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+
+	// Another reorg forks below the deposit's (long gone) block.
+	before := reorgedCount(e.dev.ChainID(), "ETH")
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	for range confirmations + 2 {
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("after the second reorg: %s, %v ETH available (want %v)", got.Status, e.available("ETH"), d.Amount)
+	}
+	if got := e.fundKinds(d.ID); got != "DEPOSIT,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if got := e.reorgActions(d.ID); got != "DETECTED/system,REINSTATE/service-team:cli:eve" {
+		t.Fatalf("audit: %s", got)
+	}
+	if got := reorgedCount(e.dev.ChainID(), "ETH") - before; got != 0 {
+		t.Fatalf("coffer_deposits_reorged_total{ETH} grew by %v", got)
+	}
+}

@@ -408,6 +408,9 @@ SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.se
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
 WHERE deposits.chain_id = $1 AND deposits.block_number >= $2 AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+	-- A deposit an engineer reinstated keeps the block an earlier reorg found gone: a later
+	-- rollback below it takes nothing away (the engineer decided), as LockDepositsOffChain.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
 ORDER BY deposits.id FOR UPDATE
 `
 
