@@ -37,10 +37,12 @@ UPDATE deposit_reorgs SET reincluded_block = NULL, reincluded_hash = NULL
 WHERE chain_id = @chain_id AND resolution IS NULL AND reincluded_block >= @from_block::bigint;
 
 -- name: ReincludedReorgs :many
--- Open reorgs whose transfer was mined again in a block up to up_to.
+-- Open reorgs whose transfer was mined again in a block up to up_to. A read: whoever resolves
+-- one locks its deposit, then the reorg (LockOpenReorg), as ResolveReorg does, so the two
+-- cannot deadlock.
 SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
-WHERE r.chain_id = @chain_id AND r.resolution IS NULL AND r.reincluded_block <= @up_to::bigint ORDER BY r.id FOR UPDATE;
+WHERE r.chain_id = @chain_id AND r.resolution IS NULL AND r.reincluded_block <= @up_to::bigint ORDER BY r.id;
 
 -- name: LockOpenReorg :one
 SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id

@@ -547,7 +547,7 @@ func (q *Queries) OpenReorgsByChain(ctx context.Context, db DBTX) ([]OpenReorgsB
 const reincludedReorgs = `-- name: ReincludedReorgs :many
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
-WHERE r.chain_id = $1 AND r.resolution IS NULL AND r.reincluded_block <= $2::bigint ORDER BY r.id FOR UPDATE
+WHERE r.chain_id = $1 AND r.resolution IS NULL AND r.reincluded_block <= $2::bigint ORDER BY r.id
 `
 
 type ReincludedReorgsParams struct {
@@ -560,7 +560,9 @@ type ReincludedReorgsRow struct {
 	OperatorID   string
 }
 
-// Open reorgs whose transfer was mined again in a block up to up_to.
+// Open reorgs whose transfer was mined again in a block up to up_to. A read: whoever resolves
+// one locks its deposit, then the reorg (LockOpenReorg), as ResolveReorg does, so the two
+// cannot deadlock.
 func (q *Queries) ReincludedReorgs(ctx context.Context, db DBTX, arg ReincludedReorgsParams) ([]ReincludedReorgsRow, error) {
 	rows, err := db.Query(ctx, reincludedReorgs, arg.ChainID, arg.UpTo)
 	if err != nil {
