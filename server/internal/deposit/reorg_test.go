@@ -676,3 +676,36 @@ func TestReorgResolutionRacingTheScannerDoesNotDeadlock(t *testing.T) {
 		t.Fatalf("USDC available %d, want the first deposit's 40 once", got)
 	}
 }
+
+// The other side of TestReinstatedDepositIsNotReorgedAgainForTheSameBlock: a reorged deposit
+// that counted again because its transfer was mined again (REINCLUDED) is in a new block, and
+// when that block leaves the chain too, it is news: reorged again (its credit reversed again, a
+// second incident), and counted once more when the transfer comes back a third time.
+func TestReincludedDepositWhoseNewBlockLeavesIsReorgedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	id, parent := e.creditedUSDC(e.address("gus"))
+	for round := 1; round <= 2; round++ {
+		if err := e.dev.Fork(parent.Hash()); err != nil {
+			t.Fatal(err)
+		}
+		e.dev.Commit()
+		e.scan() // rolls back
+		if got := e.deposit(id); got.Status != "REORGED" || e.available("USDC").Sign() != 0 {
+			t.Fatalf("round %d, after the rollback: %s, %v USDC", round, got.Status, e.available("USDC"))
+		}
+		e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
+		if got := e.available("USDC").Int64(); got != 40_000_000 {
+			t.Fatalf("round %d: %d USDC available after the re-inclusion", round, got)
+		}
+	}
+	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system,DETECTED/system,REINCLUDED/system" {
+		t.Fatalf("audit: %s", got)
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want the one", n)
+	}
+}
