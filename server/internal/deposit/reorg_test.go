@@ -709,3 +709,59 @@ func TestReincludedDepositWhoseNewBlockLeavesIsReorgedAgain(t *testing.T) {
 		t.Fatalf("%d DEPOSIT events, want the one", n)
 	}
 }
+
+// A reinstated deposit whose original block comes back (the chain returns to the branch it left)
+// is on the chain again; when that block then leaves once more, it is news: the deposit is
+// reorged again (its credit reversed), not left credited because an earlier reorg had found
+// the same block gone.
+func TestReinstatedDepositWhoseBlockCameBackAndLeftAgainIsReorged(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("hal")
+	payer := e.newUser()
+	parent := e.latestHeader()
+	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.deposit(e.findDeposit(tx.Hash()))
+	branchA := e.latestHeader()
+	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c2")
+	leave := func(what string) {
+		t.Helper()
+		if err := e.dev.Fork(parent.Hash()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		// The payer spends its nonce elsewhere (replacing the transfer if the pool took it back).
+		e.mine(e.send(payer, 0, elsewhere, testfactory.Ether(1), nil, 50))
+		for range confirmations + 2 {
+			e.scan()
+			e.dev.Commit()
+		}
+	}
+	leave("first reorg")
+	if got := e.deposit(d.ID); got.Status != "REORGED" {
+		t.Fatalf("after the first reorg: %s", got.Status)
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: d.ID, Resolution: "REINSTATE", Note: "n", Actor: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	// The chain goes back to the branch that holds the deposit's block.
+	if err := e.dev.Fork(branchA.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * confirmations {
+		e.dev.Commit()
+		e.scan()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || got.BlockHash != d.BlockHash || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("back on its branch: %s in %s (was %s), %v ETH", got.Status, got.BlockHash, d.BlockHash, e.available("ETH"))
+	}
+	// And that block leaves again: the deposit's money is gone again.
+	leave("second reorg")
+	if got := e.deposit(d.ID); got.Status != "REORGED" || e.available("ETH").Sign() != 0 {
+		t.Fatalf("after its block left again: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+	if got := e.fundKinds(d.ID); got != "DEPOSIT,REORG,REINSTATE,REORG" {
+		t.Fatalf("fund entries: %s", got)
+	}
+}

@@ -7,8 +7,12 @@ SELECT sqlc.embed(deposits),
 FROM deposits
 WHERE deposits.chain_id = @chain_id AND deposits.block_number >= @from_block AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
 	-- A deposit an engineer reinstated keeps the block an earlier reorg found gone: a later
-	-- rollback below it takes nothing away (the engineer decided), as LockDepositsOffChain.
-	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+	-- rollback below it takes nothing away (the engineer decided), as LockDepositsOffChain;
+	-- unless the scanner has since read that block on the chain again (the chain went back to
+	-- its branch): leaving now, it is news.
+	AND (NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+		OR EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
 -- name: MarkDepositReorged :exec
