@@ -67,7 +67,8 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 	env, err := fs.open(ctx, args, needServices, func() error {
 		return cmp.Or(usageIf(*id == "", "--id is required"),
 			usageIf(chainID != nil && *chainID <= 0, "--chain-id (positive) is required"),
-			usageIf(sub == "adjust" && (*currency == "" || *amount == "" || strings.TrimSpace(*note) == ""), "--currency, --amount and --note are required"))
+			usageIf(sub == "adjust" && (*currency == "" || *amount == "" || strings.TrimSpace(*note) == ""), "--currency, --amount and --note are required"),
+			badOperatorID("id", *id))
 	})
 	if err != nil {
 		return err

@@ -12,7 +12,20 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/google/uuid"
 )
+
+// badOperatorID is the usage error of an operator-id flag that is set but not an operator id
+// (a UUID), else nil. The Connect services refuse such an id in their request validation; the
+// CLI calls the services directly, and the database would answer a uuid syntax error (INTERNAL).
+func badOperatorID(flagName, id string) error {
+	if id == "" {
+		return nil
+	}
+	_, err := uuid.Parse(id)
+	return usageIf(err != nil, fmt.Sprintf("--%s must be an operator id (a UUID), not %q", flagName, id))
+}
 
 // errUsage marks a usage error: exit code 2.
 var errUsage = errors.New("usage")

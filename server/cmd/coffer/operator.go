@@ -152,7 +152,19 @@ func runOperator(ctx context.Context, args []string, out io.Writer) error {
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q (create, update, get, list, rotate-key, treasury, balance, adjust)", errUsage, sub)
 	}
-	env, err := fs.open(ctx, args, needServices, func() error { return usageIf(id != nil && *id == "", "--id is required") })
+	env, err := fs.open(ctx, args, needServices, func() error {
+		var checks []error
+		if id != nil {
+			checks = append(checks, usageIf(*id == "", "--id is required"), badOperatorID("id", *id))
+		}
+		if parentFilter != nil {
+			checks = append(checks, badOperatorID("parent", *parentFilter))
+		}
+		if settings != nil {
+			checks = append(checks, badOperatorID("parent", settings.parent))
+		}
+		return cmp.Or(checks...)
+	})
 	if err != nil {
 		return err
 	}
@@ -268,7 +280,8 @@ func runAdminCreate(ctx context.Context, args []string, out io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	env, err := fs.open(ctx, args, needServices, func() error {
 		*password = cmp.Or(*password, os.Getenv("COFFER_ADMIN_PASSWORD"))
-		return usageIf(*email == "" || *password == "", "--email and --password (or $COFFER_ADMIN_PASSWORD) are required")
+		return cmp.Or(usageIf(*email == "" || *password == "", "--email and --password (or $COFFER_ADMIN_PASSWORD) are required"),
+			badOperatorID("operator-id", *operatorID))
 	})
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func runOpsPause(ctx context.Context, sub string, args []string, out io.Writer) 
 		case (s == domain.PauseChain) != (*chainID != 0), (s == domain.PauseOperator) != (*operatorID != ""):
 			return fmt.Errorf("%w: --chain-id goes with (only with) --scope chain, --operator with (only with) --scope operator", errUsage)
 		}
-		return usageIf(*reason == "", "--reason is required")
+		return cmp.Or(badOperatorID("operator", *operatorID), usageIf(*reason == "", "--reason is required"))
 	})
 	if err != nil {
 		return err

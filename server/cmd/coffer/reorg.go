@@ -21,7 +21,7 @@ func runDepositReorged(ctx context.Context, args []string, out io.Writer) error 
 	all := fs.Bool("all", false, "resolved ones too")
 	limit := limitFlag(fs.FlagSet, 50, 200, "deposits")
 	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListReorgedDeposits response)")
-	env, err := fs.open(ctx, args, needServices, nil)
+	env, err := fs.open(ctx, args, needServices, func() error { return badOperatorID("operator-id", *operatorID) })
 	if err != nil {
 		return err
 	}

@@ -283,15 +283,24 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 		return 0, err
 	}
 	done := 0
-	for _, r := range list {
-		if !ready[r.ID] {
+	for _, listed := range list {
+		if !ready[listed.ID] {
 			continue
 		}
-		d, err := q.LockDeposit(ctx, r.DepositID)
+		// The deposit, then its reorg, as an engineer's ResolveReorg locks them: a resolution
+		// racing this one waits (and then finds it resolved) rather than deadlocking.
+		d, err := q.LockDeposit(ctx, listed.DepositID)
 		if err != nil {
 			return done, err
 		}
-		if d.BlockHash != r.ReincludedHash || d.Status != domain.DepositReorged {
+		r, err := q.LockOpenReorg(ctx, d.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // resolved meanwhile
+		} else if err != nil {
+			return done, err
+		}
+		if r.ID != listed.ID || r.ReincludedHash != listed.ReincludedHash || d.BlockHash != r.ReincludedHash ||
+			d.Status != domain.DepositReorged {
 			continue // moved meanwhile; the next pass sees it again
 		}
 		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)

@@ -3,9 +3,12 @@ package deposit_test
 import (
 	"errors"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -406,5 +409,359 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 	_, err = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: id, Resolution: "WRITE_OFF", Note: "late", Actor: "t"})
 	if !fault.Is(err, fault.Conflict) {
 		t.Fatalf("resolve after re-inclusion: %v", err)
+	}
+}
+
+// What was seen: an engineer reinstated a reorged deposit whose transfer never came back (the
+// payer spent its nonce elsewhere; the service team was paid another way), and a later reorg
+// that forked below that deposit's block again marked it REORGED a second time, reversing the
+// engineer's decision (the operator's funds lost the credit again) and opening a second
+// incident for a block already known to be gone. The rollback now leaves a deposit alone whose
+// recorded block an earlier reorg already found gone, as a scan pass does (leftTheChain): its
+// resolution stands. Its transfer mined again in a new block that then leaves the chain is news,
+// and is reorged as usual.
+func TestReinstatedDepositIsNotReorgedAgainForTheSameBlock(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("erin")
+	payer := e.newUser()
+	parent := e.latestHeader()
+	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.deposit(e.findDeposit(tx.Hash()))
+	if d.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("before the reorg: %s, %v ETH", d.Status, e.available("ETH"))
+	}
+	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c1")
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(e.send(payer, 0, elsewhere, testfactory.Ether(1), nil, 50))
+	for range confirmations + 2 { // rolls back, then reads the new branch past the deposit's height
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "REORGED" || e.available("ETH").Sign() != 0 {
+		t.Fatalf("after the reorg: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: d.ID, Resolution: "REINSTATE", Note: "paid again by wire",
+		Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("after the reinstatement: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+
+	// Another reorg forks below the deposit's (long gone) block.
+	before := reorgedCount(e.dev.ChainID(), "ETH")
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	for range confirmations + 2 {
+		e.scan()
+		e.dev.Commit()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("after the second reorg: %s, %v ETH available (want %v)", got.Status, e.available("ETH"), d.Amount)
+	}
+	if got := e.fundKinds(d.ID); got != "DEPOSIT,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if got := e.reorgActions(d.ID); got != "DETECTED/system,REINSTATE/service-team:cli:eve" {
+		t.Fatalf("audit: %s", got)
+	}
+	if got := reorgedCount(e.dev.ChainID(), "ETH") - before; got != 0 {
+		t.Fatalf("coffer_deposits_reorged_total{ETH} grew by %v", got)
+	}
+}
+
+// Engineers resolving a reorged deposit at the same moment, in opposite ways, while the scanner
+// resolves it REINCLUDED (its transfer came back and reaches its depth): exactly one resolution
+// wins, the others are refused CONFLICT, and the operator's funds move once — credited again
+// (REINSTATE, REINCLUDED) or left reversed (WRITE_OFF), never twice.
+func TestConcurrentReorgResolutionsCountOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	id, parent := e.creditedUSDC(e.address("fay"))
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	e.scan() // rolls back
+	e.scan() // the transfer again, in a new block
+	if got := e.deposit(id); got.Status != "REORGED" || e.available("USDC").Sign() != 0 {
+		t.Fatalf("after the reorg: %s, %v USDC", got.Status, e.available("USDC"))
+	}
+	var wg sync.WaitGroup
+	scanErrs := make(chan error, 40)
+	wg.Go(func() {
+		for range 2 * confirmations {
+			if err := e.svc.Scan(e.ctx, e.dev.ChainID()); err != nil {
+				scanErrs <- err
+			}
+			e.dev.Commit()
+		}
+	})
+	resolutions := []string{"REINSTATE", "WRITE_OFF", "REINSTATE", "WRITE_OFF", "REINSTATE", "WRITE_OFF"}
+	errs := make([]error, len(resolutions))
+	for i, r := range resolutions {
+		wg.Go(func() {
+			// Spread over the scanner's passes, so some runs resolve before it and some race it.
+			time.Sleep(time.Duration(rand.IntN(250)) * time.Millisecond)
+			_, errs[i] = e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: id, Resolution: r, Note: "race " + strconv.Itoa(i),
+				Actor: "service-team:test"})
+		})
+	}
+	wg.Wait()
+	close(scanErrs)
+	for err := range scanErrs {
+		t.Errorf("scan pass: %v", err)
+	}
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !fault.Is(err, fault.Conflict):
+			t.Errorf("resolution %d (%s): %v, want success or CONFLICT", i, resolutions[i], err)
+		}
+	}
+	var resolution string
+	if err := e.pool.QueryRow(e.ctx, `SELECT string_agg(resolution, ',') FROM deposit_reorgs WHERE deposit_id = $1`, id).Scan(&resolution); err != nil {
+		t.Fatal(err)
+	}
+	if won > 1 || (won == 1) == (resolution == "REINCLUDED") {
+		t.Fatalf("%d engineers' resolutions succeeded; the reorg is resolved %q", won, resolution)
+	}
+	kinds, avail := e.fundKinds(id), e.available("USDC").Int64()
+	switch resolution {
+	case "REINSTATE", "REINCLUDED":
+		if kinds != "DEPOSIT,REORG,REINSTATE" || avail != 40_000_000 || e.deposit(id).Status != "CREDITED" {
+			t.Fatalf("%s: fund entries %s, %d USDC available, deposit %s", resolution, kinds, avail, e.deposit(id).Status)
+		}
+	case "WRITE_OFF":
+		if kinds != "DEPOSIT,REORG" || avail != 0 || e.deposit(id).Status != "REORGED" {
+			t.Fatalf("%s: fund entries %s, %d USDC available, deposit %s", resolution, kinds, avail, e.deposit(id).Status)
+		}
+	default:
+		t.Fatalf("resolved %q", resolution)
+	}
+	if got := e.reorgActions(id); strings.Count(got, ",") != 1 {
+		t.Fatalf("audit: %s, want the detection and one resolution", got)
+	}
+	t.Logf("resolved %s", resolution)
+}
+
+// What was seen: an engineer's resolution and the scanner's REINCLUDED deadlocked (SQLSTATE
+// 40P01: the pass failed, or the engineer got INTERNAL). The scanner locked the re-included
+// reorgs first and then each deposit; ResolveReorg locks the deposit and then its reorg. Here
+// the scanner's pass resolving two re-included deposits waits on the first (another
+// transaction holds it) while the engineer writes the second off: both now complete, the
+// scanner leaves the second as the engineer resolved it, and each counts once.
+func TestReorgResolutionRacingTheScannerDoesNotDeadlock(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	usdc, _ := e.dev.Token("USDC")
+	var ids [2]int64
+	var payers []user
+	for range ids {
+		payers = append(payers, e.newUser())
+		e.mint("USDC", payers[len(payers)-1].addr, 50_000_000)
+	}
+	parent := e.latestHeader()
+	var txs []*types.Transaction
+	for i, payer := range payers {
+		txs = append(txs, e.send(payer, 0, usdc.Address, nil, erc20Transfer(e.address("race-"+strconv.Itoa(i)), 40_000_000), 2))
+	}
+	e.mine(txs...)
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	for i, tx := range txs {
+		ids[i] = e.findDeposit(tx.Hash())
+	}
+	// The chain forks below both; their transfers are mined again in the new branch.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	e.scan() // rolls back
+	e.scan() // both transfers again, in a new block
+	for _, id := range ids {
+		if got := e.deposit(id); got.Status != "REORGED" {
+			t.Fatalf("deposit %d after the reorg: %s", id, got.Status)
+		}
+	}
+
+	// Another transaction holds the first deposit; the scanner runs until its pass that counts
+	// them again waits on it.
+	held, err := e.pool.Begin(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback(e.ctx) //nolint:errcheck // committed below; a failed test rolls back
+	if _, err := held.Exec(e.ctx, `SELECT 1 FROM deposits WHERE id = $1 FOR UPDATE`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() int {
+		var n int
+		if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	stop := make(chan struct{})
+	scanned := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				scanned <- nil
+				return
+			default:
+			}
+			if err := e.svc.Scan(e.ctx, e.dev.ChainID()); err != nil {
+				scanned <- err
+				return
+			}
+			e.dev.Commit()
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for waiting() == 0 {
+		if len(scanned) > 0 {
+			t.Fatalf("the scanner stopped: %v", <-scanned)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the scanner never came to count the deposits again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The engineer writes the second one off meanwhile.
+	resolved := make(chan error, 1)
+	go func() {
+		_, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: ids[1], Resolution: "WRITE_OFF", Note: "double-spent",
+			Actor: "service-team:test"})
+		resolved <- err
+	}()
+	for waiting() < 2 && len(resolved) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := held.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-resolved; err != nil {
+		t.Fatalf("the engineer's WRITE_OFF: %v", err)
+	}
+	close(stop)
+	if err := <-scanned; err != nil {
+		t.Fatalf("the scanner's pass: %v", err)
+	}
+	e.run(func() bool { return e.deposit(ids[0]).Status == "CREDITED" })
+	if got := e.reorgActions(ids[0]); got != "DETECTED/system,REINCLUDED/system" {
+		t.Fatalf("first deposit's audit: %s", got)
+	}
+	if got := e.reorgActions(ids[1]); got != "DETECTED/system,WRITE_OFF/service-team:test" || e.deposit(ids[1]).Status != "REORGED" {
+		t.Fatalf("second deposit's audit: %s (%s)", got, e.deposit(ids[1]).Status)
+	}
+	if a, b := e.fundKinds(ids[0]), e.fundKinds(ids[1]); a != "DEPOSIT,REORG,REINSTATE" || b != "DEPOSIT,REORG" {
+		t.Fatalf("fund entries: %s; %s", a, b)
+	}
+	if got := e.available("USDC").Int64(); got != 40_000_000 {
+		t.Fatalf("USDC available %d, want the first deposit's 40 once", got)
+	}
+}
+
+// The other side of TestReinstatedDepositIsNotReorgedAgainForTheSameBlock: a reorged deposit
+// that counted again because its transfer was mined again (REINCLUDED) is in a new block, and
+// when that block leaves the chain too, it is news: reorged again (its credit reversed again, a
+// second incident), and counted once more when the transfer comes back a third time.
+func TestReincludedDepositWhoseNewBlockLeavesIsReorgedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	id, parent := e.creditedUSDC(e.address("gus"))
+	for round := 1; round <= 2; round++ {
+		if err := e.dev.Fork(parent.Hash()); err != nil {
+			t.Fatal(err)
+		}
+		e.dev.Commit()
+		e.scan() // rolls back
+		if got := e.deposit(id); got.Status != "REORGED" || e.available("USDC").Sign() != 0 {
+			t.Fatalf("round %d, after the rollback: %s, %v USDC", round, got.Status, e.available("USDC"))
+		}
+		e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
+		if got := e.available("USDC").Int64(); got != 40_000_000 {
+			t.Fatalf("round %d: %d USDC available after the re-inclusion", round, got)
+		}
+	}
+	if got := e.fundKinds(id); got != "DEPOSIT,REORG,REINSTATE,REORG,REINSTATE" {
+		t.Fatalf("fund entries: %s", got)
+	}
+	if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system,DETECTED/system,REINCLUDED/system" {
+		t.Fatalf("audit: %s", got)
+	}
+	if n := len(e.hooks.all()); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want the one", n)
+	}
+}
+
+// A reinstated deposit whose original block comes back (the chain returns to the branch it left)
+// is on the chain again; when that block then leaves once more, it is news: the deposit is
+// reorged again (its credit reversed), not left credited because an earlier reorg had found
+// the same block gone.
+func TestReinstatedDepositWhoseBlockCameBackAndLeftAgainIsReorged(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("hal")
+	payer := e.newUser()
+	parent := e.latestHeader()
+	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	d := e.deposit(e.findDeposit(tx.Hash()))
+	branchA := e.latestHeader()
+	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c2")
+	leave := func(what string) {
+		t.Helper()
+		if err := e.dev.Fork(parent.Hash()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		// The payer spends its nonce elsewhere (replacing the transfer if the pool took it back).
+		e.mine(e.send(payer, 0, elsewhere, testfactory.Ether(1), nil, 50))
+		for range confirmations + 2 {
+			e.scan()
+			e.dev.Commit()
+		}
+	}
+	leave("first reorg")
+	if got := e.deposit(d.ID); got.Status != "REORGED" {
+		t.Fatalf("after the first reorg: %s", got.Status)
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: d.ID, Resolution: "REINSTATE", Note: "n", Actor: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	// The chain goes back to the branch that holds the deposit's block.
+	if err := e.dev.Fork(branchA.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * confirmations {
+		e.dev.Commit()
+		e.scan()
+	}
+	if got := e.deposit(d.ID); got.Status != "CREDITED" || got.BlockHash != d.BlockHash || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Fatalf("back on its branch: %s in %s (was %s), %v ETH", got.Status, got.BlockHash, d.BlockHash, e.available("ETH"))
+	}
+	// And that block leaves again: the deposit's money is gone again.
+	leave("second reorg")
+	if got := e.deposit(d.ID); got.Status != "REORGED" || e.available("ETH").Sign() != 0 {
+		t.Fatalf("after its block left again: %s, %v ETH", got.Status, e.available("ETH"))
+	}
+	if got := e.fundKinds(d.ID); got != "DEPOSIT,REORG,REINSTATE,REORG" {
+		t.Fatalf("fund entries: %s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -327,5 +328,66 @@ func TestSessionCancelRacesApproval(t *testing.T) {
 	reserved = f.Reserved.Int64()
 	if f.Available.Int64() != 1000_000_000-paid || reserved != 0 {
 		t.Fatalf("paid %d; funds %+v", paid, f)
+	}
+}
+
+// The service team's debits race an operator's payouts on the same funds: 10 debits of 10
+// USDT and 10 admin COMPLETED of 10 USDT, at once, against 100 available. Exactly 10 succeed
+// (the others are refused CONFLICT, changing nothing), the funds never go below zero, what was
+// paid is what was reserved, and another operator's funds in the same hot wallet are untouched.
+func TestAdjustmentsRacePayoutsWithoutOverdrawing(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	op := e.unfundedOperator(domain.OperatorSettings{})
+	other := e.operator(domain.OperatorSettings{})
+	e.fund(op, "USDT", "100")
+	var ids []string
+	for i := range 10 {
+		w := e.submit(e.withdrawSession(op, fmt.Sprintf("u%d", i), "10.00"), newAddress(), "USDT")
+		e.admin(w.ID, domain.WithdrawalProcessing)
+		ids = append(ids, w.ID)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	queued, debited := 0, 0
+	count := func(n *int, err error, what string) {
+		if err != nil && faultOf(err).Code != fault.Conflict {
+			t.Errorf("%s: %v, want success or CONFLICT", what, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			*n++
+		}
+	}
+	for _, id := range ids {
+		wg.Go(func() {
+			_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), id, domain.WithdrawalCompleted, "admin:a", "")
+			count(&queued, err, "admin COMPLETED")
+		})
+		wg.Go(func() {
+			_, err := e.ledger.Adjust(e.ctx, funds.Adjustment{OperatorID: op.ID, ChainID: e.dev.ChainID(), Currency: "USDT",
+				Amount: "-10", Note: "chargeback", Actor: "service-team:test"})
+			count(&debited, err, "adjust")
+		})
+	}
+	wg.Wait()
+	if queued+debited != 10 {
+		t.Fatalf("%d payouts queued and %d debits made against 100 USDT; want 10 in all", queued, debited)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Sign() != 0 || f.Reserved.Int64() != int64(queued)*10_000_000 {
+		t.Fatalf("after the race: %+v with %d queued", f, queued)
+	}
+	e.payAll()
+	var paid int64
+	if err := e.pool.QueryRow(e.ctx, `SELECT coalesce(sum(crypto_amount), 0)::bigint FROM withdrawals WHERE status = 'COMPLETED'
+		AND operator_id = $1`, op.ID).Scan(&paid); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.funds(op, "USDT"); paid != int64(queued)*10_000_000 || f.Available.Sign() != 0 || f.Reserved.Sign() != 0 {
+		t.Fatalf("paid %d units for %d queued; funds %+v", paid, queued, f)
+	}
+	if f := e.funds(other, "USDT"); f.Available.Int64() != 1_000_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("the other operator's funds: %+v", f)
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/metrics"
+	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
@@ -194,4 +196,52 @@ coffer_payouts_paused{chain_id="%d",operator_id="",scope="chain"} 1
 	e.resume(withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()})
 	want(`coffer_payouts_paused{chain_id="",operator_id="",scope="global"} 1
 `)
+}
+
+// What was seen: a pause committed while a payout job was signing (after the job read that
+// nothing was paused, before its first broadcast) did not hold the payout: the job broadcast
+// it, and it was mined while the pause covered it. The job now reads the pauses again once
+// the transaction is stored, before its first broadcast: it waits (signed, never sent) until
+// the resume, then pays exactly once.
+func TestPauseWhileAPayoutIsSigningHoldsItsBroadcast(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-p", "4.00")
+	scope := withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID}
+	paused := false
+	// The engine's step hook runs in the job between storing the signed transaction and
+	// broadcasting it: the service team's pause commits right there.
+	e.engine.Crash = func(step string) {
+		if step == chaintx.StepStored && !paused {
+			paused = true
+			e.pause(scope)
+		}
+	}
+	for range 3 {
+		if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || done {
+			t.Fatalf("pay while paused: done %v, %v", done, err)
+		}
+		e.dev.Commit()
+	}
+	if !paused {
+		t.Fatal("the payout was never stored")
+	}
+	tx, err := store.New(e.pool).ChainTxByRef(e.ctx, withdrawal.PurposePayout, "withdrawal:"+w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.State != domain.ChainTxPending || tx.Latest().BroadcastAt != nil {
+		t.Fatalf("paused payout: %s, broadcast at %v", tx.State, tx.Latest().BroadcastAt)
+	}
+	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
+		t.Fatalf("the destination received %s while payouts were paused", bal)
+	}
+	e.resume(scope)
+	e.payAll()
+	if got := e.get(w.ID); got.Status != domain.WithdrawalCompleted || e.payouts() != 1 {
+		t.Fatalf("after resume: %+v, %d payouts", got, e.payouts())
+	}
+	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Int64() != 4_000_000 {
+		t.Fatalf("destination holds %s, want 4 USDT exactly once", bal)
+	}
 }

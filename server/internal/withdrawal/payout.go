@@ -78,22 +78,21 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		s.log.WarnContext(ctx, "payout job for a withdrawal that is not paying", "withdrawal", id, "status", w.Status)
 		return true, nil
 	}
-	pause, err := pausedFor(ctx, q, w)
-	if err != nil {
-		return false, err
-	}
 	t, err := q.ChainTxByRef(ctx, PurposePayout, payoutRef(id))
-	if pause != nil && (errors.Is(err, store.ErrNotFound) ||
-		err == nil && t.State == domain.ChainTxPending && !everBroadcast(t) && t.RequestedAction != domain.TxCancel) {
-		// Paused: nothing is signed or sent yet; the job waits (snoozes) and loses nothing.
-		s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", id, "pause", pause.Describe())
-		return false, nil
+	if held, perr := s.heldByPause(ctx, q, w, t, err); perr != nil || held {
+		return false, perr
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		var stored bool
 		t, stored, err = s.storePayout(ctx, w)
 		if err == nil && !stored {
 			return true, nil // stopped before signing: nothing is left
+		}
+		// A pause may have come while it was being signed: it is not sent until the resume.
+		if err == nil {
+			if held, perr := s.heldByPause(ctx, q, w, t, nil); perr != nil || held {
+				return false, perr
+			}
 		}
 	}
 	if err != nil {
@@ -127,6 +126,23 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		return false, err
 	}
 	return true, s.complete(ctx, w, t)
+}
+
+// heldByPause reports whether a pause holds w's payout now: its transaction (t, or txErr
+// store.ErrNotFound when none is stored) is not signed yet, or signed and never sent (a cancel
+// goes out: it pays nothing). Paused, the job waits (snoozes) and loses nothing.
+func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Withdrawal, t domain.ChainTx, txErr error) (bool, error) {
+	notSent := errors.Is(txErr, store.ErrNotFound) ||
+		txErr == nil && t.State == domain.ChainTxPending && !everBroadcast(t) && t.RequestedAction != domain.TxCancel
+	if !notSent {
+		return false, nil
+	}
+	pause, err := pausedFor(ctx, q, w)
+	if err != nil || pause == nil {
+		return false, err
+	}
+	s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", w.ID, "pause", pause.Describe())
+	return true, nil
 }
 
 // everBroadcast reports whether any attempt of t was recorded as handed to a node.

@@ -289,3 +289,40 @@ func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
 	e.payAll()
 	e.paidOnce(w, 6_000_000)
 }
+
+// The service team's cancel or re-send races the original payout being mined: requested while
+// the payout is pending in the books, carried out after its first attempt was mined. The
+// payout is paid once and completes as usual (the cancel is never sent: its nonce is used);
+// the withdrawal is not opened again, nothing is released, and marking it failed is refused.
+func TestActionRacingTheMinedPayoutPaysOnce(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	for _, action := range []domain.TxAction{domain.TxCancel, domain.TxResend} {
+		w := e.queuedPayout(op, "user-"+string(action), "2.00")
+		e.payOnce(w.ID) // stored and broadcast
+		tx := e.payoutTx(w.ID)
+		if _, err := e.svc.RequestTx(e.ctx, tx.ID, action, opsActor, "racing the block"); err != nil {
+			t.Fatalf("%s: %v", action, err)
+		}
+		e.dev.Commit() // the original is mined before the worker carries the request out
+		e.payAll()
+		e.paidOnce(w, 2_000_000)
+		got := e.payoutTx(w.ID)
+		if got.State != domain.ChainTxMined || got.MinedHash != tx.Attempts[0].Hash || len(got.Attempts) != 1 {
+			t.Fatalf("%s: %s mined %s with %d attempts, want the original alone", action, got.State, got.MinedHash, len(got.Attempts))
+		}
+		if got := e.get(w.ID); got.SettlementTxHash != tx.Attempts[0].Hash {
+			t.Fatalf("%s: settlement %s, want %s", action, got.SettlementTxHash, tx.Attempts[0].Hash)
+		}
+		if _, err := e.svc.FailPayout(e.ctx, tx.ID, opsActor, "late"); faultOf(err).Code != fault.FailedPrecondition {
+			t.Fatalf("%s: fail after it was mined: %v", action, err)
+		}
+		if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+			t.Fatalf("%s: %d WITHDRAW_COMPLETE", action, n)
+		}
+	}
+	// Two payouts of 2 settled, nothing released or reserved twice.
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 996_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds: %+v", f)
+	}
+}

@@ -6,6 +6,13 @@ SELECT sqlc.embed(deposits),
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
 WHERE deposits.chain_id = @chain_id AND deposits.block_number >= @from_block AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+	-- A deposit an engineer reinstated keeps the block an earlier reorg found gone: a later
+	-- rollback below it takes nothing away (the engineer decided), as LockDepositsOffChain;
+	-- unless the scanner has since read that block on the chain again (the chain went back to
+	-- its branch): leaving now, it is news.
+	AND (NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+		OR EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
 -- name: MarkDepositReorged :exec
@@ -34,10 +41,12 @@ UPDATE deposit_reorgs SET reincluded_block = NULL, reincluded_hash = NULL
 WHERE chain_id = @chain_id AND resolution IS NULL AND reincluded_block >= @from_block::bigint;
 
 -- name: ReincludedReorgs :many
--- Open reorgs whose transfer was mined again in a block up to up_to.
+-- Open reorgs whose transfer was mined again in a block up to up_to. A read: whoever resolves
+-- one locks its deposit, then the reorg (LockOpenReorg), as ResolveReorg does, so the two
+-- cannot deadlock.
 SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
-WHERE r.chain_id = @chain_id AND r.resolution IS NULL AND r.reincluded_block <= @up_to::bigint ORDER BY r.id FOR UPDATE;
+WHERE r.chain_id = @chain_id AND r.resolution IS NULL AND r.reincluded_block <= @up_to::bigint ORDER BY r.id;
 
 -- name: LockOpenReorg :one
 SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id

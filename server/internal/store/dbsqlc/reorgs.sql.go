@@ -409,6 +409,13 @@ SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.se
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
 WHERE deposits.chain_id = $1 AND deposits.block_number >= $2 AND deposits.status IN ('SWEEPING', 'BELOW_MINIMUM', 'CREDITED')
+	-- A deposit an engineer reinstated keeps the block an earlier reorg found gone: a later
+	-- rollback below it takes nothing away (the engineer decided), as LockDepositsOffChain;
+	-- unless the scanner has since read that block on the chain again (the chain went back to
+	-- its branch): leaving now, it is news.
+	AND (NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
+		OR EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE
 `
 
@@ -546,7 +553,7 @@ func (q *Queries) OpenReorgsByChain(ctx context.Context, db DBTX) ([]OpenReorgsB
 const reincludedReorgs = `-- name: ReincludedReorgs :many
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
-WHERE r.chain_id = $1 AND r.resolution IS NULL AND r.reincluded_block <= $2::bigint ORDER BY r.id FOR UPDATE
+WHERE r.chain_id = $1 AND r.resolution IS NULL AND r.reincluded_block <= $2::bigint ORDER BY r.id
 `
 
 type ReincludedReorgsParams struct {
@@ -559,7 +566,9 @@ type ReincludedReorgsRow struct {
 	OperatorID   string
 }
 
-// Open reorgs whose transfer was mined again in a block up to up_to.
+// Open reorgs whose transfer was mined again in a block up to up_to. A read: whoever resolves
+// one locks its deposit, then the reorg (LockOpenReorg), as ResolveReorg does, so the two
+// cannot deadlock.
 func (q *Queries) ReincludedReorgs(ctx context.Context, db DBTX, arg ReincludedReorgsParams) ([]ReincludedReorgsRow, error) {
 	rows, err := db.Query(ctx, reincludedReorgs, arg.ChainID, arg.UpTo)
 	if err != nil {
