@@ -17,11 +17,26 @@ import (
 )
 
 // TestDevSubprocess runs `coffer dev` as a user would, twice on one data directory.
+//
+// What was seen: a restart pointed the demo operator's webhook back at the dev receiver, so an
+// integrator's own receiver (set with `coffer operator update --webhook-url`) silently stopped
+// getting webhooks and the dev receiver approved its mode-A withdrawals. Only a URL that is a
+// previous run's dev receiver follows the new address.
 func TestDevSubprocess(t *testing.T) {
-	first, second, dataDir := devRestart(t, nil)
+	const custom = "http://127.0.0.1:9/my-receiver"
+	first, second, dataDir := devRestart(t, func(first devenv.File, dataDir string) {
+		if _, errOut, code := coffer(t, "operator", "update", "--id", first.Operator.ID, "--webhook-url", custom, "--data-dir", dataDir); code != 0 {
+			t.Fatalf("update webhook URL: %s", errOut)
+		}
+	})
 	// The second run on the same data directory keeps the operator, its key and the admin.
 	if second.Operator.ID != first.Operator.ID || second.Operator.Key != first.Operator.Key || second.Admin != first.Admin {
 		t.Fatalf("restart changed the demo identities: %+v vs %+v", second.Operator, first.Operator)
+	}
+	out, errOut, code := coffer(t, "operator", "get", "--id", second.Operator.ID, "--json", "--data-dir", dataDir)
+	if code != 0 || !strings.Contains(out, `"webhookUrl":"`+custom+`"`) || second.Operator.WebhookURL != custom {
+		t.Errorf("after a restart the demo operator's webhook is %s (dev.json %q), want the one it was given, %s %s",
+			out, second.Operator.WebhookURL, custom, errOut)
 	}
 	createSession(t, second)
 	// The demo operator starts funded (once: a restart does not fund it again).
@@ -100,13 +115,13 @@ func devTest(t *testing.T) (bin, dataDir string) {
 
 // devRestart runs `coffer dev` on a fresh data directory, opens a session, calls between (if
 // not nil), stops it and starts it again on the same directory: the two runs' dev.json.
-func devRestart(t *testing.T, between func(first devenv.File)) (first, second devenv.File, dataDir string) {
+func devRestart(t *testing.T, between func(first devenv.File, dataDir string)) (first, second devenv.File, dataDir string) {
 	t.Helper()
 	bin, dataDir := devTest(t)
 	first, stop := startDev(t, bin, dataDir)
 	createSession(t, first)
 	if between != nil {
-		between(first)
+		between(first, dataDir)
 	}
 	stop()
 	second, _ = startDev(t, bin, dataDir)

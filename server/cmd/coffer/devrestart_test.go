@@ -30,7 +30,7 @@ import (
 // cursor and the gas tank's nonce. The chain now lives in the data directory: a token deposit
 // paid from the faucet, as from a user's wallet, is credited before and after a restart.
 func TestDevRestartTakesDeposits(t *testing.T) {
-	first, second, _ := devRestart(t, func(first devenv.File) {
+	first, second, _ := devRestart(t, func(first devenv.File, _ string) {
 		payTokenDeposit(t, first, "user-1", "USDT", 5_000_000) // the gas tank sweeps it: its nonce moves on
 	})
 	if second.Chains[0].Tokens[0] != first.Chains[0].Tokens[0] || second.FaucetAddress != first.FaucetAddress {

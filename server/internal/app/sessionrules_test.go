@@ -490,6 +490,53 @@ func TestPricedCurrenciesOnly(t *testing.T) { //nolint:tparallel // its subtests
 	})
 }
 
+// TestNullIsNotAnIdentifier: webhooks write a missing value as the literal "null", and the
+// spec tells receivers to read it as absent, so an externalUserId or operatorReference "null"
+// would reach the operator as no user (a DEPOSIT it cannot credit) or no reference. Both are
+// INVALID_ARGUMENT naming the field, on both session kinds, both transports and
+// /depositor/create, and write nothing; "NULL" is an ordinary id.
+func TestNullIsNotAnIdentifier(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
+	t.Parallel()
+	env, _, transports := startSessionTransports(t)
+	_, key := env.Operator(t, domain.OperatorSettings{})
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			sessions, refs := env.Count(t, "sessions"), env.Count(t, "operator_references")
+			for _, kind := range []string{"deposit", "withdraw"} {
+				for _, c := range []struct{ user, ref, field string }{
+					{"null", "", "externalUserId"},
+					{"null", "order-n", "externalUserId"},
+					{"frank", "null", "operatorReference"},
+				} {
+					_, _, code, field, msg, err := tr.open(kind, sessionJSONBody(t, c.ref, c.user, "10", "USD"))
+					if err != nil || code != "INVALID_ARGUMENT" || field != c.field || !strings.Contains(msg, `"null"`) {
+						t.Errorf("%s user %q ref %q: %s %s %q %v; want INVALID_ARGUMENT %s", kind, c.user, c.ref, code, field, msg, err, c.field)
+					}
+				}
+			}
+			if n, r := env.Count(t, "sessions"), env.Count(t, "operator_references"); n != sessions || r != refs {
+				t.Fatalf("refused sessions were written: sessions %d -> %d, references %d -> %d", sessions, n, refs, r)
+			}
+			if _, _, code, _, _, err := tr.open("deposit", sessionJSONBody(t, "NULL", "NULL", "10", "USD")); err != nil || code != "" {
+				t.Errorf(`user and reference "NULL": %s %v`, code, err)
+			}
+		})
+	}
+	depositors := env.Count(t, "depositors")
+	if c := mustREST(t, env, "POST", "/depositor/create", key, `{"externalUserId":"null"}`); c.status != http.StatusBadRequest ||
+		c.data["code"] != "INVALID_ARGUMENT" || c.data["field"] != "externalUserId" {
+		t.Errorf("depositor null: %d %v", c.status, c.data)
+	}
+	depositorsClient := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
+	_, err := depositorsClient.CreateDepositor(withBearer(t.Context(), key), &cofferv1.CreateDepositorRequest{ExternalUserId: "null"})
+	if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
+		t.Errorf("Connect depositor null: %v", err)
+	}
+	if n := env.Count(t, "depositors"); n != depositors {
+		t.Fatalf("refused depositors were written: %d -> %d", depositors, n)
+	}
+}
+
 // TestOperatorReferenceOnWebhooks: WITHDRAW_REQUEST (the synchronous mode-A request and the
 // mode-B one through the outbox) and the test DEPOSIT and WITHDRAW_COMPLETE carry the
 // session's operatorReference, and the literal "null" when it has none. (DEPOSIT and

@@ -23,6 +23,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/hooktest"
@@ -907,5 +908,50 @@ func TestSubmissionsRaceOverBothTransports(t *testing.T) {
 				t.Fatalf("%d open of %d recorded, %d accepted: %v", open, len(statuses), len(accepted), statuses)
 			}
 		})
+	}
+}
+
+// TestDestinationIsNoServiceContract: a withdrawal may not be paid to a contract of the
+// service's chains whose funds would never reach the user: any configured token contract (the
+// USDC contract on a USDT withdrawal, as the USDT one already was) and the chain's EIP-7702
+// Sweeper. What was seen: both were accepted (PENDING), and an admin's COMPLETED would have
+// sent the tokens where nobody can take them out. The refusal sends no WITHDRAW_REQUEST and
+// stores nothing.
+func TestDestinationIsNoServiceContract(t *testing.T) {
+	t.Parallel()
+	chains := apptest.TestChains()
+	sweeper := common.HexToAddress("0x00000000000000000000000000000000000000a3")
+	chains[0].SweepMethod, chains[0].SweeperAddress = chain.SweepEIP7702, sweeper
+	env := apptest.Start(t, apptest.Options{Role: config.RoleAPI, Chains: chains})
+	hooks := hooktest.New(t)
+	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
+	s := mustREST(t, env, "POST", "/session/withdraw", key,
+		`{"externalUserId":"payee","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10.00"}`)
+	sid := apptest.SID(t, s.data["url"].(string))
+	usdc := chains[0].Tokens[1].ContractAddress
+	for _, c := range []struct {
+		name, currency string
+		addr           common.Address
+	}{
+		{"USDC contract, USDT withdrawal", "USDT", usdc},
+		{"USDC contract, ETH withdrawal", "ETH", usdc},
+		{"Sweeper, USDT withdrawal", "USDT", sweeper},
+		{"Sweeper lower-case, ETH withdrawal", "ETH", sweeper},
+	} {
+		addr := c.addr.Hex()
+		if strings.Contains(c.name, "lower-case") {
+			addr = strings.ToLower(addr)
+		}
+		res := mustREST(t, env, "POST", "/withdraw/direct-transfer", "",
+			`{"sid":"`+sid+`","address":"`+addr+`","currency":"`+c.currency+`","chainId":1337}`)
+		if res.status != http.StatusBadRequest || res.data["code"] != "INVALID_ARGUMENT" || res.data["field"] != "address" {
+			t.Errorf("%s: %d %v %q, want 400 INVALID_ARGUMENT on address", c.name, res.status, res.data, res.message)
+		}
+	}
+	if n := env.Count(t, "withdrawals"); n != 0 {
+		t.Errorf("refused destinations stored %d withdrawals", n)
+	}
+	if got := hooks.Attempts(); len(got) != 0 {
+		t.Errorf("refused destinations sent %d webhooks", len(got))
 	}
 }

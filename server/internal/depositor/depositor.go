@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -49,6 +50,9 @@ type Created struct {
 // Create registers a depositor for the operator, or, when it exists, replaces its email with
 // the one given (an empty email keeps the stored one). It is idempotent and says what it did.
 func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID, email string) (Created, error) {
+	if err := session.NotNull("externalUserId", externalUserID); err != nil {
+		return Created{}, err
+	}
 	var out Created
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)

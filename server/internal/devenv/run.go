@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,8 +138,8 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w", internalAddr, err)
 	}
 	baseURL := "http://" + ln.Addr().String()
-	webhookURL := baseURL + "/dev/webhook"
-	if err := ensureDemo(ctx, dbURL, box, &st, webhookURL, registry); err != nil {
+	webhookURL, err := ensureDemo(ctx, dbURL, box, &st, baseURL+devWebhookPath, registry)
+	if err != nil {
 		ln.Close()
 		return err
 	}
@@ -375,32 +376,34 @@ func chainRegistry(dev *devchain.Chain, bankroll, sweeper common.Address) (*chai
 	return chain.NewRegistry([]chain.Network{n})
 }
 
+// devWebhookPath is where `coffer dev` serves its own webhook receiver.
+const devWebhookPath = "/dev/webhook"
+
 // ensureDemo creates the demo operator and admin on first run (or when the database was
-// reset), and points the operator's webhook at this run's address.
-func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, webhookURL string, chains *chain.Registry) error {
+// reset) and returns the operator's webhook URL. A webhook still on a previous run's dev
+// receiver follows this run's address (devWebhook); one the user pointed elsewhere is kept.
+func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, devWebhook string, chains *chain.Registry) (string, error) {
 	pool, err := store.Open(ctx, dbURL, 2)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer pool.Close()
 	operators, admins := operator.New(pool, box), admin.New(pool, box, admin.Options{})
-	exists := false
+	webhookURL, exists := devWebhook, false
 	if st.OperatorID != "" {
-		_, err := operators.Update(ctx, st.OperatorID, domain.OperatorSettings{WebhookURL: &webhookURL})
-		if err != nil && !fault.Is(err, fault.NotFound) {
-			return err
+		if webhookURL, exists, err = demoWebhook(ctx, operators, st.OperatorID, devWebhook); err != nil {
+			return "", err
 		}
-		exists = err == nil
 	}
 	if !exists {
 		name := "Demo Operator"
 		op, key, err := operators.Create(ctx, domain.OperatorSettings{Name: &name, WebhookURL: &webhookURL})
 		if err != nil {
-			return err
+			return "", err
 		}
 		st.OperatorID, st.OperatorKey = op.ID, key
 		if err := fundDemo(ctx, funds.New(pool, chains), op.ID, chains); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if st.AdminEmail == "" {
@@ -408,9 +411,39 @@ func ensureDemo(ctx context.Context, dbURL string, box *secret.Box, st *state, w
 		st.AdminPassword = secret.Token("")[:24]
 	}
 	if _, _, err := admins.Create(ctx, st.AdminEmail, st.AdminPassword, "", false); err != nil && !fault.Is(err, fault.Conflict) {
-		return err
+		return "", err
 	}
-	return nil
+	return webhookURL, nil
+}
+
+// demoWebhook is the existing demo operator's webhook URL, moved to devWebhook when it is a
+// previous run's dev receiver; exists is false when the operator is gone (a reset database).
+func demoWebhook(ctx context.Context, operators *operator.Service, id, devWebhook string) (webhookURL string, exists bool, err error) {
+	op, err := operators.Get(ctx, id)
+	if fault.Is(err, fault.NotFound) {
+		return devWebhook, false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if !isDevWebhook(op.WebhookURL) || op.WebhookURL == devWebhook {
+		return op.WebhookURL, true, nil
+	}
+	if _, err := operators.Update(ctx, id, domain.OperatorSettings{WebhookURL: &devWebhook}); err != nil {
+		return "", false, err
+	}
+	return devWebhook, true, nil
+}
+
+// isDevWebhook reports whether u is a dev receiver of `coffer dev` on loopback (a previous
+// run's, whose port may have changed).
+func isDevWebhook(u string) bool {
+	parsed, err := url.Parse(u)
+	if err != nil || parsed.Path != devWebhookPath {
+		return false
+	}
+	ip := net.ParseIP(parsed.Hostname())
+	return parsed.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // DemoFloat is what the demo operator starts with, per asset of the dev chain, so that its

@@ -199,6 +199,9 @@ func assign(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any) erro
 		}
 		ev := enumValue(fd.Enum(), s)
 		if ev == nil {
+			if msg := enumSubsetRule(fd); msg != "" {
+				return errors.New(msg)
+			}
 			return errors.New("must be one of " + strings.Join(enumNames(fd.Enum()), ", "))
 		}
 		value = protoreflect.ValueOfEnum(ev.Number())
@@ -228,6 +231,35 @@ func enumValue(e protoreflect.EnumDescriptor, s string) protoreflect.EnumValueDe
 		}
 	}
 	return nil
+}
+
+// enumSubsetRule is the message of fd's protovalidate rule that takes only some of its enum's
+// values ("this in [...]"), or "". An unknown name then gets that rule's message rather than
+// the whole enum, which would offer values the field refuses (PATCH …/status takes 3 of 7).
+func enumSubsetRule(fd protoreflect.FieldDescriptor) string {
+	var msg string
+	fd.Options().ProtoReflect().Range(func(ext protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if ext.FullName() != "buf.validate.field" || ext.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		rules := v.Message()
+		cel := rules.Descriptor().Fields().ByName("cel")
+		if cel == nil || !cel.IsList() {
+			return false
+		}
+		list := rules.Get(cel).List()
+		for i := range list.Len() {
+			rule := list.Get(i).Message()
+			fields := rule.Descriptor().Fields()
+			expr, text := fields.ByName("expression"), fields.ByName("message")
+			if expr != nil && text != nil && strings.HasPrefix(rule.Get(expr).String(), "this in [") {
+				msg = rule.Get(text).String()
+				break
+			}
+		}
+		return false
+	})
+	return msg
 }
 
 func enumNames(e protoreflect.EnumDescriptor) []string {

@@ -243,6 +243,7 @@ func eventsBadInput(t *testing.T, f *eventFixture) {
 		{"GET", "/events?operatorId=42", "", "operatorId"},
 		{"GET", "/events?cursor=abc", "", "cursor"},
 		{"GET", "/events?pageSize=2", "", "pageSize"},
+		{"GET", "/events?limit=1&limit=2", "", "limit"},
 		{"POST", "/events/abc/redeliver", "", "eventId"},
 		{"POST", "/events/" + f.dead + "/redeliver", `{"operatorId":"42"}`, "operatorId"},
 		{"POST", "/events/" + f.dead + "/redeliver", `{"eventId":"` + f.dead + `"}`, "eventId"},

@@ -193,11 +193,24 @@ func listFields(err error) error {
 	return err
 }
 
-// knownParams refuses a query parameter that route does not take, by name.
+// knownParams refuses a query parameter that route does not take, by name, and one given
+// more than once (onceParams).
 func knownParams(q url.Values, route string, params ...string) error {
 	for name := range q {
 		if !slices.Contains(params, name) {
 			return fault.Invalid(name, "unknown query parameter; %s takes %s", route, strings.Join(params, ", "))
+		}
+	}
+	return onceParams(q)
+}
+
+// onceParams refuses a query parameter given twice, status excepted (repeatable, read as
+// one list): url.Values.Get reads the first and drops the rest, so ?externalUserId=a&
+// externalUserId=b would answer a's records alone as if they were all that was asked for.
+func onceParams(q url.Values) error {
+	for name, values := range q {
+		if len(values) > 1 && name != "status" {
+			return fault.Invalid(name, "given more than once; only status may be repeated")
 		}
 	}
 	return nil

@@ -349,10 +349,29 @@ func reconBadInput(t *testing.T, f *reconFixture) {
 		{"/withdrawals/not-a-uuid", "withdrawRequestId"},
 		{"/withdrawals/" + f.opWithdrawals[0] + "?operatorId=42", "operatorId"},
 		{"/withdrawals/" + f.opWithdrawals[0] + "?status=PENDING", "status"},
+		// A filter given twice was read as its first value: the caller asking for two users
+		// got one user's deposits as if they were all. Only status is repeatable.
+		{"/deposits?externalUserId=recon-user&externalUserId=other-user", "externalUserId"},
+		{"/deposits?chainId=1&chainId=1337", "chainId"},
+		{"/deposits?limit=1&limit=2", "limit"},
+		{"/deposits?from=2000-01-01T00:00:00Z&from=2100-01-01T00:00:00Z", "from"},
+		{"/deposits?cursor=" + url.QueryEscape(*depCursor) + "&cursor=" + url.QueryEscape(*depCursor), "cursor"},
+		{"/deposits/1?operatorId=" + f.op.ID + "&operatorId=" + f.op.ID, "operatorId"},
+		{"/withdrawals?to=2100-01-01T00:00:00Z&to=2000-01-01T00:00:00Z", "to"},
 	}
 	for _, c := range cases {
 		res := send(t, env, request{method: "GET", path: c.path, bearer: f.key})
 		if msg, ok := invalidOn(t, res, c.field); !ok || !strings.Contains(msg, c.field) {
+			t.Errorf("GET %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.path, res.status, res.body, c.field)
+		}
+	}
+	for _, c := range []struct{ path, field string }{
+		{"/admin/withdrawals?externalUserId=recon-user&externalUserId=other-user", "externalUserId"},
+		{"/admin/withdrawals?operatorId=" + f.op.ID + "&operatorId=" + f.other.ID, "operatorId"},
+		{"/admin/withdrawals?limit=1&limit=2", "limit"},
+	} {
+		res := send(t, env, request{method: "GET", path: c.path, bearer: f.adminToken})
+		if _, ok := invalidOn(t, res, c.field); !ok {
 			t.Errorf("GET %s: %d %s, want 400 INVALID_ARGUMENT on %s", c.path, res.status, res.body, c.field)
 		}
 	}

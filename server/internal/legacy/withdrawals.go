@@ -71,6 +71,9 @@ func listWithdrawalsQuery(q url.Values) (*cofferv1.ListWithdrawalsRequest, error
 			return nil, fault.Invalid(name, "unknown query parameter; use status, operatorId, externalUserId, from, to, limit or pageToken")
 		}
 	}
+	if err := onceParams(q); err != nil {
+		return nil, err
+	}
 	req := &cofferv1.ListWithdrawalsRequest{OperatorId: q.Get("operatorId"), ExternalUserId: q.Get("externalUserId"),
 		PageToken: q.Get("pageToken")}
 	var err error

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	sdkwebhook "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -132,6 +133,12 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 
 // prepare checks the input and makes the session it asks for.
 func (s *Service) prepare(operatorID string, kind domain.SessionKind, in Input) (domain.Session, error) {
+	if err := NotNull("externalUserId", in.ExternalUserID); err != nil {
+		return domain.Session{}, err
+	}
+	if err := NotNull("operatorReference", in.OperatorReference); err != nil {
+		return domain.Session{}, err
+	}
 	amount, err := decimal.NewFromString(in.Amount)
 	if err != nil || !amount.IsPositive() {
 		return domain.Session{}, fault.Invalid("amount", "must be a positive decimal string such as \"25.00\"")
@@ -158,6 +165,16 @@ func (s *Service) prepare(operatorID string, kind domain.SessionKind, in Input) 
 		Email:             in.Email,
 		OperatorReference: in.OperatorReference,
 	}, nil
+}
+
+// NotNull refuses the literal "null" as an identifier the webhooks echo: it is how they write
+// a missing value, and the spec tells receivers to read it as absent, so a user "null" would
+// reach the operator as a DEPOSIT for no user.
+func NotNull(field, value string) error {
+	if value == sdkwebhook.Null {
+		return fault.Invalid(field, "must not be \"null\": webhooks write a missing value that way, so the operator would read it as absent")
+	}
+	return nil
 }
 
 // ErrNotByKey is OpenByKey's answer when it opened nothing and wrote nothing: the key is no

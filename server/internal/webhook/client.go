@@ -326,21 +326,19 @@ func describe(d string) string {
 // parseAnswer reads {"error": <number>, "description": "...", "transactionId": "..."}.
 // error must be a JSON number with an integer value: the string "0" is not an
 // acknowledgement (the spec types error as a number, and a mode-A approval must not rest on
-// a lenient reading).
+// a lenient reading). For the same reason keys match exactly and at most once:
+// encoding/json would take "Error" for "error" and let a second "error" override the first,
+// so {"error":1,"error":0} or {"error":1,"ERROR":0} would approve.
 func parseAnswer(b []byte, res *Result) (int, error) {
-	var v struct {
-		Error         json.RawMessage `json:"error"`
-		Description   json.RawMessage `json:"description"`
-		TransactionID json.RawMessage `json:"transactionId"`
+	fields, err := answerFields(b)
+	if err != nil {
+		return 0, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return 0, fmt.Errorf("answer is not a JSON object: %s", snippet(b))
-	}
-	res.Description = jsonText(v.Description)
-	res.TransactionID = jsonText(v.TransactionID)
+	res.Description = jsonText(fields["description"])
+	res.TransactionID = jsonText(fields["transactionId"])
+	raw := fields["error"]
 	var n json.Number
-	if len(v.Error) == 0 || json.Unmarshal(v.Error, &n) != nil || n == "" || v.Error[0] == '"' {
+	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil || n == "" || raw[0] == '"' {
 		return 0, fmt.Errorf("answer has no numeric \"error\": %s", snippet(b))
 	}
 	f, err := n.Float64()
@@ -349,6 +347,39 @@ func parseAnswer(b []byte, res *Result) (int, error) {
 	}
 	res.ErrorCode, res.coded = int(f), true
 	return res.ErrorCode, nil
+}
+
+// answerFields splits one JSON object into its top-level members, keyed exactly as written;
+// a member named twice is refused.
+func answerFields(b []byte) (map[string]json.RawMessage, error) {
+	notObject := fmt.Errorf("answer is not a JSON object: %s", snippet(b))
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, notObject
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, notObject
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, notObject
+		}
+		if _, dup := fields[key]; dup {
+			return nil, fmt.Errorf("answer has %q more than once: %s", key, snippet(b))
+		}
+		fields[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, notObject
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, notObject
+	}
+	return fields, nil
 }
 
 // jsonText renders a JSON string as its text and any other value as its JSON.

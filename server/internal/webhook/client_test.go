@@ -312,6 +312,14 @@ func TestClientJudgesAnswers(t *testing.T) {
 		{200, `OK`, false, "not a JSON object", 0, "", ""},
 		{200, ``, false, "not a JSON object: empty", 0, "", ""},
 		{200, `{"error":0}{"error":1}`, false, "not a JSON object", 0, "", ""},
+		// Keys match exactly and once: Go's case-insensitive, last-wins field matching would
+		// read each of these as error 0, an approval in mode A.
+		{200, `{"Error":0}`, false, `no numeric "error"`, 0, "", ""},
+		{200, `{"ERROR":0,"description":"ok"}`, false, `no numeric "error"`, 0, "ok", ""},
+		{200, `{"error":1,"ERROR":0}`, false, "", 1, "", ""},
+		{200, `{"error":1,"error":0}`, false, `"error" more than once`, 0, "", ""},
+		{200, `{"error":0,"error":0}`, false, `"error" more than once`, 0, "", ""},
+		{200, `{"error":0,"nested":{"error":1,"x":[1,{"error":2}]},"description":"ok"}`, true, "", 0, "ok", ""},
 		{204, ``, false, "not a JSON object", 0, "", ""},
 		{500, `{"error":0}`, false, "HTTP 500", 0, "", ""},
 		{400, `{"error":2,"description":"Insufficient balance"}`, false, "HTTP 400: Insufficient balance", 2, "Insufficient balance", ""},

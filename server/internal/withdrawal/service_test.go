@@ -334,6 +334,12 @@ func TestModeASynchronousCodes(t *testing.T) {
 			fmt.Fprintf(w, `{"error":%d,"description":%q}`, code, desc)
 		}
 	}
+	rawAnswer := func(body string) answer {
+		return func(w http.ResponseWriter, _ url.Values) {
+			w.Header().Set("Content-Type", "application/json")
+			writeBody(w, body)
+		}
+	}
 	cases := []struct {
 		name    string
 		answer  answer
@@ -359,6 +365,11 @@ func TestModeASynchronousCodes(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			writeBody(w, `<html><body>error 0</body></html>`)
 		}, 3, "Withdrawal temporarily unavailable"},
+		// Only a body whose one "error" key is 0 approves: not a key that differs in case
+		// (Go's lenient field matching), not a second "error" after a denial.
+		{"Error in capitals", rawAnswer(`{"Error":0}`), 3, "Withdrawal temporarily unavailable"},
+		{"denial with ERROR 0 beside it", rawAnswer(`{"error":1,"ERROR":0}`), 1, "Withdrawal request declined by operator"},
+		{"error given twice", rawAnswer(`{"error":1,"error":0}`), 3, "Withdrawal temporarily unavailable"},
 		{"HTTP 500 with error 0", func(w http.ResponseWriter, _ url.Values) {
 			w.WriteHeader(http.StatusInternalServerError)
 			writeBody(w, `{"error":0}`)

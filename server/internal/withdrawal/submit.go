@@ -138,7 +138,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	}
 	switch in.Type {
 	case DirectTransfer:
-		dest, err := s.destination(ctx, q.Asset, in.Address)
+		dest, err := s.destination(ctx, in.Address)
 		if err != nil {
 			return domain.Withdrawal{}, err
 		}
@@ -247,9 +247,9 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 }
 
 // destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
-// not an address whose funds would not reach the user (the zero address, the token contract,
-// Coffer's own wallets and deposit addresses).
-func (s *Service) destination(ctx context.Context, asset chain.Asset, raw string) (common.Address, error) {
+// not an address whose funds would not reach the user (the zero address, a configured token
+// contract, Coffer's own wallets and Sweeper, deposit addresses).
+func (s *Service) destination(ctx context.Context, raw string) (common.Address, error) {
 	if !common.IsHexAddress(raw) || !strings.HasPrefix(raw, "0x") {
 		return common.Address{}, fault.Invalid("address", "must be a 0x-prefixed 20-byte hex address")
 	}
@@ -261,8 +261,8 @@ func (s *Service) destination(ctx context.Context, asset chain.Asset, raw string
 	if addr == (common.Address{}) {
 		return common.Address{}, fault.Invalid("address", "the zero address cannot receive a withdrawal")
 	}
-	if !asset.Native && addr == asset.Contract {
-		return common.Address{}, fault.Invalid("address", "this is the %s token contract, not a wallet", asset.Symbol)
+	if symbol, ok := s.tokenContract(addr); ok {
+		return common.Address{}, fault.Invalid("address", "this is the %s token contract, not a wallet", symbol)
 	}
 	if s.serviceWallet(addr) {
 		return common.Address{}, fault.Invalid("address", "this address belongs to the service; enter your own wallet")
@@ -275,16 +275,32 @@ func (s *Service) destination(ctx context.Context, asset chain.Asset, raw string
 	return addr, nil
 }
 
-// serviceWallet reports whether an address is one of Coffer's wallets on any chain.
+// serviceWallet reports whether an address is one of Coffer's wallets or its Sweeper contract
+// on any chain (the Sweeper pays out only to the bankroll and fee address: tokens sent to it
+// would stay there).
 func (s *Service) serviceWallet(addr common.Address) bool {
 	hot, gas := s.wallet.HotWalletAddress(), s.wallet.GasTankAddress()
 	if addr == hot || addr == gas {
 		return true
 	}
 	for _, n := range s.chains.Networks() {
-		if addr == n.BankrollAddress || addr == n.FeeAddress {
+		if addr == n.BankrollAddress || addr == n.FeeAddress || addr == n.SweeperAddress {
 			return true
 		}
 	}
 	return false
+}
+
+// tokenContract reports whether an address is a token contract configured on any chain, and
+// its symbol: a payout to a token contract (another token's than the one withdrawn, or on
+// another chain, where the same address may hold one) strands the funds.
+func (s *Service) tokenContract(addr common.Address) (string, bool) {
+	for _, n := range s.chains.Networks() {
+		for _, tok := range n.Tokens {
+			if addr == tok.ContractAddress {
+				return tok.Symbol, true
+			}
+		}
+	}
+	return "", false
 }
