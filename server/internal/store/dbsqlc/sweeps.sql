@@ -141,3 +141,12 @@ SELECT id, sweep_id FROM deposits WHERE sweep_id = ANY(@sweep_ids::bigint[]) ORD
 UPDATE deposits d SET signed_fee = f.fee
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@fees::numeric[]) AS fee) f
 WHERE d.id = f.id AND d.signed_fee IS NULL;
+
+-- name: ParkedTotals :many
+-- The deposits parked below the minimum on a chain, per address and asset: their total and the
+-- oldest one (whose settle job looks at the address again).
+SELECT address, currency, (contract_address IS NULL)::boolean AS native, min(id)::bigint AS first_id,
+	sum(gross_amount)::numeric AS total
+FROM deposits
+WHERE chain_id = @chain_id AND status = 'BELOW_MINIMUM' AND sweep_id IS NULL
+GROUP BY address, currency, contract_address IS NULL ORDER BY first_id;

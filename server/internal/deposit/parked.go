@@ -1,0 +1,94 @@
+package deposit
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// recheckParked queues the settle job of addresses whose deposits parked below the minimum may
+// be swept now, at most once per Config.ParkedRecheck per chain. A deposit is parked against
+// what held when its sweep was looked at: the asset's minimum (an explicit one the chains file
+// may lower, or a USD value at the price of the day) and, for native deposits, the gas of their
+// own transfer. Without this, one parked while gas was dear stayed parked once gas fell, until
+// another deposit reached the same address, which may never come. The sweep step decides
+// exactly (openSweep); this only picks the addresses worth asking.
+func (s *Service) recheckParked(ctx context.Context, n chain.Network, c *chain.Client) error {
+	if last, ok := s.rechecked.Load(n.ChainID); ok {
+		if at, _ := last.(time.Time); time.Since(at) < s.cfg.ParkedRecheck {
+			return nil
+		}
+	}
+	s.rechecked.Store(n.ChainID, time.Now())
+	parked, err := store.New(s.pool).ParkedTotals(ctx, n.ChainID)
+	if err != nil || len(parked) == 0 {
+		return err
+	}
+	minimums := map[string]*big.Int{}
+	gas := &nativeGas{c: c}
+	var due []int64
+	for _, p := range parked {
+		a, ok := n.Asset(p.Currency)
+		if !ok {
+			continue
+		}
+		key := strings.ToUpper(a.Symbol)
+		if minimums[key] == nil {
+			minimums[key] = s.minimum(ctx, n, a)
+		}
+		if p.Total.Cmp(minimums[key]) < 0 {
+			continue
+		}
+		if p.Native {
+			// A native sweep pays its own gas (a batch's is the gas tank's): worth asking once the
+			// deposits hold more.
+			batched, err := s.batched(ctx, n, p.Address)
+			if err != nil {
+				return err
+			}
+			cost, err := gas.cost(ctx)
+			if err != nil {
+				return err
+			}
+			if !batched && p.Total.Cmp(cost) <= 0 {
+				continue
+			}
+		}
+		due = append(due, p.FirstID)
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	s.log.Info("deposits below the minimum may be swept now", "chain", n.ChainID, "deposits", due)
+	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		for _, id := range due {
+			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: id}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// nativeGas is a plain native transfer's gas at the current fees, read once.
+type nativeGas struct {
+	c   *chain.Client
+	wei *big.Int
+}
+
+func (g *nativeGas) cost(ctx context.Context) (*big.Int, error) {
+	if g.wei == nil {
+		_, feeCap, err := g.c.Fees(ctx)
+		if err != nil {
+			return nil, err
+		}
+		g.wei = new(big.Int).Mul(big.NewInt(nativeTransferGas), feeCap)
+	}
+	return g.wei, nil
+}
