@@ -87,6 +87,7 @@ func TestParkedDepositIsSweptWhenItBecomesSweepable(t *testing.T) {
 		e.scan()
 	}
 	e.checkCredited(e.all(), eth0, usdt0)
+	e.reconciled()
 }
 
 // queuedSettles are the deposits whose settle job waits to run.
