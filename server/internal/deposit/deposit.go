@@ -62,7 +62,8 @@ type Config struct {
 	// ParkedRecheck is how often a chain's scan looks again at the deposits parked below the
 	// minimum (1 minute): one parked while gas cost more than it held, or before the price or
 	// the minimum moved, is swept once its address holds enough, without waiting for another
-	// deposit there.
+	// deposit there. The same pass queues again the settle job of a deposit waiting for its
+	// sweep whose job River discarded.
 	ParkedRecheck time.Duration
 }
 

@@ -118,3 +118,69 @@ func (e *env) settleQueued() {
 		e.t.Fatal(err)
 	}
 }
+
+// What was seen: a token deposit whose sweep could not be funded (the gas tank was empty) failed
+// its settle job on every attempt; River discards a job after its attempts, and nothing queued
+// a confirmed deposit's job again, so once the tank was refilled the deposit stayed SWEEPING,
+// never credited. The scan queues the job of such a deposit again.
+func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{config: deposit.Config{ParkedRecheck: time.Nanosecond}})
+	addr, eth0, usdt0, u := e.sweepStart()
+	// The gas tank sends all it holds but a 21,000-gas transfer's worth away.
+	tankKey, tank := e.keys.GasTank()
+	tip := big.NewInt(1e9)
+	feeCap := new(big.Int).Add(new(big.Int).Mul(e.baseFee(), big.NewInt(2)), tip)
+	value := new(big.Int).Sub(e.balance(tank), new(big.Int).Mul(big.NewInt(21000), feeCap))
+	sink := e.newUser().addr
+	drain := types.MustSignNewTx(tankKey, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+		ChainID: big.NewInt(e.dev.ChainID()), Nonce: 0, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21000, To: &sink, Value: value})
+	if err := e.client.Send(e.ctx, drain); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(drain)
+	dep := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
+	e.mine(dep)
+	e.scan()
+	id := e.findDeposit(dep.Hash())
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		if _, err := e.svc.Settle(e.ctx, id); err == nil {
+			t.Logf("settle with an empty gas tank: no error")
+		}
+	}
+	if d := e.deposit(id); d.Status != "SWEEPING" || e.count(`SELECT count(*) FROM sweeps`) != 1 {
+		t.Fatalf("the deposit is %s; the test needs it confirmed and its sweep waiting for gas", d.Status)
+	}
+	// River gives up on its settle job after its attempts (days of backoff with the tank empty).
+	if _, err := e.pool.Exec(e.ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'deposit.settle'`); err != nil {
+		t.Fatal(err)
+	}
+	// The tank is refilled; the next scan queues the deposit's job again, which credits it.
+	h, err := e.dev.SendNative(e.ctx, tank, testfactory.Ether(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	e.scan()
+	if queued := e.queuedSettles(); len(queued) != 1 || queued[0] != id {
+		t.Fatalf("settle jobs queued after the refill: %v, want deposit %d's", queued, id)
+	}
+	for range 20 {
+		if len(e.hooks.all()) == 1 {
+			break
+		}
+		e.settleQueued()
+		e.settleAll()
+		e.dev.Commit()
+		e.scan()
+	}
+	e.checkCredited(e.all(), eth0, usdt0)
+	e.reconciled()
+	if queued := e.queuedSettles(); len(queued) != 0 {
+		t.Fatalf("settle jobs queued for a credited deposit: %v", queued)
+	}
+}

@@ -125,6 +125,11 @@ func (q *Queries) ParkedTotals(ctx context.Context, chainID int64) ([]Parked, er
 	})
 }
 
+// SweepingWithoutJob lists a chain's SWEEPING deposits whose settle job will not run again.
+func (q *Queries) SweepingWithoutJob(ctx context.Context, chainID int64) ([]int64, error) {
+	return sqlc.SweepingWithoutJob(ctx, q.db, chainID)
+}
+
 // PendingTopUps lists the gas top-ups to an address that are not mined yet.
 func (q *Queries) PendingTopUps(ctx context.Context, chainID int64, address, purpose string) ([]int64, error) {
 	return ids(sqlc.PendingTopUps(ctx, q.db, dbsqlc.PendingTopUpsParams{ChainID: chainID, ToAddress: address, Purpose: purpose}))

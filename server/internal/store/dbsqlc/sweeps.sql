@@ -150,3 +150,13 @@ SELECT address, currency, (contract_address IS NULL)::boolean AS native, min(id)
 FROM deposits
 WHERE chain_id = @chain_id AND status = 'BELOW_MINIMUM' AND sweep_id IS NULL
 GROUP BY address, currency, contract_address IS NULL ORDER BY first_id;
+
+-- name: SweepingWithoutJob :many
+-- A chain's confirmed deposits waiting to be swept or credited whose settle job will not run
+-- again (River discarded it after its attempts, or it was cancelled): nothing else moves them.
+SELECT d.id FROM deposits d
+WHERE d.chain_id = @chain_id AND d.status = 'SWEEPING'
+  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'deposit.settle'
+	AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+	AND j.args @> jsonb_build_object('depositId', d.id))
+ORDER BY d.id;

@@ -733,6 +733,37 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 	return items, nil
 }
 
+const sweepingWithoutJob = `-- name: SweepingWithoutJob :many
+SELECT d.id FROM deposits d
+WHERE d.chain_id = $1 AND d.status = 'SWEEPING'
+  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'deposit.settle'
+	AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+	AND j.args @> jsonb_build_object('depositId', d.id))
+ORDER BY d.id
+`
+
+// A chain's confirmed deposits waiting to be swept or credited whose settle job will not run
+// again (River discarded it after its attempts, or it was cancelled): nothing else moves them.
+func (q *Queries) SweepingWithoutJob(ctx context.Context, db DBTX, chainID int64) ([]int64, error) {
+	rows, err := db.Query(ctx, sweepingWithoutJob, chainID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sweepsInBatches = `-- name: SweepsInBatches :many
 SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE batch_id = ANY($1::bigint[]) ORDER BY id
