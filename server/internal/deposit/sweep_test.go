@@ -106,6 +106,7 @@ func (e *env) checkCredited(ds []domain.Deposit, bankrollETH, bankrollUSDT *big.
 			e.t.Errorf("deposit %d has %d DEPOSIT events", d.ID, events[d.ID])
 		}
 	}
+	e.reconciled()
 }
 
 func (e *env) all() []domain.Deposit {
