@@ -31,7 +31,7 @@ func (s *Service) recheckWaiting(ctx context.Context, n chain.Network, c *chain.
 
 // reviveSettles queues again the settle job of SWEEPING deposits that have none that will run:
 // River discards a job after its attempts (25, over some 18 days of backoff), and a sweep can
-// fail that long (a gas tank left empty, a node down, a transfer an engineer must look at).
+// fail that long (a node down, a transfer an engineer must look at).
 // Nothing else queues a confirmed deposit's job, so once the cause was fixed the deposit stayed
 // SWEEPING, never credited.
 func (s *Service) reviveSettles(ctx context.Context, chainID int64) error {

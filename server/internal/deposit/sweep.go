@@ -590,7 +590,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	}
 	for _, id := range topups {
 		t, err := s.engine.Advance(ctx, id)
-		if err != nil {
+		if errors.Is(err, chaintx.ErrInsufficientFunds) {
+			return false, nil // an empty gas tank: offered again (chaintx.Engine.RefusedRetry), a wait
+		} else if err != nil {
 			return false, err
 		}
 		if t.State == domain.ChainTxPending {
@@ -638,7 +640,13 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		return false, fmt.Errorf("deposit: gas top-up of %s: %w", address, err)
 	}
 	s.log.Info("gas top-up sent", "chain", n.ChainID, "address", address, "for", refPrefix, "wei", amount, "balance", bal, "needed", total)
-	_, err = s.engine.Advance(ctx, t.ID)
+	// Refused for want of funds (an empty gas tank): stored, and offered again on a later step
+	// (chaintx.Engine.RefusedRetry), as a refused sweep transaction is. An error here had the
+	// settle job retried with River's growing backoff, hours apart once the tank had been empty
+	// a while, and the deposit waited that long after it was refilled.
+	if _, err = s.engine.Advance(ctx, t.ID); errors.Is(err, chaintx.ErrInsufficientFunds) {
+		err = nil
+	}
 	return false, err
 }
 
