@@ -113,3 +113,38 @@ func TestSameBlockDepositsOfSeveralOperatorsCreditTheirOwn(t *testing.T) {
 	}
 	e.reconciled()
 }
+
+// A chain that sweeps tokens in EIP-7702 batches (the dev chain's default) keeps the treasury a
+// plain address swept with top-ups: USDT and ETH paid to it are credited once to its operator,
+// with no deposit fee and no DEPOSIT, the treasury is never delegated, and the books reconcile.
+func TestTreasuryOnABatchedChain(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 150)
+	treasury, err := e.svc.Treasury(e.ctx, e.op.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	usdt0 := e.tokenBalance(e.bankroll)
+	u := e.newUser()
+	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(treasury, 30_000_000), 2), e.send(u, 1, treasury, milliETH(100), nil, 2))
+	e.run(func() bool { return len(e.depositsWhere("CREDITED")) == 2 })
+	if f := e.funds("USDT"); f.Available.Int64() != 30_000_000 {
+		t.Fatalf("USDT funds %v, want the 30 USDT paid (no deposit fee on a treasury payment)", f.Available)
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), usdt0); got.Int64() != 30_000_000 {
+		t.Fatalf("the bankroll received %v USDT units", got)
+	}
+	if f := e.funds("ETH"); f.Available.Sign() <= 0 || f.Available.Cmp(milliETH(100)) >= 0 {
+		t.Fatalf("ETH funds %v: the payment less its sweep's gas", f.Available)
+	}
+	if n := len(e.hooks.all()); n != 0 {
+		t.Fatalf("%d DEPOSIT events for treasury payments", n)
+	}
+	if code, err := e.client.CodeAt(e.ctx, treasury, nil); err != nil || len(code) != 0 {
+		t.Fatalf("the treasury has code %x (%v): it must stay a plain address", code, err)
+	}
+	if n := e.count(`SELECT count(*) FROM fund_entries WHERE kind = 'TREASURY'`); n != 2 {
+		t.Fatalf("%d TREASURY entries, want 2", n)
+	}
+	e.reconciled()
+}
