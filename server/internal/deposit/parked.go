@@ -68,7 +68,11 @@ func (s *Service) recheckParked(ctx context.Context, n chain.Network, c *chain.C
 	if err != nil || len(parked) == 0 {
 		return err
 	}
-	minimums := map[string]*big.Int{}
+	type floor struct {
+		units  *big.Int
+		priced bool
+	}
+	minimums := map[string]floor{}
 	gas := &nativeGas{c: c}
 	var due []int64
 	for _, p := range parked {
@@ -77,10 +81,14 @@ func (s *Service) recheckParked(ctx context.Context, n chain.Network, c *chain.C
 			continue
 		}
 		key := strings.ToUpper(a.Symbol)
-		if minimums[key] == nil {
-			minimums[key] = s.minimum(ctx, n, a)
+		m, seen := minimums[key]
+		if !seen {
+			m.units, m.priced = s.pricedMinimum(ctx, n, a)
+			minimums[key] = m
 		}
-		if p.Total.Cmp(minimums[key]) < 0 {
+		// A USD minimum without a price is no minimum to the sweep (openSweep): dust parked
+		// against it must not be swept, topped up with gas, because a rate source is down.
+		if !m.priced || p.Total.Cmp(m.units) < 0 {
 			continue
 		}
 		if p.Native {

@@ -2,15 +2,19 @@ package deposit_test
 
 import (
 	"math/big"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -172,5 +176,47 @@ func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testin
 	e.reconciled()
 	if queued := e.queuedSettles(); len(queued) != 0 {
 		t.Fatalf("settle jobs queued for a credited deposit: %v", queued)
+	}
+}
+
+// The parked recheck never sweeps dust because a rate source is down: a USD minimum without a
+// price is no minimum to the sweep, so dust parked against it would be swept, each address
+// topped up with more gas than it holds, chain-wide, for as long as the outage lasts.
+func TestParkedDustStaysParkedDuringARateOutage(t *testing.T) {
+	t.Parallel()
+	var skew atomic.Int64
+	e := setupWith(t, options{
+		config: deposit.Config{ParkedRecheck: time.Nanosecond},
+		prices: func(dev *devchain.Chain) deposit.Prices {
+			feed, _ := dev.Aggregator("USDT/USD")
+			agg := rates.NewAggregator(dev.Client(), map[string]common.Address{"USDT": feed.Address},
+				rates.AggregatorOptions{TTL: -1, Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+			return rates.NewChain([]*rates.Aggregator{agg}, rates.DevStatic())
+		},
+	})
+	addr, _, _, u := e.sweepStart()
+	dust := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 500_000), 2) // 0.50 USDT: below the $1 minimum
+	e.mine(dust)
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	id := e.findDeposit(dust.Hash())
+	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" {
+		t.Fatalf("the dust is %s, want BELOW_MINIMUM", d.Status)
+	}
+	e.settleQueued()
+	// The USDT feed goes stale: no price, so no USD minimum.
+	skew.Store(int64(2 * time.Hour))
+	for range 3 {
+		e.dev.Commit()
+		e.scan()
+		if queued := e.queuedSettles(); len(queued) != 0 {
+			t.Fatalf("settle jobs queued for parked dust during a rate outage: %v", queued)
+		}
+	}
+	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" || e.count(`SELECT count(*) FROM chain_txs`) != 0 {
+		t.Fatalf("the dust is %s with %d transactions; want it parked, untouched", d.Status, e.count(`SELECT count(*) FROM chain_txs`))
 	}
 }

@@ -164,18 +164,27 @@ func (s *Service) bpsFee(ctx context.Context, d domain.Deposit) (*big.Int, error
 // minimum is the smallest amount of an asset swept on its own, in the smallest unit: the
 // chain's explicit minimum, else MinDepositUSD at the current price (none without a price).
 func (s *Service) minimum(ctx context.Context, n chain.Network, a chain.Asset) *big.Int {
+	if m, ok := s.pricedMinimum(ctx, n, a); ok {
+		return m
+	}
+	return new(big.Int)
+}
+
+// pricedMinimum is minimum, with ok false when it is a USD value and the asset has no price
+// now (minimum then takes none).
+func (s *Service) pricedMinimum(ctx context.Context, n chain.Network, a chain.Asset) (*big.Int, bool) {
 	if v := n.MinDeposit(a.Symbol); v != "" {
-		return rates.ToUnits(decimal.RequireFromString(v), a.Decimals)
+		return rates.ToUnits(decimal.RequireFromString(v), a.Decimals), true
 	}
 	usd := decimal.RequireFromString(n.MinDepositUSD)
 	if usd.IsZero() {
-		return new(big.Int)
+		return new(big.Int), true
 	}
 	price, err := s.prices.USD(ctx, a.Symbol)
 	if err != nil || !price.Value.IsPositive() {
-		return new(big.Int)
+		return nil, false
 	}
-	return rates.FiatToTokenUnits(usd, decimal.NewFromInt(1), price.Value, a.Decimals)
+	return rates.FiatToTokenUnits(usd, decimal.NewFromInt(1), price.Value, a.Decimals), true
 }
 
 // nativeTxs is how many transfers a native group sends: the net one, and the fee one when
