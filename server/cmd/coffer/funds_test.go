@@ -68,6 +68,7 @@ func TestFundsCommands(t *testing.T) {
 		{[]string{"--currency", "USDT", "--amount", "1.0000001", "--note", "x"}, 1, "at most 6 decimals"},
 		{[]string{"--currency", "DOGE", "--amount", "1", "--note", "x"}, 1, "not an asset"},
 		{[]string{"--currency", "USDT", "--amount", "1"}, 2, "--note"},
+		{[]string{"--currency", "USDT", "--amount", "1e80", "--note", "x"}, 1, "than can exist"},
 	} {
 		args := append([]string{"operator", "adjust", "--id", id, "--chain-id", "1337"}, c.args...)
 		if _, errOut, code := coffer(t, args...); code != c.code || !strings.Contains(errOut, c.want) {
@@ -76,6 +77,14 @@ func TestFundsCommands(t *testing.T) {
 	}
 	if b := balance(); b["USDT"] != [2]string{"100.000000", "0.000000"} {
 		t.Fatalf("after the adjustment: %v", b)
+	}
+	// An id that is not an operator's, in any form, is "not found", never an internal error.
+	for _, sub := range [][]string{{"treasury", "--chain-id", "1337"}, {"balance"},
+		{"adjust", "--chain-id", "1337", "--currency", "USDT", "--amount", "+1", "--note", "x"}} {
+		args := append([]string{"operator", sub[0], "--id", "not-an-id"}, sub[1:]...)
+		if _, errOut, code := coffer(t, args...); code != 1 || !strings.Contains(errOut, "not found") || strings.Contains(errOut, "internal") {
+			t.Errorf("%v: %d %s; want 1 and not found", args, code, errOut)
+		}
 	}
 
 	// Reconcile: the operator holds 100 USDT the service does not have on-chain: short, exit 1.

@@ -79,7 +79,10 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	if s.crash != nil {
+		s.crash(stepSweepCrediting)
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
 			for _, d := range deposits {
@@ -88,7 +91,15 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 					return err
 				}
 				if _, err := Next(locked.Status, Credit); err != nil {
-					continue // not SWEEPING any more (reorged meanwhile): never credited twice
+					// Reorged since the step checked (a scan pass marked it): while its reorg is
+					// open the whole sweep waits, as one held before would (credited, every
+					// deposit, once it resolves); closing it now would leave the deposit, if it
+					// counts again, SWEEPING in a closed sweep for good. One written off is
+					// never credited.
+					if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+						return cmp.Or(err, errHeldByReorg)
+					}
+					continue
 				}
 				c := credits[d.ID]
 				credited, err := q.CreditDeposit(ctx, d.ID, c)
@@ -110,7 +121,19 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			return nil
 		})
 	})
+	if errors.Is(err, errHeldByReorg) {
+		s.log.Warn("a deposit of a mined sweep was reorged before its credit: the sweep waits for the reorg's resolution",
+			"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address)
+		return nil
+	}
+	return err
 }
+
+// errHeldByReorg: a deposit of the sweep being credited has an open reorg (nothing is credited).
+var errHeldByReorg = errors.New("deposit: the sweep is held by a reorg")
+
+// stepSweepCrediting (tests): between a mined sweep's checks and its credit's transaction.
+const stepSweepCrediting = "sweep-crediting"
 
 // errWaitingForRate: a swept deposit waits for its rate (within Config.RateWait).
 var errWaitingForRate = errors.New("deposit: waiting for a rate")

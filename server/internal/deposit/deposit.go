@@ -59,6 +59,12 @@ type Config struct {
 	// RateWait is how long a swept deposit waits for a rate source that cannot be read before
 	// its DEPOSIT goes out with null values (10 minutes).
 	RateWait time.Duration
+	// ParkedRecheck is how often a chain's scan looks again at the deposits parked below the
+	// minimum (1 minute): one parked while gas cost more than it held, or before the price or
+	// the minimum moved, is swept once its address holds enough, without waiting for another
+	// deposit there. The same pass queues again the settle job of a deposit waiting for its
+	// sweep whose job River discarded.
+	ParkedRecheck time.Duration
 }
 
 func (c *Config) defaults() {
@@ -76,6 +82,9 @@ func (c *Config) defaults() {
 	}
 	if c.RateWait <= 0 {
 		c.RateWait = DefaultRateWait
+	}
+	if c.ParkedRecheck <= 0 {
+		c.ParkedRecheck = time.Minute
 	}
 }
 
@@ -100,6 +109,9 @@ type Service struct {
 	// sweepers holds, per chain id, the Sweeper address verified for this process's gas tank
 	// and the chain's bankroll.
 	sweepers sync.Map
+	// rechecked holds, per chain id, when this process last looked at its parked deposits
+	// (time.Time).
+	rechecked sync.Map
 	// crash, when set (tests), is called at the steps of a batch sweep where a process may
 	// stop between two database transactions.
 	crash func(step string)

@@ -60,7 +60,10 @@ const StepBatchPlanned = stepBatchPlanned
 // StepBatchSettled is the crash step between recording a batch's outcome and crediting it.
 const StepBatchSettled = stepBatchSettled
 
-// SetCrash makes the service call crash at its batch steps (nil: never).
+// StepSweepCrediting is the step between a mined sweep's checks and its credit's transaction.
+const StepSweepCrediting = stepSweepCrediting
+
+// SetCrash makes the service call crash at its batch steps and before a sweep's credit (nil: never).
 func SetCrash(s *Service, crash func(step string)) { s.crash = crash }
 
 // FundSweep is fund as a sweep's step calls it: address must hold need, its own transactions

@@ -161,8 +161,9 @@ func (s *Service) noteReinclusion(ctx context.Context, q *store.Queries, d domai
 
 // readyToReinstate picks, before the scan's transaction (it reads the chain), the reorged
 // deposits whose transfer was mined again in a block up to upTo (confirmed) and whose money
-// is where the books will put it again: a deposit that was credited also needs its sweep's
-// transactions mined, successfully and confirmed, on this chain. A sweep transaction that left
+// is where the books will put it again: a deposit that was credited, or whose sweep was mined
+// before its credit, also needs its sweep's mined transactions mined again, successfully and
+// confirmed, on this chain (the sweep is credited from them). A sweep transaction that left
 // the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
 // once); one that now reverts is left to an engineer.
 func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
@@ -173,13 +174,17 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 	}
 	ready := map[int64]bool{}
 	for _, r := range list {
-		if r.PriorStatus != domain.DepositCredited {
-			ready[r.ID] = true // never swept: its sweep (if any) resumes on resolution
+		if r.PriorStatus != domain.DepositCredited && r.PriorStatus != domain.DepositSweeping {
+			ready[r.ID] = true // never swept (below the minimum): swept on resolution
 			continue
 		}
 		d, err := q.GetDeposit(ctx, r.DepositID)
 		if err != nil {
 			return nil, err
+		}
+		if d.SweepID == 0 {
+			ready[r.ID] = true // in no signed sweep: swept on resolution
+			continue
 		}
 		txs, err := s.sweepTxs(ctx, d.SweepID)
 		if err != nil {
@@ -187,6 +192,12 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 		}
 		all := true
 		for _, t := range txs {
+			if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {
+				// Never mined: the sweep, resumed on resolution, sends (and funds) it. One
+				// that was mined must be mined again first, like a credited deposit's: the
+				// sweep's credit reads it as mined.
+				continue
+			}
 			ok, err := s.sweptAgain(ctx, c, d, t, upTo)
 			if err != nil {
 				return nil, err

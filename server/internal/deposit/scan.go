@@ -185,7 +185,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
 		}
 	}
-	return nil
+	return s.recheckWaiting(ctx, n, c)
 }
 
 // record stores, in a scan pass's transaction, what the pass read up to block to: first the

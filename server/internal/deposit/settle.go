@@ -103,7 +103,9 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return true, nil
 		}
 		return s.prefund(ctx, n, c, d)
-	case domain.DepositSweeping:
+	case domain.DepositSweeping, domain.DepositBelowMinimum:
+		// A parked deposit's job is queued again when its address may hold enough now
+		// (recheckParked): the sweep step takes it, or leaves it parked.
 		if err := s.sweepStep(ctx, n, c, d.Address); errors.Is(err, errWaitingForRate) {
 			return false, nil
 		} else if err != nil {
@@ -113,7 +115,7 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return false, err
 		}
 		return d.Status != domain.DepositSweeping, nil
-	case domain.DepositCredited, domain.DepositBelowMinimum, domain.DepositOrphaned, domain.DepositUnsweepable,
+	case domain.DepositCredited, domain.DepositOrphaned, domain.DepositUnsweepable,
 		domain.DepositReorged: // a resolution queues a reorged one again
 		return true, nil
 	default:

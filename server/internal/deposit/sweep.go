@@ -164,18 +164,27 @@ func (s *Service) bpsFee(ctx context.Context, d domain.Deposit) (*big.Int, error
 // minimum is the smallest amount of an asset swept on its own, in the smallest unit: the
 // chain's explicit minimum, else MinDepositUSD at the current price (none without a price).
 func (s *Service) minimum(ctx context.Context, n chain.Network, a chain.Asset) *big.Int {
+	if m, ok := s.pricedMinimum(ctx, n, a); ok {
+		return m
+	}
+	return new(big.Int)
+}
+
+// pricedMinimum is minimum, with ok false when it is a USD value and the asset has no price
+// now (minimum then takes none).
+func (s *Service) pricedMinimum(ctx context.Context, n chain.Network, a chain.Asset) (*big.Int, bool) {
 	if v := n.MinDeposit(a.Symbol); v != "" {
-		return rates.ToUnits(decimal.RequireFromString(v), a.Decimals)
+		return rates.ToUnits(decimal.RequireFromString(v), a.Decimals), true
 	}
 	usd := decimal.RequireFromString(n.MinDepositUSD)
 	if usd.IsZero() {
-		return new(big.Int)
+		return new(big.Int), true
 	}
 	price, err := s.prices.USD(ctx, a.Symbol)
 	if err != nil || !price.Value.IsPositive() {
-		return new(big.Int)
+		return nil, false
 	}
-	return rates.FiatToTokenUnits(usd, decimal.NewFromInt(1), price.Value, a.Decimals)
+	return rates.FiatToTokenUnits(usd, decimal.NewFromInt(1), price.Value, a.Decimals), true
 }
 
 // nativeTxs is how many transfers a native group sends: the net one, and the fee one when
@@ -450,9 +459,76 @@ func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, txs...)
+		// A failed one was reverted and sent again (resendReverted): the new one stands for it.
+		out = append(out, slices.DeleteFunc(txs, func(t domain.ChainTx) bool { return t.State == domain.ChainTxFailed })...)
 	}
 	return out, nil
+}
+
+// maxResends bounds how often one transfer of a sweep is sent again after a revert: a token
+// that keeps reverting is left to an engineer.
+const maxResends = 3
+
+// resendReverted sends a sweep's reverted token transfer again, once its revert has the
+// confirmation depth (it can no longer leave the chain and be mined again another way): the
+// reverted transaction is marked failed, which frees its ref, and a new one with the same
+// transfer and a fresh gas estimate takes the ref, in one database transaction. A token
+// transfer reverts when its gas limit, estimated when it was signed, no longer covers it: the
+// bankroll (or the fee address) held the token then and was emptied before it was mined, and
+// crediting an empty balance costs more gas than the estimate's margin. Its tokens are still at
+// the deposit address, so the same transfer sent again moves them once; without this the
+// deposit stayed SWEEPING for good. A native transfer that reverted paid its gas out of the
+// deposits it was to move: it is left to an engineer, as before. t is returned as it stands
+// while its revert is not deep enough.
+func (s *Service) resendReverted(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+	stuck := fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+	if t.PaysOwnGas || len(t.Data) == 0 {
+		return t, stuck
+	}
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return t, err
+	}
+	if tip, ok, err := s.confirmedTip(ctx, n, c, head, head); err != nil || !ok || t.MinedBlock > tip {
+		return t, err
+	}
+	resent, err := store.New(s.pool).CountChainTxs(ctx, t.Purpose, t.Ref+":resolved:")
+	if err != nil {
+		return t, err
+	}
+	if resent >= maxResends {
+		return t, fmt.Errorf("%w (sent %d times)", stuck, resent+1)
+	}
+	from, to := common.HexToAddress(t.From), common.HexToAddress(t.To)
+	est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &to, Data: t.Data})
+	if err != nil {
+		return t, fmt.Errorf("%w: estimate gas to send it again: %w", stuck, err)
+	}
+	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: to, Data: t.Data, GasLimit: est + est*3/10,
+		Purpose: t.Purpose, Ref: t.Ref})
+	if err != nil {
+		return t, err
+	}
+	var again domain.ChainTx
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := chaintx.MarkFailed(ctx, tx, t, domain.System, "sweep transfer reverted at its depth: sent again"); err != nil {
+			return err
+		}
+		again, _, err = s.engine.Create(ctx, tx, p)
+		return err
+	})
+	if errors.Is(err, chaintx.ErrRefused) {
+		return t, nil // another job sent it again meanwhile: the next step advances that one
+	} else if err != nil {
+		return t, err
+	}
+	s.log.Warn("a sweep transfer reverted; sent again", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address,
+		"reverted", t.MinedHash, "gas_used", t.GasUsed, "gas_limit", t.GasLimit, "new_gas_limit", p.GasLimit, "tx", again.ID)
+	again, err = s.engine.Advance(ctx, again.ID)
+	if errors.Is(err, chaintx.ErrInsufficientFunds) {
+		err = nil // the address is topped up for it (sendSweep), then it is broadcast
+	}
+	return again, err
 }
 
 // sendSweep advances a signed sweep's transactions and reports whether all are mined. After
@@ -467,15 +543,21 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	need, margin := new(big.Int), new(big.Int)
 	pending := 0
 	var pendingNonces []uint64 // of the address's own transactions still pending
+	reverted := 0
 	for _, t := range txs {
 		if t.State == domain.ChainTxPending {
 			if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
 				return false, err
 			}
 		}
+		if t.State == domain.ChainTxReverted {
+			if t, err = s.resendReverted(ctx, n, c, sw, t); err != nil {
+				return false, err
+			}
+		}
 		switch t.State {
-		case domain.ChainTxReverted:
-			return false, fmt.Errorf("sweep %d: %s transaction %s reverted; the funds are still at %s", sw.ID, t.Purpose, t.MinedHash, sw.Address)
+		case domain.ChainTxReverted: // until its revert has the depth
+			reverted++
 		case domain.ChainTxMined: // at its depth or on the way: nothing owed
 		case domain.ChainTxCancelled, domain.ChainTxFailed: // the ops actions that lead here take payouts only
 			return false, fmt.Errorf("sweep %d: %s transaction %d is %s; the funds are still at %s", sw.ID, t.Purpose, t.ID, t.State, sw.Address)
@@ -493,6 +575,9 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	if pending > 0 {
 		_, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID), pendingNonces...)
 		return false, err
+	}
+	if reverted > 0 {
+		return false, nil
 	}
 	_, err = store.New(s.pool).MarkSweepMined(ctx, sw.ID)
 	return err == nil, err
@@ -514,7 +599,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	}
 	for _, id := range topups {
 		t, err := s.engine.Advance(ctx, id)
-		if err != nil {
+		if errors.Is(err, chaintx.ErrInsufficientFunds) {
+			return false, nil // an empty gas tank: offered again (chaintx.Engine.RefusedRetry), a wait
+		} else if err != nil {
 			return false, err
 		}
 		if t.State == domain.ChainTxPending {
@@ -562,7 +649,13 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		return false, fmt.Errorf("deposit: gas top-up of %s: %w", address, err)
 	}
 	s.log.Info("gas top-up sent", "chain", n.ChainID, "address", address, "for", refPrefix, "wei", amount, "balance", bal, "needed", total)
-	_, err = s.engine.Advance(ctx, t.ID)
+	// Refused for want of funds (an empty gas tank): stored, and offered again on a later step
+	// (chaintx.Engine.RefusedRetry), as a refused sweep transaction is. An error here had the
+	// settle job retried with River's growing backoff, hours apart once the tank had been empty
+	// a while, and the deposit waited that long after it was refilled.
+	if _, err = s.engine.Advance(ctx, t.ID); errors.Is(err, chaintx.ErrInsufficientFunds) {
+		err = nil
+	}
 	return false, err
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
@@ -105,6 +106,7 @@ func (e *env) checkCredited(ds []domain.Deposit, bankrollETH, bankrollUSDT *big.
 			e.t.Errorf("deposit %d has %d DEPOSIT events", d.ID, events[d.ID])
 		}
 	}
+	e.reconciled()
 }
 
 func (e *env) all() []domain.Deposit {
@@ -737,5 +739,23 @@ func TestNoTopUpForASweepMinedMeanwhile(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas'`); n != 1 {
 		t.Fatalf("%d gas top-ups without the pending nonces, want the 1 the race sent", n)
+	}
+}
+
+// reconciled checks the ops reconciliation's invariant on the test's chain: for every asset,
+// the bankroll and the hot wallet hold at least every operator's available + reserved funds.
+func (e *env) reconciled() {
+	e.t.Helper()
+	_, hot := e.keys.HotWallet()
+	r := &funds.Reconciler{Ledger: funds.New(e.pool, e.deps.Chains.Registry), Clients: map[int64]*chain.Client{e.dev.ChainID(): e.client},
+		HotWallet: hot}
+	lines, err := r.Reconcile(e.ctx, e.dev.ChainID())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, l := range lines {
+		if !l.OK {
+			e.t.Errorf("reconciliation: %s holdings %s, owed %s (short %s)", l.Currency, l.Holdings, l.Owed, l.Surplus.Neg())
+		}
 	}
 }

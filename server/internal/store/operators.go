@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -60,8 +61,12 @@ func (q *Queries) UpdateOperator(ctx context.Context, id string, s domain.Operat
 	return operatorOf(r), notFound(err)
 }
 
-// GetOperator returns one operator.
+// GetOperator returns one operator. An id that is not a UUID names none (ErrNotFound), rather
+// than failing the statement: the CLI passes ids as typed.
 func (q *Queries) GetOperator(ctx context.Context, id string) (domain.Operator, error) {
+	if len(id) != 36 || uuid.Validate(id) != nil { // the canonical form only (Validate also takes urn:uuid:…)
+		return domain.Operator{}, ErrNotFound
+	}
 	r, err := sqlc.GetOperator(ctx, q.db, id)
 	return operatorOf(r), notFound(err)
 }

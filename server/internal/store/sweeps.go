@@ -108,6 +108,28 @@ func (q *Queries) UnsweptNative(ctx context.Context, chainID int64, address stri
 	return sum.BigInt(), err
 }
 
+// Parked is the deposits of one address and asset parked below the minimum.
+type Parked struct {
+	Address, Currency string
+	Native            bool
+	// FirstID is the oldest of them.
+	FirstID int64
+	Total   *big.Int
+}
+
+// ParkedTotals lists, per address and asset, the deposits of a chain parked below the minimum.
+func (q *Queries) ParkedTotals(ctx context.Context, chainID int64) ([]Parked, error) {
+	rows, err := sqlc.ParkedTotals(ctx, q.db, chainID)
+	return many(rows, err, func(r dbsqlc.ParkedTotalsRow) (Parked, error) {
+		return Parked{Address: r.Address, Currency: r.Currency, Native: r.Native, FirstID: r.FirstID, Total: r.Total.BigInt()}, nil
+	})
+}
+
+// SweepingWithoutJob lists a chain's SWEEPING deposits whose settle job will not run again.
+func (q *Queries) SweepingWithoutJob(ctx context.Context, chainID int64) ([]int64, error) {
+	return sqlc.SweepingWithoutJob(ctx, q.db, chainID)
+}
+
 // PendingTopUps lists the gas top-ups to an address that are not mined yet.
 func (q *Queries) PendingTopUps(ctx context.Context, chainID int64, address, purpose string) ([]int64, error) {
 	return ids(sqlc.PendingTopUps(ctx, q.db, dbsqlc.PendingTopUpsParams{ChainID: chainID, ToAddress: address, Purpose: purpose}))

@@ -141,3 +141,22 @@ SELECT id, sweep_id FROM deposits WHERE sweep_id = ANY(@sweep_ids::bigint[]) ORD
 UPDATE deposits d SET signed_fee = f.fee
 FROM (SELECT unnest(@ids::bigint[]) AS id, unnest(@fees::numeric[]) AS fee) f
 WHERE d.id = f.id AND d.signed_fee IS NULL;
+
+-- name: ParkedTotals :many
+-- The deposits parked below the minimum on a chain, per address and asset: their total and the
+-- oldest one (whose settle job looks at the address again).
+SELECT address, currency, (contract_address IS NULL)::boolean AS native, min(id)::bigint AS first_id,
+	sum(gross_amount)::numeric AS total
+FROM deposits
+WHERE chain_id = @chain_id AND status = 'BELOW_MINIMUM' AND sweep_id IS NULL
+GROUP BY address, currency, contract_address IS NULL ORDER BY first_id;
+
+-- name: SweepingWithoutJob :many
+-- A chain's confirmed deposits waiting to be swept or credited whose settle job will not run
+-- again (River discarded it after its attempts, or it was cancelled): nothing else moves them.
+SELECT d.id FROM deposits d
+WHERE d.chain_id = @chain_id AND d.status = 'SWEEPING'
+  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'deposit.settle'
+	AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+	AND j.args @> jsonb_build_object('depositId', d.id))
+ORDER BY d.id;

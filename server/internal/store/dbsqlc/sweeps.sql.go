@@ -510,6 +510,50 @@ func (q *Queries) OpenSweepBatches(ctx context.Context, db DBTX, chainID int64) 
 	return items, nil
 }
 
+const parkedTotals = `-- name: ParkedTotals :many
+SELECT address, currency, (contract_address IS NULL)::boolean AS native, min(id)::bigint AS first_id,
+	sum(gross_amount)::numeric AS total
+FROM deposits
+WHERE chain_id = $1 AND status = 'BELOW_MINIMUM' AND sweep_id IS NULL
+GROUP BY address, currency, contract_address IS NULL ORDER BY first_id
+`
+
+type ParkedTotalsRow struct {
+	Address  string
+	Currency string
+	Native   bool
+	FirstID  int64
+	Total    decimal.Decimal
+}
+
+// The deposits parked below the minimum on a chain, per address and asset: their total and the
+// oldest one (whose settle job looks at the address again).
+func (q *Queries) ParkedTotals(ctx context.Context, db DBTX, chainID int64) ([]ParkedTotalsRow, error) {
+	rows, err := db.Query(ctx, parkedTotals, chainID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ParkedTotalsRow
+	for rows.Next() {
+		var i ParkedTotalsRow
+		if err := rows.Scan(
+			&i.Address,
+			&i.Currency,
+			&i.Native,
+			&i.FirstID,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const pendingTopUps = `-- name: PendingTopUps :many
 SELECT id FROM chain_txs WHERE chain_id = $1 AND to_address = $2 AND purpose = $3 AND state = 'pending'
 ORDER BY id
@@ -683,6 +727,37 @@ func (q *Queries) SweepDeposits(ctx context.Context, db DBTX, sweepID int64) ([]
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sweepingWithoutJob = `-- name: SweepingWithoutJob :many
+SELECT d.id FROM deposits d
+WHERE d.chain_id = $1 AND d.status = 'SWEEPING'
+  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = 'deposit.settle'
+	AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+	AND j.args @> jsonb_build_object('depositId', d.id))
+ORDER BY d.id
+`
+
+// A chain's confirmed deposits waiting to be swept or credited whose settle job will not run
+// again (River discarded it after its attempts, or it was cancelled): nothing else moves them.
+func (q *Queries) SweepingWithoutJob(ctx context.Context, db DBTX, chainID int64) ([]int64, error) {
+	rows, err := db.Query(ctx, sweepingWithoutJob, chainID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1,0 +1,222 @@
+package deposit_test
+
+import (
+	"math/big"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/contracts"
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/devchain"
+	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
+)
+
+// What was seen: a native deposit above its asset's minimum, confirmed while gas was dear (its
+// sweep's gas was more than it held), was parked BELOW_MINIMUM; the gas fell, the address held
+// enough to sweep it many times over, and it stayed BELOW_MINIMUM for good: only a later
+// deposit to the same address looked at it again.
+func TestParkedDepositIsSweptWhenItBecomesSweepable(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{network: func(n *chain.Network) { n.NativeMinDeposit = "0.00001" },
+		config: deposit.Config{ParkedRecheck: time.Nanosecond}})
+	fwd, err := e.dev.DeployForwarder(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, eth0, usdt0, u := e.sweepStart()
+	spammer := e.newUser()
+	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, rich); err != nil {
+		t.Fatal(err)
+	}
+	// Full blocks that burn their gas raise the base fee 12.5% a block, to over 40 gwei.
+	burn := contracts.NewForwarder().PackBurn()
+	var nonce uint64
+	fill := func() {
+		for range 4 {
+			tip := big.NewInt(30e9)
+			tx := types.MustSignNewTx(spammer.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+				ChainID: big.NewInt(e.dev.ChainID()), Nonce: nonce, GasTipCap: tip, GasFeeCap: big.NewInt(60e9), Gas: 15_000_000, To: &fwd, Data: burn})
+			if err := e.client.Send(e.ctx, tx); err != nil {
+				t.Fatal(err)
+			}
+			nonce++
+		}
+		e.dev.Commit()
+	}
+	for e.baseFee().Cmp(big.NewInt(40e9)) < 0 {
+		fill()
+	}
+	// 0.001 ETH: a hundred times the minimum, but less than a 21,000-gas transfer at today's
+	// fee cap (2 × base fee + a 30 gwei tip, the tip the blocks paid).
+	dep := e.send(u, 0, addr, milliETH(1), nil, 40)
+	e.mine(dep)
+	for range confirmations + 1 { // the base fee falls 12.5% a block: still over 20 gwei
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	id := e.findDeposit(dep.Hash())
+	if got := e.deposit(id); got.Status != "BELOW_MINIMUM" {
+		t.Fatalf("the deposit is %s while gas is dear, want BELOW_MINIMUM (the test needs it parked)", got.Status)
+	}
+	e.settleQueued() // the jobs the confirmation queued; parked, the deposit is done for now
+	// Empty blocks: the base fee falls back to a fraction of a gwei; the address now holds far
+	// more than its sweep's gas.
+	for e.baseFee().Cmp(big.NewInt(1e9)) > 0 {
+		e.dev.Commit()
+	}
+	// The scan looks at the parked deposit again and queues its settle job, which sweeps it.
+	e.scan()
+	if queued := e.queuedSettles(); len(queued) != 1 || queued[0] != id {
+		t.Fatalf("settle jobs queued after the gas fell: %v, want the parked deposit %d", queued, id)
+	}
+	for range 20 {
+		if len(e.hooks.all()) == 1 {
+			break
+		}
+		e.settleQueued()
+		e.settleAll()
+		e.dev.Commit()
+		e.scan()
+	}
+	e.checkCredited(e.all(), eth0, usdt0)
+	e.reconciled()
+}
+
+// queuedSettles are the deposits whose settle job waits to run.
+func (e *env) queuedSettles() []int64 {
+	e.t.Helper()
+	rows, err := e.pool.Query(e.ctx, `SELECT (args->>'depositId')::bigint FROM river_job
+		WHERE kind = 'deposit.settle' AND state IN ('available', 'scheduled') ORDER BY id`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ids
+}
+
+// settleQueued works the queued settle jobs once, as a worker would, and completes them.
+func (e *env) settleQueued() {
+	e.t.Helper()
+	for _, id := range e.queuedSettles() {
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			e.t.Fatalf("settle %d: %v", id, err)
+		}
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE river_job SET state = 'completed', finalized_at = now()
+		WHERE kind = 'deposit.settle' AND state IN ('available', 'scheduled')`); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// What was seen: a token deposit whose sweep could not be funded (the gas tank was empty) failed
+// its settle job on every attempt; River discards a job after its attempts, and nothing queued
+// a confirmed deposit's job again, so once the tank was refilled the deposit stayed SWEEPING,
+// never credited. The scan queues the job of such a deposit again. (An empty tank is now a wait,
+// TestEmptyGasTankIsAWaitNotAFailure; a node down for days still spends a job's attempts.)
+func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{config: deposit.Config{ParkedRecheck: time.Nanosecond}})
+	addr, eth0, usdt0, u := e.sweepStart()
+	tank := e.drainGasTank()
+	dep := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
+	e.mine(dep)
+	e.scan()
+	id := e.findDeposit(dep.Hash())
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			t.Fatalf("settle with an empty gas tank: %v", err)
+		}
+	}
+	if d := e.deposit(id); d.Status != "SWEEPING" || e.count(`SELECT count(*) FROM sweeps`) != 1 {
+		t.Fatalf("the deposit is %s; the test needs it confirmed and its sweep waiting for gas", d.Status)
+	}
+	// River gives up on its settle job after its attempts (days of backoff with the tank empty).
+	if _, err := e.pool.Exec(e.ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = 'deposit.settle'`); err != nil {
+		t.Fatal(err)
+	}
+	// The tank is refilled; the next scan queues the deposit's job again, which credits it.
+	h, err := e.dev.SendNative(e.ctx, tank, testfactory.Ether(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	e.scan()
+	if queued := e.queuedSettles(); len(queued) != 1 || queued[0] != id {
+		t.Fatalf("settle jobs queued after the refill: %v, want deposit %d's", queued, id)
+	}
+	for range 20 {
+		if len(e.hooks.all()) == 1 {
+			break
+		}
+		e.settleQueued()
+		e.settleAll()
+		e.dev.Commit()
+		e.scan()
+	}
+	e.checkCredited(e.all(), eth0, usdt0)
+	e.reconciled()
+	if queued := e.queuedSettles(); len(queued) != 0 {
+		t.Fatalf("settle jobs queued for a credited deposit: %v", queued)
+	}
+}
+
+// The parked recheck never sweeps dust because a rate source is down: a USD minimum without a
+// price is no minimum to the sweep, so dust parked against it would be swept, each address
+// topped up with more gas than it holds, chain-wide, for as long as the outage lasts.
+func TestParkedDustStaysParkedDuringARateOutage(t *testing.T) {
+	t.Parallel()
+	var skew atomic.Int64
+	e := setupWith(t, options{
+		config: deposit.Config{ParkedRecheck: time.Nanosecond},
+		prices: func(dev *devchain.Chain) deposit.Prices {
+			feed, _ := dev.Aggregator("USDT/USD")
+			agg := rates.NewAggregator(dev.Client(), map[string]common.Address{"USDT": feed.Address},
+				rates.AggregatorOptions{TTL: -1, Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+			return rates.NewChain([]*rates.Aggregator{agg}, rates.DevStatic())
+		},
+	})
+	addr, _, _, u := e.sweepStart()
+	dust := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 500_000), 2) // 0.50 USDT: below the $1 minimum
+	e.mine(dust)
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	id := e.findDeposit(dust.Hash())
+	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" {
+		t.Fatalf("the dust is %s, want BELOW_MINIMUM", d.Status)
+	}
+	e.settleQueued()
+	// The USDT feed goes stale: no price, so no USD minimum.
+	skew.Store(int64(2 * time.Hour))
+	for range 3 {
+		e.dev.Commit()
+		e.scan()
+		if queued := e.queuedSettles(); len(queued) != 0 {
+			t.Fatalf("settle jobs queued for parked dust during a rate outage: %v", queued)
+		}
+	}
+	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" || e.count(`SELECT count(*) FROM chain_txs`) != 0 {
+		t.Fatalf("the dust is %s with %d transactions; want it parked, untouched", d.Status, e.count(`SELECT count(*) FROM chain_txs`))
+	}
+}
