@@ -77,9 +77,16 @@ func TestParkedDepositIsSweptWhenItBecomesSweepable(t *testing.T) {
 		e.dev.Commit()
 	}
 	// The scan looks at the parked deposit again and queues its settle job, which sweeps it.
+	e.creditedByRecheck(id, "after the gas fell", eth0, usdt0)
+}
+
+// creditedByRecheck runs a scan pass, which must queue deposit id's settle job (and only
+// it), then works the jobs until the deposit is credited, once, and the books reconcile.
+func (e *env) creditedByRecheck(id int64, when string, eth0, usdt0 *big.Int) {
+	e.t.Helper()
 	e.scan()
 	if queued := e.queuedSettles(); len(queued) != 1 || queued[0] != id {
-		t.Fatalf("settle jobs queued after the gas fell: %v, want the parked deposit %d", queued, id)
+		e.t.Fatalf("settle jobs queued %s: %v, want deposit %d's", when, queued, id)
 	}
 	for range 20 {
 		if len(e.hooks.all()) == 1 {
@@ -159,21 +166,7 @@ func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testin
 	if _, err := e.dev.Mine(e.ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	e.scan()
-	if queued := e.queuedSettles(); len(queued) != 1 || queued[0] != id {
-		t.Fatalf("settle jobs queued after the refill: %v, want deposit %d's", queued, id)
-	}
-	for range 20 {
-		if len(e.hooks.all()) == 1 {
-			break
-		}
-		e.settleQueued()
-		e.settleAll()
-		e.dev.Commit()
-		e.scan()
-	}
-	e.checkCredited(e.all(), eth0, usdt0)
-	e.reconciled()
+	e.creditedByRecheck(id, "after the refill", eth0, usdt0)
 	if queued := e.queuedSettles(); len(queued) != 0 {
 		t.Fatalf("settle jobs queued for a credited deposit: %v", queued)
 	}
