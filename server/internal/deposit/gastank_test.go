@@ -32,6 +32,31 @@ func (e *env) drainGasTank() common.Address {
 	return tank
 }
 
+// emptyTankDeposit drains the gas tank, then a user pays 5 USDT to a deposit address and the
+// scanner sees it. It returns the deposit, the tank (to refill), and the bankroll's ETH and
+// USDT before.
+func (e *env) emptyTankDeposit() (id int64, tank common.Address, eth0, usdt0 *big.Int) {
+	e.t.Helper()
+	addr, eth0, usdt0, u := e.sweepStart()
+	tank = e.drainGasTank()
+	dep := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
+	e.mine(dep)
+	e.scan()
+	return e.findDeposit(dep.Hash()), tank, eth0, usdt0
+}
+
+// refill sends the gas tank 10 ETH, mined.
+func (e *env) refill(tank common.Address) {
+	e.t.Helper()
+	h, err := e.dev.SendNative(e.ctx, tank, testfactory.Ether(10))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, h); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // What was seen: with the gas tank empty, a token deposit's settle step failed (its gas
 // top-up refused for want of funds) instead of waiting, so River retried its job with a
 // growing backoff (attempt⁴ seconds: over two hours between tries after ten of them) and, the
@@ -41,12 +66,7 @@ func (e *env) drainGasTank() common.Address {
 func TestEmptyGasTankIsAWaitNotAFailure(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr, eth0, usdt0, u := e.sweepStart()
-	tank := e.drainGasTank()
-	dep := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
-	e.mine(dep)
-	e.scan()
-	id := e.findDeposit(dep.Hash())
+	id, tank, eth0, usdt0 := e.emptyTankDeposit()
 	for i := range confirmations + 3 { // confirming (its top-up goes out early), then confirmed
 		done, err := e.svc.Settle(e.ctx, id)
 		if err != nil {
@@ -62,13 +82,7 @@ func TestEmptyGasTankIsAWaitNotAFailure(t *testing.T) {
 		t.Fatalf("the deposit is %s with %d top-ups; the test needs it waiting for its one top-up", d.Status,
 			e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas'`))
 	}
-	h, err := e.dev.SendNative(e.ctx, tank, testfactory.Ether(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	e.refill(tank)
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
 	e.checkCredited(e.all(), eth0, usdt0)
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'gas'`); n != 1 {

@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/contracts"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/rates"
-	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // What was seen: a native deposit above its asset's minimum, confirmed while gas was dear (its
@@ -26,37 +23,10 @@ func TestParkedDepositIsSweptWhenItBecomesSweepable(t *testing.T) {
 	t.Parallel()
 	e := setupWith(t, options{network: func(n *chain.Network) { n.NativeMinDeposit = "0.00001" },
 		config: deposit.Config{ParkedRecheck: time.Nanosecond}})
-	fwd, err := e.dev.DeployForwarder(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	burner := e.newGasBurner()
 	addr, eth0, usdt0, u := e.sweepStart()
-	spammer := e.newUser()
-	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, rich); err != nil {
-		t.Fatal(err)
-	}
-	// Full blocks that burn their gas raise the base fee 12.5% a block, to over 40 gwei.
-	burn := contracts.NewForwarder().PackBurn()
-	var nonce uint64
-	fill := func() {
-		for range 4 {
-			tip := big.NewInt(30e9)
-			tx := types.MustSignNewTx(spammer.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
-				ChainID: big.NewInt(e.dev.ChainID()), Nonce: nonce, GasTipCap: tip, GasFeeCap: big.NewInt(60e9), Gas: 15_000_000, To: &fwd, Data: burn})
-			if err := e.client.Send(e.ctx, tx); err != nil {
-				t.Fatal(err)
-			}
-			nonce++
-		}
-		e.dev.Commit()
-	}
-	for e.baseFee().Cmp(big.NewInt(40e9)) < 0 {
-		fill()
-	}
+	// Full blocks raise the base fee to over 40 gwei.
+	burner.raiseBaseFee(big.NewInt(40e9))
 	// 0.001 ETH: a hundred times the minimum, but less than a 21,000-gas transfer at today's
 	// fee cap (2 × base fee + a 30 gwei tip, the tip the blocks paid).
 	dep := e.send(u, 0, addr, milliETH(1), nil, 40)
@@ -138,12 +108,7 @@ func (e *env) settleQueued() {
 func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testing.T) {
 	t.Parallel()
 	e := setupWith(t, options{config: deposit.Config{ParkedRecheck: time.Nanosecond}})
-	addr, eth0, usdt0, u := e.sweepStart()
-	tank := e.drainGasTank()
-	dep := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 5_000_000), 2)
-	e.mine(dep)
-	e.scan()
-	id := e.findDeposit(dep.Hash())
+	id, tank, eth0, usdt0 := e.emptyTankDeposit()
 	for range confirmations + 1 {
 		e.dev.Commit()
 		e.scan()
@@ -159,13 +124,7 @@ func TestDepositWhoseSettleJobWasDiscardedIsSweptOnceTheTankIsRefilled(t *testin
 		t.Fatal(err)
 	}
 	// The tank is refilled; the next scan queues the deposit's job again, which credits it.
-	h, err := e.dev.SendNative(e.ctx, tank, testfactory.Ether(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	e.refill(tank)
 	e.creditedByRecheck(id, "after the refill", eth0, usdt0)
 	if queued := e.queuedSettles(); len(queued) != 0 {
 		t.Fatalf("settle jobs queued for a credited deposit: %v", queued)

@@ -553,6 +553,54 @@ func TestTreasuryPaymentsFundTheOperator(t *testing.T) {
 	}
 }
 
+// gasBurner fills blocks with calls that burn all their gas, from a rich account of its own,
+// to drive the base fee up.
+type gasBurner struct {
+	e     *env
+	from  user
+	fwd   common.Address
+	nonce uint64
+}
+
+// newGasBurner deploys the Forwarder whose burn it calls and funds its account.
+func (e *env) newGasBurner() *gasBurner {
+	e.t.Helper()
+	fwd, err := e.dev.DeployForwarder(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b := &gasBurner{e: e, from: e.newUser(), fwd: fwd}
+	rich, err := e.dev.SendNative(e.ctx, b.from.addr, testfactory.Ether(1000))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, rich); err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+// raiseBaseFee seals full blocks (4 × 15M gas of a 60M block, a 30 gwei tip), each raising the
+// base fee 12.5%, until it reaches target.
+func (b *gasBurner) raiseBaseFee(target *big.Int) {
+	e := b.e
+	e.t.Helper()
+	burn := contracts.NewForwarder().PackBurn()
+	for e.baseFee().Cmp(target) < 0 {
+		for range 4 {
+			tip := big.NewInt(30e9)
+			tx := types.MustSignNewTx(b.from.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
+				ChainID: big.NewInt(e.dev.ChainID()), Nonce: b.nonce, GasTipCap: tip, GasFeeCap: big.NewInt(60e9), Gas: 15_000_000,
+				To: &b.fwd, Data: burn})
+			if err := e.client.Send(e.ctx, tx); err != nil {
+				e.t.Fatal(err)
+			}
+			b.nonce++
+		}
+		e.dev.Commit()
+	}
+}
+
 // Bumps under a rising base fee: a native and a token sweep (two addresses) are signed and
 // broadcast, then full blocks push the base fee past their fee caps, so they cannot be mined;
 // their replacements pay more. The native sweep's replacement sends less (it pays its own gas),
@@ -561,21 +609,11 @@ func TestTreasuryPaymentsFundTheOperator(t *testing.T) {
 func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	fwd, err := e.dev.DeployForwarder(e.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	burner := e.newGasBurner()
 	addr := e.address("u")
 	nativeAddr := e.address("v")
 	eth0, usdt0 := e.balance(e.bankroll), e.tokenBalance(e.bankroll)
-	u, spammer := e.newUser(), e.newUser()
-	rich, err := e.dev.SendNative(e.ctx, spammer.addr, testfactory.Ether(1000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.dev.Mine(e.ctx, rich); err != nil {
-		t.Fatal(err)
-	}
+	u := e.newUser()
 	e.mine(e.send(u, 0, nativeAddr, milliETH(50), nil, 2), e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 3_000_000), 2))
 	for e.count(`SELECT count(*) FROM sweeps WHERE status = 'SENDING'`) < 2 {
 		e.dev.Commit()
@@ -591,23 +629,9 @@ func TestSweepsSurviveARisingBaseFee(t *testing.T) {
 	// this one, and the engine does not re-broadcast them while the fees climb.
 	e.engine.RebroadcastAfter = time.Hour
 	e.dev.Rollback()
-	// Full blocks of high-tip transactions that burn all their gas (4 × 15M of a 60M block)
-	// raise the base fee 12.5% a block until it passes the sweeps' fee caps (2 × base + tip).
-	burn := contracts.NewForwarder().PackBurn()
-	nonce := uint64(0)
+	// Full blocks raise the base fee until it passes the sweeps' fee caps (2 × base + tip).
 	burnFrom := e.head()
-	for e.baseFee().Cmp(new(big.Int).Mul(signedAt, big.NewInt(3))) < 0 {
-		for range 4 {
-			tip := big.NewInt(30e9)
-			tx := types.MustSignNewTx(spammer.key, types.LatestSignerForChainID(big.NewInt(e.dev.ChainID())), &types.DynamicFeeTx{
-				ChainID: big.NewInt(e.dev.ChainID()), Nonce: nonce, GasTipCap: tip, GasFeeCap: big.NewInt(60e9), Gas: 15_000_000, To: &fwd, Data: burn})
-			if err := e.client.Send(e.ctx, tx); err != nil {
-				t.Fatal(err)
-			}
-			nonce++
-		}
-		e.dev.Commit()
-	}
+	burner.raiseBaseFee(new(big.Int).Mul(signedAt, big.NewInt(3)))
 	burnTo := e.head()
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'mined'`); n != 0 {
 		t.Fatalf("%d sweeps mined while blocks were full; the test needs them stuck", n)
