@@ -78,12 +78,18 @@ func TestFundsCommands(t *testing.T) {
 	if b := balance(); b["USDT"] != [2]string{"100.000000", "0.000000"} {
 		t.Fatalf("after the adjustment: %v", b)
 	}
-	// An id that is not an operator's, in any form, is "not found", never an internal error.
+	// An id that is not an operator's is never an internal error: one that is no UUID is a usage
+	// error, an unknown UUID is "not found".
 	for _, sub := range [][]string{{"treasury", "--chain-id", "1337"}, {"balance"},
 		{"adjust", "--chain-id", "1337", "--currency", "USDT", "--amount", "+1", "--note", "x"}} {
-		args := append([]string{"operator", sub[0], "--id", "not-an-id"}, sub[1:]...)
-		if _, errOut, code := coffer(t, args...); code != 1 || !strings.Contains(errOut, "not found") || strings.Contains(errOut, "internal") {
-			t.Errorf("%v: %d %s; want 1 and not found", args, code, errOut)
+		for _, c := range []struct {
+			id, want string
+			code     int
+		}{{"not-an-id", "must be an operator id", 2}, {"00000000-0000-4000-8000-000000000000", "not found", 1}} {
+			args := append([]string{"operator", sub[0], "--id", c.id}, sub[1:]...)
+			if _, errOut, code := coffer(t, args...); code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "internal") {
+				t.Errorf("%v: %d %s; want %d and %q", args, code, errOut, c.code, c.want)
+			}
 		}
 	}
 
