@@ -37,7 +37,11 @@ import (
 //   - takes a credited deposit's net amount back out of its operator's available funds (a
 //     REORG entry, which may leave them below zero: payouts are refused until covered);
 //   - takes a swept-but-not-credited deposit out of a sweep that has not signed yet (a signed
-//     sweep waits instead: it must not top up or credit money that is gone).
+//     sweep waits instead: it must not top up or credit money that is gone);
+//   - treats the same way the other deposits of its sweep when the rollback also takes that
+//     sweep's transaction away: their transfers stay, but their money is back at the deposit
+//     address and the sweep, which moved the reorged deposit's money too, may never be mined
+//     again. Their transfer is noted re-included at once.
 //
 // After it commits, each one is logged at ERROR and counted (coffer_deposits_reorged_total,
 // coffer_deposits_reorged_unresolved). Then either the same transfer is mined again and, once
@@ -53,8 +57,9 @@ type reorged struct {
 	after *domain.Funds
 }
 
-// markReorged marks the deposits past their confirmation depth in the blocks after fork, in
-// the rollback's transaction, and forgets re-inclusions of earlier reorged deposits in those
+// markReorged marks the deposits past their confirmation depth in the blocks after fork, and
+// the other deposits of their sweeps when a sweep transaction was mined after fork, in the
+// rollback's transaction, and forgets re-inclusions of earlier reorged deposits in those
 // blocks (they left the chain too).
 func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64) ([]reorged, error) {
 	q := store.New(tx)
@@ -65,17 +70,65 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	if err != nil {
 		return nil, err
 	}
-	return s.reorgDeposits(ctx, tx, chainID, settled, func(domain.Deposit) (uint64, string) {
-		return fork, fmt.Sprintf("the chains share blocks up to %d", fork)
+	// A sweep of several deposits, one of which left with those blocks, is taken away with them
+	// and may never be mined again: it moves that deposit's money too. Its other deposits'
+	// transfers stay, but their money is back at the deposit address; credited, they would let
+	// their operator pay out money the service no longer holds (from the shared hot wallet:
+	// other operators' money). They are reorged too, and noted re-included at once (their
+	// transfer is on the chain): the scanner resolves them REINCLUDED (counted again, no second
+	// DEPOSIT) once the sweep is mined again and confirmed (readyToReinstate sends it again),
+	// or an engineer resolves them. A sweep none of whose deposits left is mined again as it
+	// was (its inputs are all on the chain).
+	var sweepIDs []int64
+	for _, d := range settled {
+		if d.SweepID != 0 {
+			sweepIDs = append(sweepIDs, d.SweepID)
+		}
+	}
+	var swept []domain.Deposit
+	if len(sweepIDs) > 0 {
+		if swept, err = q.LockDepositsSweptFrom(ctx, chainID, fork+1, sweepIDs); err != nil {
+			return nil, err
+		}
+	}
+	sweptOnly := map[int64]bool{}
+	for _, d := range swept {
+		sweptOnly[d.ID] = true
+	}
+	out, err := s.reorgDeposits(ctx, tx, chainID, append(settled, swept...), func(d domain.Deposit) (uint64, string) {
+		if sweptOnly[d.ID] {
+			return fork, fmt.Sprintf("its sweep (%d) was mined in a block after %d, which left the chain (the chains share "+
+				"blocks up to %d); its own block %d (%s) stays; the deposit was %s", d.SweepID, fork, fork, d.BlockNumber,
+				d.BlockHash, d.Status)
+		}
+		return fork, blockLeft(d, fmt.Sprintf("the chains share blocks up to %d", fork))
 	})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range out {
+		if !sweptOnly[x.deposit.ID] {
+			continue
+		}
+		if _, err := q.NoteReinclusion(ctx, x.deposit.ID, x.deposit.BlockNumber, x.deposit.BlockHash); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// blockLeft is the audit note of a deposit whose block left the chain, and why that is known.
+func blockLeft(d domain.Deposit, why string) string {
+	return fmt.Sprintf("block %d (%s) left the chain (%s); the deposit was %s", d.BlockNumber, d.BlockHash, why, d.Status)
 }
 
 // reorgDeposits marks settled deposits (locked by the caller) whose block left the chain
 // REORGED, in the caller's transaction: each gets its deposit_reorgs row and DETECTED audit
 // row, and a credited one's net amount is taken back out of its operator's funds. leftAt says,
-// per deposit, the newest block the chains share (as far as the caller knows) and how it knows.
+// per deposit, the newest block the chains share (as far as the caller knows) and the audit
+// note: what left the chain and how that is known.
 func (s *Service) reorgDeposits(ctx context.Context, tx pgx.Tx, chainID int64, settled []domain.Deposit,
-	leftAt func(domain.Deposit) (fork uint64, why string)) ([]reorged, error) {
+	leftAt func(domain.Deposit) (fork uint64, note string)) ([]reorged, error) {
 	q := store.New(tx)
 	// Funds rows in (currency, id) order, as sweeps take them, so the two cannot deadlock.
 	slices.SortFunc(settled, func(a, b domain.Deposit) int {
@@ -93,13 +146,12 @@ func (s *Service) reorgDeposits(ctx context.Context, tx pgx.Tx, chainID int64, s
 		if d.Status == domain.DepositCredited && d.Amount != nil {
 			reversed.Set(d.Amount)
 		}
-		fork, why := leftAt(d)
+		fork, note := leftAt(d)
 		r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: chainID, ForkBlock: fork, BlockNumber: d.BlockNumber,
 			BlockHash: d.BlockHash, PriorStatus: d.Status, Reversed: reversed})
 		if err != nil {
 			return nil, err
 		}
-		note := fmt.Sprintf("block %d (%s) left the chain (%s); the deposit was %s", d.BlockNumber, d.BlockHash, why, d.Status)
 		if err := q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: domain.ReorgDetected,
 			Actor: "system", Note: note}); err != nil {
 			return nil, err
@@ -133,7 +185,7 @@ func (s *Service) reportReorged(ctx context.Context, chainID int64, list []reorg
 		if x.after != nil {
 			attrs = append(attrs, "operator_available_now", x.after.Available)
 		}
-		s.log.ErrorContext(ctx, "deposit reorged after its confirmation depth: its block left the chain; it no longer counts "+
+		s.log.ErrorContext(ctx, "deposit reorged after its confirmation depth: its block, or its sweep, left the chain; it no longer counts "+
 			"toward the operator's funds until it is mined again or an engineer resolves it (coffer deposit reorged / resolve)", attrs...)
 		metrics.DepositsReorged.WithLabelValues(strconv.FormatInt(chainID, 10), d.Currency).Inc()
 	}

@@ -267,7 +267,7 @@ func (s *Service) leftTheChain(ctx context.Context, tx pgx.Tx, chainID int64, bl
 		if at > 0 {
 			fork = at - 1
 		}
-		return fork, fmt.Sprintf("%s; the chains share blocks up to %d at most", why, fork)
+		return fork, blockLeft(d, fmt.Sprintf("%s; the chains share blocks up to %d at most", why, fork))
 	})
 }
 

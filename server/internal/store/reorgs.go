@@ -54,6 +54,14 @@ func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, fr
 		FromBlock: bigint(from)}))
 }
 
+// LockDepositsSweptFrom locks the deposits (SWEEPING, CREDITED) of the given sweeps in blocks
+// before from whose sweep has a transaction mined in a block from from on: a rollback to from
+// took that sweep away, not their transfer.
+func (q *Queries) LockDepositsSweptFrom(ctx context.Context, chainID int64, from uint64, sweepIDs []int64) ([]domain.Deposit, error) {
+	return manyDeposits(sqlc.LockDepositsSweptFrom(ctx, q.db, dbsqlc.LockDepositsSweptFromParams{ChainID: chainID,
+		FromBlock: bigint(from), SweepIds: sweepIDs}))
+}
+
 // LockDepositsOffChain locks the deposits (CONFIRMING, SWEEPING, BELOW_MINIMUM, CREDITED) a
 // scan pass shows are in a block no longer on the chain: recorded at a height among blocks (the
 // window the pass read) under another hash, or whose transfer is among found (the transfers

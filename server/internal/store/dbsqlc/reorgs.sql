@@ -15,6 +15,23 @@ WHERE deposits.chain_id = @chain_id AND deposits.block_number >= @from_block AND
 			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
+-- name: LockDepositsSweptFrom :many
+-- Deposits of the given sweeps in blocks before a number whose sweep has a transaction mined
+-- in a block from that number on: a reorg deeper than the depth took that sweep away, not
+-- their transfer.
+SELECT sqlc.embed(deposits),
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
+	AND deposits.status IN ('SWEEPING', 'CREDITED')
+	AND EXISTS (SELECT 1 FROM chain_txs t JOIN sweeps ON sweeps.id = deposits.sweep_id
+		WHERE t.chain_id = @chain_id AND t.mined_block >= @from_block AND t.state <> 'failed'
+			AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
+				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
+ORDER BY deposits.id FOR UPDATE;
+
 -- name: MarkDepositReorged :exec
 -- A deposit of a sweep that has signed nothing yet leaves it; one of a signed sweep stays.
 UPDATE deposits SET status = 'REORGED',

@@ -367,6 +367,95 @@ func (q *Queries) LockDepositsOffChain(ctx context.Context, db DBTX, arg LockDep
 	return items, nil
 }
 
+const lockDepositsSweptFrom = `-- name: LockDepositsSweptFrom :many
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.sweep_id = ANY($1::bigint[]) AND deposits.chain_id = $2 AND deposits.block_number < $3
+	AND deposits.status IN ('SWEEPING', 'CREDITED')
+	AND EXISTS (SELECT 1 FROM chain_txs t JOIN sweeps ON sweeps.id = deposits.sweep_id
+		WHERE t.chain_id = $2 AND t.mined_block >= $3 AND t.state <> 'failed'
+			AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
+				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
+ORDER BY deposits.id FOR UPDATE
+`
+
+type LockDepositsSweptFromParams struct {
+	SweepIds  []int64
+	ChainID   int64
+	FromBlock int64
+}
+
+type LockDepositsSweptFromRow struct {
+	Deposit           Deposit
+	SweepTxHash       string
+	SessionRef        string
+	OperatorReference string
+}
+
+// Deposits of the given sweeps in blocks before a number whose sweep has a transaction mined
+// in a block from that number on: a reorg deeper than the depth took that sweep away, not
+// their transfer.
+func (q *Queries) LockDepositsSweptFrom(ctx context.Context, db DBTX, arg LockDepositsSweptFromParams) ([]LockDepositsSweptFromRow, error) {
+	rows, err := db.Query(ctx, lockDepositsSweptFrom, arg.SweepIds, arg.ChainID, arg.FromBlock)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockDepositsSweptFromRow
+	for rows.Next() {
+		var i LockDepositsSweptFromRow
+		if err := rows.Scan(
+			&i.Deposit.ID,
+			&i.Deposit.OperatorID,
+			&i.Deposit.ExternalUserID,
+			&i.Deposit.SessionID,
+			&i.Deposit.ChainID,
+			&i.Deposit.TxHash,
+			&i.Deposit.LogIndex,
+			&i.Deposit.BlockNumber,
+			&i.Deposit.BlockHash,
+			&i.Deposit.Address,
+			&i.Deposit.AddressIndex,
+			&i.Deposit.Currency,
+			&i.Deposit.ContractAddress,
+			&i.Deposit.Decimals,
+			&i.Deposit.GrossAmount,
+			&i.Deposit.FeeAmount,
+			&i.Deposit.Amount,
+			&i.Deposit.Status,
+			&i.Deposit.Manual,
+			&i.Deposit.IdempotencyKey,
+			&i.Deposit.UsdPrice,
+			&i.Deposit.FiatCurrency,
+			&i.Deposit.FiatPerUsd,
+			&i.Deposit.AmountInDollar,
+			&i.Deposit.AmountInLocal,
+			&i.Deposit.FeeInDollar,
+			&i.Deposit.DetectedAt,
+			&i.Deposit.ConfirmedAt,
+			&i.Deposit.CreditedAt,
+			&i.Deposit.SweepID,
+			&i.Deposit.Treasury,
+			&i.Deposit.Unpriced,
+			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
+			&i.SweepTxHash,
+			&i.SessionRef,
+			&i.OperatorReference,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockOpenReorg = `-- name: LockOpenReorg :one
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
