@@ -55,7 +55,7 @@ func (q *Queries) LockSettledDepositsFrom(ctx context.Context, chainID int64, fr
 }
 
 // LockDepositsSweptFrom locks the deposits (SWEEPING, CREDITED) of the given sweeps in blocks
-// before from whose sweep has a transaction mined in a block from from on: a rollback to from
+// below from whose sweep has a transaction mined at or after that height: a rollback there
 // took that sweep away, not their transfer.
 func (q *Queries) LockDepositsSweptFrom(ctx context.Context, chainID int64, from uint64, sweepIDs []int64) ([]domain.Deposit, error) {
 	return manyDeposits(sqlc.LockDepositsSweptFrom(ctx, q.db, dbsqlc.LockDepositsSweptFromParams{ChainID: chainID,
