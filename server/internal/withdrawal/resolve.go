@@ -165,6 +165,11 @@ func (s *Service) FailPayout(ctx context.Context, id int64, actor domain.Actor, 
 	case wid == "" || t.State == domain.ChainTxFailed || t.State == domain.ChainTxCancelled:
 		return t, fault.New(fault.FailedPrecondition, "transaction %d is already resolved (%s)", id, t.State)
 	}
+	if _, _, err := s.chains.Lookup(t.ChainID); err != nil {
+		// Whether it can still be mined is unknown without the chain: never marked failed blind.
+		return t, fault.New(fault.FailedPrecondition, "transaction %d is on chain %d, which is not configured: whether it can "+
+			"still be mined cannot be checked; configure the chain again to resolve it", id, t.ChainID)
+	}
 	if why, err := s.couldStillPay(ctx, t.ChainTx); err != nil {
 		return t, fault.Wrap(err, "check transaction %d on chain %d", id, t.ChainID)
 	} else if why != "" {

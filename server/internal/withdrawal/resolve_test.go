@@ -195,6 +195,14 @@ func TestResolveBadInput(t *testing.T) {
 	flying := e.queuedPayout(op, "user-f", "2.00")
 	e.payOnce(flying.ID)
 	pending := e.payoutTx(flying.ID)
+	// A payout stored on a chain since taken out of the configuration: its state cannot be
+	// read, so it is not marked failed (before, INTERNAL).
+	elsewhere := e.queuedPayout(op, "user-e", "3.00")
+	e.payOnce(elsewhere.ID)
+	unconfigured := e.payoutTx(elsewhere.ID)
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_txs SET chain_id = 424242 WHERE id = $1`, unconfigured.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	resend := func(id int64, reason string) error {
 		_, err := e.svc.RequestTx(e.ctx, id, domain.TxResend, opsActor, reason)
@@ -222,6 +230,7 @@ func TestResolveBadInput(t *testing.T) {
 		{"cancel mined", cancel, mined.ID, "x", fault.FailedPrecondition},
 		{"fail mined", fail, mined.ID, "x", fault.FailedPrecondition},
 		{"fail a payout that could still be mined", fail, pending.ID, "x", fault.FailedPrecondition},
+		{"fail a payout on a chain no longer configured", fail, unconfigured.ID, "x", fault.FailedPrecondition},
 		{"resend without a reason", resend, pending.ID, " ", fault.InvalidArgument},
 		{"fail without a reason", fail, pending.ID, "", fault.InvalidArgument},
 	}
@@ -236,9 +245,13 @@ func TestResolveBadInput(t *testing.T) {
 	if tx := e.payoutTx(flying.ID); tx.State != domain.ChainTxPending || tx.RequestedAction != "" || len(tx.Attempts) != 1 {
 		t.Fatalf("bad input changed the pending payout: %+v", tx)
 	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_txs SET chain_id = $2 WHERE id = $1`, unconfigured.ID, mined.ChainID); err != nil {
+		t.Fatal(err)
+	}
 	e.payAll()
 	e.paidOnce(flying, 2_000_000)
 	e.paidOnce(paid, 1_000_000)
+	e.paidOnce(elsewhere, 3_000_000)
 }
 
 // TestPayoutWhoseNonceWasTakenIsMarkedFailed: a payout stored but never broadcast may still be
