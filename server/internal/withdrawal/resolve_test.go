@@ -306,7 +306,8 @@ func TestPayoutWhoseNonceWasTakenIsMarkedFailed(t *testing.T) {
 // The service team's cancel or re-send races the original payout being mined: requested while
 // the payout is pending in the books, carried out after its first attempt was mined. The
 // payout is paid once and completes as usual (the cancel is never sent: its nonce is used);
-// the withdrawal is not opened again, nothing is released, and marking it failed is refused.
+// the withdrawal is not opened again, nothing is released, the request is cleared, and
+// marking it failed is refused.
 func TestActionRacingTheMinedPayoutPaysOnce(t *testing.T) {
 	t.Parallel()
 	e, op := setupOperator(t, domain.OperatorSettings{})
@@ -323,6 +324,10 @@ func TestActionRacingTheMinedPayoutPaysOnce(t *testing.T) {
 		got := e.payoutTx(w.ID)
 		if got.State != domain.ChainTxMined || got.MinedHash != tx.Attempts[0].Hash || len(got.Attempts) != 1 {
 			t.Fatalf("%s: %s mined %s with %d attempts, want the original alone", action, got.State, got.MinedHash, len(got.Attempts))
+		}
+		// Mined, it carries no request still to carry out (the ops view showed one).
+		if got.RequestedAction != "" {
+			t.Fatalf("%s: the mined payout still shows a requested %s", action, got.RequestedAction)
 		}
 		if got := e.get(w.ID); got.SettlementTxHash != tx.Attempts[0].Hash {
 			t.Fatalf("%s: settlement %s, want %s", action, got.SettlementTxHash, tx.Attempts[0].Hash)

@@ -24,9 +24,10 @@ VALUES (@tx_id, @hash, @raw, @gas_tip_cap, @gas_fee_cap, @value, @cancel);
 UPDATE chain_tx_attempts SET broadcast_at = now() WHERE id = @id;
 
 -- name: MarkMined :exec
--- The transaction's value becomes the mined attempt's.
+-- The transaction's value becomes the mined attempt's. A service-team request not carried out
+-- yet is void: nothing replaces a mined transaction.
 UPDATE chain_txs SET state = @state, mined_hash = @mined_hash::text, mined_block = @mined_block::bigint, gas_used = @gas_used::bigint,
-	effective_gas_price = @effective_gas_price::numeric, mined_at = now(),
+	effective_gas_price = @effective_gas_price::numeric, mined_at = now(), requested_action = NULL,
 	value = coalesce((SELECT chain_tx_attempts.value FROM chain_tx_attempts
 		WHERE chain_tx_attempts.tx_id = @id AND chain_tx_attempts.hash = @mined_hash::text), chain_txs.value)
 WHERE chain_txs.id = @id AND chain_txs.state = 'pending';

@@ -347,7 +347,7 @@ func (q *Queries) MarkBroadcast(ctx context.Context, db DBTX, id int64) error {
 
 const markMined = `-- name: MarkMined :exec
 UPDATE chain_txs SET state = $1, mined_hash = $2::text, mined_block = $3::bigint, gas_used = $4::bigint,
-	effective_gas_price = $5::numeric, mined_at = now(),
+	effective_gas_price = $5::numeric, mined_at = now(), requested_action = NULL,
 	value = coalesce((SELECT chain_tx_attempts.value FROM chain_tx_attempts
 		WHERE chain_tx_attempts.tx_id = $6 AND chain_tx_attempts.hash = $2::text), chain_txs.value)
 WHERE chain_txs.id = $6 AND chain_txs.state = 'pending'
@@ -362,7 +362,8 @@ type MarkMinedParams struct {
 	ID                int64
 }
 
-// The transaction's value becomes the mined attempt's.
+// The transaction's value becomes the mined attempt's. A service-team request not carried out
+// yet is void: nothing replaces a mined transaction.
 func (q *Queries) MarkMined(ctx context.Context, db DBTX, arg MarkMinedParams) error {
 	_, err := db.Exec(ctx, markMined,
 		arg.State,
