@@ -585,8 +585,13 @@ func (p *payer) pay(ctx context.Context, s *Stack, a Asset, to common.Address, a
 	}
 	signed := types.MustSignNewTx(p.key, types.LatestSignerForChainID(chainID), tx)
 	if err := s.Node.Client.SendTransaction(ctx, signed); err != nil {
+		// A send whose answer was lost (the load ended while it was on its way) may have reached
+		// the node: the run made that payment, and the invariants must know it, so it counts as
+		// not sent only if the node does not have it.
 		p.ready = false
-		return nil, err
+		if _, _, lookErr := s.Node.Client.TransactionByHash(context.WithoutCancel(ctx), signed.Hash()); lookErr != nil {
+			return nil, err
+		}
 	}
 	p.nonce++
 	r, err := s.Node.Wait(context.WithoutCancel(ctx), signed.Hash())
