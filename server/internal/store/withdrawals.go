@@ -23,9 +23,14 @@ func withdrawalOf(r dbsqlc.Withdrawal, sessionRef, operatorReference string) dom
 		SessionRef: sessionRef, OperatorReference: operatorReference}
 }
 
-// InsertWithdrawal records an accepted withdrawal in its first status.
+// InsertWithdrawal records an accepted withdrawal in its first status, created at w.CreatedAt
+// (now when it is zero).
 func (q *Queries) InsertWithdrawal(ctx context.Context, w domain.Withdrawal) (domain.Withdrawal, error) {
-	r, err := sqlc.InsertWithdrawal(ctx, q.db, dbsqlc.InsertWithdrawalParams{ID: w.ID, OperatorID: w.OperatorID,
+	var createdAt *time.Time
+	if !w.CreatedAt.IsZero() {
+		createdAt = &w.CreatedAt
+	}
+	r, err := sqlc.InsertWithdrawal(ctx, q.db, dbsqlc.InsertWithdrawalParams{CreatedAt: createdAt, ID: w.ID, OperatorID: w.OperatorID,
 		SessionID: w.SessionID, ExternalUserID: w.ExternalUserID, Type: w.Type, ApprovalMode: w.ApprovalMode,
 		Status: w.Status, ChainID: w.ChainID, Currency: w.Currency, ContractAddress: w.ContractAddress,
 		Decimals: w.Decimals, Address: w.Address, FiatCurrency: w.FiatCurrency, FiatAmount: w.FiatAmount,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
@@ -167,6 +168,9 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 		return s.create(ctx, sess, w, true)
 	}
 	w.ApprovalMode, w.Status = domain.ApprovalSync, domain.WithdrawalPending
+	// The request is sent before the record exists: the record is created at the time the
+	// request carries (to the database's microsecond), not when the operator's answer came.
+	w.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
 	release, err := s.holdSubmission(ctx, sess.ID)
 	if err != nil {
 		return domain.Withdrawal{}, err

@@ -1,12 +1,13 @@
 -- name: InsertWithdrawal :one
--- A withdrawal is returned with the handle of its session and operatorReference.
+-- A withdrawal is returned with the handle of its session and operatorReference. created_at is
+-- the time its WITHDRAW_REQUEST carried when it was sent before the record (mode A), else now.
 INSERT INTO withdrawals (id, operator_id, session_id, external_user_id, type, approval_mode, status, chain_id,
     currency, contract_address, decimals, address, fiat_currency, fiat_amount, crypto_amount, expires_at,
-    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref)
+    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref, created_at)
 VALUES (@id, @operator_id, @session_id, @external_user_id, @type, @approval_mode, @status, @chain_id,
     @currency, NULLIF(@contract_address::text, ''), @decimals, @address, @fiat_currency, @fiat_amount, @crypto_amount,
     @expires_at, @amount_in_usd, @cap_amount, NULLIF(@cap_currency::text, ''), NULLIF(@offramp_provider::text, ''),
-    NULLIF(@offramp_ref::text, ''))
+    NULLIF(@offramp_ref::text, ''), coalesce(sqlc.narg(created_at)::timestamptz, now()))
 RETURNING sqlc.embed(withdrawals),
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference;

@@ -148,11 +148,11 @@ func (q *Queries) HoldWithdrawal(ctx context.Context, db DBTX, arg HoldWithdrawa
 const insertWithdrawal = `-- name: InsertWithdrawal :one
 INSERT INTO withdrawals (id, operator_id, session_id, external_user_id, type, approval_mode, status, chain_id,
     currency, contract_address, decimals, address, fiat_currency, fiat_amount, crypto_amount, expires_at,
-    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref)
+    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, NULLIF($10::text, ''), $11, $12, $13, $14, $15,
     $16, $17, $18, NULLIF($19::text, ''), NULLIF($20::text, ''),
-    NULLIF($21::text, ''))
+    NULLIF($21::text, ''), coalesce($22::timestamptz, now()))
 RETURNING withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref, withdrawals.cap_currency,
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference
@@ -180,6 +180,7 @@ type InsertWithdrawalParams struct {
 	CapCurrency     string
 	OfframpProvider string
 	OfframpRef      string
+	CreatedAt       *time.Time
 }
 
 type InsertWithdrawalRow struct {
@@ -188,7 +189,8 @@ type InsertWithdrawalRow struct {
 	OperatorReference string
 }
 
-// A withdrawal is returned with the handle of its session and operatorReference.
+// A withdrawal is returned with the handle of its session and operatorReference. created_at is
+// the time its WITHDRAW_REQUEST carried when it was sent before the record (mode A), else now.
 func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithdrawalParams) (InsertWithdrawalRow, error) {
 	row := db.QueryRow(ctx, insertWithdrawal,
 		arg.ID,
@@ -212,6 +214,7 @@ func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithd
 		arg.CapCurrency,
 		arg.OfframpProvider,
 		arg.OfframpRef,
+		arg.CreatedAt,
 	)
 	var i InsertWithdrawalRow
 	err := row.Scan(
