@@ -51,8 +51,10 @@ type Withdrawal struct {
 	FiatAmount                                decimal.Decimal
 	CryptoAmount                              decimal.Decimal // smallest unit
 	AmountInUSD                               decimal.NullDecimal
-	// CapAmount is the fiat amount in the operator's platform currency (what caps count).
+	// CapAmount is the fiat amount in the operator's platform currency (what caps count), in
+	// CapCurrency: that currency when the withdrawal was submitted ("" before it was recorded).
 	CapAmount        decimal.NullDecimal
+	CapCurrency      string
 	SettlementTxHash string
 	// PayoutQueuedAt is set once the payout is queued: the withdrawal is then paying.
 	PayoutQueuedAt                  *time.Time

@@ -67,13 +67,22 @@ func (l *Ledger) asset(chainID int64, currency string) (chain.Asset, error) {
 	return a, nil
 }
 
-func (l *Ledger) balance(f domain.Funds) Balance {
+// balance reads funds in token units: with the asset's configured decimals, or, for an asset
+// no longer configured, those its deposits or withdrawals were recorded with (the smallest
+// unit, decimals 0, when none was), so that 40 USDT is never shown as 40000000.
+func (l *Ledger) balance(ctx context.Context, f domain.Funds) (Balance, error) {
 	b := Balance{OperatorID: f.OperatorID, ChainID: f.ChainID, Currency: f.Currency}
 	if a, err := l.asset(f.ChainID, f.Currency); err == nil {
 		b.Decimals = a.Decimals
+	} else {
+		d, _, err := store.New(l.pool).RecordedDecimals(ctx, f.ChainID, f.Currency)
+		if err != nil {
+			return b, fault.Wrap(err, "decimals of %s on chain %d", f.Currency, f.ChainID)
+		}
+		b.Decimals = max(d, 0)
 	}
 	b.Available, b.Reserved = rates.FromUnits(f.Available, b.Decimals), rates.FromUnits(f.Reserved, b.Decimals)
-	return b
+	return b, nil
 }
 
 // Balances lists the funds of the operators in scope. Every configured asset of every chain is
@@ -103,13 +112,21 @@ func (l *Ledger) Balances(ctx context.Context, scope domain.Scope) ([]Balance, e
 					f = domain.Funds{OperatorID: op, ChainID: n.ChainID, Currency: sym, Available: new(big.Int), Reserved: new(big.Int)}
 				}
 				delete(held, key)
-				out = append(out, l.balance(f))
+				b, err := l.balance(ctx, f)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, b)
 			}
 		}
 	}
 	for _, f := range rows { // assets no longer configured, and every operator when the scope is all of them
 		if _, ok := held[f.OperatorID+"/"+strconv.FormatInt(f.ChainID, 10)+"/"+f.Currency]; ok {
-			out = append(out, l.balance(f))
+			b, err := l.balance(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
 		}
 	}
 	return out, nil
@@ -346,5 +363,5 @@ func (l *Ledger) Adjust(ctx context.Context, a Adjustment) (Balance, error) {
 		}
 		return Balance{}, fault.Wrap(err, "adjust funds")
 	}
-	return l.balance(out), nil
+	return l.balance(ctx, out)
 }

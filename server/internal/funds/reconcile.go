@@ -47,6 +47,11 @@ type Line struct {
 	Owed      decimal.Decimal
 	Surplus   decimal.Decimal
 	OK        bool
+	// Unconfigured: operators are owed this asset but its chain or token is no longer in the
+	// chains file, so its holdings cannot be read (Holdings is zero). Amounts are in token
+	// units with the decimals its deposits or withdrawals were recorded with (in the smallest
+	// unit when none was).
+	Unconfigured bool
 }
 
 // Reconciler reads the service wallets' balances.
@@ -109,21 +114,57 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 				line.ByWallet = append(line.ByWallet, w)
 				line.Holdings = line.Holdings.Add(w.Amount)
 			}
-			t, ok := owed[fmt.Sprintf("%d/%s", n.ChainID, a.Symbol)]
-			if ok {
-				line.Available = rates.FromUnits(t.Available, a.Decimals)
-				line.Reserved = rates.FromUnits(t.Reserved, a.Decimals)
-				line.PaidOut = rates.FromUnits(t.PaidOut, a.Decimals)
-				line.Shortfall = rates.FromUnits(t.Shortfall, a.Decimals)
-			}
-			line.Owed = line.Available.Add(line.Reserved).Sub(line.PaidOut)
-			line.Surplus = line.Holdings.Sub(line.Owed)
-			line.OK = !line.Surplus.IsNegative()
+			key := fmt.Sprintf("%d/%s", n.ChainID, a.Symbol)
+			line.owe(owed[key], a.Decimals)
+			delete(owed, key)
 			out = append(out, line)
 		}
 	}
+	unconfigured, err := r.unconfigured(ctx, totals, owed, chainID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, unconfigured...)
 	if chainID != 0 && len(out) == 0 {
 		return nil, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	return out, nil
+}
+
+// owe fills in what operators are owed (t, in the smallest unit; zero when nothing was ever
+// held) against the line's holdings.
+func (line *Line) owe(t store.FundTotal, decimals int32) {
+	line.Available = rates.FromUnits(t.Available, decimals)
+	line.Reserved = rates.FromUnits(t.Reserved, decimals)
+	line.PaidOut = rates.FromUnits(t.PaidOut, decimals)
+	line.Shortfall = rates.FromUnits(t.Shortfall, decimals)
+	line.Owed = line.Available.Add(line.Reserved).Sub(line.PaidOut)
+	line.Surplus = line.Holdings.Sub(line.Owed)
+	line.OK = !line.Surplus.IsNegative()
+}
+
+// unconfigured is a line for every asset operators are owed (or owe) whose chain or token is
+// no longer configured (left, in totals order, in unchecked): a reconciliation that skipped it
+// would answer OK while nothing shows the service still holds that money. With no holdings to
+// read, such a line is not OK while anything is owed, until the service team configures the
+// asset again (adjustments, payouts and this check all need it).
+func (r *Reconciler) unconfigured(ctx context.Context, totals []store.FundTotal, unchecked map[string]store.FundTotal,
+	chainID int64) ([]Line, error) {
+	var out []Line
+	for _, t := range totals {
+		if _, ok := unchecked[fmt.Sprintf("%d/%s", t.ChainID, t.Currency)]; !ok || chainID != 0 && t.ChainID != chainID {
+			continue
+		}
+		if t.Available.Sign() == 0 && t.Reserved.Sign() == 0 && t.Shortfall.Sign() == 0 {
+			continue // nothing owed either way: nothing to prove
+		}
+		decimals, _, err := store.New(r.Ledger.pool).RecordedDecimals(ctx, t.ChainID, t.Currency)
+		if err != nil {
+			return nil, fault.Wrap(err, "decimals of %s on chain %d", t.Currency, t.ChainID)
+		}
+		line := Line{ChainID: t.ChainID, Currency: t.Currency, Unconfigured: true}
+		line.owe(t, max(decimals, 0))
+		out = append(out, line)
 	}
 	return out, nil
 }
@@ -168,7 +209,11 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 			amount, _ := h.Amount.Float64()
 			metrics.WalletBalance.Set(amount, strconv.FormatInt(l.ChainID, 10), l.Currency, strings.ReplaceAll(h.Role, " ", "_"))
 		}
-		if !l.OK {
+		switch {
+		case !l.OK && l.Unconfigured:
+			w.Log.ErrorContext(ctx, "reconciliation: operators are owed an asset that is no longer configured; its holdings cannot be "+
+				"read (configure it again)", "chain", l.ChainID, "currency", l.Currency, "owed", l.Owed)
+		case !l.OK:
 			w.Log.ErrorContext(ctx, "reconciliation: on-chain holdings do not cover operators' funds", "chain", l.ChainID,
 				"currency", l.Currency, "holdings", l.Holdings, "owed", l.Owed, "short", l.Surplus.Neg())
 		}

@@ -94,6 +94,13 @@ func (q *Queries) FundTotals(ctx context.Context) ([]FundTotal, error) {
 	})
 }
 
+// RecordedDecimals is the number of decimals an asset's deposits or withdrawals were recorded
+// with; ok is false when none was.
+func (q *Queries) RecordedDecimals(ctx context.Context, chainID int64, currency string) (decimals int32, ok bool, err error) {
+	d, err := sqlc.RecordedDecimals(ctx, q.db, dbsqlc.RecordedDecimalsParams{ChainID: chainID, Currency: currency})
+	return d, err == nil && d >= 0, err
+}
+
 // fundEntryOf maps a fund_entries row to the domain.
 func fundEntryOf(r dbsqlc.FundEntry) (domain.FundEntry, error) {
 	return domain.FundEntry{ID: r.ID, OperatorID: r.OperatorID, ChainID: r.ChainID, Currency: r.Currency, Kind: r.Kind,

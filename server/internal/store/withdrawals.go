@@ -17,20 +17,25 @@ func withdrawalOf(r dbsqlc.Withdrawal, sessionRef, operatorReference string) dom
 		Type: r.Type, ApprovalMode: r.ApprovalMode, Status: r.Status, ChainID: r.ChainID, Currency: r.Currency,
 		ContractAddress: deref(r.ContractAddress), Decimals: r.Decimals, Address: r.Address, FiatCurrency: r.FiatCurrency,
 		FiatAmount: r.FiatAmount, CryptoAmount: r.CryptoAmount, AmountInUSD: r.AmountInUsd, CapAmount: r.CapAmount,
-		SettlementTxHash: deref(r.SettlementTxHash), PayoutQueuedAt: r.PayoutQueuedAt, HeldReason: deref(r.HeldReason),
+		CapCurrency: deref(r.CapCurrency), SettlementTxHash: deref(r.SettlementTxHash), PayoutQueuedAt: r.PayoutQueuedAt, HeldReason: deref(r.HeldReason),
 		AdminNote: r.AdminNote, OfframpProvider: deref(r.OfframpProvider), OfframpRef: deref(r.OfframpRef),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, ExpiresAt: r.ExpiresAt, CompletedAt: r.CompletedAt,
 		SessionRef: sessionRef, OperatorReference: operatorReference}
 }
 
-// InsertWithdrawal records an accepted withdrawal in its first status.
+// InsertWithdrawal records an accepted withdrawal in its first status, created at w.CreatedAt
+// (now when it is zero).
 func (q *Queries) InsertWithdrawal(ctx context.Context, w domain.Withdrawal) (domain.Withdrawal, error) {
-	r, err := sqlc.InsertWithdrawal(ctx, q.db, dbsqlc.InsertWithdrawalParams{ID: w.ID, OperatorID: w.OperatorID,
+	var createdAt *time.Time
+	if !w.CreatedAt.IsZero() {
+		createdAt = &w.CreatedAt
+	}
+	r, err := sqlc.InsertWithdrawal(ctx, q.db, dbsqlc.InsertWithdrawalParams{CreatedAt: createdAt, ID: w.ID, OperatorID: w.OperatorID,
 		SessionID: w.SessionID, ExternalUserID: w.ExternalUserID, Type: w.Type, ApprovalMode: w.ApprovalMode,
 		Status: w.Status, ChainID: w.ChainID, Currency: w.Currency, ContractAddress: w.ContractAddress,
 		Decimals: w.Decimals, Address: w.Address, FiatCurrency: w.FiatCurrency, FiatAmount: w.FiatAmount,
 		CryptoAmount: w.CryptoAmount, ExpiresAt: w.ExpiresAt, AmountInUsd: w.AmountInUSD, CapAmount: w.CapAmount,
-		OfframpProvider: w.OfframpProvider, OfframpRef: w.OfframpRef})
+		CapCurrency: w.CapCurrency, OfframpProvider: w.OfframpProvider, OfframpRef: w.OfframpRef})
 	if err != nil {
 		return domain.Withdrawal{}, notFound(err)
 	}
@@ -101,9 +106,22 @@ func (q *Queries) LockOperatorShare(ctx context.Context, operatorID string) (dom
 	return operatorOf(r), notFound(err)
 }
 
-// PaidSince is the cap amount of an operator's withdrawals paid or paying since a moment.
-func (q *Queries) PaidSince(ctx context.Context, operatorID string, since time.Time) (decimal.Decimal, error) {
-	return sqlc.PaidSince(ctx, q.db, dbsqlc.PaidSinceParams{OperatorID: operatorID, Since: since})
+// PaidCaps is what an operator's withdrawals paid or paying since a moment count toward its
+// caps, in one currency.
+type PaidCaps struct {
+	// Currency the amounts are in; "" for withdrawals recorded before it was (the operator's).
+	Currency string
+	Amount   decimal.Decimal
+	USD      decimal.Decimal
+}
+
+// PaidSince is the cap amounts of an operator's withdrawals paid or paying since a moment, per
+// currency they are in.
+func (q *Queries) PaidSince(ctx context.Context, operatorID string, since time.Time) ([]PaidCaps, error) {
+	rows, err := sqlc.PaidSince(ctx, q.db, dbsqlc.PaidSinceParams{OperatorID: operatorID, Since: since})
+	return many(rows, err, func(r dbsqlc.PaidSinceRow) (PaidCaps, error) {
+		return PaidCaps{Currency: r.CapCurrency, Amount: r.CapAmount, USD: r.AmountInUsd}, nil
+	})
 }
 
 // LockPayoutLiquidity serialises the liquidity checks of one chain's hot wallet until the

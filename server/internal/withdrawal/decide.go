@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -276,18 +278,8 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 		}
 		return "", err
 	}
-	amount := w.CapAmount.Decimal
-	if op.PerTxCap.Valid && amount.GreaterThan(op.PerTxCap.Decimal) {
-		return CapExceeded, nil
-	}
-	if op.DailyCap.Valid {
-		paid, err := q.PaidSince(ctx, op.ID, now.Add(-24*time.Hour))
-		if err != nil {
-			return "", fault.Wrap(err, "sum paid withdrawals")
-		}
-		if paid.Add(amount).GreaterThan(op.DailyCap.Decimal) {
-			return CapExceeded, nil
-		}
+	if held, err := s.capsHeld(ctx, q, op, w, now); err != nil || held != "" {
+		return held, err
 	}
 	short, err := s.liquidityShort(ctx, tx, w)
 	if err != nil {
@@ -298,6 +290,58 @@ func (s *Service) approvalHeld(ctx context.Context, tx pgx.Tx, w domain.Withdraw
 		return TemporarilyUnavailable, nil
 	}
 	return "", nil
+}
+
+// capsHeld checks the per-transaction and rolling 24-hour caps, in the operator's platform
+// currency as it is now: amounts recorded in another one (the service team changed it since)
+// are converted at the current rate from their USD value, never read as the new currency.
+// Without that rate the approval is held TEMPORARILY_UNAVAILABLE.
+func (s *Service) capsHeld(ctx context.Context, q *store.Queries, op domain.Operator, w domain.Withdrawal, now time.Time) (HeldReason, error) {
+	if !op.PerTxCap.Valid && !op.DailyCap.Valid {
+		return "", nil
+	}
+	amount, err := s.inPlatformCurrency(ctx, op, w.CapCurrency, w.CapAmount.Decimal, w.AmountInUSD.Decimal)
+	if err != nil {
+		s.log.WarnContext(ctx, "approval held: no rate for the operator's currency", "withdrawal", w.ID, "currency", op.FiatCurrency, "err", err)
+		return TemporarilyUnavailable, nil
+	}
+	if op.PerTxCap.Valid && amount.GreaterThan(op.PerTxCap.Decimal) {
+		return CapExceeded, nil
+	}
+	if !op.DailyCap.Valid {
+		return "", nil
+	}
+	paid, err := q.PaidSince(ctx, op.ID, now.Add(-24*time.Hour))
+	if err != nil {
+		return "", fault.Wrap(err, "sum paid withdrawals")
+	}
+	total := amount
+	for _, p := range paid {
+		v, err := s.inPlatformCurrency(ctx, op, p.Currency, p.Amount, p.USD)
+		if err != nil {
+			s.log.WarnContext(ctx, "approval held: no rate for the operator's currency", "withdrawal", w.ID, "currency", op.FiatCurrency, "err", err)
+			return TemporarilyUnavailable, nil
+		}
+		total = total.Add(v)
+	}
+	if total.GreaterThan(op.DailyCap.Decimal) {
+		return CapExceeded, nil
+	}
+	return "", nil
+}
+
+// inPlatformCurrency is a cap amount recorded in currency (its USD value usd) in the
+// operator's platform currency now: the amount itself when that is its currency (or it
+// predates the record), else usd at the current rate.
+func (s *Service) inPlatformCurrency(ctx context.Context, op domain.Operator, currency string, amount, usd decimal.Decimal) (decimal.Decimal, error) {
+	if currency == "" || strings.EqualFold(currency, op.FiatCurrency) {
+		return amount, nil
+	}
+	perUSD, err := s.prices.PerUSD(ctx, op.FiatCurrency)
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	return usd.Mul(perUSD), nil
 }
 
 // tokenTransferGas is the gas the liquidity check reserves for a token payout.

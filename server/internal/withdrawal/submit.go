@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/google/uuid"
@@ -42,8 +43,9 @@ type Quote struct {
 	// AmountInUSD is the fiat amount's USD value; Rate the price of one token in the fiat.
 	AmountInUSD decimal.Decimal
 	Rate        decimal.Decimal
-	// CapAmount is the fiat amount in the operator's platform currency.
-	CapAmount decimal.Decimal
+	// CapAmount is the fiat amount in the operator's platform currency, CapCurrency.
+	CapAmount   decimal.Decimal
+	CapCurrency string
 }
 
 // Quote prices the session's locked fiat amount in a currency on a chain, at the current rate
@@ -61,7 +63,7 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 	amountUSD := sess.Amount.Div(perUSD)
 	q := Quote{Network: n, Asset: asset, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, Units: units,
 		Sent: rates.FormatUnits(units, asset.Decimals), AmountInUSD: amountUSD.RoundBank(rates.USDDecimals),
-		Rate: usd.Value.Mul(perUSD), CapAmount: sess.Amount}
+		Rate: usd.Value.Mul(perUSD), CapAmount: sess.Amount, CapCurrency: sess.FiatCurrency}
 	op, err := store.New(s.pool).GetOperator(ctx, sess.OperatorID)
 	if err != nil {
 		return Quote{}, fault.Wrap(err, "load operator")
@@ -71,7 +73,7 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 		if err != nil {
 			return Quote{}, fault.NotAvailable(err, "rate of %s", platform)
 		}
-		q.CapAmount = amountUSD.Mul(platformPerUSD).Round(18)
+		q.CapAmount, q.CapCurrency = amountUSD.Mul(platformPerUSD).Round(18), platform
 	}
 	return q, nil
 }
@@ -131,7 +133,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	w := domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
 		ChainID: in.ChainID, Currency: q.Asset.Symbol, Decimals: q.Asset.Decimals, FiatCurrency: sess.FiatCurrency,
 		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0), ExpiresAt: s.now().Add(s.cfg.TTL),
-		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount),
+		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount), CapCurrency: q.CapCurrency,
 		OperatorReference: sess.OperatorReference}
 	if !q.Asset.Native {
 		w.ContractAddress = q.Asset.Contract.Hex()
@@ -166,6 +168,9 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 		return s.create(ctx, sess, w, true)
 	}
 	w.ApprovalMode, w.Status = domain.ApprovalSync, domain.WithdrawalPending
+	// The request is sent before the record exists: the record is created at the time the
+	// request carries (to the database's microsecond), not when the operator's answer came.
+	w.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
 	release, err := s.holdSubmission(ctx, sess.ID)
 	if err != nil {
 		return domain.Withdrawal{}, err

@@ -40,3 +40,11 @@ FROM operator_funds f GROUP BY f.chain_id, f.currency ORDER BY f.chain_id, f.cur
 -- name: FundEntries :many
 SELECT id, operator_id, chain_id, currency, kind, available_delta, reserved_delta, ref, actor, note, created_at FROM fund_entries
 WHERE operator_id = @operator_id ORDER BY id DESC LIMIT @lim;
+
+-- name: RecordedDecimals :one
+-- The decimals an asset's deposits or withdrawals were recorded with (-1 when none was): how
+-- its funds are read once the asset is no longer configured.
+SELECT coalesce(
+	(SELECT d.decimals FROM deposits d WHERE d.chain_id = @chain_id AND d.currency = @currency LIMIT 1),
+	(SELECT w.decimals FROM withdrawals w WHERE w.chain_id = @chain_id AND w.currency = @currency LIMIT 1),
+	-1)::int AS decimals;

@@ -247,6 +247,27 @@ func (q *Queries) ListFunds(ctx context.Context, db DBTX, operatorIds []string) 
 	return items, nil
 }
 
+const recordedDecimals = `-- name: RecordedDecimals :one
+SELECT coalesce(
+	(SELECT d.decimals FROM deposits d WHERE d.chain_id = $1 AND d.currency = $2 LIMIT 1),
+	(SELECT w.decimals FROM withdrawals w WHERE w.chain_id = $1 AND w.currency = $2 LIMIT 1),
+	-1)::int AS decimals
+`
+
+type RecordedDecimalsParams struct {
+	ChainID  int64
+	Currency string
+}
+
+// The decimals an asset's deposits or withdrawals were recorded with (-1 when none was): how
+// its funds are read once the asset is no longer configured.
+func (q *Queries) RecordedDecimals(ctx context.Context, db DBTX, arg RecordedDecimalsParams) (int32, error) {
+	row := db.QueryRow(ctx, recordedDecimals, arg.ChainID, arg.Currency)
+	var decimals int32
+	err := row.Scan(&decimals)
+	return decimals, err
+}
+
 const reservedFor = `-- name: ReservedFor :one
 SELECT coalesce(sum(reserved_delta), 0)::numeric AS reserved FROM fund_entries WHERE operator_id = $1 AND ref = $2
 `

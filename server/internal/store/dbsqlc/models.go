@@ -562,6 +562,7 @@ type Withdrawal struct {
 	CompletedAt      *time.Time
 	OfframpProvider  *string
 	OfframpRef       *string
+	CapCurrency      *string
 }
 
 type WithdrawalTransition struct {

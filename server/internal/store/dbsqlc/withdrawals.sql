@@ -1,11 +1,13 @@
 -- name: InsertWithdrawal :one
--- A withdrawal is returned with the handle of its session and operatorReference.
+-- A withdrawal is returned with the handle of its session and operatorReference. created_at is
+-- the time its WITHDRAW_REQUEST carried when it was sent before the record (mode A), else now.
 INSERT INTO withdrawals (id, operator_id, session_id, external_user_id, type, approval_mode, status, chain_id,
     currency, contract_address, decimals, address, fiat_currency, fiat_amount, crypto_amount, expires_at,
-    amount_in_usd, cap_amount, offramp_provider, offramp_ref)
+    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref, created_at)
 VALUES (@id, @operator_id, @session_id, @external_user_id, @type, @approval_mode, @status, @chain_id,
     @currency, NULLIF(@contract_address::text, ''), @decimals, @address, @fiat_currency, @fiat_amount, @crypto_amount,
-    @expires_at, @amount_in_usd, @cap_amount, NULLIF(@offramp_provider::text, ''), NULLIF(@offramp_ref::text, ''))
+    @expires_at, @amount_in_usd, @cap_amount, NULLIF(@cap_currency::text, ''), NULLIF(@offramp_provider::text, ''),
+    NULLIF(@offramp_ref::text, ''), coalesce(sqlc.narg(created_at)::timestamptz, now()))
 RETURNING sqlc.embed(withdrawals),
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference;
@@ -77,9 +79,14 @@ SELECT id, parent_id, name, webhook_url, approval_mode, approval_enabled, per_tx
     redirect_url, theme_slug, deposit_fee_bps, active, created_at, updated_at
 FROM operators WHERE id = @id FOR SHARE;
 
--- name: PaidSince :one
-SELECT coalesce(sum(cap_amount), 0)::numeric FROM withdrawals
-WHERE operator_id = @operator_id AND payout_queued_at IS NOT NULL AND payout_queued_at > @since::timestamptz;
+-- name: PaidSince :many
+-- Per currency the cap amounts are in ('' for those recorded before it was), their sum and
+-- their USD value.
+SELECT coalesce(cap_currency, '')::text AS cap_currency, coalesce(sum(cap_amount), 0)::numeric AS cap_amount,
+    coalesce(sum(amount_in_usd), 0)::numeric AS amount_in_usd
+FROM withdrawals
+WHERE operator_id = @operator_id AND payout_queued_at IS NOT NULL AND payout_queued_at > @since::timestamptz
+GROUP BY cap_currency ORDER BY cap_currency;
 
 -- name: LockPayoutLiquidity :exec
 SELECT pg_advisory_xact_lock(hashtext('coffer payout liquidity'), @chain_id::int);

@@ -57,7 +57,7 @@ func (q *Queries) DueWithdrawals(ctx context.Context, db DBTX, arg DueWithdrawal
 }
 
 const getWithdrawal = `-- name: GetWithdrawal :one
-SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref,
+SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref, withdrawals.cap_currency,
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference
 FROM withdrawals
@@ -107,6 +107,7 @@ func (q *Queries) GetWithdrawal(ctx context.Context, db DBTX, arg GetWithdrawalP
 		&i.Withdrawal.CompletedAt,
 		&i.Withdrawal.OfframpProvider,
 		&i.Withdrawal.OfframpRef,
+		&i.Withdrawal.CapCurrency,
 		&i.SessionRef,
 		&i.OperatorReference,
 	)
@@ -147,11 +148,12 @@ func (q *Queries) HoldWithdrawal(ctx context.Context, db DBTX, arg HoldWithdrawa
 const insertWithdrawal = `-- name: InsertWithdrawal :one
 INSERT INTO withdrawals (id, operator_id, session_id, external_user_id, type, approval_mode, status, chain_id,
     currency, contract_address, decimals, address, fiat_currency, fiat_amount, crypto_amount, expires_at,
-    amount_in_usd, cap_amount, offramp_provider, offramp_ref)
+    amount_in_usd, cap_amount, cap_currency, offramp_provider, offramp_ref, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, NULLIF($10::text, ''), $11, $12, $13, $14, $15,
-    $16, $17, $18, NULLIF($19::text, ''), NULLIF($20::text, ''))
-RETURNING withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref,
+    $16, $17, $18, NULLIF($19::text, ''), NULLIF($20::text, ''),
+    NULLIF($21::text, ''), coalesce($22::timestamptz, now()))
+RETURNING withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref, withdrawals.cap_currency,
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference
 `
@@ -175,8 +177,10 @@ type InsertWithdrawalParams struct {
 	ExpiresAt       time.Time
 	AmountInUsd     decimal.NullDecimal
 	CapAmount       decimal.NullDecimal
+	CapCurrency     string
 	OfframpProvider string
 	OfframpRef      string
+	CreatedAt       *time.Time
 }
 
 type InsertWithdrawalRow struct {
@@ -185,7 +189,8 @@ type InsertWithdrawalRow struct {
 	OperatorReference string
 }
 
-// A withdrawal is returned with the handle of its session and operatorReference.
+// A withdrawal is returned with the handle of its session and operatorReference. created_at is
+// the time its WITHDRAW_REQUEST carried when it was sent before the record (mode A), else now.
 func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithdrawalParams) (InsertWithdrawalRow, error) {
 	row := db.QueryRow(ctx, insertWithdrawal,
 		arg.ID,
@@ -206,8 +211,10 @@ func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithd
 		arg.ExpiresAt,
 		arg.AmountInUsd,
 		arg.CapAmount,
+		arg.CapCurrency,
 		arg.OfframpProvider,
 		arg.OfframpRef,
+		arg.CreatedAt,
 	)
 	var i InsertWithdrawalRow
 	err := row.Scan(
@@ -238,6 +245,7 @@ func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithd
 		&i.Withdrawal.CompletedAt,
 		&i.Withdrawal.OfframpProvider,
 		&i.Withdrawal.OfframpRef,
+		&i.Withdrawal.CapCurrency,
 		&i.SessionRef,
 		&i.OperatorReference,
 	)
@@ -245,7 +253,7 @@ func (q *Queries) InsertWithdrawal(ctx context.Context, db DBTX, arg InsertWithd
 }
 
 const listWithdrawals = `-- name: ListWithdrawals :many
-SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref,
+SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref, withdrawals.cap_currency,
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference
 FROM withdrawals
@@ -328,6 +336,7 @@ func (q *Queries) ListWithdrawals(ctx context.Context, db DBTX, arg ListWithdraw
 			&i.Withdrawal.CompletedAt,
 			&i.Withdrawal.OfframpProvider,
 			&i.Withdrawal.OfframpRef,
+			&i.Withdrawal.CapCurrency,
 			&i.SessionRef,
 			&i.OperatorReference,
 		); err != nil {
@@ -418,7 +427,7 @@ func (q *Queries) LockSession(ctx context.Context, db DBTX, id string) error {
 }
 
 const lockWithdrawal = `-- name: LockWithdrawal :one
-SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref,
+SELECT withdrawals.id, withdrawals.operator_id, withdrawals.session_id, withdrawals.external_user_id, withdrawals.type, withdrawals.approval_mode, withdrawals.status, withdrawals.chain_id, withdrawals.currency, withdrawals.contract_address, withdrawals.decimals, withdrawals.address, withdrawals.fiat_currency, withdrawals.fiat_amount, withdrawals.crypto_amount, withdrawals.amount_in_usd, withdrawals.settlement_tx_hash, withdrawals.created_at, withdrawals.updated_at, withdrawals.expires_at, withdrawals.payout_queued_at, withdrawals.cap_amount, withdrawals.held_reason, withdrawals.admin_note, withdrawals.completed_at, withdrawals.offramp_provider, withdrawals.offramp_ref, withdrawals.cap_currency,
     (SELECT session_ref FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS session_ref,
     (SELECT coalesce(operator_reference, '') FROM sessions WHERE sessions.id = withdrawals.session_id)::text AS operator_reference
 FROM withdrawals
@@ -469,6 +478,7 @@ func (q *Queries) LockWithdrawal(ctx context.Context, db DBTX, arg LockWithdrawa
 		&i.Withdrawal.CompletedAt,
 		&i.Withdrawal.OfframpProvider,
 		&i.Withdrawal.OfframpRef,
+		&i.Withdrawal.CapCurrency,
 		&i.SessionRef,
 		&i.OperatorReference,
 	)
@@ -500,9 +510,12 @@ func (q *Queries) OpenWithdrawalsOfSession(ctx context.Context, db DBTX, session
 	return items, nil
 }
 
-const paidSince = `-- name: PaidSince :one
-SELECT coalesce(sum(cap_amount), 0)::numeric FROM withdrawals
+const paidSince = `-- name: PaidSince :many
+SELECT coalesce(cap_currency, '')::text AS cap_currency, coalesce(sum(cap_amount), 0)::numeric AS cap_amount,
+    coalesce(sum(amount_in_usd), 0)::numeric AS amount_in_usd
+FROM withdrawals
 WHERE operator_id = $1 AND payout_queued_at IS NOT NULL AND payout_queued_at > $2::timestamptz
+GROUP BY cap_currency ORDER BY cap_currency
 `
 
 type PaidSinceParams struct {
@@ -510,11 +523,32 @@ type PaidSinceParams struct {
 	Since      time.Time
 }
 
-func (q *Queries) PaidSince(ctx context.Context, db DBTX, arg PaidSinceParams) (decimal.Decimal, error) {
-	row := db.QueryRow(ctx, paidSince, arg.OperatorID, arg.Since)
-	var column_1 decimal.Decimal
-	err := row.Scan(&column_1)
-	return column_1, err
+type PaidSinceRow struct {
+	CapCurrency string
+	CapAmount   decimal.Decimal
+	AmountInUsd decimal.Decimal
+}
+
+// Per currency the cap amounts are in (” for those recorded before it was), their sum and
+// their USD value.
+func (q *Queries) PaidSince(ctx context.Context, db DBTX, arg PaidSinceParams) ([]PaidSinceRow, error) {
+	rows, err := db.Query(ctx, paidSince, arg.OperatorID, arg.Since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaidSinceRow
+	for rows.Next() {
+		var i PaidSinceRow
+		if err := rows.Scan(&i.CapCurrency, &i.CapAmount, &i.AmountInUsd); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const payingWithdrawals = `-- name: PayingWithdrawals :many
