@@ -189,6 +189,9 @@ func (n *Network) validate() error {
 		return err
 	}
 	symbols := map[string]bool{strings.ToUpper(n.NativeSymbol): true}
+	// A contract's Transfer logs are one asset's: listed under two symbols, a payment made for
+	// one would be recorded (priced, attributed to a session) as the other.
+	contracts := map[common.Address]string{}
 	for _, t := range n.Tokens {
 		if err := checkMinimum(t.MinDeposit); err != nil {
 			return fmt.Errorf("token %s: minDeposit: %w", t.Symbol, err)
@@ -199,6 +202,10 @@ func (n *Network) validate() error {
 		if t.Decimals < 0 || t.Decimals > 36 {
 			return fmt.Errorf("token %s: decimals must be 0..36", t.Symbol)
 		}
+		if first, ok := contracts[t.ContractAddress]; ok {
+			return fmt.Errorf("token contract %s listed twice (%s, %s)", t.ContractAddress.Hex(), first, t.Symbol)
+		}
+		contracts[t.ContractAddress] = t.Symbol
 		if symbols[strings.ToUpper(t.Symbol)] {
 			return fmt.Errorf("symbol %s listed twice", t.Symbol)
 		}

@@ -27,6 +27,13 @@ func TestLoadFile(t *testing.T) {
 			{"chainId":1,"name":"B","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH"}]`, "twice"},
 		{"duplicate symbol", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
 			"tokens":[{"symbol":"eth","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":18}]}]`, "twice"},
+		// One contract under two symbols: its Transfer logs would be recorded under one of them
+		// whichever the user picked, so a payment made as the widget showed it for the other
+		// matches no handout (no session) and is priced as the other.
+		{"duplicate contract", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
+			"tokens":[{"symbol":"USDT","contractAddress":"0x00000000000000000000000000000000000000aa","decimals":6},
+			{"symbol":"USDT0","contractAddress":"0x00000000000000000000000000000000000000AA","decimals":6}]}]`,
+			"token contract 0x00000000000000000000000000000000000000AA listed twice (USDT, USDT0)"},
 		{"bad address", `[{"chainId":1,"name":"A","rpcUrls":["http://a"],"confirmations":1,"nativeSymbol":"ETH",
 			"tokens":[{"symbol":"X","contractAddress":"0x12","decimals":18}]}]`, "hex string"},
 	} {

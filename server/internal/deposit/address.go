@@ -117,7 +117,7 @@ func (s *Service) Address(ctx context.Context, sess domain.Session, currency str
 	}
 	// Payments from the user in this asset on this chain now belong to this session (the newest
 	// to hand an address out for them).
-	if err := store.New(s.pool).RecordHandout(ctx, sess.ID, chainID, asset.Symbol); err != nil {
+	if err := store.RecordHandout(ctx, s.pool, sess.ID, chainID, asset.Symbol); err != nil {
 		return AddressInfo{}, fault.Wrap(err, "record address handout")
 	}
 	units := rates.FiatToTokenUnits(sess.Amount, perUSD, usd.Value, asset.Decimals)

@@ -187,3 +187,40 @@ func TestReplayKeepsWhoReplayed(t *testing.T) {
 		t.Fatalf("the orphaned deposit replayed: by %q, manual %v, %s", d.ReplayedBy, d.Manual, d.Status)
 	}
 }
+
+// A transfer of zero is no deposit: address-poisoning spam sends zero-value token transfers
+// and zero-value calls to deposit addresses by the thousand, and each, were it a deposit, would
+// cost a gas top-up and a sweep and send the operator an empty DEPOSIT. The scanner records
+// nothing for either, and a replay of one is refused, recording nothing.
+func TestZeroTransfersAreNoDeposits(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr, u := e.payer("poisoned")
+	zeroToken := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 0), 2)
+	zeroNative := e.send(u, 1, addr, new(big.Int), nil, 2)
+	e.mine(zeroToken, zeroNative)
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	r, err := e.client.Receipt(e.ctx, zeroToken.Hash())
+	if err != nil || len(r.Logs) != 1 || r.Logs[0].Address != e.usdt.Address {
+		t.Fatalf("the zero transfer emitted no USDT Transfer log: %v %v", r, err)
+	}
+	for _, tx := range []common.Hash{zeroToken.Hash(), zeroNative.Hash()} {
+		_, err := e.svc.Replay(e.ctx, replayer, domain.AllOperators(), e.dev.ChainID(), tx)
+		if fe := fault.As(err); fe.Code != fault.FailedPrecondition || fe.Details["reason"] != deposit.ReasonNotDepositAddress {
+			t.Errorf("replay of a zero transfer %s: %v, want FAILED_PRECONDITION/%s", tx.Hex(), err, deposit.ReasonNotDepositAddress)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 0 {
+		t.Fatalf("%d deposits of zero", n)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs`); n != 0 {
+		t.Fatalf("%d transactions sent (top-ups, sweeps) for transfers of zero", n)
+	}
+	if n := len(e.hooks.all()); n != 0 {
+		t.Fatalf("%d DEPOSIT events for transfers of zero", n)
+	}
+}

@@ -410,6 +410,45 @@ func TestDepositAttributionSurvivesALaterHandout(t *testing.T) {
 	}
 }
 
+// waitPastSlack waits until a handout now is clearly after the mined transaction: past its
+// block's time plus the slack allowed for clocks.
+func (e *env) waitPastSlack(tx *types.Transaction) {
+	e.t.Helper()
+	r, err := e.client.Receipt(e.ctx, tx.Hash())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	h, err := e.client.Header(e.ctx, r.BlockNumber)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(store.HandoutSlack + time.Second)))
+}
+
+// Attribution keeps every handout, not only a session's first and latest: a user shows the
+// address in one tab, then in another, goes back to the first and pays from there, and that
+// tab shows the address once more before the payment is found (the scanner is behind, or the
+// deposit is replayed later). The payment is the first session's, which had shown the
+// address most recently before it; it went to the second, whose one handout fell between the
+// first session's first and latest.
+func TestDepositAttributionKeepsEveryHandout(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	paid, other := e.openSession("switches-tabs"), e.openSession("switches-tabs")
+	addr := e.addressFor(paid, "USDT").Address
+	e.addressFor(other, "USDT")
+	e.addressFor(paid, "USDT") // back in the first tab, which the user pays from
+	tx := e.send(e.newUser(), 0, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
+	e.mine(tx)
+	e.waitPastSlack(tx)
+	e.addressFor(paid, "USDT") // shown again before the scanner reads the payment
+	e.scan()
+	if d := e.deposit(e.findDeposit(tx.Hash())); d.SessionID != paid.ID {
+		t.Fatalf("paid from the session that showed the address last before the payment: session %q, want %q (the other is %q)",
+			d.SessionID, paid.ID, other.ID)
+	}
+}
+
 // A cancelled session owns what was paid before the cancel, and nothing after it: the later
 // payment is still swept and credited, with null session fields (DESIGN.md: addresses are
 // watched forever).
@@ -502,7 +541,7 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 	}
 	sess.FiatCurrency = "XYZ"
 	addr := e.address("u")
-	if err := store.New(e.pool).RecordHandout(e.ctx, sess.ID, e.dev.ChainID(), "USDT"); err != nil {
+	if err := store.RecordHandout(e.ctx, e.pool, sess.ID, e.dev.ChainID(), "USDT"); err != nil {
 		t.Fatal(err)
 	}
 	u := e.newUser()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -436,10 +437,27 @@ func (q *Queries) ListDeposits(ctx context.Context, f domain.DepositFilter) ([]d
 		DetectedBefore: f.DetectedBefore, BeforeID: f.BeforeID, Lim: rowLimit(f.Limit)}))
 }
 
-// RecordHandout records that a deposit session showed its user's address for a chain and
-// currency (again: the time moves on).
-func (q *Queries) RecordHandout(ctx context.Context, sessionID string, chainID int64, currency string) error {
-	return sqlc.RecordHandout(ctx, q.db, dbsqlc.RecordHandoutParams{SessionID: sessionID, ChainID: chainID, Currency: currency})
+// RecordHandout records, in a transaction of its own, that a deposit session showed its user's
+// address for a chain and currency: the session's run of handouts goes on when no other session
+// of the user showed it since, else a new run starts (AttributedSession reads them). The user's
+// row lock orders concurrent handouts, so runs never overlap.
+func RecordHandout(ctx context.Context, pool *pgxpool.Pool, sessionID string, chainID int64, currency string) error {
+	return InTx(ctx, pool, func(tx pgx.Tx) error {
+		if err := sqlc.LockHandouts(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		extended, err := sqlc.ExtendHandoutRun(ctx, tx, dbsqlc.ExtendHandoutRunParams{SessionID: sessionID, ChainID: chainID, Currency: currency})
+		if err != nil {
+			return err
+		}
+		if extended == 0 {
+			err := sqlc.StartHandoutRun(ctx, tx, dbsqlc.StartHandoutRunParams{SessionID: sessionID, ChainID: chainID, Currency: currency})
+			if err != nil {
+				return err
+			}
+		}
+		return sqlc.RecordHandout(ctx, tx, dbsqlc.RecordHandoutParams{SessionID: sessionID, ChainID: chainID, Currency: currency})
+	})
 }
 
 // HandoutSlack absorbs the difference between the database clock and block timestamps (whole

@@ -4,11 +4,18 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -271,5 +278,98 @@ func TestDepositsRoundTrip(t *testing.T) {
 	}
 	if _, err := q.GetDeposit(ctx, -1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("missing deposit: %v", err)
+	}
+}
+
+// TestConcurrentHandoutsNeverOverlap: two sessions of one user that show the address at the
+// same time leave runs of handouts that never overlap (the user's row lock orders them), so
+// attribution picks, for any moment, the session that showed the address last before it.
+func TestConcurrentHandoutsNeverOverlap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, q := setup(t)
+	op := testfactory.Operator(ctx, t, pool, nil)
+	sessions := make([]string, 2)
+	for i := range sessions {
+		s, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: "DEPOSIT", SessionRef: "sr_" + strconv.Itoa(i),
+			ExternalUserID: "tabs", Lang: "en", FiatCurrency: "USD", Amount: decimal.RequireFromString("10")}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions[i] = s.ID
+	}
+	var g errgroup.Group
+	for i := range 40 {
+		g.Go(func() error { return store.RecordHandout(ctx, pool, sessions[i%2], 1337, "USDT") })
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT session_id::text, started_at, last_at FROM handout_runs ORDER BY started_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		Session       string
+		Started, Last time.Time
+	}
+	runs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[run])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(runs); i++ {
+		if prev := runs[i-1]; !prev.Last.Before(runs[i].Started) || prev.Session == runs[i].Session {
+			t.Fatalf("run %d %+v and run %d %+v: runs overlap, or one session's handouts were split though no other came between", i-1, prev, i, runs[i])
+		}
+	}
+	last := runs[len(runs)-1]
+	at := last.Last.Add(-store.HandoutSlack) // inside the last run: its session showed the address last
+	if got, err := q.AttributedSession(ctx, op.ID, "tabs", 1337, "USDT", at); err != nil || got.ID != last.Session {
+		t.Fatalf("attributed at the end of the last run: %s %v, want %s", got.ID, err, last.Session)
+	}
+}
+
+// TestHandoutRunsMigration: 0032 turns what address_handouts knew (each session's first and
+// latest handout) into runs of one handout each, so a deposit found after the upgrade is
+// attributed as before it, or better.
+func TestHandoutRunsMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, q := setup(t)
+	op := testfactory.Operator(ctx, t, pool, nil)
+	if _, err := pool.Exec(ctx, `DROP TABLE handout_runs`); err != nil { // the schema before 0032
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	older, newer := uuid.NewString(), uuid.NewString()
+	for i, id := range []string{older, newer} {
+		if _, err := q.InsertSession(ctx, domain.Session{ID: id, OperatorID: op.ID, Kind: "DEPOSIT", SessionRef: "sr_h" + strconv.Itoa(i),
+			ExternalUserID: "upgraded", Lang: "en", FiatCurrency: "USD", Amount: decimal.NewFromInt(1)}, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// older showed the address at base and again at base+20m; newer once, at base+10m.
+	if _, err := pool.Exec(ctx, `UPDATE sessions SET created_at = $1 WHERE operator_id = $2`, base, op.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO address_handouts (session_id, chain_id, currency, first_handed_at, handed_at)
+		VALUES ($1, 1337, 'USDT', $3, $4), ($2, 1337, 'USDT', $5, $5)`, older, newer, base, base.Add(20*time.Minute), base.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	sql, err := os.ReadFile(filepath.Join("migrations", "0032_handout_runs.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, string(sql)); err != nil {
+		t.Fatalf("0032 on existing rows: %v", err)
+	}
+	for _, c := range []struct {
+		paid time.Duration
+		want string
+	}{{5 * time.Minute, older}, {15 * time.Minute, newer}, {25 * time.Minute, older}} {
+		got, err := q.AttributedSession(ctx, op.ID, "upgraded", 1337, "USDT", base.Add(c.paid))
+		if err != nil || got.ID != c.want {
+			t.Errorf("paid at base+%v: session %s %v, want %s", c.paid, got.ID, err, c.want)
+		}
 	}
 }

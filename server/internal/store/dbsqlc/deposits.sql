@@ -181,25 +181,51 @@ WHERE (sqlc.narg(operator_ids)::uuid[] IS NULL OR deposits.operator_id = ANY(sql
   AND (@before_id::bigint = 0 OR deposits.id < @before_id::bigint)
 ORDER BY deposits.id DESC LIMIT @lim;
 
+-- name: LockHandouts :exec
+-- Orders one user's handouts (the session's depositor row): whether a handout continues the
+-- session's run depends on the user's latest handout.
+SELECT 1 FROM depositors d JOIN sessions s ON s.operator_id = d.operator_id AND s.external_user_id = d.external_user_id
+WHERE s.id = @session_id FOR UPDATE OF d;
+
+-- name: ExtendHandoutRun :execrows
+-- The session showed the address again and no other session of the user has shown it for the
+-- chain and currency since: its latest run, the user's latest, moves on.
+UPDATE handout_runs r SET last_at = clock_timestamp()
+FROM sessions s
+WHERE r.session_id = @session_id AND r.chain_id = @chain_id AND r.currency = @currency AND s.id = r.session_id
+  AND r.last_at = (SELECT max(o.last_at) FROM handout_runs o JOIN sessions os ON os.id = o.session_id
+	WHERE os.operator_id = s.operator_id AND os.external_user_id = s.external_user_id
+	  AND o.chain_id = @chain_id AND o.currency = @currency);
+
+-- name: StartHandoutRun :exec
+INSERT INTO handout_runs (session_id, chain_id, currency, started_at, last_at)
+VALUES (@session_id, @chain_id, @currency, clock_timestamp(), clock_timestamp());
+
 -- name: RecordHandout :exec
+-- The previous release's record of handouts (first and latest per session), kept written for
+-- its replicas during a rolling deploy; attribution reads handout_runs.
 INSERT INTO address_handouts (session_id, chain_id, currency) VALUES (@session_id, @chain_id, @currency)
 ON CONFLICT (session_id, chain_id, currency) DO UPDATE SET handed_at = now();
 
 -- name: AttributedSession :one
 -- Among the user's deposit sessions live at a moment, the one that most recently handed out
 -- the address for the chain and currency before it (slack: database clock against block
--- timestamps). A session that handed it out again only after the moment counts from its first
--- handout (the handouts in between are not kept).
+-- timestamps). A session's latest handout before the moment is the last_at of its latest run
+-- that started before it, or the moment itself when that run goes on past it (runs of one user
+-- never overlap, so no other session handed it out in between).
 SELECT s.id, s.operator_id, s.kind, s.session_ref, s.external_user_id, s.lang, s.fiat_currency, s.user_balance, s.amount,
 	s.email, s.operator_reference, s.created_at, s.expires_at, s.cancelled_at, s.submitting_until
 FROM sessions s
-JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = sqlc.arg(chain_id) AND h.currency = sqlc.arg(currency)
+JOIN LATERAL (
+	SELECT max(LEAST(r.last_at, sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval)) AS handed_at
+	FROM handout_runs r
+	WHERE r.session_id = s.id AND r.chain_id = sqlc.arg(chain_id) AND r.currency = sqlc.arg(currency)
+	  AND r.started_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
+) h ON h.handed_at IS NOT NULL
 WHERE s.operator_id = sqlc.arg(operator_id) AND s.external_user_id = sqlc.arg(external_user_id) AND s.kind = 'DEPOSIT'
   AND s.created_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
-  AND h.first_handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval
   AND s.expires_at > sqlc.arg(paid_at) AND (s.cancelled_at IS NULL OR s.cancelled_at > sqlc.arg(paid_at))
-ORDER BY CASE WHEN h.handed_at <= sqlc.arg(paid_at)::timestamptz + sqlc.arg(slack)::interval THEN h.handed_at
-	ELSE h.first_handed_at END DESC LIMIT 1;
+ORDER BY h.handed_at DESC LIMIT 1;
 
 -- name: AllWatchedAddresses :many
 -- Every watched address, in no particular order. Read as a stream (AllWatchedAddressesRows,

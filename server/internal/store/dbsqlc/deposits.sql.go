@@ -71,36 +71,40 @@ const attributedSession = `-- name: AttributedSession :one
 SELECT s.id, s.operator_id, s.kind, s.session_ref, s.external_user_id, s.lang, s.fiat_currency, s.user_balance, s.amount,
 	s.email, s.operator_reference, s.created_at, s.expires_at, s.cancelled_at, s.submitting_until
 FROM sessions s
-JOIN address_handouts h ON h.session_id = s.id AND h.chain_id = $1 AND h.currency = $2
-WHERE s.operator_id = $3 AND s.external_user_id = $4 AND s.kind = 'DEPOSIT'
-  AND s.created_at <= $5::timestamptz + $6::interval
-  AND h.first_handed_at <= $5::timestamptz + $6::interval
-  AND s.expires_at > $5 AND (s.cancelled_at IS NULL OR s.cancelled_at > $5)
-ORDER BY CASE WHEN h.handed_at <= $5::timestamptz + $6::interval THEN h.handed_at
-	ELSE h.first_handed_at END DESC LIMIT 1
+JOIN LATERAL (
+	SELECT max(LEAST(r.last_at, $1::timestamptz + $2::interval)) AS handed_at
+	FROM handout_runs r
+	WHERE r.session_id = s.id AND r.chain_id = $3 AND r.currency = $4
+	  AND r.started_at <= $1::timestamptz + $2::interval
+) h ON h.handed_at IS NOT NULL
+WHERE s.operator_id = $5 AND s.external_user_id = $6 AND s.kind = 'DEPOSIT'
+  AND s.created_at <= $1::timestamptz + $2::interval
+  AND s.expires_at > $1 AND (s.cancelled_at IS NULL OR s.cancelled_at > $1)
+ORDER BY h.handed_at DESC LIMIT 1
 `
 
 type AttributedSessionParams struct {
+	PaidAt         time.Time
+	Slack          pgtype.Interval
 	ChainID        int64
 	Currency       string
 	OperatorID     string
 	ExternalUserID string
-	PaidAt         time.Time
-	Slack          pgtype.Interval
 }
 
 // Among the user's deposit sessions live at a moment, the one that most recently handed out
 // the address for the chain and currency before it (slack: database clock against block
-// timestamps). A session that handed it out again only after the moment counts from its first
-// handout (the handouts in between are not kept).
+// timestamps). A session's latest handout before the moment is the last_at of its latest run
+// that started before it, or the moment itself when that run goes on past it (runs of one user
+// never overlap, so no other session handed it out in between).
 func (q *Queries) AttributedSession(ctx context.Context, db DBTX, arg AttributedSessionParams) (Session, error) {
 	row := db.QueryRow(ctx, attributedSession,
+		arg.PaidAt,
+		arg.Slack,
 		arg.ChainID,
 		arg.Currency,
 		arg.OperatorID,
 		arg.ExternalUserID,
-		arg.PaidAt,
-		arg.Slack,
 	)
 	var i Session
 	err := row.Scan(
@@ -538,6 +542,31 @@ func (q *Queries) DepositByTransfer(ctx context.Context, db DBTX, arg DepositByT
 	return i, err
 }
 
+const extendHandoutRun = `-- name: ExtendHandoutRun :execrows
+UPDATE handout_runs r SET last_at = clock_timestamp()
+FROM sessions s
+WHERE r.session_id = $1 AND r.chain_id = $2 AND r.currency = $3 AND s.id = r.session_id
+  AND r.last_at = (SELECT max(o.last_at) FROM handout_runs o JOIN sessions os ON os.id = o.session_id
+	WHERE os.operator_id = s.operator_id AND os.external_user_id = s.external_user_id
+	  AND o.chain_id = $2 AND o.currency = $3)
+`
+
+type ExtendHandoutRunParams struct {
+	SessionID string
+	ChainID   int64
+	Currency  string
+}
+
+// The session showed the address again and no other session of the user has shown it for the
+// chain and currency since: its latest run, the user's latest, moves on.
+func (q *Queries) ExtendHandoutRun(ctx context.Context, db DBTX, arg ExtendHandoutRunParams) (int64, error) {
+	result, err := db.Exec(ctx, extendHandoutRun, arg.SessionID, arg.ChainID, arg.Currency)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getCursor = `-- name: GetCursor :one
 SELECT chain_id, genesis_hash, next_block, head_block, updated_at FROM chain_cursors WHERE chain_id = $1 FOR UPDATE
 `
@@ -889,6 +918,18 @@ func (q *Queries) LockDepositorAddress(ctx context.Context, db DBTX, arg LockDep
 	return i, err
 }
 
+const lockHandouts = `-- name: LockHandouts :exec
+SELECT 1 FROM depositors d JOIN sessions s ON s.operator_id = d.operator_id AND s.external_user_id = d.external_user_id
+WHERE s.id = $1 FOR UPDATE OF d
+`
+
+// Orders one user's handouts (the session's depositor row): whether a handout continues the
+// session's run depends on the user's latest handout.
+func (q *Queries) LockHandouts(ctx context.Context, db DBTX, sessionID string) error {
+	_, err := db.Exec(ctx, lockHandouts, sessionID)
+	return err
+}
+
 const lockTreasuries = `-- name: LockTreasuries :exec
 SELECT pg_advisory_xact_lock(hashtext('coffer treasuries'))
 `
@@ -1026,6 +1067,8 @@ type RecordHandoutParams struct {
 	Currency  string
 }
 
+// The previous release's record of handouts (first and latest per session), kept written for
+// its replicas during a rolling deploy; attribution reads handout_runs.
 func (q *Queries) RecordHandout(ctx context.Context, db DBTX, arg RecordHandoutParams) error {
 	_, err := db.Exec(ctx, recordHandout, arg.SessionID, arg.ChainID, arg.Currency)
 	return err
@@ -1116,6 +1159,22 @@ func (q *Queries) SessionDeposits(ctx context.Context, db DBTX, sessionID string
 		return nil, err
 	}
 	return items, nil
+}
+
+const startHandoutRun = `-- name: StartHandoutRun :exec
+INSERT INTO handout_runs (session_id, chain_id, currency, started_at, last_at)
+VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp())
+`
+
+type StartHandoutRunParams struct {
+	SessionID string
+	ChainID   int64
+	Currency  string
+}
+
+func (q *Queries) StartHandoutRun(ctx context.Context, db DBTX, arg StartHandoutRunParams) error {
+	_, err := db.Exec(ctx, startHandoutRun, arg.SessionID, arg.ChainID, arg.Currency)
+	return err
 }
 
 const upsertDeposit = `-- name: UpsertDeposit :one

@@ -255,6 +255,14 @@ type FundEntry struct {
 	CreatedAt      time.Time
 }
 
+type HandoutRun struct {
+	SessionID string
+	ChainID   int64
+	Currency  string
+	StartedAt time.Time
+	LastAt    time.Time
+}
+
 type KeyHolder struct {
 	ProcessID    string
 	Host         string
