@@ -329,7 +329,7 @@ func TestConcurrentHandoutsNeverOverlap(t *testing.T) {
 	}
 }
 
-// TestHandoutRunsMigration: 0032 turns what address_handouts knew (each session's first and
+// TestHandoutRunsMigration: 0033 turns what address_handouts knew (each session's first and
 // latest handout) into runs of one handout each, so a deposit found after the upgrade is
 // attributed as before it, or better.
 func TestHandoutRunsMigration(t *testing.T) {
@@ -337,7 +337,7 @@ func TestHandoutRunsMigration(t *testing.T) {
 	ctx := context.Background()
 	pool, q := setup(t)
 	op := testfactory.Operator(ctx, t, pool, nil)
-	if _, err := pool.Exec(ctx, `DROP TABLE handout_runs`); err != nil { // the schema before 0032
+	if _, err := pool.Exec(ctx, `DROP TABLE handout_runs`); err != nil { // the schema before 0033
 		t.Fatal(err)
 	}
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
@@ -356,12 +356,12 @@ func TestHandoutRunsMigration(t *testing.T) {
 		VALUES ($1, 1337, 'USDT', $3, $4), ($2, 1337, 'USDT', $5, $5)`, older, newer, base, base.Add(20*time.Minute), base.Add(10*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	sql, err := os.ReadFile(filepath.Join("migrations", "0032_handout_runs.sql"))
+	sql, err := os.ReadFile(filepath.Join("migrations", "0033_handout_runs.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, string(sql)); err != nil {
-		t.Fatalf("0032 on existing rows: %v", err)
+		t.Fatalf("0033 on existing rows: %v", err)
 	}
 	for _, c := range []struct {
 		paid time.Duration
