@@ -1,6 +1,7 @@
 // Unit tests of the widget's own algorithms, on the TypeScript sources compiled with the
 // project's tsc: the QR encoder (every code decoded back with zbarimg, across versions with
-// and without version blocks) and the EIP-55 checks against the EIP's own examples.
+// and without version blocks), the EIP-55 checks against the EIP's own examples, and which
+// screen the deposit page shows for a session's deposits.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -14,14 +15,16 @@ mkdirSync(join(widget, "test-results"), { recursive: true });
 const out = mkdtempSync(join(widget, "test-results", ".unit-"));
 let qr;
 let eip55;
+let progress;
 
 before(async () => {
   process.on("exit", () => rmSync(out, { recursive: true, force: true }));
   execFileSync(join(widget, "node_modules", ".bin", "tsc"), ["--outDir", out, "--module", "es2022", "--target", "es2020", "--moduleResolution", "bundler",
-    "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts")], { stdio: "inherit" });
+    "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts"), join(widget, "src/shared/progress.ts")], { stdio: "inherit" });
   writeFileSync(join(out, "package.json"), '{"type":"module"}');
   qr = await import(join(out, "qr.js"));
   eip55 = await import(join(out, "eip55.js"));
+  progress = await import(join(out, "progress.js"));
 });
 
 function zbar(code) {
@@ -78,4 +81,31 @@ test("EIP-55: the EIP's examples, lower- and upper-case forms, typos and partial
   assert.equal(eip55.checkAddress("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAedFF"), "invalid");
   assert.equal(eip55.checkAddress("hello"), "invalid");
   assert.equal(eip55.checkAddress(" "), "empty");
+});
+
+// What was seen: a deposit below the asset's minimum (0.5 USDT against $1.00) or one whose block
+// left the chain made the widget say "Deposit failed", post deposit_failed and stop following,
+// though the first is credited with the address's next payment and the second is usually mined
+// again within minutes. Only what the service will not settle on its own is a failure.
+test("deposit screen: only unsweepable and reorged deposits fail; below the minimum and left the chain are followed", () => {
+  const view = (...statuses) => {
+    const v = progress.depositView(statuses.map((status, i) => ({ id: i, status })), (d) => d.status);
+    return v.kind === "credited" ? `credited ${v.deposits.map((d) => d.id)}` : v.kind === "waiting" ? "waiting" : `${v.kind} ${v.deposit.id}`;
+  };
+  const cases = [
+    [[], "waiting"],
+    [["CONFIRMING"], "following 0"],
+    [["SWEEPING", "CONFIRMING"], "following 1"],
+    [["CREDITED", "CONFIRMING", "CREDITED"], "credited 0,2"],
+    [["BELOW_MINIMUM"], "belowMinimum 0"],
+    [["BELOW_MINIMUM", "CONFIRMING"], "following 1"],
+    [["ORPHANED"], "leftChain 0"],
+    [["ORPHANED", "BELOW_MINIMUM"], "belowMinimum 1"],
+    [["UNSWEEPABLE"], "failed 0"],
+    [["REORGED"], "failed 0"],
+    [["UNSWEEPABLE", "ORPHANED"], "leftChain 1"],
+    [["REORGED", "CONFIRMING"], "following 1"],
+    [["SOMETHING_NEW"], "waiting"],
+  ];
+  for (const [statuses, want] of cases) assert.equal(view(...statuses), want, statuses.join(","));
 });

@@ -94,6 +94,32 @@ test("deposit in an iframe: pick network and token, pay, follow to credited, Clo
   await context.close();
 });
 
+// What was seen: a payment below the asset's minimum made the widget say "Deposit failed" and
+// stop following, though the service credits it with the address's next payment.
+test("a payment below the minimum is followed, not failed: the next one to the address credits both", async () => {
+  const session = await createSession("deposit", cfg.operators.embedded.key);
+  const page = await browser.newPage({ viewport: { width: 480, height: 760 } });
+  await page.goto(session.url);
+  await page.getByLabel("Network").selectOption({ label: cfg.chain.name });
+  await page.getByRole("radio", { name: "USDT" }).check();
+  await page.getByRole("button", { name: "Continue" }).click();
+  const address = (await page.locator("#deposit-address").textContent()).trim();
+  const status = page.locator("#deposit-status");
+
+  await pay(address, "USDT", 500_000); // 0.5 USDT: below the $1.00 minimum
+  await until("below the minimum", async () => /below the smallest amount/.test((await status.textContent()) ?? ""), 30000, 50);
+  await shot(page, "deposit-below-minimum");
+  assert.equal(await page.getByRole("heading", { name: "Deposit failed" }).count(), 0);
+  assert.match(await status.textContent(), /Payment of 0\.5 USDT seen/);
+  assert.equal(await page.locator("#deposit-address").isVisible(), true, "the address stays shown for the rest");
+
+  await pay(address, "USDT", 600_000); // 1.1 USDT in all: both are swept and credited
+  await page.getByRole("heading", { name: "Deposit received" }).waitFor({ timeout: 60000 });
+  await page.getByText("0.5 USDT arrived").waitFor();
+  await page.getByText("0.6 USDT arrived").waitFor();
+  await page.close();
+});
+
 test("full page, streaming blocked: polling fallback follows a native deposit, Close returns to the redirect URL with status=success", async () => {
   const op = cfg.operators.fullPage;
   const session = await createSession("deposit", op.key, { amount: "10.00" });

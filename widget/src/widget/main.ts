@@ -15,6 +15,7 @@ import { h, mount, svg } from "../shared/dom.js";
 import { apiError, type ApiError } from "../shared/errors.js";
 import { clock, fiat, shortHash, trimUnits } from "../shared/format.js";
 import { checkAddress, toChecksum } from "../shared/eip55.js";
+import { depositView } from "../shared/progress.js";
 import { encode, svgPath } from "../shared/qr.js";
 import { pickLang, translator, type Key, type T } from "./i18n.js";
 
@@ -211,15 +212,22 @@ function showAddress(list: Chain[], chain: Chain, addr: GetDepositAddressRespons
   performance.mark("coffer-address-shown");
 
   const update = (deposits: DepositProgress[]) => {
-    const credited = deposits.filter((d) => d.status === DepositStatus.CREDITED);
-    if (credited.length > 0) return showCredited(credited);
-    const live = deposits.filter((d) => d.status === DepositStatus.CONFIRMING || d.status === DepositStatus.SWEEPING);
-    if (live.length === 0 && deposits.length > 0) return showFailed(deposits[deposits.length - 1]);
-    const d = live[live.length - 1];
-    if (!d) return;
+    const view = depositView(deposits, (d) => DepositStatus[d.status]);
+    switch (view.kind) {
+      case "credited": return showCredited(view.deposits);
+      case "failed": return showFailed(view.deposit);
+      case "waiting": return;
+    }
+    const d = view.deposit;
     paymentSeen = true;
     back.hidden = true;
     const seen = t("statusSeen", { amount: trimUnits(d.amount), currency: d.currency });
+    if (view.kind !== "following") {
+      // Not over: credited with the address's next payments, or once mined again.
+      status.textContent = `${seen} ${t(view.kind === "belowMinimum" ? "statusBelowMinimum" : "statusLeftChain")}`;
+      bar.hidden = true;
+      return;
+    }
     if (d.status === DepositStatus.SWEEPING) {
       status.textContent = `${seen} ${t("statusSweeping")}`;
       bar.max = 1;
