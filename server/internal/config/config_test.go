@@ -150,3 +150,35 @@ func TestMasterKeySources(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicURLs: the base and widget URLs go into every session URL handed to operators and
+// into the widget page: one that is not an absolute http(s) URL is refused at start, naming
+// the variable, rather than handing out links no browser can open.
+func TestPublicURLs(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name            string
+		env             map[string]string
+		baseURL, widget string
+		wantErr         string
+	}{
+		{name: "defaults", baseURL: "http://localhost:8080", widget: "http://localhost:8080/widget"},
+		{name: "widget on its own host", env: map[string]string{"COFFER_BASE_URL": "https://api.example.com/", "COFFER_WIDGET_URL": "https://pay.example.com/"},
+			baseURL: "https://api.example.com", widget: "https://pay.example.com"},
+		{name: "no scheme", env: map[string]string{"COFFER_BASE_URL": "localhost:8080"}, wantErr: `COFFER_BASE_URL "localhost:8080": must be an absolute http(s) URL`},
+		{name: "no host", env: map[string]string{"COFFER_BASE_URL": "https://"}, wantErr: "COFFER_BASE_URL"},
+		{name: "another scheme", env: map[string]string{"COFFER_BASE_URL": "ftp://pay.example.com"}, wantErr: "COFFER_BASE_URL"},
+		{name: "relative widget", env: map[string]string{"COFFER_WIDGET_URL": "/widget"}, wantErr: `COFFER_WIDGET_URL "/widget": must be an absolute http(s) URL`},
+		{name: "widget with a query", env: map[string]string{"COFFER_WIDGET_URL": "https://pay.example.com/w?x=1"},
+			wantErr: "COFFER_WIDGET_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, ok := fromEnv(t, tc.wantErr, base, tc.env)
+			if ok && (c.BaseURL != tc.baseURL || c.WidgetURL != tc.widget) {
+				t.Fatalf("base %q widget %q, want %q %q", c.BaseURL, c.WidgetURL, tc.baseURL, tc.widget)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,10 +22,17 @@ func text(field func(*Config) *string) func(*Config, Entry, string) error {
 }
 
 // baseURL is a URL stored without a trailing slash; $COFFER_BASE_URL in it is the base URL
-// (read before: the widget's default is under it).
+// (read before: the widget's default is under it). It must be an absolute http(s) URL without
+// query or fragment: session URLs handed to operators are built on it (<widget>/?sid=…).
 func baseURL(field func(*Config) *string) func(*Config, Entry, string) error {
-	return func(c *Config, _ Entry, v string) error {
-		*field(c) = strings.TrimRight(strings.ReplaceAll(v, "$COFFER_BASE_URL", c.BaseURL), "/")
+	return func(c *Config, e Entry, v string) error {
+		v = strings.TrimRight(strings.ReplaceAll(v, "$COFFER_BASE_URL", c.BaseURL), "/")
+		*field(c) = v
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return fmt.Errorf("%s %q: must be an absolute http(s) URL without query or fragment, such as https://pay.example.com", e.Name, v)
+		}
 		return nil
 	}
 }
