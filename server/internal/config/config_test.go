@@ -182,3 +182,25 @@ func TestPublicURLs(t *testing.T) {
 		})
 	}
 }
+
+// TestFailpoint: a failpoint that names no step is refused at start; a misspelt one would
+// never fire and the crash test setting it would prove nothing.
+func TestFailpoint(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct{ value, wantErr string }{
+		{"", ""},
+		{"after-broadcast", ""},
+		{"before-receipt", ""},
+		{"reseal-pause:3", ""},
+		{"after-broadcst", `COFFER_FAILPOINT "after-broadcst": must be empty (testing only), one of after-nonce`},
+		{"reseal-pause:x", "COFFER_FAILPOINT"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			if c, ok := fromEnv(t, tc.wantErr, base, map[string]string{"COFFER_FAILPOINT": tc.value}); ok && c.Failpoint != tc.value {
+				t.Fatalf("failpoint %q", c.Failpoint)
+			}
+		})
+	}
+}

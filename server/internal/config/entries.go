@@ -132,7 +132,7 @@ func Entries() []Entry {
 		{"COFFER_LOGIN_HASH_WAIT", shortDuration(admin.DefaultHashWait), "how long a login waits for password hashing capacity before answering 503 UNAVAILABLE",
 			positive(func(c *Config) *time.Duration { return &c.LoginHashWait })},
 		{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt); `coffer keys rotate-master` takes reseal-pause:N",
-			text(func(c *Config) *string { return &c.Failpoint })},
+			failpoint},
 		{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error", func(c *Config, e Entry, v string) error {
 			if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 				return fmt.Errorf("%s must be debug, info, warn or error", e.Name)

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chaintx"
 )
 
 // The parsers of Entries. Each takes a function naming its field (the pointer into a Config
@@ -122,4 +125,20 @@ func prefixes(list []netip.Prefix) string {
 		out[i] = p.String()
 	}
 	return strings.Join(out, ",")
+}
+
+// failpoint is COFFER_FAILPOINT: a step of sending a transaction, or `coffer keys
+// rotate-master`'s reseal-pause:N. A misspelt one would never fire, and the crash test that set
+// it would pass without crashing anything.
+func failpoint(c *Config, e Entry, v string) error {
+	c.Failpoint = v
+	steps := []string{chaintx.StepNonce, chaintx.StepSigned, chaintx.StepStored, chaintx.StepBroadcast, chaintx.StepReceipt}
+	if pause, ok := strings.CutPrefix(v, "reseal-pause:"); ok {
+		if n, err := strconv.Atoi(pause); err == nil && n >= 0 {
+			return nil
+		}
+	} else if v == "" || slices.Contains(steps, v) {
+		return nil
+	}
+	return fmt.Errorf("%s %q: must be empty (testing only), one of %s, or reseal-pause:N", e.Name, v, strings.Join(steps, ", "))
 }
