@@ -83,6 +83,12 @@ func (s *Service) ScanNow(ctx context.Context) error {
 // concurrent pass); the next pass starts over.
 var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
 
+// ErrGenesisChanged is a node whose block 0 is not the one the chain was scanned on: its
+// blocks are another network's. The scan refuses it (the scan lag grows, and the error is
+// logged every pass) rather than orphan the deposits waiting for confirmations and scan again
+// from block 1. `coffer dev` refuses a reset dev chain at start.
+var ErrGenesisChanged = errors.New("deposit: the chain's genesis block changed")
+
 // Scan runs one pass over a chain: reset or roll back on a changed genesis or a reorg, read the
 // next window of blocks, record the transfers to deposit addresses, and confirm the deposits
 // that reached the confirmation depth. RPC calls happen before the database transaction; the
@@ -112,7 +118,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	if cur.GenesisHash != genesis.Hash().Hex() {
-		return s.resetChain(ctx, chainID, genesis.Hash(), head)
+		return fmt.Errorf("%w: chain %d was scanned on genesis %s, its RPC endpoint serves genesis %s (another network behind this chain id?): nothing is scanned until the endpoint is fixed",
+			ErrGenesisChanged, chainID, cur.GenesisHash, genesis.Hash().Hex())
 	}
 	if cur.NextBlock > 0 {
 		fork, reorged, err := s.findFork(ctx, q, c, chainID, cur.NextBlock-1)
@@ -399,23 +406,6 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		s.reportReorged(ctx, chainID, marked)
 	}
 	return err
-}
-
-// resetChain handles a chain whose genesis changed (a dev chain restarted): its unconfirmed
-// deposits are orphaned and the new chain is scanned from its first block.
-func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.Hash, head uint64) error {
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		orphaned, err := q.OrphanChainDeposits(ctx, chainID) // Orphan: CONFIRMING → ORPHANED
-		if err != nil {
-			return err
-		}
-		if err := q.DeleteBlocksFrom(ctx, chainID, 0); err != nil {
-			return err
-		}
-		s.log.Warn("chain genesis changed (a reset dev chain?): scanning the new chain from block 1", "chain", chainID, "orphaned_deposits", orphaned)
-		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hex(), NextBlock: 1, HeadBlock: head})
-	})
 }
 
 // read fetches blocks from..to and the transfers in them to deposit addresses: top-level
