@@ -254,11 +254,19 @@ func (c *Client) Receipt(ctx context.Context, hash common.Hash) (*types.Receipt,
 	return callFor(ctx, c, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (*types.Receipt, error) {
 		r, err := ec.TransactionReceipt(ctx, hash)
 		if IsIndexing(err) {
-			return r, ethereum.NotFound
+			return r, errIndexingReceipt
 		}
 		return r, err
 	})
 }
+
+// ErrIndexing is a receipt the node cannot look up yet because it is still indexing
+// transactions. It is also ethereum.NotFound, so that callers waiting for a receipt wait; a
+// caller that would conclude "never mined" from NotFound must check for it: the transaction
+// may well be mined.
+var ErrIndexing = errors.New("chain: the node is still indexing transactions")
+
+var errIndexingReceipt = fmt.Errorf("%w (%w)", ethereum.NotFound, ErrIndexing)
 
 // IsIndexing reports geth's "transaction indexing is in progress": a node that has not
 // finished indexing cannot look transactions up by hash yet. Callers wait, as for a pending
