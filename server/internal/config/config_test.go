@@ -204,3 +204,31 @@ func TestFailpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeoutsThatLoseAnswers: an answer is cut off at COFFER_HTTP_WRITE_TIMEOUT from the
+// request's start, so a write timeout that does not outlast the longest wait a request makes
+// (COFFER_SETTLE_WAIT for an APPROVE or an admin COMPLETED, the 10 s synchronous
+// WITHDRAW_REQUEST of a submission) loses the answer of a decision that was carried out.
+func TestTimeoutsThatLoseAnswers(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"defaults", nil, ""},
+		{"longer settle wait, longer write timeout", map[string]string{"COFFER_SETTLE_WAIT": "45s", "COFFER_HTTP_WRITE_TIMEOUT": "90s"}, ""},
+		{"write timeout under the settle wait", map[string]string{"COFFER_HTTP_WRITE_TIMEOUT": "15s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (15s) must be at least 5s longer than COFFER_SETTLE_WAIT (20s)"},
+		{"settle wait up to the write timeout", map[string]string{"COFFER_SETTLE_WAIT": "60s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (1m0s) must be at least 5s longer than COFFER_SETTLE_WAIT (1m0s)"},
+		{"write timeout under the synchronous WITHDRAW_REQUEST", map[string]string{"COFFER_SETTLE_WAIT": "1s", "COFFER_HTTP_WRITE_TIMEOUT": "8s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (8s) must be at least 5s longer than the synchronous WITHDRAW_REQUEST (10s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fromEnv(t, tc.wantErr, base, tc.env)
+		})
+	}
+}
