@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -225,6 +226,39 @@ func TestTimeoutsThatLoseAnswers(t *testing.T) {
 			"COFFER_HTTP_WRITE_TIMEOUT (1m0s) must be at least 5s longer than COFFER_SETTLE_WAIT (1m0s)"},
 		{"write timeout under the synchronous WITHDRAW_REQUEST", map[string]string{"COFFER_SETTLE_WAIT": "1s", "COFFER_HTTP_WRITE_TIMEOUT": "8s"},
 			"COFFER_HTTP_WRITE_TIMEOUT (8s) must be at least 5s longer than the synchronous WITHDRAW_REQUEST (10s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fromEnv(t, tc.wantErr, base, tc.env)
+		})
+	}
+}
+
+// TestDevOffRampOnlyOnTheDevChain: the dev off-ramp "collects" at an address whose key nobody
+// holds. `coffer serve` with COFFER_OFFRAMP=dev on a real network paid every OFF_RAMP
+// withdrawal there: the operator's funds settled, the tokens gone. It is refused at start
+// unless every configured chain is the dev chain (chain 1337).
+func TestDevOffRampOnlyOnTheDevChain(t *testing.T) {
+	t.Parallel()
+	chainsFile := func(chainID int) string {
+		path := filepath.Join(t.TempDir(), "chains.json")
+		body := `[{"chainId":` + strconv.Itoa(chainID) + `,"name":"N","rpcUrls":["http://127.0.0.1:9"],"confirmations":1,"nativeSymbol":"ETH",` +
+			`"bankrollAddress":"0x0000000000000000000000000000000000000b0b"}]`
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"no off-ramp on a real network", map[string]string{"COFFER_CHAINS_FILE": chainsFile(8453)}, ""},
+		{"dev off-ramp on the dev chain", map[string]string{"COFFER_CHAINS_FILE": chainsFile(1337), "COFFER_OFFRAMP": "dev"}, ""},
+		{"dev off-ramp on a real network", map[string]string{"COFFER_CHAINS_FILE": chainsFile(8453), "COFFER_OFFRAMP": "dev"},
+			"COFFER_OFFRAMP=dev pays OFF_RAMP withdrawals to an address nobody holds: only on the dev chain (1337), not chain 8453"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -102,12 +102,8 @@ func Entries() []Entry {
 			positive(func(c *Config) *time.Duration { return &c.HTTPWriteTimeout })},
 		{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values",
 			positive(func(c *Config) *time.Duration { return &c.RateWait })},
-		{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)", func(c *Config, e Entry, v string) error {
-			if c.OffRamp = v; v != "" && v != "dev" {
-				return fmt.Errorf("%s must be empty or dev", e.Name)
-			}
-			return nil
-		}},
+		// After COFFER_CHAINS_FILE: dev is refused on any other chain than the dev chain.
+		{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)", offRamp},
 		{"COFFER_TRUSTED_PROXY_HEADER", "", "header in which trusted reverse proxies pass the client address (X-Forwarded-For, X-Real-IP or Forwarded); empty: never read, the connection's address is the client",
 			func(c *Config, e Entry, v string) error {
 				if strings.ContainsAny(v, " \t:,;") {

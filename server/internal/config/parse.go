@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/devchain"
 )
 
 // The parsers of Entries. Each takes a function naming its field (the pointer into a Config
@@ -141,4 +142,21 @@ func failpoint(c *Config, e Entry, v string) error {
 		return nil
 	}
 	return fmt.Errorf("%s %q: must be empty (testing only), one of %s, or reseal-pause:N", e.Name, v, strings.Join(steps, ", "))
+}
+
+// offRamp is COFFER_OFFRAMP: empty, or dev on the dev chain only. The dev provider "collects"
+// at an address whose key nobody holds: on a real network every OFF_RAMP payout would be lost.
+func offRamp(c *Config, e Entry, v string) error {
+	if c.OffRamp = v; v != "" && v != "dev" {
+		return fmt.Errorf("%s must be empty or dev", e.Name)
+	}
+	if v == "dev" && c.Chains != nil {
+		for _, n := range c.Chains.Networks() {
+			if n.ChainID != devchain.ChainID {
+				return fmt.Errorf("%s=dev pays OFF_RAMP withdrawals to an address nobody holds: only on the dev chain (%d), not chain %d",
+					e.Name, devchain.ChainID, n.ChainID)
+			}
+		}
+	}
+	return nil
 }
