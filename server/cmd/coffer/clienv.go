@@ -120,6 +120,9 @@ func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) 
 		pool.Close()
 		return nil, err
 	}
+	if err := store.New(pool).CheckMigrated(ctx); err != nil {
+		return fail(err)
+	}
 	sources, err := custody.SourcesFromEnv(getenv)
 	if err != nil {
 		return fail(err)

@@ -73,6 +73,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 			log.Info("migration applied", "migration", m)
 		}
 	}
+	if err := awaitSchema(ctx, store.New(pool), log, time.Second); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	box, err := custody.OpenBox(ctx, pool, cfg.MasterKeys())
 	if err != nil {
 		pool.Close()
@@ -188,6 +192,31 @@ func (a *App) routes() (public, internal http.Handler) {
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.
+// awaitSchema waits, polling every poll, until the schema has this binary's migrations: a
+// release's replicas may start before its `coffer migrate` has run (the Kubernetes Job runs
+// beside them), and one that went on would run its jobs against tables and columns not there
+// yet. Nothing is served or run meanwhile; the log says why every 30 s. ctx's end returns the
+// reason.
+func awaitSchema(ctx context.Context, q *store.Queries, log *slog.Logger, poll time.Duration) error {
+	const remindEvery = 30 * time.Second
+	var lastSaid time.Time
+	for {
+		err := q.CheckMigrated(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Since(lastSaid) >= remindEvery {
+			log.Warn("waiting for the database schema: nothing runs until it is migrated", "error", err)
+			lastSaid = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(poll):
+		}
+	}
+}
+
 func (a *App) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()

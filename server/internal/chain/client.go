@@ -76,17 +76,32 @@ var rpcHTTPClient = &http.Client{Transport: &http.Transport{
 	DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 }}
 
-func (e *endpoint) get(ctx context.Context) (*ethclient.Client, error) {
+// get returns the endpoint's connection, opening it on first use. A new connection is used
+// only once the node has answered eth_chainId with the network's id: start-up's check can be
+// set to warn or off, and an endpoint of another chain would have its blocks scanned (crediting
+// deposits this chain never saw) and payouts sent to it.
+func (e *endpoint) get(ctx context.Context, chainID int64) (*ethclient.Client, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.client != nil {
 		return e.client, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	rc, err := rpc.DialOptions(ctx, e.url, rpc.WithHTTPClient(rpcHTTPClient))
 	if err != nil {
 		return nil, err
 	}
-	e.client = ethclient.NewClient(rc)
+	ec := ethclient.NewClient(rc)
+	served, err := ec.ChainID(ctx)
+	if err == nil && served.Cmp(big.NewInt(chainID)) != 0 {
+		err = fmt.Errorf("%w: endpoint serves chain %s, not %d", ErrWrongChain, served, chainID)
+	}
+	if err != nil {
+		ec.Close()
+		return nil, err
+	}
+	e.client = ec
 	return e.client, nil
 }
 
@@ -113,6 +128,10 @@ func (e *endpoint) succeed() {
 
 // ErrUnavailable is returned when no endpoint of the network answered.
 var ErrUnavailable = errors.New("chain: no RPC endpoint available")
+
+// ErrWrongChain is an endpoint answering eth_chainId with another chain's id: it is never
+// used, as if it were down.
+var ErrWrongChain = errors.New("chain: RPC endpoint of another chain")
 
 // retryable tells transport-level failures (try another endpoint) from node answers.
 func retryable(err error) bool {
@@ -157,7 +176,7 @@ func (c *Client) call(ctx context.Context, what string, fn func(context.Context,
 	chainID := strconv.FormatInt(c.Network.ChainID, 10)
 	for _, e := range order {
 		start := time.Now()
-		ec, err := e.get(ctx)
+		ec, err := e.get(ctx, c.Network.ChainID)
 		if err == nil {
 			callCtx, cancel := context.WithTimeout(ctx, CallTimeout)
 			err = fn(callCtx, ec)
@@ -177,7 +196,11 @@ func (c *Client) call(ctx context.Context, what string, fn func(context.Context,
 		metrics.RPCErrors.WithLabelValues(chainID, e.label, what, "transport").Inc()
 		lastErr = err
 		pause := e.fail(c.now())
-		c.log.Warn("RPC endpoint failed; trying the next", "call", what, "endpoint", redact(e.url), "pause", pause, "error", err)
+		level := slog.LevelWarn
+		if errors.Is(err, ErrWrongChain) {
+			level = slog.LevelError // the chains file is wrong: no retry mends it
+		}
+		c.log.Log(ctx, level, "RPC endpoint failed; trying the next", "call", what, "endpoint", redact(e.url), "pause", pause, "error", err)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, lastErr)
 }
@@ -231,11 +254,19 @@ func (c *Client) Receipt(ctx context.Context, hash common.Hash) (*types.Receipt,
 	return callFor(ctx, c, "eth_getTransactionReceipt", func(ctx context.Context, ec *ethclient.Client) (*types.Receipt, error) {
 		r, err := ec.TransactionReceipt(ctx, hash)
 		if IsIndexing(err) {
-			return r, ethereum.NotFound
+			return r, errIndexingReceipt
 		}
 		return r, err
 	})
 }
+
+// ErrIndexing is a receipt the node cannot look up yet because it is still indexing
+// transactions. It is also ethereum.NotFound, so that callers waiting for a receipt wait; a
+// caller that would conclude "never mined" from NotFound must check for it: the transaction
+// may well be mined.
+var ErrIndexing = errors.New("chain: the node is still indexing transactions")
+
+var errIndexingReceipt = fmt.Errorf("%w (%w)", ethereum.NotFound, ErrIndexing)
 
 // IsIndexing reports geth's "transaction indexing is in progress": a node that has not
 // finished indexing cannot look transactions up by hash yet. Callers wait, as for a pending

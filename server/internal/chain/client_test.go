@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -64,5 +65,38 @@ func TestClientAllEndpointsDown(t *testing.T) {
 	// Paused endpoints are still tried rather than refusing the call outright.
 	if _, err := c.BlockNumber(context.Background()); !errors.Is(err, chain.ErrUnavailable) {
 		t.Fatalf("second call: %v", err)
+	}
+}
+
+// TestClientRefusesAnEndpointOfAnotherChain: an endpoint that serves another chain (a
+// provider URL pasted under the wrong chain, started with COFFER_CHAINS_VALIDATE=warn or off)
+// is never read or sent to: its blocks and logs would credit deposits the configured chain
+// never saw. The call fails over, and with no other endpoint the chain is unavailable.
+func TestClientRefusesAnEndpointOfAnotherChain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	for _, tc := range []struct {
+		name    string
+		chainID int64
+		wantErr string
+	}{
+		{"the endpoint's own chain", dev.ChainID(), ""},
+		{"another chain's endpoint", 8453, "endpoint serves chain 1337, not 8453"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := chain.Dial(chain.Network{ChainID: tc.chainID, RPCURLs: []string{dev.RPCURL()}}, nil)
+			defer c.Close()
+			for range 2 { // the second call must not reuse a connection the first refused
+				_, err := c.BlockNumber(ctx)
+				switch {
+				case tc.wantErr == "" && err != nil:
+					t.Fatalf("block number: %v", err)
+				case tc.wantErr != "" && (!errors.Is(err, chain.ErrUnavailable) || !strings.Contains(err.Error(), tc.wantErr)):
+					t.Fatalf("block number from a node of chain %d: %v, want unavailable: %q", dev.ChainID(), err, tc.wantErr)
+				}
+			}
+		})
 	}
 }

@@ -171,11 +171,20 @@ func (n *Network) validate() error {
 	if n.Confirmations < 0 || (n.Confirmations == 0 && !n.Finalized) {
 		return errors.New("confirmations must be positive, or finalized true")
 	}
+	if n.Finalized && n.Confirmations > 0 {
+		// The finalized block would be waited for and the depth silently ignored.
+		return fmt.Errorf("confirmations %d with finalized true: set one of them (finalized with confirmations 0)", n.Confirmations)
+	}
 	if n.NativeSymbol == "" {
 		return errors.New("nativeSymbol is required")
 	}
 	if n.NativeDecimals == 0 {
 		n.NativeDecimals = 18
+	}
+	if n.NativeDecimals < 0 || n.NativeDecimals > 36 {
+		// No RPC call can check it (tokens' decimals() are checked at start-up), and every native
+		// amount is scaled by it: -1 would credit 1 wei as 10 ETH.
+		return errors.New("nativeDecimals must be 0..36 (18 on EVM chains; unset is 18)")
 	}
 	if n.MinDepositUSD == "" {
 		n.MinDepositUSD = DefaultMinDepositUSD
@@ -188,6 +197,11 @@ func (n *Network) validate() error {
 	if err := n.validateSweep(); err != nil {
 		return err
 	}
+	return n.validateTokens()
+}
+
+// validateTokens checks each token and that no symbol or contract is listed twice.
+func (n *Network) validateTokens() error {
 	symbols := map[string]bool{strings.ToUpper(n.NativeSymbol): true}
 	// A contract's Transfer logs are one asset's: listed under two symbols, a payment made for
 	// one would be recorded (priced, attributed to a session) as the other.

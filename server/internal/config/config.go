@@ -166,7 +166,34 @@ func load(getenv func(string) string) (Config, []error) {
 			errs = append(errs, err)
 		}
 	}
+	if len(errs) == 0 {
+		errs = append(errs, checkWriteTimeout(c)...)
+	}
 	return c, errs
+}
+
+// answerRoom is how much longer than the longest wait a request makes the write timeout must
+// be, for the answer to be written after the wait.
+const answerRoom = 5 * time.Second
+
+// checkWriteTimeout refuses a COFFER_HTTP_WRITE_TIMEOUT that cuts off the answer of a request
+// waiting as long as it may: the deadline runs from the request's start, so an APPROVE waiting
+// COFFER_SETTLE_WAIT for its payout would be carried out and its answer lost.
+func checkWriteTimeout(c Config) []error {
+	var errs []error
+	for _, wait := range []struct {
+		what string
+		d    time.Duration
+	}{
+		{"COFFER_SETTLE_WAIT", c.SettleWait},
+		{"the synchronous WITHDRAW_REQUEST", webhook.SyncWithdrawTimeout},
+	} {
+		if c.HTTPWriteTimeout < wait.d+answerRoom {
+			errs = append(errs, fmt.Errorf("COFFER_HTTP_WRITE_TIMEOUT (%s) must be at least %s longer than %s (%s): "+
+				"a request waiting that long would lose its answer", c.HTTPWriteTimeout, answerRoom, wait.what, wait.d))
+		}
+	}
+	return errs
 }
 
 // CheckRole validates a role name.

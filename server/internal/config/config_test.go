@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,121 @@ func TestMasterKeySources(t *testing.T) {
 			if ok && !bytes.Equal(c.MasterKey, tc.key) || c.MasterKeyURL != tc.url || !bytes.Equal(c.PreviousMasterKey, tc.prevKey) || c.PreviousMasterKeyURL != tc.prevURL {
 				t.Fatalf("got key %x url %q previous %x %q", c.MasterKey, c.MasterKeyURL, c.PreviousMasterKey, c.PreviousMasterKeyURL)
 			}
+		})
+	}
+}
+
+// TestPublicURLs: the base and widget URLs go into every session URL handed to operators and
+// into the widget page: one that is not an absolute http(s) URL is refused at start, naming
+// the variable, rather than handing out links no browser can open.
+func TestPublicURLs(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name            string
+		env             map[string]string
+		baseURL, widget string
+		wantErr         string
+	}{
+		{name: "defaults", baseURL: "http://localhost:8080", widget: "http://localhost:8080/widget"},
+		{name: "widget on its own host", env: map[string]string{"COFFER_BASE_URL": "https://api.example.com/", "COFFER_WIDGET_URL": "https://pay.example.com/"},
+			baseURL: "https://api.example.com", widget: "https://pay.example.com"},
+		{name: "no scheme", env: map[string]string{"COFFER_BASE_URL": "localhost:8080"}, wantErr: `COFFER_BASE_URL "localhost:8080": must be an absolute http(s) URL`},
+		{name: "no host", env: map[string]string{"COFFER_BASE_URL": "https://"}, wantErr: "COFFER_BASE_URL"},
+		{name: "another scheme", env: map[string]string{"COFFER_BASE_URL": "ftp://pay.example.com"}, wantErr: "COFFER_BASE_URL"},
+		{name: "relative widget", env: map[string]string{"COFFER_WIDGET_URL": "/widget"}, wantErr: `COFFER_WIDGET_URL "/widget": must be an absolute http(s) URL`},
+		{name: "widget with a query", env: map[string]string{"COFFER_WIDGET_URL": "https://pay.example.com/w?x=1"},
+			wantErr: "COFFER_WIDGET_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, ok := fromEnv(t, tc.wantErr, base, tc.env)
+			if ok && (c.BaseURL != tc.baseURL || c.WidgetURL != tc.widget) {
+				t.Fatalf("base %q widget %q, want %q %q", c.BaseURL, c.WidgetURL, tc.baseURL, tc.widget)
+			}
+		})
+	}
+}
+
+// TestFailpoint: a failpoint that names no step is refused at start; a misspelt one would
+// never fire and the crash test setting it would prove nothing.
+func TestFailpoint(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct{ value, wantErr string }{
+		{"", ""},
+		{"after-broadcast", ""},
+		{"before-receipt", ""},
+		{"reseal-pause:3", ""},
+		{"after-broadcst", `COFFER_FAILPOINT "after-broadcst": must be empty (testing only), one of after-nonce`},
+		{"reseal-pause:x", "COFFER_FAILPOINT"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			if c, ok := fromEnv(t, tc.wantErr, base, map[string]string{"COFFER_FAILPOINT": tc.value}); ok && c.Failpoint != tc.value {
+				t.Fatalf("failpoint %q", c.Failpoint)
+			}
+		})
+	}
+}
+
+// TestTimeoutsThatLoseAnswers: an answer is cut off at COFFER_HTTP_WRITE_TIMEOUT from the
+// request's start, so a write timeout that does not outlast the longest wait a request makes
+// (COFFER_SETTLE_WAIT for an APPROVE or an admin COMPLETED, the 10 s synchronous
+// WITHDRAW_REQUEST of a submission) loses the answer of a decision that was carried out.
+func TestTimeoutsThatLoseAnswers(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"defaults", nil, ""},
+		{"longer settle wait, longer write timeout", map[string]string{"COFFER_SETTLE_WAIT": "45s", "COFFER_HTTP_WRITE_TIMEOUT": "90s"}, ""},
+		{"write timeout under the settle wait", map[string]string{"COFFER_HTTP_WRITE_TIMEOUT": "15s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (15s) must be at least 5s longer than COFFER_SETTLE_WAIT (20s)"},
+		{"settle wait up to the write timeout", map[string]string{"COFFER_SETTLE_WAIT": "60s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (1m0s) must be at least 5s longer than COFFER_SETTLE_WAIT (1m0s)"},
+		{"write timeout under the synchronous WITHDRAW_REQUEST", map[string]string{"COFFER_SETTLE_WAIT": "1s", "COFFER_HTTP_WRITE_TIMEOUT": "8s"},
+			"COFFER_HTTP_WRITE_TIMEOUT (8s) must be at least 5s longer than the synchronous WITHDRAW_REQUEST (10s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fromEnv(t, tc.wantErr, base, tc.env)
+		})
+	}
+}
+
+// TestDevOffRampOnlyOnTheDevChain: the dev off-ramp "collects" at an address whose key nobody
+// holds. `coffer serve` with COFFER_OFFRAMP=dev on a real network paid every OFF_RAMP
+// withdrawal there: the operator's funds settled, the tokens gone. It is refused at start
+// unless every configured chain is the dev chain (chain 1337).
+func TestDevOffRampOnlyOnTheDevChain(t *testing.T) {
+	t.Parallel()
+	chainsFile := func(chainID int) string {
+		path := filepath.Join(t.TempDir(), "chains.json")
+		body := `[{"chainId":` + strconv.Itoa(chainID) + `,"name":"N","rpcUrls":["http://127.0.0.1:9"],"confirmations":1,"nativeSymbol":"ETH",` +
+			`"bankrollAddress":"0x0000000000000000000000000000000000000b0b"}]`
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"no off-ramp on a real network", map[string]string{"COFFER_CHAINS_FILE": chainsFile(8453)}, ""},
+		{"dev off-ramp on the dev chain", map[string]string{"COFFER_CHAINS_FILE": chainsFile(1337), "COFFER_OFFRAMP": "dev"}, ""},
+		{"dev off-ramp on a real network", map[string]string{"COFFER_CHAINS_FILE": chainsFile(8453), "COFFER_OFFRAMP": "dev"},
+			"COFFER_OFFRAMP=dev pays OFF_RAMP withdrawals to an address nobody holds: only on the dev chain (1337), not chain 8453"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fromEnv(t, tc.wantErr, base, tc.env)
 		})
 	}
 }

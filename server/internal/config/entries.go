@@ -102,12 +102,8 @@ func Entries() []Entry {
 			positive(func(c *Config) *time.Duration { return &c.HTTPWriteTimeout })},
 		{"COFFER_RATE_WAIT", "10m", "how long a swept deposit waits for an unreadable rate before its DEPOSIT goes out with null values",
 			positive(func(c *Config) *time.Duration { return &c.RateWait })},
-		{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)", func(c *Config, e Entry, v string) error {
-			if c.OffRamp = v; v != "" && v != "dev" {
-				return fmt.Errorf("%s must be empty or dev", e.Name)
-			}
-			return nil
-		}},
+		// After COFFER_CHAINS_FILE: dev is refused on any other chain than the dev chain.
+		{"COFFER_OFFRAMP", "", "off-ramp provider of OFF_RAMP withdrawals: empty (refused) or dev (dev chain only)", offRamp},
 		{"COFFER_TRUSTED_PROXY_HEADER", "", "header in which trusted reverse proxies pass the client address (X-Forwarded-For, X-Real-IP or Forwarded); empty: never read, the connection's address is the client",
 			func(c *Config, e Entry, v string) error {
 				if strings.ContainsAny(v, " \t:,;") {
@@ -132,7 +128,7 @@ func Entries() []Entry {
 		{"COFFER_LOGIN_HASH_WAIT", shortDuration(admin.DefaultHashWait), "how long a login waits for password hashing capacity before answering 503 UNAVAILABLE",
 			positive(func(c *Config) *time.Duration { return &c.LoginHashWait })},
 		{"COFFER_FAILPOINT", "", "testing only: exit the process at a step of sending a transaction (after-nonce, after-sign, after-store, after-broadcast, before-receipt); `coffer keys rotate-master` takes reseal-pause:N",
-			text(func(c *Config) *string { return &c.Failpoint })},
+			failpoint},
 		{"COFFER_LOG_LEVEL", "info", "debug, info, warn or error", func(c *Config, e Entry, v string) error {
 			if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 				return fmt.Errorf("%s must be debug, info, warn or error", e.Name)

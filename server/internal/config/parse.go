@@ -3,11 +3,16 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/devchain"
 )
 
 // The parsers of Entries. Each takes a function naming its field (the pointer into a Config
@@ -21,10 +26,17 @@ func text(field func(*Config) *string) func(*Config, Entry, string) error {
 }
 
 // baseURL is a URL stored without a trailing slash; $COFFER_BASE_URL in it is the base URL
-// (read before: the widget's default is under it).
+// (read before: the widget's default is under it). It must be an absolute http(s) URL without
+// query or fragment: session URLs handed to operators are built on it (<widget>/?sid=…).
 func baseURL(field func(*Config) *string) func(*Config, Entry, string) error {
-	return func(c *Config, _ Entry, v string) error {
-		*field(c) = strings.TrimRight(strings.ReplaceAll(v, "$COFFER_BASE_URL", c.BaseURL), "/")
+	return func(c *Config, e Entry, v string) error {
+		v = strings.TrimRight(strings.ReplaceAll(v, "$COFFER_BASE_URL", c.BaseURL), "/")
+		*field(c) = v
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return fmt.Errorf("%s %q: must be an absolute http(s) URL without query or fragment, such as https://pay.example.com", e.Name, v)
+		}
 		return nil
 	}
 }
@@ -114,4 +126,37 @@ func prefixes(list []netip.Prefix) string {
 		out[i] = p.String()
 	}
 	return strings.Join(out, ",")
+}
+
+// failpoint is COFFER_FAILPOINT: a step of sending a transaction, or `coffer keys
+// rotate-master`'s reseal-pause:N. A misspelt one would never fire, and the crash test that set
+// it would pass without crashing anything.
+func failpoint(c *Config, e Entry, v string) error {
+	c.Failpoint = v
+	steps := []string{chaintx.StepNonce, chaintx.StepSigned, chaintx.StepStored, chaintx.StepBroadcast, chaintx.StepReceipt}
+	if pause, ok := strings.CutPrefix(v, "reseal-pause:"); ok {
+		if n, err := strconv.Atoi(pause); err == nil && n >= 0 {
+			return nil
+		}
+	} else if v == "" || slices.Contains(steps, v) {
+		return nil
+	}
+	return fmt.Errorf("%s %q: must be empty (testing only), one of %s, or reseal-pause:N", e.Name, v, strings.Join(steps, ", "))
+}
+
+// offRamp is COFFER_OFFRAMP: empty, or dev on the dev chain only. The dev provider "collects"
+// at an address whose key nobody holds: on a real network every OFF_RAMP payout would be lost.
+func offRamp(c *Config, e Entry, v string) error {
+	if c.OffRamp = v; v != "" && v != "dev" {
+		return fmt.Errorf("%s must be empty or dev", e.Name)
+	}
+	if v == "dev" && c.Chains != nil {
+		for _, n := range c.Chains.Networks() {
+			if n.ChainID != devchain.ChainID {
+				return fmt.Errorf("%s=dev pays OFF_RAMP withdrawals to an address nobody holds: only on the dev chain (%d), not chain %d",
+					e.Name, devchain.ChainID, n.ChainID)
+			}
+		}
+	}
+	return nil
 }

@@ -281,6 +281,8 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 			return false, nil
 		case !errors.Is(err, ethereum.NotFound):
 			return false, err
+		case errors.Is(err, chain.ErrIndexing):
+			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)

@@ -83,6 +83,17 @@ func (s *Service) ScanNow(ctx context.Context) error {
 // concurrent pass); the next pass starts over.
 var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
 
+// ErrNodeBehind is a node without a block the scanner has already read: it is behind, and the
+// pass waits for it rather than read the missing blocks as a reorg (which would reverse
+// credited deposits).
+var ErrNodeBehind = errors.New("deposit: the RPC endpoint is behind the scanned blocks")
+
+// ErrGenesisChanged is a node whose block 0 is not the one the chain was scanned on: its
+// blocks are another network's. The scan refuses it (the scan lag grows, and the error is
+// logged every pass) rather than orphan the deposits waiting for confirmations and scan again
+// from block 1. `coffer dev` refuses a reset dev chain at start.
+var ErrGenesisChanged = errors.New("deposit: the chain's genesis block changed")
+
 // Scan runs one pass over a chain: reset or roll back on a changed genesis or a reorg, read the
 // next window of blocks, record the transfers to deposit addresses, and confirm the deposits
 // that reached the confirmation depth. RPC calls happen before the database transaction; the
@@ -112,7 +123,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	if cur.GenesisHash != genesis.Hash().Hex() {
-		return s.resetChain(ctx, chainID, genesis.Hash(), head)
+		return fmt.Errorf("%w: chain %d was scanned on genesis %s, its RPC endpoint serves genesis %s (another network behind this chain id?): nothing is scanned until the endpoint is fixed",
+			ErrGenesisChanged, chainID, cur.GenesisHash, genesis.Hash().Hex())
 	}
 	if cur.NextBlock > 0 {
 		fork, reorged, err := s.findFork(ctx, q, c, chainID, cur.NextBlock-1)
@@ -344,6 +356,9 @@ func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Cl
 // findFork checks that the last scanned block is still on the chain. When it is not, it walks
 // back through the kept hashes to the newest block that still is: the fork point.
 func (s *Service) findFork(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, last uint64) (uint64, bool, error) {
+	// A block the node does not have is no proof that it left the chain: the node may be behind
+	// (syncing, or a provider's slow node). Only another hash at a height proves a reorg.
+	changed := false
 	for n, depth := last, uint64(0); ; n, depth = n-1, depth+1 {
 		stored, err := q.BlockHash(ctx, chainID, n)
 		if err != nil {
@@ -351,19 +366,36 @@ func (s *Service) findFork(ctx context.Context, q *store.Queries, c *chain.Clien
 		}
 		if stored == "" {
 			// Nothing kept this far back: rescan from here.
+			if depth > 0 && !changed {
+				return 0, false, nodeBehind(chainID, last)
+			}
 			return n, depth > 0, nil
 		}
 		h, err := c.Header(ctx, new(big.Int).SetUint64(n))
-		if err != nil && !errors.Is(err, ethereum.NotFound) {
+		switch {
+		case errors.Is(err, ethereum.NotFound):
+		case err != nil:
 			return 0, false, err
-		}
-		if err == nil && h.Hash().Hex() == stored {
-			return n, depth > 0, nil
+		case h.Hash().Hex() == stored:
+			if depth > 0 && !changed {
+				return 0, false, nodeBehind(chainID, last)
+			}
+			return n, changed, nil
+		default:
+			changed = true
 		}
 		if n == 0 || depth >= s.cfg.KeepBlocks {
+			if !changed {
+				return 0, false, nodeBehind(chainID, last)
+			}
 			return n, true, nil
 		}
 	}
+}
+
+func nodeBehind(chainID int64, scanned uint64) error {
+	return fmt.Errorf("%w: chain %d: the RPC endpoint does not have block %d, which was scanned already; waiting for it to catch up",
+		ErrNodeBehind, chainID, scanned)
 }
 
 // rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned,
@@ -399,23 +431,6 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 		s.reportReorged(ctx, chainID, marked)
 	}
 	return err
-}
-
-// resetChain handles a chain whose genesis changed (a dev chain restarted): its unconfirmed
-// deposits are orphaned and the new chain is scanned from its first block.
-func (s *Service) resetChain(ctx context.Context, chainID int64, genesis common.Hash, head uint64) error {
-	return store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := store.New(tx)
-		orphaned, err := q.OrphanChainDeposits(ctx, chainID) // Orphan: CONFIRMING → ORPHANED
-		if err != nil {
-			return err
-		}
-		if err := q.DeleteBlocksFrom(ctx, chainID, 0); err != nil {
-			return err
-		}
-		s.log.Warn("chain genesis changed (a reset dev chain?): scanning the new chain from block 1", "chain", chainID, "orphaned_deposits", orphaned)
-		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: genesis.Hex(), NextBlock: 1, HeadBlock: head})
-	})
 }
 
 // read fetches blocks from..to and the transfers in them to deposit addresses: top-level

@@ -318,17 +318,9 @@ func (l *Ledger) Adjust(ctx context.Context, a Adjustment) (Balance, error) {
 	if err != nil || amount.IsZero() {
 		return Balance{}, fault.Invalid("amount", "must be a non-zero signed decimal in token units, such as +100 or -2.5")
 	}
-	// No balance of a token exceeds a uint256; checked on the digits first, so a written-out
-	// exponent ("1e1000000000") is refused before it is expanded.
-	if int64(amount.NumDigits())+int64(amount.Exponent())+int64(asset.Decimals) > 78 {
-		return Balance{}, fault.Invalid("amount", "%s is more %s than can exist (a token amount is at most 2^256-1 units)", a.Amount, asset.Symbol)
-	}
-	units, err := rates.ToUnitsExact(amount, asset.Decimals)
+	units, err := tokenUnits(amount, a.Amount, asset)
 	if err != nil {
-		return Balance{}, fault.Invalid("amount", "%s has at most %d decimals", asset.Symbol, asset.Decimals)
-	}
-	if units.BitLen() > 256 {
-		return Balance{}, fault.Invalid("amount", "%s is more %s than can exist (a token amount is at most 2^256-1 units)", a.Amount, asset.Symbol)
+		return Balance{}, err
 	}
 	if strings.TrimSpace(a.Note) == "" {
 		return Balance{}, fault.Invalid("note", "is required: say why the funds change")
@@ -364,4 +356,23 @@ func (l *Ledger) Adjust(ctx context.Context, a Adjustment) (Balance, error) {
 		return Balance{}, fault.Wrap(err, "adjust funds")
 	}
 	return l.balance(ctx, out)
+}
+
+// tokenUnits is amount (written raw) of asset in its smallest units: INVALID_ARGUMENT when it
+// has more decimals than the asset or is more than a uint256 of units, which no balance
+// exceeds. The digits are checked first, so a written-out exponent ("1e1000000000") is refused
+// before it is expanded.
+func tokenUnits(amount decimal.Decimal, raw string, asset chain.Asset) (*big.Int, error) {
+	tooMuch := fault.Invalid("amount", "%s is more %s than can exist (a token amount is at most 2^256-1 units)", raw, asset.Symbol)
+	if int64(amount.NumDigits())+int64(amount.Exponent())+int64(asset.Decimals) > 78 {
+		return nil, tooMuch
+	}
+	units, err := rates.ToUnitsExact(amount, asset.Decimals)
+	if err != nil {
+		return nil, fault.Invalid("amount", "%s has at most %d decimals", asset.Symbol, asset.Decimals)
+	}
+	if units.BitLen() > 256 {
+		return nil, tooMuch
+	}
+	return units, nil
 }

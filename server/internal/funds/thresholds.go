@@ -49,8 +49,11 @@ func (l *Ledger) SetThreshold(ctx context.Context, c ThresholdChange) (domain.Wa
 		Removed: c.Amount == "", SetBy: c.Actor, Reason: strings.TrimSpace(c.Reason)}
 	if !t.Removed {
 		amount, err := decimal.NewFromString(c.Amount)
-		if err != nil || amount.IsNegative() || amount.Exponent() < -a.Decimals {
+		if err != nil || amount.IsNegative() {
 			return t, fault.Invalid("amount", "must be a non-negative amount of %s with at most %d decimals", a.Symbol, a.Decimals)
+		}
+		if _, err := tokenUnits(amount, c.Amount, a); err != nil {
+			return t, err
 		}
 		t.Amount = amount
 	}

@@ -57,6 +57,8 @@ func TestWalletThresholds(t *testing.T) {
 		{"bad wallet", dev.ChainID(), "0x12", "ETH", "1", fault.InvalidArgument},
 		{"negative", dev.ChainID(), rich.Hex(), "ETH", "-1", fault.InvalidArgument},
 		{"too precise", dev.ChainID(), rich.Hex(), "USDT", "0.0000001", fault.InvalidArgument},
+		{"beyond any balance (uint256)", dev.ChainID(), rich.Hex(), "USDT", "1e80", fault.InvalidArgument},
+		{"an exponent too large to write out", dev.ChainID(), rich.Hex(), "ETH", "1e1000000000", fault.InvalidArgument},
 	} {
 		_, err := ledger.SetThreshold(ctx, funds.ThresholdChange{ChainID: c.chainID, Wallet: c.wallet, Currency: c.currency, Amount: c.amount,
 			Reason: "x", Actor: "service-team:test"})

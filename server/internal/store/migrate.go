@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
@@ -123,6 +125,23 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 func MigrationCount() int {
 	ms, _ := migrations()
 	return len(ms)
+}
+
+// CheckMigrated refuses a database whose schema is behind this binary (never migrated, or a
+// migration short after an upgrade), naming the remedy: a process started on it would run its
+// jobs and commands against tables and columns that are not there yet.
+func (q *Queries) CheckMigrated(ctx context.Context) error {
+	n, err := sqlc.CountAppliedMigrations(ctx, q.db)
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == "42P01" { // undefined_table: never migrated
+		n, err = 0, nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the applied migrations: %w", err)
+	}
+	if want := MigrationCount(); n < int64(want) {
+		return fmt.Errorf("database schema is not migrated (%d of %d migrations applied): run `coffer migrate` (or start with COFFER_AUTO_MIGRATE=true)", n, want)
+	}
+	return nil
 }
 
 // SchemaMigrated reports whether the database has at least as many Coffer migrations applied

@@ -239,6 +239,9 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 		return false, err
 	}
 	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if errors.Is(err, chain.ErrIndexing) {
+		return false, nil // the node cannot tell yet: no proof that it left the chain
+	}
 	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
 		s.log.WarnContext(ctx, "payout left the chain (reorg): sending it again", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
 		return false, s.engine.Reopen(ctx, t)

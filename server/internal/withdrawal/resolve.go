@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -170,7 +171,11 @@ func (s *Service) FailPayout(ctx context.Context, id int64, actor domain.Actor, 
 		return t, fault.New(fault.FailedPrecondition, "transaction %d is on chain %d, which is not configured: whether it can "+
 			"still be mined cannot be checked; configure the chain again to resolve it", id, t.ChainID)
 	}
-	if why, err := s.couldStillPay(ctx, t.ChainTx); err != nil {
+	if why, err := s.couldStillPay(ctx, t.ChainTx); errors.Is(err, chain.ErrIndexing) {
+		// Its receipt may exist: "not mined" is not proven, and deciding it again could pay twice.
+		return t, fault.New(fault.Unavailable, "transaction %d: the chain %d node is still indexing transactions, so whether "+
+			"the payout was mined cannot be told yet; try again once it has finished", id, t.ChainID)
+	} else if err != nil {
 		return t, fault.Wrap(err, "check transaction %d on chain %d", id, t.ChainID)
 	} else if why != "" {
 		return t, fault.New(fault.FailedPrecondition, "transaction %d could still be mined (%s): cancel it or re-send it instead", id, why)
@@ -222,7 +227,7 @@ func (s *Service) couldStillPay(ctx context.Context, t domain.ChainTx) (string, 
 	for _, a := range t.Attempts {
 		if _, err := c.Receipt(ctx, common.HexToHash(a.Hash)); err == nil {
 			return "attempt " + a.Hash + " is mined", nil
-		} else if !errors.Is(err, ethereum.NotFound) {
+		} else if !errors.Is(err, ethereum.NotFound) || errors.Is(err, chain.ErrIndexing) {
 			return "", err
 		}
 	}

@@ -121,6 +121,13 @@ func setupChain(t *testing.T, cfg withdrawal.Config) *env {
 // wallet holds 100 ETH and 10,000 USDT; River only inserts: the tests drive payouts.
 func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env {
 	t.Helper()
+	return setupChainVia(t, cfg, pool, func(rpcURL string) string { return rpcURL })
+}
+
+// setupChainVia is setupChainOn with the service reaching the chain at via(the chain's RPC
+// URL): an endpoint in front of the chain that misbehaves on demand.
+func setupChainVia(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool, via func(rpcURL string) string) *env {
+	t.Helper()
 	ctx := context.Background()
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 	box, _ := secret.NewBox(secret.Random(32))
@@ -128,7 +135,7 @@ func setupChainOn(t *testing.T, cfg withdrawal.Config, pool *pgxpool.Pool) *env 
 		t.Fatal(err)
 	}
 	usdt, _ := dev.Token("USDT")
-	registry, err := chain.NewRegistry([]chain.Network{{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{dev.RPCURL()},
+	registry, err := chain.NewRegistry([]chain.Network{{ChainID: dev.ChainID(), Name: "Dev", RPCURLs: []string{via(dev.RPCURL())},
 		Confirmations: confirmations, NativeSymbol: "ETH", NativeDecimals: 18,
 		Tokens: []chain.Token{{Symbol: "USDT", ContractAddress: usdt.Address, Decimals: 6}}}})
 	if err != nil {
