@@ -1,50 +1,26 @@
 package withdrawal_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
-// indexingNode stands in front of the simulated chain as an endpoint that, while indexing is
-// set, answers receipts as geth does while it indexes transactions after a restart: not
-// "unknown", but "transaction indexing is in progress".
-type indexingNode struct {
-	target   string
-	indexing atomic.Bool
-}
-
-func (n *indexingNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var call struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if n.indexing.Load() && json.Unmarshal(body, &call) == nil && call.Method == "eth_getTransactionReceipt" {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(call.ID) + //nolint:errcheck
-			`,"error":{"code":-32000,"message":"transaction indexing is in progress"}}`))
+// indexing makes node answer receipts as geth does while it indexes transactions after a
+// restart: not "unknown", but "transaction indexing is in progress" (on false, as the node).
+func indexing(node *testfactory.NodeProxy, on bool) {
+	if !on {
+		node.Answer(nil)
 		return
 	}
-	res, err := http.Post(n.target, "application/json", bytes.NewReader(body)) //nolint:noctx // the test's own proxy
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer res.Body.Close()
-	w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
-	w.WriteHeader(res.StatusCode)
-	io.Copy(w, res.Body) //nolint:errcheck
+	node.Answer(func(call testfactory.NodeCall) (string, bool) {
+		return `"error":{"code":-32000,"message":"transaction indexing is in progress"}`, call.Method == "eth_getTransactionReceipt"
+	})
 }
 
 // TestFailRefusedWhileTheNodeIndexes: a payout mined at depth but not yet recorded as mined,
@@ -55,12 +31,10 @@ func (n *indexingNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // payout completes once the node answers.
 func TestFailRefusedWhileTheNodeIndexes(t *testing.T) {
 	t.Parallel()
-	node := &indexingNode{}
-	proxy := httptest.NewServer(node)
-	t.Cleanup(proxy.Close)
+	var node *testfactory.NodeProxy
 	e := setupChainVia(t, withdrawal.Config{}, testdb.New(t), func(rpcURL string) string {
-		node.target = rpcURL
-		return proxy.URL
+		node = testfactory.NewNodeProxy(t, rpcURL)
+		return node.URL
 	})
 	op := e.operator(domain.OperatorSettings{})
 	w := e.queuedPayout(op, "user-indexing", "6.00")
@@ -69,7 +43,7 @@ func TestFailRefusedWhileTheNodeIndexes(t *testing.T) {
 		e.dev.Commit() // mined, at depth; the worker has not looked yet
 	}
 	tx := e.payoutTx(w.ID)
-	node.indexing.Store(true)
+	indexing(node, true)
 	_, err := e.svc.FailPayout(e.ctx, tx.ID, opsActor, "looks stuck")
 	if f := faultOf(err); f == nil || f.Code != fault.Unavailable || !strings.Contains(err.Error(), "indexing") {
 		t.Fatalf("fail while the node indexes: %v, want UNAVAILABLE saying the node is indexing", err)
@@ -80,7 +54,7 @@ func TestFailRefusedWhileTheNodeIndexes(t *testing.T) {
 	if f := e.funds(op, "USDT"); f.Reserved.Int64() != 6_000_000 {
 		t.Fatalf("reserved %s, want the payout's 6 USDT still reserved", f.Reserved)
 	}
-	node.indexing.Store(false)
+	indexing(node, false)
 	e.payAll()
 	e.paidOnce(w, 6_000_000)
 }
