@@ -66,8 +66,11 @@ run: postgres
 # geth --dev runs the end-to-end tests (server/e2e); chromium and widget/'s packages the
 # browser tests (server/internal/webui); the TypeScript SDK's tests verify the webhooks the
 # server wrote to sdk/testdata.
+# -timeout 30m: server/deploy's TestImage compiles the release binary from scratch (-trimpath
+# -tags nodev share no build cache with the tests), which took over go test's default 10 minutes
+# on a 2-core machine busy with the other packages' tests.
 test: postgres geth npm chromium buildah kustomize curl
-	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 ./...
+	PATH="$(TOOLS):$$PATH" $(GO) test -count=1 -timeout 30m ./...
 	cd sdk/go && $(GO) test -count=1 ./...
 	cd sdk/ts && npm test --silent
 
