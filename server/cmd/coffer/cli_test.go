@@ -286,3 +286,31 @@ func createOperator(t *testing.T) string {
 	}
 	return id
 }
+
+// TestOperatorFeeBound: `coffer operator create|update --fee-bps` above 5000 (50%) is the
+// service's INVALID_ARGUMENT naming depositFeeBps (exit 1) and changes nothing.
+func TestOperatorFeeBound(t *testing.T) {
+	cliDatabase(t)
+	id := createOperator(t)
+	for _, args := range [][]string{
+		{"operator", "create", "--name", "Greedy", "--webhook-url", "https://greedy.example/hook", "--fee-bps", "10000"},
+		{"operator", "create", "--name", "Greedy", "--webhook-url", "https://greedy.example/hook", "--fee-bps", "5001"},
+		{"operator", "update", "--id", id, "--fee-bps", "10000"},
+	} {
+		if _, errOut, code := coffer(t, args...); code != 1 || !strings.Contains(errOut, "depositFeeBps") {
+			t.Errorf("%v: %d %q, want 1 naming depositFeeBps", args, code, errOut)
+		}
+	}
+	out, _, code := coffer(t, "operator", "list", "--json")
+	if code != 0 || strings.Contains(out, "Greedy") {
+		t.Fatalf("a refused create wrote an operator: %d %s", code, out)
+	}
+	var got map[string]any
+	out, _, _ = coffer(t, "operator", "get", "--id", id, "--json")
+	if decodeJSON(t, out, &got); got["depositFeeBps"] != 0.0 {
+		t.Fatalf("a refused update changed the fee: %s", out)
+	}
+	if _, errOut, code := coffer(t, "operator", "update", "--id", id, "--fee-bps", "5000"); code != 0 {
+		t.Fatalf("5000 bps: %d %s", code, errOut)
+	}
+}

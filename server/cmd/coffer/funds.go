@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
 )
@@ -119,21 +121,24 @@ func runOperatorFunds(ctx context.Context, sub string, args []string, out io.Wri
 }
 
 // runReconcile is `coffer reconcile`: the service's on-chain holdings against every
-// operator's funds, per chain and asset. It exits 1 when any line is short.
+// operator's funds, per chain and asset. It exits 1 when any line that was read is short,
+// else 3 when a chain or the database could not be read (could not check): an alert must
+// tell missing money from an outage.
 func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 	fs := newEnvFlags("reconcile")
 	chainID := fs.Int64("chain-id", 0, "only this chain")
 	asJSON := fs.Bool("json", false, "print JSON")
 	env, err := fs.open(ctx, args, needServices, nil)
 	if err != nil {
-		return err
+		return uncheckedUnlessUsage(err)
 	}
 	defer env.close()
-	lines, err := env.services.Reconciler.Reconcile(ctx, *chainID)
+	rep, err := env.services.Reconciler.ReconcileEach(ctx, *chainID)
 	if err != nil {
-		return err
+		return uncheckedUnlessUsage(err)
 	}
-	res := rpc.ReconcileProto(lines, time.Now())
+	res := rpc.ReconcileProto(rep.Lines, time.Now())
+	res.Ok = rep.Covered()
 	err = printList(out, *asJSON, res, "", "CHAIN\tCURRENCY\tHOLDINGS\tOWED\tSURPLUS\tOK", res.Lines,
 		func(l *cofferv1.ReconciliationLine) []any {
 			return []any{l.ChainId, l.Currency, l.Holdings, l.Owed, l.Surplus, l.Ok}
@@ -141,8 +146,29 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !res.Ok {
-		return errors.New("the books are not covered on every line: on-chain holdings are short of what operators hold")
+	unread := make([]error, len(rep.Unread))
+	for i, e := range rep.Unread {
+		unread[i] = e
+	}
+	if rep.Short() {
+		return errors.Join(append([]error{errors.New("the books are not covered on every line: on-chain holdings are short of what operators hold")},
+			unread...)...)
+	}
+	if len(unread) > 0 {
+		return fmt.Errorf("%w: %w", errUnchecked, errors.Join(unread...))
 	}
 	return nil
+}
+
+// uncheckedUnlessUsage is a reconciliation's error that stopped it before any line was
+// judged: bad input (INVALID_ARGUMENT: an unconfigured chain) is a usage error, anything
+// else (the database, the configuration) means the books could not be checked.
+func uncheckedUnlessUsage(err error) error {
+	if errors.Is(err, errUsage) || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if fault.Is(err, fault.InvalidArgument) {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return fmt.Errorf("%w: %w", errUnchecked, err)
 }

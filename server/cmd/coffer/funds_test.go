@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 )
 
 // TestFundsCommands: `coffer operator treasury|balance|adjust` and `coffer reconcile`, with the
@@ -126,5 +127,66 @@ func TestFundsCommands(t *testing.T) {
 	}
 	if out, _, code = coffer(t, "reconcile"); code != 0 || !strings.Contains(out, "SURPLUS") {
 		t.Fatalf("reconcile table: %s", out)
+	}
+}
+
+// TestReconcileCouldNotCheck: `coffer reconcile` tells "the books are short" (exit 1) from
+// "could not check" (exit 3, naming what failed: a chain whose node does not answer, the
+// database): a cron alert must not read a node outage as missing money, nor the reverse. A
+// short line elsewhere still wins (exit 1, the unread chain named too); an unread chain never
+// reads as covered ("ok": false); an unconfigured chain is bad input (exit 2).
+func TestReconcileCouldNotCheck(t *testing.T) {
+	dev := cliChain(t)
+	usdt, _ := dev.Token("USDT")
+	down := map[string]any{"chainId": 1338, "name": "down", "rpcUrls": []string{"http://127.0.0.1:9"}, "confirmations": 2,
+		"nativeSymbol": "ETH", "bankrollAddress": testBankroll}
+	t.Setenv("COFFER_CHAINS_FILE", proctest.ChainsFile(t, map[string]any{"chainId": 1337, "name": "dev", "rpcUrls": []string{dev.RPCURL()},
+		"confirmations": 2, "nativeSymbol": "ETH", "bankrollAddress": testBankroll,
+		"tokens": []map[string]any{{"symbol": "USDT", "contractAddress": usdt.Address.Hex(), "decimals": 6}}}, down))
+	id := createOperator(t)
+
+	reconcile := func(wantCode int, args ...string) (string, string) {
+		t.Helper()
+		out, errOut, code := coffer(t, append([]string{"reconcile"}, args...)...)
+		if code != wantCode {
+			t.Fatalf("reconcile %v: exit %d, want %d: %s %s", args, code, wantCode, out, errOut)
+		}
+		return out, errOut
+	}
+	// Chain 1337 covered (nothing owed), chain 1338 unread while its ETH is owed (configured:
+	// not an unconfigured line, which would read as short): could not check, with 1337's lines.
+	if _, errOut, code := coffer(t, "operator", "adjust", "--id", id, "--chain-id", "1338", "--currency", "ETH", "--amount", "+1",
+		"--note", "float"); code != 0 {
+		t.Fatalf("adjust on chain 1338: %s", errOut)
+	}
+	out, errOut := reconcile(3)
+	if !strings.Contains(errOut, "could not check") || !strings.Contains(errOut, "chain 1338") || !strings.Contains(out, "USDT") {
+		t.Errorf("unread chain: %s %s", out, errOut)
+	}
+	out, _ = reconcile(3, "--json")
+	rec := new(cofferv1.ReconcileResponse)
+	if err := protojson.Unmarshal([]byte(out), rec); err != nil || rec.Ok || len(rec.Lines) != 2 {
+		t.Errorf("unread chain --json: want ok false and chain 1337's two lines: %v %s", err, out)
+	}
+	reconcile(3, "--chain-id", "1338")
+	reconcile(0, "--chain-id", "1337")
+	if _, errOut := reconcile(2, "--chain-id", "99"); !strings.Contains(errOut, "chain 99 is not configured") {
+		t.Errorf("unconfigured chain: %s", errOut)
+	}
+
+	// Short on chain 1337 while 1338 is unread: short wins, and the unread chain is named.
+	if _, errOut, code := coffer(t, "operator", "adjust", "--id", id, "--chain-id", "1337", "--currency", "USDT", "--amount", "+100",
+		"--note", "float"); code != 0 {
+		t.Fatalf("adjust: %s", errOut)
+	}
+	if _, errOut = reconcile(1); !strings.Contains(errOut, "not covered") || !strings.Contains(errOut, "chain 1338") {
+		t.Errorf("short and unread: %s", errOut)
+	}
+	reconcile(1, "--chain-id", "1337")
+
+	// The database does not answer: could not check, naming it.
+	t.Setenv("DATABASE_URL", "postgres://coffer@127.0.0.1:9/coffer?sslmode=disable&connect_timeout=5")
+	if _, errOut = reconcile(3); !strings.Contains(errOut, "could not check") || !strings.Contains(errOut, "PostgreSQL") {
+		t.Errorf("database down: %s", errOut)
 	}
 }

@@ -30,6 +30,25 @@ func badOperatorID(flagName, id string) error {
 // errUsage marks a usage error: exit code 2.
 var errUsage = errors.New("usage")
 
+// errUnchecked marks a check that could not be made (a chain or the database did not answer):
+// exit code 3, so that an alert on a check tells it from a check that failed (exit 1).
+var errUnchecked = errors.New("could not check")
+
+// exitCode is a command's exit code for the error it returned, and whether to print the
+// error: the one place errors become exit codes.
+func exitCode(err error) (code int, report bool) {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case errors.Is(err, errUsage):
+		return 2, true
+	case errors.Is(err, errUnchecked):
+		return 3, true
+	default:
+		return 1, true
+	}
+}
+
 // usageIf is a usage error saying msg when bad holds, else nil.
 func usageIf(bad bool, msg string) error {
 	if !bad {
@@ -55,7 +74,7 @@ func commands() []command {
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
 		{"chains", "chains files: init --preset base,… (public-network presets), list, validate --file F", runChains},
-		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail; threshold set|list; EIP-7702 sweep batches", runOps},
+		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail; threshold set|list; EIP-7702 sweep batches; webhook deadletters, redeliver", runOps},
 		{"version", "print the build: version, commit, build time, Go version (--json)", runVersion},
 	}
 }
@@ -86,18 +105,11 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], out)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, flag.ErrHelp):
-				return 0
-			case errors.Is(err, errUsage):
+			code, report := exitCode(err)
+			if report {
 				fmt.Fprintln(errOut, "coffer "+c.name+":", err)
-				return 2
-			default:
-				fmt.Fprintln(errOut, "coffer "+c.name+":", err)
-				return 1
 			}
+			return code
 		}
 	}
 	fmt.Fprintf(errOut, "coffer: unknown command %q\n\n", args[0])

@@ -78,7 +78,7 @@ func addSettingsFlags(fs *flag.FlagSet, update bool) *settingsFlags {
 	fs.StringVar(&s.redirect, "redirect-url", "", `redirect URL of full-page flows ("" removes it)`)
 	fs.StringVar(&s.theme, "theme", "", `default widget theme slug ("" removes it)`)
 	fs.StringVar(&s.parent, "parent", "", "parent operator id (makes a sub-operator)")
-	fs.IntVar(&s.feeBps, "fee-bps", 0, "deposit fee in basis points")
+	fs.IntVar(&s.feeBps, "fee-bps", 0, "deposit fee in basis points (0..5000: at most half of a deposit)")
 	fs.BoolVar(&s.inactive, "inactive", false, "create or set the operator inactive")
 	if update {
 		fs.BoolVar(&s.active, "active", false, "set the operator active (--active=false to deactivate)")

@@ -9,17 +9,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
 	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json] | " +
 	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json] | " +
-	"batches [--chain-id N] [--open] [--limit N] [--json]"
+	"batches [--chain-id N] [--open] [--limit N] [--json] | deadletters [--operator ID] [--limit N] [--json] | redeliver --id EVENT_ID [--json]"
 
 // runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
 func runOps(ctx context.Context, args []string, out io.Writer) error {
@@ -41,6 +44,10 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("%w: %s", errUsage, opsUsage)
 	case "batches":
 		return runOpsBatches(ctx, args[1:], out)
+	case "deadletters":
+		return runOpsDeadLetters(ctx, args[1:], out)
+	case "redeliver":
+		return runOpsRedeliver(ctx, args[1:], out)
 	case "tx":
 		if len(args) > 1 && args[1] == "list" {
 			return runOpsTxList(ctx, args[2:], out)
@@ -288,4 +295,58 @@ func runOpsThresholdList(ctx context.Context, args []string, out io.Writer) erro
 		func(t domain.WalletThreshold) []any {
 			return []any{t.ChainID, t.Wallet, t.Currency, t.Amount, t.SetBy, t.Reason}
 		})
+}
+
+// runOpsDeadLetters is `coffer ops deadletters`: webhooks that exhausted their attempts,
+// newest first, as OpsService.ListDeadLetteredWebhooks lists them (its first page).
+func runOpsDeadLetters(ctx context.Context, args []string, out io.Writer) error {
+	fs := newEnvFlags("ops deadletters")
+	operatorID := fs.String("operator", "", "only this operator's (its id)")
+	limit := limitFlag(fs.FlagSet, webhook.DefaultPageSize, webhook.MaxPageSize, "dead letters")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.ListDeadLetteredWebhooks response)")
+	env, err := fs.open(ctx, args, needServices, func() error { return badOperatorID("operator", *operatorID) })
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	list, next, err := env.services.Webhooks.ListDead(ctx, domain.AllOperators(), *operatorID, *limit, "")
+	if err != nil {
+		return err
+	}
+	return printList(out, *asJSON, rpc.DeadLettersProto(list, next), "no dead letters", "EVENT\tOPERATOR\tTYPE\tATTEMPTS\tDEAD SINCE\tURL\tLAST ERROR", list,
+		func(e domain.WebhookEvent) []any {
+			dead := "-"
+			if e.DeadAt != nil {
+				dead = e.DeadAt.UTC().Format(time.DateTime)
+			}
+			return []any{e.ID, e.OperatorID, e.EventType, e.Attempts, dead, orDash(e.LastURL), orDash(e.LastError)}
+		})
+}
+
+// runOpsRedeliver is `coffer ops redeliver`: a dead letter queued again (the same id and body),
+// as OpsService.RedeliverDeadLetter does; the running service's workers deliver it.
+func runOpsRedeliver(ctx context.Context, args []string, out io.Writer) error {
+	fs := newEnvFlags("ops redeliver")
+	id := fs.String("id", "", "the webhook's event id (required; `coffer ops deadletters`)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.RedeliverDeadLetter response)")
+	env, err := fs.open(ctx, args, needServices, func() error {
+		if *id == "" {
+			return usageIf(true, "--id is required")
+		}
+		_, err := uuid.Parse(*id)
+		return usageIf(err != nil, fmt.Sprintf("--id must be a webhook's event id (a UUID), not %q", *id))
+	})
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	d, err := env.services.Webhooks.Redeliver(ctx, domain.AllOperators(), *id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, rpc.RedeliveryProto(d))
+	}
+	fmt.Fprintf(out, "webhook %s queued again (%d attempts so far); the running service's workers deliver it\n", d.ID, d.Attempts)
+	return nil
 }

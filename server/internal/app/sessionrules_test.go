@@ -689,3 +689,34 @@ func protojsonUnmarshal(body string, req *cofferv1.CreateDepositSessionRequest) 
 	req.UserBalance, req.Amount, req.OperatorReference = m["userBalance"], m["amount"], m["operatorReference"]
 	return nil
 }
+
+// TestDepositFeeBoundOverOps: OpsService refuses a deposit fee above 5000 bps (50%) on create
+// and update, INVALID_ARGUMENT naming depositFeeBps, writing nothing: at 10000 a native
+// deposit can never pay its sweep's gas and is never credited.
+func TestDepositFeeBoundOverOps(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	op, _ := env.Operator(t, domain.OperatorSettings{DepositFeeBps: new(int32(150))})
+	ops := cofferv1connect.NewOpsServiceClient(http.DefaultClient, env.InternalURL)
+	ctx := withBearer(t.Context(), env.OpsToken)
+	name, hook := "Greedy", "https://greedy.example/hook"
+	operators := env.Count(t, "operators")
+	for _, bps := range []int32{5001, 10000} {
+		_, err := ops.CreateOperator(ctx, &cofferv1.CreateOperatorRequest{Settings: &cofferv1.OperatorSettings{Name: &name,
+			WebhookUrl: &hook, DepositFeeBps: &bps}})
+		if c, _, meta, _ := errorMeta(err); c != connect.CodeInvalidArgument || meta["field"] != "depositFeeBps" {
+			t.Errorf("create with %d bps: %v", bps, err)
+		}
+		_, err = ops.UpdateOperator(ctx, &cofferv1.UpdateOperatorRequest{Id: op.ID, Settings: &cofferv1.OperatorSettings{DepositFeeBps: &bps}})
+		if c, _, meta, _ := errorMeta(err); c != connect.CodeInvalidArgument || meta["field"] != "depositFeeBps" {
+			t.Errorf("update to %d bps: %v", bps, err)
+		}
+	}
+	if n := env.Count(t, "operators"); n != operators {
+		t.Fatalf("refused creates wrote %d operators", n-operators)
+	}
+	got, err := ops.GetOperator(ctx, &cofferv1.GetOperatorRequest{Id: op.ID})
+	if err != nil || got.Operator.DepositFeeBps != 150 {
+		t.Fatalf("the refused updates changed the fee: %v %v", got, err)
+	}
+}

@@ -70,63 +70,120 @@ type Reconciler struct {
 // and the hot wallet, which pays payouts) cover the sum of all operators' available and
 // reserved funds, and says by how much. A chain that cannot be read answers UNAVAILABLE.
 func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, error) {
+	rep, err := r.ReconcileEach(ctx, chainID)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Unread) > 0 {
+		return nil, rep.Unread[0]
+	}
+	return rep.Lines, nil
+}
+
+// Report is a reconciliation that went on past the chains it could not read.
+type Report struct {
+	// Lines are those of every chain that was read, and of unconfigured assets.
+	Lines []Line
+	// Unread are the chains whose holdings could not be read, in chain order: UNAVAILABLE,
+	// naming the chain (and the wallet). Their lines are missing: nothing proves them covered.
+	Unread []*fault.Error
+}
+
+// Short reports whether a line that was read is not covered: the books are short whatever
+// the unread chains hold.
+func (rep Report) Short() bool {
+	for _, l := range rep.Lines {
+		if !l.OK {
+			return true
+		}
+	}
+	return false
+}
+
+// Covered reports whether the books are proven covered: every chain read, every line OK.
+func (rep Report) Covered() bool { return len(rep.Unread) == 0 && !rep.Short() }
+
+// ReconcileEach is Reconcile going on past a chain it cannot read (Report.Unread), so that a
+// short line elsewhere is still reported. err is what stopped it altogether: the database
+// (INTERNAL or UNAVAILABLE), or chainID not configured (INVALID_ARGUMENT).
+func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, error) {
 	totals, err := store.New(r.Ledger.pool).FundTotals(ctx)
 	if err != nil {
-		return nil, fault.Wrap(err, "sum funds")
+		return Report{}, fault.Wrap(err, "sum funds")
 	}
 	owed := map[string]store.FundTotal{}
 	for _, t := range totals {
 		owed[fmt.Sprintf("%d/%s", t.ChainID, t.Currency)] = t
 	}
-	var out []Line
+	var rep Report
 	for _, n := range r.Ledger.chains.Networks() {
 		if chainID != 0 && n.ChainID != chainID {
 			continue
 		}
-		c := r.Clients[n.ChainID]
-		if c == nil {
-			return nil, fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)
+		lines, err := r.chainLines(ctx, n, owed)
+		if err != nil {
+			rep.Unread = append(rep.Unread, err)
+			continue
 		}
-		wallets := []Holding{{Role: "hot wallet", Address: r.HotWallet}}
-		if n.BankrollAddress != (common.Address{}) && n.BankrollAddress != r.HotWallet {
-			wallets = append(wallets, Holding{Role: "bankroll", Address: n.BankrollAddress})
-		}
-		assets := []chain.Asset{{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true}}
-		for _, t := range n.Tokens {
-			assets = append(assets, chain.Asset{Symbol: t.Symbol, Decimals: t.Decimals, Contract: t.ContractAddress})
-		}
-		for _, a := range assets {
-			line := Line{ChainID: n.ChainID, Currency: a.Symbol}
-			for _, w := range wallets {
-				var bal *big.Int
-				var err error
-				if a.Native {
-					bal, err = c.Balance(ctx, w.Address)
-				} else {
-					bal, err = c.TokenBalance(ctx, a.Contract, w.Address)
-				}
-				if err != nil {
-					e := fault.New(fault.Unavailable, "chain %d: balance of the %s %s: try again shortly", n.ChainID, w.Role, w.Address.Hex())
-					e.Cause = err
-					return nil, e
-				}
-				w.Amount = rates.FromUnits(bal, a.Decimals)
-				line.ByWallet = append(line.ByWallet, w)
-				line.Holdings = line.Holdings.Add(w.Amount)
-			}
-			key := fmt.Sprintf("%d/%s", n.ChainID, a.Symbol)
-			line.owe(owed[key], a.Decimals)
-			delete(owed, key)
-			out = append(out, line)
-		}
+		rep.Lines = append(rep.Lines, lines...)
 	}
 	unconfigured, err := r.unconfigured(ctx, totals, owed, chainID)
 	if err != nil {
-		return nil, err
+		return Report{}, err
 	}
-	out = append(out, unconfigured...)
-	if chainID != 0 && len(out) == 0 {
-		return nil, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	rep.Lines = append(rep.Lines, unconfigured...)
+	if chainID != 0 && len(rep.Lines) == 0 && len(rep.Unread) == 0 {
+		return Report{}, fault.Invalid("chainId", "chain %d is not configured", chainID)
+	}
+	return rep, nil
+}
+
+// chainLines reads a chain's holdings of every asset it configures and sets them against
+// owed. A wallet it cannot read is UNAVAILABLE naming the chain and the wallet. Either way the
+// chain's assets are checked off owed: they are configured, so an unread one must not be
+// reported as unconfigured.
+func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[string]store.FundTotal) ([]Line, *fault.Error) {
+	assets := make([]chain.Asset, 0, 1+len(n.Tokens))
+	assets = append(assets, chain.Asset{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true})
+	for _, t := range n.Tokens {
+		assets = append(assets, chain.Asset{Symbol: t.Symbol, Decimals: t.Decimals, Contract: t.ContractAddress})
+	}
+	owes := make([]store.FundTotal, len(assets))
+	for i, a := range assets {
+		key := fmt.Sprintf("%d/%s", n.ChainID, a.Symbol)
+		owes[i] = owed[key]
+		delete(owed, key)
+	}
+	c := r.Clients[n.ChainID]
+	if c == nil {
+		return nil, fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)
+	}
+	wallets := []Holding{{Role: "hot wallet", Address: r.HotWallet}}
+	if n.BankrollAddress != (common.Address{}) && n.BankrollAddress != r.HotWallet {
+		wallets = append(wallets, Holding{Role: "bankroll", Address: n.BankrollAddress})
+	}
+	out := make([]Line, 0, len(assets))
+	for i, a := range assets {
+		line := Line{ChainID: n.ChainID, Currency: a.Symbol}
+		for _, w := range wallets {
+			var bal *big.Int
+			var err error
+			if a.Native {
+				bal, err = c.Balance(ctx, w.Address)
+			} else {
+				bal, err = c.TokenBalance(ctx, a.Contract, w.Address)
+			}
+			if err != nil {
+				e := fault.New(fault.Unavailable, "chain %d: balance of the %s %s: try again shortly", n.ChainID, w.Role, w.Address.Hex())
+				e.Cause = err
+				return nil, e
+			}
+			w.Amount = rates.FromUnits(bal, a.Decimals)
+			line.ByWallet = append(line.ByWallet, w)
+			line.Holdings = line.Holdings.Add(w.Amount)
+		}
+		line.owe(owes[i], a.Decimals)
+		out = append(out, line)
 	}
 	return out, nil
 }

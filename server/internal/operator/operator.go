@@ -250,11 +250,16 @@ func (s *Service) normalize(in *domain.OperatorSettings) error {
 			return fault.Invalid(field, "must be a non-negative decimal such as \"500.00\"")
 		}
 	}
-	if in.DepositFeeBps != nil && (*in.DepositFeeBps < 0 || *in.DepositFeeBps > 10000) {
-		return fault.Invalid("depositFeeBps", "must be between 0 and 10000")
+	if in.DepositFeeBps != nil && (*in.DepositFeeBps < 0 || *in.DepositFeeBps > MaxDepositFeeBps) {
+		return fault.Invalid("depositFeeBps", "must be between 0 and %d (%d%%)", MaxDepositFeeBps, MaxDepositFeeBps/100)
 	}
 	return nil
 }
+
+// MaxDepositFeeBps is the highest deposit fee an operator may take. The fee comes out of
+// the deposit before its sweep pays gas; near 100% a native deposit could never pay its own
+// sweep and would never be credited, so at most half goes to the fee.
+const MaxDepositFeeBps = 5000
 
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)

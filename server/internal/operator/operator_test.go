@@ -194,3 +194,38 @@ func TestSettingsValidationAndTree(t *testing.T) {
 		t.Fatalf("tree after detach %v", tree)
 	}
 }
+
+// TestDepositFeeBound: a deposit fee above MaxDepositFeeBps (50%) is refused on create and on
+// update, INVALID_ARGUMENT naming depositFeeBps, and changes nothing. At 100% a native deposit
+// leaves nothing to pay its sweep's gas and is never credited.
+func TestDepositFeeBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := setup(t)
+	op, _, err := s.Create(ctx, domain.OperatorSettings{Name: new("Acme"), WebhookURL: new("https://a.example"), DepositFeeBps: new(int32(150))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		bps int32
+		ok  bool
+	}{{0, true}, {operator.MaxDepositFeeBps, true}, {operator.MaxDepositFeeBps + 1, false}, {10000, false}, {-1, false}} {
+		created, _, err := s.Create(ctx, domain.OperatorSettings{Name: new("B"), WebhookURL: new("https://b.example"), DepositFeeBps: new(c.bps)})
+		if c.ok {
+			if err != nil || created.DepositFeeBps != c.bps {
+				t.Errorf("create with %d bps: %+v %v", c.bps, created, err)
+			}
+			continue
+		}
+		if !fault.Is(err, fault.InvalidArgument) || !strings.Contains(err.Error(), "depositFeeBps") {
+			t.Errorf("create with %d bps: %v, want INVALID_ARGUMENT naming depositFeeBps", c.bps, err)
+		}
+		if _, err := s.Update(ctx, op.ID, domain.OperatorSettings{DepositFeeBps: new(c.bps)}); !fault.Is(err, fault.InvalidArgument) ||
+			!strings.Contains(err.Error(), "depositFeeBps") {
+			t.Errorf("update to %d bps: %v, want INVALID_ARGUMENT naming depositFeeBps", c.bps, err)
+		}
+		if got, err := s.Get(ctx, op.ID); err != nil || got.DepositFeeBps != 150 {
+			t.Errorf("after refusing %d bps the fee is %d (%v), want 150 unchanged", c.bps, got.DepositFeeBps, err)
+		}
+	}
+}

@@ -124,7 +124,19 @@ func (s *OpsServer) ListDeadLetteredWebhooks(ctx context.Context, req *cofferv1.
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}, nil
+	return DeadLettersProto(list, next), nil
+}
+
+// DeadLettersProto is a page of dead letters as OpsService.ListDeadLetteredWebhooks answers it
+// (and `coffer ops deadletters --json` prints it).
+func DeadLettersProto(list []domain.WebhookEvent, next string) *cofferv1.ListDeadLetteredWebhooksResponse {
+	return &cofferv1.ListDeadLetteredWebhooksResponse{Deliveries: protos(list, deliveryProto), NextPageToken: next}
+}
+
+// RedeliveryProto is a redelivered dead letter as OpsService.RedeliverDeadLetter answers it
+// (and `coffer ops redeliver --json` prints it).
+func RedeliveryProto(d domain.WebhookEvent) *cofferv1.RedeliverDeadLetterResponse {
+	return &cofferv1.RedeliverDeadLetterResponse{Delivery: deliveryProto(d)}
 }
 
 // RedeliverDeadLetter queues a dead-lettered webhook again.
@@ -137,7 +149,7 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 	if err != nil {
 		return nil, err
 	}
-	return &cofferv1.RedeliverDeadLetterResponse{Delivery: deliveryProto(d)}, nil
+	return RedeliveryProto(d), nil
 }
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.
