@@ -48,6 +48,13 @@ import (
 // that block has the confirmation depth, the scanner resolves it REINCLUDED (it counts again,
 // with no second DEPOSIT), or an engineer resolves it: REINSTATE (count it again) or WRITE_OFF
 // (the reversal stands), with a note, audited.
+//
+// A written-off deposit whose transfer is mined again later has its money back at the deposit
+// address. It is not credited again by itself (the engineer wrote it off believing the money
+// gone, and may have made the operator whole by hand since): once that block has the
+// confirmation depth, the scanner opens a new incident for it (reopenWrittenOff), which only an
+// engineer resolves, REINSTATE or WRITE_OFF again. While it is open its sweep, if it left the
+// chain, is sent again (readyToReinstate), so the money reaches the bankroll either way.
 
 // reorged is a deposit a rollback marked, reported once the rollback commits.
 type reorged struct {
@@ -205,10 +212,94 @@ func (s *Service) noteReinclusion(ctx context.Context, q *store.Queries, d domai
 		s.log.WarnContext(ctx, "a reorged deposit's transfer was mined again; it counts again once this block is confirmed",
 			"deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash, "block", d.BlockNumber)
 	} else {
-		s.log.WarnContext(ctx, "a written-off reorged deposit's transfer was mined again; it stays written off",
-			"deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash, "block", d.BlockNumber)
+		s.log.WarnContext(ctx, "a written-off reorged deposit's transfer was mined again; once this block is confirmed an "+
+			"incident opens for an engineer to decide again", "deposit", d.ID, "chain", d.ChainID, "tx", d.TxHash, "block", d.BlockNumber)
 	}
 	return nil
+}
+
+// reopened is a new incident opened for a written-off deposit mined again, reported once the
+// scan pass commits.
+type reopened struct {
+	deposit  domain.Deposit
+	reorg    domain.Reorg
+	writeOff domain.Reorg
+}
+
+// reopenWrittenOff opens, in the scan's transaction, a new incident (a DETECTED reorg) for each
+// written-off deposit whose transfer was mined again in a block up to upTo (confirmed) still
+// on the chain. The new reorg is about the same lost block as the write-off, with the same
+// prior status and reversal (what REINSTATE restores), and notes the new block as its
+// re-inclusion, so readyToReinstate sends its sweep again if it left the chain (as for any
+// re-included deposit); it never resolves REINCLUDED by itself (resolveReincluded).
+func (s *Service) reopenWrittenOff(ctx context.Context, tx pgx.Tx, chainID int64, upTo uint64) ([]reopened, error) {
+	q := store.New(tx)
+	list, err := q.WrittenOffMinedAgain(ctx, chainID, upTo)
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	var out []reopened
+	for _, w := range list {
+		// The deposit, then its reorgs, as ResolveReorg locks them.
+		d, err := q.LockDeposit(ctx, w.DepositID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := q.LockOpenReorg(ctx, d.ID); err == nil {
+			continue // opened meanwhile
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		o, err := NextReorg(w.Resolution, MinedAgain)
+		if err != nil || !o.Reopen || d.Status != domain.DepositReorged || d.BlockNumber > upTo {
+			continue // moved meanwhile; the next pass sees it again if it still applies
+		}
+		r, err := s.openMinedAgain(ctx, tx, w, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, reopened{deposit: d, reorg: r, writeOff: w})
+	}
+	return out, nil
+}
+
+// openMinedAgain records the new incident of written-off reorg w's deposit d, mined again.
+func (s *Service) openMinedAgain(ctx context.Context, tx pgx.Tx, w domain.Reorg, d domain.Deposit) (domain.Reorg, error) {
+	q := store.New(tx)
+	r, err := q.InsertReorg(ctx, domain.Reorg{DepositID: d.ID, ChainID: d.ChainID, ForkBlock: w.ForkBlock, BlockNumber: w.BlockNumber,
+		BlockHash: w.BlockHash, PriorStatus: w.PriorStatus, Reversed: w.Reversed})
+	if err != nil {
+		return r, err
+	}
+	if _, err := q.NoteReinclusion(ctx, d.ID, d.BlockNumber, d.BlockHash); err != nil {
+		return r, err
+	}
+	r.ReincludedBlock, r.ReincludedHash = d.BlockNumber, d.BlockHash
+	note := fmt.Sprintf("the written-off transfer was mined again in block %d (%s), now confirmed: its money is back at the "+
+		"deposit address; written off %s by %s (reorg %d). Not credited: REINSTATE to count it again (%s back to the operator, "+
+		"no second DEPOSIT; once a sweep that left the chain with it is mined again) or WRITE_OFF again", d.BlockNumber,
+		d.BlockHash, w.ResolvedAt.UTC().Format(time.RFC3339), w.ResolvedBy, w.ID, w.Reversed)
+	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: domain.ReorgDetected, Actor: "system", Note: note})
+	return r, err
+}
+
+// reportReopened logs and counts the incidents a committed scan pass opened for written-off
+// deposits mined again.
+func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reopened) {
+	if len(list) == 0 {
+		return
+	}
+	for _, x := range list {
+		d := x.deposit
+		s.log.ErrorContext(ctx, "a written-off reorged deposit was mined again and confirmed: its money is back at the deposit "+
+			"address, not credited; an engineer decides again (coffer deposit reorged / resolve: REINSTATE or WRITE_OFF)",
+			"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber, "block_hash", d.BlockHash,
+			"reorg", x.reorg.ID, "written_off_reorg", x.writeOff.ID, "written_off_by", x.writeOff.ResolvedBy, "operator", d.OperatorID,
+			"external_user_id", d.ExternalUserID, "currency", d.Currency, "gross_amount", d.GrossAmount, "reversed", x.reorg.Reversed)
+	}
+	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
+		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
+	}
 }
 
 // readyToReinstate picks, before the scan's transaction (it reads the chain), the reorged
@@ -367,6 +458,13 @@ func (s *Service) resolveReincluded(ctx context.Context, tx pgx.Tx, chainID int6
 		if r.ID != listed.ID || r.ReincludedHash != listed.ReincludedHash || d.BlockHash != r.ReincludedHash ||
 			d.Status != domain.DepositReorged {
 			continue // moved meanwhile; the next pass sees it again
+		}
+		// A loss an engineer wrote off is counted again only by an engineer (reopenWrittenOff).
+		if writtenOff, err := q.BlockWrittenOff(ctx, d.ID, r.ID, r.BlockHash); err != nil || writtenOff {
+			if err != nil {
+				return done, err
+			}
+			continue
 		}
 		note := fmt.Sprintf("mined again in block %d (%s), now confirmed", d.BlockNumber, d.BlockHash)
 		if _, err := s.applyResolution(ctx, tx, r, d, domain.ReorgReincluded, "system", note); err != nil {

@@ -156,7 +156,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		}
 	}
 	reincluded := 0
-	var marked []reorged // deposits whose block this pass shows left the chain
+	var marked []reorged        // deposits whose block this pass shows left the chain
+	var reopenedList []reopened // written-off deposits mined again: new incidents
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		locked, err := q.GetCursor(ctx, chainID)
@@ -185,6 +186,9 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			if reincluded, err = s.resolveReincluded(ctx, tx, chainID, confirmUpTo, ready); err != nil {
 				return err
 			}
+			if reopenedList, err = s.reopenWrittenOff(ctx, tx, chainID, confirmUpTo); err != nil {
+				return err
+			}
 		}
 		return q.PutCursor(ctx, store.Cursor{ChainID: chainID, GenesisHash: cur.GenesisHash, NextBlock: to + 1, HeadBlock: head})
 	})
@@ -192,6 +196,7 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	s.reportReorged(ctx, chainID, marked)
+	s.reportReopened(ctx, chainID, reopenedList)
 	if reincluded > 0 {
 		if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 			s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)

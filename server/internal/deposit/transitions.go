@@ -6,6 +6,7 @@ package deposit
 // to move (the WHERE clause on the status the table was asked about).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -196,10 +197,15 @@ const (
 	// Reincluded: the same transfer was mined again and its block is confirmed (and a credited
 	// deposit's sweep with it).
 	Reincluded ReorgEvent = "chain:REINCLUDED"
+	// MinedAgain: the transfer of a written-off deposit was mined again and its block is
+	// confirmed: its money is back at the deposit address.
+	MinedAgain ReorgEvent = "chain:MINED_AGAIN"
 )
 
 // ReorgEvents lists every reorg event.
-func ReorgEvents() []ReorgEvent { return []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded} }
+func ReorgEvents() []ReorgEvent {
+	return []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded, MinedAgain}
+}
 
 // ReorgOutcome is what a resolution does.
 type ReorgOutcome struct {
@@ -207,9 +213,15 @@ type ReorgOutcome struct {
 	// Restore: the deposit goes back to the status it was reorged from (Restore(prior)), with
 	// its credit if it had one. Without it the deposit stays REORGED, its credit reversed.
 	Restore bool
+	// Reopen: a new incident opens for the same deposit (the resolution stands; an engineer
+	// decides again). Never a credit: the engineer who wrote it off may have made the operator
+	// whole by hand since.
+	Reopen bool
 }
 
-// reorgTable is the reorg table: only an open reorg is resolved, once.
+// reorgTable is the reorg table: only an open reorg is resolved, once. A written-off deposit
+// whose transfer is mined again reopens (a new incident, MinedAgain), which only an engineer
+// resolves: the scanner never resolves it REINCLUDED (resolveReincluded).
 func reorgTable() statemachine.Table[domain.ReorgResolution, ReorgEvent, ReorgOutcome] {
 	return statemachine.New(ReorgEvents(), statemachine.Rows[domain.ReorgResolution, ReorgEvent, ReorgOutcome]{
 		domain.ReorgOpen: {
@@ -217,7 +229,13 @@ func reorgTable() statemachine.Table[domain.ReorgResolution, ReorgEvent, ReorgOu
 			EngineerWriteOff:  {To: domain.ReorgWriteOff},
 			Reincluded:        {To: domain.ReorgReincluded, Restore: true},
 		},
+		domain.ReorgWriteOff: {
+			MinedAgain: {To: domain.ReorgWriteOff, Reopen: true},
+		},
 	}, func(from domain.ReorgResolution, event ReorgEvent) error {
+		if event == MinedAgain {
+			return fault.New(fault.FailedPrecondition, "%s reopens only a written-off reorg, not one %s", event, cmp.Or(string(from), "open"))
+		}
 		if from != domain.ReorgOpen {
 			return fault.New(fault.FailedPrecondition, "the reorg was already resolved: %s", from)
 		}

@@ -95,7 +95,8 @@ func TestBatchTable(t *testing.T) {
 }
 
 // TestReorgTable decides every (resolution, event) pair of the reorg table: an open reorg is
-// resolved once; REINSTATE and REINCLUDED restore the deposit, WRITE_OFF does not.
+// resolved once; REINSTATE and REINCLUDED restore the deposit, WRITE_OFF does not; a
+// written-off deposit mined again reopens (a new incident), never restored by the chain.
 func TestReorgTable(t *testing.T) {
 	t.Parallel()
 	const (
@@ -104,13 +105,15 @@ func TestReorgTable(t *testing.T) {
 	var no ReorgOutcome // refused
 	statemachinetest.Check(t, reorgTable(), statemachinetest.Decided[domain.ReorgResolution, ReorgEvent, ReorgOutcome]{
 		States: domain.ReorgResolutions(),
-		Events: []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded},
+		Events: []ReorgEvent{EngineerReinstate, EngineerWriteOff, Reincluded, MinedAgain},
 		Want: map[domain.ReorgResolution][]ReorgOutcome{
-			//    Reinstate                    WriteOff     Reincluded
-			open: {{To: in, Restore: true}, {To: wo}, {To: re, Restore: true}},
-			in:   {no, no, no},
-			wo:   {no, no, no}, // a written-off deposit mined again stays written off
-			re:   {no, no, no},
+			//    Reinstate                    WriteOff     Reincluded                 MinedAgain
+			open: {{To: in, Restore: true}, {To: wo}, {To: re, Restore: true}, no},
+			in:   {no, no, no, no},
+			// A written-off deposit mined again: the write-off stands, and a new incident opens
+			// for an engineer to decide again (no credit by itself).
+			wo: {no, no, no, {To: wo, Reopen: true}},
+			re: {no, no, no, no},
 		},
 		Refused: no,
 		Refusal: func(_ ReorgEvent, err error) (bool, string) {

@@ -122,6 +122,19 @@ func (q *Queries) ReincludedReorgs(ctx context.Context, chainID int64, upTo uint
 	return manyReorgs(sqlc.ReincludedReorgs(ctx, q.db, dbsqlc.ReincludedReorgsParams{ChainID: chainID, UpTo: bigint(upTo)}))
 }
 
+// WrittenOffMinedAgain lists the write-offs of a chain whose deposit's transfer the scanner
+// has since read again, in a block up to upTo still on the chain that the write-off did not
+// know of (the deposit's money is back at its address).
+func (q *Queries) WrittenOffMinedAgain(ctx context.Context, chainID int64, upTo uint64) ([]domain.Reorg, error) {
+	return manyReorgs(sqlc.WrittenOffMinedAgain(ctx, q.db, dbsqlc.WrittenOffMinedAgainParams{ChainID: chainID, UpTo: bigint(upTo)}))
+}
+
+// BlockWrittenOff reports whether an engineer wrote off, in a reorg of the deposit before
+// reorgID, the loss of the block blockHash.
+func (q *Queries) BlockWrittenOff(ctx context.Context, depositID, reorgID int64, blockHash string) (bool, error) {
+	return sqlc.BlockWrittenOff(ctx, q.db, dbsqlc.BlockWrittenOffParams{DepositID: depositID, ReorgID: reorgID, BlockHash: blockHash})
+}
+
 // LockOpenReorg locks a deposit's open reorg (ErrNotFound: none).
 func (q *Queries) LockOpenReorg(ctx context.Context, depositID int64) (domain.Reorg, error) {
 	return oneReorg(sqlc.LockOpenReorg(ctx, q.db, depositID))

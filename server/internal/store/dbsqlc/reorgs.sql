@@ -128,3 +128,21 @@ WHERE deposits.id IN (
 	-- A block already found gone is not found again: the engineer who reinstated the deposit decided.
 	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash)
 ORDER BY deposits.id FOR UPDATE;
+
+-- name: WrittenOffMinedAgain :many
+-- Written-off reorged deposits whose transfer the scanner has since read again, in a block up
+-- to up_to that is still on the chain (its hash is kept) and that their write-off did not
+-- know of: their money is back at the deposit address. Each row is the deposit's newest reorg,
+-- the write-off (so none is open).
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id
+WHERE r.chain_id = @chain_id AND r.resolution = 'WRITE_OFF' AND d.status = 'REORGED' AND d.block_number <= @up_to::bigint
+	AND r.id = (SELECT max(l.id) FROM deposit_reorgs l WHERE l.deposit_id = r.deposit_id)
+	AND r.reincluded_hash IS DISTINCT FROM d.block_hash
+	AND EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = d.chain_id AND b.number = d.block_number AND b.hash = d.block_hash)
+ORDER BY r.id;
+
+-- name: BlockWrittenOff :one
+-- Whether an engineer wrote off, in an earlier reorg of the deposit, the loss of this block.
+SELECT EXISTS (SELECT 1 FROM deposit_reorgs w WHERE w.deposit_id = @deposit_id AND w.id < @reorg_id
+	AND w.resolution = 'WRITE_OFF' AND w.block_hash = @block_hash) AS written_off;

@@ -35,6 +35,25 @@ func (q *Queries) AddReorgAction(ctx context.Context, db DBTX, arg AddReorgActio
 	return err
 }
 
+const blockWrittenOff = `-- name: BlockWrittenOff :one
+SELECT EXISTS (SELECT 1 FROM deposit_reorgs w WHERE w.deposit_id = $1 AND w.id < $2
+	AND w.resolution = 'WRITE_OFF' AND w.block_hash = $3) AS written_off
+`
+
+type BlockWrittenOffParams struct {
+	DepositID int64
+	ReorgID   int64
+	BlockHash string
+}
+
+// Whether an engineer wrote off, in an earlier reorg of the deposit, the loss of this block.
+func (q *Queries) BlockWrittenOff(ctx context.Context, db DBTX, arg BlockWrittenOffParams) (bool, error) {
+	row := db.QueryRow(ctx, blockWrittenOff, arg.DepositID, arg.ReorgID, arg.BlockHash)
+	var written_off bool
+	err := row.Scan(&written_off)
+	return written_off, err
+}
+
 const closeReorg = `-- name: CloseReorg :one
 UPDATE deposit_reorgs SET resolution = $1, resolved_by = $2::text, note = $3, resolved_at = now()
 WHERE deposit_reorgs.id = $4 AND deposit_reorgs.resolution IS NULL
@@ -756,4 +775,65 @@ func (q *Queries) SweepHeldByReorg(ctx context.Context, db DBTX, sweepID int64) 
 	var held bool
 	err := row.Scan(&held)
 	return held, err
+}
+
+const writtenOffMinedAgain = `-- name: WrittenOffMinedAgain :many
+SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id
+WHERE r.chain_id = $1 AND r.resolution = 'WRITE_OFF' AND d.status = 'REORGED' AND d.block_number <= $2::bigint
+	AND r.id = (SELECT max(l.id) FROM deposit_reorgs l WHERE l.deposit_id = r.deposit_id)
+	AND r.reincluded_hash IS DISTINCT FROM d.block_hash
+	AND EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = d.chain_id AND b.number = d.block_number AND b.hash = d.block_hash)
+ORDER BY r.id
+`
+
+type WrittenOffMinedAgainParams struct {
+	ChainID int64
+	UpTo    int64
+}
+
+type WrittenOffMinedAgainRow struct {
+	DepositReorg DepositReorg
+	OperatorID   string
+}
+
+// Written-off reorged deposits whose transfer the scanner has since read again, in a block up
+// to up_to that is still on the chain (its hash is kept) and that their write-off did not
+// know of: their money is back at the deposit address. Each row is the deposit's newest reorg,
+// the write-off (so none is open).
+func (q *Queries) WrittenOffMinedAgain(ctx context.Context, db DBTX, arg WrittenOffMinedAgainParams) ([]WrittenOffMinedAgainRow, error) {
+	rows, err := db.Query(ctx, writtenOffMinedAgain, arg.ChainID, arg.UpTo)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WrittenOffMinedAgainRow
+	for rows.Next() {
+		var i WrittenOffMinedAgainRow
+		if err := rows.Scan(
+			&i.DepositReorg.ID,
+			&i.DepositReorg.DepositID,
+			&i.DepositReorg.ChainID,
+			&i.DepositReorg.ForkBlock,
+			&i.DepositReorg.BlockNumber,
+			&i.DepositReorg.BlockHash,
+			&i.DepositReorg.PriorStatus,
+			&i.DepositReorg.Reversed,
+			&i.DepositReorg.DetectedAt,
+			&i.DepositReorg.ReincludedBlock,
+			&i.DepositReorg.ReincludedHash,
+			&i.DepositReorg.Resolution,
+			&i.DepositReorg.ResolvedBy,
+			&i.DepositReorg.Note,
+			&i.DepositReorg.ResolvedAt,
+			&i.OperatorID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
