@@ -92,6 +92,11 @@ func (n Network) Batched() bool { return n.SweepMethod == SweepEIP7702 }
 // DefaultMinDepositUSD is MinDepositUSD's default.
 const DefaultMinDepositUSD = "1.00"
 
+// DevChainID is the chain id of `coffer dev`'s chain (go-ethereum's simulated backend fixes
+// it). Here rather than in devchain, which release builds leave out: the configuration checks
+// it (a dev-only setting is refused on any other chain).
+const DevChainID int64 = 1337
+
 // MinDeposit is an asset's explicit minimum in token units ("" when the USD default applies).
 func (n Network) MinDeposit(symbol string) string {
 	if strings.EqualFold(symbol, n.NativeSymbol) {

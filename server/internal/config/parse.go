@@ -11,8 +11,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/chaintx"
-	"github.com/cofferhq/coffer/server/internal/devchain"
 )
 
 // The parsers of Entries. Each takes a function naming its field (the pointer into a Config
@@ -152,9 +152,9 @@ func offRamp(c *Config, e Entry, v string) error {
 	}
 	if v == "dev" && c.Chains != nil {
 		for _, n := range c.Chains.Networks() {
-			if n.ChainID != devchain.ChainID {
+			if n.ChainID != chain.DevChainID {
 				return fmt.Errorf("%s=dev pays OFF_RAMP withdrawals to an address nobody holds: only on the dev chain (%d), not chain %d",
-					e.Name, devchain.ChainID, n.ChainID)
+					e.Name, chain.DevChainID, n.ChainID)
 			}
 		}
 	}

@@ -48,7 +48,7 @@ import (
 var errClosed = errors.New("devchain: chain is closed")
 
 // ChainID is the chain id of every dev chain (fixed by the simulated backend).
-const ChainID int64 = 1337
+const ChainID = chain.DevChainID
 
 // httpModules are the JSON-RPC namespaces served over HTTP. debug carries the
 // tracers API that Coffer's scanner uses to find internal transfers; the
