@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
 
@@ -47,15 +49,21 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 		return false, err
 	}
 	for i, t := range txs {
-		if t.State == domain.ChainTxPending {
-			if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
-				return true, err
-			}
+		if t.State == domain.ChainTxMined {
+			// Mined before the write-off (and not cancelled since, or mustRetire had seen a
+			// cancel): the sweep is finished as mined; its written-off deposit is not credited.
+			return false, nil
+		}
+		if t.State != domain.ChainTxPending {
+			continue
+		}
+		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+			return true, err
 		}
 		if txs[i].State == domain.ChainTxMined {
 			s.log.Error("a transfer of a sweep being retired was mined before its cancel: the sweep is finished as mined "+
 				"(its written-off deposit is not credited); the money it moved was at the address", "sweep", sw.ID, "chain",
-				n.ChainID, "address", sw.Address, "tx", txs[i].ID, "hash", txs[i].MinedHash)
+				n.ChainID, "address", sw.Address, "tx", t.ID, "hash", txs[i].MinedHash)
 			return false, nil
 		}
 	}
@@ -259,4 +267,159 @@ func (s *Service) cancelBatchOfWrittenOff(ctx context.Context, n chain.Network, 
 		return nil
 	}
 	return nil
+}
+
+// A done sweep whose transfer left the chain. A sweep mined and credited, then taken away by a
+// reorg with its deposits (markReorged), keeps its transaction mined in the books while the
+// address's nonce is unused on the chain. Nothing sends it again once every deposit of it is
+// written off (readyToReinstate does for re-included ones), so the address's next sweep, signed
+// at the next nonce, waited behind it for good; and its signed bytes, sent again by anyone,
+// would move the later payment's money. So when a sweep waits behind such a gap, the
+// transfers in the gap are cancelled the same way (cancelGapBefore), the done sweep staying
+// done. Not before: while nothing waits, the written-off transfer may still come back and the
+// sweep be sent again with its own money (reopenWrittenOff, readyToReinstate).
+
+// cancelGapBefore cancels the transfers of earlier sweeps that hold nonces below the sweep's
+// pending transfers (cancelLeftChain): mined in the books at or above the chain's nonce (in a
+// block that left the chain), or being cancelled. It reports whether the sweep waits behind
+// any: until each cancel has the depth and is retired.
+func (s *Service) cancelGapBefore(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (waiting bool, err error) {
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	var from string
+	var first uint64
+	for _, t := range txs {
+		if t.State == domain.ChainTxPending && (from == "" || t.Nonce < first) {
+			from, first = t.From, t.Nonce
+		}
+	}
+	if from == "" {
+		return false, nil
+	}
+	onChain, err := c.Nonce(ctx, common.HexToAddress(from), false)
+	if err != nil {
+		return false, err
+	}
+	ids, err := store.New(s.pool).GapChainTxIDs(ctx, n.ChainID, from, onChain, first)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		done, err := s.cancelGapTx(ctx, n, c, sw, id)
+		if err != nil {
+			return true, err
+		}
+		waiting = waiting || !done
+	}
+	return waiting, nil
+}
+
+// cancelGapTx hands the earlier sweep of a transaction below the sweep's to cancelLeftChain.
+func (s *Service) cancelGapTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, id int64) (done bool, err error) {
+	q := store.New(s.pool)
+	t, err := q.ChainTx(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	var sweepID int64
+	if _, err := fmt.Sscanf(t.Ref, "sweep:%d:", &sweepID); err != nil || (t.Purpose != PurposeSweep && t.Purpose != PurposeSweepFee) {
+		return false, fmt.Errorf("deposit: %s's nonce %d is held in the books by %s %s, not on the chain: resolve it by hand",
+			t.From, t.Nonce, t.Purpose, t.Ref)
+	}
+	if sweepID == sw.ID {
+		return true, nil // the sweep's own (sendSweep advances it)
+	}
+	gone, err := q.LockSweep(ctx, sweepID) // a read
+	if err != nil {
+		return false, err
+	}
+	return s.cancelLeftChain(ctx, n, c, gone)
+}
+
+// cancelLeftChain cancels the transfers of a done sweep that left the chain, once every
+// deposit of it is written off (no reorg of them open), and retires each cancel at its depth.
+// done is true when nothing is left to do.
+func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (done bool, err error) {
+	q := store.New(s.pool)
+	if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+		return false, err // an engineer decides first
+	}
+	deposits, err := q.SweepDeposits(ctx, sw.ID)
+	if err != nil || slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status != domain.DepositReorged }) {
+		return err == nil, err // one counts again: its transfer is to be mined again, not cancelled
+	}
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	done = true
+	for _, t := range txs {
+		if t.State == domain.ChainTxMined {
+			if t, err = s.reopenIfLeft(ctx, n, c, sw, t); err != nil {
+				return false, err
+			}
+		}
+		if t.State == domain.ChainTxPending {
+			if t, err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+				return false, err
+			}
+		}
+		settled, err := s.retireDeepCancel(ctx, n, c, t)
+		if err != nil {
+			return false, err
+		}
+		done = done && settled
+	}
+	return done, nil
+}
+
+// reopenIfLeft puts a mined sweep transfer back to pending when it is not on the chain: no
+// receipt, and its sender's nonce unused (the node is not merely behind).
+func (s *Service) reopenIfLeft(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+	_, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if err == nil || !errors.Is(err, ethereum.NotFound) || errors.Is(err, chain.ErrIndexing) {
+		return t, ignoreNotFound(err)
+	}
+	used, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	if err != nil || used > t.Nonce {
+		return t, err
+	}
+	if err := s.engine.Reopen(ctx, t); err != nil {
+		return t, err
+	}
+	s.log.Warn("a done sweep's transfer left the chain and every deposit of it is written off: cancelling it", "sweep", sw.ID,
+		"chain", n.ChainID, "address", sw.Address, "tx", t.ID, "hash", t.MinedHash, "nonce", t.Nonce)
+	return store.New(s.pool).ChainTx(ctx, t.ID)
+}
+
+// ignoreNotFound is err, but nil for a receipt not found (the caller reads no proof in it).
+func ignoreNotFound(err error) error {
+	if errors.Is(err, ethereum.NotFound) {
+		return nil
+	}
+	return err
+}
+
+// retireDeepCancel frees the ref of a mined cancel once it has the confirmation depth, and
+// reports whether t is settled for good: mined, or its cancel retired.
+func (s *Service) retireDeepCancel(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) (bool, error) {
+	switch {
+	case t.State == domain.ChainTxMined:
+		return true, nil
+	case t.State != domain.ChainTxCancelled:
+		return false, nil
+	case strings.Contains(t.Ref, ":resolved:"):
+		return true, nil // retired already
+	}
+	deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
+	if err != nil || !deep {
+		return false, err
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return chaintx.Retire(ctx, tx, t) })
+	if errors.Is(err, chaintx.ErrRefused) {
+		err = nil // retired meanwhile
+	}
+	return err == nil, err
 }

@@ -282,3 +282,71 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 	}
 	e.reconciled()
 }
+
+// What was seen: a native deposit (1 ETH) was swept (nonce 0) and credited; a reorg deeper
+// than the depth then took its transfer away for good (its payer spent the nonce elsewhere),
+// and its sweep with it, and an engineer wrote it off. The books kept the sweep's transaction
+// mined while the address's nonce 0 was unused on the chain: the same user's next payment
+// (2 ETH) was swept at nonce 1, which waited behind it for good (the deposit stayed SWEEPING);
+// and the old sweep's bytes, sent again by anyone, would have moved 1 ETH of the new payment.
+// The transfer is now found off the chain once a later sweep waits behind its nonce, and
+// cancelled at it, every deposit of its sweep being written off.
+func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing.T) {
+	t.Parallel()
+	for _, another := range []*big.Int{testfactory.Ether(2), testfactory.Ether(1), big.NewInt(5e17)} {
+		t.Run(fmt.Sprintf("then %v wei", another), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			addr := e.address("gone")
+			payer := e.newUser()
+			parent := e.latestHeader()
+			pay, _ := e.payment(payer, 0, addr, "ETH", testfactory.Ether(1))
+			e.mine(pay)
+			e.run(func() bool { return len(e.hooks.all()) == 1 })
+			lost := e.deposit(e.findDeposit(pay.Hash()))
+			oldHead := e.latestHeader().Number.Uint64()
+			e.dev.Rollback()
+			if err := e.dev.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			e.mine(e.send(payer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
+			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+				e.dev.Commit()
+				e.scan()
+			}
+			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+				Note: "the payer spent it elsewhere", Actor: "service-team:cli:eve"}); err != nil {
+				t.Fatal(err)
+			}
+			tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
+			tx, _ := e.payment(payer, 1, addr, "ETH", another)
+			e.mine(tx)
+			e.scan()
+			next := e.findDeposit(tx.Hash())
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
+					t.Fatal(err)
+				}
+				return e.deposit(next).Status == domain.DepositCredited
+			})
+
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE 'sweep:1:%:resolved:%' AND state = 'cancelled'`); n != 1 {
+				t.Errorf("%d cancelled and retired transfers of the old sweep, want its one", n)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+				t.Errorf("the gas tank spent %v wei, want gas only", spent)
+			}
+			want := e.deposit(next).Amount
+			if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(want) != 0 || e.available("ETH").Cmp(want) != 0 {
+				t.Errorf("the bankroll received %v wei and %v is available, want %v", got, e.available("ETH"), want)
+			}
+			if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
+				t.Errorf("the written-off deposit's fund entries %q, want DEPOSIT,REORG", e.fundKinds(lost.ID))
+			}
+			e.reconciled()
+		})
+	}
+}

@@ -78,6 +78,10 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 		if retiring, err := s.retireSweep(ctx, n, c, sw); err != nil || retiring {
 			return err
 		}
+		// An earlier sweep's transfer that left the chain holds a nonce below its own.
+		if waiting, err := s.cancelGapBefore(ctx, n, c, sw); err != nil || waiting {
+			return err
+		}
 	}
 	if sw.Status == domain.SweepFunding {
 		signed, err := s.signSweep(ctx, n, c, sw)
