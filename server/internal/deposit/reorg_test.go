@@ -98,6 +98,17 @@ func (e *env) creditedUSDC(addr common.Address) (id int64, parent *types.Header)
 	return e.findDeposit(tx.Hash()), parent
 }
 
+// creditedEther pays 1 ETH to addr from payer, waits until the deposit is credited and returns
+// it with the head block before its transfer (where a reorg forks to take it away).
+func (e *env) creditedEther(payer user, addr common.Address) (d domain.Deposit, parent *types.Header) {
+	e.t.Helper()
+	parent = e.latestHeader()
+	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(tx)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	return e.deposit(e.findDeposit(tx.Hash())), parent
+}
+
 // countsAgainOnce waits until a reincluded deposit is credited again, runs a few more blocks,
 // and checks that it counts once: the operator's funds hold available of the currency, and
 // its fund entries are its credit, its reversal and its reinstatement.
@@ -423,13 +434,8 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 func TestReinstatedDepositIsNotReorgedAgainForTheSameBlock(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("erin")
 	payer := e.newUser()
-	parent := e.latestHeader()
-	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
-	e.mine(tx)
-	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	d := e.deposit(e.findDeposit(tx.Hash()))
+	d, parent := e.creditedEther(payer, e.address("erin"))
 	if d.Status != "CREDITED" || e.available("ETH").Cmp(d.Amount) != 0 {
 		t.Fatalf("before the reorg: %s, %v ETH", d.Status, e.available("ETH"))
 	}
@@ -717,13 +723,8 @@ func TestReincludedDepositWhoseNewBlockLeavesIsReorgedAgain(t *testing.T) {
 func TestReinstatedDepositWhoseBlockCameBackAndLeftAgainIsReorged(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("hal")
 	payer := e.newUser()
-	parent := e.latestHeader()
-	tx := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2)
-	e.mine(tx)
-	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	d := e.deposit(e.findDeposit(tx.Hash()))
+	d, parent := e.creditedEther(payer, e.address("hal"))
 	branchA := e.latestHeader()
 	elsewhere := common.HexToAddress("0x00000000000000000000000000000000000000c2")
 	leave := func(what string) {
