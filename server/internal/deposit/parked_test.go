@@ -8,12 +8,12 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // What was seen: a native deposit above its asset's minimum, confirmed while gas was dear (its
@@ -84,16 +84,8 @@ func (e *env) parked(tx *types.Transaction) int64 {
 // queuedSettles are the deposits whose settle job waits to run.
 func (e *env) queuedSettles() []int64 {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT (args->>'depositId')::bigint FROM river_job
+	return testfactory.Column[int64](e.ctx, e.t, e.pool, `SELECT (args->>'depositId')::bigint FROM river_job
 		WHERE kind = 'deposit.settle' AND state IN ('available', 'scheduled') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ids
 }
 
 // settleQueued works the queued settle jobs once, as a worker would, and completes them.

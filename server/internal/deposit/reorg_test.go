@@ -51,23 +51,15 @@ func (e *env) available(currency string) *big.Int {
 // fundKinds lists the kinds of the operator's fund entries about a deposit, oldest first.
 func (e *env) fundKinds(depositID int64) string {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT kind FROM fund_entries WHERE ref = 'deposit:' || $1::bigint ORDER BY id`, depositID)
-	kinds, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return strings.Join(kinds, ",")
+	return strings.Join(testfactory.Column[string](e.ctx, e.t, e.pool,
+		`SELECT kind FROM fund_entries WHERE ref = 'deposit:' || $1::bigint ORDER BY id`, depositID), ",")
 }
 
 // reorgActions lists a deposit's reorg audit trail as "ACTION/actor", oldest first.
 func (e *env) reorgActions(depositID int64) string {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT action || '/' || actor FROM deposit_reorg_actions WHERE deposit_id = $1 ORDER BY id`, depositID)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return strings.Join(out, ",")
+	return strings.Join(testfactory.Column[string](e.ctx, e.t, e.pool,
+		`SELECT action || '/' || actor FROM deposit_reorg_actions WHERE deposit_id = $1 ORDER BY id`, depositID), ",")
 }
 
 // reserve queues a payout of amount from the operator's funds (what every payout path does
