@@ -111,13 +111,7 @@ func (e *env) checkCredited(ds []domain.Deposit, bankrollETH, bankrollUSDT *big.
 
 func (e *env) all() []domain.Deposit {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits ORDER BY id`)
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	out := make([]domain.Deposit, len(ids))
-	for i, id := range ids {
-		out[i] = e.deposit(id)
-	}
-	return out
+	return e.depositsIn(`SELECT id FROM deposits ORDER BY id`)
 }
 
 func units(n int64) *big.Int { return big.NewInt(n) }
@@ -733,11 +727,7 @@ func (e *env) baseFee() *big.Int {
 // settleConcurrently settles every unsettled deposit with n workers at once.
 func (e *env) settleConcurrently(n int) {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	ids := e.unsettled()
 	work := make(chan int64)
 	var wg sync.WaitGroup
 	for range n {
