@@ -197,15 +197,16 @@ func (e *env) scan() {
 	}
 }
 
+// unsettled lists the deposits not yet settled (CONFIRMING or SWEEPING), oldest first.
+func (e *env) unsettled() []int64 {
+	e.t.Helper()
+	return testfactory.Column[int64](e.ctx, e.t, e.pool, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
+}
+
 // settleAll advances every deposit not yet settled.
 func (e *env) settleAll() {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	for _, id := range ids {
+	for _, id := range e.unsettled() {
 		if _, err := e.svc.Settle(e.ctx, id); err != nil {
 			e.t.Fatalf("settle %d: %v", id, err)
 		}
@@ -237,8 +238,13 @@ func (e *env) deposit(id int64) domain.Deposit {
 
 func (e *env) depositsWhere(status string) []domain.Deposit {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return e.depositsIn(`SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
+}
+
+// depositsIn reads the deposits whose ids query selects, in its order.
+func (e *env) depositsIn(query string, args ...any) []domain.Deposit {
+	e.t.Helper()
+	ids := testfactory.Column[int64](e.ctx, e.t, e.pool, query, args...)
 	out := make([]domain.Deposit, len(ids))
 	for i, id := range ids {
 		out[i] = e.deposit(id)
