@@ -177,6 +177,14 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{},
 		},
 		{
+			alert: "CofferReconciliationChainUnread",
+			// Two workers: the one that reconciles now cannot read chain 8453; the other's gauge is older.
+			series: `coffer_reconcile_chain_unread{chain_id="8453",instance="w1"} 0 1 1 0
+				coffer_reconcile_chain_unread{chain_id="8453",instance="w2"} 0 0 0 0`,
+			fire: 2 * time.Minute, clear: 3 * time.Minute,
+			labels: map[string]string{"chain_id": "8453"},
+		},
+		{
 			alert:  "CofferWebhookBacklog",
 			series: `coffer_webhook_oldest_due_age_seconds{instance="w1"} 0 200 260 320 380 440 500 560 0`,
 			fire:   6 * time.Minute, clear: 8 * time.Minute,
