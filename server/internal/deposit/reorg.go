@@ -308,7 +308,8 @@ func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reop
 // before its credit, also needs its sweep's mined transactions mined again, successfully and
 // confirmed, on this chain (the sweep is credited from them). A sweep transaction that left
 // the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
-// once); one that now reverts is left to an engineer.
+// once), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
+// may have left the chain with it); one that now reverts is left to an engineer.
 func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
 	q := store.New(s.pool)
 	list, err := q.ReincludedReorgs(ctx, chainID, upTo)
@@ -334,6 +335,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 			return nil, err
 		}
 		all := true
+		sent := map[int64]bool{}
 		for _, t := range txs {
 			if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {
 				// Never mined: the sweep, resumed on resolution, sends (and funds) it. One
@@ -346,8 +348,16 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 				return nil, err
 			}
 			all = all && ok
+			sent[t.ID] = true
 		}
 		ready[r.ID] = all
+		if !all {
+			if err := s.fundSweptAgain(ctx, c, d, sent); err != nil {
+				// The scan goes on: the next pass tries again.
+				s.log.ErrorContext(ctx, "a reorged deposit's sweep, sent again, cannot get its gas", "deposit", d.ID, "sweep", d.SweepID,
+					"chain", chainID, "address", d.Address, "error", err)
+			}
+		}
 	}
 	return ready, nil
 }

@@ -165,9 +165,10 @@ func TestWrittenOffDepositMinedAgainReopens(t *testing.T) {
 	}{
 		{"reinstated", "ETH", "REINSTATE", "DEPOSIT,REORG,REINSTATE", domain.DepositCredited, true},
 		{"written off again", "ETH", "WRITE_OFF", "DEPOSIT,REORG", domain.DepositReorged, false},
-		// A token deposit's incident opens all the same; its sweep cannot be mined again here
-		// (the gas prefund left the chain too, and nothing sends it again): written off again.
+		// A token deposit's incident opens all the same. Its gas top-up left the chain with it and
+		// was dropped: it is sent again (TestGasTopUpThatLeftTheChainIsSentAgain), then its sweep.
 		{"token written off again", "USDC", "WRITE_OFF", "DEPOSIT,REORG", domain.DepositReorged, false},
+		{"token reinstated", "USDC", "REINSTATE", "DEPOSIT,REORG,REINSTATE", domain.DepositCredited, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -138,6 +138,13 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{"chain_id": "1"},
 		},
 		{
+			alert: "CofferSweepWaitingForGas",
+			// Steps find the sweep overdue for a few minutes, then its top-up is mined.
+			series: `coffer_gas_topup_overdue_total{chain_id="1",instance="w1"} 0 0 3 6 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9`,
+			fire:   5 * time.Minute, clear: 23 * time.Minute,
+			labels: map[string]string{"chain_id": "1"},
+		},
+		{
 			alert:  "CofferGasTankLow",
 			series: `coffer_wallet_balance{chain_id="1",currency="ETH",wallet="gas_tank",instance="w1"} 1 0.01 0.01 2`,
 			fire:   1 * time.Minute, clear: 3 * time.Minute,
