@@ -100,6 +100,8 @@ type options struct {
 	// sweeperPays, when set, is where the deployed Sweeper pays instead of the bankroll (a
 	// misconfigured sweeperAddress).
 	sweeperPays common.Address
+	// log, when set, receives the service's logs (discarded otherwise).
+	log *slog.Logger
 }
 
 // setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
@@ -163,6 +165,9 @@ func setupWith(t *testing.T, o options) *env {
 	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
+	if o.log != nil {
+		log = o.log
+	}
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	// Blocks come at once here: a refused broadcast (a replacement waiting for its top-up) is
 	// asked again on the next pass, not seconds later (chaintx tests the pause).
