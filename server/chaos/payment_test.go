@@ -1,13 +1,8 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/cofferhq/coffer/server/internal/gethdev"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestPaymentSentAsTheLoadEndsIsRecorded: what was seen (make chaos, seed 1, on d07a555): the
@@ -34,29 +30,14 @@ func TestPaymentSentAsTheLoadEndsIsRecorded(t *testing.T) {
 	defer end()
 	// Forwards every call to the node; the raw transaction's answer comes only after the load
 	// has ended.
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		req, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, node.URL, bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer res.Body.Close()
-		answer, _ := io.ReadAll(res.Body)
-		if strings.Contains(string(body), "eth_sendRawTransaction") {
+	proxy := testfactory.NewNodeProxy(t, node.URL)
+	proxy.Rewrite(func(call testfactory.NodeCall, answer []byte) []byte {
+		if call.Method == "eth_sendRawTransaction" {
 			end()
 			time.Sleep(200 * time.Millisecond)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(answer)
-	}))
-	t.Cleanup(proxy.Close)
+		return answer
+	})
 	client, err := ethclient.Dial(proxy.URL)
 	if err != nil {
 		t.Fatal(err)

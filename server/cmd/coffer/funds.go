@@ -147,8 +147,8 @@ func runReconcile(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	unread := make([]error, len(rep.Unread))
-	for i, e := range rep.Unread {
-		unread[i] = e
+	for i, u := range rep.Unread {
+		unread[i] = u.Err
 	}
 	if rep.Short() {
 		return errors.Join(append([]error{errors.New("the books are not covered on every line: on-chain holdings are short of what operators hold")},

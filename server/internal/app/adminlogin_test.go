@@ -28,6 +28,28 @@ type loginAnswer struct {
 	retryAfter string
 }
 
+// answer is what the tests read of a JSON answer: the REST error envelope's data.code, a
+// Connect error's code, /admin/login's token.
+type answer struct {
+	Code  string `json:"code"`
+	Token string `json:"token"`
+	Data  struct {
+		Code string `json:"code"`
+	} `json:"data"`
+}
+
+// readAnswer reads res's body, closes it and decodes it; the raw body is for messages.
+func readAnswer(t testing.TB, res *http.Response) (answer, []byte) {
+	t.Helper()
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var out answer
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%d, not JSON: %.200q", res.StatusCode, b)
+	}
+	return out, b
+}
+
 // restLogin posts /admin/login with X-Forwarded-For set to client (when not empty).
 func restLogin(t *testing.T, env *apptest.Env, email, password, client string) loginAnswer {
 	t.Helper()
@@ -45,17 +67,7 @@ func restLogin(t *testing.T, env *apptest.Env, email, password, client string) l
 		t.Error(err)
 		return loginAnswer{}
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	var out struct {
-		Token string `json:"token"`
-		Data  struct {
-			Code string `json:"code"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
+	out, _ := readAnswer(t, res)
 	return loginAnswer{status: res.StatusCode, code: out.Data.Code, token: out.Token, retryAfter: res.Header.Get("Retry-After")}
 }
 

@@ -347,14 +347,8 @@ func TestRotatedKeyEndsOpenStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := c.SubscribeEvents(sctx, &cofferv1.SubscribeEventsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := subscribeFrom(sctx, t, c, first, "stream before the rotation")
 	defer stream.Close()
-	if !stream.Receive() || stream.Msg().GetEvent().GetEventId() != first {
-		t.Fatalf("stream before the rotation: %v, err %v; want event %s", stream.Msg(), stream.Err(), first)
-	}
 	newKey, _, err := env.Services.Operators.RotateKey(t.Context(), op.ID, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -380,14 +374,21 @@ func TestRotatedKeyEndsOpenStream(t *testing.T) {
 	// The new key is served, from the start of the feed.
 	nctx, ncancel := context.WithTimeout(withBearer(t.Context(), newKey), 10*time.Second)
 	defer ncancel()
-	fresh, err := c.SubscribeEvents(nctx, &cofferv1.SubscribeEventsRequest{})
+	subscribeFrom(nctx, t, c, first, "stream of the new key").Close()
+}
+
+// subscribeFrom opens a SubscribeEvents stream and checks that its first event is first.
+func subscribeFrom(ctx context.Context, t *testing.T, c cofferv1connect.EventServiceClient, first, what string,
+) *connect.ServerStreamForClient[cofferv1.SubscribeEventsResponse] {
+	t.Helper()
+	stream, err := c.SubscribeEvents(ctx, &cofferv1.SubscribeEventsRequest{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", what, err)
 	}
-	defer fresh.Close()
-	if !fresh.Receive() || fresh.Msg().GetEvent().GetEventId() != first {
-		t.Fatalf("stream of the new key: %v, err %v; want event %s", fresh.Msg(), fresh.Err(), first)
+	if !stream.Receive() || stream.Msg().GetEvent().GetEventId() != first {
+		t.Fatalf("%s: %v, err %v; want event %s", what, stream.Msg(), stream.Err(), first)
 	}
+	return stream
 }
 
 // TestEventStreamsPerFeed: one key holds at most rpc.FollowPerFeed SubscribeEvents streams

@@ -201,6 +201,12 @@ func TestTenantIsolation(t *testing.T) {
 	})
 }
 
+// errOf is a unary Connect call's error alone.
+func errOf[Req, Res any](ctx context.Context, call func(context.Context, *Req) (*Res, error), req *Req) error {
+	_, err := call(ctx, req)
+	return err
+}
+
 // TestOperatorAdminIsolation: an operator-bound admin (a panel login of operator A) neither
 // reads nor changes operator B's records on any AdminService call or on the REST admin paths:
 // B's withdrawal, deposits, webhooks, funds and reorgs are NOT_FOUND (naming B, or by id),
@@ -227,6 +233,18 @@ func TestOperatorAdminIsolation(t *testing.T) {
 		return s
 	}
 
+	// listsNaming runs the admin lists that take an operator filter, naming id, and returns
+	// each one's error.
+	listsNaming := func(id string) map[string]error {
+		return map[string]error{
+			"ListWithdrawals":   errOf(as(), admins.ListWithdrawals, &cofferv1.ListWithdrawalsRequest{OperatorId: id}),
+			"ListDeposits":      errOf(as(), admins.ListDeposits, &cofferv1.ListDepositsRequest{OperatorId: id}),
+			"ListDeadLetters":   errOf(as(), admins.ListDeadLetters, &cofferv1.ListDeadLettersRequest{OperatorId: id}),
+			"ListOperatorFunds": errOf(as(), admins.ListOperatorFunds, &cofferv1.ListOperatorFundsRequest{OperatorId: id}),
+			"ListDepositReorgs": errOf(as(), admins.ListDepositReorgs, &cofferv1.ListDepositReorgsRequest{OperatorId: id}),
+		}
+	}
+
 	calls := []struct {
 		name string
 		call func() error
@@ -245,33 +263,16 @@ func TestOperatorAdminIsolation(t *testing.T) {
 				Decision: cofferv1.Decision_DECISION_REJECT, AdminNote: "not mine"})
 			return err
 		}},
-		{"ListWithdrawals naming B", func() error {
-			_, err := admins.ListWithdrawals(as(), &cofferv1.ListWithdrawalsRequest{OperatorId: b.ID})
-			return err
-		}},
-		{"ListDeposits naming B", func() error {
-			_, err := admins.ListDeposits(as(), &cofferv1.ListDepositsRequest{OperatorId: b.ID})
-			return err
-		}},
-		{"ListDeadLetters naming B", func() error {
-			_, err := admins.ListDeadLetters(as(), &cofferv1.ListDeadLettersRequest{OperatorId: b.ID})
-			return err
-		}},
 		{"RedeliverWebhook of B's", func() error {
 			_, err := admins.RedeliverWebhook(as(), &cofferv1.RedeliverWebhookRequest{EventId: eventB})
-			return err
-		}},
-		{"ListOperatorFunds naming B", func() error {
-			_, err := admins.ListOperatorFunds(as(), &cofferv1.ListOperatorFundsRequest{OperatorId: b.ID})
-			return err
-		}},
-		{"ListDepositReorgs naming B", func() error {
-			_, err := admins.ListDepositReorgs(as(), &cofferv1.ListDepositReorgsRequest{OperatorId: b.ID})
 			return err
 		}},
 	}
 	for _, c := range calls {
 		wantConnectError(t, "A's admin: "+c.name, c.call(), connect.CodeNotFound, "NOT_FOUND")
+	}
+	for name, err := range listsNaming(b.ID) {
+		wantConnectError(t, "A's admin: "+name+" naming B", err, connect.CodeNotFound, "NOT_FOUND")
 	}
 	status, data := restOutcome(t, env, "PATCH", "/admin/withdrawals/"+idB+"/status", adminA, `{"status":"PROCESSING","adminNote":"not mine"}`)
 	if status != http.StatusNotFound || data["code"] != "NOT_FOUND" {
@@ -298,29 +299,8 @@ func TestOperatorAdminIsolation(t *testing.T) {
 		t.Errorf("A's admin lists deposits %v %v, want none of B's", deps, err)
 	}
 	// The same lists naming the sub-operator answer (NOT_FOUND above is the scope, not the call).
-	for name, call := range map[string]func() error{
-		"ListWithdrawals": func() error {
-			_, err := admins.ListWithdrawals(as(), &cofferv1.ListWithdrawalsRequest{OperatorId: sub.ID})
-			return err
-		},
-		"ListDeposits": func() error {
-			_, err := admins.ListDeposits(as(), &cofferv1.ListDepositsRequest{OperatorId: sub.ID})
-			return err
-		},
-		"ListDeadLetters": func() error {
-			_, err := admins.ListDeadLetters(as(), &cofferv1.ListDeadLettersRequest{OperatorId: sub.ID})
-			return err
-		},
-		"ListOperatorFunds": func() error {
-			_, err := admins.ListOperatorFunds(as(), &cofferv1.ListOperatorFundsRequest{OperatorId: sub.ID})
-			return err
-		},
-		"ListDepositReorgs": func() error {
-			_, err := admins.ListDepositReorgs(as(), &cofferv1.ListDepositReorgsRequest{OperatorId: sub.ID})
-			return err
-		},
-	} {
-		if err := call(); err != nil {
+	for name, err := range listsNaming(sub.ID) {
+		if err != nil {
 			t.Errorf("A's admin: %s naming its sub-operator: %v", name, err)
 		}
 	}

@@ -3,7 +3,6 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/proctest"
 	"github.com/cofferhq/coffer/server/internal/session"
 )
 
@@ -166,24 +166,8 @@ func TestHostileBodies(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.to.name+" "+tc.about, func(t *testing.T) {
 			t.Parallel()
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, tc.to.url, strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", "Bearer "+tc.to.bearer)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			var out struct {
-				Code string `json:"code"`
-				Data struct {
-					Code string `json:"code"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal(b, &out); err != nil {
-				t.Fatalf("%d, not JSON: %.200q", res.StatusCode, b)
-			}
+			res := proctest.Request(t, http.MethodPost, tc.to.url, tc.to.bearer, tc.body)
+			out, b := readAnswer(t, res)
 			code := out.Data.Code
 			if tc.to.connect {
 				code = out.Code

@@ -290,11 +290,25 @@ func TestDecisionsRaceOverTheWire(t *testing.T) { //nolint:tparallel // its subt
 			return "", fmt.Errorf("%s %s: HTTP %d %s %v", method, path, c.status, c.message, c.data)
 		}
 	}
-	refused := func(err error) (string, error) {
+	// answered is a Connect call's answer as the status it left, or "" when it was refused as the
+	// table refuses (FAILED_PRECONDITION).
+	answered := func(status cofferv1.WithdrawalStatus, err error) (string, error) {
+		if err == nil {
+			return strings.TrimPrefix(status.String(), "WITHDRAWAL_STATUS_"), nil
+		}
 		if code, reason := connectErrorInfo(err); code == connect.CodeFailedPrecondition && reason == "FAILED_PRECONDITION" {
 			return "", nil
 		}
 		return "", err
+	}
+
+	// decide is the operator's decision on withdrawal id over Connect.
+	decide := func(id string, d cofferv1.Decision) func() (string, error) {
+		return func() (string, error) {
+			r, err := decisions.DecideWithdrawal(withBearer(context.Background(), keyB), &cofferv1.DecideWithdrawalRequest{
+				WithdrawRequestId: id, Decision: d})
+			return answered(r.GetWithdrawStatus(), err)
+		}
 	}
 
 	t.Run("mode B", func(t *testing.T) {
@@ -304,33 +318,16 @@ func TestDecisionsRaceOverTheWire(t *testing.T) { //nolint:tparallel // its subt
 			for range 4 {
 				calls = append(calls,
 					rest("POST", "/withdraw/"+id+"/decision", keyB, `{"decision":"APPROVE"}`, "withdrawStatus"),
-					func() (string, error) {
-						r, err := decisions.DecideWithdrawal(withBearer(context.Background(), keyB), &cofferv1.DecideWithdrawalRequest{
-							WithdrawRequestId: id, Decision: cofferv1.Decision_DECISION_APPROVE})
-						if err != nil {
-							return refused(err)
-						}
-						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
-					})
+					decide(id, cofferv1.Decision_DECISION_APPROVE))
 			}
 			for range 2 {
 				calls = append(calls,
 					rest("POST", "/withdraw/"+id+"/decision", keyB, `{"decision":"REJECT","reason":"race"}`, "withdrawStatus"),
-					func() (string, error) {
-						r, err := decisions.DecideWithdrawal(withBearer(context.Background(), keyB), &cofferv1.DecideWithdrawalRequest{
-							WithdrawRequestId: id, Decision: cofferv1.Decision_DECISION_REJECT})
-						if err != nil {
-							return refused(err)
-						}
-						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
-					},
+					decide(id, cofferv1.Decision_DECISION_REJECT),
 					func() (string, error) {
 						r, err := admins.OverrideDecision(withBearer(context.Background(), p.admin), &cofferv1.OverrideDecisionRequest{
 							WithdrawRequestId: id, Decision: cofferv1.Decision(1 + round%2), AdminNote: "override"})
-						if err != nil {
-							return refused(err)
-						}
-						return strings.TrimPrefix(r.WithdrawStatus.String(), "WITHDRAWAL_STATUS_"), nil
+						return answered(r.GetWithdrawStatus(), err)
 					})
 			}
 			calls = append(calls, func() (string, error) {
@@ -367,10 +364,7 @@ func TestDecisionsRaceOverTheWire(t *testing.T) { //nolint:tparallel // its subt
 					func() (string, error) {
 						r, err := admins.UpdateWithdrawalStatus(withBearer(context.Background(), p.admin), &cofferv1.UpdateWithdrawalStatusRequest{
 							WithdrawRequestId: id, Status: cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_COMPLETED})
-						if err != nil {
-							return refused(err)
-						}
-						return strings.TrimPrefix(r.Withdrawal.Status.String(), "WITHDRAWAL_STATUS_"), nil
+						return answered(r.GetWithdrawal().GetStatus(), err)
 					})
 			}
 			for range 3 {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cofferhq/coffer/server/internal/admin"
@@ -20,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/operator"
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -29,15 +29,8 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 func TestEverySealedColumnIsRotated(t *testing.T) {
 	t.Parallel()
 	pool := testdb.New(t)
-	rows, err := pool.Query(context.Background(), `SELECT table_name || '.' || column_name FROM information_schema.columns
+	inSchema := testfactory.Column[string](context.Background(), t, pool, `SELECT table_name || '.' || column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND data_type = 'bytea' AND column_name LIKE '%sealed' ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inSchema, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
 	var listed []string
 	for _, c := range sealedColumns() {
 		listed = append(listed, c.String())

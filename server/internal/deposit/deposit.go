@@ -65,6 +65,10 @@ type Config struct {
 	// deposit there. The same pass queues again the settle job of a deposit waiting for its
 	// sweep whose job River discarded.
 	ParkedRecheck time.Duration
+	// GasWaitAlert is how long a sweep (or a prefunding) may wait for its gas top-up before
+	// each step that still finds it waiting logs an ERROR and counts it
+	// (coffer_gas_topup_overdue_total): 15 minutes, many blocks on any chain.
+	GasWaitAlert time.Duration
 }
 
 func (c *Config) defaults() {
@@ -85,6 +89,9 @@ func (c *Config) defaults() {
 	}
 	if c.ParkedRecheck <= 0 {
 		c.ParkedRecheck = time.Minute
+	}
+	if c.GasWaitAlert <= 0 {
+		c.GasWaitAlert = 15 * time.Minute
 	}
 }
 

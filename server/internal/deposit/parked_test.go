@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/jackc/pgx/v5"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/rates"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // What was seen: a native deposit above its asset's minimum, confirmed while gas was dear (its
@@ -31,15 +32,8 @@ func TestParkedDepositIsSweptWhenItBecomesSweepable(t *testing.T) {
 	// fee cap (2 × base fee + a 30 gwei tip, the tip the blocks paid).
 	dep := e.send(u, 0, addr, milliETH(1), nil, 40)
 	e.mine(dep)
-	for range confirmations + 1 { // the base fee falls 12.5% a block: still over 20 gwei
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
-	id := e.findDeposit(dep.Hash())
-	if got := e.deposit(id); got.Status != "BELOW_MINIMUM" {
-		t.Fatalf("the deposit is %s while gas is dear, want BELOW_MINIMUM (the test needs it parked)", got.Status)
-	}
+	// The base fee falls 12.5% a block while it confirms: still over 20 gwei.
+	id := e.parked(dep)
 	e.settleQueued() // the jobs the confirmation queued; parked, the deposit is done for now
 	// Empty blocks: the base fee falls back to a fraction of a gwei; the address now holds far
 	// more than its sweep's gas.
@@ -71,19 +65,27 @@ func (e *env) creditedByRecheck(id int64, when string, eth0, usdt0 *big.Int) {
 	e.reconciled()
 }
 
+// parked confirms the mined tx's deposit (scanning and settling each block) and returns its id;
+// the test needs it parked: BELOW_MINIMUM.
+func (e *env) parked(tx *types.Transaction) int64 {
+	e.t.Helper()
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	id := e.findDeposit(tx.Hash())
+	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" {
+		e.t.Fatalf("the deposit is %s, want BELOW_MINIMUM (the test needs it parked)", d.Status)
+	}
+	return id
+}
+
 // queuedSettles are the deposits whose settle job waits to run.
 func (e *env) queuedSettles() []int64 {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT (args->>'depositId')::bigint FROM river_job
+	return testfactory.Column[int64](e.ctx, e.t, e.pool, `SELECT (args->>'depositId')::bigint FROM river_job
 		WHERE kind = 'deposit.settle' AND state IN ('available', 'scheduled') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ids
 }
 
 // settleQueued works the queued settle jobs once, as a worker would, and completes them.
@@ -149,15 +151,7 @@ func TestParkedDustStaysParkedDuringARateOutage(t *testing.T) {
 	addr, _, _, u := e.sweepStart()
 	dust := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 500_000), 2) // 0.50 USDT: below the $1 minimum
 	e.mine(dust)
-	for range confirmations + 1 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
-	id := e.findDeposit(dust.Hash())
-	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" {
-		t.Fatalf("the dust is %s, want BELOW_MINIMUM", d.Status)
-	}
+	id := e.parked(dust)
 	e.settleQueued()
 	// The USDT feed goes stale: no price, so no USD minimum.
 	skew.Store(int64(2 * time.Hour))

@@ -100,6 +100,8 @@ type options struct {
 	// sweeperPays, when set, is where the deployed Sweeper pays instead of the bankroll (a
 	// misconfigured sweeperAddress).
 	sweeperPays common.Address
+	// log, when set, receives the service's logs (discarded otherwise).
+	log *slog.Logger
 }
 
 // setup starts a dev chain, a database and the pipeline; opts adjust the chain's network.
@@ -163,6 +165,9 @@ func setupWith(t *testing.T, o options) *env {
 	registry, client := testfactory.Dial(t, n)
 	clients := map[int64]*chain.Client{n.ChainID: client}
 	log := slog.New(slog.DiscardHandler)
+	if o.log != nil {
+		log = o.log
+	}
 	engine := chaintx.New(pool, clients, deposit.KeyRing{Keys: keys, Pool: pool}, log)
 	// Blocks come at once here: a refused broadcast (a replacement waiting for its top-up) is
 	// asked again on the next pass, not seconds later (chaintx tests the pause).
@@ -197,15 +202,16 @@ func (e *env) scan() {
 	}
 }
 
+// unsettled lists the deposits not yet settled (CONFIRMING or SWEEPING), oldest first.
+func (e *env) unsettled() []int64 {
+	e.t.Helper()
+	return testfactory.Column[int64](e.ctx, e.t, e.pool, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
+}
+
 // settleAll advances every deposit not yet settled.
 func (e *env) settleAll() {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	for _, id := range ids {
+	for _, id := range e.unsettled() {
 		if _, err := e.svc.Settle(e.ctx, id); err != nil {
 			e.t.Fatalf("settle %d: %v", id, err)
 		}
@@ -237,8 +243,13 @@ func (e *env) deposit(id int64) domain.Deposit {
 
 func (e *env) depositsWhere(status string) []domain.Deposit {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return e.depositsIn(`SELECT id FROM deposits WHERE status = $1 ORDER BY id`, status)
+}
+
+// depositsIn reads the deposits whose ids query selects, in its order.
+func (e *env) depositsIn(query string, args ...any) []domain.Deposit {
+	e.t.Helper()
+	ids := testfactory.Column[int64](e.ctx, e.t, e.pool, query, args...)
 	out := make([]domain.Deposit, len(ids))
 	for i, id := range ids {
 		out[i] = e.deposit(id)

@@ -308,7 +308,8 @@ func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reop
 // before its credit, also needs its sweep's mined transactions mined again, successfully and
 // confirmed, on this chain (the sweep is credited from them). A sweep transaction that left
 // the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
-// once); one that now reverts is left to an engineer.
+// once), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
+// may have left the chain with it); one that now reverts is left to an engineer.
 func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
 	q := store.New(s.pool)
 	list, err := q.ReincludedReorgs(ctx, chainID, upTo)
@@ -334,6 +335,7 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 			return nil, err
 		}
 		all := true
+		sent := map[int64]bool{}
 		for _, t := range txs {
 			if r.PriorStatus == domain.DepositSweeping && (t.State == domain.ChainTxPending || t.State == domain.ChainTxCancelled) {
 				// Never mined: the sweep, resumed on resolution, sends (and funds) it, or, its
@@ -347,8 +349,16 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 				return nil, err
 			}
 			all = all && ok
+			sent[t.ID] = true
 		}
 		ready[r.ID] = all
+		if !all {
+			if err := s.fundSweptAgain(ctx, c, d, sent); err != nil {
+				// The scan goes on: the next pass tries again.
+				s.log.ErrorContext(ctx, "a reorged deposit's sweep, sent again, cannot get its gas", "deposit", d.ID, "sweep", d.SweepID,
+					"chain", chainID, "address", d.Address, "error", err)
+			}
+		}
 	}
 	return ready, nil
 }
@@ -559,7 +569,9 @@ type Resolution struct {
 
 // ResolveReorg applies an engineer's resolution to a deposit's open reorg. Bad input, an
 // unknown deposit, one that was never reorged and one already resolved are refused with
-// INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION and CONFLICT, changing nothing.
+// INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION and CONFLICT, changing nothing; so is
+// REINSTATE of a deposit whose transfer is on the chain again while its sweep is not mined
+// again at depth (FAILED_PRECONDITION, SWEEP_NOT_MINED: refuseBeforeSweptAgain).
 func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, error) {
 	resolution := domain.ReorgResolution(strings.ReplaceAll(strings.ToUpper(strings.TrimSpace(in.Resolution)), "-", "_"))
 	note := strings.TrimSpace(in.Note)
@@ -598,6 +610,11 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 		} else if err != nil {
 			return err
 		}
+		if resolution == domain.ReorgReinstate {
+			if err := s.refuseBeforeSweptAgain(ctx, r, d); err != nil {
+				return err
+			}
+		}
 		out, err = s.applyResolution(ctx, tx, r, d, resolution, in.Actor, note)
 		return err
 	})
@@ -617,6 +634,79 @@ func (s *Service) ResolveReorg(ctx context.Context, in Resolution) (Reorged, err
 		return Reorged{}, err
 	}
 	return list[0], nil
+}
+
+// refuseBeforeSweptAgain refuses (FAILED_PRECONDITION, reason SWEEP_NOT_MINED) to reinstate a
+// reorged deposit whose transfer is on the chain again (its money back at the deposit address)
+// while the sweep that had moved that money is not mined again, successfully, at the
+// confirmation depth. Credited then, the operator could pay out money the bankroll does not
+// hold (the books short until the sweep is mined, for good if it never is). The scanner sends
+// the sweep again meanwhile (readyToReinstate). A deposit whose transfer is not on the chain
+// is the engineer's call, as before: its money is not at the address either way. It reads the
+// chain inside the caller's transaction, so nothing moves the incident meanwhile.
+func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d domain.Deposit) error {
+	if r.ReincludedHash == "" || d.SweepID == 0 ||
+		(r.PriorStatus != domain.DepositCredited && r.PriorStatus != domain.DepositSweeping) {
+		return nil
+	}
+	unavailable := func(err error) error {
+		e := fault.New(fault.Unavailable, "chain %d: cannot check deposit %d's sweep: try again shortly", d.ChainID, d.ID)
+		e.Cause = err
+		return e
+	}
+	n, c, err := s.chains.Lookup(d.ChainID)
+	if err != nil {
+		return unavailable(err)
+	}
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return unavailable(err)
+	}
+	upTo, _, err := s.confirmedTip(ctx, n, c, head, head)
+	if err != nil {
+		return unavailable(err)
+	}
+	txs, err := s.sweepTxs(ctx, d.SweepID)
+	if err != nil {
+		return err
+	}
+	for _, t := range txs {
+		if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {
+			continue // never mined: the sweep, resumed on REINSTATE, sends it (as readyToReinstate)
+		}
+		back, err := s.minedAtDepth(ctx, c, d, t, upTo)
+		if err != nil {
+			return unavailable(err)
+		}
+		if !back {
+			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
+				"at %s, but its sweep %d (%s transaction %d, %s) is not mined again at the confirmation depth: REINSTATE once it is "+
+				"(the service sends it again), or WRITE_OFF", d.ID, d.Address, d.SweepID, t.Purpose, t.ID, t.State)
+		}
+	}
+	return nil
+}
+
+// minedAtDepth reports, reading the chain and changing nothing, whether a reorged deposit's
+// sweep transaction is mined, successfully, in a block up to upTo on the chain as it is now
+// (and, a batch, swept the deposit's address).
+func (s *Service) minedAtDepth(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
+	if t.State != domain.ChainTxMined {
+		return false, nil
+	}
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if errors.Is(err, ethereum.NotFound) {
+		return false, nil // left the chain (or not indexed yet): no proof it is there
+	} else if err != nil {
+		return false, err
+	}
+	if r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() > upTo {
+		return false, nil
+	}
+	if t.Purpose == PurposeSweepBatch {
+		return s.batchSweptAgain(ctx, c, d, t)
+	}
+	return true, nil
 }
 
 // ListReorgs pages through reorged deposits within a scope, newest first, optionally of one

@@ -1,13 +1,8 @@
 package deposit_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -27,35 +22,20 @@ import (
 func movedReceipts(t *testing.T, on *atomic.Bool) func(*chain.Network) {
 	t.Helper()
 	return func(n *chain.Network) {
-		node := n.RPCURLs[0]
-		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, node, bytes.NewReader(body))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
+		proxy := testfactory.NewNodeProxy(t, n.RPCURLs[0])
+		proxy.Rewrite(func(call testfactory.NodeCall, answer []byte) []byte {
+			if !on.Load() || call.Method != "eth_getTransactionReceipt" {
+				return answer
 			}
-			req.Header.Set("Content-Type", "application/json")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer res.Body.Close()
-			answer, _ := io.ReadAll(res.Body)
-			if on.Load() && strings.Contains(string(body), "eth_getTransactionReceipt") {
-				var msg map[string]any
-				if json.Unmarshal(answer, &msg) == nil {
-					if receipt, ok := msg["result"].(map[string]any); ok {
-						receipt["blockHash"] = "0x00000000000000000000000000000000000000000000000000000000000dead1"
-						answer, _ = json.Marshal(msg)
-					}
+			var msg map[string]any
+			if json.Unmarshal(answer, &msg) == nil {
+				if receipt, ok := msg["result"].(map[string]any); ok {
+					receipt["blockHash"] = "0x00000000000000000000000000000000000000000000000000000000000dead1"
+					answer, _ = json.Marshal(msg)
 				}
 			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(answer)
-		}))
-		t.Cleanup(proxy.Close)
+			return answer
+		})
 		n.RPCURLs = []string{proxy.URL}
 	}
 }

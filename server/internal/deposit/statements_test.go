@@ -14,12 +14,17 @@ import (
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
-// seeder returns seed, which stores a deposit of the operator in a status on a chain of its own
-// (the bulk statements work per chain), in block 10 (hash 0xb10), at logIndex.
-func seeder(ctx context.Context, t *testing.T, q *store.Queries, operatorID string, logIndex int64) func(domain.DepositStatus) domain.Deposit {
+// seeder makes a database of its own with an operator, and returns its queries and seed, which
+// stores a deposit of the operator in a status on a chain of its own (the bulk statements work
+// per chain), in block 10 (hash 0xb10), at logIndex.
+func seeder(t *testing.T, logIndex int64) (*store.Queries, func(domain.DepositStatus) domain.Deposit) {
 	t.Helper()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	q := store.New(pool)
+	operatorID := testfactory.Operator(ctx, t, pool, nil).ID
 	chainID := int64(9000)
-	return func(status domain.DepositStatus) domain.Deposit {
+	return q, func(status domain.DepositStatus) domain.Deposit {
 		t.Helper()
 		chainID++
 		tx := fmt.Sprintf("0x%064x", chainID)
@@ -40,10 +45,7 @@ func seeder(ctx context.Context, t *testing.T, q *store.Queries, operatorID stri
 func TestStatementsFollowTheTable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
-	op := testfactory.Operator(ctx, t, pool, nil)
-	seed := seeder(ctx, t, q, op.ID, -1)
+	q, seed := seeder(t, -1)
 	statements := []struct {
 		name  string
 		event deposit.Event
@@ -124,10 +126,7 @@ func TestStatementsFollowTheTable(t *testing.T) {
 func TestLockDepositsOffChainFollowsTheTable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testdb.New(t)
-	q := store.New(pool)
-	op := testfactory.Operator(ctx, t, pool, nil)
-	seed := seeder(ctx, t, q, op.ID, 2)
+	q, seed := seeder(t, 2)
 	at := func(d domain.Deposit, number uint64, hash string) domain.Deposit {
 		d.BlockNumber, d.BlockHash = number, hash
 		return d

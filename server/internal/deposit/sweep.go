@@ -597,8 +597,9 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 }
 
 // fund makes sure address holds need plus every native deposit at it outside sweep except (0:
-// none): it waits for a top-up on its way, and otherwise asks the gas tank for the shortfall
-// plus margin. ready is true when the address holds enough now. pendingNonces are those of the
+// none): it waits for a top-up on its way (logged at ERROR once that takes longer than
+// Config.GasWaitAlert) or, one that left the chain in a reorg, sends it again (lostTopUps),
+// and otherwise asks the gas tank for the shortfall plus margin. ready is true when the address holds enough now. pendingNonces are those of the
 // address's own transactions still pending as far as the caller saw: the balance is read at
 // one block with the address's nonce, and when one of them was mined by then (after the
 // caller looked for its receipt) nothing is sent: the balance no longer holds what it moved,
@@ -613,11 +614,14 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	for _, id := range topups {
 		t, err := s.engine.Advance(ctx, id)
 		if errors.Is(err, chaintx.ErrInsufficientFunds) {
-			return false, nil // an empty gas tank: offered again (chaintx.Engine.RefusedRetry), a wait
+			// An empty gas tank: offered again (chaintx.Engine.RefusedRetry), a wait.
+			s.waitingForGas(ctx, n, address, except, refPrefix, t)
+			return false, nil
 		} else if err != nil {
 			return false, err
 		}
 		if t.State == domain.ChainTxPending {
+			s.waitingForGas(ctx, n, address, except, refPrefix, t)
 			return false, nil
 		}
 	}
@@ -645,6 +649,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	}
 	if bal.Cmp(total) >= 0 {
 		return true, nil
+	}
+	if wait, err := s.lostTopUps(ctx, n, c, address); err != nil || wait {
+		return false, err
 	}
 	sent, err := q.CountChainTxs(ctx, PurposeGas, refPrefix+"#")
 	if err != nil {

@@ -111,13 +111,7 @@ func (e *env) checkCredited(ds []domain.Deposit, bankrollETH, bankrollUSDT *big.
 
 func (e *env) all() []domain.Deposit {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT id FROM deposits ORDER BY id`)
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
-	out := make([]domain.Deposit, len(ids))
-	for i, id := range ids {
-		out[i] = e.deposit(id)
-	}
-	return out
+	return e.depositsIn(`SELECT id FROM deposits ORDER BY id`)
 }
 
 func units(n int64) *big.Int { return big.NewInt(n) }
@@ -389,16 +383,7 @@ func TestDepositAttributionSurvivesALaterHandout(t *testing.T) {
 	a := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(payOnly, 2_000_000), 2)
 	b := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(payTwo, 3_000_000), 2)
 	e.mine(a, b)
-	r, err := e.client.Receipt(e.ctx, a.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := e.client.Header(e.ctx, r.BlockNumber)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Past the slack for clocks: a handout now is clearly after the payment.
-	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(store.HandoutSlack + time.Second)))
+	e.waitPastSlack(a) // a handout now is clearly after the payment
 	e.addressFor(only, "USDT")
 	e.addressFor(first, "USDT")
 	e.scan()
@@ -414,6 +399,12 @@ func TestDepositAttributionSurvivesALaterHandout(t *testing.T) {
 // block's time plus the slack allowed for clocks.
 func (e *env) waitPastSlack(tx *types.Transaction) {
 	e.t.Helper()
+	time.Sleep(time.Until(e.blockTime(tx).Add(store.HandoutSlack + time.Second)))
+}
+
+// blockTime is the time of the block that mined tx.
+func (e *env) blockTime(tx *types.Transaction) time.Time {
+	e.t.Helper()
 	r, err := e.client.Receipt(e.ctx, tx.Hash())
 	if err != nil {
 		e.t.Fatal(err)
@@ -422,7 +413,7 @@ func (e *env) waitPastSlack(tx *types.Transaction) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(store.HandoutSlack + time.Second)))
+	return time.Unix(int64(h.Time), 0)
 }
 
 // Attribution keeps every handout, not only a session's first and latest: a user shows the
@@ -460,15 +451,7 @@ func TestCancelledSessionAttribution(t *testing.T) {
 	u := e.newUser()
 	before := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 2_000_000), 2)
 	e.mine(before)
-	r, err := e.client.Receipt(e.ctx, before.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := e.client.Header(e.ctx, r.BlockNumber)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Until(time.Unix(int64(h.Time), 0).Add(time.Second))) // the cancel comes after the payment's block
+	time.Sleep(time.Until(e.blockTime(before).Add(time.Second))) // the cancel comes after the payment's block
 	if status, err := e.sessions.Cancel(e.ctx, sess.ID); err != nil || status != domain.SessionCancelled {
 		t.Fatalf("cancel: %s %v", status, err)
 	}
@@ -557,15 +540,22 @@ func TestUnknownFiatEndsInADepositWithNullLocalValues(t *testing.T) {
 	}
 }
 
+// treasury is the operator's treasury address.
+func (e *env) treasury() common.Address {
+	e.t.Helper()
+	a, err := e.svc.Treasury(e.ctx, e.op.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
 // A payment to an operator's treasury address funds its payouts: swept like a deposit,
 // credited to its funds with no deposit fee, and no DEPOSIT webhook.
 func TestTreasuryPaymentsFundTheOperator(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 150)
-	treasury, err := e.svc.Treasury(e.ctx, e.op.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	treasury := e.treasury()
 	if again, _ := e.svc.Treasury(e.ctx, e.op.ID); again != treasury {
 		t.Fatal("one treasury address per operator")
 	}
@@ -737,11 +727,7 @@ func (e *env) baseFee() *big.Int {
 // settleConcurrently settles every unsettled deposit with n workers at once.
 func (e *env) settleConcurrently(n int) {
 	e.t.Helper()
-	rows, err := e.pool.Query(e.ctx, `SELECT id FROM deposits WHERE status IN ('CONFIRMING', 'SWEEPING') ORDER BY id`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ids, _ := pgx.CollectRows(rows, pgx.RowTo[int64])
+	ids := e.unsettled()
 	work := make(chan int64)
 	var wg sync.WaitGroup
 	for range n {

@@ -5,10 +5,30 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
+
+// twoDepositsInOneSweep pays 1 ETH to addr from a new user, then 2 ETH from second in the
+// next block, and waits until one sweep has credited both. parent is the first's block: a
+// fork there keeps the first transfer and takes the second's and the sweep away.
+func (e *env) twoDepositsInOneSweep(addr common.Address, second user) (d1, d2 domain.Deposit, parent *types.Header) {
+	e.t.Helper()
+	kept := e.send(e.newUser(), 0, addr, testfactory.Ether(1), nil, 2)
+	e.mine(kept)
+	parent = e.latestHeader()
+	other := e.send(second, 0, addr, testfactory.Ether(2), nil, 2)
+	e.mine(other)
+	e.confirm()
+	e.run(func() bool { return len(e.hooks.all()) == 2 })
+	d1, d2 = e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(other.Hash()))
+	if d1.SweepID == 0 || d1.SweepID != d2.SweepID {
+		e.t.Fatalf("the test needs both deposits in one sweep: %d and %d", d1.SweepID, d2.SweepID)
+	}
+	return d1, d2, parent
+}
 
 // What was seen: two native deposits at one address, the second a block later, were swept
 // together and credited; a reorg deeper than the confirmation depth then took away the second
@@ -25,19 +45,8 @@ func TestRollbackThatTakesASweepAwayReorgsItsDeposits(t *testing.T) {
 	t.Run("the sweep cannot come back", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t, 0)
-		addr := e.address("ivy")
-		stays, goes := e.newUser(), e.newUser()
-		kept := e.send(stays, 0, addr, testfactory.Ether(1), nil, 2)
-		e.mine(kept)
-		parent := e.latestHeader() // the kept deposit's block: the chains share it
-		lost := e.send(goes, 0, addr, testfactory.Ether(2), nil, 2)
-		e.mine(lost)
-		e.confirm()
-		e.run(func() bool { return len(e.hooks.all()) == 2 })
-		d1, d2 := e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(lost.Hash()))
-		if d1.SweepID == 0 || d1.SweepID != d2.SweepID {
-			t.Fatalf("the test needs both deposits in one sweep: %d and %d", d1.SweepID, d2.SweepID)
-		}
+		goes := e.newUser()
+		d1, d2, parent := e.twoDepositsInOneSweep(e.address("ivy"), goes)
 		if err := e.dev.Fork(parent.Hash()); err != nil {
 			t.Fatal(err)
 		}
@@ -75,19 +84,7 @@ func TestRollbackThatTakesASweepAwayReorgsItsDeposits(t *testing.T) {
 	t.Run("the sweep is mined again", func(t *testing.T) {
 		t.Parallel()
 		e := setup(t, 0)
-		addr := e.address("jo")
-		stays, returns := e.newUser(), e.newUser()
-		kept := e.send(stays, 0, addr, testfactory.Ether(1), nil, 2)
-		e.mine(kept)
-		parent := e.latestHeader()
-		back := e.send(returns, 0, addr, testfactory.Ether(2), nil, 2)
-		e.mine(back)
-		e.confirm()
-		e.run(func() bool { return len(e.hooks.all()) == 2 })
-		d1, d2 := e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(back.Hash()))
-		if d1.SweepID == 0 || d1.SweepID != d2.SweepID {
-			t.Fatalf("the test needs both deposits in one sweep: %d and %d", d1.SweepID, d2.SweepID)
-		}
+		d1, d2, parent := e.twoDepositsInOneSweep(e.address("jo"), e.newUser())
 		if err := e.dev.Fork(parent.Hash()); err != nil {
 			t.Fatal(err)
 		}

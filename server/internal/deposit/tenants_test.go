@@ -120,10 +120,7 @@ func TestSameBlockDepositsOfSeveralOperatorsCreditTheirOwn(t *testing.T) {
 func TestTreasuryOnABatchedChain(t *testing.T) {
 	t.Parallel()
 	e := setupBatched(t, 150)
-	treasury, err := e.svc.Treasury(e.ctx, e.op.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	treasury := e.treasury()
 	usdt0 := e.tokenBalance(e.bankroll)
 	u := e.newUser()
 	e.mine(e.send(u, 0, e.usdt.Address, nil, erc20Transfer(treasury, 30_000_000), 2), e.send(u, 1, treasury, milliETH(100), nil, 2))

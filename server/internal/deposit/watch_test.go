@@ -8,9 +8,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // randomAddress is an address nobody holds a key of.
@@ -34,11 +34,7 @@ func (e *env) assignElsewhere(userID string) common.Address {
 // foundDeposits lists the deposits found, as "address currency", sorted.
 func (e *env) foundDeposits() []string {
 	e.t.Helper()
-	rows, _ := e.pool.Query(e.ctx, `SELECT address || ' ' || currency FROM deposits`)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	out := testfactory.Column[string](e.ctx, e.t, e.pool, `SELECT address || ' ' || currency FROM deposits`)
 	slices.Sort(out)
 	return out
 }

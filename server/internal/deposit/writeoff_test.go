@@ -165,9 +165,10 @@ func TestWrittenOffDepositMinedAgainReopens(t *testing.T) {
 	}{
 		{"reinstated", "ETH", "REINSTATE", "DEPOSIT,REORG,REINSTATE", domain.DepositCredited, true},
 		{"written off again", "ETH", "WRITE_OFF", "DEPOSIT,REORG", domain.DepositReorged, false},
-		// A token deposit's incident opens all the same; its sweep cannot be mined again here
-		// (the gas prefund left the chain too, and nothing sends it again): written off again.
+		// A token deposit's incident opens all the same. Its gas top-up left the chain with it and
+		// was dropped: it is sent again (TestGasTopUpThatLeftTheChainIsSentAgain), then its sweep.
 		{"token written off again", "USDC", "WRITE_OFF", "DEPOSIT,REORG", domain.DepositReorged, false},
+		{"token reinstated", "USDC", "REINSTATE", "DEPOSIT,REORG,REINSTATE", domain.DepositCredited, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -284,4 +285,56 @@ func (e *env) sweepMined(d domain.Deposit) bool {
 	e.t.Helper()
 	_, err := e.client.Receipt(e.ctx, common.HexToHash(e.deposit(d.ID).SweepTxHash))
 	return err == nil
+}
+
+// What was seen: an engineer could REINSTATE a written-off deposit mined again as soon as its
+// new incident opened, before its sweep (which left the chain with it) was mined again: the
+// operator was credited while the money still sat at the deposit address, so the books
+// (funds.Reconciler) were short until the sweep was mined, and for good had it never been.
+// REINSTATE is now refused with FAILED_PRECONDITION (reason SWEEP_NOT_MINED, naming the sweep),
+// changing nothing, until the sweep is mined again at the confirmation depth; then it counts
+// once.
+func TestReinstateWaitsForTheSweepMinedAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	credited, now := e.writtenOffMinedAgain("wo-early", "ETH")
+	e.reopenedIncident(now)
+	reinstate := func() (deposit.Reorged, error) {
+		return e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: now.ID, Resolution: "REINSTATE",
+			Note: "the user's transfer is back", Actor: "service-team:cli:eve"})
+	}
+	refused := func(when string) {
+		t.Helper()
+		_, err := reinstate()
+		if fe := fault.As(err); err == nil || fe.Code != fault.FailedPrecondition || fe.Details["reason"] != "SWEEP_NOT_MINED" ||
+			!strings.Contains(fe.Message, fmt.Sprintf("sweep %d", now.SweepID)) {
+			t.Fatalf("%s: REINSTATE answered %v, want FAILED_PRECONDITION SWEEP_NOT_MINED naming sweep %d", when, err, now.SweepID)
+		}
+		if d := e.deposit(now.ID); d.Status != domain.DepositReorged || e.available("ETH").Sign() != 0 || e.fundKinds(now.ID) != "DEPOSIT,REORG" ||
+			e.reorgActions(now.ID) != "DETECTED/system,WRITE_OFF/service-team:cli:eve,DETECTED/system" {
+			t.Fatalf("%s: the refused REINSTATE changed something: %s, %v ETH, fund entries %s, audit %s", when, d.Status,
+				e.available("ETH"), e.fundKinds(now.ID), e.reorgActions(now.ID))
+		}
+		e.reconciled()
+	}
+	if e.sweepMined(now) {
+		t.Fatal("the test needs the sweep not mined again yet")
+	}
+	refused("before the sweep is sent again")
+	e.run(func() bool { return e.sweepMined(now) })
+	refused("the sweep mined again, not at the confirmation depth")
+	for range confirmations + 1 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	got, err := reinstate()
+	if err != nil || got.Resolution != domain.ReorgReinstate || got.Deposit.Status != domain.DepositCredited {
+		t.Fatalf("REINSTATE once the sweep is at depth: %+v, %v", got.Reorg, err)
+	}
+	if e.available("ETH").Cmp(credited.Amount) != 0 || e.fundKinds(now.ID) != "DEPOSIT,REORG,REINSTATE" || len(e.hooks.all()) != 1 {
+		t.Fatalf("after REINSTATE: %v ETH (want %v), fund entries %s, %d DEPOSIT events", e.available("ETH"), credited.Amount,
+			e.fundKinds(now.ID), len(e.hooks.all()))
+	}
+	e.reconciled()
 }

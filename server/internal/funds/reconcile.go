@@ -75,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 		return nil, err
 	}
 	if len(rep.Unread) > 0 {
-		return nil, rep.Unread[0]
+		return nil, rep.Unread[0].Err
 	}
 	return rep.Lines, nil
 }
@@ -84,9 +84,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, chainID int64) ([]Line, erro
 type Report struct {
 	// Lines are those of every chain that was read, and of unconfigured assets.
 	Lines []Line
-	// Unread are the chains whose holdings could not be read, in chain order: UNAVAILABLE,
-	// naming the chain (and the wallet). Their lines are missing: nothing proves them covered.
-	Unread []*fault.Error
+	// Unread are the chains whose holdings could not be read, in chain order. Their lines are
+	// missing: nothing proves them covered.
+	Unread []Unread
+}
+
+// Unread is a chain a reconciliation could not read.
+type Unread struct {
+	ChainID int64
+	// Err is UNAVAILABLE, naming the chain (and the wallet).
+	Err *fault.Error
 }
 
 // Short reports whether a line that was read is not covered: the books are short whatever
@@ -122,7 +129,7 @@ func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, 
 		}
 		lines, err := r.chainLines(ctx, n, owed)
 		if err != nil {
-			rep.Unread = append(rep.Unread, err)
+			rep.Unread = append(rep.Unread, Unread{ChainID: n.ChainID, Err: err})
 			continue
 		}
 		rep.Lines = append(rep.Lines, lines...)
@@ -226,9 +233,9 @@ func (r *Reconciler) unconfigured(ctx context.Context, totals []store.FundTotal,
 	return out, nil
 }
 
-// ReconcileArgs is the periodic reconciliation: it keeps the coffer_funds_surplus and
-// coffer_deposits_reorged_unresolved metrics current and logs an error for every line whose
-// holdings fall short.
+// ReconcileArgs is the periodic reconciliation: it keeps the coffer_funds_surplus,
+// coffer_reconcile_chain_unread and coffer_deposits_reorged_unresolved metrics current and
+// logs an error for every line whose holdings fall short and every chain it cannot read.
 type ReconcileArgs struct{}
 
 // Kind implements river.JobArgs.
@@ -247,7 +254,10 @@ type ReconcileWorker struct {
 	Log        *slog.Logger
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A chain it cannot read stops nothing: every other chain's
+// lines and gas tank are still published (an alert on one chain's shortfall must not go blind
+// while another chain's node is down), and the unread chain is logged at ERROR and marked
+// (coffer_reconcile_chain_unread 1).
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs]) error {
 	if err := ReportUnresolvedReorgs(ctx, w.Reconciler.Ledger.pool, w.Reconciler.Ledger.chains); err != nil {
 		return err
@@ -255,10 +265,19 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 	if err := CheckThresholds(ctx, w.Reconciler.Ledger, w.Reconciler.Clients, w.Log); err != nil {
 		return err
 	}
-	lines, err := w.Reconciler.Reconcile(ctx, 0)
+	rep, err := w.Reconciler.ReconcileEach(ctx, 0)
 	if err != nil {
 		return err
 	}
+	w.publishLines(ctx, rep.Lines)
+	w.markUnread(ctx, rep.Unread)
+	w.Reconciler.reportGasTanks(ctx, w.Log)
+	return nil
+}
+
+// publishLines sets each line's surplus and wallet balances, and logs an error for every line
+// whose holdings fall short.
+func (w *ReconcileWorker) publishLines(ctx context.Context, lines []Line) {
 	for _, l := range lines {
 		surplus, _ := l.Surplus.Float64()
 		metrics.FundsSurplus.Set(surplus, strconv.FormatInt(l.ChainID, 10), l.Currency)
@@ -275,13 +294,30 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[ReconcileArgs])
 				"currency", l.Currency, "holdings", l.Holdings, "owed", l.Owed, "short", l.Surplus.Neg())
 		}
 	}
-	return w.Reconciler.reportGasTanks(ctx)
 }
 
-// reportGasTanks sets the gas tank's native balance on every chain.
-func (r *Reconciler) reportGasTanks(ctx context.Context) error {
+// markUnread sets coffer_reconcile_chain_unread of every configured chain (1: its holdings
+// could not be read, so its lines are missing and nothing proves them covered) and logs each
+// unread one at ERROR.
+func (w *ReconcileWorker) markUnread(ctx context.Context, unread []Unread) {
+	failed := map[int64]*fault.Error{}
+	for _, u := range unread {
+		failed[u.ChainID] = u.Err
+	}
+	for _, n := range w.Reconciler.Ledger.chains.Networks() {
+		err, isUnread := failed[n.ChainID]
+		metrics.ReconcileChainUnread.Set(map[bool]float64{false: 0, true: 1}[isUnread], strconv.FormatInt(n.ChainID, 10))
+		if isUnread {
+			w.Log.ErrorContext(ctx, "reconciliation: a chain's holdings cannot be read; its lines are not checked (nothing proves "+
+				"operators' funds on it covered) until its node answers", "chain", n.ChainID, "error", err, "cause", err.Cause)
+		}
+	}
+}
+
+// reportGasTanks sets the gas tank's native balance on every chain it can read.
+func (r *Reconciler) reportGasTanks(ctx context.Context, log *slog.Logger) {
 	if r.GasTank == (common.Address{}) {
-		return nil
+		return
 	}
 	for _, n := range r.Ledger.chains.Networks() {
 		c := r.Clients[n.ChainID]
@@ -290,12 +326,12 @@ func (r *Reconciler) reportGasTanks(ctx context.Context) error {
 		}
 		bal, err := c.Balance(ctx, r.GasTank)
 		if err != nil {
-			return fault.Wrap(err, "chain %d: balance of the gas tank", n.ChainID)
+			log.WarnContext(ctx, "reconciliation: cannot read the gas tank's balance", "chain", n.ChainID, "error", err)
+			continue
 		}
 		amount, _ := rates.FromUnits(bal, n.NativeDecimals).Float64()
 		metrics.WalletBalance.Set(amount, strconv.FormatInt(n.ChainID, 10), n.NativeSymbol, "gas_tank")
 	}
-	return nil
 }
 
 // Periodic is the reconciliation's schedule.

@@ -1,17 +1,24 @@
 package funds_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"math/big"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/devchain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -98,4 +105,93 @@ func lineOf(t *testing.T, lines []funds.Line, chainID int64, currency string) fu
 	}
 	t.Errorf("no %s line for chain %d in %+v", currency, chainID, lines)
 	return funds.Line{}
+}
+
+// What was seen: the every-minute reconciliation job (funds.reconcile) read every chain with
+// Reconcile, which stops at the first chain it cannot read: one chain's node down left every
+// other chain's coffer_funds_surplus and wallet balances unset, so a real shortfall elsewhere
+// went unalerted, and nothing named the chain that could not be read. The job now publishes
+// each chain it reads, and marks the unread one: an ERROR log naming it and
+// coffer_reconcile_chain_unread 1 (0 for the chains read).
+func TestReconcileJobPublishesEveryChainItCanRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testdb.New(t)
+	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
+	readable := testfactory.DevNetwork(dev, 1)
+	down := readable
+	down.ChainID, down.Name = 700_001, "Down Chain" // a chain id no other test publishes
+	proxy := testfactory.NewNodeProxy(t, dev.RPCURL())
+	proxy.Answer(func(testfactory.NodeCall) (string, bool) {
+		return `"error":{"code":-32000,"message":"header not found"}`, true
+	})
+	down.RPCURLs = []string{proxy.URL}
+	registry, err := chain.NewRegistry([]chain.Network{readable, down})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := map[int64]*chain.Client{}
+	for _, n := range registry.Networks() {
+		clients[n.ChainID] = chain.Dial(n, nil)
+		t.Cleanup(clients[n.ChainID].Close)
+	}
+	ledger := funds.New(pool, registry)
+	op := testfactory.Operator(ctx, t, pool, nil)
+	if _, err := ledger.Adjust(ctx, funds.Adjustment{OperatorID: op.ID, ChainID: dev.ChainID(), Currency: "USDT", Amount: "+40",
+		Note: "opening balance", Actor: "service-team:test"}); err != nil {
+		t.Fatal(err)
+	}
+	testfactory.Fund(ctx, t, dev, readable.BankrollAddress, 0, 30_000_000) // 10 USDT short
+
+	var logs bytes.Buffer
+	w := &funds.ReconcileWorker{Reconciler: &funds.Reconciler{Ledger: ledger, Clients: clients,
+		HotWallet: common.HexToAddress("0x00000000000000000000000000000000000000c1")},
+		Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError}))}
+	if err := w.Work(ctx, &river.Job[funds.ReconcileArgs]{}); err != nil {
+		t.Errorf("the job failed: %v (want the readable chain published)", err)
+	}
+	readID, downID := strconv.FormatInt(dev.ChainID(), 10), strconv.FormatInt(down.ChainID, 10)
+	got := gauges(t, metrics.FundsSurplus, metrics.ReconcileChainUnread)
+	for _, c := range []struct {
+		series string
+		want   float64
+	}{
+		{"coffer_funds_surplus{" + readID + ",USDT}", -10},
+		{"coffer_reconcile_chain_unread{" + readID + "}", 0},
+		{"coffer_reconcile_chain_unread{" + downID + "}", 1},
+	} {
+		if v, ok := got[c.series]; !ok || v != c.want {
+			t.Errorf("%s = %v (set: %v), want %v", c.series, v, ok, c.want)
+		}
+	}
+	if _, ok := got["coffer_funds_surplus{"+downID+",ETH}"]; ok {
+		t.Errorf("a surplus was published for the chain that could not be read")
+	}
+	for _, want := range []string{"chain=" + downID + " ", "holdings cannot be read", "chain=" + readID + " currency=USDT"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no ERROR log with %q:\n%s", want, logs.String())
+		}
+	}
+}
+
+// gauges are the collectors' series, by name{label values in order}.
+func gauges(t *testing.T, collectors ...prometheus.Collector) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors...)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var values []string
+			for _, l := range m.GetLabel() {
+				values = append(values, l.GetValue())
+			}
+			out[f.GetName()+"{"+strings.Join(values, ",")+"}"] = m.GetGauge().GetValue()
+		}
+	}
+	return out
 }

@@ -138,6 +138,13 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{"chain_id": "1"},
 		},
 		{
+			alert: "CofferSweepWaitingForGas",
+			// Steps find the sweep overdue for a few minutes, then its top-up is mined.
+			series: `coffer_gas_topup_overdue_total{chain_id="1",instance="w1"} 0 0 3 6 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9`,
+			fire:   5 * time.Minute, clear: 23 * time.Minute,
+			labels: map[string]string{"chain_id": "1"},
+		},
+		{
 			alert:  "CofferGasTankLow",
 			series: `coffer_wallet_balance{chain_id="1",currency="ETH",wallet="gas_tank",instance="w1"} 1 0.01 0.01 2`,
 			fire:   1 * time.Minute, clear: 3 * time.Minute,
@@ -175,6 +182,14 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			series: `coffer_funds_surplus{chain_id="1",currency="USDT",instance="w1"} 1 1 stale`,
 			fire:   3 * time.Minute, clear: 1 * time.Minute,
 			labels: map[string]string{},
+		},
+		{
+			alert: "CofferReconciliationChainUnread",
+			// Two workers: the one that reconciles now cannot read chain 8453; the other's gauge is older.
+			series: `coffer_reconcile_chain_unread{chain_id="8453",instance="w1"} 0 1 1 0
+				coffer_reconcile_chain_unread{chain_id="8453",instance="w2"} 0 0 0 0`,
+			fire: 2 * time.Minute, clear: 3 * time.Minute,
+			labels: map[string]string{"chain_id": "8453"},
 		},
 		{
 			alert:  "CofferWebhookBacklog",

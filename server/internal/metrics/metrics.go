@@ -29,6 +29,17 @@ var (
 	FundsSurplus = NewRecentGauge("coffer_funds_surplus",
 		"Latest reconciliation: service holdings (bankroll + hot wallet) minus all operators' available and reserved funds, in token units (absent when no reconciliation ran in the last 5 minutes).",
 		[]string{"chain_id", "currency"}, ReconciledMaxAge)
+	// ReconcileChainUnread is 1 for a chain whose holdings the latest reconciliation could not
+	// read (its coffer_funds_surplus lines are then missing, not proven), 0 for one it read.
+	ReconcileChainUnread = NewRecentGauge("coffer_reconcile_chain_unread",
+		"Latest periodic reconciliation: 1 when a chain's holdings could not be read (its coffer_funds_surplus lines are not checked), 0 when they were (absent when no reconciliation ran in the last 5 minutes).",
+		[]string{"chain_id"}, ReconciledMaxAge)
+	// GasTopUpOverdue counts settle steps that found a sweep (or a prefunding) still waiting for
+	// its gas top-up past deposit.Config.GasWaitAlert; alert on any increase.
+	GasTopUpOverdue = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_gas_topup_overdue_total",
+		Help: "Settle steps that found a token sweep (or its prefunding) waiting for its gas top-up longer than expected (15 minutes): the gas tank is empty, its top-up is stuck, or it left the chain; each is logged at ERROR with the sweep, address and chain.",
+	}, []string{"chain_id"})
 	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
 	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "coffer_workers_dead_total",
@@ -78,7 +89,7 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"transport", "operation"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, WorkersDead, JobsRescued,
+	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, ReconcileChainUnread, GasTopUpOverdue, WorkersDead, JobsRescued,
 		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, buildInfo,
 		RPCRequests, RPCErrors, RPCDuration, WebhookDeliveries, JobWait, JobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -107,6 +107,13 @@ func (q *Queries) ChainTxsByRefPrefix(ctx context.Context, purpose, prefix strin
 	return q.chainTxs(ctx, ids)
 }
 
+// LockChainTxState locks a transaction's row until dbtx ends, and says its state and mined
+// hash ("" when none) as they are then.
+func (q *Queries) LockChainTxState(ctx context.Context, txID int64) (domain.ChainTxState, string, error) {
+	r, err := sqlc.LockChainTxState(ctx, q.db, txID)
+	return r.State, r.MinedHash, notFound(err)
+}
+
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
 // pending, its attempts not broadcast: the next advance sends the stored bytes again at once;
 // the nonce stays the same.

@@ -286,9 +286,7 @@ func TestDepositsRoundTrip(t *testing.T) {
 // attribution picks, for any moment, the session that showed the address last before it.
 func TestConcurrentHandoutsNeverOverlap(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	op := testfactory.Operator(ctx, t, pool, nil)
+	ctx, pool, q, op := setupOperatorPool(t)
 	sessions := make([]string, 2)
 	for i := range sessions {
 		s, err := q.InsertSession(ctx, domain.Session{ID: uuid.NewString(), OperatorID: op.ID, Kind: "DEPOSIT", SessionRef: "sr_" + strconv.Itoa(i),
@@ -334,9 +332,7 @@ func TestConcurrentHandoutsNeverOverlap(t *testing.T) {
 // attributed as before it, or better.
 func TestHandoutRunsMigration(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	op := testfactory.Operator(ctx, t, pool, nil)
+	ctx, pool, q, op := setupOperatorPool(t)
 	if _, err := pool.Exec(ctx, `DROP TABLE handout_runs`); err != nil { // the schema before 0033
 		t.Fatal(err)
 	}

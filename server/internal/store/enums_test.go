@@ -6,11 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestEnumsMatchSchema reads, after every migration, the CHECK constraint that lists each
@@ -77,19 +76,12 @@ var quoted = regexp.MustCompile(`'((?:[^']|'')*)'::text`)
 // sorted. The test fails unless there is exactly one such constraint.
 func checkedValues(t *testing.T, q *store.Queries, table, column string) []string {
 	t.Helper()
-	rows, err := q.DB().Query(context.Background(), `
+	defs := testfactory.Column[string](context.Background(), t, q.DB(), `
 		SELECT pg_get_constraintdef(c.oid)
 		FROM pg_constraint c
 		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
 		WHERE c.contype = 'c' AND c.conrelid = $1::regclass AND a.attname = $2 AND cardinality(c.conkey) = 1
 		  AND pg_get_constraintdef(c.oid) LIKE '%= ANY (ARRAY[%'`, table, column)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(defs) != 1 {
 		t.Fatalf("%s.%s: want one CHECK (%s IN (...)) constraint, found %q", table, column, column, defs)
 	}

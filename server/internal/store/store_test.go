@@ -32,9 +32,16 @@ func setup(t *testing.T) (*pgxpool.Pool, *store.Queries) {
 // setupOperator gives the test a database of its own with one operator in it.
 func setupOperator(t *testing.T) (context.Context, *store.Queries, domain.Operator) {
 	t.Helper()
-	ctx := context.Background()
-	pool, q := setup(t)
-	return ctx, q, testfactory.Operator(ctx, t, pool, nil)
+	ctx, _, q, op := setupOperatorPool(t)
+	return ctx, q, op
+}
+
+// setupOperatorPool is setupOperator with the pool, for tests that run statements of their own.
+func setupOperatorPool(t *testing.T) (ctx context.Context, pool *pgxpool.Pool, q *store.Queries, op domain.Operator) {
+	t.Helper()
+	ctx = context.Background()
+	pool, q = setup(t)
+	return ctx, pool, q, testfactory.Operator(ctx, t, pool, nil)
 }
 
 // setupTwoOperators gives the test a database of its own with two operators in it, for the

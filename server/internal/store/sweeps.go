@@ -135,6 +135,16 @@ func (q *Queries) PendingTopUps(ctx context.Context, chainID int64, address, pur
 	return ids(sqlc.PendingTopUps(ctx, q.db, dbsqlc.PendingTopUpsParams{ChainID: chainID, ToAddress: address, Purpose: purpose}))
 }
 
+// MinedTopUps lists the newest mined gas top-ups to an address (at most limit), newest first.
+func (q *Queries) MinedTopUps(ctx context.Context, chainID int64, address, purpose string, limit int32) ([]domain.ChainTx, error) {
+	list, err := ids(sqlc.MinedTopUpIDs(ctx, q.db, dbsqlc.MinedTopUpIDsParams{ChainID: chainID, ToAddress: address, Purpose: purpose,
+		MaxRows: limit}))
+	if err != nil {
+		return nil, err
+	}
+	return q.chainTxs(ctx, list)
+}
+
 // CountChainTxs counts the transactions of a purpose whose ref starts with prefix.
 func (q *Queries) CountChainTxs(ctx context.Context, purpose, prefix string) (int, error) {
 	n, err := sqlc.CountChainTxs(ctx, q.db, dbsqlc.CountChainTxsParams{Purpose: purpose, Prefix: prefix})

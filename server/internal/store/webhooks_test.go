@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
-	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // The outbox's statements: events are queued with their insert, due now with five attempts;
@@ -132,9 +130,7 @@ func TestWebhookQueueAndRecords(t *testing.T) {
 // GetWebhookEvent locks the event's row only when asked to.
 func TestGetWebhookEventLocks(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, q := setup(t)
-	op := testfactory.Operator(ctx, t, pool, nil)
+	ctx, pool, q, op := setupOperatorPool(t)
 	e := domain.WebhookEvent{ID: uuid.NewString(), OperatorID: op.ID, EventType: domain.EventDeposit, SubjectID: "s", Body: `{}`}
 	if _, err := q.InsertWebhookEvent(ctx, e); err != nil {
 		t.Fatal(err)

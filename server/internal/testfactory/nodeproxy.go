@@ -24,9 +24,10 @@ type NodeCall struct {
 type NodeProxy struct {
 	URL string
 
-	target string
-	mu     sync.Mutex
-	answer func(NodeCall) (reply string, ok bool)
+	target  string
+	mu      sync.Mutex
+	answer  func(NodeCall) (reply string, ok bool)
+	rewrite func(call NodeCall, answer []byte) []byte
 }
 
 // NewNodeProxy starts a proxy in front of the node at target; it is closed when the test ends.
@@ -47,13 +48,25 @@ func (p *NodeProxy) Answer(answer func(NodeCall) (reply string, ok bool)) {
 	p.answer = answer
 }
 
+// Rewrite sets what the proxy makes of the node's answers to the calls it forwards: rewrite
+// gets the call (zero for a batch) and the node's answer, and returns the answer to send; it
+// may also act when a call passes, or hold the answer back a while. nil sends them as they are.
+func (p *NodeProxy) Rewrite(rewrite func(call NodeCall, answer []byte) []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rewrite = rewrite
+}
+
 func (p *NodeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	p.mu.Lock()
-	answer := p.answer
+	answer, rewrite := p.answer, p.rewrite
 	p.mu.Unlock()
 	var call NodeCall
-	if answer != nil && json.Unmarshal(body, &call) == nil {
+	if json.Unmarshal(body, &call) != nil {
+		call = NodeCall{} // a batch: no one call
+	}
+	if answer != nil && call.Method != "" {
 		if reply, ok := answer(call); ok {
 			if !strings.HasPrefix(reply, `"error":`) {
 				reply = `"result":` + reply
@@ -69,7 +82,15 @@ func (p *NodeProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer res.Body.Close()
+	reply, err := io.ReadAll(res.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	if rewrite != nil {
+		reply = rewrite(call, reply)
+	}
 	w.Header().Set("Content-Type", res.Header.Get("Content-Type"))
 	w.WriteHeader(res.StatusCode)
-	io.Copy(w, res.Body) //nolint:errcheck
+	w.Write(reply) //nolint:errcheck
 }

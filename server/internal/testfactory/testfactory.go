@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -135,4 +136,18 @@ func or[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// Column runs a query of one column and returns its values in order; an error fails the test.
+func Column[T any](ctx context.Context, tb testing.TB, db store.DBTX, query string, args ...any) []T {
+	tb.Helper()
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	values, err := pgx.CollectRows(rows, pgx.RowTo[T])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return values
 }

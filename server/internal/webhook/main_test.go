@@ -25,6 +25,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/store"
 	"github.com/cofferhq/coffer/server/internal/testdb"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -173,16 +174,8 @@ func (e *env) attempts(id string) []domain.WebhookAttempt {
 // drainJobs lists the River states of an operator's drain jobs, oldest first.
 func (e *env) drainJobs(operatorID string) []string {
 	e.t.Helper()
-	rows, err := e.pool.Query(context.Background(),
+	return testfactory.Column[string](context.Background(), e.t, e.pool,
 		`SELECT state::text FROM river_job WHERE kind = 'webhook_drain' AND args->>'operator_id' = $1 ORDER BY id`, operatorID)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	states, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return states
 }
 
 // waitDrainEnded waits until the operator's drain has ended with nothing queued: no

@@ -49,6 +49,10 @@ WHERE tx_id = @tx_id ORDER BY id;
 -- name: ChainTxIDsByRefPrefix :many
 SELECT id FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @prefix) ORDER BY id;
 
+-- name: LockChainTxState :one
+-- Locks the transaction's row until the caller's transaction ends.
+SELECT state, coalesce(mined_hash, '')::text AS mined_hash FROM chain_txs WHERE id = @id FOR UPDATE;
+
 -- name: ReopenChainTx :exec
 -- Back to pending, attempts not broadcast: the next advance sends the stored bytes again.
 WITH t AS (

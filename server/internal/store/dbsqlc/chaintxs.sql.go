@@ -378,6 +378,23 @@ func (q *Queries) ListChainTxIDs(ctx context.Context, db DBTX, arg ListChainTxID
 	return items, nil
 }
 
+const lockChainTxState = `-- name: LockChainTxState :one
+SELECT state, coalesce(mined_hash, '')::text AS mined_hash FROM chain_txs WHERE id = $1 FOR UPDATE
+`
+
+type LockChainTxStateRow struct {
+	State     domain.ChainTxState
+	MinedHash string
+}
+
+// Locks the transaction's row until the caller's transaction ends.
+func (q *Queries) LockChainTxState(ctx context.Context, db DBTX, id int64) (LockChainTxStateRow, error) {
+	row := db.QueryRow(ctx, lockChainTxState, id)
+	var i LockChainTxStateRow
+	err := row.Scan(&i.State, &i.MinedHash)
+	return i, err
+}
+
 const markBroadcast = `-- name: MarkBroadcast :exec
 UPDATE chain_tx_attempts SET broadcast_at = now() WHERE id = $1
 `

@@ -55,6 +55,11 @@ WHERE chain_id = @chain_id AND address = @address AND contract_address IS NULL
 SELECT id FROM chain_txs WHERE chain_id = @chain_id AND to_address = @to_address AND purpose = @purpose AND state = 'pending'
 ORDER BY id;
 
+-- name: MinedTopUpIDs :many
+-- The newest mined gas top-ups to an address, newest first.
+SELECT id FROM chain_txs WHERE chain_id = @chain_id AND to_address = @to_address AND purpose = @purpose AND state = 'mined'
+ORDER BY id DESC LIMIT @max_rows;
+
 -- name: CountChainTxs :one
 SELECT count(*) FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @prefix);
 

@@ -482,6 +482,44 @@ func (q *Queries) MarkSweepMined(ctx context.Context, db DBTX, id int64) (*time.
 	return mined_at, err
 }
 
+const minedTopUpIDs = `-- name: MinedTopUpIDs :many
+SELECT id FROM chain_txs WHERE chain_id = $1 AND to_address = $2 AND purpose = $3 AND state = 'mined'
+ORDER BY id DESC LIMIT $4
+`
+
+type MinedTopUpIDsParams struct {
+	ChainID   int64
+	ToAddress string
+	Purpose   string
+	MaxRows   int32
+}
+
+// The newest mined gas top-ups to an address, newest first.
+func (q *Queries) MinedTopUpIDs(ctx context.Context, db DBTX, arg MinedTopUpIDsParams) ([]int64, error) {
+	rows, err := db.Query(ctx, minedTopUpIDs,
+		arg.ChainID,
+		arg.ToAddress,
+		arg.Purpose,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const openSweep = `-- name: OpenSweep :one
 SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE chain_id = $1 AND address = $2 AND status <> 'DONE'
