@@ -187,13 +187,17 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 		fees     = map[int64]*big.Int{} // deposit → its fee, as planned
 	)
 	for _, sw := range due {
+		// A written-off deposit's amount is not at the address (retire.go).
+		if _, err := q.DetachWrittenOff(ctx, sw.ID); err != nil {
+			return err
+		}
 		deposits, err := q.SweepDeposits(ctx, sw.ID)
 		if err != nil {
 			return err
 		}
 		if len(deposits) == 0 {
 			// Its deposits left with a reorg before it was signed (reorg.go detaches them
-			// from a FUNDING sweep): nothing to sweep, the sweep closes.
+			// from a FUNDING sweep), or were written off: nothing to sweep, the sweep closes.
 			if err := s.closeEmptySweep(ctx, sw.ID); err != nil {
 				return err
 			}
@@ -355,6 +359,9 @@ func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Cl
 		return false, fmt.Errorf("deposit: batch %d: its transaction: %w", b.ID, err)
 	}
 	if t.State == domain.ChainTxPending {
+		if err := s.cancelBatchOfWrittenOff(ctx, n, b, t); err != nil {
+			return false, err
+		}
 		if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
 			return false, err
 		}

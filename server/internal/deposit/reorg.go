@@ -337,9 +337,10 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 		all := true
 		sent := map[int64]bool{}
 		for _, t := range txs {
-			if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {
-				// Never mined: the sweep, resumed on resolution, sends (and funds) it. One
-				// that was mined must be mined again first, like a credited deposit's: the
+			if r.PriorStatus == domain.DepositSweeping && (t.State == domain.ChainTxPending || t.State == domain.ChainTxCancelled) {
+				// Never mined: the sweep, resumed on resolution, sends (and funds) it, or, its
+				// transfer cancelled (retireSweep), is retired and its deposits swept again.
+				// One that was mined must be mined again first, like a credited deposit's: the
 				// sweep's credit reads it as mined.
 				continue
 			}
@@ -365,6 +366,10 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 // sweptAgain reports whether a reorged deposit's sweep transaction is mined, successfully and
 // confirmed, on the chain as it is now, and sends it again when it left the chain.
 func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
+	if t.State == domain.ChainTxCancelled || t.State == domain.ChainTxFailed {
+		// Its mined hash is its cancel's (or its revert's): it never swept anything.
+		return false, nil
+	}
 	if t.State != domain.ChainTxPending {
 		r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 		switch {
@@ -505,6 +510,12 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 	closed, err := q.CloseReorg(ctx, r.ID, o.To, actor, note)
 	if err != nil {
 		return r, err
+	}
+	if !o.Restore && d.SweepID != 0 {
+		// Written off in a signed sweep: its job retires that sweep (settleReorged).
+		if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
+			return r, err
+		}
 	}
 	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(o.To), Actor: actor, Note: note})
 	return closed, err

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/jobs"
 	"github.com/cofferhq/coffer/server/internal/store"
@@ -115,10 +116,40 @@ func (s *Service) Settle(ctx context.Context, id int64) (done bool, err error) {
 			return false, err
 		}
 		return d.Status != domain.DepositSweeping, nil
-	case domain.DepositCredited, domain.DepositOrphaned, domain.DepositUnsweepable,
-		domain.DepositReorged: // a resolution queues a reorged one again
+	case domain.DepositReorged:
+		return s.settleReorged(ctx, n, c, d)
+	case domain.DepositCredited, domain.DepositOrphaned, domain.DepositUnsweepable:
 		return true, nil
 	default:
 		return true, nil
 	}
+}
+
+// settleReorged advances the sweep of a reorged deposit once its reorg is resolved: a
+// written-off deposit's sweep can never pay and is retired, or its batch cancelled and the
+// deposit taken out of it (retire.go), which no other deposit's job may be left to do. done is
+// true when nothing is left to do for it: its sweep done (or left), or its reorg still open (a
+// resolution queues the job again).
+func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.Client, d domain.Deposit) (done bool, err error) {
+	if d.SweepID == 0 {
+		return true, nil
+	}
+	q := store.New(s.pool)
+	sw, err := q.LockSweep(ctx, d.SweepID) // a read
+	if err != nil || sw.Status == domain.SweepDone {
+		return err == nil, err
+	}
+	if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+		return err == nil, err
+	}
+	if err := s.sweepStep(ctx, n, c, d.Address); errors.Is(err, errWaitingForRate) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if d, err = q.GetDeposit(ctx, d.ID); err != nil || d.SweepID == 0 {
+		return err == nil, err
+	}
+	sw, err = q.LockSweep(ctx, d.SweepID)
+	return err == nil && sw.Status == domain.SweepDone, err
 }

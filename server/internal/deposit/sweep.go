@@ -72,6 +72,17 @@ func (s *Service) sweepStep(ctx context.Context, n chain.Network, c *chain.Clien
 	if sw.Batched {
 		return s.batchedSweepStep(ctx, n, c, sw)
 	}
+	// A deposit of it was written off: its transfers can never pay (retire.go). Before they are
+	// advanced, which would send them again.
+	if sw.Status == domain.SweepSending {
+		if retiring, err := s.retireSweep(ctx, n, c, sw); err != nil || retiring {
+			return err
+		}
+		// An earlier sweep's transfer that left the chain holds a nonce below its own.
+		if waiting, err := s.cancelGapBefore(ctx, n, c, sw); err != nil || waiting {
+			return err
+		}
+	}
 	if sw.Status == domain.SweepFunding {
 		signed, err := s.signSweep(ctx, n, c, sw)
 		if err != nil || !signed {
@@ -559,7 +570,9 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 		case domain.ChainTxReverted: // until its revert has the depth
 			reverted++
 		case domain.ChainTxMined: // at its depth or on the way: nothing owed
-		case domain.ChainTxCancelled, domain.ChainTxFailed: // the ops actions that lead here take payouts only
+		case domain.ChainTxCancelled, domain.ChainTxFailed:
+			// Only a retirement cancels a sweep transfer (retireSweep, which takes the sweep
+			// first), and the ops actions that fail one take payouts only.
 			return false, fmt.Errorf("sweep %d: %s transaction %d is %s; the funds are still at %s", sw.ID, t.Purpose, t.ID, t.State, sw.Address)
 		case domain.ChainTxPending:
 			pending++

@@ -141,17 +141,24 @@ const (
 	// cleared or replaced, a reverted sweep, or a batch that never ran): it waits for the next
 	// batch. Only batched sweeps are skipped.
 	SweepSkipped SweepEvent = "batch:skipped"
+	// SweepRetired: a deposit of the signed sweep was written off before its transfers were
+	// mined, so they could never pay; each was cancelled (or reverted) at its depth, moving
+	// nothing, and its deposits left it to be swept again (retireSweep). Only unbatched sweeps
+	// are retired.
+	SweepRetired SweepEvent = "sweep:retired"
 )
 
 // SweepEvents lists every sweep event.
-func SweepEvents() []SweepEvent { return []SweepEvent{SweepSigned, SweepCredited, SweepSkipped} }
+func SweepEvents() []SweepEvent {
+	return []SweepEvent{SweepSigned, SweepCredited, SweepSkipped, SweepRetired}
+}
 
 // sweepTable is the sweep table. A reorg does not move a sweep: it holds a signed one
 // (SweepHeldByReorg) until its deposits' reorgs are resolved.
 func sweepTable() statemachine.Table[domain.SweepStatus, SweepEvent, domain.SweepStatus] {
 	return statemachine.New(SweepEvents(), statemachine.Rows[domain.SweepStatus, SweepEvent, domain.SweepStatus]{
 		domain.SweepFunding: {SweepSigned: domain.SweepSending},
-		domain.SweepSending: {SweepCredited: domain.SweepDone, SweepSkipped: domain.SweepFunding},
+		domain.SweepSending: {SweepCredited: domain.SweepDone, SweepSkipped: domain.SweepFunding, SweepRetired: domain.SweepDone},
 	}, statemachine.RefuseWith[domain.SweepStatus, SweepEvent](fmt.Errorf("sweep: %w", errRefused), "sweep"))
 }
 

@@ -65,12 +65,12 @@ func TestSweepTable(t *testing.T) {
 	const F, S, D = domain.SweepFunding, domain.SweepSending, domain.SweepDone
 	statemachinetest.Check(t, sweepTable(), statemachinetest.Decided[domain.SweepStatus, SweepEvent, domain.SweepStatus]{
 		States: domain.SweepStatuses(),
-		Events: []SweepEvent{SweepSigned, SweepCredited, SweepSkipped},
+		Events: []SweepEvent{SweepSigned, SweepCredited, SweepSkipped, SweepRetired},
 		Want: map[domain.SweepStatus][]domain.SweepStatus{
-			//  Signed Credited Skipped
-			F: {S, x, x},
-			S: {x, D, F}, // skipped: back to wait for the next batch
-			D: {x, x, x}, // final
+			//  Signed Credited Skipped Retired
+			F: {S, x, x, x}, // nothing signed: nothing to retire
+			S: {x, D, F, D}, // skipped: back to wait for the next batch; retired: closed, its deposits swept again
+			D: {x, x, x, x}, // final
 		},
 		Refused: x,
 		Refusal: internalRefusal[SweepEvent],

@@ -177,3 +177,11 @@ func (q *Queries) chainTxs(ctx context.Context, ids []int64) ([]domain.ChainTx, 
 	}
 	return out, nil
 }
+
+// GapChainTxIDs lists the ids of from's transactions below toNonce that may hold a gap before
+// it, lowest nonce first: pending ones, ones mined in the books at or above the chain's nonce
+// (fromNonce), and mined cancels not yet retired.
+func (q *Queries) GapChainTxIDs(ctx context.Context, chainID int64, from string, fromNonce, toNonce uint64) ([]int64, error) {
+	return sqlc.GapChainTxIDs(ctx, q.db, dbsqlc.GapChainTxIDsParams{ChainID: chainID, FromAddress: from,
+		FromNonce: int64(fromNonce), ToNonce: int64(toNonce)}) //nolint:gosec // G115: nonces fit an int64
+}

@@ -282,3 +282,15 @@ func (q *Queries) DepositIDsOfSweeps(ctx context.Context, sweepIDs []int64) (map
 	}
 	return out, nil
 }
+
+// DetachSweepDeposits takes a retired sweep's deposits out of it (none is credited: a retired
+// sweep moved nothing), and says how many.
+func (q *Queries) DetachSweepDeposits(ctx context.Context, sweepID int64) (int64, error) {
+	return sqlc.DetachSweepDeposits(ctx, q.db, sweepID)
+}
+
+// DetachWrittenOff takes the written-off deposits out of a waiting (FUNDING) sweep, and says
+// how many.
+func (q *Queries) DetachWrittenOff(ctx context.Context, sweepID int64) (int64, error) {
+	return sqlc.DetachWrittenOff(ctx, q.db, sweepID)
+}

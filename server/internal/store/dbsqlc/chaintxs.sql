@@ -90,3 +90,12 @@ WHERE NOT @stuck::boolean
    OR (state = 'pending' AND created_at < @stuck_before::timestamptz)
    OR (state IN ('reverted', 'cancelled') AND purpose = 'payout' AND ref NOT LIKE '%:resolved:%')
 ORDER BY id DESC LIMIT @max_rows;
+
+-- name: GapChainTxIDs :many
+-- A sender's transactions below a nonce that may hold a gap before it (deposit.cancelGapBefore),
+-- lowest nonce first: pending ones, ones mined in the books at or above the chain's nonce
+-- (from_nonce: not on the chain), and mined cancels not yet retired.
+SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce < @to_nonce
+	AND (state = 'pending' OR (state = 'mined' AND nonce >= @from_nonce)
+		OR (state = 'cancelled' AND ref NOT LIKE '%:resolved:%'))
+ORDER BY nonce;

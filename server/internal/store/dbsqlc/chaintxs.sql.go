@@ -165,6 +165,48 @@ func (q *Queries) EnsureNonce(ctx context.Context, db DBTX, arg EnsureNonceParam
 	return err
 }
 
+const gapChainTxIDs = `-- name: GapChainTxIDs :many
+SELECT id FROM chain_txs WHERE chain_id = $1 AND from_address = $2 AND nonce < $3
+	AND (state = 'pending' OR (state = 'mined' AND nonce >= $4)
+		OR (state = 'cancelled' AND ref NOT LIKE '%:resolved:%'))
+ORDER BY nonce
+`
+
+type GapChainTxIDsParams struct {
+	ChainID     int64
+	FromAddress string
+	ToNonce     int64
+	FromNonce   int64
+}
+
+// A sender's transactions below a nonce that may hold a gap before it (deposit.cancelGapBefore),
+// lowest nonce first: pending ones, ones mined in the books at or above the chain's nonce
+// (from_nonce: not on the chain), and mined cancels not yet retired.
+func (q *Queries) GapChainTxIDs(ctx context.Context, db DBTX, arg GapChainTxIDsParams) ([]int64, error) {
+	rows, err := db.Query(ctx, gapChainTxIDs,
+		arg.ChainID,
+		arg.FromAddress,
+		arg.ToNonce,
+		arg.FromNonce,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getChainTx = `-- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
 	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations

@@ -165,3 +165,17 @@ WHERE d.chain_id = @chain_id AND d.status = 'SWEEPING'
 	AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
 	AND j.args @> jsonb_build_object('depositId', d.id))
 ORDER BY d.id;
+
+-- name: DetachSweepDeposits :execrows
+-- A retired sweep's deposits leave it (deposit.retireSweep): the SWEEPING ones are due again,
+-- for a new sweep to take; a written-off one, if an engineer reinstates it, too.
+UPDATE deposits SET sweep_id = NULL WHERE sweep_id = @sweep_id::bigint AND status IN ('SWEEPING', 'REORGED');
+
+-- name: DetachWrittenOff :execrows
+-- A waiting batched sweep's written-off deposits leave it before it joins a batch
+-- (deposit.formBatch): their money left the chain, and a batch planned with their amounts
+-- would take another payment's. Only from a FUNDING sweep, and only once their reorg is resolved.
+UPDATE deposits SET sweep_id = NULL
+WHERE deposits.sweep_id = @sweep_id::bigint AND deposits.status = 'REORGED'
+  AND EXISTS (SELECT 1 FROM sweeps WHERE sweeps.id = @sweep_id::bigint AND sweeps.status = 'FUNDING')
+  AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.resolution IS NULL);

@@ -112,6 +112,38 @@ func (q *Queries) DepositIDsOfSweeps(ctx context.Context, db DBTX, sweepIds []in
 	return items, nil
 }
 
+const detachSweepDeposits = `-- name: DetachSweepDeposits :execrows
+UPDATE deposits SET sweep_id = NULL WHERE sweep_id = $1::bigint AND status IN ('SWEEPING', 'REORGED')
+`
+
+// A retired sweep's deposits leave it (deposit.retireSweep): the SWEEPING ones are due again,
+// for a new sweep to take; a written-off one, if an engineer reinstates it, too.
+func (q *Queries) DetachSweepDeposits(ctx context.Context, db DBTX, sweepID int64) (int64, error) {
+	result, err := db.Exec(ctx, detachSweepDeposits, sweepID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const detachWrittenOff = `-- name: DetachWrittenOff :execrows
+UPDATE deposits SET sweep_id = NULL
+WHERE deposits.sweep_id = $1::bigint AND deposits.status = 'REORGED'
+  AND EXISTS (SELECT 1 FROM sweeps WHERE sweeps.id = $1::bigint AND sweeps.status = 'FUNDING')
+  AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.resolution IS NULL)
+`
+
+// A waiting batched sweep's written-off deposits leave it before it joins a batch
+// (deposit.formBatch): their money left the chain, and a batch planned with their amounts
+// would take another payment's. Only from a FUNDING sweep, and only once their reorg is resolved.
+func (q *Queries) DetachWrittenOff(ctx context.Context, db DBTX, sweepID int64) (int64, error) {
+	result, err := db.Exec(ctx, detachWrittenOff, sweepID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const dueBatchSweeps = `-- name: DueBatchSweeps :many
 SELECT id, chain_id, address, status, created_at, sent_at, mined_at, done_at, batched, batch_id, skips, batch_after FROM sweeps
 WHERE sweeps.chain_id = $1 AND sweeps.batched AND sweeps.status = 'FUNDING' AND sweeps.batch_id IS NULL

@@ -1,0 +1,425 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Retiring a sweep that can never pay. A sweep is signed for the deposits at its address; when
+// a reorg then takes one of them away for good (its payer spent the money elsewhere) and an
+// engineer writes it off, the sweep's transfers ask for money the address no longer holds:
+// a native transfer sends the lost deposit's value, a token transfer its tokens. Left pending,
+// such a transfer held the address's nonce for good, so every later sweep of the address
+// waited behind it; and once the same user paid the address again, it was mined with the new
+// payment's money (the gas tank, asked to keep the new deposit at the address, topped the
+// address up with the lost deposit's whole value, which the bankroll then received for no one).
+//
+// So a signed, unbatched sweep with a written-off deposit is retired: each transfer not mined
+// is cancelled (a 0-value self-send at its nonce, its gas from the gas tank; at most one of the
+// two is mined), and once every transfer is cancelled or reverted at the confirmation depth
+// (no reorg can bring a transfer back), in one database transaction: the cancelled and
+// reverted transactions leave their refs, the sweep closes (SweepRetired, crediting nothing)
+// and its deposits leave it. Those still SWEEPING are due again and a new sweep, at the next
+// nonce, moves what is really at the address; the written-off one, if an engineer reinstates
+// it, too. A transfer mined before its cancel moved money that was at the address (a later
+// payment's): the sweep is then finished as any mined sweep (the written-off deposit is never
+// credited) and the gas tank covers the later deposit's sweep, as before.
+
+// retireSweep retires a signed unbatched sweep that must be (see above), as far as it can now.
+// retiring is true while it does: the caller leaves the sweep alone this step.
+func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (retiring bool, err error) {
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	if due, err := s.mustRetire(ctx, sw, txs); err != nil || !due {
+		return false, err
+	}
+	for i, t := range txs {
+		if t.State == domain.ChainTxMined {
+			// Mined before the write-off (and not cancelled since, or mustRetire had seen a
+			// cancel): the sweep is finished as mined; its written-off deposit is not credited.
+			return false, nil
+		}
+		if t.State != domain.ChainTxPending {
+			continue
+		}
+		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+			return true, err
+		}
+		if txs[i].State == domain.ChainTxMined {
+			s.log.Error("a transfer of a sweep being retired was mined before its cancel: the sweep is finished as mined "+
+				"(its written-off deposit is not credited); the money it moved was at the address", "sweep", sw.ID, "chain",
+				n.ChainID, "address", sw.Address, "tx", t.ID, "hash", txs[i].MinedHash)
+			return false, nil
+		}
+	}
+	deep, err := s.allDeep(ctx, n, c, txs)
+	if err != nil || !deep {
+		return true, err
+	}
+	return true, s.closeRetired(ctx, n, sw, txs)
+}
+
+// mustRetire reports whether a signed sweep is to be retired: a deposit of it was written off
+// (the caller checked that no reorg of its deposits is open), or a transfer of it is already
+// cancelled or cancelling (a retirement under way whose deposit was reinstated meanwhile: the
+// cancel may already be mined, so it goes on, and the new sweep moves the deposit).
+func (s *Service) mustRetire(ctx context.Context, sw domain.Sweep, txs []domain.ChainTx) (bool, error) {
+	for _, t := range txs {
+		if t.State == domain.ChainTxCancelled || cancelling(t) {
+			return true, nil
+		}
+	}
+	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status == domain.DepositReorged }), nil
+}
+
+// cancelSweepTx cancels a pending sweep transfer: it makes sure the address holds the cancel's
+// gas (keeping every deposit at it there), asks the engine for the cancel, and advances it.
+// The transfer's own bytes are never sent again once the cancel is asked for.
+func (s *Service) cancelSweepTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+	need, err := cancelCost(ctx, c, t)
+	if err != nil {
+		return t, err
+	}
+	ready, err := s.fund(ctx, n, c, sw.Address, 0, need, need, fmt.Sprintf("retire:%d", sw.ID), t.Nonce)
+	if err != nil {
+		return t, err
+	}
+	if !cancelling(t) {
+		if asked, err := s.askCancel(ctx, n, c, sw, t, ready); err != nil || !asked {
+			return t, err
+		}
+	}
+	t, err = s.engine.Advance(ctx, t.ID)
+	if errors.Is(err, chaintx.ErrInsufficientFunds) {
+		err = nil // a replacement's higher fee: the next step tops the address up for it
+	}
+	return t, err
+}
+
+// askCancel asks for the cancel of t once the address holds its gas (ready), and reports
+// whether t is to be advanced now: the cancel is asked for, or t's nonce is used (it was mined
+// meanwhile: anyone may send its signed bytes) and Advance reads its receipt (sent again, it
+// would be refused).
+func (s *Service) askCancel(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx, ready bool) (bool, error) {
+	used, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	switch {
+	case err != nil:
+		return false, err
+	case used > t.Nonce:
+		return true, nil
+	case !ready:
+		return false, nil // the cancel's gas is on the way
+	}
+	return true, s.requestCancel(ctx, n, sw, t)
+}
+
+// cancelling reports whether a cancel of t is asked for or sent.
+func cancelling(t domain.ChainTx) bool {
+	return t.RequestedAction == domain.TxCancel || t.Latest().Cancel
+}
+
+// requestCancel asks the engine for the cancel of a retired sweep's transfer, with its audit
+// entry. One no longer pending is left for Advance to read.
+func (s *Service) requestCancel(ctx context.Context, n chain.Network, sw domain.Sweep, t domain.ChainTx) error {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return chaintx.RequestAction(ctx, tx, t, domain.TxCancel, domain.System,
+			fmt.Sprintf("sweep %d retired: a deposit of it was written off, so its transfers can never pay", sw.ID))
+	})
+	if errors.Is(err, chaintx.ErrRefused) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	s.log.Warn("cancelling a sweep transfer that can never pay: a deposit of its sweep was written off", "sweep", sw.ID,
+		"chain", n.ChainID, "address", sw.Address, "tx", t.ID, "purpose", t.Purpose, "nonce", t.Nonce)
+	return nil
+}
+
+// cancelCost is what the address must hold for a cancel of t and a fee bump of it: 21,000 gas
+// at twice the higher of its newest fee cap and the chain's.
+func cancelCost(ctx context.Context, c *chain.Client, t domain.ChainTx) (*big.Int, error) {
+	_, feeCap, err := c.Fees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if latest := t.Latest().FeeCap; latest.Cmp(feeCap) > 0 {
+		feeCap = latest
+	}
+	cost := new(big.Int).Mul(big.NewInt(2*nativeTransferGas), feeCap)
+	return cost, nil
+}
+
+// allDeep reports whether every transfer is settled (cancelled or reverted) in a block with the
+// confirmation depth: none can come back and move money any more.
+func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client, txs []domain.ChainTx) (bool, error) {
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return false, err
+	}
+	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	if err != nil || !ok {
+		return false, err
+	}
+	for _, t := range txs {
+		if (t.State != domain.ChainTxCancelled && t.State != domain.ChainTxReverted) || t.MinedBlock > tip {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// closeRetired closes a retired sweep whose transfers are all cancelled or reverted at depth,
+// in one database transaction: they leave their refs, the sweep is done and its deposits
+// leave it. Another job that closed it first leaves nothing to do.
+func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.Sweep, txs []domain.ChainTx) error {
+	var detached int64
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		return moveSweep(ctx, q, sw.ID, SweepRetired, func() error {
+			for _, t := range txs {
+				if err := retireTx(ctx, tx, t); err != nil {
+					return err
+				}
+			}
+			var err error
+			detached, err = q.DetachSweepDeposits(ctx, sw.ID)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.log.Warn("sweep retired: its transfers are cancelled at their depth, moving nothing; its deposits are swept again",
+		"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "deposits", detached)
+	return nil
+}
+
+// retireTx frees the ref of a retired sweep's transfer: a mined cancel is retired, a reverted
+// transfer (its nonce used, nothing moved) failed.
+func retireTx(ctx context.Context, tx pgx.Tx, t domain.ChainTx) error {
+	if t.State == domain.ChainTxCancelled {
+		return chaintx.Retire(ctx, tx, t)
+	}
+	return chaintx.MarkFailed(ctx, tx, t, domain.System, "its sweep was retired: a deposit of it was written off")
+}
+
+// Batched sweeps. A batch is the gas tank's transaction and moves exact amounts from each
+// address, so a written-off deposit holds no nonce; but a batch in flight planned with its
+// amount takes it from whatever the address holds when it is mined: a later payment's money,
+// credited to no one, and the later deposit's own sweep is then skipped for good. So a pending
+// batch with a written-off deposit in one of its sweeps is cancelled (its other sweeps go in
+// the next batch, as after any batch that was not mined), and a waiting sweep loses its
+// written-off deposits before it joins a batch (formBatch; an empty one closes).
+
+// cancelBatchOfWrittenOff asks for the cancel of pending batch transaction t when a deposit of
+// one of its sweeps is written off, instead of sending it again.
+func (s *Service) cancelBatchOfWrittenOff(ctx context.Context, n chain.Network, b domain.SweepBatch, t domain.ChainTx) error {
+	if cancelling(t) {
+		return nil
+	}
+	q := store.New(s.pool)
+	sweeps, err := q.BatchSweeps(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	for _, sw := range sweeps {
+		if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+			if err != nil {
+				return err
+			}
+			continue // its reorg is open: held as before
+		}
+		txs := []domain.ChainTx{t}
+		if due, err := s.mustRetire(ctx, sw, txs); err != nil || !due {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			return chaintx.RequestAction(ctx, tx, t, domain.TxCancel, domain.System,
+				fmt.Sprintf("batch %d cancelled: a deposit of its sweep %d was written off, its amount is no longer at %s", b.ID, sw.ID, sw.Address))
+		})
+		if err != nil && !errors.Is(err, chaintx.ErrRefused) { // refused: no longer pending, read next
+			return err
+		}
+		s.log.Warn("cancelling a sweep batch: a deposit of one of its sweeps was written off; its sweeps go in the next batch",
+			"batch", b.ID, "chain", n.ChainID, "sweep", sw.ID, "address", sw.Address)
+		return nil
+	}
+	return nil
+}
+
+// A done sweep whose transfer left the chain. A sweep mined and credited, then taken away by a
+// reorg with its deposits (markReorged), keeps its transaction mined in the books while the
+// address's nonce is unused on the chain. Nothing sends it again once every deposit of it is
+// written off (readyToReinstate does for re-included ones), so the address's next sweep, signed
+// at the next nonce, waited behind it for good; and its signed bytes, sent again by anyone,
+// would move the later payment's money. So when a sweep waits behind such a gap, the
+// transfers in the gap are cancelled the same way (cancelGapBefore), the done sweep staying
+// done. Not before: while nothing waits, the written-off transfer may still come back and the
+// sweep be sent again with its own money (reopenWrittenOff, readyToReinstate).
+
+// cancelGapBefore cancels the transfers of earlier sweeps that hold nonces below the sweep's
+// pending transfers (cancelLeftChain): mined in the books at or above the chain's nonce (in a
+// block that left the chain), or being cancelled. It reports whether the sweep waits behind
+// any: until each cancel has the depth and is retired.
+func (s *Service) cancelGapBefore(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (waiting bool, err error) {
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	var from string
+	var first uint64
+	for _, t := range txs {
+		if t.State == domain.ChainTxPending && (from == "" || t.Nonce < first) {
+			from, first = t.From, t.Nonce
+		}
+	}
+	if from == "" {
+		return false, nil
+	}
+	onChain, err := c.Nonce(ctx, common.HexToAddress(from), false)
+	if err != nil {
+		return false, err
+	}
+	ids, err := store.New(s.pool).GapChainTxIDs(ctx, n.ChainID, from, onChain, first)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range ids {
+		done, err := s.cancelGapTx(ctx, n, c, sw, id)
+		if err != nil {
+			return true, err
+		}
+		waiting = waiting || !done
+	}
+	return waiting, nil
+}
+
+// cancelGapTx hands the earlier sweep of a transaction below the sweep's to cancelLeftChain.
+func (s *Service) cancelGapTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, id int64) (done bool, err error) {
+	q := store.New(s.pool)
+	t, err := q.ChainTx(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	var sweepID int64
+	if _, err := fmt.Sscanf(t.Ref, "sweep:%d:", &sweepID); err != nil || (t.Purpose != PurposeSweep && t.Purpose != PurposeSweepFee) {
+		return false, fmt.Errorf("deposit: %s's nonce %d is held in the books by %s %s, not on the chain: resolve it by hand",
+			t.From, t.Nonce, t.Purpose, t.Ref)
+	}
+	if sweepID == sw.ID {
+		return true, nil // the sweep's own (sendSweep advances it)
+	}
+	gone, err := q.LockSweep(ctx, sweepID) // a read
+	if err != nil {
+		return false, err
+	}
+	return s.cancelLeftChain(ctx, n, c, gone)
+}
+
+// cancelLeftChain cancels the transfers of a done sweep that left the chain, once every
+// deposit of it is written off (no reorg of them open), and retires each cancel at its depth.
+// done is true when nothing is left to do.
+func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (done bool, err error) {
+	q := store.New(s.pool)
+	if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
+		return false, err // an engineer decides first
+	}
+	deposits, err := q.SweepDeposits(ctx, sw.ID)
+	if err != nil || slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status != domain.DepositReorged }) {
+		return err == nil, err // one counts again: its transfer is to be mined again, not cancelled
+	}
+	txs, err := s.sweepTxs(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	done = true
+	for _, t := range txs {
+		if t.State == domain.ChainTxMined {
+			if t, err = s.reopenIfLeft(ctx, n, c, sw, t); err != nil {
+				return false, err
+			}
+		}
+		if t.State == domain.ChainTxPending {
+			if t, err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+				return false, err
+			}
+		}
+		settled, err := s.retireDeepCancel(ctx, n, c, t)
+		if err != nil {
+			return false, err
+		}
+		done = done && settled
+	}
+	return done, nil
+}
+
+// reopenIfLeft puts a mined sweep transfer back to pending when it is not on the chain: no
+// receipt, and its sender's nonce unused (the node is not merely behind).
+func (s *Service) reopenIfLeft(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+	_, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if err == nil || !errors.Is(err, ethereum.NotFound) || errors.Is(err, chain.ErrIndexing) {
+		return t, ignoreNotFound(err)
+	}
+	used, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	if err != nil || used > t.Nonce {
+		return t, err
+	}
+	if err := s.engine.Reopen(ctx, t); err != nil {
+		return t, err
+	}
+	s.log.Warn("a done sweep's transfer left the chain and every deposit of it is written off: cancelling it", "sweep", sw.ID,
+		"chain", n.ChainID, "address", sw.Address, "tx", t.ID, "hash", t.MinedHash, "nonce", t.Nonce)
+	return store.New(s.pool).ChainTx(ctx, t.ID)
+}
+
+// ignoreNotFound is err, but nil for a receipt not found (the caller reads no proof in it).
+func ignoreNotFound(err error) error {
+	if errors.Is(err, ethereum.NotFound) {
+		return nil
+	}
+	return err
+}
+
+// retireDeepCancel frees the ref of a mined cancel once it has the confirmation depth, and
+// reports whether t is settled for good: mined, or its cancel retired.
+func (s *Service) retireDeepCancel(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) (bool, error) {
+	switch {
+	case t.State == domain.ChainTxMined:
+		return true, nil
+	case t.State != domain.ChainTxCancelled:
+		return false, nil
+	case strings.Contains(t.Ref, ":resolved:"):
+		return true, nil // retired already
+	}
+	deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
+	if err != nil || !deep {
+		return false, err
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return chaintx.Retire(ctx, tx, t) })
+	if errors.Is(err, chaintx.ErrRefused) {
+		err = nil // retired meanwhile
+	}
+	return err == nil, err
+}
