@@ -1,0 +1,177 @@
+package deposit_test
+
+import (
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
+)
+
+// What was seen: one sweep moved two deposits of one address, 1 ETH (nonce 0, a user's
+// payment that stayed on the chain) and 40 USDT (nonce 1). A reorg deeper than the depth took
+// the USDT payment away for good (its payer spent the nonce elsewhere); the sweep's two signed
+// transfers, still in the nodes' pools, were mined on the new branch: the ETH one moved the
+// 1 ETH, the USDT one reverted (no USDT at the address). An engineer wrote the USDT deposit
+// off. retireSweep read the mined ETH transfer as "the sweep was mined before the write-off"
+// and left the sweep to finish as mined; sendSweep then sent the reverted USDT transfer of the
+// written-off deposit again (resendReverted): with no further payment its estimate failed on
+// every pass, so the ETH deposit, whose money the bankroll had received, was never credited;
+// with a later 80 USDT payment it moved 40 USDT of that payment to the bankroll for no one,
+// and the later deposit's own sweep then failed its estimate for good.
+//
+// A sweep with a written-off deposit now never sends a transfer of it again: its pending
+// transfers are cancelled and its reverted ones failed at their depth; the deposits whose
+// transfers were mined are credited, the others leave the sweep to be swept again.
+func TestRetiredSweepWithAMinedTransferCreditsWhatItMoved(t *testing.T) {
+	t.Parallel()
+	usdt := func(units int64) *big.Int { return big.NewInt(units * 1_000_000) }
+	for _, tc := range []struct {
+		name    string
+		another *big.Int // the USDT payer's next payment to the address (nil: none)
+	}{
+		{"no further payment", nil},
+		{"a later 80 USDT payment", usdt(80)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			addr := e.address("mixed")
+			stays, lostPayer := e.newUser(), e.newUser()
+			payETH, _ := e.payment(stays, 0, addr, "ETH", testfactory.Ether(1))
+			e.mine(payETH)
+			parent := e.latestHeader()
+			payUSDT, _ := e.payment(lostPayer, 0, addr, "USDT", usdt(40))
+			e.mine(payUSDT)
+			e.confirm()
+			sweeps := e.signedTogether(payETH, payUSDT)
+
+			// The chain forks above the ETH payment: the USDT payer spends its nonce elsewhere, and
+			// the sweep's pooled transfers are mined on the new branch.
+			oldHead := e.latestHeader().Number.Uint64()
+			e.dev.Rollback()
+			if err := e.dev.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			elsewhere := e.send(lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50)
+			e.mine(append(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+				WHERE t.purpose = 'gas' ORDER BY a.id`), elsewhere)...) // the sweep's gas top-up, back from the pool
+			e.mine(e.resent("", sweeps...)...)
+			if r, err := e.client.Receipt(e.ctx, sweeps[1].Hash()); err != nil || r.Status != types.ReceiptStatusFailed {
+				t.Fatalf("the test needs the USDT transfer reverted on the new branch: %v, %v", r, err)
+			}
+			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+				e.dev.Commit()
+				e.scan()
+			}
+			stayed, lost := e.deposit(e.findDeposit(payETH.Hash())), e.deposit(e.findDeposit(payUSDT.Hash()))
+			if lost.Status != domain.DepositReorged || stayed.Status != domain.DepositSweeping {
+				t.Fatalf("after the reorg: USDT deposit %s, ETH deposit %s; want REORGED, SWEEPING", lost.Status, stayed.Status)
+			}
+			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+				Note: "the payer spent it elsewhere", Actor: "service-team:cli:eve"}); err != nil {
+				t.Fatal(err)
+			}
+			tank0, bankUSDT0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
+			var next int64
+			if tc.another != nil {
+				tx, _ := e.payment(lostPayer, 1, addr, "USDT", tc.another)
+				e.mine(tx)
+				e.scan()
+				next = e.findDeposit(tx.Hash())
+			}
+
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
+					t.Fatal(err)
+				}
+				return e.deposit(stayed.ID).Status == domain.DepositCredited &&
+					(next == 0 || e.deposit(next).Status == domain.DepositCredited)
+			})
+
+			if got := e.deposit(lost.ID); got.Status != domain.DepositReorged || e.fundKinds(lost.ID) != "" {
+				t.Errorf("the written-off deposit is %s with fund entries %q, want REORGED, never credited", got.Status, e.fundKinds(lost.ID))
+			}
+			stayed = e.deposit(stayed.ID)
+			if e.fundKinds(stayed.ID) != "DEPOSIT" || e.available("ETH").Cmp(stayed.Amount) != 0 {
+				t.Errorf("the ETH deposit: fund entries %q, %v ETH available; want its %v once", e.fundKinds(stayed.ID),
+					e.available("ETH"), stayed.Amount)
+			}
+			wantUSDT := new(big.Int)
+			if next != 0 {
+				wantUSDT = e.deposit(next).Amount
+			}
+			if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bankUSDT0); got.Cmp(wantUSDT) != 0 || e.available("USDT").Cmp(wantUSDT) != 0 {
+				t.Errorf("the bankroll received %v USDT units and %v are available, want %v (the later payment's)", got,
+					e.available("USDT"), wantUSDT)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+				t.Errorf("the gas tank spent %v wei, want gas only", spent)
+			}
+			e.reconciled()
+		})
+	}
+}
+
+// signedTogether scans and settles until the deposits of the given payments are in one sweep
+// whose transfers are signed and broadcast, not mined, and returns those transfers, lowest
+// nonce first.
+func (e *env) signedTogether(pays ...*types.Transaction) []*types.Transaction {
+	e.t.Helper()
+	for range 4 * confirmations {
+		e.scan()
+		e.settleAll()
+		if e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'pending'`) == len(pays) {
+			break
+		}
+		e.dev.Commit()
+	}
+	sweep := e.deposit(e.findDeposit(pays[0].Hash())).SweepID
+	for _, p := range pays {
+		if d := e.deposit(e.findDeposit(p.Hash())); d.SweepID != sweep || sweep == 0 {
+			e.t.Fatalf("the test needs the deposits in one sweep: deposit %d is in sweep %d, not %d", d.ID, d.SweepID, sweep)
+		}
+	}
+	raws := testfactory.Column[[]byte](e.ctx, e.t, e.pool, `SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY t.nonce, a.id`)
+	if len(raws) != len(pays) {
+		e.t.Fatalf("the test needs %d sweep transfers signed and not mined, one attempt each: %d", len(pays), len(raws))
+	}
+	out := make([]*types.Transaction, len(raws))
+	for i, raw := range raws {
+		out[i] = new(types.Transaction)
+		if err := out[i].UnmarshalBinary(raw); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// resent sends again the signed transactions whose raw bytes query selects, and txs, as a node
+// keeping them in its pool would after a reorg (one already pooled is taken as sent).
+func (e *env) resent(query string, txs ...*types.Transaction) []*types.Transaction {
+	e.t.Helper()
+	if query != "" {
+		for _, raw := range testfactory.Column[[]byte](e.ctx, e.t, e.pool, query) {
+			tx := new(types.Transaction)
+			if err := tx.UnmarshalBinary(raw); err != nil {
+				e.t.Fatal(err)
+			}
+			txs = append(txs, tx)
+		}
+	}
+	for _, tx := range txs {
+		if err := e.client.Send(e.ctx, tx); err != nil && !strings.Contains(err.Error(), "already known") {
+			e.t.Fatal(err)
+		}
+	}
+	return txs
+}
