@@ -172,7 +172,8 @@ func cancelCost(ctx context.Context, c *chain.Client, t domain.ChainTx) (*big.In
 }
 
 // allDeep reports whether every transfer is settled (cancelled or reverted) in a block with the
-// confirmation depth: none can come back and move money any more.
+// confirmation depth on the chain as it is now: none can come back and move money any more.
+// The books' block is not proof: one that left the chain is put back to pending (stillSettled).
 func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client, txs []domain.ChainTx) (bool, error) {
 	head, err := c.BlockNumber(ctx)
 	if err != nil {
@@ -186,8 +187,34 @@ func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client,
 		if (t.State != domain.ChainTxCancelled && t.State != domain.ChainTxReverted) || t.MinedBlock > tip {
 			return false, nil
 		}
+		if settled, err := s.stillSettled(ctx, n, c, t, tip); err != nil || !settled {
+			return false, err
+		}
 	}
 	return true, nil
+}
+
+// stillSettled reports whether t's cancel (or revert) is on the chain up to tip. One whose
+// block left the chain (no receipt from a node at least that far) is reopened (chaintx
+// LeftChain): its nonce is free again, and the next step cancels it again; retired then, a
+// later sweep of the address would wait behind the gap for good and the transfer's public
+// bytes could still be mined with a later payment's money.
+func (s *Service) stillSettled(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx, tip uint64) (bool, error) {
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	switch {
+	case err == nil:
+		return r.BlockNumber.Uint64() <= tip, nil
+	case errors.Is(err, chain.ErrIndexing):
+		return false, nil // the node cannot tell yet
+	case !errors.Is(err, ethereum.NotFound):
+		return false, err
+	}
+	if err := s.engine.Reopen(ctx, t); err != nil {
+		return false, err
+	}
+	s.log.Warn("a retired sweep's cancelled or reverted transfer left the chain before its depth: pending again, cancelled again",
+		"chain", n.ChainID, "tx", t.ID, "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock, "nonce", t.Nonce)
+	return false, nil
 }
 
 // closeRetired settles a retired sweep whose transfers not mined are all cancelled or
