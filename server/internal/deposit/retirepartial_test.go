@@ -183,65 +183,82 @@ func (e *env) resent(query string, txs ...*types.Transaction) []*types.Transacti
 // sweep was retired, the cancel's ref freed, and nonce 0 left unused on the chain. The same
 // user's next payment (2 ETH) was swept at nonce 1, which waited behind the gap for good
 // (never credited), and the old sweep's public bytes could still be mined at nonce 0 with
-// that payment's money. A cancel (or revert) is now read from the chain at its depth, and one
-// whose block left it is put back to pending and sent again.
+// that payment's money. The same held for a batch cancelled for its written-off deposit (40
+// USDT): advanceBatch settled it as soon as its cancel was mined, so the gas tank's nonce was
+// left unused when the cancel left the chain, and every later gas tank transaction (the next
+// payment's batch) waited behind it for good. A cancel is now read from the chain at its
+// depth before anything is settled on it, and one whose block left the chain is put back to
+// pending and sent again.
 func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 	t.Parallel()
-	e := setup(t, 0)
-	addr := e.address("cancel-gone")
-	payer := e.newUser()
-	lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "ETH", testfactory.Ether(1)))
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
-		return e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'cancelled'`) == 1
-	})
-	var minedBlock int64
-	if err := e.pool.QueryRow(e.ctx, `SELECT mined_block FROM chain_txs WHERE purpose = 'sweep'`).Scan(&minedBlock); err != nil {
-		t.Fatal(err)
-	}
-	parent, err := e.client.Header(e.ctx, big.NewInt(minedBlock-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldHead := e.latestHeader().Number.Uint64()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.dev.Rollback() // the cancel the fork put back in the pool: dropped
-	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-		e.dev.Commit()
-		e.scan()
-	}
-	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
-	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
-	e.mine(again)
-	e.scan()
-	next := e.findDeposit(again.Hash())
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
-		return e.deposit(next).Status == domain.DepositCredited
-	})
+	for _, tc := range []struct {
+		name, currency, purpose string
+		lost, another           *big.Int
+	}{
+		{"sweep", "ETH", "sweep", testfactory.Ether(1), testfactory.Ether(2)},
+		{"batch", "USDT", "sweep-batch", big.NewInt(40_000_000), big.NewInt(80_000_000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			batched := tc.purpose == "sweep-batch"
+			e := setupWith(t, options{batched: batched})
+			addr := e.address("cancel-gone")
+			if batched {
+				addr = e.tokenAddress("cancel-gone")
+			}
+			payer := e.newUser()
+			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, tc.currency, tc.lost))
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+					t.Fatal(err)
+				}
+				return e.count(`SELECT count(*) FROM chain_txs WHERE purpose = $1 AND state = 'cancelled'`, tc.purpose) == 1
+			})
+			var minedBlock int64
+			if err := e.pool.QueryRow(e.ctx, `SELECT mined_block FROM chain_txs WHERE purpose = $1 AND state = 'cancelled'`,
+				tc.purpose).Scan(&minedBlock); err != nil {
+				t.Fatal(err)
+			}
+			parent, err := e.client.Header(e.ctx, big.NewInt(minedBlock-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			oldHead := e.latestHeader().Number.Uint64()
+			if err := e.dev.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			e.dev.Rollback() // the cancel the fork put back in the pool: dropped
+			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+				e.dev.Commit()
+				e.scan()
+			}
+			tank0, bank0 := e.balance(e.gasTank), e.holding(tc.currency, e.bankroll)
+			again, _ := e.payment(payer, 1, addr, tc.currency, tc.another)
+			e.mine(again)
+			e.scan()
+			next := e.findDeposit(again.Hash())
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+					t.Fatal(err)
+				}
+				return e.deposit(next).Status == domain.DepositCredited
+			})
 
-	if used, err := e.client.Nonce(e.ctx, addr, false); err != nil || used != 2 {
-		t.Errorf("the address's nonce is %d (%v), want 2: the cancel at 0, the new sweep at 1", used, err)
+			want := e.deposit(next).Amount
+			if got := new(big.Int).Sub(e.holding(tc.currency, e.bankroll), bank0); got.Cmp(want) != 0 || e.available(tc.currency).Cmp(want) != 0 {
+				t.Errorf("the bankroll received %v and %v is available, want the new deposit's %v", got, e.available(tc.currency), want)
+			}
+			if e.fundKinds(lost.ID) != "" || len(e.hooks.all()) != 1 {
+				t.Errorf("the written-off deposit's fund entries %q, %d DEPOSIT events; want none, the new payment's",
+					e.fundKinds(lost.ID), len(e.hooks.all()))
+			}
+			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+				t.Errorf("the gas tank spent %v wei, want gas only", spent)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			e.reconciled()
+		})
 	}
-	want := e.deposit(next).Amount
-	if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(want) != 0 || e.available("ETH").Cmp(want) != 0 {
-		t.Errorf("the bankroll received %v wei and %v is available, want the new deposit's %v", got, e.available("ETH"), want)
-	}
-	if e.fundKinds(lost.ID) != "" || len(e.hooks.all()) != 1 {
-		t.Errorf("the written-off deposit's fund entries %q, %d DEPOSIT events; want none, the new payment's", e.fundKinds(lost.ID),
-			len(e.hooks.all()))
-	}
-	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-		t.Errorf("the gas tank spent %v wei, want gas only", spent)
-	}
-	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-		t.Errorf("%d transactions still pending", n)
-	}
-	e.reconciled()
 }
