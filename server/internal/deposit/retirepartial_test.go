@@ -3,6 +3,7 @@ package deposit_test
 import (
 	"math/big"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -34,9 +35,11 @@ func TestRetiredSweepWithAMinedTransferCreditsWhatItMoved(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		another *big.Int // the USDT payer's next payment to the address (nil: none)
+		workers bool     // both deposits' settle jobs run at once, each step
 	}{
-		{"no further payment", nil},
-		{"a later 80 USDT payment", usdt(80)},
+		{"no further payment", nil, false},
+		{"a later 80 USDT payment", usdt(80), false},
+		{"two workers at once", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -87,9 +90,19 @@ func TestRetiredSweepWithAMinedTransferCreditsWhatItMoved(t *testing.T) {
 			}
 
 			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
-					t.Fatal(err)
+				jobs := []int64{lost.ID} // its queued job, as a worker runs it
+				if tc.workers {
+					jobs = append(jobs, stayed.ID) // and the other deposit's, on another worker
 				}
+				var wg sync.WaitGroup
+				for _, id := range jobs {
+					wg.Go(func() {
+						if _, err := e.svc.Settle(e.ctx, id); err != nil {
+							t.Errorf("settle %d: %v", id, err)
+						}
+					})
+				}
+				wg.Wait()
 				return e.deposit(stayed.ID).Status == domain.DepositCredited &&
 					(next == 0 || e.deposit(next).Status == domain.DepositCredited)
 			})
@@ -112,6 +125,10 @@ func TestRetiredSweepWithAMinedTransferCreditsWhatItMoved(t *testing.T) {
 			}
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
 				t.Errorf("%d transactions still pending", n)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'failed' AND ref LIKE '%:resolved:%'`); n != 1 ||
+				e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE '%:resolved:%:resolved:%'`) != 0 {
+				t.Errorf("%d failed USDT transfers, or one freed twice; want the reverted one failed once", n)
 			}
 			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
 				t.Errorf("the gas tank spent %v wei, want gas only", spent)
