@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -268,6 +269,97 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 			if e.fundKinds(lost.ID) != "" || len(e.hooks.all()) != 1 {
 				t.Errorf("the written-off deposit's fund entries %q, %d DEPOSIT events; want none, the new payment's",
 					e.fundKinds(lost.ID), len(e.hooks.all()))
+			}
+			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+				t.Errorf("the gas tank spent %v wei, want gas only", spent)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			e.reconciled()
+		})
+	}
+}
+
+// A retirement survives a crash at each of its steps (the settle job retried, as River does):
+// the gas tank's top-up for the cancel stored or broadcast but not recorded, the cancel
+// broadcast but not recorded, the cancel mined but its receipt not read, the later deposit's
+// credit. After the restart the sweep is retired with one cancel, the same user's later
+// payment is credited once, the gas tank pays gas only and the books hold.
+func TestRetirementSurvivesACrashAtEachStep(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, step string
+		when       func(e *env, addr common.Address) bool // at step, whether to crash now
+	}{
+		{"top-up stored", chaintx.StepStored, func(*env, common.Address) bool { return true }},
+		{"top-up broadcast", chaintx.StepBroadcast, func(*env, common.Address) bool { return true }},
+		{"cancel broadcast", chaintx.StepBroadcast, func(e *env, _ common.Address) bool {
+			return e.count(`SELECT count(*) FROM chain_tx_attempts WHERE cancel AND broadcast_at IS NULL`) > 0
+		}},
+		{"cancel mined, its receipt not read", chaintx.StepReceipt, func(e *env, addr common.Address) bool {
+			used, err := e.client.Nonce(e.ctx, addr, false)
+			return err == nil && used > 0 && e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'pending'`) == 1
+		}},
+		{"the later deposit's credit", deposit.StepSweepCrediting, func(*env, common.Address) bool { return true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			addr := e.address("crash")
+			payer := e.newUser()
+			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "ETH", testfactory.Ether(1)))
+			again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
+			e.mine(again)
+			e.scan()
+			next := e.findDeposit(again.Hash())
+			tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
+
+			crashed := false
+			crash := func(step string) {
+				if !crashed && step == tc.step && tc.when(e, addr) {
+					crashed = true
+					panic("crash at " + step)
+				}
+			}
+			e.engine.Crash = crash
+			deposit.SetCrash(e.svc, crash)
+			for range 20 {
+				func() {
+					defer func() { _ = recover() }()
+					e.scan()
+					if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+						t.Errorf("settle %d: %v", lost.ID, err)
+					}
+					e.settleAll()
+				}()
+				if crashed {
+					break
+				}
+				e.dev.Commit()
+			}
+			e.engine.Crash = nil
+			deposit.SetCrash(e.svc, nil)
+			if !crashed {
+				t.Fatal("never crashed")
+			}
+
+			// The restart.
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+					t.Fatal(err)
+				}
+				return e.deposit(next).Status == domain.DepositCredited &&
+					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1
+			})
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'cancelled'`); n != 1 {
+				t.Errorf("%d cancelled transfers, want the old sweep's one", n)
+			}
+			want := e.deposit(next).Amount
+			if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(want) != 0 || e.available("ETH").Cmp(want) != 0 ||
+				e.fundKinds(next) != "DEPOSIT" || e.fundKinds(lost.ID) != "" || len(e.hooks.all()) != 1 {
+				t.Errorf("the bankroll received %v wei, %v available, fund entries %q and %q, %d DEPOSIT events; want the later "+
+					"deposit's %v once", got, e.available("ETH"), e.fundKinds(next), e.fundKinds(lost.ID), len(e.hooks.all()), want)
 			}
 			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
 				t.Errorf("the gas tank spent %v wei, want gas only", spent)
