@@ -470,8 +470,12 @@ func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx
 		if err != nil {
 			return nil, err
 		}
-		// A failed one was reverted and sent again (resendReverted): the new one stands for it.
-		out = append(out, slices.DeleteFunc(txs, func(t domain.ChainTx) bool { return t.State == domain.ChainTxFailed })...)
+		// A failed one was reverted and sent again (resendReverted): the new one stands for it;
+		// or it was failed, or its cancel retired, by a retirement (closeRetired): its
+		// deposits left the sweep.
+		out = append(out, slices.DeleteFunc(txs, func(t domain.ChainTx) bool {
+			return t.State == domain.ChainTxFailed || (t.State == domain.ChainTxCancelled && strings.Contains(t.Ref, ":resolved:"))
+		})...)
 	}
 	return out, nil
 }

@@ -289,6 +289,12 @@ func (q *Queries) DetachSweepDeposits(ctx context.Context, sweepID int64) (int64
 	return sqlc.DetachSweepDeposits(ctx, q.db, sweepID)
 }
 
+// DetachSweepCurrencies takes a sweep's deposits of the given currencies out of it (their
+// transfers moved nothing), and says how many.
+func (q *Queries) DetachSweepCurrencies(ctx context.Context, sweepID int64, currencies []string) (int64, error) {
+	return sqlc.DetachSweepCurrencies(ctx, q.db, dbsqlc.DetachSweepCurrenciesParams{SweepID: sweepID, Currencies: currencies})
+}
+
 // DetachWrittenOff takes the written-off deposits out of a waiting (FUNDING) sweep, and says
 // how many.
 func (q *Queries) DetachWrittenOff(ctx context.Context, sweepID int64) (int64, error) {

@@ -171,6 +171,12 @@ ORDER BY d.id;
 -- for a new sweep to take; a written-off one, if an engineer reinstates it, too.
 UPDATE deposits SET sweep_id = NULL WHERE sweep_id = @sweep_id::bigint AND status IN ('SWEEPING', 'REORGED');
 
+-- name: DetachSweepCurrencies :execrows
+-- The deposits of the given currencies leave a sweep whose transfers of them were cancelled or
+-- reverted while its others were mined (deposit.closeRetired): they are swept again.
+UPDATE deposits SET sweep_id = NULL
+WHERE sweep_id = @sweep_id::bigint AND status IN ('SWEEPING', 'REORGED') AND currency = ANY(@currencies::text[]);
+
 -- name: DetachWrittenOff :execrows
 -- A waiting batched sweep's written-off deposits leave it before it joins a batch
 -- (deposit.formBatch): their money left the chain, and a batch planned with their amounts
