@@ -1,0 +1,115 @@
+package deposit_test
+
+import (
+	"math/big"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
+
+// What was seen: a token sweep of 40 USDT (nonce 0) was signed; a reorg deeper than the depth
+// took the 40 USDT payment away for good and an engineer wrote the deposit off; the same user
+// paid the address 80 USDT, and the old signed transfer (its bytes are public) was mined before
+// its cancel, moving 40 USDT of the new payment. The sweep was finished as mined (the
+// written-off deposit not credited): the bankroll held 40 USDT credited to no one, 40 USDT
+// stayed at the address, and the 80 USDT deposit's sweep failed its gas estimate on every pass
+// ("does 0x… hold 80.000000?"), SWEEPING for good. What the old transfer moved is now carried
+// to the bankroll for the address's next sweep of the asset, which sends only the remainder
+// and credits the later deposit in full, once.
+func TestRetiredTokenSweepMinedBeforeItsCancelCarriesToTheNextSweep(t *testing.T) {
+	t.Parallel()
+	usdt := func(units int64) *big.Int { return big.NewInt(units * 1_000_000) }
+	for _, tc := range []struct {
+		name       string
+		feeBps     int32
+		feeAddress bool // the fee goes to a fee address (else it stays at the deposit address)
+		another    *big.Int
+		workers    int // settle jobs at once, each step
+	}{
+		{"a bigger payment", 0, false, usdt(80), 1},
+		{"an equal payment", 0, false, usdt(40), 1},
+		{"a bigger payment, with a deposit fee", 250, false, usdt(80), 1},
+		{"an equal payment, with a deposit fee", 250, false, usdt(40), 1},
+		{"a bigger payment, with a fee address", 250, true, usdt(80), 1},
+		{"an equal payment, with a fee address", 250, true, usdt(40), 1},
+		{"two settle jobs at once", 0, false, usdt(80), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			feeAddress := common.HexToAddress("0x00000000000000000000000000000000000fee01")
+			e := setup(t, tc.feeBps, func(n *chain.Network) {
+				if tc.feeAddress {
+					n.FeeAddress = feeAddress
+				}
+			})
+			addr := e.address("carry")
+			payer := e.newUser()
+			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "USDT", usdt(40)))
+			bank0, fees0 := e.tokenBalance(e.bankroll), e.tokenBalance(feeAddress)
+			again, _ := e.payment(payer, 1, addr, "USDT", tc.another)
+			e.mine(again)
+			for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+				WHERE t.purpose IN ('sweep', 'sweep-fee') AND t.state = 'pending' ORDER BY t.nonce, a.id`) {
+				e.mine(old)
+				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+					t.Fatalf("the test needs the old transfer mined with the later payment's tokens: %v, %v", r, err)
+				}
+			}
+			e.scan()
+			next := e.findDeposit(again.Hash())
+			e.run(func() bool {
+				var wg sync.WaitGroup
+				for range tc.workers {
+					wg.Go(func() {
+						for _, id := range []int64{lost.ID, next} {
+							if _, err := e.svc.Settle(e.ctx, id); err != nil {
+								t.Errorf("settle %d: %v", id, err)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				e.reconciled() // at every step
+				return e.deposit(next).Status == domain.DepositCredited
+			})
+
+			d := e.deposit(next)
+			if e.fundKinds(lost.ID) != "" || e.fundKinds(next) != "DEPOSIT" || len(e.hooks.all()) != 1 {
+				t.Errorf("fund entries %q (written off) and %q (later), %d DEPOSIT events; want none, one DEPOSIT, one event",
+					e.fundKinds(lost.ID), e.fundKinds(next), len(e.hooks.all()))
+			}
+			if d.GrossAmount.Cmp(tc.another) != 0 || e.available("USDT").Cmp(d.Amount) != 0 {
+				t.Errorf("the later deposit is credited %v of gross %v, %v available; want its net of %v once", d.Amount,
+					d.GrossAmount, e.available("USDT"), tc.another)
+			}
+			if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bank0); got.Cmp(d.Amount) != 0 {
+				t.Errorf("the bankroll received %v USDT units, want the later deposit's net %v", got, d.Amount)
+			}
+			// Without a fee address the fee stays at the deposit address.
+			wantLeft, wantFees := d.FeeAmount, new(big.Int)
+			if tc.feeAddress {
+				wantLeft, wantFees = wantFees, wantLeft
+			}
+			if left, fees := e.tokenBalance(addr), new(big.Int).Sub(e.tokenBalance(feeAddress), fees0); left.Cmp(wantLeft) != 0 ||
+				fees.Cmp(wantFees) != 0 {
+				t.Errorf("%v USDT units left at the address and %v at the fee address, want %v and %v", left, fees, wantLeft, wantFees)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			// The old sweep carried its transfer's net for the later deposit's sweep, which took it.
+			if n := e.count(`SELECT count(*) FROM sweep_carries GROUP BY address, currency
+				HAVING sum(bankroll) = 0 AND sum(fee) = 0 AND count(*) FILTER (WHERE kind = 'CARRIED' AND sweep_id = $1) = 1
+				AND count(*) FILTER (WHERE kind = 'TAKEN' AND sweep_id = $2) = 1`, lost.SweepID, d.SweepID); n != 2 {
+				t.Errorf("the carries of the address hold %d rows with a zero balance, want the old sweep's carried and the later "+
+					"sweep's taken", n)
+			}
+			e.reconciled()
+		})
+	}
+}

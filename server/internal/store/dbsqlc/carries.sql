@@ -1,0 +1,10 @@
+-- name: CarryBalance :one
+-- What is carried to the bankroll and the fee address for an address's deposits of an asset,
+-- and not yet taken by a sweep, other than except_sweep's own rows.
+SELECT coalesce(sum(bankroll), 0)::numeric AS bankroll, coalesce(sum(fee), 0)::numeric AS fee
+FROM sweep_carries
+WHERE chain_id = @chain_id AND address = @address AND currency = @currency AND sweep_id <> @except_sweep::bigint;
+
+-- name: InsertCarry :exec
+INSERT INTO sweep_carries (chain_id, address, currency, sweep_id, kind, bankroll, fee)
+VALUES (@chain_id, @address, @currency, @sweep_id, @kind, @bankroll, @fee);
