@@ -1,6 +1,7 @@
 package deposit_test
 
 import (
+	"fmt"
 	"math/big"
 	"sync"
 	"testing"
@@ -112,4 +113,67 @@ func TestRetiredTokenSweepMinedBeforeItsCancelCarriesToTheNextSweep(t *testing.T
 			e.reconciled()
 		})
 	}
+}
+
+// A carry bigger than the next sweep's need is taken in part, the rest left for the address's
+// next deposit: the old 40 USDT transfer was mined with two later payments (20 and 30 USDT);
+// the 20 USDT deposit, confirmed first, is swept alone and credited from the carry (no
+// transfer), and the 30 USDT deposit's sweep sends 10 USDT. Each is credited in full, once.
+func TestCarryBiggerThanTheNextSweepIsTakenInPart(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("carry-part")
+	payer := e.newUser()
+	lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "USDT", big.NewInt(40_000_000)))
+	bank0 := e.tokenBalance(e.bankroll)
+	firstPay, _ := e.payment(payer, 1, addr, "USDT", big.NewInt(20_000_000))
+	e.mine(firstPay)
+	e.confirm()
+	secondPay, _ := e.payment(payer, 2, addr, "USDT", big.NewInt(30_000_000))
+	e.mine(secondPay)
+	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`)...)
+	e.scan()
+	first, second := e.findDeposit(firstPay.Hash()), e.findDeposit(secondPay.Hash())
+	if e.deposit(first).Status != domain.DepositSweeping || e.deposit(second).Status != domain.DepositConfirming {
+		t.Fatalf("the test needs the 20 USDT deposit confirmed and the 30 USDT one confirming: %s, %s",
+			e.deposit(first).Status, e.deposit(second).Status)
+	}
+	for range 3 {
+		for _, id := range []int64{lost.ID, first} {
+			if _, err := e.svc.Settle(e.ctx, id); err != nil {
+				t.Fatalf("settle %d: %v", id, err)
+			}
+		}
+		if e.deposit(first).Status == domain.DepositCredited {
+			break
+		}
+		e.reconciled()
+		e.dev.Commit()
+	}
+	if d := e.deposit(first); d.Status != domain.DepositCredited || e.deposit(second).SweepID != 0 {
+		t.Fatalf("the test needs the 20 USDT deposit credited alone: %s, the 30 USDT one in sweep %d", d.Status,
+			e.deposit(second).SweepID)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1`, fmt.Sprintf("sweep:%d:%%", e.deposit(first).SweepID)); n != 0 {
+		t.Errorf("the 20 USDT deposit's sweep sent %d transfers, want none (the carry covers it)", n)
+	}
+	e.reconciled()
+	e.run(func() bool { return e.deposit(second).Status == domain.DepositCredited })
+
+	for _, id := range []int64{first, second} {
+		if d := e.deposit(id); e.fundKinds(id) != "DEPOSIT" || d.Amount.Cmp(d.GrossAmount) != 0 {
+			t.Errorf("deposit %d: fund entries %q, credited %v of %v; want its whole amount once", id, e.fundKinds(id), d.Amount,
+				d.GrossAmount)
+		}
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bank0); got.Cmp(big.NewInt(50_000_000)) != 0 ||
+		e.available("USDT").Cmp(big.NewInt(50_000_000)) != 0 || e.tokenBalance(addr).Sign() != 0 {
+		t.Errorf("the bankroll received %v, %v available, %v left at the address; want 50 USDT, 50 USDT, none", got,
+			e.available("USDT"), e.tokenBalance(addr))
+	}
+	if n := e.count(`SELECT count(*) FROM sweep_carries HAVING sum(bankroll) = 0 AND sum(fee) = 0`); n != 3 {
+		t.Errorf("%d carry rows with a zero balance, want three (carried, taken in part, taken)", n)
+	}
+	e.reconciled()
 }
