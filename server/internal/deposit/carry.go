@@ -160,6 +160,32 @@ func (s *Service) take(ctx context.Context, q *store.Queries, n chain.Network, s
 	return taken, q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryTaken, neg)
 }
 
+// leaveFinishedSweep takes the deposits a finished sweep did not credit (written off) out of
+// it, in the transaction that credits the others: what it moved in their name went to the
+// bankroll for no one (carried to later deposits, for a token). One an engineer reinstates
+// (its payment back on the chain, its money at the address) is then due again and swept by a
+// new sweep, as after a retirement (closeRetired); left in the done sweep it stayed SWEEPING
+// for good, its money at the address.
+func (s *Service) leaveFinishedSweep(ctx context.Context, q *store.Queries, sw domain.Sweep, deposits []domain.Deposit,
+	credited map[int64]bool,
+) error {
+	var ids []int64
+	for _, d := range deposits {
+		if !credited[d.ID] {
+			ids = append(ids, d.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	left, err := q.DetachUncredited(ctx, sw.ID, ids)
+	if err == nil && left > 0 {
+		s.log.Warn("written-off deposits left their finished sweep, not credited: swept again if reinstated", "sweep", sw.ID,
+			"chain", sw.ChainID, "address", sw.Address, "deposits", ids)
+	}
+	return err
+}
+
 // movedTokens is what a finished sweep's mined transfers of a token group sent to the bankroll
 // and to the fee address (zero for a transfer not planned: the carry covered it).
 func (s *Service) movedTokens(ctx context.Context, q *store.Queries, sw domain.Sweep, g *group) (store.Carry, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
@@ -174,6 +175,75 @@ func TestCarryBiggerThanTheNextSweepIsTakenInPart(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM sweep_carries HAVING sum(bankroll) = 0 AND sum(fee) = 0`); n != 3 {
 		t.Errorf("%d carry rows with a zero balance, want three (carried, taken in part, taken)", n)
+	}
+	e.reconciled()
+}
+
+// What was seen: the old 40 USDT sweep's transfer was mined with a later payment's tokens (80
+// USDT, another payer's) and the sweep finished as mined, its written-off deposit not
+// credited; then the written-off payment itself was mined again (its payer had not spent the
+// nonce) and an engineer reinstated it. REINSTATE was accepted (its sweep is mined at depth)
+// and put the deposit back to SWEEPING in its done sweep, where nothing sweeps: 40 USDT stayed
+// at the address and the deposit was never credited. A finished sweep's written-off deposits
+// now leave it in the transaction that credits the others, so a reinstated one is swept again
+// by a new sweep and credited once; what the old sweep moved in its name stays with the later
+// deposit (the carry).
+func TestWrittenOffDepositOfAFinishedSweepReinstatedIsSweptAgain(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("back-again")
+	payer, other := e.newUser(), e.newUser()
+	e.dev.Commit()
+	pay, _ := e.payment(payer, 0, addr, "USDT", big.NewInt(40_000_000))
+	lost := e.writtenOffBeforeItsSweep(pay, nil)
+	bank0 := e.tokenBalance(e.bankroll)
+	again, _ := e.payment(other, 0, addr, "USDT", big.NewInt(80_000_000))
+	e.mine(again)
+	e.mine(e.send(other, 1, addr, big.NewInt(1e16), nil, 2)) // gas for the old transfer (the reorg took its top-up)
+	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`)...)
+	e.scan()
+	next := e.findDeposit(again.Hash())
+	e.run(func() bool {
+		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+			t.Fatal(err)
+		}
+		return e.deposit(next).Status == domain.DepositCredited
+	})
+	if d := e.deposit(lost.ID); d.SweepID != 0 {
+		t.Errorf("the written-off deposit is still in its finished sweep %d", d.SweepID)
+	}
+
+	// The written-off payment is mined again; an engineer reinstates it.
+	if err := e.client.Send(e.ctx, pay); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(pay)
+	e.run(func() bool {
+		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
+	})
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
+		Note: "the payment came back", Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(func() bool {
+		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.reconciled()
+		return e.deposit(lost.ID).Status == domain.DepositCredited
+	})
+
+	if e.fundKinds(lost.ID) != "DEPOSIT" || e.fundKinds(next) != "DEPOSIT" {
+		t.Errorf("fund entries %q (reinstated) and %q (later), want one DEPOSIT each", e.fundKinds(lost.ID), e.fundKinds(next))
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bank0); got.Cmp(big.NewInt(120_000_000)) != 0 ||
+		e.available("USDT").Cmp(big.NewInt(120_000_000)) != 0 || e.tokenBalance(addr).Sign() != 0 {
+		t.Errorf("the bankroll received %v, %v available, %v left at the address; want 120 USDT, 120 USDT, none", got,
+			e.available("USDT"), e.tokenBalance(addr))
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+		t.Errorf("%d transactions still pending", n)
 	}
 	e.reconciled()
 }

@@ -120,7 +120,10 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 				s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
 					"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
 			}
-			return s.settleCarries(ctx, q, n, sw, groups, creditedIDs)
+			if err := s.settleCarries(ctx, q, n, sw, groups, creditedIDs); err != nil {
+				return err
+			}
+			return s.leaveFinishedSweep(ctx, q, sw, deposits, creditedIDs)
 		})
 	})
 	if errors.Is(err, errHeldByReorg) {

@@ -34,3 +34,8 @@ func (q *Queries) InsertCarry(ctx context.Context, chainID int64, address, curre
 	return sqlc.InsertCarry(ctx, q.db, dbsqlc.InsertCarryParams{ChainID: chainID, Address: address, Currency: currency,
 		SweepID: sweepID, Kind: kind, Bankroll: Uint256(c.Bankroll), Fee: Uint256(c.Fee)})
 }
+
+// DetachUncredited takes a finished sweep's written-off deposits (ids, REORGED) out of it.
+func (q *Queries) DetachUncredited(ctx context.Context, sweepID int64, ids []int64) (int64, error) {
+	return sqlc.DetachUncredited(ctx, q.db, dbsqlc.DetachUncreditedParams{SweepID: sweepID, Ids: ids})
+}

@@ -43,6 +43,27 @@ func (q *Queries) CarryBalance(ctx context.Context, db DBTX, arg CarryBalancePar
 	return i, err
 }
 
+const detachUncredited = `-- name: DetachUncredited :execrows
+UPDATE deposits SET sweep_id = NULL
+WHERE sweep_id = $1::bigint AND status = 'REORGED' AND id = ANY($2::bigint[])
+`
+
+type DetachUncreditedParams struct {
+	SweepID int64
+	Ids     []int64
+}
+
+// A finished sweep's written-off deposits leave it in the transaction that credits the others
+// (deposit.finishSweep): what it moved in their name is carried to later deposits, so one an
+// engineer reinstates (its payment back at the address) is swept again, as after a retirement.
+func (q *Queries) DetachUncredited(ctx context.Context, db DBTX, arg DetachUncreditedParams) (int64, error) {
+	result, err := db.Exec(ctx, detachUncredited, arg.SweepID, arg.Ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const insertCarry = `-- name: InsertCarry :exec
 INSERT INTO sweep_carries (chain_id, address, currency, sweep_id, kind, bankroll, fee)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
