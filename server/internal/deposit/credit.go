@@ -101,6 +101,12 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 					}
 					continue
 				}
+				if locked.CreditedAt != nil {
+					if err := creditBack(ctx, tx, locked, sw.ID); err != nil {
+						return err
+					}
+					continue
+				}
 				c := credits[d.ID]
 				credited, err := q.CreditDeposit(ctx, d.ID, c)
 				if err != nil {
@@ -126,6 +132,22 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address)
 		return nil
 	}
+	return err
+}
+
+// creditBack credits again, in the sweep's transaction, a deposit credited and announced before
+// a reorg, reinstated with its sweep cancelled and now swept again (restore): by the amount
+// announced, as any reinstated deposit (a REINSTATE entry), its amounts and DEPOSIT as they were.
+func creditBack(ctx context.Context, tx pgx.Tx, d domain.Deposit, sweepID int64) error {
+	ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositSweeping, domain.DepositCredited)
+	if err != nil {
+		return err
+	}
+	if !ok || d.Amount == nil {
+		return fmt.Errorf("deposit %d: crediting it back: it is %s, amount %v", d.ID, d.Status, d.Amount)
+	}
+	_, err = funds.Reinstate(ctx, tx, d, d.Amount, domain.System,
+		fmt.Sprintf("reinstated after its sweep was cancelled; swept again by sweep %d", sweepID))
 	return err
 }
 

@@ -522,9 +522,23 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 }
 
 // restore puts a reorged deposit back to the status it was reorged from, with its credit if
-// it had one; one that is not credited resumes its sweep.
+// it had one; one that is not credited resumes its sweep. A credited one whose transfer is
+// back while its sweep was cancelled (resweep) goes back SWEEPING instead, out of that sweep:
+// its money is at the deposit address, and a new sweep moves it and credits it back
+// (creditBack).
 func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, actor domain.Actor, note string) error {
-	to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
+	resweep, err := s.resweep(ctx, r, d)
+	if err != nil {
+		return err
+	}
+	event := Restore(r.PriorStatus)
+	if resweep {
+		event = RestoreSweeping
+		if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	to, err := Next(domain.DepositReorged, event)
 	if err != nil {
 		return err
 	}
@@ -535,7 +549,7 @@ func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d doma
 	if !ok {
 		return fmt.Errorf("deposit %d: resolving reorg %d: the deposit is %s, not REORGED", d.ID, r.ID, d.Status)
 	}
-	if r.Reversed.Sign() > 0 {
+	if r.Reversed.Sign() > 0 && !resweep {
 		if _, err := funds.Reinstate(ctx, tx, d, r.Reversed, actor, note); err != nil {
 			return err
 		}
@@ -546,6 +560,49 @@ func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d doma
 		}
 	}
 	return nil
+}
+
+// A credited deposit whose sweep was cancelled. A done sweep that left the chain with its
+// deposits, all written off, is cancelled at its nonce once a later sweep of the address waits
+// behind it (cancelLeftChain): it can never be mined again. When a written-off transfer of it
+// is then mined again, its money is back at the deposit address and only a new sweep can move
+// it; REINSTATE, refused until a sweep is mined again for any other re-included deposit
+// (refuseBeforeSweptAgain), would otherwise wait for good. So, its sweep cancelled at depth,
+// REINSTATE puts it back SWEEPING, out of that sweep, as a reinstated swept-but-not-credited
+// deposit resumes its sweep: the operator's funds grow only once a new sweep has moved the
+// money to the bankroll, by the amount announced (creditBack: a REINSTATE entry, no second
+// DEPOSIT).
+
+// resweep reports whether reinstating r takes deposit d out of its cancelled sweep: it was
+// credited, its transfer is on the chain again, and every transfer of its sweep is cancelled
+// and retired (sweepCancelled).
+func (s *Service) resweep(ctx context.Context, r domain.Reorg, d domain.Deposit) (bool, error) {
+	if r.ReincludedHash == "" || r.PriorStatus != domain.DepositCredited || d.SweepID == 0 {
+		return false, nil
+	}
+	txs, err := s.sweepTxs(ctx, d.SweepID)
+	return err == nil && sweepCancelled(txs), err
+}
+
+// sweepCancelled reports whether a sweep's transfers are all cancelled and retired (their
+// cancels have the confirmation depth): none of them can ever move money.
+func sweepCancelled(txs []domain.ChainTx) bool {
+	for _, t := range txs {
+		if t.State != domain.ChainTxCancelled || !strings.Contains(t.Ref, ":resolved:") {
+			return false
+		}
+	}
+	return len(txs) > 0
+}
+
+// leaveCancelledSweep takes reorged deposit d out of its cancelled sweep, in the caller's
+// transaction, so that a new sweep takes it.
+func (s *Service) leaveCancelledSweep(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
+	left, err := store.New(tx).LeaveCancelledSweep(ctx, d.ID, d.SweepID)
+	if err == nil && !left {
+		err = fmt.Errorf("deposit %d: it left sweep %d meanwhile", d.ID, d.SweepID)
+	}
+	return err
 }
 
 // Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.
@@ -669,6 +726,9 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 	txs, err := s.sweepTxs(ctx, d.SweepID)
 	if err != nil {
 		return err
+	}
+	if r.PriorStatus == domain.DepositCredited && sweepCancelled(txs) {
+		return nil // it can never be mined: the deposit is swept again (resweep)
 	}
 	for _, t := range txs {
 		if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {

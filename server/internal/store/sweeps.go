@@ -289,6 +289,13 @@ func (q *Queries) DetachSweepDeposits(ctx context.Context, sweepID int64) (int64
 	return sqlc.DetachSweepDeposits(ctx, q.db, sweepID)
 }
 
+// LeaveCancelledSweep takes a reorged deposit out of its sweep, whose transfers were
+// cancelled, and says whether it was in it.
+func (q *Queries) LeaveCancelledSweep(ctx context.Context, depositID, sweepID int64) (bool, error) {
+	n, err := sqlc.LeaveCancelledSweep(ctx, q.db, dbsqlc.LeaveCancelledSweepParams{ID: depositID, SweepID: sweepID})
+	return n > 0, err
+}
+
 // DetachWrittenOff takes the written-off deposits out of a waiting (FUNDING) sweep, and says
 // how many.
 func (q *Queries) DetachWrittenOff(ctx context.Context, sweepID int64) (int64, error) {

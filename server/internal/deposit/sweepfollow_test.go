@@ -1,0 +1,156 @@
+package deposit_test
+
+import (
+	"errors"
+	"math/big"
+	"strconv"
+	"testing"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
+
+// creditedThenDropped credits payer's payment of amount of currency (ETH or a token) to addr
+// at payer's nonce 0, then forks the chain below it with nothing mined again (the payment and
+// its sweep are dropped, the payer's nonce 0 left free) past the confirmation depth, and has an
+// engineer write the deposit off. It returns the payment (still valid: it may be mined again)
+// and the deposit as it was credited.
+func (e *env) creditedThenDropped(payer user, addr common.Address, currency string, amount *big.Int) (*types.Transaction, domain.Deposit) {
+	e.t.Helper()
+	hooks := len(e.hooks.all())
+	parent := e.latestHeader()
+	pay, _ := e.payment(payer, 0, addr, currency, amount)
+	e.mine(pay)
+	e.run(func() bool { return len(e.hooks.all()) == hooks+1 })
+	credited := e.deposit(e.findDeposit(pay.Hash()))
+	oldHead := e.latestHeader().Number.Uint64()
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.dev.Rollback() // what the fork put back in the pool
+	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+		e.dev.Commit()
+		e.scan()
+	}
+	if _, err := e.client.Receipt(e.ctx, pay.Hash()); !errors.Is(err, ethereum.NotFound) {
+		e.t.Fatalf("the payment is still on the chain: %v", err)
+	}
+	if got := e.deposit(credited.ID); got.Status != domain.DepositReorged {
+		e.t.Fatalf("after the reorg the deposit is %s, want REORGED", got.Status)
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: credited.ID, Resolution: "WRITE_OFF",
+		Note: writeOffNote, Actor: "service-team:cli:eve"}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.reconciled()
+	return pay, credited
+}
+
+// depositEvents counts the DEPOSIT events queued for a deposit.
+func (e *env) depositEvents(id int64) int {
+	e.t.Helper()
+	n := 0
+	for _, ev := range e.hooks.all() {
+		if ev.GetDepositId() == id {
+			n++
+		}
+	}
+	return n
+}
+
+// What was seen: a credited deposit (1 ETH, or 40 USDT) left the chain in a reorg deeper than
+// the depth, with its sweep (nonce 0), and was written off; another user's payment to the same
+// address was then swept at nonce 1, so the old sweep's transfer was cancelled at nonce 0
+// (cancelLeftChain) and retired. When the written-off payment was mined again, its new incident
+// could never be reinstated: REINSTATE was refused SWEEP_NOT_MINED for good (its sweep was
+// cancelled: nothing will ever mine it), and the money sat at the deposit address unswept. Now
+// REINSTATE of a deposit whose transfer is back while its sweep is cancelled at depth puts it
+// back SWEEPING, out of the dead sweep: a new sweep moves its money and it is credited back
+// then (a REINSTATE entry of its announced amount, no second DEPOSIT), the books holding at
+// every step.
+func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		currency      string
+		lost, another *big.Int
+	}{
+		{"ETH", big.NewInt(1e18), big.NewInt(2e18)},
+		{"USDT", big.NewInt(40_000_000), big.NewInt(80_000_000)},
+	} {
+		t.Run(c.currency, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			addr := e.address("again")
+			pay, lost := e.creditedThenDropped(e.newUser(), addr, c.currency, c.lost)
+
+			// Another user pays the address: its sweep, at the next nonce, has the old one cancelled.
+			other, _ := e.payment(e.newUser(), 0, addr, c.currency, c.another)
+			e.mine(other)
+			e.scan()
+			next := e.findDeposit(other.Hash())
+			e.run(func() bool {
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
+					t.Fatal(err)
+				}
+				return e.deposit(next).Status == domain.DepositCredited
+			})
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`,
+				"sweep:"+itoa(lost.SweepID)+":%:resolved:%"); n != 1 {
+				t.Fatalf("%d cancelled and retired transfers of the old sweep, want its one", n)
+			}
+			e.reconciled()
+			bank0 := e.holding(c.currency, e.bankroll)
+
+			// The written-off payment is mined again: a new incident, for the engineer.
+			if err := e.client.Send(e.ctx, pay); err != nil {
+				t.Fatal(err)
+			}
+			e.mine(pay)
+			e.run(func() bool {
+				return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
+			})
+			e.reconciled()
+			got, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
+				Note: "the payment came back", Actor: "service-team:cli:eve"})
+			if err != nil {
+				t.Fatalf("REINSTATE once the old sweep is cancelled: %v", err)
+			}
+			if got.Deposit.Status != domain.DepositSweeping || got.Deposit.SweepID != 0 || e.available(c.currency).Cmp(e.deposit(next).Amount) != 0 {
+				t.Fatalf("reinstated: %s in sweep %d, %v %s available; want SWEEPING in no sweep, credited back once swept",
+					got.Deposit.Status, got.Deposit.SweepID, e.available(c.currency), c.currency)
+			}
+			e.reconciled()
+			e.run(func() bool { return e.deposit(lost.ID).Status == domain.DepositCredited })
+			for range confirmations + 2 {
+				e.dev.Commit()
+				e.scan()
+				e.settleAll()
+			}
+
+			d := e.deposit(lost.ID)
+			if d.SweepID == lost.SweepID || d.Amount.Cmp(lost.Amount) != 0 || e.fundKinds(d.ID) != "DEPOSIT,REORG,REINSTATE" ||
+				e.depositEvents(d.ID) != 1 {
+				t.Errorf("credited back: sweep %d (the cancelled one was %d), amount %v (announced %v), fund entries %q, %d DEPOSIT "+
+					"events; want a new sweep, the announced amount, one DEPOSIT", d.SweepID, lost.SweepID, d.Amount, lost.Amount,
+					e.fundKinds(d.ID), e.depositEvents(d.ID))
+			}
+			want := new(big.Int).Add(e.deposit(next).Amount, lost.Amount)
+			if e.available(c.currency).Cmp(want) != 0 {
+				t.Errorf("%v %s available, want %v (both deposits once)", e.available(c.currency), c.currency, want)
+			}
+			if got := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0); got.Sign() <= 0 {
+				t.Errorf("the bankroll received %v %s from the new sweep, want the deposit's money", got, c.currency)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+				t.Errorf("%d transactions still pending", n)
+			}
+			e.reconciled()
+		})
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
