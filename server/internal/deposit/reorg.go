@@ -308,7 +308,8 @@ func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reop
 // before its credit, also needs its sweep's mined transactions mined again, successfully and
 // confirmed, on this chain (the sweep is credited from them). A sweep transaction that left
 // the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
-// once), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
+// once) once every deposit it moves is on the chain again (a deposit of it still off the chain
+// or written off: its bytes would take a later payment's money at the address), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
 // may have left the chain with it); one that now reverts is left to an engineer.
 func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
 	q := store.New(s.pool)
@@ -389,6 +390,11 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 			return false, err
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
+		}
+		if missing, err := store.New(s.pool).SweepMissingDeposit(ctx, d.SweepID, upTo); err != nil || missing {
+			// Its signed bytes move every deposit of the sweep: with one of them still off the
+			// chain (or written off) they would be mined with a later payment's money.
+			return false, err
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)

@@ -154,3 +154,89 @@ func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// sweptTogether confirms two deposits' payments (mined) and sweeps them together, crediting
+// both.
+func (e *env) sweptTogether(kept, lost *types.Transaction) {
+	e.t.Helper()
+	hooks := len(e.hooks.all())
+	for range confirmations + 1 { // both confirmed before either is swept
+		e.dev.Commit()
+		e.scan()
+	}
+	e.run(func() bool { return len(e.hooks.all()) == hooks+2 })
+	a, b := e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(lost.Hash()))
+	if a.SweepID == 0 || a.SweepID != b.SweepID {
+		e.t.Fatalf("the test needs both deposits in one sweep: sweeps %d and %d", a.SweepID, b.SweepID)
+	}
+}
+
+// What was seen: two deposits at one address (1 ETH each) were swept together and credited; a
+// reorg deeper than the depth took one deposit's transfer and the sweep away (the other
+// deposit's block stayed), both REORGED, the lost one's incident left open. The scanner sent
+// the old sweep again for the kept deposit (readyToReinstate: its own signed bytes, moving both
+// deposits' value); refused while the address held the kept deposit only, it was mined as soon
+// as another user paid the address (2 ETH), with that payment's money.
+func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("kept")
+	keptPayer, lostPayer := e.newUser(), e.newUser()
+	keptPay, _ := e.payment(keptPayer, 0, addr, "ETH", big.NewInt(1e18))
+	e.mine(keptPay)
+	fork := e.latestHeader() // the reorg keeps the kept payment's block
+	lostPay, _ := e.payment(lostPayer, 0, addr, "ETH", big.NewInt(1e18))
+	e.mine(lostPay)
+	e.sweptTogether(keptPay, lostPay)
+	kept, lost := e.deposit(e.findDeposit(keptPay.Hash())), e.deposit(e.findDeposit(lostPay.Hash()))
+	oldHead := e.latestHeader().Number.Uint64()
+	e.dev.Rollback()
+	if err := e.dev.Fork(fork.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(e.send(lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), big.NewInt(1e18), nil, 50))
+	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	if k, l := e.deposit(kept.ID), e.deposit(lost.ID); k.Status != domain.DepositReorged || l.Status != domain.DepositReorged {
+		t.Fatalf("after the reorg: kept %s, lost %s; want both REORGED", k.Status, l.Status)
+	}
+	e.reconciled()
+	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
+
+	// Another user pays the address while the lost deposit's incident is open.
+	other, _ := e.payment(e.newUser(), 0, addr, "ETH", big.NewInt(2e18))
+	e.mine(other)
+	for range 3 * confirmations {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	next := e.deposit(e.findDeposit(other.Hash()))
+	received := new(big.Int).Sub(e.balance(e.bankroll), bank0)
+	// Whatever reached the bankroll came from the kept deposit and the new payment, never the
+	// lost one's value taken out of the new payment (nor the gas tank's).
+	if received.Cmp(big.NewInt(3e18)) > 0 {
+		t.Errorf("the bankroll received %v wei, more than the kept deposit and the new payment", received)
+	}
+	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+		t.Errorf("the gas tank spent %v wei, want gas only", spent)
+	}
+	if bal := e.balance(addr); next.Status != domain.DepositCredited && bal.Cmp(next.GrossAmount) < 0 {
+		t.Errorf("the new deposit is %s and the address holds %v wei, less than its %v: another sweep took its money",
+			next.Status, bal, next.GrossAmount)
+	}
+	if next.Status == domain.DepositCredited {
+		if n := e.depositEvents(next.ID); n != 1 {
+			t.Errorf("%d DEPOSIT events for the new deposit, want one", n)
+		}
+	}
+	if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
+		t.Errorf("the lost deposit's fund entries %q, want DEPOSIT,REORG (never counted again)", e.fundKinds(lost.ID))
+	}
+	t.Logf("kept %s, lost %s, new %s; bankroll received %v; address holds %v", e.deposit(kept.ID).Status,
+		e.deposit(lost.ID).Status, next.Status, received, e.balance(addr))
+	e.reconciled()
+}
