@@ -236,7 +236,48 @@ func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 	if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
 		t.Errorf("the lost deposit's fund entries %q, want DEPOSIT,REORG (never counted again)", e.fundKinds(lost.ID))
 	}
-	t.Logf("kept %s, lost %s, new %s; bankroll received %v; address holds %v", e.deposit(kept.ID).Status,
-		e.deposit(lost.ID).Status, next.Status, received, e.balance(addr))
+	e.reconciled()
+
+	// The lost payment is written off: the old sweep can never pay and is cancelled at its
+	// nonce; the new deposit is swept, and the kept one, reinstated, by a new sweep too.
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+		Note: "the payer spent it elsewhere", Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	e.run(func() bool { return e.deposit(next.ID).Status == domain.DepositCredited })
+	e.reconciled()
+	e.run(func() bool {
+		return e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`,
+			"sweep:"+itoa(kept.SweepID)+":%:resolved:%") == 1
+	})
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: kept.ID, Resolution: "REINSTATE",
+		Note: "its block stayed", Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatalf("REINSTATE the kept deposit once the old sweep is cancelled: %v", err)
+	}
+	e.reconciled()
+	e.run(func() bool { return e.deposit(kept.ID).Status == domain.DepositCredited })
+	for range confirmations + 2 {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+	k, next := e.deposit(kept.ID), e.deposit(next.ID)
+	if e.fundKinds(k.ID) != "DEPOSIT,REORG,REINSTATE" || e.depositEvents(k.ID) != 1 || e.fundKinds(lost.ID) != "DEPOSIT,REORG" ||
+		e.fundKinds(next.ID) != "DEPOSIT" || e.depositEvents(next.ID) != 1 {
+		t.Errorf("fund entries: kept %q, lost %q, new %q; DEPOSIT events: kept %d, new %d", e.fundKinds(k.ID), e.fundKinds(lost.ID),
+			e.fundKinds(next.ID), e.depositEvents(k.ID), e.depositEvents(next.ID))
+	}
+	if want := new(big.Int).Add(k.Amount, next.Amount); e.available("ETH").Cmp(want) != 0 {
+		t.Errorf("%v ETH available, want %v (the kept and new deposits once)", e.available("ETH"), want)
+	}
+	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+		t.Errorf("the gas tank spent %v wei, want gas only", spent)
+	}
+	if received := new(big.Int).Sub(e.balance(e.bankroll), bank0); received.Cmp(big.NewInt(3e18)) > 0 {
+		t.Errorf("the bankroll received %v wei, more than the kept deposit and the new payment", received)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+		t.Errorf("%d transactions still pending", n)
+	}
 	e.reconciled()
 }
