@@ -621,8 +621,10 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 			return false, err
 		}
 		if t.State == domain.ChainTxPending {
-			s.waitingForGas(ctx, n, address, except, refPrefix, t)
-			return false, nil
+			if superseded, err := s.supersededTopUp(ctx, n, c, t); err != nil || !superseded {
+				s.waitingForGas(ctx, n, address, except, refPrefix, t)
+				return false, err
+			}
 		}
 	}
 	parked, err := q.UnsweptNative(ctx, n.ChainID, address, except)

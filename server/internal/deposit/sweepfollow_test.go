@@ -281,3 +281,64 @@ func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 	}
 	e.reconciled()
 }
+
+// What was seen: a credited token deposit's gas top-up left the chain with its block and was
+// sent again with its own bytes (its nonce free: lostTopUp); the node then dropped it and the
+// gas tank's nonce went to another transaction, mined at depth. The top-up stayed pending for
+// good: fund waited on it at every pass (only an ERROR past Config.GasWaitAlert and a counter),
+// the sweep never got its gas, and the deposit never counted again. A pending top-up whose nonce
+// is used at depth by another transaction (none of its attempts mined) is now marked failed,
+// and a new top-up is sent.
+func TestResentGasTopUpWhoseNonceIsTakenIsReplaced(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("gil")
+	payer := e.newUser()
+	e.mint("USDC", payer.addr, 50_000_000)
+	usdc, _ := e.dev.Token("USDC")
+	parent := e.latestHeader()
+	transfer := e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	e.mine(transfer)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	id := e.findDeposit(transfer.Hash())
+	lost := e.topUps(addr)
+	if len(lost) != 1 || lost[0].State != domain.ChainTxMined {
+		t.Fatalf("before the reorg: top-ups %+v", lost)
+	}
+
+	// The chain forks below the deposit; the user's transfer is mined again, the top-up is not.
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Rollback()
+	if err := e.client.Send(e.ctx, transfer); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(transfer)
+	e.engine.RebroadcastAfter = 0 // what the node drops below is sent again at once
+	resent := false
+	for range 4 * confirmations {
+		e.scan()
+		e.settleAll()
+		if resent = e.topUps(addr)[0].State == domain.ChainTxPending; resent {
+			break
+		}
+		e.dev.Commit()
+	}
+	if !resent {
+		t.Fatalf("the lost top-up was not sent again: %+v", e.topUps(addr))
+	}
+	// The node drops it, and the gas tank's nonce goes to another transaction, mined.
+	e.dev.Rollback()
+	e.mine(e.takeGasTankNonce(lost[0].Nonce))
+
+	e.countsAgainOnce(id, "USDC", 40_000_000)
+	now := e.topUps(addr)
+	if len(now) != 2 || now[0].State != domain.ChainTxFailed || now[1].State != domain.ChainTxMined {
+		t.Fatalf("top-ups %+v, want the first failed and one new one mined", now)
+	}
+	if n := e.depositEvents(id); n != 1 {
+		t.Fatalf("%d DEPOSIT events, want the one", n)
+	}
+	e.reconciled()
+}
