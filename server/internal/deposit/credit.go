@@ -82,6 +82,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	if s.crash != nil {
 		s.crash(stepSweepCrediting)
 	}
+	var creditedBack []domain.Deposit
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
@@ -105,6 +106,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 					if err := creditBack(ctx, tx, locked, sw.ID); err != nil {
 						return err
 					}
+					creditedBack = append(creditedBack, locked)
 					continue
 				}
 				c := credits[d.ID]
@@ -132,7 +134,25 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address)
 		return nil
 	}
+	if err == nil {
+		s.reportCreditedBack(sw, creditedBack, credits)
+	}
 	return err
+}
+
+// reportCreditedBack logs the deposits a sweep credited back (creditBack). Each is credited the
+// amount announced; when the new sweep's gas cost more than the first one's, the bankroll
+// received less than that, and the books are short by the difference (the service's cost).
+func (s *Service) reportCreditedBack(sw domain.Sweep, list []domain.Deposit, credits map[int64]store.Credit) {
+	for _, d := range list {
+		attrs := []any{"deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", d.Amount, "swept", credits[d.ID].Amount}
+		if swept := credits[d.ID].Amount; swept != nil && swept.Cmp(d.Amount) < 0 {
+			s.log.Error("deposit credited back at its announced amount, but its new sweep moved less (its gas cost more than "+
+				"the first sweep's): the books are short by the difference", append(attrs, "short", new(big.Int).Sub(d.Amount, swept))...)
+			continue
+		}
+		s.log.Info("deposit credited back: swept again after its sweep was cancelled (no second DEPOSIT)", attrs...)
+	}
 }
 
 // creditBack credits again, in the sweep's transaction, a deposit credited and announced before
