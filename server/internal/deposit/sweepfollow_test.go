@@ -179,13 +179,29 @@ func (e *env) sweptTogether(kept, lost *types.Transaction) {
 // as another user paid the address (2 ETH), with that payment's money.
 func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		currency string
+		unit     int64
+	}{{"ETH", 1e18}, {"USDT", 1e6}} {
+		t.Run(c.currency, func(t *testing.T) {
+			t.Parallel()
+			keptDepositsSweep(t, c.currency, c.unit)
+		})
+	}
+}
+
+// keptDepositsSweep is TestKeptDepositsSweepNeverPaysWithALaterPayment in currency, each
+// payment a number of units.
+func keptDepositsSweep(t *testing.T, currency string, unit int64) {
+	t.Helper()
+	units := func(n int64) *big.Int { return big.NewInt(n * unit) }
 	e := setup(t, 0)
 	addr := e.address("kept")
 	keptPayer, lostPayer := e.newUser(), e.newUser()
-	keptPay, _ := e.payment(keptPayer, 0, addr, "ETH", big.NewInt(1e18))
+	keptPay, _ := e.payment(keptPayer, 0, addr, currency, units(1))
 	e.mine(keptPay)
 	fork := e.latestHeader() // the reorg keeps the kept payment's block
-	lostPay, _ := e.payment(lostPayer, 0, addr, "ETH", big.NewInt(1e18))
+	lostPay, _ := e.payment(lostPayer, 0, addr, currency, units(1))
 	e.mine(lostPay)
 	e.sweptTogether(keptPay, lostPay)
 	kept, lost := e.deposit(e.findDeposit(keptPay.Hash())), e.deposit(e.findDeposit(lostPay.Hash()))
@@ -204,10 +220,10 @@ func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 		t.Fatalf("after the reorg: kept %s, lost %s; want both REORGED", k.Status, l.Status)
 	}
 	e.reconciled()
-	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
+	tank0, bank0 := e.balance(e.gasTank), e.holding(currency, e.bankroll)
 
 	// Another user pays the address while the lost deposit's incident is open.
-	other, _ := e.payment(e.newUser(), 0, addr, "ETH", big.NewInt(2e18))
+	other, _ := e.payment(e.newUser(), 0, addr, currency, units(2))
 	e.mine(other)
 	for range 3 * confirmations {
 		e.dev.Commit()
@@ -215,17 +231,17 @@ func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 		e.settleAll()
 	}
 	next := e.deposit(e.findDeposit(other.Hash()))
-	received := new(big.Int).Sub(e.balance(e.bankroll), bank0)
+	received := new(big.Int).Sub(e.holding(currency, e.bankroll), bank0)
 	// Whatever reached the bankroll came from the kept deposit and the new payment, never the
 	// lost one's value taken out of the new payment (nor the gas tank's).
-	if received.Cmp(big.NewInt(3e18)) > 0 {
-		t.Errorf("the bankroll received %v wei, more than the kept deposit and the new payment", received)
+	if received.Cmp(units(3)) > 0 {
+		t.Errorf("the bankroll received %v, more than the kept deposit and the new payment", received)
 	}
 	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
 		t.Errorf("the gas tank spent %v wei, want gas only", spent)
 	}
-	if bal := e.balance(addr); next.Status != domain.DepositCredited && bal.Cmp(next.GrossAmount) < 0 {
-		t.Errorf("the new deposit is %s and the address holds %v wei, less than its %v: another sweep took its money",
+	if bal := e.holding(currency, addr); next.Status != domain.DepositCredited && bal.Cmp(next.GrossAmount) < 0 {
+		t.Errorf("the new deposit is %s and the address holds %v, less than its %v: another sweep took its money",
 			next.Status, bal, next.GrossAmount)
 	}
 	if next.Status == domain.DepositCredited {
@@ -267,14 +283,14 @@ func TestKeptDepositsSweepNeverPaysWithALaterPayment(t *testing.T) {
 		t.Errorf("fund entries: kept %q, lost %q, new %q; DEPOSIT events: kept %d, new %d", e.fundKinds(k.ID), e.fundKinds(lost.ID),
 			e.fundKinds(next.ID), e.depositEvents(k.ID), e.depositEvents(next.ID))
 	}
-	if want := new(big.Int).Add(k.Amount, next.Amount); e.available("ETH").Cmp(want) != 0 {
-		t.Errorf("%v ETH available, want %v (the kept and new deposits once)", e.available("ETH"), want)
+	if want := new(big.Int).Add(k.Amount, next.Amount); e.available(currency).Cmp(want) != 0 {
+		t.Errorf("%v %s available, want %v (the kept and new deposits once)", e.available(currency), currency, want)
 	}
 	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
 		t.Errorf("the gas tank spent %v wei, want gas only", spent)
 	}
-	if received := new(big.Int).Sub(e.balance(e.bankroll), bank0); received.Cmp(big.NewInt(3e18)) > 0 {
-		t.Errorf("the bankroll received %v wei, more than the kept deposit and the new payment", received)
+	if received := new(big.Int).Sub(e.holding(currency, e.bankroll), bank0); received.Cmp(units(3)) > 0 {
+		t.Errorf("the bankroll received %v, more than the kept deposit and the new payment", received)
 	}
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
 		t.Errorf("%d transactions still pending", n)
