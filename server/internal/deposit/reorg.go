@@ -744,6 +744,12 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 		if err != nil {
 			return unavailable(err)
 		}
+		if !back && r.PriorStatus == domain.DepositCredited && (t.State == domain.ChainTxCancelled || cancelling(t)) {
+			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
+				"at %s, but its sweep %d (%s transaction %d) is being cancelled: it left the chain and can never pay. REINSTATE "+
+				"once the cancel has the confirmation depth (a new sweep then moves the money and credits it back), or WRITE_OFF",
+				d.ID, d.Address, d.SweepID, t.Purpose, t.ID)
+		}
 		if !back {
 			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
 				"at %s, but its sweep %d (%s transaction %d, %s) is not mined again at the confirmation depth: REINSTATE once it is "+
