@@ -335,6 +335,10 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 		if err != nil {
 			return nil, err
 		}
+		if r.PriorStatus == domain.DepositCredited && sweepCancelled(txs) {
+			ready[r.ID] = true // its sweep can never pay: resolved, a new sweep moves its money (resweep)
+			continue
+		}
 		all := true
 		sent := map[int64]bool{}
 		for _, t := range txs {
@@ -575,7 +579,8 @@ func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d doma
 // it; REINSTATE, refused until a sweep is mined again for any other re-included deposit
 // (refuseBeforeSweptAgain), would otherwise wait for good. So, its sweep cancelled at depth,
 // REINSTATE puts it back SWEEPING, out of that sweep, as a reinstated swept-but-not-credited
-// deposit resumes its sweep: the operator's funds grow only once a new sweep has moved the
+// deposit resumes its sweep; so does the scanner's REINCLUDED for a deposit of such a sweep
+// that was never written off (its own block stayed while the sweep left: readyToReinstate): the operator's funds grow only once a new sweep has moved the
 // money to the bankroll, by the amount announced (creditBack: a REINSTATE entry, no second
 // DEPOSIT).
 
