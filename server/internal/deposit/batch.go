@@ -366,6 +366,15 @@ func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Cl
 			return false, err
 		}
 	}
+	if t.State == domain.ChainTxCancelled {
+		// Cancelled for a written-off deposit (cancelBatchOfWrittenOff): settled once the cancel
+		// holds at depth on the chain. One that left the chain is pending again and sent again;
+		// settled before, the gas tank's nonce stayed unused and every later transaction of the
+		// gas tank waited behind it, while the batch's public bytes could still be mined.
+		if deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t}); err != nil || !deep {
+			return false, err
+		}
+	}
 	sweeps, err := q.BatchSweeps(ctx, b.ID)
 	if err != nil {
 		return false, err

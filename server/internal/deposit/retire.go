@@ -39,7 +39,12 @@ import (
 // credited) and the gas tank covers the later deposit's sweep, as before.
 
 // retireSweep retires a signed unbatched sweep that must be (see above), as far as it can now.
-// retiring is true while it does: the caller leaves the sweep alone this step.
+// retiring is true while it does: the caller leaves the sweep alone this step. A transfer
+// mined (before the write-off, or before its cancel) moved money that was at the address: it
+// is never cancelled, and once every transfer is mined the sweep is finished as mined (its
+// written-off deposit is not credited). Its other transfers are still cancelled, never sent
+// again: a sweep of several assets can have one mined and another, of the written-off
+// deposit, pending or reverted (closeRetired then credits what was moved).
 func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (retiring bool, err error) {
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
@@ -49,11 +54,6 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 		return false, err
 	}
 	for i, t := range txs {
-		if t.State == domain.ChainTxMined {
-			// Mined before the write-off (and not cancelled since, or mustRetire had seen a
-			// cancel): the sweep is finished as mined; its written-off deposit is not credited.
-			return false, nil
-		}
 		if t.State != domain.ChainTxPending {
 			continue
 		}
@@ -61,13 +61,16 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 			return true, err
 		}
 		if txs[i].State == domain.ChainTxMined {
-			s.log.Error("a transfer of a sweep being retired was mined before its cancel: the sweep is finished as mined "+
-				"(its written-off deposit is not credited); the money it moved was at the address", "sweep", sw.ID, "chain",
+			s.log.Error("a transfer of a sweep being retired was mined before its cancel: what it moved counts as swept "+
+				"(a written-off deposit is not credited); the money it moved was at the address", "sweep", sw.ID, "chain",
 				n.ChainID, "address", sw.Address, "tx", t.ID, "hash", txs[i].MinedHash)
-			return false, nil
 		}
 	}
-	deep, err := s.allDeep(ctx, n, c, txs)
+	unmined := slices.DeleteFunc(slices.Clone(txs), func(t domain.ChainTx) bool { return t.State == domain.ChainTxMined })
+	if len(unmined) == 0 {
+		return false, nil // every transfer mined: the sweep is finished as mined
+	}
+	deep, err := s.allDeep(ctx, n, c, unmined)
 	if err != nil || !deep {
 		return true, err
 	}
@@ -169,7 +172,8 @@ func cancelCost(ctx context.Context, c *chain.Client, t domain.ChainTx) (*big.In
 }
 
 // allDeep reports whether every transfer is settled (cancelled or reverted) in a block with the
-// confirmation depth: none can come back and move money any more.
+// confirmation depth on the chain as it is now: none can come back and move money any more.
+// The books' block is not proof: one that left the chain is put back to pending (stillSettled).
 func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client, txs []domain.ChainTx) (bool, error) {
 	head, err := c.BlockNumber(ctx)
 	if err != nil {
@@ -183,40 +187,130 @@ func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client,
 		if (t.State != domain.ChainTxCancelled && t.State != domain.ChainTxReverted) || t.MinedBlock > tip {
 			return false, nil
 		}
+		if settled, err := s.stillSettled(ctx, n, c, t, tip); err != nil || !settled {
+			return false, err
+		}
 	}
 	return true, nil
 }
 
-// closeRetired closes a retired sweep whose transfers are all cancelled or reverted at depth,
-// in one database transaction: they leave their refs, the sweep is done and its deposits
-// leave it. Another job that closed it first leaves nothing to do.
+// stillSettled reports whether t's cancel (or revert) is on the chain up to tip. One whose
+// block left the chain (no receipt from a node at least that far) is reopened (chaintx
+// LeftChain): its nonce is free again, and the next step cancels it again; retired then, a
+// later sweep of the address would wait behind the gap for good and the transfer's public
+// bytes could still be mined with a later payment's money.
+func (s *Service) stillSettled(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx, tip uint64) (bool, error) {
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	switch {
+	case err == nil:
+		return r.BlockNumber.Uint64() <= tip, nil
+	case errors.Is(err, chain.ErrIndexing):
+		return false, nil // the node cannot tell yet
+	case !errors.Is(err, ethereum.NotFound):
+		return false, err
+	}
+	if err := s.engine.Reopen(ctx, t); err != nil {
+		return false, err
+	}
+	s.log.Warn("a retired sweep's cancelled or reverted transfer left the chain before its depth: pending again, cancelled again",
+		"chain", n.ChainID, "tx", t.ID, "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock, "nonce", t.Nonce)
+	return false, nil
+}
+
+// closeRetired settles a retired sweep whose transfers not mined are all cancelled or
+// reverted at depth, in one database transaction: those leave their refs and the deposits of
+// their assets leave the sweep, to be swept again. With none mined the sweep is done,
+// crediting nothing (SweepRetired); else it stays SENDING and is credited as any mined sweep
+// for the deposits its mined transfers moved. Another job that closed it first leaves nothing
+// to do.
 func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.Sweep, txs []domain.ChainTx) error {
 	var detached int64
+	moved := movedAssets(txs)
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		return moveSweep(ctx, q, sw.ID, SweepRetired, func() error {
+		detach := func() error {
 			for _, t := range txs {
+				if t.State == domain.ChainTxMined {
+					continue
+				}
 				if err := retireTx(ctx, tx, t); err != nil {
 					return err
 				}
 			}
 			var err error
-			detached, err = q.DetachSweepDeposits(ctx, sw.ID)
+			if len(moved) == 0 {
+				detached, err = q.DetachSweepDeposits(ctx, sw.ID)
+			} else {
+				detached, err = q.DetachSweepCurrencies(ctx, sw.ID, unmovedAssets(txs, moved))
+			}
 			return err
-		})
+		}
+		if len(moved) == 0 {
+			return moveSweep(ctx, q, sw.ID, SweepRetired, detach)
+		}
+		return lockSending(ctx, q, sw.ID, detach)
 	})
 	if err != nil {
 		return err
 	}
-	s.log.Warn("sweep retired: its transfers are cancelled at their depth, moving nothing; its deposits are swept again",
-		"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "deposits", detached)
+	s.log.Warn("sweep retired: its transfers not mined are cancelled or reverted at their depth, moving nothing; their "+
+		"deposits are swept again", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "deposits", detached,
+		"credited_assets", moved)
 	return nil
 }
 
+// lockSending runs work in q's transaction with the sweep locked, while it is still SENDING.
+func lockSending(ctx context.Context, q *store.Queries, sweepID int64, work func() error) error {
+	sw, err := q.LockSweep(ctx, sweepID)
+	if err != nil || sw.Status != domain.SweepSending {
+		return err
+	}
+	return work()
+}
+
+// movedAssets are the assets whose sweep transfer (not its fee transfer) was mined: their
+// deposits' money reached the bankroll, and they are credited from it.
+func movedAssets(txs []domain.ChainTx) []string {
+	var out []string
+	for _, t := range txs {
+		if t.Purpose == PurposeSweep && t.State == domain.ChainTxMined {
+			out = append(out, refAsset(t.Ref))
+		}
+	}
+	return out
+}
+
+// unmovedAssets are the assets of txs not in moved.
+func unmovedAssets(txs []domain.ChainTx, moved []string) []string {
+	var out []string
+	for _, t := range txs {
+		if a := refAsset(t.Ref); !slices.Contains(moved, a) && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// refAsset is the asset of a sweep transfer's ref (sweepRef).
+func refAsset(ref string) string {
+	parts := strings.SplitN(ref, ":", 4)
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[2]
+}
+
 // retireTx frees the ref of a retired sweep's transfer: a mined cancel is retired, a reverted
-// transfer (its nonce used, nothing moved) failed.
+// transfer (its nonce used, nothing moved) failed. One another job freed first (the caller
+// holds the sweep's row) is left alone.
 func retireTx(ctx context.Context, tx pgx.Tx, t domain.ChainTx) error {
-	if t.State == domain.ChainTxCancelled {
+	t, err := store.New(tx).ChainTx(ctx, t.ID)
+	switch {
+	case err != nil:
+		return err
+	case strings.Contains(t.Ref, ":resolved:"):
+		return nil
+	case t.State == domain.ChainTxCancelled:
 		return chaintx.Retire(ctx, tx, t)
 	}
 	return chaintx.MarkFailed(ctx, tx, t, domain.System, "its sweep was retired: a deposit of it was written off")

@@ -296,6 +296,12 @@ func (q *Queries) LeaveCancelledSweep(ctx context.Context, depositID, sweepID in
 	return n > 0, err
 }
 
+// DetachSweepCurrencies takes a sweep's deposits of the given currencies out of it (their
+// transfers moved nothing), and says how many.
+func (q *Queries) DetachSweepCurrencies(ctx context.Context, sweepID int64, currencies []string) (int64, error) {
+	return sqlc.DetachSweepCurrencies(ctx, q.db, dbsqlc.DetachSweepCurrenciesParams{SweepID: sweepID, Currencies: currencies})
+}
+
 // DetachWrittenOff takes the written-off deposits out of a waiting (FUNDING) sweep, and says
 // how many.
 func (q *Queries) DetachWrittenOff(ctx context.Context, sweepID int64) (int64, error) {

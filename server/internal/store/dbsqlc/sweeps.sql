@@ -176,6 +176,12 @@ UPDATE deposits SET sweep_id = NULL WHERE sweep_id = @sweep_id::bigint AND statu
 -- leaves that sweep, for a new sweep to move its money again.
 UPDATE deposits SET sweep_id = NULL WHERE id = @id AND sweep_id = @sweep_id::bigint AND status = 'REORGED';
 
+-- name: DetachSweepCurrencies :execrows
+-- The deposits of the given currencies leave a sweep whose transfers of them were cancelled or
+-- reverted while its others were mined (deposit.closeRetired): they are swept again.
+UPDATE deposits SET sweep_id = NULL
+WHERE sweep_id = @sweep_id::bigint AND status IN ('SWEEPING', 'REORGED') AND currency = ANY(@currencies::text[]);
+
 -- name: DetachWrittenOff :execrows
 -- A waiting batched sweep's written-off deposits leave it before it joins a batch
 -- (deposit.formBatch): their money left the chain, and a batch planned with their amounts

@@ -112,6 +112,26 @@ func (q *Queries) DepositIDsOfSweeps(ctx context.Context, db DBTX, sweepIds []in
 	return items, nil
 }
 
+const detachSweepCurrencies = `-- name: DetachSweepCurrencies :execrows
+UPDATE deposits SET sweep_id = NULL
+WHERE sweep_id = $1::bigint AND status IN ('SWEEPING', 'REORGED') AND currency = ANY($2::text[])
+`
+
+type DetachSweepCurrenciesParams struct {
+	SweepID    int64
+	Currencies []string
+}
+
+// The deposits of the given currencies leave a sweep whose transfers of them were cancelled or
+// reverted while its others were mined (deposit.closeRetired): they are swept again.
+func (q *Queries) DetachSweepCurrencies(ctx context.Context, db DBTX, arg DetachSweepCurrenciesParams) (int64, error) {
+	result, err := db.Exec(ctx, detachSweepCurrencies, arg.SweepID, arg.Currencies)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const detachSweepDeposits = `-- name: DetachSweepDeposits :execrows
 UPDATE deposits SET sweep_id = NULL WHERE sweep_id = $1::bigint AND status IN ('SWEEPING', 'REORGED')
 `
