@@ -331,13 +331,17 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 			ready[r.ID] = true // in no signed sweep: swept on resolution
 			continue
 		}
+		if r.PriorStatus == domain.DepositCredited {
+			if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil {
+				return nil, err
+			} else if cancelled {
+				ready[r.ID] = true // its sweep can never pay: resolved, a new sweep moves its money (resweep)
+				continue
+			}
+		}
 		txs, err := s.sweepTxs(ctx, d.SweepID)
 		if err != nil {
 			return nil, err
-		}
-		if r.PriorStatus == domain.DepositCredited && sweepCancelled(txs) {
-			ready[r.ID] = true // its sweep can never pay: resolved, a new sweep moves its money (resweep)
-			continue
 		}
 		all := true
 		sent := map[int64]bool{}
@@ -591,13 +595,21 @@ func (s *Service) resweep(ctx context.Context, r domain.Reorg, d domain.Deposit)
 	if r.ReincludedHash == "" || r.PriorStatus != domain.DepositCredited || d.SweepID == 0 {
 		return false, nil
 	}
-	txs, err := s.sweepTxs(ctx, d.SweepID)
-	return err == nil && sweepCancelled(txs), err
+	return s.sweepCancelled(ctx, d.SweepID)
 }
 
 // sweepCancelled reports whether a sweep's transfers are all cancelled and retired (their
 // cancels have the confirmation depth): none of them can ever move money.
-func sweepCancelled(txs []domain.ChainTx) bool {
+func (s *Service) sweepCancelled(ctx context.Context, sweepID int64) (bool, error) {
+	txs, err := s.sweepTxsRetiredToo(ctx, sweepID)
+	if err != nil {
+		return false, err
+	}
+	return allCancelled(txs), nil
+}
+
+// allCancelled reports whether txs are all cancelled and retired, and there is one at least.
+func allCancelled(txs []domain.ChainTx) bool {
 	for _, t := range txs {
 		if t.State != domain.ChainTxCancelled || !strings.Contains(t.Ref, ":resolved:") {
 			return false
@@ -734,12 +746,16 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 	if err != nil {
 		return unavailable(err)
 	}
+	if r.PriorStatus == domain.DepositCredited {
+		if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil {
+			return err
+		} else if cancelled {
+			return nil // it can never be mined: the deposit is swept again (resweep)
+		}
+	}
 	txs, err := s.sweepTxs(ctx, d.SweepID)
 	if err != nil {
 		return err
-	}
-	if r.PriorStatus == domain.DepositCredited && sweepCancelled(txs) {
-		return nil // it can never be mined: the deposit is swept again (resweep)
 	}
 	for _, t := range txs {
 		if r.PriorStatus == domain.DepositSweeping && t.State == domain.ChainTxPending {
