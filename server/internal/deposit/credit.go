@@ -82,6 +82,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	if s.crash != nil {
 		s.crash(stepSweepCrediting)
 	}
+	var creditedBack []domain.Deposit
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
@@ -100,6 +101,13 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 					if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
 						return cmp.Or(err, errHeldByReorg)
 					}
+					continue
+				}
+				if locked.CreditedAt != nil {
+					if err := creditBack(ctx, tx, locked, sw.ID); err != nil {
+						return err
+					}
+					creditedBack = append(creditedBack, locked)
 					continue
 				}
 				c := credits[d.ID]
@@ -131,6 +139,40 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 			"sweep", sw.ID, "chain", n.ChainID, "address", sw.Address)
 		return nil
 	}
+	if err == nil {
+		s.reportCreditedBack(sw, creditedBack, credits)
+	}
+	return err
+}
+
+// reportCreditedBack logs the deposits a sweep credited back (creditBack). Each is credited the
+// amount announced; when the new sweep's gas cost more than the first one's, the bankroll
+// received less than that, and the books are short by the difference (the service's cost).
+func (s *Service) reportCreditedBack(sw domain.Sweep, list []domain.Deposit, credits map[int64]store.Credit) {
+	for _, d := range list {
+		attrs := []any{"deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", d.Amount, "swept", credits[d.ID].Amount}
+		if swept := credits[d.ID].Amount; swept != nil && swept.Cmp(d.Amount) < 0 {
+			s.log.Error("deposit credited back at its announced amount, but its new sweep moved less (its gas cost more than "+
+				"the first sweep's): the books are short by the difference", append(attrs, "short", new(big.Int).Sub(d.Amount, swept))...)
+			continue
+		}
+		s.log.Info("deposit credited back: swept again after its sweep was cancelled (no second DEPOSIT)", attrs...)
+	}
+}
+
+// creditBack credits again, in the sweep's transaction, a deposit credited and announced before
+// a reorg, reinstated with its sweep cancelled and now swept again (restore): by the amount
+// announced, as any reinstated deposit (a REINSTATE entry), its amounts and DEPOSIT as they were.
+func creditBack(ctx context.Context, tx pgx.Tx, d domain.Deposit, sweepID int64) error {
+	ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositSweeping, domain.DepositCredited)
+	if err != nil {
+		return err
+	}
+	if !ok || d.Amount == nil {
+		return fmt.Errorf("deposit %d: crediting it back: it is %s, amount %v", d.ID, d.Status, d.Amount)
+	}
+	_, err = funds.Reinstate(ctx, tx, d, d.Amount, domain.System,
+		fmt.Sprintf("reinstated after its sweep was cancelled; swept again by sweep %d", sweepID))
 	return err
 }
 

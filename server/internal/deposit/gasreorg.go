@@ -127,6 +127,45 @@ func (s *Service) lostTopUp(ctx context.Context, n chain.Network, c *chain.Clien
 	return false, nil
 }
 
+// supersededTopUp marks failed a pending top-up that can never be mined: none of its attempts
+// is mined and the gas tank's nonce it holds is used at depth by another transaction (a lost
+// top-up sent again with its own bytes, which the node then dropped while the gas tank's nonce
+// went elsewhere; the engine, finding its nonce used, waits for a receipt that never comes).
+// It reports whether it did: fund then sends a new top-up in its place, as lostTopUp does.
+func (s *Service) supersededTopUp(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) (bool, error) {
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return false, err
+	}
+	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	if err != nil || !ok {
+		return false, err
+	}
+	atDepth, err := c.NonceAt(ctx, common.HexToAddress(t.From), tip)
+	if err != nil || atDepth <= t.Nonce {
+		return false, err
+	}
+	// Its attempts once more, after the nonce was read: one of them mined shows its receipt.
+	for _, a := range t.Attempts {
+		if _, err := c.Receipt(ctx, common.HexToHash(a.Hash)); err == nil || !errors.Is(err, ethereum.NotFound) {
+			return false, err
+		} else if errors.Is(err, chain.ErrIndexing) {
+			return false, nil // the node cannot tell yet
+		}
+	}
+	reason := fmt.Sprintf("none of its attempts is mined and nonce %d of %s is used at depth by another transaction: it can "+
+		"never be mined", t.Nonce, t.From)
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error { return chaintx.MarkFailed(ctx, tx, t, domain.System, reason) })
+	if errors.Is(err, chaintx.ErrRefused) {
+		return false, nil // moved meanwhile: the next step reads it again
+	} else if err != nil {
+		return false, err
+	}
+	s.log.WarnContext(ctx, "a pending gas top-up's nonce went to another transaction: marked failed, a new top-up replaces it",
+		"chain", n.ChainID, "address", t.To, "tx", t.ID, "ref", t.Ref, "nonce", t.Nonce)
+	return true, nil
+}
+
 // waitingForGas logs at ERROR and counts (coffer_gas_topup_overdue_total) a sweep or
 // prefunding still waiting for its top-up t past Config.GasWaitAlert: the gas tank may be
 // empty, the top-up stuck, or its nonce blocked; nothing else says so while the sweep waits.

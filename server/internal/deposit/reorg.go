@@ -308,7 +308,8 @@ func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reop
 // before its credit, also needs its sweep's mined transactions mined again, successfully and
 // confirmed, on this chain (the sweep is credited from them). A sweep transaction that left
 // the chain is broadcast again (its stored bytes: the same nonce, so the funds move at most
-// once), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
+// once) once every deposit it moves is on the chain again (a deposit of it still off the chain
+// or written off: its bytes would take a later payment's money at the address), its gas topped up again when it is a token transfer's (fundSweptAgain: the top-up
 // may have left the chain with it); one that now reverts is left to an engineer.
 func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID int64, upTo uint64) (map[int64]bool, error) {
 	q := store.New(s.pool)
@@ -329,6 +330,14 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 		if d.SweepID == 0 {
 			ready[r.ID] = true // in no signed sweep: swept on resolution
 			continue
+		}
+		if r.PriorStatus == domain.DepositCredited {
+			if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil {
+				return nil, err
+			} else if cancelled {
+				ready[r.ID] = true // its sweep can never pay: resolved, a new sweep moves its money (resweep)
+				continue
+			}
 		}
 		txs, err := s.sweepTxs(ctx, d.SweepID)
 		if err != nil {
@@ -389,6 +398,11 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 			return false, err
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
+		}
+		if missing, err := store.New(s.pool).SweepMissingDeposit(ctx, d.SweepID, upTo); err != nil || missing {
+			// Its signed bytes move every deposit of the sweep: with one of them still off the
+			// chain (or written off) they would be mined with a later payment's money.
+			return false, err
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)
@@ -522,9 +536,23 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 }
 
 // restore puts a reorged deposit back to the status it was reorged from, with its credit if
-// it had one; one that is not credited resumes its sweep.
+// it had one; one that is not credited resumes its sweep. A credited one whose transfer is
+// back while its sweep was cancelled (resweep) goes back SWEEPING instead, out of that sweep:
+// its money is at the deposit address, and a new sweep moves it and credits it back
+// (creditBack).
 func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit, actor domain.Actor, note string) error {
-	to, err := Next(domain.DepositReorged, Restore(r.PriorStatus))
+	resweep, err := s.resweep(ctx, r, d)
+	if err != nil {
+		return err
+	}
+	event := Restore(r.PriorStatus)
+	if resweep {
+		event = RestoreSweeping
+		if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	to, err := Next(domain.DepositReorged, event)
 	if err != nil {
 		return err
 	}
@@ -535,7 +563,7 @@ func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d doma
 	if !ok {
 		return fmt.Errorf("deposit %d: resolving reorg %d: the deposit is %s, not REORGED", d.ID, r.ID, d.Status)
 	}
-	if r.Reversed.Sign() > 0 {
+	if r.Reversed.Sign() > 0 && !resweep {
 		if _, err := funds.Reinstate(ctx, tx, d, r.Reversed, actor, note); err != nil {
 			return err
 		}
@@ -546,6 +574,58 @@ func (s *Service) restore(ctx context.Context, tx pgx.Tx, r domain.Reorg, d doma
 		}
 	}
 	return nil
+}
+
+// A credited deposit whose sweep was cancelled. A done sweep that left the chain with its
+// deposits, all written off, is cancelled at its nonce once a later sweep of the address waits
+// behind it (cancelLeftChain): it can never be mined again. When a written-off transfer of it
+// is then mined again, its money is back at the deposit address and only a new sweep can move
+// it; REINSTATE, refused until a sweep is mined again for any other re-included deposit
+// (refuseBeforeSweptAgain), would otherwise wait for good. So, its sweep cancelled at depth,
+// REINSTATE puts it back SWEEPING, out of that sweep, as a reinstated swept-but-not-credited
+// deposit resumes its sweep; so does the scanner's REINCLUDED for a deposit of such a sweep
+// that was never written off (its own block stayed while the sweep left: readyToReinstate): the operator's funds grow only once a new sweep has moved the
+// money to the bankroll, by the amount announced (creditBack: a REINSTATE entry, no second
+// DEPOSIT).
+
+// resweep reports whether reinstating r takes deposit d out of its cancelled sweep: it was
+// credited, its transfer is on the chain again, and every transfer of its sweep is cancelled
+// and retired (sweepCancelled).
+func (s *Service) resweep(ctx context.Context, r domain.Reorg, d domain.Deposit) (bool, error) {
+	if r.ReincludedHash == "" || r.PriorStatus != domain.DepositCredited || d.SweepID == 0 {
+		return false, nil
+	}
+	return s.sweepCancelled(ctx, d.SweepID)
+}
+
+// sweepCancelled reports whether a sweep's transfers are all cancelled and retired (their
+// cancels have the confirmation depth): none of them can ever move money.
+func (s *Service) sweepCancelled(ctx context.Context, sweepID int64) (bool, error) {
+	txs, err := s.sweepTxsRetiredToo(ctx, sweepID)
+	if err != nil {
+		return false, err
+	}
+	return allCancelled(txs), nil
+}
+
+// allCancelled reports whether txs are all cancelled and retired, and there is one at least.
+func allCancelled(txs []domain.ChainTx) bool {
+	for _, t := range txs {
+		if t.State != domain.ChainTxCancelled || !strings.Contains(t.Ref, ":resolved:") {
+			return false
+		}
+	}
+	return len(txs) > 0
+}
+
+// leaveCancelledSweep takes reorged deposit d out of its cancelled sweep, in the caller's
+// transaction, so that a new sweep takes it.
+func (s *Service) leaveCancelledSweep(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
+	left, err := store.New(tx).LeaveCancelledSweep(ctx, d.ID, d.SweepID)
+	if err == nil && !left {
+		err = fmt.Errorf("deposit %d: it left sweep %d meanwhile", d.ID, d.SweepID)
+	}
+	return err
 }
 
 // Reorged is a reorged deposit with its audit trail, as the ops API and the panel show it.
@@ -666,6 +746,13 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 	if err != nil {
 		return unavailable(err)
 	}
+	if r.PriorStatus == domain.DepositCredited {
+		if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil {
+			return err
+		} else if cancelled {
+			return nil // it can never be mined: the deposit is swept again (resweep)
+		}
+	}
 	txs, err := s.sweepTxs(ctx, d.SweepID)
 	if err != nil {
 		return err
@@ -677,6 +764,12 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 		back, err := s.minedAtDepth(ctx, c, d, t, upTo)
 		if err != nil {
 			return unavailable(err)
+		}
+		if !back && r.PriorStatus == domain.DepositCredited && (t.State == domain.ChainTxCancelled || cancelling(t)) {
+			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
+				"at %s, but its sweep %d (%s transaction %d) is being cancelled: it left the chain and can never pay. REINSTATE "+
+				"once the cancel has the confirmation depth (a new sweep then moves the money and credits it back), or WRITE_OFF",
+				d.ID, d.Address, d.SweepID, t.Purpose, t.ID)
 		}
 		if !back {
 			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+

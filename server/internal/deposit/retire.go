@@ -433,16 +433,22 @@ func (s *Service) cancelGapTx(ctx context.Context, n chain.Network, c *chain.Cli
 }
 
 // cancelLeftChain cancels the transfers of a done sweep that left the chain, once every
-// deposit of it is written off (no reorg of them open), and retires each cancel at its depth.
-// done is true when nothing is left to do.
+// deposit of it is reorged, one written off for good and none open off the chain
+// (leftChainReorgs), and retires each cancel at its depth. done is true when nothing is left to do.
 func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (done bool, err error) {
 	q := store.New(s.pool)
-	if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
-		return false, err // an engineer decides first
-	}
 	deposits, err := q.SweepDeposits(ctx, sw.ID)
-	if err != nil || slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status != domain.DepositReorged }) {
-		return err == nil, err // one counts again: its transfer is to be mined again, not cancelled
+	if err != nil {
+		return false, err
+	}
+	open, writtenOff, err := s.leftChainReorgs(ctx, n, c, deposits)
+	switch {
+	case err != nil || open:
+		return false, err // an engineer decides first
+	case slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status != domain.DepositReorged }):
+		return true, nil // one counts again: its transfer is to be mined again, not cancelled
+	case !writtenOff:
+		return false, nil // every one is back: readyToReinstate sends the sweep again
 	}
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
@@ -467,6 +473,39 @@ func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain
 		done = done && settled
 	}
 	return done, nil
+}
+
+// leftChainReorgs reads the reorgs of a done sweep's reorged deposits, the sweep having left
+// the chain: open is true when one of them is open and its transfer is not on the chain again
+// at depth (it may come back, and the sweep be sent again with its own money: an engineer
+// decides first); writtenOff when one is written off for good. A deposit whose own block
+// stayed while the sweep left (noted re-included at once) holds nothing: its money is at the
+// address, and once the cancel is retired its REINSTATE has a new sweep move it (resweep).
+func (s *Service) leftChainReorgs(ctx context.Context, n chain.Network, c *chain.Client, deposits []domain.Deposit) (open, writtenOff bool, err error) {
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return true, false, err
+	}
+	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	if err != nil || !ok {
+		return true, false, err
+	}
+	q := store.New(s.pool)
+	for _, d := range deposits {
+		if d.Status != domain.DepositReorged {
+			continue
+		}
+		r, err := q.LatestReorg(ctx, d.ID)
+		switch {
+		case err != nil:
+			return true, false, err
+		case r.Resolution != domain.ReorgOpen:
+			writtenOff = true
+		case r.ReincludedBlock == 0 || r.ReincludedBlock > tip:
+			open = true
+		}
+	}
+	return open, writtenOff, nil
 }
 
 // reopenIfLeft puts a mined sweep transfer back to pending when it is not on the chain: no

@@ -291,16 +291,31 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 // and the old sweep's bytes, sent again by anyone, would have moved 1 ETH of the new payment.
 // The transfer is now found off the chain once a later sweep waits behind its nonce, and
 // cancelled at it, every deposit of its sweep being written off.
+//
+// The token variant (40 USDT, then 80, 40 or 20): the old token transfer, sent again by anyone,
+// would move the later payment's tokens; its cancel's gas comes from the gas tank.
 func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing.T) {
 	t.Parallel()
-	for _, another := range []*big.Int{testfactory.Ether(2), testfactory.Ether(1), big.NewInt(5e17)} {
-		t.Run(fmt.Sprintf("then %v wei", another), func(t *testing.T) {
+	usdt := func(units int64) *big.Int { return big.NewInt(units * 1_000_000) }
+	for _, c := range []struct {
+		currency      string
+		lost, another *big.Int
+	}{
+		{"ETH", testfactory.Ether(1), testfactory.Ether(2)},
+		{"ETH", testfactory.Ether(1), testfactory.Ether(1)},
+		{"ETH", testfactory.Ether(1), big.NewInt(5e17)},
+		{"USDT", usdt(40), usdt(80)},
+		{"USDT", usdt(40), usdt(40)},
+		{"USDT", usdt(40), usdt(20)},
+	} {
+		another := c.another
+		t.Run(fmt.Sprintf("then %v %s", another, c.currency), func(t *testing.T) {
 			t.Parallel()
 			e := setup(t, 0)
 			addr := e.address("gone")
 			payer := e.newUser()
 			parent := e.latestHeader()
-			pay, _ := e.payment(payer, 0, addr, "ETH", testfactory.Ether(1))
+			pay, _ := e.payment(payer, 0, addr, c.currency, c.lost)
 			e.mine(pay)
 			e.run(func() bool { return len(e.hooks.all()) == 1 })
 			lost := e.deposit(e.findDeposit(pay.Hash()))
@@ -318,8 +333,8 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 				Note: "the payer spent it elsewhere", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)
 			}
-			tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
-			tx, _ := e.payment(payer, 1, addr, "ETH", another)
+			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
+			tx, _ := e.payment(payer, 1, addr, c.currency, another)
 			e.mine(tx)
 			e.scan()
 			next := e.findDeposit(tx.Hash())
@@ -340,8 +355,8 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 				t.Errorf("the gas tank spent %v wei, want gas only", spent)
 			}
 			want := e.deposit(next).Amount
-			if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(want) != 0 || e.available("ETH").Cmp(want) != 0 {
-				t.Errorf("the bankroll received %v wei and %v is available, want %v", got, e.available("ETH"), want)
+			if got := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0); got.Cmp(want) != 0 || e.available(c.currency).Cmp(want) != 0 {
+				t.Errorf("the bankroll received %v and %v is available, want %v", got, e.available(c.currency), want)
 			}
 			if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
 				t.Errorf("the written-off deposit's fund entries %q, want DEPOSIT,REORG", e.fundKinds(lost.ID))

@@ -457,8 +457,19 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 }
 
 // sweepTxs are a sweep's stored transactions: its own, or a batched sweep's batch transaction
-// (none while it waits for a batch).
+// (none while it waits for a batch); not the cancels a retirement retired (sweepTxsRetiredToo).
 func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx, error) {
+	return s.sweepTxsOf(ctx, sweepID, false)
+}
+
+// sweepTxsRetiredToo are sweepTxs with the retired cancels: a done sweep cancelled after it
+// left the chain (cancelLeftChain) keeps its deposits, and only its retired cancels tell that
+// it can never pay (sweepCancelled).
+func (s *Service) sweepTxsRetiredToo(ctx context.Context, sweepID int64) ([]domain.ChainTx, error) {
+	return s.sweepTxsOf(ctx, sweepID, true)
+}
+
+func (s *Service) sweepTxsOf(ctx context.Context, sweepID int64, retiredToo bool) ([]domain.ChainTx, error) {
 	q := store.New(s.pool)
 	sw, err := q.LockSweep(ctx, sweepID) // a read, outside a transaction
 	if err != nil {
@@ -481,7 +492,7 @@ func (s *Service) sweepTxs(ctx context.Context, sweepID int64) ([]domain.ChainTx
 		// or it was failed, or its cancel retired, by a retirement (closeRetired): its
 		// deposits left the sweep.
 		out = append(out, slices.DeleteFunc(txs, func(t domain.ChainTx) bool {
-			return t.State == domain.ChainTxFailed || (t.State == domain.ChainTxCancelled && strings.Contains(t.Ref, ":resolved:"))
+			return t.State == domain.ChainTxFailed || (!retiredToo && t.State == domain.ChainTxCancelled && strings.Contains(t.Ref, ":resolved:"))
 		})...)
 	}
 	return out, nil
@@ -632,8 +643,10 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 			return false, err
 		}
 		if t.State == domain.ChainTxPending {
-			s.waitingForGas(ctx, n, address, except, refPrefix, t)
-			return false, nil
+			if superseded, err := s.supersededTopUp(ctx, n, c, t); err != nil || !superseded {
+				s.waitingForGas(ctx, n, address, except, refPrefix, t)
+				return false, err
+			}
 		}
 	}
 	parked, err := q.UnsweptNative(ctx, n.ChainID, address, except)

@@ -188,6 +188,12 @@ func (q *Queries) OpenReorgsByChain(ctx context.Context) (map[int64]int64, error
 	return out, nil
 }
 
+// SweepMissingDeposit reports whether a sweep moves a reorged deposit whose transfer is not on
+// the chain again up to upTo: its money is not at the address.
+func (q *Queries) SweepMissingDeposit(ctx context.Context, sweepID int64, upTo uint64) (bool, error) {
+	return sqlc.SweepMissingDeposit(ctx, q.db, dbsqlc.SweepMissingDepositParams{SweepID: sweepID, UpTo: bigint(upTo)})
+}
+
 // SweepHeldByReorg reports whether a sweep has a deposit with an open reorg: the sweep waits
 // (signs, sends, tops up and credits nothing) until it is resolved.
 func (q *Queries) SweepHeldByReorg(ctx context.Context, sweepID int64) (bool, error) {

@@ -289,6 +289,13 @@ func (q *Queries) DetachSweepDeposits(ctx context.Context, sweepID int64) (int64
 	return sqlc.DetachSweepDeposits(ctx, q.db, sweepID)
 }
 
+// LeaveCancelledSweep takes a reorged deposit out of its sweep, whose transfers were
+// cancelled, and says whether it was in it.
+func (q *Queries) LeaveCancelledSweep(ctx context.Context, depositID, sweepID int64) (bool, error) {
+	n, err := sqlc.LeaveCancelledSweep(ctx, q.db, dbsqlc.LeaveCancelledSweepParams{ID: depositID, SweepID: sweepID})
+	return n > 0, err
+}
+
 // DetachSweepCurrencies takes a sweep's deposits of the given currencies out of it (their
 // transfers moved nothing), and says how many.
 func (q *Queries) DetachSweepCurrencies(ctx context.Context, sweepID int64, currencies []string) (int64, error) {

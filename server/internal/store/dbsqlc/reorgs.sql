@@ -104,6 +104,14 @@ SELECT chain_id, count(*) AS open FROM deposit_reorgs WHERE resolution IS NULL G
 SELECT EXISTS (SELECT 1 FROM deposits d JOIN deposit_reorgs r ON r.deposit_id = d.id
 	WHERE d.sweep_id = @sweep_id::bigint AND r.resolution IS NULL) AS held;
 
+-- name: SweepMissingDeposit :one
+-- Whether a sweep moves a reorged deposit whose money is not back at its address: no open
+-- reorg of it notes its transfer mined again in a block up to up_to (it is still off the
+-- chain, or written off).
+SELECT EXISTS (SELECT 1 FROM deposits d WHERE d.sweep_id = @sweep_id::bigint AND d.status = 'REORGED'
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = d.id AND r.resolution IS NULL
+		AND r.reincluded_block <= @up_to::bigint)) AS missing;
+
 -- name: LockDepositsOffChain :many
 -- Deposits not yet orphaned or reorged whose block a scan pass shows is not on the chain: one
 -- recorded at a height the pass read (from_block..to_block) under another block hash, or one

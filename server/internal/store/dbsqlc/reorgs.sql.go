@@ -777,6 +777,27 @@ func (q *Queries) SweepHeldByReorg(ctx context.Context, db DBTX, sweepID int64) 
 	return held, err
 }
 
+const sweepMissingDeposit = `-- name: SweepMissingDeposit :one
+SELECT EXISTS (SELECT 1 FROM deposits d WHERE d.sweep_id = $1::bigint AND d.status = 'REORGED'
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = d.id AND r.resolution IS NULL
+		AND r.reincluded_block <= $2::bigint)) AS missing
+`
+
+type SweepMissingDepositParams struct {
+	SweepID int64
+	UpTo    int64
+}
+
+// Whether a sweep moves a reorged deposit whose money is not back at its address: no open
+// reorg of it notes its transfer mined again in a block up to up_to (it is still off the
+// chain, or written off).
+func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMissingDepositParams) (bool, error) {
+	row := db.QueryRow(ctx, sweepMissingDeposit, arg.SweepID, arg.UpTo)
+	var missing bool
+	err := row.Scan(&missing)
+	return missing, err
+}
+
 const writtenOffMinedAgain = `-- name: WrittenOffMinedAgain :many
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id

@@ -171,6 +171,11 @@ ORDER BY d.id;
 -- for a new sweep to take; a written-off one, if an engineer reinstates it, too.
 UPDATE deposits SET sweep_id = NULL WHERE sweep_id = @sweep_id::bigint AND status IN ('SWEEPING', 'REORGED');
 
+-- name: LeaveCancelledSweep :execrows
+-- A reorged deposit reinstated once its done sweep's transfers were cancelled (deposit.restore)
+-- leaves that sweep, for a new sweep to move its money again.
+UPDATE deposits SET sweep_id = NULL WHERE id = @id AND sweep_id = @sweep_id::bigint AND status = 'REORGED';
+
 -- name: DetachSweepCurrencies :execrows
 -- The deposits of the given currencies leave a sweep whose transfers of them were cancelled or
 -- reverted while its others were mined (deposit.closeRetired): they are swept again.

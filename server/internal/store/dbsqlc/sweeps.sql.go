@@ -351,6 +351,25 @@ func (q *Queries) LeaveBatch(ctx context.Context, db DBTX, arg LeaveBatchParams)
 	return err
 }
 
+const leaveCancelledSweep = `-- name: LeaveCancelledSweep :execrows
+UPDATE deposits SET sweep_id = NULL WHERE id = $1 AND sweep_id = $2::bigint AND status = 'REORGED'
+`
+
+type LeaveCancelledSweepParams struct {
+	ID      int64
+	SweepID int64
+}
+
+// A reorged deposit reinstated once its done sweep's transfers were cancelled (deposit.restore)
+// leaves that sweep, for a new sweep to move its money again.
+func (q *Queries) LeaveCancelledSweep(ctx context.Context, db DBTX, arg LeaveCancelledSweepParams) (int64, error) {
+	result, err := db.Exec(ctx, leaveCancelledSweep, arg.ID, arg.SweepID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const listSweepBatches = `-- name: ListSweepBatches :many
 SELECT b.id, b.chain_id, b.status, b.created_at, b.done_at,
     t.id AS tx_id, t.state AS tx_state, COALESCE(t.mined_hash, '')::text AS tx_mined_hash,
