@@ -86,6 +86,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
+			creditedIDs := map[int64]bool{}
 			for _, d := range deposits {
 				locked, err := q.LockDeposit(ctx, d.ID)
 				if err != nil {
@@ -123,10 +124,14 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 						return err
 					}
 				}
+				creditedIDs[d.ID] = true
 				s.log.Info("deposit credited", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", c.Amount, "fee", c.FeeAmount,
 					"usd", c.AmountInDollar.Decimal, "treasury", d.Treasury)
 			}
-			return nil
+			if err := s.settleCarries(ctx, q, n, sw, groups, creditedIDs); err != nil {
+				return err
+			}
+			return s.leaveFinishedSweep(ctx, q, sw, deposits, creditedIDs)
 		})
 	})
 	if errors.Is(err, errHeldByReorg) {
@@ -199,24 +204,12 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 		}
 		return out, nil
 	}
+	if !g.asset.Native {
+		return s.tokenNetAmounts(ctx, sw, g)
+	}
 	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
-	}
-	if !g.asset.Native {
-		sent := new(big.Int)
-		for i, d := range g.deposits {
-			fee, err := s.bpsFee(ctx, d)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = new(big.Int).Sub(d.GrossAmount, fee)
-			sent.Add(sent, out[i])
-		}
-		if got := chain.ERC20TransferAmount(t.Data); got.Cmp(sent) != 0 {
-			return nil, fmt.Errorf("sweep %d: the %s transfer sent %s, its deposits net %s", sw.ID, g.asset.Symbol, got, sent)
-		}
-		return out, nil
 	}
 	net, rest := t.Value, new(big.Int).Set(t.Value)
 	for i, d := range g.deposits {
@@ -226,6 +219,32 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 		}
 		out[i] = new(big.Int).Div(new(big.Int).Mul(net, d.GrossAmount), g.gross)
 		rest.Sub(rest, out[i])
+	}
+	return out, nil
+}
+
+// tokenNetAmounts is netAmounts of a token group: each deposit's gross less its fee. Its
+// transfer sent their sum, or less by what an earlier sweep carried to the bankroll for them
+// (none at all when the carry covered them; settleCarries checks the carry holds it).
+func (s *Service) tokenNetAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]*big.Int, error) {
+	out := make([]*big.Int, len(g.deposits))
+	sent := new(big.Int)
+	for i, d := range g.deposits {
+		fee, err := s.bpsFee(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = new(big.Int).Sub(d.GrossAmount, fee)
+		sent.Add(sent, out[i])
+	}
+	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil // the carry covered them
+	} else if err != nil {
+		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
+	}
+	if got := chain.ERC20TransferAmount(t.Data); got.Cmp(sent) > 0 {
+		return nil, fmt.Errorf("sweep %d: the %s transfer sent %s, its deposits net %s", sw.ID, g.asset.Symbol, got, sent)
 	}
 	return out, nil
 }

@@ -130,7 +130,8 @@ func reorgedCount(chainID int64, currency string) float64 {
 // (which the operator had partly spent: a shortfall, and payouts are refused), the books still
 // reconcile, and an engineer resolves them, audited; bad resolutions change nothing.
 func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it checks how much coffer_deposits_reorged_total grew, a process-wide counter
+	// that every parallel reorg test on the dev chain's id grows too (make stress saw 2 for 1).
 	e := setup(t, 0)
 	ledger, reconciler := e.ledger()
 	addrA := e.address("alice")
@@ -350,7 +351,8 @@ func TestDeepReorgAfterCreditMarksAndExcludesTheDeposit(t *testing.T) {
 // no second credit and no second DEPOSIT) once its new block is confirmed, and the audit trail
 // says so.
 func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it checks how much coffer_deposits_reorged_total grew, a process-wide counter
+	// that every parallel reorg test on the dev chain's id grows too (make stress saw 2 for 1).
 	e := setup(t, 0)
 	id, parent := e.creditedUSDC(e.address("dora"))
 	first := e.deposit(id)
@@ -424,7 +426,8 @@ func TestReorgedDepositMinedAgainCountsOnce(t *testing.T) {
 // resolution stands. Its transfer mined again in a new block that then leaves the chain is news,
 // and is reorged as usual.
 func TestReinstatedDepositIsNotReorgedAgainForTheSameBlock(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it checks how much coffer_deposits_reorged_total grew, a process-wide counter
+	// that every parallel reorg test on the dev chain's id grows too (make stress saw 2 for 1).
 	e := setup(t, 0)
 	payer := e.newUser()
 	d, parent := e.creditedEther(payer, e.address("erin"))

@@ -381,25 +381,32 @@ func (s *Service) plan(ctx context.Context, n chain.Network, c *chain.Client, sw
 			continue
 		}
 		token := g.asset.Contract
-		net := new(big.Int).Sub(g.gross, g.fee)
+		// What an earlier sweep carried to the bankroll for these deposits is not sent again (carry.go).
+		net, fee, err := s.afterCarry(ctx, n, sw, g)
+		if err != nil {
+			return nil, nil, err
+		}
 		transfers := []struct {
 			purpose string
 			to      common.Address
 			amount  *big.Int
 		}{{PurposeSweep, n.BankrollAddress, net}}
-		if g.fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
+		if fee.Sign() > 0 && n.FeeAddress != (common.Address{}) {
 			transfers = append(transfers, struct {
 				purpose string
 				to      common.Address
 				amount  *big.Int
-			}{PurposeSweepFee, n.FeeAddress, g.fee})
+			}{PurposeSweepFee, n.FeeAddress, fee})
 		}
 		for _, tr := range transfers {
+			if tr.amount.Sign() == 0 {
+				continue // the carry covers it
+			}
 			data := chain.ERC20Transfer(tr.to, tr.amount)
 			est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &token, Data: data})
 			if err != nil {
 				return nil, nil, fmt.Errorf("sweep %d: estimate gas of %s transfer (does %s hold %s?): %w", sw.ID, g.asset.Symbol,
-					sw.Address, rates.FormatUnits(g.gross, g.asset.Decimals), err)
+					sw.Address, rates.FormatUnits(new(big.Int).Add(net, fee), g.asset.Decimals), err)
 			}
 			p, err := add(chaintx.Request{ChainID: n.ChainID, From: from, To: token, Data: data, GasLimit: est + est*3/10,
 				Purpose: tr.purpose, Ref: ref})
@@ -728,9 +735,16 @@ func (s *Service) prefund(ctx context.Context, n chain.Network, c *chain.Client,
 		if g.asset.Native || g.gross.Cmp(s.minimum(ctx, n, g.asset)) < 0 {
 			continue
 		}
+		left, err := s.unsweptAfterCarry(ctx, n, d.Address, g)
+		if err != nil || left.Sign() == 0 {
+			if err != nil {
+				return false, err
+			}
+			continue // the carry covers them: no transfer (carry.go)
+		}
 		token := g.asset.Contract
 		est, err := c.EstimateGas(ctx, ethereum.CallMsg{From: common.HexToAddress(d.Address), To: &token,
-			Data: chain.ERC20Transfer(n.BankrollAddress, g.gross)})
+			Data: chain.ERC20Transfer(n.BankrollAddress, left)})
 		if err != nil {
 			return false, fmt.Errorf("deposit %d: estimate sweep gas: %w", d.ID, err)
 		}

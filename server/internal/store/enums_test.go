@@ -45,6 +45,7 @@ func TestEnumsMatchSchema(t *testing.T) {
 		{"deposit_reorgs", "resolution", resolutions},
 		{"deposit_reorg_actions", "action", append([]string{domain.ReorgDetected}, resolutions...)},
 		{"sessions", "kind", values([]domain.SessionKind{domain.SessionDeposit, domain.SessionWithdraw})},
+		{"sweep_carries", "kind", []string{store.CarryCarried, store.CarryTaken}},
 		{"fund_entries", "kind", values([]domain.FundKind{domain.FundDeposit, domain.FundTreasury, domain.FundReserve,
 			domain.FundSettle, domain.FundRelease, domain.FundAdjustment, domain.FundReorg, domain.FundReinstate})},
 	}

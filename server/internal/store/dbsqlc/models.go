@@ -433,6 +433,18 @@ type SweepBatch struct {
 	DoneAt    *time.Time
 }
 
+type SweepCarry struct {
+	ID        int64
+	ChainID   int64
+	Address   string
+	Currency  string
+	SweepID   int64
+	Kind      string
+	Bankroll  decimal.Decimal
+	Fee       decimal.Decimal
+	CreatedAt time.Time
+}
+
 type Theme struct {
 	ID         string
 	OperatorID string

@@ -1,0 +1,216 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Carries. A retired sweep's token transfer mined before its cancel (its signed bytes are
+// public) moved a later payment's tokens to the bankroll in a written-off deposit's name; the
+// sweep is finished as mined and the written-off deposit is not credited (retire.go). Before,
+// that money sat in the bankroll for no one while the later deposit's own sweep asked the
+// address for its whole amount, which it no longer held: it failed its gas estimate on every
+// pass, SWEEPING for good (the gas tank can make up ETH, never tokens). So what a finished
+// sweep moved of an asset for deposits it did not credit is carried (store.sweep_carries):
+// the address's next sweep of the asset sends only what its deposits need beyond the carry
+// (nothing when the carry covers them) and credits them in full, taking the carry in the
+// transaction that credits. The bankroll side and the fee address side are carried apart: each
+// received what it received. A carry larger than a sweep's need is taken in part, the rest left
+// for the address's next deposits (the money they paid is what it moved).
+//
+// Native groups neither carry nor take: a native transfer pays its gas from what it sends, so
+// its value is not a deposit's net; the gas tank makes up a later native sweep's shortfall, the
+// bankroll receiving the old transfer's value as surplus (the books hold; no operator is paid
+// from another's money). Batched sweeps move exact amounts from the gas tank's transaction and
+// are cancelled, not finished, with a written-off deposit (retire.go).
+
+// carries reports whether a sweep's group keeps carries: tokens of an unbatched sweep.
+func carries(sw domain.Sweep, g *group) bool {
+	return !sw.Batched && !g.asset.Native
+}
+
+// afterCarry is what a token group's transfers send, the address's carry for the asset (other
+// than the sweep's own rows) taken off: to the bankroll, its deposits' net less the bankroll
+// side; to the fee address (with one), their fees less the fee side. Either may be zero.
+func (s *Service) afterCarry(ctx context.Context, n chain.Network, sw domain.Sweep, g *group) (net, fee *big.Int, err error) {
+	net, fee = new(big.Int).Sub(g.gross, g.fee), new(big.Int).Set(g.fee)
+	carry, err := store.New(s.pool).CarryBalance(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	net.Sub(net, minBig(net, carry.Bankroll))
+	if n.FeeAddress != (common.Address{}) {
+		fee.Sub(fee, minBig(fee, carry.Fee))
+	}
+	return net, fee, nil
+}
+
+// unsweptAfterCarry is what of a token's unswept deposits at an address (gross) the address
+// still holds once its carry is taken off: what a transfer of them can move. Never negative.
+func (s *Service) unsweptAfterCarry(ctx context.Context, n chain.Network, address string, g *group) (*big.Int, error) {
+	carry, err := store.New(s.pool).CarryBalance(ctx, n.ChainID, address, g.asset.Symbol, 0)
+	if err != nil {
+		return nil, err
+	}
+	left := new(big.Int).Sub(g.gross, carry.Bankroll)
+	left.Sub(left, carry.Fee)
+	if left.Sign() < 0 {
+		left.SetInt64(0)
+	}
+	return left, nil
+}
+
+// settleCarries records, in the transaction crediting a finished sweep, for each token group:
+// the carry its transfers did not send (its deposits' need less what was mined, which the
+// carry must hold), taken; and the share of its deposits not credited (written off) of what
+// reached the bankroll and the fee address, carried.
+func (s *Service) settleCarries(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, groups []*group,
+	credited map[int64]bool,
+) error {
+	for _, g := range groups {
+		if !carries(sw, g) {
+			continue
+		}
+		if err := s.settleGroupCarry(ctx, q, n, sw, g, credited); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settleGroupCarry is settleCarries for one token group.
+func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
+	credited map[int64]bool,
+) error {
+	withFee := n.FeeAddress != (common.Address{})
+	need, left := store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}, store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
+	for _, d := range g.deposits {
+		fee := g.fees[d.ID]
+		net := new(big.Int).Sub(d.GrossAmount, fee)
+		need.Bankroll.Add(need.Bankroll, net)
+		if withFee {
+			need.Fee.Add(need.Fee, fee)
+		}
+		if !credited[d.ID] {
+			left.Bankroll.Add(left.Bankroll, net)
+			if withFee {
+				left.Fee.Add(left.Fee, fee)
+			}
+		}
+	}
+	moved, err := s.movedTokens(ctx, q, sw, g)
+	if err != nil {
+		return err
+	}
+	taken, err := s.take(ctx, q, n, sw, g, store.Carry{Bankroll: new(big.Int).Sub(need.Bankroll, moved.Bankroll),
+		Fee: new(big.Int).Sub(need.Fee, moved.Fee)})
+	if err != nil {
+		return err
+	}
+	// What reached each side for these deposits, less what the credited ones own: the
+	// bankroll's is exact (take checked it); a fee transfer cancelled by a retirement sent
+	// nothing, and only what did reach the fee address is carried.
+	carried := store.Carry{Bankroll: left.Bankroll, Fee: new(big.Int).Add(moved.Fee, taken.Fee)}
+	carried.Fee.Sub(carried.Fee, new(big.Int).Sub(need.Fee, left.Fee))
+	carried.Fee = minBig(carried.Fee, left.Fee)
+	if carried.Fee.Sign() < 0 {
+		carried.Fee.SetInt64(0)
+	}
+	if carried.Bankroll.Sign() == 0 && carried.Fee.Sign() == 0 {
+		return nil
+	}
+	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried, carried); err != nil {
+		return err
+	}
+	s.log.Warn("a sweep moved tokens for deposits it does not credit (written off): carried to the address's next sweep of "+
+		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol,
+		"bankroll", carried.Bankroll, "fee", carried.Fee)
+	return nil
+}
+
+// take records the carry a sweep's group took: what its transfers sent short of its deposits'
+// need. The bankroll side must be in the carry (else the sweep is an error and nothing is
+// credited: the bankroll would be short); the fee side takes what the carry holds (a fee
+// transfer cancelled by a retirement left the fee at the address, as before).
+func (s *Service) take(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group, short store.Carry) (store.Carry, error) {
+	balance, err := q.CarryBalance(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return store.Carry{}, err
+	}
+	if short.Bankroll.Sign() < 0 || short.Bankroll.Cmp(balance.Bankroll) > 0 {
+		return store.Carry{}, fmt.Errorf("sweep %d: its %s transfer sent %s short of its deposits' net; the address's carry "+
+			"holds %s", sw.ID, g.asset.Symbol, short.Bankroll, balance.Bankroll)
+	}
+	taken := store.Carry{Bankroll: short.Bankroll, Fee: new(big.Int)}
+	if short.Fee.Sign() > 0 {
+		taken.Fee.Set(minBig(short.Fee, balance.Fee))
+	}
+	if taken.Bankroll.Sign() == 0 && taken.Fee.Sign() == 0 {
+		return taken, nil
+	}
+	neg := store.Carry{Bankroll: new(big.Int).Neg(taken.Bankroll), Fee: new(big.Int).Neg(taken.Fee)}
+	return taken, q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryTaken, neg)
+}
+
+// leaveFinishedSweep takes the deposits a finished sweep did not credit (written off) out of
+// it, in the transaction that credits the others: what it moved in their name went to the
+// bankroll for no one (carried to later deposits, for a token). One an engineer reinstates
+// (its payment back on the chain, its money at the address) is then due again and swept by a
+// new sweep, as after a retirement (closeRetired); left in the done sweep it stayed SWEEPING
+// for good, its money at the address.
+func (s *Service) leaveFinishedSweep(ctx context.Context, q *store.Queries, sw domain.Sweep, deposits []domain.Deposit,
+	credited map[int64]bool,
+) error {
+	var ids []int64
+	for _, d := range deposits {
+		if !credited[d.ID] {
+			ids = append(ids, d.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	left, err := q.DetachUncredited(ctx, sw.ID, ids)
+	if err == nil && left > 0 {
+		s.log.Warn("written-off deposits left their finished sweep, not credited: swept again if reinstated", "sweep", sw.ID,
+			"chain", sw.ChainID, "address", sw.Address, "deposits", ids)
+	}
+	return err
+}
+
+// movedTokens is what a finished sweep's mined transfers of a token group sent to the bankroll
+// and to the fee address (zero for a transfer not planned: the carry covered it).
+func (s *Service) movedTokens(ctx context.Context, q *store.Queries, sw domain.Sweep, g *group) (store.Carry, error) {
+	moved := store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
+	for _, side := range []struct {
+		purpose string
+		into    *big.Int
+	}{{PurposeSweep, moved.Bankroll}, {PurposeSweepFee, moved.Fee}} {
+		t, err := q.ChainTxByRef(ctx, side.purpose, sweepRef(sw.ID, g.asset.Symbol))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return moved, err
+		}
+		if t.State == domain.ChainTxMined {
+			side.into.Set(chain.ERC20TransferAmount(t.Data))
+		}
+	}
+	return moved, nil
+}
+
+// minBig is the smaller of a and b.
+func minBig(a, b *big.Int) *big.Int {
+	if a.Cmp(b) < 0 {
+		return a
+	}
+	return b
+}

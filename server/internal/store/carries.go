@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"math/big"
+
+	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
+)
+
+// Carry is money a sweep moved from a deposit address for no deposit of it (deposit/carry.go):
+// to the bankroll and to the fee address, in the asset's smallest unit.
+type Carry struct {
+	Bankroll, Fee *big.Int
+}
+
+// Kinds of sweep_carries rows: carried for the address's later deposits, or taken by a sweep
+// that credited them.
+const (
+	CarryCarried = "CARRIED"
+	CarryTaken   = "TAKEN"
+)
+
+// CarryBalance is what is carried for an address's deposits of currency and not yet taken,
+// other than by sweep except's own rows (0: none).
+func (q *Queries) CarryBalance(ctx context.Context, chainID int64, address, currency string, except int64) (Carry, error) {
+	r, err := sqlc.CarryBalance(ctx, q.db, dbsqlc.CarryBalanceParams{ChainID: chainID, Address: address, Currency: currency,
+		ExceptSweep: except})
+	return Carry{Bankroll: r.Bankroll.BigInt(), Fee: r.Fee.BigInt()}, err
+}
+
+// InsertCarry records what sweepID carried (kind CarryCarried, amounts not negative) or took
+// (CarryTaken, amounts not positive) of an address's currency; once per sweep, asset and kind.
+func (q *Queries) InsertCarry(ctx context.Context, chainID int64, address, currency string, sweepID int64, kind string, c Carry) error {
+	return sqlc.InsertCarry(ctx, q.db, dbsqlc.InsertCarryParams{ChainID: chainID, Address: address, Currency: currency,
+		SweepID: sweepID, Kind: kind, Bankroll: Uint256(c.Bankroll), Fee: Uint256(c.Fee)})
+}
+
+// DetachUncredited takes a finished sweep's written-off deposits (ids, REORGED) out of it.
+func (q *Queries) DetachUncredited(ctx context.Context, sweepID int64, ids []int64) (int64, error) {
+	return sqlc.DetachUncredited(ctx, q.db, dbsqlc.DetachUncreditedParams{SweepID: sweepID, Ids: ids})
+}

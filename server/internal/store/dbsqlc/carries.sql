@@ -1,0 +1,17 @@
+-- name: CarryBalance :one
+-- What is carried to the bankroll and the fee address for an address's deposits of an asset,
+-- and not yet taken by a sweep, other than except_sweep's own rows.
+SELECT coalesce(sum(bankroll), 0)::numeric AS bankroll, coalesce(sum(fee), 0)::numeric AS fee
+FROM sweep_carries
+WHERE chain_id = @chain_id AND address = @address AND currency = @currency AND sweep_id <> @except_sweep::bigint;
+
+-- name: InsertCarry :exec
+INSERT INTO sweep_carries (chain_id, address, currency, sweep_id, kind, bankroll, fee)
+VALUES (@chain_id, @address, @currency, @sweep_id, @kind, @bankroll, @fee);
+
+-- name: DetachUncredited :execrows
+-- A finished sweep's written-off deposits leave it in the transaction that credits the others
+-- (deposit.finishSweep): what it moved in their name is carried to later deposits, so one an
+-- engineer reinstates (its payment back at the address) is swept again, as after a retirement.
+UPDATE deposits SET sweep_id = NULL
+WHERE sweep_id = @sweep_id::bigint AND status = 'REORGED' AND id = ANY(@ids::bigint[]);
