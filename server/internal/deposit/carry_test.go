@@ -101,9 +101,7 @@ func TestRetiredTokenSweepMinedBeforeItsCancelCarriesToTheNextSweep(t *testing.T
 				fees.Cmp(wantFees) != 0 {
 				t.Errorf("%v USDT units left at the address and %v at the fee address, want %v and %v", left, fees, wantLeft, wantFees)
 			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.nothingPending()
 			// The old sweep carried its transfer's net for the later deposit's sweep, which took it.
 			if n := e.count(`SELECT count(*) FROM sweep_carries GROUP BY address, currency
 				HAVING sum(bankroll) = 0 AND sum(fee) = 0 AND count(*) FILTER (WHERE kind = 'CARRIED' AND sweep_id = $1) = 1
@@ -242,8 +240,6 @@ func TestWrittenOffDepositOfAFinishedSweepReinstatedIsSweptAgain(t *testing.T) {
 		t.Errorf("the bankroll received %v, %v available, %v left at the address; want 120 USDT, 120 USDT, none", got,
 			e.available("USDT"), e.tokenBalance(addr))
 	}
-	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-		t.Errorf("%d transactions still pending", n)
-	}
+	e.nothingPending()
 	e.reconciled()
 }

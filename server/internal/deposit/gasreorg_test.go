@@ -52,6 +52,29 @@ func (e *env) takeGasTankNonce(nonce uint64) *types.Transaction {
 	return tx
 }
 
+// creditedWithTopUp pays 40 USDC to a new address and waits for its DEPOSIT: the deposit, its
+// transfer (to send again after a fork), its address's one gas top-up (mined) and the block
+// before the transfer's (to fork from).
+func (e *env) creditedWithTopUp(name string) (id int64, addr common.Address, transfer *types.Transaction, topUp domain.ChainTx,
+	parent *types.Header,
+) {
+	e.t.Helper()
+	addr = e.address(name)
+	payer := e.newUser()
+	e.mint("USDC", payer.addr, 50_000_000)
+	usdc, _ := e.dev.Token("USDC")
+	parent = e.latestHeader()
+	transfer = e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	e.mine(transfer)
+	e.run(func() bool { return len(e.hooks.all()) == 1 })
+	id = e.findDeposit(transfer.Hash())
+	topUps := e.topUps(addr)
+	if len(topUps) != 1 || topUps[0].State != domain.ChainTxMined || e.deposit(id).Status != domain.DepositCredited {
+		e.t.Fatalf("before the reorg: %d top-ups %+v, deposit %s", len(topUps), topUps, e.deposit(id).Status)
+	}
+	return id, addr, transfer, topUps[0], parent
+}
+
 // What was seen: a credited token deposit whose block, its sweep's gas top-up and its sweep
 // left the chain in a reorg deeper than the confirmation depth, and whose transfer was mined
 // again, never counted again when the top-up itself was not mined again (the node dropped it,
@@ -73,19 +96,9 @@ func TestGasTopUpThatLeftTheChainIsSentAgain(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t, 0)
-			addr := e.address("gus")
-			payer := e.newUser()
-			e.mint("USDC", payer.addr, 50_000_000)
+			id, addr, transfer, topUp, parent := e.creditedWithTopUp("gus")
+			lost := []domain.ChainTx{topUp}
 			usdc, _ := e.dev.Token("USDC")
-			parent := e.latestHeader()
-			transfer := e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-			e.mine(transfer)
-			e.run(func() bool { return len(e.hooks.all()) == 1 })
-			id := e.findDeposit(transfer.Hash())
-			lost := e.topUps(addr)
-			if len(lost) != 1 || lost[0].State != domain.ChainTxMined || e.deposit(id).Status != domain.DepositCredited {
-				t.Fatalf("before the reorg: %d top-ups %+v, deposit %s", len(lost), lost, e.deposit(id).Status)
-			}
 
 			// The chain forks below the deposit and the node forgets the abandoned blocks'
 			// transactions; the user's transfer is sent again, the top-up is not.

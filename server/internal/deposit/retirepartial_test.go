@@ -124,16 +124,12 @@ func TestRetiredSweepWithAMinedTransferCreditsWhatItMoved(t *testing.T) {
 				t.Errorf("the bankroll received %v USDT units and %v are available, want %v (the later payment's)", got,
 					e.available("USDT"), wantUSDT)
 			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.nothingPending()
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep' AND state = 'failed' AND ref LIKE '%:resolved:%'`); n != 1 ||
 				e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE '%:resolved:%:resolved:%'`) != 0 {
 				t.Errorf("%d failed USDT transfers, or one freed twice; want the reverted one failed once", n)
 			}
-			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-				t.Errorf("the gas tank spent %v wei, want gas only", spent)
-			}
+			e.gasOnlySince(tank0)
 			e.reconciled()
 		})
 	}
@@ -270,12 +266,8 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 				t.Errorf("the written-off deposit's fund entries %q, %d DEPOSIT events; want none, the new payment's",
 					e.fundKinds(lost.ID), len(e.hooks.all()))
 			}
-			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-				t.Errorf("the gas tank spent %v wei, want gas only", spent)
-			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.gasOnlySince(tank0)
+			e.nothingPending()
 			e.reconciled()
 		})
 	}
@@ -361,12 +353,8 @@ func TestRetirementSurvivesACrashAtEachStep(t *testing.T) {
 				t.Errorf("the bankroll received %v wei, %v available, fund entries %q and %q, %d DEPOSIT events; want the later "+
 					"deposit's %v once", got, e.available("ETH"), e.fundKinds(next), e.fundKinds(lost.ID), len(e.hooks.all()), want)
 			}
-			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-				t.Errorf("the gas tank spent %v wei, want gas only", spent)
-			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.gasOnlySince(tank0)
+			e.nothingPending()
 			e.reconciled()
 		})
 	}

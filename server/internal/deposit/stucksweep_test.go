@@ -91,13 +91,9 @@ func TestSweepOfAWrittenOffDepositIsRetired(t *testing.T) {
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`, cancelled); n != 1 {
 				t.Errorf("%d cancelled transfers of the old sweep, want its one", n)
 			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.nothingPending()
 			// The gas tank paid gas only (the cancel's, a token sweep's), never a deposit's value.
-			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-				t.Errorf("the gas tank spent %v wei, want gas only", spent)
-			}
+			e.gasOnlySince(tank0)
 			want := new(big.Int)
 			if next.ID != 0 {
 				next = e.deposit(next.ID)
@@ -277,9 +273,7 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 		t.Errorf("%d DEPOSIT events, %v ETH available, fund entries %q; want the later deposit's %v once", len(e.hooks.all()),
 			e.available("ETH"), e.fundKinds(next), d.Amount)
 	}
-	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-		t.Errorf("%d transactions still pending", n)
-	}
+	e.nothingPending()
 	e.reconciled()
 }
 
@@ -348,12 +342,8 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE 'sweep:1:%:resolved:%' AND state = 'cancelled'`); n != 1 {
 				t.Errorf("%d cancelled and retired transfers of the old sweep, want its one", n)
 			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
-			if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-				t.Errorf("the gas tank spent %v wei, want gas only", spent)
-			}
+			e.nothingPending()
+			e.gasOnlySince(tank0)
 			want := e.deposit(next).Amount
 			if got := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0); got.Cmp(want) != 0 || e.available(c.currency).Cmp(want) != 0 {
 				t.Errorf("the bankroll received %v and %v is available, want %v", got, e.available(c.currency), want)
@@ -363,5 +353,22 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 			}
 			e.reconciled()
 		})
+	}
+}
+
+// gasOnlySince fails the test when the gas tank spent more than gas (1e16 wei) since it held
+// tank0: it never pays a deposit's value.
+func (e *env) gasOnlySince(tank0 *big.Int) {
+	e.t.Helper()
+	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
+		e.t.Errorf("the gas tank spent %v wei, want gas only", spent)
+	}
+}
+
+// nothingPending fails the test while a transaction Coffer signed is still pending.
+func (e *env) nothingPending() {
+	e.t.Helper()
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
+		e.t.Errorf("%d transactions still pending", n)
 	}
 }

@@ -145,9 +145,7 @@ func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
 			if got := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0); got.Sign() <= 0 {
 				t.Errorf("the bankroll received %v %s from the new sweep, want the deposit's money", got, c.currency)
 			}
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-				t.Errorf("%d transactions still pending", n)
-			}
+			e.nothingPending()
 			e.reconciled()
 		})
 	}
@@ -240,9 +238,7 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 	if received.Cmp(units(3)) > 0 {
 		t.Errorf("the bankroll received %v, more than the kept deposit and the new payment", received)
 	}
-	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-		t.Errorf("the gas tank spent %v wei, want gas only", spent)
-	}
+	e.gasOnlySince(tank0)
 	if bal := e.holding(currency, addr); next.Status != domain.DepositCredited && bal.Cmp(next.GrossAmount) < 0 {
 		t.Errorf("the new deposit is %s and the address holds %v, less than its %v: another sweep took its money",
 			next.Status, bal, next.GrossAmount)
@@ -292,15 +288,11 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 	if want := new(big.Int).Add(k.Amount, next.Amount); e.available(currency).Cmp(want) != 0 {
 		t.Errorf("%v %s available, want %v (the kept and new deposits once)", e.available(currency), currency, want)
 	}
-	if spent := new(big.Int).Sub(tank0, e.balance(e.gasTank)); spent.Cmp(big.NewInt(1e16)) > 0 {
-		t.Errorf("the gas tank spent %v wei, want gas only", spent)
-	}
+	e.gasOnlySince(tank0)
 	if received := new(big.Int).Sub(e.holding(currency, e.bankroll), bank0); received.Cmp(units(3)) > 0 {
 		t.Errorf("the bankroll received %v, more than the kept deposit and the new payment", received)
 	}
-	if n := e.count(`SELECT count(*) FROM chain_txs WHERE state = 'pending'`); n != 0 {
-		t.Errorf("%d transactions still pending", n)
-	}
+	e.nothingPending()
 	e.reconciled()
 }
 
@@ -314,19 +306,7 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 func TestResentGasTopUpWhoseNonceIsTakenIsReplaced(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("gil")
-	payer := e.newUser()
-	e.mint("USDC", payer.addr, 50_000_000)
-	usdc, _ := e.dev.Token("USDC")
-	parent := e.latestHeader()
-	transfer := e.send(payer, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-	e.mine(transfer)
-	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	id := e.findDeposit(transfer.Hash())
-	lost := e.topUps(addr)
-	if len(lost) != 1 || lost[0].State != domain.ChainTxMined {
-		t.Fatalf("before the reorg: top-ups %+v", lost)
-	}
+	id, addr, transfer, lost, parent := e.creditedWithTopUp("gil")
 
 	// The chain forks below the deposit; the user's transfer is mined again, the top-up is not.
 	if err := e.dev.Fork(parent.Hash()); err != nil {
@@ -352,7 +332,7 @@ func TestResentGasTopUpWhoseNonceIsTakenIsReplaced(t *testing.T) {
 	}
 	// The node drops it, and the gas tank's nonce goes to another transaction, mined.
 	e.dev.Rollback()
-	e.mine(e.takeGasTankNonce(lost[0].Nonce))
+	e.mine(e.takeGasTankNonce(lost.Nonce))
 
 	e.countsAgainOnce(id, "USDC", 40_000_000)
 	now := e.topUps(addr)
