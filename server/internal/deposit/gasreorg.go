@@ -133,11 +133,7 @@ func (s *Service) lostTopUp(ctx context.Context, n chain.Network, c *chain.Clien
 // went elsewhere; the engine, finding its nonce used, waits for a receipt that never comes).
 // It reports whether it did: fund then sends a new top-up in its place, as lostTopUp does.
 func (s *Service) supersededTopUp(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) (bool, error) {
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return false, err
-	}
-	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	tip, ok, err := s.confirmedTipNow(ctx, n, c)
 	if err != nil || !ok {
 		return false, err
 	}

@@ -738,11 +738,7 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 	if err != nil {
 		return unavailable(err)
 	}
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return unavailable(err)
-	}
-	upTo, _, err := s.confirmedTip(ctx, n, c, head, head)
+	upTo, _, err := s.confirmedTipNow(ctx, n, c)
 	if err != nil {
 		return unavailable(err)
 	}

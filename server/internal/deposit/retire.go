@@ -175,11 +175,7 @@ func cancelCost(ctx context.Context, c *chain.Client, t domain.ChainTx) (*big.In
 // confirmation depth on the chain as it is now: none can come back and move money any more.
 // The books' block is not proof: one that left the chain is put back to pending (stillSettled).
 func (s *Service) allDeep(ctx context.Context, n chain.Network, c *chain.Client, txs []domain.ChainTx) (bool, error) {
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return false, err
-	}
-	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	tip, ok, err := s.confirmedTipNow(ctx, n, c)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -482,11 +478,7 @@ func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain
 // stayed while the sweep left (noted re-included at once) holds nothing: its money is at the
 // address, and once the cancel is retired its REINSTATE has a new sweep move it (resweep).
 func (s *Service) leftChainReorgs(ctx context.Context, n chain.Network, c *chain.Client, deposits []domain.Deposit) (open, writtenOff bool, err error) {
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return true, false, err
-	}
-	tip, ok, err := s.confirmedTip(ctx, n, c, head, head)
+	tip, ok, err := s.confirmedTipNow(ctx, n, c)
 	if err != nil || !ok {
 		return true, false, err
 	}

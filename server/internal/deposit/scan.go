@@ -358,6 +358,16 @@ func (s *Service) confirmedTip(ctx context.Context, n chain.Network, c *chain.Cl
 	return min(tip, scanned), true, nil
 }
 
+// confirmedTipNow is confirmedTip at the chain's head as the node tells it now, with every
+// block up to the head counted as scanned: what a step checking depth outside the scan needs.
+func (s *Service) confirmedTipNow(ctx context.Context, n chain.Network, c *chain.Client) (tip uint64, ok bool, err error) {
+	head, err := c.BlockNumber(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	return s.confirmedTip(ctx, n, c, head, head)
+}
+
 // findFork checks that the last scanned block is still on the chain. When it is not, it walks
 // back through the kept hashes to the newest block that still is: the fork point.
 func (s *Service) findFork(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, last uint64) (uint64, bool, error) {

@@ -518,11 +518,7 @@ func (s *Service) resendReverted(ctx context.Context, n chain.Network, c *chain.
 	if t.PaysOwnGas || len(t.Data) == 0 {
 		return t, stuck
 	}
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return t, err
-	}
-	if tip, ok, err := s.confirmedTip(ctx, n, c, head, head); err != nil || !ok || t.MinedBlock > tip {
+	if tip, ok, err := s.confirmedTipNow(ctx, n, c); err != nil || !ok || t.MinedBlock > tip {
 		return t, err
 	}
 	resent, err := store.New(s.pool).CountChainTxs(ctx, t.Purpose, t.Ref+":resolved:")
