@@ -286,6 +286,36 @@ func (e *env) checkListedSkip(a common.Address) {
 	}
 }
 
+// crashOnce runs step, then mines a block, up to blocks times, with the engine and the service
+// panicking at the first step (their named crash points) that crashesAt accepts: the crash of a
+// process there. It reports whether the crash came; the crash points are off again after it.
+func (e *env) crashOnce(blocks int, crashesAt func(step string) bool, step func()) bool {
+	crashed := false
+	crash := func(step string) {
+		if !crashed && crashesAt(step) {
+			crashed = true
+			panic("crash at " + step)
+		}
+	}
+	e.engine.Crash = crash
+	deposit.SetCrash(e.svc, crash)
+	defer func() {
+		e.engine.Crash = nil
+		deposit.SetCrash(e.svc, nil)
+	}()
+	for range blocks {
+		func() {
+			defer func() { _ = recover() }()
+			step()
+		}()
+		if crashed {
+			return true
+		}
+		e.dev.Commit()
+	}
+	return false
+}
+
 // A crash at each step of sending a batch, and between recording its outcome and crediting
 // it, then a restart: one batch transaction (one gas-tank nonce), each deposit credited once.
 func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
@@ -308,30 +338,16 @@ func TestBatchSurvivesACrashAtEachStep(t *testing.T) {
 			bankroll0 := e.tokenBalance(e.bankroll)
 			e.mintTogether("USDT", []common.Address{e.tokenAddress("p"), e.tokenAddress("q"), e.tokenAddress("r")},
 				[]int64{3_000_000, 3_000_000, 3_000_000})
-			reached, crashed := 0, false
-			crash := func(step string) {
+			reached := 0
+			crashed := e.crashOnce(10+confirmations, func(step string) bool {
 				if step == tc.step {
-					if reached++; reached == tc.nth {
-						crashed = true
-						panic("crash at " + step)
-					}
+					reached++
 				}
-			}
-			e.engine.Crash = crash
-			deposit.SetCrash(e.svc, crash)
-			for range 10 + confirmations {
-				func() {
-					defer func() { _ = recover() }()
-					e.scan()
-					e.settleAll()
-				}()
-				if crashed {
-					break
-				}
-				e.dev.Commit()
-			}
-			e.engine.Crash = nil
-			deposit.SetCrash(e.svc, nil)
+				return step == tc.step && reached == tc.nth
+			}, func() {
+				e.scan()
+				e.settleAll()
+			})
 			if !crashed {
 				t.Fatalf("never crashed (reached %d times)", reached)
 			}

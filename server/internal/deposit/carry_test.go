@@ -202,12 +202,7 @@ func TestWrittenOffDepositOfAFinishedSweepReinstatedIsSweptAgain(t *testing.T) {
 		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`)...)
 	e.scan()
 	next := e.findDeposit(again.Hash())
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
-		return e.deposit(next).Status == domain.DepositCredited
-	})
+	e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
 	if d := e.deposit(lost.ID); d.SweepID != 0 {
 		t.Errorf("the written-off deposit is still in its finished sweep %d", d.SweepID)
 	}
@@ -224,10 +219,7 @@ func TestWrittenOffDepositOfAFinishedSweepReinstatedIsSweptAgain(t *testing.T) {
 		Note: "the payment came back", Actor: "service-team:cli:eve"}); err != nil {
 		t.Fatal(err)
 	}
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
+	e.settleUntil(lost.ID, func() bool {
 		e.reconciled()
 		return e.deposit(lost.ID).Status == domain.DepositCredited
 	})

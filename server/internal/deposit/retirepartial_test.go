@@ -222,10 +222,7 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 			}
 			payer := e.newUser()
 			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, tc.currency, tc.lost))
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-					t.Fatal(err)
-				}
+			e.settleUntil(lost.ID, func() bool {
 				return e.count(`SELECT count(*) FROM chain_txs WHERE purpose = $1 AND state = 'cancelled'`, tc.purpose) == 1
 			})
 			var minedBlock int64
@@ -251,12 +248,7 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 			e.mine(again)
 			e.scan()
 			next := e.findDeposit(again.Hash())
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-					t.Fatal(err)
-				}
-				return e.deposit(next).Status == domain.DepositCredited
-			})
+			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
 
 			want := e.deposit(next).Amount
 			if got := new(big.Int).Sub(e.holding(tc.currency, e.bankroll), bank0); got.Cmp(want) != 0 || e.available(tc.currency).Cmp(want) != 0 {
@@ -307,40 +299,19 @@ func TestRetirementSurvivesACrashAtEachStep(t *testing.T) {
 			next := e.findDeposit(again.Hash())
 			tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
 
-			crashed := false
-			crash := func(step string) {
-				if !crashed && step == tc.step && tc.when(e, addr) {
-					crashed = true
-					panic("crash at " + step)
+			crashed := e.crashOnce(20, func(step string) bool { return step == tc.step && tc.when(e, addr) }, func() {
+				e.scan()
+				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+					t.Errorf("settle %d: %v", lost.ID, err)
 				}
-			}
-			e.engine.Crash = crash
-			deposit.SetCrash(e.svc, crash)
-			for range 20 {
-				func() {
-					defer func() { _ = recover() }()
-					e.scan()
-					if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-						t.Errorf("settle %d: %v", lost.ID, err)
-					}
-					e.settleAll()
-				}()
-				if crashed {
-					break
-				}
-				e.dev.Commit()
-			}
-			e.engine.Crash = nil
-			deposit.SetCrash(e.svc, nil)
+				e.settleAll()
+			})
 			if !crashed {
 				t.Fatal("never crashed")
 			}
 
 			// The restart.
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-					t.Fatal(err)
-				}
+			e.settleUntil(lost.ID, func() bool {
 				return e.deposit(next).Status == domain.DepositCredited &&
 					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1
 			})

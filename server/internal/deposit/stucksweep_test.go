@@ -71,10 +71,7 @@ func TestSweepOfAWrittenOffDepositIsRetired(t *testing.T) {
 				e.scan()
 				next.ID = e.findDeposit(tx.Hash())
 			}
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
-					t.Fatal(err)
-				}
+			e.settleUntil(lost.ID, func() bool {
 				return e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1 &&
 					(next.ID == 0 || e.deposit(next.ID).Status == domain.DepositCredited)
 			})
@@ -158,21 +155,8 @@ func (e *env) writtenOffBeforeItsSweep(pay *types.Transaction, payer *user) doma
 	if d.SweepID == 0 || e.count(`SELECT count(*) FROM chain_txs WHERE purpose IN ('sweep', 'sweep-batch') AND state = 'pending'`) != 1 {
 		e.t.Fatalf("the test needs the deposit's sweep signed and not mined: deposit %s in sweep %d", d.Status, d.SweepID)
 	}
-	oldHead := e.latestHeader().Number.Uint64()
 	e.engine.RebroadcastAfter = 0 // the rollback drops the pooled sweep; the engine may send it again at once
-	e.dev.Rollback()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		e.t.Fatal(err)
-	}
-	if payer != nil {
-		e.mine(e.send(*payer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
-	} else {
-		e.dev.Rollback() // the payment the fork put back in the pool
-	}
-	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-		e.dev.Commit()
-		e.scan()
-	}
+	e.deepReorg(parent, payer, e.scan)
 	if got := e.deposit(d.ID); got.Status != domain.DepositReorged {
 		e.t.Fatalf("after the reorg the deposit is %s, want REORGED", got.Status)
 	}
@@ -187,6 +171,40 @@ func (e *env) writtenOffBeforeItsSweep(pay *types.Transaction, payer *user) doma
 	return d
 }
 
+// deepReorg replaces the chain after parent, what the pool held dropped, with a branch that
+// outgrows the old head by the confirmation depth, calling each after every new block. With
+// a payer its nonce 0 goes to a transfer elsewhere on the new branch (its payment can never
+// come back); with none (nil) the payments the fork put back in the pool are dropped too.
+func (e *env) deepReorg(parent *types.Header, payer *user, each func()) {
+	e.t.Helper()
+	oldHead := e.latestHeader().Number.Uint64()
+	e.dev.Rollback()
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+	if payer != nil {
+		e.mine(e.send(*payer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
+	} else {
+		e.dev.Rollback() // the payment the fork put back in the pool
+	}
+	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+		e.dev.Commit()
+		each()
+	}
+}
+
+// settleUntil runs the settle of deposit id (its queued job, as a worker runs it), with what
+// else the service does meanwhile, until done.
+func (e *env) settleUntil(id int64, done func() bool) {
+	e.t.Helper()
+	e.run(func() bool {
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			e.t.Fatal(err)
+		}
+		return done()
+	})
+}
+
 // A written-off deposit whose sweep was retired, then mined again and reinstated by an
 // engineer, is swept by a new sweep and credited once: the retired sweep's cancel is never
 // read as its sweep, and the bankroll receives the deposit once.
@@ -196,10 +214,7 @@ func TestRetiredSweepsDepositReinstatedIsSweptOnce(t *testing.T) {
 	addr := e.address("back")
 	pay, _ := e.payment(e.newUser(), 0, addr, "ETH", testfactory.Ether(1))
 	lost := e.writtenOffBeforeItsSweep(pay, nil)
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
+	e.settleUntil(lost.ID, func() bool {
 		return e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1
 	})
 	bank0 := e.balance(e.bankroll)
@@ -260,12 +275,7 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 	e.mine(&old)
 	e.scan()
 	next := e.findDeposit(again.Hash())
-	e.run(func() bool {
-		if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
-			t.Fatal(err)
-		}
-		return e.deposit(next).Status == domain.DepositCredited
-	})
+	e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
 	if got := e.deposit(lost.ID); got.Status != domain.DepositReorged || e.fundKinds(lost.ID) != "" {
 		t.Errorf("the written-off deposit is %s with fund entries %q, want REORGED, never credited", got.Status, e.fundKinds(lost.ID))
 	}
@@ -313,16 +323,7 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 			e.mine(pay)
 			e.run(func() bool { return len(e.hooks.all()) == 1 })
 			lost := e.deposit(e.findDeposit(pay.Hash()))
-			oldHead := e.latestHeader().Number.Uint64()
-			e.dev.Rollback()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.mine(e.send(payer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
-			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-				e.dev.Commit()
-				e.scan()
-			}
+			e.deepReorg(parent, &payer, e.scan)
 			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
 				Note: "the payer spent it elsewhere", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)
@@ -332,12 +333,7 @@ func TestDoneSweepThatLeftTheChainWithItsWrittenOffDepositIsCancelled(t *testing
 			e.mine(tx)
 			e.scan()
 			next := e.findDeposit(tx.Hash())
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
-					t.Fatal(err)
-				}
-				return e.deposit(next).Status == domain.DepositCredited
-			})
+			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
 
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE 'sweep:1:%:resolved:%' AND state = 'cancelled'`); n != 1 {
 				t.Errorf("%d cancelled and retired transfers of the old sweep, want its one", n)

@@ -92,12 +92,7 @@ func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
 			e.mine(other)
 			e.scan()
 			next := e.findDeposit(other.Hash())
-			e.run(func() bool {
-				if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil { // its queued job, as a worker runs it
-					t.Fatal(err)
-				}
-				return e.deposit(next).Status == domain.DepositCredited
-			})
+			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
 			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`,
 				"sweep:"+itoa(lost.SweepID)+":%:resolved:%"); n != 1 {
 				t.Fatalf("%d cancelled and retired transfers of the old sweep, want its one", n)
@@ -206,17 +201,10 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 	e.mine(lostPay)
 	e.sweptTogether(keptPay, lostPay)
 	kept, lost := e.deposit(e.findDeposit(keptPay.Hash())), e.deposit(e.findDeposit(lostPay.Hash()))
-	oldHead := e.latestHeader().Number.Uint64()
-	e.dev.Rollback()
-	if err := e.dev.Fork(fork.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.mine(e.send(lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), big.NewInt(1e18), nil, 50))
-	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-		e.dev.Commit()
+	e.deepReorg(fork, &lostPayer, func() {
 		e.scan()
 		e.settleAll()
-	}
+	})
 	if k, l := e.deposit(kept.ID), e.deposit(lost.ID); k.Status != domain.DepositReorged || l.Status != domain.DepositReorged {
 		t.Fatalf("after the reorg: kept %s, lost %s; want both REORGED", k.Status, l.Status)
 	}
