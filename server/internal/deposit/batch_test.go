@@ -35,6 +35,16 @@ func (e *env) tokenAddress(userID string) common.Address {
 	return e.userAddress(e.svc.TokenAddressFor, userID)
 }
 
+// paidAddress is where the tests have the operator's user userID pay: its token-deposit address
+// on a chain that sweeps token deposits in batches (they pay it tokens), else its deposit address.
+func (e *env) paidAddress(userID string, batched bool) common.Address {
+	e.t.Helper()
+	if batched {
+		return e.tokenAddress(userID)
+	}
+	return e.address(userID)
+}
+
 // batchTxs are the batch transactions sent so far, oldest first.
 func (e *env) batchTxs() []domain.ChainTx {
 	e.t.Helper()

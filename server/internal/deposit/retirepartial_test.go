@@ -216,12 +216,8 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 			t.Parallel()
 			batched := tc.purpose == "sweep-batch"
 			e := setupWith(t, options{batched: batched})
-			addr := e.address("cancel-gone")
-			if batched {
-				addr = e.tokenAddress("cancel-gone")
-			}
-			payer := e.newUser()
-			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, tc.currency, tc.lost))
+			addr := e.paidAddress("cancel-gone", batched)
+			lost, payer := e.writtenOffInSignedSweep(addr, tc.currency, tc.lost)
 			e.settleUntil(lost.ID, func() bool {
 				return e.count(`SELECT count(*) FROM chain_txs WHERE purpose = $1 AND state = 'cancelled'`, tc.purpose) == 1
 			})
@@ -291,8 +287,7 @@ func TestRetirementSurvivesACrashAtEachStep(t *testing.T) {
 			t.Parallel()
 			e := setup(t, 0)
 			addr := e.address("crash")
-			payer := e.newUser()
-			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "ETH", testfactory.Ether(1)))
+			lost, payer := e.writtenOffInSignedSweep(addr, "ETH", testfactory.Ether(1))
 			again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
 			e.mine(again)
 			e.scan()

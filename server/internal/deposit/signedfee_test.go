@@ -34,16 +34,14 @@ func TestFeeChangedAfterSigningIsNotCharged(t *testing.T) {
 					}
 				}
 			}
-			var to common.Address
+			to := e.paidAddress("a", batched)
 			if batched {
-				to = e.tokenAddress("a")
 				deposit.SetCrash(e.svc, func(step string) {
 					if step == deposit.StepBatchStored {
 						raise()
 					}
 				})
 			} else {
-				to = e.address("a")
 				e.engine.Crash = func(step string) {
 					if step == chaintx.StepBroadcast && e.count(`SELECT count(*) FROM chain_txs WHERE purpose = $1`, deposit.PurposeSweep) > 0 {
 						raise()

@@ -56,12 +56,8 @@ func TestSweepOfAWrittenOffDepositIsRetired(t *testing.T) {
 			t.Parallel()
 			batched := strings.HasPrefix(tc.name, "batched")
 			e := setupWith(t, options{batched: batched})
-			addr := e.address("stuck")
-			if batched {
-				addr = e.tokenAddress("stuck")
-			}
-			payer := e.newUser()
-			lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, tc.currency, tc.lost))
+			addr := e.paidAddress("stuck", batched)
+			lost, payer := e.writtenOffInSignedSweep(addr, tc.currency, tc.lost)
 			tank0, bank0 := e.balance(e.gasTank), e.holding(tc.currency, e.bankroll)
 
 			var next domain.Deposit
@@ -128,13 +124,15 @@ func (e *env) holding(currency string, owner common.Address) *big.Int {
 	return e.tokenBalance(owner)
 }
 
-// writtenOffInSignedSweep mines pay (sent by payer at its nonce 0, in the next block),
-// confirms it and signs and broadcasts its sweep without mining it; then a reorg deeper than
-// the depth replaces the payment with a transfer elsewhere at the same nonce, and an engineer
-// writes the deposit off.
-func (e *env) writtenOffInSignedSweep(pay *types.Transaction, payer user) domain.Deposit {
+// writtenOffInSignedSweep has a new user pay amount of currency to addr (its nonce 0), mines
+// the payment in the next block, confirms it and signs and broadcasts its sweep without mining
+// it; then a reorg deeper than the depth replaces the payment with a transfer elsewhere at the
+// same nonce, and an engineer writes the deposit off. It returns the deposit and the payer.
+func (e *env) writtenOffInSignedSweep(addr common.Address, currency string, amount *big.Int) (domain.Deposit, user) {
 	e.t.Helper()
-	return e.writtenOffBeforeItsSweep(pay, &payer)
+	payer := e.newUser()
+	pay, _ := e.payment(payer, 0, addr, currency, amount)
+	return e.writtenOffBeforeItsSweep(pay, &payer), payer
 }
 
 // writtenOffBeforeItsSweep is writtenOffInSignedSweep; with no payer (nil) the reorg drops the
@@ -256,8 +254,7 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
 	addr := e.address("race")
-	payer := e.newUser()
-	lost := e.writtenOffInSignedSweep(e.payment(payer, 0, addr, "ETH", testfactory.Ether(1)))
+	lost, payer := e.writtenOffInSignedSweep(addr, "ETH", testfactory.Ether(1))
 	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
 	e.mine(again)
 	var raw []byte
