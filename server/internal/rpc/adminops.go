@@ -35,14 +35,21 @@ func opsCaller(ctx context.Context) domain.Actor {
 }
 
 // panelCopy serves an AdminService copy of an OpsService payout call by that call (ops, on
-// the copy's request): for a service-team admin only, refused before anything is read, who is
-// then the actor. The copies' messages carry the same fields as the ops ones.
-func panelCopy[Req, Res any](ctx context.Context, ops func(context.Context, *Req) (*Res, error), req *Req) (*Res, error) {
+// the copy's request), its answer the copy's (answer): for a service-team admin only, refused
+// before anything is read, who is then the actor. The copies' messages carry the same fields as
+// the ops ones.
+func panelCopy[Req, Res, Out any](ctx context.Context, ops func(context.Context, *Req) (*Res, error), req *Req,
+	answer func(*Res) *Out,
+) (*Out, error) {
 	actor, err := serviceTeamAdmin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return ops(context.WithValue(ctx, panelActorKey{}, actor), req)
+	res, err := ops(context.WithValue(ctx, panelActorKey{}, actor), req)
+	if err != nil {
+		return nil, err
+	}
+	return answer(res), nil
 }
 
 // ops serves the OpsService calls the panel has copies of (the payout actions, dead letters,
@@ -54,63 +61,56 @@ func (s *AdminServer) ops() *OpsServer {
 
 // ListPayoutPauses lists pauses for the panel.
 func (s *AdminServer) ListPayoutPauses(ctx context.Context, req *cofferv1.AdminServiceListPayoutPausesRequest) (*cofferv1.AdminServiceListPayoutPausesResponse, error) {
-	res, err := panelCopy(ctx, s.ops().ListPayoutPauses, &cofferv1.ListPayoutPausesRequest{IncludeResumed: req.GetIncludeResumed()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceListPayoutPausesResponse{Pauses: res.GetPauses()}, nil
+	return panelCopy(ctx, s.ops().ListPayoutPauses, &cofferv1.ListPayoutPausesRequest{IncludeResumed: req.GetIncludeResumed()},
+		func(res *cofferv1.ListPayoutPausesResponse) *cofferv1.AdminServiceListPayoutPausesResponse {
+			return &cofferv1.AdminServiceListPayoutPausesResponse{Pauses: res.GetPauses()}
+		})
 }
 
 // PausePayouts pauses a scope from the panel.
 func (s *AdminServer) PausePayouts(ctx context.Context, req *cofferv1.AdminServicePausePayoutsRequest) (*cofferv1.AdminServicePausePayoutsResponse, error) {
-	res, err := panelCopy(ctx, s.ops().PausePayouts, &cofferv1.PausePayoutsRequest{Target: req.GetTarget()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServicePausePayoutsResponse{Pause: res.GetPause()}, nil
+	return panelCopy(ctx, s.ops().PausePayouts, &cofferv1.PausePayoutsRequest{Target: req.GetTarget()},
+		func(res *cofferv1.PausePayoutsResponse) *cofferv1.AdminServicePausePayoutsResponse {
+			return &cofferv1.AdminServicePausePayoutsResponse{Pause: res.GetPause()}
+		})
 }
 
 // ResumePayouts lifts a pause from the panel.
 func (s *AdminServer) ResumePayouts(ctx context.Context, req *cofferv1.AdminServiceResumePayoutsRequest) (*cofferv1.AdminServiceResumePayoutsResponse, error) {
-	res, err := panelCopy(ctx, s.ops().ResumePayouts, &cofferv1.ResumePayoutsRequest{Target: req.GetTarget()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceResumePayoutsResponse{Pause: res.GetPause()}, nil
+	return panelCopy(ctx, s.ops().ResumePayouts, &cofferv1.ResumePayoutsRequest{Target: req.GetTarget()},
+		func(res *cofferv1.ResumePayoutsResponse) *cofferv1.AdminServiceResumePayoutsResponse {
+			return &cofferv1.AdminServiceResumePayoutsResponse{Pause: res.GetPause()}
+		})
 }
 
 // ListChainTransactions lists transactions for the panel.
 func (s *AdminServer) ListChainTransactions(ctx context.Context, req *cofferv1.AdminServiceListChainTransactionsRequest) (*cofferv1.AdminServiceListChainTransactionsResponse, error) {
-	res, err := panelCopy(ctx, s.ops().ListChainTransactions, &cofferv1.ListChainTransactionsRequest{Stuck: req.GetStuck()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceListChainTransactionsResponse{Transactions: res.GetTransactions()}, nil
+	return panelCopy(ctx, s.ops().ListChainTransactions, &cofferv1.ListChainTransactionsRequest{Stuck: req.GetStuck()},
+		func(res *cofferv1.ListChainTransactionsResponse) *cofferv1.AdminServiceListChainTransactionsResponse {
+			return &cofferv1.AdminServiceListChainTransactionsResponse{Transactions: res.GetTransactions()}
+		})
 }
 
 // ResendChainTransaction re-sends a pending transaction from the panel.
 func (s *AdminServer) ResendChainTransaction(ctx context.Context, req *cofferv1.AdminServiceResendChainTransactionRequest) (*cofferv1.AdminServiceResendChainTransactionResponse, error) {
-	res, err := panelCopy(ctx, s.ops().ResendChainTransaction, &cofferv1.ResendChainTransactionRequest{Target: req.GetTarget()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceResendChainTransactionResponse{Transaction: res.GetTransaction()}, nil
+	return panelCopy(ctx, s.ops().ResendChainTransaction, &cofferv1.ResendChainTransactionRequest{Target: req.GetTarget()},
+		func(res *cofferv1.ResendChainTransactionResponse) *cofferv1.AdminServiceResendChainTransactionResponse {
+			return &cofferv1.AdminServiceResendChainTransactionResponse{Transaction: res.GetTransaction()}
+		})
 }
 
 // CancelChainTransaction cancels a pending payout from the panel.
 func (s *AdminServer) CancelChainTransaction(ctx context.Context, req *cofferv1.AdminServiceCancelChainTransactionRequest) (*cofferv1.AdminServiceCancelChainTransactionResponse, error) {
-	res, err := panelCopy(ctx, s.ops().CancelChainTransaction, &cofferv1.CancelChainTransactionRequest{Target: req.GetTarget()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceCancelChainTransactionResponse{Transaction: res.GetTransaction()}, nil
+	return panelCopy(ctx, s.ops().CancelChainTransaction, &cofferv1.CancelChainTransactionRequest{Target: req.GetTarget()},
+		func(res *cofferv1.CancelChainTransactionResponse) *cofferv1.AdminServiceCancelChainTransactionResponse {
+			return &cofferv1.AdminServiceCancelChainTransactionResponse{Transaction: res.GetTransaction()}
+		})
 }
 
 // FailChainTransaction marks a payout failed from the panel.
 func (s *AdminServer) FailChainTransaction(ctx context.Context, req *cofferv1.AdminServiceFailChainTransactionRequest) (*cofferv1.AdminServiceFailChainTransactionResponse, error) {
-	res, err := panelCopy(ctx, s.ops().FailChainTransaction, &cofferv1.FailChainTransactionRequest{Target: req.GetTarget()})
-	if err != nil {
-		return nil, err
-	}
-	return &cofferv1.AdminServiceFailChainTransactionResponse{Transaction: res.GetTransaction()}, nil
+	return panelCopy(ctx, s.ops().FailChainTransaction, &cofferv1.FailChainTransactionRequest{Target: req.GetTarget()},
+		func(res *cofferv1.FailChainTransactionResponse) *cofferv1.AdminServiceFailChainTransactionResponse {
+			return &cofferv1.AdminServiceFailChainTransactionResponse{Transaction: res.GetTransaction()}
+		})
 }
