@@ -176,6 +176,14 @@ func (s *Service) reorgDeposits(ctx context.Context, tx pgx.Tx, chainID int64, s
 	return out, nil
 }
 
+// reorgedAttrs name a reorged deposit and what its incident reversed in the log lines that
+// report it (reportReorged, reportReopened).
+func reorgedAttrs(chainID int64, d domain.Deposit, r domain.Reorg) []any {
+	return []any{"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber,
+		"block_hash", d.BlockHash, "operator", d.OperatorID, "external_user_id", d.ExternalUserID, "currency", d.Currency,
+		"gross_amount", d.GrossAmount, "reversed", r.Reversed}
+}
+
 // reportReorged logs and counts what a committed rollback or scan pass marked.
 func (s *Service) reportReorged(ctx context.Context, chainID int64, list []reorged) {
 	if len(list) == 0 {
@@ -183,9 +191,7 @@ func (s *Service) reportReorged(ctx context.Context, chainID int64, list []reorg
 	}
 	for _, x := range list {
 		d := x.deposit
-		attrs := []any{"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber,
-			"block_hash", d.BlockHash, "fork_block", x.reorg.ForkBlock, "operator", d.OperatorID, "external_user_id", d.ExternalUserID,
-			"currency", d.Currency, "gross_amount", d.GrossAmount, "was", d.Status, "reversed", x.reorg.Reversed}
+		attrs := append(reorgedAttrs(chainID, d, x.reorg), "fork_block", x.reorg.ForkBlock, "was", d.Status)
 		if d.Amount != nil {
 			attrs = append(attrs, "amount", d.Amount)
 		}
@@ -293,9 +299,8 @@ func (s *Service) reportReopened(ctx context.Context, chainID int64, list []reop
 		d := x.deposit
 		s.log.ErrorContext(ctx, "a written-off reorged deposit was mined again and confirmed: its money is back at the deposit "+
 			"address, not credited; an engineer decides again (coffer deposit reorged / resolve: REINSTATE or WRITE_OFF)",
-			"deposit", d.ID, "chain", chainID, "tx", d.TxHash, "log_index", d.LogIndex, "block", d.BlockNumber, "block_hash", d.BlockHash,
-			"reorg", x.reorg.ID, "written_off_reorg", x.writeOff.ID, "written_off_by", x.writeOff.ResolvedBy, "operator", d.OperatorID,
-			"external_user_id", d.ExternalUserID, "currency", d.Currency, "gross_amount", d.GrossAmount, "reversed", x.reorg.Reversed)
+			append(reorgedAttrs(chainID, d, x.reorg), "reorg", x.reorg.ID, "written_off_reorg", x.writeOff.ID,
+				"written_off_by", x.writeOff.ResolvedBy)...)
 	}
 	if err := funds.ReportUnresolvedReorgs(ctx, s.pool, s.chains.Registry); err != nil {
 		s.log.WarnContext(ctx, "count unresolved reorged deposits", "error", err)
