@@ -69,11 +69,7 @@ func (e *env) creditedByRecheck(id int64, when string, eth0, usdt0 *big.Int) {
 // the test needs it parked: BELOW_MINIMUM.
 func (e *env) parked(tx *types.Transaction) int64 {
 	e.t.Helper()
-	for range confirmations + 1 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 1)
 	id := e.findDeposit(tx.Hash())
 	if d := e.deposit(id); d.Status != "BELOW_MINIMUM" {
 		e.t.Fatalf("the deposit is %s, want BELOW_MINIMUM (the test needs it parked)", d.Status)

@@ -218,6 +218,16 @@ func (e *env) settleAll() {
 	}
 }
 
+// runBlocks mines n blocks, scanning and settling after each.
+func (e *env) runBlocks(n int) {
+	e.t.Helper()
+	for range n {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+	}
+}
+
 // run mines blocks, scanning and settling after each, until cond holds.
 func (e *env) run(cond func() bool) {
 	e.t.Helper()
@@ -540,11 +550,7 @@ func TestReorgOrphansAndRecredits(t *testing.T) {
 		t.Fatalf("doomed transfer is %s after the reorg", got.Status)
 	}
 	e.run(func() bool { return len(e.hooks.all()) == 1 })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	events := e.hooks.all()
 	if len(events) != 1 || events[0].GetTransactionHash() != survivor.Hash().Hex() {
 		t.Fatalf("events after the reorg: %d (want exactly the re-mined transfer)", len(events))

@@ -107,11 +107,7 @@ func (e *env) creditedEther(payer user, addr common.Address) (d domain.Deposit, 
 func (e *env) countsAgainOnce(id int64, currency string, available int64) {
 	e.t.Helper()
 	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	if got := e.available(currency).Int64(); got != available {
 		e.t.Fatalf("%s available %d after the re-inclusion, want %d", currency, got, available)
 	}

@@ -47,11 +47,7 @@ func TestReorgFoundWhileCreditingASweepHoldsIt(t *testing.T) {
 	id := ds[0].ID
 	// Mined again and confirmed: it counts once, with its DEPOSIT, and the books reconcile.
 	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	if got := e.available("USDC").Int64(); got != 40_000_000 || len(e.hooks.all()) != 1 || e.fundKinds(id) != "DEPOSIT" {
 		t.Fatalf("USDC available %d, %d DEPOSIT events, fund entries %s; want 40 USDC, once", got, len(e.hooks.all()), e.fundKinds(id))
 	}

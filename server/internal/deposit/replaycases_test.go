@@ -179,11 +179,7 @@ func TestZeroTransfersAreNoDeposits(t *testing.T) {
 	zeroToken := e.send(u, 0, e.usdt.Address, nil, erc20Transfer(addr, 0), 2)
 	zeroNative := e.send(u, 1, addr, new(big.Int), nil, 2)
 	e.mine(zeroToken, zeroNative)
-	for range confirmations + 1 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 1)
 	r, err := e.client.Receipt(e.ctx, zeroToken.Hash())
 	if err != nil || len(r.Logs) != 1 || r.Logs[0].Address != e.usdt.Address {
 		t.Fatalf("the zero transfer emitted no USDT Transfer log: %v %v", r, err)

@@ -208,11 +208,7 @@ func TestReplayedDepositAheadOfTheScannerIsLeftAloneWhenItsBlockStays(t *testing
 	e := setup(t, 0)
 	d, _, _ := e.replayAhead("u", true, 0)
 	e.scanToHead()
-	for range 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(2)
 	got := e.deposit(d.ID)
 	if got.Status != domain.DepositCredited || got.BlockHash != d.BlockHash || e.available("ETH").Cmp(d.Amount) != 0 {
 		t.Fatalf("after the scanner passed it: %s in %s, %v ETH", got.Status, got.BlockHash, e.available("ETH"))

@@ -230,11 +230,7 @@ func TestRetiredSweepsDepositReinstatedIsSweptOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.run(func() bool { return e.deposit(lost.ID).Status == domain.DepositCredited })
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	d := e.deposit(lost.ID)
 	if d.SweepID == lost.SweepID || e.fundKinds(d.ID) != "DEPOSIT" || len(e.hooks.all()) != 1 {
 		t.Errorf("reinstated: sweep %d (the retired one was %d), fund entries %q, %d DEPOSIT events; want a new sweep, one "+

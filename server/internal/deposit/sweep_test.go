@@ -166,11 +166,7 @@ func TestTokenDepositWhileNativeSweepPending(t *testing.T) {
 	e.dev.Rollback()
 	token := e.send(u, 1, e.usdt.Address, nil, erc20Transfer(addr, 7_000_000), 2)
 	e.mine(token)
-	for range confirmations + 1 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 1)
 	d := e.deposit(e.findDeposit(token.Hash()))
 	if d.Status != "SWEEPING" || d.SweepID != 0 {
 		t.Fatalf("the token deposit must wait for the pending native sweep: %s, sweep %d", d.Status, d.SweepID)
@@ -285,11 +281,7 @@ func TestDepositsBelowTheMinimumWaitForMore(t *testing.T) {
 	if _, err := e.dev.Mine(e.ctx, mint); err != nil {
 		t.Fatal(err)
 	}
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	if got := e.depositsWhere("BELOW_MINIMUM"); len(got) != 3 {
 		for _, d := range e.all() {
 			t.Logf("%d %s %s %v", d.ID, d.Currency, d.Status, d.GrossAmount)

@@ -120,11 +120,7 @@ func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
 			}
 			e.reconciled()
 			e.run(func() bool { return e.deposit(lost.ID).Status == domain.DepositCredited })
-			for range confirmations + 2 {
-				e.dev.Commit()
-				e.scan()
-				e.settleAll()
-			}
+			e.runBlocks(confirmations + 2)
 
 			d := e.deposit(lost.ID)
 			if d.SweepID == lost.SweepID || d.Amount.Cmp(lost.Amount) != 0 || e.fundKinds(d.ID) != "DEPOSIT,REORG,REINSTATE" ||
@@ -214,11 +210,7 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 	// Another user pays the address while the lost deposit's incident is open.
 	other, _ := e.payment(e.newUser(), 0, addr, currency, units(2))
 	e.mine(other)
-	for range 3 * confirmations {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(3 * confirmations)
 	next := e.deposit(e.findDeposit(other.Hash()))
 	received := new(big.Int).Sub(e.holding(currency, e.bankroll), bank0)
 	// Whatever reached the bankroll came from the kept deposit and the new payment, never the
@@ -262,11 +254,7 @@ func keptDepositsSweep(t *testing.T, currency string, unit int64) {
 	if got := e.reorgActions(kept.ID); got != "DETECTED/system,REINCLUDED/system" {
 		t.Errorf("the kept deposit's audit: %s", got)
 	}
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	k, next := e.deposit(kept.ID), e.deposit(next.ID)
 	if e.fundKinds(k.ID) != "DEPOSIT,REORG,REINSTATE" || e.depositEvents(k.ID) != 1 || e.fundKinds(lost.ID) != "DEPOSIT,REORG" ||
 		e.fundKinds(next.ID) != "DEPOSIT" || e.depositEvents(next.ID) != 1 {

@@ -50,11 +50,7 @@ func TestRevertedTokenSweepIsSweptAgain(t *testing.T) {
 		t.Fatalf("%d mined sweep transfers, want the one sent again", n)
 	}
 	// Settling again, at any depth, sends and credits nothing more.
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	if n := len(e.hooks.all()); n != 1 || e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep'`) != 2 {
 		t.Fatalf("%d DEPOSIT events, %d sweep transfers", n, e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep'`))
 	}

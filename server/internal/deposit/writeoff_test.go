@@ -131,11 +131,7 @@ func (e *env) leftToTheEngineer(d domain.Deposit, swept bool) {
 	if swept {
 		e.run(func() bool { return e.sweepMined(d) })
 	}
-	for range confirmations + 2 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 2)
 	if got := e.reorgActions(d.ID); got != "DETECTED/system,WRITE_OFF/service-team:cli:eve,DETECTED/system" {
 		e.t.Fatalf("audit after more blocks: %s (resolved without the engineer)", got)
 	}
@@ -214,11 +210,7 @@ func TestWrittenOffDepositMinedAgainReopens(t *testing.T) {
 				}
 			}
 			// The scanner goes on: the same block opens nothing more.
-			for range confirmations + 2 {
-				e.dev.Commit()
-				e.scan()
-				e.settleAll()
-			}
+			e.runBlocks(confirmations + 2)
 			check("after more blocks")
 		})
 	}
@@ -323,11 +315,7 @@ func TestReinstateWaitsForTheSweepMinedAgain(t *testing.T) {
 	refused("before the sweep is sent again")
 	e.run(func() bool { return e.sweepMined(now) })
 	refused("the sweep mined again, not at the confirmation depth")
-	for range confirmations + 1 {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-	}
+	e.runBlocks(confirmations + 1)
 	got, err := reinstate()
 	if err != nil || got.Resolution != domain.ReorgReinstate || got.Deposit.Status != domain.DepositCredited {
 		t.Fatalf("REINSTATE once the sweep is at depth: %+v, %v", got.Reorg, err)
