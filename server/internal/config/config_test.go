@@ -32,6 +32,11 @@ func fromEnv(t *testing.T, wantErr string, envs ...map[string]string) (c Config,
 	return c, true
 }
 
+// requiredEnv holds only the settings FromEnv requires.
+func requiredEnv() map[string]string {
+	return map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+}
+
 func TestFromEnv(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{
@@ -66,7 +71,6 @@ func TestFromEnv(t *testing.T) {
 
 func TestLoginSettings(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
 	for _, c := range []struct {
 		name    string
 		env     map[string]string
@@ -91,7 +95,7 @@ func TestLoginSettings(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if cfg, ok := fromEnv(t, c.wantErr, base, c.env); ok && !c.check(cfg) {
+			if cfg, ok := fromEnv(t, c.wantErr, requiredEnv(), c.env); ok && !c.check(cfg) {
 				t.Fatalf("%+v", cfg)
 			}
 		})
@@ -157,7 +161,6 @@ func TestMasterKeySources(t *testing.T) {
 // the variable, rather than handing out links no browser can open.
 func TestPublicURLs(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
 	for _, tc := range []struct {
 		name            string
 		env             map[string]string
@@ -176,7 +179,7 @@ func TestPublicURLs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, ok := fromEnv(t, tc.wantErr, base, tc.env)
+			c, ok := fromEnv(t, tc.wantErr, requiredEnv(), tc.env)
 			if ok && (c.BaseURL != tc.baseURL || c.WidgetURL != tc.widget) {
 				t.Fatalf("base %q widget %q, want %q %q", c.BaseURL, c.WidgetURL, tc.baseURL, tc.widget)
 			}
@@ -188,7 +191,6 @@ func TestPublicURLs(t *testing.T) {
 // never fire and the crash test setting it would prove nothing.
 func TestFailpoint(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
 	for _, tc := range []struct{ value, wantErr string }{
 		{"", ""},
 		{"after-broadcast", ""},
@@ -199,7 +201,7 @@ func TestFailpoint(t *testing.T) {
 	} {
 		t.Run(tc.value, func(t *testing.T) {
 			t.Parallel()
-			if c, ok := fromEnv(t, tc.wantErr, base, map[string]string{"COFFER_FAILPOINT": tc.value}); ok && c.Failpoint != tc.value {
+			if c, ok := fromEnv(t, tc.wantErr, requiredEnv(), map[string]string{"COFFER_FAILPOINT": tc.value}); ok && c.Failpoint != tc.value {
 				t.Fatalf("failpoint %q", c.Failpoint)
 			}
 		})
@@ -212,7 +214,6 @@ func TestFailpoint(t *testing.T) {
 // WITHDRAW_REQUEST of a submission) loses the answer of a decision that was carried out.
 func TestTimeoutsThatLoseAnswers(t *testing.T) {
 	t.Parallel()
-	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -229,7 +230,7 @@ func TestTimeoutsThatLoseAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fromEnv(t, tc.wantErr, base, tc.env)
+			fromEnv(t, tc.wantErr, requiredEnv(), tc.env)
 		})
 	}
 }
@@ -249,7 +250,6 @@ func TestDevOffRampOnlyOnTheDevChain(t *testing.T) {
 		}
 		return path
 	}
-	base := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -262,7 +262,7 @@ func TestDevOffRampOnlyOnTheDevChain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			fromEnv(t, tc.wantErr, base, tc.env)
+			fromEnv(t, tc.wantErr, requiredEnv(), tc.env)
 		})
 	}
 }

@@ -44,7 +44,7 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	// FromEnv with only the required settings is Defaults plus them.
-	env := map[string]string{"DATABASE_URL": "postgres://x@localhost/db", "COFFER_MASTER_KEY": strings.Repeat("ab", 32)}
+	env := requiredEnv()
 	c, err := FromEnv(func(k string) string { return env[k] })
 	if err != nil || c.SessionTTL != d.SessionTTL || c.WidgetURL != d.WidgetURL || c.JobRescueAfter != d.JobRescueAfter {
 		t.Fatalf("FromEnv %+v %v", c, err)
