@@ -301,10 +301,10 @@ func (e *env) checkListedSkip(a common.Address) {
 // process there. It reports whether the crash came; the crash points are off again after it.
 func (e *env) crashOnce(blocks int, crashesAt func(step string) bool, step func()) bool {
 	crashed := false
-	crash := func(step string) {
-		if !crashed && crashesAt(step) {
+	crash := func(at string) {
+		if !crashed && crashesAt(at) {
 			crashed = true
-			panic("crash at " + step)
+			panic("crash at " + at)
 		}
 	}
 	e.engine.Crash = crash
