@@ -131,8 +131,15 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 // heldByPause reports whether a pause holds w's payout now: its transaction (t, or txErr
 // store.ErrNotFound when none is stored) is not signed yet, or signed and never sent (a cancel
 // goes out: it pays nothing). Paused, the job waits (snoozes) and loses nothing.
+//
+// A signed transaction holds the hot wallet's next nonce on its chain: every later payout
+// from the hot wallet, whoever's, waits behind it until it is sent. Only a pause of the whole
+// chain (global or chain) holds it, since it holds those later payouts anyway; an operator
+// pause that came while the payout was being signed lets it go, or it would stop every other
+// operator's payouts on the chain until the resume.
 func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Withdrawal, t domain.ChainTx, txErr error) (bool, error) {
-	notSent := errors.Is(txErr, store.ErrNotFound) ||
+	unsigned := errors.Is(txErr, store.ErrNotFound)
+	notSent := unsigned ||
 		txErr == nil && t.State == domain.ChainTxPending && !everBroadcast(t) && t.RequestedAction != domain.TxCancel
 	if !notSent {
 		return false, nil
@@ -140,6 +147,12 @@ func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Wi
 	pause, err := pausedFor(ctx, q, w)
 	if err != nil || pause == nil {
 		return false, err
+	}
+	if !unsigned && pause.Scope == domain.PauseOperator {
+		s.log.WarnContext(ctx, "payout signed before its operator's pause: sent (it holds the hot wallet's next nonce, and "+
+			"every other operator's payouts on the chain would wait behind it)", "withdrawal", w.ID, "pause", pause.Describe(),
+			"nonce", t.Nonce)
+		return false, nil
 	}
 	s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", w.ID, "pause", pause.Describe())
 	return true, nil
