@@ -202,8 +202,8 @@ coffer_payouts_paused{chain_id="%d",operator_id="",scope="chain"} 1
 // nothing was paused, before its first broadcast) did not hold the payout: the job broadcast
 // it, and it was mined while the pause covered it. The job now reads the pauses again once
 // the transaction is stored, before its first broadcast: under a pause of its chain it waits
-// (signed, never sent) until the resume, then pays exactly once. (An operator pause lets it
-// go: TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator.)
+// (signed, never sent) until the resume, then pays exactly once. (Under an operator pause it is
+// cancelled at its nonce: TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator.)
 func TestPauseWhileAPayoutIsSigningHoldsItsBroadcast(t *testing.T) {
 	t.Parallel()
 	e, op := setupOperator(t, domain.OperatorSettings{})
@@ -252,9 +252,11 @@ func TestPauseWhileAPayoutIsSigningHoldsItsBroadcast(t *testing.T) {
 // signed transaction, and with it the hot wallet's nonce: every other operator's payout on
 // the chain was signed with a later nonce and waited behind it, never mined (another
 // operator's 3 USDT stayed PROCESSING, its transaction pending at nonce 1 behind the held
-// nonce 0) until the pause was lifted. A signed payout holds the chain's hot wallet, so only a
-// pause of the whole chain holds it now; under an operator pause it goes out, once, and the
-// operator's payouts not signed yet wait for the resume.
+// nonce 0) until the pause was lifted. Sending it instead would pay the paused operator's
+// money. The signed payout is now cancelled at its nonce (a 0-value self-send): the other
+// operator is paid, nothing of the paused operator's is, and at the cancel's depth its
+// withdrawal is open again with its reservation released, paid exactly once when completed
+// again after the resume. The operator's payouts not signed yet wait for the resume.
 func TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator(t *testing.T) {
 	t.Parallel()
 	e, op := setupOperator(t, domain.OperatorSettings{})
@@ -290,7 +292,7 @@ func TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator(t *testing.T) {
 		w      domain.Withdrawal
 		status domain.WithdrawalStatus
 		units  int64
-	}{{v, domain.WithdrawalCompleted, 3_000_000}, {w, domain.WithdrawalCompleted, 4_000_000}, {later, domain.WithdrawalProcessing, 0}} {
+	}{{v, domain.WithdrawalCompleted, 3_000_000}, {w, domain.WithdrawalProcessing, 0}, {later, domain.WithdrawalProcessing, 0}} {
 		if got := e.get(c.w.ID); got.Status != c.status {
 			tx, _ := store.New(e.pool).ChainTxByRef(e.ctx, withdrawal.PurposePayout, "withdrawal:"+c.w.ID)
 			t.Fatalf("withdrawal of %s is %s, want %s; its payout %s at nonce %d", c.w.CryptoAmount, got.Status, c.status, tx.State, tx.Nonce)
@@ -299,12 +301,24 @@ func TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator(t *testing.T) {
 			t.Fatalf("destination of %s holds %s, want %d units", c.w.CryptoAmount, bal, c.units)
 		}
 	}
+	if got := e.get(w.ID); got.PayoutQueuedAt != nil {
+		t.Fatalf("the cancelled payout's withdrawal is still paying (queued at %v)", got.PayoutQueuedAt)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'payout' AND starts_with(ref, $1) AND state = 'cancelled'`, "withdrawal:"+w.ID); n != 1 {
+		t.Fatalf("%d cancelled payouts of the paused operator's signed withdrawal, want 1", n)
+	}
+	// Only the still-queued 2 USDT is reserved: the cancelled payout's 4 USDT is available again.
+	if f := e.funds(op, "USDT"); f.Reserved.Int64() != 2_000_000 {
+		t.Fatalf("paused operator reserves %s units, want 2000000 (the unsigned payout only)", f.Reserved)
+	}
 	if _, err := store.New(e.pool).ChainTxByRef(e.ctx, withdrawal.PurposePayout, "withdrawal:"+later.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a payout not signed before the pause was signed under it: %v", err)
 	}
 	e.resume(scope)
 	e.payAll()
-	if got := e.get(later.ID); got.Status != domain.WithdrawalCompleted || e.payouts() != 3 {
-		t.Fatalf("after the resume: %s, %d payouts; want COMPLETED, 3", got.Status, e.payouts())
-	}
+	e.paidOnce(later, 2_000_000)
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.payAll()
+	e.paidOnce(w, 4_000_000)
+	e.paidOnce(v, 3_000_000)
 }

@@ -133,10 +133,13 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 // goes out: it pays nothing). Paused, the job waits (snoozes) and loses nothing.
 //
 // A signed transaction holds the hot wallet's next nonce on its chain: every later payout
-// from the hot wallet, whoever's, waits behind it until it is sent. Only a pause of the whole
-// chain (global or chain) holds it, since it holds those later payouts anyway; an operator
-// pause that came while the payout was being signed lets it go, or it would stop every other
-// operator's payouts on the chain until the resume.
+// from the hot wallet, whoever's, waits behind it. A pause of the whole chain (global or
+// chain) holds it, since it holds those later payouts anyway. An operator pause that came
+// while the payout was being signed must neither send it (the pause stops that operator's
+// money) nor hold it (every other operator's payouts on the chain would wait until the
+// resume): it is cancelled at its nonce, a 0-value self-send that pays nothing, and at the
+// cancel's depth the withdrawal is open again with its reservation released (Pay, as for the
+// service team's cancel), to be decided again once the pause is lifted.
 func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Withdrawal, t domain.ChainTx, txErr error) (bool, error) {
 	unsigned := errors.Is(txErr, store.ErrNotFound)
 	notSent := unsigned ||
@@ -149,13 +152,31 @@ func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Wi
 		return false, err
 	}
 	if !unsigned && pause.Scope == domain.PauseOperator {
-		s.log.WarnContext(ctx, "payout signed before its operator's pause: sent (it holds the hot wallet's next nonce, and "+
-			"every other operator's payouts on the chain would wait behind it)", "withdrawal", w.ID, "pause", pause.Describe(),
-			"nonce", t.Nonce)
-		return false, nil
+		return s.cancelSignedUnderPause(ctx, w, t, *pause)
 	}
 	s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", w.ID, "pause", pause.Describe())
 	return true, nil
+}
+
+// cancelSignedUnderPause asks for the cancel of w's signed, never-sent payout t under its
+// operator's pause (heldByPause); the job's Advance carries it out. Refused (t changed
+// meanwhile), the payout is held this pass and the next one reads it again.
+func (s *Service) cancelSignedUnderPause(ctx context.Context, w domain.Withdrawal, t domain.ChainTx, pause domain.PayoutPause) (held bool, err error) {
+	reason := "signed as its operator was paused, never sent: cancelled so that it neither pays nor holds the hot wallet's " +
+		"nonce (" + pause.Describe() + ")"
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return chaintx.RequestAction(ctx, tx, t, domain.TxCancel, domain.System, reason)
+	})
+	if errors.Is(err, chaintx.ErrRefused) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s.log.WarnContext(ctx, "payout signed as its operator was paused: cancelled at its nonce; the withdrawal opens again "+
+		"at the cancel's depth, to be decided again after the resume", "withdrawal", w.ID, "tx", t.ID, "nonce", t.Nonce,
+		"pause", pause.Describe())
+	return false, nil
 }
 
 // everBroadcast reports whether any attempt of t was recorded as handed to a node.
