@@ -28,10 +28,19 @@ func ERC20TransferAmount(data []byte) *big.Int {
 
 // TokenBalance is an ERC20's balanceOf(owner) at the latest block.
 func (c *Client) TokenBalance(ctx context.Context, token, owner common.Address) (*big.Int, error) {
+	return c.tokenBalance(ctx, token, owner, nil)
+}
+
+// TokenBalanceAt is an ERC20's balanceOf(owner) after the given block.
+func (c *Client) TokenBalanceAt(ctx context.Context, token, owner common.Address, block uint64) (*big.Int, error) {
+	return c.tokenBalance(ctx, token, owner, new(big.Int).SetUint64(block))
+}
+
+func (c *Client) tokenBalance(ctx context.Context, token, owner common.Address, block *big.Int) (*big.Int, error) {
 	data := make([]byte, 4+32)
 	copy(data, []byte{0x70, 0xa0, 0x82, 0x31})
 	copy(data[4+12:], owner.Bytes())
-	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+	out, err := c.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, block)
 	if err != nil {
 		return nil, err
 	}

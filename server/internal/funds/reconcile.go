@@ -2,6 +2,7 @@ package funds
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/riverqueue/river"
 	"github.com/shopspring/decimal"
 
@@ -37,8 +40,9 @@ type Line struct {
 	ByWallet  []Holding
 	Available decimal.Decimal
 	Reserved  decimal.Decimal
-	// PaidOut is the part of Reserved already sent by a mined payout that has not confirmed yet:
-	// it is no longer in the hot wallet, so it is not owed from the holdings.
+	// PaidOut is the part of Reserved already sent by a payout on the chain at the block the
+	// holdings were read at, whether or not the payout job has recorded it mined yet: it is no
+	// longer in the hot wallet, so it is not owed from the holdings.
 	PaidOut decimal.Decimal
 	// Shortfall is what operators whose available went below zero (a reorg reversed a credit
 	// they had used) owe back. It is not counted in Available: a debt is not cash, so it never
@@ -114,7 +118,7 @@ func (rep Report) Covered() bool { return len(rep.Unread) == 0 && !rep.Short() }
 // short line elsewhere is still reported. err is what stopped it altogether: the database
 // (INTERNAL or UNAVAILABLE), or chainID not configured (INVALID_ARGUMENT).
 func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, error) {
-	totals, err := store.New(r.Ledger.pool).FundTotals(ctx)
+	totals, inFlight, err := store.New(r.Ledger.pool).FundBooks(ctx)
 	if err != nil {
 		return Report{}, fault.Wrap(err, "sum funds")
 	}
@@ -127,14 +131,14 @@ func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, 
 		if chainID != 0 && n.ChainID != chainID {
 			continue
 		}
-		lines, err := r.chainLines(ctx, n, owed)
+		lines, err := r.chainLines(ctx, n, owed, inFlight)
 		if err != nil {
 			rep.Unread = append(rep.Unread, Unread{ChainID: n.ChainID, Err: err})
 			continue
 		}
 		rep.Lines = append(rep.Lines, lines...)
 	}
-	unconfigured, err := r.unconfigured(ctx, totals, owed, chainID)
+	unconfigured, err := r.unconfigured(ctx, totals, owed, inFlight, chainID)
 	if err != nil {
 		return Report{}, err
 	}
@@ -145,11 +149,13 @@ func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, 
 	return rep, nil
 }
 
-// chainLines reads a chain's holdings of every asset it configures and sets them against
-// owed. A wallet it cannot read is UNAVAILABLE naming the chain and the wallet. Either way the
-// chain's assets are checked off owed: they are configured, so an unread one must not be
-// reported as unconfigured.
-func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[string]store.FundTotal) ([]Line, *fault.Error) {
+// chainLines reads a chain's holdings of every asset it configures, all at one block, and sets
+// them against owed less the payouts in flight that block already holds. A wallet it cannot
+// read is UNAVAILABLE naming the chain and the wallet. Either way the chain's assets are
+// checked off owed: they are configured, so an unread one must not be reported as
+// unconfigured.
+func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[string]store.FundTotal,
+	inFlight []store.PayoutInFlight) ([]Line, *fault.Error) {
 	assets := make([]chain.Asset, 0, 1+len(n.Tokens))
 	assets = append(assets, chain.Asset{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true})
 	for _, t := range n.Tokens {
@@ -165,6 +171,16 @@ func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[s
 	if c == nil {
 		return nil, fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)
 	}
+	at, err := c.BlockNumber(ctx)
+	if err != nil {
+		e := fault.New(fault.Unavailable, "chain %d: its head block: try again shortly", n.ChainID)
+		e.Cause = err
+		return nil, e
+	}
+	paid, ferr := paidOutAt(ctx, c, n.ChainID, at, inFlight)
+	if ferr != nil {
+		return nil, ferr
+	}
 	wallets := []Holding{{Role: "hot wallet", Address: r.HotWallet}}
 	if n.BankrollAddress != (common.Address{}) && n.BankrollAddress != r.HotWallet {
 		wallets = append(wallets, Holding{Role: "bankroll", Address: n.BankrollAddress})
@@ -176,9 +192,9 @@ func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[s
 			var bal *big.Int
 			var err error
 			if a.Native {
-				bal, err = c.Balance(ctx, w.Address)
+				bal, err = c.BalanceAt(ctx, w.Address, at)
 			} else {
-				bal, err = c.TokenBalance(ctx, a.Contract, w.Address)
+				bal, err = c.TokenBalanceAt(ctx, a.Contract, w.Address, at)
 			}
 			if err != nil {
 				e := fault.New(fault.Unavailable, "chain %d: balance of the %s %s: try again shortly", n.ChainID, w.Role, w.Address.Hex())
@@ -189,18 +205,72 @@ func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[s
 			line.ByWallet = append(line.ByWallet, w)
 			line.Holdings = line.Holdings.Add(w.Amount)
 		}
-		line.owe(owes[i], a.Decimals)
+		line.owe(owes[i], paid[a.Symbol], a.Decimals)
 		out = append(out, line)
 	}
 	return out, nil
 }
 
+// paidOutAt sums, per currency, the payouts in flight on a chain that left the hot wallet at or
+// below block at: recorded mined there, or with an attempt that succeeded there, which the
+// payout job may not have recorded yet (it looks again at its next poll). A node that cannot
+// tell (it is still indexing transactions) is UNAVAILABLE: a payout it hides would read as a
+// shortfall.
+func paidOutAt(ctx context.Context, c *chain.Client, chainID int64, at uint64, inFlight []store.PayoutInFlight) (map[string]*big.Int,
+	*fault.Error) {
+	paid := map[string]*big.Int{}
+	for _, p := range inFlight {
+		if p.ChainID != chainID {
+			continue
+		}
+		left := p.Mined != 0 && p.Mined <= at
+		for _, h := range p.Hashes {
+			if left {
+				break
+			}
+			rc, err := c.Receipt(ctx, common.HexToHash(h))
+			if errors.Is(err, ethereum.NotFound) && !errors.Is(err, chain.ErrIndexing) {
+				continue
+			}
+			if err != nil {
+				e := fault.New(fault.Unavailable, "chain %d: the receipt of payout %s: try again shortly", chainID, h)
+				e.Cause = err
+				return nil, e
+			}
+			left = rc.Status == types.ReceiptStatusSuccessful && rc.BlockNumber.Uint64() <= at
+		}
+		if !left {
+			continue
+		}
+		if paid[p.Currency] == nil {
+			paid[p.Currency] = new(big.Int)
+		}
+		paid[p.Currency].Add(paid[p.Currency], p.Amount)
+	}
+	return paid, nil
+}
+
+// recordedPaidOut sums the payouts in flight of one asset that the payout job recorded mined
+// (an asset no longer configured, whose chain is not read).
+func recordedPaidOut(inFlight []store.PayoutInFlight, chainID int64, currency string) *big.Int {
+	sum := new(big.Int)
+	for _, p := range inFlight {
+		if p.ChainID == chainID && p.Currency == currency && p.Mined != 0 {
+			sum.Add(sum, p.Amount)
+		}
+	}
+	return sum
+}
+
 // owe fills in what operators are owed (t, in the smallest unit; zero when nothing was ever
-// held) against the line's holdings.
-func (line *Line) owe(t store.FundTotal, decimals int32) {
+// held) less paidOut (nil: nothing) against the line's holdings.
+func (line *Line) owe(t store.FundTotal, paidOut *big.Int, decimals int32) {
+	if paidOut == nil {
+		paidOut = new(big.Int)
+	}
 	line.Available = rates.FromUnits(t.Available, decimals)
 	line.Reserved = rates.FromUnits(t.Reserved, decimals)
-	line.PaidOut = rates.FromUnits(t.PaidOut, decimals)
+	line.PaidOut = rates.FromUnits(paidOut, decimals)
 	line.Shortfall = rates.FromUnits(t.Shortfall, decimals)
 	line.Owed = line.Available.Add(line.Reserved).Sub(line.PaidOut)
 	line.Surplus = line.Holdings.Sub(line.Owed)
@@ -213,7 +283,7 @@ func (line *Line) owe(t store.FundTotal, decimals int32) {
 // read, such a line is not OK while anything is owed, until the service team configures the
 // asset again (adjustments, payouts and this check all need it).
 func (r *Reconciler) unconfigured(ctx context.Context, totals []store.FundTotal, unchecked map[string]store.FundTotal,
-	chainID int64) ([]Line, error) {
+	inFlight []store.PayoutInFlight, chainID int64) ([]Line, error) {
 	var out []Line
 	for _, t := range totals {
 		if _, ok := unchecked[fmt.Sprintf("%d/%s", t.ChainID, t.Currency)]; !ok || chainID != 0 && t.ChainID != chainID {
@@ -227,7 +297,7 @@ func (r *Reconciler) unconfigured(ctx context.Context, totals []store.FundTotal,
 			return nil, fault.Wrap(err, "decimals of %s on chain %d", t.Currency, t.ChainID)
 		}
 		line := Line{ChainID: t.ChainID, Currency: t.Currency, Unconfigured: true}
-		line.owe(t, max(decimals, 0))
+		line.owe(t, recordedPaidOut(inFlight, t.ChainID, t.Currency), max(decimals, 0))
 		out = append(out, line)
 	}
 	return out, nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math/big"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
 )
@@ -73,24 +75,68 @@ type FundTotal struct {
 	Currency  string
 	Available *big.Int
 	Reserved  *big.Int
-	// PaidOut is the part of Reserved whose payout transaction is already mined (it left the
-	// hot wallet) but not confirmed yet, so not settled.
-	PaidOut *big.Int
 	// Shortfall is what operators whose available is below zero (a reorg reversed funds they
 	// had used) owe back, as a positive number. Available sums only the funds above zero: a
 	// shortfall is not cash, so it never offsets what the service owes other operators.
 	Shortfall *big.Int
 }
 
-// FundTotals sums every operator's funds per chain and asset.
-func (q *Queries) FundTotals(ctx context.Context) ([]FundTotal, error) {
-	rows, err := sqlc.FundTotals(ctx, q.db)
+// PayoutInFlight is a reserved payout not settled yet whose transaction may have paid: part of
+// Reserved, and no longer in the hot wallet once that transaction is on the chain.
+type PayoutInFlight struct {
+	ChainID  int64
+	Currency string
+	Amount   *big.Int
+	// Mined is the block the payout job recorded it mined in; 0 while it is recorded pending.
+	Mined uint64
+	// Hashes are those of its attempts that pay (not its cancels).
+	Hashes []string
+}
+
+// FundBooks reads every operator's funds summed per chain and asset, and the payouts in flight
+// they reserve, in one snapshot: a payout settling between two reads would otherwise be
+// counted in neither or both.
+func (q *Queries) FundBooks(ctx context.Context) (totals []FundTotal, inFlight []PayoutInFlight, err error) {
+	read := func(db DBTX) error {
+		totals, err = fundTotals(ctx, db)
+		if err != nil {
+			return err
+		}
+		inFlight, err = payoutsInFlight(ctx, db)
+		return err
+	}
+	if b, ok := q.db.(interface {
+		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+	}); ok {
+		err = pgx.BeginTxFunc(ctx, b, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
+			func(tx pgx.Tx) error { return read(tx) })
+		return totals, inFlight, err
+	}
+	return totals, inFlight, read(q.db) // already in the caller's transaction
+}
+
+func fundTotals(ctx context.Context, db DBTX) ([]FundTotal, error) {
+	rows, err := sqlc.FundTotals(ctx, db)
 	if err != nil {
 		return nil, err
 	}
 	return mapAll(rows, func(r dbsqlc.FundTotalsRow) (FundTotal, error) {
 		return FundTotal{ChainID: r.ChainID, Currency: r.Currency, Available: r.Available.BigInt(), Reserved: r.Reserved.BigInt(),
-			PaidOut: r.PaidOut.BigInt(), Shortfall: r.Shortfall.BigInt()}, nil
+			Shortfall: r.Shortfall.BigInt()}, nil
+	})
+}
+
+func payoutsInFlight(ctx context.Context, db DBTX) ([]PayoutInFlight, error) {
+	rows, err := sqlc.PayoutsInFlight(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return mapAll(rows, func(r dbsqlc.PayoutsInFlightRow) (PayoutInFlight, error) {
+		p := PayoutInFlight{ChainID: r.ChainID, Currency: r.Currency, Amount: r.Amount.BigInt(), Hashes: r.Hashes}
+		if r.State == domain.ChainTxMined && r.MinedBlock > 0 {
+			p.Mined = uint64(r.MinedBlock)
+		}
+		return p, nil
 	})
 }
 

@@ -201,13 +201,14 @@ coffer_payouts_paused{chain_id="%d",operator_id="",scope="chain"} 1
 // What was seen: a pause committed while a payout job was signing (after the job read that
 // nothing was paused, before its first broadcast) did not hold the payout: the job broadcast
 // it, and it was mined while the pause covered it. The job now reads the pauses again once
-// the transaction is stored, before its first broadcast: it waits (signed, never sent) until
-// the resume, then pays exactly once.
+// the transaction is stored, before its first broadcast: under a pause of its chain it waits
+// (signed, never sent) until the resume, then pays exactly once. (Under an operator pause it is
+// cancelled at its nonce: TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator.)
 func TestPauseWhileAPayoutIsSigningHoldsItsBroadcast(t *testing.T) {
 	t.Parallel()
 	e, op := setupOperator(t, domain.OperatorSettings{})
 	w := e.queuedPayout(op, "user-p", "4.00")
-	scope := withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID}
+	scope := withdrawal.Pause{Scope: domain.PauseChain, ChainID: e.dev.ChainID()}
 	paused := false
 	// The engine's step hook runs in the job between storing the signed transaction and
 	// broadcasting it: the service team's pause commits right there.
@@ -244,4 +245,80 @@ func TestPauseWhileAPayoutIsSigningHoldsItsBroadcast(t *testing.T) {
 	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Int64() != 4_000_000 {
 		t.Fatalf("destination holds %s, want 4 USDT exactly once", bal)
 	}
+}
+
+// What was seen: an operator pause that landed while one of that operator's payouts was being
+// signed (after the job read that nothing was paused, before its first broadcast) held the
+// signed transaction, and with it the hot wallet's nonce: every other operator's payout on
+// the chain was signed with a later nonce and waited behind it, never mined (another
+// operator's 3 USDT stayed PROCESSING, its transaction pending at nonce 1 behind the held
+// nonce 0) until the pause was lifted. Sending it instead would pay the paused operator's
+// money. The signed payout is now cancelled at its nonce (a 0-value self-send): the other
+// operator is paid, nothing of the paused operator's is, and at the cancel's depth its
+// withdrawal is open again with its reservation released, paid exactly once when completed
+// again after the resume. The operator's payouts not signed yet wait for the resume.
+func TestOperatorPauseWhileAPayoutIsSigningHoldsNoOtherOperator(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	other := e.operator(domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-p", "4.00")
+	later := e.queuedPayout(op, "user-p2", "2.00") // not signed before the pause: held until the resume
+	scope := withdrawal.Pause{Scope: domain.PauseOperator, OperatorID: op.ID}
+	paused := false
+	// The engine's step hook runs in the job between storing the signed transaction and
+	// broadcasting it: the service team's pause of this operator commits right there.
+	e.engine.Crash = func(step string) {
+		if step == chaintx.StepStored && !paused {
+			paused = true
+			e.pause(scope)
+		}
+	}
+	if _, err := e.svc.Pay(e.ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !paused {
+		t.Fatal("the payout was never stored")
+	}
+	v := e.queuedPayout(other, "user-q", "3.00")
+	for range 10 {
+		for _, id := range []string{w.ID, later.ID, v.ID} {
+			if _, err := e.svc.Pay(e.ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.dev.Commit()
+	}
+	for _, c := range []struct {
+		w      domain.Withdrawal
+		status domain.WithdrawalStatus
+		units  int64
+	}{{v, domain.WithdrawalCompleted, 3_000_000}, {w, domain.WithdrawalProcessing, 0}, {later, domain.WithdrawalProcessing, 0}} {
+		if got := e.get(c.w.ID); got.Status != c.status {
+			tx, _ := store.New(e.pool).ChainTxByRef(e.ctx, withdrawal.PurposePayout, "withdrawal:"+c.w.ID)
+			t.Fatalf("withdrawal of %s is %s, want %s; its payout %s at nonce %d", c.w.CryptoAmount, got.Status, c.status, tx.State, tx.Nonce)
+		}
+		if bal := e.tokenBalance(common.HexToAddress(c.w.Address)); bal.Int64() != c.units {
+			t.Fatalf("destination of %s holds %s, want %d units", c.w.CryptoAmount, bal, c.units)
+		}
+	}
+	if got := e.get(w.ID); got.PayoutQueuedAt != nil {
+		t.Fatalf("the cancelled payout's withdrawal is still paying (queued at %v)", got.PayoutQueuedAt)
+	}
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'payout' AND starts_with(ref, $1) AND state = 'cancelled'`, "withdrawal:"+w.ID); n != 1 {
+		t.Fatalf("%d cancelled payouts of the paused operator's signed withdrawal, want 1", n)
+	}
+	// Only the still-queued 2 USDT is reserved: the cancelled payout's 4 USDT is available again.
+	if f := e.funds(op, "USDT"); f.Reserved.Int64() != 2_000_000 {
+		t.Fatalf("paused operator reserves %s units, want 2000000 (the unsigned payout only)", f.Reserved)
+	}
+	if _, err := store.New(e.pool).ChainTxByRef(e.ctx, withdrawal.PurposePayout, "withdrawal:"+later.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a payout not signed before the pause was signed under it: %v", err)
+	}
+	e.resume(scope)
+	e.payAll()
+	e.paidOnce(later, 2_000_000)
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.payAll()
+	e.paidOnce(w, 4_000_000)
+	e.paidOnce(v, 3_000_000)
 }

@@ -131,8 +131,18 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 // heldByPause reports whether a pause holds w's payout now: its transaction (t, or txErr
 // store.ErrNotFound when none is stored) is not signed yet, or signed and never sent (a cancel
 // goes out: it pays nothing). Paused, the job waits (snoozes) and loses nothing.
+//
+// A signed transaction holds the hot wallet's next nonce on its chain: every later payout
+// from the hot wallet, whoever's, waits behind it. A pause of the whole chain (global or
+// chain) holds it, since it holds those later payouts anyway. An operator pause that came
+// while the payout was being signed must neither send it (the pause stops that operator's
+// money) nor hold it (every other operator's payouts on the chain would wait until the
+// resume): it is cancelled at its nonce, a 0-value self-send that pays nothing, and at the
+// cancel's depth the withdrawal is open again with its reservation released (Pay, as for the
+// service team's cancel), to be decided again once the pause is lifted.
 func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Withdrawal, t domain.ChainTx, txErr error) (bool, error) {
-	notSent := errors.Is(txErr, store.ErrNotFound) ||
+	unsigned := errors.Is(txErr, store.ErrNotFound)
+	notSent := unsigned ||
 		txErr == nil && t.State == domain.ChainTxPending && !everBroadcast(t) && t.RequestedAction != domain.TxCancel
 	if !notSent {
 		return false, nil
@@ -141,8 +151,32 @@ func (s *Service) heldByPause(ctx context.Context, q *store.Queries, w domain.Wi
 	if err != nil || pause == nil {
 		return false, err
 	}
+	if !unsigned && pause.Scope == domain.PauseOperator {
+		return s.cancelSignedUnderPause(ctx, w, t, *pause)
+	}
 	s.log.DebugContext(ctx, "payout held: payouts are paused", "withdrawal", w.ID, "pause", pause.Describe())
 	return true, nil
+}
+
+// cancelSignedUnderPause asks for the cancel of w's signed, never-sent payout t under its
+// operator's pause (heldByPause); the job's Advance carries it out. Refused (t changed
+// meanwhile), the payout is held this pass and the next one reads it again.
+func (s *Service) cancelSignedUnderPause(ctx context.Context, w domain.Withdrawal, t domain.ChainTx, pause domain.PayoutPause) (held bool, err error) {
+	reason := "signed as its operator was paused, never sent: cancelled so that it neither pays nor holds the hot wallet's " +
+		"nonce (" + pause.Describe() + ")"
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return chaintx.RequestAction(ctx, tx, t, domain.TxCancel, domain.System, reason)
+	})
+	if errors.Is(err, chaintx.ErrRefused) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	s.log.WarnContext(ctx, "payout signed as its operator was paused: cancelled at its nonce; the withdrawal opens again "+
+		"at the cancel's depth, to be decided again after the resume", "withdrawal", w.ID, "tx", t.ID, "nonce", t.Nonce,
+		"pause", pause.Describe())
+	return false, nil
 }
 
 // everBroadcast reports whether any attempt of t was recorded as handed to a node.

@@ -30,12 +30,20 @@ ORDER BY operator_id, chain_id, currency;
 -- name: FundTotals :many
 -- Available sums only funds above zero; what operators below zero owe is the shortfall.
 SELECT f.chain_id, f.currency, sum(greatest(f.available, 0))::numeric AS available, sum(f.reserved)::numeric AS reserved,
-	coalesce((SELECT sum(w.crypto_amount) FROM withdrawals w JOIN chain_txs t
-		ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'mined'
-		WHERE w.chain_id = f.chain_id AND w.currency = f.currency AND w.status <> 'COMPLETED'
-		  AND w.payout_queued_at IS NOT NULL), 0)::numeric AS paid_out,
 	(-sum(least(f.available, 0)))::numeric AS shortfall
 FROM operator_funds f GROUP BY f.chain_id, f.currency ORDER BY f.chain_id, f.currency;
+
+-- name: PayoutsInFlight :many
+-- Every payout queued and not settled whose transaction is stored and may have paid (pending or
+-- mined): its amount, the block it was recorded mined in (0 while pending), and the hashes of
+-- its attempts that pay (not its cancels, which move nothing).
+SELECT w.chain_id, w.currency, w.crypto_amount::numeric AS amount, t.state, coalesce(t.mined_block, 0)::bigint AS mined_block,
+	coalesce(array_agg(a.hash ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL AND NOT a.cancel), '{}')::text[] AS hashes
+FROM withdrawals w
+JOIN chain_txs t ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state IN ('pending', 'mined')
+LEFT JOIN chain_tx_attempts a ON a.tx_id = t.id
+WHERE w.status <> 'COMPLETED' AND w.payout_queued_at IS NOT NULL
+GROUP BY w.id, t.id ORDER BY w.chain_id, w.currency, w.id;
 
 -- name: FundEntries :many
 SELECT id, operator_id, chain_id, currency, kind, available_delta, reserved_delta, ref, actor, note, created_at FROM fund_entries

@@ -111,10 +111,6 @@ func (q *Queries) FundEntries(ctx context.Context, db DBTX, arg FundEntriesParam
 
 const fundTotals = `-- name: FundTotals :many
 SELECT f.chain_id, f.currency, sum(greatest(f.available, 0))::numeric AS available, sum(f.reserved)::numeric AS reserved,
-	coalesce((SELECT sum(w.crypto_amount) FROM withdrawals w JOIN chain_txs t
-		ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'mined'
-		WHERE w.chain_id = f.chain_id AND w.currency = f.currency AND w.status <> 'COMPLETED'
-		  AND w.payout_queued_at IS NOT NULL), 0)::numeric AS paid_out,
 	(-sum(least(f.available, 0)))::numeric AS shortfall
 FROM operator_funds f GROUP BY f.chain_id, f.currency ORDER BY f.chain_id, f.currency
 `
@@ -124,7 +120,6 @@ type FundTotalsRow struct {
 	Currency  string
 	Available decimal.Decimal
 	Reserved  decimal.Decimal
-	PaidOut   decimal.Decimal
 	Shortfall decimal.Decimal
 }
 
@@ -143,7 +138,6 @@ func (q *Queries) FundTotals(ctx context.Context, db DBTX) ([]FundTotalsRow, err
 			&i.Currency,
 			&i.Available,
 			&i.Reserved,
-			&i.PaidOut,
 			&i.Shortfall,
 		); err != nil {
 			return nil, err
@@ -236,6 +230,55 @@ func (q *Queries) ListFunds(ctx context.Context, db DBTX, operatorIds []string) 
 			&i.Available,
 			&i.Reserved,
 			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const payoutsInFlight = `-- name: PayoutsInFlight :many
+SELECT w.chain_id, w.currency, w.crypto_amount::numeric AS amount, t.state, coalesce(t.mined_block, 0)::bigint AS mined_block,
+	coalesce(array_agg(a.hash ORDER BY a.id) FILTER (WHERE a.id IS NOT NULL AND NOT a.cancel), '{}')::text[] AS hashes
+FROM withdrawals w
+JOIN chain_txs t ON t.purpose = 'payout' AND t.ref = 'withdrawal:' || w.id::text AND t.state IN ('pending', 'mined')
+LEFT JOIN chain_tx_attempts a ON a.tx_id = t.id
+WHERE w.status <> 'COMPLETED' AND w.payout_queued_at IS NOT NULL
+GROUP BY w.id, t.id ORDER BY w.chain_id, w.currency, w.id
+`
+
+type PayoutsInFlightRow struct {
+	ChainID    int64
+	Currency   string
+	Amount     decimal.Decimal
+	State      domain.ChainTxState
+	MinedBlock int64
+	Hashes     []string
+}
+
+// Every payout queued and not settled whose transaction is stored and may have paid (pending or
+// mined): its amount, the block it was recorded mined in (0 while pending), and the hashes of
+// its attempts that pay (not its cancels, which move nothing).
+func (q *Queries) PayoutsInFlight(ctx context.Context, db DBTX) ([]PayoutsInFlightRow, error) {
+	rows, err := db.Query(ctx, payoutsInFlight)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PayoutsInFlightRow
+	for rows.Next() {
+		var i PayoutsInFlightRow
+		if err := rows.Scan(
+			&i.ChainID,
+			&i.Currency,
+			&i.Amount,
+			&i.State,
+			&i.MinedBlock,
+			&i.Hashes,
 		); err != nil {
 			return nil, err
 		}
