@@ -146,8 +146,9 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 }
 
 // reportCreditedBack logs the deposits a sweep credited back (creditBack). Each is credited the
-// amount announced; when the new sweep's gas cost more than the first one's, the bankroll
-// received less than that, and the books are short by the difference (the service's cost).
+// amount announced; its new sweep moved its net whole, its gas paid by the gas tank
+// (planNative), so the bankroll received at least that. Less would leave the books short by the
+// difference: an ERROR.
 func (s *Service) reportCreditedBack(sw domain.Sweep, list []domain.Deposit, credits map[int64]store.Credit) {
 	for _, d := range list {
 		attrs := []any{"deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", d.Amount, "swept", credits[d.ID].Amount}
