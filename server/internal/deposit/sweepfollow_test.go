@@ -82,17 +82,22 @@ func (e *env) cancelledThenMinedAgain(currency string, lost, another *big.Int) (
 		e.t.Fatalf("%d cancelled and retired transfers of the old sweep, want its one", n)
 	}
 	e.reconciled()
+	e.minedAgain(pay, credited.ID)
+	e.reconciled()
+	return credited, next
+}
 
-	// The written-off payment is mined again: a new incident, for the engineer.
+// minedAgain has written-off deposit id's payment mined again and confirmed: a new incident,
+// for the engineer.
+func (e *env) minedAgain(pay *types.Transaction, id int64) {
+	e.t.Helper()
 	if err := e.client.Send(e.ctx, pay); err != nil {
 		e.t.Fatal(err)
 	}
 	e.mine(pay)
 	e.run(func() bool {
-		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, credited.ID) == 1
+		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, id) == 1
 	})
-	e.reconciled()
-	return credited, next
 }
 
 // What was seen: a credited deposit (1 ETH, or 40 USDT) left the chain in a reorg deeper than
