@@ -53,11 +53,15 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 	if due, err := s.mustRetire(ctx, sw, txs); err != nil || !due {
 		return false, err
 	}
+	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
 	for i, t := range txs {
 		if t.State != domain.ChainTxPending {
 			continue
 		}
-		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t, unmovedNative(deposits, txs)); err != nil {
 			return true, err
 		}
 		if txs[i].State == domain.ChainTxMined {
@@ -94,15 +98,33 @@ func (s *Service) mustRetire(ctx context.Context, sw domain.Sweep, txs []domain.
 	return slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status == domain.DepositReorged }), nil
 }
 
+// unmovedNative is what the native deposits of a retiring sweep (deposits) that are still at
+// its address hold: those neither written off (their money is gone) nor moved by a mined
+// transfer of txs. A top-up keeps them there; counting the moved ones too had the gas tank
+// send their whole value to the address.
+func unmovedNative(deposits []domain.Deposit, txs []domain.ChainTx) *big.Int {
+	moved := movedAssets(txs)
+	out := new(big.Int)
+	for _, d := range deposits {
+		if d.ContractAddress == "" && d.Status != domain.DepositReorged && !slices.Contains(moved, d.Currency) {
+			out.Add(out, d.GrossAmount)
+		}
+	}
+	return out
+}
+
 // cancelSweepTx cancels a pending sweep transfer: it makes sure the address holds the cancel's
-// gas (keeping every deposit at it there), asks the engine for the cancel, and advances it.
-// The transfer's own bytes are never sent again once the cancel is asked for.
-func (s *Service) cancelSweepTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+// gas (keeping there keep, the native deposits still at it: unmovedNative), asks the engine for
+// the cancel, and advances it. The transfer's own bytes are never sent again once the cancel is
+// asked for.
+func (s *Service) cancelSweepTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx,
+	keep *big.Int,
+) (domain.ChainTx, error) {
 	need, err := cancelCost(ctx, c, t)
 	if err != nil {
 		return t, err
 	}
-	ready, err := s.fund(ctx, n, c, sw.Address, 0, need, need, fmt.Sprintf("retire:%d", sw.ID), t.Nonce)
+	ready, err := s.fund(ctx, n, c, sw.Address, sw.ID, new(big.Int).Add(need, keep), need, fmt.Sprintf("retire:%d", sw.ID), t.Nonce)
 	if err != nil {
 		return t, err
 	}
@@ -458,7 +480,7 @@ func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain
 			}
 		}
 		if t.State == domain.ChainTxPending {
-			if t, err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+			if t, err = s.cancelSweepTx(ctx, n, c, sw, t, new(big.Int)); err != nil { // its deposits are all reorged: none at the address
 				return false, err
 			}
 		}
