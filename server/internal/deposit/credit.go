@@ -82,7 +82,7 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	if s.crash != nil {
 		s.crash(stepSweepCrediting)
 	}
-	var creditedBack []domain.Deposit
+	var creditedBack, sweptWrittenOff []domain.Deposit
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		return moveSweep(ctx, q, sw.ID, SweepCredited, func() error {
@@ -101,6 +101,14 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 					if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
 						return cmp.Or(err, errHeldByReorg)
 					}
+					continue
+				}
+				if again, err := writtenOffAgain(ctx, q, locked); err != nil {
+					return err
+				} else if again {
+					// Its own money moved: nothing carried, it stays in this sweep (leaveFinishedSweep).
+					creditedIDs[d.ID] = true
+					sweptWrittenOff = append(sweptWrittenOff, locked)
 					continue
 				}
 				if locked.CreditedAt != nil {
@@ -141,13 +149,37 @@ func (s *Service) finishSweep(ctx context.Context, n chain.Network, sw domain.Sw
 	}
 	if err == nil {
 		s.reportCreditedBack(sw, creditedBack, credits)
+		for _, d := range sweptWrittenOff {
+			s.log.Warn("a deposit written off again, its money back at its address, was swept to the bankroll: not credited "+
+				"(the write-off stands)", "deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "gross", d.GrossAmount)
+		}
 	}
 	return err
 }
 
+// writtenOffAgain reports whether d, in a mined sweep, is a deposit written off again whose
+// money the sweep moved (sweepWrittenOff), and if so puts it back REORGED, in the caller's
+// transaction: the bankroll keeps its money, and its operator's credit stays reversed. It is
+// the engineer's latest decision that counts: a reorg of it meanwhile that the scanner resolved
+// REINCLUDED (its block back) credits nothing the engineer wrote off.
+func writtenOffAgain(ctx context.Context, q *store.Queries, d domain.Deposit) (bool, error) {
+	r, err := q.LatestDecision(ctx, d.ID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && r.Resolution != domain.ReorgWriteOff) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	ok, err := q.SetDepositStatus(ctx, d.ID, domain.DepositSweeping, domain.DepositReorged)
+	if err == nil && !ok {
+		err = fmt.Errorf("deposit %d: written off again: it is %s, not SWEEPING", d.ID, d.Status)
+	}
+	return err == nil, err
+}
+
 // reportCreditedBack logs the deposits a sweep credited back (creditBack). Each is credited the
-// amount announced; when the new sweep's gas cost more than the first one's, the bankroll
-// received less than that, and the books are short by the difference (the service's cost).
+// amount announced; its new sweep moved its net whole, its gas paid by the gas tank
+// (planNative), so the bankroll received at least that. Less would leave the books short by the
+// difference: an ERROR.
 func (s *Service) reportCreditedBack(sw domain.Sweep, list []domain.Deposit, credits map[int64]store.Credit) {
 	for _, d := range list {
 		attrs := []any{"deposit", d.ID, "chain", d.ChainID, "sweep", sw.ID, "amount", d.Amount, "swept", credits[d.ID].Amount}

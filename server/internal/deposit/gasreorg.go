@@ -179,9 +179,10 @@ func (s *Service) waitingForGas(ctx context.Context, n chain.Network, address st
 // fundSweptAgain tops up a reorged deposit's address for the token transfers of its sweep that
 // readyToReinstate sent again (sent, the IDs it advanced): their gas came from a top-up that
 // may have left the chain with them, and nothing else funds a sweep that was mined once. The
-// gas tank only ever pays gas: a native transfer pays its own out of the deposits it moves, and
-// when the address no longer holds what those move (a deposit left the chain for good) nothing
-// is topped up, or the gas tank's ETH would reach the bankroll as the missing deposit.
+// gas tank only ever pays gas: a native transfer pays its own out of the deposits it moves (or,
+// crediting one back, moves them whole and its gas is the gas tank's), and when the address no
+// longer holds what those move (a deposit left the chain for good) nothing is topped up, or
+// the gas tank's ETH would reach the bankroll as the missing deposit.
 func (s *Service) fundSweptAgain(ctx context.Context, c *chain.Client, d domain.Deposit, sent map[int64]bool) error {
 	n, ok := s.chains.Network(d.ChainID)
 	if !ok {
@@ -202,11 +203,12 @@ func (s *Service) fundSweptAgain(ctx context.Context, c *chain.Client, d domain.
 		if t.PaysOwnGas {
 			own.Add(own, t.MaxCost())
 		} else {
-			margin.Add(margin, t.MaxCost()) // room for fee bumps of token transfers
+			own.Add(own, t.Latest().Value)    // a credited-back native transfer's (planNative)
+			margin.Add(margin, maxGasCost(t)) // room for fee bumps of the gas tank's gas
 		}
 	}
 	if margin.Sign() == 0 {
-		return nil // no token transfer: nothing the gas tank pays for
+		return nil // every transfer pays its own gas: nothing the gas tank pays for
 	}
 	if own.Sign() > 0 {
 		bal, err := c.Balance(ctx, common.HexToAddress(d.Address))

@@ -54,7 +54,9 @@ import (
 // gone, and may have made the operator whole by hand since): once that block has the
 // confirmation depth, the scanner opens a new incident for it (reopenWrittenOff), which only an
 // engineer resolves, REINSTATE or WRITE_OFF again. While it is open its sweep, if it left the
-// chain, is sent again (readyToReinstate), so the money reaches the bankroll either way.
+// chain, is sent again (readyToReinstate), so the money reaches the bankroll either way; one
+// whose sweep was cancelled is swept by a new sweep when written off again, crediting nothing
+// (sweepWrittenOff).
 
 // reorged is a deposit a rollback marked, reported once the rollback commits.
 type reorged struct {
@@ -530,10 +532,17 @@ func (s *Service) applyResolution(ctx context.Context, tx pgx.Tx, r domain.Reorg
 	if err != nil {
 		return r, err
 	}
-	if !o.Restore && d.SweepID != 0 {
-		// Written off in a signed sweep: its job retires that sweep (settleReorged).
-		if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
+	if !o.Restore {
+		swept, err := s.sweepWrittenOff(ctx, tx, r, d)
+		if err != nil {
 			return r, err
+		}
+		// Written off in a signed sweep: its job retires that sweep (settleReorged); or swept
+		// again, not credited: its job sweeps it.
+		if swept || d.SweepID != 0 {
+			if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: d.ID}, nil); err != nil {
+				return r, err
+			}
 		}
 	}
 	err = q.AddReorgAction(ctx, domain.ReorgAction{ReorgID: r.ID, DepositID: d.ID, Action: string(o.To), Actor: actor, Note: note})
@@ -621,6 +630,34 @@ func allCancelled(txs []domain.ChainTx) bool {
 		}
 	}
 	return len(txs) > 0
+}
+
+// sweepWrittenOff, in the caller's transaction, puts back SWEEPING, out of its sweep, a deposit
+// written off again whose transfer is on the chain again while its sweep's transfers are all
+// cancelled: its money is at the deposit address (the cancelled sweep moved nothing), where it
+// stayed for good. A new sweep moves it to the bankroll, never crediting it (the write-off
+// stands: writtenOffAgain puts it back REORGED), as the sweep sent again for one whose sweep
+// left the chain does. One with no sweep is left alone: a sweep finished without it may have
+// moved its money in its name (leaveFinishedSweep), and a new sweep would ask the gas tank for
+// it.
+func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit) (bool, error) {
+	if r.ReincludedHash == "" || d.SweepID == 0 {
+		return false, nil
+	}
+	if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil || !cancelled {
+		return false, err
+	}
+	if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+		return false, err
+	}
+	to, err := Next(domain.DepositReorged, RestoreSweeping)
+	if err != nil {
+		return false, err
+	}
+	if ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositReorged, to); err != nil || !ok {
+		return false, cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
+	}
+	return true, nil
 }
 
 // leaveCancelledSweep takes reorged deposit d out of its cancelled sweep, in the caller's

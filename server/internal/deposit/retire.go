@@ -44,7 +44,8 @@ import (
 // is never cancelled, and once every transfer is mined the sweep is finished as mined (its
 // written-off deposit is not credited). Its other transfers are still cancelled, never sent
 // again: a sweep of several assets can have one mined and another, of the written-off
-// deposit, pending or reverted (closeRetired then credits what was moved).
+// deposit, pending or reverted (closeRetired then credits what was moved); but the fee
+// transfer of an asset it moved, none of whose deposits is written off, is sent (feeOfMoved).
 func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (retiring bool, err error) {
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
@@ -53,11 +54,22 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 	if due, err := s.mustRetire(ctx, sw, txs); err != nil || !due {
 		return false, err
 	}
+	deposits, err := store.New(s.pool).SweepDeposits(ctx, sw.ID)
+	if err != nil {
+		return false, err
+	}
 	for i, t := range txs {
 		if t.State != domain.ChainTxPending {
 			continue
 		}
-		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+		keep := unmovedNative(deposits, txs)
+		if feeOfMoved(t, deposits, txs) {
+			if txs[i], err = s.sendFeeOfMoved(ctx, n, c, sw, t, keep); err != nil {
+				return true, err
+			}
+			continue
+		}
+		if txs[i], err = s.cancelSweepTx(ctx, n, c, sw, t, keep); err != nil {
 			return true, err
 		}
 		if txs[i].State == domain.ChainTxMined {
@@ -94,15 +106,68 @@ func (s *Service) mustRetire(ctx context.Context, sw domain.Sweep, txs []domain.
 	return slices.ContainsFunc(deposits, func(d domain.Deposit) bool { return d.Status == domain.DepositReorged }), nil
 }
 
+// unmovedNative is what the native deposits of a retiring sweep (deposits) that are still at
+// its address hold: those neither written off (their money is gone) nor moved by a mined
+// transfer of txs. A top-up keeps them there; counting the moved ones too had the gas tank
+// send their whole value to the address.
+func unmovedNative(deposits []domain.Deposit, txs []domain.ChainTx) *big.Int {
+	moved := movedAssets(txs)
+	out := new(big.Int)
+	for _, d := range deposits {
+		if d.ContractAddress == "" && d.Status != domain.DepositReorged && !slices.Contains(moved, d.Currency) {
+			out.Add(out, d.GrossAmount)
+		}
+	}
+	return out
+}
+
+// feeOfMoved reports whether pending transfer t of a retiring sweep is the fee transfer of an
+// asset whose net transfer was mined and none of whose deposits is written off: it moves their
+// fee, which is at the address, to the fee address. Cancelled, the fee stayed at the address
+// for good (its deposits are credited from the net transfer and never swept again).
+func feeOfMoved(t domain.ChainTx, deposits []domain.Deposit, txs []domain.ChainTx) bool {
+	asset := refAsset(t.Ref)
+	if t.Purpose != PurposeSweepFee || !slices.Contains(movedAssets(txs), asset) {
+		return false
+	}
+	return !slices.ContainsFunc(deposits, func(d domain.Deposit) bool {
+		return d.Currency == asset && d.Status == domain.DepositReorged
+	})
+}
+
+// sendFeeOfMoved advances a fee transfer that a retirement sends (feeOfMoved), as sendSweep
+// would: the address holds what it can cost (its gas from the gas tank for a token), keeping
+// keep (unmovedNative) there.
+func (s *Service) sendFeeOfMoved(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx,
+	keep *big.Int,
+) (domain.ChainTx, error) {
+	margin := new(big.Int)
+	if !t.PaysOwnGas {
+		margin = maxGasCost(t)
+	}
+	need := new(big.Int).Add(keep, t.MaxCost())
+	if _, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID), t.Nonce); err != nil {
+		return t, err
+	}
+	t, err := s.engine.Advance(ctx, t.ID)
+	if errors.Is(err, chaintx.ErrInsufficientFunds) {
+		err = nil // its gas is on the way
+	}
+	return t, err
+}
+
 // cancelSweepTx cancels a pending sweep transfer: it makes sure the address holds the cancel's
-// gas (keeping every deposit at it there), asks the engine for the cancel, and advances it.
-// The transfer's own bytes are never sent again once the cancel is asked for.
-func (s *Service) cancelSweepTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (domain.ChainTx, error) {
+// gas (keeping there keep, the native deposits still at it: unmovedNative), asks the engine for
+// the cancel, and advances it. The transfer's own bytes are never sent again once the cancel is
+// asked for.
+func (s *Service) cancelSweepTx(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx,
+	keep *big.Int,
+) (domain.ChainTx, error) {
 	need, err := cancelCost(ctx, c, t)
 	if err != nil {
 		return t, err
 	}
-	ready, err := s.fund(ctx, n, c, sw.Address, 0, need, need, fmt.Sprintf("retire:%d", sw.ID), t.Nonce)
+	ready, err := s.fund(ctx, n, c, sw.Address, sw.ID, new(big.Int).Add(need, keep), need, fmt.Sprintf("retire:%d", sw.ID), t.Nonce)
 	if err != nil {
 		return t, err
 	}
@@ -458,7 +523,7 @@ func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain
 			}
 		}
 		if t.State == domain.ChainTxPending {
-			if t, err = s.cancelSweepTx(ctx, n, c, sw, t); err != nil {
+			if t, err = s.cancelSweepTx(ctx, n, c, sw, t, new(big.Int)); err != nil { // its deposits are all reorged: none at the address
 				return false, err
 			}
 		}

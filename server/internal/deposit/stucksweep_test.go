@@ -209,22 +209,8 @@ func (e *env) settleUntil(id int64, done func() bool) {
 func TestRetiredSweepsDepositReinstatedIsSweptOnce(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
-	addr := e.address("back")
-	pay, _ := e.payment(e.newUser(), 0, addr, "ETH", testfactory.Ether(1))
-	lost := e.writtenOffBeforeItsSweep(pay, nil)
-	e.settleUntil(lost.ID, func() bool {
-		return e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1
-	})
+	lost := e.retiredThenMinedAgain("ETH", testfactory.Ether(1))
 	bank0 := e.balance(e.bankroll)
-
-	// The same signed payment is mined again and confirmed: a new incident, for the engineer.
-	if err := e.client.Send(e.ctx, pay); err != nil {
-		t.Fatal(err)
-	}
-	e.mine(pay)
-	e.run(func() bool {
-		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
-	})
 	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
 		Note: "the payment came back", Actor: "service-team:cli:eve"}); err != nil {
 		t.Fatal(err)
@@ -240,6 +226,21 @@ func TestRetiredSweepsDepositReinstatedIsSweptOnce(t *testing.T) {
 		t.Errorf("the bankroll received %v wei and %v is available, want the deposit's %v once", got, e.available("ETH"), d.Amount)
 	}
 	e.reconciled()
+}
+
+// retiredThenMinedAgain has a new user pay amount of currency to a new address; its deposit is
+// written off in its signed sweep (writtenOffBeforeItsSweep, the payment dropped), which is
+// retired; then the same signed payment is mined again and confirmed: a new incident, for the
+// engineer. It returns the deposit as written off.
+func (e *env) retiredThenMinedAgain(currency string, amount *big.Int) domain.Deposit {
+	e.t.Helper()
+	pay, _ := e.payment(e.newUser(), 0, e.address("back"), currency, amount)
+	lost := e.writtenOffBeforeItsSweep(pay, nil)
+	e.settleUntil(lost.ID, func() bool {
+		return e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, lost.SweepID) == 1
+	})
+	e.minedAgain(pay, lost.ID)
+	return lost
 }
 
 // The retired sweep's signed transfer is public: anyone may send it again. When it is mined,

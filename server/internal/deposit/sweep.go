@@ -32,7 +32,8 @@ import (
 //     the gas tank tops the address up when it does not — so a native deposit is never spent
 //     as another sweep's gas, whatever arrives in which order;
 //   - a native transfer pays its own gas out of the value it sends (a replacement with higher
-//     fees lowers the value), so it never costs more than the deposits it moves;
+//     fees lowers the value), so it never costs more than the deposits it moves; one that
+//     credits a deposit back moves its deposits whole and its gas is the gas tank's (planNative);
 //   - the same check runs before every advance of a signed sweep: fee bumps of token transfers
 //     that need more gas get it, so a signed sweep is never left unaffordable;
 //   - deposits below the asset's minimum are parked (BELOW_MINIMUM) and swept with the next
@@ -106,6 +107,16 @@ type group struct {
 	// fees is each deposit's fee (by deposit id): fixed on the deposits when a transaction
 	// sweeping them is signed (store.FixDepositFees).
 	fees map[int64]*big.Int
+}
+
+// creditsBack: a deposit of the group was credited before (creditBack credits it again).
+func (g *group) creditsBack() bool {
+	return slices.ContainsFunc(g.deposits, func(d domain.Deposit) bool { return d.CreditedAt != nil })
+}
+
+// maxGasCost is the most t's gas can cost: MaxCost without the value it moves.
+func maxGasCost(t domain.ChainTx) *big.Int {
+	return new(big.Int).Sub(t.MaxCost(), t.Latest().Value)
 }
 
 // fees are the deposit fees of groups, by deposit id.
@@ -300,15 +311,21 @@ type planned struct {
 // planNative prepares the native transfers of a sweep. The net transfer sends the deposits
 // minus the fee, minus its own gas; the fee goes on to the fee address (minus that transfer's
 // gas) when it pays more than its gas, else it stays at the address. Together they cost at
-// most the deposits.
+// most the deposits. A group that credits a deposit back (creditsBack) sends its whole net
+// instead, its gas the gas tank's (a top-up, as for a token transfer): that deposit is credited
+// back what its first sweep delivered, and this sweep's gas, at today's fee, may cost more.
 func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Client, from common.Address, sw domain.Sweep, g *group,
 	ref string,
 ) ([]planned, error) {
-	p, gas, err := s.prepareNative(ctx, n, c, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee), PurposeSweep, ref)
+	paysOwnGas := !g.creditsBack()
+	p, gas, err := s.prepareNative(ctx, n, c, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee), paysOwnGas, PurposeSweep, ref)
 	if err != nil {
 		return nil, err
 	}
-	net := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), gas)
+	net := new(big.Int).Sub(g.gross, g.fee)
+	if paysOwnGas {
+		net.Sub(net, gas)
+	}
 	if net.Sign() <= 0 {
 		return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)
 	}
@@ -317,7 +334,7 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	if nativeTxs(n, g.fee, gas) != 2 {
 		return []planned{sweep}, nil
 	}
-	fp, feeGas, err := s.prepareNative(ctx, n, c, from, n.FeeAddress, g.fee, PurposeSweepFee, ref)
+	fp, feeGas, err := s.prepareNative(ctx, n, c, from, n.FeeAddress, g.fee, true, PurposeSweepFee, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -328,18 +345,18 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	return []planned{sweep, {prepared: fp, cost: new(big.Int).Set(g.fee)}}, nil
 }
 
-// prepareNative prepares a native transfer that pays its own gas out of what it sends (its value
-// is set by the caller), and says the most that gas costs. A recipient with code (a Safe) gets
-// the gas it needs to receive, more than 21,000.
+// prepareNative prepares a native transfer (its value is set by the caller), paying its own gas
+// out of what it sends or not, and says the most that gas costs. A recipient with code (a Safe)
+// gets the gas it needs to receive, more than 21,000.
 func (s *Service) prepareNative(ctx context.Context, n chain.Network, c *chain.Client, from, to common.Address, value *big.Int,
-	purpose, ref string,
+	paysOwnGas bool, purpose, ref string,
 ) (chaintx.Prepared, *big.Int, error) {
 	limit, err := c.NativeTransferGas(ctx, from, to, value)
 	if err != nil {
 		return chaintx.Prepared{}, nil, err
 	}
 	p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: from, To: to, GasLimit: limit,
-		PaysOwnGas: true, Purpose: purpose, Ref: ref})
+		PaysOwnGas: paysOwnGas, Purpose: purpose, Ref: ref})
 	if err != nil {
 		return chaintx.Prepared{}, nil, err
 	}
@@ -431,7 +448,7 @@ func (s *Service) signSweep(ctx context.Context, n chain.Network, c *chain.Clien
 	for _, t := range txs {
 		need.Add(need, t.cost)
 		if !t.prepared.PaysOwnGas {
-			margin.Add(margin, t.cost) // room for fee bumps of token transfers
+			margin.Add(margin, new(big.Int).Sub(t.cost, t.prepared.Value)) // room for fee bumps of the gas tank's gas
 		}
 	}
 	funded, err := s.fund(ctx, n, c, sw.Address, sw.ID, need, margin, fmt.Sprintf("sweep:%d", sw.ID))
@@ -599,7 +616,7 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 			}
 			need.Add(need, t.MaxCost())
 			if !t.PaysOwnGas {
-				margin.Add(margin, t.MaxCost()) // room for fee bumps of token transfers
+				margin.Add(margin, maxGasCost(t)) // room for fee bumps of the gas tank's gas
 			}
 		}
 	}

@@ -62,6 +62,44 @@ func (e *env) depositEvents(id int64) int {
 	return n
 }
 
+// cancelledThenMinedAgain is creditedThenDropped of lost (currency) at a new address, whose
+// old sweep is then cancelled and retired once another user's payment of another is swept
+// there at the next nonce; the written-off payment is then mined again and its new incident
+// opened. It returns the written-off deposit as credited and the other deposit's id.
+func (e *env) cancelledThenMinedAgain(currency string, lost, another *big.Int) (domain.Deposit, int64) {
+	e.t.Helper()
+	addr := e.address("again")
+	pay, credited := e.creditedThenDropped(e.newUser(), addr, currency, lost)
+
+	// Another user pays the address: its sweep, at the next nonce, has the old one cancelled.
+	other, _ := e.payment(e.newUser(), 0, addr, currency, another)
+	e.mine(other)
+	e.scan()
+	next := e.findDeposit(other.Hash())
+	e.settleUntil(credited.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
+	if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`,
+		"sweep:"+itoa(credited.SweepID)+":%:resolved:%"); n != 1 {
+		e.t.Fatalf("%d cancelled and retired transfers of the old sweep, want its one", n)
+	}
+	e.reconciled()
+	e.minedAgain(pay, credited.ID)
+	e.reconciled()
+	return credited, next
+}
+
+// minedAgain has written-off deposit id's payment mined again and confirmed: a new incident,
+// for the engineer.
+func (e *env) minedAgain(pay *types.Transaction, id int64) {
+	e.t.Helper()
+	if err := e.client.Send(e.ctx, pay); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mine(pay)
+	e.run(func() bool {
+		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, id) == 1
+	})
+}
+
 // What was seen: a credited deposit (1 ETH, or 40 USDT) left the chain in a reorg deeper than
 // the depth, with its sweep (nonce 0), and was written off; another user's payment to the same
 // address was then swept at nonce 1, so the old sweep's transfer was cancelled at nonce 0
@@ -84,31 +122,8 @@ func TestReinstateAfterItsSweepWasCancelledSweepsItAgain(t *testing.T) {
 		t.Run(c.currency, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t, 0)
-			addr := e.address("again")
-			pay, lost := e.creditedThenDropped(e.newUser(), addr, c.currency, c.lost)
-
-			// Another user pays the address: its sweep, at the next nonce, has the old one cancelled.
-			other, _ := e.payment(e.newUser(), 0, addr, c.currency, c.another)
-			e.mine(other)
-			e.scan()
-			next := e.findDeposit(other.Hash())
-			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
-			if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND state = 'cancelled'`,
-				"sweep:"+itoa(lost.SweepID)+":%:resolved:%"); n != 1 {
-				t.Fatalf("%d cancelled and retired transfers of the old sweep, want its one", n)
-			}
-			e.reconciled()
+			lost, next := e.cancelledThenMinedAgain(c.currency, c.lost, c.another)
 			bank0 := e.holding(c.currency, e.bankroll)
-
-			// The written-off payment is mined again: a new incident, for the engineer.
-			if err := e.client.Send(e.ctx, pay); err != nil {
-				t.Fatal(err)
-			}
-			e.mine(pay)
-			e.run(func() bool {
-				return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
-			})
-			e.reconciled()
 			got, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
 				Note: "the payment came back", Actor: "service-team:cli:eve"})
 			if err != nil {

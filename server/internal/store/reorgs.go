@@ -145,6 +145,12 @@ func (q *Queries) LatestReorg(ctx context.Context, depositID int64) (domain.Reor
 	return oneReorg(sqlc.LatestReorg(ctx, q.db, depositID))
 }
 
+// LatestDecision is a deposit's latest reorg an engineer resolved, REINSTATE or WRITE_OFF
+// (ErrNotFound: none).
+func (q *Queries) LatestDecision(ctx context.Context, depositID int64) (domain.Reorg, error) {
+	return oneReorg(sqlc.LatestDecision(ctx, q.db, depositID))
+}
+
 // CloseReorg records a reorg's resolution.
 func (q *Queries) CloseReorg(ctx context.Context, id int64, resolution domain.ReorgResolution, actor domain.Actor, note string) (domain.Reorg, error) {
 	return oneReorg(sqlc.CloseReorg(ctx, q.db, dbsqlc.CloseReorgParams{ID: id, Resolution: &resolution, ResolvedBy: string(actor),

@@ -75,6 +75,13 @@ SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE dep
 FROM deposit_reorgs r
 WHERE r.deposit_id = @deposit_id ORDER BY r.id DESC LIMIT 1;
 
+-- name: LatestDecision :one
+-- A deposit's latest reorg resolved by an engineer's decision (REINSTATE or WRITE_OFF), not by
+-- the scanner (REINCLUDED): whether it counts.
+SELECT sqlc.embed(r), (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r
+WHERE r.deposit_id = @deposit_id AND r.resolution IN ('REINSTATE', 'WRITE_OFF') ORDER BY r.id DESC LIMIT 1;
+
 -- name: CloseReorg :one
 UPDATE deposit_reorgs SET resolution = @resolution, resolved_by = @resolved_by::text, note = @note, resolved_at = now()
 WHERE deposit_reorgs.id = @id AND deposit_reorgs.resolution IS NULL

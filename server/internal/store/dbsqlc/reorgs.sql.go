@@ -176,6 +176,43 @@ func (q *Queries) InsertReorg(ctx context.Context, db DBTX, arg InsertReorgParam
 	return i, err
 }
 
+const latestDecision = `-- name: LatestDecision :one
+SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
+FROM deposit_reorgs r
+WHERE r.deposit_id = $1 AND r.resolution IN ('REINSTATE', 'WRITE_OFF') ORDER BY r.id DESC LIMIT 1
+`
+
+type LatestDecisionRow struct {
+	DepositReorg DepositReorg
+	OperatorID   string
+}
+
+// A deposit's latest reorg resolved by an engineer's decision (REINSTATE or WRITE_OFF), not by
+// the scanner (REINCLUDED): whether it counts.
+func (q *Queries) LatestDecision(ctx context.Context, db DBTX, depositID int64) (LatestDecisionRow, error) {
+	row := db.QueryRow(ctx, latestDecision, depositID)
+	var i LatestDecisionRow
+	err := row.Scan(
+		&i.DepositReorg.ID,
+		&i.DepositReorg.DepositID,
+		&i.DepositReorg.ChainID,
+		&i.DepositReorg.ForkBlock,
+		&i.DepositReorg.BlockNumber,
+		&i.DepositReorg.BlockHash,
+		&i.DepositReorg.PriorStatus,
+		&i.DepositReorg.Reversed,
+		&i.DepositReorg.DetectedAt,
+		&i.DepositReorg.ReincludedBlock,
+		&i.DepositReorg.ReincludedHash,
+		&i.DepositReorg.Resolution,
+		&i.DepositReorg.ResolvedBy,
+		&i.DepositReorg.Note,
+		&i.DepositReorg.ResolvedAt,
+		&i.OperatorID,
+	)
+	return i, err
+}
+
 const latestReorg = `-- name: LatestReorg :one
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r
