@@ -47,17 +47,17 @@ type Swept struct {
 }
 
 // Sweep applies expiry and session cancellations, each withdrawal in its own transaction
-// through the transition table (a withdrawal acted on meanwhile is skipped by the table).
+// through the transition table. A withdrawal acted on between the listing and its lock (an
+// approval just before the TTL) is refused by the table and skipped: it does not stop the run.
 func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 	var out Swept
+	skipped := map[string]bool{}
 	for {
 		expired, cancelled, err := store.New(s.pool).DueWithdrawals(ctx, s.now(), 200)
 		if err != nil {
 			return out, err
 		}
-		if len(expired)+len(cancelled) == 0 {
-			break
-		}
+		fresh := 0
 		for _, batch := range []struct {
 			ids    []string
 			action Action
@@ -65,15 +65,23 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 			count  *int
 		}{{expired, Expire, "unactioned past the TTL", &out.Expired}, {cancelled, CancelSession, "session cancelled", &out.Cancelled}} {
 			for _, id := range batch.ids {
-				err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-					_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: batch.action, Actor: domain.System, Note: batch.note})
-					return err
-				})
-				if err != nil {
-					return out, fmt.Errorf("withdrawal %s: %s: %w", id, batch.action, err)
+				if skipped[id] {
+					continue
 				}
-				*batch.count++
+				fresh++
+				applied, err := s.closeDue(ctx, id, batch.action, batch.note)
+				if err != nil {
+					return out, err
+				}
+				if applied {
+					*batch.count++
+				} else {
+					skipped[id] = true
+				}
 			}
+		}
+		if fresh == 0 {
+			break
 		}
 	}
 	paying, err := store.New(s.pool).PayingWithdrawals(ctx)
@@ -96,6 +104,25 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 		s.log.InfoContext(ctx, "withdrawals swept", "expired", out.Expired, "cancelled", out.Cancelled, "payouts_requeued", out.PayoutsQueued)
 	}
 	return out, nil
+}
+
+// closeDue expires or cancels one due withdrawal in a transaction of its own. It reports false,
+// changing nothing, when the withdrawal was acted on since it was listed (the table refuses
+// the change): that decision stands.
+func (s *Service) closeDue(ctx context.Context, id string, action Action, note string) (bool, error) {
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: action, Actor: domain.System, Note: note})
+		return err
+	})
+	if fault.Is(err, fault.FailedPrecondition) {
+		s.log.InfoContext(ctx, "withdrawal acted on before the sweep reached it; the decision stands",
+			"withdrawal", id, "action", action, "reason", err)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("withdrawal %s: %s: %w", id, action, err)
+	}
+	return true, nil
 }
 
 // SessionCancelled cancels the open withdrawals of a session the user cancelled, in a
