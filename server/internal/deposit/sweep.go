@@ -642,6 +642,13 @@ func (s *Service) sendSweep(ctx context.Context, n chain.Network, c *chain.Clien
 func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, address string, except int64,
 	need, margin *big.Int, refPrefix string, pendingNonces ...uint64) (ready bool, err error) {
 	q := store.New(s.pool)
+	// The newest top-up before the pending ones are looked at and the balance is read: one
+	// stored after it (another job's for the same address, at the same time) covers what the
+	// balance read misses, and the last check before sending one (noTopUpSince) sees it.
+	lastTopUp, err := q.LastTopUpID(ctx, n.ChainID, address, PurposeGas)
+	if err != nil {
+		return false, err
+	}
 	topups, err := q.PendingTopUps(ctx, n.ChainID, address, PurposeGas)
 	if err != nil {
 		return false, err
@@ -700,10 +707,14 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	}
 	gasTank := s.wallet.GasTankAddress()
 	amount := new(big.Int).Add(new(big.Int).Sub(total, bal), margin)
-	t, err := s.engine.Submit(ctx, chaintx.Request{ChainID: n.ChainID, From: gasTank, To: common.HexToAddress(address), Value: amount,
-		GasLimit: nativeTransferGas, Purpose: PurposeGas, Ref: fmt.Sprintf("%s#%d", refPrefix, sent+1)})
+	t, stored, err := s.engine.SubmitIf(ctx, chaintx.Request{ChainID: n.ChainID, From: gasTank, To: common.HexToAddress(address), Value: amount,
+		GasLimit: nativeTransferGas, Purpose: PurposeGas, Ref: fmt.Sprintf("%s#%d", refPrefix, sent+1)},
+		func(tx pgx.Tx) (bool, error) { return s.noTopUpSince(ctx, tx, n.ChainID, address, lastTopUp) })
 	if err != nil {
 		return false, fmt.Errorf("deposit: gas top-up of %s: %w", address, err)
+	}
+	if !stored {
+		return false, nil // another job topped the address up meanwhile: the next step waits for it
 	}
 	s.log.Info("gas top-up sent", "chain", n.ChainID, "address", address, "for", refPrefix, "wei", amount, "balance", bal, "needed", total)
 	// Refused for want of funds (an empty gas tank): stored, and offered again on a later step
@@ -714,6 +725,19 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		err = nil
 	}
 	return false, err
+}
+
+// noTopUpSince is fund's last check, in the transaction that would store a top-up: holding the
+// address's lock, no other top-up to it was stored since last. Settle jobs of two deposits at
+// one address (a prefund each, or a prefund and the sweep's) run at once on different workers;
+// each read the same short balance, and without this both topped the address up.
+func (s *Service) noTopUpSince(ctx context.Context, tx pgx.Tx, chainID int64, address string, last int64) (bool, error) {
+	q := store.New(tx)
+	if err := q.LockAddress(ctx, chainID, address); err != nil {
+		return false, err
+	}
+	now, err := q.LastTopUpID(ctx, chainID, address, PurposeGas)
+	return now == last, err
 }
 
 // prefund tops a confirming token deposit's address up with the gas of its sweep while the

@@ -135,6 +135,11 @@ func (q *Queries) PendingTopUps(ctx context.Context, chainID int64, address, pur
 	return ids(sqlc.PendingTopUps(ctx, q.db, dbsqlc.PendingTopUpsParams{ChainID: chainID, ToAddress: address, Purpose: purpose}))
 }
 
+// LastTopUpID is the id of the newest gas top-up to an address in any state, 0 when none.
+func (q *Queries) LastTopUpID(ctx context.Context, chainID int64, address, purpose string) (int64, error) {
+	return sqlc.LastTopUpID(ctx, q.db, dbsqlc.LastTopUpIDParams{ChainID: chainID, ToAddress: address, Purpose: purpose})
+}
+
 // MinedTopUps lists the newest mined gas top-ups to an address (at most limit), newest first.
 func (q *Queries) MinedTopUps(ctx context.Context, chainID int64, address, purpose string, limit int32) ([]domain.ChainTx, error) {
 	list, err := ids(sqlc.MinedTopUpIDs(ctx, q.db, dbsqlc.MinedTopUpIDsParams{ChainID: chainID, ToAddress: address, Purpose: purpose,

@@ -55,6 +55,11 @@ WHERE chain_id = @chain_id AND address = @address AND contract_address IS NULL
 SELECT id FROM chain_txs WHERE chain_id = @chain_id AND to_address = @to_address AND purpose = @purpose AND state = 'pending'
 ORDER BY id;
 
+-- name: LastTopUpID :one
+-- The newest gas top-up to an address in any state (0: none), to tell whether one was stored
+-- since a caller read the address's balance.
+SELECT coalesce(max(id), 0)::bigint FROM chain_txs WHERE chain_id = @chain_id AND to_address = @to_address AND purpose = @purpose;
+
 -- name: MinedTopUpIDs :many
 -- The newest mined gas top-ups to an address, newest first.
 SELECT id FROM chain_txs WHERE chain_id = @chain_id AND to_address = @to_address AND purpose = @purpose AND state = 'mined'

@@ -332,6 +332,25 @@ func (q *Queries) JoinBatch(ctx context.Context, db DBTX, arg JoinBatchParams) (
 	return result.RowsAffected(), nil
 }
 
+const lastTopUpID = `-- name: LastTopUpID :one
+SELECT coalesce(max(id), 0)::bigint FROM chain_txs WHERE chain_id = $1 AND to_address = $2 AND purpose = $3
+`
+
+type LastTopUpIDParams struct {
+	ChainID   int64
+	ToAddress string
+	Purpose   string
+}
+
+// The newest gas top-up to an address in any state (0: none), to tell whether one was stored
+// since a caller read the address's balance.
+func (q *Queries) LastTopUpID(ctx context.Context, db DBTX, arg LastTopUpIDParams) (int64, error) {
+	row := db.QueryRow(ctx, lastTopUpID, arg.ChainID, arg.ToAddress, arg.Purpose)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const leaveBatch = `-- name: LeaveBatch :exec
 UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = skips + 1,
     batch_after = CASE WHEN skips + 1 > 3
