@@ -95,18 +95,32 @@ func (s *Service) Replay(ctx context.Context, actor domain.Actor, scope domain.S
 		}
 	}
 	q := store.New(s.pool)
+	scanned, err := s.chainAtScannedHeight(ctx, q, c, chainID, header)
+	if err != nil {
+		return Replayed{}, err
+	}
 	found, err := s.replayTransfers(ctx, q, scope, n, block, tx, receipt, trace)
 	if err != nil {
 		return Replayed{}, err
 	}
+	return s.recordReplayed(ctx, actor, chainID, txHash, found, scanned)
+}
+
+// recordReplayed records a replay's transfers that qualify, in the transaction holding the
+// chain's cursor, and queues their settle jobs; known transfers are returned unchanged.
+func (s *Service) recordReplayed(ctx context.Context, actor domain.Actor, chainID int64, txHash common.Hash,
+	found []domain.Deposit, scanned scannedBlock) (Replayed, error) {
 	out := Replayed{AlreadyKnown: true}
-	err = store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
+	err := store.InTx(ctx, s.pool, func(dbtx pgx.Tx) error {
 		q := store.New(dbtx)
 		// The chain's cursor lock, which the scanner's writes hold: a replay records the
 		// transfers after any other replay or scan pass of the chain that could record them
 		// too (two inserts of one transfer at once fail on its idempotency key). A chain never
 		// scanned has no cursor; an insert met meanwhile is then known (below).
 		if _, err := q.GetCursor(ctx, chainID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := scanned.check(ctx, q, chainID); err != nil {
 			return err
 		}
 		for _, d := range found {
@@ -145,10 +159,57 @@ func (s *Service) Replay(ctx context.Context, actor domain.Actor, scope domain.S
 		}
 		return nil
 	})
-	if err != nil {
+	if refused, ok := errors.AsType[*fault.Error](err); ok {
+		return Replayed{}, refused // the scanner's view refused it (scannedBlock.check)
+	} else if err != nil {
 		return Replayed{}, fault.Wrap(err, "replay %s", txHash.Hex())
 	}
 	return out, nil
+}
+
+// scannedBlock is the chain's block, as a replay read it, at the height of the scanner's
+// newest block at or below the replayed one (zero when the scanner has read no block).
+type scannedBlock struct {
+	number uint64
+	hash   common.Hash
+}
+
+// chainAtScannedHeight reads the chain's block at the height of the scanner's newest block at
+// or below the replayed block (header): the replayed block itself when the scanner is past it.
+func (s *Service) chainAtScannedHeight(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64,
+	header *types.Header) (scannedBlock, error) {
+	cur, err := q.GetCursor(ctx, chainID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && cur.NextBlock == 0) {
+		return scannedBlock{}, nil
+	} else if err != nil {
+		return scannedBlock{}, fault.Wrap(err, "replay")
+	}
+	number := header.Number.Uint64()
+	if number < cur.NextBlock {
+		return scannedBlock{number: number, hash: header.Hash()}, nil
+	}
+	tip, err := c.Header(ctx, new(big.Int).SetUint64(cur.NextBlock-1))
+	if err != nil {
+		return scannedBlock{}, fault.NotAvailable(err, "block %d", cur.NextBlock-1)
+	}
+	return scannedBlock{number: cur.NextBlock - 1, hash: tip.Hash()}, nil
+}
+
+// check refuses a replay from a branch the scanner has not followed yet (in the transaction
+// holding the chain's cursor): the scanner holds another block at that height. Its next pass
+// rolls back to the fork, and took a deposit recorded now for one whose block left the chain
+// (REORGED, its credit reversed) though its block is the chain's; after that pass the scanner
+// records it itself, or a replay does.
+func (b scannedBlock) check(ctx context.Context, q *store.Queries, chainID int64) error {
+	if b.hash == (common.Hash{}) {
+		return nil
+	}
+	held, err := q.BlockHash(ctx, chainID, b.number)
+	if err != nil || held == "" || held == b.hash.Hex() {
+		return err // "": rolled back or pruned since; the scanner reads the chain's blocks from there
+	}
+	return fault.NotAvailable(fmt.Errorf("the scanner holds block %s at %d, the chain has %s", held, b.number, b.hash.Hex()),
+		"chain %d (its scanner has not yet followed a reorg at block %d; replay it again after its next pass)", chainID, b.number)
 }
 
 func (s *Service) checkDepth(ctx context.Context, n chain.Network, c *chain.Client, block uint64) error {
