@@ -1,7 +1,9 @@
 package deposit_test
 
 import (
+	"errors"
 	"fmt"
+	"math/big"
 	"sync"
 	"testing"
 
@@ -50,4 +52,94 @@ func TestTwoWorkersPrefundAnAddressOnce(t *testing.T) {
 		}
 	}
 	e.run(func() bool { return len(e.depositsWhere(string(domain.DepositCredited))) == 2*rounds })
+}
+
+// TestTwoScannersRecordEachTransferOnce: River keeps one scan per chain, but a scan its rescuer
+// gave to another worker while the first still ran (a pass slower than the rescue delay)
+// overlaps it. Two services scanning the same blocks at once record each transfer once: a
+// pass whose cursor moved under it is refused (ErrRaced) and the next one starts over. Each
+// payment is credited once, with one DEPOSIT.
+func TestTwoScannersRecordEachTransferOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	scanners := []*deposit.Service{e.svc, deposit.New(e.deps, e.config)}
+	const rounds = 20
+	for round := range rounds {
+		eth, payer := e.payer(fmt.Sprintf("scan-race-eth-%d", round))
+		token := e.address(fmt.Sprintf("scan-race-usdt-%d", round))
+		e.send(payer, 0, eth, big.NewInt(1e17), nil, 2)
+		e.mintTogether("USDT", []common.Address{token}, []int64{40_000_000})
+		var start, done sync.WaitGroup
+		start.Add(1)
+		errs := make([]error, len(scanners))
+		for i, s := range scanners {
+			done.Go(func() {
+				start.Wait()
+				errs[i] = s.Scan(e.ctx, e.dev.ChainID())
+			})
+		}
+		start.Done()
+		done.Wait()
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, deposit.ErrRaced) {
+				t.Fatalf("round %d: scanner %d: %v", round, i, err)
+			}
+		}
+	}
+	e.run(func() bool { return len(e.depositsWhere(string(domain.DepositCredited))) == 2*rounds })
+	if n := e.count(`SELECT count(*) FROM deposits`); n != 2*rounds {
+		t.Fatalf("%d deposits recorded for %d payments", n, 2*rounds)
+	}
+	if n := e.count(`SELECT count(*) FROM fund_entries WHERE kind = 'DEPOSIT'`); n != 2*rounds {
+		t.Fatalf("%d DEPOSIT fund entries for %d payments", n, 2*rounds)
+	}
+	if n := len(e.hooks.all()); n != 2*rounds {
+		t.Fatalf("%d DEPOSIT events for %d payments", n, 2*rounds)
+	}
+}
+
+// TestReplayRacingTheScannerCreditsOnce: an admin replays a confirmed payment while a scan pass
+// reads its block. Either may record it first; the other finds it known (the replay waits on
+// the chain's cursor, the pass is refused when the cursor moved). Each payment is recorded
+// once, credited once, with one DEPOSIT, and no replay fails.
+func TestReplayRacingTheScannerCreditsOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	const rounds = 20
+	for round := range rounds {
+		addr, payer := e.payer(fmt.Sprintf("replay-race-%d", round))
+		paid := e.send(payer, 0, addr, big.NewInt(1e17), nil, 2)
+		e.mine(paid)
+		e.confirm()
+		var start, done sync.WaitGroup
+		start.Add(1)
+		var scanErr, replayErr error
+		var replayed deposit.Replayed
+		done.Go(func() {
+			start.Wait()
+			scanErr = e.svc.Scan(e.ctx, e.dev.ChainID())
+		})
+		done.Go(func() {
+			start.Wait()
+			replayed, replayErr = e.svc.Replay(e.ctx, replayer, domain.AllOperators(), e.dev.ChainID(), paid.Hash())
+		})
+		start.Done()
+		done.Wait()
+		if scanErr != nil && !errors.Is(scanErr, deposit.ErrRaced) {
+			t.Fatalf("round %d: scan: %v", round, scanErr)
+		}
+		if replayErr != nil || len(replayed.Deposits) != 1 {
+			t.Fatalf("round %d: replay: %+v %v", round, replayed, replayErr)
+		}
+	}
+	e.run(func() bool { return len(e.depositsWhere(string(domain.DepositCredited))) == rounds })
+	if n := e.count(`SELECT count(*) FROM deposits`); n != rounds {
+		t.Fatalf("%d deposits recorded for %d payments", n, rounds)
+	}
+	if n := e.count(`SELECT count(*) FROM fund_entries WHERE kind = 'DEPOSIT'`); n != rounds {
+		t.Fatalf("%d DEPOSIT fund entries for %d payments", n, rounds)
+	}
+	if n := len(e.hooks.all()); n != rounds {
+		t.Fatalf("%d DEPOSIT events for %d payments", n, rounds)
+	}
 }
