@@ -63,6 +63,9 @@ const StepBatchSettled = stepBatchSettled
 // StepSweepCrediting is the step between a mined sweep's checks and its credit's transaction.
 const StepSweepCrediting = stepSweepCrediting
 
+// StepForkFound is the step between a scan pass finding a reorg and its rollback.
+const StepForkFound = stepForkFound
+
 // SetCrash makes the service call crash at its batch steps and before a sweep's credit (nil: never).
 func SetCrash(s *Service, crash func(step string)) { s.crash = crash }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
 // TestTwoWorkersPrefundAnAddressOnce: two token payments to one address in one block get a
@@ -141,5 +143,73 @@ func TestReplayRacingTheScannerCreditsOnce(t *testing.T) {
 	}
 	if n := len(e.hooks.all()); n != rounds {
 		t.Fatalf("%d DEPOSIT events for %d payments", n, rounds)
+	}
+}
+
+// TestStaleRollbackOfAnOverlappingScanTakesNothing: two scans of one chain overlap (River's
+// rescuer gave a slow pass to another worker). Both find a reorg; the second rolls back, reads
+// the new branch a block a pass and moves the cursor back to where it was, while the new
+// branch's payment is confirmed and credited. The first pass's rollback, for the old branch,
+// then finds the cursor where it left it: it must not roll back again (a deposit on the chain
+// marked REORGED, its credit reversed), but start over.
+func TestStaleRollbackOfAnOverlappingScanTakesNothing(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{config: deposit.Config{LogWindow: 1}})
+	slow, fast := e.svc, deposit.New(e.deps, e.config)
+	addr, payer := e.payer("overlap")
+	parent := e.latestHeader()
+	for range 2 { // the old branch, read by the scanner
+		e.dev.Commit()
+	}
+	e.scanToHead()
+	stale, err := store.New(e.pool).GetCursor(e.ctx, e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.mine(e.send(payer, 0, addr, testfactory.Ether(1), nil, 2))
+	for range confirmations + 2 {
+		e.dev.Commit()
+	}
+
+	found, release := make(chan struct{}), make(chan struct{})
+	deposit.SetCrash(slow, func(step string) {
+		if step == deposit.StepForkFound {
+			close(found)
+			<-release
+		}
+	})
+	slowErr := make(chan error, 1)
+	go func() { slowErr <- slow.Scan(e.ctx, e.dev.ChainID()) }()
+	<-found
+	deposit.SetCrash(slow, nil)
+	// The overlapping pass rolls back and reads the new branch up to the old cursor, confirming
+	// the payment.
+	for cur := (store.Cursor{}); cur.NextBlock != stale.NextBlock; {
+		if err := fast.Scan(e.ctx, e.dev.ChainID()); err != nil {
+			t.Fatal(err)
+		}
+		if cur, err = store.New(e.pool).GetCursor(e.ctx, e.dev.ChainID()); err != nil || cur.NextBlock > stale.NextBlock {
+			t.Fatalf("the overlapping pass moved the cursor to %d, past %d (%v)", cur.NextBlock, stale.NextBlock, err)
+		}
+	}
+	confirmed := e.depositsWhere(string(domain.DepositSweeping))
+	if len(confirmed) != 1 {
+		t.Fatalf("%d confirmed deposits before the stale rollback, want 1", len(confirmed))
+	}
+	close(release)
+	if err := <-slowErr; err != nil && !errors.Is(err, deposit.ErrRaced) {
+		t.Fatalf("the stale pass: %v", err)
+	}
+	id := confirmed[0].ID
+	if d := e.deposit(id); d.Status != domain.DepositSweeping || e.count(`SELECT count(*) FROM deposit_reorgs`) != 0 {
+		t.Fatalf("after the stale rollback the deposit on the chain is %s, with %d reorg incidents", d.Status,
+			e.count(`SELECT count(*) FROM deposit_reorgs`))
+	}
+	e.run(func() bool { return e.deposit(id).Status == domain.DepositCredited })
+	if got, n := e.fundKinds(id), len(e.hooks.all()); got != "DEPOSIT" || n != 1 {
+		t.Fatalf("fund entries %s, %d DEPOSIT events; want one of each", got, n)
 	}
 }

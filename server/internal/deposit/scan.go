@@ -79,6 +79,9 @@ func (s *Service) ScanNow(ctx context.Context) error {
 	})
 }
 
+// stepForkFound (tests): a pass found a reorg and has not rolled back yet.
+const stepForkFound = "scan-fork-found"
+
 // ErrRaced means the chain or the cursor moved under a pass (a reorg while reading, or a
 // concurrent pass); the next pass starts over.
 var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
@@ -126,14 +129,8 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return fmt.Errorf("%w: chain %d was scanned on genesis %s, its RPC endpoint serves genesis %s (another network behind this chain id?): nothing is scanned until the endpoint is fixed",
 			ErrGenesisChanged, chainID, cur.GenesisHash, genesis.Hash().Hex())
 	}
-	if cur.NextBlock > 0 {
-		fork, reorged, err := s.findFork(ctx, q, c, chainID, cur.NextBlock-1)
-		if err != nil {
-			return err
-		}
-		if reorged {
-			return s.rollback(ctx, chainID, cur.NextBlock, fork)
-		}
+	if rolledBack, err := s.rollBackAReorg(ctx, q, c, chainID, cur.NextBlock); err != nil || rolledBack {
+		return err
 	}
 	to := min(head, cur.NextBlock+s.cfg.LogWindow-1)
 	var found []domain.Deposit
@@ -413,10 +410,33 @@ func nodeBehind(chainID int64, scanned uint64) error {
 		ErrNodeBehind, chainID, scanned)
 }
 
+// rollBackAReorg compares the newest blocks read (below next) with the chain and, when they
+// left it, rolls back to the fork; rolledBack ends the pass.
+func (s *Service) rollBackAReorg(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, next uint64) (rolledBack bool, err error) {
+	if next == 0 {
+		return false, nil
+	}
+	// The newest block read, as kept before it is compared with the chain: a rollback applies
+	// only while the cursor and that block are still the ones found gone.
+	tip, err := q.BlockHash(ctx, chainID, next-1)
+	if err != nil {
+		return false, err
+	}
+	fork, reorged, err := s.findFork(ctx, q, c, chainID, next-1)
+	if err != nil || !reorged {
+		return false, err
+	}
+	if s.crash != nil {
+		s.crash(stepForkFound)
+	}
+	return true, s.rollback(ctx, chainID, next, tip, fork)
+}
+
 // rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned,
 // those already past the confirmation depth are marked reorged (reorg.go), and the scan
-// resumes right after the fork.
-func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64) error {
+// resumes right after the fork. next and tip are the cursor and the hash kept for block next-1
+// that the pass found gone; anything else now is another pass's work (ErrRaced).
+func (s *Service) rollback(ctx context.Context, chainID int64, next uint64, tip string, fork uint64) error {
 	var marked []reorged
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
@@ -425,6 +445,14 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next, fork uint64
 			return err
 		}
 		if cur.NextBlock != next {
+			return ErrRaced
+		}
+		// A pass that overlapped this one (a scan River's rescuer gave to another worker) may
+		// have rolled back and read the new branch up to the same cursor: the blocks above the
+		// fork are then the chain's, and so are their deposits.
+		if kept, err := q.BlockHash(ctx, chainID, next-1); err != nil {
+			return err
+		} else if kept != tip {
 			return ErrRaced
 		}
 		if marked, err = s.markReorged(ctx, tx, chainID, fork); err != nil {
