@@ -66,6 +66,9 @@ const StepSweepCrediting = stepSweepCrediting
 // StepForkFound is the step between a scan pass finding a reorg and its rollback.
 const StepForkFound = stepForkFound
 
+// StepBlocksRead is the step between a scan pass reading its blocks and recording them.
+const StepBlocksRead = stepBlocksRead
+
 // SetCrash makes the service call crash at its batch steps and before a sweep's credit (nil: never).
 func SetCrash(s *Service, crash func(step string)) { s.crash = crash }
 

@@ -213,3 +213,68 @@ func TestStaleRollbackOfAnOverlappingScanTakesNothing(t *testing.T) {
 		t.Fatalf("fund entries %s, %d DEPOSIT events; want one of each", got, n)
 	}
 }
+
+// TestStalePassOfAnOverlappingScanRecordsNothing: an overlapping pass (as above) read a block
+// with a payment, which a reorg then took away; the other pass rolled back and read the new
+// branch up to the same cursor. The first pass's blocks no longer link to the kept ones: it
+// records nothing (ErrRaced), where it recorded the gone payment and its block on top of the
+// new branch's.
+func TestStalePassOfAnOverlappingScanRecordsNothing(t *testing.T) {
+	t.Parallel()
+	e := setupWith(t, options{config: deposit.Config{LogWindow: 1}})
+	slow, fast := e.svc, deposit.New(e.deps, e.config)
+	addr, payer := e.payer("overlap")
+	parent := e.latestHeader()
+	for range 2 {
+		e.dev.Commit()
+	}
+	e.scanToHead()
+	stale, err := store.New(e.pool).GetCursor(e.ctx, e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := e.send(payer, 0, addr, testfactory.Ether(1), nil, 2) // in the block the slow pass reads
+	e.mine(gone)
+	for range confirmations {
+		e.dev.Commit()
+	}
+
+	read, release := make(chan struct{}), make(chan struct{})
+	deposit.SetCrash(slow, func(step string) {
+		if step == deposit.StepBlocksRead {
+			close(read)
+			<-release
+		}
+	})
+	slowErr := make(chan error, 1)
+	go func() { slowErr <- slow.Scan(e.ctx, e.dev.ChainID()) }()
+	<-read
+	deposit.SetCrash(slow, nil)
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	// A longer branch without the payment: its payer spent the same nonce elsewhere.
+	e.mine(e.send(payer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c0"), testfactory.Ether(1), nil, 50))
+	for range confirmations + 6 {
+		e.dev.Commit()
+	}
+	for cur := (store.Cursor{}); cur.NextBlock != stale.NextBlock; {
+		if err := fast.Scan(e.ctx, e.dev.ChainID()); err != nil {
+			t.Fatal(err)
+		}
+		if cur, err = store.New(e.pool).GetCursor(e.ctx, e.dev.ChainID()); err != nil || cur.NextBlock > stale.NextBlock {
+			t.Fatalf("the overlapping pass moved the cursor to %d, past %d (%v)", cur.NextBlock, stale.NextBlock, err)
+		}
+	}
+	close(release)
+	if err := <-slowErr; !errors.Is(err, deposit.ErrRaced) {
+		t.Fatalf("the stale pass: %v, want ErrRaced", err)
+	}
+	if n := e.count(`SELECT count(*) FROM deposits WHERE tx_hash = $1`, gone.Hash().Hex()); n != 0 {
+		t.Fatalf("the stale pass recorded the payment its block took away (%d deposits)", n)
+	}
+	e.scanToHead()
+	if n := e.count(`SELECT count(*) FROM deposits`) + e.count(`SELECT count(*) FROM deposit_reorgs`); n != 0 {
+		t.Fatalf("%d deposits and reorg incidents after the scanner caught up, want none", n)
+	}
+}

@@ -82,6 +82,9 @@ func (s *Service) ScanNow(ctx context.Context) error {
 // stepForkFound (tests): a pass found a reorg and has not rolled back yet.
 const stepForkFound = "scan-fork-found"
 
+// stepBlocksRead (tests): a pass read its blocks and has not recorded them yet.
+const stepBlocksRead = "scan-blocks-read"
+
 // ErrRaced means the chain or the cursor moved under a pass (a reorg while reading, or a
 // concurrent pass); the next pass starts over.
 var ErrRaced = errors.New("deposit: chain or cursor moved during the scan; retrying on the next pass")
@@ -129,7 +132,13 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return fmt.Errorf("%w: chain %d was scanned on genesis %s, its RPC endpoint serves genesis %s (another network behind this chain id?): nothing is scanned until the endpoint is fixed",
 			ErrGenesisChanged, chainID, cur.GenesisHash, genesis.Hash().Hex())
 	}
-	if rolledBack, err := s.rollBackAReorg(ctx, q, c, chainID, cur.NextBlock); err != nil || rolledBack {
+	// The newest block read, as kept before the chain is read: the pass records only while the
+	// cursor and that block are still the ones its reads follow.
+	tip, err := keptTip(ctx, q, chainID, cur.NextBlock)
+	if err != nil {
+		return err
+	}
+	if rolledBack, err := s.rollBackAReorg(ctx, q, c, chainID, cur.NextBlock, tip); err != nil || rolledBack {
 		return err
 	}
 	to := min(head, cur.NextBlock+s.cfg.LogWindow-1)
@@ -152,18 +161,18 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 			return err
 		}
 	}
+	if s.crash != nil {
+		s.crash(stepBlocksRead)
+	}
 	reincluded := 0
 	var marked []reorged        // deposits whose block this pass shows left the chain
 	var reopenedList []reopened // written-off deposits mined again: new incidents
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
-		locked, err := q.GetCursor(ctx, chainID)
-		if err != nil {
+		if err := lockUnmoved(ctx, q, cur, tip); err != nil {
 			return err
 		}
-		if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
-			return ErrRaced
-		}
+		var err error
 		if marked, err = s.record(ctx, tx, chainID, blocks, found, to); err != nil {
 			return err
 		}
@@ -410,17 +419,41 @@ func nodeBehind(chainID int64, scanned uint64) error {
 		ErrNodeBehind, chainID, scanned)
 }
 
-// rollBackAReorg compares the newest blocks read (below next) with the chain and, when they
-// left it, rolls back to the fork; rolledBack ends the pass.
-func (s *Service) rollBackAReorg(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, next uint64) (rolledBack bool, err error) {
+// lockUnmoved locks the chain's cursor and checks that neither it nor the newest block kept
+// (tip) moved since the pass read them (ErrRaced). An overlapping pass (see rollback) may have
+// rolled back and read another branch up to the same cursor: this pass's blocks follow the
+// one it kept, not the new branch's.
+func lockUnmoved(ctx context.Context, q *store.Queries, cur store.Cursor, tip string) error {
+	locked, err := q.GetCursor(ctx, cur.ChainID)
+	if err != nil {
+		return err
+	}
+	if locked.NextBlock != cur.NextBlock || locked.GenesisHash != cur.GenesisHash {
+		return ErrRaced
+	}
+	if kept, err := keptTip(ctx, q, cur.ChainID, cur.NextBlock); err != nil {
+		return err
+	} else if kept != tip {
+		return ErrRaced
+	}
+	return nil
+}
+
+// keptTip is the hash kept for the newest block read below next ("" when none).
+func keptTip(ctx context.Context, q *store.Queries, chainID int64, next uint64) (string, error) {
+	if next == 0 {
+		return "", nil
+	}
+	return q.BlockHash(ctx, chainID, next-1)
+}
+
+// rollBackAReorg compares the newest blocks read (below next; tip is the hash kept for
+// next-1) with the chain and, when they left it, rolls back to the fork; rolledBack ends the
+// pass.
+func (s *Service) rollBackAReorg(ctx context.Context, q *store.Queries, c *chain.Client, chainID int64, next uint64,
+	tip string) (rolledBack bool, err error) {
 	if next == 0 {
 		return false, nil
-	}
-	// The newest block read, as kept before it is compared with the chain: a rollback applies
-	// only while the cursor and that block are still the ones found gone.
-	tip, err := q.BlockHash(ctx, chainID, next-1)
-	if err != nil {
-		return false, err
 	}
 	fork, reorged, err := s.findFork(ctx, q, c, chainID, next-1)
 	if err != nil || !reorged {
@@ -450,7 +483,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next uint64, tip 
 		// A pass that overlapped this one (a scan River's rescuer gave to another worker) may
 		// have rolled back and read the new branch up to the same cursor: the blocks above the
 		// fork are then the chain's, and so are their deposits.
-		if kept, err := q.BlockHash(ctx, chainID, next-1); err != nil {
+		if kept, err := keptTip(ctx, q, chainID, next); err != nil {
 			return err
 		} else if kept != tip {
 			return ErrRaced
