@@ -218,9 +218,9 @@ const stepSweepCrediting = "sweep-crediting"
 var errWaitingForRate = errors.New("deposit: waiting for a rate")
 
 // netAmounts is what each deposit of a group reached the bankroll with, read from the mined
-// transfer. Token deposits net their fee exactly; native deposits share their transfers' gas
-// in proportion to their gross amounts (the last one takes the rounding), so the amounts add up
-// to what the bankroll received.
+// transfer. Token deposits net their fee exactly; native deposits net their own fee and share
+// their transfer's gas in proportion to their gross amounts (the last one takes the rounding),
+// so the amounts add up to what the bankroll received.
 func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]*big.Int, error) {
 	out := make([]*big.Int, len(g.deposits))
 	if sw.Batched {
@@ -243,13 +243,17 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 	if err != nil {
 		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
 	}
-	net, rest := t.Value, new(big.Int).Set(t.Value)
+	// Each deposit nets its own fee (their fees may differ: one fixed at an earlier sweep, the
+	// operator's fee changed since); only the gas the transfer took from their value is shared.
+	gas := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), t.Value)
+	rest := new(big.Int).Set(t.Value)
 	for i, d := range g.deposits {
 		if i == len(g.deposits)-1 {
 			out[i] = rest
 			break
 		}
-		out[i] = new(big.Int).Div(new(big.Int).Mul(net, d.GrossAmount), g.gross)
+		share := new(big.Int).Div(new(big.Int).Mul(gas, d.GrossAmount), g.gross)
+		out[i] = new(big.Int).Sub(new(big.Int).Sub(d.GrossAmount, g.fees[d.ID]), share)
 		rest.Sub(rest, out[i])
 	}
 	return out, nil

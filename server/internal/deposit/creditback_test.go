@@ -156,3 +156,49 @@ func TestWrittenOffAgainAfterItsSweepWasCancelledIsSweptNotCredited(t *testing.T
 		})
 	}
 }
+
+// What was seen: a credited-back native deposit (1 ETH, swept first at a 0 fee) swept again
+// with a new payment to its address (1 ETH) charged the operator's new fee (50%): the sweep
+// sent 1.5 ETH (both grosses less the new payment's 0.5 ETH fee), and its value was split
+// across the two by gross, 0.75 ETH each. The credited-back deposit was credited its
+// announced 0.99998 ETH anyway and the new one 0.75 ETH (its fee of 0.5 ETH, not 0.5 ETH net):
+// 1.74998 ETH credited for 1.5 ETH received, the books short by 0.25 ETH. Each deposit of a
+// native group now nets its own fee, and only the transfer's gas is shared by gross.
+func TestCreditedBackDepositSweptWithAPaymentAtAnotherFee(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	lost, _ := e.cancelledThenMinedAgain("ETH", testfactory.Ether(1), testfactory.Ether(2))
+	if _, err := e.pool.Exec(e.ctx, `UPDATE operators SET deposit_fee_bps = 5000 WHERE id = $1`, e.op.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A new payment to the address, confirmed but not swept yet: the new sweep takes both.
+	pay, _ := e.payment(e.newUser(), 0, common.HexToAddress(lost.Address), "ETH", testfactory.Ether(1))
+	e.mine(pay)
+	for range confirmations + 1 {
+		e.scan()
+		e.dev.Commit()
+	}
+	fresh := e.findDeposit(pay.Hash())
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
+		Note: "the payment came back", Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	bank0 := e.balance(e.bankroll)
+	e.run(func() bool {
+		return e.deposit(lost.ID).Status == domain.DepositCredited && e.deposit(fresh).Status == domain.DepositCredited
+	})
+	if a, b := e.deposit(lost.ID), e.deposit(fresh); a.SweepID != b.SweepID {
+		t.Fatalf("swept by sweeps %d and %d, want one sweep of both", a.SweepID, b.SweepID)
+	}
+	e.runBlocks(confirmations + 2)
+
+	if d := e.deposit(fresh); d.Amount.Cmp(testfactory.Ether(1)) >= 0 || d.FeeAmount.Cmp(new(big.Int).Div(testfactory.Ether(1), big.NewInt(2))) < 0 {
+		t.Errorf("the new payment was credited %v with a fee of %v; want at most 0.5 ETH, its fee 0.5 ETH", d.Amount, d.FeeAmount)
+	}
+	credited := new(big.Int).Add(e.deposit(lost.ID).Amount, e.deposit(fresh).Amount)
+	if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(credited) < 0 {
+		t.Errorf("the bankroll received %v wei from the sweep, less than the %v credited", got, credited)
+	}
+	e.nothingPending()
+	e.reconciled()
+}
