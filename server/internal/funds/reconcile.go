@@ -118,6 +118,10 @@ func (rep Report) Covered() bool { return len(rep.Unread) == 0 && !rep.Short() }
 // short line elsewhere is still reported. err is what stopped it altogether: the database
 // (INTERNAL or UNAVAILABLE), or chainID not configured (INVALID_ARGUMENT).
 func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, error) {
+	// The heads first, then the books: a payout that left the hot wallet at or below a head
+	// was stored before the books' snapshot, so the snapshot has it in flight (paidOutAt).
+	// Read the other way round, one signed and mined between the two reads was in neither.
+	heads := r.heads(ctx, chainID)
 	totals, inFlight, err := store.New(r.Ledger.pool).FundBooks(ctx)
 	if err != nil {
 		return Report{}, fault.Wrap(err, "sum funds")
@@ -131,7 +135,7 @@ func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, 
 		if chainID != 0 && n.ChainID != chainID {
 			continue
 		}
-		lines, err := r.chainLines(ctx, n, owed, inFlight)
+		lines, err := r.chainLines(ctx, n, owed, inFlight, heads[n.ChainID])
 		if err != nil {
 			rep.Unread = append(rep.Unread, Unread{ChainID: n.ChainID, Err: err})
 			continue
@@ -149,13 +153,43 @@ func (r *Reconciler) ReconcileEach(ctx context.Context, chainID int64) (Report, 
 	return rep, nil
 }
 
-// chainLines reads a chain's holdings of every asset it configures, all at one block, and sets
-// them against owed less the payouts in flight that block already holds. A wallet it cannot
-// read is UNAVAILABLE naming the chain and the wallet. Either way the chain's assets are
-// checked off owed: they are configured, so an unread one must not be reported as
+// headRead is a chain's head block as the reconciliation read it before the books, or why not.
+type headRead struct {
+	at  uint64
+	err *fault.Error
+}
+
+// heads reads the head block of every chain reconciled (chainID, or all when 0).
+func (r *Reconciler) heads(ctx context.Context, chainID int64) map[int64]headRead {
+	out := map[int64]headRead{}
+	for _, n := range r.Ledger.chains.Networks() {
+		if chainID != 0 && n.ChainID != chainID {
+			continue
+		}
+		c := r.Clients[n.ChainID]
+		if c == nil {
+			out[n.ChainID] = headRead{err: fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)}
+			continue
+		}
+		at, err := c.BlockNumber(ctx)
+		if err != nil {
+			e := fault.New(fault.Unavailable, "chain %d: its head block: try again shortly", n.ChainID)
+			e.Cause = err
+			out[n.ChainID] = headRead{err: e}
+			continue
+		}
+		out[n.ChainID] = headRead{at: at}
+	}
+	return out
+}
+
+// chainLines reads a chain's holdings of every asset it configures, all at head (read before
+// the books), and sets them against owed less the payouts in flight that block already holds.
+// A wallet (or head) it cannot read is UNAVAILABLE naming the chain. Either way the chain's
+// assets are checked off owed: they are configured, so an unread one must not be reported as
 // unconfigured.
 func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[string]store.FundTotal,
-	inFlight []store.PayoutInFlight) ([]Line, *fault.Error) {
+	inFlight []store.PayoutInFlight, head headRead) ([]Line, *fault.Error) {
 	assets := make([]chain.Asset, 0, 1+len(n.Tokens))
 	assets = append(assets, chain.Asset{Symbol: n.NativeSymbol, Decimals: n.NativeDecimals, Native: true})
 	for _, t := range n.Tokens {
@@ -167,16 +201,10 @@ func (r *Reconciler) chainLines(ctx context.Context, n chain.Network, owed map[s
 		owes[i] = owed[key]
 		delete(owed, key)
 	}
-	c := r.Clients[n.ChainID]
-	if c == nil {
-		return nil, fault.New(fault.Unavailable, "chain %d has no client", n.ChainID)
+	if head.err != nil {
+		return nil, head.err
 	}
-	at, err := c.BlockNumber(ctx)
-	if err != nil {
-		e := fault.New(fault.Unavailable, "chain %d: its head block: try again shortly", n.ChainID)
-		e.Cause = err
-		return nil, e
-	}
+	c, at := r.Clients[n.ChainID], head.at
 	paid, ferr := paidOutAt(ctx, c, n.ChainID, at, inFlight)
 	if ferr != nil {
 		return nil, ferr

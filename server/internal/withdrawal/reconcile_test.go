@@ -1,6 +1,12 @@
 package withdrawal_test
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -63,4 +69,61 @@ func TestReconcileCountsAPayoutMinedBeforeItIsRecorded(t *testing.T) {
 		t.Fatalf("withdrawal %s", got.Status)
 	}
 	usdt("payout settled", "0")
+}
+
+// What was seen: the reconciliation read the books (one snapshot) and then the chain's head,
+// and took the holdings at that head. A payout whose transaction was signed after the
+// snapshot and mined before the head was read was in neither the payouts in flight (none was
+// stored yet) nor the hot wallet: an exactly covered operator read 10 USDT short (OK false).
+// The heads are now read before the books: every payout that left the hot wallet at or below
+// the block read is stored by then.
+func TestReconcileCountsAPayoutSignedAfterItsBooksWereRead(t *testing.T) {
+	t.Parallel()
+	e := setupChain(t, withdrawal.Config{})
+	op := e.unfundedOperator(domain.OperatorSettings{})
+	e.fund(op, "USDT", "10000") // exactly the hot wallet's 10,000 USDT
+	w := e.queuedPayout(op, "user-1", "10.00")
+	var once sync.Once
+	// The payout is signed, sent and mined while the reconciliation reads the chain's head.
+	node := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"eth_blockNumber"`) {
+			once.Do(func() {
+				if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || done {
+					t.Errorf("pay: %v %v", done, err)
+				}
+				e.dev.Commit()
+			})
+		}
+		req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, e.dev.RPCURL(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		rw.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(rw, resp.Body)
+	}))
+	t.Cleanup(node.Close)
+	n := e.client.Network
+	n.RPCURLs = []string{node.URL}
+	c := chain.Dial(n, nil)
+	t.Cleanup(c.Close)
+	lines, err := (&funds.Reconciler{Ledger: e.ledger, Clients: map[int64]*chain.Client{e.dev.ChainID(): c}, HotWallet: e.hot}).
+		Reconcile(e.ctx, e.dev.ChainID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.Currency == "USDT" && (!l.OK || !l.Surplus.IsZero()) {
+			t.Errorf("holdings %s, owed %s (paid out %s), surplus %s, OK %v; want surplus 0", l.Holdings, l.Owed, l.PaidOut,
+				l.Surplus, l.OK)
+		}
+	}
 }
