@@ -425,14 +425,19 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		if mined, err := e.nonceUsed(ctx, c, t); err != nil || mined {
 			return t, err // an attempt is mined; its receipt shows up on the next call
 		}
+		// The request is cleared with the attempt that carries it out (replace), or here when
+		// no attempt can.
 		replaced, err := e.replace(ctx, t, t.RequestedAction == domain.TxCancel)
-		if err != nil && !errors.Is(err, ErrNoRoomToBump) {
+		switch {
+		case errors.Is(err, errSuperseded):
+			return q.ChainTx(ctx, id)
+		case errors.Is(err, ErrNoRoomToBump):
+			if err := store.New(e.pool).ClearTxAction(ctx, t.ID, t.RequestedAction); err != nil {
+				return t, err
+			}
+		case err != nil:
 			return t, err
-		}
-		if err := store.New(e.pool).ClearTxAction(ctx, t.ID, t.RequestedAction); err != nil {
-			return t, err
-		}
-		if err == nil {
+		default:
 			latest = replaced
 		}
 	case latest.BroadcastAt != nil && now.Sub(latest.CreatedAt) > e.StuckAfter:
@@ -441,6 +446,8 @@ func (e *Engine) Advance(ctx context.Context, id int64) (domain.ChainTx, error) 
 		}
 		replaced, err := e.replace(ctx, t, false)
 		switch {
+		case errors.Is(err, errSuperseded):
+			return q.ChainTx(ctx, id)
 		case errors.Is(err, ErrNoRoomToBump):
 			e.log.Info("transaction not replaced: its gas would take all it sends", "chain", t.ChainID, "purpose", t.Purpose,
 				"ref", t.Ref, "nonce", t.Nonce)
@@ -608,7 +615,7 @@ func (e *Engine) replace(ctx context.Context, t domain.ChainTx, cancel bool) (do
 		return domain.TxAttempt{}, err
 	}
 	a := domain.TxAttempt{Hash: signed.Hash().Hex(), Raw: raw, Value: value, TipCap: tip, FeeCap: feeCap, CreatedAt: e.now(), Cancel: cancel}
-	if err := store.New(e.pool).InsertTxAttempt(ctx, t.ID, a); err != nil {
+	if err := e.storeReplacement(ctx, t, a); err != nil {
 		return a, err
 	}
 	t2, err := store.New(e.pool).ChainTx(ctx, t.ID)
@@ -618,4 +625,37 @@ func (e *Engine) replace(ctx context.Context, t domain.ChainTx, cancel bool) (do
 	e.log.Info("transaction replaced with higher fees", "chain", t.ChainID, "purpose", t.Purpose, "ref", t.Ref,
 		"nonce", t.Nonce, "hash", a.Hash, "attempts", len(t2.Attempts), "cancel", cancel)
 	return t2.Latest(), nil
+}
+
+// errSuperseded: the transaction changed after Advance read it (another worker replaced it,
+// carried out the request, or settled it); the replacement decided on the old reading is not
+// stored.
+var errSuperseded = errors.New("chaintx: the transaction changed since it was read")
+
+// storeReplacement stores attempt a, decided on the reading t, only if t still stands: pending,
+// the same newest attempt, the same service-team request (cleared with it, so the request is
+// carried out once). The transaction's row lock serialises workers advancing it at once, as
+// the nonce row does for allocations: without it each added its own replacement at the nonce.
+// The RPC calls stay outside the lock (Prepare runs before).
+func (e *Engine) storeReplacement(ctx context.Context, t domain.ChainTx, a domain.TxAttempt) error {
+	return store.InTx(ctx, e.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if _, _, err := q.LockChainTxState(ctx, t.ID); err != nil {
+			return err
+		}
+		now, err := q.ChainTx(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if now.State != domain.ChainTxPending || now.Latest().ID != t.Latest().ID || now.RequestedAction != t.RequestedAction {
+			return errSuperseded
+		}
+		if err := q.InsertTxAttempt(ctx, t.ID, a); err != nil {
+			return err
+		}
+		if t.RequestedAction == "" {
+			return nil
+		}
+		return q.ClearTxAction(ctx, t.ID, t.RequestedAction)
+	})
 }

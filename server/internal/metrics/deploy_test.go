@@ -145,6 +145,13 @@ func TestAlertConditionsFireAndClear(t *testing.T) {
 			labels: map[string]string{"chain_id": "1"},
 		},
 		{
+			alert: "CofferWithdrawalNotClosed",
+			// One expiry refused on an unactioned withdrawal, then none.
+			series: `coffer_withdrawals_not_closed_total{action="system:expire",instance="w1"} 0 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1`,
+			fire:   3 * time.Minute, clear: 20 * time.Minute,
+			labels: map[string]string{"action": "system:expire"},
+		},
+		{
 			alert:  "CofferGasTankLow",
 			series: `coffer_wallet_balance{chain_id="1",currency="ETH",wallet="gas_tank",instance="w1"} 1 0.01 0.01 2`,
 			fire:   1 * time.Minute, clear: 3 * time.Minute,

@@ -40,6 +40,12 @@ var (
 		Name: "coffer_gas_topup_overdue_total",
 		Help: "Settle steps that found a token sweep (or its prefunding) waiting for its gas top-up longer than expected (15 minutes): the gas tank is empty, its top-up is stuck, or it left the chain; each is logged at ERROR with the sweep, address and chain.",
 	}, []string{"chain_id"})
+	// WithdrawalsNotClosed counts expiries and session cancels the transition table refused on
+	// a withdrawal still open and unactioned: it stays open past its TTL or its session's end.
+	WithdrawalsNotClosed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "coffer_withdrawals_not_closed_total",
+		Help: "Expiries (system:expire) and session cancels (user:session-cancelled) the transition table refused on a withdrawal nobody acted on: it stays open past its due time; each is logged at ERROR with the withdrawal.",
+	}, []string{"action"})
 	// WorkersDead counts worker processes found dead (lock gone, no heartbeat) by liveness.
 	WorkersDead = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "coffer_workers_dead_total",
@@ -89,7 +95,7 @@ func New() *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"transport", "operation"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, ReconcileChainUnread, GasTopUpOverdue, WorkersDead, JobsRescued,
+	m.Registry.MustRegister(m.requests, m.latency, DepositsUnpriced, FundsSurplus, ReconcileChainUnread, GasTopUpOverdue, WithdrawalsNotClosed, WorkersDead, JobsRescued,
 		DepositsReorged, DepositsReorgedUnresolved, WalletBalance, buildInfo,
 		RPCRequests, RPCErrors, RPCDuration, WebhookDeliveries, JobWait, JobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/metrics"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -107,22 +108,46 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 }
 
 // closeDue expires or cancels one due withdrawal in a transaction of its own. It reports false,
-// changing nothing, when the withdrawal was acted on since it was listed (the table refuses
-// the change): that decision stands.
+// changing nothing, when the table refuses the change (refusedClose says why); the run goes on.
 func (s *Service) closeDue(ctx context.Context, id string, action Action, note string) (bool, error) {
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := Apply(ctx, tx, domain.AllOperators(), Change{ID: id, Action: action, Actor: domain.System, Note: note})
 		return err
 	})
 	if fault.Is(err, fault.FailedPrecondition) {
-		s.log.InfoContext(ctx, "withdrawal acted on before the sweep reached it; the decision stands",
-			"withdrawal", id, "action", action, "reason", err)
-		return false, nil
+		return false, s.refusedClose(ctx, id, action, err)
 	}
 	if err != nil {
 		return false, fmt.Errorf("withdrawal %s: %s: %w", id, action, err)
 	}
 	return true, nil
+}
+
+// refusedClose tells a refused expiry or cancel apart: a withdrawal acted on since it was
+// listed (the decision stands) is skipped quietly; one still unactioned was refused for another
+// reason and would stay open past its due time, so it is logged at ERROR and counted
+// (coffer_withdrawals_not_closed_total).
+func (s *Service) refusedClose(ctx context.Context, id string, action Action, refusal error) error {
+	w, err := store.New(s.pool).GetWithdrawal(ctx, nil, id)
+	if err != nil {
+		return fmt.Errorf("withdrawal %s: re-read after %s was refused: %w", id, action, err)
+	}
+	if !unactioned(w) {
+		s.log.InfoContext(ctx, "withdrawal acted on before the sweep reached it; the decision stands",
+			"withdrawal", id, "status", w.Status, "action", action, "reason", refusal)
+		return nil
+	}
+	metrics.WithdrawalsNotClosed.WithLabelValues(string(action)).Inc()
+	s.log.ErrorContext(ctx, "the transition table refused to close a withdrawal nobody acted on: it stays open past its due time",
+		"withdrawal", id, "operator_id", w.OperatorID, "status", w.Status, "action", action, "reason", refusal)
+	return nil
+}
+
+// unactioned reports whether nobody decided the withdrawal yet: PENDING or AWAITING_APPROVAL,
+// its payout never queued (the states expiry and session cancels close).
+func unactioned(w domain.Withdrawal) bool {
+	s := StateOf(w)
+	return s == open(domain.WithdrawalPending) || s == open(domain.WithdrawalAwaitingApproval)
 }
 
 // SessionCancelled cancels the open withdrawals of a session the user cancelled, in a

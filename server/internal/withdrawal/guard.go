@@ -48,18 +48,20 @@ func paidOnce(ws []store.SessionWithdrawal) error {
 }
 
 // admit checks a submission that is about to reach the operator: not on a session already
-// paid (CONFLICT), and within SubmitLimit (RATE_LIMITED with Retry-After). create checks the
-// first again under the session's lock.
+// paid (CONFLICT). create checks it again under the session's lock.
 func (s *Service) admit(ctx context.Context, sessionID string) error {
-	q := store.New(s.pool)
-	ws, err := q.SessionWithdrawals(ctx, sessionID, false)
+	ws, err := store.New(s.pool).SessionWithdrawals(ctx, sessionID, false)
 	if err != nil {
 		return fault.Wrap(err, "load the session's withdrawals")
 	}
-	if err := paidOnce(ws); err != nil {
-		return err
-	}
-	refused, err := q.TakeRateLimits(ctx, store.RateLimit{Key: "withdraw-submit:" + sessionID, Max: SubmitLimit,
+	return paidOnce(ws)
+}
+
+// countSubmission takes the submission's place within SubmitLimit (RATE_LIMITED with
+// Retry-After when there is none). It runs once every other check passed, the session's lease
+// taken in mode A: the limit counts what may reach the operator, not what was refused.
+func (s *Service) countSubmission(ctx context.Context, sessionID string) error {
+	refused, err := store.New(s.pool).TakeRateLimits(ctx, store.RateLimit{Key: "withdraw-submit:" + sessionID, Max: SubmitLimit,
 		Window: SubmitWindow})
 	if err != nil {
 		return fault.Wrap(err, "count submissions")

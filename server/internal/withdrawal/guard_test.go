@@ -166,3 +166,54 @@ func TestSubmissionsAreRateLimited(t *testing.T) {
 	// The limit is per session: another session of the same user submits at once.
 	e.submit(e.withdrawSession(op, "user-1", "10.00"), newAddress(), "USDT")
 }
+
+// What was seen: in mode A a submission refused by the session's lease (another one's
+// WITHDRAW_REQUEST in flight) had already opened its off-ramp order, which the provider kept
+// open (the OffRamp interface has no cancel), and had spent one of the session's SubmitLimit
+// places: three refused while the first was in flight left the user 1 of the 4 accepted
+// submissions the limit promises. The lease is now taken first: a refusal opens nothing and
+// counts nothing.
+func TestSubmissionRefusedByTheLeaseOpensAndCountsNothing(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	sess := e.withdrawSession(op, "user-1", "10.00")
+	// Buffered, and the answer released on any exit: a failing test must not hang the receiver.
+	asked, answer := make(chan struct{}, 8), make(chan struct{})
+	release := sync.OnceFunc(func() { close(answer) })
+	defer release()
+	e.recv.answer.Store(func(w http.ResponseWriter, _ url.Values) {
+		asked <- struct{}{}
+		<-answer
+		w.Header().Set("Content-Type", "application/json")
+		writeBody(w, `{"error":0}`)
+	})
+	submission := func(typ string) withdrawal.Submission {
+		return withdrawal.Submission{Address: newAddress().Hex(), Currency: "USDT", ChainID: e.dev.ChainID(), Type: typ}
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Submit(e.ctx, sess, submission(withdrawal.OffRampType))
+		first <- err
+	}()
+	<-asked // the first submission's WITHDRAW_REQUEST is in flight: it holds the lease
+	opened := e.offramp.OrdersOpened()
+	for _, typ := range []string{withdrawal.OffRampType, withdrawal.DirectTransfer, withdrawal.OffRampType} {
+		_, err := e.svc.Submit(e.ctx, sess, submission(typ))
+		if fe := faultOf(err); fe.Code != fault.RateLimited || fe.RetryAfter < 1 {
+			t.Fatalf("%s submission while another is in flight: %v (Retry-After %d), want RATE_LIMITED", typ, err, fe.RetryAfter)
+		}
+	}
+	if n := e.offramp.OrdersOpened() - opened; n != 0 {
+		t.Errorf("%d off-ramp orders opened by submissions the lease refused", n)
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Fatalf("the first submission: %v", err)
+	}
+	e.recv.reply(`{"error":0}`)
+	for i := 2; i <= withdrawal.SubmitLimit; i++ { // the refused ones took no place in the window
+		if _, err := e.svc.Submit(e.ctx, sess, submission(withdrawal.DirectTransfer)); err != nil {
+			t.Fatalf("submission %d of %d in the minute: %v", i, withdrawal.SubmitLimit, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math/big"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -47,7 +48,8 @@ type OffRampOpened struct {
 type DevOffRamp struct {
 	Log *slog.Logger
 
-	paid sync.Map // order ref → the payout's transaction hash
+	paid   sync.Map // order ref → the payout's transaction hash
+	opened atomic.Int64
 }
 
 // DevOffRampAddress is where the dev provider collects.
@@ -59,7 +61,8 @@ func DevOffRampAddress() common.Address {
 func (*DevOffRamp) Name() string { return "dev" }
 
 // Open implements OffRamp.
-func (*DevOffRamp) Open(_ context.Context, o OffRampOrder) (OffRampOpened, error) {
+func (d *DevOffRamp) Open(_ context.Context, o OffRampOrder) (OffRampOpened, error) {
+	d.opened.Add(1)
 	return OffRampOpened{PayTo: DevOffRampAddress(), Ref: "dev-" + o.WithdrawalID}, nil
 }
 
@@ -77,3 +80,7 @@ func (d *DevOffRamp) PaidOrder(ref string) (common.Hash, bool) {
 	h, _ := v.(common.Hash) // the zero hash when not paid
 	return h, ok
 }
+
+// OrdersOpened is how many orders the dev provider opened: each stays open at the provider,
+// paid or not (the OffRamp interface has no cancel).
+func (d *DevOffRamp) OrdersOpened() int64 { return d.opened.Load() }

@@ -155,6 +155,20 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	if err := s.admit(ctx, sess.ID); err != nil {
 		return domain.Withdrawal{}, err
 	}
+	synchronous := op.ApprovalMode != domain.ApprovalExternal
+	if synchronous {
+		// Before anything that cannot be undone or that counts: a submission the lease refuses
+		// opens no provider order (the OffRamp interface has no cancel) and takes no place in
+		// the session's SubmitLimit.
+		release, err := s.holdSubmission(ctx, sess.ID)
+		if err != nil {
+			return domain.Withdrawal{}, err
+		}
+		defer release()
+	}
+	if err := s.countSubmission(ctx, sess.ID); err != nil {
+		return domain.Withdrawal{}, err
+	}
 	if in.Type == OffRampType {
 		o, err := s.offramp.Open(ctx, OffRampOrder{WithdrawalID: id, ChainID: in.ChainID, Currency: q.Asset.Symbol,
 			Units: q.Units, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, UserAddress: in.Address})
@@ -163,7 +177,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 		}
 		w.Address, w.OfframpProvider, w.OfframpRef = o.PayTo.Hex(), s.offramp.Name(), o.Ref
 	}
-	if op.ApprovalMode == domain.ApprovalExternal {
+	if !synchronous {
 		w.ApprovalMode, w.Status = domain.ApprovalExternal, domain.WithdrawalAwaitingApproval
 		return s.create(ctx, sess, w, true)
 	}
@@ -171,11 +185,6 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	// The request is sent before the record exists: the record is created at the time the
 	// request carries (to the database's microsecond), not when the operator's answer came.
 	w.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
-	release, err := s.holdSubmission(ctx, sess.ID)
-	if err != nil {
-		return domain.Withdrawal{}, err
-	}
-	defer release()
 	ev := webhook.Event{ID: uuid.NewString(), SubjectID: id, Message: RequestEvent(w, sess.SessionRef)}
 	res, err := s.webhooks.Send(ctx, op.ID, ev, s.cfg.SyncTimeout)
 	if err != nil {
