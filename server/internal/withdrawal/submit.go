@@ -43,7 +43,8 @@ type Quote struct {
 	// AmountInUSD is the fiat amount's USD value; Rate the price of one token in the fiat.
 	AmountInUSD decimal.Decimal
 	Rate        decimal.Decimal
-	// CapAmount is the fiat amount in the operator's platform currency, CapCurrency.
+	// CapAmount is the fiat amount in the operator's platform currency, CapCurrency (converted
+	// exactly and rounded up to 18 decimals: never below its worth).
 	CapAmount   decimal.Decimal
 	CapCurrency string
 }
@@ -73,7 +74,8 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 		if err != nil {
 			return Quote{}, fault.NotAvailable(err, "rate of %s", platform)
 		}
-		q.CapAmount, q.CapCurrency = amountUSD.Mul(platformPerUSD).Round(18), platform
+		// Exact, rounded up: a cap is never passed by an amount rounded down to it.
+		q.CapAmount, q.CapCurrency = rates.ConvertFiatUp(sess.Amount, perUSD, platformPerUSD), platform
 	}
 	return q, nil
 }
