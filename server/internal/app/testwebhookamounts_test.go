@@ -60,6 +60,39 @@ func TestTestWebhookAmountsAreAsReal(t *testing.T) {
 	}
 }
 
+// TestTestWebhookRefusedOverrideSpendsNoPlace: a test webhook refused for its body (an amount
+// with more decimals than the token has, an unknown currency) sends nothing and takes none of
+// the operator's 5 a minute. What was seen: the place was taken before the body was checked, so
+// five mistyped amounts left the operator RATE_LIMITED for a minute.
+func TestTestWebhookRefusedOverrideSpendsNoPlace(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
+	s := mustREST(t, env, "POST", "/session/deposit", key,
+		`{"externalUserId":"tw-refused","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
+	sid := apptest.SID(t, s.data["url"].(string))
+	for _, body := range []string{
+		`{"amount":"1.1234567","currency":"USDT","chainId":1337}`,
+		`{"amount":"1","currency":"DOGE","chainId":1337}`,
+		`{"amount":"1","currency":"USDT","chainId":999}`,
+		`{"amount":"1.1234567","currency":"USDC","chainId":1337}`,
+		`{"amount":"0.0000000000000000001","currency":"ETH","chainId":1337}`,
+		`{"amount":"1.0000001","currency":"USDT","chainId":1337}`,
+	} {
+		if status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, body); status != 400 ||
+			data["code"] != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %d %v, want 400 INVALID_ARGUMENT", body, status, data)
+		}
+	}
+	if status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, ""); status != 200 || data["delivered"] != true {
+		t.Errorf("a valid test webhook after refused ones: %d %v, want 200 and delivered", status, data)
+	}
+	if n := len(hooks.Attempts()); n != 1 {
+		t.Errorf("the receiver saw %d requests, want 1 (refused calls send nothing)", n)
+	}
+}
+
 // onlyTest is the one test event of a type the receiver got (test webhooks are sent before
 // their call answers).
 func onlyTest(t *testing.T, hooks *hooktest.Receiver, event string) url.Values {

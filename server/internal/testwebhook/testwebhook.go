@@ -66,6 +66,17 @@ func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, s
 	if err != nil {
 		return Sent{}, err
 	}
+	// The event is made first: a body refused (an amount the token cannot hold, say) sends
+	// nothing and so takes no place.
+	var msg proto.Message
+	if sess.Kind == session.Deposit {
+		msg, err = s.depositEvent(ctx, sess, o)
+	} else {
+		msg, err = s.withdrawCompleteEvent(ctx, sess, o)
+	}
+	if err != nil {
+		return Sent{}, err
+	}
 	// Counted per caller and per receiving operator: a parent firing at its sub-operators'
 	// endpoints cannot send any one endpoint more than Limit a minute either.
 	sender := store.RateLimit{Key: "test-webhook:" + caller, Max: Limit, Window: Window}
@@ -82,15 +93,6 @@ func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, s
 		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, what)
 		e.RetryAfter = refused.RetryAfter
 		return Sent{}, e
-	}
-	var msg proto.Message
-	if sess.Kind == session.Deposit {
-		msg, err = s.depositEvent(ctx, sess, o)
-	} else {
-		msg, err = s.withdrawCompleteEvent(ctx, sess, o)
-	}
-	if err != nil {
-		return Sent{}, err
 	}
 	res, err := s.Webhooks.Send(ctx, sess.OperatorID, webhook.Event{SubjectID: sess.ID, Message: msg}, webhook.DefaultTimeout)
 	if err != nil {
