@@ -85,6 +85,15 @@ func TestTestWebhookRefusedOverrideSpendsNoPlace(t *testing.T) {
 			t.Errorf("%s: %d %v, want 400 INVALID_ARGUMENT", body, status, data)
 		}
 	}
+	// A withdraw session's override is fiat: less than a smallest unit of the token is no withdrawal.
+	s = mustREST(t, env, "POST", "/session/withdraw", key,
+		`{"externalUserId":"tw-refused","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
+	wsid := apptest.SID(t, s.data["url"].(string))
+	if status, data := restOutcome(t, env, "POST", "/session/"+wsid+"/test-webhook", key,
+		`{"amount":"0.0000001","currency":"USDT","chainId":1337}`); status != 400 || data["code"] != "INVALID_ARGUMENT" ||
+		data["field"] != "amount" {
+		t.Errorf("a WITHDRAW_COMPLETE of less than a USDT unit: %d %v, want 400 INVALID_ARGUMENT naming amount", status, data)
+	}
 	if status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, ""); status != 200 || data["delivered"] != true {
 		t.Errorf("a valid test webhook after refused ones: %d %v, want 200 and delivered", status, data)
 	}

@@ -203,7 +203,9 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 	}
 	// Priced as the withdrawal is (its quote, WITHDRAW_REQUEST and payout): rounded down.
 	sent, amountUSD, err := withdrawal.Price(fiat, sess.FiatCurrency, perUSD, usd, a)
-	if err != nil {
+	if err != nil && o.Amount != nil {
+		return nil, fault.Invalid("amount", "%s %s is less than the smallest unit of %s", fiat, sess.FiatCurrency, a.Symbol)
+	} else if err != nil {
 		return nil, err
 	}
 	dest := common.BytesToAddress(sha256Bytes("coffer test destination\x00" + sess.ID)[:20]).Hex()
