@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -245,9 +245,9 @@ func (s *Service) normalize(in *domain.OperatorSettings) error {
 		if v == nil || *v == "" {
 			continue
 		}
-		d, err := decimal.NewFromString(*v)
-		if err != nil || d.IsNegative() {
-			return fault.Invalid(field, "must be a non-negative decimal such as \"500.00\"")
+		if !capPattern.MatchString(*v) {
+			return fault.Invalid(field, "must be a non-negative decimal such as \"500.00\" (at most 20 digits before the point "+
+				"and 18 after), or empty for no cap")
 		}
 	}
 	if in.DepositFeeBps != nil && (*in.DepositFeeBps < 0 || *in.DepositFeeBps > MaxDepositFeeBps) {
@@ -255,6 +255,11 @@ func (s *Service) normalize(in *domain.OperatorSettings) error {
 	}
 	return nil
 }
+
+// capPattern is a cap as OpsService takes one (ops.proto) and the caps' column holds it
+// (numeric(38, 18)), on every path, the CLI's included: plain digits, so that "1e-30" is not
+// stored as a cap of 0, nor "1e80" refused by the database as an INTERNAL error.
+var capPattern = regexp.MustCompile(`^[0-9]{1,20}(\.[0-9]{1,18})?$`)
 
 // MaxDepositFeeBps is the highest deposit fee an operator may take. The fee comes out of
 // the deposit before its sweep pays gas; near 100% a native deposit could never pay its own

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/operator"
@@ -229,3 +231,62 @@ func TestDepositFeeBound(t *testing.T) {
 		}
 	}
 }
+
+// TestCapsAreWrittenAsTheOpsServiceTakesThem: a cap is a plain decimal of at most 20 integer
+// digits and 18 decimals, on every path (the CLI calls the service without OpsService's
+// protovalidate rule). What was seen: "1e-30" and "0.0000000000000000001" were stored as a cap
+// of 0 (the column keeps 18 decimals), "+5" and "1e3" were taken, and "1e80", 21 digits or
+// "1e1000000000" answered INTERNAL (numeric overflow). Each is INVALID_ARGUMENT naming the
+// field, on create and update, and changes nothing.
+func TestCapsAreWrittenAsTheOpsServiceTakesThem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := setup(t)
+	op, _, err := s.Create(ctx, domain.OperatorSettings{Name: new("Acme"), WebhookURL: new("https://a.example"), PerTxCap: new("500"),
+		DailyCap: new("5000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cap string
+		ok  bool
+	}{
+		{"0", true}, {"500.25", true}, {"99999999999999999999.999999999999999999", true}, {"0.000000000000000001", true},
+		{"1e3", false}, {"1e80", false}, {"1e-30", false}, {"0.0000000000000000001", false}, {"123456789012345678901", false},
+		{"+5", false}, {"-1", false}, {"-0", false}, {" 5", false}, {"5.", false}, {".5", false}, {"NaN", false},
+		{"1e1000000000", false}, {"1e-1000000000", false}, {"1,000", false},
+	} {
+		for _, field := range []string{"perTxCap", "dailyCap"} {
+			set := func(s domain.OperatorSettings) domain.OperatorSettings {
+				if field == "perTxCap" {
+					s.PerTxCap = new(c.cap)
+				} else {
+					s.DailyCap = new(c.cap)
+				}
+				return s
+			}
+			created, _, err := s.Create(ctx, set(domain.OperatorSettings{Name: new("B"), WebhookURL: new("https://b.example")}))
+			if c.ok {
+				if err != nil {
+					t.Errorf("create with %s %q: %v", field, c.cap, err)
+				} else if got := map[string]string{"perTxCap": created.PerTxCap.Decimal.String(), "dailyCap": created.DailyCap.Decimal.String()}[field]; got != decString(c.cap) {
+					t.Errorf("create with %s %q: stored %s", field, c.cap, got)
+				}
+				continue
+			}
+			if !fault.Is(err, fault.InvalidArgument) || !strings.Contains(err.Error(), field) {
+				t.Errorf("create with %s %q: %v, want INVALID_ARGUMENT naming %s", field, c.cap, err, field)
+			}
+			if _, err := s.Update(ctx, op.ID, set(domain.OperatorSettings{})); !fault.Is(err, fault.InvalidArgument) ||
+				!strings.Contains(err.Error(), field) {
+				t.Errorf("update to %s %q: %v, want INVALID_ARGUMENT naming %s", field, c.cap, err, field)
+			}
+		}
+	}
+	if got, err := s.Get(ctx, op.ID); err != nil || got.PerTxCap.Decimal.String() != "500" || got.DailyCap.Decimal.String() != "5000" {
+		t.Errorf("after the refusals the caps are %v and %v (%v), want 500 and 5000 unchanged", got.PerTxCap, got.DailyCap, err)
+	}
+}
+
+// decString is a decimal string as decimal.Decimal writes it ("500.25", "0.000000000000000001").
+func decString(s string) string { return decimal.RequireFromString(s).String() }

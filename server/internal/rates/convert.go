@@ -83,6 +83,22 @@ func FiatToTokenUnitsDown(fiatAmount, fiatPerUSD, usdPerToken decimal.Decimal, d
 	return new(big.Int).Quo(q.Num(), q.Denom())
 }
 
+// FiatDecimals is the most decimals a fiat amount has (sessions' amounts and operators' caps).
+const FiatDecimals = 18
+
+// ConvertFiatUp converts a fiat amount from one currency to another (fromPerUSD and toPerUSD
+// units of each buy one USD), exactly, rounded UP to FiatDecimals: what a cap is checked
+// against, so that an amount above a cap is never brought down to it by rounding (a cap has at
+// most FiatDecimals decimals). Both rates must be > 0; otherwise it panics.
+func ConvertFiatUp(amount, fromPerUSD, toPerUSD decimal.Decimal) decimal.Decimal {
+	if !fromPerUSD.IsPositive() || !toPerUSD.IsPositive() {
+		panic(fmt.Sprintf("rates.ConvertFiatUp: rates must be > 0 (from %s, to %s per USD)", fromPerUSD, toPerUSD))
+	}
+	// amount × toPerUSD / fromPerUSD, in units of 10^-FiatDecimals
+	q := new(big.Rat).Quo(amount.Mul(toPerUSD).Shift(FiatDecimals).Rat(), fromPerUSD.Rat())
+	return decimal.NewFromBigInt(ceilRat(q), -FiatDecimals)
+}
+
 // ceilRat rounds toward +∞.
 func ceilRat(q *big.Rat) *big.Int {
 	quo, rem := new(big.Int).QuoRem(q.Num(), q.Denom(), new(big.Int)) // truncated toward zero

@@ -288,3 +288,32 @@ func TestFiatToTokenUnitsDown(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertFiatUp(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ amount, from, to, want string }{
+		{"92", "0.92", "1", "100"},
+		// 100.00000000000000000108… USD: rounded up at the 18th decimal, never down to 100.
+		{"92.000000000000000001", "0.92", "1", "100.000000000000000002"},
+		{"100", "1", "0.79", "79"},
+		// 1 EUR in GBP is 0.858695652173913043478…
+		{"1", "0.92", "0.79", "0.858695652173913044"},
+		{"0.000000000000000001", "3", "1", "0.000000000000000001"},
+		{"99999999999999999999.999999999999999999", "0.79", "0.92", "116455696202531645569.620253164556962025"},
+	} {
+		got := ConvertFiatUp(dec(c.amount), dec(c.from), dec(c.to))
+		if !got.Equal(dec(c.want)) {
+			t.Errorf("ConvertFiatUp(%s, %s → %s) = %s, want %s", c.amount, c.from, c.to, got, c.want)
+		}
+	}
+	for _, r := range [][2]string{{"0", "1"}, {"1", "0"}, {"-1", "1"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("rates %v: no panic", r)
+				}
+			}()
+			ConvertFiatUp(dec("1"), dec(r[0]), dec(r[1]))
+		}()
+	}
+}

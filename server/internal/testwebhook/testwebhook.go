@@ -66,6 +66,17 @@ func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, s
 	if err != nil {
 		return Sent{}, err
 	}
+	// The event is made first: a body refused (an amount the token cannot hold, say) sends
+	// nothing and so takes no place.
+	var msg proto.Message
+	if sess.Kind == session.Deposit {
+		msg, err = s.depositEvent(ctx, sess, o)
+	} else {
+		msg, err = s.withdrawCompleteEvent(ctx, sess, o)
+	}
+	if err != nil {
+		return Sent{}, err
+	}
 	// Counted per caller and per receiving operator: a parent firing at its sub-operators'
 	// endpoints cannot send any one endpoint more than Limit a minute either.
 	sender := store.RateLimit{Key: "test-webhook:" + caller, Max: Limit, Window: Window}
@@ -82,15 +93,6 @@ func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, s
 		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, what)
 		e.RetryAfter = refused.RetryAfter
 		return Sent{}, e
-	}
-	var msg proto.Message
-	if sess.Kind == session.Deposit {
-		msg, err = s.depositEvent(ctx, sess, o)
-	} else {
-		msg, err = s.withdrawCompleteEvent(ctx, sess, o)
-	}
-	if err != nil {
-		return Sent{}, err
 	}
 	res, err := s.Webhooks.Send(ctx, sess.OperatorID, webhook.Event{SubjectID: sess.ID, Message: msg}, webhook.DefaultTimeout)
 	if err != nil {
@@ -164,13 +166,15 @@ func (s *Service) depositEvent(ctx context.Context, sess domain.Session, o Overr
 			return nil, fault.Invalid("amount", "%s has at most %d decimals", a.Symbol, a.Decimals)
 		}
 	}
-	amountUSD := rates.UnitsToUSD(raw, a.Decimals, usd).RoundBank(6)
+	// Valued as a real DEPOSIT is: each value from the exact USD value, rounded once.
+	amountUSD := rates.UnitsToUSD(raw, a.Decimals, usd)
 	d := domain.Deposit{
 		ID: webhook.TestDepositID(sess.ID), IdempotencyKey: "test:" + sess.ID, ExternalUserID: sess.ExternalUserID,
 		ChainID: n.ChainID, TxHash: fakeHash(sess.ID), GrossAmount: raw, Amount: raw, FeeAmount: new(big.Int),
 		FiatCurrency: sess.FiatCurrency, FiatPerUSD: decimal.NewNullDecimal(perUSD),
-		AmountInDollar: decimal.NewNullDecimal(amountUSD), AmountInLocal: decimal.NewNullDecimal(amountUSD.Mul(perUSD).RoundBank(6)),
-		FeeInDollar: decimal.NewNullDecimal(decimal.Zero),
+		AmountInDollar: decimal.NewNullDecimal(amountUSD.RoundBank(rates.USDDecimals)),
+		AmountInLocal:  decimal.NewNullDecimal(amountUSD.Mul(perUSD).RoundBank(rates.USDDecimals)),
+		FeeInDollar:    decimal.NewNullDecimal(decimal.Zero),
 	}
 	if !a.Native {
 		d.ContractAddress = a.Contract.Hex()
@@ -197,7 +201,13 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 	if err != nil {
 		return nil, err
 	}
-	sent := rates.FiatToTokenUnits(fiat, perUSD, usd, a.Decimals)
+	// Priced as the withdrawal is (its quote, WITHDRAW_REQUEST and payout): rounded down.
+	sent, amountUSD, err := withdrawal.Price(fiat, sess.FiatCurrency, perUSD, usd, a)
+	if err != nil && o.Amount != nil {
+		return nil, fault.Invalid("amount", "%s %s is less than the smallest unit of %s", fiat, sess.FiatCurrency, a.Symbol)
+	} else if err != nil {
+		return nil, err
+	}
 	dest := common.BytesToAddress(sha256Bytes("coffer test destination\x00" + sess.ID)[:20]).Hex()
 	if o.Address != nil {
 		if !common.IsHexAddress(*o.Address) {
@@ -210,7 +220,7 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 		ID:             uuid.NewSHA1(uuid.NameSpaceOID, []byte("coffer test withdrawal\x00"+sess.ID)).String(),
 		ExternalUserID: sess.ExternalUserID, Type: "DIRECT_TRANSFER", Address: dest,
 		Currency: a.Symbol, Decimals: a.Decimals, FiatCurrency: sess.FiatCurrency, FiatAmount: fiat,
-		CryptoAmount: decimal.NewFromBigInt(sent, 0), AmountInUSD: decimal.NewNullDecimal(fiat.Div(perUSD)),
+		CryptoAmount: decimal.NewFromBigInt(sent, 0), AmountInUSD: decimal.NewNullDecimal(amountUSD),
 		CompletedAt: &now, OperatorReference: sess.OperatorReference,
 	}
 	ev := withdrawal.CompleteEvent(w, sess.SessionRef)

@@ -43,7 +43,8 @@ type Quote struct {
 	// AmountInUSD is the fiat amount's USD value; Rate the price of one token in the fiat.
 	AmountInUSD decimal.Decimal
 	Rate        decimal.Decimal
-	// CapAmount is the fiat amount in the operator's platform currency, CapCurrency.
+	// CapAmount is the fiat amount in the operator's platform currency, CapCurrency (converted
+	// exactly and rounded up to 18 decimals: never below its worth).
 	CapAmount   decimal.Decimal
 	CapCurrency string
 }
@@ -56,13 +57,12 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 		return Quote{}, err
 	}
 	n, asset, usd, perUSD := priced.Network, priced.Asset, priced.USD, priced.PerUSD
-	units := rates.FiatToTokenUnitsDown(sess.Amount, perUSD, usd.Value, asset.Decimals)
-	if units.Sign() <= 0 {
-		return Quote{}, fault.Invalid("currency", "%s %s is less than the smallest unit of %s", sess.Amount, sess.FiatCurrency, asset.Symbol)
+	units, amountUSD, err := Price(sess.Amount, sess.FiatCurrency, perUSD, usd.Value, asset)
+	if err != nil {
+		return Quote{}, err
 	}
-	amountUSD := sess.Amount.Div(perUSD)
 	q := Quote{Network: n, Asset: asset, FiatAmount: sess.Amount, FiatCurrency: sess.FiatCurrency, Units: units,
-		Sent: rates.FormatUnits(units, asset.Decimals), AmountInUSD: amountUSD.RoundBank(rates.USDDecimals),
+		Sent: rates.FormatUnits(units, asset.Decimals), AmountInUSD: amountUSD,
 		Rate: usd.Value.Mul(perUSD), CapAmount: sess.Amount, CapCurrency: sess.FiatCurrency}
 	op, err := store.New(s.pool).GetOperator(ctx, sess.OperatorID)
 	if err != nil {
@@ -73,9 +73,22 @@ func (s *Service) Quote(ctx context.Context, sess domain.Session, currency strin
 		if err != nil {
 			return Quote{}, fault.NotAvailable(err, "rate of %s", platform)
 		}
-		q.CapAmount, q.CapCurrency = amountUSD.Mul(platformPerUSD).Round(18), platform
+		// Exact, rounded up: a cap is never passed by an amount rounded down to it.
+		q.CapAmount, q.CapCurrency = rates.ConvertFiatUp(sess.Amount, perUSD, platformPerUSD), platform
 	}
 	return q, nil
+}
+
+// Price is what a withdrawal of a fiat amount (perUSD units of fiatCurrency buy one USD) pays
+// in asset at usdPerToken: units, rounded down (never more than the amount is worth), and the
+// amount's USD value with the wire's 6 decimals. Less than the asset's smallest unit is
+// INVALID_ARGUMENT naming currency. Quote and test WITHDRAW_COMPLETE events price with it.
+func Price(fiat decimal.Decimal, fiatCurrency string, perUSD, usdPerToken decimal.Decimal, asset chain.Asset) (*big.Int, decimal.Decimal, error) {
+	units := rates.FiatToTokenUnitsDown(fiat, perUSD, usdPerToken, asset.Decimals)
+	if units.Sign() <= 0 {
+		return nil, decimal.Decimal{}, fault.Invalid("currency", "%s %s is less than the smallest unit of %s", fiat, fiatCurrency, asset.Symbol)
+	}
+	return units, fiat.Div(perUSD).RoundBank(rates.USDDecimals), nil
 }
 
 // Submission is a user's withdrawal request from the widget.
