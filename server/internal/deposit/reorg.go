@@ -56,7 +56,8 @@ import (
 // engineer resolves, REINSTATE or WRITE_OFF again. While it is open its sweep, if it left the
 // chain, is sent again (readyToReinstate), so the money reaches the bankroll either way; one
 // whose sweep was cancelled is swept by a new sweep when written off again, crediting nothing
-// (sweepWrittenOff).
+// (sweepWrittenOff); one written off again before that sweep's cancel was retired (or asked
+// for) is swept so by its settle job once it is (settleWrittenOffAgain).
 
 // reorged is a deposit a rollback marked, reported once the rollback commits.
 type reorged struct {

@@ -1,0 +1,124 @@
+package deposit_test
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/deposit"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/testfactory"
+)
+
+// What was seen: a credited deposit (1 ETH, or 40 USDT) taken by a reorg deeper than the depth
+// with its sweep and written off; another user's payment to the address had the old sweep
+// cancelled at its nonce, and the cancel was sent but dropped by the node. The written-off
+// payment was then mined again, its new incident opened, and an engineer wrote it off again
+// before the cancel was mined: the write-off saw a sweep not cancelled yet, so nothing swept the
+// deposit, and once the cancel reached its depth the money stayed at the deposit address for
+// good. The same with no other payment (nothing cancels the old sweep) when the second
+// write-off came before the scanner sent the old sweep again. As when the cancel had its depth
+// before the second write-off (TestWrittenOffAgainAfterItsSweepWasCancelledIsSweptNotCredited),
+// it is swept to the bankroll once, never credited, the gas tank paying gas only.
+func TestWrittenOffAgainBeforeItsSweepsCancelIsRetiredIsSwept(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, currency string
+		// another is another user's payment to the address (its sweep has the old one
+		// cancelled), or nil: none.
+		lost, another *big.Int
+	}{
+		{"ETH, cancel in flight", "ETH", testfactory.Ether(1), testfactory.Ether(2)},
+		{"USDT, cancel in flight", "USDT", big.NewInt(40_000_000), big.NewInt(80_000_000)},
+		{"ETH, no cancel yet", "ETH", testfactory.Ether(1), nil},
+		{"USDT, no cancel yet", "USDT", big.NewInt(40_000_000), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			lost, next := e.writtenOffAgainWhileCancelling(c.currency, c.lost, c.another)
+			if got := e.count(`SELECT count(*) FROM chain_txs WHERE ref LIKE $1 AND ref LIKE '%:resolved:%'`,
+				"sweep:"+itoa(lost.SweepID)+":%"); got != 0 {
+				t.Fatalf("the old sweep's cancel is retired already (%d): the test needs it in flight", got)
+			}
+			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
+			e.settleUntil(lost.ID, func() bool { // its job, queued by the write-off
+				d := e.deposit(lost.ID)
+				return d.Status == domain.DepositReorged && d.SweepID != 0 && d.SweepID != lost.SweepID &&
+					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
+			})
+			e.runBlocks(confirmations + 2)
+
+			// The other deposit's sweep, which waited behind the cancel, is mined meanwhile too.
+			received := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0)
+			owed := new(big.Int)
+			if next != 0 {
+				owed = e.deposit(next).Amount
+			}
+			received.Sub(received, owed)
+			if received.Sign() <= 0 || received.Cmp(lost.GrossAmount) > 0 {
+				t.Errorf("the bankroll received %v %s beyond the other deposit's, want the written-off payment's %v (less its "+
+					"sweep's gas for ETH)", received, c.currency, lost.GrossAmount)
+			}
+			if left := e.holding(c.currency, common.HexToAddress(lost.Address)); c.currency == "USDT" && left.Sign() != 0 {
+				t.Errorf("%v USDT left at the address", left)
+			}
+			if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != "DEPOSIT,REORG" || e.depositEvents(d.ID) != 1 {
+				t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, DEPOSIT,REORG, one (the write-off "+
+					"stands)", d.Status, e.fundKinds(d.ID), e.depositEvents(d.ID))
+			}
+			if next != 0 && e.deposit(next).Status != domain.DepositCredited {
+				t.Errorf("the other deposit is %s, want it credited", e.deposit(next).Status)
+			}
+			if e.available(c.currency).Cmp(owed) != 0 {
+				t.Errorf("%v %s available, want the other deposit's %v only", e.available(c.currency), c.currency, owed)
+			}
+			e.gasOnlySince(tank0)
+			e.nothingPending()
+			e.reconciled()
+		})
+	}
+}
+
+// writtenOffAgainWhileCancelling is cancelledThenMinedAgain with the old sweep's cancel in
+// flight: sent, then dropped by the node before it is mined, while the written-off payment is
+// mined again and confirmed (scans only, no settle step sends the cancel again); then an
+// engineer writes the deposit off a second time, as soon as its incident opens (before the
+// scanner sends the old sweep again). With no other payment (another nil) nothing cancels the
+// old sweep. It returns the deposit as credited and the other deposit's id (0: none).
+func (e *env) writtenOffAgainWhileCancelling(currency string, lost, another *big.Int) (domain.Deposit, int64) {
+	e.t.Helper()
+	addr := e.address("again")
+	pay, credited := e.creditedThenDropped(e.newUser(), addr, currency, lost)
+	var next int64
+	if another != nil {
+		other, _ := e.payment(e.newUser(), 0, addr, currency, another)
+		e.mine(other)
+		e.scan()
+		next = e.findDeposit(other.Hash())
+		e.settleUntil(credited.ID, func() bool {
+			return e.count(`SELECT count(*) FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+				WHERE t.ref LIKE $1 AND a.cancel AND a.broadcast_at IS NOT NULL`, "sweep:"+itoa(credited.SweepID)+":%") == 1
+		})
+		e.dev.Rollback() // the node drops the cancel
+		e.engine.RebroadcastAfter = 0
+	}
+	if err := e.client.Send(e.ctx, pay); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mine(pay)
+	for i := 0; e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, credited.ID) == 0; i++ {
+		if i > 2*confirmations {
+			e.t.Fatal("no new incident for the written-off payment mined again")
+		}
+		e.dev.Commit()
+		e.scan()
+	}
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: credited.ID, Resolution: "WRITE_OFF",
+		Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.reconciled()
+	return credited, next
+}
