@@ -122,3 +122,56 @@ func (e *env) writtenOffAgainWhileCancelling(currency string, lost, another *big
 	e.reconciled()
 	return credited, next
 }
+
+// What was seen: a deposit (1 ETH, or 40 USDT) written off in its signed sweep (its payment
+// dropped by a reorg deeper than the depth), whose sweep was then retired (cancelled at its
+// nonce, moving nothing), was mined again (its money back at the address, a new incident) and
+// written off a second time: it had left the retired sweep, and a written-off deposit in no
+// sweep was left alone, so the money stayed at the deposit address for good. It is swept to the
+// bankroll once now, never credited, the gas tank paying gas only.
+func TestWrittenOffAgainAfterItsSweepWasRetiredIsSwept(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		currency string
+		lost     *big.Int
+	}{
+		{"ETH", testfactory.Ether(1)},
+		{"USDT", big.NewInt(40_000_000)},
+	} {
+		t.Run(c.currency, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			lost := e.retiredThenMinedAgain(c.currency, c.lost)
+			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
+			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+				Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
+				t.Fatal(err)
+			}
+			e.settleUntil(lost.ID, func() bool { // its job, queued by the write-off
+				d := e.deposit(lost.ID)
+				return d.Status == domain.DepositReorged && d.SweepID != 0 && d.SweepID != lost.SweepID &&
+					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
+			})
+			e.runBlocks(confirmations + 2)
+
+			received := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0)
+			if received.Sign() <= 0 || received.Cmp(lost.GrossAmount) > 0 {
+				t.Errorf("the bankroll received %v %s, want the written-off payment's %v (less its sweep's gas for ETH)", received,
+					c.currency, lost.GrossAmount)
+			}
+			if left := e.holding(c.currency, common.HexToAddress(lost.Address)); c.currency == "USDT" && left.Sign() != 0 {
+				t.Errorf("%v USDT left at the address", left)
+			}
+			if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != "" || e.depositEvents(d.ID) != 0 {
+				t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, never credited", d.Status,
+					e.fundKinds(d.ID), e.depositEvents(d.ID))
+			}
+			if e.available(c.currency).Sign() != 0 || e.count(`SELECT count(*) FROM sweep_carries`) != 0 {
+				t.Errorf("%v %s available, %d carries; want none", e.available(c.currency), c.currency, e.count(`SELECT count(*) FROM sweep_carries`))
+			}
+			e.gasOnlySince(tank0)
+			e.nothingPending()
+			e.reconciled()
+		})
+	}
+}
