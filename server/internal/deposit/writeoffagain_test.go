@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -174,4 +175,54 @@ func TestWrittenOffAgainAfterItsSweepWasRetiredIsSwept(t *testing.T) {
 			e.reconciled()
 		})
 	}
+}
+
+// What was seen (the ETH public-bytes race): a native deposit (1 ETH) written off in its
+// signed sweep (its payment dropped by a reorg deeper than the depth) was mined again, and the
+// old sweep's signed transfer (its bytes are public) was mined with that money before its
+// cancel. Reinstated by an engineer, the deposit was swept by a new sweep, for which the gas
+// tank topped the empty address up by about 1 ETH: the bankroll received the deposit's value
+// twice, once from the gas tank. The gas tank pays gas only; the bankroll receives the money
+// once; the deposit is credited once.
+func TestWrittenOffEtherMinedAgainAndSweptByItsOldBytesIsReinstatedOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	pay, _ := e.payment(e.newUser(), 0, e.address("race"), "ETH", testfactory.Ether(1))
+	lost := e.writtenOffBeforeItsSweep(pay, nil)
+	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
+	e.mine(e.resent("", pay)...)
+	olds := e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)
+	e.mine(olds...)
+	for _, tx := range append(olds, pay) {
+		if r, err := e.client.Receipt(e.ctx, tx.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("the test needs the payment and the old transfer mined: %v, %v", r, err)
+		}
+	}
+	e.settleUntil(lost.ID, func() bool {
+		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
+	})
+	e.settleUntil(lost.ID, func() bool {
+		_, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "REINSTATE",
+			Note: "the payment came back", Actor: "service-team:cli:eve"})
+		return err == nil
+	})
+	e.settleUntil(lost.ID, func() bool { return e.deposit(lost.ID).Status == domain.DepositCredited })
+	e.runBlocks(confirmations + 2)
+
+	d := e.deposit(lost.ID)
+	if e.depositEvents(d.ID) != 1 || e.available("ETH").Cmp(d.Amount) != 0 {
+		t.Errorf("%d DEPOSIT events, %v ETH available; want the deposit's %v once", e.depositEvents(d.ID), e.available("ETH"), d.Amount)
+	}
+	if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(d.Amount) < 0 || got.Cmp(lost.GrossAmount) > 0 {
+		t.Errorf("the bankroll received %v wei, want the deposit's value once (%v credited, %v paid)", got, d.Amount, lost.GrossAmount)
+	}
+	// The old transfer's value was carried to the new sweep, which took it.
+	if n := e.count(`SELECT count(*) FROM (SELECT 1 FROM sweep_carries GROUP BY address, currency HAVING sum(bankroll) = 0
+		AND count(*) FILTER (WHERE kind = 'CARRIED') = 1 AND count(*) FILTER (WHERE kind = 'TAKEN') = 1) x`); n != 1 {
+		t.Errorf("the carry rows do not show the old transfer's value carried once and taken once")
+	}
+	e.gasOnlySince(tank0)
+	e.nothingPending()
+	e.reconciled()
 }
