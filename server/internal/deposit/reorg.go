@@ -639,10 +639,11 @@ func allCancelled(txs []domain.ChainTx) bool {
 // writtenOffAgain puts it back REORGED), as the sweep sent again for one whose sweep left the
 // chain does. Its money is at the address when its sweep's transfers are all cancelled (it
 // leaves that sweep), or, in no sweep, when no sweep moved money in its name: one that left a
-// retired sweep (closeRetired) or was never swept. One a finished sweep moved money for
-// (SweptUncredited: its transfer mined with a later payment's money) is left alone, as before:
-// nothing is carried for a native asset or a batch, so its new sweep would have the gas tank
-// make up the value the old transfer took (or, a token, wait for tokens the address lacks).
+// retired sweep (closeRetired), was never swept, or left a finished sweep that moved money in
+// its name (its transfer mined with a later payment's money) whose carry stands for that
+// (carry.go). One a finished batch moved money for (SweptUncredited) is left alone, as before:
+// nothing is carried for a batch, so its new sweep would have the gas tank make up the value
+// the batch took (or, a token, wait for tokens the address lacks).
 func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit) (bool, error) {
 	if r.ReincludedHash == "" {
 		return false, nil
@@ -671,7 +672,7 @@ func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg
 
 // sweepableOutOfSweep reports whether written-off deposit d, in no sweep, its transfer back,
 // is swept anew (sweepWrittenOff): it was to be swept (a parked one waits for its address's
-// minimum, as before), and no finished sweep moved money in its name.
+// minimum, as before), and no finished batch moved money in its name.
 func sweepableOutOfSweep(ctx context.Context, q *store.Queries, r domain.Reorg, d domain.Deposit) (bool, error) {
 	if r.PriorStatus != domain.DepositSweeping && r.PriorStatus != domain.DepositCredited {
 		return false, nil

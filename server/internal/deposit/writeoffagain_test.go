@@ -226,3 +226,75 @@ func TestWrittenOffEtherMinedAgainAndSweptByItsOldBytesIsReinstatedOnce(t *testi
 	e.nothingPending()
 	e.reconciled()
 }
+
+// A written-off deposit (1 ETH) whose old sweep's signed bytes were mined with a later
+// payment's money (the sweep finished without crediting it; what it moved is carried to the
+// later deposit's sweep), then mined again (its own money back at the address) and written off
+// a second time: its money is swept to the bankroll once, never credited; the later deposit is
+// credited once; the gas tank pays gas only. (Before the native carry it was left at the
+// address: its new sweep would have had the gas tank make up what the old bytes took.)
+func TestWrittenOffAgainAfterItsOldBytesMovedALaterPaymentIsSwept(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		currency      string
+		lost, another *big.Int
+	}{
+		{"ETH", testfactory.Ether(1), testfactory.Ether(2)},
+		{"ETH", testfactory.Ether(1), testfactory.Ether(1)},
+	} {
+		t.Run(c.another.String(), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, 0)
+			addr := e.address("race")
+			pay, _ := e.payment(e.newUser(), 0, addr, c.currency, c.lost)
+			lost := e.writtenOffBeforeItsSweep(pay, nil)
+			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
+			again, _ := e.payment(e.newUser(), 0, addr, c.currency, c.another)
+			e.mine(again)
+			for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+				WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`) {
+				e.mine(old)
+				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+					t.Fatalf("the test needs the old transfer mined with the later payment's money: %v, %v", r, err)
+				}
+			}
+			e.scan()
+			next := e.findDeposit(again.Hash())
+			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
+			if d := e.deposit(lost.ID); d.SweepID != 0 {
+				t.Fatalf("the written-off deposit is still in sweep %d: the test needs its old sweep finished without it", d.SweepID)
+			}
+			e.minedAgain(pay, lost.ID)
+			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+				Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
+				t.Fatal(err)
+			}
+			e.settleUntil(lost.ID, func() bool {
+				d := e.deposit(lost.ID)
+				return d.Status == domain.DepositReorged && d.SweepID != 0 &&
+					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
+			})
+			e.runBlocks(confirmations + 2)
+
+			d := e.deposit(next)
+			if e.fundKinds(lost.ID) != "" || e.fundKinds(next) != "DEPOSIT" || len(e.hooks.all()) != 1 || e.available(c.currency).Cmp(d.Amount) != 0 {
+				t.Errorf("fund entries %q (written off) and %q (later), %d DEPOSIT events, %v available; want none, one DEPOSIT "+
+					"of the later deposit's %v", e.fundKinds(lost.ID), e.fundKinds(next), len(e.hooks.all()), e.available(c.currency), d.Amount)
+			}
+			// The bankroll holds both payments (less gas for ETH): the later one credited, the
+			// written-off one as surplus.
+			received := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0)
+			paid := new(big.Int).Add(c.lost, c.another)
+			if received.Cmp(paid) > 0 || (c.currency == "USDT" && received.Cmp(paid) != 0) ||
+				received.Cmp(new(big.Int).Add(d.Amount, new(big.Int).Div(c.lost, big.NewInt(2)))) < 0 {
+				t.Errorf("the bankroll received %v %s, want both payments' %v (less gas for ETH)", received, c.currency, paid)
+			}
+			if left := e.holding(c.currency, addr); c.currency == "USDT" && left.Sign() != 0 {
+				t.Errorf("%v USDT left at the address", left)
+			}
+			e.gasOnlySince(tank0)
+			e.nothingPending()
+			e.reconciled()
+		})
+	}
+}

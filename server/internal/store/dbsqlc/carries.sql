@@ -22,5 +22,7 @@ WITH detached AS (
 INSERT INTO swept_uncredited (deposit_id, sweep_id) SELECT detached.id, @sweep_id::bigint FROM detached;
 
 -- name: SweptUncredited :one
--- Whether a finished sweep moved money in a written-off deposit's name (DetachUncredited).
-SELECT EXISTS (SELECT 1 FROM swept_uncredited WHERE deposit_id = @deposit_id) AS swept;
+-- Whether a finished batched sweep moved money in a written-off deposit's name
+-- (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
+SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
+	WHERE u.deposit_id = @deposit_id AND s.batched) AS swept;

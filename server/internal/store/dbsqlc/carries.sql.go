@@ -98,10 +98,12 @@ func (q *Queries) InsertCarry(ctx context.Context, db DBTX, arg InsertCarryParam
 }
 
 const sweptUncredited = `-- name: SweptUncredited :one
-SELECT EXISTS (SELECT 1 FROM swept_uncredited WHERE deposit_id = $1) AS swept
+SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
+	WHERE u.deposit_id = $1 AND s.batched) AS swept
 `
 
-// Whether a finished sweep moved money in a written-off deposit's name (DetachUncredited).
+// Whether a finished batched sweep moved money in a written-off deposit's name
+// (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
 func (q *Queries) SweptUncredited(ctx context.Context, db DBTX, depositID int64) (bool, error) {
 	row := db.QueryRow(ctx, sweptUncredited, depositID)
 	var swept bool
