@@ -7,6 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
@@ -186,7 +187,26 @@ func TestWrittenOffAgainAfterItsSweepWasRetiredIsSwept(t *testing.T) {
 // once; the deposit is credited once.
 func TestWrittenOffEtherMinedAgainAndSweptByItsOldBytesIsReinstatedOnce(t *testing.T) {
 	t.Parallel()
-	e := setup(t, 0)
+	for _, c := range []struct {
+		name   string
+		feeBps int32
+		feeTo  common.Address // the fee address (none: the fee stays at the address)
+	}{
+		{"no fee", 0, common.Address{}},
+		{"a fee address", 250, common.HexToAddress("0x00000000000000000000000000000000000fee03")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			writtenOffEtherSweptByItsOldBytes(t, c.feeBps, c.feeTo)
+		})
+	}
+}
+
+// writtenOffEtherSweptByItsOldBytes is TestWrittenOffEtherMinedAgainAndSweptByItsOldBytesIsReinstatedOnce
+// with a deposit fee of feeBps sent to feeTo (none: kept at the address).
+func writtenOffEtherSweptByItsOldBytes(t *testing.T, feeBps int32, feeTo common.Address) {
+	t.Helper()
+	e := setup(t, feeBps, func(n *chain.Network) { n.FeeAddress = feeTo })
 	pay, _ := e.payment(e.newUser(), 0, e.address("race"), "ETH", testfactory.Ether(1))
 	lost := e.writtenOffBeforeItsSweep(pay, nil)
 	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
@@ -217,10 +237,14 @@ func TestWrittenOffEtherMinedAgainAndSweptByItsOldBytesIsReinstatedOnce(t *testi
 	if got := new(big.Int).Sub(e.balance(e.bankroll), bank0); got.Cmp(d.Amount) < 0 || got.Cmp(lost.GrossAmount) > 0 {
 		t.Errorf("the bankroll received %v wei, want the deposit's value once (%v credited, %v paid)", got, d.Amount, lost.GrossAmount)
 	}
-	// The old transfer's value was carried to the new sweep, which took it.
-	if n := e.count(`SELECT count(*) FROM (SELECT 1 FROM sweep_carries GROUP BY address, currency HAVING sum(bankroll) = 0
-		AND count(*) FILTER (WHERE kind = 'CARRIED') = 1 AND count(*) FILTER (WHERE kind = 'TAKEN') = 1) x`); n != 1 {
-		t.Errorf("the carry rows do not show the old transfer's value carried once and taken once")
+	// What the old transfer moved for no deposit (when it finished before the reinstatement:
+	// with no fee transfer left to cancel) was carried to the new sweep, which took it all.
+	if n := e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`); feeBps == 0 && n != 1 {
+		t.Errorf("%d carries, want the old transfer's value carried once", n)
+	}
+	if n := e.count(`SELECT count(*) FROM (SELECT 1 FROM sweep_carries GROUP BY address, currency HAVING sum(bankroll) <> 0) x`); n != 0 {
+		t.Errorf("carries not taken: %v", testfactory.Column[string](e.ctx, t, e.pool,
+			`SELECT kind || ' ' || bankroll::text || ' sweep ' || sweep_id FROM sweep_carries ORDER BY id`))
 	}
 	e.gasOnlySince(tank0)
 	e.nothingPending()
