@@ -26,15 +26,96 @@ import (
 // received what it received. A carry larger than a sweep's need is taken in part, the rest left
 // for the address's next deposits (the money they paid is what it moved).
 //
-// Native groups neither carry nor take: a native transfer pays its gas from what it sends, so
-// its value is not a deposit's net; the gas tank makes up a later native sweep's shortfall, the
-// bankroll receiving the old transfer's value as surplus (the books hold; no operator is paid
-// from another's money). Batched sweeps move exact amounts from the gas tank's transaction and
-// are cancelled, not finished, with a written-off deposit (retire.go).
+// Native groups carry too, the bankroll side only: what a finished sweep's native transfer
+// sent for the deposits it did not credit (their share of its value, gas taken off). Without
+// it, a later native sweep of the address (a later payment's, or the written-off deposit's own
+// once reinstated) asked the address for its whole net, which the old transfer had taken, and
+// the gas tank made up the shortfall: a deposit's value paid by the gas tank. The later sweep
+// sends only what its deposits' net exceeds the carry by (nothing when the carry covers it, or
+// what is left cannot pay its own gas) and credits what its transfer and the carry it took
+// reached the bankroll with. Batched sweeps move exact amounts from the gas tank's transaction
+// and are cancelled, not finished, with a written-off deposit (retire.go).
 
-// carries reports whether a sweep's group keeps carries: tokens of an unbatched sweep.
-func carries(sw domain.Sweep, g *group) bool {
-	return !sw.Batched && !g.asset.Native
+// carries reports whether a sweep's group keeps carries: an unbatched sweep's.
+func carries(sw domain.Sweep, _ *group) bool {
+	return !sw.Batched
+}
+
+// nativeAfterCarry is what a native group's transfer is to send to the bankroll before its gas
+// (its deposits' net), the address's carry (other than the sweep's own rows) taken off, and
+// that carry.
+func (s *Service) nativeAfterCarry(ctx context.Context, sw domain.Sweep, g *group) (net, carry *big.Int, err error) {
+	net, carry = new(big.Int).Sub(g.gross, g.fee), new(big.Int)
+	if carries(sw, g) {
+		c, err := store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		carry = c.Bankroll
+	}
+	net.Sub(net, minBig(net, carry))
+	return net, carry, nil
+}
+
+// nativeReached is what reached the bankroll for a finished sweep's native group: moved, its
+// transfer's value (none when the carry covered it), and taken, what it sent short of its
+// deposits' net out of the address's carry (at most the carry). No transfer and no carry is an
+// error: nothing would be credited from nothing.
+func (s *Service) nativeReached(ctx context.Context, q *store.Queries, sw domain.Sweep, g *group) (moved, taken *big.Int, err error) {
+	moved, taken = new(big.Int), new(big.Int)
+	t, err := q.ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
+	switch {
+	case err == nil:
+		moved.Set(t.Value)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
+	}
+	if carries(sw, g) {
+		c, err := q.CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if short := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), moved); short.Sign() > 0 {
+			taken.Set(minBig(short, c.Bankroll))
+		}
+	}
+	if moved.Sign() == 0 && taken.Sign() == 0 {
+		return nil, nil, fmt.Errorf("sweep %d: no %s transfer and no carry for its deposits", sw.ID, g.asset.Symbol)
+	}
+	return moved, taken, nil
+}
+
+// settleNativeCarry is settleCarries for a native group: the carry it took, and its share of
+// what reached the bankroll for the deposits it did not credit, carried.
+func (s *Service) settleNativeCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
+	credited map[int64]bool,
+) error {
+	moved, taken, err := s.nativeReached(ctx, q, sw, g)
+	if err != nil {
+		return err
+	}
+	if taken.Sign() > 0 {
+		neg := store.Carry{Bankroll: new(big.Int).Neg(taken), Fee: new(big.Int)}
+		if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryTaken, neg); err != nil {
+			return err
+		}
+	}
+	carried := new(big.Int)
+	for i, share := range nativeShares(g, new(big.Int).Add(moved, taken)) {
+		if !credited[g.deposits[i].ID] && share.Sign() > 0 {
+			carried.Add(carried, share)
+		}
+	}
+	if carried.Sign() == 0 {
+		return nil
+	}
+	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried,
+		store.Carry{Bankroll: carried, Fee: new(big.Int)}); err != nil {
+		return err
+	}
+	s.log.Warn("a sweep moved ether for deposits it does not credit (written off): carried to the address's next sweep of "+
+		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol, "bankroll", carried)
+	return nil
 }
 
 // afterCarry is what a token group's transfers send, the address's carry for the asset (other
@@ -68,10 +149,10 @@ func (s *Service) unsweptAfterCarry(ctx context.Context, n chain.Network, addres
 	return left, nil
 }
 
-// settleCarries records, in the transaction crediting a finished sweep, for each token group:
-// the carry its transfers did not send (its deposits' need less what was mined, which the
-// carry must hold), taken; and the share of its deposits not credited (written off) of what
-// reached the bankroll and the fee address, carried.
+// settleCarries records, in the transaction crediting a finished unbatched sweep, for each
+// group: the carry its transfers did not send (its deposits' need less what was mined, which
+// the carry must hold for a token), taken; and the share of its deposits not credited (written
+// off) of what reached the bankroll and, for a token, the fee address, carried.
 func (s *Service) settleCarries(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, groups []*group,
 	credited map[int64]bool,
 ) error {
@@ -79,7 +160,11 @@ func (s *Service) settleCarries(ctx context.Context, q *store.Queries, n chain.N
 		if !carries(sw, g) {
 			continue
 		}
-		if err := s.settleGroupCarry(ctx, q, n, sw, g, credited); err != nil {
+		settle := s.settleGroupCarry
+		if g.asset.Native {
+			settle = s.settleNativeCarry
+		}
+		if err := settle(ctx, q, n, sw, g, credited); err != nil {
 			return err
 		}
 	}

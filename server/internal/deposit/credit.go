@@ -239,14 +239,22 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 	if !g.asset.Native {
 		return s.tokenNetAmounts(ctx, sw, g)
 	}
-	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweep, sweepRef(sw.ID, g.asset.Symbol))
+	moved, taken, err := s.nativeReached(ctx, store.New(s.pool), sw, g)
 	if err != nil {
-		return nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
+		return nil, err
 	}
-	// Each deposit nets its own fee (their fees may differ: one fixed at an earlier sweep, the
-	// operator's fee changed since); only the gas the transfer took from their value is shared.
-	gas := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), t.Value)
-	rest := new(big.Int).Set(t.Value)
+	return nativeShares(g, new(big.Int).Add(moved, taken)), nil
+}
+
+// nativeShares splits what reached the bankroll for a native group's deposits (its transfer's
+// value and the carry it took) across them. Each deposit nets its own fee (their fees may
+// differ: one fixed at an earlier sweep, the operator's fee changed since); only the gas the
+// transfer took from their value is shared, in proportion to their gross amounts (the last one
+// takes the rounding).
+func nativeShares(g *group, reached *big.Int) []*big.Int {
+	out := make([]*big.Int, len(g.deposits))
+	gas := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), reached)
+	rest := new(big.Int).Set(reached)
 	for i, d := range g.deposits {
 		if i == len(g.deposits)-1 {
 			out[i] = rest
@@ -256,7 +264,7 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 		out[i] = new(big.Int).Sub(new(big.Int).Sub(d.GrossAmount, g.fees[d.ID]), share)
 		rest.Sub(rest, out[i])
 	}
-	return out, nil
+	return out
 }
 
 // tokenNetAmounts is netAmounts of a token group: each deposit's gross less its fee. Its

@@ -56,7 +56,8 @@ import (
 // engineer resolves, REINSTATE or WRITE_OFF again. While it is open its sweep, if it left the
 // chain, is sent again (readyToReinstate), so the money reaches the bankroll either way; one
 // whose sweep was cancelled is swept by a new sweep when written off again, crediting nothing
-// (sweepWrittenOff).
+// (sweepWrittenOff); one written off again before that sweep's cancel was retired (or asked
+// for) is swept so by its settle job once it is (settleWrittenOffAgain).
 
 // reorged is a deposit a rollback marked, reported once the rollback commits.
 type reorged struct {
@@ -632,23 +633,32 @@ func allCancelled(txs []domain.ChainTx) bool {
 	return len(txs) > 0
 }
 
-// sweepWrittenOff, in the caller's transaction, puts back SWEEPING, out of its sweep, a deposit
-// written off again whose transfer is on the chain again while its sweep's transfers are all
-// cancelled: its money is at the deposit address (the cancelled sweep moved nothing), where it
-// stayed for good. A new sweep moves it to the bankroll, never crediting it (the write-off
-// stands: writtenOffAgain puts it back REORGED), as the sweep sent again for one whose sweep
-// left the chain does. One with no sweep is left alone: a sweep finished without it may have
-// moved its money in its name (leaveFinishedSweep), and a new sweep would ask the gas tank for
-// it.
+// sweepWrittenOff, in the caller's transaction, puts back SWEEPING a deposit written off again
+// whose transfer is on the chain again, its money at the deposit address, where it stayed for
+// good: a new sweep moves it to the bankroll, never crediting it (the write-off stands:
+// writtenOffAgain puts it back REORGED), as the sweep sent again for one whose sweep left the
+// chain does. Its money is at the address when its sweep's transfers are all cancelled (it
+// leaves that sweep), or, in no sweep, when no sweep moved money in its name: one that left a
+// retired sweep (closeRetired), was never swept, or left a finished sweep that moved money in
+// its name (its transfer mined with a later payment's money) whose carry stands for that
+// (carry.go). One a finished batch moved money for (SweptUncredited) is left alone, as before:
+// nothing is carried for a batch, so its new sweep would have the gas tank make up the value
+// the batch took (or, a token, wait for tokens the address lacks).
 func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit) (bool, error) {
-	if r.ReincludedHash == "" || d.SweepID == 0 {
+	if r.ReincludedHash == "" {
 		return false, nil
 	}
-	if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil || !cancelled {
-		return false, err
-	}
-	if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
-		return false, err
+	if d.SweepID == 0 {
+		if ok, err := sweepableOutOfSweep(ctx, store.New(tx), r, d); err != nil || !ok {
+			return false, err
+		}
+	} else {
+		if cancelled, err := s.sweepCancelled(ctx, d.SweepID); err != nil || !cancelled {
+			return false, err
+		}
+		if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+			return false, err
+		}
 	}
 	to, err := Next(domain.DepositReorged, RestoreSweeping)
 	if err != nil {
@@ -658,6 +668,17 @@ func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg
 		return false, cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
 	}
 	return true, nil
+}
+
+// sweepableOutOfSweep reports whether written-off deposit d, in no sweep, its transfer back,
+// is swept anew (sweepWrittenOff): it was to be swept (a parked one waits for its address's
+// minimum, as before), and no finished batch moved money in its name.
+func sweepableOutOfSweep(ctx context.Context, q *store.Queries, r domain.Reorg, d domain.Deposit) (bool, error) {
+	if r.PriorStatus != domain.DepositSweeping && r.PriorStatus != domain.DepositCredited {
+		return false, nil
+	}
+	swept, err := q.SweptUncredited(ctx, d.ID)
+	return err == nil && !swept, err
 }
 
 // leaveCancelledSweep takes reorged deposit d out of its cancelled sweep, in the caller's

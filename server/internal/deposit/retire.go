@@ -45,7 +45,9 @@ import (
 // written-off deposit is not credited). Its other transfers are still cancelled, never sent
 // again: a sweep of several assets can have one mined and another, of the written-off
 // deposit, pending or reverted (closeRetired then credits what was moved); but the fee
-// transfer of an asset it moved, none of whose deposits is written off, is sent (feeOfMoved).
+// transfer of an asset it moved, none of whose deposits is written off, is sent (feeOfMoved),
+// or, cancelled already (its net transfer mined before its own cancel), signed again at the
+// address's next nonce when the sweep closes (feesToSendAgain).
 func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (retiring bool, err error) {
 	txs, err := s.sweepTxs(ctx, sw.ID)
 	if err != nil {
@@ -86,7 +88,34 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 	if err != nil || !deep {
 		return true, err
 	}
-	return true, s.closeRetired(ctx, n, sw, txs)
+	again, err := s.feesToSendAgain(ctx, n, txs, deposits)
+	if err != nil {
+		return true, err
+	}
+	return true, s.closeRetired(ctx, n, sw, txs, again)
+}
+
+// feesToSendAgain prepares, at the address's next nonce, the fee transfers of moved assets that
+// the retirement cancelled (feeOfMoved): their cancel was asked for before the net transfer,
+// whose signed bytes are public, was mined instead of its own cancel. Their deposits are
+// credited from the net transfer and never swept again, so the fee, left at the address, would
+// stay there for good; it belongs to the fee address. Each is the same transfer (its first
+// attempt's value and data) under the same ref, stored once the cancelled one is retired.
+func (s *Service) feesToSendAgain(ctx context.Context, n chain.Network, txs []domain.ChainTx, deposits []domain.Deposit) ([]chaintx.Prepared, error) {
+	var out []chaintx.Prepared
+	for _, t := range txs {
+		if t.State != domain.ChainTxCancelled || !feeOfMoved(t, deposits, txs) {
+			continue
+		}
+		p, err := s.engine.Prepare(ctx, chaintx.Request{ChainID: n.ChainID, From: common.HexToAddress(t.From),
+			To: common.HexToAddress(t.To), Value: t.Attempts[0].Value, Data: t.Data, GasLimit: t.GasLimit,
+			PaysOwnGas: t.PaysOwnGas, Purpose: t.Purpose, Ref: t.Ref})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // mustRetire reports whether a signed sweep is to be retired: a deposit of it was written off
@@ -284,7 +313,7 @@ func (s *Service) stillSettled(ctx context.Context, n chain.Network, c *chain.Cl
 // crediting nothing (SweepRetired); else it stays SENDING and is credited as any mined sweep
 // for the deposits its mined transfers moved. Another job that closed it first leaves nothing
 // to do.
-func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.Sweep, txs []domain.ChainTx) error {
+func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.Sweep, txs []domain.ChainTx, feesAgain []chaintx.Prepared) error {
 	var detached int64
 	moved := movedAssets(txs)
 	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -295,6 +324,11 @@ func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.S
 					continue
 				}
 				if err := retireTx(ctx, tx, t); err != nil {
+					return err
+				}
+			}
+			for _, p := range feesAgain { // their refs freed above; the sweep, still SENDING, sends them
+				if _, _, err := s.engine.Create(ctx, tx, p); err != nil {
 					return err
 				}
 			}
@@ -316,7 +350,7 @@ func (s *Service) closeRetired(ctx context.Context, n chain.Network, sw domain.S
 	}
 	s.log.Warn("sweep retired: its transfers not mined are cancelled or reverted at their depth, moving nothing; their "+
 		"deposits are swept again", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "deposits", detached,
-		"credited_assets", moved)
+		"credited_assets", moved, "fee_transfers_signed_again", len(feesAgain))
 	return nil
 }
 

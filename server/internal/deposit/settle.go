@@ -136,8 +136,11 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 	}
 	q := store.New(s.pool)
 	sw, err := q.LockSweep(ctx, d.SweepID) // a read
-	if err != nil || sw.Status == domain.SweepDone {
-		return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	if sw.Status == domain.SweepDone {
+		return s.settleWrittenOffAgain(ctx, n, c, sw, d)
 	}
 	if held, err := q.SweepHeldByReorg(ctx, sw.ID); err != nil || held {
 		return err == nil, err
@@ -152,4 +155,57 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 	}
 	sw, err = q.LockSweep(ctx, d.SweepID)
 	return err == nil && sw.Status == domain.SweepDone, err
+}
+
+// settleWrittenOffAgain advances a deposit written off again, its transfer back on the chain
+// (its money at the address), in a done sweep that left the chain: that sweep is cancelled at
+// its nonce (cancelLeftChain) and, once the cancel is retired, the deposit is swept anew,
+// crediting nothing (sweepWrittenOff). The write-off does so at once when the cancel is
+// already retired; one that came before (the cancel in flight, or not asked for yet) left the
+// money at the address for good: nothing else sweeps it. done is true when nothing is left to
+// do: not written off with its money back, its sweep mined (it moved the money), or swept anew.
+func (s *Service) settleWrittenOffAgain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (done bool, err error) {
+	r, err := store.New(s.pool).LatestReorg(ctx, d.ID)
+	if err != nil || !writtenOffBack(r, d) {
+		return err == nil, err
+	}
+	txs, err := s.sweepTxsRetiredToo(ctx, d.SweepID)
+	if err != nil {
+		return false, err
+	}
+	if !allCancelled(txs) {
+		if done, err := s.cancelLeftChain(ctx, n, c, sw); err != nil || !done {
+			return false, err
+		}
+		if txs, err = s.sweepTxsRetiredToo(ctx, d.SweepID); err != nil || !allCancelled(txs) {
+			return err == nil, err // mined (again): it moved the money; or a deposit of it counts again
+		}
+	}
+	var swept bool
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		locked, err := q.LockDeposit(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		// The deposit, then its reorg, as ResolveReorg locks them: one reopened or reinstated
+		// meanwhile is no longer written off.
+		if r, err = q.LatestReorg(ctx, d.ID); err != nil || !writtenOffBack(r, locked) || locked.SweepID != d.SweepID {
+			return err
+		}
+		swept, err = s.sweepWrittenOff(ctx, tx, r, locked)
+		return err
+	})
+	if err == nil && swept {
+		s.log.Warn("a deposit written off again, its money back at its address, before its old sweep's cancel was retired: "+
+			"swept anew now, not credited (the write-off stands)", "deposit", d.ID, "chain", d.ChainID, "old_sweep", d.SweepID)
+	}
+	return false, err // swept: its job sweeps it now
+}
+
+// writtenOffBack reports whether r, deposit d's latest reorg, is a write-off made with d's
+// transfer on the chain again (its money at the deposit address).
+func writtenOffBack(r domain.Reorg, d domain.Deposit) bool {
+	return d.Status == domain.DepositReorged && r.Resolution == domain.ReorgWriteOff && r.ReincludedHash != "" &&
+		r.ReincludedHash == d.BlockHash
 }

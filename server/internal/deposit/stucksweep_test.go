@@ -245,13 +245,15 @@ func (e *env) retiredThenMinedAgain(currency string, amount *big.Int) domain.Dep
 
 // The retired sweep's signed transfer is public: anyone may send it again. When it is mined,
 // with a later payment's money, before its cancel, the sweep is finished as a mined one: the
-// written-off deposit is never credited, the later deposit is credited once (the gas tank
-// makes up its sweep's shortfall, as before), and the books hold.
+// written-off deposit is never credited, what it moved is carried to the later deposit's sweep
+// (carry.go; the gas tank used to make up that sweep's shortfall, about 1 ETH), the later
+// deposit is credited once, the gas tank pays gas only, and the books hold.
 func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 	t.Parallel()
 	e := setup(t, 0)
 	addr := e.address("race")
 	lost, payer := e.writtenOffInSignedSweep(addr, "ETH", testfactory.Ether(1))
+	tank0 := e.balance(e.gasTank)
 	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
 	e.mine(again)
 	var raw []byte
@@ -277,6 +279,7 @@ func TestRetiredSweepMinedBeforeItsCancelCreditsNothingTwice(t *testing.T) {
 		t.Errorf("%d DEPOSIT events, %v ETH available, fund entries %q; want the later deposit's %v once", len(e.hooks.all()),
 			e.available("ETH"), e.fundKinds(next), d.Amount)
 	}
+	e.gasOnlySince(tank0)
 	e.nothingPending()
 	e.reconciled()
 }

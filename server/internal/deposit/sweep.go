@@ -318,13 +318,20 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	ref string,
 ) ([]planned, error) {
 	paysOwnGas := !g.creditsBack()
-	p, gas, err := s.prepareNative(ctx, n, c, from, n.BankrollAddress, new(big.Int).Sub(g.gross, g.fee), paysOwnGas, PurposeSweep, ref)
+	// What an earlier sweep carried to the bankroll for these deposits is not sent again (carry.go).
+	net, carry, err := s.nativeAfterCarry(ctx, sw, g)
+	if err != nil || net.Sign() == 0 {
+		return nil, err // the carry covers them
+	}
+	p, gas, err := s.prepareNative(ctx, n, c, from, n.BankrollAddress, net, paysOwnGas, PurposeSweep, ref)
 	if err != nil {
 		return nil, err
 	}
-	net := new(big.Int).Sub(g.gross, g.fee)
 	if paysOwnGas {
 		net.Sub(net, gas)
+	}
+	if net.Sign() <= 0 && carry.Sign() > 0 {
+		return nil, nil // the carry covers them but for what cannot pay its own transfer's gas (left at the address)
 	}
 	if net.Sign() <= 0 {
 		return nil, fmt.Errorf("sweep %d: native deposits of %s wei cannot pay their transfer's gas (%s)", sw.ID, g.gross, gas)

@@ -39,3 +39,9 @@ func (q *Queries) InsertCarry(ctx context.Context, chainID int64, address, curre
 func (q *Queries) DetachUncredited(ctx context.Context, sweepID int64, ids []int64) (int64, error) {
 	return sqlc.DetachUncredited(ctx, q.db, dbsqlc.DetachUncreditedParams{SweepID: sweepID, Ids: ids})
 }
+
+// SweptUncredited reports whether a finished batched sweep moved money in written-off deposit
+// id's name, not crediting it (DetachUncredited): no carry stands for it.
+func (q *Queries) SweptUncredited(ctx context.Context, id int64) (bool, error) {
+	return sqlc.SweptUncredited(ctx, q.db, id)
+}

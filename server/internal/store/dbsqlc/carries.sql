@@ -13,5 +13,16 @@ VALUES (@chain_id, @address, @currency, @sweep_id, @kind, @bankroll, @fee);
 -- A finished sweep's written-off deposits leave it in the transaction that credits the others
 -- (deposit.finishSweep): what it moved in their name is carried to later deposits, so one an
 -- engineer reinstates (its payment back at the address) is swept again, as after a retirement.
-UPDATE deposits SET sweep_id = NULL
-WHERE sweep_id = @sweep_id::bigint AND status = 'REORGED' AND id = ANY(@ids::bigint[]);
+-- Each is noted in swept_uncredited (SweptUncredited).
+WITH detached AS (
+	UPDATE deposits SET sweep_id = NULL
+	WHERE sweep_id = @sweep_id::bigint AND status = 'REORGED' AND id = ANY(@ids::bigint[])
+	RETURNING id
+)
+INSERT INTO swept_uncredited (deposit_id, sweep_id) SELECT detached.id, @sweep_id::bigint FROM detached;
+
+-- name: SweptUncredited :one
+-- Whether a finished batched sweep moved money in a written-off deposit's name
+-- (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
+SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
+	WHERE u.deposit_id = @deposit_id AND s.batched) AS swept;

@@ -44,8 +44,12 @@ func (q *Queries) CarryBalance(ctx context.Context, db DBTX, arg CarryBalancePar
 }
 
 const detachUncredited = `-- name: DetachUncredited :execrows
-UPDATE deposits SET sweep_id = NULL
-WHERE sweep_id = $1::bigint AND status = 'REORGED' AND id = ANY($2::bigint[])
+WITH detached AS (
+	UPDATE deposits SET sweep_id = NULL
+	WHERE sweep_id = $1::bigint AND status = 'REORGED' AND id = ANY($2::bigint[])
+	RETURNING id
+)
+INSERT INTO swept_uncredited (deposit_id, sweep_id) SELECT detached.id, $1::bigint FROM detached
 `
 
 type DetachUncreditedParams struct {
@@ -56,6 +60,7 @@ type DetachUncreditedParams struct {
 // A finished sweep's written-off deposits leave it in the transaction that credits the others
 // (deposit.finishSweep): what it moved in their name is carried to later deposits, so one an
 // engineer reinstates (its payment back at the address) is swept again, as after a retirement.
+// Each is noted in swept_uncredited (SweptUncredited).
 func (q *Queries) DetachUncredited(ctx context.Context, db DBTX, arg DetachUncreditedParams) (int64, error) {
 	result, err := db.Exec(ctx, detachUncredited, arg.SweepID, arg.Ids)
 	if err != nil {
@@ -90,4 +95,18 @@ func (q *Queries) InsertCarry(ctx context.Context, db DBTX, arg InsertCarryParam
 		arg.Fee,
 	)
 	return err
+}
+
+const sweptUncredited = `-- name: SweptUncredited :one
+SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
+	WHERE u.deposit_id = $1 AND s.batched) AS swept
+`
+
+// Whether a finished batched sweep moved money in a written-off deposit's name
+// (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
+func (q *Queries) SweptUncredited(ctx context.Context, db DBTX, depositID int64) (bool, error) {
+	row := db.QueryRow(ctx, sweptUncredited, depositID)
+	var swept bool
+	err := row.Scan(&swept)
+	return swept, err
 }

@@ -445,6 +445,11 @@ type SweepCarry struct {
 	CreatedAt time.Time
 }
 
+type SweptUncredited struct {
+	DepositID int64
+	SweepID   int64
+}
+
 type Theme struct {
 	ID         string
 	OperatorID string
