@@ -249,19 +249,28 @@ func (s *Service) netAmounts(ctx context.Context, sw domain.Sweep, g *group) ([]
 // nativeShares splits what reached the bankroll for a native group's deposits (its transfer's
 // value and the carry it took) across them. Each deposit nets its own fee (their fees may
 // differ: one fixed at an earlier sweep, the operator's fee changed since); only the gas the
-// transfer took from their value is shared, in proportion to their gross amounts (the last one
-// takes the rounding).
+// transfer took from their value is shared, in proportion to what each put into it, its gross
+// less its fee (the last one takes the rounding). By net, not gross: a deposit whose fee is
+// higher than another's would otherwise bear gas on money it did not send, and could be
+// credited less than nothing.
 func nativeShares(g *group, reached *big.Int) []*big.Int {
 	out := make([]*big.Int, len(g.deposits))
-	gas := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), reached)
-	rest := new(big.Int).Set(reached)
+	nets := make([]*big.Int, len(g.deposits))
+	total := new(big.Int)
 	for i, d := range g.deposits {
-		if i == len(g.deposits)-1 {
-			out[i] = rest
-			break
+		nets[i] = new(big.Int).Sub(d.GrossAmount, g.fees[d.ID])
+		total.Add(total, nets[i])
+	}
+	gas := new(big.Int).Sub(total, reached)
+	rest := new(big.Int).Set(reached)
+	for i := range g.deposits {
+		if i == len(g.deposits)-1 || total.Sign() == 0 {
+			out[i] = new(big.Int).Set(rest)
+			rest.SetInt64(0)
+			continue
 		}
-		share := new(big.Int).Div(new(big.Int).Mul(gas, d.GrossAmount), g.gross)
-		out[i] = new(big.Int).Sub(new(big.Int).Sub(d.GrossAmount, g.fees[d.ID]), share)
+		share := new(big.Int).Div(new(big.Int).Mul(gas, nets[i]), total)
+		out[i] = new(big.Int).Sub(nets[i], share)
 		rest.Sub(rest, out[i])
 	}
 	return out
