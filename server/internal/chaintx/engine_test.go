@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,7 +258,13 @@ func TestRefusedBroadcastIsAskedAgainAfterAPause(t *testing.T) {
 	var logs bytes.Buffer
 	engine := chaintx.New(f.pool, map[int64]*chain.Client{f.dev.ChainID(): f.client}, f.keys,
 		slog.New(slog.NewTextHandler(&logs, nil)))
-	engine.RefusedRetry = 300 * time.Millisecond
+	// The pause is stepped on a clock of the test's, not slept through: under load twenty
+	// Advance calls took longer than a real 300 ms pause and the node was asked twice.
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	engine.SetClock(func() time.Time { return time.Unix(0, clock.Load()) })
+	step := func(d time.Duration) { clock.Add(int64(d)) }
+	engine.RefusedRetry = time.Minute
 	req := f.request("unfunded", 1000)
 	req.From = poor
 	tx, err := engine.Submit(ctx, req)
@@ -278,7 +285,7 @@ func TestRefusedBroadcastIsAskedAgainAfterAPause(t *testing.T) {
 		t.Fatalf("the node was asked %d times within RefusedRetry, want once:\n%s", n, logs.String())
 	}
 	// After the pause, callers advancing it at once ask the node once between them.
-	time.Sleep(engine.RefusedRetry)
+	step(engine.RefusedRetry)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() { engine.Advance(ctx, tx.ID) }) //nolint:errcheck // counted in the log
@@ -288,7 +295,7 @@ func TestRefusedBroadcastIsAskedAgainAfterAPause(t *testing.T) {
 		t.Fatalf("the node was asked %d times in all, want twice:\n%s", n, logs.String())
 	}
 	testfactory.Fund(ctx, t, f.dev, poor, 1, 0)
-	time.Sleep(engine.RefusedRetry)
+	step(engine.RefusedRetry)
 	for range 20 {
 		got, err := engine.Advance(ctx, tx.ID)
 		if err != nil {
