@@ -170,6 +170,42 @@ func (s *Service) nativeFeeCarry(ctx context.Context, q *store.Queries, n chain.
 	return taken, carried, nil
 }
 
+// parkedAfterCarry is parked, the native deposits at an address outside sweep except (fund),
+// less what of the address's native carry stands for them: an earlier sweep's transfers took
+// that much of their money to the bankroll and the fee address, so the address no longer holds
+// it and their sweep will not send it. Counted, the gas tank made it up, and it stayed at the
+// deposit address for good. Sweep except's own native deposits are left as much of the carry as
+// they can take (their gross: never less than they take, so no sweep is short of what it sends).
+func (s *Service) parkedAfterCarry(ctx context.Context, q *store.Queries, n chain.Network, address string, except int64,
+	parked *big.Int,
+) (*big.Int, error) {
+	carry, err := q.CarryBalance(ctx, n.ChainID, address, n.NativeSymbol, except)
+	if err != nil {
+		return nil, err
+	}
+	left := new(big.Int)
+	for _, side := range []*big.Int{carry.Bankroll, carry.Fee} {
+		if side.Sign() > 0 {
+			left.Add(left, side)
+		}
+	}
+	if left.Sign() == 0 {
+		return parked, nil
+	}
+	if except != 0 {
+		own, err := q.SweepDeposits(ctx, except)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range own {
+			if d.ContractAddress == "" {
+				left.Sub(left, minBig(left, d.GrossAmount))
+			}
+		}
+	}
+	return new(big.Int).Sub(parked, minBig(parked, left)), nil
+}
+
 // afterCarry is what a token group's transfers send, the address's carry for the asset (other
 // than the sweep's own rows) taken off: to the bankroll, its deposits' net less the bankroll
 // side; to the fee address (with one), their fees less the fee side. Either may be zero.

@@ -61,3 +61,42 @@ func TestOldNativeFeeTransferMinedWithALaterPaymentIsCarried(t *testing.T) {
 	e.nothingPending()
 	e.reconciled()
 }
+
+// What was seen: a written-off deposit's signed sweep (1 ETH) was mined, public bytes, with a
+// later payment's money (2 ETH), and a token payment (40 USDT) came to the same address before
+// the later ETH deposit was swept. The token deposit's gas prefund (fund, as a sweep's funding)
+// asked the address to hold every native deposit at it, the 2 ETH whole, though the old
+// transfer had taken 1 ETH of it to the bankroll (carried to its sweep): the gas tank topped the
+// address up by about 1 ETH, which the later sweep, sending only its net beyond the carry, left
+// at the deposit address for good.
+func TestATopUpLeavesOutWhatTheNativeCarryStandsFor(t *testing.T) {
+	t.Parallel()
+	e := setup(t, 0)
+	addr := e.address("carry-topup")
+	lost, payer := e.writtenOffInSignedSweep(addr, "ETH", testfactory.Ether(1))
+	tank0 := e.balance(e.gasTank)
+	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
+	e.mine(again)
+	for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' ORDER BY a.id LIMIT 1`) {
+		e.mine(old)
+		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("the test needs the old transfer mined with the later payment's money: %v, %v", r, err)
+		}
+	}
+	tok, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
+	e.mine(tok)
+	e.scan()
+	next, token := e.findDeposit(again.Hash()), e.findDeposit(tok.Hash())
+	e.settleUntil(lost.ID, func() bool {
+		return e.deposit(next).Status == domain.DepositCredited && e.deposit(token).Status == domain.DepositCredited
+	})
+	e.runBlocks(confirmations + 2)
+
+	if left := e.balance(addr); left.Cmp(big.NewInt(1e16)) > 0 {
+		t.Errorf("%v wei left at the deposit address", left)
+	}
+	e.gasOnlySince(tank0)
+	e.nothingPending()
+	e.reconciled()
+}

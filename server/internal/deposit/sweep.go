@@ -681,6 +681,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	if err != nil {
 		return false, err
 	}
+	if parked, err = s.parkedAfterCarry(ctx, q, n, address, except, parked); err != nil {
+		return false, err
+	}
 	total := new(big.Int).Add(need, parked)
 	block, err := c.BlockNumber(ctx)
 	if err != nil {
