@@ -26,35 +26,45 @@ import (
 // received what it received. A carry larger than a sweep's need is taken in part, the rest left
 // for the address's next deposits (the money they paid is what it moved).
 //
-// Native groups carry too, the bankroll side only: what a finished sweep's native transfer
-// sent for the deposits it did not credit (their share of its value, gas taken off). Without
-// it, a later native sweep of the address (a later payment's, or the written-off deposit's own
-// once reinstated) asked the address for its whole net, which the old transfer had taken, and
-// the gas tank made up the shortfall: a deposit's value paid by the gas tank. The later sweep
-// sends only what its deposits' net exceeds the carry by (nothing when the carry covers it, or
-// what is left cannot pay its own gas) and credits what its transfer and the carry it took
-// reached the bankroll with. Batched sweeps move exact amounts from the gas tank's transaction
-// and are cancelled, not finished, with a written-off deposit (retire.go).
+// Native groups carry too: what a finished sweep's native transfer sent for the deposits it
+// did not credit (their share of its value, gas taken off), and, with a fee address, what its
+// fee transfer sent for them. Without it, a later native sweep of the address (a later
+// payment's, or the written-off deposit's own once reinstated) asked the address for its whole
+// net and fee, which the old transfers had taken, and the gas tank made up the shortfall: a
+// deposit's value paid by the gas tank. The later sweep sends only what its deposits' net
+// exceeds the carry by (nothing when the carry covers it, or what is left cannot pay its own
+// gas), and only the fee beyond the fee side, and credits what its transfer and the carry it
+// took reached the bankroll with. Batched sweeps move exact amounts from the gas tank's
+// transaction and are cancelled, not finished, with a written-off deposit (retire.go).
 
 // carries reports whether a sweep's group keeps carries: an unbatched sweep's.
 func carries(sw domain.Sweep, _ *group) bool {
 	return !sw.Batched
 }
 
-// nativeAfterCarry is what a native group's transfer is to send to the bankroll before its gas
-// (its deposits' net), the address's carry (other than the sweep's own rows) taken off, and
-// that carry.
-func (s *Service) nativeAfterCarry(ctx context.Context, sw domain.Sweep, g *group) (net, carry *big.Int, err error) {
-	net, carry = new(big.Int).Sub(g.gross, g.fee), new(big.Int)
+// nativeAfterCarry is what a native group's transfers are to send before their gas: to the
+// bankroll, its deposits' net less the address's carry (other than the sweep's own rows); to
+// the fee address (with one), their fees less the fee side; and that carry.
+func (s *Service) nativeAfterCarry(ctx context.Context, n chain.Network, sw domain.Sweep, g *group) (net, fee *big.Int, carry store.Carry, err error) {
+	net, fee = new(big.Int).Sub(g.gross, g.fee), new(big.Int).Set(g.fee)
+	carry = store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
 	if carries(sw, g) {
-		c, err := store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
-		if err != nil {
-			return nil, nil, err
+		if carry, err = store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID); err != nil {
+			return nil, nil, carry, err
 		}
-		carry = c.Bankroll
 	}
-	net.Sub(net, minBig(net, carry))
-	return net, carry, nil
+	net.Sub(net, minBig(net, carry.Bankroll))
+	fee.Sub(fee, nativeFeeTaken(n, g, carry))
+	return net, fee, carry, nil
+}
+
+// nativeFeeTaken is the fee side of carry a native group takes: what the fee address already
+// received of its deposits' fees (none without a fee address).
+func nativeFeeTaken(n chain.Network, g *group, carry store.Carry) *big.Int {
+	if n.FeeAddress == (common.Address{}) || carry.Fee.Sign() <= 0 {
+		return new(big.Int)
+	}
+	return new(big.Int).Set(minBig(g.fee, carry.Fee))
 }
 
 // nativeReached is what reached the bankroll for a finished sweep's native group: moved, its
@@ -86,36 +96,114 @@ func (s *Service) nativeReached(ctx context.Context, q *store.Queries, sw domain
 }
 
 // settleNativeCarry is settleCarries for a native group: the carry it took, and its share of
-// what reached the bankroll for the deposits it did not credit, carried.
+// what reached the bankroll and the fee address for the deposits it did not credit, carried.
 func (s *Service) settleNativeCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
 	credited map[int64]bool,
 ) error {
-	moved, taken, err := s.nativeReached(ctx, q, sw, g)
+	moved, takenNet, err := s.nativeReached(ctx, q, sw, g)
 	if err != nil {
 		return err
 	}
-	if taken.Sign() > 0 {
-		neg := store.Carry{Bankroll: new(big.Int).Neg(taken), Fee: new(big.Int)}
+	takenFee, carriedFee, err := s.nativeFeeCarry(ctx, q, n, sw, g, credited)
+	if err != nil {
+		return err
+	}
+	if takenNet.Sign() > 0 || takenFee.Sign() > 0 {
+		neg := store.Carry{Bankroll: new(big.Int).Neg(takenNet), Fee: new(big.Int).Neg(takenFee)}
 		if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryTaken, neg); err != nil {
 			return err
 		}
 	}
-	carried := new(big.Int)
-	for i, share := range nativeShares(g, new(big.Int).Add(moved, taken)) {
+	carried := store.Carry{Bankroll: new(big.Int), Fee: carriedFee}
+	for i, share := range nativeShares(g, new(big.Int).Add(moved, takenNet)) {
 		if !credited[g.deposits[i].ID] && share.Sign() > 0 {
-			carried.Add(carried, share)
+			carried.Bankroll.Add(carried.Bankroll, share)
 		}
 	}
-	if carried.Sign() == 0 {
+	if carried.Bankroll.Sign() == 0 && carried.Fee.Sign() == 0 {
 		return nil
 	}
-	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried,
-		store.Carry{Bankroll: carried, Fee: new(big.Int)}); err != nil {
+	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried, carried); err != nil {
 		return err
 	}
 	s.log.Warn("a sweep moved ether for deposits it does not credit (written off): carried to the address's next sweep of "+
-		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol, "bankroll", carried)
+		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol,
+		"bankroll", carried.Bankroll, "fee", carried.Fee)
 	return nil
+}
+
+// nativeFeeCarry is settleNativeCarry's fee side (with a fee address): taken, the fee side its
+// planning took off (nativeAfterCarry); carried, what reached the fee address (its mined fee
+// transfer's value and the carry taken) beyond the fees of the deposits it credited, at most
+// the others' fees.
+func (s *Service) nativeFeeCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
+	credited map[int64]bool,
+) (taken, carried *big.Int, err error) {
+	if n.FeeAddress == (common.Address{}) {
+		return new(big.Int), new(big.Int), nil
+	}
+	balance, err := q.CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	taken = nativeFeeTaken(n, g, balance)
+	reached := new(big.Int).Set(taken)
+	t, err := q.ChainTxByRef(ctx, PurposeSweepFee, sweepRef(sw.ID, g.asset.Symbol))
+	switch {
+	case err == nil && t.State == domain.ChainTxMined:
+		reached.Add(reached, t.Value)
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, nil, err
+	}
+	owned, left := new(big.Int), new(big.Int)
+	for _, d := range g.deposits {
+		if credited[d.ID] {
+			owned.Add(owned, g.fees[d.ID])
+		} else {
+			left.Add(left, g.fees[d.ID])
+		}
+	}
+	carried = minBig(new(big.Int).Sub(reached, owned), left)
+	if carried.Sign() < 0 {
+		carried = new(big.Int)
+	}
+	return taken, carried, nil
+}
+
+// parkedAfterCarry is parked, the native deposits at an address outside sweep except (fund),
+// less what of the address's native carry stands for them: an earlier sweep's transfers took
+// that much of their money to the bankroll and the fee address, so the address no longer holds
+// it and their sweep will not send it. Counted, the gas tank made it up, and it stayed at the
+// deposit address for good. Sweep except's own native deposits are left as much of the carry as
+// they can take (their gross: never less than they take, so no sweep is short of what it sends).
+func (s *Service) parkedAfterCarry(ctx context.Context, q *store.Queries, n chain.Network, address string, except int64,
+	parked *big.Int,
+) (*big.Int, error) {
+	carry, err := q.CarryBalance(ctx, n.ChainID, address, n.NativeSymbol, except)
+	if err != nil {
+		return nil, err
+	}
+	left := new(big.Int)
+	for _, side := range []*big.Int{carry.Bankroll, carry.Fee} {
+		if side.Sign() > 0 {
+			left.Add(left, side)
+		}
+	}
+	if left.Sign() == 0 {
+		return parked, nil
+	}
+	if except != 0 {
+		own, err := q.SweepDeposits(ctx, except)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range own {
+			if d.ContractAddress == "" {
+				left.Sub(left, minBig(left, d.GrossAmount))
+			}
+		}
+	}
+	return new(big.Int).Sub(parked, minBig(parked, left)), nil
 }
 
 // afterCarry is what a token group's transfers send, the address's carry for the asset (other

@@ -164,7 +164,14 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 // already retired; one that came before (the cancel in flight, or not asked for yet) left the
 // money at the address for good: nothing else sweeps it. done is true when nothing is left to
 // do: not written off with its money back, its sweep mined (it moved the money), or swept anew.
+//
+// A batched sweep is left alone: its transaction is the chain's batch, the gas tank's, shared by
+// other addresses' sweeps; cancelLeftChain, made for an address's own nonces, reopened it and
+// waited for good on a top-up queued behind it (every later gas tank transaction with it).
 func (s *Service) settleWrittenOffAgain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (done bool, err error) {
+	if sw.Batched {
+		return true, nil
+	}
 	r, err := store.New(s.pool).LatestReorg(ctx, d.ID)
 	if err != nil || !writtenOffBack(r, d) {
 		return err == nil, err

@@ -319,7 +319,7 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 ) ([]planned, error) {
 	paysOwnGas := !g.creditsBack()
 	// What an earlier sweep carried to the bankroll for these deposits is not sent again (carry.go).
-	net, carry, err := s.nativeAfterCarry(ctx, sw, g)
+	net, fee, carry, err := s.nativeAfterCarry(ctx, n, sw, g)
 	if err != nil || net.Sign() == 0 {
 		return nil, err // the carry covers them
 	}
@@ -330,7 +330,7 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	if paysOwnGas {
 		net.Sub(net, gas)
 	}
-	if net.Sign() <= 0 && carry.Sign() > 0 {
+	if net.Sign() <= 0 && carry.Bankroll.Sign() > 0 {
 		return nil, nil // the carry covers them but for what cannot pay its own transfer's gas (left at the address)
 	}
 	if net.Sign() <= 0 {
@@ -338,18 +338,19 @@ func (s *Service) planNative(ctx context.Context, n chain.Network, c *chain.Clie
 	}
 	p.Value = net
 	sweep := planned{prepared: p, cost: new(big.Int).Add(net, gas)}
-	if nativeTxs(n, g.fee, gas) != 2 {
+	// The fee less what an earlier sweep's fee transfer already sent for these deposits.
+	if nativeTxs(n, fee, gas) != 2 {
 		return []planned{sweep}, nil
 	}
-	fp, feeGas, err := s.prepareNative(ctx, n, c, from, n.FeeAddress, g.fee, true, PurposeSweepFee, ref)
+	fp, feeGas, err := s.prepareNative(ctx, n, c, from, n.FeeAddress, fee, true, PurposeSweepFee, ref)
 	if err != nil {
 		return nil, err
 	}
-	if feeGas.Cmp(g.fee) >= 0 {
+	if feeGas.Cmp(fee) >= 0 {
 		return []planned{sweep}, nil // fees rose between the two reads: the fee stays at the address
 	}
-	fp.Value = new(big.Int).Sub(g.fee, feeGas)
-	return []planned{sweep, {prepared: fp, cost: new(big.Int).Set(g.fee)}}, nil
+	fp.Value = new(big.Int).Sub(fee, feeGas)
+	return []planned{sweep, {prepared: fp, cost: fee}}, nil
 }
 
 // prepareNative prepares a native transfer (its value is set by the caller), paying its own gas
@@ -678,6 +679,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 	}
 	parked, err := q.UnsweptNative(ctx, n.ChainID, address, except)
 	if err != nil {
+		return false, err
+	}
+	if parked, err = s.parkedAfterCarry(ctx, q, n, address, except, parked); err != nil {
 		return false, err
 	}
 	total := new(big.Int).Add(need, parked)
