@@ -120,16 +120,7 @@ func (s *Service) settleNativeCarry(ctx context.Context, q *store.Queries, n cha
 			carried.Bankroll.Add(carried.Bankroll, share)
 		}
 	}
-	if carried.Bankroll.Sign() == 0 && carried.Fee.Sign() == 0 {
-		return nil
-	}
-	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried, carried); err != nil {
-		return err
-	}
-	s.log.Warn("a sweep moved ether for deposits it does not credit (written off): carried to the address's next sweep of "+
-		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol,
-		"bankroll", carried.Bankroll, "fee", carried.Fee)
-	return nil
+	return s.carry(ctx, q, n, sw, g, carried)
 }
 
 // nativeFeeCarry is settleNativeCarry's fee side (with a fee address): taken, the fee side its
@@ -297,13 +288,19 @@ func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chai
 	if carried.Fee.Sign() < 0 {
 		carried.Fee.SetInt64(0)
 	}
+	return s.carry(ctx, q, n, sw, g, carried)
+}
+
+// carry records what sweep sw's group moved for deposits it does not credit (written off), to
+// be taken by the address's next sweep of the asset; nothing when it moved nothing for them.
+func (s *Service) carry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group, carried store.Carry) error {
 	if carried.Bankroll.Sign() == 0 && carried.Fee.Sign() == 0 {
 		return nil
 	}
 	if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryCarried, carried); err != nil {
 		return err
 	}
-	s.log.Warn("a sweep moved tokens for deposits it does not credit (written off): carried to the address's next sweep of "+
+	s.log.Warn("a sweep moved money for deposits it does not credit (written off): carried to the address's next sweep of "+
 		"the asset", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "currency", g.asset.Symbol,
 		"bankroll", carried.Bankroll, "fee", carried.Fee)
 	return nil

@@ -53,28 +53,8 @@ func TestRetiringASweepWhoseKeptTransferWasMined(t *testing.T) {
 func retiredWithItsNetMined(t *testing.T, kept string, feeBps int32, feeTo common.Address) {
 	t.Helper()
 	e := setup(t, feeBps, func(n *chain.Network) { n.FeeAddress = feeTo })
-	addr := e.address("fee-left")
-	stays, lostPayer := e.newUser(), e.newUser()
-	usdc, _ := e.dev.Token("USDC")
-	holding := func(owner common.Address) *big.Int {
-		if kept == "USDC" {
-			return testfactory.TokenBalance(e.ctx, e.t, e.client, usdc.Address, owner)
-		}
-		return e.balance(owner)
-	}
-	var payKept *types.Transaction
-	if kept == "USDC" {
-		e.mint("USDC", stays.addr, 40_000_000)
-		payKept = e.send(stays, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-	} else {
-		payKept, _ = e.payment(stays, 0, addr, "ETH", testfactory.Ether(1))
-	}
-	e.mine(payKept)
-	parent := e.latestHeader()
-	payUSDT, _ := e.payment(lostPayer, 0, addr, "USDT", big.NewInt(40_000_000))
-	e.mine(payUSDT)
-	e.confirm()
-	sweeps := e.signedTogether(payKept, payUSDT)
+	k := e.keptWithLostUSDT("fee-left", kept)
+	holding, payKept, payUSDT, sweeps := k.holding, k.payKept, k.payUSDT, k.sweeps
 	withFee := feeTo != (common.Address{})
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep-fee' AND state = 'pending'`); withFee && n != 2 {
 		t.Fatalf("the test needs both fee transfers signed: %d", n)
@@ -82,12 +62,7 @@ func retiredWithItsNetMined(t *testing.T, kept string, feeBps int32, feeTo commo
 
 	// The chain forks above the ETH payment: the USDT payer spends its nonce elsewhere, and only
 	// the ETH net transfer is mined again on the new branch.
-	oldHead := e.latestHeader().Number.Uint64()
-	e.dev.Rollback()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.mine(e.send(lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
+	oldHead := k.forkAway()
 	e.mine(e.resent("", sweeps[0])...)
 	if r, err := e.client.Receipt(e.ctx, sweeps[0].Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
 		t.Fatalf("the test needs the %s net transfer mined on the new branch: %v, %v", kept, r, err)
@@ -109,17 +84,9 @@ func retiredWithItsNetMined(t *testing.T, kept string, feeBps int32, feeTo commo
 	e.settleUntil(lost.ID, func() bool { return e.deposit(stayed.ID).Status == domain.DepositCredited })
 	e.runBlocks(confirmations + 2)
 
-	stayed = e.deposit(stayed.ID)
-	if e.fundKinds(stayed.ID) != "DEPOSIT" || e.available(kept).Cmp(stayed.Amount) != 0 || e.fundKinds(lost.ID) != "" {
-		t.Errorf("fund entries %q (%s) and %q (written off), %v %s available; want the kept deposit's %v once",
-			e.fundKinds(stayed.ID), kept, e.fundKinds(lost.ID), e.available(kept), kept, stayed.Amount)
-	}
+	stayed = k.creditedOnce(stayed.ID, lost.ID)
 	if withFee {
-		// A native fee transfer pays its gas out of the fee; a token one sends it whole.
-		fee := new(big.Int).Sub(holding(feeTo), fees0)
-		if fee.Sign() <= 0 || fee.Cmp(stayed.FeeAmount) > 0 || (kept != "ETH" && fee.Cmp(stayed.FeeAmount) != 0) {
-			t.Errorf("the fee address received %v of the kept deposit's %v %s fee, want it", fee, stayed.FeeAmount, kept)
-		}
+		k.feeReached(feeTo, fees0, stayed)
 		if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose = 'sweep-fee' AND ref LIKE $1 AND state = 'mined'`,
 			"%:"+kept); n != 1 {
 			t.Errorf("%d %s fee transfers mined, want it", n, kept)
@@ -145,36 +112,11 @@ func TestRetiredSweepsNetMinedBeforeItsCancelSendsItsFeeAgain(t *testing.T) {
 		t.Run(kept, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t, 250, func(n *chain.Network) { n.FeeAddress = feeTo })
-			addr := e.address("fee-again")
-			stays, lostPayer := e.newUser(), e.newUser()
-			usdc, _ := e.dev.Token("USDC")
-			holding := func(owner common.Address) *big.Int {
-				if kept == "USDC" {
-					return testfactory.TokenBalance(e.ctx, e.t, e.client, usdc.Address, owner)
-				}
-				return e.balance(owner)
-			}
-			var payKept *types.Transaction
-			if kept == "USDC" {
-				e.mint("USDC", stays.addr, 40_000_000)
-				payKept = e.send(stays, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
-			} else {
-				payKept, _ = e.payment(stays, 0, addr, "ETH", testfactory.Ether(1))
-			}
-			e.mine(payKept)
-			parent := e.latestHeader()
-			payUSDT, _ := e.payment(lostPayer, 0, addr, "USDT", big.NewInt(40_000_000))
-			e.mine(payUSDT)
-			e.confirm()
-			sweeps := e.signedTogether(payKept, payUSDT)
+			k := e.keptWithLostUSDT("fee-again", kept)
+			holding, payKept, payUSDT, sweeps := k.holding, k.payKept, k.payUSDT, k.sweeps
 
 			// The USDT payment leaves the chain for good; nothing of the sweep is mined again.
-			oldHead := e.latestHeader().Number.Uint64()
-			e.dev.Rollback()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.mine(e.send(lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
+			oldHead := k.forkAway()
 			e.engine.RebroadcastAfter = 0
 			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
 				e.dev.Commit()
@@ -198,19 +140,88 @@ func TestRetiredSweepsNetMinedBeforeItsCancelSendsItsFeeAgain(t *testing.T) {
 			e.settleUntil(lost.ID, func() bool { return e.deposit(stayed.ID).Status == domain.DepositCredited })
 			e.runBlocks(confirmations + 2)
 
-			stayed = e.deposit(stayed.ID)
-			if e.fundKinds(stayed.ID) != "DEPOSIT" || e.available(kept).Cmp(stayed.Amount) != 0 || e.fundKinds(lost.ID) != "" {
-				t.Errorf("fund entries %q (%s) and %q (written off), %v %s available; want the kept deposit's %v once",
-					e.fundKinds(stayed.ID), kept, e.fundKinds(lost.ID), e.available(kept), kept, stayed.Amount)
-			}
-			// A native fee transfer pays its gas out of the fee; a token one sends it whole.
-			fee := new(big.Int).Sub(holding(feeTo), fees0)
-			if fee.Sign() <= 0 || fee.Cmp(stayed.FeeAmount) > 0 || (kept != "ETH" && fee.Cmp(stayed.FeeAmount) != 0) {
-				t.Errorf("the fee address received %v of the kept deposit's %v %s fee, want it", fee, stayed.FeeAmount, kept)
-			}
+			k.feeReached(feeTo, fees0, k.creditedOnce(stayed.ID, lost.ID))
 			e.gasOnlySince(tank0)
 			e.nothingPending()
 			e.reconciled()
 		})
+	}
+}
+
+// keptAndLost is a sweep of two deposits at one address signed together: a kept one (1 ETH or
+// 40 USDC) whose payment stays on the chain, and 40 USDT whose payment a reorg can take away.
+type keptAndLost struct {
+	e                *env
+	kept             string // ETH or USDC
+	lostPayer        user
+	payKept, payUSDT *types.Transaction
+	parent           *types.Header // the block below the USDT payment
+	sweeps           []*types.Transaction
+	holding          func(owner common.Address) *big.Int // of the kept asset
+}
+
+// keptWithLostUSDT pays both deposits to the address named name, confirms them and signs their
+// sweep.
+func (e *env) keptWithLostUSDT(name, kept string) keptAndLost {
+	e.t.Helper()
+	addr := e.address(name)
+	stays := e.newUser()
+	k := keptAndLost{e: e, kept: kept, lostPayer: e.newUser()}
+	usdc, _ := e.dev.Token("USDC")
+	k.holding = func(owner common.Address) *big.Int {
+		if kept == "USDC" {
+			return testfactory.TokenBalance(e.ctx, e.t, e.client, usdc.Address, owner)
+		}
+		return e.balance(owner)
+	}
+	if kept == "USDC" {
+		e.mint("USDC", stays.addr, 40_000_000)
+		k.payKept = e.send(stays, 0, usdc.Address, nil, erc20Transfer(addr, 40_000_000), 2)
+	} else {
+		k.payKept, _ = e.payment(stays, 0, addr, "ETH", testfactory.Ether(1))
+	}
+	e.mine(k.payKept)
+	k.parent = e.latestHeader()
+	k.payUSDT, _ = e.payment(k.lostPayer, 0, addr, "USDT", big.NewInt(40_000_000))
+	e.mine(k.payUSDT)
+	e.confirm()
+	k.sweeps = e.signedTogether(k.payKept, k.payUSDT)
+	return k
+}
+
+// forkAway forks the chain below the USDT payment, whose payer spends its nonce elsewhere on
+// the new branch, and returns the old head's number.
+func (k keptAndLost) forkAway() uint64 {
+	e := k.e
+	e.t.Helper()
+	oldHead := e.latestHeader().Number.Uint64()
+	e.dev.Rollback()
+	if err := e.dev.Fork(k.parent.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mine(e.send(k.lostPayer, 0, common.HexToAddress("0x00000000000000000000000000000000000000c3"), testfactory.Ether(1), nil, 50))
+	return oldHead
+}
+
+// creditedOnce checks the kept deposit is credited once and the written-off one never, and
+// returns the kept deposit as it stands.
+func (k keptAndLost) creditedOnce(stayedID, lostID int64) domain.Deposit {
+	e := k.e
+	e.t.Helper()
+	stayed := e.deposit(stayedID)
+	if e.fundKinds(stayed.ID) != "DEPOSIT" || e.available(k.kept).Cmp(stayed.Amount) != 0 || e.fundKinds(lostID) != "" {
+		e.t.Errorf("fund entries %q (%s) and %q (written off), %v %s available; want the kept deposit's %v once",
+			e.fundKinds(stayed.ID), k.kept, e.fundKinds(lostID), e.available(k.kept), k.kept, stayed.Amount)
+	}
+	return stayed
+}
+
+// feeReached checks the fee address received the kept deposit's fee since it held fees0: a
+// native fee transfer pays its gas out of the fee, a token one sends it whole.
+func (k keptAndLost) feeReached(feeTo common.Address, fees0 *big.Int, stayed domain.Deposit) {
+	k.e.t.Helper()
+	fee := new(big.Int).Sub(k.holding(feeTo), fees0)
+	if fee.Sign() <= 0 || fee.Cmp(stayed.FeeAmount) > 0 || (k.kept != "ETH" && fee.Cmp(stayed.FeeAmount) != 0) {
+		k.e.t.Errorf("the fee address received %v of the kept deposit's %v %s fee, want it", fee, stayed.FeeAmount, k.kept)
 	}
 }

@@ -2,6 +2,7 @@ package deposit_test
 
 import (
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -45,31 +46,15 @@ func TestWrittenOffAgainBeforeItsSweepsCancelIsRetiredIsSwept(t *testing.T) {
 				t.Fatalf("the old sweep's cancel is retired already (%d): the test needs it in flight", got)
 			}
 			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
-			e.settleUntil(lost.ID, func() bool { // its job, queued by the write-off
-				d := e.deposit(lost.ID)
-				return d.Status == domain.DepositReorged && d.SweepID != 0 && d.SweepID != lost.SweepID &&
-					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
-			})
+			e.settleUntil(lost.ID, e.sweptAnew(lost)) // its job, queued by the write-off
 			e.runBlocks(confirmations + 2)
 
 			// The other deposit's sweep, which waited behind the cancel, is mined meanwhile too.
-			received := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0)
 			owed := new(big.Int)
 			if next != 0 {
 				owed = e.deposit(next).Amount
 			}
-			received.Sub(received, owed)
-			if received.Sign() <= 0 || received.Cmp(lost.GrossAmount) > 0 {
-				t.Errorf("the bankroll received %v %s beyond the other deposit's, want the written-off payment's %v (less its "+
-					"sweep's gas for ETH)", received, c.currency, lost.GrossAmount)
-			}
-			if left := e.holding(c.currency, common.HexToAddress(lost.Address)); c.currency == "USDT" && left.Sign() != 0 {
-				t.Errorf("%v USDT left at the address", left)
-			}
-			if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != "DEPOSIT,REORG" || e.depositEvents(d.ID) != 1 {
-				t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, DEPOSIT,REORG, one (the write-off "+
-					"stands)", d.Status, e.fundKinds(d.ID), e.depositEvents(d.ID))
-			}
+			e.sweptNotCredited(lost, c.currency, bank0, owed, "DEPOSIT,REORG") // the write-off stands
 			if next != 0 && e.deposit(next).Status != domain.DepositCredited {
 				t.Errorf("the other deposit is %s, want it credited", e.deposit(next).Status)
 			}
@@ -149,25 +134,10 @@ func TestWrittenOffAgainAfterItsSweepWasRetiredIsSwept(t *testing.T) {
 				Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)
 			}
-			e.settleUntil(lost.ID, func() bool { // its job, queued by the write-off
-				d := e.deposit(lost.ID)
-				return d.Status == domain.DepositReorged && d.SweepID != 0 && d.SweepID != lost.SweepID &&
-					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
-			})
+			e.settleUntil(lost.ID, e.sweptAnew(lost)) // its job, queued by the write-off
 			e.runBlocks(confirmations + 2)
 
-			received := new(big.Int).Sub(e.holding(c.currency, e.bankroll), bank0)
-			if received.Sign() <= 0 || received.Cmp(lost.GrossAmount) > 0 {
-				t.Errorf("the bankroll received %v %s, want the written-off payment's %v (less its sweep's gas for ETH)", received,
-					c.currency, lost.GrossAmount)
-			}
-			if left := e.holding(c.currency, common.HexToAddress(lost.Address)); c.currency == "USDT" && left.Sign() != 0 {
-				t.Errorf("%v USDT left at the address", left)
-			}
-			if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != "" || e.depositEvents(d.ID) != 0 {
-				t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, never credited", d.Status,
-					e.fundKinds(d.ID), e.depositEvents(d.ID))
-			}
+			e.sweptNotCredited(lost, c.currency, bank0, new(big.Int), "") // never credited
 			if e.available(c.currency).Sign() != 0 || e.count(`SELECT count(*) FROM sweep_carries`) != 0 {
 				t.Errorf("%v %s available, %d carries; want none", e.available(c.currency), c.currency, e.count(`SELECT count(*) FROM sweep_carries`))
 			}
@@ -293,11 +263,7 @@ func TestWrittenOffAgainAfterItsOldBytesMovedALaterPaymentIsSwept(t *testing.T) 
 				Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)
 			}
-			e.settleUntil(lost.ID, func() bool {
-				d := e.deposit(lost.ID)
-				return d.Status == domain.DepositReorged && d.SweepID != 0 &&
-					e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
-			})
+			e.settleUntil(lost.ID, e.sweptAnew(lost))
 			e.runBlocks(confirmations + 2)
 
 			d := e.deposit(next)
@@ -320,5 +286,36 @@ func TestWrittenOffAgainAfterItsOldBytesMovedALaterPaymentIsSwept(t *testing.T) 
 			e.nothingPending()
 			e.reconciled()
 		})
+	}
+}
+
+// sweptAnew: the written-off deposit lost is in a new sweep (not the one it was read in), done.
+func (e *env) sweptAnew(lost domain.Deposit) func() bool {
+	return func() bool {
+		d := e.deposit(lost.ID)
+		return d.Status == domain.DepositReorged && d.SweepID != 0 && d.SweepID != lost.SweepID &&
+			e.count(`SELECT count(*) FROM sweeps WHERE id = $1 AND status = 'DONE'`, d.SweepID) == 1
+	}
+}
+
+// sweptNotCredited checks the written-off deposit lost's money reached the bankroll (what it
+// received since bank0 beyond owed, other deposits' credits: at most the payment, less its
+// sweep's gas for ETH) and left the address, and that lost stays REORGED with the fund entries
+// kinds (and a DEPOSIT event for each DEPOSIT among them).
+func (e *env) sweptNotCredited(lost domain.Deposit, currency string, bank0, owed *big.Int, kinds string) {
+	e.t.Helper()
+	received := new(big.Int).Sub(e.holding(currency, e.bankroll), bank0)
+	received.Sub(received, owed)
+	if received.Sign() <= 0 || received.Cmp(lost.GrossAmount) > 0 {
+		e.t.Errorf("the bankroll received %v %s (beyond %v owed to other deposits), want the written-off payment's %v (less its "+
+			"sweep's gas for ETH)", received, currency, owed, lost.GrossAmount)
+	}
+	if left := e.holding(currency, common.HexToAddress(lost.Address)); currency == "USDT" && left.Sign() != 0 {
+		e.t.Errorf("%v USDT left at the address", left)
+	}
+	events := strings.Count(kinds, "DEPOSIT")
+	if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != kinds || e.depositEvents(d.ID) != events {
+		e.t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, %q, %d", d.Status,
+			e.fundKinds(d.ID), e.depositEvents(d.ID), kinds, events)
 	}
 }
