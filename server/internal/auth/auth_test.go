@@ -86,6 +86,7 @@ func TestOperatorIDs(t *testing.T) {
 // other operator is NOT_FOUND (never PERMISSION_DENIED), and the tree is not looked up for
 // the caller's own records.
 func TestOwnOrSub(t *testing.T) {
+	t.Parallel()
 	hierarchy := trees{"a": {"a-sub"}, "broken": {"x"}}
 	bg := context.Background()
 	opA, sub := WithOperator(bg, domain.Operator{ID: "a"}), WithOperator(bg, domain.Operator{ID: "a-sub"})

@@ -18,6 +18,7 @@ import (
 )
 
 func TestClientFailover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dev := testfactory.DevChain(ctx, t, devchain.Options{HTTPAddr: "127.0.0.1:0"})
 
@@ -56,6 +57,7 @@ func TestClientFailover(t *testing.T) {
 }
 
 func TestClientAllEndpointsDown(t *testing.T) {
+	t.Parallel()
 	c := chain.Dial(chain.Network{ChainID: 1, RPCURLs: []string{"http://127.0.0.1:1", "http://127.0.0.1:2"}}, nil)
 	defer c.Close()
 	_, err := c.BlockNumber(context.Background())

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoadFile(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, body, err string
 	}{

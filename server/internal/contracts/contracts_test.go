@@ -157,6 +157,7 @@ func callErr(c *bind.BoundContract, from common.Address, data []byte) error {
 }
 
 func TestTestToken(t *testing.T) {
+	t.Parallel()
 	owner, alice, bob, carol := newAccount(t), newAccount(t), newAccount(t), newAccount(t)
 	e := newEnv(t, owner, alice, bob)
 	tt := contracts.NewTestToken()
@@ -270,6 +271,7 @@ func sameInsufficientBalance(got any, want *contracts.TestTokenInsufficientBalan
 }
 
 func TestMockAggregator(t *testing.T) {
+	t.Parallel()
 	owner, other := newAccount(t), newAccount(t)
 	e := newEnv(t, owner, other)
 	ma := contracts.NewMockAggregator()
@@ -353,6 +355,7 @@ func TestMockAggregator(t *testing.T) {
 // TestBindingsMatchBuild guards against editing build/ without regenerating
 // the bindings (run ./generate.sh).
 func TestBindingsMatchBuild(t *testing.T) {
+	t.Parallel()
 	for name, md := range map[string]*bind.MetaData{
 		"TestToken":      &contracts.TestTokenMetaData,
 		"MockAggregator": &contracts.MockAggregatorMetaData,

@@ -26,6 +26,7 @@ const (
 // (the panel shows buttons from this list only). An admin's own step is then in the history
 // under the admin's email.
 func TestAdminWithdrawalAllowedActions(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	env, client, ctx := b.env, b.admin, context.Background()
 	op, _ := env.Operator(t, domain.OperatorSettings{})

@@ -14,6 +14,7 @@ import (
 // (PERMISSION_DENIED) and changes nothing; a service-team admin's pause is audited as
 // admin:<id>, the ops API's resume of it as service-team:ops-api.
 func TestPayoutActionsAreTheServiceTeams(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	env, client, ctx := b.env, b.admin, context.Background()
 	op, _ := env.Operator(t, domain.OperatorSettings{})

@@ -15,6 +15,7 @@ import (
 // (The listing itself is tested on real batches in deposit/batchlist_test.go; who may call it
 // in app's auth matrix.)
 func TestListSweepBatchesInput(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	ctx := bearer(context.Background(), b.env.OpsToken)
 	for _, req := range []*cofferv1.ListSweepBatchesRequest{{}, {PageSize: 500, Open: true}, {ChainId: 1337, PageSize: 1}} {

@@ -49,6 +49,7 @@ func checkEnum[D comparable, P ~int32](t *testing.T, e enum[D, P], values []D, d
 }
 
 func TestEnumTables(t *testing.T) {
+	t.Parallel()
 	checkEnum(t, approvalModes(), domain.ApprovalModes(), cofferv1.ApprovalMode(0).Descriptor())
 	checkEnum(t, sessionKinds(), domain.SessionKinds(), cofferv1.SessionKind(0).Descriptor())
 	checkEnum(t, sessionStatuses(), domain.SessionStatuses(), cofferv1.SessionStatus(0).Descriptor())
@@ -79,6 +80,7 @@ func TestEnumTables(t *testing.T) {
 // TestEnumFilters: a filter keeps the values the table names, in order, and is never nil (an
 // empty filter means any value).
 func TestEnumFilters(t *testing.T) {
+	t.Parallel()
 	got := withdrawalStatuses().domains([]cofferv1.WithdrawalStatus{cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_EXPIRED, 0, 99,
 		cofferv1.WithdrawalStatus_WITHDRAWAL_STATUS_PENDING})
 	if !slices.Equal(got, []domain.WithdrawalStatus{domain.WithdrawalExpired, domain.WithdrawalPending}) {

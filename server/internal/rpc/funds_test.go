@@ -15,6 +15,7 @@ import (
 // operator sees its own and its sub-operators'; a panel admin the operators of its scope, by
 // name; the service team any operator, and an unknown one is NOT_FOUND.
 func TestFundsScopes(t *testing.T) {
+	t.Parallel()
 	b := setup(t)
 	env, ctx := b.env, context.Background()
 	zed, alpha := "Zed operator", "Alpha operator"

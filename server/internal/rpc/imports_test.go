@@ -13,6 +13,7 @@ import (
 // import neither the store nor a database driver. A rule or a query they need belongs to the
 // service that owns it; a test's fixture goes through apptest.
 func TestTransportsHoldNoQuery(t *testing.T) {
+	t.Parallel()
 	forbidden := []string{"github.com/cofferhq/coffer/server/internal/store", "github.com/jackc/pgx"}
 	var files []string
 	for _, dir := range []string{".", "../legacy"} {

@@ -57,6 +57,7 @@ func mustHex(t *testing.T, s string) []byte {
 // 3, which covers private keys with leading zero bytes (the bug that the deprecated
 // DeriveNonStandard keeps).
 func TestBIP32Vectors(t *testing.T) {
+	t.Parallel()
 	vectors := []struct {
 		name  string
 		seed  string
