@@ -45,6 +45,7 @@ func TestLoadFile(t *testing.T) {
 			"tokens":[{"symbol":"X","contractAddress":"0x12","decimals":18}]}]`, "hex string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r, ok := loadChains(t, tc.body, tc.err)
 			if !ok {
 				return

@@ -19,6 +19,7 @@ func TestInBatchRefusesWhatIsNotAQuery(t *testing.T) {
 		"nothing": func(dbsqlc.DBTX) error { return nil },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			defer func() {
 				if recover() == nil {
 					t.Fatal("no panic")

@@ -86,6 +86,7 @@ func TestBIP32Vectors(t *testing.T) {
 	}
 	for _, v := range vectors {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
 			master, err := hdkeychain.NewMaster(mustHex(t, v.seed), &chaincfg.MainNetParams)
 			if err != nil {
 				t.Fatal(err)
