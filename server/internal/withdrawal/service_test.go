@@ -377,6 +377,10 @@ func TestModeASynchronousCodes(t *testing.T) {
 		{"Error in capitals", rawAnswer(`{"Error":0}`), 3, "Withdrawal temporarily unavailable"},
 		{"denial with ERROR 0 beside it", rawAnswer(`{"error":1,"ERROR":0}`), 1, "Withdrawal request declined by operator"},
 		{"error given twice", rawAnswer(`{"error":1,"error":0}`), 3, "Withdrawal temporarily unavailable"},
+		// A non-zero error too small for a float64 reads as 0 in floating point: it is not
+		// an integer, so not an approval.
+		{"error 1e-400", rawAnswer(`{"error":1e-400}`), 3, "Withdrawal temporarily unavailable"},
+		{"error 0.(400 zeros)1", rawAnswer(`{"error":0.` + strings.Repeat("0", 400) + `1}`), 3, "Withdrawal temporarily unavailable"},
 		{"HTTP 500 with error 0", func(w http.ResponseWriter, _ url.Values) {
 			w.WriteHeader(http.StatusInternalServerError)
 			writeBody(w, `{"error":0}`)
