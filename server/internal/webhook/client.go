@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"code.dny.dev/ssrf"
 	"github.com/valyala/fasthttp"
@@ -421,16 +423,28 @@ func answerFields(b []byte) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
-// jsonText renders a JSON string as its text and any other value as its JSON.
+// jsonText renders a JSON string as its text and any other value as its JSON, printable.
 func jsonText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return truncate(s, 500)
+		return printable(truncate(s, 500))
 	}
-	return truncate(string(raw), 500)
+	return printable(truncate(string(raw), 500))
+}
+
+// printable is a receiver's text as it can be shown to users and stored: PostgreSQL's text
+// holds neither NUL nor invalid UTF-8 (an attempt that cannot be recorded is posted again and
+// again, never dead-lettered), so invalid bytes become U+FFFD and control characters spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 func snippet(b []byte) string {
@@ -441,9 +455,14 @@ func snippet(b []byte) string {
 	return fmt.Sprintf("%q", truncate(string(b), 80))
 }
 
+// truncate cuts s to at most n bytes, on a character boundary (a cut inside one would leave
+// invalid UTF-8).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
