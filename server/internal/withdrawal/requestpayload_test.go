@@ -14,7 +14,8 @@ import (
 // TestRequestPayloadIsTheSameInBothModes: the spec's "The payload is identical in both modes"
 // for WITHDRAW_REQUEST. The same submission sent synchronously (mode A, before the record
 // exists) and queued in the outbox (mode B, from the stored record) carries the same fields
-// with the same values, but for what names the withdrawal, its session and its time.
+// with the same values, but for what names the withdrawal, its session and its time; once
+// approved and paid, its WITHDRAW_COMPLETE carries the request's values again.
 func TestRequestPayloadIsTheSameInBothModes(t *testing.T) {
 	e := setupChain(t, withdrawal.Config{})
 	sync, external := e.operator(domain.OperatorSettings{}), e.operator(modeB(domain.OperatorSettings{}))
@@ -23,7 +24,7 @@ func TestRequestPayloadIsTheSameInBothModes(t *testing.T) {
 	cases := []struct{ fiat, amount, currency string }{
 		{"USD", "25.5", "USDT"},
 		{"USD", "0.1", "ETH"},
-		{"EUR", "1234.567", "USDT"},
+		{"EUR", "123.457", "USDT"},
 		{"GBP", "7", "ETH"},
 	}
 	for i, c := range cases {
@@ -60,6 +61,22 @@ func TestRequestPayloadIsTheSameInBothModes(t *testing.T) {
 			if fieldsA.Get("withdrawRequestId") != a.ID || fieldsB.Get("withdrawRequestId") != b.ID {
 				t.Errorf("withdrawRequestId %s and %s, want the records' %s and %s", fieldsA.Get("withdrawRequestId"),
 					fieldsB.Get("withdrawRequestId"), a.ID, b.ID)
+			}
+			// Paid, its WITHDRAW_COMPLETE repeats the request's values ("Same UUID",
+			// cryptoAmountSent "Matches the WITHDRAW_REQUEST value").
+			if d, err := e.svc.Decide(e.ctx, domain.Operators(external.ID), b.ID, withdrawal.OperatorApprove,
+				domain.OperatorActor(external.ID), ""); err != nil || d.Held != "" {
+				t.Fatalf("approve: %+v, %v", d, err)
+			}
+			e.payAll()
+			complete := e.completeBody(b.ID)
+			for k := range fieldsB {
+				if k == "event" || k == "requestedAt" {
+					continue
+				}
+				if complete[k] != fieldsB.Get(k) {
+					t.Errorf("WITHDRAW_COMPLETE %s %q, its WITHDRAW_REQUEST's %q", k, complete[k], fieldsB.Get(k))
+				}
 			}
 			for _, f := range []url.Values{fieldsA, fieldsB} {
 				if _, err := time.Parse(time.RFC3339Nano, f.Get("requestedAt")); err != nil || f.Get("test") != "" {
