@@ -307,6 +307,13 @@ func TestTestWebhook(t *testing.T) {
 	if status, data := restOutcome(t, env, "POST", "/session/"+depositSid+"/test-webhook", strangerKey, ""); status != 404 || data["code"] != "NOT_FOUND" {
 		t.Errorf("another operator's key: %d %v, want 404 NOT_FOUND", status, data)
 	}
+	// The scope reaches down only: a sub-operator's key cannot fire at its parent's endpoint.
+	if status, data := restOutcome(t, env, "POST", "/session/"+withdrawSid+"/test-webhook", subKey, ""); status != 404 || data["code"] != "NOT_FOUND" {
+		t.Errorf("a sub-operator's key on its parent's session: %d %v, want 404 NOT_FOUND", status, data)
+	}
+	if seen := r.Attempts(); len(seen) != 6 {
+		t.Errorf("receiver saw %d requests, want still 6 (refused calls send nothing)", len(seen))
+	}
 }
 
 // What was seen: a parent could fire test webhooks at its children's endpoints, and the limit

@@ -12,9 +12,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"code.dny.dev/ssrf"
 	"github.com/valyala/fasthttp"
@@ -341,12 +344,50 @@ func parseAnswer(b []byte, res *Result) (int, error) {
 	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil || n == "" || raw[0] == '"' {
 		return 0, fmt.Errorf("answer has no numeric \"error\": %s", snippet(b))
 	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
-		return 0, fmt.Errorf("answer's \"error\" %s is not an integer", n)
+	code, ok := exactCode(n.String())
+	if !ok {
+		return 0, fmt.Errorf("answer's \"error\" %s is not an integer", snippet([]byte(n)))
 	}
-	res.ErrorCode, res.coded = int(f), true
+	res.ErrorCode, res.coded = code, true
 	return res.ErrorCode, nil
+}
+
+// maxExponent bounds the exponents exactCode reads: past it a number with a non-zero digit is
+// far outside int32 (or far below 1), whatever the up to 64 KiB of digits around it.
+const maxExponent = 1 << 20
+
+// exactCode reads a JSON number's exact value as an int32-sized integer. Floating point would
+// not do: 1e-400 underflows to 0 there, and a mode-A approval must not rest on a rounding.
+// "0.0" and "-0" are 0; "1.5", "1e-400" and values beyond int32 are refused.
+func exactCode(lit string) (int, bool) {
+	neg := strings.HasPrefix(lit, "-")
+	mantissa, exponent, hasExp := strings.Cut(strings.ToLower(strings.TrimPrefix(lit, "-")), "e")
+	whole, frac, _ := strings.Cut(mantissa, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	if digits == "" {
+		return 0, true // zero, whatever the exponent
+	}
+	exp := 0
+	if hasExp {
+		var err error
+		if exp, err = strconv.Atoi(exponent); err != nil || exp > maxExponent || exp < -maxExponent {
+			return 0, false
+		}
+	}
+	// digits read as 0.digits × 10^point.
+	point := len(whole) - (len(whole+frac) - len(digits)) + exp
+	significant := strings.TrimRight(digits, "0")
+	if point < len(significant) || point > len(strconv.Itoa(math.MaxInt32)) {
+		return 0, false // a fraction, or more digits than int32 has
+	}
+	v, err := strconv.ParseInt(significant+strings.Repeat("0", point-len(significant)), 10, 64)
+	if err != nil || v > math.MaxInt32 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return int(v), true
 }
 
 // answerFields splits one JSON object into its top-level members, keyed exactly as written;
@@ -382,16 +423,28 @@ func answerFields(b []byte) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
-// jsonText renders a JSON string as its text and any other value as its JSON.
+// jsonText renders a JSON string as its text and any other value as its JSON, printable.
 func jsonText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return truncate(s, 500)
+		return printable(truncate(s, 500))
 	}
-	return truncate(string(raw), 500)
+	return printable(truncate(string(raw), 500))
+}
+
+// printable is a receiver's text as it can be shown to users and stored: PostgreSQL's text
+// holds neither NUL nor invalid UTF-8 (an attempt that cannot be recorded is posted again and
+// again, never dead-lettered), so invalid bytes become U+FFFD and control characters spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 func snippet(b []byte) string {
@@ -402,9 +455,14 @@ func snippet(b []byte) string {
 	return fmt.Sprintf("%q", truncate(string(b), 80))
 }
 
+// truncate cuts s to at most n bytes, on a character boundary (a cut inside one would leave
+// invalid UTF-8).
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

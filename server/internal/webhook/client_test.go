@@ -307,6 +307,21 @@ func TestClientJudgesAnswers(t *testing.T) {
 		{200, `{"error":null}`, false, `no numeric "error"`, 0, "", ""},
 		{200, `{"description":"ok"}`, false, `no numeric "error"`, 0, "ok", ""},
 		{200, `{"error":1.5}`, false, "not an integer", 0, "", ""},
+		// The number's exact value counts, not its float64: 1e-400 underflows to 0 there.
+		{200, `{"error":1e-400}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":-1E-400}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":0.` + strings.Repeat("0", 400) + `1}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":1.0000000000000000001}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":1e999999999999999999999}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":2147483648}`, false, "not an integer", 0, "", ""},
+		{200, `{"error":-0}`, true, "", 0, "", ""},
+		{200, `{"error":0e-999999999999999999999}`, true, "", 0, "", ""},
+		{200, `{"error":0.01e2}`, false, "", 1, "", ""},
+		{200, `{"error":5E+1}`, false, "", 50, "", ""},
+		// What a receiver writes is kept as printable text: PostgreSQL's text refuses NUL and
+		// invalid UTF-8, and a cut at 500 bytes falls on a character boundary.
+		{200, `{"error":1,"description":"held\u0000for\nreview","transactionId":"t\u0000x"}`, false, "", 1, "held for review", "t x"},
+		{200, `{"error":1,"description":"` + strings.Repeat("a", 499) + `é"}`, false, "", 1, strings.Repeat("a", 499) + "…", ""},
 		{200, `{"error":true}`, false, `no numeric "error"`, 0, "", ""},
 		{200, `[0]`, false, "not a JSON object", 0, "", ""},
 		{200, `OK`, false, "not a JSON object", 0, "", ""},

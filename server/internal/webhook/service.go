@@ -192,7 +192,7 @@ func (s *Service) post(ctx context.Context, target, id string, body []byte, keys
 }
 
 func attemptRecord(eventID, target string, r Result) domain.WebhookAttempt {
-	a := domain.WebhookAttempt{EventID: eventID, URL: Redact(target), Acked: r.Acked, Error: r.Failure(), Duration: r.Duration,
+	a := domain.WebhookAttempt{EventID: eventID, URL: Redact(target), Acked: r.Acked, Error: printable(r.Failure()), Duration: r.Duration,
 		Status: int32(r.Status)} //nolint:gosec // G115: an HTTP status, three digits
 	if r.coded {
 		code := int32(r.ErrorCode) //nolint:gosec // G115: parseAnswer refuses an "error" beyond int32

@@ -364,6 +364,8 @@ func TestModeASynchronousCodes(t *testing.T) {
 		{"8", jsonAnswer(8, "x"), 8, "Account verification required"},
 		{"9", jsonAnswer(9, "x"), 9, "Withdrawal suspended for this account"},
 		{"unknown code shows the description", jsonAnswer(42, "Withdrawals pause during the tournament"), 42, "Withdrawals pause during the tournament"},
+		// Shown as printable text (and recorded: PostgreSQL's text holds no NUL).
+		{"description with a NUL", rawAnswer(`{"error":42,"description":"Paused\u0000until noon"}`), 42, "Paused until noon"},
 		{"slow receiver", func(w http.ResponseWriter, _ url.Values) {
 			time.Sleep(time.Second)
 			writeBody(w, `{"error":0}`)
@@ -377,6 +379,10 @@ func TestModeASynchronousCodes(t *testing.T) {
 		{"Error in capitals", rawAnswer(`{"Error":0}`), 3, "Withdrawal temporarily unavailable"},
 		{"denial with ERROR 0 beside it", rawAnswer(`{"error":1,"ERROR":0}`), 1, "Withdrawal request declined by operator"},
 		{"error given twice", rawAnswer(`{"error":1,"error":0}`), 3, "Withdrawal temporarily unavailable"},
+		// A non-zero error too small for a float64 reads as 0 in floating point: it is not
+		// an integer, so not an approval.
+		{"error 1e-400", rawAnswer(`{"error":1e-400}`), 3, "Withdrawal temporarily unavailable"},
+		{"error 0.(400 zeros)1", rawAnswer(`{"error":0.` + strings.Repeat("0", 400) + `1}`), 3, "Withdrawal temporarily unavailable"},
 		{"HTTP 500 with error 0", func(w http.ResponseWriter, _ url.Values) {
 			w.WriteHeader(http.StatusInternalServerError)
 			writeBody(w, `{"error":0}`)
@@ -393,9 +399,14 @@ func TestModeASynchronousCodes(t *testing.T) {
 				got[0].Get("cryptoAmount") != "null" || got[0].Get("fiatAmount") != "25.00" || got[0].Get("withdrawRequestId") == "" {
 				t.Fatalf("WITHDRAW_REQUEST sent: %v", got)
 			}
-			var n int
+			var n, recorded int
 			if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM withdrawals WHERE session_id = $1`, sess.ID).Scan(&n); err != nil {
 				t.Fatal(err)
+			}
+			// Every synchronous send is an event of the operator's feed, whatever the answer.
+			if err := e.pool.QueryRow(e.ctx, `SELECT count(*) FROM webhook_events WHERE sync AND subject_id = $1`,
+				got[0].Get("withdrawRequestId")).Scan(&recorded); err != nil || recorded != 1 {
+				t.Errorf("the synchronous WITHDRAW_REQUEST recorded %d times (%v), want once", recorded, err)
 			}
 			if c.code == 0 {
 				if err != nil || w.Status != "PENDING" || n != 1 || w.ID != got[0].Get("withdrawRequestId") {
