@@ -188,7 +188,8 @@ func (a *App) routes() (public, internal http.Handler) {
 	}
 	// Every request knows its client's address (per-client login limits).
 	clients := &clientip.Resolver{Header: a.Config.TrustedProxyHeader, Trusted: a.Config.TrustedProxies}
-	return securityHeaders(clients.Middleware(tracing.Middleware(a.Log, widgetCORS(mux)))), securityHeaders(tracing.Middleware(a.Log, in))
+	api := legacy.ExactPaths(widgetCORS(mux), a.Metrics, a.Log)
+	return securityHeaders(clients.Middleware(tracing.Middleware(a.Log, api))), securityHeaders(tracing.Middleware(a.Log, in))
 }
 
 // ready answers 200 when PostgreSQL answers and the schema is migrated, else 503.

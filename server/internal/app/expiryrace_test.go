@@ -2,6 +2,9 @@ package app_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/apptest"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/hooktest"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -103,4 +107,48 @@ func waitForALockWait(t *testing.T, env *apptest.Env) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("nothing waited for the decided withdrawal's row lock")
+}
+
+// TestWithdrawalTTLRunsFromItsRequest: the spec's withdrawal TTL is 24 hours unactioned, so a
+// withdrawal expires exactly 24 hours after its requestedAt, in both approval modes. What was
+// seen: expiresAt was taken from the clock before the submission's checks, lease and counting
+// (and an off-ramp provider's order), requestedAt after them, so a withdrawal requested at
+// 07:26:12.912726 expired at 07:26:12.904743 the next day: 8 ms early, as long as an off-ramp
+// provider takes in the worst case.
+func TestWithdrawalTTLRunsFromItsRequest(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	external, enabled := domain.ApprovalExternal, true
+	modes := []struct {
+		name     string
+		settings domain.OperatorSettings
+	}{
+		{"synchronous (mode A)", domain.OperatorSettings{}},
+		{"external approval (mode B)", domain.OperatorSettings{ApprovalMode: &external, ApprovalEnabled: &enabled}},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			_, key := hooks.Operator(t, env, m.settings)
+			s := mustREST(t, env, "POST", "/session/withdraw", key,
+				`{"externalUserId":"ttl","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
+			sid := apptest.SID(t, s.data["url"].(string))
+			c := mustREST(t, env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
+			id, _ := c.data["withdrawRequestId"].(string)
+			if c.status != http.StatusOK || id == "" {
+				t.Fatalf("submit: %+v", c)
+			}
+			got := mustREST(t, env, "GET", "/withdrawals/"+id, key, "")
+			requested, err1 := time.Parse(time.RFC3339Nano, fmt.Sprint(got.data["requestedAt"]))
+			expires, err2 := time.Parse(time.RFC3339Nano, fmt.Sprint(got.data["expiresAt"]))
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatalf("withdrawal %v: %v", got.data, err)
+			}
+			if ttl := expires.Sub(requested); ttl != 24*time.Hour {
+				t.Errorf("requestedAt %s, expiresAt %s: a TTL of %s, want 24h", requested.Format(time.RFC3339Nano),
+					expires.Format(time.RFC3339Nano), ttl)
+			}
+		})
+	}
 }

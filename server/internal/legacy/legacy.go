@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -83,9 +84,43 @@ func Mount(mux *http.ServeMux, s rpc.Servers, authn *rpc.Authenticator, m *metri
 			return fault.New(fault.MethodNotAllowed, "method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)
 		}, nil))
 	}
-	mux.Handle("/", h.wrap("404", anyone, func(_ http.ResponseWriter, r *http.Request) error {
-		return fault.New(fault.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
-	}, nil))
+	mux.Handle("/", h.wrap("404", anyone, noEndpoint, nil))
+}
+
+func noEndpoint(_ http.ResponseWriter, r *http.Request) error {
+	return fault.New(fault.NotFound, "no endpoint at %s %s", r.Method, r.URL.Path)
+}
+
+// ExactPaths serves next only for paths written as the spec writes them. net/http's ServeMux
+// answers a path that merely cleans to an endpoint ("//session/deposit", "/chain/.") with a
+// 307 redirect and an HTML body, which a client follows with the same method and body; such a
+// path is no endpoint, so it gets the enveloped 404, as a trailing slash does.
+func ExactPaths(next http.Handler, m *metrics.Metrics, log *slog.Logger) http.Handler {
+	notFound := (&Handler{metrics: m, log: log}).wrap("404", anyone, noEndpoint, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The escaped path, as ServeMux matches it: "a%2F%2Fb" is one segment of a user id.
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && p != cleanPath(p) {
+			notFound.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is the path ServeMux would redirect to (net/http's cleanPath): rooted, without
+// "." and ".." segments or doubled slashes, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 type statusWriter struct {

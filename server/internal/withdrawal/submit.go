@@ -145,7 +145,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	id := uuid.NewString()
 	w := domain.Withdrawal{ID: id, OperatorID: op.ID, SessionID: sess.ID, ExternalUserID: sess.ExternalUserID, Type: in.Type,
 		ChainID: in.ChainID, Currency: q.Asset.Symbol, Decimals: q.Asset.Decimals, FiatCurrency: sess.FiatCurrency,
-		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0), ExpiresAt: s.now().Add(s.cfg.TTL),
+		FiatAmount: sess.Amount, CryptoAmount: decimal.NewFromBigInt(q.Units, 0),
 		AmountInUSD: decimal.NewNullDecimal(q.AmountInUSD), CapAmount: decimal.NewNullDecimal(q.CapAmount), CapCurrency: q.CapCurrency,
 		OperatorReference: sess.OperatorReference}
 	if !q.Asset.Native {
@@ -153,7 +153,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	}
 	switch in.Type {
 	case DirectTransfer:
-		dest, err := s.destination(ctx, in.Address)
+		dest, err := s.Destination(ctx, in.Address)
 		if err != nil {
 			return domain.Withdrawal{}, err
 		}
@@ -192,12 +192,13 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	}
 	if !synchronous {
 		w.ApprovalMode, w.Status = domain.ApprovalExternal, domain.WithdrawalAwaitingApproval
+		s.stampRequested(&w)
 		return s.create(ctx, sess, w, true)
 	}
 	w.ApprovalMode, w.Status = domain.ApprovalSync, domain.WithdrawalPending
 	// The request is sent before the record exists: the record is created at the time the
-	// request carries (to the database's microsecond), not when the operator's answer came.
-	w.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
+	// request carries, not when the operator's answer came.
+	s.stampRequested(&w)
 	ev := webhook.Event{ID: uuid.NewString(), SubjectID: id, Message: RequestEvent(w, sess.SessionRef)}
 	res, err := s.webhooks.Send(ctx, op.ID, ev, s.cfg.SyncTimeout)
 	if err != nil {
@@ -214,6 +215,14 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 		return domain.Withdrawal{}, denied(res.ErrorCode, res.Description)
 	}
 	return s.create(ctx, sess, w, false)
+}
+
+// stampRequested sets when a withdrawal is requested (its requestedAt, to the database's
+// microsecond) and when it expires: the TTL runs from that same instant, as the spec's "24
+// hours unactioned" reads, not from before the submission's checks.
+func (s *Service) stampRequested(w *domain.Withdrawal) {
+	w.CreatedAt = s.now().UTC().Truncate(time.Microsecond)
+	w.ExpiresAt = w.CreatedAt.Add(s.cfg.TTL)
 }
 
 // create records an accepted withdrawal: it supersedes the session's open earlier ones and,
@@ -273,10 +282,11 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 	return w, nil
 }
 
-// destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
+// Destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
 // not an address whose funds would not reach the user (the zero address, a configured token
-// contract, Coffer's own wallets and Sweeper, deposit addresses).
-func (s *Service) destination(ctx context.Context, raw string) (common.Address, error) {
+// contract, Coffer's own wallets and Sweeper, deposit addresses). Test webhooks check their
+// address override with it too, so a test event carries only a destination a real one could.
+func (s *Service) Destination(ctx context.Context, raw string) (common.Address, error) {
 	if !common.IsHexAddress(raw) || !strings.HasPrefix(raw, "0x") {
 		return common.Address{}, fault.Invalid("address", "must be a 0x-prefixed 20-byte hex address")
 	}
