@@ -231,7 +231,7 @@ func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers
 func (s *Services) servers() rpc.Servers {
 	return rpc.Servers{
 		Session: &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators, TestWebhooks: &testwebhook.Service{
-			Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices, Webhooks: s.Webhooks}},
+			Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices, Webhooks: s.Webhooks, Withdrawals: s.Withdrawals}},
 		Depositor: &rpc.DepositorServer{Depositors: s.Depositors},
 		Chain:     &rpc.ChainServer{Chains: s.Chains},
 		Widget: &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits,

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"testing"
 
+	"connectrpc.com/connect"
+
 	cofferv1 "github.com/cofferhq/coffer/gen/go/coffer/v1"
 	"github.com/cofferhq/coffer/gen/go/coffer/v1/cofferv1connect"
 	"github.com/cofferhq/coffer/server/internal/apptest"
@@ -111,4 +113,48 @@ func onlyTest(t *testing.T, hooks *hooktest.Receiver, event string) url.Values {
 		t.Fatalf("%d test %s webhooks, want 1", len(got), event)
 	}
 	return got[0].Form
+}
+
+// TestTestWebhookDestinationIsARealOne: a test WITHDRAW_COMPLETE's address override is checked
+// as a real withdrawal's destination is, on both transports, so a test event never carries an
+// address no real one could (the spec: identical but for test=true). What was seen: the zero
+// address and 0xF3A4…55AB6 (a mixed-case address whose EIP-55 checksum is wrong, which
+// /withdraw/direct-transfer refuses with "did you mean 0xF3A4…55Ab6?") were sent as
+// WITHDRAW_COMPLETE, the latter silently rewritten to the checksummed form; so was the USDT
+// token contract, which no withdrawal pays.
+func TestTestWebhookDestinationIsARealOne(t *testing.T) {
+	t.Parallel()
+	env := apptest.Start(t, apptest.Options{})
+	hooks := hooktest.New(t)
+	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
+	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
+	s := mustREST(t, env, "POST", "/session/withdraw", key,
+		`{"externalUserId":"tw-destination","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
+	sid := apptest.SID(t, s.data["url"].(string))
+
+	refused := []struct{ name, address string }{
+		{"the zero address", "0x0000000000000000000000000000000000000000"},
+		{"a wrong EIP-55 checksum", "0xF3A46e8528E993282AE75AF007779E1cc6555AB6"},
+		{"the USDT token contract", apptest.TestChains()[0].Tokens[0].ContractAddress.Hex()},
+	}
+	for _, c := range refused {
+		status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, `{"address":"`+c.address+`"}`)
+		if status != 400 || data["code"] != "INVALID_ARGUMENT" || data["field"] != "address" {
+			t.Errorf("REST, %s: %d %v, want 400 INVALID_ARGUMENT naming address", c.name, status, data)
+		}
+		_, err := sessions.SendTestWebhook(withBearer(t.Context(), key), &cofferv1.SendTestWebhookRequest{Sid: sid, Address: &c.address})
+		wantConnectError(t, "Connect, "+c.name, err, connect.CodeInvalidArgument, "INVALID_ARGUMENT")
+	}
+	if n := len(hooks.Attempts()); n != 0 {
+		t.Fatalf("the receiver saw %d requests for refused destinations, want none", n)
+	}
+
+	// An all-lowercase address is accepted, as a withdrawal takes it, and sent checksummed.
+	if status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key,
+		`{"address":"0xf3a46e8528e993282ae75af007779e1cc6555ab6"}`); status != 200 || data["delivered"] != true {
+		t.Fatalf("a lowercase destination: %d %v, want 200 and delivered", status, data)
+	}
+	if got := onlyTest(t, hooks, "WITHDRAW_COMPLETE").Get("address"); got != "0xF3A46e8528E993282AE75AF007779E1cc6555Ab6" {
+		t.Errorf("test WITHDRAW_COMPLETE address %s, want the EIP-55 form 0xF3A46e8528E993282AE75AF007779E1cc6555Ab6", got)
+	}
 }

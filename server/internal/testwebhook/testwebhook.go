@@ -42,6 +42,8 @@ type Service struct {
 	Chains   *chain.Registry
 	Prices   deposit.Prices
 	Webhooks *webhook.Service
+	// Withdrawals checks a WITHDRAW_COMPLETE's address override as a real destination.
+	Withdrawals *withdrawal.Service
 }
 
 // Overrides replace parts of the payload; nil fields keep their defaults.
@@ -210,10 +212,11 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 	}
 	dest := common.BytesToAddress(sha256Bytes("coffer test destination\x00" + sess.ID)[:20]).Hex()
 	if o.Address != nil {
-		if !common.IsHexAddress(*o.Address) {
-			return nil, fault.Invalid("address", "must be an address")
+		addr, err := s.Withdrawals.Destination(ctx, *o.Address)
+		if err != nil {
+			return nil, err
 		}
-		dest = common.HexToAddress(*o.Address).Hex()
+		dest = addr.Hex()
 	}
 	now := time.Now()
 	w := domain.Withdrawal{

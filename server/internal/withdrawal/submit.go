@@ -153,7 +153,7 @@ func (s *Service) Submit(ctx context.Context, sess domain.Session, in Submission
 	}
 	switch in.Type {
 	case DirectTransfer:
-		dest, err := s.destination(ctx, in.Address)
+		dest, err := s.Destination(ctx, in.Address)
 		if err != nil {
 			return domain.Withdrawal{}, err
 		}
@@ -273,10 +273,11 @@ func (s *Service) create(ctx context.Context, sess domain.Session, w domain.With
 	return w, nil
 }
 
-// destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
+// Destination checks a user's destination address: well-formed, EIP-55 when mixed-case, and
 // not an address whose funds would not reach the user (the zero address, a configured token
-// contract, Coffer's own wallets and Sweeper, deposit addresses).
-func (s *Service) destination(ctx context.Context, raw string) (common.Address, error) {
+// contract, Coffer's own wallets and Sweeper, deposit addresses). Test webhooks check their
+// address override with it too, so a test event carries only a destination a real one could.
+func (s *Service) Destination(ctx context.Context, raw string) (common.Address, error) {
 	if !common.IsHexAddress(raw) || !strings.HasPrefix(raw, "0x") {
 		return common.Address{}, fault.Invalid("address", "must be a 0x-prefixed 20-byte hex address")
 	}
