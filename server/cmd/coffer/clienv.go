@@ -19,6 +19,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/secret"
 	"github.com/cofferhq/coffer/server/internal/session"
 	"github.com/cofferhq/coffer/server/internal/store"
+	"github.com/cofferhq/coffer/server/internal/webhook"
 )
 
 // cliEnv is what the service team's commands run on: the database and the service layer,
@@ -147,9 +148,13 @@ func openCLIEnv(ctx context.Context, dataDir string, need int) (*cliEnv, error) 
 		// `coffer dev` prices with the dev tables: the CLI accepts the currencies it does.
 		cfg.StaticPrices, cfg.FiatRates = rates.DevUSD(), rates.DevPerUSD()
 	}
+	if dev != nil && os.Getenv("COFFER_WEBHOOK_ALLOW") == "" {
+		cfg.WebhookReach = webhook.ReachLoopback // as `coffer dev` does: its receiver is on loopback
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if env.services, err = app.NewServices(ctx, pool, env.box, app.ServicesConfig{Wallet: app.WalletPublicOrCreate, Chains: chains,
-		Sessions: session.Config{TTL: cfg.SessionTTL}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates, Log: log}); err != nil {
+		Sessions: session.Config{TTL: cfg.SessionTTL}, StaticPrices: cfg.StaticPrices, FiatRates: cfg.FiatRates,
+		WebhookReach: cfg.WebhookReach, Log: log}); err != nil {
 		return fail(err)
 	}
 	if _, err := app.InsertOnlyRiver(pool, env.services, log); err != nil {

@@ -74,7 +74,7 @@ func commands() []command {
 		{"deposit", "missed deposits: replay --chain-id N --tx-hash H; reorged deposits: reorged, resolve", runDeposit},
 		{"reconcile", "prove on-chain holdings cover every operator's funds, per chain and asset", runReconcile},
 		{"chains", "chains files: init --preset base,… (public-network presets), list, validate --file F", runChains},
-		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail; threshold set|list; EIP-7702 sweep batches; webhook deadletters, redeliver", runOps},
+		{"ops", "payout actions: pause, resume, pauses; stuck transactions: tx list, tx resend|cancel|fail; threshold set|list; EIP-7702 sweep batches; webhook deadletters, redeliver; onboarding test-webhook", runOps},
 		{"version", "print the build: version, commit, build time, Go version (--json)", runVersion},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/rpc"
+	"github.com/cofferhq/coffer/server/internal/testwebhook"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -22,7 +23,8 @@ import (
 const opsUsage = "coffer ops pause|resume --scope global|chain|operator [--chain-id N] [--operator ID] --reason TEXT [--json] | pauses [--all] [--json] | " +
 	"tx list [--stuck] [--json] | tx resend|cancel|fail --id N --reason TEXT [--json] | " +
 	"threshold set --chain-id N --wallet ADDR --currency SYMBOL --amount DECIMAL|\"\" --reason TEXT [--json] | threshold list [--json] | " +
-	"batches [--chain-id N] [--open] [--limit N] [--json] | deadletters [--operator ID] [--limit N] [--json] | redeliver --id EVENT_ID [--json]"
+	"batches [--chain-id N] [--open] [--limit N] [--json] | deadletters [--operator ID] [--limit N] [--json] | redeliver --id EVENT_ID [--json] | " +
+	"test-webhook --operator ID --event DEPOSIT|WITHDRAW_REQUEST|WITHDRAW_COMPLETE [--amount DECIMAL] [--currency SYMBOL] [--chain-id N] [--address ADDR] [--json]"
 
 // runOps is `coffer ops`: the service team's payout actions, audited with the CLI actor.
 func runOps(ctx context.Context, args []string, out io.Writer) error {
@@ -48,6 +50,8 @@ func runOps(ctx context.Context, args []string, out io.Writer) error {
 		return runOpsDeadLetters(ctx, args[1:], out)
 	case "redeliver":
 		return runOpsRedeliver(ctx, args[1:], out)
+	case "test-webhook":
+		return runOpsTestWebhook(ctx, args[1:], out)
 	case "tx":
 		if len(args) > 1 && args[1] == "list" {
 			return runOpsTxList(ctx, args[2:], out)
@@ -349,4 +353,61 @@ func runOpsRedeliver(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "webhook %s queued again (%d attempts so far); the running service's workers deliver it\n", d.ID, d.Attempts)
 	return nil
+}
+
+// runOpsTestWebhook is `coffer ops test-webhook`: an onboarding test event sent to an
+// operator's webhookUrl and its answer printed, as OpsService.SendTestEvent does. It exits 0
+// whatever the endpoint answered: the answer is the result.
+func runOpsTestWebhook(ctx context.Context, args []string, out io.Writer) error {
+	fs := newEnvFlags("ops test-webhook")
+	operatorID := fs.String("operator", "", "the operator whose webhookUrl receives the event (required)")
+	event := fs.String("event", "", "DEPOSIT, WITHDRAW_REQUEST or WITHDRAW_COMPLETE (required)")
+	amount := fs.String("amount", "", "token units for DEPOSIT, fiat for the withdrawal events (default 25 in the operator's currency)")
+	currency := fs.String("currency", "", "token symbol (default: the first chain's first token)")
+	chainID := fs.Int64("chain-id", 0, "chain id (default: the first configured chain)")
+	address := fs.String("address", "", "withdrawal destination (withdrawal events)")
+	asJSON := fs.Bool("json", false, "print JSON (the OpsService.SendTestEvent response)")
+	req := &cofferv1.SendTestEventRequest{}
+	env, err := fs.open(ctx, args, needServices, func() error {
+		req.OperatorId = strings.ToLower(*operatorID)
+		req.Event = cofferv1.WebhookEventType(cofferv1.WebhookEventType_value["WEBHOOK_EVENT_TYPE_"+strings.ToUpper(*event)])
+		req.Amount, req.Currency, req.Address = optional(*amount), optional(*currency), optional(*address)
+		if *chainID != 0 {
+			req.ChainId = chainID
+		}
+		if err := rpc.Validate(req); err != nil {
+			return usageIf(true, err.Error()+" (--operator, --event DEPOSIT|WITHDRAW_REQUEST|WITHDRAW_COMPLETE, --amount, --currency, --chain-id, --address)")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	sent, err := env.services.TestWebhooks().SendToOperator(ctx, req.GetOperatorId(), domain.EventType(strings.ToUpper(*event)),
+		testwebhook.Overrides{Amount: req.Amount, Currency: req.Currency, ChainID: req.ChainId, Address: req.Address})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printProtoJSON(out, rpc.TestEventProto(sent))
+	}
+	r := sent.Result
+	switch {
+	case r.Acked:
+		fmt.Fprintf(out, "test %s %s delivered: HTTP %d, error 0\n", sent.Event, sent.EventID, r.Status)
+	case r.Err != nil:
+		fmt.Fprintf(out, "test %s %s not delivered: %v (code %d)\n", sent.Event, sent.EventID, r.Err, sent.Code)
+	default:
+		fmt.Fprintf(out, "test %s %s refused: HTTP %d, error %d %q\n", sent.Event, sent.EventID, r.Status, sent.Code, r.Description)
+	}
+	return nil
+}
+
+// optional is a flag's value as an optional field: nil when it is empty.
+func optional(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }

@@ -160,6 +160,7 @@ OpsService.FailChainTransaction           unauth    denied    denied    denied  
 OpsService.SetWalletThreshold             unauth    denied    denied    denied    notfound  unauth
 OpsService.ListWalletThresholds           unauth    denied    denied    denied    ok        unauth
 OpsService.ListSweepBatches               unauth    denied    denied    denied    ok        unauth
+OpsService.SendTestEvent                  unauth    denied    denied    denied    notfound  unauth
 `
 
 // matrixRow is one line of authMatrix. endpoint is "METHOD /path" for a REST route and the

@@ -227,11 +227,17 @@ func (s *Services) workers(pool *pgxpool.Pool, log *slog.Logger) (*river.Workers
 	return w, append(periodic, s.Withdrawals.Periodic()...)
 }
 
+// TestWebhooks sends test webhooks: the operators' own and the service team's onboarding tests.
+func (s *Services) TestWebhooks() *testwebhook.Service {
+	return &testwebhook.Service{Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices,
+		Webhooks: s.Webhooks, Withdrawals: s.Withdrawals}
+}
+
 // servers binds the Connect handlers to the services.
 func (s *Services) servers() rpc.Servers {
+	tests := s.TestWebhooks()
 	return rpc.Servers{
-		Session: &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators, TestWebhooks: &testwebhook.Service{
-			Pool: s.pool, Sessions: s.Sessions, Chains: s.Chains, Prices: s.Prices, Webhooks: s.Webhooks, Withdrawals: s.Withdrawals}},
+		Session:   &rpc.SessionServer{Sessions: s.Sessions, Operators: s.Operators, TestWebhooks: tests},
 		Depositor: &rpc.DepositorServer{Depositors: s.Depositors},
 		Chain:     &rpc.ChainServer{Chains: s.Chains},
 		Widget: &rpc.WidgetServer{Sessions: s.Sessions, Operators: s.Operators, Themes: s.Themes, Deposits: s.Deposits,
@@ -240,7 +246,7 @@ func (s *Services) servers() rpc.Servers {
 		Admin: &rpc.AdminServer{Admins: s.Admins, Themes: s.Themes, Deposits: s.Deposits, Webhooks: s.Webhooks,
 			Withdrawals: s.Withdrawals, Funds: s.Funds},
 		Ops: &rpc.OpsServer{Operators: s.Operators, Admins: s.Admins, Deposits: s.Deposits, Webhooks: s.Webhooks,
-			Funds: s.Funds, Reconciler: s.Reconciler, Withdrawals: s.Withdrawals},
+			Funds: s.Funds, Reconciler: s.Reconciler, Withdrawals: s.Withdrawals, TestWebhooks: tests},
 		Balance: &rpc.BalanceServer{Funds: s.Funds, Operators: s.Operators},
 		Deposit: &rpc.DepositServer{Deposits: s.Deposits, Operators: s.Operators},
 		Event:   &rpc.EventServer{Webhooks: s.Webhooks, Operators: s.Operators},

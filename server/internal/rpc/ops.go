@@ -12,6 +12,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/funds"
 	"github.com/cofferhq/coffer/server/internal/operator"
+	"github.com/cofferhq/coffer/server/internal/testwebhook"
 	"github.com/cofferhq/coffer/server/internal/webhook"
 	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
@@ -26,6 +27,8 @@ type OpsServer struct {
 	Reconciler *funds.Reconciler
 	// Withdrawals serves the payout actions (pauses, transaction resolution).
 	Withdrawals *withdrawal.Service
+	// TestWebhooks sends the onboarding test events.
+	TestWebhooks *testwebhook.Service
 }
 
 // opsActor is who acts through the ops API (the audit trails' actor).
@@ -150,6 +153,32 @@ func (s *OpsServer) RedeliverDeadLetter(ctx context.Context, req *cofferv1.Redel
 		return nil, err
 	}
 	return RedeliveryProto(d), nil
+}
+
+// SendTestEvent sends an onboarding test event to an operator's webhookUrl.
+func (s *OpsServer) SendTestEvent(ctx context.Context, req *cofferv1.SendTestEventRequest) (*cofferv1.SendTestEventResponse, error) {
+	sent, err := s.TestWebhooks.SendToOperator(ctx, req.GetOperatorId(), webhookEventTypes().domain(req.GetEvent()),
+		testwebhook.Overrides{Amount: req.Amount, Currency: req.Currency, ChainID: req.ChainId, Address: req.Address})
+	if err != nil {
+		return nil, err
+	}
+	return TestEventProto(sent), nil
+}
+
+// TestEventProto is an onboarding test's answer as OpsService.SendTestEvent gives it.
+func TestEventProto(sent testwebhook.Onboarding) *cofferv1.SendTestEventResponse {
+	r := sent.Result
+	return &cofferv1.SendTestEventResponse{Event: sent.Event, EventId: sent.EventID, Delivered: r.Acked,
+		Status: httpStatus(r.Status), Code: int32(sent.Code), Description: r.Description, //nolint:gosec // G115: a receiver's code is read as an int32 (webhook.exactCode)
+		Failure: failure(r)}
+}
+
+// failure is why a delivery failed for another reason than the receiver's non-zero error.
+func failure(r webhook.Result) string {
+	if r.Err == nil {
+		return ""
+	}
+	return r.Err.Error()
 }
 
 // ReplayMissedDeposit verifies a missed transaction and credits it.

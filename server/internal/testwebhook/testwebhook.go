@@ -83,24 +83,33 @@ func (s *Service) Send(ctx context.Context, caller string, scope domain.Scope, s
 	// endpoints cannot send any one endpoint more than Limit a minute either.
 	sender := store.RateLimit{Key: "test-webhook:" + caller, Max: Limit, Window: Window}
 	receiver := store.RateLimit{Key: "test-webhook-to:" + sess.OperatorID, Max: Limit, Window: Window}
-	refused, err := store.New(s.Pool).TakeRateLimits(ctx, sender, receiver)
-	if err != nil {
-		return Sent{}, fault.Wrap(err, "count test webhooks")
-	}
-	if refused != nil {
-		what := "per sender"
-		if refused.Limit.Key == receiver.Key {
-			what = "to one operator's endpoint"
-		}
-		e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", Limit, what)
-		e.RetryAfter = refused.RetryAfter
-		return Sent{}, e
+	if err := s.takePlaces(ctx, sender, receiver); err != nil {
+		return Sent{}, err
 	}
 	res, err := s.Webhooks.Send(ctx, sess.OperatorID, webhook.Event{SubjectID: sess.ID, Message: msg}, webhook.DefaultTimeout)
 	if err != nil {
 		return Sent{}, err
 	}
 	return Sent{Event: sdkName(sess.Kind), Result: res}, nil
+}
+
+// takePlaces takes one place of the sender's limit and one of the receiving endpoint's, or
+// neither: RATE_LIMITED with Retry-After, naming the limit that refused.
+func (s *Service) takePlaces(ctx context.Context, sender, receiver store.RateLimit) error {
+	refused, err := store.New(s.Pool).TakeRateLimits(ctx, sender, receiver)
+	if err != nil {
+		return fault.Wrap(err, "count test webhooks")
+	}
+	if refused == nil {
+		return nil
+	}
+	what, most := "per sender", sender.Max
+	if refused.Limit.Key == receiver.Key {
+		what, most = "to one operator's endpoint", receiver.Max
+	}
+	e := fault.New(fault.RateLimited, "at most %d test webhooks per minute %s; try again in a moment", most, what)
+	e.RetryAfter = refused.RetryAfter
+	return e
 }
 
 func sdkName(kind domain.SessionKind) string {
@@ -189,32 +198,44 @@ func (s *Service) depositEvent(ctx context.Context, sess domain.Session, o Overr
 }
 
 func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session, o Overrides) (*cofferv1.WithdrawCompleteEvent, error) {
-	_, a, err := s.asset(o)
+	w, err := s.testWithdrawal(ctx, sess, o)
 	if err != nil {
 		return nil, err
+	}
+	ev := withdrawal.CompleteEvent(w, sess.SessionRef)
+	ev.Test = true
+	return ev, nil
+}
+
+// testWithdrawal is the made-up withdrawal a test WITHDRAW_REQUEST or WITHDRAW_COMPLETE
+// describes, priced as a real one is.
+func (s *Service) testWithdrawal(ctx context.Context, sess domain.Session, o Overrides) (domain.Withdrawal, error) {
+	_, a, err := s.asset(o)
+	if err != nil {
+		return domain.Withdrawal{}, err
 	}
 	fiat := sess.Amount
 	if o.Amount != nil {
 		if fiat, err = decimal.NewFromString(*o.Amount); err != nil {
-			return nil, fault.Invalid("amount", "must be a decimal string")
+			return domain.Withdrawal{}, fault.Invalid("amount", "must be a decimal string")
 		}
 	}
 	usd, perUSD, err := s.rates(ctx, a.Symbol, sess.FiatCurrency)
 	if err != nil {
-		return nil, err
+		return domain.Withdrawal{}, err
 	}
 	// Priced as the withdrawal is (its quote, WITHDRAW_REQUEST and payout): rounded down.
 	sent, amountUSD, err := withdrawal.Price(fiat, sess.FiatCurrency, perUSD, usd, a)
 	if err != nil && o.Amount != nil {
-		return nil, fault.Invalid("amount", "%s %s is less than the smallest unit of %s", fiat, sess.FiatCurrency, a.Symbol)
+		return domain.Withdrawal{}, fault.Invalid("amount", "%s %s is less than the smallest unit of %s", fiat, sess.FiatCurrency, a.Symbol)
 	} else if err != nil {
-		return nil, err
+		return domain.Withdrawal{}, err
 	}
 	dest := common.BytesToAddress(sha256Bytes("coffer test destination\x00" + sess.ID)[:20]).Hex()
 	if o.Address != nil {
 		addr, err := s.Withdrawals.Destination(ctx, *o.Address)
 		if err != nil {
-			return nil, err
+			return domain.Withdrawal{}, err
 		}
 		dest = addr.Hex()
 	}
@@ -226,9 +247,7 @@ func (s *Service) withdrawCompleteEvent(ctx context.Context, sess domain.Session
 		CryptoAmount: decimal.NewFromBigInt(sent, 0), AmountInUSD: decimal.NewNullDecimal(amountUSD),
 		CompletedAt: &now, OperatorReference: sess.OperatorReference,
 	}
-	ev := withdrawal.CompleteEvent(w, sess.SessionRef)
-	ev.Test = true
-	return ev, nil
+	return w, nil
 }
 
 func sha256Bytes(s string) []byte {

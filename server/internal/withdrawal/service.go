@@ -104,3 +104,7 @@ func New(d Deps, cfg Config) *Service {
 	return &Service{pool: d.Pool, chains: d.Chains, engine: d.Engine, wallet: d.Wallet, prices: d.Prices,
 		webhooks: d.Webhooks, offramp: d.OffRamp, river: d.River, cfg: cfg, log: d.Log.With("component", "withdrawal"), now: time.Now}
 }
+
+// SyncTimeout is how long mode A's synchronous WITHDRAW_REQUEST waits for the operator's
+// answer; a test WITHDRAW_REQUEST waits as long.
+func (s *Service) SyncTimeout() time.Duration { return s.cfg.SyncTimeout }

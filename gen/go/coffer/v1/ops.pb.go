@@ -24,6 +24,200 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SendTestEventRequest names the operator, the event and optional payload overrides.
+type SendTestEventRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Operator id (UUID): its webhookUrl receives the event, signed with its key.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The event to send.
+	Event WebhookEventType `protobuf:"varint,2,opt,name=event,proto3,enum=coffer.v1.WebhookEventType" json:"event,omitempty"`
+	// Override of the amount: token units for DEPOSIT, fiat for the withdrawal events (default:
+	// 25 in the operator's platform currency, priced in the token for DEPOSIT).
+	Amount *string `protobuf:"bytes,3,opt,name=amount,proto3,oneof" json:"amount,omitempty"`
+	// Override of the token symbol, e.g. "USDT" or "ETH" (default: the first chain's first token).
+	Currency *string `protobuf:"bytes,4,opt,name=currency,proto3,oneof" json:"currency,omitempty"`
+	// Override of the chain id (default: the first configured chain).
+	ChainId *int64 `protobuf:"varint,5,opt,name=chain_id,json=chainId,proto3,oneof" json:"chain_id,omitempty"`
+	// Override of the withdrawal destination (withdrawal events).
+	Address       *string `protobuf:"bytes,6,opt,name=address,proto3,oneof" json:"address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendTestEventRequest) Reset() {
+	*x = SendTestEventRequest{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendTestEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendTestEventRequest) ProtoMessage() {}
+
+func (x *SendTestEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendTestEventRequest.ProtoReflect.Descriptor instead.
+func (*SendTestEventRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SendTestEventRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *SendTestEventRequest) GetEvent() WebhookEventType {
+	if x != nil {
+		return x.Event
+	}
+	return WebhookEventType_WEBHOOK_EVENT_TYPE_UNSPECIFIED
+}
+
+func (x *SendTestEventRequest) GetAmount() string {
+	if x != nil && x.Amount != nil {
+		return *x.Amount
+	}
+	return ""
+}
+
+func (x *SendTestEventRequest) GetCurrency() string {
+	if x != nil && x.Currency != nil {
+		return *x.Currency
+	}
+	return ""
+}
+
+func (x *SendTestEventRequest) GetChainId() int64 {
+	if x != nil && x.ChainId != nil {
+		return *x.ChainId
+	}
+	return 0
+}
+
+func (x *SendTestEventRequest) GetAddress() string {
+	if x != nil && x.Address != nil {
+		return *x.Address
+	}
+	return ""
+}
+
+// SendTestEventResponse reports the operator endpoint's answer.
+type SendTestEventResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The event sent: DEPOSIT, WITHDRAW_REQUEST or WITHDRAW_COMPLETE.
+	Event string `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// The event's webhook-id (its signature's id).
+	EventId string `protobuf:"bytes,2,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// True when the receiver acknowledged with a 2xx JSON body carrying error 0.
+	Delivered bool `protobuf:"varint,3,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// HTTP status of the operator's endpoint; 0 when no HTTP answer was received.
+	Status int32 `protobuf:"varint,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The answer's error as Coffer reads it: 0 when delivered; the receiver's non-zero error;
+	// 3 when the answer failed (no answer in time, a non-2xx status, not JSON). For
+	// WITHDRAW_REQUEST it is the approval code a mode-A withdrawal would get.
+	Code int32 `protobuf:"varint,5,opt,name=code,proto3" json:"code,omitempty"`
+	// The receiver's description, as Coffer records it.
+	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// Why the delivery failed, when it failed for another reason than a non-zero error.
+	Failure       string `protobuf:"bytes,7,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendTestEventResponse) Reset() {
+	*x = SendTestEventResponse{}
+	mi := &file_coffer_v1_ops_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendTestEventResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendTestEventResponse) ProtoMessage() {}
+
+func (x *SendTestEventResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_v1_ops_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendTestEventResponse.ProtoReflect.Descriptor instead.
+func (*SendTestEventResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SendTestEventResponse) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *SendTestEventResponse) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *SendTestEventResponse) GetDelivered() bool {
+	if x != nil {
+		return x.Delivered
+	}
+	return false
+}
+
+func (x *SendTestEventResponse) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *SendTestEventResponse) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *SendTestEventResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *SendTestEventResponse) GetFailure() string {
+	if x != nil {
+		return x.Failure
+	}
+	return ""
+}
+
 // Operator is a platform integrated with Coffer, with its configuration.
 type Operator struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -65,7 +259,7 @@ type Operator struct {
 
 func (x *Operator) Reset() {
 	*x = Operator{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[0]
+	mi := &file_coffer_v1_ops_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -77,7 +271,7 @@ func (x *Operator) String() string {
 func (*Operator) ProtoMessage() {}
 
 func (x *Operator) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[0]
+	mi := &file_coffer_v1_ops_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -90,7 +284,7 @@ func (x *Operator) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Operator.ProtoReflect.Descriptor instead.
 func (*Operator) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{0}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Operator) GetId() string {
@@ -240,7 +434,7 @@ type OperatorSettings struct {
 
 func (x *OperatorSettings) Reset() {
 	*x = OperatorSettings{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[1]
+	mi := &file_coffer_v1_ops_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -252,7 +446,7 @@ func (x *OperatorSettings) String() string {
 func (*OperatorSettings) ProtoMessage() {}
 
 func (x *OperatorSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[1]
+	mi := &file_coffer_v1_ops_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -265,7 +459,7 @@ func (x *OperatorSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorSettings.ProtoReflect.Descriptor instead.
 func (*OperatorSettings) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{1}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *OperatorSettings) GetName() string {
@@ -363,7 +557,7 @@ type CreateOperatorRequest struct {
 
 func (x *CreateOperatorRequest) Reset() {
 	*x = CreateOperatorRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[2]
+	mi := &file_coffer_v1_ops_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +569,7 @@ func (x *CreateOperatorRequest) String() string {
 func (*CreateOperatorRequest) ProtoMessage() {}
 
 func (x *CreateOperatorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[2]
+	mi := &file_coffer_v1_ops_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +582,7 @@ func (x *CreateOperatorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOperatorRequest.ProtoReflect.Descriptor instead.
 func (*CreateOperatorRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{2}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateOperatorRequest) GetSettings() *OperatorSettings {
@@ -411,7 +605,7 @@ type CreateOperatorResponse struct {
 
 func (x *CreateOperatorResponse) Reset() {
 	*x = CreateOperatorResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[3]
+	mi := &file_coffer_v1_ops_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -423,7 +617,7 @@ func (x *CreateOperatorResponse) String() string {
 func (*CreateOperatorResponse) ProtoMessage() {}
 
 func (x *CreateOperatorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[3]
+	mi := &file_coffer_v1_ops_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -436,7 +630,7 @@ func (x *CreateOperatorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOperatorResponse.ProtoReflect.Descriptor instead.
 func (*CreateOperatorResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{3}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateOperatorResponse) GetOperator() *Operator {
@@ -466,7 +660,7 @@ type UpdateOperatorRequest struct {
 
 func (x *UpdateOperatorRequest) Reset() {
 	*x = UpdateOperatorRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[4]
+	mi := &file_coffer_v1_ops_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +672,7 @@ func (x *UpdateOperatorRequest) String() string {
 func (*UpdateOperatorRequest) ProtoMessage() {}
 
 func (x *UpdateOperatorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[4]
+	mi := &file_coffer_v1_ops_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +685,7 @@ func (x *UpdateOperatorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOperatorRequest.ProtoReflect.Descriptor instead.
 func (*UpdateOperatorRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{4}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UpdateOperatorRequest) GetId() string {
@@ -519,7 +713,7 @@ type UpdateOperatorResponse struct {
 
 func (x *UpdateOperatorResponse) Reset() {
 	*x = UpdateOperatorResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[5]
+	mi := &file_coffer_v1_ops_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -531,7 +725,7 @@ func (x *UpdateOperatorResponse) String() string {
 func (*UpdateOperatorResponse) ProtoMessage() {}
 
 func (x *UpdateOperatorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[5]
+	mi := &file_coffer_v1_ops_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -544,7 +738,7 @@ func (x *UpdateOperatorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOperatorResponse.ProtoReflect.Descriptor instead.
 func (*UpdateOperatorResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{5}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UpdateOperatorResponse) GetOperator() *Operator {
@@ -565,7 +759,7 @@ type GetOperatorRequest struct {
 
 func (x *GetOperatorRequest) Reset() {
 	*x = GetOperatorRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[6]
+	mi := &file_coffer_v1_ops_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +771,7 @@ func (x *GetOperatorRequest) String() string {
 func (*GetOperatorRequest) ProtoMessage() {}
 
 func (x *GetOperatorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[6]
+	mi := &file_coffer_v1_ops_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +784,7 @@ func (x *GetOperatorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{6}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetOperatorRequest) GetId() string {
@@ -611,7 +805,7 @@ type GetOperatorResponse struct {
 
 func (x *GetOperatorResponse) Reset() {
 	*x = GetOperatorResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[7]
+	mi := &file_coffer_v1_ops_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +817,7 @@ func (x *GetOperatorResponse) String() string {
 func (*GetOperatorResponse) ProtoMessage() {}
 
 func (x *GetOperatorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[7]
+	mi := &file_coffer_v1_ops_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +830,7 @@ func (x *GetOperatorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{7}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetOperatorResponse) GetOperator() *Operator {
@@ -657,7 +851,7 @@ type ListOperatorsRequest struct {
 
 func (x *ListOperatorsRequest) Reset() {
 	*x = ListOperatorsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[8]
+	mi := &file_coffer_v1_ops_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +863,7 @@ func (x *ListOperatorsRequest) String() string {
 func (*ListOperatorsRequest) ProtoMessage() {}
 
 func (x *ListOperatorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[8]
+	mi := &file_coffer_v1_ops_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +876,7 @@ func (x *ListOperatorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{8}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListOperatorsRequest) GetParentId() string {
@@ -703,7 +897,7 @@ type ListOperatorsResponse struct {
 
 func (x *ListOperatorsResponse) Reset() {
 	*x = ListOperatorsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[9]
+	mi := &file_coffer_v1_ops_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +909,7 @@ func (x *ListOperatorsResponse) String() string {
 func (*ListOperatorsResponse) ProtoMessage() {}
 
 func (x *ListOperatorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[9]
+	mi := &file_coffer_v1_ops_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +922,7 @@ func (x *ListOperatorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{9}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListOperatorsResponse) GetOperators() []*Operator {
@@ -751,7 +945,7 @@ type RotateOperatorKeyRequest struct {
 
 func (x *RotateOperatorKeyRequest) Reset() {
 	*x = RotateOperatorKeyRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[10]
+	mi := &file_coffer_v1_ops_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +957,7 @@ func (x *RotateOperatorKeyRequest) String() string {
 func (*RotateOperatorKeyRequest) ProtoMessage() {}
 
 func (x *RotateOperatorKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[10]
+	mi := &file_coffer_v1_ops_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +970,7 @@ func (x *RotateOperatorKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateOperatorKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateOperatorKeyRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{10}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RotateOperatorKeyRequest) GetId() string {
@@ -806,7 +1000,7 @@ type RotateOperatorKeyResponse struct {
 
 func (x *RotateOperatorKeyResponse) Reset() {
 	*x = RotateOperatorKeyResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[11]
+	mi := &file_coffer_v1_ops_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +1012,7 @@ func (x *RotateOperatorKeyResponse) String() string {
 func (*RotateOperatorKeyResponse) ProtoMessage() {}
 
 func (x *RotateOperatorKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[11]
+	mi := &file_coffer_v1_ops_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +1025,7 @@ func (x *RotateOperatorKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateOperatorKeyResponse.ProtoReflect.Descriptor instead.
 func (*RotateOperatorKeyResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{11}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RotateOperatorKeyResponse) GetOperatorKey() string {
@@ -865,7 +1059,7 @@ type CreateAdminRequest struct {
 
 func (x *CreateAdminRequest) Reset() {
 	*x = CreateAdminRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[12]
+	mi := &file_coffer_v1_ops_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +1071,7 @@ func (x *CreateAdminRequest) String() string {
 func (*CreateAdminRequest) ProtoMessage() {}
 
 func (x *CreateAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[12]
+	mi := &file_coffer_v1_ops_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +1084,7 @@ func (x *CreateAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAdminRequest.ProtoReflect.Descriptor instead.
 func (*CreateAdminRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{12}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateAdminRequest) GetEmail() string {
@@ -934,7 +1128,7 @@ type CreateAdminResponse struct {
 
 func (x *CreateAdminResponse) Reset() {
 	*x = CreateAdminResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[13]
+	mi := &file_coffer_v1_ops_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1140,7 @@ func (x *CreateAdminResponse) String() string {
 func (*CreateAdminResponse) ProtoMessage() {}
 
 func (x *CreateAdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[13]
+	mi := &file_coffer_v1_ops_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1153,7 @@ func (x *CreateAdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAdminResponse.ProtoReflect.Descriptor instead.
 func (*CreateAdminResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{13}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateAdminResponse) GetAdmin() *Admin {
@@ -991,7 +1185,7 @@ type ListDeadLetteredWebhooksRequest struct {
 
 func (x *ListDeadLetteredWebhooksRequest) Reset() {
 	*x = ListDeadLetteredWebhooksRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[14]
+	mi := &file_coffer_v1_ops_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1197,7 @@ func (x *ListDeadLetteredWebhooksRequest) String() string {
 func (*ListDeadLetteredWebhooksRequest) ProtoMessage() {}
 
 func (x *ListDeadLetteredWebhooksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[14]
+	mi := &file_coffer_v1_ops_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1210,7 @@ func (x *ListDeadLetteredWebhooksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeadLetteredWebhooksRequest.ProtoReflect.Descriptor instead.
 func (*ListDeadLetteredWebhooksRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{14}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDeadLetteredWebhooksRequest) GetOperatorId() string {
@@ -1053,7 +1247,7 @@ type ListDeadLetteredWebhooksResponse struct {
 
 func (x *ListDeadLetteredWebhooksResponse) Reset() {
 	*x = ListDeadLetteredWebhooksResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[15]
+	mi := &file_coffer_v1_ops_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1259,7 @@ func (x *ListDeadLetteredWebhooksResponse) String() string {
 func (*ListDeadLetteredWebhooksResponse) ProtoMessage() {}
 
 func (x *ListDeadLetteredWebhooksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[15]
+	mi := &file_coffer_v1_ops_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1272,7 @@ func (x *ListDeadLetteredWebhooksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeadLetteredWebhooksResponse.ProtoReflect.Descriptor instead.
 func (*ListDeadLetteredWebhooksResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{15}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListDeadLetteredWebhooksResponse) GetDeliveries() []*WebhookDelivery {
@@ -1106,7 +1300,7 @@ type RedeliverDeadLetterRequest struct {
 
 func (x *RedeliverDeadLetterRequest) Reset() {
 	*x = RedeliverDeadLetterRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[16]
+	mi := &file_coffer_v1_ops_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1312,7 @@ func (x *RedeliverDeadLetterRequest) String() string {
 func (*RedeliverDeadLetterRequest) ProtoMessage() {}
 
 func (x *RedeliverDeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[16]
+	mi := &file_coffer_v1_ops_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1325,7 @@ func (x *RedeliverDeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliverDeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*RedeliverDeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{16}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RedeliverDeadLetterRequest) GetEventId() string {
@@ -1152,7 +1346,7 @@ type RedeliverDeadLetterResponse struct {
 
 func (x *RedeliverDeadLetterResponse) Reset() {
 	*x = RedeliverDeadLetterResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[17]
+	mi := &file_coffer_v1_ops_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1358,7 @@ func (x *RedeliverDeadLetterResponse) String() string {
 func (*RedeliverDeadLetterResponse) ProtoMessage() {}
 
 func (x *RedeliverDeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[17]
+	mi := &file_coffer_v1_ops_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1371,7 @@ func (x *RedeliverDeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeliverDeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*RedeliverDeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{17}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RedeliverDeadLetterResponse) GetDelivery() *WebhookDelivery {
@@ -1200,7 +1394,7 @@ type ReplayMissedDepositRequest struct {
 
 func (x *ReplayMissedDepositRequest) Reset() {
 	*x = ReplayMissedDepositRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[18]
+	mi := &file_coffer_v1_ops_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1406,7 @@ func (x *ReplayMissedDepositRequest) String() string {
 func (*ReplayMissedDepositRequest) ProtoMessage() {}
 
 func (x *ReplayMissedDepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[18]
+	mi := &file_coffer_v1_ops_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1419,7 @@ func (x *ReplayMissedDepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayMissedDepositRequest.ProtoReflect.Descriptor instead.
 func (*ReplayMissedDepositRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{18}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReplayMissedDepositRequest) GetChainId() int64 {
@@ -1253,7 +1447,7 @@ type ReplayMissedDepositResponse struct {
 
 func (x *ReplayMissedDepositResponse) Reset() {
 	*x = ReplayMissedDepositResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[19]
+	mi := &file_coffer_v1_ops_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1459,7 @@ func (x *ReplayMissedDepositResponse) String() string {
 func (*ReplayMissedDepositResponse) ProtoMessage() {}
 
 func (x *ReplayMissedDepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[19]
+	mi := &file_coffer_v1_ops_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1472,7 @@ func (x *ReplayMissedDepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayMissedDepositResponse.ProtoReflect.Descriptor instead.
 func (*ReplayMissedDepositResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{19}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReplayMissedDepositResponse) GetResult() *ReplayDepositResponse {
@@ -1304,7 +1498,7 @@ type DisableAdminRequest struct {
 
 func (x *DisableAdminRequest) Reset() {
 	*x = DisableAdminRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[20]
+	mi := &file_coffer_v1_ops_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1510,7 @@ func (x *DisableAdminRequest) String() string {
 func (*DisableAdminRequest) ProtoMessage() {}
 
 func (x *DisableAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[20]
+	mi := &file_coffer_v1_ops_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1523,7 @@ func (x *DisableAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisableAdminRequest.ProtoReflect.Descriptor instead.
 func (*DisableAdminRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{20}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DisableAdminRequest) GetAdmin() isDisableAdminRequest_Admin {
@@ -1390,7 +1584,7 @@ type DisableAdminResponse struct {
 
 func (x *DisableAdminResponse) Reset() {
 	*x = DisableAdminResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[21]
+	mi := &file_coffer_v1_ops_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1596,7 @@ func (x *DisableAdminResponse) String() string {
 func (*DisableAdminResponse) ProtoMessage() {}
 
 func (x *DisableAdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[21]
+	mi := &file_coffer_v1_ops_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1609,7 @@ func (x *DisableAdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisableAdminResponse.ProtoReflect.Descriptor instead.
 func (*DisableAdminResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{21}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DisableAdminResponse) GetAdmin() *Admin {
@@ -1455,7 +1649,7 @@ type EnableAdminRequest struct {
 
 func (x *EnableAdminRequest) Reset() {
 	*x = EnableAdminRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[22]
+	mi := &file_coffer_v1_ops_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1661,7 @@ func (x *EnableAdminRequest) String() string {
 func (*EnableAdminRequest) ProtoMessage() {}
 
 func (x *EnableAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[22]
+	mi := &file_coffer_v1_ops_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1674,7 @@ func (x *EnableAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnableAdminRequest.ProtoReflect.Descriptor instead.
 func (*EnableAdminRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{22}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EnableAdminRequest) GetAdmin() isEnableAdminRequest_Admin {
@@ -1539,7 +1733,7 @@ type EnableAdminResponse struct {
 
 func (x *EnableAdminResponse) Reset() {
 	*x = EnableAdminResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[23]
+	mi := &file_coffer_v1_ops_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1745,7 @@ func (x *EnableAdminResponse) String() string {
 func (*EnableAdminResponse) ProtoMessage() {}
 
 func (x *EnableAdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[23]
+	mi := &file_coffer_v1_ops_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1758,7 @@ func (x *EnableAdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnableAdminResponse.ProtoReflect.Descriptor instead.
 func (*EnableAdminResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{23}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *EnableAdminResponse) GetAdmin() *Admin {
@@ -1597,7 +1791,7 @@ type RevokeAdminSessionsRequest struct {
 
 func (x *RevokeAdminSessionsRequest) Reset() {
 	*x = RevokeAdminSessionsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[24]
+	mi := &file_coffer_v1_ops_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1803,7 @@ func (x *RevokeAdminSessionsRequest) String() string {
 func (*RevokeAdminSessionsRequest) ProtoMessage() {}
 
 func (x *RevokeAdminSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[24]
+	mi := &file_coffer_v1_ops_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1816,7 @@ func (x *RevokeAdminSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeAdminSessionsRequest.ProtoReflect.Descriptor instead.
 func (*RevokeAdminSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{24}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RevokeAdminSessionsRequest) GetAdmin() isRevokeAdminSessionsRequest_Admin {
@@ -1683,7 +1877,7 @@ type RevokeAdminSessionsResponse struct {
 
 func (x *RevokeAdminSessionsResponse) Reset() {
 	*x = RevokeAdminSessionsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[25]
+	mi := &file_coffer_v1_ops_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1889,7 @@ func (x *RevokeAdminSessionsResponse) String() string {
 func (*RevokeAdminSessionsResponse) ProtoMessage() {}
 
 func (x *RevokeAdminSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[25]
+	mi := &file_coffer_v1_ops_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1902,7 @@ func (x *RevokeAdminSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeAdminSessionsResponse.ProtoReflect.Descriptor instead.
 func (*RevokeAdminSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{25}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RevokeAdminSessionsResponse) GetAdmin() *Admin {
@@ -1749,7 +1943,7 @@ type ListReorgedDepositsRequest struct {
 
 func (x *ListReorgedDepositsRequest) Reset() {
 	*x = ListReorgedDepositsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[26]
+	mi := &file_coffer_v1_ops_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1761,7 +1955,7 @@ func (x *ListReorgedDepositsRequest) String() string {
 func (*ListReorgedDepositsRequest) ProtoMessage() {}
 
 func (x *ListReorgedDepositsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[26]
+	mi := &file_coffer_v1_ops_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1774,7 +1968,7 @@ func (x *ListReorgedDepositsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReorgedDepositsRequest.ProtoReflect.Descriptor instead.
 func (*ListReorgedDepositsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{26}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListReorgedDepositsRequest) GetOperatorId() string {
@@ -1818,7 +2012,7 @@ type ListReorgedDepositsResponse struct {
 
 func (x *ListReorgedDepositsResponse) Reset() {
 	*x = ListReorgedDepositsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[27]
+	mi := &file_coffer_v1_ops_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +2024,7 @@ func (x *ListReorgedDepositsResponse) String() string {
 func (*ListReorgedDepositsResponse) ProtoMessage() {}
 
 func (x *ListReorgedDepositsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[27]
+	mi := &file_coffer_v1_ops_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +2037,7 @@ func (x *ListReorgedDepositsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReorgedDepositsResponse.ProtoReflect.Descriptor instead.
 func (*ListReorgedDepositsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{27}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListReorgedDepositsResponse) GetItems() []*ReorgedDeposit {
@@ -1875,7 +2069,7 @@ type ResolveReorgedDepositRequest struct {
 
 func (x *ResolveReorgedDepositRequest) Reset() {
 	*x = ResolveReorgedDepositRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[28]
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2081,7 @@ func (x *ResolveReorgedDepositRequest) String() string {
 func (*ResolveReorgedDepositRequest) ProtoMessage() {}
 
 func (x *ResolveReorgedDepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[28]
+	mi := &file_coffer_v1_ops_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2094,7 @@ func (x *ResolveReorgedDepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveReorgedDepositRequest.ProtoReflect.Descriptor instead.
 func (*ResolveReorgedDepositRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{28}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResolveReorgedDepositRequest) GetDepositId() int64 {
@@ -1935,7 +2129,7 @@ type ResolveReorgedDepositResponse struct {
 
 func (x *ResolveReorgedDepositResponse) Reset() {
 	*x = ResolveReorgedDepositResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[29]
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2141,7 @@ func (x *ResolveReorgedDepositResponse) String() string {
 func (*ResolveReorgedDepositResponse) ProtoMessage() {}
 
 func (x *ResolveReorgedDepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[29]
+	mi := &file_coffer_v1_ops_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2154,7 @@ func (x *ResolveReorgedDepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveReorgedDepositResponse.ProtoReflect.Descriptor instead.
 func (*ResolveReorgedDepositResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{29}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResolveReorgedDepositResponse) GetItem() *ReorgedDeposit {
@@ -1981,7 +2175,7 @@ type PausePayoutsRequest struct {
 
 func (x *PausePayoutsRequest) Reset() {
 	*x = PausePayoutsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2187,7 @@ func (x *PausePayoutsRequest) String() string {
 func (*PausePayoutsRequest) ProtoMessage() {}
 
 func (x *PausePayoutsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[30]
+	mi := &file_coffer_v1_ops_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2200,7 @@ func (x *PausePayoutsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausePayoutsRequest.ProtoReflect.Descriptor instead.
 func (*PausePayoutsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{30}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PausePayoutsRequest) GetTarget() *PayoutPauseTarget {
@@ -2027,7 +2221,7 @@ type PausePayoutsResponse struct {
 
 func (x *PausePayoutsResponse) Reset() {
 	*x = PausePayoutsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2233,7 @@ func (x *PausePayoutsResponse) String() string {
 func (*PausePayoutsResponse) ProtoMessage() {}
 
 func (x *PausePayoutsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[31]
+	mi := &file_coffer_v1_ops_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2246,7 @@ func (x *PausePayoutsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausePayoutsResponse.ProtoReflect.Descriptor instead.
 func (*PausePayoutsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{31}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PausePayoutsResponse) GetPause() *PayoutPause {
@@ -2073,7 +2267,7 @@ type ResumePayoutsRequest struct {
 
 func (x *ResumePayoutsRequest) Reset() {
 	*x = ResumePayoutsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2279,7 @@ func (x *ResumePayoutsRequest) String() string {
 func (*ResumePayoutsRequest) ProtoMessage() {}
 
 func (x *ResumePayoutsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[32]
+	mi := &file_coffer_v1_ops_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2292,7 @@ func (x *ResumePayoutsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumePayoutsRequest.ProtoReflect.Descriptor instead.
 func (*ResumePayoutsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{32}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ResumePayoutsRequest) GetTarget() *PayoutPauseTarget {
@@ -2119,7 +2313,7 @@ type ResumePayoutsResponse struct {
 
 func (x *ResumePayoutsResponse) Reset() {
 	*x = ResumePayoutsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2325,7 @@ func (x *ResumePayoutsResponse) String() string {
 func (*ResumePayoutsResponse) ProtoMessage() {}
 
 func (x *ResumePayoutsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[33]
+	mi := &file_coffer_v1_ops_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2338,7 @@ func (x *ResumePayoutsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumePayoutsResponse.ProtoReflect.Descriptor instead.
 func (*ResumePayoutsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{33}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResumePayoutsResponse) GetPause() *PayoutPause {
@@ -2165,7 +2359,7 @@ type ListPayoutPausesRequest struct {
 
 func (x *ListPayoutPausesRequest) Reset() {
 	*x = ListPayoutPausesRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2371,7 @@ func (x *ListPayoutPausesRequest) String() string {
 func (*ListPayoutPausesRequest) ProtoMessage() {}
 
 func (x *ListPayoutPausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[34]
+	mi := &file_coffer_v1_ops_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2384,7 @@ func (x *ListPayoutPausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPayoutPausesRequest.ProtoReflect.Descriptor instead.
 func (*ListPayoutPausesRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{34}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListPayoutPausesRequest) GetIncludeResumed() bool {
@@ -2211,7 +2405,7 @@ type ListPayoutPausesResponse struct {
 
 func (x *ListPayoutPausesResponse) Reset() {
 	*x = ListPayoutPausesResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2417,7 @@ func (x *ListPayoutPausesResponse) String() string {
 func (*ListPayoutPausesResponse) ProtoMessage() {}
 
 func (x *ListPayoutPausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[35]
+	mi := &file_coffer_v1_ops_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2430,7 @@ func (x *ListPayoutPausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPayoutPausesResponse.ProtoReflect.Descriptor instead.
 func (*ListPayoutPausesResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{35}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListPayoutPausesResponse) GetPauses() []*PayoutPause {
@@ -2261,7 +2455,7 @@ type ListChainTransactionsRequest struct {
 
 func (x *ListChainTransactionsRequest) Reset() {
 	*x = ListChainTransactionsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2273,7 +2467,7 @@ func (x *ListChainTransactionsRequest) String() string {
 func (*ListChainTransactionsRequest) ProtoMessage() {}
 
 func (x *ListChainTransactionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[36]
+	mi := &file_coffer_v1_ops_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2286,7 +2480,7 @@ func (x *ListChainTransactionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChainTransactionsRequest.ProtoReflect.Descriptor instead.
 func (*ListChainTransactionsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{36}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListChainTransactionsRequest) GetStuck() bool {
@@ -2321,7 +2515,7 @@ type ListChainTransactionsResponse struct {
 
 func (x *ListChainTransactionsResponse) Reset() {
 	*x = ListChainTransactionsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2527,7 @@ func (x *ListChainTransactionsResponse) String() string {
 func (*ListChainTransactionsResponse) ProtoMessage() {}
 
 func (x *ListChainTransactionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[37]
+	mi := &file_coffer_v1_ops_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2540,7 @@ func (x *ListChainTransactionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChainTransactionsResponse.ProtoReflect.Descriptor instead.
 func (*ListChainTransactionsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{37}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListChainTransactionsResponse) GetTransactions() []*ChainTransaction {
@@ -2367,7 +2561,7 @@ type ResendChainTransactionRequest struct {
 
 func (x *ResendChainTransactionRequest) Reset() {
 	*x = ResendChainTransactionRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2573,7 @@ func (x *ResendChainTransactionRequest) String() string {
 func (*ResendChainTransactionRequest) ProtoMessage() {}
 
 func (x *ResendChainTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[38]
+	mi := &file_coffer_v1_ops_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2586,7 @@ func (x *ResendChainTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendChainTransactionRequest.ProtoReflect.Descriptor instead.
 func (*ResendChainTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{38}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ResendChainTransactionRequest) GetTarget() *ChainTransactionTarget {
@@ -2413,7 +2607,7 @@ type ResendChainTransactionResponse struct {
 
 func (x *ResendChainTransactionResponse) Reset() {
 	*x = ResendChainTransactionResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2619,7 @@ func (x *ResendChainTransactionResponse) String() string {
 func (*ResendChainTransactionResponse) ProtoMessage() {}
 
 func (x *ResendChainTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[39]
+	mi := &file_coffer_v1_ops_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2632,7 @@ func (x *ResendChainTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendChainTransactionResponse.ProtoReflect.Descriptor instead.
 func (*ResendChainTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{39}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResendChainTransactionResponse) GetTransaction() *ChainTransaction {
@@ -2459,7 +2653,7 @@ type CancelChainTransactionRequest struct {
 
 func (x *CancelChainTransactionRequest) Reset() {
 	*x = CancelChainTransactionRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2471,7 +2665,7 @@ func (x *CancelChainTransactionRequest) String() string {
 func (*CancelChainTransactionRequest) ProtoMessage() {}
 
 func (x *CancelChainTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[40]
+	mi := &file_coffer_v1_ops_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2484,7 +2678,7 @@ func (x *CancelChainTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelChainTransactionRequest.ProtoReflect.Descriptor instead.
 func (*CancelChainTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{40}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CancelChainTransactionRequest) GetTarget() *ChainTransactionTarget {
@@ -2505,7 +2699,7 @@ type CancelChainTransactionResponse struct {
 
 func (x *CancelChainTransactionResponse) Reset() {
 	*x = CancelChainTransactionResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2517,7 +2711,7 @@ func (x *CancelChainTransactionResponse) String() string {
 func (*CancelChainTransactionResponse) ProtoMessage() {}
 
 func (x *CancelChainTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[41]
+	mi := &file_coffer_v1_ops_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2530,7 +2724,7 @@ func (x *CancelChainTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelChainTransactionResponse.ProtoReflect.Descriptor instead.
 func (*CancelChainTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{41}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CancelChainTransactionResponse) GetTransaction() *ChainTransaction {
@@ -2551,7 +2745,7 @@ type FailChainTransactionRequest struct {
 
 func (x *FailChainTransactionRequest) Reset() {
 	*x = FailChainTransactionRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2757,7 @@ func (x *FailChainTransactionRequest) String() string {
 func (*FailChainTransactionRequest) ProtoMessage() {}
 
 func (x *FailChainTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[42]
+	mi := &file_coffer_v1_ops_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,7 +2770,7 @@ func (x *FailChainTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailChainTransactionRequest.ProtoReflect.Descriptor instead.
 func (*FailChainTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{42}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *FailChainTransactionRequest) GetTarget() *ChainTransactionTarget {
@@ -2597,7 +2791,7 @@ type FailChainTransactionResponse struct {
 
 func (x *FailChainTransactionResponse) Reset() {
 	*x = FailChainTransactionResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2803,7 @@ func (x *FailChainTransactionResponse) String() string {
 func (*FailChainTransactionResponse) ProtoMessage() {}
 
 func (x *FailChainTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[43]
+	mi := &file_coffer_v1_ops_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2816,7 @@ func (x *FailChainTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailChainTransactionResponse.ProtoReflect.Descriptor instead.
 func (*FailChainTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{43}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FailChainTransactionResponse) GetTransaction() *ChainTransaction {
@@ -2651,7 +2845,7 @@ type SetWalletThresholdRequest struct {
 
 func (x *SetWalletThresholdRequest) Reset() {
 	*x = SetWalletThresholdRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2857,7 @@ func (x *SetWalletThresholdRequest) String() string {
 func (*SetWalletThresholdRequest) ProtoMessage() {}
 
 func (x *SetWalletThresholdRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[44]
+	mi := &file_coffer_v1_ops_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2676,7 +2870,7 @@ func (x *SetWalletThresholdRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetWalletThresholdRequest.ProtoReflect.Descriptor instead.
 func (*SetWalletThresholdRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{44}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetWalletThresholdRequest) GetChainId() int64 {
@@ -2725,7 +2919,7 @@ type SetWalletThresholdResponse struct {
 
 func (x *SetWalletThresholdResponse) Reset() {
 	*x = SetWalletThresholdResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2737,7 +2931,7 @@ func (x *SetWalletThresholdResponse) String() string {
 func (*SetWalletThresholdResponse) ProtoMessage() {}
 
 func (x *SetWalletThresholdResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[45]
+	mi := &file_coffer_v1_ops_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2750,7 +2944,7 @@ func (x *SetWalletThresholdResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetWalletThresholdResponse.ProtoReflect.Descriptor instead.
 func (*SetWalletThresholdResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{45}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetWalletThresholdResponse) GetThreshold() *WalletThreshold {
@@ -2769,7 +2963,7 @@ type ListWalletThresholdsRequest struct {
 
 func (x *ListWalletThresholdsRequest) Reset() {
 	*x = ListWalletThresholdsRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	mi := &file_coffer_v1_ops_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2781,7 +2975,7 @@ func (x *ListWalletThresholdsRequest) String() string {
 func (*ListWalletThresholdsRequest) ProtoMessage() {}
 
 func (x *ListWalletThresholdsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[46]
+	mi := &file_coffer_v1_ops_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2794,7 +2988,7 @@ func (x *ListWalletThresholdsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWalletThresholdsRequest.ProtoReflect.Descriptor instead.
 func (*ListWalletThresholdsRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{46}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{48}
 }
 
 // ListWalletThresholdsResponse lists the thresholds in force.
@@ -2808,7 +3002,7 @@ type ListWalletThresholdsResponse struct {
 
 func (x *ListWalletThresholdsResponse) Reset() {
 	*x = ListWalletThresholdsResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	mi := &file_coffer_v1_ops_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +3014,7 @@ func (x *ListWalletThresholdsResponse) String() string {
 func (*ListWalletThresholdsResponse) ProtoMessage() {}
 
 func (x *ListWalletThresholdsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[47]
+	mi := &file_coffer_v1_ops_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +3027,7 @@ func (x *ListWalletThresholdsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWalletThresholdsResponse.ProtoReflect.Descriptor instead.
 func (*ListWalletThresholdsResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{47}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListWalletThresholdsResponse) GetThresholds() []*WalletThreshold {
@@ -2858,7 +3052,7 @@ type ListSweepBatchesRequest struct {
 
 func (x *ListSweepBatchesRequest) Reset() {
 	*x = ListSweepBatchesRequest{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[48]
+	mi := &file_coffer_v1_ops_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +3064,7 @@ func (x *ListSweepBatchesRequest) String() string {
 func (*ListSweepBatchesRequest) ProtoMessage() {}
 
 func (x *ListSweepBatchesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[48]
+	mi := &file_coffer_v1_ops_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +3077,7 @@ func (x *ListSweepBatchesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSweepBatchesRequest.ProtoReflect.Descriptor instead.
 func (*ListSweepBatchesRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{48}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListSweepBatchesRequest) GetChainId() int64 {
@@ -2918,7 +3112,7 @@ type ListSweepBatchesResponse struct {
 
 func (x *ListSweepBatchesResponse) Reset() {
 	*x = ListSweepBatchesResponse{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[49]
+	mi := &file_coffer_v1_ops_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2930,7 +3124,7 @@ func (x *ListSweepBatchesResponse) String() string {
 func (*ListSweepBatchesResponse) ProtoMessage() {}
 
 func (x *ListSweepBatchesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[49]
+	mi := &file_coffer_v1_ops_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2943,7 +3137,7 @@ func (x *ListSweepBatchesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSweepBatchesResponse.ProtoReflect.Descriptor instead.
 func (*ListSweepBatchesResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{49}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListSweepBatchesResponse) GetBatches() []*SweepBatch {
@@ -2987,7 +3181,7 @@ type SweepBatch struct {
 
 func (x *SweepBatch) Reset() {
 	*x = SweepBatch{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[50]
+	mi := &file_coffer_v1_ops_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3193,7 @@ func (x *SweepBatch) String() string {
 func (*SweepBatch) ProtoMessage() {}
 
 func (x *SweepBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[50]
+	mi := &file_coffer_v1_ops_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3206,7 @@ func (x *SweepBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepBatch.ProtoReflect.Descriptor instead.
 func (*SweepBatch) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{50}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SweepBatch) GetId() int64 {
@@ -3124,7 +3318,7 @@ type SweepBatchEntry struct {
 
 func (x *SweepBatchEntry) Reset() {
 	*x = SweepBatchEntry{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[51]
+	mi := &file_coffer_v1_ops_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3136,7 +3330,7 @@ func (x *SweepBatchEntry) String() string {
 func (*SweepBatchEntry) ProtoMessage() {}
 
 func (x *SweepBatchEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[51]
+	mi := &file_coffer_v1_ops_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3149,7 +3343,7 @@ func (x *SweepBatchEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepBatchEntry.ProtoReflect.Descriptor instead.
 func (*SweepBatchEntry) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{51}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SweepBatchEntry) GetSweepId() int64 {
@@ -3233,7 +3427,7 @@ type SweepBatchAsset struct {
 
 func (x *SweepBatchAsset) Reset() {
 	*x = SweepBatchAsset{}
-	mi := &file_coffer_v1_ops_proto_msgTypes[52]
+	mi := &file_coffer_v1_ops_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3245,7 +3439,7 @@ func (x *SweepBatchAsset) String() string {
 func (*SweepBatchAsset) ProtoMessage() {}
 
 func (x *SweepBatchAsset) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_v1_ops_proto_msgTypes[52]
+	mi := &file_coffer_v1_ops_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3258,7 +3452,7 @@ func (x *SweepBatchAsset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SweepBatchAsset.ProtoReflect.Descriptor instead.
 func (*SweepBatchAsset) Descriptor() ([]byte, []int) {
-	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{52}
+	return file_coffer_v1_ops_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SweepBatchAsset) GetCurrency() string {
@@ -3293,7 +3487,30 @@ var File_coffer_v1_ops_proto protoreflect.FileDescriptor
 
 const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\n" +
-	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x17coffer/v1/payouts.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x04\n" +
+	"\x13coffer/v1/ops.proto\x12\tcoffer.v1\x1a\x1bbuf/validate/validate.proto\x1a\x15coffer/v1/admin.proto\x1a\x15coffer/v1/funds.proto\x1a\x17coffer/v1/payouts.proto\x1a\x15coffer/v1/reorg.proto\x1a\x15coffer/v1/types.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x04\n" +
+	"\x14SendTestEventRequest\x12,\n" +
+	"\voperator_id\x18\x01 \x01(\tB\v\xbaH\b\xc8\x01\x01r\x03\xb0\x01\x01R\n" +
+	"operatorId\x12=\n" +
+	"\x05event\x18\x02 \x01(\x0e2\x1b.coffer.v1.WebhookEventTypeB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05event\x12\xc4\x01\n" +
+	"\x06amount\x18\x03 \x01(\tB\xa6\x01\xbaH\xa2\x01\xba\x01\x9a\x01\n" +
+	"\x10positive_decimal\x121must be a positive decimal string such as \"25.00\"\x1aSthis.matches('^[0-9]{1,20}([.][0-9]{1,18})?$') && !this.matches('^[0]+([.][0]+)?$')r\x02\x18(H\x00R\x06amount\x88\x01\x01\x12*\n" +
+	"\bcurrency\x18\x04 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x10H\x01R\bcurrency\x88\x01\x01\x12'\n" +
+	"\bchain_id\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02 \x00H\x02R\achainId\x88\x01\x01\x129\n" +
+	"\aaddress\x18\x06 \x01(\tB\x1a\xbaH\x17r\x152\x13^0x[0-9a-fA-F]{40}$H\x03R\aaddress\x88\x01\x01B\t\n" +
+	"\a_amountB\v\n" +
+	"\t_currencyB\v\n" +
+	"\t_chain_idB\n" +
+	"\n" +
+	"\b_address\"\xce\x01\n" +
+	"\x15SendTestEventResponse\x12\x14\n" +
+	"\x05event\x18\x01 \x01(\tR\x05event\x12\x19\n" +
+	"\bevent_id\x18\x02 \x01(\tR\aeventId\x12\x1c\n" +
+	"\tdelivered\x18\x03 \x01(\bR\tdelivered\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\x05R\x06status\x12\x12\n" +
+	"\x04code\x18\x05 \x01(\x05R\x04code\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x12\x18\n" +
+	"\afailure\x18\a \x01(\tR\afailure\"\xd0\x04\n" +
 	"\bOperator\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1b\n" +
@@ -3551,7 +3768,7 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\bcurrency\x18\x01 \x01(\tR\bcurrency\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\tR\x05token\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\tR\x06amount\x12\x10\n" +
-	"\x03fee\x18\x04 \x01(\tR\x03fee2\xbb\x15\n" +
+	"\x03fee\x18\x04 \x01(\tR\x03fee2\x8f\x16\n" +
 	"\n" +
 	"OpsService\x12U\n" +
 	"\x0eCreateOperator\x12 .coffer.v1.CreateOperatorRequest\x1a!.coffer.v1.CreateOperatorResponse\x12U\n" +
@@ -3581,7 +3798,8 @@ const file_coffer_v1_ops_proto_rawDesc = "" +
 	"\x14FailChainTransaction\x12&.coffer.v1.FailChainTransactionRequest\x1a'.coffer.v1.FailChainTransactionResponse\x12a\n" +
 	"\x12SetWalletThreshold\x12$.coffer.v1.SetWalletThresholdRequest\x1a%.coffer.v1.SetWalletThresholdResponse\x12l\n" +
 	"\x14ListWalletThresholds\x12&.coffer.v1.ListWalletThresholdsRequest\x1a'.coffer.v1.ListWalletThresholdsResponse\"\x03\x90\x02\x01\x12`\n" +
-	"\x10ListSweepBatches\x12\".coffer.v1.ListSweepBatchesRequest\x1a#.coffer.v1.ListSweepBatchesResponse\"\x03\x90\x02\x01B6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
+	"\x10ListSweepBatches\x12\".coffer.v1.ListSweepBatchesRequest\x1a#.coffer.v1.ListSweepBatchesResponse\"\x03\x90\x02\x01\x12R\n" +
+	"\rSendTestEvent\x12\x1f.coffer.v1.SendTestEventRequest\x1a .coffer.v1.SendTestEventResponseB6Z4github.com/cofferhq/coffer/gen/go/coffer/v1;cofferv1b\x06proto3"
 
 var (
 	file_coffer_v1_ops_proto_rawDescOnce sync.Once
@@ -3595,187 +3813,193 @@ func file_coffer_v1_ops_proto_rawDescGZIP() []byte {
 	return file_coffer_v1_ops_proto_rawDescData
 }
 
-var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_coffer_v1_ops_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_coffer_v1_ops_proto_goTypes = []any{
-	(*Operator)(nil),                         // 0: coffer.v1.Operator
-	(*OperatorSettings)(nil),                 // 1: coffer.v1.OperatorSettings
-	(*CreateOperatorRequest)(nil),            // 2: coffer.v1.CreateOperatorRequest
-	(*CreateOperatorResponse)(nil),           // 3: coffer.v1.CreateOperatorResponse
-	(*UpdateOperatorRequest)(nil),            // 4: coffer.v1.UpdateOperatorRequest
-	(*UpdateOperatorResponse)(nil),           // 5: coffer.v1.UpdateOperatorResponse
-	(*GetOperatorRequest)(nil),               // 6: coffer.v1.GetOperatorRequest
-	(*GetOperatorResponse)(nil),              // 7: coffer.v1.GetOperatorResponse
-	(*ListOperatorsRequest)(nil),             // 8: coffer.v1.ListOperatorsRequest
-	(*ListOperatorsResponse)(nil),            // 9: coffer.v1.ListOperatorsResponse
-	(*RotateOperatorKeyRequest)(nil),         // 10: coffer.v1.RotateOperatorKeyRequest
-	(*RotateOperatorKeyResponse)(nil),        // 11: coffer.v1.RotateOperatorKeyResponse
-	(*CreateAdminRequest)(nil),               // 12: coffer.v1.CreateAdminRequest
-	(*CreateAdminResponse)(nil),              // 13: coffer.v1.CreateAdminResponse
-	(*ListDeadLetteredWebhooksRequest)(nil),  // 14: coffer.v1.ListDeadLetteredWebhooksRequest
-	(*ListDeadLetteredWebhooksResponse)(nil), // 15: coffer.v1.ListDeadLetteredWebhooksResponse
-	(*RedeliverDeadLetterRequest)(nil),       // 16: coffer.v1.RedeliverDeadLetterRequest
-	(*RedeliverDeadLetterResponse)(nil),      // 17: coffer.v1.RedeliverDeadLetterResponse
-	(*ReplayMissedDepositRequest)(nil),       // 18: coffer.v1.ReplayMissedDepositRequest
-	(*ReplayMissedDepositResponse)(nil),      // 19: coffer.v1.ReplayMissedDepositResponse
-	(*DisableAdminRequest)(nil),              // 20: coffer.v1.DisableAdminRequest
-	(*DisableAdminResponse)(nil),             // 21: coffer.v1.DisableAdminResponse
-	(*EnableAdminRequest)(nil),               // 22: coffer.v1.EnableAdminRequest
-	(*EnableAdminResponse)(nil),              // 23: coffer.v1.EnableAdminResponse
-	(*RevokeAdminSessionsRequest)(nil),       // 24: coffer.v1.RevokeAdminSessionsRequest
-	(*RevokeAdminSessionsResponse)(nil),      // 25: coffer.v1.RevokeAdminSessionsResponse
-	(*ListReorgedDepositsRequest)(nil),       // 26: coffer.v1.ListReorgedDepositsRequest
-	(*ListReorgedDepositsResponse)(nil),      // 27: coffer.v1.ListReorgedDepositsResponse
-	(*ResolveReorgedDepositRequest)(nil),     // 28: coffer.v1.ResolveReorgedDepositRequest
-	(*ResolveReorgedDepositResponse)(nil),    // 29: coffer.v1.ResolveReorgedDepositResponse
-	(*PausePayoutsRequest)(nil),              // 30: coffer.v1.PausePayoutsRequest
-	(*PausePayoutsResponse)(nil),             // 31: coffer.v1.PausePayoutsResponse
-	(*ResumePayoutsRequest)(nil),             // 32: coffer.v1.ResumePayoutsRequest
-	(*ResumePayoutsResponse)(nil),            // 33: coffer.v1.ResumePayoutsResponse
-	(*ListPayoutPausesRequest)(nil),          // 34: coffer.v1.ListPayoutPausesRequest
-	(*ListPayoutPausesResponse)(nil),         // 35: coffer.v1.ListPayoutPausesResponse
-	(*ListChainTransactionsRequest)(nil),     // 36: coffer.v1.ListChainTransactionsRequest
-	(*ListChainTransactionsResponse)(nil),    // 37: coffer.v1.ListChainTransactionsResponse
-	(*ResendChainTransactionRequest)(nil),    // 38: coffer.v1.ResendChainTransactionRequest
-	(*ResendChainTransactionResponse)(nil),   // 39: coffer.v1.ResendChainTransactionResponse
-	(*CancelChainTransactionRequest)(nil),    // 40: coffer.v1.CancelChainTransactionRequest
-	(*CancelChainTransactionResponse)(nil),   // 41: coffer.v1.CancelChainTransactionResponse
-	(*FailChainTransactionRequest)(nil),      // 42: coffer.v1.FailChainTransactionRequest
-	(*FailChainTransactionResponse)(nil),     // 43: coffer.v1.FailChainTransactionResponse
-	(*SetWalletThresholdRequest)(nil),        // 44: coffer.v1.SetWalletThresholdRequest
-	(*SetWalletThresholdResponse)(nil),       // 45: coffer.v1.SetWalletThresholdResponse
-	(*ListWalletThresholdsRequest)(nil),      // 46: coffer.v1.ListWalletThresholdsRequest
-	(*ListWalletThresholdsResponse)(nil),     // 47: coffer.v1.ListWalletThresholdsResponse
-	(*ListSweepBatchesRequest)(nil),          // 48: coffer.v1.ListSweepBatchesRequest
-	(*ListSweepBatchesResponse)(nil),         // 49: coffer.v1.ListSweepBatchesResponse
-	(*SweepBatch)(nil),                       // 50: coffer.v1.SweepBatch
-	(*SweepBatchEntry)(nil),                  // 51: coffer.v1.SweepBatchEntry
-	(*SweepBatchAsset)(nil),                  // 52: coffer.v1.SweepBatchAsset
-	(ApprovalMode)(0),                        // 53: coffer.v1.ApprovalMode
-	(*timestamppb.Timestamp)(nil),            // 54: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 55: google.protobuf.Duration
-	(*Admin)(nil),                            // 56: coffer.v1.Admin
-	(*WebhookDelivery)(nil),                  // 57: coffer.v1.WebhookDelivery
-	(*ReplayDepositResponse)(nil),            // 58: coffer.v1.ReplayDepositResponse
-	(*ReorgedDeposit)(nil),                   // 59: coffer.v1.ReorgedDeposit
-	(ReorgResolution)(0),                     // 60: coffer.v1.ReorgResolution
-	(*PayoutPauseTarget)(nil),                // 61: coffer.v1.PayoutPauseTarget
-	(*PayoutPause)(nil),                      // 62: coffer.v1.PayoutPause
-	(*ChainTransaction)(nil),                 // 63: coffer.v1.ChainTransaction
-	(*ChainTransactionTarget)(nil),           // 64: coffer.v1.ChainTransactionTarget
-	(*WalletThreshold)(nil),                  // 65: coffer.v1.WalletThreshold
-	(*GetTreasuryAddressRequest)(nil),        // 66: coffer.v1.GetTreasuryAddressRequest
-	(*ListOperatorBalancesRequest)(nil),      // 67: coffer.v1.ListOperatorBalancesRequest
-	(*AdjustOperatorFundsRequest)(nil),       // 68: coffer.v1.AdjustOperatorFundsRequest
-	(*ReconcileRequest)(nil),                 // 69: coffer.v1.ReconcileRequest
-	(*GetTreasuryAddressResponse)(nil),       // 70: coffer.v1.GetTreasuryAddressResponse
-	(*ListOperatorBalancesResponse)(nil),     // 71: coffer.v1.ListOperatorBalancesResponse
-	(*AdjustOperatorFundsResponse)(nil),      // 72: coffer.v1.AdjustOperatorFundsResponse
-	(*ReconcileResponse)(nil),                // 73: coffer.v1.ReconcileResponse
+	(*SendTestEventRequest)(nil),             // 0: coffer.v1.SendTestEventRequest
+	(*SendTestEventResponse)(nil),            // 1: coffer.v1.SendTestEventResponse
+	(*Operator)(nil),                         // 2: coffer.v1.Operator
+	(*OperatorSettings)(nil),                 // 3: coffer.v1.OperatorSettings
+	(*CreateOperatorRequest)(nil),            // 4: coffer.v1.CreateOperatorRequest
+	(*CreateOperatorResponse)(nil),           // 5: coffer.v1.CreateOperatorResponse
+	(*UpdateOperatorRequest)(nil),            // 6: coffer.v1.UpdateOperatorRequest
+	(*UpdateOperatorResponse)(nil),           // 7: coffer.v1.UpdateOperatorResponse
+	(*GetOperatorRequest)(nil),               // 8: coffer.v1.GetOperatorRequest
+	(*GetOperatorResponse)(nil),              // 9: coffer.v1.GetOperatorResponse
+	(*ListOperatorsRequest)(nil),             // 10: coffer.v1.ListOperatorsRequest
+	(*ListOperatorsResponse)(nil),            // 11: coffer.v1.ListOperatorsResponse
+	(*RotateOperatorKeyRequest)(nil),         // 12: coffer.v1.RotateOperatorKeyRequest
+	(*RotateOperatorKeyResponse)(nil),        // 13: coffer.v1.RotateOperatorKeyResponse
+	(*CreateAdminRequest)(nil),               // 14: coffer.v1.CreateAdminRequest
+	(*CreateAdminResponse)(nil),              // 15: coffer.v1.CreateAdminResponse
+	(*ListDeadLetteredWebhooksRequest)(nil),  // 16: coffer.v1.ListDeadLetteredWebhooksRequest
+	(*ListDeadLetteredWebhooksResponse)(nil), // 17: coffer.v1.ListDeadLetteredWebhooksResponse
+	(*RedeliverDeadLetterRequest)(nil),       // 18: coffer.v1.RedeliverDeadLetterRequest
+	(*RedeliverDeadLetterResponse)(nil),      // 19: coffer.v1.RedeliverDeadLetterResponse
+	(*ReplayMissedDepositRequest)(nil),       // 20: coffer.v1.ReplayMissedDepositRequest
+	(*ReplayMissedDepositResponse)(nil),      // 21: coffer.v1.ReplayMissedDepositResponse
+	(*DisableAdminRequest)(nil),              // 22: coffer.v1.DisableAdminRequest
+	(*DisableAdminResponse)(nil),             // 23: coffer.v1.DisableAdminResponse
+	(*EnableAdminRequest)(nil),               // 24: coffer.v1.EnableAdminRequest
+	(*EnableAdminResponse)(nil),              // 25: coffer.v1.EnableAdminResponse
+	(*RevokeAdminSessionsRequest)(nil),       // 26: coffer.v1.RevokeAdminSessionsRequest
+	(*RevokeAdminSessionsResponse)(nil),      // 27: coffer.v1.RevokeAdminSessionsResponse
+	(*ListReorgedDepositsRequest)(nil),       // 28: coffer.v1.ListReorgedDepositsRequest
+	(*ListReorgedDepositsResponse)(nil),      // 29: coffer.v1.ListReorgedDepositsResponse
+	(*ResolveReorgedDepositRequest)(nil),     // 30: coffer.v1.ResolveReorgedDepositRequest
+	(*ResolveReorgedDepositResponse)(nil),    // 31: coffer.v1.ResolveReorgedDepositResponse
+	(*PausePayoutsRequest)(nil),              // 32: coffer.v1.PausePayoutsRequest
+	(*PausePayoutsResponse)(nil),             // 33: coffer.v1.PausePayoutsResponse
+	(*ResumePayoutsRequest)(nil),             // 34: coffer.v1.ResumePayoutsRequest
+	(*ResumePayoutsResponse)(nil),            // 35: coffer.v1.ResumePayoutsResponse
+	(*ListPayoutPausesRequest)(nil),          // 36: coffer.v1.ListPayoutPausesRequest
+	(*ListPayoutPausesResponse)(nil),         // 37: coffer.v1.ListPayoutPausesResponse
+	(*ListChainTransactionsRequest)(nil),     // 38: coffer.v1.ListChainTransactionsRequest
+	(*ListChainTransactionsResponse)(nil),    // 39: coffer.v1.ListChainTransactionsResponse
+	(*ResendChainTransactionRequest)(nil),    // 40: coffer.v1.ResendChainTransactionRequest
+	(*ResendChainTransactionResponse)(nil),   // 41: coffer.v1.ResendChainTransactionResponse
+	(*CancelChainTransactionRequest)(nil),    // 42: coffer.v1.CancelChainTransactionRequest
+	(*CancelChainTransactionResponse)(nil),   // 43: coffer.v1.CancelChainTransactionResponse
+	(*FailChainTransactionRequest)(nil),      // 44: coffer.v1.FailChainTransactionRequest
+	(*FailChainTransactionResponse)(nil),     // 45: coffer.v1.FailChainTransactionResponse
+	(*SetWalletThresholdRequest)(nil),        // 46: coffer.v1.SetWalletThresholdRequest
+	(*SetWalletThresholdResponse)(nil),       // 47: coffer.v1.SetWalletThresholdResponse
+	(*ListWalletThresholdsRequest)(nil),      // 48: coffer.v1.ListWalletThresholdsRequest
+	(*ListWalletThresholdsResponse)(nil),     // 49: coffer.v1.ListWalletThresholdsResponse
+	(*ListSweepBatchesRequest)(nil),          // 50: coffer.v1.ListSweepBatchesRequest
+	(*ListSweepBatchesResponse)(nil),         // 51: coffer.v1.ListSweepBatchesResponse
+	(*SweepBatch)(nil),                       // 52: coffer.v1.SweepBatch
+	(*SweepBatchEntry)(nil),                  // 53: coffer.v1.SweepBatchEntry
+	(*SweepBatchAsset)(nil),                  // 54: coffer.v1.SweepBatchAsset
+	(WebhookEventType)(0),                    // 55: coffer.v1.WebhookEventType
+	(ApprovalMode)(0),                        // 56: coffer.v1.ApprovalMode
+	(*timestamppb.Timestamp)(nil),            // 57: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 58: google.protobuf.Duration
+	(*Admin)(nil),                            // 59: coffer.v1.Admin
+	(*WebhookDelivery)(nil),                  // 60: coffer.v1.WebhookDelivery
+	(*ReplayDepositResponse)(nil),            // 61: coffer.v1.ReplayDepositResponse
+	(*ReorgedDeposit)(nil),                   // 62: coffer.v1.ReorgedDeposit
+	(ReorgResolution)(0),                     // 63: coffer.v1.ReorgResolution
+	(*PayoutPauseTarget)(nil),                // 64: coffer.v1.PayoutPauseTarget
+	(*PayoutPause)(nil),                      // 65: coffer.v1.PayoutPause
+	(*ChainTransaction)(nil),                 // 66: coffer.v1.ChainTransaction
+	(*ChainTransactionTarget)(nil),           // 67: coffer.v1.ChainTransactionTarget
+	(*WalletThreshold)(nil),                  // 68: coffer.v1.WalletThreshold
+	(*GetTreasuryAddressRequest)(nil),        // 69: coffer.v1.GetTreasuryAddressRequest
+	(*ListOperatorBalancesRequest)(nil),      // 70: coffer.v1.ListOperatorBalancesRequest
+	(*AdjustOperatorFundsRequest)(nil),       // 71: coffer.v1.AdjustOperatorFundsRequest
+	(*ReconcileRequest)(nil),                 // 72: coffer.v1.ReconcileRequest
+	(*GetTreasuryAddressResponse)(nil),       // 73: coffer.v1.GetTreasuryAddressResponse
+	(*ListOperatorBalancesResponse)(nil),     // 74: coffer.v1.ListOperatorBalancesResponse
+	(*AdjustOperatorFundsResponse)(nil),      // 75: coffer.v1.AdjustOperatorFundsResponse
+	(*ReconcileResponse)(nil),                // 76: coffer.v1.ReconcileResponse
 }
 var file_coffer_v1_ops_proto_depIdxs = []int32{
-	53, // 0: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
-	54, // 1: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
-	54, // 2: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
-	53, // 3: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
-	1,  // 4: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
-	0,  // 5: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
-	1,  // 6: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
-	0,  // 7: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
-	0,  // 8: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
-	0,  // 9: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
-	55, // 10: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
-	54, // 11: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
-	56, // 12: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
-	57, // 13: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
-	57, // 14: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
-	58, // 15: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
-	56, // 16: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
-	56, // 17: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
-	56, // 18: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
-	59, // 19: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
-	60, // 20: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
-	59, // 21: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
-	61, // 22: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	62, // 23: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	61, // 24: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
-	62, // 25: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
-	62, // 26: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
-	55, // 27: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
-	63, // 28: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
-	64, // 29: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	63, // 30: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	64, // 31: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	63, // 32: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	64, // 33: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
-	63, // 34: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
-	65, // 35: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
-	65, // 36: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
-	50, // 37: coffer.v1.ListSweepBatchesResponse.batches:type_name -> coffer.v1.SweepBatch
-	54, // 38: coffer.v1.SweepBatch.created_at:type_name -> google.protobuf.Timestamp
-	54, // 39: coffer.v1.SweepBatch.done_at:type_name -> google.protobuf.Timestamp
-	51, // 40: coffer.v1.SweepBatch.entries:type_name -> coffer.v1.SweepBatchEntry
-	52, // 41: coffer.v1.SweepBatchEntry.assets:type_name -> coffer.v1.SweepBatchAsset
-	2,  // 42: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
-	4,  // 43: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
-	6,  // 44: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
-	8,  // 45: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
-	10, // 46: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
-	12, // 47: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
-	14, // 48: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
-	16, // 49: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
-	18, // 50: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
-	66, // 51: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
-	67, // 52: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
-	68, // 53: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
-	69, // 54: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
-	20, // 55: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
-	22, // 56: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
-	24, // 57: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
-	26, // 58: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
-	28, // 59: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
-	30, // 60: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
-	32, // 61: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
-	34, // 62: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
-	36, // 63: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
-	38, // 64: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
-	40, // 65: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
-	42, // 66: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
-	44, // 67: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
-	46, // 68: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
-	48, // 69: coffer.v1.OpsService.ListSweepBatches:input_type -> coffer.v1.ListSweepBatchesRequest
-	3,  // 70: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
-	5,  // 71: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
-	7,  // 72: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
-	9,  // 73: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
-	11, // 74: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
-	13, // 75: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
-	15, // 76: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
-	17, // 77: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
-	19, // 78: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
-	70, // 79: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
-	71, // 80: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
-	72, // 81: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
-	73, // 82: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
-	21, // 83: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
-	23, // 84: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
-	25, // 85: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
-	27, // 86: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
-	29, // 87: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
-	31, // 88: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
-	33, // 89: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
-	35, // 90: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
-	37, // 91: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
-	39, // 92: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
-	41, // 93: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
-	43, // 94: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
-	45, // 95: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
-	47, // 96: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
-	49, // 97: coffer.v1.OpsService.ListSweepBatches:output_type -> coffer.v1.ListSweepBatchesResponse
-	70, // [70:98] is the sub-list for method output_type
-	42, // [42:70] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	55, // 0: coffer.v1.SendTestEventRequest.event:type_name -> coffer.v1.WebhookEventType
+	56, // 1: coffer.v1.Operator.approval_mode:type_name -> coffer.v1.ApprovalMode
+	57, // 2: coffer.v1.Operator.created_at:type_name -> google.protobuf.Timestamp
+	57, // 3: coffer.v1.Operator.updated_at:type_name -> google.protobuf.Timestamp
+	56, // 4: coffer.v1.OperatorSettings.approval_mode:type_name -> coffer.v1.ApprovalMode
+	3,  // 5: coffer.v1.CreateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
+	2,  // 6: coffer.v1.CreateOperatorResponse.operator:type_name -> coffer.v1.Operator
+	3,  // 7: coffer.v1.UpdateOperatorRequest.settings:type_name -> coffer.v1.OperatorSettings
+	2,  // 8: coffer.v1.UpdateOperatorResponse.operator:type_name -> coffer.v1.Operator
+	2,  // 9: coffer.v1.GetOperatorResponse.operator:type_name -> coffer.v1.Operator
+	2,  // 10: coffer.v1.ListOperatorsResponse.operators:type_name -> coffer.v1.Operator
+	58, // 11: coffer.v1.RotateOperatorKeyRequest.grace_period:type_name -> google.protobuf.Duration
+	57, // 12: coffer.v1.RotateOperatorKeyResponse.previous_key_expires_at:type_name -> google.protobuf.Timestamp
+	59, // 13: coffer.v1.CreateAdminResponse.admin:type_name -> coffer.v1.Admin
+	60, // 14: coffer.v1.ListDeadLetteredWebhooksResponse.deliveries:type_name -> coffer.v1.WebhookDelivery
+	60, // 15: coffer.v1.RedeliverDeadLetterResponse.delivery:type_name -> coffer.v1.WebhookDelivery
+	61, // 16: coffer.v1.ReplayMissedDepositResponse.result:type_name -> coffer.v1.ReplayDepositResponse
+	59, // 17: coffer.v1.DisableAdminResponse.admin:type_name -> coffer.v1.Admin
+	59, // 18: coffer.v1.EnableAdminResponse.admin:type_name -> coffer.v1.Admin
+	59, // 19: coffer.v1.RevokeAdminSessionsResponse.admin:type_name -> coffer.v1.Admin
+	62, // 20: coffer.v1.ListReorgedDepositsResponse.items:type_name -> coffer.v1.ReorgedDeposit
+	63, // 21: coffer.v1.ResolveReorgedDepositRequest.resolution:type_name -> coffer.v1.ReorgResolution
+	62, // 22: coffer.v1.ResolveReorgedDepositResponse.item:type_name -> coffer.v1.ReorgedDeposit
+	64, // 23: coffer.v1.PausePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	65, // 24: coffer.v1.PausePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	64, // 25: coffer.v1.ResumePayoutsRequest.target:type_name -> coffer.v1.PayoutPauseTarget
+	65, // 26: coffer.v1.ResumePayoutsResponse.pause:type_name -> coffer.v1.PayoutPause
+	65, // 27: coffer.v1.ListPayoutPausesResponse.pauses:type_name -> coffer.v1.PayoutPause
+	58, // 28: coffer.v1.ListChainTransactionsRequest.stuck_after:type_name -> google.protobuf.Duration
+	66, // 29: coffer.v1.ListChainTransactionsResponse.transactions:type_name -> coffer.v1.ChainTransaction
+	67, // 30: coffer.v1.ResendChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	66, // 31: coffer.v1.ResendChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	67, // 32: coffer.v1.CancelChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	66, // 33: coffer.v1.CancelChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	67, // 34: coffer.v1.FailChainTransactionRequest.target:type_name -> coffer.v1.ChainTransactionTarget
+	66, // 35: coffer.v1.FailChainTransactionResponse.transaction:type_name -> coffer.v1.ChainTransaction
+	68, // 36: coffer.v1.SetWalletThresholdResponse.threshold:type_name -> coffer.v1.WalletThreshold
+	68, // 37: coffer.v1.ListWalletThresholdsResponse.thresholds:type_name -> coffer.v1.WalletThreshold
+	52, // 38: coffer.v1.ListSweepBatchesResponse.batches:type_name -> coffer.v1.SweepBatch
+	57, // 39: coffer.v1.SweepBatch.created_at:type_name -> google.protobuf.Timestamp
+	57, // 40: coffer.v1.SweepBatch.done_at:type_name -> google.protobuf.Timestamp
+	53, // 41: coffer.v1.SweepBatch.entries:type_name -> coffer.v1.SweepBatchEntry
+	54, // 42: coffer.v1.SweepBatchEntry.assets:type_name -> coffer.v1.SweepBatchAsset
+	4,  // 43: coffer.v1.OpsService.CreateOperator:input_type -> coffer.v1.CreateOperatorRequest
+	6,  // 44: coffer.v1.OpsService.UpdateOperator:input_type -> coffer.v1.UpdateOperatorRequest
+	8,  // 45: coffer.v1.OpsService.GetOperator:input_type -> coffer.v1.GetOperatorRequest
+	10, // 46: coffer.v1.OpsService.ListOperators:input_type -> coffer.v1.ListOperatorsRequest
+	12, // 47: coffer.v1.OpsService.RotateOperatorKey:input_type -> coffer.v1.RotateOperatorKeyRequest
+	14, // 48: coffer.v1.OpsService.CreateAdmin:input_type -> coffer.v1.CreateAdminRequest
+	16, // 49: coffer.v1.OpsService.ListDeadLetteredWebhooks:input_type -> coffer.v1.ListDeadLetteredWebhooksRequest
+	18, // 50: coffer.v1.OpsService.RedeliverDeadLetter:input_type -> coffer.v1.RedeliverDeadLetterRequest
+	20, // 51: coffer.v1.OpsService.ReplayMissedDeposit:input_type -> coffer.v1.ReplayMissedDepositRequest
+	69, // 52: coffer.v1.OpsService.GetTreasuryAddress:input_type -> coffer.v1.GetTreasuryAddressRequest
+	70, // 53: coffer.v1.OpsService.ListOperatorBalances:input_type -> coffer.v1.ListOperatorBalancesRequest
+	71, // 54: coffer.v1.OpsService.AdjustOperatorFunds:input_type -> coffer.v1.AdjustOperatorFundsRequest
+	72, // 55: coffer.v1.OpsService.Reconcile:input_type -> coffer.v1.ReconcileRequest
+	22, // 56: coffer.v1.OpsService.DisableAdmin:input_type -> coffer.v1.DisableAdminRequest
+	24, // 57: coffer.v1.OpsService.EnableAdmin:input_type -> coffer.v1.EnableAdminRequest
+	26, // 58: coffer.v1.OpsService.RevokeAdminSessions:input_type -> coffer.v1.RevokeAdminSessionsRequest
+	28, // 59: coffer.v1.OpsService.ListReorgedDeposits:input_type -> coffer.v1.ListReorgedDepositsRequest
+	30, // 60: coffer.v1.OpsService.ResolveReorgedDeposit:input_type -> coffer.v1.ResolveReorgedDepositRequest
+	32, // 61: coffer.v1.OpsService.PausePayouts:input_type -> coffer.v1.PausePayoutsRequest
+	34, // 62: coffer.v1.OpsService.ResumePayouts:input_type -> coffer.v1.ResumePayoutsRequest
+	36, // 63: coffer.v1.OpsService.ListPayoutPauses:input_type -> coffer.v1.ListPayoutPausesRequest
+	38, // 64: coffer.v1.OpsService.ListChainTransactions:input_type -> coffer.v1.ListChainTransactionsRequest
+	40, // 65: coffer.v1.OpsService.ResendChainTransaction:input_type -> coffer.v1.ResendChainTransactionRequest
+	42, // 66: coffer.v1.OpsService.CancelChainTransaction:input_type -> coffer.v1.CancelChainTransactionRequest
+	44, // 67: coffer.v1.OpsService.FailChainTransaction:input_type -> coffer.v1.FailChainTransactionRequest
+	46, // 68: coffer.v1.OpsService.SetWalletThreshold:input_type -> coffer.v1.SetWalletThresholdRequest
+	48, // 69: coffer.v1.OpsService.ListWalletThresholds:input_type -> coffer.v1.ListWalletThresholdsRequest
+	50, // 70: coffer.v1.OpsService.ListSweepBatches:input_type -> coffer.v1.ListSweepBatchesRequest
+	0,  // 71: coffer.v1.OpsService.SendTestEvent:input_type -> coffer.v1.SendTestEventRequest
+	5,  // 72: coffer.v1.OpsService.CreateOperator:output_type -> coffer.v1.CreateOperatorResponse
+	7,  // 73: coffer.v1.OpsService.UpdateOperator:output_type -> coffer.v1.UpdateOperatorResponse
+	9,  // 74: coffer.v1.OpsService.GetOperator:output_type -> coffer.v1.GetOperatorResponse
+	11, // 75: coffer.v1.OpsService.ListOperators:output_type -> coffer.v1.ListOperatorsResponse
+	13, // 76: coffer.v1.OpsService.RotateOperatorKey:output_type -> coffer.v1.RotateOperatorKeyResponse
+	15, // 77: coffer.v1.OpsService.CreateAdmin:output_type -> coffer.v1.CreateAdminResponse
+	17, // 78: coffer.v1.OpsService.ListDeadLetteredWebhooks:output_type -> coffer.v1.ListDeadLetteredWebhooksResponse
+	19, // 79: coffer.v1.OpsService.RedeliverDeadLetter:output_type -> coffer.v1.RedeliverDeadLetterResponse
+	21, // 80: coffer.v1.OpsService.ReplayMissedDeposit:output_type -> coffer.v1.ReplayMissedDepositResponse
+	73, // 81: coffer.v1.OpsService.GetTreasuryAddress:output_type -> coffer.v1.GetTreasuryAddressResponse
+	74, // 82: coffer.v1.OpsService.ListOperatorBalances:output_type -> coffer.v1.ListOperatorBalancesResponse
+	75, // 83: coffer.v1.OpsService.AdjustOperatorFunds:output_type -> coffer.v1.AdjustOperatorFundsResponse
+	76, // 84: coffer.v1.OpsService.Reconcile:output_type -> coffer.v1.ReconcileResponse
+	23, // 85: coffer.v1.OpsService.DisableAdmin:output_type -> coffer.v1.DisableAdminResponse
+	25, // 86: coffer.v1.OpsService.EnableAdmin:output_type -> coffer.v1.EnableAdminResponse
+	27, // 87: coffer.v1.OpsService.RevokeAdminSessions:output_type -> coffer.v1.RevokeAdminSessionsResponse
+	29, // 88: coffer.v1.OpsService.ListReorgedDeposits:output_type -> coffer.v1.ListReorgedDepositsResponse
+	31, // 89: coffer.v1.OpsService.ResolveReorgedDeposit:output_type -> coffer.v1.ResolveReorgedDepositResponse
+	33, // 90: coffer.v1.OpsService.PausePayouts:output_type -> coffer.v1.PausePayoutsResponse
+	35, // 91: coffer.v1.OpsService.ResumePayouts:output_type -> coffer.v1.ResumePayoutsResponse
+	37, // 92: coffer.v1.OpsService.ListPayoutPauses:output_type -> coffer.v1.ListPayoutPausesResponse
+	39, // 93: coffer.v1.OpsService.ListChainTransactions:output_type -> coffer.v1.ListChainTransactionsResponse
+	41, // 94: coffer.v1.OpsService.ResendChainTransaction:output_type -> coffer.v1.ResendChainTransactionResponse
+	43, // 95: coffer.v1.OpsService.CancelChainTransaction:output_type -> coffer.v1.CancelChainTransactionResponse
+	45, // 96: coffer.v1.OpsService.FailChainTransaction:output_type -> coffer.v1.FailChainTransactionResponse
+	47, // 97: coffer.v1.OpsService.SetWalletThreshold:output_type -> coffer.v1.SetWalletThresholdResponse
+	49, // 98: coffer.v1.OpsService.ListWalletThresholds:output_type -> coffer.v1.ListWalletThresholdsResponse
+	51, // 99: coffer.v1.OpsService.ListSweepBatches:output_type -> coffer.v1.ListSweepBatchesResponse
+	1,  // 100: coffer.v1.OpsService.SendTestEvent:output_type -> coffer.v1.SendTestEventResponse
+	72, // [72:101] is the sub-list for method output_type
+	43, // [43:72] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_coffer_v1_ops_proto_init() }
@@ -3788,16 +4012,17 @@ func file_coffer_v1_ops_proto_init() {
 	file_coffer_v1_payouts_proto_init()
 	file_coffer_v1_reorg_proto_init()
 	file_coffer_v1_types_proto_init()
-	file_coffer_v1_ops_proto_msgTypes[1].OneofWrappers = []any{}
-	file_coffer_v1_ops_proto_msgTypes[20].OneofWrappers = []any{
+	file_coffer_v1_ops_proto_msgTypes[0].OneofWrappers = []any{}
+	file_coffer_v1_ops_proto_msgTypes[3].OneofWrappers = []any{}
+	file_coffer_v1_ops_proto_msgTypes[22].OneofWrappers = []any{
 		(*DisableAdminRequest_Id)(nil),
 		(*DisableAdminRequest_Email)(nil),
 	}
-	file_coffer_v1_ops_proto_msgTypes[22].OneofWrappers = []any{
+	file_coffer_v1_ops_proto_msgTypes[24].OneofWrappers = []any{
 		(*EnableAdminRequest_Id)(nil),
 		(*EnableAdminRequest_Email)(nil),
 	}
-	file_coffer_v1_ops_proto_msgTypes[24].OneofWrappers = []any{
+	file_coffer_v1_ops_proto_msgTypes[26].OneofWrappers = []any{
 		(*RevokeAdminSessionsRequest_Id)(nil),
 		(*RevokeAdminSessionsRequest_Email)(nil),
 	}
@@ -3807,7 +4032,7 @@ func file_coffer_v1_ops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_v1_ops_proto_rawDesc), len(file_coffer_v1_ops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -111,6 +111,9 @@ const (
 	// OpsServiceListSweepBatchesProcedure is the fully-qualified name of the OpsService's
 	// ListSweepBatches RPC.
 	OpsServiceListSweepBatchesProcedure = "/coffer.v1.OpsService/ListSweepBatches"
+	// OpsServiceSendTestEventProcedure is the fully-qualified name of the OpsService's SendTestEvent
+	// RPC.
+	OpsServiceSendTestEventProcedure = "/coffer.v1.OpsService/SendTestEvent"
 )
 
 // OpsServiceClient is a client for the coffer.v1.OpsService service.
@@ -198,6 +201,14 @@ type OpsServiceClient interface {
 	// with its gas-tank transaction and one entry per address the batch carried: which sweep,
 	// what it moved, whether it delegated the address, and whether the batch swept it.
 	ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error)
+	// SendTestEvent sends one signed test event (test=true) to an operator's webhookUrl,
+	// synchronously: the service team's onboarding test of the spec's "Test events". Any of the
+	// three events, WITHDRAW_REQUEST included, so a mode-A operator can try its approval
+	// endpoint before a real withdrawal: the answer's code is reported and never acted on. No
+	// funds move, no session or withdrawal is created, and the attempt is recorded as the
+	// operator's own test webhooks are (in its event feed, marked test). At most 5 a minute
+	// reach one operator's endpoint, counted with the operator's own test webhooks.
+	SendTestEvent(context.Context, *v1.SendTestEventRequest) (*v1.SendTestEventResponse, error)
 }
 
 // NewOpsServiceClient constructs a client for the coffer.v1.OpsService service. By default, it uses
@@ -392,6 +403,12 @@ func NewOpsServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		sendTestEvent: connect.NewClient[v1.SendTestEventRequest, v1.SendTestEventResponse](
+			httpClient,
+			baseURL+OpsServiceSendTestEventProcedure,
+			connect.WithSchema(opsServiceMethods.ByName("SendTestEvent")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -425,6 +442,7 @@ type opsServiceClient struct {
 	setWalletThreshold       *connect.Client[v1.SetWalletThresholdRequest, v1.SetWalletThresholdResponse]
 	listWalletThresholds     *connect.Client[v1.ListWalletThresholdsRequest, v1.ListWalletThresholdsResponse]
 	listSweepBatches         *connect.Client[v1.ListSweepBatchesRequest, v1.ListSweepBatchesResponse]
+	sendTestEvent            *connect.Client[v1.SendTestEventRequest, v1.SendTestEventResponse]
 }
 
 // CreateOperator calls coffer.v1.OpsService.CreateOperator.
@@ -679,6 +697,15 @@ func (c *opsServiceClient) ListSweepBatches(ctx context.Context, req *v1.ListSwe
 	return nil, err
 }
 
+// SendTestEvent calls coffer.v1.OpsService.SendTestEvent.
+func (c *opsServiceClient) SendTestEvent(ctx context.Context, req *v1.SendTestEventRequest) (*v1.SendTestEventResponse, error) {
+	response, err := c.sendTestEvent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // OpsServiceHandler is an implementation of the coffer.v1.OpsService service.
 type OpsServiceHandler interface {
 	// CreateOperator creates an operator and returns its key, shown this once.
@@ -764,6 +791,14 @@ type OpsServiceHandler interface {
 	// with its gas-tank transaction and one entry per address the batch carried: which sweep,
 	// what it moved, whether it delegated the address, and whether the batch swept it.
 	ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error)
+	// SendTestEvent sends one signed test event (test=true) to an operator's webhookUrl,
+	// synchronously: the service team's onboarding test of the spec's "Test events". Any of the
+	// three events, WITHDRAW_REQUEST included, so a mode-A operator can try its approval
+	// endpoint before a real withdrawal: the answer's code is reported and never acted on. No
+	// funds move, no session or withdrawal is created, and the attempt is recorded as the
+	// operator's own test webhooks are (in its event feed, marked test). At most 5 a minute
+	// reach one operator's endpoint, counted with the operator's own test webhooks.
+	SendTestEvent(context.Context, *v1.SendTestEventRequest) (*v1.SendTestEventResponse, error)
 }
 
 // NewOpsServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -954,6 +989,12 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	opsServiceSendTestEventHandler := connect.NewUnaryHandlerSimple(
+		OpsServiceSendTestEventProcedure,
+		svc.SendTestEvent,
+		connect.WithSchema(opsServiceMethods.ByName("SendTestEvent")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.v1.OpsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case OpsServiceCreateOperatorProcedure:
@@ -1012,6 +1053,8 @@ func NewOpsServiceHandler(svc OpsServiceHandler, opts ...connect.HandlerOption) 
 			opsServiceListWalletThresholdsHandler.ServeHTTP(w, r)
 		case OpsServiceListSweepBatchesProcedure:
 			opsServiceListSweepBatchesHandler.ServeHTTP(w, r)
+		case OpsServiceSendTestEventProcedure:
+			opsServiceSendTestEventHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -1131,4 +1174,8 @@ func (UnimplementedOpsServiceHandler) ListWalletThresholds(context.Context, *v1.
 
 func (UnimplementedOpsServiceHandler) ListSweepBatches(context.Context, *v1.ListSweepBatchesRequest) (*v1.ListSweepBatchesResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.ListSweepBatches is not implemented"))
+}
+
+func (UnimplementedOpsServiceHandler) SendTestEvent(context.Context, *v1.SendTestEventRequest) (*v1.SendTestEventResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.v1.OpsService.SendTestEvent is not implemented"))
 }
