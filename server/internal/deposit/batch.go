@@ -362,6 +362,9 @@ func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Cl
 		if err := s.cancelBatchOfWrittenOff(ctx, n, b, t); err != nil {
 			return false, err
 		}
+		if err := s.cancelBatchGapBefore(ctx, n, c, t); err != nil {
+			return false, err
+		}
 		if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
 			return false, err
 		}

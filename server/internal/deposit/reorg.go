@@ -660,14 +660,32 @@ func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg
 			return false, err
 		}
 	}
+	return true, sweepAnew(ctx, tx, d)
+}
+
+// sweepOutOfBatch, in the caller's transaction, takes deposit d, written off again with its
+// money back at its address, out of its done batched sweep, whose batch can never move that
+// money (the gas tank cancelled it at depth after it left the chain, or it was mined again,
+// at depth, skipping the address: oldSweepGone), and puts it back SWEEPING: a new batch moves
+// its money to the bankroll, never crediting it (writtenOffAgain).
+func (s *Service) sweepOutOfBatch(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
+	if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+		return err
+	}
+	return sweepAnew(ctx, tx, d)
+}
+
+// sweepAnew puts written-off deposit d, in no sweep now, back SWEEPING in the caller's
+// transaction, for a new sweep to move its money (sweepWrittenOff).
+func sweepAnew(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
 	to, err := Next(domain.DepositReorged, RestoreSweeping)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositReorged, to); err != nil || !ok {
-		return false, cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
+		return cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
 	}
-	return true, nil
+	return nil
 }
 
 // sweepableOutOfSweep reports whether written-off deposit d, in no sweep, its transfer back,

@@ -1,0 +1,185 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Batches that left the chain. A batch mined and settled, then taken away by a reorg deeper
+// than the depth with its sweeps' deposits (markReorged), stays mined in the books while the
+// gas tank's nonce is unused on the chain. readyToReinstate sends it again while a deposit of
+// it is back and undecided; nothing else did. So once its deposits were written off, the
+// chain's next batch, signed at a later gas-tank nonce, waited behind it for good (and every
+// deposit of that batch with it); and a deposit written off again, its money back at its
+// address, stayed there for good.
+//
+// The gas tank cancels such a batch at its own nonce (a 0-value self-send: its gas only, no
+// top-up of any address) once every deposit of the batch is reorged and decided, none with an
+// incident open (readyToReinstate may still send it again for one): when a later batch waits
+// behind its nonce (cancelBatchGapBefore), or when a deposit of it is written off again with
+// its money back (settleWrittenOffAgain), which is then swept anew, never credited. Its cancel
+// is never retired: a batch's ref names its sweeps' transaction in the books; the cancel's
+// depth is checked where it counts.
+
+// cancelLeftBatch cancels the transaction of done batch batchID once it left the chain and its
+// deposits are all decided (batchDecided). settled is true when t can move nothing more: mined
+// on the chain (it moved what it swept), or its cancel at the confirmation depth.
+func (s *Service) cancelLeftBatch(ctx context.Context, n chain.Network, c *chain.Client, batchID int64) (t domain.ChainTx, settled bool, err error) {
+	t, err = store.New(s.pool).ChainTxByRef(ctx, PurposeSweepBatch, batchRef(batchID))
+	if err != nil {
+		return t, false, err
+	}
+	switch t.State {
+	case domain.ChainTxCancelled:
+		deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
+		return t, deep, err
+	case domain.ChainTxMined:
+		if left, err := s.leftChain(ctx, c, t); err != nil || !left {
+			return t, err == nil, err
+		}
+	case domain.ChainTxPending:
+	case domain.ChainTxReverted, domain.ChainTxFailed:
+		return t, false, nil // it never moved anything, and holds no nonce the books do not know
+	}
+	if decided, err := s.batchDecided(ctx, batchID); err != nil || !decided {
+		return t, false, err
+	}
+	if t.State == domain.ChainTxMined {
+		if err := s.engine.Reopen(ctx, t); err != nil {
+			return t, false, err
+		}
+		s.log.Warn("a done sweep batch left the chain and every deposit of it is written off: the gas tank cancels it at its nonce",
+			"batch", batchID, "chain", n.ChainID, "tx", t.ID, "hash", t.MinedHash, "nonce", t.Nonce)
+		if t, err = store.New(s.pool).ChainTx(ctx, t.ID); err != nil {
+			return t, false, err
+		}
+	}
+	if !cancelling(t) {
+		err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			return chaintx.RequestAction(ctx, tx, t, domain.TxCancel, domain.System,
+				fmt.Sprintf("batch %d left the chain and every deposit of it is written off: it can never pay", batchID))
+		})
+		if err != nil && !errors.Is(err, chaintx.ErrRefused) { // refused: no longer pending, read next
+			return t, false, err
+		}
+	}
+	if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {
+		return t, false, err
+	}
+	return t, false, nil // the next step reads its cancel (or its bytes mined after all)
+}
+
+// leftChain reports whether mined transaction t is off the chain: no receipt, and its sender's
+// nonce unused (the node is not merely behind).
+func (s *Service) leftChain(ctx context.Context, c *chain.Client, t domain.ChainTx) (bool, error) {
+	_, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if err == nil || !errors.Is(err, ethereum.NotFound) || errors.Is(err, chain.ErrIndexing) {
+		return false, ignoreNotFound(err)
+	}
+	used, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	return err == nil && used <= t.Nonce, err
+}
+
+// batchDecided reports whether every deposit of a batch's sweeps is reorged with its incident
+// resolved (written off: one reinstated or re-included counts again and is not REORGED). An
+// open one may still come back and have readyToReinstate send the batch again: its engineer
+// decides first.
+func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error) {
+	q := store.New(s.pool)
+	sweeps, err := q.BatchSweeps(ctx, batchID)
+	if err != nil {
+		return false, err
+	}
+	found := false
+	for _, sw := range sweeps {
+		deposits, err := q.SweepDeposits(ctx, sw.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, d := range deposits {
+			if d.Status != domain.DepositReorged {
+				return false, nil
+			}
+			if _, err := q.LockOpenReorg(ctx, d.ID); err == nil { // a read, outside a transaction
+				return false, nil
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return false, err
+			}
+			found = true
+		}
+	}
+	return found, nil
+}
+
+// cancelBatchGapBefore cancels the done batches that left the chain below pending batch
+// transaction t's nonce (cancelLeftBatch), so that t is not left behind a gas-tank nonce
+// nothing will ever use; and advances those being cancelled until their cancel is read (it
+// fills the nonce: t may be mined in the same block).
+func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) error {
+	onChain, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	if err != nil {
+		return err
+	}
+	q := store.New(s.pool)
+	ids, err := q.GapChainTxIDs(ctx, n.ChainID, t.From, onChain, t.Nonce)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		gap, err := q.ChainTx(ctx, id)
+		if err != nil {
+			return err
+		}
+		var batchID int64
+		if gap.Purpose != PurposeSweepBatch || gap.State == domain.ChainTxCancelled {
+			continue // a top-up (lostTopUps), or a cancel mined: its nonce is used
+		}
+		if _, err := fmt.Sscanf(gap.Ref, "batch:%d", &batchID); err != nil {
+			return fmt.Errorf("deposit: batch transaction %d: ref %q: %w", gap.ID, gap.Ref, err)
+		}
+		if b, err := q.LockSweepBatch(ctx, batchID); err != nil || b.Status != domain.BatchDone {
+			if err != nil {
+				return err
+			}
+			continue // in flight: advanceBatch sends it
+		}
+		if _, _, err := s.cancelLeftBatch(ctx, n, c, batchID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchSkipped reports whether mined batch transaction t skipped sweep sw's address (mined
+// again after its block left the chain, before a written-off deposit's payment came back, it
+// moved nothing from there: the payment's money is at the address), and whether t has the
+// confirmation depth (until then neither answer is final).
+func (s *Service) batchSkipped(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, t domain.ChainTx) (skipped, deep bool, err error) {
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	if err != nil {
+		return false, false, ignoreNotFound(err)
+	}
+	tip, ok, err := s.confirmedTipNow(ctx, n, c)
+	if err != nil || !ok || r.BlockNumber.Uint64() > tip {
+		return false, false, err
+	}
+	sweeps, err := store.New(s.pool).BatchSweeps(ctx, sw.BatchID)
+	if err != nil {
+		return false, false, err
+	}
+	results, err := s.batchResults(ctx, n, c, t, sweeps)
+	if err != nil {
+		return false, false, err
+	}
+	return !results[common.HexToAddress(sw.Address)].Swept, true, nil
+}
