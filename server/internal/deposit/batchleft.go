@@ -1,9 +1,12 @@
 package deposit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"slices"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -182,4 +185,103 @@ func (s *Service) batchSkipped(ctx context.Context, n chain.Network, c *chain.Cl
 		return false, false, err
 	}
 	return !results[common.HexToAddress(sw.Address)].Swept, true, nil
+}
+
+// A deposit written off again is swept anew for the money its transfer, mined again, brought
+// back to its address (sweepWrittenOff). One a finished batch had moved money for, with no
+// swept_uncredited row to say so (rows from before migration 0036), was swept anew for money the
+// address no longer held: its batch skipped the sweep on every pass (backing off to every 10
+// minutes, for good), the address's later deposits waited behind it, and a later payment large
+// enough would have been taken in its name. So a waiting batched sweep holding one is checked
+// before it joins a batch: the address must hold, of each asset, what the sweep moves and what
+// its deposits no sweep has taken yet need; short, the deposits written off again leave it,
+// REORGED again and noted in swept_uncredited (never swept anew again), with an ERROR.
+
+// dropUnbackedWrittenOff takes out of waiting batched sweep sw the deposits written off again
+// whose money the address does not hold, and returns the deposits left.
+func (s *Service) dropUnbackedWrittenOff(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) ([]domain.Deposit, error) {
+	again, err := s.writtenOffAgainIn(ctx, deposits)
+	if err != nil || len(again) == 0 {
+		return deposits, err
+	}
+	short, err := s.shortAssets(ctx, n, c, sw, deposits)
+	if err != nil {
+		return nil, err
+	}
+	var drop []int64
+	for _, d := range again {
+		if short[d.ContractAddress] {
+			drop = append(drop, d.ID)
+		}
+	}
+	if len(drop) == 0 {
+		return deposits, nil
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		for _, id := range drop {
+			if ok, err := q.SetDepositStatus(ctx, id, domain.DepositSweeping, domain.DepositReorged); err != nil || !ok {
+				return cmp.Or(err, errBatchStale) // moved meanwhile: the next step reads it again
+			}
+		}
+		_, err := q.DetachUncredited(ctx, sw.ID, drop)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log.Error("deposits written off again were to be swept anew, but their address does not hold their money (a finished "+
+		"sweep moved it, with no swept_uncredited row: one from before migration 0036): left REORGED and never swept anew; "+
+		"the bankroll has it", "sweep", sw.ID, "chain", n.ChainID, "address", sw.Address, "deposits", drop)
+	return slices.DeleteFunc(deposits, func(d domain.Deposit) bool { return slices.Contains(drop, d.ID) }), nil
+}
+
+// writtenOffAgainIn are the deposits of a waiting sweep that were written off again and are swept
+// anew (SWEEPING, the engineer's latest decision a write-off: writtenOffAgain).
+func (s *Service) writtenOffAgainIn(ctx context.Context, deposits []domain.Deposit) ([]domain.Deposit, error) {
+	q := store.New(s.pool)
+	var again []domain.Deposit
+	for _, d := range deposits {
+		r, err := q.LatestDecision(ctx, d.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if r.Resolution == domain.ReorgWriteOff && d.Status == domain.DepositSweeping {
+			again = append(again, d)
+		}
+	}
+	return again, nil
+}
+
+// shortAssets are the assets (by contract address, "" for the native currency) of which sweep
+// sw's address holds less than the sweep's deposits and those no sweep has taken yet.
+func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) (map[string]bool, error) {
+	unswept, err := store.New(s.pool).UnsweptDeposits(ctx, n.ChainID, sw.Address)
+	if err != nil {
+		return nil, err
+	}
+	need := map[string]*big.Int{}
+	for _, d := range append(slices.Clone(deposits), unswept...) {
+		if need[d.ContractAddress] == nil {
+			need[d.ContractAddress] = new(big.Int)
+		}
+		need[d.ContractAddress].Add(need[d.ContractAddress], d.GrossAmount)
+	}
+	short := map[string]bool{}
+	owner := common.HexToAddress(sw.Address)
+	for contract, amount := range need {
+		var held *big.Int
+		if contract == "" {
+			held, err = c.Balance(ctx, owner)
+		} else {
+			held, err = c.TokenBalance(ctx, common.HexToAddress(contract), owner)
+		}
+		if err != nil {
+			return nil, err
+		}
+		short[contract] = held.Cmp(amount) < 0
+	}
+	return short, nil
 }

@@ -102,3 +102,63 @@ func (e *env) batchLeftTheChainWrittenOff() (domain.Deposit, *types.Transaction)
 	e.runBlocks(2)
 	return lost, pay
 }
+
+// What was seen (rows from before migration 0036): a batched deposit (40 USDT) written off in its
+// signed batch, whose bytes were then mined with a later payment's 40 USDT: the finished batch
+// moved that money in its name, and it left its sweep uncredited, with no swept_uncredited row
+// (deleted here, as the code before 0036 wrote none). The later deposit was swept with the
+// written-off payment's money once that was mined again; written off a second time, the deposit
+// was swept anew for money the address no longer held: its batch skipped it on every pass (up
+// to every 10 minutes, for good), and the address's next payment (10 USDT) waited behind that
+// sweep, never credited. Such a deposit now leaves its sweep before it joins a batch, REORGED
+// again and never swept anew (logged at ERROR), and the next payment is credited.
+func TestWrittenOffAgainWithoutASweptUncreditedRowNeverWedgesItsAddress(t *testing.T) {
+	t.Parallel()
+	e := setupBatched(t, 0)
+	addr := e.tokenAddress("old")
+	pay, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
+	lost := e.writtenOffBeforeItsSweep(pay, nil)
+	tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
+	again, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
+	e.mine(again)
+	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)...)
+	e.scan()
+	next := e.findDeposit(again.Hash())
+	e.settleUntil(lost.ID, func() bool {
+		return e.count(`SELECT count(*) FROM swept_uncredited WHERE deposit_id = $1`, lost.ID) == 1
+	})
+	if _, err := e.pool.Exec(e.ctx, `DELETE FROM swept_uncredited WHERE deposit_id = $1`, lost.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.minedAgain(pay, lost.ID)
+	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+		Note: "settled with the operator by hand", Actor: "service-team:cli:eve"}); err != nil {
+		t.Fatal(err)
+	}
+	e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
+	later, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(10_000_000))
+	e.mine(later)
+	e.scan()
+	last := e.findDeposit(later.Hash())
+	e.settleUntil(lost.ID, func() bool { return e.deposit(last).Status == domain.DepositCredited })
+	e.runBlocks(confirmations + 2)
+
+	if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != "" || d.SweepID != 0 {
+		t.Errorf("the written-off deposit is %s in sweep %d, fund entries %q; want REORGED, in no sweep, never credited", d.Status,
+			d.SweepID, e.fundKinds(d.ID))
+	}
+	if got, want := e.available("USDT"), big.NewInt(50_000_000); got.Cmp(want) != 0 {
+		t.Errorf("%v USDT available, want the two later deposits' %v", got, want)
+	}
+	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bank0); got.Int64() != 90_000_000 || e.tokenBalance(addr).Sign() != 0 {
+		t.Errorf("the bankroll received %v USDT units and the address keeps %v; want all three payments' 90000000, nothing left",
+			got, e.tokenBalance(addr))
+	}
+	if n := e.count(`SELECT count(*) FROM sweeps WHERE status <> 'DONE'`); n != 0 {
+		t.Errorf("%d sweeps still open", n)
+	}
+	e.gasOnlySince(tank0)
+	e.nothingPending()
+	e.reconciled()
+}
