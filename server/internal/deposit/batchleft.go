@@ -163,6 +163,32 @@ func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *
 	return nil
 }
 
+// batchNeverPays reports whether done batched sweep sw's batch can never move money from its
+// address: the gas tank's cancel of it has the confirmation depth (cancelLeftBatch), or it
+// was mined again, at depth, skipping the address. It reads the chain and requests nothing.
+func (s *Service) batchNeverPays(ctx context.Context, sw domain.Sweep) (bool, error) {
+	if sw.BatchID == 0 {
+		return false, nil
+	}
+	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweepBatch, batchRef(sw.BatchID))
+	if err != nil {
+		return false, err
+	}
+	n, c, err := s.chains.Lookup(sw.ChainID)
+	if err != nil {
+		return false, err
+	}
+	switch t.State {
+	case domain.ChainTxCancelled:
+		return s.allDeep(ctx, n, c, []domain.ChainTx{t})
+	case domain.ChainTxMined:
+		skipped, deep, err := s.batchSkipped(ctx, n, c, sw, t)
+		return skipped && deep, err
+	case domain.ChainTxPending, domain.ChainTxReverted, domain.ChainTxFailed:
+	}
+	return false, nil // pending: it may still pay; reverted or failed, its sweeps left it (settleBatch)
+}
+
 // batchSkipped reports whether mined batch transaction t skipped sweep sw's address (mined
 // again after its block left the chain, before a written-off deposit's payment came back, it
 // moved nothing from there: the payment's money is at the address), and whether t has the

@@ -614,8 +614,17 @@ func (s *Service) resweep(ctx context.Context, r domain.Reorg, d domain.Deposit)
 }
 
 // sweepCancelled reports whether a sweep's transfers are all cancelled and retired (their
-// cancels have the confirmation depth): none of them can ever move money.
+// cancels have the confirmation depth): none of them can ever move money. A batched sweep's
+// batch cancelled by the gas tank is never retired (cancelLeftBatch): its cancel's depth, or
+// the batch mined again at depth skipping the address, is read on the chain (batchNeverPays).
 func (s *Service) sweepCancelled(ctx context.Context, sweepID int64) (bool, error) {
+	sw, err := store.New(s.pool).LockSweep(ctx, sweepID) // a read, outside a transaction
+	if err != nil {
+		return false, err
+	}
+	if sw.Batched {
+		return s.batchNeverPays(ctx, sw)
+	}
 	txs, err := s.sweepTxsRetiredToo(ctx, sweepID)
 	if err != nil {
 		return false, err
