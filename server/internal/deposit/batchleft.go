@@ -93,17 +93,20 @@ func (s *Service) leftChain(ctx context.Context, c *chain.Client, t domain.Chain
 	return err == nil && used <= t.Nonce, err
 }
 
-// batchDecided reports whether every deposit of a batch's sweeps is reorged with its incident
-// resolved (written off: one reinstated or re-included counts again and is not REORGED). An
-// open one may still come back and have readyToReinstate send the batch again: its engineer
-// decides first.
+// batchDecided reports whether every deposit of a batch's sweeps is reorged, one at least
+// written off (decided, its money off the chain: readyToReinstate never sends the batch again,
+// its bytes would take a later payment's money at that address), and the others written off
+// too or with their transfer on the chain, waiting for the batch (another address's deposit the
+// batch took away with it: markReorged). Once the batch is cancelled, those are swept anew and
+// counted again (resweep). An undecided one whose transfer is off the chain may still come
+// back and have readyToReinstate send the batch again: its engineer decides first.
 func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error) {
 	q := store.New(s.pool)
 	sweeps, err := q.BatchSweeps(ctx, batchID)
 	if err != nil {
 		return false, err
 	}
-	found := false
+	writtenOff := false
 	for _, sw := range sweeps {
 		deposits, err := q.SweepDeposits(ctx, sw.ID)
 		if err != nil {
@@ -113,15 +116,18 @@ func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error)
 			if d.Status != domain.DepositReorged {
 				return false, nil
 			}
-			if _, err := q.LockOpenReorg(ctx, d.ID); err == nil { // a read, outside a transaction
-				return false, nil
-			} else if !errors.Is(err, store.ErrNotFound) {
+			r, err := q.LockOpenReorg(ctx, d.ID) // a read, outside a transaction
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				writtenOff = true
+			case err != nil:
 				return false, err
+			case r.ReincludedHash == "" || r.ReincludedHash != d.BlockHash:
+				return false, nil
 			}
-			found = true
 		}
 	}
-	return found, nil
+	return writtenOff, nil
 }
 
 // cancelBatchGapBefore cancels the done batches that left the chain below pending batch

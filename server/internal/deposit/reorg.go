@@ -87,8 +87,10 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	// other operators' money). They are reorged too, and noted re-included at once (their
 	// transfer is on the chain): the scanner resolves them REINCLUDED (counted again, no second
 	// DEPOSIT) once the sweep is mined again and confirmed (readyToReinstate sends it again),
-	// or an engineer resolves them. A sweep none of whose deposits left is mined again as it
-	// was (its inputs are all on the chain).
+	// or an engineer resolves them. A batch's other sweeps (other addresses) go with it: its
+	// bytes moved their money too (once a deposit of it is written off, the gas tank cancels it
+	// and they are swept anew: cancelLeftBatch, resweep). A sweep none of whose deposits left is
+	// mined again as it was (its inputs are all on the chain).
 	var sweepIDs []int64
 	for _, d := range settled {
 		if d.SweepID != 0 {
@@ -407,9 +409,10 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
 		}
-		if missing, err := store.New(s.pool).SweepMissingDeposit(ctx, d.SweepID, upTo); err != nil || missing {
-			// Its signed bytes move every deposit of the sweep: with one of them still off the
-			// chain (or written off) they would be mined with a later payment's money.
+		if missing, err := s.txMissingDeposit(ctx, t, d.SweepID, upTo); err != nil || missing {
+			// Its signed bytes move every deposit of the sweep (a batch: of every sweep of it):
+			// with one of them still off the chain (or written off) they would be mined with a
+			// later payment's money.
 			return false, err
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
@@ -432,6 +435,34 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		return s.batchSweptAgain(ctx, c, d, t)
 	}
 	return true, nil
+}
+
+// txMissingDeposit reports whether sweep transaction t moves a reorged deposit whose money is
+// not back at its address (SweepMissingDeposit): of sweep sweepID, or, a batch, of any sweep
+// of it (other addresses' amounts are in its bytes too).
+func (s *Service) txMissingDeposit(ctx context.Context, t domain.ChainTx, sweepID int64, upTo uint64) (bool, error) {
+	q := store.New(s.pool)
+	sweeps := []int64{sweepID}
+	if t.Purpose == PurposeSweepBatch {
+		var batchID int64
+		if _, err := fmt.Sscanf(t.Ref, "batch:%d", &batchID); err != nil {
+			return false, fmt.Errorf("deposit: batch transaction %d: ref %q: %w", t.ID, t.Ref, err)
+		}
+		batch, err := q.BatchSweeps(ctx, batchID)
+		if err != nil {
+			return false, err
+		}
+		sweeps = sweeps[:0]
+		for _, sw := range batch {
+			sweeps = append(sweeps, sw.ID)
+		}
+	}
+	for _, id := range sweeps {
+		if missing, err := q.SweepMissingDeposit(ctx, id, upTo); err != nil || missing {
+			return missing, err
+		}
+	}
+	return false, nil
 }
 
 // batchSweptAgain reports whether the mined batch t swept the reorged deposit's address; one
