@@ -229,12 +229,19 @@ func (s *Service) batchSkipped(ctx context.Context, n chain.Network, c *chain.Cl
 // its deposits no sweep has taken yet need; short, the deposits written off again leave it,
 // REORGED again and noted in swept_uncredited (never swept anew again), with an ERROR.
 
+// stepWrittenOffCheck: a waiting sweep holding deposits written off again is about to be
+// checked against its address's balance (where two workers' planners of it meet).
+const stepWrittenOffCheck = "written-off-check"
+
 // dropUnbackedWrittenOff takes out of waiting batched sweep sw the deposits written off again
 // whose money the address does not hold, and returns the deposits left.
 func (s *Service) dropUnbackedWrittenOff(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) ([]domain.Deposit, error) {
 	again, err := s.writtenOffAgainIn(ctx, deposits)
 	if err != nil || len(again) == 0 {
 		return deposits, err
+	}
+	if s.crash != nil {
+		s.crash(stepWrittenOffCheck)
 	}
 	short, err := s.shortAssets(ctx, n, c, sw, deposits)
 	if err != nil {
@@ -251,6 +258,12 @@ func (s *Service) dropUnbackedWrittenOff(ctx context.Context, n chain.Network, c
 	}
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
+		// Another worker may have put the sweep in a batch since this one read it waiting (its
+		// balance read then after that batch moved the money): a deposit taken out of a signed
+		// sweep would leave the batch's amounts unexplained.
+		if now, err := q.LockSweep(ctx, sw.ID); err != nil || now.Status != domain.SweepFunding || now.BatchID != 0 {
+			return cmp.Or(err, errBatchStale)
+		}
 		for _, id := range drop {
 			if ok, err := q.SetDepositStatus(ctx, id, domain.DepositSweeping, domain.DepositReorged); err != nil || !ok {
 				return cmp.Or(err, errBatchStale) // moved meanwhile: the next step reads it again
