@@ -301,14 +301,25 @@ func (s *Service) writtenOffAgainIn(ctx context.Context, deposits []domain.Depos
 }
 
 // shortAssets are the assets (by contract address, "" for the native currency) of which sweep
-// sw's address holds less than the sweep's deposits and those no sweep has taken yet.
+// sw's address holds less than the sweep's deposits and those no sweep has taken yet. Leaving the
+// sweep is for good, so both sides are read at the confirmed tip: a payment scanned in a newer
+// block may still leave the chain (counted, the address read short, a deposit whose money is
+// there would be dropped and its money left at the address for good). Without a confirmed tip,
+// no asset is short.
 func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) (map[string]bool, error) {
+	tip, ok, err := s.confirmedTipNow(ctx, n, c)
+	if err != nil || !ok {
+		return nil, err
+	}
 	unswept, err := store.New(s.pool).UnsweptDeposits(ctx, n.ChainID, sw.Address)
 	if err != nil {
 		return nil, err
 	}
 	need := map[string]*big.Int{}
 	for _, d := range append(slices.Clone(deposits), unswept...) {
+		if d.BlockNumber > tip {
+			continue // not confirmed: its money may still leave the chain
+		}
 		if need[d.ContractAddress] == nil {
 			need[d.ContractAddress] = new(big.Int)
 		}
@@ -319,9 +330,9 @@ func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Cli
 	for contract, amount := range need {
 		var held *big.Int
 		if contract == "" {
-			held, err = c.Balance(ctx, owner)
+			held, err = c.BalanceAt(ctx, owner, tip)
 		} else {
-			held, err = c.TokenBalance(ctx, common.HexToAddress(contract), owner)
+			held, err = c.TokenBalanceAt(ctx, common.HexToAddress(contract), owner, tip)
 		}
 		if err != nil {
 			return nil, err
