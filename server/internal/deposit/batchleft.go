@@ -27,12 +27,14 @@ import (
 // address, stayed there for good.
 //
 // The gas tank cancels such a batch at its own nonce (a 0-value self-send: its gas only, no
-// top-up of any address) once every deposit of the batch is reorged and decided, none with an
-// incident open (readyToReinstate may still send it again for one): when a later batch waits
-// behind its nonce (cancelBatchGapBefore), or when a deposit of it is written off again with
-// its money back (settleWrittenOffAgain), which is then swept anew, never credited. Its cancel
-// is never retired: a batch's ref names its sweeps' transaction in the books; the cancel's
-// depth is checked where it counts.
+// top-up of any address) once every deposit of the batch is reorged, one at least written off
+// and the others written off too or with their transfer on the chain (batchDecided; an
+// undecided one off the chain may still come back and have readyToReinstate send it again):
+// when a later batch waits behind its nonce (cancelBatchGapBefore), or when a deposit of it is
+// written off again with its money back (settleWrittenOffAgain), which is then swept anew, never
+// credited; one whose transfer is back is swept anew and credited back (resweep). Its cancel is
+// never retired: a batch's ref names its sweeps' transaction in the books; the cancel's depth
+// is checked where it counts (batchNeverPays).
 
 // cancelLeftBatch cancels the transaction of done batch batchID once it left the chain and its
 // deposits are all decided (batchDecided). settled is true when t can move nothing more: mined
