@@ -195,6 +195,11 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 		if err != nil {
 			return err
 		}
+		if deposits, err = s.dropUnbackedWrittenOff(ctx, n, c, sw, deposits); errors.Is(err, errBatchStale) {
+			return nil // the next step plans again
+		} else if err != nil {
+			return err
+		}
 		if len(deposits) == 0 {
 			// Its deposits left with a reorg before it was signed (reorg.go detaches them
 			// from a FUNDING sweep), or were written off: nothing to sweep, the sweep closes.
@@ -360,6 +365,9 @@ func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Cl
 	}
 	if t.State == domain.ChainTxPending {
 		if err := s.cancelBatchOfWrittenOff(ctx, n, b, t); err != nil {
+			return false, err
+		}
+		if err := s.cancelBatchGapBefore(ctx, n, c, t); err != nil {
 			return false, err
 		}
 		if t, err = s.engine.Advance(ctx, t.ID); err != nil && !errors.Is(err, chaintx.ErrInsufficientFunds) {

@@ -63,6 +63,10 @@ const StepBatchSettled = stepBatchSettled
 // StepSweepCrediting is the step between a mined sweep's checks and its credit's transaction.
 const StepSweepCrediting = stepSweepCrediting
 
+// StepWrittenOffCheck names the step before a waiting sweep's deposits written off again are
+// checked against its address's balance.
+const StepWrittenOffCheck = stepWrittenOffCheck
+
 // StepForkFound is the step between a scan pass finding a reorg and its rollback.
 const StepForkFound = stepForkFound
 

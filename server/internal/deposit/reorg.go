@@ -87,8 +87,10 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	// other operators' money). They are reorged too, and noted re-included at once (their
 	// transfer is on the chain): the scanner resolves them REINCLUDED (counted again, no second
 	// DEPOSIT) once the sweep is mined again and confirmed (readyToReinstate sends it again),
-	// or an engineer resolves them. A sweep none of whose deposits left is mined again as it
-	// was (its inputs are all on the chain).
+	// or an engineer resolves them. A batch's other sweeps (other addresses) go with it: its
+	// bytes moved their money too (once a deposit of it is written off, the gas tank cancels it
+	// and they are swept anew: cancelLeftBatch, resweep). A sweep none of whose deposits left is
+	// mined again as it was (its inputs are all on the chain).
 	var sweepIDs []int64
 	for _, d := range settled {
 		if d.SweepID != 0 {
@@ -407,9 +409,10 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
 		}
-		if missing, err := store.New(s.pool).SweepMissingDeposit(ctx, d.SweepID, upTo); err != nil || missing {
-			// Its signed bytes move every deposit of the sweep: with one of them still off the
-			// chain (or written off) they would be mined with a later payment's money.
+		if missing, err := s.txMissingDeposit(ctx, t, d.SweepID, upTo); err != nil || missing {
+			// Its signed bytes move every deposit of the sweep (a batch: of every sweep of it):
+			// with one of them still off the chain (or written off) they would be mined with a
+			// later payment's money.
 			return false, err
 		}
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
@@ -432,6 +435,34 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		return s.batchSweptAgain(ctx, c, d, t)
 	}
 	return true, nil
+}
+
+// txMissingDeposit reports whether sweep transaction t moves a reorged deposit whose money is
+// not back at its address (SweepMissingDeposit): of sweep sweepID, or, a batch, of any sweep
+// of it (other addresses' amounts are in its bytes too).
+func (s *Service) txMissingDeposit(ctx context.Context, t domain.ChainTx, sweepID int64, upTo uint64) (bool, error) {
+	q := store.New(s.pool)
+	sweeps := []int64{sweepID}
+	if t.Purpose == PurposeSweepBatch {
+		var batchID int64
+		if _, err := fmt.Sscanf(t.Ref, "batch:%d", &batchID); err != nil {
+			return false, fmt.Errorf("deposit: batch transaction %d: ref %q: %w", t.ID, t.Ref, err)
+		}
+		batch, err := q.BatchSweeps(ctx, batchID)
+		if err != nil {
+			return false, err
+		}
+		sweeps = sweeps[:0]
+		for _, sw := range batch {
+			sweeps = append(sweeps, sw.ID)
+		}
+	}
+	for _, id := range sweeps {
+		if missing, err := q.SweepMissingDeposit(ctx, id, upTo); err != nil || missing {
+			return missing, err
+		}
+	}
+	return false, nil
 }
 
 // batchSweptAgain reports whether the mined batch t swept the reorged deposit's address; one
@@ -614,8 +645,17 @@ func (s *Service) resweep(ctx context.Context, r domain.Reorg, d domain.Deposit)
 }
 
 // sweepCancelled reports whether a sweep's transfers are all cancelled and retired (their
-// cancels have the confirmation depth): none of them can ever move money.
+// cancels have the confirmation depth): none of them can ever move money. A batched sweep's
+// batch cancelled by the gas tank is never retired (cancelLeftBatch): its cancel's depth, or
+// the batch mined again at depth skipping the address, is read on the chain (batchNeverPays).
 func (s *Service) sweepCancelled(ctx context.Context, sweepID int64) (bool, error) {
+	sw, err := store.New(s.pool).LockSweep(ctx, sweepID) // a read, outside a transaction
+	if err != nil {
+		return false, err
+	}
+	if sw.Batched {
+		return s.batchNeverPays(ctx, sw)
+	}
 	txs, err := s.sweepTxsRetiredToo(ctx, sweepID)
 	if err != nil {
 		return false, err
@@ -660,14 +700,32 @@ func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg
 			return false, err
 		}
 	}
+	return true, sweepAnew(ctx, tx, d)
+}
+
+// sweepOutOfBatch, in the caller's transaction, takes deposit d, written off again with its
+// money back at its address, out of its done batched sweep, whose batch can never move that
+// money (the gas tank cancelled it at depth after it left the chain, or it was mined again,
+// at depth, skipping the address: oldSweepGone), and puts it back SWEEPING: a new batch moves
+// its money to the bankroll, never crediting it (writtenOffAgain).
+func (s *Service) sweepOutOfBatch(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
+	if err := s.leaveCancelledSweep(ctx, tx, d); err != nil {
+		return err
+	}
+	return sweepAnew(ctx, tx, d)
+}
+
+// sweepAnew puts written-off deposit d, in no sweep now, back SWEEPING in the caller's
+// transaction, for a new sweep to move its money (sweepWrittenOff).
+func sweepAnew(ctx context.Context, tx pgx.Tx, d domain.Deposit) error {
 	to, err := Next(domain.DepositReorged, RestoreSweeping)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if ok, err := store.New(tx).SetDepositStatus(ctx, d.ID, domain.DepositReorged, to); err != nil || !ok {
-		return false, cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
+		return cmp.Or(err, fmt.Errorf("deposit %d: writing it off again: it is %s, not REORGED", d.ID, d.Status))
 	}
-	return true, nil
+	return nil
 }
 
 // sweepableOutOfSweep reports whether written-off deposit d, in no sweep, its transfer back,

@@ -165,28 +165,17 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 // money at the address for good: nothing else sweeps it. done is true when nothing is left to
 // do: not written off with its money back, its sweep mined (it moved the money), or swept anew.
 //
-// A batched sweep is left alone: its transaction is the chain's batch, the gas tank's, shared by
-// other addresses' sweeps; cancelLeftChain, made for an address's own nonces, reopened it and
-// waited for good on a top-up queued behind it (every later gas tank transaction with it).
+// A batched sweep's transaction is the chain's batch, the gas tank's, shared by other addresses'
+// sweeps: cancelLeftChain, made for an address's own nonces, reopened it and waited for good on
+// a top-up queued behind it (every later gas tank transaction with it). The gas tank cancels it
+// itself instead (cancelLeftBatch), and the deposit leaves it once that cancel has the depth.
 func (s *Service) settleWrittenOffAgain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (done bool, err error) {
-	if sw.Batched {
-		return true, nil
-	}
 	r, err := store.New(s.pool).LatestReorg(ctx, d.ID)
 	if err != nil || !writtenOffBack(r, d) {
 		return err == nil, err
 	}
-	txs, err := s.sweepTxsRetiredToo(ctx, d.SweepID)
-	if err != nil {
-		return false, err
-	}
-	if !allCancelled(txs) {
-		if done, err := s.cancelLeftChain(ctx, n, c, sw); err != nil || !done {
-			return false, err
-		}
-		if txs, err = s.sweepTxsRetiredToo(ctx, d.SweepID); err != nil || !allCancelled(txs) {
-			return err == nil, err // mined (again): it moved the money; or a deposit of it counts again
-		}
+	if gone, done, err := s.oldSweepGone(ctx, n, c, sw, d); err != nil || !gone {
+		return done, err
 	}
 	var swept bool
 	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -198,6 +187,10 @@ func (s *Service) settleWrittenOffAgain(ctx context.Context, n chain.Network, c 
 		// The deposit, then its reorg, as ResolveReorg locks them: one reopened or reinstated
 		// meanwhile is no longer written off.
 		if r, err = q.LatestReorg(ctx, d.ID); err != nil || !writtenOffBack(r, locked) || locked.SweepID != d.SweepID {
+			return err
+		}
+		if sw.Batched {
+			swept, err = true, s.sweepOutOfBatch(ctx, tx, locked)
 			return err
 		}
 		swept, err = s.sweepWrittenOff(ctx, tx, r, locked)
@@ -215,4 +208,34 @@ func (s *Service) settleWrittenOffAgain(ctx context.Context, n chain.Network, c 
 func writtenOffBack(r domain.Reorg, d domain.Deposit) bool {
 	return d.Status == domain.DepositReorged && r.Resolution == domain.ReorgWriteOff && r.ReincludedHash != "" &&
 		r.ReincludedHash == d.BlockHash
+}
+
+// oldSweepGone reports whether done sweep sw, which deposit d (written off again) is in, can
+// never move money any more: its transfers cancelled and retired (cancelLeftChain), or its
+// batch cancelled at depth by the gas tank (cancelLeftBatch). done: nothing is left to do, it
+// was mined (again) and moved the money, or a deposit of it counts again. Neither: the job
+// polls.
+func (s *Service) oldSweepGone(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (gone, done bool, err error) {
+	if sw.Batched {
+		t, settled, err := s.cancelLeftBatch(ctx, n, c, sw.BatchID)
+		if err != nil || !settled {
+			return false, false, err
+		}
+		if t.State == domain.ChainTxCancelled {
+			return true, false, nil
+		}
+		skipped, deep, err := s.batchSkipped(ctx, n, c, sw, t)
+		return skipped && deep, !skipped && deep, err
+	}
+	txs, err := s.sweepTxsRetiredToo(ctx, d.SweepID)
+	if err != nil || allCancelled(txs) {
+		return err == nil, false, err
+	}
+	if settled, err := s.cancelLeftChain(ctx, n, c, sw); err != nil || !settled {
+		return false, false, err
+	}
+	if txs, err = s.sweepTxsRetiredToo(ctx, d.SweepID); err != nil {
+		return false, false, err
+	}
+	return allCancelled(txs), !allCancelled(txs), nil
 }

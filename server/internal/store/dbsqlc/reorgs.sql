@@ -18,13 +18,17 @@ ORDER BY deposits.id FOR UPDATE;
 -- name: LockDepositsSweptFrom :many
 -- Deposits of the given sweeps in blocks before a number whose sweep has a transaction mined
 -- in a block from that number on: a reorg deeper than the depth took that sweep away, not
--- their transfer.
+-- their transfer. A batched sweep brings the other sweeps of its batch (other addresses): the
+-- batch that left the chain moved their money too.
 SELECT sqlc.embed(deposits),
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
-WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
+WHERE (deposits.sweep_id = ANY(@sweep_ids::bigint[])
+		OR deposits.sweep_id IN (SELECT sib.id FROM sweeps own JOIN sweeps sib ON sib.batch_id = own.batch_id
+			WHERE own.id = ANY(@sweep_ids::bigint[]) AND own.batched))
+	AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
 	AND deposits.status IN ('SWEEPING', 'CREDITED')
 	AND EXISTS (SELECT 1 FROM chain_txs t JOIN sweeps ON sweeps.id = deposits.sweep_id
 		WHERE t.chain_id = @chain_id AND t.mined_block >= @from_block AND t.state <> 'failed'

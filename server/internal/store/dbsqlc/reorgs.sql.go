@@ -429,7 +429,10 @@ SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.se
 	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
 	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
 FROM deposits
-WHERE deposits.sweep_id = ANY($1::bigint[]) AND deposits.chain_id = $2 AND deposits.block_number < $3
+WHERE (deposits.sweep_id = ANY($1::bigint[])
+		OR deposits.sweep_id IN (SELECT sib.id FROM sweeps own JOIN sweeps sib ON sib.batch_id = own.batch_id
+			WHERE own.id = ANY($1::bigint[]) AND own.batched))
+	AND deposits.chain_id = $2 AND deposits.block_number < $3
 	AND deposits.status IN ('SWEEPING', 'CREDITED')
 	AND EXISTS (SELECT 1 FROM chain_txs t JOIN sweeps ON sweeps.id = deposits.sweep_id
 		WHERE t.chain_id = $2 AND t.mined_block >= $3 AND t.state <> 'failed'
@@ -453,7 +456,8 @@ type LockDepositsSweptFromRow struct {
 
 // Deposits of the given sweeps in blocks before a number whose sweep has a transaction mined
 // in a block from that number on: a reorg deeper than the depth took that sweep away, not
-// their transfer.
+// their transfer. A batched sweep brings the other sweeps of its batch (other addresses): the
+// batch that left the chain moved their money too.
 func (q *Queries) LockDepositsSweptFrom(ctx context.Context, db DBTX, arg LockDepositsSweptFromParams) ([]LockDepositsSweptFromRow, error) {
 	rows, err := db.Query(ctx, lockDepositsSweptFrom, arg.SweepIds, arg.ChainID, arg.FromBlock)
 	if err != nil {
