@@ -62,7 +62,8 @@ var errBatchStale = errors.New("deposit: a sweep changed while its batch was pla
 
 // batched reports whether the sweeps of address on n go in batches: a token-deposit address
 // on an eip7702 chain. Every other address (native deposits, treasuries, addresses handed out
-// before the chain moved to eip7702) keeps the top-up sweep, so it is never delegated.
+// before the chain moved to eip7702) keeps the top-up sweep, so it is never delegated. So does
+// a token-deposit address while a carry stands for it (carryStands).
 func (s *Service) batched(ctx context.Context, n chain.Network, address string) (bool, error) {
 	if !n.Batched() {
 		return false, nil
@@ -71,7 +72,36 @@ func (s *Service) batched(ctx context.Context, n chain.Network, address string) 
 	if err != nil {
 		return false, fmt.Errorf("deposit: owner of %s: %w", address, err)
 	}
-	return owner.Token, nil
+	if !owner.Token {
+		return false, nil
+	}
+	stands, err := s.carryStands(ctx, n, address)
+	return !stands, err
+}
+
+// carryStands reports whether a carry not yet taken stands for address, of any asset of n.
+// Carries are recorded by unbatched sweeps only (a token-deposit address's before its chain
+// moved to eip7702) and taken only by them (carry.go): a batch moves its deposits' exact
+// amounts, so it asked the address for what the carry stands for, which the address no longer
+// holds, and skipped the sweep on every pass, its deposits never credited. Until its carries
+// are taken the address keeps the top-up sweep (no batch swept it yet: it is not delegated).
+func (s *Service) carryStands(ctx context.Context, n chain.Network, address string) (bool, error) {
+	q := store.New(s.pool)
+	symbols := make([]string, 0, 1+len(n.Tokens))
+	symbols = append(symbols, n.NativeSymbol)
+	for _, t := range n.Tokens {
+		symbols = append(symbols, t.Symbol)
+	}
+	for _, symbol := range symbols {
+		carry, err := q.CarryBalance(ctx, n.ChainID, address, symbol, 0)
+		if err != nil {
+			return false, err
+		}
+		if carry.Bankroll.Sign() != 0 || carry.Fee.Sign() != 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // batchedSweepStep advances a batched sweep: it advances the chain's batch (forming one when
