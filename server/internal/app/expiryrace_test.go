@@ -131,9 +131,7 @@ func TestWithdrawalTTLRunsFromItsRequest(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			_, key := hooks.Operator(t, env, m.settings)
-			s := mustREST(t, env, "POST", "/session/withdraw", key,
-				`{"externalUserId":"ttl","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
-			sid := apptest.SID(t, s.data["url"].(string))
+			sid := restSession(t, env, key, "withdraw", "ttl", "USD")
 			c := mustREST(t, env, "POST", "/withdraw/direct-transfer", "", `{"sid":"`+sid+`","address":"`+destination+`","currency":"USDT","chainId":1337}`)
 			id, _ := c.data["withdrawRequestId"].(string)
 			if c.status != http.StatusOK || id == "" {

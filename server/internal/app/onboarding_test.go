@@ -75,9 +75,8 @@ func TestServiceTeamSendsEveryEventAsATest(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Errorf("a sixth test to one endpoint: %v, want RESOURCE_EXHAUSTED", err)
 	}
-	s := mustREST(t, env, "POST", "/session/deposit", key,
-		`{"externalUserId":"onboarding","lang":"en","platformFiatCurrency":"USD","userBalance":"0","amount":"10"}`)
-	if status, data := restOutcome(t, env, "POST", "/session/"+apptest.SID(t, s.data["url"].(string))+"/test-webhook", key, ""); status != 429 {
+	sid := restSession(t, env, key, "deposit", "onboarding", "USD")
+	if status, data := restOutcome(t, env, "POST", "/session/"+sid+"/test-webhook", key, ""); status != 429 {
 		t.Errorf("the operator's own test webhook after five onboarding tests: %d %v", status, data)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -92,6 +93,18 @@ func mustREST(t *testing.T, env *apptest.Env, method, path, bearer, body string)
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	return c
+}
+
+// restSession opens a session of kind ("deposit" or "withdraw") for user over REST, of 10 in
+// fiat, and returns its sid.
+func restSession(t *testing.T, env *apptest.Env, key, kind, user, fiat string) string {
+	t.Helper()
+	s := mustREST(t, env, "POST", "/session/"+kind, key, fmt.Sprintf(
+		`{"externalUserId":%q,"lang":"en","platformFiatCurrency":%q,"userBalance":"100","amount":"10"}`, user, fiat))
+	if s.status != 200 {
+		t.Fatalf("open a %s session: %d %s", kind, s.status, s.message)
+	}
+	return apptest.SID(t, s.data["url"].(string))
 }
 
 const destination = "0x52908400098527886E0F7030069857D2E4169EE7"

@@ -28,9 +28,7 @@ func TestTestWebhookAmountsAreAsReal(t *testing.T) {
 	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
 	widget := cofferv1connect.NewWidgetServiceClient(http.DefaultClient, env.URL)
 
-	s := mustREST(t, env, "POST", "/session/withdraw", key,
-		`{"externalUserId":"tw-amounts","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
-	wsid := apptest.SID(t, s.data["url"].(string))
+	wsid := restSession(t, env, key, "withdraw", "tw-amounts", "USD")
 	quote, err := widget.QuoteWithdrawal(t.Context(), &cofferv1.QuoteWithdrawalRequest{Sid: wsid, Currency: "ETH", ChainId: 1337})
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +44,7 @@ func TestTestWebhookAmountsAreAsReal(t *testing.T) {
 		t.Errorf("test WITHDRAW_COMPLETE amountInUsd %s, the withdrawal's %s", got, want)
 	}
 
-	s = mustREST(t, env, "POST", "/session/deposit", key,
-		`{"externalUserId":"tw-amounts","lang":"en","platformFiatCurrency":"EUR","userBalance":"100","amount":"10"}`)
-	dsid := apptest.SID(t, s.data["url"].(string))
+	dsid := restSession(t, env, key, "deposit", "tw-amounts", "EUR")
 	if status, data := restOutcome(t, env, "POST", "/session/"+dsid+"/test-webhook", key,
 		`{"amount":"0.0000012345679","currency":"ETH","chainId":1337}`); status != 200 {
 		t.Fatalf("test DEPOSIT: %d %v", status, data)
@@ -71,9 +67,7 @@ func TestTestWebhookRefusedOverrideSpendsNoPlace(t *testing.T) {
 	env := apptest.Start(t, apptest.Options{})
 	hooks := hooktest.New(t)
 	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
-	s := mustREST(t, env, "POST", "/session/deposit", key,
-		`{"externalUserId":"tw-refused","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
-	sid := apptest.SID(t, s.data["url"].(string))
+	sid := restSession(t, env, key, "deposit", "tw-refused", "USD")
 	for _, body := range []string{
 		`{"amount":"1.1234567","currency":"USDT","chainId":1337}`,
 		`{"amount":"1","currency":"DOGE","chainId":1337}`,
@@ -88,9 +82,7 @@ func TestTestWebhookRefusedOverrideSpendsNoPlace(t *testing.T) {
 		}
 	}
 	// A withdraw session's override is fiat: less than a smallest unit of the token is no withdrawal.
-	s = mustREST(t, env, "POST", "/session/withdraw", key,
-		`{"externalUserId":"tw-refused","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
-	wsid := apptest.SID(t, s.data["url"].(string))
+	wsid := restSession(t, env, key, "withdraw", "tw-refused", "USD")
 	if status, data := restOutcome(t, env, "POST", "/session/"+wsid+"/test-webhook", key,
 		`{"amount":"0.0000001","currency":"USDT","chainId":1337}`); status != 400 || data["code"] != "INVALID_ARGUMENT" ||
 		data["field"] != "amount" {
@@ -128,9 +120,7 @@ func TestTestWebhookDestinationIsARealOne(t *testing.T) {
 	hooks := hooktest.New(t)
 	_, key := hooks.Operator(t, env, domain.OperatorSettings{})
 	sessions := cofferv1connect.NewSessionServiceClient(http.DefaultClient, env.URL)
-	s := mustREST(t, env, "POST", "/session/withdraw", key,
-		`{"externalUserId":"tw-destination","lang":"en","platformFiatCurrency":"USD","userBalance":"100","amount":"10"}`)
-	sid := apptest.SID(t, s.data["url"].(string))
+	sid := restSession(t, env, key, "withdraw", "tw-destination", "USD")
 
 	refused := []struct{ name, address string }{
 		{"the zero address", "0x0000000000000000000000000000000000000000"},
