@@ -128,8 +128,16 @@ func TestBatchOfAWrittenOffDepositMinedWithALaterPaymentCarriesIt(t *testing.T) 
 // stays credited once.
 func TestWrittenOffDepositOfABatchThatCarriedComesBack(t *testing.T) {
 	t.Parallel()
-	for _, resolution := range []string{"WRITE_OFF", "REINSTATE"} {
-		t.Run(resolution, func(t *testing.T) {
+	for _, tc := range []struct {
+		resolution string
+		early      bool // the payment is back before the later deposit is swept
+	}{{"WRITE_OFF", false}, {"REINSTATE", false}, {"WRITE_OFF", true}} {
+		resolution := tc.resolution
+		name := resolution
+		if tc.early {
+			name += ", back before the later deposit is swept"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := setupBatched(t, 0)
 			addr := e.tokenAddress("back")
@@ -142,8 +150,12 @@ func TestWrittenOffDepositOfABatchThatCarriedComesBack(t *testing.T) {
 				WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)...)
 			e.scan()
 			next := e.findDeposit(again.Hash())
-			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
-			e.minedAgain(pay, lost.ID)
+			if tc.early {
+				e.backBeforeTheLaterDepositIsSwept(pay, lost.ID, next)
+			} else {
+				e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
+				e.minedAgain(pay, lost.ID)
+			}
 			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: resolution,
 				Note: "the payment came back", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)
@@ -173,5 +185,33 @@ func TestWrittenOffDepositOfABatchThatCarriedComesBack(t *testing.T) {
 			e.nothingPending()
 			e.reconciled()
 		})
+	}
+}
+
+// backBeforeTheLaterDepositIsSwept settles written-off deposit id until its batch carried, then
+// mines its payment again while the later deposit next is still unswept, and scans until the
+// payment's new incident is open.
+func (e *env) backBeforeTheLaterDepositIsSwept(pay *types.Transaction, id, next int64) {
+	e.t.Helper()
+	for e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`) == 0 {
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			e.t.Fatal(err)
+		}
+		e.dev.Commit()
+		e.scan()
+	}
+	if err := e.client.Send(e.ctx, pay); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mine(pay)
+	for range confirmations {
+		if e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, id) == 1 {
+			break
+		}
+		e.scan()
+		e.dev.Commit()
+	}
+	if d := e.deposit(next); d.SweepID != 0 || e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, id) != 1 {
+		e.t.Fatalf("the test needs the payment back while the later deposit is unswept: it is %s in sweep %d", d.Status, d.SweepID)
 	}
 }

@@ -256,16 +256,22 @@ func (s *Service) writtenOffAgainIn(ctx context.Context, deposits []domain.Depos
 }
 
 // shortAssets are the assets (by contract address, "" for the native currency) of which sweep
-// sw's address holds less than the sweep's deposits and those no sweep has taken yet.
+// sw's address holds less than the sweep's deposits and those no sweep has taken yet, less
+// what a carry stands for them (already in the bankroll: carry.go).
 func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) (map[string]bool, error) {
-	unswept, err := store.New(s.pool).UnsweptDeposits(ctx, n.ChainID, sw.Address)
+	q := store.New(s.pool)
+	unswept, err := q.UnsweptDeposits(ctx, n.ChainID, sw.Address)
 	if err != nil {
 		return nil, err
 	}
 	need := map[string]*big.Int{}
 	for _, d := range append(slices.Clone(deposits), unswept...) {
 		if need[d.ContractAddress] == nil {
-			need[d.ContractAddress] = new(big.Int)
+			carry, err := q.CarryBalance(ctx, n.ChainID, sw.Address, d.Currency, 0)
+			if err != nil {
+				return nil, err
+			}
+			need[d.ContractAddress] = new(big.Int).Neg(new(big.Int).Add(carry.Bankroll, carry.Fee))
 		}
 		need[d.ContractAddress].Add(need[d.ContractAddress], d.GrossAmount)
 	}
