@@ -124,10 +124,10 @@ func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error)
 	return found, nil
 }
 
-// cancelBatchGapBefore cancels the done batches that left the chain below pending batch
-// transaction t's nonce (cancelLeftBatch), so that t is not left behind a gas-tank nonce
-// nothing will ever use; and advances those being cancelled until their cancel is read (it
-// fills the nonce: t may be mined in the same block).
+// cancelBatchGapBefore cancels the done batches that left the chain below pending gas-tank
+// transaction t's nonce (cancelLeftBatch), a batch's or a gas top-up's (fund), so that t is
+// not left behind a gas-tank nonce nothing will ever use; and advances those being cancelled
+// until their cancel is read (it fills the nonce: t may be mined in the same block).
 func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) error {
 	onChain, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
 	if err != nil {
@@ -161,6 +161,21 @@ func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *
 		}
 	}
 	return nil
+}
+
+// cancelBatchGapBeforeTopUp is cancelBatchGapBefore for pending gas top-up id, before it is
+// advanced (as advanceBatch does for a batch: the cancels are read while it is pending in the
+// books): only a batch in flight did it, so with no batch forming the top-up waited behind a
+// done batch's unused nonce for good.
+func (s *Service) cancelBatchGapBeforeTopUp(ctx context.Context, n chain.Network, c *chain.Client, id int64) error {
+	if !n.Batched() {
+		return nil
+	}
+	t, err := store.New(s.pool).ChainTx(ctx, id)
+	if err != nil || t.State != domain.ChainTxPending {
+		return err
+	}
+	return s.cancelBatchGapBefore(ctx, n, c, t)
 }
 
 // batchSkipped reports whether mined batch transaction t skipped sweep sw's address (mined
