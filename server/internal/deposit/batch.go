@@ -63,28 +63,32 @@ var errBatchStale = errors.New("deposit: a sweep changed while its batch was pla
 // batched reports whether the sweeps of address on n go in batches: a token-deposit address
 // on an eip7702 chain. Every other address (native deposits, treasuries, addresses handed out
 // before the chain moved to eip7702) keeps the top-up sweep, so it is never delegated. So does
-// a token-deposit address while a carry stands for it (carryStands).
+// a token-deposit address no batch has swept while a carry stands for it (carryStands).
 func (s *Service) batched(ctx context.Context, n chain.Network, address string) (bool, error) {
 	if !n.Batched() {
 		return false, nil
 	}
-	owner, err := store.New(s.pool).DepositAddressByAddress(ctx, address)
+	q := store.New(s.pool)
+	owner, err := q.DepositAddressByAddress(ctx, address)
 	if err != nil {
 		return false, fmt.Errorf("deposit: owner of %s: %w", address, err)
 	}
 	if !owner.Token {
 		return false, nil
 	}
-	stands, err := s.carryStands(ctx, n, address)
-	return !stands, err
+	if stands, err := s.carryStands(ctx, n, address); err != nil || !stands {
+		return err == nil, err
+	}
+	return q.AddressBatched(ctx, n.ChainID, address)
 }
 
 // carryStands reports whether a carry not yet taken stands for address, of any asset of n.
-// Carries are recorded by unbatched sweeps only (a token-deposit address's before its chain
-// moved to eip7702) and taken only by them (carry.go): a batch moves its deposits' exact
-// amounts, so it asked the address for what the carry stands for, which the address no longer
-// holds, and skipped the sweep on every pass, its deposits never credited. Until its carries
-// are taken the address keeps the top-up sweep (no batch swept it yet: it is not delegated).
+// One recorded before the chain moved to eip7702, by an unbatched sweep, is taken by the
+// address's top-up sweeps while no batch has swept it (it is not delegated): a native one is
+// what reached the bankroll, and the address also paid that transfer's gas, which a batch
+// asking for the deposits less the carry would find missing. An address a batch has swept
+// (delegated: a 21,000-gas top-up to it fails) has its carries taken by its batches
+// (batchPlanned), a batch's carries among them.
 func (s *Service) carryStands(ctx context.Context, n chain.Network, address string) (bool, error) {
 	q := store.New(s.pool)
 	symbols := make([]string, 0, 1+len(n.Tokens))
@@ -176,8 +180,9 @@ func (st chainState) NonceAt(ctx context.Context, a common.Address, _ *big.Int) 
 	return st.c.Nonce(ctx, a, false)
 }
 
-// batchAccount is what a sweep moves from its address: the sum of its deposits per asset, in
-// exact amounts (the native currency as the zero token), with the operators' deposit fees
+// batchAccount is what a sweep moves from its address: per asset, the sum of its deposits in
+// exact amounts (the native currency as the zero token) less what a carry stands for them
+// (batchPlanned; an asset the carry covers is left out), with the operators' deposit fees
 // going to the chain's feeAddress (none without one: the fee then stays in the bankroll).
 func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.Sweep, deposits []domain.Deposit) (batchsweep.Account, map[int64]*big.Int, error) {
 	acct := batchsweep.Account{Address: common.HexToAddress(sw.Address)}
@@ -186,13 +191,21 @@ func (s *Service) batchAccount(ctx context.Context, n chain.Network, sw domain.S
 		return acct, nil, err
 	}
 	for _, g := range groups {
+		planned, err := s.batchPlanned(ctx, store.New(s.pool), n, sw, g)
+		if err != nil {
+			return acct, nil, err
+		}
+		amount := new(big.Int).Add(planned.Bankroll, planned.Fee)
+		if amount.Sign() == 0 {
+			continue // the carry covers it (carry.go)
+		}
 		token := common.Address{}
 		if !g.asset.Native {
 			token = g.asset.Contract
 		}
-		as := batchsweep.Asset{Token: token, Amount: new(big.Int).Set(g.gross)}
-		if n.FeeAddress != (common.Address{}) && g.fee.Sign() > 0 {
-			as.Fee = new(big.Int).Set(g.fee)
+		as := batchsweep.Asset{Token: token, Amount: amount}
+		if planned.Fee.Sign() > 0 {
+			as.Fee = planned.Fee
 		}
 		acct.Assets = append(acct.Assets, as)
 	}
@@ -241,6 +254,13 @@ func (s *Service) formBatch(ctx context.Context, n chain.Network, c *chain.Clien
 		acct, planFees, err := s.batchAccount(ctx, n, sw, deposits)
 		if err != nil {
 			return err
+		}
+		if len(acct.Assets) == 0 {
+			// A carry covers its deposits: nothing to move, it is credited from the carry.
+			if err := s.creditCovered(ctx, n, sw.ID, deposits, planFees); err != nil {
+				return err
+			}
+			continue
 		}
 		maps.Copy(fees, planFees)
 		sweeps = append(sweeps, sw)
@@ -339,6 +359,70 @@ func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, pl
 		// refused move alone without an error, so this check must come first).
 		return errBatchStale
 	}
+	if err := samePlanned(ctx, q, sweepID, planned); err != nil {
+		return err
+	}
+	return moveSweep(ctx, q, sweepID, SweepSigned, func() error {
+		joined, err := q.JoinBatch(ctx, sweepID, batchID)
+		if err == nil && !joined {
+			err = errBatchStale
+		}
+		if err != nil {
+			return err
+		}
+		mine := make(map[int64]*big.Int, len(planned))
+		for _, id := range planned {
+			mine[id] = fees[id]
+		}
+		return q.FixDepositFees(ctx, mine)
+	})
+}
+
+// creditCovered credits a waiting batched sweep whose deposits a carry covers, with no batch:
+// it is marked sent and mined (after checking its deposits are still those planned), then
+// credited as a swept one, taking the carry (settleBatchedCarry). One whose credit waits (a
+// reorg, a rate) is credited by its deposits' next step (batchedSweepStep: sent and mined).
+func (s *Service) creditCovered(ctx context.Context, n chain.Network, sweepID int64, deposits []domain.Deposit,
+	fees map[int64]*big.Int,
+) error {
+	planned := make([]int64, 0, len(deposits))
+	for _, d := range deposits {
+		planned = append(planned, d.ID)
+	}
+	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := store.New(tx)
+		if err := coverSweep(ctx, q, sweepID, planned, fees); err != nil {
+			return err
+		}
+		_, err := q.MarkSweepMined(ctx, sweepID)
+		return err
+	})
+	if errors.Is(err, errBatchStale) {
+		return nil // the next step plans again
+	} else if err != nil {
+		return err
+	}
+	s.log.Info("batched sweep covered by its address's carry: credited with no batch", "sweep", sweepID, "chain", n.ChainID)
+	return s.creditSwept(ctx, n, sweepID)
+}
+
+// coverSweep is joinBatch for a sweep a carry covers: it moves on with no batch.
+func coverSweep(ctx context.Context, q *store.Queries, sweepID int64, planned []int64, fees map[int64]*big.Int) error {
+	sw, err := q.LockSweep(ctx, sweepID)
+	if err != nil {
+		return err
+	}
+	if sw.Status != domain.SweepFunding || sw.BatchID != 0 {
+		return errBatchStale
+	}
+	if err := samePlanned(ctx, q, sweepID, planned); err != nil {
+		return err
+	}
+	return moveSweep(ctx, q, sweepID, SweepSigned, func() error { return q.FixDepositFees(ctx, fees) })
+}
+
+// samePlanned checks, with their rows locked, that a sweep's deposits are still those planned.
+func samePlanned(ctx context.Context, q *store.Queries, sweepID int64, planned []int64) error {
 	for _, id := range planned {
 		d, err := q.LockDeposit(ctx, id)
 		if err != nil {
@@ -355,20 +439,7 @@ func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, pl
 	if len(now) != len(planned) {
 		return errBatchStale
 	}
-	return moveSweep(ctx, q, sweepID, SweepSigned, func() error {
-		joined, err := q.JoinBatch(ctx, sweepID, batchID)
-		if err == nil && !joined {
-			err = errBatchStale
-		}
-		if err != nil {
-			return err
-		}
-		mine := make(map[int64]*big.Int, len(planned))
-		for _, id := range planned {
-			mine[id] = fees[id]
-		}
-		return q.FixDepositFees(ctx, mine)
-	})
+	return nil
 }
 
 // closeEmptySweep closes a waiting batched sweep left without deposits.

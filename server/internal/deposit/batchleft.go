@@ -132,10 +132,10 @@ func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error)
 	return writtenOff, nil
 }
 
-// cancelBatchGapBefore cancels the done batches that left the chain below pending batch
-// transaction t's nonce (cancelLeftBatch), so that t is not left behind a gas-tank nonce
-// nothing will ever use; and advances those being cancelled until their cancel is read (it
-// fills the nonce: t may be mined in the same block).
+// cancelBatchGapBefore cancels the done batches that left the chain below pending gas-tank
+// transaction t's nonce (cancelLeftBatch), a batch's or a gas top-up's (fund), so that t is
+// not left behind a gas-tank nonce nothing will ever use; and advances those being cancelled
+// until their cancel is read (it fills the nonce: t may be mined in the same block).
 func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) error {
 	onChain, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
 	if err != nil {
@@ -195,6 +195,21 @@ func (s *Service) batchNeverPays(ctx context.Context, sw domain.Sweep) (bool, er
 	case domain.ChainTxPending, domain.ChainTxReverted, domain.ChainTxFailed:
 	}
 	return false, nil // pending: it may still pay; reverted or failed, its sweeps left it (settleBatch)
+}
+
+// cancelBatchGapBeforeTopUp is cancelBatchGapBefore for pending gas top-up id, before it is
+// advanced (as advanceBatch does for a batch: the cancels are read while it is pending in the
+// books): only a batch in flight did it, so with no batch forming the top-up waited behind a
+// done batch's unused nonce for good.
+func (s *Service) cancelBatchGapBeforeTopUp(ctx context.Context, n chain.Network, c *chain.Client, id int64) error {
+	if !n.Batched() {
+		return nil
+	}
+	t, err := store.New(s.pool).ChainTx(ctx, id)
+	if err != nil || t.State != domain.ChainTxPending {
+		return err
+	}
+	return s.cancelBatchGapBefore(ctx, n, c, t)
 }
 
 // batchSkipped reports whether mined batch transaction t skipped sweep sw's address (mined
@@ -303,17 +318,19 @@ func (s *Service) writtenOffAgainIn(ctx context.Context, deposits []domain.Depos
 }
 
 // shortAssets are the assets (by contract address, "" for the native currency) of which sweep
-// sw's address holds less than the sweep's deposits and those no sweep has taken yet. Leaving the
-// sweep is for good, so both sides are read at the confirmed tip: a payment scanned in a newer
-// block may still leave the chain (counted, the address read short, a deposit whose money is
-// there would be dropped and its money left at the address for good). Without a confirmed tip,
-// no asset is short.
+// sw's address holds less than the sweep's deposits and those no sweep has taken yet, less
+// what a carry stands for them (already in the bankroll: carry.go). Leaving the sweep is for
+// good, so both sides are read at the confirmed tip: a payment scanned in a newer block may
+// still leave the chain (counted, the address read short, a deposit whose money is there would
+// be dropped and its money left at the address for good). Without a confirmed tip, no asset is
+// short.
 func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, deposits []domain.Deposit) (map[string]bool, error) {
 	tip, ok, err := s.confirmedTipNow(ctx, n, c)
 	if err != nil || !ok {
 		return nil, err
 	}
-	unswept, err := store.New(s.pool).UnsweptDeposits(ctx, n.ChainID, sw.Address)
+	q := store.New(s.pool)
+	unswept, err := q.UnsweptDeposits(ctx, n.ChainID, sw.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +340,11 @@ func (s *Service) shortAssets(ctx context.Context, n chain.Network, c *chain.Cli
 			continue // not confirmed: its money may still leave the chain
 		}
 		if need[d.ContractAddress] == nil {
-			need[d.ContractAddress] = new(big.Int)
+			carry, err := q.CarryBalance(ctx, n.ChainID, sw.Address, d.Currency, 0)
+			if err != nil {
+				return nil, err
+			}
+			need[d.ContractAddress] = new(big.Int).Neg(new(big.Int).Add(carry.Bankroll, carry.Fee))
 		}
 		need[d.ContractAddress].Add(need[d.ContractAddress], d.GrossAmount)
 	}

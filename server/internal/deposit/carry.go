@@ -34,24 +34,26 @@ import (
 // deposit's value paid by the gas tank. The later sweep sends only what its deposits' net
 // exceeds the carry by (nothing when the carry covers it, or what is left cannot pay its own
 // gas), and only the fee beyond the fee side, and credits what its transfer and the carry it
-// took reached the bankroll with. Batched sweeps move exact amounts from the gas tank's
-// transaction and are cancelled, not finished, with a written-off deposit (retire.go).
-
-// carries reports whether a sweep's group keeps carries: an unbatched sweep's.
-func carries(sw domain.Sweep, _ *group) bool {
-	return !sw.Batched
-}
+// took reached the bankroll with.
+//
+// Batched sweeps carry too. A batch in flight with a written-off deposit is cancelled
+// (retire.go), but its public bytes may be mined first with a later payment's money: the batch
+// moved the deposit's exact amount in its name, and nothing else could move it, so the later
+// deposit's own batch asked the address for money it no longer held and was skipped for good.
+// What such a batch moved for the deposits it did not credit is carried (batchSides: net to
+// the bankroll and fee to the fee address; without one the gross to the bankroll, where a
+// batch leaves the fee), and the address's next batch asks for its deposits' amounts less the
+// carry (batchPlanned), or is credited with no batch when the carry covers them
+// (creditCovered), taking what the carry covered. A delegated address cannot take the top-up
+// sweep: a 21,000-gas top-up to it fails.
 
 // nativeAfterCarry is what a native group's transfers are to send before their gas: to the
 // bankroll, its deposits' net less the address's carry (other than the sweep's own rows); to
 // the fee address (with one), their fees less the fee side; and that carry.
 func (s *Service) nativeAfterCarry(ctx context.Context, n chain.Network, sw domain.Sweep, g *group) (net, fee *big.Int, carry store.Carry, err error) {
 	net, fee = new(big.Int).Sub(g.gross, g.fee), new(big.Int).Set(g.fee)
-	carry = store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
-	if carries(sw, g) {
-		if carry, err = store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID); err != nil {
-			return nil, nil, carry, err
-		}
+	if carry, err = store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID); err != nil {
+		return nil, nil, carry, err
 	}
 	net.Sub(net, minBig(net, carry.Bankroll))
 	fee.Sub(fee, nativeFeeTaken(n, g, carry))
@@ -80,14 +82,12 @@ func (s *Service) nativeReached(ctx context.Context, q *store.Queries, sw domain
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, nil, fmt.Errorf("sweep %d: %s transfer: %w", sw.ID, g.asset.Symbol, err)
 	}
-	if carries(sw, g) {
-		c, err := q.CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if short := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), moved); short.Sign() > 0 {
-			taken.Set(minBig(short, c.Bankroll))
-		}
+	c, err := q.CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if short := new(big.Int).Sub(new(big.Int).Sub(g.gross, g.fee), moved); short.Sign() > 0 {
+		taken.Set(minBig(short, c.Bankroll))
 	}
 	if moved.Sign() == 0 && taken.Sign() == 0 {
 		return nil, nil, fmt.Errorf("sweep %d: no %s transfer and no carry for its deposits", sw.ID, g.asset.Symbol)
@@ -228,19 +228,19 @@ func (s *Service) unsweptAfterCarry(ctx context.Context, n chain.Network, addres
 	return left, nil
 }
 
-// settleCarries records, in the transaction crediting a finished unbatched sweep, for each
-// group: the carry its transfers did not send (its deposits' need less what was mined, which
-// the carry must hold for a token), taken; and the share of its deposits not credited (written
-// off) of what reached the bankroll and, for a token, the fee address, carried.
+// settleCarries records, in the transaction crediting a finished sweep, for each group: the
+// carry its transfers did not send (its deposits' need less what was mined, which the carry
+// must hold for a token), taken; and the share of its deposits not credited (written off) of
+// what reached the bankroll and, for a token, the fee address, carried.
 func (s *Service) settleCarries(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, groups []*group,
 	credited map[int64]bool,
 ) error {
 	for _, g := range groups {
-		if !carries(sw, g) {
-			continue
-		}
 		settle := s.settleGroupCarry
-		if g.asset.Native {
+		switch {
+		case sw.Batched:
+			settle = s.settleBatchedCarry
+		case g.asset.Native:
 			settle = s.settleNativeCarry
 		}
 		if err := settle(ctx, q, n, sw, g, credited); err != nil {
@@ -289,6 +289,64 @@ func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chai
 		carried.Fee.SetInt64(0)
 	}
 	return s.carry(ctx, q, n, sw, g, carried)
+}
+
+// settleBatchedCarry is settleCarries for a batched sweep's group: its batch moved exactly
+// what was planned (its receipt was checked against batchPlanned), so the carry taken is what
+// the plan left out, and what reached the bankroll and the fee address for the deposits not
+// credited is their whole share.
+func (s *Service) settleBatchedCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
+	credited map[int64]bool,
+) error {
+	need := batchSides(n, g, func(domain.Deposit) bool { return true })
+	planned, err := s.batchPlanned(ctx, q, n, sw, g)
+	if err != nil {
+		return err
+	}
+	short := store.Carry{Bankroll: new(big.Int).Sub(need.Bankroll, planned.Bankroll), Fee: new(big.Int).Sub(need.Fee, planned.Fee)}
+	if _, err := s.take(ctx, q, n, sw, g, short); err != nil {
+		return err
+	}
+	return s.carry(ctx, q, n, sw, g, batchSides(n, g, func(d domain.Deposit) bool { return !credited[d.ID] }))
+}
+
+// batchSides is what a batch moves for a group's deposits that match: to the bankroll their
+// net and to the fee address their fees; without a fee address their gross to the bankroll
+// (the Sweeper pays fees nowhere else).
+func batchSides(n chain.Network, g *group, match func(domain.Deposit) bool) store.Carry {
+	sides := store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
+	withFee := n.FeeAddress != (common.Address{})
+	for _, d := range g.deposits {
+		if !match(d) {
+			continue
+		}
+		fee := g.fees[d.ID]
+		if !withFee || fee == nil {
+			sides.Bankroll.Add(sides.Bankroll, d.GrossAmount)
+			continue
+		}
+		sides.Bankroll.Add(sides.Bankroll, new(big.Int).Sub(d.GrossAmount, fee))
+		sides.Fee.Add(sides.Fee, fee)
+	}
+	return sides
+}
+
+// batchPlanned is what batched sweep sw asks its address for of a group (batchAccount): each
+// side of its deposits (batchSides) less what the address's carry holds of it when the sweep
+// was planned (the rows of earlier sweeps: read again at its receipt and its credit, the plan
+// is the one signed).
+func (s *Service) batchPlanned(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group) (store.Carry, error) {
+	planned := batchSides(n, g, func(domain.Deposit) bool { return true })
+	carry, err := q.CarryBalanceBefore(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return planned, err
+	}
+	for _, side := range []struct{ planned, carry *big.Int }{{planned.Bankroll, carry.Bankroll}, {planned.Fee, carry.Fee}} {
+		if side.carry.Sign() > 0 {
+			side.planned.Sub(side.planned, minBig(side.planned, side.carry))
+		}
+	}
+	return planned, nil
 }
 
 // carry records what sweep sw's group moved for deposits it does not credit (written off), to

@@ -681,9 +681,10 @@ func allCancelled(txs []domain.ChainTx) bool {
 // leaves that sweep), or, in no sweep, when no sweep moved money in its name: one that left a
 // retired sweep (closeRetired), was never swept, or left a finished sweep that moved money in
 // its name (its transfer mined with a later payment's money) whose carry stands for that
-// (carry.go). One a finished batch moved money for (SweptUncredited) is left alone, as before:
-// nothing is carried for a batch, so its new sweep would have the gas tank make up the value
-// the batch took (or, a token, wait for tokens the address lacks).
+// (carry.go), a batch's too. One a batch settled before batches carried moved money for
+// (SweptUncredited) is left alone, as before: no carry stands for it, so its new sweep would
+// have the gas tank make up the value the batch took (or, a token, wait for tokens the address
+// lacks).
 func (s *Service) sweepWrittenOff(ctx context.Context, tx pgx.Tx, r domain.Reorg, d domain.Deposit) (bool, error) {
 	if r.ReincludedHash == "" {
 		return false, nil

@@ -414,10 +414,11 @@ func retireTx(ctx context.Context, tx pgx.Tx, t domain.ChainTx) error {
 // Batched sweeps. A batch is the gas tank's transaction and moves exact amounts from each
 // address, so a written-off deposit holds no nonce; but a batch in flight planned with its
 // amount takes it from whatever the address holds when it is mined: a later payment's money,
-// credited to no one, and the later deposit's own sweep is then skipped for good. So a pending
-// batch with a written-off deposit in one of its sweeps is cancelled (its other sweeps go in
-// the next batch, as after any batch that was not mined), and a waiting sweep loses its
-// written-off deposits before it joins a batch (formBatch; an empty one closes).
+// credited to no one. So a pending batch with a written-off deposit in one of its sweeps is
+// cancelled (its other sweeps go in the next batch, as after any batch that was not mined),
+// and a waiting sweep loses its written-off deposits before it joins a batch (formBatch; an
+// empty one closes). A batch whose bytes are mined before its cancel carries what it moved for
+// the written-off deposit to the address's next sweep (carry.go).
 
 // cancelBatchOfWrittenOff asks for the cancel of pending batch transaction t when a deposit of
 // one of its sweeps is written off, instead of sending it again.

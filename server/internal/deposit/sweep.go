@@ -662,6 +662,9 @@ func (s *Service) fund(ctx context.Context, n chain.Network, c *chain.Client, ad
 		return false, err
 	}
 	for _, id := range topups {
+		if err := s.cancelBatchGapBeforeTopUp(ctx, n, c, id); err != nil {
+			return false, err
+		}
 		t, err := s.engine.Advance(ctx, id)
 		if errors.Is(err, chaintx.ErrInsufficientFunds) {
 			// An empty gas tank: offered again (chaintx.Engine.RefusedRetry), a wait.

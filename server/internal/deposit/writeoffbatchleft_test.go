@@ -106,11 +106,11 @@ func (e *env) batchLeftTheChainWrittenOff() (domain.Deposit, *types.Transaction)
 // What was seen (rows from before migration 0036): a batched deposit (40 USDT) written off in its
 // signed batch, whose bytes were then mined with a later payment's 40 USDT: the finished batch
 // moved that money in its name, and it left its sweep uncredited, with no swept_uncredited row
-// (deleted here, as the code before 0036 wrote none). The later deposit was swept with the
-// written-off payment's money once that was mined again; written off a second time, the deposit
-// was swept anew for money the address no longer held: its batch skipped it on every pass (up
-// to every 10 minutes, for good), and the address's next payment (10 USDT) waited behind that
-// sweep, never credited. Such a deposit now leaves its sweep before it joins a batch, REORGED
+// and no carry (deleted here: the code before 0036 wrote neither). The later deposit was swept
+// with the written-off payment's money once that was mined again; written off a second time,
+// the deposit was swept anew for money the address no longer held: its batch skipped it on
+// every pass (up to every 10 minutes, for good), and the address's next payment (10 USDT)
+// waited behind that sweep, never credited. Such a deposit now leaves its sweep before it joins a batch, REORGED
 // again and never swept anew (logged at ERROR), and the next payment is credited.
 func TestWrittenOffAgainWithoutASweptUncreditedRowNeverWedgesItsAddress(t *testing.T) {
 	t.Parallel()
@@ -128,7 +128,14 @@ func TestWrittenOffAgainWithoutASweptUncreditedRowNeverWedgesItsAddress(t *testi
 	e.settleUntil(lost.ID, func() bool {
 		return e.count(`SELECT count(*) FROM swept_uncredited WHERE deposit_id = $1`, lost.ID) == 1
 	})
+	// Nor did that code carry anything for a batch (the later deposit has taken nothing yet).
 	if _, err := e.pool.Exec(e.ctx, `DELETE FROM swept_uncredited WHERE deposit_id = $1`, lost.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'TAKEN'`); n != 0 || e.deposit(next).SweepID != 0 {
+		t.Fatalf("the test needs the later deposit unswept, the old batch's carry not taken: %d taken", n)
+	}
+	if _, err := e.pool.Exec(e.ctx, `DELETE FROM sweep_carries`); err != nil {
 		t.Fatal(err)
 	}
 	e.minedAgain(pay, lost.ID)

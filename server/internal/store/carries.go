@@ -28,6 +28,14 @@ func (q *Queries) CarryBalance(ctx context.Context, chainID int64, address, curr
 	return Carry{Bankroll: r.Bankroll.BigInt(), Fee: r.Fee.BigInt()}, err
 }
 
+// CarryBalanceBefore is CarryBalance as batched sweep before found it when it was planned: the
+// rows of the sweeps before it.
+func (q *Queries) CarryBalanceBefore(ctx context.Context, chainID int64, address, currency string, before int64) (Carry, error) {
+	r, err := sqlc.CarryBalanceBefore(ctx, q.db, dbsqlc.CarryBalanceBeforeParams{ChainID: chainID, Address: address,
+		Currency: currency, BeforeSweep: before})
+	return Carry{Bankroll: r.Bankroll.BigInt(), Fee: r.Fee.BigInt()}, err
+}
+
 // InsertCarry records what sweepID carried (kind CarryCarried, amounts not negative) or took
 // (CarryTaken, amounts not positive) of an address's currency; once per sweep, asset and kind.
 func (q *Queries) InsertCarry(ctx context.Context, chainID int64, address, currency string, sweepID int64, kind string, c Carry) error {
@@ -41,7 +49,8 @@ func (q *Queries) DetachUncredited(ctx context.Context, sweepID int64, ids []int
 }
 
 // SweptUncredited reports whether a finished batched sweep moved money in written-off deposit
-// id's name, not crediting it (DetachUncredited): no carry stands for it.
+// id's name, not crediting it (DetachUncredited), and carried nothing for it (a batch settled
+// before batches carried): no carry stands for it.
 func (q *Queries) SweptUncredited(ctx context.Context, id int64) (bool, error) {
 	return sqlc.SweptUncredited(ctx, q.db, id)
 }

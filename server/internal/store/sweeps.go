@@ -37,6 +37,11 @@ func (q *Queries) OpenSweep(ctx context.Context, chainID int64, address string) 
 	return oneSweep(sqlc.OpenSweep(ctx, q.db, dbsqlc.OpenSweepParams{ChainID: chainID, Address: address}))
 }
 
+// AddressBatched reports whether an address has had a batched sweep.
+func (q *Queries) AddressBatched(ctx context.Context, chainID int64, address string) (bool, error) {
+	return sqlc.AddressBatched(ctx, q.db, dbsqlc.AddressBatchedParams{ChainID: chainID, Address: address})
+}
+
 // LockSweep loads a sweep and holds its row until the transaction ends.
 func (q *Queries) LockSweep(ctx context.Context, id int64) (domain.Sweep, error) {
 	return oneSweep(sqlc.LockSweep(ctx, q.db, id))

@@ -5,6 +5,14 @@ SELECT coalesce(sum(bankroll), 0)::numeric AS bankroll, coalesce(sum(fee), 0)::n
 FROM sweep_carries
 WHERE chain_id = @chain_id AND address = @address AND currency = @currency AND sweep_id <> @except_sweep::bigint;
 
+-- name: CarryBalanceBefore :one
+-- CarryBalance as a batched sweep found it when it was planned: the rows of the sweeps before
+-- before_sweep (an address has one open sweep at a time), so the plan read again later (its
+-- batch's receipt checked, the sweep credited) is the plan that was signed.
+SELECT coalesce(sum(bankroll), 0)::numeric AS bankroll, coalesce(sum(fee), 0)::numeric AS fee
+FROM sweep_carries
+WHERE chain_id = @chain_id AND address = @address AND currency = @currency AND sweep_id < @before_sweep::bigint;
+
 -- name: InsertCarry :exec
 INSERT INTO sweep_carries (chain_id, address, currency, sweep_id, kind, bankroll, fee)
 VALUES (@chain_id, @address, @currency, @sweep_id, @kind, @bankroll, @fee);
@@ -23,6 +31,8 @@ INSERT INTO swept_uncredited (deposit_id, sweep_id) SELECT detached.id, @sweep_i
 
 -- name: SweptUncredited :one
 -- Whether a finished batched sweep moved money in a written-off deposit's name
--- (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
+-- (DetachUncredited) and carried nothing for it (settled before batches carried,
+-- deposit/carry.go).
 SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
-	WHERE u.deposit_id = @deposit_id AND s.batched) AS swept;
+	WHERE u.deposit_id = @deposit_id AND s.batched
+	AND NOT EXISTS (SELECT 1 FROM sweep_carries c WHERE c.sweep_id = s.id AND c.kind = 'CARRIED')) AS swept;

@@ -43,6 +43,39 @@ func (q *Queries) CarryBalance(ctx context.Context, db DBTX, arg CarryBalancePar
 	return i, err
 }
 
+const carryBalanceBefore = `-- name: CarryBalanceBefore :one
+SELECT coalesce(sum(bankroll), 0)::numeric AS bankroll, coalesce(sum(fee), 0)::numeric AS fee
+FROM sweep_carries
+WHERE chain_id = $1 AND address = $2 AND currency = $3 AND sweep_id < $4::bigint
+`
+
+type CarryBalanceBeforeParams struct {
+	ChainID     int64
+	Address     string
+	Currency    string
+	BeforeSweep int64
+}
+
+type CarryBalanceBeforeRow struct {
+	Bankroll decimal.Decimal
+	Fee      decimal.Decimal
+}
+
+// CarryBalance as a batched sweep found it when it was planned: the rows of the sweeps before
+// before_sweep (an address has one open sweep at a time), so the plan read again later (its
+// batch's receipt checked, the sweep credited) is the plan that was signed.
+func (q *Queries) CarryBalanceBefore(ctx context.Context, db DBTX, arg CarryBalanceBeforeParams) (CarryBalanceBeforeRow, error) {
+	row := db.QueryRow(ctx, carryBalanceBefore,
+		arg.ChainID,
+		arg.Address,
+		arg.Currency,
+		arg.BeforeSweep,
+	)
+	var i CarryBalanceBeforeRow
+	err := row.Scan(&i.Bankroll, &i.Fee)
+	return i, err
+}
+
 const detachUncredited = `-- name: DetachUncredited :execrows
 WITH detached AS (
 	UPDATE deposits SET sweep_id = NULL
@@ -99,11 +132,13 @@ func (q *Queries) InsertCarry(ctx context.Context, db DBTX, arg InsertCarryParam
 
 const sweptUncredited = `-- name: SweptUncredited :one
 SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
-	WHERE u.deposit_id = $1 AND s.batched) AS swept
+	WHERE u.deposit_id = $1 AND s.batched
+	AND NOT EXISTS (SELECT 1 FROM sweep_carries c WHERE c.sweep_id = s.id AND c.kind = 'CARRIED')) AS swept
 `
 
 // Whether a finished batched sweep moved money in a written-off deposit's name
-// (DetachUncredited): nothing is carried for a batch (deposit/carry.go).
+// (DetachUncredited) and carried nothing for it (settled before batches carried,
+// deposit/carry.go).
 func (q *Queries) SweptUncredited(ctx context.Context, db DBTX, depositID int64) (bool, error) {
 	row := db.QueryRow(ctx, sweptUncredited, depositID)
 	var swept bool

@@ -112,6 +112,10 @@ UPDATE sweeps SET batch_id = NULL, status = 'FUNDING', sent_at = NULL, skips = s
         THEN now() + least(interval '5 seconds' * power(2, least(skips + 1 - 4, 20)), interval '10 minutes') END
 WHERE id = @id AND batch_id = @batch_id::bigint AND status = 'SENDING' AND mined_at IS NULL;
 
+-- name: AddressBatched :one
+-- Whether an address has had a batched sweep (deposit.batched: it may be delegated).
+SELECT EXISTS (SELECT 1 FROM sweeps WHERE chain_id = @chain_id AND address = @address AND batched) AS batched;
+
 -- name: DueTokenAddresses :many
 -- A chain's token-deposit addresses holding confirmed deposits no sweep has taken yet: the
 -- sweeps a batch opens before it forms, so deposits confirmed together go together.

@@ -14,6 +14,23 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+const addressBatched = `-- name: AddressBatched :one
+SELECT EXISTS (SELECT 1 FROM sweeps WHERE chain_id = $1 AND address = $2 AND batched) AS batched
+`
+
+type AddressBatchedParams struct {
+	ChainID int64
+	Address string
+}
+
+// Whether an address has had a batched sweep (deposit.batched: it may be delegated).
+func (q *Queries) AddressBatched(ctx context.Context, db DBTX, arg AddressBatchedParams) (bool, error) {
+	row := db.QueryRow(ctx, addressBatched, arg.ChainID, arg.Address)
+	var batched bool
+	err := row.Scan(&batched)
+	return batched, err
+}
+
 const attachSweepDeposits = `-- name: AttachSweepDeposits :exec
 UPDATE deposits SET sweep_id = $1::bigint, status = 'SWEEPING'
 WHERE id = ANY($2::bigint[]) AND sweep_id IS NULL AND status IN ('SWEEPING', 'BELOW_MINIMUM')
