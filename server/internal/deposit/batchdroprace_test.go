@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cofferhq/coffer/server/internal/deposit"
-	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // What was seen (two workers): a deposit written off again (40 USDT), its money back, waited in
@@ -23,12 +22,7 @@ func TestWrittenOffAgainDroppedWhileAnotherWorkerBatchedIt(t *testing.T) {
 	e := setupBatched(t, 0)
 	other := deposit.New(e.deps, e.config) // another worker process on the same database
 	lost, pay := e.batchLeftTheChainWrittenOff()
-	later, _ := e.payment(e.newUser(), 0, e.tokenAddress("eve"), "USDT", big.NewInt(10_000_000))
-	e.mine(later)
-	e.scan()
-	next := e.findDeposit(later.Hash())
-	e.run(func() bool { return e.deposit(next).Status == domain.DepositCredited })
-	e.runBlocks(confirmations + 2)
+	e.laterBatchCredited()
 	e.minedAgain(pay, lost.ID)
 	bank0 := e.tokenBalance(e.bankroll)
 	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",

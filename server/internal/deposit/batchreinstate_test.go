@@ -41,12 +41,7 @@ func reinstatedAfterItsBatch(t *testing.T, batchFirst bool) {
 		e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
 			WHERE t.ref = 'batch:1' ORDER BY a.id LIMIT 1`)...)
 	}
-	later, _ := e.payment(e.newUser(), 0, e.tokenAddress("eve"), "USDT", big.NewInt(10_000_000))
-	e.mine(later)
-	e.scan()
-	next := e.findDeposit(later.Hash())
-	e.run(func() bool { return e.deposit(next).Status == domain.DepositCredited })
-	e.runBlocks(confirmations + 2)
+	next := e.laterBatchCredited()
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref = 'batch:1' AND state = 'cancelled'`); n != 1 && !batchFirst {
 		t.Fatalf("the batch that left the chain is not cancelled (%d)", n)
 	}

@@ -48,12 +48,7 @@ func TestDoneBatchThatLeftTheChainIsCancelledByTheGasTank(t *testing.T) {
 				}
 				e.settleUntil(lost.ID, e.sweptAnew(lost)) // its job, queued by the write-off
 			}
-			later, _ := e.payment(e.newUser(), 0, e.tokenAddress("eve"), "USDT", big.NewInt(10_000_000))
-			e.mine(later)
-			e.scan()
-			next := e.findDeposit(later.Hash())
-			e.run(func() bool { return e.deposit(next).Status == domain.DepositCredited })
-			e.runBlocks(confirmations + 2)
+			next := e.laterBatchCredited()
 
 			owed := e.deposit(next).Amount
 			if c.back {
@@ -82,6 +77,20 @@ func TestDoneBatchThatLeftTheChainIsCancelledByTheGasTank(t *testing.T) {
 // credited it, a reorg deeper than the depth takes the payment and the batch away (the node
 // drops both), and an engineer writes the deposit off. It returns the deposit as credited and
 // its payment.
+// laterBatchCredited pays another address 10 USDT and runs the service until a later batch
+// has credited it, and the chain a little past its depth (the setup of the tests whose lost
+// batch 1 that later batch waits behind). It returns the deposit's id.
+func (e *env) laterBatchCredited() int64 {
+	e.t.Helper()
+	later, _ := e.payment(e.newUser(), 0, e.tokenAddress("eve"), "USDT", big.NewInt(10_000_000))
+	e.mine(later)
+	e.scan()
+	next := e.findDeposit(later.Hash())
+	e.run(func() bool { return e.deposit(next).Status == domain.DepositCredited })
+	e.runBlocks(confirmations + 2)
+	return next
+}
+
 func (e *env) batchLeftTheChainWrittenOff() (domain.Deposit, *types.Transaction) {
 	e.t.Helper()
 	payer := e.newUser()
