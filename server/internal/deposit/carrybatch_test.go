@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
@@ -31,13 +30,7 @@ func TestACarryFromBeforeEIP7702IsTakenBeforeTheAddressIsBatched(t *testing.T) {
 	tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
 	again, _ := e.payment(payer, 1, addr, "USDT", big.NewInt(80_000_000))
 	e.mine(again)
-	for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`) {
-		e.mine(old)
-		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-			t.Fatalf("the test needs the old transfer mined with the later payment's tokens: %v, %v", r, err)
-		}
-	}
+	e.mineOldSweep()
 	e.scan()
 	next := e.findDeposit(again.Hash())
 	for i := 0; e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`) == 0; i++ {
