@@ -292,19 +292,17 @@ func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chai
 }
 
 // settleBatchedCarry is settleCarries for a batched sweep's group: its batch moved exactly
-// what was planned (its receipt was checked against batchPlanned), so the carry taken is what
-// the plan left out, and what reached the bankroll and the fee address for the deposits not
+// what was planned (its receipt was checked against batchPlanned), so the carry taken is the
+// one the plan took (batchPlan), and what reached the bankroll and the fee address for the deposits not
 // credited is their whole share.
 func (s *Service) settleBatchedCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
 	credited map[int64]bool,
 ) error {
-	need := batchSides(n, g, func(domain.Deposit) bool { return true })
-	planned, err := s.batchPlanned(ctx, q, n, sw, g)
+	_, taken, err := s.batchPlan(ctx, q, n, sw, g)
 	if err != nil {
 		return err
 	}
-	short := store.Carry{Bankroll: new(big.Int).Sub(need.Bankroll, planned.Bankroll), Fee: new(big.Int).Sub(need.Fee, planned.Fee)}
-	if _, err := s.take(ctx, q, n, sw, g, short); err != nil {
+	if _, err := s.take(ctx, q, n, sw, g, taken); err != nil {
 		return err
 	}
 	return s.carry(ctx, q, n, sw, g, batchSides(n, g, func(d domain.Deposit) bool { return !credited[d.ID] }))
@@ -331,22 +329,63 @@ func batchSides(n chain.Network, g *group, match func(domain.Deposit) bool) stor
 	return sides
 }
 
-// batchPlanned is what batched sweep sw asks its address for of a group (batchAccount): each
-// side of its deposits (batchSides) less what the address's carry holds of it when the sweep
-// was planned (the rows of earlier sweeps: read again at its receipt and its credit, the plan
-// is the one signed).
+// batchPlanned is what batched sweep sw asks its address for of a group (batchAccount).
 func (s *Service) batchPlanned(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group) (store.Carry, error) {
-	planned := batchSides(n, g, func(domain.Deposit) bool { return true })
+	planned, _, err := s.batchPlan(ctx, q, n, sw, g)
+	return planned, err
+}
+
+// batchPlan is what batched sweep sw asks its address for of a group, and what it takes of
+// the address's carry: each side of its deposits (batchSides) less what the carry held of it
+// when the sweep was planned (the rows of earlier sweeps: read again at its receipt and its
+// credit, the plan is the one signed), taken as a whole (takeAcrossSides). The carry is money
+// already off the address, so its two sides together, not each alone, are what the address
+// no longer holds: one side short and the other over-covered (the operator's fee changed
+// between the batch that carried and this one) asked the address for money it lacked, and
+// the sweep was skipped on every pass.
+func (s *Service) batchPlan(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group) (planned, taken store.Carry, err error) {
 	carry, err := q.CarryBalanceBefore(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
 	if err != nil {
-		return planned, err
+		return planned, taken, err
 	}
-	for _, side := range []struct{ planned, carry *big.Int }{{planned.Bankroll, carry.Bankroll}, {planned.Fee, carry.Fee}} {
-		if side.carry.Sign() > 0 {
-			side.planned.Sub(side.planned, minBig(side.planned, side.carry))
+	feeFromCarry(n, g, carry)
+	planned, taken = takeAcrossSides(batchSides(n, g, func(domain.Deposit) bool { return true }), carry)
+	return planned, taken, nil
+}
+
+// feeFromCarry raises the group's deposits' fees by what the carry's fee side holds beyond
+// their fees, up to what its bankroll side lacks of their net: that part of their money is at
+// the fee address already (moved at the fee of the batch that carried), never to reach the
+// bankroll, so it is not credited. Once raised (fixed on the deposits when signed), it raises
+// nothing again: the plan read at the receipt and the credit is the one signed.
+func feeFromCarry(n chain.Network, g *group, carry store.Carry) {
+	need := batchSides(n, g, func(domain.Deposit) bool { return true })
+	surplus := new(big.Int).Sub(carry.Fee, minBig(carry.Fee, need.Fee))
+	lacking := new(big.Int).Sub(need.Bankroll, minBig(need.Bankroll, carry.Bankroll))
+	raise := minBig(surplus, lacking)
+	for _, d := range g.deposits {
+		if raise.Sign() <= 0 || g.fees[d.ID] == nil {
+			continue
 		}
+		more := minBig(raise, new(big.Int).Sub(d.GrossAmount, g.fees[d.ID]))
+		g.fees[d.ID] = new(big.Int).Add(g.fees[d.ID], more)
+		g.fee.Add(g.fee, more)
+		raise = new(big.Int).Sub(raise, more)
 	}
-	return planned, nil
+}
+
+// takeAcrossSides is what a batch asks its address for of need once carry is taken, and what
+// it takes: each side of the carry covers its own side, and what the bankroll side holds
+// beyond the net covers the fee side too (that fee stays in the bankroll, as it does with no
+// fee address).
+func takeAcrossSides(need, carry store.Carry) (planned, taken store.Carry) {
+	covered := func(need, held *big.Int) *big.Int { return new(big.Int).Set(minBig(need, maxBig(held, new(big.Int)))) }
+	taken = store.Carry{Bankroll: covered(need.Bankroll, carry.Bankroll), Fee: covered(need.Fee, carry.Fee)}
+	planned = store.Carry{Bankroll: new(big.Int).Sub(need.Bankroll, taken.Bankroll), Fee: new(big.Int).Sub(need.Fee, taken.Fee)}
+	extra := covered(planned.Fee, new(big.Int).Sub(carry.Bankroll, taken.Bankroll))
+	planned.Fee.Sub(planned.Fee, extra)
+	taken.Bankroll.Add(taken.Bankroll, extra)
+	return planned, taken
 }
 
 // carry records what sweep sw's group moved for deposits it does not credit (written off), to
@@ -433,6 +472,14 @@ func (s *Service) movedTokens(ctx context.Context, q *store.Queries, sw domain.S
 		}
 	}
 	return moved, nil
+}
+
+// maxBig is the greater of a and b (one of them, not a copy).
+func maxBig(a, b *big.Int) *big.Int {
+	if a.Cmp(b) > 0 {
+		return a
+	}
+	return b
 }
 
 // minBig is the smaller of a and b.
