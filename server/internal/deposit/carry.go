@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -23,7 +24,11 @@ import (
 // the address's next sweep of the asset sends only what its deposits need beyond the carry
 // (nothing when the carry covers them) and credits them in full, taking the carry in the
 // transaction that credits. The bankroll side and the fee address side are carried apart: each
-// received what it received. A carry larger than a sweep's need is taken in part, the rest left
+// received what it received. They are taken as a whole, by every kind of sweep (feeFromCarry,
+// takeAcrossSides): with the operator's fee changed in between, one side can exceed the later
+// deposits' and the other fall short; what the bankroll side holds beyond their net covers
+// their fee (kept in the bankroll), and what the fee side holds beyond their fee raises it (at
+// the fee address, never credited). A carry larger than a sweep's need is taken in part, the rest left
 // for the address's next deposits (the money they paid is what it moved).
 //
 // Native groups carry too: what a finished sweep's native transfer sent for the deposits it
@@ -47,17 +52,19 @@ import (
 // (creditCovered), taking what the carry covered. A delegated address cannot take the top-up
 // sweep: a 21,000-gas top-up to it fails.
 
-// nativeAfterCarry is what a native group's transfers are to send before their gas: to the
-// bankroll, its deposits' net less the address's carry (other than the sweep's own rows); to
-// the fee address (with one), their fees less the fee side; and that carry.
+// nativeAfterCarry is what a native group's transfers are to send before their gas, the
+// address's carry (other than the sweep's own rows) taken off as a whole, as for a token
+// (afterCarry): to the bankroll, its deposits' net; to the fee address (with one), their fees;
+// and that carry. Taken side by side, a carry whose sides did not match the deposits' fee
+// asked the address, which the carry's transfers had emptied, for one side's difference, and
+// the gas tank made it up: a deposit's value paid by the gas tank.
 func (s *Service) nativeAfterCarry(ctx context.Context, n chain.Network, sw domain.Sweep, g *group) (net, fee *big.Int, carry store.Carry, err error) {
-	net, fee = new(big.Int).Sub(g.gross, g.fee), new(big.Int).Set(g.fee)
 	if carry, err = store.New(s.pool).CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID); err != nil {
 		return nil, nil, carry, err
 	}
-	net.Sub(net, minBig(net, carry.Bankroll))
-	fee.Sub(fee, nativeFeeTaken(n, g, carry))
-	return net, fee, carry, nil
+	feeFromCarry(g, transferSides(n, g), carry)
+	planned, _ := takeAcrossSides(transferSides(n, g), carry)
+	return planned.Bankroll, planned.Fee, carry, nil
 }
 
 // nativeFeeTaken is the fee side of carry a native group takes: what the fee address already
@@ -108,8 +115,15 @@ func (s *Service) settleNativeCarry(ctx context.Context, q *store.Queries, n cha
 	if err != nil {
 		return err
 	}
-	if takenNet.Sign() > 0 || takenFee.Sign() > 0 {
-		neg := store.Carry{Bankroll: new(big.Int).Neg(takenNet), Fee: new(big.Int).Neg(takenFee)}
+	balance, err := q.CarryBalance(ctx, sw.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return err
+	}
+	// The fee its plan left to the carry's bankroll side (nativeAfterCarry) is taken too, not
+	// credited: it stays in the bankroll, as the fee does with no fee address.
+	takenBankroll := new(big.Int).Add(takenNet, feeInBankrollSide(transferSides(n, g), balance))
+	if takenBankroll.Sign() > 0 || takenFee.Sign() > 0 {
+		neg := store.Carry{Bankroll: new(big.Int).Neg(takenBankroll), Fee: new(big.Int).Neg(takenFee)}
 		if err := q.InsertCarry(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID, store.CarryTaken, neg); err != nil {
 			return err
 		}
@@ -198,19 +212,35 @@ func (s *Service) parkedAfterCarry(ctx context.Context, q *store.Queries, n chai
 }
 
 // afterCarry is what a token group's transfers send, the address's carry for the asset (other
-// than the sweep's own rows) taken off: to the bankroll, its deposits' net less the bankroll
-// side; to the fee address (with one), their fees less the fee side. Either may be zero.
+// than the sweep's own rows) taken off as a whole, as a batch takes it (feeFromCarry,
+// takeAcrossSides): to the bankroll, its deposits' net; to the fee address (with one), their
+// fees. Either may be zero. Taken side by side, a carry whose sides did not match the
+// deposits' fee (the operator changed it between the sweep that carried and this one) asked
+// the address, which the carry's transfers had emptied, for one side's difference while the
+// other side's carry held it: the transfer failed its gas estimate on every pass.
 func (s *Service) afterCarry(ctx context.Context, n chain.Network, sw domain.Sweep, g *group) (net, fee *big.Int, err error) {
-	net, fee = new(big.Int).Sub(g.gross, g.fee), new(big.Int).Set(g.fee)
 	carry, err := store.New(s.pool).CarryBalance(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	net.Sub(net, minBig(net, carry.Bankroll))
-	if n.FeeAddress != (common.Address{}) {
-		fee.Sub(fee, minBig(fee, carry.Fee))
+	feeFromCarry(g, transferSides(n, g), carry)
+	planned, _ := takeAcrossSides(transferSides(n, g), carry)
+	return planned.Bankroll, planned.Fee, nil
+}
+
+// transferSides is what an unbatched group's transfers move for its deposits (gas aside): their
+// net to the bankroll and, with a fee address, their fees to it (without one the fee stays at
+// the deposit address).
+func transferSides(n chain.Network, g *group) store.Carry {
+	sides := store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
+	for _, d := range g.deposits {
+		fee := g.fees[d.ID]
+		sides.Bankroll.Add(sides.Bankroll, new(big.Int).Sub(d.GrossAmount, fee))
+		if n.FeeAddress != (common.Address{}) {
+			sides.Fee.Add(sides.Fee, fee)
+		}
 	}
-	return net, fee, nil
+	return sides
 }
 
 // unsweptAfterCarry is what of a token's unswept deposits at an address (gross) the address
@@ -250,32 +280,28 @@ func (s *Service) settleCarries(ctx context.Context, q *store.Queries, n chain.N
 	return nil
 }
 
-// settleGroupCarry is settleCarries for one token group.
+// settleGroupCarry is settleCarries for one token group: the carry taken is its deposits'
+// need less what its transfers moved, each side, but for the fee its plan left to the carry's
+// bankroll side (afterCarry): that part of the bankroll side is taken for the fee side.
 func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chain.Network, sw domain.Sweep, g *group,
 	credited map[int64]bool,
 ) error {
-	withFee := n.FeeAddress != (common.Address{})
-	need, left := store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}, store.Carry{Bankroll: new(big.Int), Fee: new(big.Int)}
-	for _, d := range g.deposits {
-		fee := g.fees[d.ID]
-		net := new(big.Int).Sub(d.GrossAmount, fee)
-		need.Bankroll.Add(need.Bankroll, net)
-		if withFee {
-			need.Fee.Add(need.Fee, fee)
-		}
-		if !credited[d.ID] {
-			left.Bankroll.Add(left.Bankroll, net)
-			if withFee {
-				left.Fee.Add(left.Fee, fee)
-			}
-		}
-	}
+	need := transferSides(n, g)
+	left := transferSides(n, &group{deposits: slices.DeleteFunc(slices.Clone(g.deposits), func(d domain.Deposit) bool {
+		return credited[d.ID]
+	}), fees: g.fees})
 	moved, err := s.movedTokens(ctx, q, sw, g)
 	if err != nil {
 		return err
 	}
-	taken, err := s.take(ctx, q, n, sw, g, store.Carry{Bankroll: new(big.Int).Sub(need.Bankroll, moved.Bankroll),
-		Fee: new(big.Int).Sub(need.Fee, moved.Fee)})
+	balance, err := q.CarryBalance(ctx, n.ChainID, sw.Address, g.asset.Symbol, sw.ID)
+	if err != nil {
+		return err
+	}
+	extra := feeInBankrollSide(need, balance)
+	taken, err := s.take(ctx, q, n, sw, g, store.Carry{
+		Bankroll: new(big.Int).Add(new(big.Int).Sub(need.Bankroll, moved.Bankroll), extra),
+		Fee:      new(big.Int).Sub(new(big.Int).Sub(need.Fee, moved.Fee), extra)})
 	if err != nil {
 		return err
 	}
@@ -289,6 +315,13 @@ func (s *Service) settleGroupCarry(ctx context.Context, q *store.Queries, n chai
 		carried.Fee.SetInt64(0)
 	}
 	return s.carry(ctx, q, n, sw, g, carried)
+}
+
+// feeInBankrollSide is what of need's fee side a plan took out of carry's bankroll side
+// (takeAcrossSides): kept in the bankroll, asked of no transfer.
+func feeInBankrollSide(need, carry store.Carry) *big.Int {
+	planned, taken := takeAcrossSides(need, carry)
+	return new(big.Int).Sub(taken.Bankroll, new(big.Int).Sub(need.Bankroll, planned.Bankroll))
 }
 
 // settleBatchedCarry is settleCarries for a batched sweep's group: its batch moved exactly
@@ -348,18 +381,19 @@ func (s *Service) batchPlan(ctx context.Context, q *store.Queries, n chain.Netwo
 	if err != nil {
 		return planned, taken, err
 	}
-	feeFromCarry(n, g, carry)
-	planned, taken = takeAcrossSides(batchSides(n, g, func(domain.Deposit) bool { return true }), carry)
+	all := func(domain.Deposit) bool { return true }
+	feeFromCarry(g, batchSides(n, g, all), carry)
+	planned, taken = takeAcrossSides(batchSides(n, g, all), carry)
 	return planned, taken, nil
 }
 
 // feeFromCarry raises the group's deposits' fees by what the carry's fee side holds beyond
-// their fees, up to what its bankroll side lacks of their net: that part of their money is at
-// the fee address already (moved at the fee of the batch that carried), never to reach the
-// bankroll, so it is not credited. Once raised (fixed on the deposits when signed), it raises
-// nothing again: the plan read at the receipt and the credit is the one signed.
-func feeFromCarry(n chain.Network, g *group, carry store.Carry) {
-	need := batchSides(n, g, func(domain.Deposit) bool { return true })
+// their fees (need, the group's sides), up to what its bankroll side lacks of their net: that
+// part of their money is at the fee address already (moved at the fee of the sweep that
+// carried), never to reach the bankroll, so it is not credited. Once raised (fixed on the
+// deposits when signed), it raises nothing again: the plan read at the receipt and the credit
+// is the one signed.
+func feeFromCarry(g *group, need, carry store.Carry) {
 	surplus := new(big.Int).Sub(carry.Fee, minBig(carry.Fee, need.Fee))
 	lacking := new(big.Int).Sub(need.Bankroll, minBig(need.Bankroll, carry.Bankroll))
 	raise := minBig(surplus, lacking)
@@ -374,7 +408,7 @@ func feeFromCarry(n chain.Network, g *group, carry store.Carry) {
 	}
 }
 
-// takeAcrossSides is what a batch asks its address for of need once carry is taken, and what
+// takeAcrossSides is what a sweep asks its address for of need once carry is taken, and what
 // it takes: each side of the carry covers its own side, and what the bankroll side holds
 // beyond the net covers the fee side too (that fee stays in the bankroll, as it does with no
 // fee address).
