@@ -111,7 +111,8 @@ func TestMissedDepositReplayOverTheWire(t *testing.T) {
 	if r := receipts[0]; r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() >= start {
 		t.Fatalf("payment: status %d in block %d, want success before block %d", r.Status, r.BlockNumber, start)
 	}
-	sealEvery(t, dev, 200*time.Millisecond) // from now on the chain moves on by itself, past start
+	// From now on the chain moves on by itself, past start.
+	sealEvery(t, dev, 200*time.Millisecond)
 	for { // the payment's confirmations
 		if h, err := client.BlockNumber(ctx); err == nil && h >= receipts[0].BlockNumber.Uint64()+3 {
 			break
