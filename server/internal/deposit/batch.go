@@ -349,17 +349,7 @@ func (s *Service) verifySweeper(ctx context.Context, n chain.Network, c *chain.C
 // joinBatch moves a sweep into a batch, after checking (with its deposits' rows locked) that
 // its deposits are still those the batch was planned with.
 func joinBatch(ctx context.Context, q *store.Queries, sweepID, batchID int64, planned []int64, fees map[int64]*big.Int) error {
-	sw, err := q.LockSweep(ctx, sweepID)
-	if err != nil {
-		return err
-	}
-	if sw.Status != domain.SweepFunding || sw.BatchID != 0 {
-		// Another worker's planner put it in a batch since this one read it: this plan is
-		// stale. Signing it anyway would sweep the address twice (moveSweep below leaves a
-		// refused move alone without an error, so this check must come first).
-		return errBatchStale
-	}
-	if err := samePlanned(ctx, q, sweepID, planned); err != nil {
+	if err := stillAsPlanned(ctx, q, sweepID, planned); err != nil {
 		return err
 	}
 	return moveSweep(ctx, q, sweepID, SweepSigned, func() error {
@@ -408,6 +398,27 @@ func (s *Service) creditCovered(ctx context.Context, n chain.Network, sweepID in
 
 // coverSweep is joinBatch for a sweep a carry covers: it moves on with no batch.
 func coverSweep(ctx context.Context, q *store.Queries, sweepID int64, planned []int64, fees map[int64]*big.Int) error {
+	if err := stillAsPlanned(ctx, q, sweepID, planned); err != nil {
+		return err
+	}
+	return moveSweep(ctx, q, sweepID, SweepSigned, func() error { return q.FixDepositFees(ctx, fees) })
+}
+
+// stillAsPlanned checks, with the sweep's and its deposits' rows locked, that the sweep still
+// waits for a batch with the deposits it was planned with, else errBatchStale.
+func stillAsPlanned(ctx context.Context, q *store.Queries, sweepID int64, planned []int64) error {
+	// Another worker's planner may have put it in a batch since this one read it: this plan is
+	// then stale. Signing it anyway would sweep the address twice (moveSweep leaves a refused
+	// move alone without an error, so this check must come first).
+	if err := lockWaiting(ctx, q, sweepID); err != nil {
+		return err
+	}
+	return samePlanned(ctx, q, sweepID, planned)
+}
+
+// lockWaiting locks a sweep's row and checks that it still waits for a batch (FUNDING, in
+// none), else errBatchStale.
+func lockWaiting(ctx context.Context, q *store.Queries, sweepID int64) error {
 	sw, err := q.LockSweep(ctx, sweepID)
 	if err != nil {
 		return err
@@ -415,10 +426,7 @@ func coverSweep(ctx context.Context, q *store.Queries, sweepID int64, planned []
 	if sw.Status != domain.SweepFunding || sw.BatchID != 0 {
 		return errBatchStale
 	}
-	if err := samePlanned(ctx, q, sweepID, planned); err != nil {
-		return err
-	}
-	return moveSweep(ctx, q, sweepID, SweepSigned, func() error { return q.FixDepositFees(ctx, fees) })
+	return nil
 }
 
 // samePlanned checks, with their rows locked, that a sweep's deposits are still those planned.

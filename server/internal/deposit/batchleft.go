@@ -278,8 +278,8 @@ func (s *Service) dropUnbackedWrittenOff(ctx context.Context, n chain.Network, c
 		// Another worker may have put the sweep in a batch since this one read it waiting (its
 		// balance read then after that batch moved the money): a deposit taken out of a signed
 		// sweep would leave the batch's amounts unexplained.
-		if now, err := q.LockSweep(ctx, sw.ID); err != nil || now.Status != domain.SweepFunding || now.BatchID != 0 {
-			return cmp.Or(err, errBatchStale)
+		if err := lockWaiting(ctx, q, sw.ID); err != nil {
+			return err
 		}
 		for _, id := range drop {
 			if ok, err := q.SetDepositStatus(ctx, id, domain.DepositSweeping, domain.DepositReorged); err != nil || !ok {
