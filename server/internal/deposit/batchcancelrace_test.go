@@ -34,8 +34,7 @@ func TestCancelOfALeftBatchLosesToItsOwnBytes(t *testing.T) {
 		t.Fatal("the gas tank never sent the cancel of the batch that left the chain")
 	}
 	e.dev.Rollback() // the cancel (and what waits behind it) leaves the pool
-	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.ref = 'batch:1' ORDER BY a.id LIMIT 1`)...)
+	e.mine(e.resent(firstBatch)...)
 	next := e.findDeposit(later.Hash())
 	e.run(func() bool { return e.deposit(next).Status == domain.DepositCredited })
 	e.runBlocks(confirmations + 2)

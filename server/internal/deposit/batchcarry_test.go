@@ -55,13 +55,7 @@ func TestBatchOfAWrittenOffDepositMinedWithALaterPaymentCarriesIt(t *testing.T) 
 			tank0, bank0, fees0 := e.balance(e.gasTank), e.holding(tc.currency, e.bankroll), e.holding(tc.currency, feeAddress)
 			again, _ := e.payment(e.newUser(), 0, addr, tc.currency, tc.later)
 			e.mine(again)
-			for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-				WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`) {
-				e.mine(old)
-				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-					t.Fatalf("the test needs the old batch mined: %v, %v", r, err)
-				}
-			}
+			e.mineMoving(oldestPendingBatch)
 			moved := tc.lost
 			if tc.later.Cmp(tc.lost) < 0 {
 				moved = new(big.Int) // the batch skips the address: it holds less than the old amount
@@ -69,13 +63,7 @@ func TestBatchOfAWrittenOffDepositMinedWithALaterPaymentCarriesIt(t *testing.T) 
 			if got := new(big.Int).Sub(e.holding(tc.currency, e.bankroll), bank0); got.Cmp(moved) > 0 {
 				t.Fatalf("the old batch moved %v to the bankroll", got)
 			}
-			e.scan()
-			next := e.findDeposit(again.Hash())
-			e.settleUntil(lost.ID, func() bool {
-				e.reconciled() // at every step
-				return e.deposit(next).Status == domain.DepositCredited
-			})
-			e.runBlocks(confirmations + 2)
+			next := e.laterCredited(lost.ID, again)
 
 			d := e.deposit(next)
 			if l := e.deposit(lost.ID); l.Status != domain.DepositReorged || e.fundKinds(lost.ID) != "" {
@@ -146,8 +134,7 @@ func TestWrittenOffDepositOfABatchThatCarriedComesBack(t *testing.T) {
 			tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
 			again, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
 			e.mine(again)
-			e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-				WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)...)
+			e.mine(e.resent(oldestPendingBatch)...)
 			e.scan()
 			next := e.findDeposit(again.Hash())
 			if tc.early {

@@ -5,10 +5,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/domain"
 )
 
 // What was seen: on an eip7702 chain with a fee address, a 40 USDT deposit was written off
@@ -52,20 +50,8 @@ func TestBatchCarryTakenWhenTheOperatorsFeeChanged(t *testing.T) {
 			tank0, bank0, fees0 := e.balance(e.gasTank), e.holding("USDT", e.bankroll), e.holding("USDT", feeAddress)
 			again, _ := e.payment(e.newUser(), 0, addr, "USDT", tc.later)
 			e.mine(again)
-			for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-				WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`) {
-				e.mine(old)
-				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-					t.Fatalf("the test needs the old batch mined: %v, %v", r, err)
-				}
-			}
-			e.scan()
-			next := e.findDeposit(again.Hash())
-			e.settleUntil(lost.ID, func() bool {
-				e.reconciled() // at every step
-				return e.deposit(next).Status == domain.DepositCredited
-			})
-			e.runBlocks(confirmations + 2)
+			e.mineMoving(oldestPendingBatch)
+			next := e.laterCredited(lost.ID, again)
 
 			d := e.deposit(next)
 			if e.fundKinds(next) != "DEPOSIT" || len(e.hooks.all()) != 1 {

@@ -38,8 +38,7 @@ func reinstatedAfterItsBatch(t *testing.T, batchFirst bool) {
 	e := setupBatched(t, 0)
 	lost, pay := e.batchLeftTheChainWrittenOff()
 	if batchFirst {
-		e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-			WHERE t.ref = 'batch:1' ORDER BY a.id LIMIT 1`)...)
+		e.mine(e.resent(firstBatch)...)
 	}
 	next := e.laterBatchCredited()
 	if n := e.count(`SELECT count(*) FROM chain_txs WHERE ref = 'batch:1' AND state = 'cancelled'`); n != 1 && !batchFirst {

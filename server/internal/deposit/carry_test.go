@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/deposit"
@@ -54,13 +53,8 @@ func TestRetiredTokenSweepMinedBeforeItsCancelCarriesToTheNextSweep(t *testing.T
 			bank0, fees0 := e.tokenBalance(e.bankroll), e.tokenBalance(feeAddress)
 			again, _ := e.payment(payer, 1, addr, "USDT", tc.another)
 			e.mine(again)
-			for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-				WHERE t.purpose IN ('sweep', 'sweep-fee') AND t.state = 'pending' ORDER BY t.nonce, a.id`) {
-				e.mine(old)
-				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-					t.Fatalf("the test needs the old transfer mined with the later payment's tokens: %v, %v", r, err)
-				}
-			}
+			e.mineMoving(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+				WHERE t.purpose IN ('sweep', 'sweep-fee') AND t.state = 'pending' ORDER BY t.nonce, a.id`)
 			e.scan()
 			next := e.findDeposit(again.Hash())
 			e.run(func() bool {
@@ -128,8 +122,7 @@ func TestCarryBiggerThanTheNextSweepIsTakenInPart(t *testing.T) {
 	e.confirm()
 	secondPay, _ := e.payment(payer, 2, addr, "USDT", big.NewInt(30_000_000))
 	e.mine(secondPay)
-	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`)...)
+	e.mine(e.resent(pendingSweeps)...)
 	e.scan()
 	first, second := e.findDeposit(firstPay.Hash()), e.findDeposit(secondPay.Hash())
 	if e.deposit(first).Status != domain.DepositSweeping || e.deposit(second).Status != domain.DepositConfirming {
@@ -196,8 +189,7 @@ func TestWrittenOffDepositOfAFinishedSweepReinstatedIsSweptAgain(t *testing.T) {
 	again, _ := e.payment(other, 0, addr, "USDT", big.NewInt(80_000_000))
 	e.mine(again)
 	e.mine(e.send(other, 1, addr, big.NewInt(1e16), nil, 2)) // gas for the old transfer (the reorg took its top-up)
-	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`)...)
+	e.mine(e.resent(pendingSweeps)...)
 	e.scan()
 	next := e.findDeposit(again.Hash())
 	e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })

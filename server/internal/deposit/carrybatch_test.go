@@ -30,7 +30,7 @@ func TestACarryFromBeforeEIP7702IsTakenBeforeTheAddressIsBatched(t *testing.T) {
 	tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
 	again, _ := e.payment(payer, 1, addr, "USDT", big.NewInt(80_000_000))
 	e.mine(again)
-	e.mineOldSweep()
+	e.mineMoving(oldestPendingSweep)
 	e.scan()
 	next := e.findDeposit(again.Hash())
 	for i := 0; e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`) == 0; i++ {

@@ -5,10 +5,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
-	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/testfactory"
 )
 
@@ -52,24 +50,10 @@ func TestUnbatchedCarryTakenWhenTheOperatorsFeeChanged(t *testing.T) {
 			tank0, bank0, fees0 := e.balance(e.gasTank), e.holding(tc.currency, e.bankroll), e.holding(tc.currency, feeAddress)
 			again, _ := e.payment(payer, 1, addr, tc.currency, tc.amount)
 			e.mine(again)
-			olds := e.resent(`SELECT DISTINCT ON (t.id) a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-				WHERE t.purpose IN ('sweep', 'sweep-fee') AND t.state = 'pending' ORDER BY t.id, a.id`)
-			if len(olds) != 2 {
-				t.Fatalf("the test needs the old net and fee transfers signed: %d", len(olds))
+			if olds := e.mineMoving(pendingNetAndFee); len(olds) != 2 {
+				t.Fatalf("the test needs the old net and fee transfers signed and mined: %d", len(olds))
 			}
-			e.mine(olds...)
-			for _, old := range olds {
-				if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-					t.Fatalf("the test needs the old transfers mined with the later payment's money: %v, %v", r, err)
-				}
-			}
-			e.scan()
-			next := e.findDeposit(again.Hash())
-			e.settleUntil(lost.ID, func() bool {
-				e.reconciled() // at every step
-				return e.deposit(next).Status == domain.DepositCredited
-			})
-			e.runBlocks(confirmations + 2)
+			next := e.laterCredited(lost.ID, again)
 
 			d := e.deposit(next)
 			if e.fundKinds(next) != "DEPOSIT" || len(e.hooks.all()) != 1 || e.fundKinds(lost.ID) != "" {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -27,16 +26,8 @@ func TestOldNativeFeeTransferMinedWithALaterPaymentIsCarried(t *testing.T) {
 	tank0, bank0, fees0 := e.balance(e.gasTank), e.balance(e.bankroll), e.balance(feeTo)
 	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
 	e.mine(again)
-	olds := e.resent(`SELECT DISTINCT ON (t.id) a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose IN ('sweep', 'sweep-fee') ORDER BY t.id, a.id`)
-	if len(olds) != 2 {
-		t.Fatalf("the test needs the old net and fee transfers signed: %d", len(olds))
-	}
-	e.mine(olds...)
-	for _, old := range olds {
-		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-			t.Fatalf("the test needs the old transfers mined with the later payment's money: %v, %v", r, err)
-		}
+	if olds := e.mineMoving(pendingNetAndFee); len(olds) != 2 {
+		t.Fatalf("the test needs the old net and fee transfers signed and mined: %d", len(olds))
 	}
 	e.scan()
 	next := e.findDeposit(again.Hash())
@@ -77,13 +68,7 @@ func TestATopUpLeavesOutWhatTheNativeCarryStandsFor(t *testing.T) {
 	tank0 := e.balance(e.gasTank)
 	again, _ := e.payment(payer, 1, addr, "ETH", testfactory.Ether(2))
 	e.mine(again)
-	for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' ORDER BY a.id LIMIT 1`) {
-		e.mine(old)
-		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-			t.Fatalf("the test needs the old transfer mined with the later payment's money: %v, %v", r, err)
-		}
-	}
+	e.mineMoving(oldestPendingSweep)
 	tok, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
 	e.mine(tok)
 	e.scan()

@@ -169,6 +169,51 @@ func (e *env) signedTogether(pays ...*types.Transaction) []*types.Transaction {
 	return out
 }
 
+// What the tests send again of the service's signed transactions (their bytes were public once
+// broadcast: anyone can send them, a node can keep them through a reorg).
+const (
+	oldestPendingBatch = `SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`
+	oldestPendingSweep = `SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`
+	pendingSweeps = `SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id`
+	pendingNetAndFee = `SELECT DISTINCT ON (t.id) a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.purpose IN ('sweep', 'sweep-fee') AND t.state = 'pending' ORDER BY t.id, a.id`
+	firstBatch = `SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+		WHERE t.ref = 'batch:1' ORDER BY a.id LIMIT 1`
+)
+
+// mineMoving sends again and mines the signed transactions query selects, and fails the test
+// unless each succeeds: an old transfer moving what its address holds now (a later payment's
+// money). It returns them.
+func (e *env) mineMoving(query string) []*types.Transaction {
+	e.t.Helper()
+	olds := e.resent(query)
+	e.mine(olds...)
+	for _, old := range olds {
+		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
+			e.t.Fatalf("the test needs the old transfer mined with what its address holds now: %v, %v", r, err)
+		}
+	}
+	return olds
+}
+
+// laterCredited finds the later payment again's deposit and settles the written-off deposit
+// lostID (its job, as a worker runs it) until the later one is credited, the books holding at
+// every step; then it runs the chain past the depth. It returns the later deposit's id.
+func (e *env) laterCredited(lostID int64, again *types.Transaction) int64 {
+	e.t.Helper()
+	e.scan()
+	next := e.findDeposit(again.Hash())
+	e.settleUntil(lostID, func() bool {
+		e.reconciled()
+		return e.deposit(next).Status == domain.DepositCredited
+	})
+	e.runBlocks(confirmations + 2)
+	return next
+}
+
 // resent sends again the signed transactions whose raw bytes query selects, and txs, as a node
 // keeping them in its pool would after a reorg (one already pooled is taken as sent).
 func (e *env) resent(query string, txs ...*types.Transaction) []*types.Transaction {

@@ -181,8 +181,7 @@ func writtenOffEtherSweptByItsOldBytes(t *testing.T, feeBps int32, feeTo common.
 	lost := e.writtenOffBeforeItsSweep(pay, nil)
 	tank0, bank0 := e.balance(e.gasTank), e.balance(e.bankroll)
 	e.mine(e.resent("", pay)...)
-	olds := e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)
+	olds := e.resent(oldestPendingSweep)
 	e.mine(olds...)
 	for _, tx := range append(olds, pay) {
 		if r, err := e.client.Receipt(e.ctx, tx.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
@@ -245,7 +244,7 @@ func TestWrittenOffAgainAfterItsOldBytesMovedALaterPaymentIsSwept(t *testing.T) 
 			tank0, bank0 := e.balance(e.gasTank), e.holding(c.currency, e.bankroll)
 			again, _ := e.payment(e.newUser(), 0, addr, c.currency, c.another)
 			e.mine(again)
-			e.mineOldSweep()
+			e.mineMoving(oldestPendingSweep)
 			e.scan()
 			next := e.findDeposit(again.Hash())
 			e.settleUntil(lost.ID, func() bool { return e.deposit(next).Status == domain.DepositCredited })
@@ -311,19 +310,5 @@ func (e *env) sweptNotCredited(lost domain.Deposit, currency string, bank0, owed
 	if d := e.deposit(lost.ID); d.Status != domain.DepositReorged || e.fundKinds(d.ID) != kinds || e.depositEvents(d.ID) != events {
 		e.t.Errorf("the deposit is %s, fund entries %q, %d DEPOSIT events; want REORGED, %q, %d", d.Status,
 			e.fundKinds(d.ID), e.depositEvents(d.ID), kinds, events)
-	}
-}
-
-// mineOldSweep mines again the signed bytes of the oldest pending sweep (an old sweep's public
-// bytes, rebroadcast by anyone) and fails the test unless they succeed, moving what the address
-// holds now (a later payment's money).
-func (e *env) mineOldSweep() {
-	e.t.Helper()
-	for _, old := range e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep' AND t.state = 'pending' ORDER BY a.id LIMIT 1`) {
-		e.mine(old)
-		if r, err := e.client.Receipt(e.ctx, old.Hash()); err != nil || r.Status != types.ReceiptStatusSuccessful {
-			e.t.Fatalf("the test needs the old transfer mined with the later payment's money: %v, %v", r, err)
-		}
 	}
 }

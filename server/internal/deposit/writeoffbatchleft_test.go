@@ -37,8 +37,7 @@ func TestDoneBatchThatLeftTheChainIsCancelledByTheGasTank(t *testing.T) {
 			lost, pay := e.batchLeftTheChainWrittenOff()
 			tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
 			if c.batchFirst {
-				e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-					WHERE t.ref = 'batch:1' ORDER BY a.id LIMIT 1`)...)
+				e.mine(e.resent(firstBatch)...)
 			}
 			if c.back {
 				e.minedAgain(pay, lost.ID)
@@ -130,8 +129,7 @@ func TestWrittenOffAgainWithoutASweptUncreditedRowNeverWedgesItsAddress(t *testi
 	tank0, bank0 := e.balance(e.gasTank), e.tokenBalance(e.bankroll)
 	again, _ := e.payment(e.newUser(), 0, addr, "USDT", big.NewInt(40_000_000))
 	e.mine(again)
-	e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
-		WHERE t.purpose = 'sweep-batch' AND t.state = 'pending' ORDER BY a.id LIMIT 1`)...)
+	e.mine(e.resent(oldestPendingBatch)...)
 	e.scan()
 	next := e.findDeposit(again.Hash())
 	e.settleUntil(lost.ID, func() bool {
