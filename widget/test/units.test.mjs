@@ -1,7 +1,7 @@
 // Unit tests of the widget's own algorithms, on the TypeScript sources compiled with the
 // project's tsc: the QR encoder (every code decoded back with zbarimg, across versions with
 // and without version blocks), the EIP-55 checks against the EIP's own examples, and which
-// screen the deposit page shows for a session's deposits.
+// screen the deposit page shows for a session's deposits, and the full-page flow's return URL.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,15 +16,17 @@ const out = mkdtempSync(join(widget, "test-results", ".unit-"));
 let qr;
 let eip55;
 let progress;
+let redirect;
 
 before(async () => {
   process.on("exit", () => rmSync(out, { recursive: true, force: true }));
   execFileSync(join(widget, "node_modules", ".bin", "tsc"), ["--outDir", out, "--module", "es2022", "--target", "es2020", "--moduleResolution", "bundler",
-    "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts"), join(widget, "src/shared/progress.ts")], { stdio: "inherit" });
+    "--skipLibCheck", join(widget, "src/shared/qr.ts"), join(widget, "src/shared/eip55.ts"), join(widget, "src/shared/progress.ts"), join(widget, "src/shared/redirect.ts")], { stdio: "inherit" });
   writeFileSync(join(out, "package.json"), '{"type":"module"}');
   qr = await import(join(out, "qr.js"));
   eip55 = await import(join(out, "eip55.js"));
   progress = await import(join(out, "progress.js"));
+  redirect = await import(join(out, "redirect.js"));
 });
 
 function zbar(code) {
@@ -108,4 +110,27 @@ test("deposit screen: only unsweepable and reorged deposits fail; below the mini
     [["SOMETHING_NEW"], "waiting"],
   ];
   for (const [statuses, want] of cases) assert.equal(view(...statuses), want, statuses.join(","));
+});
+
+// What was seen: an operator's Redirect URL https://op.example/back?status=open&ref=a%20b came
+// back as ?status=success&ref=a+b: URLSearchParams.set replaced the operator's own status and
+// re-encoded the rest. The spec appends status=success|cancelled; the operator's query stays.
+test("full-page return URL: status appended, the operator's own query kept as it was", () => {
+  const cases = [
+    ["https://op.example/back", "success", "https://op.example/back?status=success"],
+    ["https://op.example/back?", "cancelled", "https://op.example/back?status=cancelled"],
+    ["https://op.example/back?from=coffer", "success", "https://op.example/back?from=coffer&status=success"],
+    ["https://op.example/back?status=open&ref=a%20b", "success", "https://op.example/back?status=open&ref=a%20b&status=success"],
+    ["https://op.example/back?flag&x=1+2", "cancelled", "https://op.example/back?flag&x=1+2&status=cancelled"],
+    ["https://op.example/back?a=1&", "success", "https://op.example/back?a=1&status=success"],
+    ["https://op.example/back?a=1#done", "success", "https://op.example/back?a=1&status=success#done"],
+    ["HTTP://op.example:8443/b", "success", "http://op.example:8443/b?status=success"],
+    ["javascript:alert(1)", "success", null],
+    ["/relative", "success", null],
+    ["", "success", null],
+    ["https://", "success", null],
+  ];
+  for (const [url, status, want] of cases) assert.equal(redirect.returnURL(url, status), want, url);
+  const back = new URL(redirect.returnURL("https://op.example/back?status=open", "success"));
+  assert.deepEqual(back.searchParams.getAll("status"), ["open", "success"]);
 });

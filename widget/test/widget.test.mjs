@@ -147,7 +147,7 @@ test("full page, streaming blocked: polling fallback follows a native deposit, C
   await page.getByRole("button", { name: "Close", exact: true }).click();
   await page.waitForURL(/\/return\?/);
   const url = new URL(page.url());
-  assert.equal(url.searchParams.get("status"), "success");
+  assert.deepEqual(url.searchParams.getAll("status"), ["operator-own", "success"], "status is appended, the operator's own kept");
   assert.equal(url.searchParams.get("from"), "coffer", "the redirect URL's own query is kept");
   await page.close();
 });
@@ -158,7 +158,7 @@ test("full page: dismissing goes to the redirect URL with status=cancelled", asy
   await page.goto(session.url);
   await page.getByRole("button", { name: "Close the widget" }).click();
   await page.waitForURL(/\/return\?/);
-  assert.equal(new URL(page.url()).searchParams.get("status"), "cancelled");
+  assert.equal(new URL(page.url()).search, "?from=coffer&status=operator-own&status=cancelled");
   await page.close();
 });
 

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -15,6 +16,7 @@ type options struct {
 	tolerance time.Duration
 	now       func() time.Time
 	maxBody   int64
+	errorLog  func(ctx context.Context, e Event, err error)
 }
 
 func newOptions(opts []Option) options {

@@ -25,16 +25,28 @@ type Event struct {
 }
 
 // HandlerFunc handles one verified event and returns the reply Coffer gets. An error answers
-// 500: Coffer retries DEPOSIT, WITHDRAW_COMPLETE and an external-approval WITHDRAW_REQUEST; a
-// synchronous WITHDRAW_REQUEST counts it as code 3 (temporarily unavailable).
+// 500 with the fixed description InternalErrorDescription (Coffer records answers, so the
+// error's own text stays with the operator: see WithErrorLog): Coffer retries DEPOSIT,
+// WITHDRAW_COMPLETE and an external-approval WITHDRAW_REQUEST; a synchronous
+// WITHDRAW_REQUEST counts it as code 3 (temporarily unavailable).
 type HandlerFunc func(ctx context.Context, e Event) (Reply, error)
+
+// InternalErrorDescription is the description Handler answers when the HandlerFunc fails.
+const InternalErrorDescription = "internal error"
+
+// WithErrorLog has Handler pass each error its HandlerFunc returns to log, with the event, for
+// the operator's own logs: the answer Coffer gets (and records) carries only
+// InternalErrorDescription.
+func WithErrorLog(log func(ctx context.Context, e Event, err error)) Option {
+	return func(o *options) { o.errorLog = log }
+}
 
 // Handler returns an http.Handler for the operator's webhook URL: it reads the raw body (up to
 // MaxBodySize), verifies the signature with the operator key ([]byte("sk_...")) before
 // anything else, parses the event, calls fn and answers its Reply as JSON. What it refuses
 // it answers with a non-zero error, so Coffer never takes it for an acknowledgement: 405 for a
 // method other than POST, 413 for an oversize body, 401 for a bad signature or timestamp, 400
-// for a body that does not parse.
+// for a body that does not parse, 500 when fn fails.
 func Handler(key []byte, fn HandlerFunc, opts ...Option) http.Handler {
 	o := newOptions(opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,9 +73,13 @@ func Handler(key []byte, fn HandlerFunc, opts ...Option) http.Handler {
 			refuse(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		reply, err := fn(r.Context(), Event{ID: r.Header.Get(HeaderID), Name: EventName(msg), Test: IsTest(msg), Message: msg})
+		e := Event{ID: r.Header.Get(HeaderID), Name: EventName(msg), Test: IsTest(msg), Message: msg}
+		reply, err := fn(r.Context(), e)
 		if err != nil {
-			refuse(w, http.StatusInternalServerError, err.Error())
+			if o.errorLog != nil {
+				o.errorLog(r.Context(), e, err)
+			}
+			refuse(w, http.StatusInternalServerError, InternalErrorDescription)
 			return
 		}
 		reply.Write(w)

@@ -123,6 +123,47 @@ func TestHandler(t *testing.T) {
 	}
 }
 
+// What was seen: a HandlerFunc's error text ("pq: connection to 10.0.3.7:5432 refused") was the
+// description of the 500 answer, which Coffer records with the attempt: the operator's internal
+// details ended up in Coffer's records. The answer now carries a fixed text; the error goes to
+// the operator's WithErrorLog hook.
+func TestHandlerErrorStaysWithTheOperator(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	internal := errors.New("pq: connection to 10.0.3.7:5432 refused")
+	fail := func(context.Context, webhook.Event) (webhook.Reply, error) { return webhook.Reply{}, internal }
+	for _, c := range []struct {
+		name   string
+		logged bool
+	}{{"without a hook", false}, {"with a hook", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var loggedEvent webhook.Event
+			var loggedErr error
+			opts := []webhook.Option{webhook.WithClock(func() time.Time { return now })}
+			if c.logged {
+				opts = append(opts, webhook.WithErrorLog(func(_ context.Context, e webhook.Event, err error) { loggedEvent, loggedErr = e, err }))
+			}
+			rec := httptest.NewRecorder()
+			webhook.Handler(key, fail, opts...).ServeHTTP(rec, signed(t, body(false), now))
+			var reply webhook.Reply
+			if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil {
+				t.Fatalf("answer %q is not JSON: %v", rec.Body.String(), err)
+			}
+			if rec.Code != http.StatusInternalServerError || reply.Error != webhook.ReplyTemporarilyUnavailable ||
+				reply.Description != webhook.InternalErrorDescription {
+				t.Fatalf("answer %d %s, want 500 with error 3 and %q", rec.Code, rec.Body.String(), webhook.InternalErrorDescription)
+			}
+			if strings.Contains(rec.Body.String(), "10.0.3.7") {
+				t.Fatalf("the answer leaks the handler's error: %s", rec.Body.String())
+			}
+			if c.logged && (!errors.Is(loggedErr, internal) || loggedEvent.ID != "evt-1" || loggedEvent.Name == "") {
+				t.Fatalf("hook got %+v, %v", loggedEvent, loggedErr)
+			}
+		})
+	}
+}
+
 func TestReplyCodes(t *testing.T) {
 	t.Parallel()
 	if webhook.ReplyOK.Message() != "" || webhook.ReplyCode(10).Message() != "" {

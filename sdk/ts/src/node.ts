@@ -54,7 +54,14 @@ export type EventHandler = (received: ReceivedEvent) => Reply | Promise<Reply>;
 export interface HandlerOptions extends VerifyOptions {
   /** The largest body read (default 65,536 bytes). */
   maxBodyBytes?: number;
+  /** Receives what handle threw, with the event, for the operator's own logs: Coffer, which
+   *  records answers, gets only INTERNAL_ERROR_DESCRIPTION. */
+  onError?: (err: unknown, event: WebhookEvent) => void;
 }
+
+/** The description of the 500 answer when handle throws; the error's own text stays with the
+ *  operator (HandlerOptions.onError). */
+export const INTERNAL_ERROR_DESCRIPTION = "internal error";
 
 function send(res: ServerResponse, status: number, reply: Reply): void {
   res.writeHead(status, { "Content-Type": "application/json" });
@@ -106,7 +113,12 @@ export function webhookHandler(
       const reply = await handle({ id, test: isTest(event), event });
       send(res, 200, { ...reply, description: reply.description || (reply.error === 0 ? "ok" : "") });
     } catch (err) {
-      send(res, 500, { error: 3, description: err instanceof Error ? err.message : String(err) });
+      send(res, 500, { error: 3, description: INTERNAL_ERROR_DESCRIPTION });
+      try {
+        options.onError?.(err, event);
+      } catch {
+        // A failing log hook must not turn the answer into an unhandled rejection.
+      }
     }
   };
 }

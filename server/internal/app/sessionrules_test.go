@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -544,6 +545,66 @@ func TestNullIsNotAnIdentifier(t *testing.T) { //nolint:tparallel // its subtest
 	_, err := depositorsClient.CreateDepositor(withBearer(t.Context(), key), &cofferv1.CreateDepositorRequest{ExternalUserId: "null"})
 	if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
 		t.Errorf("Connect depositor null: %v", err)
+	}
+	if n := env.Count(t, "depositors"); n != depositors {
+		t.Fatalf("refused depositors were written: %d -> %d", depositors, n)
+	}
+}
+
+// TestBlankIsNotAUserID: what was seen: an externalUserId of white space alone (" ") opened a
+// session and registered a depositor, whose DEPOSIT would name no visible user. Blank ids
+// (white space or invisible characters only; a tab was refused already, as a control
+// character) are INVALID_ARGUMENT naming externalUserId on both session kinds, both
+// transports, /depositor/create and /depositor/:externalUserId/check, and write nothing.
+// An id with spaces inside or around visible characters is still an id.
+func TestBlankIsNotAUserID(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
+	t.Parallel()
+	env, _, transports := startSessionTransports(t)
+	_, key := env.Operator(t, domain.OperatorSettings{})
+	blanks := []string{" ", "   ", "\t", " \t ", "\u00a0", "\u3000", "\u200b", "\ufeff", "\u2028"}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			sessions, depositors := env.Count(t, "sessions"), env.Count(t, "depositors")
+			for _, kind := range []string{"deposit", "withdraw"} {
+				for _, user := range blanks {
+					_, _, code, field, msg, err := tr.open(kind, sessionJSONBody(t, "", user, "10", "USD"))
+					if err != nil || code != "INVALID_ARGUMENT" || field != "externalUserId" {
+						t.Errorf("%s user %q: %s %s %q %v; want INVALID_ARGUMENT externalUserId", kind, user, code, field, msg, err)
+					}
+				}
+			}
+			if n, d := env.Count(t, "sessions"), env.Count(t, "depositors"); n != sessions || d != depositors {
+				t.Fatalf("refused sessions were written: sessions %d -> %d, depositors %d -> %d", sessions, n, depositors, d)
+			}
+			if _, _, code, _, _, err := tr.open("deposit", sessionJSONBody(t, "", " user 7 ", "10", "USD")); err != nil || code != "" {
+				t.Errorf(`user " user 7 ": %s %v`, code, err)
+			}
+		})
+	}
+	depositors := env.Count(t, "depositors")
+	client := cofferv1connect.NewDepositorServiceClient(http.DefaultClient, env.URL)
+	ctx := withBearer(t.Context(), key)
+	for _, user := range blanks {
+		body, err := json.Marshal(map[string]string{"externalUserId": user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := mustREST(t, env, "POST", "/depositor/create", key, string(body)); c.status != http.StatusBadRequest ||
+			c.data["code"] != "INVALID_ARGUMENT" || c.data["field"] != "externalUserId" {
+			t.Errorf("REST create %q: %d %v", user, c.status, c.data)
+		}
+		if c := mustREST(t, env, "GET", "/depositor/"+url.PathEscape(user)+"/check", key, ""); c.status != http.StatusBadRequest ||
+			c.data["code"] != "INVALID_ARGUMENT" || c.data["field"] != "externalUserId" {
+			t.Errorf("REST check %q: %d %v", user, c.status, c.data)
+		}
+		_, err = client.CreateDepositor(ctx, &cofferv1.CreateDepositorRequest{ExternalUserId: user})
+		if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
+			t.Errorf("Connect create %q: %v", user, err)
+		}
+		_, err = client.CheckDepositor(ctx, &cofferv1.CheckDepositorRequest{ExternalUserId: user})
+		if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
+			t.Errorf("Connect check %q: %v", user, err)
+		}
 	}
 	if n := env.Count(t, "depositors"); n != depositors {
 		t.Fatalf("refused depositors were written: %d -> %d", depositors, n)

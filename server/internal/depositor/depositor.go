@@ -50,7 +50,7 @@ type Created struct {
 // Create registers a depositor for the operator, or, when it exists, replaces its email with
 // the one given (an empty email keeps the stored one). It is idempotent and says what it did.
 func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID, email string) (Created, error) {
-	if err := session.NotNull("externalUserId", externalUserID); err != nil {
+	if err := session.UserID(externalUserID); err != nil {
 		return Created{}, err
 	}
 	var out Created
@@ -88,8 +88,12 @@ func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID
 	return out, nil
 }
 
-// Check returns the operator's depositor and whether it exists.
+// Check returns the operator's depositor and whether it exists. An id Create refuses is
+// refused here too, rather than answered "not found" as if it could exist.
 func (s *Service) Check(ctx context.Context, op domain.Operator, externalUserID string) (domain.Depositor, bool, error) {
+	if err := session.UserID(externalUserID); err != nil {
+		return domain.Depositor{}, false, err
+	}
 	d, err := store.New(s.pool).GetDepositor(ctx, op.ID, externalUserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return d, false, nil

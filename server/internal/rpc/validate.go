@@ -35,12 +35,41 @@ func Validate(msg proto.Message) error {
 			first = field
 		}
 		text := v.Proto.GetMessage()
+		if unsetNumber(v) {
+			text = requiredMessage
+		}
 		if field != "" {
 			text = field + ": " + text
 		}
 		msgs = append(msgs, text)
 	}
 	return &fault.Error{Code: fault.InvalidArgument, Message: strings.Join(msgs, "; "), Field: first}
+}
+
+// requiredMessage is protovalidate's own text for a required field left empty.
+const requiredMessage = "value is required"
+
+// unsetNumber reports whether v is a rule of a number field (chainId > 0) broken by the
+// field's zero value. A proto3 number without presence holds zero when it is left out, and
+// on the wire zero and absent are the same thing, so the caller is told the field is
+// required, as for an empty string, rather than "must be greater than 0".
+func unsetNumber(v *protovalidate.Violation) bool {
+	fd := v.FieldDescriptor
+	if fd == nil || fd.HasPresence() || fd.IsList() || fd.IsMap() || !isNumber(fd.Kind()) {
+		return false
+	}
+	return !v.FieldValue.IsValid() || v.FieldValue.Equal(fd.Default())
+}
+
+func isNumber(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Int64Kind,
+		protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
+		protoreflect.Uint64Kind, protoreflect.Fixed64Kind, protoreflect.FloatKind, protoreflect.DoubleKind:
+		return true
+	default:
+		return false
+	}
 }
 
 func jsonPath(v *protovalidate.Violation) string {

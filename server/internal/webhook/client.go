@@ -211,16 +211,45 @@ func CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Redact removes credentials from a URL for records and logs.
+// redacted stands in for a secret Redact removes.
+const redacted = "xxxxx"
+
+// Redact removes what may be a credential from a URL for records and logs: the user and
+// password, every query value (operators put tokens there: ?token=…) and the fragment. The
+// scheme, host, path and the query's parameter names stay, so the URL can still be recognised.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(invalid URL)"
 	}
 	if u.User != nil {
-		u.User = url.User("xxxxx")
+		u.User = url.User(redacted)
+	}
+	u.RawQuery = redactQuery(u.RawQuery)
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = redacted, ""
 	}
 	return u.String()
+}
+
+// redactQuery keeps a query's parameter names and replaces each value; a parameter without a
+// name ("?abc123") may itself be the secret, so it is replaced whole.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	parts := strings.Split(raw, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		switch {
+		case p == "":
+		case hasValue && name != "":
+			parts[i] = name + "=" + redacted
+		default:
+			parts[i] = redacted
+		}
+	}
+	return strings.Join(parts, "&")
 }
 
 // Post sends one signed webhook and judges the answer. ctx may shorten the client's

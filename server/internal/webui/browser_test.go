@@ -59,8 +59,9 @@ func TestBrowser(t *testing.T) {
 	// The embedding operator: webhooks acknowledged by the control server, no redirect URL.
 	hooks := control.srv.URL + "/webhook"
 	embedded, embeddedKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &hooks})
-	// The full-page operator: a redirect URL on the control server.
-	back := control.srv.URL + "/return?from=coffer"
+	// The full-page operator: a redirect URL on the control server, with a query of its own
+	// (a status among it, which the widget must keep: it appends its own).
+	back := control.srv.URL + "/return?from=coffer&status=operator-own"
 	fullPage, fullPageKey := env.Operator(t, domain.OperatorSettings{WebhookURL: &hooks, RedirectURL: &back})
 	// The refusing operator answers WITHDRAW_REQUEST with code 2 (insufficient balance).
 	denies := control.srv.URL + "/webhook-deny"

@@ -17,6 +17,7 @@ import { clock, fiat, shortHash, trimUnits } from "../shared/format.js";
 import { checkAddress, toChecksum } from "../shared/eip55.js";
 import { depositView } from "../shared/progress.js";
 import { encode, svgPath } from "../shared/qr.js";
+import { returnURL } from "../shared/redirect.js";
 import { pickLang, translator, type Key, type T } from "./i18n.js";
 
 type Reason = "deposit_success" | "withdraw_queued" | "deposit_failed" | "user_dismissed";
@@ -103,11 +104,9 @@ function close(reason: Reason) {
   if (session?.kind === SessionKind.WITHDRAW && reason === "user_dismissed" && !withdrawalSubmitted) {
     widget.cancelSession({ sid }).catch(() => undefined);
   }
-  const redirect = session?.redirectUrl;
-  if (redirect && /^https?:/i.test(redirect)) {
-    const u = new URL(redirect);
-    u.searchParams.set("status", reason === "deposit_success" || reason === "withdraw_queued" ? "success" : "cancelled");
-    location.assign(u.toString());
+  const back = returnURL(session?.redirectUrl ?? "", reason === "deposit_success" || reason === "withdraw_queued" ? "success" : "cancelled");
+  if (back) {
+    location.assign(back);
     return;
   }
   mount(root, ...frame(t("close"), h("p", null, t("closeWindow"))));
