@@ -501,6 +501,9 @@ func (s *Service) advanceBatch(ctx context.Context, n chain.Network, c *chain.Cl
 	case domain.ChainTxPending:
 		return false, nil
 	case domain.ChainTxMined:
+		if ok, err := s.minedBatchSettles(ctx, n, c, t, sweeps); err != nil || !ok {
+			return false, err // settledepth.go
+		}
 		results, err := s.batchResults(ctx, n, c, t, sweeps)
 		if err != nil {
 			return false, err

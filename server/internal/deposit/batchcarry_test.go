@@ -180,13 +180,7 @@ func TestWrittenOffDepositOfABatchThatCarriedComesBack(t *testing.T) {
 // payment's new incident is open.
 func (e *env) backBeforeTheLaterDepositIsSwept(pay *types.Transaction, id, next int64) {
 	e.t.Helper()
-	for e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`) == 0 {
-		if _, err := e.svc.Settle(e.ctx, id); err != nil {
-			e.t.Fatal(err)
-		}
-		e.dev.Commit()
-		e.scan()
-	}
+	e.carriedUnscanned(id)
 	if err := e.client.Send(e.ctx, pay); err != nil {
 		e.t.Fatal(err)
 	}
@@ -201,4 +195,22 @@ func (e *env) backBeforeTheLaterDepositIsSwept(pay *types.Transaction, id, next 
 	if d := e.deposit(next); d.SweepID != 0 || e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, id) != 1 {
 		e.t.Fatalf("the test needs the payment back while the later deposit is unswept: it is %s in sweep %d", d.Status, d.SweepID)
 	}
+}
+
+// carriedUnscanned settles written-off deposit id (its job) until its batch, mined with a later
+// payment's money, has carried, scanning nothing meanwhile: such a batch is settled only once
+// it has the confirmation depth (batchdepth.go), and a scan by then would confirm the later
+// payment, mined before it, and have its sweep planned first.
+func (e *env) carriedUnscanned(id int64) {
+	e.t.Helper()
+	for range 2 * confirmations {
+		if e.count(`SELECT count(*) FROM sweep_carries WHERE kind = 'CARRIED'`) > 0 {
+			return
+		}
+		if _, err := e.svc.Settle(e.ctx, id); err != nil {
+			e.t.Fatal(err)
+		}
+		e.dev.Commit()
+	}
+	e.t.Fatal("the written-off deposit's batch carried nothing")
 }

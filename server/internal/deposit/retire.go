@@ -80,6 +80,10 @@ func (s *Service) retireSweep(ctx context.Context, n chain.Network, c *chain.Cli
 				n.ChainID, "address", sw.Address, "tx", t.ID, "hash", txs[i].MinedHash)
 		}
 	}
+	// What a mined transfer moved may be a later payment's money, not yet confirmed (settledepth.go).
+	if deep, err := s.retiredMinedDeep(ctx, n, c, txs); err != nil || !deep {
+		return true, err
+	}
 	unmined := slices.DeleteFunc(slices.Clone(txs), func(t domain.ChainTx) bool { return t.State == domain.ChainTxMined })
 	if len(unmined) == 0 {
 		return false, nil // every transfer mined: the sweep is finished as mined

@@ -188,6 +188,12 @@ func writtenOffEtherSweptByItsOldBytes(t *testing.T, feeBps int32, feeTo common.
 			t.Fatalf("the test needs the payment and the old transfer mined: %v, %v", r, err)
 		}
 	}
+	// The old sweep is finished once its transfer has the depth (settledepth.go): here before the
+	// scanner reads the payment's block at its depth (its new incident holds the sweep).
+	e.confirm()
+	if _, err := e.svc.Settle(e.ctx, lost.ID); err != nil {
+		t.Fatal(err)
+	}
 	e.settleUntil(lost.ID, func() bool {
 		return e.count(`SELECT count(*) FROM deposit_reorgs WHERE deposit_id = $1 AND resolution IS NULL`, lost.ID) == 1
 	})
