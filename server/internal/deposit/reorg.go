@@ -70,8 +70,10 @@ type reorged struct {
 // markReorged marks the deposits past their confirmation depth in the blocks after fork, and
 // the other deposits of their sweeps when a sweep transaction was mined after fork, in the
 // rollback's transaction, and forgets re-inclusions of earlier reorged deposits in those
-// blocks (they left the chain too).
-func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64) ([]reorged, error) {
+// blocks (they left the chain too). offChain are the sweeps whose transaction mined after fork
+// is not on the chain (sweepsOffChain): their deposits are marked the same way, though none
+// of them left.
+func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64, offChain []int64) ([]reorged, error) {
 	q := store.New(tx)
 	if _, err := q.ForgetReinclusions(ctx, chainID, fork+1); err != nil {
 		return nil, err
@@ -90,8 +92,9 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	// or an engineer resolves them. A batch's other sweeps (other addresses) go with it: its
 	// bytes moved their money too (once a deposit of it is written off, the gas tank cancels it
 	// and they are swept anew: cancelLeftBatch, resweep). A sweep none of whose deposits left is
-	// mined again as it was (its inputs are all on the chain).
-	var sweepIDs []int64
+	// sent again as it was (its inputs are all on the chain): left alone when the node has mined
+	// it again, else (offChain) its deposits are marked the same way until it is (sweepleft.go).
+	sweepIDs := slices.Clone(offChain)
 	for _, d := range settled {
 		if d.SweepID != 0 {
 			sweepIDs = append(sweepIDs, d.SweepID)

@@ -839,6 +839,50 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMis
 	return missing, err
 }
 
+const sweepTxsMinedFrom = `-- name: SweepTxsMinedFrom :many
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
+	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
+		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
+WHERE t.chain_id = $1 AND t.state = 'mined' AND t.mined_block >= $2::bigint
+	AND t.purpose IN ('sweep', 'sweep-fee', 'sweep-batch')
+ORDER BY t.id, sweeps.id
+`
+
+type SweepTxsMinedFromParams struct {
+	ChainID   int64
+	FromBlock int64
+}
+
+type SweepTxsMinedFromRow struct {
+	SweepID   int64
+	TxID      int64
+	MinedHash string
+}
+
+// The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
+// in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
+// may have taken it away while every deposit it moved stays on the chain.
+func (q *Queries) SweepTxsMinedFrom(ctx context.Context, db DBTX, arg SweepTxsMinedFromParams) ([]SweepTxsMinedFromRow, error) {
+	rows, err := db.Query(ctx, sweepTxsMinedFrom, arg.ChainID, arg.FromBlock)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SweepTxsMinedFromRow
+	for rows.Next() {
+		var i SweepTxsMinedFromRow
+		if err := rows.Scan(&i.SweepID, &i.TxID, &i.MinedHash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const writtenOffMinedAgain = `-- name: WrittenOffMinedAgain :many
 SELECT r.id, r.deposit_id, r.chain_id, r.fork_block, r.block_number, r.block_hash, r.prior_status, r.reversed, r.detected_at, r.reincluded_block, r.reincluded_hash, r.resolution, r.resolved_by, r.note, r.resolved_at, (SELECT deposits.operator_id::text FROM deposits WHERE deposits.id = r.deposit_id)::text AS operator_id
 FROM deposit_reorgs r JOIN deposits d ON d.id = r.deposit_id

@@ -1,0 +1,115 @@
+package deposit_test
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/cofferhq/coffer/server/internal/domain"
+)
+
+// How the sweep comes back in TestCreditedSweepThatLeftTheChainIsSentAgain.
+const (
+	coffersResend = "Coffer sends it again"
+	nodeRaces     = "the node mines its own bytes first"
+	paymentAgain  = "the payment is mined again too"
+)
+
+// What was seen: on a chain with EIP-7702 batches, a 40 USDT deposit was swept by a batch and
+// credited; a reorg deeper than the depth then took the batch's block away while the payment
+// stayed (it was mined before the fork). The node dropped the batch (the dev chain's rollback
+// drops its pool) and Coffer never sent it again: the deposit stayed CREDITED, its 40 USDT
+// back at its address, the books 40 USDT short of the bankroll for good (until the node
+// happened to mine the batch again). An unbatched sweep was no different (0.03 ETH, 40 USDT
+// short): nothing sent it again either. The rollback now reorgs the deposits of a sweep whose
+// transaction it finds off the chain, their transfer noted back at once, so they stop counting
+// while their money is at the address; the sweep is sent again (its stored bytes, the same
+// nonce) and, once mined again at depth, they count again: one DEPOSIT, one net credit, the
+// bankroll paid once, the books whole at every step.
+func TestCreditedSweepThatLeftTheChainIsSentAgain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		batched  bool
+		currency string
+		amount   *big.Int
+		how      string
+	}{
+		{"batched token", true, "USDT", big.NewInt(40_000_000), coffersResend},
+		{"batched native", true, "ETH", milliETH(30), coffersResend},
+		{"batched token, the node races", true, "USDT", big.NewInt(40_000_000), nodeRaces},
+		{"batched native, the node races", true, "ETH", milliETH(30), nodeRaces},
+		{"batched token, the payment mined again", true, "USDT", big.NewInt(40_000_000), paymentAgain},
+		{"unbatched token", false, "USDT", big.NewInt(40_000_000), coffersResend},
+		{"unbatched native", false, "ETH", milliETH(30), coffersResend},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := setupWith(t, options{batched: tc.batched})
+			addr := e.paidAddress("ada", tc.batched)
+			pay, _ := e.payment(e.newUser(), 0, addr, tc.currency, tc.amount)
+			parent := e.latestHeader() // before the payment: a fork here takes it away too
+			e.mine(pay)
+			e.confirm()
+			if tc.how != paymentAgain {
+				parent = e.latestHeader() // the payment is confirmed; its sweep comes after
+			}
+			bank0 := e.holding(tc.currency, e.bankroll)
+			e.run(func() bool { return len(e.hooks.all()) == 1 })
+			id := e.findDeposit(pay.Hash())
+			credited := e.deposit(id)
+			sweepTxs := e.count(`SELECT count(*) FROM chain_txs WHERE purpose IN ('sweep', 'sweep-fee', 'sweep-batch')`)
+
+			e.engine.RebroadcastAfter = 0
+			oldHead := e.latestHeader().Number.Uint64()
+			if err := e.dev.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			e.dev.Rollback() // what the fork put back in the pool: dropped
+			if tc.how == paymentAgain {
+				e.mine(e.resent("", pay)...)
+			}
+			e.dev.Commit()
+			e.scan() // rolls back
+			if got := e.deposit(id); got.Status != domain.DepositReorged || e.available(tc.currency).Sign() != 0 {
+				t.Fatalf("after the rollback the deposit is %s with %v %s available, want REORGED with none",
+					got.Status, e.available(tc.currency), tc.currency)
+			}
+			e.reconciled() // its money is at its address, not in the bankroll: it does not count
+			if tc.how == nodeRaces {
+				e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
+					WHERE t.purpose = 'sweep-batch' ORDER BY a.id LIMIT 1`)...)
+			}
+			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+				e.dev.Commit()
+				e.scan()
+				e.settleAll()
+				e.reconciled()
+			}
+			e.countsAgainOnce(id, tc.currency, credited.Amount.Int64())
+
+			if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system" {
+				t.Errorf("the deposit's audit: %s", got)
+			}
+			if n := e.depositEvents(id); n != 1 {
+				t.Errorf("%d DEPOSIT events, want the one", n)
+			}
+			if got := e.holding(tc.currency, addr); got.Sign() != 0 && tc.currency == "USDT" {
+				t.Errorf("the deposit address still holds %v %s", got, tc.currency)
+			}
+			// A native unbatched sweep paid its own gas out of the deposit: the bankroll got the
+			// credited net; everything else got the gross.
+			want := tc.amount
+			if !tc.batched && tc.currency == "ETH" {
+				want = credited.Amount
+			}
+			if got := new(big.Int).Sub(e.holding(tc.currency, e.bankroll), bank0); got.Cmp(want) != 0 {
+				t.Errorf("the bankroll received %v %s, want the deposit's %v once", got, tc.currency, want)
+			}
+			if n := e.count(`SELECT count(*) FROM chain_txs WHERE purpose IN ('sweep', 'sweep-fee', 'sweep-batch')`); n != sweepTxs {
+				t.Errorf("%d sweep transactions, want the %d sent again at their nonces", n, sweepTxs)
+			}
+			e.nothingPending()
+			e.reconciled()
+		})
+	}
+}

@@ -1,0 +1,64 @@
+package deposit
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/store"
+)
+
+// Sweeps that left the chain while their deposits stayed. A reorg deeper than the depth may
+// take away only a sweep's block: its deposits' transfers were mined before the fork (or are
+// on the new branch too), the sweep after it. A node puts the sweep back in its pool and mines
+// it again, but a node may as well drop it (the dev chain's rollback does), and nothing sent it
+// again: its deposits stayed CREDITED while their money was back at their address, the books
+// short of the bankroll for good. So the rollback also reorgs the deposits of each sweep whose
+// transaction mined after the fork is not on the chain now (a batch: every sweep of it), as it
+// does the other deposits of a reorged deposit's sweep: their transfers are noted back at
+// once, readyToReinstate sends the sweep again (its stored bytes, the same nonce: the money
+// moves once) and, once it is mined again at depth, the scanner counts them again (REINCLUDED:
+// a REINSTATE entry, no second DEPOSIT). A sweep the node has mined again by the time the
+// rollback reads it is left alone: its inputs and its move are all on the chain.
+
+// sweepsOffChain lists, before the rollback to fork commits (it reads the chain), the sweeps
+// whose transaction mined in the books after fork is not on the chain now: no receipt, or one
+// that now reverts (it moved nothing). A node still indexing counts as off the chain: the
+// deposits then stop counting until the sweep is read mined again, never the other way round.
+func (s *Service) sweepsOffChain(ctx context.Context, c *chain.Client, chainID int64, fork uint64) ([]int64, error) {
+	txs, err := store.New(s.pool).SweepTxsMinedFrom(ctx, chainID, fork+1)
+	if err != nil || len(txs) == 0 {
+		return nil, err
+	}
+	onChain := map[int64]bool{}
+	var out []int64
+	for _, t := range txs {
+		mined, read := onChain[t.TxID]
+		if !read {
+			if mined, err = stillMined(ctx, c, t.MinedHash); err != nil {
+				return nil, err
+			}
+			onChain[t.TxID] = mined
+		}
+		if !mined {
+			out = append(out, t.SweepID)
+		}
+	}
+	return out, nil
+}
+
+// stillMined reports whether the transaction mined as hash is on the chain now, successful.
+func stillMined(ctx context.Context, c *chain.Client, hash string) (bool, error) {
+	r, err := c.Receipt(ctx, common.HexToHash(hash))
+	switch {
+	case errors.Is(err, ethereum.NotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return r.Status == types.ReceiptStatusSuccessful, nil
+}
