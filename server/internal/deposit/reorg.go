@@ -412,7 +412,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
 		}
-		if missing, err := s.txMissingDeposit(ctx, t, d.SweepID, upTo); err != nil || missing {
+		if missing, err := s.leftMissingDeposit(ctx, c, d, t, upTo); err != nil || missing {
 			// Its signed bytes move every deposit of the sweep (a batch: of every sweep of it):
 			// with one of them still off the chain (or written off) they would be mined with a
 			// later payment's money.

@@ -3,12 +3,14 @@ package deposit
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -61,4 +63,42 @@ func stillMined(ctx context.Context, c *chain.Client, hash string) (bool, error)
 		return false, err
 	}
 	return r.Status == types.ReceiptStatusSuccessful, nil
+}
+
+// A batch that left the chain with a deposit written off can never be sent again (its bytes
+// would move a later payment's money in the written-off deposit's name). The gas tank cancelled
+// it only when a later batch waited behind its nonce (cancelBatchGapBefore) or a deposit of it
+// was written off again: with neither, another address's deposit it had swept, its payment
+// still on the chain and its money back at its address, stayed reorged and uncounted, its money
+// at the address, until some unrelated batch formed. readyToReinstate, waiting on that deposit,
+// now has the gas tank cancel the batch once its deposits are decided (batchDecided); at the
+// cancel's depth the deposit is swept anew and counted again (resweep, creditBack).
+
+// leftMissingDeposit is txMissingDeposit for sweep transaction t, off the chain, of reorged
+// deposit d; a batch missing one is cancelled once its deposits are decided (cancelDecidedBatch).
+func (s *Service) leftMissingDeposit(ctx context.Context, c *chain.Client, d domain.Deposit, t domain.ChainTx, upTo uint64) (bool, error) {
+	missing, err := s.txMissingDeposit(ctx, t, d.SweepID, upTo)
+	if err != nil || !missing || t.Purpose != PurposeSweepBatch {
+		return missing, err
+	}
+	return true, s.cancelDecidedBatch(ctx, c, d.ChainID, t)
+}
+
+// cancelDecidedBatch cancels done batch transaction t that left the chain, once every deposit
+// of it is decided (cancelLeftBatch); a batch still in flight is advanceBatch's.
+func (s *Service) cancelDecidedBatch(ctx context.Context, c *chain.Client, chainID int64, t domain.ChainTx) error {
+	var batchID int64
+	if _, err := fmt.Sscanf(t.Ref, "batch:%d", &batchID); err != nil {
+		return fmt.Errorf("deposit: batch transaction %d: ref %q: %w", t.ID, t.Ref, err)
+	}
+	b, err := store.New(s.pool).LockSweepBatch(ctx, batchID) // a read
+	if err != nil || b.Status != domain.BatchDone {
+		return err
+	}
+	n, ok := s.chains.Network(chainID)
+	if !ok {
+		return fmt.Errorf("deposit: batch %d: chain %d is not configured", batchID, chainID)
+	}
+	_, _, err = s.cancelLeftBatch(ctx, n, c, batchID)
+	return err
 }
