@@ -114,6 +114,12 @@ func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error)
 		if err != nil {
 			return false, err
 		}
+		if len(deposits) == 0 {
+			// Its deposits, written off, left it (a finished sweep that carried: leaveFinishedSweep):
+			// its bytes would move money in their names again (coveredSweepGone).
+			writtenOff = true
+			continue
+		}
 		for _, d := range deposits {
 			if d.Status != domain.DepositReorged {
 				return false, nil

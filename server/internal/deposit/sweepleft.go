@@ -102,3 +102,13 @@ func (s *Service) cancelDecidedBatch(ctx context.Context, c *chain.Client, chain
 	_, _, err = s.cancelLeftBatch(ctx, n, c, batchID)
 	return err
 }
+
+// coveredSweepGone: a done batched sweep in no batch was credited from its address's carry
+// (creditCovered): no transaction moved money in its name, and none ever will. A deposit of it
+// written off again with its payment back (its money at the address) had its settle job read
+// the batch of "batch 0" on every run (not found, for good), its money left at the address;
+// oldSweepGone now takes such a sweep as gone, and the deposit is swept anew, never credited
+// (sweepOutOfBatch; a carry source mined again meanwhile, the address no longer holding the
+// money, drops it: dropUnbackedWrittenOff). The batch that carried, its written-off deposits
+// gone from its finished sweep (leaveFinishedSweep), is decided (batchDecided): left off the
+// chain, the gas tank cancels it, else the chain's next batch waits behind its nonce for good.
