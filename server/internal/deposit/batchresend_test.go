@@ -116,72 +116,84 @@ func TestCreditedSweepThatLeftTheChainIsSentAgain(t *testing.T) {
 }
 
 // A batch of two addresses' deposits: carol's 10 USDT paid before the fork, dora's 40 USDT
-// after it. A reorg deeper than the depth takes dora's payment and the batch away (the node
-// drops both) and dora's deposit is written off. Carol's deposit stops counting while its money
-// is back at its address, and once the batch is cancelled (it can never be sent again: it
-// would move 40 USDT dora no longer has) its money reaches the bankroll once and it counts
-// again, with no later deposit needed to move things along.
+// after it (and the same in ETH). A reorg deeper than the depth takes dora's payment and the
+// batch away (the node drops both) and dora's deposit is written off. Carol's deposit stops
+// counting while its money is back at its address, and once the batch is cancelled (it can
+// never be sent again: it would move 40 USDT dora no longer has) its money reaches the
+// bankroll once and it counts again, with no later deposit needed to move things along.
 func TestBatchThatLeftTheChainCreditsTheKeptDepositBackOnItsOwn(t *testing.T) {
 	t.Parallel()
-	e := setupBatched(t, 0)
-	kept, _ := e.payment(e.newUser(), 0, e.tokenAddress("carol"), "USDT", big.NewInt(10_000_000))
-	e.mine(kept)
-	parent := e.latestHeader()
-	pay, _ := e.payment(e.newUser(), 0, e.tokenAddress("dora"), "USDT", big.NewInt(40_000_000))
-	e.mine(pay)
-	for range confirmations + 1 { // both confirmed before either is swept: one batch
-		e.dev.Commit()
-		e.scan()
-	}
-	bank0 := e.tokenBalance(e.bankroll)
-	e.run(func() bool { return len(e.hooks.all()) == 2 })
-	k, lost := e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(pay.Hash()))
-	if n := e.count(`SELECT count(DISTINCT batch_id) FROM sweeps WHERE id IN ($1, $2)`, k.SweepID, lost.SweepID); n != 1 {
-		t.Fatalf("the test needs both sweeps in one batch (%d batches)", n)
-	}
+	for _, tc := range []struct {
+		currency   string
+		kept, lost *big.Int
+	}{
+		{"USDT", big.NewInt(10_000_000), big.NewInt(40_000_000)},
+		{"ETH", milliETH(10), milliETH(40)},
+	} {
+		t.Run(tc.currency, func(t *testing.T) {
+			t.Parallel()
+			e := setupBatched(t, 0)
+			carol := e.tokenAddress("carol")
+			kept, _ := e.payment(e.newUser(), 0, carol, tc.currency, tc.kept)
+			e.mine(kept)
+			parent := e.latestHeader()
+			pay, _ := e.payment(e.newUser(), 0, e.tokenAddress("dora"), tc.currency, tc.lost)
+			e.mine(pay)
+			for range confirmations + 1 { // both confirmed before either is swept: one batch
+				e.dev.Commit()
+				e.scan()
+			}
+			bank0 := e.holding(tc.currency, e.bankroll)
+			e.run(func() bool { return len(e.hooks.all()) == 2 })
+			k, lost := e.deposit(e.findDeposit(kept.Hash())), e.deposit(e.findDeposit(pay.Hash()))
+			if n := e.count(`SELECT count(DISTINCT batch_id) FROM sweeps WHERE id IN ($1, $2)`, k.SweepID, lost.SweepID); n != 1 {
+				t.Fatalf("the test needs both sweeps in one batch (%d batches)", n)
+			}
 
-	e.engine.RebroadcastAfter = 0
-	oldHead := e.latestHeader().Number.Uint64()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.dev.Rollback() // dora's payment and the batch the fork put back in the pool
-	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-		e.reconciled()
-	}
-	if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
-		Note: "the payment left the chain", Actor: "service-team:cli:eve"}); err != nil {
-		t.Fatal(err)
-	}
-	for range 4 * confirmations {
-		if e.deposit(k.ID).Status == domain.DepositCredited {
-			break
-		}
-		e.runBlocks(1)
-		e.reconciled()
-	}
-	e.runBlocks(confirmations + 2)
+			e.engine.RebroadcastAfter = 0
+			oldHead := e.latestHeader().Number.Uint64()
+			if err := e.dev.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			e.dev.Rollback() // dora's payment and the batch the fork put back in the pool
+			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+				e.dev.Commit()
+				e.scan()
+				e.settleAll()
+				e.reconciled()
+			}
+			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
+				Note: "the payment left the chain", Actor: "service-team:cli:eve"}); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 * confirmations {
+				if e.deposit(k.ID).Status == domain.DepositCredited {
+					break
+				}
+				e.runBlocks(1)
+				e.reconciled()
+			}
+			e.runBlocks(confirmations + 2)
 
-	if got := e.deposit(k.ID); got.Status != domain.DepositCredited || e.fundKinds(k.ID) != "DEPOSIT,REORG,REINSTATE" ||
-		e.depositEvents(k.ID) != 1 {
-		t.Errorf("carol's deposit is %s, fund entries %q, %d DEPOSIT events; want credited back once", got.Status,
-			e.fundKinds(k.ID), e.depositEvents(k.ID))
+			if got := e.deposit(k.ID); got.Status != domain.DepositCredited || e.fundKinds(k.ID) != "DEPOSIT,REORG,REINSTATE" ||
+				e.depositEvents(k.ID) != 1 {
+				t.Errorf("carol's deposit is %s, fund entries %q, %d DEPOSIT events; want credited back once", got.Status,
+					e.fundKinds(k.ID), e.depositEvents(k.ID))
+			}
+			if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
+				t.Errorf("dora's written-off deposit: fund entries %q", e.fundKinds(lost.ID))
+			}
+			if got := new(big.Int).Sub(e.holding(tc.currency, e.bankroll), bank0); got.Cmp(tc.kept) != 0 {
+				t.Errorf("the bankroll received %v, want carol's %v once", got, tc.kept)
+			}
+			if got := e.holding(tc.currency, carol); got.Sign() != 0 {
+				t.Errorf("carol's address still holds %v", got)
+			}
+			if got := e.available(tc.currency); got.Cmp(tc.kept) != 0 {
+				t.Errorf("%v %s available, want carol's %v", got, tc.currency, tc.kept)
+			}
+			e.nothingPending()
+			e.reconciled()
+		})
 	}
-	if e.fundKinds(lost.ID) != "DEPOSIT,REORG" {
-		t.Errorf("dora's written-off deposit: fund entries %q", e.fundKinds(lost.ID))
-	}
-	if got := new(big.Int).Sub(e.tokenBalance(e.bankroll), bank0); got.Int64() != 10_000_000 {
-		t.Errorf("the bankroll received %v USDT units, want carol's 10000000 once", got)
-	}
-	if got := e.tokenBalance(e.tokenAddress("carol")); got.Sign() != 0 {
-		t.Errorf("carol's address still holds %v USDT units", got)
-	}
-	if got := e.available("USDT"); got.Int64() != 10_000_000 {
-		t.Errorf("%v USDT available, want carol's", got)
-	}
-	e.nothingPending()
-	e.reconciled()
 }
