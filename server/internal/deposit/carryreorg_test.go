@@ -18,7 +18,8 @@ import (
 // so the gas tank's next batch waited behind its nonce for good, and with it every later batch
 // of the chain. A covered sweep is now taken as gone once its deposit is written off again
 // (nothing moved money in its name) and a batch's sweep left without deposits as written off:
-// the batch is cancelled, the money swept anew once to the bankroll, never credited.
+// the batch is cancelled, the money swept anew once to the bankroll, never credited; or, on a
+// REINSTATE, credited back once (coveredNeverPays).
 func TestCoveredDepositTakenByADeepReorgComesBack(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -27,6 +28,9 @@ func TestCoveredDepositTakenByADeepReorgComesBack(t *testing.T) {
 		kinds      string
 	}{
 		{"WRITE_OFF", domain.DepositReorged, "DEPOSIT,REORG"},
+		// REINSTATE credited it back at once while its money was at the address (the batch
+		// that carried left the chain): books 40 USDT short. It is swept anew and credited back.
+		{"REINSTATE", domain.DepositCredited, "DEPOSIT,REORG,REINSTATE"},
 	} {
 		t.Run(tc.resolution, func(t *testing.T) {
 			t.Parallel()

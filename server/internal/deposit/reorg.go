@@ -100,17 +100,25 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 			sweepIDs = append(sweepIDs, d.SweepID)
 		}
 	}
-	var swept []domain.Deposit
-	if len(sweepIDs) > 0 {
-		if swept, err = q.LockDepositsSweptFrom(ctx, chainID, fork+1, sweepIDs); err != nil {
-			return nil, err
-		}
+	swept, err := lockDepositsSweptFrom(ctx, q, chainID, fork, sweepIDs)
+	if err != nil {
+		return nil, err
 	}
+	covered, err := coveredDepositsOff(ctx, q, chainID, fork, offChain)
+	if err != nil {
+		return nil, err
+	}
+	swept = append(swept, covered...)
 	sweptOnly := map[int64]bool{}
 	for _, d := range swept {
 		sweptOnly[d.ID] = true
 	}
 	out, err := s.reorgDeposits(ctx, tx, chainID, append(settled, swept...), func(d domain.Deposit) (uint64, string) {
+		if slices.ContainsFunc(covered, func(c domain.Deposit) bool { return c.ID == d.ID }) {
+			return fork, fmt.Sprintf("it was credited from its address's carry (sweep %d), and the sweep that carried was mined "+
+				"in a block after %d, which left the chain; its own block %d (%s) stays; the deposit was %s", d.SweepID, fork,
+				d.BlockNumber, d.BlockHash, d.Status)
+		}
 		if sweptOnly[d.ID] {
 			return fork, fmt.Sprintf("its sweep (%d) was mined in a block after %d, which left the chain (the chains share "+
 				"blocks up to %d); its own block %d (%s) stays; the deposit was %s", d.SweepID, fork, fork, d.BlockNumber,
@@ -130,6 +138,14 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 		}
 	}
 	return out, nil
+}
+
+// lockDepositsSweptFrom is store's LockDepositsSweptFrom, nothing for no sweep.
+func lockDepositsSweptFrom(ctx context.Context, q *store.Queries, chainID int64, fork uint64, sweepIDs []int64) ([]domain.Deposit, error) {
+	if len(sweepIDs) == 0 {
+		return nil, nil
+	}
+	return q.LockDepositsSweptFrom(ctx, chainID, fork+1, sweepIDs)
 }
 
 // blockLeft is the audit note of a deposit whose block left the chain, and why that is known.

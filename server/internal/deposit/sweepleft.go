@@ -112,3 +112,50 @@ func (s *Service) cancelDecidedBatch(ctx context.Context, c *chain.Client, chain
 // money, drops it: dropUnbackedWrittenOff). The batch that carried, its written-off deposits
 // gone from its finished sweep (leaveFinishedSweep), is decided (batchDecided): left off the
 // chain, the gas tank cancels it, else the chain's next batch waits behind its nonce for good.
+
+// Deposits credited from a carry whose sweep left the chain. A carry stands for money a
+// finished sweep moved to the bankroll for no deposit of it (carry.go); a deposit the carry
+// covers is credited with no transaction of its own (creditCovered). When the sweep that
+// carried leaves the chain, so does that money: the covered deposit stayed CREDITED while its
+// money was back at its address, the books short for good. So the rollback reorgs it too
+// (coveredDepositsOff), its transfer noted back at once; while no sweep that carried to its
+// address is on the chain, its covered sweep never pays (coveredNeverPays): counted again (the
+// scanner's REINCLUDED, or an engineer's REINSTATE), it is swept anew and credited back once
+// (resweep), the gas tank cancelling the sweep that carried (batchDecided) when it is a batch.
+
+// coveredDepositsOff locks, in the rollback's transaction, the deposits of the covered sweeps
+// that took a carry recorded by a sweep of offChain.
+func coveredDepositsOff(ctx context.Context, q *store.Queries, chainID int64, fork uint64, offChain []int64) ([]domain.Deposit, error) {
+	if len(offChain) == 0 {
+		return nil, nil
+	}
+	ids, err := q.SweepsCoveredBy(ctx, offChain)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	return q.LockCoveredDeposits(ctx, chainID, fork+1, ids)
+}
+
+// coveredNeverPays reports whether covered sweep sw's money can never be in the bankroll: no
+// sweep that carried to its address has a transaction on the chain now.
+func (s *Service) coveredNeverPays(ctx context.Context, c *chain.Client, sw domain.Sweep) (bool, error) {
+	sources, err := store.New(s.pool).CarrySources(ctx, sw.ChainID, sw.Address, sw.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range sources {
+		txs, err := s.sweepTxs(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range txs {
+			if t.State != domain.ChainTxMined {
+				continue
+			}
+			if mined, err := stillMined(ctx, c, t.MinedHash); err != nil || mined {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}

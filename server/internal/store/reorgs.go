@@ -225,3 +225,10 @@ func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uin
 	}
 	return out, nil
 }
+
+// LockCoveredDeposits locks the deposits (SWEEPING, CREDITED) of the given sweeps, credited from
+// their address's carry, in blocks below from: a rollback there took away the sweep that carried.
+func (q *Queries) LockCoveredDeposits(ctx context.Context, chainID int64, from uint64, sweepIDs []int64) ([]domain.Deposit, error) {
+	return manyDeposits(sqlc.LockCoveredDeposits(ctx, q.db, dbsqlc.LockCoveredDepositsParams{ChainID: chainID,
+		FromBlock: bigint(from), SweepIds: sweepIDs}))
+}

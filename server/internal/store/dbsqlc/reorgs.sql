@@ -36,6 +36,18 @@ WHERE (deposits.sweep_id = ANY(@sweep_ids::bigint[])
 				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
 ORDER BY deposits.id FOR UPDATE;
 
+-- name: LockCoveredDeposits :many
+-- Deposits (SWEEPING, CREDITED) of the given sweeps credited from a carry (no transaction of
+-- their own) in blocks before a number: a rollback there took away the sweep that carried.
+SELECT sqlc.embed(deposits),
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
+	AND deposits.status IN ('SWEEPING', 'CREDITED')
+ORDER BY deposits.id FOR UPDATE;
+
 -- name: SweepTxsMinedFrom :many
 -- The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
 -- in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
