@@ -440,6 +440,11 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 			return false, err
 		}
 	}
+	if t.Purpose == PurposeSweepBatch {
+		if err := s.cancelGapBelowResent(ctx, c, d.ChainID, t); err != nil {
+			return false, err
+		}
+	}
 	t, err := s.engine.Advance(ctx, t.ID)
 	if errors.Is(err, chaintx.ErrInsufficientFunds) {
 		return false, nil // its gas top-up is not mined again yet

@@ -159,3 +159,17 @@ func (s *Service) coveredNeverPays(ctx context.Context, c *chain.Client, sw doma
 	}
 	return true, nil
 }
+
+// cancelGapBelowResent has the gas tank cancel the done batches that left the chain below batch
+// transaction t, sent again for a reorged deposit, once their deposits are decided
+// (cancelBatchGapBefore, as advanceBatch does for a batch in flight). A batch that carried to an
+// address, off the chain, held the gas tank's nonce below the address's later batch sent again,
+// and nothing cancelled it until some other batch of the chain formed: the later deposit waited
+// uncounted, its money at its address.
+func (s *Service) cancelGapBelowResent(ctx context.Context, c *chain.Client, chainID int64, t domain.ChainTx) error {
+	n, ok := s.chains.Network(chainID)
+	if !ok {
+		return fmt.Errorf("deposit: batch transaction %d: chain %d is not configured", t.ID, chainID)
+	}
+	return s.cancelBatchGapBefore(ctx, n, c, t)
+}
