@@ -114,6 +114,12 @@ func (s *Service) batchDecided(ctx context.Context, batchID int64) (bool, error)
 		if err != nil {
 			return false, err
 		}
+		if len(deposits) == 0 {
+			// Its deposits, written off, left it (a finished sweep that carried: leaveFinishedSweep):
+			// its bytes would move money in their names again (coveredSweepGone).
+			writtenOff = true
+			continue
+		}
 		for _, d := range deposits {
 			if d.Status != domain.DepositReorged {
 				return false, nil
@@ -175,14 +181,17 @@ func (s *Service) cancelBatchGapBefore(ctx context.Context, n chain.Network, c *
 // address: the gas tank's cancel of it has the confirmation depth (cancelLeftBatch), or it
 // was mined again, at depth, skipping the address. It reads the chain and requests nothing.
 func (s *Service) batchNeverPays(ctx context.Context, sw domain.Sweep) (bool, error) {
-	if sw.BatchID == 0 {
+	if sw.BatchID == 0 && sw.Status != domain.SweepDone {
 		return false, nil
 	}
-	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweepBatch, batchRef(sw.BatchID))
+	n, c, err := s.chains.Lookup(sw.ChainID)
 	if err != nil {
 		return false, err
 	}
-	n, c, err := s.chains.Lookup(sw.ChainID)
+	if sw.BatchID == 0 {
+		return s.coveredNeverPays(ctx, c, sw) // credited from a carry (sweepleft.go)
+	}
+	t, err := store.New(s.pool).ChainTxByRef(ctx, PurposeSweepBatch, batchRef(sw.BatchID))
 	if err != nil {
 		return false, err
 	}

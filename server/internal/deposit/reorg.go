@@ -70,8 +70,10 @@ type reorged struct {
 // markReorged marks the deposits past their confirmation depth in the blocks after fork, and
 // the other deposits of their sweeps when a sweep transaction was mined after fork, in the
 // rollback's transaction, and forgets re-inclusions of earlier reorged deposits in those
-// blocks (they left the chain too).
-func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64) ([]reorged, error) {
+// blocks (they left the chain too). offChain are the sweeps whose transaction mined after fork
+// is not on the chain (sweepsOffChain): their deposits are marked the same way, though none
+// of them left.
+func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64, offChain []int64) ([]reorged, error) {
 	q := store.New(tx)
 	if _, err := q.ForgetReinclusions(ctx, chainID, fork+1); err != nil {
 		return nil, err
@@ -90,24 +92,33 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 	// or an engineer resolves them. A batch's other sweeps (other addresses) go with it: its
 	// bytes moved their money too (once a deposit of it is written off, the gas tank cancels it
 	// and they are swept anew: cancelLeftBatch, resweep). A sweep none of whose deposits left is
-	// mined again as it was (its inputs are all on the chain).
-	var sweepIDs []int64
+	// sent again as it was (its inputs are all on the chain): left alone when the node has mined
+	// it again, else (offChain) its deposits are marked the same way until it is (sweepleft.go).
+	sweepIDs := slices.Clone(offChain)
 	for _, d := range settled {
 		if d.SweepID != 0 {
 			sweepIDs = append(sweepIDs, d.SweepID)
 		}
 	}
-	var swept []domain.Deposit
-	if len(sweepIDs) > 0 {
-		if swept, err = q.LockDepositsSweptFrom(ctx, chainID, fork+1, sweepIDs); err != nil {
-			return nil, err
-		}
+	swept, err := lockDepositsSweptFrom(ctx, q, chainID, fork, sweepIDs)
+	if err != nil {
+		return nil, err
 	}
+	covered, err := coveredDepositsOff(ctx, q, chainID, fork, offChain)
+	if err != nil {
+		return nil, err
+	}
+	swept = append(swept, covered...)
 	sweptOnly := map[int64]bool{}
 	for _, d := range swept {
 		sweptOnly[d.ID] = true
 	}
 	out, err := s.reorgDeposits(ctx, tx, chainID, append(settled, swept...), func(d domain.Deposit) (uint64, string) {
+		if slices.ContainsFunc(covered, func(c domain.Deposit) bool { return c.ID == d.ID }) {
+			return fork, fmt.Sprintf("it was credited from its address's carry (sweep %d), and the sweep that carried was mined "+
+				"in a block after %d, which left the chain; its own block %d (%s) stays; the deposit was %s", d.SweepID, fork,
+				d.BlockNumber, d.BlockHash, d.Status)
+		}
 		if sweptOnly[d.ID] {
 			return fork, fmt.Sprintf("its sweep (%d) was mined in a block after %d, which left the chain (the chains share "+
 				"blocks up to %d); its own block %d (%s) stays; the deposit was %s", d.SweepID, fork, fork, d.BlockNumber,
@@ -127,6 +138,14 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 		}
 	}
 	return out, nil
+}
+
+// lockDepositsSweptFrom is store's LockDepositsSweptFrom, nothing for no sweep.
+func lockDepositsSweptFrom(ctx context.Context, q *store.Queries, chainID int64, fork uint64, sweepIDs []int64) ([]domain.Deposit, error) {
+	if len(sweepIDs) == 0 {
+		return nil, nil
+	}
+	return q.LockDepositsSweptFrom(ctx, chainID, fork+1, sweepIDs)
 }
 
 // blockLeft is the audit note of a deposit whose block left the chain, and why that is known.
@@ -409,7 +428,7 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		case errors.Is(err, chain.ErrIndexing):
 			return false, nil // the node cannot tell yet: no proof that the sweep left the chain
 		}
-		if missing, err := s.txMissingDeposit(ctx, t, d.SweepID, upTo); err != nil || missing {
+		if missing, err := s.leftMissingDeposit(ctx, c, d, t, upTo); err != nil || missing {
 			// Its signed bytes move every deposit of the sweep (a batch: of every sweep of it):
 			// with one of them still off the chain (or written off) they would be mined with a
 			// later payment's money.
@@ -418,6 +437,11 @@ func (s *Service) sweptAgain(ctx context.Context, c *chain.Client, d domain.Depo
 		s.log.WarnContext(ctx, "a reorged deposit's sweep left the chain: broadcasting it again", "deposit", d.ID, "chain", d.ChainID,
 			"sweep_tx", t.MinedHash)
 		if err := s.engine.Reopen(ctx, t); err != nil {
+			return false, err
+		}
+	}
+	if t.Purpose == PurposeSweepBatch {
+		if err := s.cancelGapBelowResent(ctx, c, d.ChainID, t); err != nil {
 			return false, err
 		}
 	}

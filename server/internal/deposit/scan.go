@@ -462,16 +462,20 @@ func (s *Service) rollBackAReorg(ctx context.Context, q *store.Queries, c *chain
 	if s.crash != nil {
 		s.crash(stepForkFound)
 	}
-	return true, s.rollback(ctx, chainID, next, tip, fork)
+	return true, s.rollback(ctx, c, chainID, next, tip, fork)
 }
 
 // rollback forgets the blocks after the fork point: unconfirmed deposits in them are orphaned,
 // those already past the confirmation depth are marked reorged (reorg.go), and the scan
 // resumes right after the fork. next and tip are the cursor and the hash kept for block next-1
 // that the pass found gone; anything else now is another pass's work (ErrRaced).
-func (s *Service) rollback(ctx context.Context, chainID int64, next uint64, tip string, fork uint64) error {
+func (s *Service) rollback(ctx context.Context, c *chain.Client, chainID int64, next uint64, tip string, fork uint64) error {
 	var marked []reorged
-	err := store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	offChain, err := s.sweepsOffChain(ctx, c, chainID, fork) // sweepleft.go
+	if err != nil {
+		return err
+	}
+	err = store.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		q := store.New(tx)
 		cur, err := q.GetCursor(ctx, chainID)
 		if err != nil {
@@ -488,7 +492,7 @@ func (s *Service) rollback(ctx context.Context, chainID int64, next uint64, tip 
 		} else if kept != tip {
 			return ErrRaced
 		}
-		if marked, err = s.markReorged(ctx, tx, chainID, fork); err != nil {
+		if marked, err = s.markReorged(ctx, tx, chainID, fork, offChain); err != nil {
 			return err
 		}
 		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1) // Orphan: CONFIRMING → ORPHANED

@@ -216,6 +216,9 @@ func writtenOffBack(r domain.Reorg, d domain.Deposit) bool {
 // was mined (again) and moved the money, or a deposit of it counts again. Neither: the job
 // polls.
 func (s *Service) oldSweepGone(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (gone, done bool, err error) {
+	if sw.Batched && sw.BatchID == 0 {
+		return true, false, nil // covered by a carry (coveredSweepGone)
+	}
 	if sw.Batched {
 		t, settled, err := s.cancelLeftBatch(ctx, n, c, sw.BatchID)
 		if err != nil || !settled {

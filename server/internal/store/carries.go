@@ -54,3 +54,14 @@ func (q *Queries) DetachUncredited(ctx context.Context, sweepID int64, ids []int
 func (q *Queries) SweptUncredited(ctx context.Context, id int64) (bool, error) {
 	return sqlc.SweptUncredited(ctx, q.db, id)
 }
+
+// SweepsCoveredBy lists the done batched sweeps in no batch (credited from their address's
+// carry) that took a carry after one of sweepIDs carried to their address.
+func (q *Queries) SweepsCoveredBy(ctx context.Context, sweepIDs []int64) ([]int64, error) {
+	return sqlc.SweepsCoveredBy(ctx, q.db, sweepIDs)
+}
+
+// CarrySources lists the sweeps that carried to address before sweep beforeSweep.
+func (q *Queries) CarrySources(ctx context.Context, chainID int64, address string, beforeSweep int64) ([]int64, error) {
+	return sqlc.CarrySources(ctx, q.db, dbsqlc.CarrySourcesParams{ChainID: chainID, Address: address, BeforeSweep: beforeSweep})
+}

@@ -205,3 +205,30 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, sweepID int64, upTo u
 func (q *Queries) SweepHeldByReorg(ctx context.Context, sweepID int64) (bool, error) {
 	return sqlc.SweepHeldByReorg(ctx, q.db, sweepID)
 }
+
+// SweepTx is a sweep transaction mined in the books and one sweep it moved.
+type SweepTx struct {
+	SweepID, TxID int64
+	MinedHash     string
+}
+
+// SweepTxsMinedFrom lists the sweep transactions (transfers, fee transfers, batches) mined in
+// the books, successfully, in a block from a number on, once per sweep each moved.
+func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uint64) ([]SweepTx, error) {
+	rows, err := sqlc.SweepTxsMinedFrom(ctx, q.db, dbsqlc.SweepTxsMinedFromParams{ChainID: chainID, FromBlock: bigint(from)})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SweepTx, len(rows))
+	for i, r := range rows {
+		out[i] = SweepTx{SweepID: r.SweepID, TxID: r.TxID, MinedHash: r.MinedHash}
+	}
+	return out, nil
+}
+
+// LockCoveredDeposits locks the deposits (SWEEPING, CREDITED) of the given sweeps, credited from
+// their address's carry, in blocks below from: a rollback there took away the sweep that carried.
+func (q *Queries) LockCoveredDeposits(ctx context.Context, chainID int64, from uint64, sweepIDs []int64) ([]domain.Deposit, error) {
+	return manyDeposits(sqlc.LockCoveredDeposits(ctx, q.db, dbsqlc.LockCoveredDepositsParams{ChainID: chainID,
+		FromBlock: bigint(from), SweepIds: sweepIDs}))
+}

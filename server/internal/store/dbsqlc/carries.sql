@@ -36,3 +36,19 @@ INSERT INTO swept_uncredited (deposit_id, sweep_id) SELECT detached.id, @sweep_i
 SELECT EXISTS (SELECT 1 FROM swept_uncredited u JOIN sweeps s ON s.id = u.sweep_id
 	WHERE u.deposit_id = @deposit_id AND s.batched
 	AND NOT EXISTS (SELECT 1 FROM sweep_carries c WHERE c.sweep_id = s.id AND c.kind = 'CARRIED')) AS swept;
+
+-- name: SweepsCoveredBy :many
+-- The done batched sweeps in no batch (credited from their address's carry: deposit
+-- creditCovered) that took a carry after one of the given sweeps carried to their address.
+SELECT DISTINCT y.id FROM sweep_carries src
+	JOIN sweep_carries tk ON tk.chain_id = src.chain_id AND tk.address = src.address AND tk.currency = src.currency
+		AND tk.kind = 'TAKEN' AND tk.sweep_id > src.sweep_id
+	JOIN sweeps y ON y.id = tk.sweep_id AND y.batched AND y.batch_id IS NULL AND y.status = 'DONE'
+WHERE src.kind = 'CARRIED' AND src.sweep_id = ANY(@sweep_ids::bigint[])
+ORDER BY y.id;
+
+-- name: CarrySources :many
+-- The sweeps that carried to an address before a sweep of it.
+SELECT DISTINCT sweep_id FROM sweep_carries
+WHERE chain_id = @chain_id AND address = @address AND kind = 'CARRIED' AND sweep_id < @before_sweep::bigint
+ORDER BY sweep_id;

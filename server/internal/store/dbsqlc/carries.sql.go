@@ -76,6 +76,39 @@ func (q *Queries) CarryBalanceBefore(ctx context.Context, db DBTX, arg CarryBala
 	return i, err
 }
 
+const carrySources = `-- name: CarrySources :many
+SELECT DISTINCT sweep_id FROM sweep_carries
+WHERE chain_id = $1 AND address = $2 AND kind = 'CARRIED' AND sweep_id < $3::bigint
+ORDER BY sweep_id
+`
+
+type CarrySourcesParams struct {
+	ChainID     int64
+	Address     string
+	BeforeSweep int64
+}
+
+// The sweeps that carried to an address before a sweep of it.
+func (q *Queries) CarrySources(ctx context.Context, db DBTX, arg CarrySourcesParams) ([]int64, error) {
+	rows, err := db.Query(ctx, carrySources, arg.ChainID, arg.Address, arg.BeforeSweep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var sweep_id int64
+		if err := rows.Scan(&sweep_id); err != nil {
+			return nil, err
+		}
+		items = append(items, sweep_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const detachUncredited = `-- name: DetachUncredited :execrows
 WITH detached AS (
 	UPDATE deposits SET sweep_id = NULL
@@ -128,6 +161,37 @@ func (q *Queries) InsertCarry(ctx context.Context, db DBTX, arg InsertCarryParam
 		arg.Fee,
 	)
 	return err
+}
+
+const sweepsCoveredBy = `-- name: SweepsCoveredBy :many
+SELECT DISTINCT y.id FROM sweep_carries src
+	JOIN sweep_carries tk ON tk.chain_id = src.chain_id AND tk.address = src.address AND tk.currency = src.currency
+		AND tk.kind = 'TAKEN' AND tk.sweep_id > src.sweep_id
+	JOIN sweeps y ON y.id = tk.sweep_id AND y.batched AND y.batch_id IS NULL AND y.status = 'DONE'
+WHERE src.kind = 'CARRIED' AND src.sweep_id = ANY($1::bigint[])
+ORDER BY y.id
+`
+
+// The done batched sweeps in no batch (credited from their address's carry: deposit
+// creditCovered) that took a carry after one of the given sweeps carried to their address.
+func (q *Queries) SweepsCoveredBy(ctx context.Context, db DBTX, sweepIds []int64) ([]int64, error) {
+	rows, err := db.Query(ctx, sweepsCoveredBy, sweepIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const sweptUncredited = `-- name: SweptUncredited :one

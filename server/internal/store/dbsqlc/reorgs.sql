@@ -36,6 +36,30 @@ WHERE (deposits.sweep_id = ANY(@sweep_ids::bigint[])
 				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
 ORDER BY deposits.id FOR UPDATE;
 
+-- name: LockCoveredDeposits :many
+-- Deposits (SWEEPING, CREDITED) of the given sweeps credited from a carry (no transaction of
+-- their own) in blocks before a number: a rollback there took away the sweep that carried.
+SELECT sqlc.embed(deposits),
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
+	AND deposits.status IN ('SWEEPING', 'CREDITED')
+ORDER BY deposits.id FOR UPDATE;
+
+-- name: SweepTxsMinedFrom :many
+-- The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
+-- in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
+-- may have taken it away while every deposit it moved stays on the chain.
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
+	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
+		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
+WHERE t.chain_id = @chain_id AND t.state = 'mined' AND t.mined_block >= @from_block::bigint
+	AND t.purpose IN ('sweep', 'sweep-fee', 'sweep-batch')
+ORDER BY t.id, sweeps.id;
+
 -- name: MarkDepositReorged :exec
 -- A deposit of a sweep that has signed nothing yet leaves it; one of a signed sweep stays.
 UPDATE deposits SET status = 'REORGED',

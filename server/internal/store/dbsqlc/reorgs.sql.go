@@ -312,6 +312,90 @@ func (q *Queries) ListReorgs(ctx context.Context, db DBTX, arg ListReorgsParams)
 	return items, nil
 }
 
+const lockCoveredDeposits = `-- name: LockCoveredDeposits :many
+SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
+	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
+	COALESCE((SELECT sessions.session_ref FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS session_ref,
+	COALESCE((SELECT sessions.operator_reference FROM sessions WHERE sessions.id = deposits.session_id), '')::text AS operator_reference
+FROM deposits
+WHERE deposits.sweep_id = ANY($1::bigint[]) AND deposits.chain_id = $2 AND deposits.block_number < $3
+	AND deposits.status IN ('SWEEPING', 'CREDITED')
+ORDER BY deposits.id FOR UPDATE
+`
+
+type LockCoveredDepositsParams struct {
+	SweepIds  []int64
+	ChainID   int64
+	FromBlock int64
+}
+
+type LockCoveredDepositsRow struct {
+	Deposit           Deposit
+	SweepTxHash       string
+	SessionRef        string
+	OperatorReference string
+}
+
+// Deposits (SWEEPING, CREDITED) of the given sweeps credited from a carry (no transaction of
+// their own) in blocks before a number: a rollback there took away the sweep that carried.
+func (q *Queries) LockCoveredDeposits(ctx context.Context, db DBTX, arg LockCoveredDepositsParams) ([]LockCoveredDepositsRow, error) {
+	rows, err := db.Query(ctx, lockCoveredDeposits, arg.SweepIds, arg.ChainID, arg.FromBlock)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockCoveredDepositsRow
+	for rows.Next() {
+		var i LockCoveredDepositsRow
+		if err := rows.Scan(
+			&i.Deposit.ID,
+			&i.Deposit.OperatorID,
+			&i.Deposit.ExternalUserID,
+			&i.Deposit.SessionID,
+			&i.Deposit.ChainID,
+			&i.Deposit.TxHash,
+			&i.Deposit.LogIndex,
+			&i.Deposit.BlockNumber,
+			&i.Deposit.BlockHash,
+			&i.Deposit.Address,
+			&i.Deposit.AddressIndex,
+			&i.Deposit.Currency,
+			&i.Deposit.ContractAddress,
+			&i.Deposit.Decimals,
+			&i.Deposit.GrossAmount,
+			&i.Deposit.FeeAmount,
+			&i.Deposit.Amount,
+			&i.Deposit.Status,
+			&i.Deposit.Manual,
+			&i.Deposit.IdempotencyKey,
+			&i.Deposit.UsdPrice,
+			&i.Deposit.FiatCurrency,
+			&i.Deposit.FiatPerUsd,
+			&i.Deposit.AmountInDollar,
+			&i.Deposit.AmountInLocal,
+			&i.Deposit.FeeInDollar,
+			&i.Deposit.DetectedAt,
+			&i.Deposit.ConfirmedAt,
+			&i.Deposit.CreditedAt,
+			&i.Deposit.SweepID,
+			&i.Deposit.Treasury,
+			&i.Deposit.Unpriced,
+			&i.Deposit.SignedFee,
+			&i.Deposit.ReplayedBy,
+			&i.SweepTxHash,
+			&i.SessionRef,
+			&i.OperatorReference,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockDepositsOffChain = `-- name: LockDepositsOffChain :many
 SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.session_id, deposits.chain_id, deposits.tx_hash, deposits.log_index, deposits.block_number, deposits.block_hash, deposits.address, deposits.address_index, deposits.currency, deposits.contract_address, deposits.decimals, deposits.gross_amount, deposits.fee_amount, deposits.amount, deposits.status, deposits.manual, deposits.idempotency_key, deposits.usd_price, deposits.fiat_currency, deposits.fiat_per_usd, deposits.amount_in_dollar, deposits.amount_in_local, deposits.fee_in_dollar, deposits.detected_at, deposits.confirmed_at, deposits.credited_at, deposits.sweep_id, deposits.treasury, deposits.unpriced, deposits.signed_fee, deposits.replayed_by,
 	deposit_sweep_tx_hash(deposits.id, deposits.sweep_id, deposits.currency)::text AS sweep_tx_hash,
@@ -837,6 +921,50 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMis
 	var missing bool
 	err := row.Scan(&missing)
 	return missing, err
+}
+
+const sweepTxsMinedFrom = `-- name: SweepTxsMinedFrom :many
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
+	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
+		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
+WHERE t.chain_id = $1 AND t.state = 'mined' AND t.mined_block >= $2::bigint
+	AND t.purpose IN ('sweep', 'sweep-fee', 'sweep-batch')
+ORDER BY t.id, sweeps.id
+`
+
+type SweepTxsMinedFromParams struct {
+	ChainID   int64
+	FromBlock int64
+}
+
+type SweepTxsMinedFromRow struct {
+	SweepID   int64
+	TxID      int64
+	MinedHash string
+}
+
+// The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
+// in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
+// may have taken it away while every deposit it moved stays on the chain.
+func (q *Queries) SweepTxsMinedFrom(ctx context.Context, db DBTX, arg SweepTxsMinedFromParams) ([]SweepTxsMinedFromRow, error) {
+	rows, err := db.Query(ctx, sweepTxsMinedFrom, arg.ChainID, arg.FromBlock)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SweepTxsMinedFromRow
+	for rows.Next() {
+		var i SweepTxsMinedFromRow
+		if err := rows.Scan(&i.SweepID, &i.TxID, &i.MinedHash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const writtenOffMinedAgain = `-- name: WrittenOffMinedAgain :many
