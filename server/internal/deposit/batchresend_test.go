@@ -61,11 +61,7 @@ func TestCreditedSweepThatLeftTheChainIsSentAgain(t *testing.T) {
 			sweepTxs := e.count(`SELECT count(*) FROM chain_txs WHERE purpose IN ('sweep', 'sweep-fee', 'sweep-batch')`)
 
 			e.engine.RebroadcastAfter = 0
-			oldHead := e.latestHeader().Number.Uint64()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.dev.Rollback() // what the fork put back in the pool: dropped
+			oldHead := e.forkDropping(parent) // what the fork put back in the pool: dropped
 			if tc.how == paymentAgain {
 				e.mine(e.resent("", pay)...)
 			}
@@ -80,12 +76,7 @@ func TestCreditedSweepThatLeftTheChainIsSentAgain(t *testing.T) {
 				e.mine(e.resent(`SELECT a.raw FROM chain_tx_attempts a JOIN chain_txs t ON t.id = a.tx_id
 					WHERE t.purpose = 'sweep-batch' ORDER BY a.id LIMIT 1`)...)
 			}
-			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-				e.dev.Commit()
-				e.scan()
-				e.settleAll()
-				e.reconciled()
-			}
+			e.settledPast(oldHead)
 			e.countsAgainOnce(id, tc.currency, credited.Amount.Int64())
 
 			if got := e.reorgActions(id); got != "DETECTED/system,REINCLUDED/system" {
@@ -151,17 +142,8 @@ func TestBatchThatLeftTheChainCreditsTheKeptDepositBackOnItsOwn(t *testing.T) {
 			}
 
 			e.engine.RebroadcastAfter = 0
-			oldHead := e.latestHeader().Number.Uint64()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.dev.Rollback() // dora's payment and the batch the fork put back in the pool
-			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-				e.dev.Commit()
-				e.scan()
-				e.settleAll()
-				e.reconciled()
-			}
+			oldHead := e.forkDropping(parent) // dora's payment and the batch the fork put back in the pool
+			e.settledPast(oldHead)
 			if _, err := e.svc.ResolveReorg(e.ctx, deposit.Resolution{DepositID: lost.ID, Resolution: "WRITE_OFF",
 				Note: "the payment left the chain", Actor: "service-team:cli:eve"}); err != nil {
 				t.Fatal(err)

@@ -30,27 +30,11 @@ func TestPartlyCoveredDepositWhoseCarryLeftTheChain(t *testing.T) {
 	e.runBlocks(confirmations + 1)
 	e.reconciled()
 	e.engine.RebroadcastAfter = 0
-	oldHead := e.latestHeader().Number.Uint64()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.dev.Rollback()
+	oldHead := e.forkDropping(parent)
 	e.dev.Commit()
 	bank0 := e.tokenBalance(e.bankroll)
-	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-		e.dev.Commit()
-		e.scan()
-		e.settleAll()
-		e.reconciled()
-	}
-	for range 6 * confirmations {
-		if e.deposit(next).Status == domain.DepositCredited && e.tokenBalance(addr).Sign() == 0 {
-			break
-		}
-		e.runBlocks(1)
-		e.reconciled()
-	}
-	e.runBlocks(confirmations + 2)
+	e.settledPast(oldHead)
+	e.sweptAndCredited(next, addr)
 	if got := e.tokenBalance(addr); got.Sign() != 0 {
 		t.Errorf("the address keeps %v USDT units; the later deposit is %s (%q)", got, e.deposit(next).Status, e.fundKinds(next))
 	}

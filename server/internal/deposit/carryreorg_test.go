@@ -57,11 +57,7 @@ func TestCoveredDepositTakenByADeepReorgComesBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			oldHead := e.latestHeader().Number.Uint64()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.dev.Rollback()
+			oldHead := e.forkDropping(parent)
 			settle := func() {
 				e.dev.Commit()
 				e.scan()

@@ -52,20 +52,8 @@ func TestCoveredDepositWhoseCarryLeftTheChain(t *testing.T) {
 			}
 			e.dev.Commit()
 			bank0 := e.tokenBalance(e.bankroll)
-			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
-				e.dev.Commit()
-				e.scan()
-				e.settleAll()
-				e.reconciled()
-			}
-			for range 6 * confirmations {
-				if e.deposit(next).Status == domain.DepositCredited && e.tokenBalance(addr).Sign() == 0 {
-					break
-				}
-				e.runBlocks(1)
-				e.reconciled()
-			}
-			e.runBlocks(confirmations + 2)
+			e.settledPast(oldHead)
+			e.sweptAndCredited(next, addr)
 
 			kinds, received, reorgs := "DEPOSIT,REORG,REINSTATE", int64(40_000_000), 1
 			if !tc.drops {

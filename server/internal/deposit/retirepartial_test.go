@@ -275,11 +275,7 @@ func TestRetiringSweepsCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			oldHead := e.latestHeader().Number.Uint64()
-			if err := e.dev.Fork(parent.Hash()); err != nil {
-				t.Fatal(err)
-			}
-			e.dev.Rollback() // the cancel the fork put back in the pool: dropped
+			oldHead := e.forkDropping(parent) // the cancel the fork put back in the pool: dropped
 			for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
 				e.dev.Commit()
 				e.scan()

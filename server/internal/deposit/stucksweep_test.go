@@ -191,6 +191,44 @@ func (e *env) deepReorg(parent *types.Header, payer *user, each func()) {
 	}
 }
 
+// forkDropping forks the chain at parent and drops what the fork put back in the node's pool
+// (the dev chain's rollback does; a real node may too). It returns the old head's number.
+func (e *env) forkDropping(parent *types.Header) uint64 {
+	e.t.Helper()
+	oldHead := e.latestHeader().Number.Uint64()
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.dev.Rollback()
+	return oldHead
+}
+
+// settledPast runs the scanner and every settle job block by block, the books checked at each,
+// until the chain is past oldHead's confirmation depth.
+func (e *env) settledPast(oldHead uint64) {
+	e.t.Helper()
+	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
+		e.dev.Commit()
+		e.scan()
+		e.settleAll()
+		e.reconciled()
+	}
+}
+
+// sweptAndCredited runs block by block (the books checked at each), for at most six depths,
+// until deposit id is credited and addr holds no USDT, then past the depth.
+func (e *env) sweptAndCredited(id int64, addr common.Address) {
+	e.t.Helper()
+	for range 6 * confirmations {
+		if e.deposit(id).Status == domain.DepositCredited && e.tokenBalance(addr).Sign() == 0 {
+			break
+		}
+		e.runBlocks(1)
+		e.reconciled()
+	}
+	e.runBlocks(confirmations + 2)
+}
+
 // settleUntil runs the settle of deposit id (its queued job, as a worker runs it), with what
 // else the service does meanwhile, until done.
 func (e *env) settleUntil(id int64, done func() bool) {

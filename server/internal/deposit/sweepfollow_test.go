@@ -27,11 +27,7 @@ func (e *env) creditedThenDropped(payer user, addr common.Address, currency stri
 	e.mine(pay)
 	e.run(func() bool { return len(e.hooks.all()) == hooks+1 })
 	credited := e.deposit(e.findDeposit(pay.Hash()))
-	oldHead := e.latestHeader().Number.Uint64()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.dev.Rollback() // what the fork put back in the pool
+	oldHead := e.forkDropping(parent) // what the fork put back in the pool
 	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
 		e.dev.Commit()
 		e.scan()

@@ -48,11 +48,7 @@ func (e *env) writtenOffMinedAgain(name, currency string) (credited, now domain.
 	}
 
 	// The chain forks below the deposit; its transfer and its sweep are dropped, not mined again.
-	oldHead := e.latestHeader().Number.Uint64()
-	if err := e.dev.Fork(parent.Hash()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.dev.Rollback()
+	oldHead := e.forkDropping(parent)
 	for e.latestHeader().Number.Uint64() <= oldHead+confirmations {
 		e.dev.Commit()
 		e.scan()
