@@ -66,7 +66,8 @@ ORDER BY deposits.id FOR UPDATE;
 -- The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
 -- in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
 -- may have taken it away while every deposit it moved stays on the chain.
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+	coalesce(t.mined_block, 0)::bigint AS mined_block
 FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
 	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))

@@ -938,7 +938,8 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMis
 }
 
 const sweepTxsMinedFrom = `-- name: SweepTxsMinedFrom :many
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+	coalesce(t.mined_block, 0)::bigint AS mined_block
 FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
 	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
@@ -953,9 +954,10 @@ type SweepTxsMinedFromParams struct {
 }
 
 type SweepTxsMinedFromRow struct {
-	SweepID   int64
-	TxID      int64
-	MinedHash string
+	SweepID    int64
+	TxID       int64
+	MinedHash  string
+	MinedBlock int64
 }
 
 // The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
@@ -970,7 +972,12 @@ func (q *Queries) SweepTxsMinedFrom(ctx context.Context, db DBTX, arg SweepTxsMi
 	var items []SweepTxsMinedFromRow
 	for rows.Next() {
 		var i SweepTxsMinedFromRow
-		if err := rows.Scan(&i.SweepID, &i.TxID, &i.MinedHash); err != nil {
+		if err := rows.Scan(
+			&i.SweepID,
+			&i.TxID,
+			&i.MinedHash,
+			&i.MinedBlock,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
