@@ -151,6 +151,10 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 	} else {
 		to = cur.NextBlock - 1
 	}
+	ahead, err := s.sweepsLeftAhead(ctx, c, chainID, blocks) // sweepleft.go
+	if err != nil {
+		return err
+	}
 	confirmUpTo, confirming, err := s.confirmedTip(ctx, n, c, head, to)
 	if err != nil {
 		return err
@@ -176,6 +180,11 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		if marked, err = s.record(ctx, tx, chainID, blocks, found, to); err != nil {
 			return err
 		}
+		left, err := s.markSweepsLeft(ctx, tx, chainID, ahead)
+		if err != nil {
+			return err
+		}
+		marked = append(marked, left...)
 		if confirming {
 			ids, err := q.ConfirmDeposits(ctx, chainID, confirmUpTo) // Confirm: CONFIRMING → SWEEPING
 			if err != nil {
@@ -471,7 +480,7 @@ func (s *Service) rollBackAReorg(ctx context.Context, q *store.Queries, c *chain
 // that the pass found gone; anything else now is another pass's work (ErrRaced).
 func (s *Service) rollback(ctx context.Context, c *chain.Client, chainID int64, next uint64, tip string, fork uint64) error {
 	var marked []reorged
-	offChain, err := s.sweepsOffChain(ctx, c, chainID, fork) // sweepleft.go
+	sweeps, err := s.sweepsOffChain(ctx, c, chainID, fork) // sweepleft.go
 	if err != nil {
 		return err
 	}
@@ -492,7 +501,10 @@ func (s *Service) rollback(ctx context.Context, c *chain.Client, chainID int64, 
 		} else if kept != tip {
 			return ErrRaced
 		}
-		if marked, err = s.markReorged(ctx, tx, chainID, fork, offChain); err != nil {
+		if err := recordMoved(ctx, q, sweeps.moved); err != nil {
+			return err
+		}
+		if marked, err = s.markReorged(ctx, tx, chainID, fork, sweeps.offChain); err != nil {
 			return err
 		}
 		orphaned, err := q.OrphanDepositsFrom(ctx, chainID, fork+1) // Orphan: CONFIRMING → ORPHANED

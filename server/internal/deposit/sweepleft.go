@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
@@ -27,27 +28,214 @@ import (
 // a REINSTATE entry, no second DEPOSIT). A sweep the node has mined again by the time the
 // rollback reads it is left alone: its inputs and its move are all on the chain.
 
+// sweepsRead is what a pass read on the chain, before it commits, of the sweep transactions
+// mined in the books (sweepsOffChain, sweepsLeftAhead).
+type sweepsRead struct {
+	// offChain are the sweeps whose transaction is not on the chain now.
+	offChain []int64
+	// moved are the transactions the chain has in another block than the books (MinedBlock:
+	// where they are now), recorded in the pass's transaction (recordMoved).
+	moved []store.SweepTx
+	// left are the transactions ahead of the scanner not in the block the books have them in
+	// and on the chain nowhere else (sweepsLeftAhead).
+	left []store.SweepTx
+}
+
 // sweepsOffChain lists, before the rollback to fork commits (it reads the chain), the sweeps
 // whose transaction mined in the books after fork is not on the chain now: no receipt, or one
 // that now reverts (it moved nothing). A node still indexing counts as off the chain: the
 // deposits then stop counting until the sweep is read mined again, never the other way round.
-func (s *Service) sweepsOffChain(ctx context.Context, c *chain.Client, chainID int64, fork uint64) ([]int64, error) {
+// One the node mined again in another block is recorded there (recordMoved): the books keep
+// the block a transaction was first read mined in, and a later rollback above that block
+// would miss it.
+func (s *Service) sweepsOffChain(ctx context.Context, c *chain.Client, chainID int64, fork uint64) (sweepsRead, error) {
 	txs, err := store.New(s.pool).SweepTxsMinedFrom(ctx, chainID, fork+1)
 	if err != nil || len(txs) == 0 {
-		return nil, err
+		return sweepsRead{}, err
 	}
 	onChain := map[int64]bool{}
-	var out []int64
+	var out sweepsRead
 	for _, t := range txs {
 		mined, read := onChain[t.TxID]
 		if !read {
-			if mined, err = stillMined(ctx, c, t.MinedHash); err != nil {
-				return nil, err
+			r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+			switch {
+			case errors.Is(err, ethereum.NotFound):
+			case err != nil:
+				return sweepsRead{}, err
+			default:
+				mined = r.Status == types.ReceiptStatusSuccessful
+				if at := r.BlockNumber.Uint64(); at != t.MinedBlock {
+					out.moved = append(out.moved, store.SweepTx{TxID: t.TxID, MinedHash: t.MinedHash, MinedBlock: at})
+				}
 			}
 			onChain[t.TxID] = mined
 		}
 		if !mined {
-			out = append(out, t.SweepID)
+			out.offChain = append(out.offChain, t.SweepID)
+		}
+	}
+	return out, nil
+}
+
+// Sweeps that left the chain ahead of the scanner. A sweep is credited once its transaction is
+// mined, at any depth; the scanner may not have read its block yet. A reorg that takes that
+// block before the scanner reads it brings no rollback (the scanner kept no hash of it): the
+// node dropping the sweep, its deposits stayed CREDITED while their money was back at their
+// address, the books short for good; the node mining it again higher, the books kept its old
+// block, and a later rollback above that block (taking the new one) missed it the same way. So
+// a pass checks the sweep transactions the books have mined in the blocks it read
+// (sweepsLeftAhead): one in its block is on the chain; one elsewhere on the chain is recorded
+// there (recordMoved); one nowhere has its deposits marked as the rollback marks those of a
+// sweep off the chain (markSweepsLeft): sent again, counted again at depth (REINCLUDED).
+
+// sweepsLeftAhead reads, before the pass commits, the sweep transactions the books have mined
+// in blocks (read by the pass) and reports those not in their block.
+func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID int64, blocks []store.BlockRef) (sweepsRead, error) {
+	if len(blocks) == 0 {
+		return sweepsRead{}, nil
+	}
+	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
+	txs, err := store.New(s.pool).SweepTxsMinedFrom(ctx, chainID, first)
+	if err != nil {
+		return sweepsRead{}, err
+	}
+	hashes := make(map[uint64]string, len(blocks))
+	for _, b := range blocks {
+		hashes[b.Number] = b.Hash
+	}
+	contents := map[uint64]map[common.Hash]bool{} // the transactions of the blocks read again
+	type txNow struct {
+		off bool
+		at  uint64 // the block it left the chain in (its books' block, or the one it now reverts in)
+	}
+	where := map[int64]txNow{} // the transactions read
+	var out sweepsRead
+	for _, t := range txs {
+		if t.MinedBlock > last {
+			continue
+		}
+		now, read := where[t.TxID]
+		if !read {
+			if now.off, now.at, err = s.sweepTxLeft(ctx, c, t, hashes, contents, &out); err != nil {
+				return sweepsRead{}, err
+			}
+			where[t.TxID] = now
+		}
+		if now.off {
+			out.offChain = append(out.offChain, t.SweepID)
+			out.left = append(out.left, store.SweepTx{SweepID: t.SweepID, TxID: t.TxID, MinedHash: t.MinedHash, MinedBlock: now.at})
+		}
+	}
+	return out, nil
+}
+
+// sweepTxLeft checks sweep transaction t against the block the pass read at its height in the
+// books (hashes): there, it stays; elsewhere on the chain, it is recorded moved (out.moved),
+// off when it now reverts there (at); nowhere (or a node still indexing: no proof that it is
+// anywhere), off at its books' block. A block or receipt read on another branch than the
+// pass's is ErrRaced.
+func (s *Service) sweepTxLeft(ctx context.Context, c *chain.Client, t store.SweepTx, hashes map[uint64]string,
+	contents map[uint64]map[common.Hash]bool, out *sweepsRead) (off bool, at uint64, err error) {
+	in, ok := contents[t.MinedBlock]
+	if !ok {
+		b, err := c.Block(ctx, t.MinedBlock)
+		if err != nil {
+			return false, 0, err
+		}
+		if b.Hash().Hex() != hashes[t.MinedBlock] {
+			return false, 0, ErrRaced
+		}
+		in = make(map[common.Hash]bool, len(b.Transactions()))
+		for _, x := range b.Transactions() {
+			in[x.Hash()] = true
+		}
+		contents[t.MinedBlock] = in
+	}
+	if in[common.HexToHash(t.MinedHash)] {
+		return false, 0, nil
+	}
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	switch {
+	case errors.Is(err, ethereum.NotFound):
+		return true, t.MinedBlock, nil
+	case err != nil:
+		return false, 0, err
+	}
+	at = r.BlockNumber.Uint64()
+	if h, read := hashes[at]; read && h != r.BlockHash.Hex() {
+		return false, 0, ErrRaced
+	}
+	out.moved = append(out.moved, store.SweepTx{TxID: t.TxID, MinedHash: t.MinedHash, MinedBlock: at})
+	return r.Status != types.ReceiptStatusSuccessful, at, nil
+}
+
+// recordMoved records, in the pass's transaction, the blocks it read its sweep transactions in,
+// so that later rollbacks find the sweeps their blocks take (store.SweepTxsMinedFrom,
+// LockDepositsSweptFrom). One no longer mined as read is left alone.
+func recordMoved(ctx context.Context, q *store.Queries, moved []store.SweepTx) error {
+	for _, t := range moved {
+		if _, err := q.MoveMinedBlock(ctx, t.TxID, t.MinedHash, t.MinedBlock); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markSweepsLeft records, in the scan pass's transaction, what sweepsLeftAhead read: the blocks
+// the chain has its sweep transactions in (recordMoved), and the deposits of the sweeps whose
+// transaction left the chain ahead of the scanner marked as a rollback to the block before it
+// marks those of a sweep off the chain.
+func (s *Service) markSweepsLeft(ctx context.Context, tx pgx.Tx, chainID int64, ahead sweepsRead) ([]reorged, error) {
+	if err := recordMoved(ctx, store.New(tx), ahead.moved); err != nil {
+		return nil, err
+	}
+	left := ahead.left
+	var out []reorged
+	for i, t := range left {
+		if i > 0 && left[i-1].TxID == t.TxID {
+			continue // marked with the transaction's first sweep
+		}
+		var sweeps []int64
+		for _, x := range left[i:] {
+			if x.TxID == t.TxID {
+				sweeps = append(sweeps, x.SweepID)
+			}
+		}
+		marked, err := s.markSweepsOff(ctx, tx, chainID, t.MinedBlock-1, sweeps)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, marked...)
+	}
+	return out, nil
+}
+
+// markSweepsOff marks REORGED, in the caller's transaction, the deposits before fork+1 of the
+// sweeps offChain (their transaction, mined in the books after fork, is not on the chain) and
+// those credited from a carry one of them recorded, their transfer noted back at once, as
+// markReorged does.
+func (s *Service) markSweepsOff(ctx context.Context, tx pgx.Tx, chainID int64, fork uint64, offChain []int64) ([]reorged, error) {
+	q := store.New(tx)
+	swept, err := lockDepositsSweptFrom(ctx, q, chainID, fork, offChain)
+	if err != nil {
+		return nil, err
+	}
+	covered, err := coveredDepositsOff(ctx, q, chainID, fork, offChain)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.reorgDeposits(ctx, tx, chainID, append(swept, covered...), func(d domain.Deposit) (uint64, string) {
+		return fork, fmt.Sprintf("its sweep (%d), or the sweep that carried to its address, was mined in block %d ahead of the "+
+			"scanner, which read that block without it: it left the chain; its own block %d (%s) stays; the deposit was %s",
+			d.SweepID, fork+1, d.BlockNumber, d.BlockHash, d.Status)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range out {
+		if _, err := q.NoteReinclusion(ctx, x.deposit.ID, x.deposit.BlockNumber, x.deposit.BlockHash); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

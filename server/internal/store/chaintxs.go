@@ -52,6 +52,13 @@ func (q *Queries) MarkMined(ctx context.Context, txID int64, state, hash string,
 		MinedBlock: bigint(block), GasUsed: bigint(gasUsed), EffectiveGasPrice: Uint256(price)})
 }
 
+// MoveMinedBlock records the block mined transaction txID (mined as hash) is in now, read on
+// the chain; false when it is no longer mined as hash.
+func (q *Queries) MoveMinedBlock(ctx context.Context, txID int64, hash string, block uint64) (bool, error) {
+	n, err := sqlc.MoveMinedBlock(ctx, q.db, dbsqlc.MoveMinedBlockParams{ID: txID, MinedHash: hash, MinedBlock: bigint(block)})
+	return n > 0, err
+}
+
 // chainTxOf maps a chain_txs row to the domain, without its attempts.
 func chainTxOf(r dbsqlc.ChainTx) domain.ChainTx {
 	t := domain.ChainTx{ID: r.ID, ChainID: r.ChainID, From: r.FromAddress, Nonce: chainUint(r.Nonce), To: r.ToAddress,

@@ -210,6 +210,8 @@ func (q *Queries) SweepHeldByReorg(ctx context.Context, sweepID int64) (bool, er
 type SweepTx struct {
 	SweepID, TxID int64
 	MinedHash     string
+	// MinedBlock is the block the books have it in (where it was first read mined).
+	MinedBlock uint64
 }
 
 // SweepTxsMinedFrom lists the sweep transactions (transfers, fee transfers, batches) mined in
@@ -221,7 +223,7 @@ func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uin
 	}
 	out := make([]SweepTx, len(rows))
 	for i, r := range rows {
-		out[i] = SweepTx{SweepID: r.SweepID, TxID: r.TxID, MinedHash: r.MinedHash}
+		out[i] = SweepTx{SweepID: r.SweepID, TxID: r.TxID, MinedHash: r.MinedHash, MinedBlock: chainUint(r.MinedBlock)}
 	}
 	return out, nil
 }

@@ -32,6 +32,12 @@ UPDATE chain_txs SET state = @state, mined_hash = @mined_hash::text, mined_block
 		WHERE chain_tx_attempts.tx_id = @id AND chain_tx_attempts.hash = @mined_hash::text), chain_txs.value)
 WHERE chain_txs.id = @id AND chain_txs.state = 'pending';
 
+-- name: MoveMinedBlock :execrows
+-- The block a mined transaction is in now, read on the chain: a node that mined it again after
+-- a reorg may have put it higher (or lower) than the block first recorded.
+UPDATE chain_txs SET mined_block = @mined_block::bigint
+WHERE id = @id AND state = 'mined' AND mined_hash = @mined_hash::text;
+
 -- name: GetChainTx :one
 SELECT id, chain_id, from_address, nonce, to_address, value, data, gas_limit, purpose, ref, state, mined_hash, mined_block,
 	gas_used, effective_gas_price, created_at, mined_at, pays_own_gas, requested_action, authorizations

@@ -435,6 +435,27 @@ func (q *Queries) MarkMined(ctx context.Context, db DBTX, arg MarkMinedParams) e
 	return err
 }
 
+const moveMinedBlock = `-- name: MoveMinedBlock :execrows
+UPDATE chain_txs SET mined_block = $1::bigint
+WHERE id = $2 AND state = 'mined' AND mined_hash = $3::text
+`
+
+type MoveMinedBlockParams struct {
+	MinedBlock int64
+	ID         int64
+	MinedHash  string
+}
+
+// The block a mined transaction is in now, read on the chain: a node that mined it again after
+// a reorg may have put it higher (or lower) than the block first recorded.
+func (q *Queries) MoveMinedBlock(ctx context.Context, db DBTX, arg MoveMinedBlockParams) (int64, error) {
+	result, err := db.Exec(ctx, moveMinedBlock, arg.MinedBlock, arg.ID, arg.MinedHash)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const reopenChainTx = `-- name: ReopenChainTx :exec
 WITH t AS (
 	UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,

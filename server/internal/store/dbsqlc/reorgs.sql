@@ -34,6 +34,13 @@ WHERE (deposits.sweep_id = ANY(@sweep_ids::bigint[])
 		WHERE t.chain_id = @chain_id AND t.mined_block >= @from_block AND t.state <> 'failed'
 			AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
+	-- A deposit whose own block an earlier reorg found gone (its transfer not mined again; an
+	-- engineer may have reinstated it) has no money at its address: its sweep leaving takes
+	-- nothing away, unless the scanner has since read that block on the chain again.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash
+		AND r.reincluded_hash IS DISTINCT FROM deposits.block_hash
+		AND NOT EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
 -- name: LockCoveredDeposits :many
@@ -46,13 +53,21 @@ SELECT sqlc.embed(deposits),
 FROM deposits
 WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @chain_id AND deposits.block_number < @from_block
 	AND deposits.status IN ('SWEEPING', 'CREDITED')
+	-- A deposit whose own block an earlier reorg found gone (its transfer not mined again; an
+	-- engineer may have reinstated it) has no money at its address: its sweep leaving takes
+	-- nothing away, unless the scanner has since read that block on the chain again.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash
+		AND r.reincluded_hash IS DISTINCT FROM deposits.block_hash
+		AND NOT EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
 -- name: SweepTxsMinedFrom :many
 -- The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
 -- in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
 -- may have taken it away while every deposit it moved stays on the chain.
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+	coalesce(t.mined_block, 0)::bigint AS mined_block
 FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
 	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))

@@ -320,6 +320,13 @@ SELECT deposits.id, deposits.operator_id, deposits.external_user_id, deposits.se
 FROM deposits
 WHERE deposits.sweep_id = ANY($1::bigint[]) AND deposits.chain_id = $2 AND deposits.block_number < $3
 	AND deposits.status IN ('SWEEPING', 'CREDITED')
+	-- A deposit whose own block an earlier reorg found gone (its transfer not mined again; an
+	-- engineer may have reinstated it) has no money at its address: its sweep leaving takes
+	-- nothing away, unless the scanner has since read that block on the chain again.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash
+		AND r.reincluded_hash IS DISTINCT FROM deposits.block_hash
+		AND NOT EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE
 `
 
@@ -522,6 +529,13 @@ WHERE (deposits.sweep_id = ANY($1::bigint[])
 		WHERE t.chain_id = $2 AND t.mined_block >= $3 AND t.state <> 'failed'
 			AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 				OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id)))
+	-- A deposit whose own block an earlier reorg found gone (its transfer not mined again; an
+	-- engineer may have reinstated it) has no money at its address: its sweep leaving takes
+	-- nothing away, unless the scanner has since read that block on the chain again.
+	AND NOT EXISTS (SELECT 1 FROM deposit_reorgs r WHERE r.deposit_id = deposits.id AND r.block_hash = deposits.block_hash
+		AND r.reincluded_hash IS DISTINCT FROM deposits.block_hash
+		AND NOT EXISTS (SELECT 1 FROM chain_blocks b WHERE b.chain_id = deposits.chain_id AND b.number = deposits.block_number
+			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE
 `
 
@@ -924,7 +938,8 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMis
 }
 
 const sweepTxsMinedFrom = `-- name: SweepTxsMinedFrom :many
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash
+SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+	coalesce(t.mined_block, 0)::bigint AS mined_block
 FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
 	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
 		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
@@ -939,9 +954,10 @@ type SweepTxsMinedFromParams struct {
 }
 
 type SweepTxsMinedFromRow struct {
-	SweepID   int64
-	TxID      int64
-	MinedHash string
+	SweepID    int64
+	TxID       int64
+	MinedHash  string
+	MinedBlock int64
 }
 
 // The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
@@ -956,7 +972,12 @@ func (q *Queries) SweepTxsMinedFrom(ctx context.Context, db DBTX, arg SweepTxsMi
 	var items []SweepTxsMinedFromRow
 	for rows.Next() {
 		var i SweepTxsMinedFromRow
-		if err := rows.Scan(&i.SweepID, &i.TxID, &i.MinedHash); err != nil {
+		if err := rows.Scan(
+			&i.SweepID,
+			&i.TxID,
+			&i.MinedHash,
+			&i.MinedBlock,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
