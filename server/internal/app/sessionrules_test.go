@@ -556,7 +556,10 @@ func TestNullIsNotAnIdentifier(t *testing.T) { //nolint:tparallel // its subtest
 // (white space or invisible characters only; a tab was refused already, as a control
 // character) are INVALID_ARGUMENT naming externalUserId on both session kinds, both
 // transports, /depositor/create and /depositor/:externalUserId/check, and write nothing.
-// An id with spaces inside or around visible characters is still an id.
+// An id with spaces inside or around visible characters is still an id. The same holds for
+// an operatorReference that is present (leaving it out is no reference) and for the
+// externalUserId a list of deposits or withdrawals is filtered by, which answered an empty
+// list, as if that user had none.
 func TestBlankIsNotAUserID(t *testing.T) { //nolint:tparallel // its subtests share one env and count its rows, so they run in order; the test runs beside others
 	t.Parallel()
 	env, _, transports := startSessionTransports(t)
@@ -570,6 +573,10 @@ func TestBlankIsNotAUserID(t *testing.T) { //nolint:tparallel // its subtests sh
 					_, _, code, field, msg, err := tr.open(kind, sessionJSONBody(t, "", user, "10", "USD"))
 					if err != nil || code != "INVALID_ARGUMENT" || field != "externalUserId" {
 						t.Errorf("%s user %q: %s %s %q %v; want INVALID_ARGUMENT externalUserId", kind, user, code, field, msg, err)
+					}
+					_, _, code, field, msg, err = tr.open(kind, sessionJSONBody(t, user, "user-7", "10", "USD"))
+					if err != nil || code != "INVALID_ARGUMENT" || field != "operatorReference" {
+						t.Errorf("%s reference %q: %s %s %q %v; want INVALID_ARGUMENT operatorReference", kind, user, code, field, msg, err)
 					}
 				}
 			}
@@ -608,6 +615,31 @@ func TestBlankIsNotAUserID(t *testing.T) { //nolint:tparallel // its subtests sh
 	}
 	if n := env.Count(t, "depositors"); n != depositors {
 		t.Fatalf("refused depositors were written: %d -> %d", depositors, n)
+	}
+
+	// A list filtered by a blank id is refused, not answered "this user has none".
+	deposits := cofferv1connect.NewDepositServiceClient(http.DefaultClient, env.URL)
+	withdrawals := cofferv1connect.NewWithdrawalServiceClient(http.DefaultClient, env.URL)
+	for _, user := range append(blanks, "null") {
+		for _, path := range []string{"/deposits", "/withdrawals"} {
+			if c := mustREST(t, env, "GET", path+"?externalUserId="+url.QueryEscape(user), key, ""); c.status != http.StatusBadRequest ||
+				c.data["code"] != "INVALID_ARGUMENT" || c.data["field"] != "externalUserId" {
+				t.Errorf("REST %s filtered by %q: %d %v", path, user, c.status, c.data)
+			}
+		}
+		_, err := deposits.ListDeposits(ctx, &cofferv1.DepositServiceListDepositsRequest{ExternalUserId: user})
+		if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
+			t.Errorf("Connect ListDeposits filtered by %q: %v", user, err)
+		}
+		_, err = withdrawals.ListWithdrawals(ctx, &cofferv1.WithdrawalServiceListWithdrawalsRequest{ExternalUserId: user})
+		if code, reason, meta, _ := errorMeta(err); code != connect.CodeInvalidArgument || reason != "INVALID_ARGUMENT" || meta["field"] != "externalUserId" {
+			t.Errorf("Connect ListWithdrawals filtered by %q: %v", user, err)
+		}
+	}
+	for _, path := range []string{"/deposits", "/withdrawals"} {
+		if c := mustREST(t, env, "GET", path+"?externalUserId="+url.QueryEscape(" user 7 "), key, ""); c.status != http.StatusOK {
+			t.Errorf("REST %s filtered by an id with spaces around it: %d %v", path, c.status, c.data)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/cofferhq/coffer/server/internal/auth"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/ident"
 	"github.com/cofferhq/coffer/server/internal/pagetoken"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -55,6 +56,9 @@ func (s *Service) SessionProgress(ctx context.Context, sessionID string) ([]Prog
 // operator of the scope (NOT_FOUND outside it). The page token names the last deposit of the
 // previous page.
 func (s *Service) List(ctx context.Context, scope domain.Scope, f domain.DepositFilter, pageToken string) ([]domain.Deposit, string, error) {
+	if err := ident.UserFilter(f.ExternalUserID); err != nil {
+		return nil, "", err
+	}
 	ids, err := auth.NarrowedIDs(scope, f.OperatorIDs...)
 	if err != nil {
 		return nil, "", err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
-	"github.com/cofferhq/coffer/server/internal/session"
+	"github.com/cofferhq/coffer/server/internal/ident"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
 
@@ -50,7 +50,7 @@ type Created struct {
 // Create registers a depositor for the operator, or, when it exists, replaces its email with
 // the one given (an empty email keeps the stored one). It is idempotent and says what it did.
 func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID, email string) (Created, error) {
-	if err := session.UserID(externalUserID); err != nil {
+	if err := ident.UserID(externalUserID); err != nil {
 		return Created{}, err
 	}
 	var out Created
@@ -91,7 +91,7 @@ func (s *Service) Create(ctx context.Context, op domain.Operator, externalUserID
 // Check returns the operator's depositor and whether it exists. An id Create refuses is
 // refused here too, rather than answered "not found" as if it could exist.
 func (s *Service) Check(ctx context.Context, op domain.Operator, externalUserID string) (domain.Depositor, bool, error) {
-	if err := session.UserID(externalUserID); err != nil {
+	if err := ident.UserID(externalUserID); err != nil {
 		return domain.Depositor{}, false, err
 	}
 	d, err := store.New(s.pool).GetDepositor(ctx, op.ID, externalUserID)

@@ -8,17 +8,16 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	sdkwebhook "github.com/cofferhq/coffer/sdk/go/webhook"
 	"github.com/cofferhq/coffer/server/internal/config"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
+	"github.com/cofferhq/coffer/server/internal/ident"
 	"github.com/cofferhq/coffer/server/internal/money"
 	"github.com/cofferhq/coffer/server/internal/rates"
 	"github.com/cofferhq/coffer/server/internal/secret"
@@ -134,10 +133,10 @@ func (s *Service) Open(ctx context.Context, op domain.Operator, kind domain.Sess
 
 // prepare checks the input and makes the session it asks for.
 func (s *Service) prepare(operatorID string, kind domain.SessionKind, in Input) (domain.Session, error) {
-	if err := UserID(in.ExternalUserID); err != nil {
+	if err := ident.UserID(in.ExternalUserID); err != nil {
 		return domain.Session{}, err
 	}
-	if err := NotNull("operatorReference", in.OperatorReference); err != nil {
+	if err := ident.Reference(in.OperatorReference); err != nil {
 		return domain.Session{}, err
 	}
 	amount, err := decimal.NewFromString(in.Amount)
@@ -166,36 +165,6 @@ func (s *Service) prepare(operatorID string, kind domain.SessionKind, in Input) 
 		Email:             in.Email,
 		OperatorReference: in.OperatorReference,
 	}, nil
-}
-
-// NotNull refuses the literal "null" as an identifier the webhooks echo: it is how they write
-// a missing value, and the spec tells receivers to read it as absent, so a user "null" would
-// reach the operator as a DEPOSIT for no user.
-func NotNull(field, value string) error {
-	if value == sdkwebhook.Null {
-		return fault.Invalid(field, "must not be \"null\": webhooks write a missing value that way, so the operator would read it as absent")
-	}
-	return nil
-}
-
-// UserID checks an externalUserId beyond its protovalidate rules (length, no control
-// characters): it must not be "null" (see NotNull) nor blank. An id of white space or
-// invisible characters alone shows as nothing on every screen and in the webhooks the
-// operator reads; no user of an operator has one, so it can only be the operator's bug.
-func UserID(value string) error {
-	if err := NotNull("externalUserId", value); err != nil {
-		return err
-	}
-	if blank(value) {
-		return fault.Invalid("externalUserId", "must not be blank: white space and invisible characters alone name no user")
-	}
-	return nil
-}
-
-// blank reports whether s is empty or holds only white space and invisible format characters
-// (U+200B ZERO WIDTH SPACE, U+FEFF, ...).
-func blank(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return !unicode.IsSpace(r) && !unicode.Is(unicode.Cf, r) }) < 0
 }
 
 // ErrNotByKey is OpenByKey's answer when it opened nothing and wrote nothing: the key is no

@@ -215,8 +215,9 @@ func CheckURL(raw string) (*url.URL, error) {
 const redacted = "xxxxx"
 
 // Redact removes what may be a credential from a URL for records and logs: the user and
-// password, every query value (operators put tokens there: ?token=…) and the fragment. The
-// scheme, host, path and the query's parameter names stay, so the URL can still be recognised.
+// password, every query value (operators put tokens there: ?token=…), path segments shaped
+// like a token (/hooks/T0001/B0002/9xQ…, see tokenSegment) and the fragment. The scheme, host,
+// the path's words and the query's parameter names stay, so the URL can still be recognised.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -225,11 +226,43 @@ func Redact(raw string) string {
 	if u.User != nil {
 		u.User = url.User(redacted)
 	}
+	if escaped := redactPath(u.EscapedPath()); escaped != u.EscapedPath() {
+		if path, err := url.PathUnescape(escaped); err == nil {
+			u.Path, u.RawPath = path, escaped
+		}
+	}
 	u.RawQuery = redactQuery(u.RawQuery)
 	if u.Fragment != "" || u.RawFragment != "" {
 		u.Fragment, u.RawFragment = redacted, ""
 	}
 	return u.String()
+}
+
+// redactPath replaces each path segment shaped like a token (see tokenSegment) in an escaped
+// path.
+func redactPath(escaped string) string {
+	segments := strings.Split(escaped, "/")
+	for i, seg := range segments {
+		if tokenSegment(seg) {
+			segments[i] = redacted
+		}
+	}
+	return strings.Join(segments, "/")
+}
+
+// tokenSegment reports whether a path segment looks like a secret rather than a word: 16
+// characters or more with a digit and a letter among them (random tokens, hex keys, UUIDs), or
+// 32 or more of anything. Words such as "coffer-webhook-receiver" stay readable.
+func tokenSegment(seg string) bool {
+	if len(seg) >= 32 {
+		return true
+	}
+	if len(seg) < 16 {
+		return false
+	}
+	digit := strings.ContainsFunc(seg, func(r rune) bool { return r >= '0' && r <= '9' })
+	letter := strings.ContainsFunc(seg, func(r rune) bool { return (r|0x20) >= 'a' && (r|0x20) <= 'z' })
+	return digit && letter
 }
 
 // redactQuery keeps a query's parameter names and replaces each value; a parameter without a

@@ -22,6 +22,14 @@ func TestRedact(t *testing.T) {
 		{"https://op.example/hook#key=abc", "https://op.example/hook#xxxxx"},
 		{"/elsewhere?token=abc", "/elsewhere?token=xxxxx"},
 		{"https://op.example/%zz", "(invalid URL)"},
+		// Path segments shaped like a token go; words, short ids and versions stay.
+		{"https://hooks.example/services/T0001/B0002/9xQvT3kLmN8pR2sW4yZ6aB1c", "https://hooks.example/services/T0001/B0002/xxxxx"},
+		{"https://op.example/hook/3f0c2a9e-8d1b-4c7e-9a55-1f2e3d4c5b6a/coffer", "https://op.example/hook/xxxxx/coffer"},
+		{"https://op.example/v1/webhooks/0123456789abcdef?x=1", "https://op.example/v1/webhooks/xxxxx?x=xxxxx"},
+		{"https://op.example/api/v2/coffer-webhook-receiver", "https://op.example/api/v2/coffer-webhook-receiver"},
+		{"https://op.example/operators/42/hook", "https://op.example/operators/42/hook"},
+		{"https://op.example/" + strings.Repeat("k", 32), "https://op.example/xxxxx"},
+		{"https://op.example/a%2Fb/9xQvT3kLmN8pR2sW", "https://op.example/a%2Fb/xxxxx"},
 	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
