@@ -1,6 +1,7 @@
 package ident
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/cofferhq/coffer/server/internal/fault"
@@ -28,7 +29,7 @@ func TestRules(t *testing.T) {
 		{"null reference", "null", Reference, "operatorReference"},
 	} {
 		err := c.check(c.value)
-		fe, _ := err.(*fault.Error)
+		fe, _ := errors.AsType[*fault.Error](err)
 		switch {
 		case c.field == "" && err != nil:
 			t.Errorf("%s %q refused: %v", c.name, c.value, err)
