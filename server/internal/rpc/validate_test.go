@@ -32,7 +32,7 @@ func TestMissingNumberIsRequired(t *testing.T) {
 		for violation := range strings.SplitSeq(fault.As(err).Message, "; ") {
 			field, msg, _ := strings.Cut(violation, ": ")
 			fd := d.Fields().ByJSONName(field)
-			if fd == nil || fd.HasPresence() || fd.IsList() || !isNumber(fd.Kind()) {
+			if fd == nil || fd.HasPresence() || fd.IsList() || !rpc.IsNumber(fd.Kind()) {
 				continue
 			}
 			if msg != "value is required" {
@@ -56,16 +56,5 @@ func TestOptionalZeroKeepsItsRule(t *testing.T) {
 	err := rpc.Validate(&cofferv1.SendTestWebhookRequest{Sid: "7a8b9c0d-1111-4222-8333-444455556666", ChainId: proto.Int64(0)})
 	if got := fault.As(err).Message; got != "chainId: must be greater than 0" {
 		t.Errorf("optional chainId 0: %q", got)
-	}
-}
-
-func isNumber(k protoreflect.Kind) bool {
-	switch k {
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Int64Kind,
-		protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind,
-		protoreflect.Uint64Kind, protoreflect.Fixed64Kind, protoreflect.FloatKind, protoreflect.DoubleKind:
-		return true
-	default:
-		return false
 	}
 }
