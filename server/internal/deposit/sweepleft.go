@@ -96,7 +96,7 @@ func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID 
 		return sweepsRead{}, nil
 	}
 	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
-	txs, err := store.New(s.pool).SweepTxsMinedFrom(ctx, chainID, first)
+	txs, err := store.New(s.pool).SweepTxsMinedIn(ctx, chainID, first, last)
 	if err != nil {
 		return sweepsRead{}, err
 	}
@@ -112,9 +112,6 @@ func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID 
 	where := map[int64]txNow{} // the transactions read
 	var out sweepsRead
 	for _, t := range txs {
-		if t.MinedBlock > last {
-			continue
-		}
 		now, read := where[t.TxID]
 		if !read {
 			if now.off, now.at, err = s.sweepTxLeft(ctx, c, t, hashes, contents, &out); err != nil {
