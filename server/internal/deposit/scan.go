@@ -142,16 +142,16 @@ func (s *Service) Scan(ctx context.Context, chainID int64) error {
 		return err
 	}
 	to := min(head, cur.NextBlock+s.cfg.LogWindow-1)
-	var found []domain.Deposit
-	var blocks []store.BlockRef
+	var w readWindow
 	if cur.NextBlock <= head {
-		if blocks, found, err = s.read(ctx, n, c, cur.NextBlock, to); err != nil {
+		if w, err = s.read(ctx, n, c, cur.NextBlock, to); err != nil {
 			return err
 		}
 	} else {
 		to = cur.NextBlock - 1
 	}
-	ahead, err := s.sweepsLeftAhead(ctx, c, chainID, blocks) // sweepleft.go
+	blocks, found := w.refs, w.found
+	ahead, err := s.sweepsLeftAhead(ctx, c, chainID, w) // sweepleft.go
 	if err != nil {
 		return err
 	}
@@ -530,15 +530,15 @@ func (s *Service) rollback(ctx context.Context, c *chain.Client, chainID int64, 
 // transfers. The recipients the watched set's filter lets through are checked exactly in one
 // query for the whole window. It fails with ErrRaced when the blocks do not link up (the chain
 // reorganised while being read).
-func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) ([]store.BlockRef, []domain.Deposit, error) {
+func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, from, to uint64) (readWindow, error) {
 	q := store.New(s.pool)
 	logs, err := tokenLogs(ctx, n, c, from, to)
 	if err != nil {
-		return nil, nil, err
+		return readWindow{}, err
 	}
 	prev, err := q.BlockHash(ctx, n.ChainID, from-1)
 	if err != nil {
-		return nil, nil, err
+		return readWindow{}, err
 	}
 	blocks := make([]store.BlockRef, 0, to-from+1)
 	read := make([]readBlock, 0, to-from+1)
@@ -547,10 +547,10 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 	for num := from; num <= to; num++ {
 		b, err := c.Block(ctx, num)
 		if err != nil {
-			return nil, nil, err
+			return readWindow{}, err
 		}
 		if prev != "" && b.ParentHash().Hex() != prev {
-			return nil, nil, ErrRaced
+			return readWindow{}, ErrRaced
 		}
 		prev = b.Hash().Hex()
 		byNumber[num] = b
@@ -558,7 +558,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		rb := readBlock{block: b}
 		if n.TraceInternalTransfers && len(b.Transactions()) > 0 {
 			if rb.traces, err = traceBlock(ctx, n, c, b); err != nil {
-				return nil, nil, err
+				return readWindow{}, err
 			}
 		}
 		recipients = rb.recipients(recipients)
@@ -571,7 +571,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 	}
 	owners, err := s.watched.owners(ctx, q, recipients)
 	if err != nil {
-		return nil, nil, err
+		return readWindow{}, err
 	}
 	signer := types.LatestSignerForChainID(big.NewInt(n.ChainID))
 	own := s.serviceWallets()
@@ -579,12 +579,12 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 	for _, rb := range read {
 		native, err := s.nativeDeposits(ctx, q, n, c, rb.block, signer, own, owners)
 		if err != nil {
-			return nil, nil, err
+			return readWindow{}, err
 		}
 		found = append(found, native...)
 		internal, err := s.internalDeposits(ctx, q, n, c, rb, signer, own, owners)
 		if err != nil {
-			return nil, nil, err
+			return readWindow{}, err
 		}
 		found = append(found, internal...)
 	}
@@ -595,7 +595,7 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 		b := byNumber[l.BlockNumber]
 		if b == nil || b.Hash() != l.BlockHash {
-			return nil, nil, ErrRaced
+			return readWindow{}, ErrRaced
 		}
 		owner, watched := owners[transfer.to]
 		if !watched {
@@ -609,11 +609,20 @@ func (s *Service) read(ctx context.Context, n chain.Network, c *chain.Client, fr
 		}
 		d, err := s.newDeposit(ctx, q, n, b, l.TxHash, logIndex(l.Index), owner, transfer.to, token.Symbol, token.Decimals, token.ContractAddress, transfer.amount)
 		if err != nil {
-			return nil, nil, err
+			return readWindow{}, err
 		}
 		found = append(found, d)
 	}
-	return blocks, found, nil
+	return readWindow{refs: blocks, blocks: byNumber, found: found}, nil
+}
+
+// readWindow is what a pass read of its blocks.
+type readWindow struct {
+	refs []store.BlockRef // the blocks' numbers and hashes, in order: what the pass keeps
+	// blocks are the blocks themselves, by number: the sweep check reads its transactions in
+	// them (sweepsLeftAhead) rather than fetch them again.
+	blocks map[uint64]*types.Block
+	found  []domain.Deposit // the transfers to deposit addresses
 }
 
 // readBlock is a block read by a scan, with its call traces when the network traces internal

@@ -90,21 +90,23 @@ func (s *Service) sweepsOffChain(ctx context.Context, c *chain.Client, chainID i
 // sweep off the chain (markSweepsLeft): sent again, counted again at depth (REINCLUDED).
 
 // sweepsLeftAhead reads, before the pass commits, the sweep transactions the books have mined
-// in blocks (read by the pass) and reports those not in their block.
-func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID int64, blocks []store.BlockRef) (sweepsRead, error) {
-	if len(blocks) == 0 {
+// in the blocks the pass read (w) and reports those not in their block. A transaction in its
+// block is found in the block the pass already holds: only one that is not there costs a call
+// (its receipt).
+func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID int64, w readWindow) (sweepsRead, error) {
+	if len(w.refs) == 0 {
 		return sweepsRead{}, nil
 	}
-	first, last := blocks[0].Number, blocks[len(blocks)-1].Number
-	txs, err := store.New(s.pool).SweepTxsMinedFrom(ctx, chainID, first)
+	first, last := w.refs[0].Number, w.refs[len(w.refs)-1].Number
+	txs, err := store.New(s.pool).SweepTxsMinedIn(ctx, chainID, first, last)
 	if err != nil {
 		return sweepsRead{}, err
 	}
-	hashes := make(map[uint64]string, len(blocks))
-	for _, b := range blocks {
+	hashes := make(map[uint64]string, len(w.refs))
+	for _, b := range w.refs {
 		hashes[b.Number] = b.Hash
 	}
-	contents := map[uint64]map[common.Hash]bool{} // the transactions of the blocks read again
+	contents := map[uint64]map[common.Hash]bool{} // the transactions of the blocks holding a sweep
 	type txNow struct {
 		off bool
 		at  uint64 // the block it left the chain in (its books' block, or the one it now reverts in)
@@ -112,12 +114,9 @@ func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID 
 	where := map[int64]txNow{} // the transactions read
 	var out sweepsRead
 	for _, t := range txs {
-		if t.MinedBlock > last {
-			continue
-		}
 		now, read := where[t.TxID]
 		if !read {
-			if now.off, now.at, err = s.sweepTxLeft(ctx, c, t, hashes, contents, &out); err != nil {
+			if now.off, now.at, err = s.sweepTxLeft(ctx, c, t, w, hashes, contents, &out); err != nil {
 				return sweepsRead{}, err
 			}
 			where[t.TxID] = now
@@ -131,20 +130,17 @@ func (s *Service) sweepsLeftAhead(ctx context.Context, c *chain.Client, chainID 
 }
 
 // sweepTxLeft checks sweep transaction t against the block the pass read at its height in the
-// books (hashes): there, it stays; elsewhere on the chain, it is recorded moved (out.moved),
-// off when it now reverts there (at); nowhere (or a node still indexing: no proof that it is
-// anywhere), off at its books' block. A block or receipt read on another branch than the
-// pass's is ErrRaced.
-func (s *Service) sweepTxLeft(ctx context.Context, c *chain.Client, t store.SweepTx, hashes map[uint64]string,
+// books (w): there, it stays; elsewhere on the chain, it is recorded moved (out.moved), off
+// when it now reverts there (at); nowhere (or a node still indexing: no proof that it is
+// anywhere), off at its books' block. A receipt read on another branch than the pass's
+// (hashes) is ErrRaced.
+func (s *Service) sweepTxLeft(ctx context.Context, c *chain.Client, t store.SweepTx, w readWindow, hashes map[uint64]string,
 	contents map[uint64]map[common.Hash]bool, out *sweepsRead) (off bool, at uint64, err error) {
 	in, ok := contents[t.MinedBlock]
 	if !ok {
-		b, err := c.Block(ctx, t.MinedBlock)
-		if err != nil {
-			return false, 0, err
-		}
-		if b.Hash().Hex() != hashes[t.MinedBlock] {
-			return false, 0, ErrRaced
+		b := w.blocks[t.MinedBlock]
+		if b == nil { // the statement lists only the window's blocks, all read
+			return false, 0, fmt.Errorf("deposit: sweep transaction %d: block %d is not among the blocks the pass read", t.TxID, t.MinedBlock)
 		}
 		in = make(map[common.Hash]bool, len(b.Transactions()))
 		for _, x := range b.Transactions() {

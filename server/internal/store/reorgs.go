@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store/dbsqlc"
@@ -214,10 +215,12 @@ type SweepTx struct {
 	MinedBlock uint64
 }
 
-// SweepTxsMinedFrom lists the sweep transactions (transfers, fee transfers, batches) mined in
-// the books, successfully, in a block from a number on, once per sweep each moved.
-func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uint64) ([]SweepTx, error) {
-	rows, err := sqlc.SweepTxsMinedFrom(ctx, q.db, dbsqlc.SweepTxsMinedFromParams{ChainID: chainID, FromBlock: bigint(from)})
+// SweepTxsMinedIn lists the sweep transactions (transfers, fee transfers, batches) mined in
+// the books, successfully, in a block from `from` to `to`, once per sweep each moved, in
+// transaction order.
+func (q *Queries) SweepTxsMinedIn(ctx context.Context, chainID int64, from, to uint64) ([]SweepTx, error) {
+	rows, err := sqlc.SweepTxsMinedIn(ctx, q.db, dbsqlc.SweepTxsMinedInParams{ChainID: chainID, FromBlock: bigint(from),
+		ToBlock: bigint(to)})
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +229,13 @@ func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uin
 		out[i] = SweepTx{SweepID: r.SweepID, TxID: r.TxID, MinedHash: r.MinedHash, MinedBlock: chainUint(r.MinedBlock)}
 	}
 	return out, nil
+}
+
+// SweepTxsMinedFrom is SweepTxsMinedIn from a block on, every one above it: what a rollback
+// there takes away, however high the books have it (the new branch may be shorter than the
+// old one was).
+func (q *Queries) SweepTxsMinedFrom(ctx context.Context, chainID int64, from uint64) ([]SweepTx, error) {
+	return q.SweepTxsMinedIn(ctx, chainID, from, math.MaxInt64)
 }
 
 // LockCoveredDeposits locks the deposits (SWEEPING, CREDITED) of the given sweeps, credited from

@@ -62,18 +62,26 @@ WHERE deposits.sweep_id = ANY(@sweep_ids::bigint[]) AND deposits.chain_id = @cha
 			AND b.hash = deposits.block_hash))
 ORDER BY deposits.id FOR UPDATE;
 
--- name: SweepTxsMinedFrom :many
+-- name: SweepTxsMinedIn :many
 -- The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
--- in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
--- may have taken it away while every deposit it moved stays on the chain.
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+-- in a block from from_block to to_block, each with the sweeps it moved: a reorg deeper than
+-- the depth may have taken it away while every deposit it moved stays on the chain. Both bounds
+-- go to chain_txs_mined_block_idx; each transaction finds its sweeps by key (sweeps_pkey, or
+-- sweeps_batch_idx for a batch), the number its ref carries read only where the ref has one:
+-- matched on the ref's text alone, every transaction listed scanned every sweep of the chain.
+SELECT s.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
 	coalesce(t.mined_block, 0)::bigint AS mined_block
-FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
-	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
-		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
-WHERE t.chain_id = @chain_id AND t.state = 'mined' AND t.mined_block >= @from_block::bigint
+FROM chain_txs t CROSS JOIN LATERAL (
+	SELECT sweeps.id FROM sweeps WHERE t.purpose IN ('sweep', 'sweep-fee') AND sweeps.chain_id = t.chain_id AND NOT sweeps.batched
+		AND sweeps.id = (CASE WHEN split_part(t.ref, ':', 2) ~ '^[0-9]{1,18}$' THEN split_part(t.ref, ':', 2)::bigint END)
+		AND split_part(t.ref, ':', 2) = sweeps.id::text
+	UNION ALL
+	SELECT sweeps.id FROM sweeps WHERE t.purpose = 'sweep-batch' AND sweeps.chain_id = t.chain_id AND sweeps.batched
+		AND sweeps.batch_id = (CASE WHEN t.ref ~ '^batch:[0-9]{1,18}$' THEN substr(t.ref, 7)::bigint END)
+		AND t.ref = 'batch:' || sweeps.batch_id) s
+WHERE t.chain_id = @chain_id AND t.state = 'mined' AND t.mined_block BETWEEN @from_block::bigint AND @to_block::bigint
 	AND t.purpose IN ('sweep', 'sweep-fee', 'sweep-batch')
-ORDER BY t.id, sweeps.id;
+ORDER BY t.id, s.id;
 
 -- name: MarkDepositReorged :exec
 -- A deposit of a sweep that has signed nothing yet leaves it; one of a signed sweep stays.

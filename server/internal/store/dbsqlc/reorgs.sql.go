@@ -937,23 +937,29 @@ func (q *Queries) SweepMissingDeposit(ctx context.Context, db DBTX, arg SweepMis
 	return missing, err
 }
 
-const sweepTxsMinedFrom = `-- name: SweepTxsMinedFrom :many
-SELECT sweeps.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
+const sweepTxsMinedIn = `-- name: SweepTxsMinedIn :many
+SELECT s.id AS sweep_id, t.id AS tx_id, coalesce(t.mined_hash, '')::text AS mined_hash,
 	coalesce(t.mined_block, 0)::bigint AS mined_block
-FROM chain_txs t JOIN sweeps ON sweeps.chain_id = t.chain_id
-	AND ((NOT sweeps.batched AND t.purpose IN ('sweep', 'sweep-fee') AND split_part(t.ref, ':', 2) = sweeps.id::text)
-		OR (sweeps.batched AND t.purpose = 'sweep-batch' AND t.ref = 'batch:' || sweeps.batch_id))
-WHERE t.chain_id = $1 AND t.state = 'mined' AND t.mined_block >= $2::bigint
+FROM chain_txs t CROSS JOIN LATERAL (
+	SELECT sweeps.id FROM sweeps WHERE t.purpose IN ('sweep', 'sweep-fee') AND sweeps.chain_id = t.chain_id AND NOT sweeps.batched
+		AND sweeps.id = (CASE WHEN split_part(t.ref, ':', 2) ~ '^[0-9]{1,18}$' THEN split_part(t.ref, ':', 2)::bigint END)
+		AND split_part(t.ref, ':', 2) = sweeps.id::text
+	UNION ALL
+	SELECT sweeps.id FROM sweeps WHERE t.purpose = 'sweep-batch' AND sweeps.chain_id = t.chain_id AND sweeps.batched
+		AND sweeps.batch_id = (CASE WHEN t.ref ~ '^batch:[0-9]{1,18}$' THEN substr(t.ref, 7)::bigint END)
+		AND t.ref = 'batch:' || sweeps.batch_id) s
+WHERE t.chain_id = $1 AND t.state = 'mined' AND t.mined_block BETWEEN $2::bigint AND $3::bigint
 	AND t.purpose IN ('sweep', 'sweep-fee', 'sweep-batch')
-ORDER BY t.id, sweeps.id
+ORDER BY t.id, s.id
 `
 
-type SweepTxsMinedFromParams struct {
+type SweepTxsMinedInParams struct {
 	ChainID   int64
 	FromBlock int64
+	ToBlock   int64
 }
 
-type SweepTxsMinedFromRow struct {
+type SweepTxsMinedInRow struct {
 	SweepID    int64
 	TxID       int64
 	MinedHash  string
@@ -961,17 +967,20 @@ type SweepTxsMinedFromRow struct {
 }
 
 // The sweep transactions (transfers, fee transfers, batches) mined in the books, successfully,
-// in a block from a number on, each with the sweeps it moved: a reorg deeper than the depth
-// may have taken it away while every deposit it moved stays on the chain.
-func (q *Queries) SweepTxsMinedFrom(ctx context.Context, db DBTX, arg SweepTxsMinedFromParams) ([]SweepTxsMinedFromRow, error) {
-	rows, err := db.Query(ctx, sweepTxsMinedFrom, arg.ChainID, arg.FromBlock)
+// in a block from from_block to to_block, each with the sweeps it moved: a reorg deeper than
+// the depth may have taken it away while every deposit it moved stays on the chain. Both bounds
+// go to chain_txs_mined_block_idx; each transaction finds its sweeps by key (sweeps_pkey, or
+// sweeps_batch_idx for a batch), the number its ref carries read only where the ref has one:
+// matched on the ref's text alone, every transaction listed scanned every sweep of the chain.
+func (q *Queries) SweepTxsMinedIn(ctx context.Context, db DBTX, arg SweepTxsMinedInParams) ([]SweepTxsMinedInRow, error) {
+	rows, err := db.Query(ctx, sweepTxsMinedIn, arg.ChainID, arg.FromBlock, arg.ToBlock)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []SweepTxsMinedFromRow
+	var items []SweepTxsMinedInRow
 	for rows.Next() {
-		var i SweepTxsMinedFromRow
+		var i SweepTxsMinedInRow
 		if err := rows.Scan(
 			&i.SweepID,
 			&i.TxID,
