@@ -192,3 +192,11 @@ func (q *Queries) GapChainTxIDs(ctx context.Context, chainID int64, from string,
 	return sqlc.GapChainTxIDs(ctx, q.db, dbsqlc.GapChainTxIDsParams{ChainID: chainID, FromAddress: from,
 		FromNonce: int64(fromNonce), ToNonce: int64(toNonce)}) //nolint:gosec // G115: nonces fit an int64
 }
+
+// MinedTxIDsFromNonce lists the ids of from's transactions of a purpose that the books have
+// mined at or above fromNonce (the sender's nonce on the chain), lowest nonce first.
+func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, chainID int64, from string, fromNonce uint64, purpose string) ([]int64, error) {
+	ids, err := sqlc.MinedTxIDsFromNonce(ctx, q.db, dbsqlc.MinedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,
+		FromNonce: int64(fromNonce), Purpose: purpose}) //nolint:gosec // G115: nonces fit an int64
+	return nonNil(ids), err
+}

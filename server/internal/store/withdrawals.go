@@ -172,6 +172,13 @@ func (q *Queries) PayingWithdrawals(ctx context.Context) ([]string, error) {
 	return nonNil(ids), err
 }
 
+// CompletedWithdrawalsPayingAgain lists the completed withdrawals whose payout transaction (of
+// purpose) is pending again: its block left the chain after they completed.
+func (q *Queries) CompletedWithdrawalsPayingAgain(ctx context.Context, purpose string) ([]string, error) {
+	ids, err := sqlc.CompletedWithdrawalsPayingAgain(ctx, q.db, purpose)
+	return nonNil(ids), err
+}
+
 // ListWithdrawals lists withdrawals, newest first.
 func (q *Queries) ListWithdrawals(ctx context.Context, f domain.WithdrawalFilter) ([]domain.Withdrawal, error) {
 	statuses := make([]string, 0, len(f.Statuses))

@@ -122,6 +122,12 @@ SELECT EXISTS (SELECT 1 FROM withdrawal_transitions WHERE withdrawal_id = @withd
 -- name: PayingWithdrawals :many
 SELECT id FROM withdrawals WHERE payout_queued_at IS NOT NULL AND status <> 'COMPLETED' ORDER BY payout_queued_at;
 
+-- name: CompletedWithdrawalsPayingAgain :many
+-- Completed withdrawals whose payout transaction is pending again: its block left the chain
+-- after the withdrawal completed, and its stored bytes are being sent again.
+SELECT w.id FROM withdrawals w JOIN chain_txs t ON t.purpose = @purpose AND t.ref = 'withdrawal:' || w.id::text
+WHERE w.status = 'COMPLETED' AND t.state = 'pending' ORDER BY t.chain_id, t.nonce;
+
 -- name: LockSession :exec
 SELECT 1 FROM sessions WHERE id = @id FOR UPDATE;
 

@@ -13,6 +13,33 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+const completedWithdrawalsPayingAgain = `-- name: CompletedWithdrawalsPayingAgain :many
+SELECT w.id FROM withdrawals w JOIN chain_txs t ON t.purpose = $1 AND t.ref = 'withdrawal:' || w.id::text
+WHERE w.status = 'COMPLETED' AND t.state = 'pending' ORDER BY t.chain_id, t.nonce
+`
+
+// Completed withdrawals whose payout transaction is pending again: its block left the chain
+// after the withdrawal completed, and its stored bytes are being sent again.
+func (q *Queries) CompletedWithdrawalsPayingAgain(ctx context.Context, db DBTX, purpose string) ([]string, error) {
+	rows, err := db.Query(ctx, completedWithdrawalsPayingAgain, purpose)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dueWithdrawals = `-- name: DueWithdrawals :many
 SELECT w.id, due.lapsed AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id,
     LATERAL (SELECT (w.expires_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM withdrawal_transitions t

@@ -1,0 +1,115 @@
+package withdrawal_test
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/funds"
+)
+
+// sweepAndPay runs the withdrawals' periodic job and the payout job of each withdrawal given,
+// a block at a time, until every one is completed with its payout at depth, or fails.
+func (e *env) sweepAndPay(ids ...string) {
+	e.t.Helper()
+	for range 30 {
+		if _, err := e.svc.Sweep(e.ctx); err != nil {
+			e.t.Fatalf("sweep: %v", err)
+		}
+		left := 0
+		for _, id := range ids {
+			done, err := e.svc.Pay(e.ctx, id)
+			if err != nil {
+				e.t.Fatalf("pay %s: %v", id, err)
+			}
+			if !done {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		e.dev.Commit()
+	}
+	e.t.Fatal("payouts still in flight after 30 blocks")
+}
+
+// reconciled checks the books hold: every line of the chain covered.
+func (e *env) reconciled(when string) {
+	e.t.Helper()
+	lines, err := (&funds.Reconciler{Ledger: e.ledger, Clients: map[int64]*chain.Client{e.dev.ChainID(): e.client}, HotWallet: e.hot}).
+		Reconcile(e.ctx, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, l := range lines {
+		if !l.OK {
+			e.t.Fatalf("reconciliation %s: %+v", when, l)
+		}
+	}
+}
+
+// What was seen: a payout COMPLETED at its depth (WITHDRAW_COMPLETE out, funds settled) whose
+// block a reorg deeper than the depth took away, the node dropping it, was never sent again:
+// the withdrawal stayed COMPLETED with a settlementTxHash on no chain and the destination got
+// nothing, and the hot wallet's nonce the payout held was never used again on the chain, so
+// every later payout of the chain (whoever's) waited behind the gap for good. The periodic job
+// now finds mined payouts the chain has not got (the hot wallet's nonce is not past them) and
+// sends their stored bytes again (the same nonce: paid at most once); the withdrawal stays
+// COMPLETED with no second settlement or WITHDRAW_COMPLETE.
+func TestPayoutLeftTheChainAfterItCompletedIsSentAgain(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	startNonce, err := e.client.Nonce(e.ctx, e.hot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.queuedPayout(op, "user-deep", "8.00")
+	e.sweepAndPay(w.ID)
+	paid := e.get(w.ID)
+	if paid.Status != domain.WithdrawalCompleted {
+		t.Fatalf("before the reorg: %s", paid.Status)
+	}
+	tx := e.payoutTx(w.ID)
+	block, err := e.client.Header(e.ctx, new(big.Int).SetUint64(tx.MinedBlock-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A longer branch from the block before the payout's, without the payout (the node drops it).
+	if err := e.dev.Fork(block.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Rollback()
+	for range confirmations + 4 {
+		e.dev.Commit()
+	}
+	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
+		t.Fatalf("the reorg left the destination %s", bal)
+	}
+	e.reconciled("after the reorg")
+	// Another withdrawal queued after the reorg: its payout takes the next nonce.
+	next := e.queuedPayout(op, "user-after", "3.00")
+	e.sweepAndPay(w.ID, next.ID)
+
+	e.paidOnce(w, 8_000_000)
+	e.paidOnce(next, 3_000_000)
+	if got := e.get(w.ID); got.SettlementTxHash != paid.SettlementTxHash {
+		t.Fatalf("settlementTxHash %s, was %s", got.SettlementTxHash, paid.SettlementTxHash)
+	}
+	if r, err := e.client.Receipt(e.ctx, common.HexToHash(paid.SettlementTxHash)); err != nil || r.Status != 1 {
+		t.Fatalf("settlement %s: %v %v", paid.SettlementTxHash, r, err)
+	}
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != startNonce+2 {
+		t.Fatalf("the hot wallet sent %d transactions for 2 payouts", n-startNonce)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	if n := e.count(`SELECT count(*) FROM fund_entries WHERE ref = $1 AND kind = 'SETTLE'`, "withdrawal:"+w.ID); n != 1 {
+		t.Fatalf("%d settlements", n)
+	}
+	e.reconciled("after the payouts")
+}
