@@ -131,8 +131,8 @@ func (q *Queries) LockPayoutLiquidity(ctx context.Context, chainID int64) error 
 }
 
 // UnminedPayouts is the amount (smallest unit) of a chain's payouts in one currency that are
-// queued but whose transaction is not mined yet: the hot wallet still holds it, but it is spoken
-// for.
+// queued but whose transaction is not mined yet, a completed withdrawal's sent again after its
+// block left the chain included: the hot wallet still holds it, but it is spoken for.
 func (q *Queries) UnminedPayouts(ctx context.Context, chainID int64, currency, purpose string) (decimal.Decimal, error) {
 	return sqlc.UnminedPayouts(ctx, q.db, dbsqlc.UnminedPayoutsParams{ChainID: chainID, Currency: currency, Purpose: purpose})
 }

@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
 	"github.com/cofferhq/coffer/server/internal/domain"
+	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
 )
 
@@ -52,6 +54,26 @@ func (e *env) reconciled(when string) {
 	}
 }
 
+// deepReorgDropping replaces the chain from the block before the payout of withdrawal id with a
+// longer branch without it (the node drops it), and checks its destination lost it.
+func (e *env) deepReorgDropping(w domain.Withdrawal) {
+	e.t.Helper()
+	block, err := e.client.Header(e.ctx, new(big.Int).SetUint64(e.payoutTx(w.ID).MinedBlock-1))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.dev.Fork(block.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+	e.dev.Rollback()
+	for range confirmations + 4 {
+		e.dev.Commit()
+	}
+	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
+		e.t.Fatalf("the reorg left the destination %s", bal)
+	}
+}
+
 // What was seen: a payout COMPLETED at its depth (WITHDRAW_COMPLETE out, funds settled) whose
 // block a reorg deeper than the depth took away, the node dropping it, was never sent again:
 // the withdrawal stayed COMPLETED with a settlementTxHash on no chain and the destination got
@@ -73,22 +95,7 @@ func TestPayoutLeftTheChainAfterItCompletedIsSentAgain(t *testing.T) {
 	if paid.Status != domain.WithdrawalCompleted {
 		t.Fatalf("before the reorg: %s", paid.Status)
 	}
-	tx := e.payoutTx(w.ID)
-	block, err := e.client.Header(e.ctx, new(big.Int).SetUint64(tx.MinedBlock-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A longer branch from the block before the payout's, without the payout (the node drops it).
-	if err := e.dev.Fork(block.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	e.dev.Rollback()
-	for range confirmations + 4 {
-		e.dev.Commit()
-	}
-	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
-		t.Fatalf("the reorg left the destination %s", bal)
-	}
+	e.deepReorgDropping(w)
 	e.reconciled("after the reorg")
 	// Another withdrawal queued after the reorg: its payout takes the next nonce.
 	next := e.queuedPayout(op, "user-after", "3.00")
@@ -112,4 +119,69 @@ func TestPayoutLeftTheChainAfterItCompletedIsSentAgain(t *testing.T) {
 		t.Fatalf("%d settlements", n)
 	}
 	e.reconciled("after the payouts")
+}
+
+// drainHotWallet sends the hot wallet's USDT beyond keep elsewhere (not through Coffer: the
+// service team moving liquidity), mined.
+func (e *env) drainHotWallet(keep int64) {
+	e.t.Helper()
+	extra := new(big.Int).Sub(e.tokenBalance(e.hot), big.NewInt(keep))
+	nonce, err := e.client.Nonce(e.ctx, e.hot, true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tip, feeCap, err := e.client.Fees(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	id := big.NewInt(e.dev.ChainID())
+	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: id, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 100_000,
+		To: &e.usdt.Address, Data: chain.ERC20Transfer(newAddress(), extra)}), types.LatestSignerForChainID(id), e.hotKey)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.client.Send(e.ctx, tx); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.dev.Mine(e.ctx, tx.Hash()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// What was seen: with a completed payout of 8 USDT sent again after a deep reorg dropped it
+// (back in the hot wallet, about to leave it again), the hot wallet holding 10 USDT, an admin
+// COMPLETED of 5 USDT more passed the hot wallet check (10 >= 5: the re-sent payout was not
+// counted in flight, its withdrawal being COMPLETED) and queued a payout the hot wallet could
+// not cover once the first was mined again. Payouts in flight now count a completed
+// withdrawal's payout that is pending again: the COMPLETED answers 503 UNAVAILABLE naming the
+// hot wallet, nothing reserved, and the first payout is paid once.
+func TestPayoutSentAgainCountsAgainstTheHotWallet(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	e.drainHotWallet(10_000_000)
+	w := e.queuedPayout(op, "user-deep", "8.00")
+	e.sweepAndPay(w.ID)
+	e.deepReorgDropping(w)
+	if _, err := e.svc.Sweep(e.ctx); err != nil { // finds the payout off the chain: sent again
+		t.Fatal(err)
+	}
+	if tx := e.payoutTx(w.ID); tx.State != domain.ChainTxPending {
+		t.Fatalf("payout after the sweep: %s", tx.State)
+	}
+	before := e.funds(op, "USDT")
+	next := e.submit(e.withdrawSession(op, "user-next", "5.00"), newAddress(), "USDT")
+	e.admin(next.ID, domain.WithdrawalProcessing)
+	_, err := e.svc.AdminStatus(e.ctx, domain.AllOperators(), next.ID, domain.WithdrawalCompleted, "admin:a@x", "")
+	if fe := faultOf(err); fe == nil || fe.Code != fault.Unavailable {
+		t.Fatalf("COMPLETED beyond the hot wallet with a payout sent again: %v", err)
+	}
+	if after := e.funds(op, "USDT"); after.Available.Cmp(before.Available) != 0 || after.Reserved.Cmp(before.Reserved) != 0 {
+		t.Fatalf("funds moved by a refused COMPLETED: %+v, were %+v", after, before)
+	}
+	e.sweepAndPay(w.ID)
+	e.paidOnce(w, 8_000_000)
+	// The hot wallet was drained by hand: the books are the operator's own funds.
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 992_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds after the payout was sent again: %+v", f)
+	}
 }

@@ -92,8 +92,13 @@ GROUP BY cap_currency ORDER BY cap_currency;
 SELECT pg_advisory_xact_lock(hashtext('coffer payout liquidity'), @chain_id::int);
 
 -- name: UnminedPayouts :one
+-- The payouts that may still leave the hot wallet: queued and not mined, a completed
+-- withdrawal's included when its payout is pending again (its block left the chain: it is
+-- being sent again).
 SELECT coalesce(sum(w.crypto_amount), 0)::numeric FROM withdrawals w
-WHERE w.chain_id = @chain_id AND w.currency = @currency AND w.payout_queued_at IS NOT NULL AND w.status <> 'COMPLETED'
+WHERE w.chain_id = @chain_id AND w.currency = @currency AND w.payout_queued_at IS NOT NULL
+  AND (w.status <> 'COMPLETED' OR EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = @purpose
+                                          AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'pending'))
   AND NOT EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = @purpose AND t.ref = 'withdrawal:' || w.id::text
                   AND t.state <> 'pending');
 

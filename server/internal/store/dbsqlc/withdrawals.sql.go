@@ -651,7 +651,9 @@ func (q *Queries) SetWithdrawalStatus(ctx context.Context, db DBTX, arg SetWithd
 
 const unminedPayouts = `-- name: UnminedPayouts :one
 SELECT coalesce(sum(w.crypto_amount), 0)::numeric FROM withdrawals w
-WHERE w.chain_id = $1 AND w.currency = $2 AND w.payout_queued_at IS NOT NULL AND w.status <> 'COMPLETED'
+WHERE w.chain_id = $1 AND w.currency = $2 AND w.payout_queued_at IS NOT NULL
+  AND (w.status <> 'COMPLETED' OR EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = $3
+                                          AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'pending'))
   AND NOT EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = $3 AND t.ref = 'withdrawal:' || w.id::text
                   AND t.state <> 'pending')
 `
@@ -662,6 +664,9 @@ type UnminedPayoutsParams struct {
 	Purpose  string
 }
 
+// The payouts that may still leave the hot wallet: queued and not mined, a completed
+// withdrawal's included when its payout is pending again (its block left the chain: it is
+// being sent again).
 func (q *Queries) UnminedPayouts(ctx context.Context, db DBTX, arg UnminedPayoutsParams) (decimal.Decimal, error) {
 	row := db.QueryRow(ctx, unminedPayouts, arg.ChainID, arg.Currency, arg.Purpose)
 	var column_1 decimal.Decimal
