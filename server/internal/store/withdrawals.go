@@ -80,6 +80,15 @@ func (q *Queries) HoldWithdrawal(ctx context.Context, id string, t domain.Withdr
 		Action: t.Action, Actor: string(t.Actor), Note: t.Note, HeldReason: reason})
 }
 
+// MoveSettlement sets a completed withdrawal's settlementTxHash to hash, with the audit row of
+// t (its status does not change). It reports false when the withdrawal is not COMPLETED or
+// already names hash.
+func (q *Queries) MoveSettlement(ctx context.Context, id, hash string, t domain.WithdrawalTransition) (bool, error) {
+	n, err := sqlc.MoveSettlement(ctx, q.db, dbsqlc.MoveSettlementParams{ID: id, SettlementTxHash: hash, Action: t.Action,
+		Actor: string(t.Actor), Note: t.Note})
+	return n > 0, err
+}
+
 // GetWithdrawal returns a withdrawal whose operator is in scope (nil: any).
 func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) (domain.Withdrawal, error) {
 	r, err := sqlc.GetWithdrawal(ctx, q.db, dbsqlc.GetWithdrawalParams{ID: id, OperatorIDs: scope})

@@ -63,8 +63,11 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 			return reopened, err
 		}
 		left, err := payoutLeft(ctx, c, t)
-		if err != nil || !left {
+		if err != nil {
 			return reopened, err
+		}
+		if !left {
+			continue
 		}
 		if err := s.engine.Reopen(ctx, t); err != nil {
 			return reopened, err
@@ -78,13 +81,11 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 
 // payoutLeft reports whether the chain proves t's mined attempt is on it no more: no receipt.
 // A receipt means it was mined after the nonce was read (or moved: the payout job follows
-// that); a node still indexing proves nothing, and the run stops there (false, no error).
+// that). A node still indexing proves nothing: an error, and the chain waits for the next run.
 func payoutLeft(ctx context.Context, c *chain.Client, t domain.ChainTx) (bool, error) {
 	_, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
 	switch {
-	case errors.Is(err, chain.ErrIndexing):
-		return false, nil
-	case errors.Is(err, ethereum.NotFound):
+	case errors.Is(err, ethereum.NotFound) && !errors.Is(err, chain.ErrIndexing):
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("payout %d receipt: %w", t.ID, err)
@@ -113,12 +114,36 @@ func (s *Service) followCompleted(ctx context.Context, w domain.Withdrawal) (don
 		return true, nil
 	}
 	if t.MinedHash != w.SettlementTxHash {
-		s.log.WarnContext(ctx, "the payout of a completed withdrawal was mined again as another attempt than its settlementTxHash",
-			"withdrawal", w.ID, "settlement", w.SettlementTxHash, "hash", t.MinedHash)
+		return true, s.moveSettlement(ctx, w, t)
 	}
 	s.log.InfoContext(ctx, "payout of a completed withdrawal mined again after its block left the chain", "withdrawal", w.ID,
 		"hash", t.MinedHash, "block", t.MinedBlock)
 	return true, nil
+}
+
+// settlementMoved is the audit action of a completed withdrawal's settlement moved to the
+// attempt the chain mined when its payout was sent again (moveSettlement). It changes no
+// status, so it is no action of the transition table (as a held APPROVE's audit row is not).
+const settlementMoved = "payout:mined-again"
+
+// moveSettlement names, as the settlementTxHash of completed withdrawal w, the attempt of its
+// payout t that the chain mined when it was sent again: a replacement with higher fees at the
+// same nonce (its first attempt, old, is replaced at once) has another hash. The
+// WITHDRAW_COMPLETE already sent named the first one; the reconciliation API names the one on
+// the chain.
+func (s *Service) moveSettlement(ctx context.Context, w domain.Withdrawal, t domain.ChainTx) error {
+	note := fmt.Sprintf("payout sent again after its block left the chain: mined as %s in block %d (was %s)", t.MinedHash,
+		t.MinedBlock, w.SettlementTxHash)
+	moved, err := store.New(s.pool).MoveSettlement(ctx, w.ID, t.MinedHash, domain.WithdrawalTransition{From: w.Status, To: w.Status,
+		Action: settlementMoved, Actor: domain.System, Note: note})
+	if err != nil {
+		return fmt.Errorf("withdrawal %s: move its settlement to %s: %w", w.ID, t.MinedHash, err)
+	}
+	if moved {
+		s.log.WarnContext(ctx, "completed withdrawal's payout mined again as another attempt: its settlementTxHash names it now",
+			"withdrawal", w.ID, "was", w.SettlementTxHash, "hash", t.MinedHash, "block", t.MinedBlock)
+	}
+	return nil
 }
 
 // payoutsToFollow lists the withdrawals whose payout job must run: those paying, and the

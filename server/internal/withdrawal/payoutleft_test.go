@@ -185,3 +185,47 @@ func TestPayoutSentAgainCountsAgainstTheHotWallet(t *testing.T) {
 		t.Fatalf("funds after the payout was sent again: %+v", f)
 	}
 }
+
+// What was seen: a completed payout sent again after a deep reorg dropped it is replaced with
+// higher fees at its next advance (its first attempt is old: "stuck"), so the chain mines the
+// replacement, another hash at the same nonce. The withdrawal kept the first attempt's hash as
+// its settlementTxHash, a transaction on no chain. It now names the attempt the chain has, with
+// an audit row saying why; still one payment, one settlement, one WITHDRAW_COMPLETE.
+func TestPayoutSentAgainAsAReplacementMovesTheSettlement(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-deep", "8.00")
+	e.sweepAndPay(w.ID)
+	first := e.get(w.ID).SettlementTxHash
+	e.deepReorgDropping(w)
+	if _, err := e.svc.Sweep(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.engine.StuckAfter = 0 // the first attempt is stuck at once: its second advance replaces it
+	e.payOnce(w.ID)         // sends the stored bytes again
+	e.payOnce(w.ID)         // replaces them (same nonce, higher fees)
+	if n := len(e.payoutTx(w.ID).Attempts); n != 2 {
+		t.Fatalf("%d attempts", n)
+	}
+	e.sweepAndPay(w.ID)
+	e.paidOnce(w, 8_000_000)
+	got := e.get(w.ID)
+	mined := e.payoutTx(w.ID).MinedHash
+	if mined == first || got.SettlementTxHash != mined {
+		t.Fatalf("settlementTxHash %s; the chain has %s (first attempt %s)", got.SettlementTxHash, mined, first)
+	}
+	if r, err := e.client.Receipt(e.ctx, common.HexToHash(got.SettlementTxHash)); err != nil || r.Status != 1 {
+		t.Fatalf("settlement %s: %v %v", got.SettlementTxHash, r, err)
+	}
+	if n := e.count(`SELECT count(*) FROM withdrawal_transitions WHERE withdrawal_id = $1 AND action = 'payout:mined-again'
+		AND from_status = 'COMPLETED' AND to_status = 'COMPLETED' AND note LIKE '%' || $2 || '%'`, w.ID, mined); n != 1 {
+		t.Fatalf("%d audit rows of the moved settlement", n)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 992_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds: %+v", f)
+	}
+	e.reconciled("after the replacement was mined")
+}

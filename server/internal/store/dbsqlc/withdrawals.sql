@@ -69,6 +69,19 @@ WITH w AS (
 INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
 SELECT w.id, @from_status, @to_status, @action, @actor, @note FROM w;
 
+-- name: MoveSettlement :execrows
+-- A completed withdrawal's settlement moves to the attempt the chain has now (its payout, sent
+-- again after its block left the chain, was mined as another attempt at the same nonce), with
+-- its audit row. The status does not change.
+WITH w AS (
+    UPDATE withdrawals SET settlement_tx_hash = @settlement_tx_hash::text, updated_at = now()
+    WHERE withdrawals.id = @id AND withdrawals.status = 'COMPLETED'
+      AND withdrawals.settlement_tx_hash IS DISTINCT FROM @settlement_tx_hash::text
+    RETURNING withdrawals.id
+)
+INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
+SELECT w.id, 'COMPLETED', 'COMPLETED', @action, @actor, @note FROM w;
+
 -- name: LockOperatorCaps :one
 SELECT id, parent_id, name, webhook_url, approval_mode, approval_enabled, per_tx_cap, daily_cap, fiat_currency,
     redirect_url, theme_slug, deposit_fee_bps, active, created_at, updated_at

@@ -512,6 +512,42 @@ func (q *Queries) LockWithdrawal(ctx context.Context, db DBTX, arg LockWithdrawa
 	return i, err
 }
 
+const moveSettlement = `-- name: MoveSettlement :execrows
+WITH w AS (
+    UPDATE withdrawals SET settlement_tx_hash = $4::text, updated_at = now()
+    WHERE withdrawals.id = $5 AND withdrawals.status = 'COMPLETED'
+      AND withdrawals.settlement_tx_hash IS DISTINCT FROM $4::text
+    RETURNING withdrawals.id
+)
+INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
+SELECT w.id, 'COMPLETED', 'COMPLETED', $1, $2, $3 FROM w
+`
+
+type MoveSettlementParams struct {
+	Action           string
+	Actor            string
+	Note             string
+	SettlementTxHash string
+	ID               string
+}
+
+// A completed withdrawal's settlement moves to the attempt the chain has now (its payout, sent
+// again after its block left the chain, was mined as another attempt at the same nonce), with
+// its audit row. The status does not change.
+func (q *Queries) MoveSettlement(ctx context.Context, db DBTX, arg MoveSettlementParams) (int64, error) {
+	result, err := db.Exec(ctx, moveSettlement,
+		arg.Action,
+		arg.Actor,
+		arg.Note,
+		arg.SettlementTxHash,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const openWithdrawalsOfSession = `-- name: OpenWithdrawalsOfSession :many
 SELECT id FROM withdrawals WHERE session_id = $1
   AND status IN ('PENDING', 'AWAITING_APPROVAL') AND payout_queued_at IS NULL ORDER BY created_at
