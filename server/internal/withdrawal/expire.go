@@ -88,6 +88,7 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 		}
 	}
 	out.PayoutsResent = s.resendPayoutsLeft(ctx)
+	s.advanceResolved(ctx)
 	paying, err := s.payoutsToFollow(ctx)
 	if err != nil {
 		return out, err

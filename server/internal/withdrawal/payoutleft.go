@@ -24,6 +24,13 @@ import (
 // pending (chaintx.LeftChain) and its job, queued again, sends its stored bytes again: the same
 // nonce, so it is paid at most once. The withdrawal stays COMPLETED with its settlement and its
 // WITHDRAW_COMPLETE (the spec has no event taking one back); only the chain catches up.
+//
+// A cancel (the service team's 0-value self-send at a payout's nonce) that left the chain the
+// same way is sent again too: otherwise its nonce is a gap, and the payout's own signed bytes,
+// valid at that nonce, could still be mined by a node that kept them, while its withdrawal,
+// open again at the cancel's depth, was decided again and paid by a new payout. A cancel not
+// retired yet is followed by its withdrawal's job (Pay); a retired one by the periodic job
+// (advanceResolved).
 
 // resendPayoutsLeft reopens, on every chain, the mined payouts that are on no chain now, and
 // reports how many. A chain that cannot be read is logged and tried again on the next run: it
@@ -73,10 +80,35 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 			return reopened, err
 		}
 		reopened++
-		s.log.ErrorContext(ctx, "a mined payout left the chain (a reorg deeper than the depth): its stored bytes are sent again, "+
-			"the same nonce", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock, "nonce", t.Nonce, "chain", chainID)
+		s.log.ErrorContext(ctx, "a mined payout or cancel left the chain (a reorg deeper than the depth): its stored bytes are sent "+
+			"again, the same nonce", "ref", t.Ref, "state", t.State, "hash", t.MinedHash, "block", t.MinedBlock, "nonce", t.Nonce,
+			"chain", chainID)
 	}
 	return reopened, nil
+}
+
+// advanceResolved advances the payout transactions pending again after they were resolved (a
+// retired cancel whose block left the chain, reopened by resendPayoutsLeft), which no
+// withdrawal's job follows any more: their newest attempt, the cancel, is sent again. One that
+// fails is logged and tried again on the next run.
+func (s *Service) advanceResolved(ctx context.Context) {
+	ids, err := store.New(s.pool).ResolvedPendingTxIDs(ctx, PurposePayout)
+	if err != nil {
+		s.log.WarnContext(ctx, "resolved payouts pending again not listed", "error", err)
+		return
+	}
+	for _, id := range ids {
+		t, err := s.engine.Advance(ctx, id)
+		switch {
+		case err != nil:
+			s.log.WarnContext(ctx, "resolved payout pending again not advanced", "tx", id, "error", err)
+		case t.State == domain.ChainTxMined:
+			// The payout's own bytes were mined instead of its cancel: its withdrawal, decided again
+			// since, may be paid twice.
+			s.log.ErrorContext(ctx, "a cancelled payout was mined after its cancel left the chain: its withdrawal may be paid "+
+				"twice; an engineer must look", "tx", id, "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
+		}
+	}
 }
 
 // payoutLeft reports whether the chain proves t's mined attempt is on it no more: no receipt.

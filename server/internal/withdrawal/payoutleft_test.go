@@ -54,23 +54,30 @@ func (e *env) reconciled(when string) {
 	}
 }
 
-// deepReorgDropping replaces the chain from the block before the payout of withdrawal id with a
+// deepReorgDropping replaces the chain from the block before the payout of withdrawal w with a
 // longer branch without it (the node drops it), and checks its destination lost it.
 func (e *env) deepReorgDropping(w domain.Withdrawal) {
 	e.t.Helper()
-	block, err := e.client.Header(e.ctx, new(big.Int).SetUint64(e.payoutTx(w.ID).MinedBlock-1))
+	e.deepReorgFrom(e.payoutTx(w.ID).MinedBlock)
+	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
+		e.t.Fatalf("the reorg left the destination %s", bal)
+	}
+}
+
+// deepReorgFrom replaces the chain from block on with a branch longer than the confirmation
+// depth, without the transactions of the blocks it replaces (the node drops them).
+func (e *env) deepReorgFrom(block uint64) {
+	e.t.Helper()
+	parent, err := e.client.Header(e.ctx, new(big.Int).SetUint64(block-1))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.dev.Fork(block.Hash()); err != nil {
+	if err := e.dev.Fork(parent.Hash()); err != nil {
 		e.t.Fatal(err)
 	}
 	e.dev.Rollback()
 	for range confirmations + 4 {
 		e.dev.Commit()
-	}
-	if bal := e.tokenBalance(common.HexToAddress(w.Address)); bal.Sign() != 0 {
-		e.t.Fatalf("the reorg left the destination %s", bal)
 	}
 }
 
@@ -228,4 +235,57 @@ func TestPayoutSentAgainAsAReplacementMovesTheSettlement(t *testing.T) {
 		t.Fatalf("funds: %+v", f)
 	}
 	e.reconciled("after the replacement was mined")
+}
+
+// What was seen: a payout the service team cancelled (its 0-value cancel mined at depth, the
+// withdrawal open again and its transaction retired), then a reorg deeper than the depth took
+// the cancel's block away and the node dropped the cancel. The hot wallet's nonce the cancel
+// held was unused on the chain again, and nothing sent the cancel again: the withdrawal,
+// completed again, got a payout at the next nonce that was never mined (every later payout
+// of the chain waited behind the gap), and the first payout's signed bytes, valid at that
+// nonce, could still be mined by any node that kept them: paid twice. The periodic job now
+// sends a cancel that left the chain again (its stored bytes, the same nonce).
+func TestCancelThatLeftTheChainIsSentAgain(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	startNonce, err := e.client.Nonce(e.ctx, e.hot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.queuedPayout(op, "user-cancel", "3.00")
+	e.payOnce(w.ID)
+	first := e.payoutTx(w.ID)
+	if _, err := e.svc.RequestTx(e.ctx, first.ID, domain.TxCancel, opsActor, "wrong destination"); err != nil {
+		t.Fatal(err)
+	}
+	e.payOnce(w.ID) // the cancel replaces the payout at its nonce
+	e.payAll()      // the cancel is mined, then reaches its depth: the withdrawal is open again
+	if got := e.get(w.ID); got.Status != domain.WithdrawalProcessing || got.PayoutQueuedAt != nil {
+		t.Fatalf("after the cancel: %+v", got)
+	}
+	cancelled, err := e.svc.ChainTx(e.ctx, first.ID)
+	if err != nil || cancelled.State != domain.ChainTxCancelled {
+		t.Fatalf("cancelled payout: %+v %v", cancelled, err)
+	}
+	e.deepReorgFrom(cancelled.MinedBlock)
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != first.Nonce {
+		t.Fatalf("hot wallet nonce %d after the reorg, the cancel's %d", n, first.Nonce)
+	}
+	e.admin(w.ID, domain.WithdrawalCompleted) // decided again: a new payout at the next nonce
+	e.sweepAndPay(w.ID)
+
+	e.paidOnce(w, 3_000_000)
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != startNonce+2 {
+		t.Fatalf("the hot wallet sent %d transactions: a cancel and a payout", n-startNonce)
+	}
+	if again, err := e.svc.ChainTx(e.ctx, first.ID); err != nil || again.State != domain.ChainTxCancelled {
+		t.Fatalf("the cancelled payout after the reorg: %+v %v", again, err)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 997_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds: %+v", f)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	e.reconciled("after the payout")
 }
