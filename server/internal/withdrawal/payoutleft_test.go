@@ -289,3 +289,69 @@ func TestCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 	}
 	e.reconciled("after the payout")
 }
+
+// Guard: nothing tells the operator a payout completed before the payout is at the chain's
+// depth, and the books hold at every step of a shallow reorg that takes the payout's block
+// away (the node dropping it): mined and not at depth, off the chain, sent again, mined again,
+// at depth. Only then is the withdrawal COMPLETED with its settlementTxHash, its reservation
+// settled, and one WITHDRAW_COMPLETE queued.
+func TestNothingSaysCompletedBeforeThePayoutIsAtDepth(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-depth", "8.00")
+	notYet := func(step string) {
+		t.Helper()
+		got := e.get(w.ID)
+		if got.Status != domain.WithdrawalProcessing || got.SettlementTxHash != "" || got.CompletedAt != nil {
+			t.Fatalf("%s: %s, settlement %q", step, got.Status, got.SettlementTxHash)
+		}
+		if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 0 {
+			t.Fatalf("%s: %d WITHDRAW_COMPLETE", step, n)
+		}
+		if f := e.funds(op, "USDT"); f.Reserved.Int64() != 8_000_000 || f.Available.Int64() != 992_000_000 {
+			t.Fatalf("%s: funds %+v", step, f)
+		}
+		e.reconciled(step)
+	}
+	e.payOnce(w.ID)
+	notYet("sent")
+	e.dev.Commit()
+	e.payOnce(w.ID)
+	tx := e.payoutTx(w.ID)
+	if tx.State != domain.ChainTxMined {
+		t.Fatalf("payout %s after its block", tx.State)
+	}
+	notYet("mined, not at depth")
+	parent, err := e.client.Header(e.ctx, new(big.Int).SetUint64(tx.MinedBlock-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Rollback()
+	e.dev.Commit()
+	e.dev.Commit() // a longer branch without the payout: its block is at the depth's height now
+	notYet("off the chain")
+	e.payOnce(w.ID) // finds it off the chain: reopened
+	e.payOnce(w.ID) // sends its stored bytes again
+	notYet("sent again")
+	e.dev.Commit()
+	if done, err := e.svc.Pay(e.ctx, w.ID); err != nil || done {
+		t.Fatalf("mined again, not at depth: %v %v", done, err)
+	}
+	notYet("mined again, not at depth")
+	e.payAll()
+	e.paidOnce(w, 8_000_000)
+	got := e.get(w.ID)
+	if got.SettlementTxHash != e.payoutTx(w.ID).MinedHash || got.CompletedAt == nil {
+		t.Fatalf("completed: %+v", got)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	if f := e.funds(op, "USDT"); f.Reserved.Sign() != 0 || f.Available.Int64() != 992_000_000 {
+		t.Fatalf("funds after: %+v", f)
+	}
+	e.reconciled("completed")
+}
