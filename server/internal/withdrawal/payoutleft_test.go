@@ -355,3 +355,37 @@ func TestNothingSaysCompletedBeforeThePayoutIsAtDepth(t *testing.T) {
 	}
 	e.reconciled("completed")
 }
+
+// A completed withdrawal's payout sent again after a deep reorg dropped it must reach the
+// destination: the service team's cancel of it is refused (FAILED_PRECONDITION; the withdrawal
+// was settled and told), as is marking it failed, and nothing changes; a re-send is allowed.
+func TestCompletedPayoutSentAgainIsNeverCancelled(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-deep", "8.00")
+	e.sweepAndPay(w.ID)
+	e.deepReorgDropping(w)
+	if _, err := e.svc.Sweep(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx := e.payoutTx(w.ID)
+	if tx.State != domain.ChainTxPending {
+		t.Fatalf("payout after the sweep: %s", tx.State)
+	}
+	if _, err := e.svc.RequestTx(e.ctx, tx.ID, domain.TxCancel, opsActor, "stuck"); faultOf(err) == nil ||
+		faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("cancel of a completed withdrawal's payout: %v", err)
+	}
+	if _, err := e.svc.FailPayout(e.ctx, tx.ID, opsActor, "stuck"); faultOf(err) == nil || faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("fail of a completed withdrawal's payout: %v", err)
+	}
+	if got := e.payoutTx(w.ID); got.RequestedAction != "" || got.State != domain.ChainTxPending {
+		t.Fatalf("payout after the refusals: %+v", got)
+	}
+	if _, err := e.svc.RequestTx(e.ctx, tx.ID, domain.TxResend, opsActor, "push it"); err != nil {
+		t.Fatalf("re-send: %v", err)
+	}
+	e.sweepAndPay(w.ID)
+	e.paidOnce(w, 8_000_000)
+	e.reconciled("after the payout was sent again")
+}
