@@ -194,7 +194,7 @@ func (q *Queries) GapChainTxIDs(ctx context.Context, chainID int64, from string,
 }
 
 // MinedTxIDsFromNonce lists the ids of from's transactions of a purpose that the books have
-// mined (an attempt, or their cancel) at or above fromNonce (the sender's nonce on the chain),
+// mined (an attempt, reverted or not, or their cancel) at or above fromNonce (the sender's nonce on the chain),
 // lowest nonce first.
 func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, chainID int64, from string, fromNonce uint64, purpose string) ([]int64, error) {
 	ids, err := sqlc.MinedTxIDsFromNonce(ctx, q.db, dbsqlc.MinedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,

@@ -25,6 +25,10 @@ import (
 // nonce, so it is paid at most once. The withdrawal stays COMPLETED with its settlement and its
 // WITHDRAW_COMPLETE (the spec has no event taking one back); only the chain catches up.
 //
+// A reverted payout that left the chain is sent again as well (it waits for an engineer, who
+// can mark it failed only once a revert is at depth): otherwise nobody could close its
+// withdrawal, and its nonce would be a gap.
+//
 // A cancel (the service team's 0-value self-send at a payout's nonce) that left the chain the
 // same way is sent again too: otherwise its nonce is a gap, and the payout's own signed bytes,
 // valid at that nonce, could still be mined by a node that kept them, while its withdrawal,
@@ -80,7 +84,7 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 			return reopened, err
 		}
 		reopened++
-		s.log.ErrorContext(ctx, "a mined payout or cancel left the chain (a reorg deeper than the depth): its stored bytes are sent "+
+		s.log.ErrorContext(ctx, "a mined payout (or its revert or cancel) left the chain (a reorg deeper than the depth): its stored bytes are sent "+
 			"again, the same nonce", "ref", t.Ref, "state", t.State, "hash", t.MinedHash, "block", t.MinedBlock, "nonce", t.Nonce,
 			"chain", chainID)
 	}

@@ -1,16 +1,20 @@
 package withdrawal_test
 
 import (
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/fault"
 	"github.com/cofferhq/coffer/server/internal/funds"
+	"github.com/cofferhq/coffer/server/internal/withdrawal"
 )
 
 // sweepAndPay runs the withdrawals' periodic job and the payout job of each withdrawal given,
@@ -388,4 +392,63 @@ func TestCompletedPayoutSentAgainIsNeverCancelled(t *testing.T) {
 	e.sweepAndPay(w.ID)
 	e.paidOnce(w, 8_000_000)
 	e.reconciled("after the payout was sent again")
+}
+
+// payUntilReverted runs the payout job a block at a time until it reports the payout reverted.
+func (e *env) payUntilReverted(id string) {
+	e.t.Helper()
+	for range 10 {
+		_, err := e.svc.Pay(e.ctx, id)
+		if errors.Is(err, withdrawal.ErrPayoutReverted) {
+			return
+		}
+		if err != nil {
+			e.t.Fatalf("pay %s: %v", id, err)
+		}
+		e.dev.Commit()
+	}
+	e.t.Fatal("the payout did not revert")
+}
+
+// What was seen: a payout that reverted (its job ends: an engineer marks it failed once the
+// revert is at depth), then a reorg deeper than the depth took the revert's block away and the
+// node dropped it. Nothing sent it again: marking it failed was refused for good ("its
+// reverted block left the chain"), so the withdrawal stayed paying with nobody able to close
+// it, and the hot wallet's nonce it held stayed unused on the chain (every later payout of the
+// chain waited behind it). The periodic job's nonce check now covers a reverted payout too: it
+// is sent again (its stored bytes, the same nonce), reverts again here, and once that revert
+// is at depth the engineer marks it failed as usual.
+func TestRevertedPayoutThatLeftTheChainIsSentAgain(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-r", "5.00")
+	// Out of gas, as a token that reverts would be.
+	if _, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(5_000_000)), GasLimit: 30000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.payUntilReverted(w.ID)
+	tx := e.payoutTx(w.ID)
+	e.deepReorgFrom(tx.MinedBlock)
+	if _, err := e.svc.FailPayout(e.ctx, tx.ID, opsActor, "out of gas"); faultOf(err) == nil ||
+		!strings.Contains(err.Error(), "left the chain") {
+		t.Fatalf("fail after its block left: %v", err)
+	}
+	if _, err := e.svc.Sweep(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.payUntilReverted(w.ID) // sent again: it reverts again
+	e.dev.Commit()
+	e.dev.Commit()
+	if _, err := e.svc.FailPayout(e.ctx, tx.ID, opsActor, "out of gas"); err != nil {
+		t.Fatalf("fail at depth: %v", err)
+	}
+	e.admin(w.ID, domain.WithdrawalCompleted) // decided again: a new payout at the next nonce
+	e.sweepAndPay(w.ID)
+	e.paidOnce(w, 5_000_000)
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 995_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds after the payout: %+v", f)
+	}
+	e.reconciled("after the payout")
 }

@@ -107,12 +107,12 @@ SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_add
 ORDER BY nonce;
 
 -- name: MinedTxIDsFromNonce :many
--- A sender's transactions of a purpose mined in the books (an attempt or their cancel, retired
--- or not) at or above the sender's nonce on the chain: the chain's nonce is not past them, so
--- they are on no chain now (or the node answering is behind, or one was mined after the nonce
--- was read: the caller checks each receipt).
+-- A sender's transactions of a purpose mined in the books (an attempt, reverted or not, or
+-- their cancel, retired or not) at or above the sender's nonce on the chain: the chain's nonce
+-- is not past them, so they are on no chain now (or the node answering is behind, or one was
+-- mined after the nonce was read: the caller checks each receipt).
 SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce >= @from_nonce
-	AND state IN ('mined', 'cancelled') AND purpose = @purpose
+	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = @purpose
 ORDER BY nonce;
 
 -- name: ResolvedPendingTxIDs :many

@@ -437,7 +437,7 @@ func (q *Queries) MarkMined(ctx context.Context, db DBTX, arg MarkMinedParams) e
 
 const minedTxIDsFromNonce = `-- name: MinedTxIDsFromNonce :many
 SELECT id FROM chain_txs WHERE chain_id = $1 AND from_address = $2 AND nonce >= $3
-	AND state IN ('mined', 'cancelled') AND purpose = $4
+	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = $4
 ORDER BY nonce
 `
 
@@ -448,10 +448,10 @@ type MinedTxIDsFromNonceParams struct {
 	Purpose     string
 }
 
-// A sender's transactions of a purpose mined in the books (an attempt or their cancel, retired
-// or not) at or above the sender's nonce on the chain: the chain's nonce is not past them, so
-// they are on no chain now (or the node answering is behind, or one was mined after the nonce
-// was read: the caller checks each receipt).
+// A sender's transactions of a purpose mined in the books (an attempt, reverted or not, or
+// their cancel, retired or not) at or above the sender's nonce on the chain: the chain's nonce
+// is not past them, so they are on no chain now (or the node answering is behind, or one was
+// mined after the nonce was read: the caller checks each receipt).
 func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, db DBTX, arg MinedTxIDsFromNonceParams) ([]int64, error) {
 	rows, err := db.Query(ctx, minedTxIDsFromNonce,
 		arg.ChainID,
