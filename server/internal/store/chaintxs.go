@@ -192,3 +192,19 @@ func (q *Queries) GapChainTxIDs(ctx context.Context, chainID int64, from string,
 	return sqlc.GapChainTxIDs(ctx, q.db, dbsqlc.GapChainTxIDsParams{ChainID: chainID, FromAddress: from,
 		FromNonce: int64(fromNonce), ToNonce: int64(toNonce)}) //nolint:gosec // G115: nonces fit an int64
 }
+
+// MinedTxIDsFromNonce lists the ids of from's transactions of a purpose that the books have
+// mined (an attempt, reverted or not, or their cancel) at or above fromNonce (the sender's nonce on the chain),
+// lowest nonce first.
+func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, chainID int64, from string, fromNonce uint64, purpose string) ([]int64, error) {
+	ids, err := sqlc.MinedTxIDsFromNonce(ctx, q.db, dbsqlc.MinedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,
+		FromNonce: int64(fromNonce), Purpose: purpose}) //nolint:gosec // G115: nonces fit an int64
+	return nonNil(ids), err
+}
+
+// ResolvedPendingTxIDs lists the ids of the transactions of a purpose pending again after they
+// were resolved (a retired cancel whose block left the chain).
+func (q *Queries) ResolvedPendingTxIDs(ctx context.Context, purpose string) ([]int64, error) {
+	ids, err := sqlc.ResolvedPendingTxIDs(ctx, q.db, purpose)
+	return nonNil(ids), err
+}

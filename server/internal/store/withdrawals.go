@@ -80,6 +80,15 @@ func (q *Queries) HoldWithdrawal(ctx context.Context, id string, t domain.Withdr
 		Action: t.Action, Actor: string(t.Actor), Note: t.Note, HeldReason: reason})
 }
 
+// MoveSettlement sets a completed withdrawal's settlementTxHash to hash, with the audit row of
+// t (its status does not change). It reports false when the withdrawal is not COMPLETED or
+// already names hash.
+func (q *Queries) MoveSettlement(ctx context.Context, id, hash string, t domain.WithdrawalTransition) (bool, error) {
+	n, err := sqlc.MoveSettlement(ctx, q.db, dbsqlc.MoveSettlementParams{ID: id, SettlementTxHash: hash, Action: t.Action,
+		Actor: string(t.Actor), Note: t.Note})
+	return n > 0, err
+}
+
 // GetWithdrawal returns a withdrawal whose operator is in scope (nil: any).
 func (q *Queries) GetWithdrawal(ctx context.Context, scope []string, id string) (domain.Withdrawal, error) {
 	r, err := sqlc.GetWithdrawal(ctx, q.db, dbsqlc.GetWithdrawalParams{ID: id, OperatorIDs: scope})
@@ -131,8 +140,8 @@ func (q *Queries) LockPayoutLiquidity(ctx context.Context, chainID int64) error 
 }
 
 // UnminedPayouts is the amount (smallest unit) of a chain's payouts in one currency that are
-// queued but whose transaction is not mined yet: the hot wallet still holds it, but it is spoken
-// for.
+// queued but whose transaction is not mined yet, a completed withdrawal's sent again after its
+// block left the chain included: the hot wallet still holds it, but it is spoken for.
 func (q *Queries) UnminedPayouts(ctx context.Context, chainID int64, currency, purpose string) (decimal.Decimal, error) {
 	return sqlc.UnminedPayouts(ctx, q.db, dbsqlc.UnminedPayoutsParams{ChainID: chainID, Currency: currency, Purpose: purpose})
 }
@@ -169,6 +178,13 @@ func (q *Queries) WithdrawalWasApproved(ctx context.Context, id string) (bool, e
 // PayingWithdrawals lists the withdrawals whose payout is queued and not yet confirmed.
 func (q *Queries) PayingWithdrawals(ctx context.Context) ([]string, error) {
 	ids, err := sqlc.PayingWithdrawals(ctx, q.db)
+	return nonNil(ids), err
+}
+
+// CompletedWithdrawalsPayingAgain lists the completed withdrawals whose payout transaction (of
+// purpose) is pending again: its block left the chain after they completed.
+func (q *Queries) CompletedWithdrawalsPayingAgain(ctx context.Context, purpose string) ([]string, error) {
+	ids, err := sqlc.CompletedWithdrawalsPayingAgain(ctx, q.db, purpose)
 	return nonNil(ids), err
 }
 

@@ -45,6 +45,8 @@ func (s *Service) Periodic() []*river.PeriodicJob {
 // Swept counts what a sweep did.
 type Swept struct {
 	Expired, Cancelled, PayoutsQueued int
+	// PayoutsResent are mined payouts found on no chain (a deep reorg) and sent again.
+	PayoutsResent int
 }
 
 // Sweep applies expiry and session cancellations, each withdrawal in its own transaction
@@ -85,7 +87,9 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 			break
 		}
 	}
-	paying, err := store.New(s.pool).PayingWithdrawals(ctx)
+	out.PayoutsResent = s.resendPayoutsLeft(ctx)
+	s.advanceResolved(ctx)
+	paying, err := s.payoutsToFollow(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -102,7 +106,8 @@ func (s *Service) Sweep(ctx context.Context) (Swept, error) {
 		}
 	}
 	if out != (Swept{}) {
-		s.log.InfoContext(ctx, "withdrawals swept", "expired", out.Expired, "cancelled", out.Cancelled, "payouts_requeued", out.PayoutsQueued)
+		s.log.InfoContext(ctx, "withdrawals swept", "expired", out.Expired, "cancelled", out.Cancelled, "payouts_requeued", out.PayoutsQueued,
+			"payouts_resent", out.PayoutsResent)
 	}
 	return out, nil
 }

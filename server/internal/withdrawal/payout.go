@@ -72,7 +72,7 @@ func (s *Service) Pay(ctx context.Context, id string) (done bool, err error) {
 		return false, fmt.Errorf("withdrawal %s: %w", id, err)
 	}
 	if w.Status == domain.WithdrawalCompleted {
-		return true, nil
+		return s.followCompleted(ctx, w)
 	}
 	if w.PayoutQueuedAt == nil {
 		s.log.WarnContext(ctx, "payout job for a withdrawal that is not paying", "withdrawal", id, "status", w.Status)

@@ -128,6 +128,11 @@ func (s *Service) RequestTx(ctx context.Context, id int64, a domain.TxAction, ac
 		if a == domain.TxCancel && wid == "" {
 			return fault.New(fault.FailedPrecondition, "transaction %d is a %s, not a payout: only payouts are cancelled", id, t.Purpose)
 		}
+		if a == domain.TxCancel {
+			if err := refuseCancelOfCompleted(ctx, store.New(tx), id, wid); err != nil {
+				return err
+			}
+		}
 		if err := chaintx.RequestAction(ctx, tx, t.ChainTx, a, actor, strings.TrimSpace(reason)); errors.Is(err, chaintx.ErrRefused) {
 			return fault.New(fault.FailedPrecondition, "transaction %d is %s: only a pending transaction is re-sent or cancelled", id, t.State)
 		} else if err != nil {
@@ -144,6 +149,21 @@ func (s *Service) RequestTx(ctx context.Context, id int64, a domain.TxAction, ac
 	}
 	s.log.WarnContext(ctx, "transaction "+string(a)+" requested", "tx", id, "actor", actor, "reason", reason)
 	return s.ChainTx(ctx, id)
+}
+
+// refuseCancelOfCompleted refuses the cancel of a completed withdrawal's payout: one pending
+// again after its block left the chain (a deep reorg) is being sent again, and the withdrawal
+// was settled and told COMPLETED, so its money must reach the destination (re-send it instead).
+func refuseCancelOfCompleted(ctx context.Context, q *store.Queries, txID int64, wid string) error {
+	w, err := q.GetWithdrawal(ctx, nil, wid)
+	if err != nil {
+		return fault.Wrap(err, "load withdrawal %s", wid)
+	}
+	if w.Status == domain.WithdrawalCompleted {
+		return fault.New(fault.FailedPrecondition, "transaction %d pays withdrawal %s, which is COMPLETED (its payout is being sent "+
+			"again after its block left the chain): it is never cancelled; re-send it instead", txID, wid)
+	}
+	return nil
 }
 
 // FailPayout marks a payout that can never be mined failed, releases its withdrawal's

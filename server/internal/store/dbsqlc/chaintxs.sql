@@ -105,3 +105,17 @@ SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_add
 	AND (state = 'pending' OR (state = 'mined' AND nonce >= @from_nonce)
 		OR (state = 'cancelled' AND ref NOT LIKE '%:resolved:%'))
 ORDER BY nonce;
+
+-- name: MinedTxIDsFromNonce :many
+-- A sender's transactions of a purpose mined in the books (an attempt, reverted or not, or
+-- their cancel, retired or not) at or above the sender's nonce on the chain: the chain's nonce
+-- is not past them, so they are on no chain now (or the node answering is behind, or one was
+-- mined after the nonce was read: the caller checks each receipt).
+SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce >= @from_nonce
+	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = @purpose
+ORDER BY nonce;
+
+-- name: ResolvedPendingTxIDs :many
+-- Transactions of a purpose pending again after they were resolved (a retired cancel whose
+-- block left the chain): no job of their purpose follows them any more.
+SELECT id FROM chain_txs WHERE purpose = @purpose AND state = 'pending' AND ref LIKE '%:resolved:%' ORDER BY chain_id, nonce;

@@ -435,6 +435,48 @@ func (q *Queries) MarkMined(ctx context.Context, db DBTX, arg MarkMinedParams) e
 	return err
 }
 
+const minedTxIDsFromNonce = `-- name: MinedTxIDsFromNonce :many
+SELECT id FROM chain_txs WHERE chain_id = $1 AND from_address = $2 AND nonce >= $3
+	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = $4
+ORDER BY nonce
+`
+
+type MinedTxIDsFromNonceParams struct {
+	ChainID     int64
+	FromAddress string
+	FromNonce   int64
+	Purpose     string
+}
+
+// A sender's transactions of a purpose mined in the books (an attempt, reverted or not, or
+// their cancel, retired or not) at or above the sender's nonce on the chain: the chain's nonce
+// is not past them, so they are on no chain now (or the node answering is behind, or one was
+// mined after the nonce was read: the caller checks each receipt).
+func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, db DBTX, arg MinedTxIDsFromNonceParams) ([]int64, error) {
+	rows, err := db.Query(ctx, minedTxIDsFromNonce,
+		arg.ChainID,
+		arg.FromAddress,
+		arg.FromNonce,
+		arg.Purpose,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const moveMinedBlock = `-- name: MoveMinedBlock :execrows
 UPDATE chain_txs SET mined_block = $1::bigint
 WHERE id = $2 AND state = 'mined' AND mined_hash = $3::text
@@ -508,6 +550,32 @@ func (q *Queries) ResolveChainTx(ctx context.Context, db DBTX, arg ResolveChainT
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const resolvedPendingTxIDs = `-- name: ResolvedPendingTxIDs :many
+SELECT id FROM chain_txs WHERE purpose = $1 AND state = 'pending' AND ref LIKE '%:resolved:%' ORDER BY chain_id, nonce
+`
+
+// Transactions of a purpose pending again after they were resolved (a retired cancel whose
+// block left the chain): no job of their purpose follows them any more.
+func (q *Queries) ResolvedPendingTxIDs(ctx context.Context, db DBTX, purpose string) ([]int64, error) {
+	rows, err := db.Query(ctx, resolvedPendingTxIDs, purpose)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const txActions = `-- name: TxActions :many

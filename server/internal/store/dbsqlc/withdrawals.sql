@@ -69,6 +69,19 @@ WITH w AS (
 INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
 SELECT w.id, @from_status, @to_status, @action, @actor, @note FROM w;
 
+-- name: MoveSettlement :execrows
+-- A completed withdrawal's settlement moves to the attempt the chain has now (its payout, sent
+-- again after its block left the chain, was mined as another attempt at the same nonce), with
+-- its audit row. The status does not change.
+WITH w AS (
+    UPDATE withdrawals SET settlement_tx_hash = @settlement_tx_hash::text, updated_at = now()
+    WHERE withdrawals.id = @id AND withdrawals.status = 'COMPLETED'
+      AND withdrawals.settlement_tx_hash IS DISTINCT FROM @settlement_tx_hash::text
+    RETURNING withdrawals.id
+)
+INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
+SELECT w.id, 'COMPLETED', 'COMPLETED', @action, @actor, @note FROM w;
+
 -- name: LockOperatorCaps :one
 SELECT id, parent_id, name, webhook_url, approval_mode, approval_enabled, per_tx_cap, daily_cap, fiat_currency,
     redirect_url, theme_slug, deposit_fee_bps, active, created_at, updated_at
@@ -92,8 +105,13 @@ GROUP BY cap_currency ORDER BY cap_currency;
 SELECT pg_advisory_xact_lock(hashtext('coffer payout liquidity'), @chain_id::int);
 
 -- name: UnminedPayouts :one
+-- The payouts that may still leave the hot wallet: queued and not mined, a completed
+-- withdrawal's included when its payout is pending again (its block left the chain: it is
+-- being sent again).
 SELECT coalesce(sum(w.crypto_amount), 0)::numeric FROM withdrawals w
-WHERE w.chain_id = @chain_id AND w.currency = @currency AND w.payout_queued_at IS NOT NULL AND w.status <> 'COMPLETED'
+WHERE w.chain_id = @chain_id AND w.currency = @currency AND w.payout_queued_at IS NOT NULL
+  AND (w.status <> 'COMPLETED' OR EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = @purpose
+                                          AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'pending'))
   AND NOT EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = @purpose AND t.ref = 'withdrawal:' || w.id::text
                   AND t.state <> 'pending');
 
@@ -121,6 +139,12 @@ SELECT EXISTS (SELECT 1 FROM withdrawal_transitions WHERE withdrawal_id = @withd
 
 -- name: PayingWithdrawals :many
 SELECT id FROM withdrawals WHERE payout_queued_at IS NOT NULL AND status <> 'COMPLETED' ORDER BY payout_queued_at;
+
+-- name: CompletedWithdrawalsPayingAgain :many
+-- Completed withdrawals whose payout transaction is pending again: its block left the chain
+-- after the withdrawal completed, and its stored bytes are being sent again.
+SELECT w.id FROM withdrawals w JOIN chain_txs t ON t.purpose = @purpose AND t.ref = 'withdrawal:' || w.id::text
+WHERE w.status = 'COMPLETED' AND t.state = 'pending' ORDER BY t.chain_id, t.nonce;
 
 -- name: LockSession :exec
 SELECT 1 FROM sessions WHERE id = @id FOR UPDATE;

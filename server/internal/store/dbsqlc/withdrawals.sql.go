@@ -13,6 +13,33 @@ import (
 	"github.com/shopspring/decimal"
 )
 
+const completedWithdrawalsPayingAgain = `-- name: CompletedWithdrawalsPayingAgain :many
+SELECT w.id FROM withdrawals w JOIN chain_txs t ON t.purpose = $1 AND t.ref = 'withdrawal:' || w.id::text
+WHERE w.status = 'COMPLETED' AND t.state = 'pending' ORDER BY t.chain_id, t.nonce
+`
+
+// Completed withdrawals whose payout transaction is pending again: its block left the chain
+// after the withdrawal completed, and its stored bytes are being sent again.
+func (q *Queries) CompletedWithdrawalsPayingAgain(ctx context.Context, db DBTX, purpose string) ([]string, error) {
+	rows, err := db.Query(ctx, completedWithdrawalsPayingAgain, purpose)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dueWithdrawals = `-- name: DueWithdrawals :many
 SELECT w.id, due.lapsed AS expired FROM withdrawals w JOIN sessions s ON s.id = w.session_id,
     LATERAL (SELECT (w.expires_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM withdrawal_transitions t
@@ -485,6 +512,42 @@ func (q *Queries) LockWithdrawal(ctx context.Context, db DBTX, arg LockWithdrawa
 	return i, err
 }
 
+const moveSettlement = `-- name: MoveSettlement :execrows
+WITH w AS (
+    UPDATE withdrawals SET settlement_tx_hash = $4::text, updated_at = now()
+    WHERE withdrawals.id = $5 AND withdrawals.status = 'COMPLETED'
+      AND withdrawals.settlement_tx_hash IS DISTINCT FROM $4::text
+    RETURNING withdrawals.id
+)
+INSERT INTO withdrawal_transitions (withdrawal_id, from_status, to_status, action, actor, note)
+SELECT w.id, 'COMPLETED', 'COMPLETED', $1, $2, $3 FROM w
+`
+
+type MoveSettlementParams struct {
+	Action           string
+	Actor            string
+	Note             string
+	SettlementTxHash string
+	ID               string
+}
+
+// A completed withdrawal's settlement moves to the attempt the chain has now (its payout, sent
+// again after its block left the chain, was mined as another attempt at the same nonce), with
+// its audit row. The status does not change.
+func (q *Queries) MoveSettlement(ctx context.Context, db DBTX, arg MoveSettlementParams) (int64, error) {
+	result, err := db.Exec(ctx, moveSettlement,
+		arg.Action,
+		arg.Actor,
+		arg.Note,
+		arg.SettlementTxHash,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const openWithdrawalsOfSession = `-- name: OpenWithdrawalsOfSession :many
 SELECT id FROM withdrawals WHERE session_id = $1
   AND status IN ('PENDING', 'AWAITING_APPROVAL') AND payout_queued_at IS NULL ORDER BY created_at
@@ -624,7 +687,9 @@ func (q *Queries) SetWithdrawalStatus(ctx context.Context, db DBTX, arg SetWithd
 
 const unminedPayouts = `-- name: UnminedPayouts :one
 SELECT coalesce(sum(w.crypto_amount), 0)::numeric FROM withdrawals w
-WHERE w.chain_id = $1 AND w.currency = $2 AND w.payout_queued_at IS NOT NULL AND w.status <> 'COMPLETED'
+WHERE w.chain_id = $1 AND w.currency = $2 AND w.payout_queued_at IS NOT NULL
+  AND (w.status <> 'COMPLETED' OR EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = $3
+                                          AND t.ref = 'withdrawal:' || w.id::text AND t.state = 'pending'))
   AND NOT EXISTS (SELECT 1 FROM chain_txs t WHERE t.purpose = $3 AND t.ref = 'withdrawal:' || w.id::text
                   AND t.state <> 'pending')
 `
@@ -635,6 +700,9 @@ type UnminedPayoutsParams struct {
 	Purpose  string
 }
 
+// The payouts that may still leave the hot wallet: queued and not mined, a completed
+// withdrawal's included when its payout is pending again (its block left the chain: it is
+// being sent again).
 func (q *Queries) UnminedPayouts(ctx context.Context, db DBTX, arg UnminedPayoutsParams) (decimal.Decimal, error) {
 	row := db.QueryRow(ctx, unminedPayouts, arg.ChainID, arg.Currency, arg.Purpose)
 	var column_1 decimal.Decimal
