@@ -137,7 +137,7 @@ func (s *Service) markReorged(ctx context.Context, tx pgx.Tx, chainID int64, for
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, s.queueCoveredSettles(ctx, tx, offChain, out)
 }
 
 // lockDepositsSweptFrom is store's LockDepositsSweptFrom, nothing for no sweep.
@@ -366,6 +366,11 @@ func (s *Service) readyToReinstate(ctx context.Context, c *chain.Client, chainID
 			} else if cancelled {
 				ready[r.ID] = true // its sweep can never pay: resolved, a new sweep moves its money (resweep)
 				continue
+			}
+			if waiting, err := s.coveredWaiting(ctx, c, d, true); err != nil {
+				return nil, err
+			} else if waiting {
+				continue // its carrying batch may still be mined: the gas tank cancels it first
 			}
 		}
 		txs, err := s.sweepTxs(ctx, d.SweepID)
@@ -893,6 +898,14 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 			return err
 		} else if cancelled {
 			return nil // it can never be mined: the deposit is swept again (resweep)
+		}
+		if waiting, err := s.coveredWaiting(ctx, c, d, false); err != nil {
+			return unavailable(err)
+		} else if waiting {
+			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
+				"at %s, but it was credited from a carry (sweep %d) whose batch left the chain and may still be mined again: "+
+				"REINSTATE once that batch is mined again or its cancel has the confirmation depth, or WRITE_OFF",
+				d.ID, d.Address, d.SweepID)
 		}
 	}
 	txs, err := s.sweepTxs(ctx, d.SweepID)

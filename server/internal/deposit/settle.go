@@ -139,6 +139,13 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 	if err != nil {
 		return false, err
 	}
+	if sw.Status == domain.SweepDone && sw.Batched && sw.BatchID == 0 {
+		// Credited from a carry: the batch that carried, off the chain, is cancelled first
+		// (coveredSources): until then its bytes may move the address's money again.
+		if waiting, err := s.coveredWaiting(ctx, c, d, true); err != nil || waiting {
+			return false, err
+		}
+	}
 	if sw.Status == domain.SweepDone {
 		return s.settleWrittenOffAgain(ctx, n, c, sw, d)
 	}

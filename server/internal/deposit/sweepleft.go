@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -234,7 +235,7 @@ func (s *Service) markSweepsOff(ctx context.Context, tx pgx.Tx, chainID int64, f
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, s.queueCoveredSettles(ctx, tx, offChain, out)
 }
 
 // stillMined reports whether the transaction mined as hash is on the chain now, successful.
@@ -320,28 +321,161 @@ func coveredDepositsOff(ctx context.Context, q *store.Queries, chainID int64, fo
 	return q.LockCoveredDeposits(ctx, chainID, fork+1, ids)
 }
 
-// coveredNeverPays reports whether covered sweep sw's money can never be in the bankroll: no
-// sweep that carried to its address has a transaction on the chain now.
-func (s *Service) coveredNeverPays(ctx context.Context, c *chain.Client, sw domain.Sweep) (bool, error) {
-	sources, err := store.New(s.pool).CarrySources(ctx, sw.ChainID, sw.Address, sw.ID)
-	if err != nil {
-		return false, err
+// queueCoveredSettles queues, in the rollback's transaction, the settle job of each deposit
+// reorged (out) that was credited from a carry a sweep of offChain recorded: the job has the gas
+// tank cancel the batch that carried (settleReorged, coveredWaiting), which nothing else did
+// before a later gas tank transaction waited behind its nonce.
+func (s *Service) queueCoveredSettles(ctx context.Context, tx pgx.Tx, offChain []int64, out []reorged) error {
+	if len(offChain) == 0 || len(out) == 0 {
+		return nil
 	}
+	ids, err := store.New(tx).SweepsCoveredBy(ctx, offChain)
+	if err != nil {
+		return err
+	}
+	for _, x := range out {
+		if x.deposit.SweepID == 0 || !slices.Contains(ids, x.deposit.SweepID) {
+			continue
+		}
+		if _, err := s.river.InsertTx(ctx, tx, SettleArgs{DepositID: x.deposit.ID}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// coveredNeverPays reports whether covered sweep sw's money can never be in the bankroll: no
+// sweep that carried to its address has a transaction on the chain now, nor one that can still
+// be mined (coveredSources).
+func (s *Service) coveredNeverPays(ctx context.Context, c *chain.Client, sw domain.Sweep) (bool, error) {
+	pays, waiting, err := s.coveredSources(ctx, c, sw, false)
+	return err == nil && !pays && !waiting, err
+}
+
+// A batch that carried, off the chain, is not gone for good until the gas tank's cancel has the
+// confirmation depth: its stored bytes are public and a node may mine them again (the same
+// nonce) before the cancel, or instead of it. Taken as never paying as soon as it was off the
+// chain, its covered deposit was swept anew (resweep) while the batch could still move the
+// address's money: mined again, it moved the payment to the bankroll in the written-off
+// deposit's name, and the new sweep asked the address for money it no longer held, SWEEPING
+// for good, uncredited, the books over by its amount. So such a batch keeps its covered
+// deposits waiting, REORGED (readyToReinstate, refuseBeforeSweptAgain), while the gas tank
+// cancels it (cancelDecidedBatch): mined again, the deposit counts again as it was (REINCLUDED);
+// its cancel at depth, it is swept anew and credited back once.
+
+// coveredSources reads the transactions of the sweeps that carried to covered sweep sw's
+// address: pays, one is on the chain now, successful (a batch: it swept the address); else
+// waiting, a batch's is off the chain but not final (not cancelled at depth, or mined again
+// skipping the address short of the depth). With cancel, the gas tank is asked to cancel such
+// a batch once its deposits are decided (cancelDecidedBatch). A plain transfer's that left the
+// chain counts as never paying, as before.
+func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain.Sweep, cancel bool) (pays, waiting bool, err error) {
+	q := store.New(s.pool)
+	sources, err := q.CarrySources(ctx, sw.ChainID, sw.Address, sw.ID)
+	if err != nil {
+		return false, false, err
+	}
+	n, ok := s.chains.Network(sw.ChainID)
+	if !ok {
+		return false, false, fmt.Errorf("deposit: sweep %d: chain %d is not configured", sw.ID, sw.ChainID)
+	}
+	var left []domain.ChainTx
 	for _, id := range sources {
 		txs, err := s.sweepTxs(ctx, id)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		for _, t := range txs {
-			if t.State != domain.ChainTxMined {
-				continue
-			}
-			if mined, err := stillMined(ctx, c, t.MinedHash); err != nil || mined {
-				return false, err
+			batch := t.Purpose == PurposeSweepBatch
+			switch t.State {
+			case domain.ChainTxMined:
+				if !batch {
+					if mined, err := stillMined(ctx, c, t.MinedHash); err != nil || mined {
+						return mined, false, err
+					}
+					continue
+				}
+				src, err := q.LockSweep(ctx, id) // a read
+				if err != nil {
+					return false, false, err
+				}
+				on, final, err := s.batchSourceOnChain(ctx, n, c, src, t)
+				switch {
+				case err != nil:
+					return false, false, err
+				case on:
+					return true, false, nil
+				case !final:
+					waiting = true
+					left = append(left, t)
+				}
+			case domain.ChainTxPending:
+				if batch { // reopened by the gas tank's cancel (cancelLeftBatch): its bytes may still be mined
+					waiting = true
+					left = append(left, t)
+				}
+			case domain.ChainTxCancelled:
+				if !batch {
+					continue
+				}
+				deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
+				if err != nil {
+					return false, false, err
+				}
+				waiting = waiting || !deep
+			case domain.ChainTxReverted, domain.ChainTxFailed:
 			}
 		}
 	}
-	return true, nil
+	if cancel {
+		for _, t := range left {
+			if err := s.cancelDecidedBatch(ctx, c, sw.ChainID, t); err != nil {
+				return false, false, err
+			}
+		}
+	}
+	return false, waiting, nil
+}
+
+// batchSourceOnChain reads batch transaction t, mined in the books, of sweep src that carried:
+// on, it is on the chain now, successful, and swept src's address; final, it can never move
+// that address's money (reverted, or mined skipping the address at the confirmation depth).
+// Off the chain, it is neither: its bytes may still be mined until the gas tank's cancel is.
+func (s *Service) batchSourceOnChain(ctx context.Context, n chain.Network, c *chain.Client, src domain.Sweep, t domain.ChainTx) (on, final bool, err error) {
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	switch {
+	case errors.Is(err, ethereum.NotFound):
+		return false, false, nil
+	case err != nil:
+		return false, false, err
+	case r.Status != types.ReceiptStatusSuccessful:
+		return false, true, nil
+	}
+	sweeps, err := store.New(s.pool).BatchSweeps(ctx, src.BatchID)
+	if err != nil {
+		return false, false, err
+	}
+	results, err := s.batchResults(ctx, n, c, t, sweeps)
+	if err != nil {
+		return false, false, err
+	}
+	if results[common.HexToAddress(src.Address)].Swept {
+		return true, false, nil
+	}
+	_, deep, err := s.batchSkipped(ctx, n, c, src, t)
+	return false, deep, err
+}
+
+// coveredWaiting reports whether deposit d, reorged, was credited from a carry by a covered
+// sweep whose carrying batch is off the chain but not gone for good (coveredSources), and has
+// the gas tank cancel that batch when cancel is set.
+func (s *Service) coveredWaiting(ctx context.Context, c *chain.Client, d domain.Deposit, cancel bool) (bool, error) {
+	sw, err := store.New(s.pool).LockSweep(ctx, d.SweepID) // a read
+	if err != nil || !sw.Batched || sw.BatchID != 0 || sw.Status != domain.SweepDone {
+		return false, err
+	}
+	pays, waiting, err := s.coveredSources(ctx, c, sw, cancel)
+	return err == nil && !pays && waiting, err
 }
 
 // cancelGapBelowResent has the gas tank cancel the done batches that left the chain below batch
