@@ -202,6 +202,23 @@ func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, chainID int64, from s
 	return nonNil(ids), err
 }
 
+// FailedTxIDsFromNonce lists the ids of from's transactions of a purpose marked failed at or
+// above fromNonce (the sender's nonce on the chain: the nonce that proved them never mined is
+// free again), lowest nonce first.
+func (q *Queries) FailedTxIDsFromNonce(ctx context.Context, chainID int64, from string, fromNonce uint64, purpose string) ([]int64, error) {
+	ids, err := sqlc.FailedTxIDsFromNonce(ctx, q.db, dbsqlc.FailedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,
+		FromNonce: int64(fromNonce), Purpose: purpose}) //nolint:gosec // G115: nonces fit an int64
+	return nonNil(ids), err
+}
+
+// ReopenFailedToCancel puts a failed transaction whose nonce is free again back to pending
+// with a cancel requested, and records the request (actor, reason); false when it is not
+// failed any more.
+func (q *Queries) ReopenFailedToCancel(ctx context.Context, txID int64, actor domain.Actor, reason string) (bool, error) {
+	n, err := sqlc.ReopenFailedToCancel(ctx, q.db, dbsqlc.ReopenFailedToCancelParams{ID: txID, Actor: string(actor), Reason: reason})
+	return n == 1, err
+}
+
 // ResolvedPendingTxIDs lists the ids of the transactions of a purpose pending again after they
 // were resolved (a retired cancel whose block left the chain).
 func (q *Queries) ResolvedPendingTxIDs(ctx context.Context, purpose string) ([]int64, error) {

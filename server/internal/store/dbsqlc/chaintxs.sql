@@ -115,6 +115,26 @@ SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_add
 	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = @purpose
 ORDER BY nonce;
 
+-- name: FailedTxIDsFromNonce :many
+-- A sender's transactions of a purpose marked failed at or above the sender's nonce on the
+-- chain: the nonce that proved them never mined (used at depth by another transaction, or by
+-- their own reverted attempt) is free again (a reorg deeper than the depth), so their own signed
+-- bytes could be mined (or the node answering is behind: the caller checks).
+SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce >= @from_nonce
+	AND state = 'failed' AND purpose = @purpose
+ORDER BY nonce;
+
+-- name: ReopenFailedToCancel :execrows
+-- A failed transaction whose nonce is free again back to pending with a cancel requested (the
+-- next advance replaces its bytes with a 0-value self-send at its nonce), with its audit row.
+-- Its ref stays resolved. Only from failed.
+WITH t AS (
+	UPDATE chain_txs SET state = 'pending', requested_action = 'cancel', mined_hash = NULL, mined_block = NULL,
+		gas_used = NULL, effective_gas_price = NULL, mined_at = NULL
+	WHERE chain_txs.id = @id AND chain_txs.state = 'failed' RETURNING chain_txs.id
+)
+INSERT INTO chain_tx_actions (tx_id, action, actor, reason) SELECT t.id, 'cancel', @actor, @reason FROM t;
+
 -- name: ResolvedPendingTxIDs :many
 -- Transactions of a purpose pending again after they were resolved (a retired cancel whose
 -- block left the chain): no job of their purpose follows them any more.
