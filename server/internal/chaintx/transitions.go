@@ -82,12 +82,21 @@ func Next(from domain.ChainTxState, event Event) (domain.ChainTxState, error) {
 }
 
 // Reopen puts a transaction whose mined attempt left the chain back to pending (LeftChain):
-// the next Advance broadcasts its stored bytes again.
+// the next Advance broadcasts its stored bytes again. Only t as the caller read it moves (its
+// state and mined hash): one changed meanwhile (marked failed, or mined again as another
+// attempt, by another worker) is refused (ErrRefused) and nothing changes.
 func (e *Engine) Reopen(ctx context.Context, t domain.ChainTx) error {
 	if _, err := Next(t.State, LeftChain); err != nil {
 		return fmt.Errorf("reopen transaction %d: %w", t.ID, err)
 	}
-	return store.New(e.pool).ReopenChainTx(ctx, t.ID)
+	ok, err := store.New(e.pool).ReopenChainTx(ctx, t.ID, t.State, t.MinedHash)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("reopen transaction %d: it changed since it was read (%s, %s): %w", t.ID, t.State, t.MinedHash, ErrRefused)
+	}
+	return nil
 }
 
 // CancelFreedNonce puts a failed transaction whose nonce the caller proved free again on the

@@ -123,9 +123,10 @@ func (q *Queries) LockChainTxState(ctx context.Context, txID int64) (domain.Chai
 
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
 // pending, its attempts not broadcast: the next advance sends the stored bytes again at once;
-// the nonce stays the same.
-func (q *Queries) ReopenChainTx(ctx context.Context, txID int64) error {
-	return sqlc.ReopenChainTx(ctx, q.db, txID)
+// the nonce stays the same. Only a transaction still in state from with mined hash minedHash
+// (as the caller read it) moves: false when it changed meanwhile (nothing changes).
+func (q *Queries) ReopenChainTx(ctx context.Context, txID int64, from domain.ChainTxState, minedHash string) (bool, error) {
+	return sqlc.ReopenChainTx(ctx, q.db, dbsqlc.ReopenChainTxParams{ID: txID, FromState: from, MinedHash: minedHash})
 }
 
 // RequestTxAction asks the worker to re-send or cancel a pending transaction; false when it is

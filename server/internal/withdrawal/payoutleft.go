@@ -89,7 +89,9 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 		if !left {
 			continue
 		}
-		if err := s.engine.Reopen(ctx, t); err != nil {
+		if err := s.engine.Reopen(ctx, t); errors.Is(err, chaintx.ErrRefused) {
+			continue // changed since it was read (another worker): the next run reads it again
+		} else if err != nil {
 			return reopened, err
 		}
 		reopened++

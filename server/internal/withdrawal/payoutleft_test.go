@@ -589,3 +589,49 @@ func TestFailedPayoutToCancelIsNeverResent(t *testing.T) {
 		t.Fatalf("re-send of the cancel: %v", err)
 	}
 }
+
+// What was seen: reopening a payout whose block left the chain changed the row whatever its
+// state now (ReopenChainTx: any state but pending), while the table was asked about the state
+// the caller had read. Two workers: the periodic job read a reverted payout and found its
+// receipt gone (its node behind); meanwhile the engineer, whose node had the revert at depth,
+// marked it failed (the withdrawal open again, its funds released, to be decided again). The
+// job's reopen then put the FAILED payout back to pending, no cancel requested, and the
+// periodic job sent its own bytes again: paid twice if they succeed this time, the withdrawal
+// paid by a new payout. A reopen now moves only the row still in the state (and mined hash)
+// the caller read; otherwise it is refused (chaintx.ErrRefused) and nothing changes.
+func TestReopenOfAStaleReadIsRefused(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-r", "5.00")
+	if _, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(5_000_000)), GasLimit: 30000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.payUntilReverted(w.ID)
+	stale := e.payoutTx(w.ID) // what the periodic job read
+	e.dev.Commit()
+	e.dev.Commit()
+	if _, err := e.svc.FailPayout(e.ctx, stale.ID, opsActor, "out of gas"); err != nil { // the engineer, meanwhile
+		t.Fatalf("fail at depth: %v", err)
+	}
+	if err := e.engine.Reopen(e.ctx, stale); !errors.Is(err, chaintx.ErrRefused) {
+		t.Fatalf("reopen of a payout failed since it was read: %v", err)
+	}
+	if got, err := e.svc.ChainTx(e.ctx, stale.ID); err != nil || got.State != domain.ChainTxFailed || got.MinedHash != stale.MinedHash {
+		t.Fatalf("the failed payout after a stale reopen: %+v %v", got, err)
+	}
+	// A mined transaction read before it was reopened and mined again as another attempt: refused too.
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.sweepAndPay(w.ID)
+	mined := e.payoutTx(w.ID)
+	moved := mined
+	moved.MinedHash = stale.MinedHash
+	if err := e.engine.Reopen(e.ctx, moved); !errors.Is(err, chaintx.ErrRefused) {
+		t.Fatalf("reopen naming another mined attempt: %v", err)
+	}
+	if got := e.payoutTx(w.ID); got.State != domain.ChainTxMined {
+		t.Fatalf("mined payout after a stale reopen: %s", got.State)
+	}
+	e.paidOnce(w, 5_000_000)
+}

@@ -540,19 +540,32 @@ func (q *Queries) MoveMinedBlock(ctx context.Context, db DBTX, arg MoveMinedBloc
 	return result.RowsAffected(), nil
 }
 
-const reopenChainTx = `-- name: ReopenChainTx :exec
+const reopenChainTx = `-- name: ReopenChainTx :one
 WITH t AS (
 	UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
 		effective_gas_price = NULL, mined_at = NULL
-	WHERE chain_txs.id = $1 AND chain_txs.state <> 'pending' RETURNING chain_txs.id
+	WHERE chain_txs.id = $1 AND chain_txs.state = $2
+		AND coalesce(chain_txs.mined_hash, '') = $3::text RETURNING chain_txs.id
+), a AS (
+	UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t)
 )
-UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t)
+SELECT count(*) > 0 AS reopened FROM t
 `
 
-// Back to pending, attempts not broadcast: the next advance sends the stored bytes again.
-func (q *Queries) ReopenChainTx(ctx context.Context, db DBTX, id int64) error {
-	_, err := db.Exec(ctx, reopenChainTx, id)
-	return err
+type ReopenChainTxParams struct {
+	ID        int64
+	FromState domain.ChainTxState
+	MinedHash string
+}
+
+// Back to pending, attempts not broadcast: the next advance sends the stored bytes again. Only
+// from the state and mined hash the caller read (a row changed meanwhile, failed or mined again
+// as another attempt, is left alone): reopened is false then.
+func (q *Queries) ReopenChainTx(ctx context.Context, db DBTX, arg ReopenChainTxParams) (bool, error) {
+	row := db.QueryRow(ctx, reopenChainTx, arg.ID, arg.FromState, arg.MinedHash)
+	var reopened bool
+	err := row.Scan(&reopened)
+	return reopened, err
 }
 
 const reopenFailedToCancel = `-- name: ReopenFailedToCancel :execrows
