@@ -45,10 +45,19 @@ const (
 	// attempts. The caller proves it (withdrawal.Service.FailPayout); a transaction that could
 	// still be mined is never failed, or a payout decided again would pay twice.
 	Fail Event = "ops:fail"
+	// NonceFreed: the nonce that proved a failed transaction never mined (used at depth by
+	// another transaction, or by its own reverted attempt) is free again: a reorg deeper than
+	// the depth took that block away. Its own signed bytes could be mined now, while whatever
+	// it paid for was decided again (a withdrawal paid by a new transaction): it is pending
+	// again with a cancel requested, so the next advance replaces it at its nonce with a
+	// 0-value self-send. Callers prove the nonce free (Engine.CancelFreedNonce).
+	NonceFreed Event = "chain:nonce-freed"
 )
 
 // Events lists every event.
-func Events() []Event { return []Event{Mined, Reverted, LeftChain, CancelMined, Resend, Cancel, Fail} }
+func Events() []Event {
+	return []Event{Mined, Reverted, LeftChain, CancelMined, Resend, Cancel, Fail, NonceFreed}
+}
 
 // table is the transition table, by state. A pair that is not in it is refused.
 func table() statemachine.Table[domain.ChainTxState, Event, domain.ChainTxState] {
@@ -58,7 +67,9 @@ func table() statemachine.Table[domain.ChainTxState, Event, domain.ChainTxState]
 		domain.ChainTxMined:     {LeftChain: domain.ChainTxPending},
 		domain.ChainTxReverted:  {LeftChain: domain.ChainTxPending, Fail: domain.ChainTxFailed},
 		domain.ChainTxCancelled: {LeftChain: domain.ChainTxPending},
-		// Failed is final: its nonce is used at depth by another transaction (or its own reverted one).
+		// Failed: its nonce is used at depth by another transaction (or its own reverted one);
+		// only a reorg deeper than the depth freeing that nonce moves it again, to its cancel.
+		domain.ChainTxFailed: {NonceFreed: domain.ChainTxPending},
 	}, statemachine.RefuseWith[domain.ChainTxState, Event](ErrRefused, "transaction"))
 }
 
@@ -71,12 +82,39 @@ func Next(from domain.ChainTxState, event Event) (domain.ChainTxState, error) {
 }
 
 // Reopen puts a transaction whose mined attempt left the chain back to pending (LeftChain):
-// the next Advance broadcasts its stored bytes again.
+// the next Advance broadcasts its stored bytes again. Only t as the caller read it moves (its
+// state and mined hash): one changed meanwhile (marked failed, or mined again as another
+// attempt, by another worker) is refused (ErrRefused) and nothing changes.
 func (e *Engine) Reopen(ctx context.Context, t domain.ChainTx) error {
 	if _, err := Next(t.State, LeftChain); err != nil {
 		return fmt.Errorf("reopen transaction %d: %w", t.ID, err)
 	}
-	return store.New(e.pool).ReopenChainTx(ctx, t.ID)
+	ok, err := store.New(e.pool).ReopenChainTx(ctx, t.ID, t.State, t.MinedHash)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("reopen transaction %d: it changed since it was read (%s, %s): %w", t.ID, t.State, t.MinedHash, ErrRefused)
+	}
+	return nil
+}
+
+// CancelFreedNonce puts a failed transaction whose nonce the caller proved free again on the
+// chain back to pending with a cancel requested (NonceFreed), with its audit entry: the next
+// Advance replaces its stored bytes with a 0-value self-send at its nonce. A transaction not
+// failed any more is refused (ErrRefused, nothing changes).
+func (e *Engine) CancelFreedNonce(ctx context.Context, t domain.ChainTx, actor domain.Actor, reason string) error {
+	if _, err := Next(t.State, NonceFreed); err != nil {
+		return fmt.Errorf("cancel transaction %d: %w", t.ID, err)
+	}
+	ok, err := store.New(e.pool).ReopenFailedToCancel(ctx, t.ID, actor, reason)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("transaction %d is not failed any more: %w", t.ID, ErrRefused)
+	}
+	return nil
 }
 
 // RequestAction records a service-team re-send or cancel of a pending transaction in dbtx, with its

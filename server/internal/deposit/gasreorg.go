@@ -112,7 +112,7 @@ func (s *Service) lostTopUp(ctx context.Context, n chain.Network, c *chain.Clien
 		if state, hash, err := q.LockChainTxState(ctx, t.ID); err != nil || state != domain.ChainTxMined || hash != t.MinedHash {
 			return err
 		}
-		if err := q.ReopenChainTx(ctx, t.ID); err != nil {
+		if ok, err := q.ReopenChainTx(ctx, t.ID, t.State, t.MinedHash); err != nil || !ok {
 			return err
 		}
 		t.State = domain.ChainTxPending

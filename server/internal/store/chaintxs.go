@@ -123,9 +123,10 @@ func (q *Queries) LockChainTxState(ctx context.Context, txID int64) (domain.Chai
 
 // ReopenChainTx puts a transaction whose mined attempt left the chain (a reorg) back to
 // pending, its attempts not broadcast: the next advance sends the stored bytes again at once;
-// the nonce stays the same.
-func (q *Queries) ReopenChainTx(ctx context.Context, txID int64) error {
-	return sqlc.ReopenChainTx(ctx, q.db, txID)
+// the nonce stays the same. Only a transaction still in state from with mined hash minedHash
+// (as the caller read it) moves: false when it changed meanwhile (nothing changes).
+func (q *Queries) ReopenChainTx(ctx context.Context, txID int64, from domain.ChainTxState, minedHash string) (bool, error) {
+	return sqlc.ReopenChainTx(ctx, q.db, dbsqlc.ReopenChainTxParams{ID: txID, FromState: from, MinedHash: minedHash})
 }
 
 // RequestTxAction asks the worker to re-send or cancel a pending transaction; false when it is
@@ -200,6 +201,23 @@ func (q *Queries) MinedTxIDsFromNonce(ctx context.Context, chainID int64, from s
 	ids, err := sqlc.MinedTxIDsFromNonce(ctx, q.db, dbsqlc.MinedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,
 		FromNonce: int64(fromNonce), Purpose: purpose}) //nolint:gosec // G115: nonces fit an int64
 	return nonNil(ids), err
+}
+
+// FailedTxIDsFromNonce lists the ids of from's transactions of a purpose marked failed at or
+// above fromNonce (the sender's nonce on the chain: the nonce that proved them never mined is
+// free again), lowest nonce first.
+func (q *Queries) FailedTxIDsFromNonce(ctx context.Context, chainID int64, from string, fromNonce uint64, purpose string) ([]int64, error) {
+	ids, err := sqlc.FailedTxIDsFromNonce(ctx, q.db, dbsqlc.FailedTxIDsFromNonceParams{ChainID: chainID, FromAddress: from,
+		FromNonce: int64(fromNonce), Purpose: purpose}) //nolint:gosec // G115: nonces fit an int64
+	return nonNil(ids), err
+}
+
+// ReopenFailedToCancel puts a failed transaction whose nonce is free again back to pending
+// with a cancel requested, and records the request (actor, reason); false when it is not
+// failed any more.
+func (q *Queries) ReopenFailedToCancel(ctx context.Context, txID int64, actor domain.Actor, reason string) (bool, error) {
+	n, err := sqlc.ReopenFailedToCancel(ctx, q.db, dbsqlc.ReopenFailedToCancelParams{ID: txID, Actor: string(actor), Reason: reason})
+	return n == 1, err
 }
 
 // ResolvedPendingTxIDs lists the ids of the transactions of a purpose pending again after they

@@ -278,7 +278,10 @@ func (s *Service) confirmed(ctx context.Context, t domain.ChainTx) (bool, error)
 	}
 	if errors.Is(err, ethereum.NotFound) || (err == nil && r.BlockNumber.Uint64() != t.MinedBlock) {
 		s.log.WarnContext(ctx, "payout left the chain (reorg): sending it again", "ref", t.Ref, "hash", t.MinedHash, "block", t.MinedBlock)
-		return false, s.engine.Reopen(ctx, t)
+		if err := s.engine.Reopen(ctx, t); err != nil && !errors.Is(err, chaintx.ErrRefused) {
+			return false, err
+		}
+		return false, nil // reopened, or changed since it was read (another worker): the next pass reads it again
 	}
 	return err == nil, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/cofferhq/coffer/server/internal/chain"
+	"github.com/cofferhq/coffer/server/internal/chaintx"
 	"github.com/cofferhq/coffer/server/internal/domain"
 	"github.com/cofferhq/coffer/server/internal/store"
 )
@@ -35,6 +36,11 @@ import (
 // open again at the cancel's depth, was decided again and paid by a new payout. A cancel not
 // retired yet is followed by its withdrawal's job (Pay); a retired one by the periodic job
 // (advanceResolved).
+//
+// A payout marked failed (its nonce used at depth by another transaction, or by its own
+// reverted attempt) whose nonce a reorg deeper than the depth freed again is cancelled at its
+// nonce (cancelFailedAt): its own signed bytes could be mined, while its withdrawal was decided
+// again. Its cancel is followed by the periodic job (advanceResolved), as a retired one is.
 
 // resendPayoutsLeft reopens, on every chain, the mined payouts that are on no chain now, and
 // reports how many. A chain that cannot be read is logged and tried again on the next run: it
@@ -67,7 +73,10 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 	if err != nil {
 		return 0, err
 	}
-	reopened := 0
+	reopened, err := s.cancelFailedAt(ctx, c, q, chainID, hot, nonce)
+	if err != nil {
+		return reopened, err
+	}
 	for _, id := range ids {
 		t, err := q.ChainTx(ctx, id)
 		if err != nil {
@@ -80,7 +89,9 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 		if !left {
 			continue
 		}
-		if err := s.engine.Reopen(ctx, t); err != nil {
+		if err := s.engine.Reopen(ctx, t); errors.Is(err, chaintx.ErrRefused) {
+			continue // changed since it was read (another worker): the next run reads it again
+		} else if err != nil {
 			return reopened, err
 		}
 		reopened++
@@ -91,9 +102,84 @@ func (s *Service) resendPayoutsLeftOn(ctx context.Context, chainID int64, hot co
 	return reopened, nil
 }
 
+// cancelFailedAt cancels, on one chain, the failed payouts at or above the hot wallet's nonce
+// there (nonce), and reports how many. A payout is marked failed once its nonce is used at the
+// depth by a transaction that is none of its attempts, or by its own reverted attempt; a reorg
+// deeper than the depth may take that block away, and the nonce is free again: the payout's
+// own signed bytes could be mined, while its withdrawal, open again since, was decided again
+// and may be paid already by a new payout (paid twice), and nothing else would use the nonce
+// (every later payout of the chain waiting behind the gap). Such a payout is pending again with
+// a cancel requested (chaintx.NonceFreed); advanceResolved sends the cancel, a 0-value
+// self-send at its nonce with higher fees, which replaces its bytes.
+//
+// The chain proves the nonce free: the nonce read is not past it, and none of its attempts
+// (nor its reverted one) has a receipt. An attempt with a receipt means the node read the nonce
+// before it was mined, or the payout was mined after it failed (an engineer must look): it is
+// left alone.
+func (s *Service) cancelFailedAt(ctx context.Context, c *chain.Client, q *store.Queries, chainID int64, hot common.Address,
+	nonce uint64) (int, error) {
+	ids, err := q.FailedTxIDsFromNonce(ctx, chainID, hot.Hex(), nonce, PurposePayout)
+	if err != nil {
+		return 0, err
+	}
+	cancelled := 0
+	for _, id := range ids {
+		t, err := q.ChainTx(ctx, id)
+		if err != nil {
+			return cancelled, err
+		}
+		mined, err := anyAttemptMined(ctx, c, t)
+		if err != nil {
+			return cancelled, err
+		}
+		if mined != "" {
+			s.log.ErrorContext(ctx, "a failed payout at or above the hot wallet's nonce has a mined attempt: the node is behind, or it "+
+				"was mined after it was marked failed (its withdrawal may be paid twice); an engineer must look", "tx", t.ID, "ref", t.Ref,
+				"hash", mined, "nonce", t.Nonce, "chain", chainID)
+			continue
+		}
+		reason := fmt.Sprintf("nonce %d of %s is free again (a reorg deeper than the depth took away the transaction that used it): "+
+			"the failed payout's own bytes could be mined; cancelled at its nonce", t.Nonce, t.From)
+		if err := s.engine.CancelFreedNonce(ctx, t, domain.System, reason); err != nil {
+			if errors.Is(err, chaintx.ErrRefused) {
+				continue // changed meanwhile (another worker): the next run reads it again
+			}
+			return cancelled, err
+		}
+		cancelled++
+		s.log.ErrorContext(ctx, "a failed payout's nonce is free again (a reorg deeper than the depth): it is cancelled at its nonce, "+
+			"or its own bytes could pay its withdrawal twice", "tx", t.ID, "ref", t.Ref, "nonce", t.Nonce, "chain", chainID)
+	}
+	return cancelled, nil
+}
+
+// anyAttemptMined is the hash of an attempt of t (or its reverted attempt) the chain has a
+// receipt for, "" for none. A node still indexing proves nothing: an error.
+func anyAttemptMined(ctx context.Context, c *chain.Client, t domain.ChainTx) (string, error) {
+	hashes := make([]string, 0, len(t.Attempts)+1)
+	if t.MinedHash != "" {
+		hashes = append(hashes, t.MinedHash)
+	}
+	for _, a := range t.Attempts {
+		hashes = append(hashes, a.Hash)
+	}
+	for _, h := range hashes {
+		_, err := c.Receipt(ctx, common.HexToHash(h))
+		switch {
+		case errors.Is(err, ethereum.NotFound) && !errors.Is(err, chain.ErrIndexing):
+		case err != nil:
+			return "", fmt.Errorf("payout %d receipt: %w", t.ID, err)
+		default:
+			return h, nil
+		}
+	}
+	return "", nil
+}
+
 // advanceResolved advances the payout transactions pending again after they were resolved (a
-// retired cancel whose block left the chain, reopened by resendPayoutsLeft), which no
-// withdrawal's job follows any more: their newest attempt, the cancel, is sent again. One that
+// retired cancel whose block left the chain, reopened by resendPayoutsLeft; a failed payout
+// whose nonce is free again, cancelled by cancelFailedAt), which no withdrawal's job follows any
+// more: their newest attempt, the cancel, is sent again (or made, then sent). One that
 // fails is logged and tried again on the next run.
 func (s *Service) advanceResolved(ctx context.Context) {
 	ids, err := store.New(s.pool).ResolvedPendingTxIDs(ctx, PurposePayout)

@@ -452,3 +452,186 @@ func TestRevertedPayoutThatLeftTheChainIsSentAgain(t *testing.T) {
 	}
 	e.reconciled("after the payout")
 }
+
+// What was seen: a payout stored at nonce N, whose nonce another transaction (not Coffer's)
+// used at depth, was marked failed; its withdrawal, decided again, was paid by a new payout at
+// N+1 and completed. A reorg deeper than the depth then took the foreign transaction's block
+// away and the node dropped it: nonce N was free again, and nothing looked at a failed payout
+// any more. The first payout's own signed bytes, valid at N, were mined (a node that kept them
+// sent them), then the second payout, sent again at N+1: the destination got 6 USDT twice.
+// (Without those bytes, N stayed a gap and the second payout waited behind it for good.) The
+// periodic job's nonce check now covers a failed payout too: its nonce free again, it is pending
+// again with a cancel requested (chaintx.NonceFreed), and its cancel, a 0-value self-send at N
+// with higher fees, replaces its bytes.
+func TestFailedPayoutWhoseNonceIsFreeAgainIsCancelled(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	startNonce, err := e.client.Nonce(e.ctx, e.hot, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.queuedPayout(op, "user-n", "6.00")
+	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, feeCap, err := e.client.Fees(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := big.NewInt(e.dev.ChainID())
+	other, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: id, Nonce: stored.Nonce, GasTipCap: tip, GasFeeCap: feeCap,
+		Gas: 21000, To: &e.hot, Value: new(big.Int)}), types.LatestSignerForChainID(id), e.hotKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Send(e.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.dev.Mine(e.ctx, other.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.dev.Commit()
+	e.dev.Commit()
+	if got, err := e.svc.FailPayout(e.ctx, stored.ID, opsActor, "nonce taken"); err != nil || got.State != domain.ChainTxFailed {
+		t.Fatalf("fail: %+v %v", got, err)
+	}
+	e.admin(w.ID, domain.WithdrawalCompleted) // decided again: a new payout at the next nonce
+	e.sweepAndPay(w.ID)
+	e.paidOnce(w, 6_000_000)
+
+	e.deepReorgFrom(r[0].BlockNumber.Uint64()) // drops the foreign transaction and the second payout
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != stored.Nonce {
+		t.Fatalf("hot wallet nonce %d after the reorg, the failed payout's %d", n, stored.Nonce)
+	}
+	e.reconciled("after the reorg")
+	// A node that kept the failed payout's signed bytes sends them.
+	var kept types.Transaction
+	if err := kept.UnmarshalBinary(stored.Attempts[0].Raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.Send(e.ctx, &kept); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Sweep(e.ctx); err != nil { // its cancel is sent at its nonce
+		t.Fatal(err)
+	}
+	if got := e.payoutTx(w.ID); got.State != domain.ChainTxPending {
+		t.Fatalf("second payout after the sweep: %s", got.State)
+	}
+	if got, err := e.svc.ChainTx(e.ctx, stored.ID); err != nil || got.State != domain.ChainTxPending || !got.Latest().Cancel {
+		t.Fatalf("the failed payout after the sweep: %+v %v", got, err)
+	}
+	e.sweepAndPay(w.ID)
+
+	e.paidOnce(w, 6_000_000)
+	if n, _ := e.client.Nonce(e.ctx, e.hot, false); n != startNonce+2 {
+		t.Fatalf("the hot wallet sent %d transactions: a cancel and a payout", n-startNonce)
+	}
+	if got, err := e.svc.ChainTx(e.ctx, stored.ID); err != nil || got.State != domain.ChainTxCancelled {
+		t.Fatalf("the failed payout after its nonce was free again: %+v %v", got, err)
+	}
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != 994_000_000 || f.Reserved.Sign() != 0 {
+		t.Fatalf("funds: %+v", f)
+	}
+	e.reconciled("after the payout")
+}
+
+// Guard: a failed payout whose nonce is free again, pending with its cancel requested and not
+// made yet, is never re-sent by the service team (the re-send would replace the cancel with the
+// payout's own bytes, its withdrawal decided again): refused, the cancel stays requested; once
+// the cancel attempt exists, a re-send (of the cancel) is allowed.
+func TestFailedPayoutToCancelIsNeverResent(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-n", "6.00")
+	stored, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(6_000_000)), GasLimit: 100000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(e.ctx, `UPDATE chain_txs SET state = 'failed', ref = ref || ':resolved:' || id::text WHERE id = $1`,
+		stored.ID); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := e.svc.ChainTx(e.ctx, stored.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.engine.CancelFreedNonce(e.ctx, failed.ChainTx, domain.System, "nonce free again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.engine.CancelFreedNonce(e.ctx, failed.ChainTx, domain.System, "again"); !errors.Is(err, chaintx.ErrRefused) {
+		t.Fatalf("second reopen: %v", err)
+	}
+	if _, err := e.svc.RequestTx(e.ctx, stored.ID, domain.TxResend, opsActor, "push it"); faultOf(err) == nil ||
+		faultOf(err).Code != fault.FailedPrecondition {
+		t.Fatalf("re-send before the cancel: %v", err)
+	}
+	got, err := e.svc.ChainTx(e.ctx, stored.ID)
+	if err != nil || got.RequestedAction != domain.TxCancel || got.State != domain.ChainTxPending {
+		t.Fatalf("after the refused re-send: %+v %v", got, err)
+	}
+	if _, err := e.svc.Sweep(e.ctx); err != nil { // sends the cancel
+		t.Fatal(err)
+	}
+	if got, err := e.svc.ChainTx(e.ctx, stored.ID); err != nil || !got.Latest().Cancel {
+		t.Fatalf("after the sweep: %+v %v", got, err)
+	}
+	if _, err := e.svc.RequestTx(e.ctx, stored.ID, domain.TxResend, opsActor, "push the cancel"); err != nil {
+		t.Fatalf("re-send of the cancel: %v", err)
+	}
+}
+
+// What was seen: reopening a payout whose block left the chain changed the row whatever its
+// state now (ReopenChainTx: any state but pending), while the table was asked about the state
+// the caller had read. Two workers: the periodic job read a reverted payout and found its
+// receipt gone (its node behind); meanwhile the engineer, whose node had the revert at depth,
+// marked it failed (the withdrawal open again, its funds released, to be decided again). The
+// job's reopen then put the FAILED payout back to pending, no cancel requested, and the
+// periodic job sent its own bytes again: paid twice if they succeed this time, the withdrawal
+// paid by a new payout. A reopen now moves only the row still in the state (and mined hash)
+// the caller read; otherwise it is refused (chaintx.ErrRefused) and nothing changes.
+func TestReopenOfAStaleReadIsRefused(t *testing.T) {
+	t.Parallel()
+	e, op := setupOperator(t, domain.OperatorSettings{})
+	w := e.queuedPayout(op, "user-r", "5.00")
+	if _, err := e.engine.Submit(e.ctx, chaintx.Request{ChainID: e.dev.ChainID(), From: e.hot, To: e.usdt.Address,
+		Data: chain.ERC20Transfer(common.HexToAddress(w.Address), big.NewInt(5_000_000)), GasLimit: 30000,
+		Purpose: withdrawal.PurposePayout, Ref: "withdrawal:" + w.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.payUntilReverted(w.ID)
+	stale := e.payoutTx(w.ID) // what the periodic job read
+	e.dev.Commit()
+	e.dev.Commit()
+	if _, err := e.svc.FailPayout(e.ctx, stale.ID, opsActor, "out of gas"); err != nil { // the engineer, meanwhile
+		t.Fatalf("fail at depth: %v", err)
+	}
+	if err := e.engine.Reopen(e.ctx, stale); !errors.Is(err, chaintx.ErrRefused) {
+		t.Fatalf("reopen of a payout failed since it was read: %v", err)
+	}
+	if got, err := e.svc.ChainTx(e.ctx, stale.ID); err != nil || got.State != domain.ChainTxFailed || got.MinedHash != stale.MinedHash {
+		t.Fatalf("the failed payout after a stale reopen: %+v %v", got, err)
+	}
+	// A mined transaction read before it was reopened and mined again as another attempt: refused too.
+	e.admin(w.ID, domain.WithdrawalCompleted)
+	e.sweepAndPay(w.ID)
+	mined := e.payoutTx(w.ID)
+	moved := mined
+	moved.MinedHash = stale.MinedHash
+	if err := e.engine.Reopen(e.ctx, moved); !errors.Is(err, chaintx.ErrRefused) {
+		t.Fatalf("reopen naming another mined attempt: %v", err)
+	}
+	if got := e.payoutTx(w.ID); got.State != domain.ChainTxMined {
+		t.Fatalf("mined payout after a stale reopen: %s", got.State)
+	}
+	e.paidOnce(w, 5_000_000)
+}

@@ -133,6 +133,10 @@ func (s *Service) RequestTx(ctx context.Context, id int64, a domain.TxAction, ac
 				return err
 			}
 		}
+		if a == domain.TxResend && cancelPending(t.ChainTx) {
+			return fault.New(fault.FailedPrecondition, "transaction %d is a resolved payout whose nonce is free again, to be cancelled: "+
+				"a re-send before its cancel is sent would send its own bytes again (its withdrawal was decided again)", id)
+		}
 		if err := chaintx.RequestAction(ctx, tx, t.ChainTx, a, actor, strings.TrimSpace(reason)); errors.Is(err, chaintx.ErrRefused) {
 			return fault.New(fault.FailedPrecondition, "transaction %d is %s: only a pending transaction is re-sent or cancelled", id, t.State)
 		} else if err != nil {
@@ -149,6 +153,14 @@ func (s *Service) RequestTx(ctx context.Context, id int64, a domain.TxAction, ac
 	}
 	s.log.WarnContext(ctx, "transaction "+string(a)+" requested", "tx", id, "actor", actor, "reason", reason)
 	return s.ChainTx(ctx, id)
+}
+
+// cancelPending reports whether t is a resolved payout pending again whose cancel was not made
+// yet (a failed payout whose nonce a deep reorg freed: chaintx.NonceFreed). A re-send now would
+// replace the cancel requested with its own bytes, and its withdrawal was decided again.
+func cancelPending(t domain.ChainTx) bool {
+	return t.Purpose == PurposePayout && strings.Contains(t.Ref, ":resolved:") && t.State == domain.ChainTxPending &&
+		(len(t.Attempts) == 0 || !t.Latest().Cancel)
 }
 
 // refuseCancelOfCompleted refuses the cancel of a completed withdrawal's payout: one pending

@@ -59,14 +59,19 @@ SELECT id FROM chain_txs WHERE purpose = @purpose AND starts_with(ref, @prefix) 
 -- Locks the transaction's row until the caller's transaction ends.
 SELECT state, coalesce(mined_hash, '')::text AS mined_hash FROM chain_txs WHERE id = @id FOR UPDATE;
 
--- name: ReopenChainTx :exec
--- Back to pending, attempts not broadcast: the next advance sends the stored bytes again.
+-- name: ReopenChainTx :one
+-- Back to pending, attempts not broadcast: the next advance sends the stored bytes again. Only
+-- from the state and mined hash the caller read (a row changed meanwhile, failed or mined again
+-- as another attempt, is left alone): reopened is false then.
 WITH t AS (
 	UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
 		effective_gas_price = NULL, mined_at = NULL
-	WHERE chain_txs.id = @id AND chain_txs.state <> 'pending' RETURNING chain_txs.id
+	WHERE chain_txs.id = @id AND chain_txs.state = @from_state
+		AND coalesce(chain_txs.mined_hash, '') = @mined_hash::text RETURNING chain_txs.id
+), a AS (
+	UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t)
 )
-UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t);
+SELECT count(*) > 0 AS reopened FROM t;
 
 -- name: RequestTxAction :execrows
 -- A re-send or cancel for the worker, on a pending transaction only.
@@ -114,6 +119,26 @@ ORDER BY nonce;
 SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce >= @from_nonce
 	AND state IN ('mined', 'reverted', 'cancelled') AND purpose = @purpose
 ORDER BY nonce;
+
+-- name: FailedTxIDsFromNonce :many
+-- A sender's transactions of a purpose marked failed at or above the sender's nonce on the
+-- chain: the nonce that proved them never mined (used at depth by another transaction, or by
+-- their own reverted attempt) is free again (a reorg deeper than the depth), so their own signed
+-- bytes could be mined (or the node answering is behind: the caller checks).
+SELECT id FROM chain_txs WHERE chain_id = @chain_id AND from_address = @from_address AND nonce >= @from_nonce
+	AND state = 'failed' AND purpose = @purpose
+ORDER BY nonce;
+
+-- name: ReopenFailedToCancel :execrows
+-- A failed transaction whose nonce is free again back to pending with a cancel requested (the
+-- next advance replaces its bytes with a 0-value self-send at its nonce), with its audit row.
+-- Its ref stays resolved. Only from failed.
+WITH t AS (
+	UPDATE chain_txs SET state = 'pending', requested_action = 'cancel', mined_hash = NULL, mined_block = NULL,
+		gas_used = NULL, effective_gas_price = NULL, mined_at = NULL
+	WHERE chain_txs.id = @id AND chain_txs.state = 'failed' RETURNING chain_txs.id
+)
+INSERT INTO chain_tx_actions (tx_id, action, actor, reason) SELECT t.id, 'cancel', @actor, @reason FROM t;
 
 -- name: ResolvedPendingTxIDs :many
 -- Transactions of a purpose pending again after they were resolved (a retired cancel whose

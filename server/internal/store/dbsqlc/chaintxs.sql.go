@@ -165,6 +165,48 @@ func (q *Queries) EnsureNonce(ctx context.Context, db DBTX, arg EnsureNonceParam
 	return err
 }
 
+const failedTxIDsFromNonce = `-- name: FailedTxIDsFromNonce :many
+SELECT id FROM chain_txs WHERE chain_id = $1 AND from_address = $2 AND nonce >= $3
+	AND state = 'failed' AND purpose = $4
+ORDER BY nonce
+`
+
+type FailedTxIDsFromNonceParams struct {
+	ChainID     int64
+	FromAddress string
+	FromNonce   int64
+	Purpose     string
+}
+
+// A sender's transactions of a purpose marked failed at or above the sender's nonce on the
+// chain: the nonce that proved them never mined (used at depth by another transaction, or by
+// their own reverted attempt) is free again (a reorg deeper than the depth), so their own signed
+// bytes could be mined (or the node answering is behind: the caller checks).
+func (q *Queries) FailedTxIDsFromNonce(ctx context.Context, db DBTX, arg FailedTxIDsFromNonceParams) ([]int64, error) {
+	rows, err := db.Query(ctx, failedTxIDsFromNonce,
+		arg.ChainID,
+		arg.FromAddress,
+		arg.FromNonce,
+		arg.Purpose,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const gapChainTxIDs = `-- name: GapChainTxIDs :many
 SELECT id FROM chain_txs WHERE chain_id = $1 AND from_address = $2 AND nonce < $3
 	AND (state = 'pending' OR (state = 'mined' AND nonce >= $4)
@@ -498,19 +540,58 @@ func (q *Queries) MoveMinedBlock(ctx context.Context, db DBTX, arg MoveMinedBloc
 	return result.RowsAffected(), nil
 }
 
-const reopenChainTx = `-- name: ReopenChainTx :exec
+const reopenChainTx = `-- name: ReopenChainTx :one
 WITH t AS (
 	UPDATE chain_txs SET state = 'pending', mined_hash = NULL, mined_block = NULL, gas_used = NULL,
 		effective_gas_price = NULL, mined_at = NULL
-	WHERE chain_txs.id = $1 AND chain_txs.state <> 'pending' RETURNING chain_txs.id
+	WHERE chain_txs.id = $1 AND chain_txs.state = $2
+		AND coalesce(chain_txs.mined_hash, '') = $3::text RETURNING chain_txs.id
+), a AS (
+	UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t)
 )
-UPDATE chain_tx_attempts SET broadcast_at = NULL WHERE tx_id IN (SELECT t.id FROM t)
+SELECT count(*) > 0 AS reopened FROM t
 `
 
-// Back to pending, attempts not broadcast: the next advance sends the stored bytes again.
-func (q *Queries) ReopenChainTx(ctx context.Context, db DBTX, id int64) error {
-	_, err := db.Exec(ctx, reopenChainTx, id)
-	return err
+type ReopenChainTxParams struct {
+	ID        int64
+	FromState domain.ChainTxState
+	MinedHash string
+}
+
+// Back to pending, attempts not broadcast: the next advance sends the stored bytes again. Only
+// from the state and mined hash the caller read (a row changed meanwhile, failed or mined again
+// as another attempt, is left alone): reopened is false then.
+func (q *Queries) ReopenChainTx(ctx context.Context, db DBTX, arg ReopenChainTxParams) (bool, error) {
+	row := db.QueryRow(ctx, reopenChainTx, arg.ID, arg.FromState, arg.MinedHash)
+	var reopened bool
+	err := row.Scan(&reopened)
+	return reopened, err
+}
+
+const reopenFailedToCancel = `-- name: ReopenFailedToCancel :execrows
+WITH t AS (
+	UPDATE chain_txs SET state = 'pending', requested_action = 'cancel', mined_hash = NULL, mined_block = NULL,
+		gas_used = NULL, effective_gas_price = NULL, mined_at = NULL
+	WHERE chain_txs.id = $3 AND chain_txs.state = 'failed' RETURNING chain_txs.id
+)
+INSERT INTO chain_tx_actions (tx_id, action, actor, reason) SELECT t.id, 'cancel', $1, $2 FROM t
+`
+
+type ReopenFailedToCancelParams struct {
+	Actor  string
+	Reason string
+	ID     int64
+}
+
+// A failed transaction whose nonce is free again back to pending with a cancel requested (the
+// next advance replaces its bytes with a 0-value self-send at its nonce), with its audit row.
+// Its ref stays resolved. Only from failed.
+func (q *Queries) ReopenFailedToCancel(ctx context.Context, db DBTX, arg ReopenFailedToCancelParams) (int64, error) {
+	result, err := db.Exec(ctx, reopenFailedToCancel, arg.Actor, arg.Reason, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const requestTxAction = `-- name: RequestTxAction :execrows
