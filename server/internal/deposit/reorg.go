@@ -689,6 +689,16 @@ func (s *Service) sweepCancelled(ctx context.Context, sweepID int64) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	if len(txs) == 0 && sw.Status == domain.SweepDone {
+		// Credited from a carry, with no transfer of its own (coveredSweep): it never pays once
+		// no transfer that carried to its address can (coveredSources). Read as never cancelled,
+		// its deposit was counted again at once while that transfer was off the chain.
+		_, c, err := s.chains.Lookup(sw.ChainID)
+		if err != nil {
+			return false, err
+		}
+		return s.coveredNeverPays(ctx, c, sw)
+	}
 	return allCancelled(txs), nil
 }
 
@@ -903,8 +913,8 @@ func (s *Service) refuseBeforeSweptAgain(ctx context.Context, r domain.Reorg, d 
 			return unavailable(err)
 		} else if waiting {
 			return refuse(fault.FailedPrecondition, "SWEEP_NOT_MINED", "deposit %d's transfer is on the chain again, its money back "+
-				"at %s, but it was credited from a carry (sweep %d) whose batch left the chain and may still be mined again: "+
-				"REINSTATE once that batch is mined again or its cancel has the confirmation depth, or WRITE_OFF",
+				"at %s, but it was credited from a carry (sweep %d) whose batch or transfer left the chain and may still be "+
+				"mined again: REINSTATE once it is mined again or its cancel has the confirmation depth, or WRITE_OFF",
 				d.ID, d.Address, d.SweepID)
 		}
 	}

@@ -534,7 +534,10 @@ func (s *Service) cancelGapTx(ctx context.Context, n chain.Network, c *chain.Cli
 
 // cancelLeftChain cancels the transfers of a done sweep that left the chain, once every
 // deposit of it is reorged, one written off for good and none open off the chain
-// (leftChainReorgs), and retires each cancel at its depth. done is true when nothing is left to do.
+// (leftChainReorgs), or none is left in it (each written off left it when it finished:
+// leaveFinishedSweep; what it moved in their name was carried, and the deposits that carry
+// covered wait for the cancel: coveredSources), and retires each cancel at its depth. done is
+// true when nothing is left to do.
 func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep) (done bool, err error) {
 	q := store.New(s.pool)
 	deposits, err := q.SweepDeposits(ctx, sw.ID)
@@ -542,6 +545,7 @@ func (s *Service) cancelLeftChain(ctx context.Context, n chain.Network, c *chain
 		return false, err
 	}
 	open, writtenOff, err := s.leftChainReorgs(ctx, n, c, deposits)
+	writtenOff = writtenOff || len(deposits) == 0
 	switch {
 	case err != nil || open:
 		return false, err // an engineer decides first

@@ -139,12 +139,10 @@ func (s *Service) settleReorged(ctx context.Context, n chain.Network, c *chain.C
 	if err != nil {
 		return false, err
 	}
-	if sw.Status == domain.SweepDone && sw.Batched && sw.BatchID == 0 {
-		// Credited from a carry: the batch that carried, off the chain, is cancelled first
-		// (coveredSources): until then its bytes may move the address's money again.
-		if waiting, err := s.coveredWaiting(ctx, c, d, true); err != nil || waiting {
-			return false, err
-		}
+	// Credited from a carry: the batch or transfer that carried, off the chain, is cancelled
+	// first (coveredSources): until then its bytes may move the address's money again.
+	if waiting, err := s.coveredWaiting(ctx, c, d, true); err != nil || waiting {
+		return false, err
 	}
 	if sw.Status == domain.SweepDone {
 		return s.settleWrittenOffAgain(ctx, n, c, sw, d)
@@ -225,6 +223,15 @@ func writtenOffBack(r domain.Reorg, d domain.Deposit) bool {
 func (s *Service) oldSweepGone(ctx context.Context, n chain.Network, c *chain.Client, sw domain.Sweep, d domain.Deposit) (gone, done bool, err error) {
 	if sw.Batched && sw.BatchID == 0 {
 		return true, false, nil // covered by a carry (coveredSweepGone)
+	}
+	if covered, err := s.coveredSweep(ctx, sw); err != nil {
+		return false, false, err
+	} else if covered {
+		// Covered by a carry with no transfer (coveredSweep): gone once no transfer that carried
+		// can pay (the caller waited while one may: coveredWaiting); else one is on the chain and
+		// moved the money.
+		never, err := s.coveredNeverPays(ctx, c, sw)
+		return never, err == nil && !never, err
 	}
 	if sw.Batched {
 		t, settled, err := s.cancelLeftBatch(ctx, n, c, sw.BatchID)

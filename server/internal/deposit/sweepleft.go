@@ -238,18 +238,6 @@ func (s *Service) markSweepsOff(ctx context.Context, tx pgx.Tx, chainID int64, f
 	return out, s.queueCoveredSettles(ctx, tx, offChain, out)
 }
 
-// stillMined reports whether the transaction mined as hash is on the chain now, successful.
-func stillMined(ctx context.Context, c *chain.Client, hash string) (bool, error) {
-	r, err := c.Receipt(ctx, common.HexToHash(hash))
-	switch {
-	case errors.Is(err, ethereum.NotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return r.Status == types.ReceiptStatusSuccessful, nil
-}
-
 // A batch that left the chain with a deposit written off can never be sent again (its bytes
 // would move a later payment's money in the written-off deposit's name). The gas tank cancelled
 // it only when a later batch waited behind its nonce (cancelBatchGapBefore) or a deposit of it
@@ -363,12 +351,25 @@ func (s *Service) coveredNeverPays(ctx context.Context, c *chain.Client, sw doma
 // cancels it (cancelDecidedBatch): mined again, the deposit counts again as it was (REINCLUDED);
 // its cancel at depth, it is swept anew and credited back once.
 
+// A plain transfer that carried (a sweep of the address's own, at its nonce) is the same: off
+// the chain, its bytes are public and a node may mine them again at that nonce until a cancel
+// there has the depth. It was read as never paying as soon as it left, and before that the
+// rollback did not reorg the deposit it covered at all (SweepsCoveredBy took batched sweeps
+// only): the deposit stayed CREDITED while its money was back at its address, the books short
+// for good. So the deposit is reorged, and waits while the transfer, off the chain, may still be
+// mined (its nonce unused), is pending again for its cancel, or its cancel is short of the
+// depth; its deposit's job and readyToReinstate have the address's nonce cancelled
+// (cancelLeftChain: a 0-value self-send, its gas from the gas tank). Mined again, the deposit
+// counts again as it was (REINCLUDED); cancelled at depth (or its nonce taken by another
+// transaction), it is swept anew and credited back once.
+
 // coveredSources reads the transactions of the sweeps that carried to covered sweep sw's
 // address: pays, one is on the chain now, successful (a batch: it swept the address); else
-// waiting, a batch's is off the chain but not final (not cancelled at depth, or mined again
-// skipping the address short of the depth). With cancel, the gas tank is asked to cancel such
-// a batch once its deposits are decided (cancelDecidedBatch). A plain transfer's that left the
-// chain counts as never paying, as before.
+// waiting, one is off the chain but not final: a batch's not cancelled at depth, or mined again
+// skipping the address short of the depth; a plain transfer's with its nonce unused, pending
+// again for its cancel, or cancelled short of the depth. With cancel, the gas tank is asked to
+// cancel such a batch once its deposits are decided (cancelDecidedBatch), and a plain
+// transfer's nonce is cancelled (cancelLeftChain).
 func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain.Sweep, cancel bool) (pays, waiting bool, err error) {
 	q := store.New(s.pool)
 	sources, err := q.CarrySources(ctx, sw.ChainID, sw.Address, sw.ID)
@@ -380,6 +381,7 @@ func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain
 		return false, false, fmt.Errorf("deposit: sweep %d: chain %d is not configured", sw.ID, sw.ChainID)
 	}
 	var left []domain.ChainTx
+	var plain []int64 // the plain sources whose transfer is off the chain, not final, or whose cancel is not retired
 	for _, id := range sources {
 		txs, err := s.sweepTxs(ctx, id)
 		if err != nil {
@@ -387,14 +389,25 @@ func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain
 		}
 		for _, t := range txs {
 			batch := t.Purpose == PurposeSweepBatch
+			if !batch {
+				on, final, err := s.plainSourceOnChain(ctx, n, c, t)
+				switch {
+				case err != nil:
+					return false, false, err
+				case on:
+					return true, false, nil
+				case !final:
+					waiting = true
+					fallthrough
+				case t.State == domain.ChainTxCancelled: // its cancel, not retired yet, is retired at depth
+					if !slices.Contains(plain, id) {
+						plain = append(plain, id)
+					}
+				}
+				continue
+			}
 			switch t.State {
 			case domain.ChainTxMined:
-				if !batch {
-					if mined, err := stillMined(ctx, c, t.MinedHash); err != nil || mined {
-						return mined, false, err
-					}
-					continue
-				}
 				src, err := q.LockSweep(ctx, id) // a read
 				if err != nil {
 					return false, false, err
@@ -409,15 +422,10 @@ func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain
 					waiting = true
 					left = append(left, t)
 				}
-			case domain.ChainTxPending:
-				if batch { // reopened by the gas tank's cancel (cancelLeftBatch): its bytes may still be mined
-					waiting = true
-					left = append(left, t)
-				}
+			case domain.ChainTxPending: // reopened by the gas tank's cancel (cancelLeftBatch): its bytes may still be mined
+				waiting = true
+				left = append(left, t)
 			case domain.ChainTxCancelled:
-				if !batch {
-					continue
-				}
 				deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
 				if err != nil {
 					return false, false, err
@@ -433,8 +441,47 @@ func (s *Service) coveredSources(ctx context.Context, c *chain.Client, sw domain
 				return false, false, err
 			}
 		}
+		for _, id := range plain {
+			src, err := q.LockSweep(ctx, id) // a read
+			if err != nil {
+				return false, false, err
+			}
+			if _, err := s.cancelLeftChain(ctx, n, c, src); err != nil {
+				return false, false, err
+			}
+		}
 	}
 	return false, waiting, nil
+}
+
+// plainSourceOnChain reads transfer t (its address's own, at its nonce) of a sweep that
+// carried: on, it is mined on the chain now, successfully; final, it can never move money any
+// more: reverted, failed, cancelled at depth, or, mined in the books but off the chain, its
+// nonce taken on the chain by another transaction. Off the chain with its nonce unused (or a
+// node still indexing), pending again for its cancel, or cancelled short of the depth, it is
+// neither: its public bytes may still be mined.
+func (s *Service) plainSourceOnChain(ctx context.Context, n chain.Network, c *chain.Client, t domain.ChainTx) (on, final bool, err error) {
+	switch t.State {
+	case domain.ChainTxPending:
+		return false, false, nil
+	case domain.ChainTxCancelled:
+		deep, err := s.allDeep(ctx, n, c, []domain.ChainTx{t})
+		return false, deep, err
+	case domain.ChainTxReverted, domain.ChainTxFailed:
+		return false, true, nil
+	case domain.ChainTxMined:
+	}
+	r, err := c.Receipt(ctx, common.HexToHash(t.MinedHash))
+	switch {
+	case err == nil:
+		return r.Status == types.ReceiptStatusSuccessful, r.Status != types.ReceiptStatusSuccessful, nil
+	case errors.Is(err, chain.ErrIndexing):
+		return false, false, nil // the node cannot tell yet
+	case !errors.Is(err, ethereum.NotFound):
+		return false, false, err
+	}
+	used, err := c.Nonce(ctx, common.HexToAddress(t.From), false)
+	return false, err == nil && used > t.Nonce, err
 }
 
 // batchSourceOnChain reads batch transaction t, mined in the books, of sweep src that carried:
@@ -467,15 +514,32 @@ func (s *Service) batchSourceOnChain(ctx context.Context, n chain.Network, c *ch
 }
 
 // coveredWaiting reports whether deposit d, reorged, was credited from a carry by a covered
-// sweep whose carrying batch is off the chain but not gone for good (coveredSources), and has
-// the gas tank cancel that batch when cancel is set.
+// sweep whose carrying batch or transfer is off the chain but not gone for good
+// (coveredSources), and has it cancelled when cancel is set.
 func (s *Service) coveredWaiting(ctx context.Context, c *chain.Client, d domain.Deposit, cancel bool) (bool, error) {
 	sw, err := store.New(s.pool).LockSweep(ctx, d.SweepID) // a read
-	if err != nil || !sw.Batched || sw.BatchID != 0 || sw.Status != domain.SweepDone {
+	if err != nil {
+		return false, err
+	}
+	if covered, err := s.coveredSweep(ctx, sw); err != nil || !covered {
 		return false, err
 	}
 	pays, waiting, err := s.coveredSources(ctx, c, sw, cancel)
 	return err == nil && !pays && waiting, err
+}
+
+// coveredSweep reports whether sweep sw is done with no transaction of its own: its deposits
+// were credited from its address's carry (a batched one in no batch: creditCovered; an
+// unbatched one with no transfer, failed ones aside: sweepTxsRetiredToo).
+func (s *Service) coveredSweep(ctx context.Context, sw domain.Sweep) (bool, error) {
+	switch {
+	case sw.Status != domain.SweepDone:
+		return false, nil
+	case sw.Batched:
+		return sw.BatchID == 0, nil
+	}
+	txs, err := s.sweepTxsRetiredToo(ctx, sw.ID)
+	return err == nil && len(txs) == 0, err
 }
 
 // cancelGapBelowResent has the gas tank cancel the done batches that left the chain below batch

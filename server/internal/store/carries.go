@@ -55,8 +55,9 @@ func (q *Queries) SweptUncredited(ctx context.Context, id int64) (bool, error) {
 	return sqlc.SweptUncredited(ctx, q.db, id)
 }
 
-// SweepsCoveredBy lists the done batched sweeps in no batch (credited from their address's
-// carry) that took a carry after one of sweepIDs carried to their address.
+// SweepsCoveredBy lists the done sweeps credited from their address's carry with no
+// transaction of their own (a batched one in no batch, an unbatched one with no transfer) that
+// took a carry after one of sweepIDs carried to their address.
 func (q *Queries) SweepsCoveredBy(ctx context.Context, sweepIDs []int64) ([]int64, error) {
 	return sqlc.SweepsCoveredBy(ctx, q.db, sweepIDs)
 }

@@ -167,13 +167,17 @@ const sweepsCoveredBy = `-- name: SweepsCoveredBy :many
 SELECT DISTINCT y.id FROM sweep_carries src
 	JOIN sweep_carries tk ON tk.chain_id = src.chain_id AND tk.address = src.address AND tk.currency = src.currency
 		AND tk.kind = 'TAKEN' AND tk.sweep_id > src.sweep_id
-	JOIN sweeps y ON y.id = tk.sweep_id AND y.batched AND y.batch_id IS NULL AND y.status = 'DONE'
+	JOIN sweeps y ON y.id = tk.sweep_id AND y.status = 'DONE'
+		AND ((y.batched AND y.batch_id IS NULL)
+			OR (NOT y.batched AND NOT EXISTS (SELECT 1 FROM chain_txs t WHERE t.chain_id = y.chain_id
+				AND t.purpose IN ('sweep', 'sweep-fee') AND t.ref LIKE 'sweep:' || y.id || ':%' AND t.state <> 'failed')))
 WHERE src.kind = 'CARRIED' AND src.sweep_id = ANY($1::bigint[])
 ORDER BY y.id
 `
 
-// The done batched sweeps in no batch (credited from their address's carry: deposit
-// creditCovered) that took a carry after one of the given sweeps carried to their address.
+// The done sweeps credited from their address's carry with no transaction of their own (a
+// batched one in no batch: deposit creditCovered; an unbatched one with no transfer, failed
+// ones aside) that took a carry after one of the given sweeps carried to their address.
 func (q *Queries) SweepsCoveredBy(ctx context.Context, db DBTX, sweepIds []int64) ([]int64, error) {
 	rows, err := db.Query(ctx, sweepsCoveredBy, sweepIds)
 	if err != nil {
