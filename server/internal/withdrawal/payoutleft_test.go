@@ -43,6 +43,19 @@ func (e *env) sweepAndPay(ids ...string) {
 	e.t.Fatal("payouts still in flight after 30 blocks")
 }
 
+// completedOnce checks how withdrawal w ended: one WITHDRAW_COMPLETE, the operator's USDT
+// available at available (base units) with nothing reserved, and the books holding.
+func (e *env) completedOnce(op domain.Operator, w domain.Withdrawal, available int64, when string) {
+	e.t.Helper()
+	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
+		e.t.Fatalf("%d WITHDRAW_COMPLETE", n)
+	}
+	if f := e.funds(op, "USDT"); f.Available.Int64() != available || f.Reserved.Sign() != 0 {
+		e.t.Fatalf("funds %s: %+v", when, f)
+	}
+	e.reconciled(when)
+}
+
 // reconciled checks the books hold: every line of the chain covered.
 func (e *env) reconciled(when string) {
 	e.t.Helper()
@@ -232,13 +245,7 @@ func TestPayoutSentAgainAsAReplacementMovesTheSettlement(t *testing.T) {
 		AND from_status = 'COMPLETED' AND to_status = 'COMPLETED' AND note LIKE '%' || $2 || '%'`, w.ID, mined); n != 1 {
 		t.Fatalf("%d audit rows of the moved settlement", n)
 	}
-	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
-		t.Fatalf("%d WITHDRAW_COMPLETE", n)
-	}
-	if f := e.funds(op, "USDT"); f.Available.Int64() != 992_000_000 || f.Reserved.Sign() != 0 {
-		t.Fatalf("funds: %+v", f)
-	}
-	e.reconciled("after the replacement was mined")
+	e.completedOnce(op, w, 992_000_000, "after the replacement was mined")
 }
 
 // What was seen: a payout the service team cancelled (its 0-value cancel mined at depth, the
@@ -285,13 +292,7 @@ func TestCancelThatLeftTheChainIsSentAgain(t *testing.T) {
 	if again, err := e.svc.ChainTx(e.ctx, first.ID); err != nil || again.State != domain.ChainTxCancelled {
 		t.Fatalf("the cancelled payout after the reorg: %+v %v", again, err)
 	}
-	if f := e.funds(op, "USDT"); f.Available.Int64() != 997_000_000 || f.Reserved.Sign() != 0 {
-		t.Fatalf("funds: %+v", f)
-	}
-	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
-		t.Fatalf("%d WITHDRAW_COMPLETE", n)
-	}
-	e.reconciled("after the payout")
+	e.completedOnce(op, w, 997_000_000, "after the payout")
 }
 
 // Guard: nothing tells the operator a payout completed before the payout is at the chain's
@@ -351,13 +352,7 @@ func TestNothingSaysCompletedBeforeThePayoutIsAtDepth(t *testing.T) {
 	if got.SettlementTxHash != e.payoutTx(w.ID).MinedHash || got.CompletedAt == nil {
 		t.Fatalf("completed: %+v", got)
 	}
-	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
-		t.Fatalf("%d WITHDRAW_COMPLETE", n)
-	}
-	if f := e.funds(op, "USDT"); f.Reserved.Sign() != 0 || f.Available.Int64() != 992_000_000 {
-		t.Fatalf("funds after: %+v", f)
-	}
-	e.reconciled("completed")
+	e.completedOnce(op, w, 992_000_000, "completed")
 }
 
 // A completed withdrawal's payout sent again after a deep reorg dropped it must reach the
@@ -534,13 +529,7 @@ func TestFailedPayoutWhoseNonceIsFreeAgainIsCancelled(t *testing.T) {
 	if got, err := e.svc.ChainTx(e.ctx, stored.ID); err != nil || got.State != domain.ChainTxCancelled {
 		t.Fatalf("the failed payout after its nonce was free again: %+v %v", got, err)
 	}
-	if n := e.events("WITHDRAW_COMPLETE", w.ID); n != 1 {
-		t.Fatalf("%d WITHDRAW_COMPLETE", n)
-	}
-	if f := e.funds(op, "USDT"); f.Available.Int64() != 994_000_000 || f.Reserved.Sign() != 0 {
-		t.Fatalf("funds: %+v", f)
-	}
-	e.reconciled("after the payout")
+	e.completedOnce(op, w, 994_000_000, "after the payout")
 }
 
 // Guard: a failed payout whose nonce is free again, pending with its cancel requested and not
